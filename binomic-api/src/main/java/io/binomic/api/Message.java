@@ -1,0 +1,83 @@
+package io.binomic.api;
+
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * One unit of work on the wire. The {@code id} (a time-ordered UUIDv7) is stable across
+ * redeliveries and retries; {@code attempt} starts at 1 and travels with the message;
+ * {@code enqueuedAt} is set on every (re-)enqueue.
+ *
+ * @param id message id, UUIDv7
+ * @param task the task name
+ * @param queue the queue the message belongs to
+ * @param attempt the attempt this delivery is, starting at 1
+ * @param enqueuedAt when the message was last put on its queue
+ * @param payload the encoded argument (JSON)
+ * @param headers free-form string headers: trace context, idempotency key, {@code replayedFrom}
+ */
+public record Message(UUID id, String task, String queue, int attempt, Instant enqueuedAt,
+                      byte[] payload, Map<String, String> headers) {
+
+    /** Header set on a message replayed from the dead-letter queue: the dead letter's id. */
+    public static final String REPLAYED_FROM = "replayedFrom";
+
+    public Message {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(task, "task");
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(enqueuedAt, "enqueuedAt");
+        Objects.requireNonNull(payload, "payload");
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt must be >= 1, was " + attempt);
+        }
+        headers = Map.copyOf(headers);
+    }
+
+    /** The payload bytes; do not modify the returned array. */
+    @Override
+    public byte[] payload() {
+        return payload;
+    }
+
+    /** This message for its next attempt, re-enqueued at {@code now}. */
+    public Message nextAttempt(Instant now) {
+        return new Message(id, task, queue, attempt + 1, now, payload, headers);
+    }
+
+    /** This message with another attempt number and enqueue time (reclaim, replay). */
+    public Message withAttempt(int newAttempt, Instant now) {
+        return new Message(id, task, queue, newAttempt, now, payload, headers);
+    }
+
+    /** This message with one more header. */
+    public Message withHeader(String name, String value) {
+        var copy = new java.util.HashMap<>(headers);
+        copy.put(name, value);
+        return new Message(id, task, queue, attempt, enqueuedAt, payload, copy);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Message m && id.equals(m.id) && task.equals(m.task) && queue.equals(m.queue)
+                && attempt == m.attempt && enqueuedAt.equals(m.enqueuedAt)
+                && Arrays.equals(payload, m.payload) && headers.equals(m.headers);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(id, task, queue, attempt, enqueuedAt, Arrays.hashCode(payload), headers);
+    }
+
+    @Override
+    public String toString() {
+        String body = payload.length <= 64 ? new String(payload, java.nio.charset.StandardCharsets.UTF_8)
+                : HexFormat.of().formatHex(payload, 0, 16) + "...(" + payload.length + " bytes)";
+        return "Message[id=" + id + ", task=" + task + ", queue=" + queue + ", attempt=" + attempt
+                + ", enqueuedAt=" + enqueuedAt + ", payload=" + body + ", headers=" + headers + "]";
+    }
+}

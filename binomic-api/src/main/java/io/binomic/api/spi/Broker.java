@@ -1,0 +1,93 @@
+package io.binomic.api.spi;
+
+import io.binomic.api.DeadLetter;
+import io.binomic.api.Message;
+import io.binomic.api.QueueStats;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Stores messages and hands them to workers. The delivery state machine lives in the core and
+ * only calls these primitives, so every broker behaves the same; {@code BrokerContractTest}
+ * in binomic-core's test jar is the suite every implementation must pass.
+ *
+ * <p>Guarantees an implementation must give: a message handed out by {@link #fetch} stays
+ * pending (owned by the consumer) until {@link #ack}, {@link #retryLater} or
+ * {@link #deadLetter}; the last two are atomic with the ack; {@link #moveDue} moves each due
+ * entry exactly once even when called concurrently.
+ */
+public interface Broker extends AutoCloseable {
+
+    /** Connects and prepares the given queues (streams, consumer groups). Fails fast with a {@link io.binomic.api.BrokerException}. */
+    void start(List<String> queues);
+
+    /** Enqueues one message on {@code message.queue()}. */
+    void enqueue(Message message);
+
+    /** Enqueues many messages, pipelined; the fast path for producers. */
+    void enqueueAll(List<Message> messages);
+
+    /** Stores {@code message} durably until {@code dueAt}, when {@link #moveDue} puts it on its queue. */
+    void schedule(Message message, Instant dueAt);
+
+    /**
+     * Hands out up to {@code max} messages from {@code queues} to {@code consumer}, waiting up to
+     * {@code wait} when none is ready. Returns an empty list on timeout.
+     */
+    List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException;
+
+    /** Acknowledges (and removes) handled deliveries. */
+    void ack(List<Delivery> deliveries);
+
+    /** Atomically acks {@code delivery} and schedules {@code next} for {@code dueAt}. */
+    void retryLater(Delivery delivery, Message next, Instant dueAt);
+
+    /** Atomically acks {@code delivery} and adds it to its queue's dead-letter queue. */
+    void deadLetter(Delivery delivery, DeadLetter.Failure failure);
+
+    /** Resets the idle time of deliveries {@code consumer} is still running, so they are not reclaimed. */
+    void renewLeases(String consumer, List<Delivery> inFlight);
+
+    /**
+     * Takes over up to {@code max} deliveries of {@code queue} idle for at least {@code minIdle}
+     * (their owner stopped renewing), for {@code consumer}. Their {@link Delivery#deliveryCount()}
+     * is incremented, so {@link Delivery#attempt()} is one higher than before.
+     */
+    List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max);
+
+    /** Moves up to {@code max} scheduled messages due at {@code now} onto their queue; returns how many. */
+    int moveDue(String queue, Instant now, int max);
+
+    /** When the earliest scheduled message of {@code queue} is due, if any. */
+    Optional<Instant> nextDue(String queue);
+
+    /**
+     * Claims the periodic tick {@code tick} of {@code jobName} on {@code queue}: true for exactly
+     * one caller per tick, however many processes ask, and false for ticks not after the last claimed one.
+     */
+    boolean claimTick(String queue, String jobName, Instant tick);
+
+    /** Reads up to {@code count} dead letters of {@code queue} after {@code cursor} (empty = from the oldest). */
+    List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count);
+
+    /**
+     * Atomically moves each dead letter back onto its queue with attempt 1, a fresh enqueue time and
+     * the {@link Message#REPLAYED_FROM} header; returns how many were replayed (broken entries cannot be).
+     */
+    int replayDeadLetters(String queue, List<String> deadLetterIds);
+
+    /** Deletes dead letters; returns how many existed. */
+    int deleteDeadLetters(String queue, List<String> deadLetterIds);
+
+    /** Counts of the queue. */
+    QueueStats stats(String queue);
+
+    /** Removes consumers of {@code queue} that hold nothing pending and were idle for {@code idle}; returns how many. */
+    int removeIdleConsumers(String queue, Duration idle);
+
+    /** Releases connections. Idempotent. */
+    @Override
+    void close();
+}

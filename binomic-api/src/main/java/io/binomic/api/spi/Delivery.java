@@ -1,0 +1,52 @@
+package io.binomic.api.spi;
+
+import io.binomic.api.Message;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One fetched message as a broker hands it to a worker, with the receipt needed to ack it.
+ * A delivery whose stored fields could not be decoded carries no message but a
+ * {@link #decodeProblem()} and the raw fields, so the worker can dead-letter it without loss.
+ *
+ * @param queue the queue it was fetched from
+ * @param receipt the broker's id of this entry (a stream entry id), used to ack it
+ * @param message the decoded message, as stored (its attempt is the attempt when it was enqueued)
+ * @param deliveryCount how many times this entry has been handed out, this time included (1 at first)
+ * @param rawFields the stored fields, kept only for broken entries (empty otherwise)
+ * @param decodeProblem why the entry could not be decoded
+ */
+public record Delivery(String queue, String receipt, Optional<Message> message, int deliveryCount,
+                       Map<String, String> rawFields, Optional<String> decodeProblem) {
+
+    public Delivery {
+        Objects.requireNonNull(queue, "queue");
+        Objects.requireNonNull(receipt, "receipt");
+        if (deliveryCount < 1) {
+            throw new IllegalArgumentException("deliveryCount must be >= 1, was " + deliveryCount);
+        }
+        rawFields = Map.copyOf(rawFields);
+        if (message.isEmpty() == decodeProblem.isEmpty()) {
+            throw new IllegalArgumentException("a delivery has either a message or a decode problem");
+        }
+    }
+
+    /** A well-formed delivery. */
+    public static Delivery of(String queue, String receipt, Message message, int deliveryCount) {
+        return new Delivery(queue, receipt, Optional.of(message), deliveryCount, Map.of(), Optional.empty());
+    }
+
+    /** A delivery of an entry that could not be decoded. */
+    public static Delivery malformed(String queue, String receipt, Map<String, String> rawFields, int deliveryCount, String problem) {
+        return new Delivery(queue, receipt, Optional.empty(), deliveryCount, rawFields, Optional.of(problem));
+    }
+
+    /**
+     * The attempt this delivery represents: the stored attempt plus every earlier hand-out of the
+     * same entry that ended without an ack (a worker died or was stopped holding it).
+     */
+    public int attempt() {
+        return message.map(m -> m.attempt() + deliveryCount - 1).orElse(deliveryCount);
+    }
+}

@@ -1,0 +1,333 @@
+package io.binomic.core;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerException;
+import io.binomic.api.Message;
+import io.binomic.api.PayloadTooLargeException;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.TaskMode;
+import io.binomic.api.TaskRegistry;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.TaskProvider;
+import io.binomic.api.spi.Trigger;
+import io.binomic.core.internal.Providers;
+import io.binomic.core.internal.StatsRecorder;
+import io.binomic.core.internal.Uuid7;
+import io.binomic.core.internal.schedule.PeriodicScheduler;
+import io.binomic.core.internal.worker.WorkerRuntime;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
+ * Holds no static state; {@link #close()} stops its workers and releases the broker.
+ *
+ * <pre>{@code
+ * try (Binomic binomic = Binomic.builder().config(BinomicConfig.defaults()).task(greet).build().start()) {
+ *     binomic.startWorker();
+ *     UUID id = binomic.submit(greet, new Greeting("Ada"));
+ * }
+ * }</pre>
+ */
+public final class Binomic implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Binomic.class.getName());
+
+    private final BinomicConfig config;
+    private final TaskRegistry registry;
+    private final Broker broker;
+    private final PayloadCodec codec;
+    private final Scheduler scheduler;
+    private final Clock clock;
+    private final StatsRecorder stats = new StatsRecorder();
+    private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
+    private final DeadLetters deadLetters;
+    private volatile State state = State.NEW;
+
+    private enum State { NEW, STARTED, CLOSED }
+
+    private Binomic(Builder b) {
+        this.config = b.config;
+        this.registry = TaskRegistry.of(b.tasks);
+        this.clock = b.clock;
+        this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
+        this.codec = b.codec != null ? b.codec : Providers.selectCodec();
+        this.scheduler = b.scheduler != null ? b.scheduler : new PeriodicScheduler(clock);
+        this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Connects the broker, prepares every queue and, when configured, starts firing CRON and
+     * INTERVAL tasks. Returns this instance.
+     */
+    public synchronized Binomic start() {
+        if (state != State.NEW) {
+            throw new IllegalStateException("Binomic can be started once; it is " + state);
+        }
+        List<String> queues = allQueues();
+        broker.start(queues);
+        state = State.STARTED;
+        if (config.schedulePeriodicTasks()) {
+            for (Task<?, ?> task : registry.all()) {
+                schedulePeriodic(task);
+            }
+        }
+        LOG.log(Level.INFO, "Binomic started: broker {0}, {1} task(s), queues {2}",
+                config.broker().url(), registry.all().size(), queues);
+        return this;
+    }
+
+    private void schedulePeriodic(Task<?, ?> task) {
+        Trigger trigger = switch (task.mode()) {
+            case CRON -> Trigger.cron(task.cron().orElseThrow(), task.zone());
+            case INTERVAL -> Trigger.every(task.interval().orElseThrow());
+            default -> null;
+        };
+        if (trigger == null) {
+            return;
+        }
+        scheduler.schedule(task.name(), trigger, tick -> {
+            if (broker.claimTick(task.queue(), task.name(), tick)) {
+                Message message = newMessage(task, null, Map.of("tick", tick.toString()));
+                broker.enqueue(message);
+                LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
+            }
+        });
+    }
+
+    /**
+     * Submits a DIRECT task (enqueued now) or a DELAY task (enqueued after its delay, durably).
+     * The queue is the task's. Returns the message id.
+     *
+     * @throws IllegalArgumentException for a CRON or INTERVAL task, or an unregistered one
+     * @throws PayloadTooLargeException when the encoded argument exceeds the broker's limit
+     */
+    public <A> UUID submit(Task<A, ?> task, A argument) {
+        return submit(task, argument, Map.of());
+    }
+
+    /** {@link #submit(Task, Object)} for a task without argument. */
+    public UUID submit(Task<Void, ?> task) {
+        return submit(task, null, Map.of());
+    }
+
+    /** {@link #submit(Task, Object)} with headers (trace context, idempotency key...). */
+    public <A> UUID submit(Task<A, ?> task, A argument, Map<String, String> headers) {
+        requireSubmittable(task);
+        Message message = newMessage(task, argument, headers);
+        if (task.mode() == TaskMode.DELAY) {
+            broker.schedule(message, clock.instant().plus(task.delay().orElseThrow()));
+        } else {
+            broker.enqueue(message);
+        }
+        return message.id();
+    }
+
+    /**
+     * Submits one message per argument, pipelined: the fast path for producers. DELAY tasks are
+     * scheduled one by one. Returns the ids in argument order.
+     */
+    public <A> List<UUID> submitAll(Task<A, ?> task, Collection<? extends A> arguments) {
+        requireSubmittable(task);
+        List<Message> messages = new ArrayList<>(arguments.size());
+        for (A argument : arguments) {
+            messages.add(newMessage(task, argument, Map.of()));
+        }
+        if (task.mode() == TaskMode.DELAY) {
+            Instant due = clock.instant().plus(task.delay().orElseThrow());
+            messages.forEach(m -> broker.schedule(m, due));
+        } else {
+            broker.enqueueAll(messages);
+        }
+        return messages.stream().map(Message::id).toList();
+    }
+
+    private void requireSubmittable(Task<?, ?> task) {
+        Objects.requireNonNull(task, "task must not be null");
+        requireStarted();
+        if (task.mode() == TaskMode.CRON || task.mode() == TaskMode.INTERVAL) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is a " + task.mode()
+                    + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
+        }
+        if (registry.find(task.name()).orElse(null) != task) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is not registered with this Binomic instance;"
+                    + " add it with Binomic.builder().task(...)");
+        }
+    }
+
+    private Message newMessage(Task<?, ?> task, Object argument, Map<String, String> headers) {
+        byte[] payload = codec.encode(argument);
+        int limit = config.broker().maxPayloadBytes();
+        if (payload.length > limit) {
+            throw new PayloadTooLargeException(task.name(), payload.length, limit);
+        }
+        return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, headers);
+    }
+
+    /** Starts a worker in this JVM with the configured {@link WorkerConfig}. */
+    public Worker startWorker() {
+        return startWorker(config.worker());
+    }
+
+    /** Starts a worker in this JVM with {@code workerConfig}. */
+    public Worker startWorker(WorkerConfig workerConfig) {
+        requireStarted();
+        List<String> queues = workerConfig.queues().isEmpty() ? registry.queues() : workerConfig.queues();
+        if (queues.isEmpty()) {
+            throw new IllegalStateException("the worker has no queue to read: register tasks or set WorkerConfig.queues");
+        }
+        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), registry, broker, codec, clock, stats);
+        workers.add(worker);
+        worker.start();
+        return worker;
+    }
+
+    /** Inspect, replay and purge dead letters. */
+    public DeadLetters deadLetters() {
+        requireStarted();
+        return deadLetters;
+    }
+
+    /** Broker-side counts of {@code queue}: ready, pending, delayed, dead letters, consumers. */
+    public QueueStats queueStats(String queue) {
+        requireStarted();
+        return broker.stats(queue);
+    }
+
+    /** Execution statistics per queue and task, from the workers of this process. */
+    public List<TaskStats> taskStats() {
+        return stats.snapshot();
+    }
+
+    /** The registered tasks. */
+    public TaskRegistry tasks() {
+        return registry;
+    }
+
+    /** The configuration. */
+    public BinomicConfig config() {
+        return config;
+    }
+
+    private List<String> allQueues() {
+        List<String> queues = new ArrayList<>(registry.queues());
+        for (String q : config.worker().queues()) {
+            if (!queues.contains(q)) {
+                queues.add(q);
+            }
+        }
+        return queues;
+    }
+
+    private void requireStarted() {
+        if (state != State.STARTED) {
+            throw new IllegalStateException("Binomic is " + state + "; call start() first" + (state == State.CLOSED ? " on a new instance" : ""));
+        }
+    }
+
+    /** Stops the scheduler and every worker (each with its shutdown grace), then closes the broker. */
+    @Override
+    public synchronized void close() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
+        scheduler.close();
+        for (WorkerRuntime worker : workers) {
+            worker.close();
+        }
+        try {
+            broker.close();
+        } catch (BrokerException e) {
+            LOG.log(Level.WARNING, "closing the broker failed: {0}", e.getMessage());
+        }
+    }
+
+    /** Builds a {@link Binomic}. */
+    public static final class Builder {
+        private BinomicConfig config = BinomicConfig.defaults();
+        private final List<Task<?, ?>> tasks = new ArrayList<>();
+        private Broker broker;
+        private PayloadCodec codec;
+        private Scheduler scheduler;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder() { }
+
+        /** Configuration. Defaults to {@link BinomicConfig#defaults()}: embedded broker, 5 concurrent tasks. */
+        public Builder config(BinomicConfig config) {
+            this.config = Objects.requireNonNull(config, "config must not be null");
+            return this;
+        }
+
+        /** Registers a task. Names must be unique. */
+        public Builder task(Task<?, ?> task) {
+            tasks.add(Objects.requireNonNull(task, "task must not be null"));
+            return this;
+        }
+
+        /** Registers tasks. Names must be unique. */
+        public Builder tasks(Collection<? extends Task<?, ?>> more) {
+            more.forEach(this::task);
+            return this;
+        }
+
+        /** Registers every task of every {@link TaskProvider} visible to this module's ServiceLoader. */
+        public Builder discoverTasks() {
+            for (TaskProvider provider : ServiceLoader.load(TaskProvider.class)) {
+                tasks(provider.tasks());
+            }
+            return this;
+        }
+
+        /** Uses this broker instance instead of the one the URL selects. Defaults to the URL's provider. */
+        public Builder broker(Broker broker) {
+            this.broker = broker;
+            return this;
+        }
+
+        /** Payload codec. Defaults to the highest-priority {@link PayloadCodec} found (the JDK JSON codec at least). */
+        public Builder codec(PayloadCodec codec) {
+            this.codec = codec;
+            return this;
+        }
+
+        /** Scheduler for CRON and INTERVAL tasks. Defaults to the in-process scheduler. */
+        public Builder scheduler(Scheduler scheduler) {
+            this.scheduler = scheduler;
+            return this;
+        }
+
+        /** Clock. Defaults to the UTC system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+            return this;
+        }
+
+        /**
+         * Builds the instance (not started).
+         *
+         * @throws IllegalArgumentException when two tasks share a name
+         * @throws io.binomic.api.ProviderNotFoundException when no broker matches the URL
+         */
+        public Binomic build() {
+            return new Binomic(this);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package io.binomic.core;
+
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.DeadLetterGroup;
+import io.binomic.api.TaskRegistry;
+import io.binomic.api.spi.Broker;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongConsumer;
+
+/**
+ * The dead-letter queue of every queue: inspect (list, count, group by failure class and task),
+ * replay (back to the original queue, attempt reset, {@code replayedFrom} header) and purge.
+ * The same code serves every broker; brokers only store and move entries.
+ */
+public final class DeadLetters {
+    private static final int PAGE = 500;
+
+    private final Broker broker;
+    private final TaskRegistry registry;
+    private final List<String> extraQueues;
+
+    DeadLetters(Broker broker, TaskRegistry registry, List<String> extraQueues) {
+        this.broker = broker;
+        this.registry = registry;
+        this.extraQueues = List.copyOf(extraQueues);
+    }
+
+    /** The queues this instance knows: its tasks' and its workers'. */
+    public List<String> queues() {
+        List<String> queues = new ArrayList<>(registry.queues());
+        extraQueues.stream().filter(q -> !queues.contains(q)).forEach(queues::add);
+        return queues;
+    }
+
+    /** Up to {@code limit} dead letters of {@code queue} matching {@code filter}, oldest first. */
+    public List<DeadLetter> list(String queue, DeadLetterFilter filter, int limit) {
+        List<DeadLetter> out = new ArrayList<>();
+        scan(queue, filter, letter -> {
+            out.add(letter);
+            return out.size() < limit;
+        });
+        return out;
+    }
+
+    /** How many dead letters of {@code queue} match {@code filter}. */
+    public long count(String queue, DeadLetterFilter filter) {
+        long[] n = {0};
+        scan(queue, filter, letter -> {
+            n[0]++;
+            return true;
+        });
+        return n[0];
+    }
+
+    /** Dead letters of {@code queue} counted by task, reason and failure class, largest group first. */
+    public List<DeadLetterGroup> groups(String queue) {
+        Map<List<Object>, long[]> counts = new LinkedHashMap<>();
+        scan(queue, DeadLetterFilter.all(), letter -> {
+            counts.computeIfAbsent(List.of(letter.task(), letter.failure().reason(), letter.failure().errorClass()),
+                    k -> new long[1])[0]++;
+            return true;
+        });
+        return counts.entrySet().stream()
+                .map(e -> new DeadLetterGroup(queue, (String) e.getKey().get(0), (io.binomic.api.DeadLetterReason) e.getKey().get(1),
+                        (String) e.getKey().get(2), e.getValue()[0]))
+                .sorted(Comparator.comparingLong(DeadLetterGroup::count).reversed()
+                        .thenComparing(DeadLetterGroup::task).thenComparing(DeadLetterGroup::errorClass))
+                .toList();
+    }
+
+    /** Replays every dead letter of {@code queue} matching {@code filter}; returns how many. */
+    public long replay(String queue, DeadLetterFilter filter) {
+        return replay(queue, filter, done -> { });
+    }
+
+    /** {@link #replay(String, DeadLetterFilter)}, reporting the running total after each batch. */
+    public long replay(String queue, DeadLetterFilter filter, LongConsumer progress) {
+        return inBatches(queue, filter, ids -> broker.replayDeadLetters(queue, ids), progress);
+    }
+
+    /** Replays one dead letter by id; true when it existed and could be replayed. */
+    public boolean replayOne(String queue, String deadLetterId) {
+        return broker.replayDeadLetters(queue, List.of(deadLetterId)) == 1;
+    }
+
+    /** Deletes every dead letter of {@code queue} matching {@code filter}; returns how many. */
+    public long purge(String queue, DeadLetterFilter filter) {
+        return purge(queue, filter, done -> { });
+    }
+
+    /** {@link #purge(String, DeadLetterFilter)}, reporting the running total after each batch. */
+    public long purge(String queue, DeadLetterFilter filter, LongConsumer progress) {
+        return inBatches(queue, filter, ids -> broker.deleteDeadLetters(queue, ids), progress);
+    }
+
+    private long inBatches(String queue, DeadLetterFilter filter, java.util.function.ToIntFunction<List<String>> action,
+                           LongConsumer progress) {
+        // Collect ids first: replaying while scanning would move the cursor over entries being changed.
+        List<String> ids = new ArrayList<>();
+        scan(queue, filter, letter -> {
+            ids.add(letter.id());
+            return true;
+        });
+        long done = 0;
+        for (int from = 0; from < ids.size(); from += PAGE) {
+            done += action.applyAsInt(ids.subList(from, Math.min(ids.size(), from + PAGE)));
+            progress.accept(done);
+        }
+        return done;
+    }
+
+    private interface Visitor {
+        boolean visit(DeadLetter letter);
+    }
+
+    private void scan(String queue, DeadLetterFilter filter, Visitor visitor) {
+        Optional<String> cursor = Optional.empty();
+        while (true) {
+            List<DeadLetter> page = broker.readDeadLetters(queue, cursor, PAGE);
+            for (DeadLetter letter : page) {
+                if (filter.matches(letter) && !visitor.visit(letter)) {
+                    return;
+                }
+            }
+            if (page.size() < PAGE) {
+                return;
+            }
+            cursor = Optional.of(page.getLast().id());
+        }
+    }
+}

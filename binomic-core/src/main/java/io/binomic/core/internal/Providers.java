@@ -1,0 +1,100 @@
+package io.binomic.core.internal;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.ProviderNotFoundException;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.PayloadCodec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.function.Function;
+
+/**
+ * Deterministic provider selection. An explicit broker id wins, then the URL scheme; zero or
+ * several matches fail with a list of every provider found. A provider that fails to load is
+ * reported and skipped, so one broken jar does not hide the others; there is never a silent
+ * fallback (a queue that drops work is worse than one that refuses to start).
+ */
+public final class Providers {
+    private static final System.Logger LOG = System.getLogger(Providers.class.getName());
+
+    private Providers() { }
+
+    /** Every loadable provider of {@code type}, plus one line per provider that failed to load. */
+    public static <T> Loaded<T> load(Class<T> type, ServiceLoader<T> loader) {
+        List<T> found = new ArrayList<>();
+        List<String> broken = new ArrayList<>();
+        var iterator = loader.iterator();
+        while (true) {
+            try {
+                if (!iterator.hasNext()) {
+                    break;
+                }
+                found.add(iterator.next());
+            } catch (ServiceConfigurationError e) {
+                broken.add("  (broken " + type.getSimpleName() + ": " + e.getMessage() + ")");
+                LOG.log(System.Logger.Level.WARNING, "skipping a broken {0}: {1}", type.getSimpleName(), e.getMessage());
+            }
+        }
+        return new Loaded<>(found, broken);
+    }
+
+    /** Loaded providers and load failures. */
+    public record Loaded<T>(List<T> providers, List<String> broken) { }
+
+    public static Broker createBroker(BrokerConfig config) {
+        return selectBroker(config, load(BrokerProvider.class, ServiceLoader.load(BrokerProvider.class))).create(config);
+    }
+
+    /** Chooses the provider for {@code config} among {@code loaded}. */
+    public static BrokerProvider selectBroker(BrokerConfig config, Loaded<BrokerProvider> loaded) {
+        List<BrokerProvider> all = loaded.providers().stream().sorted(Comparator.comparing(BrokerProvider::id)).toList();
+        List<BrokerProvider> matching;
+        String wanted;
+        if (config.brokerId().isPresent()) {
+            wanted = "id '" + config.brokerId().get() + "'";
+            matching = all.stream().filter(p -> p.id().equals(config.brokerId().get())).toList();
+        } else {
+            wanted = "URL scheme '" + config.scheme() + "'";
+            matching = all.stream().filter(p -> p.schemes().contains(config.scheme())).toList();
+        }
+        if (matching.size() == 1) {
+            return matching.getFirst();
+        }
+        List<String> lines = describe(all, p -> p.id() + " (schemes " + p.schemes() + ")");
+        lines.addAll(loaded.broken());
+        String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
+        if (matching.isEmpty()) {
+            String fix = switch (config.scheme()) {
+                case "redis", "rediss" -> "add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath";
+                case "memory" -> "add io.binomic:binomic-core to the module path";
+                default -> "use memory://, redis:// or rediss://, or add the module of a broker serving this scheme";
+            };
+            throw new ProviderNotFoundException("no broker provider for " + wanted + ": " + fix + ". Providers found:\n" + listing, lines);
+        }
+        throw new ProviderNotFoundException("several broker providers match " + wanted
+                + "; choose one with BrokerConfig.brokerId(...). Providers found:\n" + listing, lines);
+    }
+
+    /** The highest-priority codec found (ties broken by id, so the choice never depends on load order). */
+    public static PayloadCodec selectCodec() {
+        Loaded<PayloadCodec> loaded = load(PayloadCodec.class, ServiceLoader.load(PayloadCodec.class));
+        return loaded.providers().stream()
+                .max(Comparator.comparingInt(PayloadCodec::priority).thenComparing(PayloadCodec::id, Comparator.reverseOrder()))
+                .orElseThrow(() -> new ProviderNotFoundException("no PayloadCodec found: add io.binomic.core to the module path",
+                        loaded.broken()));
+    }
+
+    private static <T> List<String> describe(List<T> providers, Function<T, String> what) {
+        List<String> lines = new ArrayList<>();
+        for (T p : providers) {
+            Module module = p.getClass().getModule();
+            lines.add("  " + what.apply(p) + ": " + p.getClass().getName() + " in "
+                    + (module.isNamed() ? "module " + module.getName() : "the classpath"));
+        }
+        return lines;
+    }
+}
