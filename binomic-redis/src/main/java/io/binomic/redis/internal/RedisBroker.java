@@ -57,6 +57,8 @@ final class RedisBroker implements Broker {
     private final BrokerConfig config;
     private final RedissonSetup setup;
     private final Set<String> preparedQueues = ConcurrentHashMap.newKeySet();
+    /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
+    private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
     private volatile RedissonClient client;
     private volatile boolean closed;
 
@@ -201,6 +203,7 @@ final class RedisBroker implements Broker {
             }
             return all;
         }
+        registerConsumer(queues, consumer);
         Map<String, String> queueByStream = new LinkedHashMap<>();
         for (String queue : queues) {
             queueByStream.put(keys(queue).stream(), queue);
@@ -225,11 +228,7 @@ final class RedisBroker implements Broker {
             if (String.valueOf(e.getCause().getMessage()).contains("NOGROUP")) {
                 // The stream or group vanished (Redis restarted without persistence, or FLUSHALL):
                 // recreate it and let the caller fetch again.
-                LOG.log(System.Logger.Level.WARNING, "consumer group missing on {0}; recreating it", queues);
-                queues.forEach(q -> call("recreate group of '" + q + "'", () -> {
-                    createGroup(client(), q);
-                    return null;
-                }));
+                recreateGroups(queues);
                 return List.of();
             }
             throw failure("fetch from " + queues, e.getCause());
@@ -243,6 +242,45 @@ final class RedisBroker implements Broker {
             entries.forEach((id, fields) -> deliveries.add(StreamFields.toDelivery(queue, id.toString(), fields, 1)));
         });
         return deliveries;
+    }
+
+    private void recreateGroups(List<String> queues) {
+        LOG.log(System.Logger.Level.WARNING, "consumer group missing on {0} (Redis lost its data?); recreating it", queues);
+        for (String queue : queues) {
+            registeredConsumers.removeIf(k -> k.startsWith(queue + " "));
+            call("recreate the group of '" + queue + "'", () -> {
+                createGroup(client(), queue);
+                return null;
+            });
+        }
+    }
+
+    /**
+     * Redis before 7.2 creates a consumer only when a read returns something; a worker waiting on
+     * an empty queue would then be invisible to {@link #stats} and to {@link #removeIdleConsumers}.
+     * Registering it explicitly costs one pipelined round trip per queue and consumer, once.
+     */
+    private void registerConsumer(List<String> queues, String consumer) {
+        List<String> missing = queues.stream().filter(q -> !registeredConsumers.contains(q + " " + consumer)).toList();
+        if (missing.isEmpty()) {
+            return;
+        }
+        call("register consumer '" + consumer + "'", () -> {
+            RBatch batch = client().createBatch(BatchOptions.defaults());
+            for (String queue : missing) {
+                batch.getStream(keys(queue).stream(), StringCodec.INSTANCE).createConsumerAsync(GROUP, consumer);
+            }
+            try {
+                return batch.execute();
+            } catch (RuntimeException e) {
+                if (!String.valueOf(e.getMessage()).contains("NOGROUP")) {
+                    throw e;
+                }
+                recreateGroups(missing);
+                return null; // the next read creates the consumer; nothing is lost by skipping this once
+            }
+        });
+        missing.forEach(q -> registeredConsumers.add(q + " " + consumer));
     }
 
     /** XACK + XDEL of every delivery, all queues in one pipeline: one round trip. */

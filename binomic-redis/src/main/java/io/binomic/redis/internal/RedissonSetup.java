@@ -6,6 +6,7 @@ import java.io.File;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -45,13 +46,20 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings) {
                         + REDISSON_CONFIG_OPTION + "): " + e.getMessage(), e);
             }
         }
-        URI url = config.url();
         String scheme = config.scheme();
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-            throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + url + "'");
+            throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
+        }
+        URI url;
+        try {
+            url = new URI(config.url());
+        } catch (URISyntaxException e) {
+            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' is not a valid URL: " + e.getReason()
+                    + "; expected redis://[user:password@]host[:port][/database]", e);
         }
         if (url.getHost() == null) {
-            throw new BrokerException("BrokerConfig.url '" + url + "' has no host; expected e.g. redis://127.0.0.1:6379");
+            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl()
+                    + "' has no host; expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
         }
         int port = url.getPort() == -1 ? 6379 : url.getPort();
         String target = url.getHost() + ":" + port;
@@ -91,7 +99,7 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings) {
         try {
             return Integer.parseInt(path.substring(1));
         } catch (NumberFormatException e) {
-            throw new BrokerException("BrokerConfig.url '" + url + "' has path '" + path
+            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' has path '" + path
                     + "'; the path of a Redis URL is the database number, e.g. redis://host:6379/2", e);
         }
     }
