@@ -1,0 +1,333 @@
+package io.binomic.bench;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.core.Binomic;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.DoublePredicate;
+import jdk.jfr.Configuration;
+import jdk.jfr.Recording;
+
+/**
+ * The benchmark suite of issue 5 ({@code ./dev bench}): starts its own redis-server, then runs
+ * every measurement {@code bench.runs} times (default 3), printing one JSON line per run and a
+ * table of medians against the targets. Each run:
+ * <ol>
+ *   <li>bulk enqueue of {@code bench.messages} no-op messages through {@link Binomic#submitAll};</li>
+ *   <li>drain of those by one worker process (a separate JVM, {@link BenchWorker}), first handler
+ *       start to last ack (observed as an empty queue: nothing ready, nothing pending);</li>
+ *   <li>latency at 1000 submits/s for 10 s (after 1 s of warm-up) from submit to handler start;</li>
+ *   <li>footprint: {@code bench.sleepers} tasks sleeping 5 s at once in one worker process;</li>
+ *   <li>Redis CPU per task and memory per queued message, from INFO, around 1 and 2;</li>
+ *   <li>the ceiling: {@code redis-benchmark -q -P 16 XADD} against the same server.</li>
+ * </ol>
+ * {@code -Dbench.jfr=<dir>} records every JVM of the run with Flight Recorder into that directory.
+ */
+public final class Bench {
+    private static final int LATENCY_RATE = 1000;
+    private static final int LATENCY_SECONDS = 10;
+    private static final int LATENCY_WARMUP = LATENCY_RATE;
+    private static final int LATENCY_CONCURRENCY = 100;
+    private static final long EMPTY_POLL_MILLIS = 2;
+
+    private final BenchRedis redis;
+    private final int messages = Integer.getInteger("bench.messages", 200_000);
+    private final int drainConcurrency = Integer.getInteger("bench.drainConcurrency", 1000);
+    private final int sleepers = Integer.getInteger("bench.sleepers", 100_000);
+    private final Path jfr = System.getProperty("bench.jfr", "").isBlank() ? null : Path.of(System.getProperty("bench.jfr"));
+    private int queueNumber;
+
+    private Bench(BenchRedis redis) {
+        this.redis = redis;
+    }
+
+    public static void main(String[] args) throws Exception {
+        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
+        int runs = Integer.getInteger("bench.runs", 3);
+        try (BenchRedis redis = BenchRedis.start()) {
+            Bench bench = new Bench(redis);
+            Recording recording = bench.jfr == null ? null : startRecording();
+            System.out.println(bench.machine());
+            bench.warmUp();
+            List<Map<String, Double>> results = new ArrayList<>();
+            for (int run = 1; run <= runs; run++) {
+                Map<String, Double> result = bench.run(run);
+                results.add(result);
+                System.out.println(json(run, result));
+            }
+            if (recording != null) {
+                Files.createDirectories(bench.jfr);
+                recording.dump(bench.jfr.resolve("bench-client.jfr"));
+            }
+            System.out.println();
+            System.out.print(bench.table(results));
+        }
+    }
+
+    private static Recording startRecording() throws IOException, java.text.ParseException {
+        Recording recording = new Recording(Configuration.getConfiguration("profile"));
+        recording.start();
+        return recording;
+    }
+
+    private String machine() throws IOException {
+        String cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                .findFirst().map(l -> l.substring(l.indexOf(':') + 1).strip()).orElse("?");
+        return String.format(Locale.ROOT, "{\"machine\":{\"nproc\":%d,\"cpu\":\"%s\",\"jdk\":\"%s\",\"redis\":\"%s\",\"load1\":%.2f}}",
+                Runtime.getRuntime().availableProcessors(), cpu, System.getProperty("java.vm.version"), redis.version(),
+                ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+
+    /** Compiles the client's enqueue path before the first measured run. */
+    private void warmUp() {
+        redis.flushAll();
+        try (Binomic client = client(nextQueue())) {
+            for (int i = 0; i < 3; i++) {
+                client.submitAll(task(client), Collections.nCopies(messages / 10, 0L));
+            }
+        }
+        redis.flushAll();
+    }
+
+    private Map<String, Double> run(int run) throws Exception {
+        Map<String, Double> r = new LinkedHashMap<>();
+        r.put("load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        enqueueAndDrain(run, r);
+        latency(run, r);
+        footprint(run, r);
+        redis.flushAll();
+        r.put("ceiling_xadd_per_s", redis.xaddCeiling(messages));
+        return r;
+    }
+
+    private void enqueueAndDrain(int run, Map<String, Double> r) throws Exception {
+        redis.flushAll();
+        String queue = nextQueue();
+        List<Long> arguments = Collections.nCopies(messages, 0L);
+        try (Binomic client = client(queue)) {
+            Task<Long, Void> task = task(client);
+            long memory0 = redis.usedMemory();
+            double cpu0 = redis.cpuSeconds();
+            long start = System.nanoTime();
+            client.submitAll(task, arguments);
+            long enqueueNanos = System.nanoTime() - start;
+            double cpu1 = redis.cpuSeconds();
+            long memory1 = redis.usedMemory();
+            r.put("enqueue_msgs_per_s", messages / (enqueueNanos / 1e9));
+            r.put("enqueue_redis_cpu_us_per_msg", (cpu1 - cpu0) * 1e6 / messages);
+            r.put("redis_bytes_per_queued_msg", (double) (memory1 - memory0) / messages);
+
+            try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, messages, 0, run)) {
+                long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
+                awaitEmpty(client, queue, 120);
+                long lastAck = BenchWorker.nowMicros();
+                double cpu2 = redis.cpuSeconds();
+                r.put("drain_tasks_per_s", messages / ((lastAck - firstStart) / 1e6));
+                r.put("drain_concurrency", (double) drainConcurrency);
+                r.put("drain_redis_cpu_us_per_task", (cpu2 - cpu1) * 1e6 / messages);
+            }
+            r.put("redis_cpu_us_per_task", r.get("enqueue_redis_cpu_us_per_msg") + r.get("drain_redis_cpu_us_per_task"));
+            r.put("left_entries_after_drain", (double) redis.streamLength("binomic:{" + queue + "}:stream"));
+            r.put("left_bytes_after_drain", (double) (redis.usedMemory() - memory0));
+        }
+    }
+
+    private void latency(int run, Map<String, Double> r) throws Exception {
+        redis.flushAll();
+        String queue = nextQueue();
+        int total = LATENCY_WARMUP + LATENCY_RATE * LATENCY_SECONDS;
+        try (Binomic client = client(queue);
+             WorkerProcess worker = WorkerProcess.start(this, queue, "latency", LATENCY_CONCURRENCY, total, LATENCY_WARMUP, run)) {
+            Task<Long, Void> task = task(client);
+            long interval = TimeUnit.SECONDS.toNanos(1) / LATENCY_RATE;
+            long start = System.nanoTime();
+            for (int i = 0; i < total; i++) {
+                long due = start + i * interval;
+                for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+                    LockSupport.parkNanos(wait);
+                }
+                client.submit(task, BenchWorker.nowMicros());
+            }
+            String[] micros = worker.awaitLine("latency", 30).split(" ");
+            r.put("latency_p50_ms", Long.parseLong(micros[1]) / 1e3);
+            r.put("latency_p99_ms", Long.parseLong(micros[2]) / 1e3);
+            r.put("latency_p999_ms", Long.parseLong(micros[3]) / 1e3);
+            r.put("latency_max_ms", Long.parseLong(micros[4]) / 1e3);
+        }
+    }
+
+    private void footprint(int run, Map<String, Double> r) throws Exception {
+        redis.flushAll();
+        String queue = nextQueue();
+        try (Binomic client = client(queue)) {
+            client.submitAll(task(client), Collections.nCopies(sleepers, 0L));
+            try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, run)) {
+                String[] bytes = worker.awaitLine("footprint", 120).split(" ");
+                r.put("footprint_tasks", (double) sleepers);
+                r.put("footprint_peak_heap_mib", Long.parseLong(bytes[1]) / 1048576.0);
+                r.put("footprint_live_heap_mib", Long.parseLong(bytes[2]) / 1048576.0);
+                r.put("footprint_rss_mib", Long.parseLong(bytes[3]) / 1048576.0);
+                r.put("footprint_peak_rss_mib", Long.parseLong(bytes[4]) / 1048576.0);
+                awaitEmpty(client, queue, 120);
+            }
+        }
+    }
+
+    /** Waits until the queue has nothing ready and nothing pending: every message acked. */
+    private static void awaitEmpty(Binomic client, String queue, int timeoutSeconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (true) {
+            QueueStats stats = client.queueStats(queue);
+            if (stats.ready() == 0 && stats.pending() == 0) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("queue " + queue + " not drained after " + timeoutSeconds + " s: " + stats);
+            }
+            Thread.sleep(EMPTY_POLL_MILLIS);
+        }
+    }
+
+    private String nextQueue() {
+        return "bench" + ++queueNumber;
+    }
+
+    private Binomic client(String queue) {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).build();
+        return Binomic.builder().config(config).task(BenchWorker.task(queue, submitted -> null)).build().start();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Task<Long, Void> task(Binomic client) {
+        return (Task<Long, Void>) client.tasks().find("bench").orElseThrow();
+    }
+
+    // ---- output ----------------------------------------------------------------------------
+
+    private static String json(int run, Map<String, Double> result) {
+        StringBuilder json = new StringBuilder("{\"run\":").append(run);
+        result.forEach((key, value) -> json.append(",\"").append(key).append("\":")
+                .append(String.format(Locale.ROOT, value == Math.rint(value) ? "%.0f" : "%.3f", value)));
+        return json.append('}').toString();
+    }
+
+    private record Row(String key, String label, String target, DoublePredicate meets, boolean ofCeiling) { }
+
+    private String table(List<Map<String, Double>> results) {
+        List<Row> rows = List.of(
+                new Row("enqueue_msgs_per_s", "1. bulk enqueue, msgs/s", ">= 80000", v -> v >= 80_000, true),
+                new Row("drain_tasks_per_s", "2. drain, tasks/s (concurrency " + drainConcurrency + ")", ">= 40000", v -> v >= 40_000, true),
+                new Row("latency_p50_ms", "3. latency p50, ms", "<= 1", v -> v <= 1, false),
+                new Row("latency_p99_ms", "3. latency p99, ms", "<= 5", v -> v <= 5, false),
+                new Row("latency_p999_ms", "3. latency p99.9, ms", "", v -> true, false),
+                new Row("latency_max_ms", "3. latency max, ms", "", v -> true, false),
+                new Row("footprint_peak_heap_mib", "4. " + sleepers + " sleeping: peak heap, MiB", "<= 1024", v -> v <= 1024, false),
+                new Row("footprint_live_heap_mib", "4. " + sleepers + " sleeping: live heap, MiB", "", v -> true, false),
+                new Row("footprint_peak_rss_mib", "4. " + sleepers + " sleeping: peak RSS, MiB", "", v -> true, false),
+                new Row("redis_bytes_per_queued_msg", "4. Redis used_memory per queued msg, B", "<= 100", v -> v <= 100, false),
+                new Row("left_entries_after_drain", "4. entries left after drain", "0", v -> v == 0, false),
+                new Row("left_bytes_after_drain", "4. used_memory left after drain, B", "", v -> true, false),
+                new Row("enqueue_redis_cpu_us_per_msg", "5. Redis CPU enqueue, us/msg", "", v -> true, false),
+                new Row("drain_redis_cpu_us_per_task", "5. Redis CPU drain, us/task", "", v -> true, false),
+                new Row("redis_cpu_us_per_task", "5. Redis CPU enqueue+drain, us/task", "<= 15", v -> v <= 15, false),
+                new Row("ceiling_xadd_per_s", "6. ceiling: redis-benchmark -P 16 XADD, ops/s", "", v -> true, false));
+        double ceiling = median(results, "ceiling_xadd_per_s");
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%-48s %12s %9s %10s %s%n",
+                "medians of " + results.size() + " runs", "median", "target", "of ceiling", "met"));
+        for (Row row : rows) {
+            double median = median(results, row.key());
+            out.append(String.format(Locale.ROOT, "%-48s %12s %9s %10s %s%n", row.label(), format(median), row.target(),
+                    row.ofCeiling() ? String.format(Locale.ROOT, "%.0f%%", 100 * median / ceiling) : "",
+                    row.target().isEmpty() ? "" : row.meets().test(median) ? "yes" : "NO"));
+        }
+        return out.toString();
+    }
+
+    private static String format(double value) {
+        return Math.abs(value) >= 1000 ? String.format(Locale.ROOT, "%.0f", value) : String.format(Locale.ROOT, "%.3f", value);
+    }
+
+    private static double median(List<Map<String, Double>> results, String key) {
+        double[] values = results.stream().mapToDouble(r -> r.get(key)).sorted().toArray();
+        int mid = values.length / 2;
+        return values.length % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+    }
+
+    // ---- the worker JVM --------------------------------------------------------------------
+
+    /** A {@link BenchWorker} JVM with its standard output read line by line (its log goes to a file). */
+    private static final class WorkerProcess implements AutoCloseable {
+        private final Process process;
+        private final Path log;
+        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+        private WorkerProcess(Process process, Path log) {
+            this.process = process;
+            this.log = log;
+            Thread.ofPlatform().daemon().start(() -> {
+                try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+                        lines.add(line);
+                    }
+                } catch (IOException e) {
+                    lines.add("error " + e);
+                }
+            });
+        }
+
+        static WorkerProcess start(Bench bench, String queue, String mode, int concurrency, int expected, int warmup, int run)
+                throws IOException, InterruptedException {
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--enable-preview", "-Xmx1g"));
+            if (bench.jfr != null) {
+                Files.createDirectories(bench.jfr);
+                command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+                        + bench.jfr.resolve("worker-" + mode + "-" + run + ".jfr"));
+            }
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchWorker.class.getName(),
+                    bench.redis.url(), queue, mode, Integer.toString(concurrency), Integer.toString(expected), Integer.toString(warmup)));
+            Path log = Files.createTempFile("binomic-bench-worker-" + mode + "-", ".log");
+            WorkerProcess worker = new WorkerProcess(new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
+            worker.awaitLine("ready", 60);
+            return worker;
+        }
+
+        /** The next line starting with {@code prefix} (other lines before it are skipped). */
+        String awaitLine(String prefix, int timeoutSeconds) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+            while (true) {
+                String line = lines.poll(100, TimeUnit.MILLISECONDS);
+                if (line != null && line.startsWith(prefix)) {
+                    return line;
+                }
+                if (line == null && (!process.isAlive() || System.nanoTime() > deadline)) {
+                    throw new IllegalStateException("the worker process did not report '" + prefix + "' within " + timeoutSeconds
+                            + " s" + (process.isAlive() ? "" : "; it exited with " + process.exitValue()) + "; see " + log);
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written.
+            BenchRedis.stop(process, 30);
+        }
+    }
+}

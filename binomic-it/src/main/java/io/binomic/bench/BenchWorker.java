@@ -1,0 +1,146 @@
+package io.binomic.bench;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.Task;
+import io.binomic.api.TaskHandler;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The worker process of the benchmark: one JVM running one Binomic worker on the bench queue, as
+ * a deployment would. It reports to {@link Bench} through lines on standard output:
+ * {@code ready}; in {@code drain} mode {@code first-start <epoch µs>}; in {@code latency} mode
+ * {@code latency <p50> <p99> <p99.9> <max>} (µs); in {@code footprint} mode
+ * {@code footprint <peak heap> <live heap> <RSS> <peak RSS>} (bytes).
+ *
+ * <p>Arguments: redis URL, queue, mode, concurrency, expected messages, warm-up messages
+ * (latency mode: the first arrivals that are not counted).
+ */
+public final class BenchWorker {
+    /** How long each footprint task sleeps. */
+    static final Duration SLEEP = Duration.ofSeconds(5);
+
+    private BenchWorker() { }
+
+    /** The benchmark's one task. Its argument is the submit time in epoch microseconds (0 when unused). */
+    static Task<Long, Void> task(String queue, TaskHandler<Long, Void> handler) {
+        return Task.builder("bench", Long.class, handler).queue(queue).build();
+    }
+
+    /** Epoch microseconds: comparable between the submitting JVM and this one on the same machine. */
+    static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = args[0];
+        String queue = args[1];
+        String mode = args[2];
+        int concurrency = Integer.parseInt(args[3]);
+        int expected = Integer.parseInt(args[4]);
+        int warmup = Integer.parseInt(args[5]);
+
+        CountDownLatch allRunning = new CountDownLatch(1);
+        TaskHandler<Long, Void> handler = switch (mode) {
+            case "drain" -> drain();
+            case "latency" -> latency(expected, warmup);
+            case "footprint" -> footprint(expected, allRunning);
+            default -> throw new IllegalArgumentException("unknown mode " + mode);
+        };
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
+                .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
+        try (Binomic binomic = Binomic.builder().config(config).task(task(queue, handler)).build().start()) {
+            binomic.startWorker();
+            System.out.println("ready");
+            if (mode.equals("footprint")) {
+                allRunning.await();
+                reportFootprint();
+            }
+            // Bench ends this process when it has what it measures; until then, keep working.
+            new CountDownLatch(1).await();
+        }
+    }
+
+    private static TaskHandler<Long, Void> drain() {
+        AtomicBoolean first = new AtomicBoolean(true);
+        return submitted -> {
+            if (first.get() && first.compareAndSet(true, false)) {
+                System.out.println("first-start " + nowMicros());
+            }
+            return null;
+        };
+    }
+
+    private static TaskHandler<Long, Void> latency(int expected, int warmup) {
+        long[] micros = new long[expected];
+        AtomicInteger arrived = new AtomicInteger();
+        return submitted -> {
+            long latency = nowMicros() - submitted;
+            int i = arrived.getAndIncrement();
+            if (i < expected) {
+                micros[i] = latency;
+            }
+            if (i == expected - 1) {
+                // Arrivals are counted before the store of a concurrent handler may land: give
+                // those stores a moment (the submitter paces at 1 ms, so there are few in flight).
+                Thread.sleep(50);
+                long[] measured = Arrays.copyOfRange(micros, warmup, expected);
+                Arrays.sort(measured);
+                System.out.printf("latency %d %d %d %d%n", percentile(measured, 0.50), percentile(measured, 0.99),
+                        percentile(measured, 0.999), measured[measured.length - 1]);
+            }
+            return null;
+        };
+    }
+
+    private static long percentile(long[] sorted, double p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
+    }
+
+    private static TaskHandler<Long, Void> footprint(int expected, CountDownLatch allRunning) {
+        AtomicInteger started = new AtomicInteger();
+        return submitted -> {
+            if (started.incrementAndGet() == expected) {
+                allRunning.countDown();
+            }
+            Thread.sleep(SLEEP);
+            return null;
+        };
+    }
+
+    /**
+     * Peak heap is the sum of each heap pool's peak (an upper bound: pools peak at different
+     * times); live heap is what a full GC leaves while every task still sleeps.
+     */
+    private static void reportFootprint() throws IOException {
+        long peakHeap = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP) {
+                peakHeap += pool.getPeakUsage().getUsed();
+            }
+        }
+        System.gc();
+        long liveHeap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        String status = Files.readString(Path.of("/proc/self/status"));
+        System.out.printf("footprint %d %d %d %d%n", peakHeap, liveHeap, procKilobytes(status, "VmRSS") * 1024,
+                procKilobytes(status, "VmHWM") * 1024);
+    }
+
+    private static long procKilobytes(String status, String field) {
+        return status.lines().filter(l -> l.startsWith(field + ":")).findFirst()
+                .map(l -> Long.parseLong(l.replaceAll("[^0-9]", ""))).orElse(0L);
+    }
+}
