@@ -35,6 +35,12 @@ import java.util.concurrent.TimeUnit;
 public final class WorkerRuntime implements Worker {
     private static final System.Logger LOG = System.getLogger(WorkerRuntime.class.getName());
     private static final int ACK_BATCH = 1000;
+    /**
+     * Most messages asked for in one fetch (or reclaim), however many slots are free. A reply of
+     * 100k entries (~15 MB) takes longer to decode than a command timeout: the client then
+     * retries the read, and the first read's entries sit pending until reclaim.
+     */
+    private static final int FETCH_BATCH = 1000;
     private static final int MOVE_BATCH = 1000;
     private static final Duration MOVER_MAX_SLEEP = Duration.ofMillis(250);
     private static final Duration BROKER_ERROR_PAUSE = Duration.ofMillis(500);
@@ -114,12 +120,12 @@ public final class WorkerRuntime implements Worker {
                 // taken before new ones, and never beyond this worker's capacity.
                 if (System.nanoTime() - nextReclaim >= 0) {
                     nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
-                    free -= reclaimStranded(free);
+                    free -= reclaimStranded(Math.min(free, FETCH_BATCH));
                     if (free == 0) {
                         continue;
                     }
                 }
-                List<Delivery> deliveries = broker.fetch(queues, consumerName, free, config.pollTimeout());
+                List<Delivery> deliveries = broker.fetch(queues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
                 for (Delivery d : deliveries) {
                     dispatch(d);
                 }
