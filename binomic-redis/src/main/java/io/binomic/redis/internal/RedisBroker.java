@@ -8,6 +8,7 @@ import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -35,6 +36,7 @@ import org.redisson.api.stream.StreamCreateGroupArgs;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.api.stream.StreamMultiReadGroupArgs;
 import org.redisson.api.stream.StreamRangeArgs;
+import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -139,9 +141,9 @@ final class RedisBroker implements Broker {
     @Override
     public void enqueue(Message message) {
         checkSize(message);
-        Map<String, String> fields = StreamFields.encode(message);
-        call("enqueue on queue '" + message.queue() + "'", () -> client().<String, String>getStream(keys(message.queue()).stream(),
-                StringCodec.INSTANCE).add(StreamAddArgs.entries(fields)));
+        Map<byte[], byte[]> fields = utf8(StreamFields.encode(message));
+        call("enqueue on queue '" + message.queue() + "'", () -> client().<byte[], byte[]>getStream(keys(message.queue()).stream(),
+                ByteArrayCodec.INSTANCE).add(StreamAddArgs.entries(fields)));
     }
 
     /**
@@ -157,8 +159,8 @@ final class RedisBroker implements Broker {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
                 RBatch batch = client().createBatch(options);
                 for (Message m : messages.subList(from, Math.min(messages.size(), from + BULK_CHUNK))) {
-                    batch.<String, String>getStream(keys(m.queue()).stream(), StringCodec.INSTANCE)
-                            .addAsync(StreamAddArgs.entries(StreamFields.encode(m)));
+                    batch.<byte[], byte[]>getStream(keys(m.queue()).stream(), ByteArrayCodec.INSTANCE)
+                            .addAsync(StreamAddArgs.entries(utf8(StreamFields.encode(m))));
                 }
                 inFlight.add(batch.executeAsync().toCompletableFuture());
                 if (inFlight.size() >= BULK_IN_FLIGHT) {
@@ -168,6 +170,19 @@ final class RedisBroker implements Broker {
             inFlight.forEach(CompletableFuture::join);
             return null;
         });
+    }
+
+    /**
+     * The fields as UTF-8 bytes, written with {@link ByteArrayCodec}. StringCodec takes a pooled
+     * direct buffer from Netty's allocator for every argument and writes the string into it; an
+     * XADD of a message has 14 arguments, and in a JFR profile of {@code submitAll} that allocator
+     * alone took ~20% of the client's CPU. ByteArrayCodec wraps the array instead; the command
+     * encoder copies each argument into the outgoing buffer either way.
+     */
+    private static Map<byte[], byte[]> utf8(Map<String, String> fields) {
+        Map<byte[], byte[]> bytes = new LinkedHashMap<>();
+        fields.forEach((name, value) -> bytes.put(name.getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8)));
+        return bytes;
     }
 
     @Override

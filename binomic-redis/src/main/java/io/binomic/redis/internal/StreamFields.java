@@ -34,6 +34,8 @@ final class StreamFields {
     static final String HEADERS = "headers";
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
+    /** Most messages carry no header: their field is this constant, written and read without Jackson. */
+    private static final String NO_HEADERS = "{}";
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
     private StreamFields() { }
@@ -52,7 +54,7 @@ final class StreamFields {
         } else {
             fields.put(PAYLOAD_BASE64, Base64.getEncoder().encodeToString(message.payload()));
         }
-        fields.put(HEADERS, toJson(message.headers()));
+        fields.put(HEADERS, message.headers().isEmpty() ? NO_HEADERS : toJson(message.headers()));
         return fields;
     }
 
@@ -108,7 +110,9 @@ final class StreamFields {
         } else {
             payload = parse(fields, PAYLOAD_BASE64, Base64.getDecoder()::decode);
         }
-        Map<String, String> headers = fields.containsKey(HEADERS) ? parse(fields, HEADERS, StreamFields::fromJson) : Map.of();
+        String headerField = fields.get(HEADERS);
+        Map<String, String> headers = headerField == null || headerField.equals(NO_HEADERS) ? Map.of()
+                : parse(fields, HEADERS, StreamFields::fromJson);
         return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
     }
 
@@ -129,11 +133,24 @@ final class StreamFields {
         }
     }
 
+    private static boolean isAscii(byte[] bytes) {
+        for (byte b : bytes) {
+            if (b < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static String abbreviate(String value) {
         return value.length() <= 80 ? value : value.substring(0, 80) + "...";
     }
 
     private static String utf8OrNull(byte[] bytes) {
+        // JSON payloads are nearly always ASCII, which is valid UTF-8 as it is: skip the decoder.
+        if (isAscii(bytes)) {
+            return new String(bytes, StandardCharsets.US_ASCII);
+        }
         try {
             return StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
