@@ -73,6 +73,11 @@ final class BenchRedis implements AutoCloseable {
         return Long.parseLong(info("memory").get("used_memory"));
     }
 
+    /** Bytes {@code key} holds with everything it references ({@code MEMORY USAGE key SAMPLES 0}). */
+    long memoryUsage(String key) {
+        return Long.parseLong(cli("MEMORY", "USAGE", key, "SAMPLES", "0").strip());
+    }
+
     long streamLength(String key) {
         return Long.parseLong(cli("XLEN", key).strip());
     }
