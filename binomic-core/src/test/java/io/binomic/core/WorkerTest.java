@@ -337,4 +337,24 @@ class WorkerTest {
         assertEquals(17, large.size());
         assertEquals(0, binomic.queueStats("default").ready(), "nothing was enqueued");
     }
+
+    @Test
+    void staleMessageIsNotExecutedButRetriedWithAFreshEnqueueTime() throws Exception {
+        List<Integer> ranAtAttempt = new CopyOnWriteArrayList<>();
+        Task<String, ?> fresh = Task.builder("fresh-only", String.class, (String s) -> {
+            ranAtAttempt.add(1);
+            return s;
+        }).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        TaskDefaults staleAfterOneMinute = TaskDefaults.builder().staleAfter(Duration.ofMinutes(1)).build();
+        Binomic binomic = start(List.of(fresh), staleAfterOneMinute, fastWorker().build(), shared);
+        Worker worker = binomic.startWorker();
+
+        shared.enqueue(new Message(java.util.UUID.randomUUID(), "fresh-only", "default", 1,
+                java.time.Instant.now().minus(Duration.ofHours(1)), "x".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
+
+        await("ran once re-enqueued", () -> worker.counters().succeeded() == 1);
+        assertEquals(1, ranAtAttempt.size(), "the stale delivery itself must not run");
+        assertEquals(1, worker.counters().retried());
+    }
 }

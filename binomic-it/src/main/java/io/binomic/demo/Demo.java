@@ -72,7 +72,7 @@ public final class Demo {
             return "never";
         }).timeout(Duration.ofSeconds(1)).maxAttempts(2).build();
 
-        Task<Payment, String> charge = Task.builder("charge-card", Payment.class, (Payment p) -> {
+        Task<Payment, ?> charge = Task.builder("charge-card", Payment.class, (Payment p) -> {
             throw new NonRetryableException("card of " + p.account() + " was declined");
         }).build();
 
