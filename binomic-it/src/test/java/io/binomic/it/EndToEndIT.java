@@ -42,8 +42,9 @@ class EndToEndIT {
 
     @Test
     void submittedJobsRunOnceEachAndLeaveNothingInRedis() {
-        try (Binomic binomic = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(100))) {
-            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+        try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(100))) {
+            Binomic binomic = app.binomic();
+            Task<Job, Void> job = app.job();
             binomic.startWorker();
             binomic.submitAll(job, jobs(500, 0, 0));
 
@@ -58,8 +59,9 @@ class EndToEndIT {
 
     @Test
     void failingJobIsRetriedAfterItsBackoffUntilItSucceeds() {
-        try (Binomic binomic = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(200))) {
-            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(200));
+        try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(200))) {
+            Binomic binomic = app.binomic();
+            Task<Job, Void> job = app.job();
             binomic.startWorker();
             binomic.submitAll(job, jobs(20, 0, 2));
 
@@ -73,8 +75,9 @@ class EndToEndIT {
     @Test
     void brokenEntryAndUnknownTaskEndInTheDeadLetterQueueWhileTheWorkerGoesOn() {
         String stream = "binomic:{" + queue + "}:stream";
-        try (Binomic binomic = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(100))) {
-            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+        try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(100))) {
+            Binomic binomic = app.binomic();
+            Task<Job, Void> job = app.job();
             binomic.startWorker();
             redis.call("XADD", stream, "*", "written", "by-hand", "attempt", "x");
             redis.call("XADD", stream, "*", "id", UUID.randomUUID().toString(), "task", "no-such-task", "queue", queue,
@@ -95,8 +98,9 @@ class EndToEndIT {
 
     @Test
     void deadLettersReplayedThroughTheApiRunAgain() {
-        try (Binomic binomic = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(50))) {
-            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(50));
+        try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(50))) {
+            Binomic binomic = app.binomic();
+            Task<Job, Void> job = app.job();
             binomic.startWorker();
             binomic.submitAll(job, jobs(5, 0, 5)); // maxAttempts 5: every attempt fails
 

@@ -50,9 +50,18 @@ final class TestApp {
                 .build();
     }
 
+    /** A started client and the job task it registered (submit needs that very instance). */
+    record App(Binomic binomic, Task<Job, Void> job) implements AutoCloseable {
+        @Override
+        public void close() {
+            binomic.close();
+        }
+    }
+
     /** A started client with the job task, on {@code queue}. */
-    static Binomic client(RedisServer redis, String queue, Duration lease, Duration backoff) {
+    static App client(RedisServer redis, String queue, Duration lease, Duration backoff) {
         Ledger ledger = new Ledger(redis.host(), redis.port(), queue);
-        return Binomic.builder().config(config(redis.url(), queue, lease)).task(job(ledger, queue, backoff)).build().start();
+        Task<Job, Void> job = job(ledger, queue, backoff);
+        return new App(Binomic.builder().config(config(redis.url(), queue, lease)).task(job).build().start(), job);
     }
 }
