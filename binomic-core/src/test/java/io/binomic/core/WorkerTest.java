@@ -357,4 +357,27 @@ class WorkerTest {
         assertEquals(1, ranAtAttempt.size(), "the stale delivery itself must not run");
         assertEquals(1, worker.counters().retried());
     }
+
+    @Test
+    void handlerSeesItsMessageIdAndAttemptThroughTaskContext() throws Exception {
+        List<io.binomic.api.TaskContext> seen = new CopyOnWriteArrayList<>();
+        Task<String, ?> contextual = Task.builder("contextual", String.class, (String s) -> {
+            seen.add(io.binomic.api.TaskContext.current());
+            if (seen.size() == 1) {
+                throw new IllegalStateException("once");
+            }
+            return s;
+        }).backoff(Backoff.fixed(Duration.ofMillis(20))).build();
+        Binomic binomic = start(List.of(contextual), TaskDefaults.defaults(), fastWorker().build());
+        Worker worker = binomic.startWorker();
+
+        java.util.UUID id = binomic.submit(contextual, "x", Map.of("traceparent", "00-abc-01"));
+
+        await("second attempt succeeded", () -> worker.counters().succeeded() == 1);
+        assertEquals(List.of(1, 2), seen.stream().map(io.binomic.api.TaskContext::attempt).toList());
+        assertTrue(seen.stream().allMatch(c -> c.messageId().equals(id)), "the id is stable across attempts");
+        assertEquals("00-abc-01", seen.get(1).headers().get("traceparent"));
+        assertTrue(seen.get(1).maxAttempts() == 3 && !seen.get(1).isLastAttempt());
+        assertTrue(io.binomic.api.TaskContext.find().isEmpty(), "no context outside a handler");
+    }
 }
