@@ -45,11 +45,12 @@ class FaultIT {
         }
     }
 
-    private void report(String test, int messages) {
+    /** One machine-readable line per fault test; duplicates = executions beyond the planned ones. */
+    private void report(String test, int messages, int plannedExecutions) {
         Map<Integer, Long> runs = ledger.runs();
         long executions = runs.values().stream().mapToLong(Long::longValue).sum();
-        System.out.printf("FAULT %s: messages=%d done=%d executions=%d duplicates=%d%n",
-                test, messages, ledger.done().size(), executions, executions - messages);
+        System.out.printf("FAULT %s: messages=%d done=%d lost=%d executions=%d planned=%d duplicates=%d%n", test, messages,
+                ledger.done().size(), messages - ledger.done().size(), executions, plannedExecutions, executions - plannedExecutions);
     }
 
     @Test
@@ -58,7 +59,7 @@ class FaultIT {
         try (ChildWorker first = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
             submit(redis, jobs(count, 2500, 0));
             // The first worker holds 8 (its concurrency) mid-task; 4 wait in the stream.
-            Await.until(Duration.ofSeconds(20), () -> ledger.totalRuns() >= 8, () -> ledger.runs().toString());
+            Await.until(Duration.ofSeconds(20), () -> ledger.attempts().size() >= 8, () -> ledger.runs().toString());
             first.kill9();
         }
         long killedAt = System.nanoTime();
@@ -75,7 +76,12 @@ class FaultIT {
                     "stranded messages must be rerun within about one lease timeout (+ JVM start), took " + rerunAfter);
             assertTrue(second.log().contains("as attempt 2"), "the reclaimed messages run as attempt 2:\n" + second.log());
         }
-        report("sigkill-mid-task", count);
+        report("sigkill-mid-task", count, count);
+        List<String> attempts = ledger.attempts();
+        for (int n : inFlightAtKill) {
+            assertEquals(List.of(n + ":1", n + ":2"), attempts.stream().filter(a -> a.startsWith(n + ":")).toList(),
+                    "job " + n + " ran as attempt 1 on the killed worker, then as attempt 2");
+        }
         assertEquals(all(count), ledger.done(), "no message lost");
         assertEquals(count + inFlightAtKill.size(), ledger.totalRuns(),
                 "exactly the messages in flight at the kill ran twice; no other duplicate");
@@ -98,7 +104,7 @@ class FaultIT {
             Await.until(Duration.ofSeconds(30), () -> ledger.done().size() == count,
                     () -> ledger.done() + "; second worker's output:\n" + second.log());
         }
-        report("sigkill-in-backoff", count);
+        report("sigkill-in-backoff", count, 2 * count);
         assertEquals(all(count), ledger.done(), "no retry lost");
         ledger.runs().forEach((n, runs) -> assertEquals(2L, runs, "job " + n + ": one failure, one retry, no duplicate"));
     }
@@ -114,7 +120,7 @@ class FaultIT {
 
             Await.until(Duration.ofSeconds(20), () -> ledger.done().size() == 4, () -> ledger.done().toString());
         }
-        report("long-task-live-worker", 4);
+        report("long-task-live-worker", 4, 4);
         ledger.runs().forEach((n, runs) -> assertEquals(1L, runs, "job " + n + " was stolen from its live worker"));
     }
 
@@ -135,7 +141,7 @@ class FaultIT {
                         () -> ledger.done().size() + " of " + count + " done; " + worker.binomic().queueStats(queue));
                 assertEquals(0, worker.binomic().queueStats(queue).deadLetters());
             }
-            report("redis-restart", count);
+            report("redis-restart", count, count);
             assertEquals(all(count), ledger.done(), "no message lost");
         }
     }
@@ -154,7 +160,7 @@ class FaultIT {
             Await.until(Duration.ofSeconds(60), () -> ledger.done().size() == count,
                     () -> ledger.done().size() + " of " + count + " done; " + worker.binomic().queueStats(queue));
         }
-        report("client-kill", count);
+        report("client-kill", count, count);
         assertEquals(all(count), ledger.done(), "no message lost");
     }
 }

@@ -21,6 +21,20 @@ record Ledger(String redisHost, int redisPort, String name) {
         return "it-ledger:" + name + ":runs";
     }
 
+    private String attemptsKey() {
+        return "it-ledger:" + name + ":attempts";
+    }
+
+    /** Records the attempt number the worker handed to an execution of job {@code n}. */
+    void sawAttempt(int n, int attempt) {
+        Resp.call(redisHost, redisPort, "RPUSH", attemptsKey(), n + ":" + attempt);
+    }
+
+    /** Every (job, attempt) pair seen, as "n:attempt", in execution order. */
+    List<String> attempts() {
+        return ((List<?>) Resp.call(redisHost, redisPort, "LRANGE", attemptsKey(), "0", "-1")).stream().map(String::valueOf).toList();
+    }
+
     private String doneKey() {
         return "it-ledger:" + name + ":done";
     }

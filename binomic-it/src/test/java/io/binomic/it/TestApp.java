@@ -3,6 +3,7 @@ package io.binomic.it;
 import io.binomic.api.Backoff;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -30,6 +31,7 @@ final class TestApp {
     static Task<Job, Void> job(Ledger ledger, String queue, Duration backoff) {
         return Task.<Job, Void>builder(TASK, Job.class, job -> {
             long run = ledger.started(job.n());
+            ledger.sawAttempt(job.n(), TaskContext.current().attempt());
             Thread.sleep(job.sleepMillis());
             if (run <= job.failures()) {
                 throw new IllegalStateException("planned failure " + run + " of job " + job.n());
