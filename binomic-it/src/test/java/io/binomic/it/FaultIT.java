@@ -154,7 +154,9 @@ class FaultIT {
             worker.binomic().startWorker();
             for (int round = 1; round <= 3; round++) {
                 int target = round * 60;
+                long t0 = System.nanoTime();
                 Await.until(Duration.ofSeconds(20), () -> ledger.done().size() >= target, () -> ledger.done().size() + " done");
+                System.out.println("ROUND " + round + " reached " + target + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
                 redis.killClients();
             }
             Await.until(Duration.ofSeconds(60), () -> ledger.done().size() == count,
