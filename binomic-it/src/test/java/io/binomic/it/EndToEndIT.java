@@ -9,8 +9,6 @@ import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
-import io.binomic.api.spi.Scheduler;
-import io.binomic.api.spi.Trigger;
 import io.binomic.core.Binomic;
 import io.binomic.it.TestApp.Job;
 import java.time.Duration;
@@ -118,56 +116,35 @@ class EndToEndIT {
     @Test
     void twoClientsWithTheSameIntervalTaskEnqueueOncePerTick() throws Exception {
         Task<Void, Void> tick = Task.builder("tick", () -> { }).queue(queue).interval(Duration.ofMillis(300)).build();
+        assertOneEnqueuePerTick(tick, Duration.ofMillis(300));
+    }
+
+    @Test
+    void twoClientsWithTheSameCronTaskEnqueueOncePerTick() throws Exception {
+        Task<Void, Void> tick = Task.builder("every-second", () -> { }).queue(queue).cron("* * * * * *").build();
+        assertOneEnqueuePerTick(tick, Duration.ofSeconds(1));
+    }
+
+    /** Runs two clients with the same periodic task for a while, then checks the stream: one message per tick. */
+    private void assertOneEnqueuePerTick(Task<Void, Void> task, Duration period) throws Exception {
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(true).build();
         Instant start = Instant.now();
         List<Binomic> clients = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            clients.add(Binomic.builder().config(config).task(tick).scheduler(new TickingScheduler()).build().start());
+            clients.add(Binomic.builder().config(config).task(task).build().start());
         }
-        Thread.sleep(2000);
+        Thread.sleep(period.multipliedBy(7).toMillis());
         clients.forEach(Binomic::close);
         Instant end = Instant.now();
 
         List<String> ticks = new ArrayList<>();
         for (Object entry : (List<?>) redis.call("XRANGE", "binomic:{" + queue + "}:stream", "-", "+")) {
             List<?> fields = (List<?>) ((List<?>) entry).get(1);
-            String headers = (String) fields.get(fields.indexOf("headers") + 1);
-            ticks.add(headers);
+            ticks.add((String) fields.get(fields.indexOf("headers") + 1));
         }
-        long expected = Duration.between(start, end).toMillis() / 300;
+        long expected = Duration.between(start, end).toMillis() / period.toMillis();
         assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
         assertTrue(ticks.size() >= expected - 1 && ticks.size() <= expected + 1,
                 ticks.size() + " enqueued for about " + expected + " ticks: " + ticks);
-    }
-
-    /**
-     * Fires each trigger's ticks on a virtual thread. Stands in for the core scheduler while that is
-     * being written; what this test proves is the claim of each tick in Redis across clients.
-     */
-    static final class TickingScheduler implements Scheduler {
-        private final List<Thread> threads = new ArrayList<>();
-
-        @Override
-        public synchronized void schedule(String jobName, Trigger trigger, TickAction action) {
-            threads.add(Thread.ofVirtual().start(() -> {
-                Instant next = trigger.nextAfter(Instant.now());
-                while (!Thread.currentThread().isInterrupted()) {
-                    try {
-                        Thread.sleep(Math.max(0, Duration.between(Instant.now(), next).toMillis()));
-                        action.fire(next);
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (Exception e) {
-                        // keep ticking, as a real scheduler would
-                    }
-                    next = trigger.nextAfter(next);
-                }
-            }));
-        }
-
-        @Override
-        public synchronized void close() {
-            threads.forEach(Thread::interrupt);
-        }
     }
 }
