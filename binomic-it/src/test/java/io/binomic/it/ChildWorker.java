@@ -62,6 +62,21 @@ final class ChildWorker implements AutoCloseable {
         }
     }
 
+    /** Sends a signal by name ({@code STOP}, {@code CONT}) to the worker JVM. */
+    void signal(String name) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** SIGKILL: no shutdown hook, no graceful stop, nothing acked on the way out. */
     void kill9() {
         process.destroyForcibly();

@@ -88,6 +88,28 @@ class FaultIT {
     }
 
     @Test
+    void frozenWorkersMessagesAreTakenOverAndNothingIsLostWhenItThaws() {
+        int count = 8;
+        try (ChildWorker frozen = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+            submit(redis, jobs(count, 2500, 0));
+            Await.until(Duration.ofSeconds(20), () -> ledger.attempts().size() >= count, () -> ledger.runs().toString());
+            frozen.signal("STOP"); // alive but silent: no renewals, no acks (a GC pause, a stuck VM)
+            try (ChildWorker second = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+                Await.until(Duration.ofSeconds(30), () -> ledger.done().size() == count,
+                        () -> ledger.done() + "; taking-over worker's output:\n" + second.log());
+                frozen.signal("CONT"); // wakes up, finishes its copies, acks entries the other worker already acked
+                Await.until(Duration.ofSeconds(20), () -> ledger.totalRuns() == 2L * count
+                        && (Long) ((List<?>) redis.call("XPENDING", "binomic:{" + queue + "}:stream", "binomic")).getFirst() == 0,
+                        () -> ledger.runs().toString());
+                RedisServer.sleep(1000); // room for a wrongful third execution to show up
+            }
+        }
+        report("sigstop-then-sigcont", count, count);
+        assertEquals(all(count), ledger.done(), "no message lost");
+        assertEquals(2L * count, ledger.totalRuns(), "each message ran on the frozen worker and once more on the other; no third run");
+    }
+
+    @Test
     void retryIsNotLostWhenWorkerDiesDuringBackoff() {
         int count = 6;
         String delayed = "binomic:{" + queue + "}:delayed";
