@@ -56,7 +56,6 @@ final class RedisBroker implements Broker {
 
     private final BrokerConfig config;
     private final RedissonSetup setup;
-    private final Set<String> preparedQueues = ConcurrentHashMap.newKeySet();
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
     private volatile RedissonClient client;
@@ -105,7 +104,6 @@ final class RedisBroker implements Broker {
                 throw e;
             }
         }
-        preparedQueues.add(queue);
     }
 
     @Override
