@@ -1,7 +1,5 @@
 package io.binomic.api;
 
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -23,16 +21,18 @@ import java.util.regex.Pattern;
  * @param deadLetterMaxAge dead letters older than this are dropped
  * @param options provider-specific settings (for Redis: {@code redisson.config} = a Redisson YAML file for Sentinel or Cluster)
  */
-public record BrokerConfig(URI url, Optional<String> brokerId, Optional<String> username, Optional<String> password,
+public record BrokerConfig(String url, Optional<String> brokerId, Optional<String> username, Optional<String> password,
                            int database, Duration connectTimeout, Duration commandTimeout, String keyPrefix,
                            int maxPayloadBytes, int deadLetterMaxCount, Duration deadLetterMaxAge,
                            Map<String, String> options) {
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
+    private static final Pattern SCHEME = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://.*");
 
     public BrokerConfig {
-        if (url == null || url.getScheme() == null) {
-            throw new IllegalArgumentException("url must have a scheme such as memory://, redis://host:6379 or rediss://host:6380, was " + url);
+        if (url == null || !SCHEME.matcher(url).matches()) {
+            throw new IllegalArgumentException("url must start with a scheme such as memory://, redis://host:6379 or rediss://host:6380, was '"
+                    + url + "'");
         }
         Config.requireAtLeast("database", 0, database);
         Config.requirePositive("connectTimeout", connectTimeout);
@@ -48,7 +48,12 @@ public record BrokerConfig(URI url, Optional<String> brokerId, Optional<String> 
 
     /** The URL scheme in lower case: {@code memory}, {@code redis}, {@code rediss}. */
     public String scheme() {
-        return url.getScheme().toLowerCase(java.util.Locale.ROOT);
+        return url.substring(0, url.indexOf("://")).toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** The URL with any password replaced by {@code ****}, safe to log. */
+    public String redactedUrl() {
+        return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@");
     }
 
     public static BrokerConfig defaults() {
@@ -61,7 +66,7 @@ public record BrokerConfig(URI url, Optional<String> brokerId, Optional<String> 
 
     @Override
     public String toString() {
-        return "BrokerConfig[url=" + url + ", brokerId=" + brokerId + ", username=" + username
+        return "BrokerConfig[url=" + redactedUrl() + ", brokerId=" + brokerId + ", username=" + username
                 + ", password=" + password.map(p -> "****") + ", database=" + database + ", connectTimeout=" + connectTimeout
                 + ", commandTimeout=" + commandTimeout + ", keyPrefix=" + keyPrefix + ", maxPayloadBytes=" + maxPayloadBytes
                 + ", deadLetterMaxCount=" + deadLetterMaxCount + ", deadLetterMaxAge=" + deadLetterMaxAge + ", options=" + options + "]";
@@ -163,16 +168,10 @@ public record BrokerConfig(URI url, Optional<String> brokerId, Optional<String> 
             if (url == null) {
                 throw new IllegalArgumentException("url must not be null; use memory:// for the embedded broker");
             }
-            URI uri;
-            try {
-                uri = new URI(url);
-            } catch (URISyntaxException e) {
-                throw new IllegalArgumentException("url '" + url + "' is not a valid URL: " + e.getMessage(), e);
-            }
             if (options == null) {
                 throw new IllegalArgumentException("options must not be null");
             }
-            return new BrokerConfig(uri, Optional.ofNullable(brokerId), Optional.ofNullable(username), Optional.ofNullable(password),
+            return new BrokerConfig(url, Optional.ofNullable(brokerId), Optional.ofNullable(username), Optional.ofNullable(password),
                     database, connectTimeout, commandTimeout, keyPrefix, maxPayloadBytes, deadLetterMaxCount, deadLetterMaxAge, options);
         }
     }

@@ -89,7 +89,7 @@ public final class Binomic implements AutoCloseable {
             }
         }
         LOG.log(Level.INFO, "Binomic started: broker {0}, {1} task(s), queues {2}",
-                config.broker().url(), registry.all().size(), queues);
+                config.broker().redactedUrl(), registry.all().size(), queues);
         return this;
     }
 

@@ -6,31 +6,397 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
-/** The embedded broker. TODO: implementation in progress. */
+/**
+ * The embedded broker: every queue lives in this JVM's memory, so nothing survives the process.
+ * It mirrors the Redis broker's semantics (pending list with owners and delivery counts,
+ * durable-looking delayed set, dead-letter store with retention) so code tested on it behaves the
+ * same on Redis. One lock guards everything: simple, and far from the bottleneck in one JVM.
+ */
 public final class MemoryBroker implements Broker {
-    public MemoryBroker(BrokerConfig config) { }
-    @Override public void start(List<String> queues) { }
-    @Override public void enqueue(Message message) { throw new UnsupportedOperationException(); }
-    @Override public void enqueueAll(List<Message> messages) { throw new UnsupportedOperationException(); }
-    @Override public void schedule(Message message, Instant dueAt) { throw new UnsupportedOperationException(); }
-    @Override public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) { throw new UnsupportedOperationException(); }
-    @Override public void ack(List<Delivery> deliveries) { throw new UnsupportedOperationException(); }
-    @Override public void retryLater(Delivery delivery, Message next, Instant dueAt) { throw new UnsupportedOperationException(); }
-    @Override public void deadLetter(Delivery delivery, DeadLetter.Failure failure) { throw new UnsupportedOperationException(); }
-    @Override public void renewLeases(String consumer, List<Delivery> inFlight) { throw new UnsupportedOperationException(); }
-    @Override public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) { throw new UnsupportedOperationException(); }
-    @Override public int moveDue(String queue, Instant now, int max) { throw new UnsupportedOperationException(); }
-    @Override public Optional<Instant> nextDue(String queue) { throw new UnsupportedOperationException(); }
-    @Override public boolean claimTick(String queue, String jobName, Instant tick) { throw new UnsupportedOperationException(); }
-    @Override public List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count) { throw new UnsupportedOperationException(); }
-    @Override public int replayDeadLetters(String queue, List<String> deadLetterIds) { throw new UnsupportedOperationException(); }
-    @Override public int deleteDeadLetters(String queue, List<String> deadLetterIds) { throw new UnsupportedOperationException(); }
-    @Override public QueueStats stats(String queue) { throw new UnsupportedOperationException(); }
-    @Override public int removeIdleConsumers(String queue, Duration idle) { throw new UnsupportedOperationException(); }
-    @Override public void close() { }
+
+    private final BrokerConfig config;
+    private final Clock clock;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition messageArrived = lock.newCondition();
+    private final Map<String, QueueState> queues = new HashMap<>();
+    private long nextEntry;
+    private boolean closed;
+
+    /** A message stored in a queue, with the id a stream would give it. */
+    private record Entry(String receipt, Message message) { }
+
+    private static final class Pending {
+        final Entry entry;
+        String owner;
+        long lastTouchedNanos;
+        int deliveryCount;
+
+        Pending(Entry entry, String owner, long now) {
+            this.entry = entry;
+            this.owner = owner;
+            this.lastTouchedNanos = now;
+            this.deliveryCount = 1;
+        }
+    }
+
+    private record Scheduled(long dueMillis, long sequence) implements Comparable<Scheduled> {
+        @Override
+        public int compareTo(Scheduled o) {
+            int byDue = Long.compare(dueMillis, o.dueMillis);
+            return byDue != 0 ? byDue : Long.compare(sequence, o.sequence);
+        }
+    }
+
+    private static final class QueueState {
+        final ArrayDeque<Entry> ready = new ArrayDeque<>();
+        final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
+        final TreeMap<Scheduled, Message> delayed = new TreeMap<>();
+        final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
+        final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
+        final Map<String, Long> lastTick = new HashMap<>();
+    }
+
+    public MemoryBroker(BrokerConfig config) {
+        this(config, Clock.systemUTC());
+    }
+
+    MemoryBroker(BrokerConfig config, Clock clock) {
+        this.config = config;
+        this.clock = clock;
+    }
+
+    private QueueState queue(String name) {
+        return queues.computeIfAbsent(name, n -> new QueueState());
+    }
+
+    /** Receipts sort like stream ids: fixed width, increasing. */
+    private String newReceipt() {
+        return String.format("%019d", ++nextEntry);
+    }
+
+    @Override
+    public void start(List<String> names) {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("this memory broker is closed");
+            }
+            names.forEach(this::queue);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void enqueue(Message message) {
+        enqueueAll(List.of(message));
+    }
+
+    @Override
+    public void enqueueAll(List<Message> messages) {
+        lock.lock();
+        try {
+            for (Message m : messages) {
+                queue(m.queue()).ready.addLast(new Entry(newReceipt(), m));
+            }
+            messageArrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void schedule(Message message, Instant dueAt) {
+        lock.lock();
+        try {
+            queue(message.queue()).delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), message);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<Delivery> fetch(List<String> names, String consumer, int max, Duration wait) throws InterruptedException {
+        if (max < 1) {
+            throw new IllegalArgumentException("max must be >= 1, was " + max);
+        }
+        long deadline = System.nanoTime() + wait.toNanos();
+        lock.lockInterruptibly();
+        try {
+            while (true) {
+                List<Delivery> out = new ArrayList<>();
+                long now = System.nanoTime();
+                for (String name : names) {
+                    QueueState q = queue(name);
+                    q.consumersLastSeenNanos.put(consumer, now);
+                    while (out.size() < max && !q.ready.isEmpty()) {
+                        Entry e = q.ready.pollFirst();
+                        q.pending.put(e.receipt(), new Pending(e, consumer, now));
+                        out.add(Delivery.of(name, e.receipt(), e.message(), 1));
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (!out.isEmpty() || left <= 0 || closed) {
+                    return out;
+                }
+                messageArrived.awaitNanos(left);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void ack(List<Delivery> deliveries) {
+        lock.lock();
+        try {
+            for (Delivery d : deliveries) {
+                queue(d.queue()).pending.remove(d.receipt());
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void retryLater(Delivery delivery, Message next, Instant dueAt) {
+        lock.lock();
+        try {
+            QueueState q = queue(delivery.queue());
+            q.pending.remove(delivery.receipt());
+            q.delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), next);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void deadLetter(Delivery delivery, DeadLetter.Failure failure) {
+        lock.lock();
+        try {
+            QueueState q = queue(delivery.queue());
+            q.pending.remove(delivery.receipt());
+            String task = delivery.message().map(Message::task).orElse(delivery.rawFields().getOrDefault("task", "?"));
+            String id = newReceipt();
+            q.deadLetters.put(id, new DeadLetter(id, delivery.queue(), task, failure, delivery.message(), delivery.rawFields()));
+            applyRetention(q);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void applyRetention(QueueState q) {
+        while (q.deadLetters.size() > config.deadLetterMaxCount()) {
+            q.deadLetters.pollFirstEntry();
+        }
+        Instant oldest = clock.instant().minus(config.deadLetterMaxAge());
+        q.deadLetters.values().removeIf(l -> l.failure().failedAt().isBefore(oldest));
+    }
+
+    @Override
+    public void renewLeases(String consumer, List<Delivery> inFlight) {
+        lock.lock();
+        try {
+            long now = System.nanoTime();
+            for (Delivery d : inFlight) {
+                Pending p = queue(d.queue()).pending.get(d.receipt());
+                if (p != null && p.owner.equals(consumer)) {
+                    p.lastTouchedNanos = now;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<Delivery> reclaim(String name, String consumer, Duration minIdle, int max) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            long now = System.nanoTime();
+            q.consumersLastSeenNanos.put(consumer, now);
+            List<Delivery> out = new ArrayList<>();
+            for (Pending p : q.pending.values()) {
+                if (out.size() >= max) {
+                    break;
+                }
+                if (now - p.lastTouchedNanos >= minIdle.toNanos()) {
+                    p.owner = consumer;
+                    p.lastTouchedNanos = now;
+                    p.deliveryCount++;
+                    out.add(Delivery.of(name, p.entry.receipt(), p.entry.message(), p.deliveryCount));
+                }
+            }
+            return out;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int moveDue(String name, Instant now, int max) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            int moved = 0;
+            Iterator<Map.Entry<Scheduled, Message>> it = q.delayed.entrySet().iterator();
+            while (moved < max && it.hasNext()) {
+                Map.Entry<Scheduled, Message> e = it.next();
+                if (e.getKey().dueMillis() > now.toEpochMilli()) {
+                    break;
+                }
+                it.remove();
+                Message m = e.getValue();
+                q.ready.addLast(new Entry(newReceipt(), m.withAttempt(m.attempt(), now)));
+                moved++;
+            }
+            if (moved > 0) {
+                messageArrived.signalAll();
+            }
+            return moved;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<Instant> nextDue(String name) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            return q.delayed.isEmpty() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(q.delayed.firstKey().dueMillis()));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean claimTick(String name, String jobName, Instant tick) {
+        lock.lock();
+        try {
+            Map<String, Long> ticks = queue(name).lastTick;
+            Long last = ticks.get(jobName);
+            if (last != null && last >= tick.toEpochMilli()) {
+                return false;
+            }
+            ticks.put(jobName, tick.toEpochMilli());
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<DeadLetter> readDeadLetters(String name, Optional<String> cursor, int count) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            var view = cursor.isPresent() ? q.deadLetters.tailMap(cursor.get(), false) : q.deadLetters;
+            return view.values().stream().limit(count).toList();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int replayDeadLetters(String name, List<String> ids) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            Instant now = clock.instant();
+            int replayed = 0;
+            for (String id : ids) {
+                DeadLetter letter = q.deadLetters.get(id);
+                if (letter == null || letter.message().isEmpty()) {
+                    continue;
+                }
+                q.deadLetters.remove(id);
+                Message back = letter.message().get().withAttempt(1, now).withHeader(Message.REPLAYED_FROM, id);
+                q.ready.addLast(new Entry(newReceipt(), back));
+                replayed++;
+            }
+            if (replayed > 0) {
+                messageArrived.signalAll();
+            }
+            return replayed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int deleteDeadLetters(String name, List<String> ids) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            int deleted = 0;
+            for (String id : ids) {
+                if (q.deadLetters.remove(id) != null) {
+                    deleted++;
+                }
+            }
+            return deleted;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public QueueStats stats(String name) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            return new QueueStats(name, q.ready.size(), q.pending.size(), q.delayed.size(), q.deadLetters.size(),
+                    q.consumersLastSeenNanos.size());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public int removeIdleConsumers(String name, Duration idle) {
+        lock.lock();
+        try {
+            QueueState q = queue(name);
+            long now = System.nanoTime();
+            int before = q.consumersLastSeenNanos.size();
+            q.consumersLastSeenNanos.entrySet().removeIf(e -> now - e.getValue() >= idle.toNanos()
+                    && q.pending.values().stream().noneMatch(p -> p.owner.equals(e.getKey())));
+            return before - q.consumersLastSeenNanos.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            closed = true;
+            messageArrived.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MemoryBroker[" + config.url() + "]";
+    }
 }

@@ -1,0 +1,30 @@
+package io.binomic.core.internal.worker;
+
+import java.util.function.Supplier;
+
+/** Chooses the structured invoker when preview features are enabled, the future-based one otherwise. */
+public final class TaskInvokers {
+    private static final System.Logger LOG = System.getLogger(TaskInvokers.class.getName());
+
+    private TaskInvokers() { }
+
+    /** The best invoker this JVM can load. */
+    public static TaskInvoker best() {
+        return select(StructuredTaskInvoker::new);
+    }
+
+    /** The future-based invoker, always available. */
+    public static TaskInvoker fallback() {
+        return new FutureTaskInvoker();
+    }
+
+    static TaskInvoker select(Supplier<TaskInvoker> structured) {
+        try {
+            return structured.get();
+        } catch (UnsupportedClassVersionError e) {
+            // Thrown when the preview-marked class is loaded without --enable-preview.
+            LOG.log(System.Logger.Level.DEBUG, "StructuredTaskScope unavailable ({0}); using timed futures", e.getMessage());
+            return fallback();
+        }
+    }
+}

@@ -1,0 +1,388 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.Message;
+import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every {@link Broker} must have. Each implementation extends this class and says
+ * how to create an unstarted broker; every test uses fresh queue names so a shared server is fine.
+ * This is what makes "swap the broker via ServiceLoader" safe.
+ */
+public abstract class BrokerContractTest {
+
+    protected BrokerContractTest() {
+    }
+
+    /** A new, not yet started broker. */
+    protected abstract Broker createBroker();
+
+    protected Broker broker;
+    protected String queue;
+    protected String otherQueue;
+
+    @BeforeEach
+    void startBroker() {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        queue = "contract-" + suffix;
+        otherQueue = "contract-other-" + suffix;
+        broker = createBroker();
+        broker.start(List.of(queue, otherQueue));
+    }
+
+    @AfterEach
+    void closeBroker() {
+        broker.close();
+    }
+
+    protected Message message(String task, String payload) {
+        return message(queue, task, payload, 1);
+    }
+
+    protected static Message message(String queue, String task, String payload, int attempt) {
+        return new Message(UUID.randomUUID(), task, queue, attempt, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                payload.getBytes(StandardCharsets.UTF_8), Map.of("trace", "t-1"));
+    }
+
+    protected List<Delivery> fetch(int max) throws InterruptedException {
+        return broker.fetch(List.of(queue), "c1", max, Duration.ofMillis(200));
+    }
+
+    @Test
+    void enqueuedMessageIsFetchedWithEveryFieldIntact() throws Exception {
+        Message sent = message("greet", "{\"name\":\"Ada\"}");
+        broker.enqueue(sent);
+
+        List<Delivery> got = fetch(10);
+
+        assertEquals(1, got.size());
+        Delivery d = got.getFirst();
+        assertEquals(queue, d.queue());
+        assertEquals(sent, d.message().orElseThrow());
+        assertEquals(1, d.deliveryCount());
+        assertEquals(1, d.attempt());
+    }
+
+    @Test
+    void fetchReturnsAtMostMaxInEnqueueOrder() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            sent.add(message("t", "{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+
+        List<Delivery> first = fetch(10);
+        List<Delivery> rest = fetch(100);
+
+        assertEquals(10, first.size());
+        assertEquals(15, rest.size());
+        List<Message> received = new ArrayList<>();
+        first.forEach(d -> received.add(d.message().orElseThrow()));
+        rest.forEach(d -> received.add(d.message().orElseThrow()));
+        assertEquals(sent, received);
+    }
+
+    @Test
+    void fetchOnAnEmptyQueueWaitsThenReturnsNothing() throws Exception {
+        long start = System.nanoTime();
+        List<Delivery> got = broker.fetch(List.of(queue), "c1", 5, Duration.ofMillis(300));
+        long waitedMs = (System.nanoTime() - start) / 1_000_000;
+
+        assertTrue(got.isEmpty());
+        assertTrue(waitedMs >= 250, "fetch should block about the wait, returned after " + waitedMs + " ms");
+    }
+
+    @Test
+    void blockedFetchWakesUpWhenAMessageArrives() throws Exception {
+        var fetched = CompletableFuture.supplyAsync(() -> {
+            try {
+                return broker.fetch(List.of(queue), "c1", 5, Duration.ofSeconds(5));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(200);
+        broker.enqueue(message("t", "{}"));
+
+        assertEquals(1, fetched.get().size());
+    }
+
+    @Test
+    void queuesAreIsolated() throws Exception {
+        broker.enqueue(message(otherQueue, "t", "{}", 1));
+
+        assertTrue(fetch(10).isEmpty());
+        List<Delivery> fromOther = broker.fetch(List.of(queue, otherQueue), "c1", 10, Duration.ofMillis(200));
+        assertEquals(1, fromOther.size());
+        assertEquals(otherQueue, fromOther.getFirst().queue());
+    }
+
+    @Test
+    void ackedMessagesAreGoneForGood() throws Exception {
+        broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}")));
+        List<Delivery> got = fetch(10);
+
+        broker.ack(got);
+
+        QueueStats stats = broker.stats(queue);
+        assertEquals(0, stats.ready());
+        assertEquals(0, stats.pending());
+        assertTrue(broker.reclaim(queue, "c2", Duration.ZERO, 10).isEmpty(), "an acked message must not be reclaimable");
+    }
+
+    @Test
+    void unackedMessageIsPendingAndReclaimedAsTheNextAttempt() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery first = fetch(1).getFirst();
+        assertEquals(1, broker.stats(queue).pending());
+
+        Thread.sleep(150);
+        List<Delivery> reclaimed = broker.reclaim(queue, "c2", Duration.ofMillis(100), 10);
+
+        assertEquals(1, reclaimed.size());
+        Delivery again = reclaimed.getFirst();
+        assertEquals(first.receipt(), again.receipt());
+        assertEquals(2, again.deliveryCount());
+        assertEquals(2, again.attempt());
+        assertEquals(first.message(), again.message());
+    }
+
+    @Test
+    void recentlyFetchedMessageIsNotReclaimed() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        fetch(1);
+
+        assertTrue(broker.reclaim(queue, "c2", Duration.ofSeconds(30), 10).isEmpty());
+    }
+
+    @Test
+    void renewedLeasePreventsReclaim() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery d = fetch(1).getFirst();
+
+        for (int i = 0; i < 4; i++) {
+            Thread.sleep(200);
+            broker.renewLeases("c1", List.of(d));
+        }
+
+        assertTrue(broker.reclaim(queue, "c2", Duration.ofMillis(500), 10).isEmpty(),
+                "a message whose owner renews must never be reclaimed");
+        Thread.sleep(600);
+        assertEquals(1, broker.reclaim(queue, "c2", Duration.ofMillis(500), 10).size(),
+                "once renewals stop, the message must be reclaimable");
+    }
+
+    @Test
+    void retryLaterAcksAndSchedulesTheNextAttemptAtomically() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery d = fetch(1).getFirst();
+        Instant due = Instant.now().plusMillis(300);
+
+        broker.retryLater(d, d.message().orElseThrow().withAttempt(2, Instant.now()), due);
+
+        QueueStats stats = broker.stats(queue);
+        assertEquals(0, stats.pending());
+        assertEquals(1, stats.delayed());
+        assertEquals(0, broker.moveDue(queue, Instant.now(), 100), "nothing is due before its time");
+        assertEquals(due.toEpochMilli(), broker.nextDue(queue).orElseThrow().toEpochMilli());
+        assertEquals(1, broker.moveDue(queue, due.plusMillis(1), 100));
+        Delivery retried = fetch(1).getFirst();
+        assertEquals(2, retried.attempt());
+        assertEquals(d.message().orElseThrow().id(), retried.message().orElseThrow().id());
+    }
+
+    @Test
+    void scheduledMessageWaitsUntilDueAndGetsAFreshEnqueueTime() throws Exception {
+        Message m = message("t", "{}");
+        Instant due = Instant.now().plusSeconds(60);
+        broker.schedule(m, due);
+
+        assertTrue(fetch(1).isEmpty());
+        assertEquals(Optional.of(due.truncatedTo(ChronoUnit.MILLIS)), broker.nextDue(queue));
+        Instant movedAt = due.plusMillis(5).truncatedTo(ChronoUnit.MILLIS);
+        assertEquals(1, broker.moveDue(queue, movedAt, 10));
+
+        Message fetched = fetch(1).getFirst().message().orElseThrow();
+        assertEquals(m.id(), fetched.id());
+        assertEquals(movedAt, fetched.enqueuedAt());
+        assertEquals(Optional.empty(), broker.nextDue(queue));
+    }
+
+    @Test
+    void concurrentMoversMoveEachDueMessageOnce() throws Exception {
+        int n = 200;
+        Instant due = Instant.now().minusSeconds(1);
+        for (int i = 0; i < n; i++) {
+            broker.schedule(message("t", "{\"i\":" + i + "}"), due);
+        }
+        AtomicInteger moved = new AtomicInteger();
+        CountDownLatch go = new CountDownLatch(1);
+        try (var pool = Executors.newFixedThreadPool(8)) {
+            for (int t = 0; t < 8; t++) {
+                pool.submit(() -> {
+                    go.await();
+                    int got;
+                    while ((got = broker.moveDue(queue, Instant.now(), 7)) > 0) {
+                        moved.addAndGet(got);
+                    }
+                    return null;
+                });
+            }
+            go.countDown();
+        }
+
+        assertEquals(n, moved.get());
+        Set<UUID> ids = new HashSet<>();
+        List<Delivery> got;
+        while (!(got = fetch(100)).isEmpty()) {
+            got.forEach(d -> ids.add(d.message().orElseThrow().id()));
+        }
+        assertEquals(n, ids.size());
+        assertEquals(0, broker.stats(queue).delayed());
+    }
+
+    @Test
+    void deadLetterKeepsTheMessageAndWhyItFailed() throws Exception {
+        Message m = message("t", "{\"x\":1}");
+        broker.enqueue(m);
+        Delivery d = fetch(1).getFirst();
+        Instant failedAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+
+        broker.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.NON_RETRYABLE, "java.lang.IllegalStateException",
+                "no such account", "java.lang.IllegalStateException: no such account\n\tat x.y(Z.java:1)", 1, failedAt));
+
+        QueueStats stats = broker.stats(queue);
+        assertEquals(0, stats.pending());
+        assertEquals(1, stats.deadLetters());
+        List<DeadLetter> letters = broker.readDeadLetters(queue, Optional.empty(), 10);
+        assertEquals(1, letters.size());
+        DeadLetter letter = letters.getFirst();
+        assertEquals("t", letter.task());
+        assertEquals(queue, letter.queue());
+        assertEquals(m, letter.message().orElseThrow());
+        assertEquals(DeadLetterReason.NON_RETRYABLE, letter.failure().reason());
+        assertEquals("java.lang.IllegalStateException", letter.failure().errorClass());
+        assertEquals("no such account", letter.failure().errorMessage());
+        assertTrue(letter.failure().stackHead().contains("x.y(Z.java:1)"));
+        assertEquals(1, letter.failure().attempts());
+        assertEquals(failedAt, letter.failure().failedAt());
+    }
+
+    @Test
+    void replayedDeadLetterReturnsToItsQueueAsAFirstAttempt() throws Exception {
+        Message m = message(queue, "t", "{}", 3);
+        broker.enqueue(m);
+        Delivery d = fetch(1).getFirst();
+        broker.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now()));
+        String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
+
+        assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
+        assertEquals(0, broker.replayDeadLetters(queue, List.of(letterId)), "a replayed letter is gone from the DLQ");
+
+        Message back = fetch(1).getFirst().message().orElseThrow();
+        assertEquals(m.id(), back.id());
+        assertEquals(1, back.attempt());
+        assertEquals(letterId, back.headers().get(Message.REPLAYED_FROM));
+        assertEquals("t-1", back.headers().get("trace"));
+        assertEquals(0, broker.stats(queue).deadLetters());
+    }
+
+    @Test
+    void deadLettersArePagedByCursorAndDeletable() throws Exception {
+        for (int i = 0; i < 7; i++) {
+            broker.enqueue(message("t", "{\"i\":" + i + "}"));
+        }
+        for (Delivery d : fetch(7)) {
+            broker.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
+        }
+
+        List<DeadLetter> page1 = broker.readDeadLetters(queue, Optional.empty(), 4);
+        List<DeadLetter> page2 = broker.readDeadLetters(queue, Optional.of(page1.getLast().id()), 4);
+        assertEquals(4, page1.size());
+        assertEquals(3, page2.size());
+        Set<String> ids = new HashSet<>();
+        page1.forEach(l -> ids.add(l.id()));
+        page2.forEach(l -> ids.add(l.id()));
+        assertEquals(7, ids.size());
+
+        assertEquals(2, broker.deleteDeadLetters(queue, List.of(page1.get(0).id(), page1.get(1).id(), "0-1")));
+        assertEquals(5, broker.stats(queue).deadLetters());
+    }
+
+    @Test
+    void eachPeriodicTickIsClaimedOnceAcrossConcurrentClaimers() throws Exception {
+        Instant tick = Instant.parse("2026-11-30T10:00:00Z");
+        Map<Integer, Boolean> results = new ConcurrentHashMap<>();
+        CountDownLatch go = new CountDownLatch(1);
+        try (var pool = Executors.newFixedThreadPool(8)) {
+            for (int i = 0; i < 8; i++) {
+                int who = i;
+                pool.submit(() -> {
+                    go.await();
+                    results.put(who, broker.claimTick(queue, "report", tick));
+                    return null;
+                });
+            }
+            go.countDown();
+        }
+
+        assertEquals(1, results.values().stream().filter(b -> b).count());
+        assertFalse(broker.claimTick(queue, "report", tick.minusSeconds(60)), "an older tick is never claimed again");
+        assertTrue(broker.claimTick(queue, "report", tick.plusSeconds(60)));
+        assertTrue(broker.claimTick(queue, "other-job", tick), "jobs claim their ticks independently");
+    }
+
+    @Test
+    void statsCountReadyPendingDelayedAndConsumers() throws Exception {
+        broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}"), message("t", "{}")));
+        broker.schedule(message("t", "{}"), Instant.now().plusSeconds(60));
+        fetch(1);
+
+        QueueStats stats = broker.stats(queue);
+        assertEquals(queue, stats.queue());
+        assertEquals(2, stats.ready());
+        assertEquals(1, stats.pending());
+        assertEquals(1, stats.delayed());
+        assertEquals(0, stats.deadLetters());
+        assertEquals(1, stats.consumers());
+    }
+
+    @Test
+    void idleConsumersWithNothingPendingAreRemoved() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        broker.fetch(List.of(queue), "holder", 1, Duration.ofMillis(100));
+        broker.fetch(List.of(queue), "idle", 1, Duration.ofMillis(100));
+        Thread.sleep(300);
+
+        int removed = broker.removeIdleConsumers(queue, Duration.ofMillis(200));
+
+        assertEquals(1, removed, "only the consumer without pending messages goes");
+        assertEquals(1, broker.stats(queue).consumers());
+    }
+}

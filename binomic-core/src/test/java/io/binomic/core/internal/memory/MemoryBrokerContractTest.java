@@ -1,0 +1,12 @@
+package io.binomic.core.internal.memory;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.core.BrokerContractTest;
+
+class MemoryBrokerContractTest extends BrokerContractTest {
+    @Override
+    protected Broker createBroker() {
+        return new MemoryBroker(BrokerConfig.defaults());
+    }
+}
