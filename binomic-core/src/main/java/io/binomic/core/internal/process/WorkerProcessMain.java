@@ -88,13 +88,13 @@ public final class WorkerProcessMain {
             return EXIT_STARTUP_FAILED;
         }
         slot.state(WorkerState.RUNNING);
-        LOG.log(Level.INFO, "worker {0} (pid {1}) running as consumer {2}", launch.slot(),
+        LOG.log(Level.INFO, "worker {0} (pid {1,number,#}) running as consumer {2}", launch.slot(),
                 ProcessHandle.current().pid(), worker.consumerName());
         try {
             WorkerCommand command = awaitCommand();
             slot.state(WorkerState.DRAINING);
             Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : launch.shutdownGrace();
-            LOG.log(Level.INFO, "worker {0}: {1}, grace {2} ms", launch.slot(), command, grace.toMillis());
+            LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
             worker.stop(grace);
             binomic.close();
             return EXIT_OK;
@@ -152,7 +152,7 @@ public final class WorkerProcessMain {
                 return signalled;
             }
             if (!masterAlive()) {
-                LOG.log(Level.WARNING, "worker {0}: master pid {1} is gone; draining", launch.slot(), masterPid);
+                LOG.log(Level.WARNING, "worker {0}: master pid {1,number,#} is gone; draining", launch.slot(), masterPid);
                 return WorkerCommand.DRAIN;
             }
             try {
