@@ -2,6 +2,7 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.MasterConfig;
+import io.binomic.core.internal.process.MasterEvent;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,15 +61,26 @@ final class MasterCommand implements Command {
     @Override
     public int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
-        Master master = new Master(config);
+        // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
+        // its handlers in its own shutdown hook, so log records written while draining may be lost.
+        Master master = new Master(config, event -> {
+            if (event instanceof MasterEvent.Drained d) {
+                out.println("worker " + d.slot() + " (pid " + d.pid() + ") "
+                        + (d.killed() ? "killed: it did not drain in time" : "stopped, exit code " + d.exitCode()));
+            }
+        });
         master.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             int status = BinomicCli.EXIT_OK;
+            out.println("master pid " + ProcessHandle.current().pid() + " draining its workers");
             try {
                 master.close();
+                out.println("master pid " + ProcessHandle.current().pid() + " stopped");
             } catch (RuntimeException e) {
+                out.println("master pid " + ProcessHandle.current().pid() + " failed to stop cleanly: " + e);
                 status = BinomicCli.EXIT_FAILED;
             }
+            out.flush();
             // A JVM ended by SIGTERM exits 143. A master that drained its workers stopped cleanly,
             // and scripts and service managers should see that as 0.
             Runtime.getRuntime().halt(status);

@@ -4,7 +4,7 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A plain-text table: a header row, columns padded to their widest cell, numbers right-aligned. */
+/** A plain-text table: a header row, columns padded to their widest cell, columns of numbers right-aligned. */
 final class Table {
     private final List<String> headers;
     private final List<List<String>> rows = new ArrayList<>();
@@ -38,7 +38,7 @@ final class Table {
             numeric[c] = !rows.isEmpty();
             for (List<String> row : rows) {
                 width[c] = Math.max(width[c], row.get(c).length());
-                numeric[c] &= row.get(c).matches("-?\\d+");
+                numeric[c] &= row.get(c).matches("-?\\d+|-"); // "-" stands for a missing number
             }
         }
         print(out, headers, width, numeric);
