@@ -27,7 +27,7 @@ public record WorkerConfig(List<String> queues, int concurrency, Duration shutdo
         queues = List.copyOf(queues);
         for (String q : queues) {
             if (!NAME.matcher(q).matches()) {
-                throw new IllegalArgumentException("queues: '" + q + "' is not a valid queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+                throw new IllegalArgumentException("queues must hold valid queue names (1-200 of letters, digits, '_', '.', ':', '-'), got '" + q + "'");
             }
         }
         Config.requireAtLeast("concurrency", 1, concurrency);

@@ -5,6 +5,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskNotFoundException;
 import io.binomic.api.TaskRegistry;
@@ -130,7 +131,10 @@ public final class DeliveryProcessor {
         long start = System.nanoTime();
         String outcome = "succeeded";
         try {
-            invoker.invoke(() -> invokeHandler(task, argument), timeout);
+            TaskContext context = new TaskContext(message.id(), task.name(), delivery.queue(), attempt, maxAttempts,
+                    message.enqueuedAt(), message.headers());
+            // Bound on the handler's own thread, so both invokers (structured or future) see it.
+            invoker.invoke(() -> TaskContext.callWith(context, () -> invokeHandler(task, argument)), timeout);
             long nanos = System.nanoTime() - start;
             succeeded.increment();
             stats.succeeded(delivery.queue(), task.name(), nanos);

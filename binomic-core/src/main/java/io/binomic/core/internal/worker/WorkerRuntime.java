@@ -99,6 +99,7 @@ public final class WorkerRuntime implements Worker {
     }
 
     private void fetchLoop() {
+        long nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
         while (running) {
             int free = 0;
             try {
@@ -108,6 +109,15 @@ public final class WorkerRuntime implements Worker {
                 free = 1 + slots.drainPermits();
                 if (!running) {
                     break;
+                }
+                // Reclaim from the fetcher, which owns the free slots: stranded messages are
+                // taken before new ones, and never beyond this worker's capacity.
+                if (System.nanoTime() - nextReclaim >= 0) {
+                    nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
+                    free -= reclaimStranded(free);
+                    if (free == 0) {
+                        continue;
+                    }
                 }
                 List<Delivery> deliveries = broker.fetch(queues, consumerName, free, config.pollTimeout());
                 for (Delivery d : deliveries) {
@@ -122,9 +132,30 @@ public final class WorkerRuntime implements Worker {
                 pause(BROKER_ERROR_PAUSE);
             } finally {
                 slots.release(free);
-                free = 0;
             }
         }
+    }
+
+    /** Takes over up to {@code free} stranded deliveries and runs them; returns how many. */
+    private int reclaimStranded(int free) {
+        int taken = 0;
+        for (String queue : queues) {
+            if (taken == free) {
+                break;
+            }
+            try {
+                for (Delivery d : broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken)) {
+                    LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
+                            consumerName, d.receipt(), queue, d.attempt());
+                    dispatch(d);
+                    taken++;
+                }
+                broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue, e.getMessage());
+            }
+        }
+        return taken;
     }
 
     /** Runs {@code d} on its own virtual thread; the slot it holds is released when it ends. */
@@ -192,43 +223,18 @@ public final class WorkerRuntime implements Worker {
 
     private void leaseLoop() {
         Duration renewEvery = config.leaseTimeout().dividedBy(3);
-        long nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
         while (running) {
             if (!pause(renewEvery)) {
                 return;
             }
-            try {
-                List<Delivery> held = inFlight.values().stream().map(Running::delivery).toList();
-                if (!held.isEmpty()) {
-                    broker.renewLeases(consumerName, held);
-                }
-                if (System.nanoTime() - nextReclaim >= 0) {
-                    nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
-                    reclaimStranded();
-                }
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: lease renewal or reclaim failed: {1}", consumerName, e.getMessage());
+            List<Delivery> held = inFlight.values().stream().map(Running::delivery).toList();
+            if (held.isEmpty()) {
+                continue;
             }
-        }
-    }
-
-    private void reclaimStranded() {
-        for (String queue : queues) {
-            int free = slots.drainPermits();
             try {
-                if (free == 0) {
-                    return;
-                }
-                List<Delivery> taken = broker.reclaim(queue, consumerName, config.leaseTimeout(), free);
-                for (Delivery d : taken) {
-                    LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
-                            consumerName, d.receipt(), queue, d.attempt());
-                    dispatch(d);
-                }
-                free -= taken.size();
-                broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
-            } finally {
-                slots.release(free);
+                broker.renewLeases(consumerName, held);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", consumerName, e.getMessage());
             }
         }
     }

@@ -1,0 +1,43 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.binomic.api.Task;
+import java.lang.module.ModuleDescriptor;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The public surface: a change to exports, requires or provides must show up in review. */
+class ModuleDescriptorTest {
+
+    private static ModuleDescriptor descriptorOf(Class<?> type) {
+        return type.getModule().getDescriptor();
+    }
+
+    @Test
+    void apiExportsOnlyItsApiAndSpiPackagesAndRequiresOnlyTheJdk() {
+        ModuleDescriptor api = descriptorOf(Task.class);
+        assertEquals("io.binomic.api", api.name());
+        assertEquals(Set.of("io.binomic.api", "io.binomic.api.spi"),
+                api.exports().stream().map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
+        assertEquals(Set.of("java.base"), api.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet()));
+    }
+
+    @Test
+    void coreExportsOneUnqualifiedPackageAndProvidesTheEmbeddedBrokerAndCodec() {
+        ModuleDescriptor core = descriptorOf(Binomic.class);
+        assertEquals("io.binomic.core", core.name());
+        assertEquals(Set.of("io.binomic.core"), core.exports().stream().filter(e -> !e.isQualified())
+                .map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
+        Set<String> requires = core.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toCollection(TreeSet::new));
+        assertEquals(new TreeSet<>(Set.of("java.base", "io.binomic.api", "jdk.jfr")), requires,
+                "the core must need nothing outside the JDK and the API");
+        Set<String> provides = core.provides().stream().map(p -> p.service() + " with " + p.providers())
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertEquals(new TreeSet<>(Set.of(
+                "io.binomic.api.spi.BrokerProvider with [io.binomic.core.internal.memory.MemoryBrokerProvider]",
+                "io.binomic.api.spi.PayloadCodec with [io.binomic.core.internal.codec.JdkJsonCodec]")), provides);
+    }
+}

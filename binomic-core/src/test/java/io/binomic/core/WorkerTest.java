@@ -1,0 +1,383 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.DeadLetterGroup;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.Message;
+import io.binomic.api.NonRetryableException;
+import io.binomic.api.PayloadTooLargeException;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A worker in one JVM on the in-memory broker, through the public API only. */
+class WorkerTest {
+    private final List<Binomic> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        opened.forEach(Binomic::close);
+    }
+
+    private static WorkerConfig.Builder fastWorker() {
+        return WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2));
+    }
+
+    private Binomic start(List<Task<?, ?>> tasks, TaskDefaults defaults, WorkerConfig worker) {
+        return start(tasks, defaults, worker, null);
+    }
+
+    private Binomic start(List<Task<?, ?>> tasks, TaskDefaults defaults, WorkerConfig worker, Broker broker) {
+        BinomicConfig config = BinomicConfig.builder().taskDefaults(defaults).worker(worker).build();
+        Binomic binomic = Binomic.builder().config(config).tasks(tasks).codec(new TextCodec()).broker(broker).build().start();
+        opened.add(binomic);
+        return binomic;
+    }
+
+    static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void submittedTasksRunOnceEachAndLeaveNothingBehind() throws Exception {
+        Map<Integer, Integer> runs = new ConcurrentHashMap<>();
+        Task<Integer, ?> square = Task.builder("square", Integer.class, (Integer n) -> {
+            runs.merge(n, 1, Integer::sum);
+            return n * n;
+        }).build();
+        Binomic binomic = start(List.of(square), TaskDefaults.defaults(), fastWorker().concurrency(8).build());
+        Worker worker = binomic.startWorker();
+
+        binomic.submitAll(square, IntStream.range(0, 200).boxed().toList());
+
+        await("200 tasks succeeded", () -> worker.counters().succeeded() == 200);
+        await("the acks are flushed", () -> binomic.queueStats("default").pending() == 0);
+        assertEquals(200, runs.size());
+        assertTrue(runs.values().stream().allMatch(n -> n == 1), "each message runs once: " + runs);
+        QueueStats stats = binomic.queueStats("default");
+        assertEquals(0, stats.ready() + stats.pending() + stats.delayed() + stats.deadLetters());
+    }
+
+    @Test
+    void failingTaskIsRetriedAfterItsBackoffWithIncreasingAttempts() throws Exception {
+        List<Long> attemptTimes = new CopyOnWriteArrayList<>();
+        Task<String, ?> flaky = Task.builder("flaky", String.class, (String s) -> {
+            attemptTimes.add(System.nanoTime());
+            if (attemptTimes.size() < 3) {
+                throw new IllegalStateException("not yet");
+            }
+            return s;
+        }).backoff(Backoff.exponential(Duration.ofMillis(200), 2.0, Duration.ofSeconds(5))).build();
+        Binomic binomic = start(List.of(flaky), TaskDefaults.defaults(), fastWorker().build());
+        Worker worker = binomic.startWorker();
+
+        binomic.submit(flaky, "x");
+
+        await("third attempt succeeded", () -> worker.counters().succeeded() == 1);
+        assertEquals(3, attemptTimes.size());
+        assertEquals(2, worker.counters().retried());
+        long firstWaitMs = (attemptTimes.get(1) - attemptTimes.get(0)) / 1_000_000;
+        long secondWaitMs = (attemptTimes.get(2) - attemptTimes.get(1)) / 1_000_000;
+        assertTrue(firstWaitMs >= 200, "first backoff is 200 ms, waited " + firstWaitMs);
+        assertTrue(secondWaitMs >= 400, "second backoff is 400 ms, waited " + secondWaitMs);
+        TaskStats stats = binomic.taskStats().getFirst();
+        assertEquals(1, stats.succeeded());
+        assertEquals(2, stats.failed());
+        assertEquals(2, stats.retried());
+    }
+
+    @Test
+    void taskFailingEveryAttemptEndsInTheDeadLetterQueue() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Task<String, ?> doomed = Task.builder("doomed", String.class, (String s) -> {
+            runs.incrementAndGet();
+            throw new IllegalArgumentException("bad " + s);
+        }).maxAttempts(2).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
+        Binomic binomic = start(List.of(doomed), TaskDefaults.defaults(), fastWorker().build());
+        binomic.startWorker();
+
+        binomic.submit(doomed, "input");
+
+        await("dead-lettered", () -> binomic.queueStats("default").deadLetters() == 1);
+        assertEquals(2, runs.get());
+        DeadLetter letter = binomic.deadLetters().list("default", DeadLetterFilter.all(), 10).getFirst();
+        assertEquals(DeadLetterReason.MAX_ATTEMPTS, letter.failure().reason());
+        assertEquals(IllegalArgumentException.class.getName(), letter.failure().errorClass());
+        assertEquals("bad input", letter.failure().errorMessage());
+        assertEquals(2, letter.failure().attempts());
+        assertTrue(letter.failure().stackHead().startsWith("java.lang.IllegalArgumentException: bad input"));
+    }
+
+    @Test
+    void overrunningTaskTimesOutAndCountsAsAFailedAttempt() throws Exception {
+        Task<String, ?> slow = Task.builder("slow", String.class, (String s) -> {
+            Thread.sleep(Duration.ofSeconds(30));
+            return s;
+        }).timeout(Duration.ofMillis(200)).maxAttempts(1).build();
+        Binomic binomic = start(List.of(slow), TaskDefaults.defaults(), fastWorker().build());
+        Worker worker = binomic.startWorker();
+
+        binomic.submit(slow, "x");
+
+        await("timed out into the DLQ", () -> binomic.queueStats("default").deadLetters() == 1);
+        assertEquals(1, worker.counters().failed());
+        DeadLetter letter = binomic.deadLetters().list("default", DeadLetterFilter.all(), 1).getFirst();
+        assertEquals("java.util.concurrent.TimeoutException", letter.failure().errorClass());
+    }
+
+    @Test
+    void nonRetryableFailuresAreDeadLetteredAtOnce() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Task<String, ?> explicit = Task.builder("explicit", String.class, (String s) -> {
+            runs.incrementAndGet();
+            throw new NonRetryableException("card declined");
+        }).build();
+        Task<String, ?> declared = Task.builder("declared", String.class, (String s) -> {
+            runs.incrementAndGet();
+            throw new UnsupportedOperationException("never works");
+        }).nonRetryableOn(UnsupportedOperationException.class).build();
+        Binomic binomic = start(List.of(explicit, declared), TaskDefaults.defaults(), fastWorker().build());
+        binomic.startWorker();
+
+        binomic.submit(explicit, "a");
+        binomic.submit(declared, "b");
+
+        await("both dead-lettered", () -> binomic.queueStats("default").deadLetters() == 2);
+        assertEquals(2, runs.get(), "no retry for a non-retryable failure");
+        List<DeadLetterGroup> groups = binomic.deadLetters().groups("default");
+        assertEquals(2, groups.size());
+        assertTrue(groups.stream().allMatch(g -> g.reason() == DeadLetterReason.NON_RETRYABLE && g.count() == 1), groups.toString());
+    }
+
+    @Test
+    void undecodablePayloadAndUnknownTaskAreDeadLetteredWithoutStoppingTheWorker() throws Exception {
+        Task<Integer, ?> count = Task.builder("count", Integer.class, (Integer n) -> n).build();
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        Task<String, ?> ghost = Task.builder("ghost", String.class, (String s) -> s).build();
+        Binomic producer = start(List.of(ghost), TaskDefaults.defaults(), fastWorker().build(), shared);
+        Binomic binomic = start(List.of(count), TaskDefaults.defaults(), fastWorker().build(), shared);
+        Worker worker = binomic.startWorker();
+
+        producer.submit(ghost, "boo");
+        shared.enqueue(new Message(java.util.UUID.randomUUID(), "count", "default", 1, java.time.Instant.now(),
+                "not a number".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
+        binomic.submit(count, 7);
+
+        await("the good message ran", () -> worker.counters().succeeded() == 1);
+        await("two dead letters", () -> binomic.queueStats("default").deadLetters() == 2);
+        List<DeadLetterReason> reasons = binomic.deadLetters().list("default", DeadLetterFilter.all(), 10).stream()
+                .map(l -> l.failure().reason()).sorted().toList();
+        assertEquals(List.of(DeadLetterReason.DECODE_ERROR, DeadLetterReason.TASK_NOT_FOUND), reasons);
+    }
+
+    @Test
+    void delayTaskRunsNoSoonerThanItsDelay() throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        long[] ranAt = new long[1];
+        Task<String, ?> later = Task.builder("later", String.class, (String s) -> {
+            ranAt[0] = System.nanoTime();
+            ran.countDown();
+            return s;
+        }).delay(Duration.ofMillis(500)).build();
+        Binomic binomic = start(List.of(later), TaskDefaults.defaults(), fastWorker().build());
+        binomic.startWorker();
+
+        long submittedAt = System.nanoTime();
+        binomic.submit(later, "x");
+        assertEquals(1, binomic.queueStats("default").delayed());
+
+        assertTrue(ran.await(10, TimeUnit.SECONDS));
+        long waitedMs = (ranAt[0] - submittedAt) / 1_000_000;
+        assertTrue(waitedMs >= 500, "ran after " + waitedMs + " ms");
+    }
+
+    @Test
+    void noMoreTasksRunAtOnceThanTheConcurrencyLimit() throws Exception {
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger peak = new AtomicInteger();
+        Task<Integer, ?> busy = Task.builder("busy", Integer.class, (Integer n) -> {
+            peak.accumulateAndGet(running.incrementAndGet(), Math::max);
+            Thread.sleep(50);
+            running.decrementAndGet();
+            return n;
+        }).build();
+        Binomic binomic = start(List.of(busy), TaskDefaults.defaults(), fastWorker().concurrency(3).build());
+        Worker worker = binomic.startWorker();
+
+        binomic.submitAll(busy, IntStream.range(0, 30).boxed().toList());
+
+        await("all done", () -> worker.counters().succeeded() == 30);
+        assertEquals(3, peak.get());
+    }
+
+    @Test
+    void stopWaitsForRunningTasksWithinTheGrace() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        Task<String, ?> task = Task.builder("short", String.class, (String s) -> {
+            started.countDown();
+            Thread.sleep(300);
+            return s;
+        }).build();
+        Binomic binomic = start(List.of(task), TaskDefaults.defaults(), fastWorker().build());
+        Worker worker = binomic.startWorker();
+        binomic.submit(task, "x");
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+
+        worker.stop(Duration.ofSeconds(5));
+
+        assertTrue(worker.isStopped());
+        assertEquals(1, worker.counters().succeeded());
+        assertEquals(0, binomic.queueStats("default").pending(), "its ack was flushed before the worker stopped");
+    }
+
+    @Test
+    void taskCancelledPastTheGraceIsNotAckedAndIsReclaimedAsTheNextAttempt() throws Exception {
+        List<Integer> attemptsSeen = Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch started = new CountDownLatch(1);
+        Task<String, ?> stubborn = Task.builder("stubborn", String.class, (String s) -> {
+            attemptsSeen.add(runs.incrementAndGet());
+            started.countDown();
+            if (runs.get() == 1) {
+                Thread.sleep(Duration.ofSeconds(30));
+            }
+            return s;
+        }).build();
+        WorkerConfig leases = fastWorker().leaseTimeout(Duration.ofMillis(600)).reclaimInterval(Duration.ofMillis(200)).build();
+        Binomic binomic = start(List.of(stubborn), TaskDefaults.defaults(), leases);
+        Worker first = binomic.startWorker();
+        binomic.submit(stubborn, "x");
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+
+        first.stop(Duration.ofMillis(100));
+        assertEquals(1, binomic.queueStats("default").pending(), "a cancelled task stays pending");
+
+        Worker second = binomic.startWorker();
+        await("reclaimed and run again", () -> second.counters().succeeded() == 1);
+        assertEquals(List.of(1, 2), attemptsSeen);
+        await("acked", () -> binomic.queueStats("default").pending() == 0);
+    }
+
+    @Test
+    void deadLettersCanBeReplayedAndPurgedByFilter() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        Task<String, ?> healing = Task.builder("healing", String.class, (String s) -> {
+            if (calls.incrementAndGet() <= 3) {
+                throw new NonRetryableException("down");
+            }
+            return s;
+        }).build();
+        Task<String, ?> broken = Task.builder("broken", String.class, (String s) -> {
+            throw new NonRetryableException("always");
+        }).build();
+        Binomic binomic = start(List.of(healing, broken), TaskDefaults.defaults(), fastWorker().build());
+        Worker worker = binomic.startWorker();
+        binomic.submitAll(healing, List.of("a", "b", "c"));
+        binomic.submit(broken, "z");
+        await("four dead letters", () -> binomic.queueStats("default").deadLetters() == 4);
+        DeadLetters dlq = binomic.deadLetters();
+
+        List<Long> progress = new CopyOnWriteArrayList<>();
+        long replayed = dlq.replay("default", DeadLetterFilter.all().withTask("healing"), progress::add);
+
+        assertEquals(3, replayed);
+        assertEquals(List.of(3L), progress);
+        await("replayed messages ran", () -> worker.counters().succeeded() == 3);
+        assertEquals(1, dlq.count("default", DeadLetterFilter.all()));
+        assertEquals(1, dlq.purge("default", DeadLetterFilter.all().withReason(DeadLetterReason.NON_RETRYABLE)));
+        assertEquals(0, binomic.queueStats("default").deadLetters());
+    }
+
+    @Test
+    void submitRefusesPeriodicUnregisteredAndOversizedTasks() {
+        Task<Void, Void> tick = Task.builder("tick", () -> { }).interval(Duration.ofHours(1)).build();
+        Task<String, ?> echo = Task.builder("echo", String.class, (String s) -> s).build();
+        Task<String, ?> stranger = Task.builder("stranger", String.class, (String s) -> s).build();
+        BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().maxPayloadBytes(16).build())
+                .schedulePeriodicTasks(false).build();
+        Binomic binomic = Binomic.builder().config(config).task(tick).task(echo).codec(new TextCodec()).build().start();
+        opened.add(binomic);
+
+        var periodic = assertThrows(IllegalArgumentException.class, () -> binomic.submit(tick));
+        assertTrue(periodic.getMessage().contains("'tick' is a INTERVAL task"), periodic.getMessage());
+        var unknown = assertThrows(IllegalArgumentException.class, () -> binomic.submit(stranger, "x"));
+        assertTrue(unknown.getMessage().contains("not registered"), unknown.getMessage());
+        var large = assertThrows(PayloadTooLargeException.class, () -> binomic.submit(echo, "x".repeat(17)));
+        assertEquals(17, large.size());
+        assertEquals(0, binomic.queueStats("default").ready(), "nothing was enqueued");
+    }
+
+    @Test
+    void staleMessageIsNotExecutedButRetriedWithAFreshEnqueueTime() throws Exception {
+        List<Integer> ranAtAttempt = new CopyOnWriteArrayList<>();
+        Task<String, ?> fresh = Task.builder("fresh-only", String.class, (String s) -> {
+            ranAtAttempt.add(1);
+            return s;
+        }).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        TaskDefaults staleAfterOneMinute = TaskDefaults.builder().staleAfter(Duration.ofMinutes(1)).build();
+        Binomic binomic = start(List.of(fresh), staleAfterOneMinute, fastWorker().build(), shared);
+        Worker worker = binomic.startWorker();
+
+        shared.enqueue(new Message(java.util.UUID.randomUUID(), "fresh-only", "default", 1,
+                java.time.Instant.now().minus(Duration.ofHours(1)), "x".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
+
+        await("ran once re-enqueued", () -> worker.counters().succeeded() == 1);
+        assertEquals(1, ranAtAttempt.size(), "the stale delivery itself must not run");
+        assertEquals(1, worker.counters().retried());
+    }
+
+    @Test
+    void handlerSeesItsMessageIdAndAttemptThroughTaskContext() throws Exception {
+        List<io.binomic.api.TaskContext> seen = new CopyOnWriteArrayList<>();
+        Task<String, ?> contextual = Task.builder("contextual", String.class, (String s) -> {
+            seen.add(io.binomic.api.TaskContext.current());
+            if (seen.size() == 1) {
+                throw new IllegalStateException("once");
+            }
+            return s;
+        }).backoff(Backoff.fixed(Duration.ofMillis(20))).build();
+        Binomic binomic = start(List.of(contextual), TaskDefaults.defaults(), fastWorker().build());
+        Worker worker = binomic.startWorker();
+
+        java.util.UUID id = binomic.submit(contextual, "x", Map.of("traceparent", "00-abc-01"));
+
+        await("second attempt succeeded", () -> worker.counters().succeeded() == 1);
+        assertEquals(List.of(1, 2), seen.stream().map(io.binomic.api.TaskContext::attempt).toList());
+        assertTrue(seen.stream().allMatch(c -> c.messageId().equals(id)), "the id is stable across attempts");
+        assertEquals("00-abc-01", seen.get(1).headers().get("traceparent"));
+        assertTrue(seen.get(1).maxAttempts() == 3 && !seen.get(1).isLastAttempt());
+        assertTrue(io.binomic.api.TaskContext.find().isEmpty(), "no context outside a handler");
+    }
+}

@@ -1,0 +1,83 @@
+package io.binomic.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.ProviderNotFoundException;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.BrokerProvider;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.util.List;
+import java.util.ServiceLoader;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Broker selection is deterministic and its failures list every provider found. */
+class ProvidersTest {
+
+    record FakeProvider(String id, Set<String> schemes) implements BrokerProvider {
+        @Override
+        public Broker create(BrokerConfig config) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    private static final BrokerProvider MEMORY = new MemoryBrokerProvider();
+    private static final BrokerProvider REDIS = new FakeProvider("redis", Set.of("redis", "rediss"));
+    private static final BrokerProvider OTHER_REDIS = new FakeProvider("redis-cluster", Set.of("redis"));
+
+    private static BrokerProvider select(String url, String id, BrokerProvider... found) {
+        BrokerConfig.Builder config = BrokerConfig.builder().url(url);
+        if (id != null) {
+            config.brokerId(id);
+        }
+        return Providers.selectBroker(config.build(), new Providers.Loaded<>(List.of(found), List.of()));
+    }
+
+    @Test
+    void urlSchemeSelectsItsProvider() {
+        assertSame(REDIS, select("rediss://cache:6380", null, MEMORY, REDIS));
+        assertSame(MEMORY, select("memory://", null, MEMORY, REDIS));
+    }
+
+    @Test
+    void explicitIdWinsOverAnAmbiguousScheme() {
+        assertSame(OTHER_REDIS, select("redis://localhost", "redis-cluster", MEMORY, REDIS, OTHER_REDIS));
+    }
+
+    @Test
+    void missingProviderErrorNamesTheFixAndListsWhatWasFound() {
+        var e = assertThrows(ProviderNotFoundException.class, () -> select("redis://localhost:6379", null, MEMORY));
+        assertEquals("""
+                no broker provider for URL scheme 'redis': add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath. Providers found:
+                  memory (schemes [memory]): io.binomic.core.internal.memory.MemoryBrokerProvider in module io.binomic.core""",
+                e.getMessage());
+        assertEquals(1, e.found().size());
+    }
+
+    @Test
+    void ambiguousSchemeIsAnErrorListingEveryCandidate() {
+        var e = assertThrows(ProviderNotFoundException.class, () -> select("redis://x", null, REDIS, OTHER_REDIS, MEMORY));
+        String message = e.getMessage();
+        assertEquals("several broker providers match URL scheme 'redis'; choose one with BrokerConfig.brokerId(...). Providers found:",
+                message.lines().findFirst().orElseThrow());
+        assertEquals(4, message.lines().count(), message);
+    }
+
+    @Test
+    void brokenProvidersAreReportedWithoutHidingTheOthers() {
+        var loaded = new Providers.Loaded<>(List.of(MEMORY), List.of("  (broken BrokerProvider: com.acme.Bad: Provider not found)"));
+        var e = assertThrows(ProviderNotFoundException.class,
+                () -> Providers.selectBroker(BrokerConfig.builder().url("acme://x").build(), loaded));
+        assertEquals(3, e.getMessage().lines().count(), e.getMessage());
+        assertSame(MEMORY, Providers.selectBroker(BrokerConfig.defaults(), loaded));
+    }
+
+    @Test
+    void theModulePathProvidesTheMemoryBroker() {
+        var loaded = Providers.load(BrokerProvider.class, ServiceLoader.load(BrokerProvider.class));
+        assertEquals(List.of("memory"), loaded.providers().stream().map(BrokerProvider::id).toList());
+    }
+}

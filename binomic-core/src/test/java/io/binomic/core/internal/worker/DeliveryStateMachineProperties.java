@@ -1,0 +1,231 @@
+package io.binomic.core.internal.worker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.Message;
+import io.binomic.api.NonRetryableException;
+import io.binomic.api.PayloadDecodeException;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.TaskRegistry;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.PayloadCodec;
+import io.binomic.core.internal.StatsRecorder;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+
+/**
+ * The invariants of DESIGN.md section 5, checked on the real {@link DeliveryProcessor} and the
+ * in-memory broker for arbitrary sequences of handler outcomes: every message ends acked or
+ * dead-lettered exactly once, runs at most maxAttempts times with attempts 1, 2, 3..., and none
+ * is lost.
+ */
+class DeliveryStateMachineProperties {
+
+    enum Step { SUCCESS, RETRYABLE, NON_RETRYABLE, TIMEOUT, CANCELLED }
+
+    /** One message's script: the outcome of each execution in turn, or a payload that cannot decode. */
+    record Script(boolean undecodable, List<Step> steps) { }
+
+    @Provide
+    Arbitrary<List<Script>> scripts() {
+        Arbitrary<Script> one = Combinators.combine(
+                Arbitraries.integers().between(0, 9).map(n -> n == 0),
+                Arbitraries.of(Step.class).list().ofMinSize(1).ofMaxSize(8)).as(Script::new);
+        return one.list().ofMinSize(1).ofMaxSize(12);
+    }
+
+    /** Outcomes travel through the handler as exceptions the scripted invoker turns into what a real one throws. */
+    static final class SimulatedTimeout extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+    }
+
+    static final class SimulatedCancel extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+    }
+
+    static final class ScriptedInvoker implements TaskInvoker {
+        @Override
+        public Object invoke(java.util.concurrent.Callable<?> call, Duration timeout)
+                throws TimeoutException, ExecutionException, InterruptedException {
+            try {
+                return call.call();
+            } catch (SimulatedTimeout e) {
+                throw new TimeoutException("simulated");
+            } catch (SimulatedCancel e) {
+                throw new InterruptedException("simulated");
+            } catch (Exception e) {
+                throw new ExecutionException(e);
+            }
+        }
+
+        @Override
+        public String name() {
+            return "scripted";
+        }
+    }
+
+    /** Payloads are the message key as text; a leading '!' makes them undecodable. */
+    static final class KeyCodec implements PayloadCodec {
+        @Override
+        public String id() {
+            return "key";
+        }
+
+        @Override
+        public byte[] encode(Object value) {
+            return String.valueOf(value).getBytes(StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public <T> T decode(byte[] bytes, Class<T> type) {
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            if (text.startsWith("!")) {
+                throw new PayloadDecodeException("$: not a key: " + text);
+            }
+            return type.cast(text);
+        }
+    }
+
+    @Property(tries = 300)
+    void everyMessageEndsAckedOrDeadLetteredExactlyOnceWithinItsAttemptBudget(
+            @ForAll("scripts") List<Script> scripts, @ForAll @IntRange(min = 1, max = 5) int maxAttempts) {
+        String queue = "q";
+        Map<String, Script> byKey = new HashMap<>();
+        Map<String, Integer> cursor = new HashMap<>();
+        Map<String, List<Integer>> executedAttempts = new HashMap<>();
+        Map<String, Step> lastStep = new HashMap<>();
+        Map<String, Integer> acked = new HashMap<>();
+        Map<String, Integer> currentAttempt = new HashMap<>();
+
+        Task<String, ?> task = Task.builder("scripted", String.class, (String key) -> {
+            executedAttempts.computeIfAbsent(key, k -> new ArrayList<>()).add(currentAttempt.get(key));
+            List<Step> steps = byKey.get(key).steps();
+            int i = cursor.merge(key, 1, Integer::sum) - 1;
+            Step step = i < steps.size() ? steps.get(i) : Step.SUCCESS;
+            lastStep.put(key, step);
+            switch (step) {
+                case SUCCESS -> { }
+                case RETRYABLE -> throw new IllegalStateException("transient " + key);
+                case NON_RETRYABLE -> throw new NonRetryableException("permanent " + key);
+                case TIMEOUT -> throw new SimulatedTimeout();
+                case CANCELLED -> throw new SimulatedCancel();
+            }
+            return null;
+        }).queue(queue).build();
+
+        var broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        broker.start(List.of(queue));
+        TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
+        DeliveryProcessor processor = new DeliveryProcessor(TaskRegistry.of(List.of(task)), defaults, new KeyCodec(),
+                new ScriptedInvoker(), broker, d -> {
+                    broker.ack(List.of(d));
+                    acked.merge(d.message().orElseThrow().headers().get("key"), 1, Integer::sum);
+                }, Clock.systemUTC(), new StatsRecorder(), new Random(1));
+
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < scripts.size(); i++) {
+            String key = "m" + i;
+            byKey.put(key, scripts.get(i));
+            String payload = scripts.get(i).undecodable() ? "!" + key : key;
+            messages.add(new Message(UUID.randomUUID(), task.name(), queue, 1, Instant.now(),
+                    payload.getBytes(StandardCharsets.UTF_8), Map.of("key", key)));
+        }
+        broker.enqueueAll(messages);
+
+        Instant farFuture = Instant.now().plus(Duration.ofDays(1));
+        for (int round = 0; round < 1000; round++) {
+            broker.moveDue(queue, farFuture, 10_000);
+            List<Delivery> deliveries = fetchOrReclaim(broker, queue);
+            if (deliveries.isEmpty()) {
+                break;
+            }
+            for (Delivery d : deliveries) {
+                currentAttempt.put(d.message().orElseThrow().headers().get("key"), d.attempt());
+                processor.process(d);
+                Thread.interrupted(); // a simulated cancellation re-asserts the interrupt flag
+            }
+        }
+
+        QueueStats end = broker.stats(queue);
+        assertEquals(0, end.ready() + end.pending() + end.delayed(), "nothing may be left in flight: " + end);
+        Map<String, DeadLetter> dead = new HashMap<>();
+        for (DeadLetter letter : broker.readDeadLetters(queue, Optional.empty(), 10_000)) {
+            String key = letter.message().orElseThrow().headers().get("key");
+            assertTrue(dead.put(key, letter) == null, "dead-lettered twice: " + key);
+        }
+        for (String key : byKey.keySet()) {
+            int ackedTimes = acked.getOrDefault(key, 0);
+            boolean deadLettered = dead.containsKey(key);
+            assertEquals(1, ackedTimes + (deadLettered ? 1 : 0), key + " must end exactly once (acked " + ackedTimes + ", dlq " + deadLettered + ")");
+            List<Integer> attempts = executedAttempts.getOrDefault(key, List.of());
+            assertTrue(attempts.size() <= maxAttempts, key + " ran " + attempts.size() + " times, budget " + maxAttempts);
+            for (int i = 0; i < attempts.size(); i++) {
+                assertEquals(i + 1, attempts.get(i), key + " attempts must be 1, 2, 3...: " + attempts);
+            }
+            Script script = byKey.get(key);
+            if (script.undecodable()) {
+                assertTrue(attempts.isEmpty());
+                assertEquals(DeadLetterReason.DECODE_ERROR, dead.get(key).failure().reason());
+            } else if (ackedTimes == 1) {
+                assertEquals(Step.SUCCESS, lastStep.get(key));
+            } else {
+                DeadLetterReason expected = lastStep.get(key) == Step.NON_RETRYABLE
+                        ? DeadLetterReason.NON_RETRYABLE : DeadLetterReason.MAX_ATTEMPTS;
+                assertEquals(expected, dead.get(key).failure().reason(), key + " steps " + script.steps());
+            }
+        }
+    }
+
+    private static List<Delivery> fetchOrReclaim(io.binomic.api.spi.Broker broker, String queue) {
+        try {
+            List<Delivery> fresh = broker.fetch(List.of(queue), "worker-a", 10_000, Duration.ofMillis(1));
+            // Cancelled deliveries stay pending; another worker reclaims them as the next attempt.
+            return fresh.isEmpty() ? broker.reclaim(queue, "worker-b", Duration.ZERO, 10_000) : fresh;
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Property(tries = 200)
+    void backoffGrowsMonotonicallyAndNeverPassesItsCap(
+            @ForAll @IntRange(min = 1, max = 10_000) int baseMillis,
+            @ForAll @IntRange(min = 100, max = 400) int factorPercent,
+            @ForAll @IntRange(min = 0, max = 100_000) int extraCapMillis) {
+        Backoff backoff = Backoff.exponential(Duration.ofMillis(baseMillis), factorPercent / 100.0,
+                Duration.ofMillis(baseMillis + (long) extraCapMillis));
+        Duration previous = Duration.ZERO;
+        for (int attempt = 1; attempt <= 60; attempt++) {
+            Duration d = backoff.delay(attempt);
+            assertTrue(d.compareTo(previous) >= 0, "attempt " + attempt + ": " + d + " < " + previous);
+            assertTrue(d.compareTo(backoff.cap()) <= 0, "attempt " + attempt + ": " + d + " over cap " + backoff.cap());
+            previous = d;
+        }
+        assertEquals(Duration.ofMillis(baseMillis), backoff.delay(1));
+    }
+}

@@ -1,0 +1,104 @@
+package io.binomic.core.internal.worker;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Both invokers (structured, and the timed-future fallback) honour the same contract. */
+class TaskInvokerTest {
+
+    static Stream<TaskInvoker> invokers() {
+        return Stream.of(new StructuredTaskInvoker(), new FutureTaskInvoker());
+    }
+
+    @ParameterizedTest
+    @MethodSource("invokers")
+    void returnsTheHandlersResult(TaskInvoker invoker) throws Exception {
+        assertEquals("done", invoker.invoke(() -> "done", Duration.ofSeconds(5)));
+    }
+
+    @ParameterizedTest
+    @MethodSource("invokers")
+    void wrapsTheHandlersExceptionAsCause(TaskInvoker invoker) {
+        var failure = assertThrows(ExecutionException.class,
+                () -> invoker.invoke(() -> { throw new IllegalStateException("boom"); }, Duration.ofSeconds(5)));
+        assertInstanceOf(IllegalStateException.class, failure.getCause());
+        assertEquals("boom", failure.getCause().getMessage());
+    }
+
+    @ParameterizedTest
+    @MethodSource("invokers")
+    void overrunningHandlerTimesOutAndIsInterrupted(TaskInvoker invoker) throws Exception {
+        CountDownLatch interrupted = new CountDownLatch(1);
+        long start = System.nanoTime();
+        assertThrows(TimeoutException.class, () -> invoker.invoke(() -> {
+            try {
+                Thread.sleep(Duration.ofSeconds(30));
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+                throw e;
+            }
+            return null;
+        }, Duration.ofMillis(200)));
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10), "the timeout must cut the 30 s task short");
+        assertTrue(interrupted.await(5, TimeUnit.SECONDS), "the overrunning handler must be interrupted");
+    }
+
+    @ParameterizedTest
+    @MethodSource("invokers")
+    void interruptingTheCallerCancelsTheHandler(TaskInvoker invoker) throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch handlerInterrupted = new CountDownLatch(1);
+        AtomicBoolean callerSawInterrupt = new AtomicBoolean();
+        Thread caller = Thread.ofVirtual().start(() -> {
+            try {
+                invoker.invoke(() -> {
+                    started.countDown();
+                    try {
+                        Thread.sleep(Duration.ofSeconds(30));
+                    } catch (InterruptedException e) {
+                        handlerInterrupted.countDown();
+                        throw e;
+                    }
+                    return null;
+                }, Duration.ofSeconds(60));
+            } catch (InterruptedException e) {
+                callerSawInterrupt.set(true);
+            } catch (Exception e) {
+                // any other outcome leaves callerSawInterrupt false
+            }
+        });
+        assertTrue(started.await(5, TimeUnit.SECONDS));
+        caller.interrupt();
+        caller.join(Duration.ofSeconds(10));
+
+        assertTrue(callerSawInterrupt.get(), "the worker must see the cancellation as InterruptedException (no ack)");
+        assertTrue(handlerInterrupted.await(5, TimeUnit.SECONDS), "the handler must be interrupted too");
+    }
+
+    @Test
+    void structuredInvokerIsChosenWhenPreviewIsEnabled() {
+        // Surefire runs with --enable-preview, so the preview-marked class loads.
+        assertEquals("structured", TaskInvokers.best().name());
+    }
+
+    @Test
+    void futureInvokerIsTheFallbackWhenThePreviewClassCannotLoad() {
+        TaskInvoker chosen = TaskInvokers.select(() -> {
+            throw new UnsupportedClassVersionError("Preview features are not enabled for StructuredTaskInvoker");
+        });
+        assertEquals("future", chosen.name());
+    }
+}

@@ -1,0 +1,27 @@
+package io.binomic.it;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.BrokerProvider;
+import java.util.ServiceLoader;
+import java.util.function.UnaryOperator;
+
+/** Creates Redis brokers the way applications get them: through ServiceLoader. */
+final class Brokers {
+    private Brokers() { }
+
+    static BrokerProvider redisProvider() {
+        return ServiceLoader.load(BrokerProvider.class).stream().map(ServiceLoader.Provider::get)
+                .filter(p -> p.id().equals("redis")).findFirst()
+                .orElseThrow(() -> new AssertionError("no BrokerProvider with id 'redis' found by ServiceLoader"));
+    }
+
+    /** A new, unstarted broker on {@code server}. */
+    static Broker redis(RedisServer server) {
+        return redis(server, b -> b);
+    }
+
+    static Broker redis(RedisServer server, UnaryOperator<BrokerConfig.Builder> settings) {
+        return redisProvider().create(settings.apply(BrokerConfig.builder().url(server.url())).build());
+    }
+}

@@ -1,0 +1,239 @@
+package io.binomic.it;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+
+/**
+ * A real Redis for tests: a {@code redis:7-alpine} container when a Docker engine is available,
+ * otherwise the {@code redis-server} binary on a free loopback port with persistence off. It can
+ * be stopped and started again on the same port with its data kept ({@code SHUTDOWN SAVE}, then
+ * the dump is loaded at start), which is how the Redis-restart fault test works. With neither
+ * Docker nor redis-server, tests fail with the way to fix it: they are never skipped.
+ */
+public final class RedisServer implements AutoCloseable {
+    private static final String HOST = "127.0.0.1";
+    private static RedisServer shared;
+
+    private final int port;
+    private final List<String> extraArgs;
+    private final Path dir;
+    private GenericContainer<?> container;
+    private Process process;
+
+    private RedisServer(int port, List<String> extraArgs, Path dir) {
+        this.port = port;
+        this.extraArgs = extraArgs;
+        this.dir = dir;
+    }
+
+    /** One server for the whole test JVM; tests keep apart by using fresh queue names. */
+    public static synchronized RedisServer shared() {
+        if (shared == null) {
+            shared = startNew();
+            Runtime.getRuntime().addShutdownHook(new Thread(shared::close));
+        }
+        return shared;
+    }
+
+    /** A server of its own (for tests that restart it or change its settings); close it after. */
+    public static RedisServer startNew(String... extraArgs) {
+        try {
+            RedisServer server = new RedisServer(freePort(), List.of(extraArgs), Files.createTempDirectory("binomic-redis-"));
+            server.start();
+            return server;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public String host() {
+        return HOST;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** {@code redis://127.0.0.1:<port>}. */
+    public String url() {
+        return "redis://" + HOST + ":" + port;
+    }
+
+    /** Starts (or restarts) the server on its port; returns when it answers PING. */
+    public synchronized void start() {
+        if (useDocker()) {
+            startContainer();
+        } else {
+            startBinary();
+        }
+        awaitPong(Duration.ofSeconds(20));
+    }
+
+    /** Stops the server, saving its data so that {@link #start()} brings it back. */
+    public synchronized void stop() {
+        try {
+            Resp.call(HOST, port, "SHUTDOWN", "SAVE");
+        } catch (UncheckedIOException expected) {
+            // SHUTDOWN closes the connection without a reply.
+        }
+        if (process != null) {
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (container != null) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (Boolean.TRUE.equals(container.getDockerClient().inspectContainerCmd(container.getContainerId())
+                    .exec().getState().getRunning()) && System.nanoTime() < deadline) {
+                sleep(100);
+            }
+        }
+    }
+
+    /** Closes every normal client connection, as a network blip or a proxy restart would. Returns how many. */
+    public long killClients() {
+        return (Long) Resp.call(HOST, port, "CLIENT", "KILL", "TYPE", "normal");
+    }
+
+    /** Sends one raw command. */
+    public Object call(String... args) {
+        Object reply = Resp.call(HOST, port, args);
+        if (reply instanceof Resp.Error e) {
+            throw new IllegalStateException("Redis replied " + e.message() + " to " + List.of(args));
+        }
+        return reply;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (container != null) {
+            container.stop();
+            container = null;
+        }
+        if (process != null) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            process = null;
+        }
+    }
+
+    private static boolean dockerChecked;
+    private static boolean dockerAvailable;
+
+    private static synchronized boolean useDocker() {
+        if (!dockerChecked) {
+            dockerChecked = true;
+            try {
+                dockerAvailable = DockerClientFactory.instance().isDockerAvailable();
+            } catch (RuntimeException | LinkageError e) {
+                dockerAvailable = false;
+            }
+        }
+        return dockerAvailable;
+    }
+
+    private void startContainer() {
+        if (container == null) {
+            container = new GenericContainer<>("redis:7-alpine")
+                    .withCommand("redis-server", "--save", "", "--appendonly", "no")
+                    .withExposedPorts(6379)
+                    // A fixed host port: after a restart clients must find Redis where it was.
+                    .withCreateContainerCmdModifier(cmd -> cmd.getHostConfig().withPortBindings(
+                            com.github.dockerjava.api.model.PortBinding.parse(HOST + ":" + port + ":6379")));
+            if (!extraArgs.isEmpty()) {
+                List<String> command = new ArrayList<>(List.of("redis-server", "--save", "", "--appendonly", "no"));
+                command.addAll(extraArgs);
+                container.withCommand(command.toArray(String[]::new));
+            }
+            container.start();
+        } else {
+            container.getDockerClient().startContainerCmd(container.getContainerId()).exec();
+        }
+    }
+
+    private void startBinary() {
+        String binary = findRedisServer();
+        List<String> command = new ArrayList<>(List.of(binary, "--port", Integer.toString(port), "--bind", HOST,
+                "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--dbfilename", "dump.rdb"));
+        command.addAll(extraArgs);
+        try {
+            // Never inheritIO inside surefire: a child writing to our stdout corrupts its channel.
+            process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile())).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + command, e);
+        }
+    }
+
+    private static String findRedisServer() {
+        for (String dirName : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
+            File candidate = new File(dirName, "redis-server");
+            if (candidate.canExecute()) {
+                return candidate.getPath();
+            }
+        }
+        for (String fixed : List.of("/usr/bin/redis-server", "/usr/local/bin/redis-server")) {
+            if (new File(fixed).canExecute()) {
+                return fixed;
+            }
+        }
+        throw new IllegalStateException("The integration tests need a real Redis: no Docker engine is reachable and no"
+                + " redis-server binary is on the PATH. Install it (Debian/Ubuntu: sudo apt-get install redis-server;"
+                + " macOS: brew install redis) or start Docker, then run the build again.");
+    }
+
+    private void awaitPong(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        RuntimeException last = null;
+        while (System.nanoTime() < deadline) {
+            if (process != null && !process.isAlive()) {
+                throw new IllegalStateException("redis-server exited at start with code " + process.exitValue()
+                        + "; see " + dir.resolve("redis.log"));
+            }
+            try {
+                Object reply = Resp.call(HOST, port, "PING");
+                if ("PONG".equals(reply) || reply instanceof Resp.Error(String m) && m.startsWith("NOAUTH")) {
+                    return; // a password-protected server is up too
+                }
+            } catch (RuntimeException e) {
+                last = e;
+            }
+            sleep(50);
+        }
+        throw new IllegalStateException("Redis on port " + port + " did not answer PING within " + timeout, last);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package io.binomic.redis.internal;
+
+/**
+ * The Lua scripts of the Redis broker. Each one is a single round trip and runs atomically:
+ * that is what makes a retry and the ack of the failed delivery one step, and what lets many
+ * workers move due messages without moving one twice. Every script touches the keys of one
+ * queue only (one hash tag), so it also runs on Redis Cluster.
+ */
+final class LuaScripts {
+    private LuaScripts() { }
+
+    /**
+     * Ack + delete the failed entry and schedule the next attempt.
+     * KEYS: stream, delayed. ARGV: group, entry id, due epoch ms, member.
+     * Returns 0 without scheduling when the entry was no longer pending: someone else finished it.
+     */
+    static final String RETRY_LATER = """
+            if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+            redis.call('XDEL', KEYS[1], ARGV[2])
+            redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+            return 1
+            """;
+
+    /**
+     * Ack + delete the entry and append it to the dead-letter stream, bounded by count (approximately)
+     * and by age (exactly, via MINID). KEYS: stream, dlq. ARGV: group, entry id, max count,
+     * min id (now - max age), then field/value pairs. Returns 0 when the entry was no longer pending.
+     */
+    static final String DEAD_LETTER = """
+            if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+            redis.call('XDEL', KEYS[1], ARGV[2])
+            redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, 5))
+            redis.call('XTRIM', KEYS[2], 'MINID', ARGV[4])
+            return 1
+            """;
+
+    /**
+     * Moves due members of the delayed set onto the stream with a fresh enqueuedAt, and removes
+     * them, in one atomic step. A member that is not valid JSON is still moved (as field 'raw'),
+     * so that it surfaces as a malformed delivery and is dead-lettered, not lost.
+     * KEYS: delayed, stream. ARGV: now epoch ms, max. Returns how many moved.
+     */
+    static final String MOVE_DUE = """
+            local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+            local names = {'id', 'task', 'queue', 'attempt', 'payload', 'payload64', 'headers'}
+            for _, member in ipairs(due) do
+              local ok, m = pcall(cjson.decode, member)
+              if ok and type(m) == 'table' then
+                local args = {KEYS[2], '*'}
+                for _, name in ipairs(names) do
+                  local v = m[name]
+                  if v ~= nil and v ~= cjson.null then
+                    args[#args + 1] = name
+                    args[#args + 1] = tostring(v)
+                  end
+                end
+                args[#args + 1] = 'enqueuedAt'
+                args[#args + 1] = ARGV[1]
+                redis.call('XADD', unpack(args))
+              else
+                redis.call('XADD', KEYS[2], '*', 'raw', member)
+              end
+              redis.call('ZREM', KEYS[1], member)
+            end
+            return #due
+            """;
+
+    /**
+     * Resets the idle time of entries still owned by the consumer (XCLAIM ... JUSTID keeps the
+     * delivery count). An entry another consumer has reclaimed meanwhile is left alone, so a
+     * worker that was frozen does not steal it back. KEYS: stream. ARGV: group, consumer, ids...
+     */
+    static final String RENEW_LEASES = """
+            local n = 0
+            for i = 3, #ARGV do
+              local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+              if #p == 1 and p[1][2] == ARGV[2] then
+                redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+                n = n + 1
+              end
+            end
+            return n
+            """;
+
+    /**
+     * XAUTOCLAIM following the cursor until max entries or the end, then reads each claimed
+     * entry's delivery count from the PEL (XAUTOCLAIM has just incremented it). Entries deleted
+     * from the stream are dropped from the PEL by XAUTOCLAIM itself and skipped here.
+     * KEYS: stream. ARGV: group, consumer, min idle ms, max.
+     * Returns a flat list: id, delivery count, number of field strings, fields..., per entry.
+     */
+    static final String RECLAIM = """
+            local max = tonumber(ARGV[4])
+            local out = {}
+            local n = 0
+            local cursor = '0-0'
+            repeat
+              local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], cursor, 'COUNT', max - n)
+              cursor = r[1]
+              for _, e in ipairs(r[2]) do
+                if type(e) == 'table' and type(e[2]) == 'table' then
+                  local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+                  local count = 1
+                  if #p == 1 then count = p[1][4] end
+                  out[#out + 1] = e[1]
+                  out[#out + 1] = tostring(count)
+                  out[#out + 1] = tostring(#e[2])
+                  for _, f in ipairs(e[2]) do out[#out + 1] = f end
+                  n = n + 1
+                end
+              end
+            until cursor == '0-0' or n >= max
+            return out
+            """;
+
+    /** Compare-and-set of a periodic job's last tick. KEYS: cron key. ARGV: tick epoch ms. Returns 1 if claimed. */
+    static final String CLAIM_TICK = """
+            local last = redis.call('GET', KEYS[1])
+            if last and tonumber(last) >= tonumber(ARGV[1]) then return 0 end
+            redis.call('SET', KEYS[1], ARGV[1])
+            return 1
+            """;
+
+    /**
+     * Moves dead letters back onto the stream with attempt 1, a fresh enqueuedAt and the
+     * replayedFrom header, deleting each from the DLQ in the same step. Entries without a
+     * decodable message (stored as 'raw') are left where they are.
+     * KEYS: dlq, stream. ARGV: now epoch ms, dead-letter ids... Returns how many replayed.
+     */
+    static final String REPLAY = """
+            local n = 0
+            for i = 2, #ARGV do
+              local r = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
+              if #r == 1 then
+                local f = {}
+                local kv = r[1][2]
+                for j = 1, #kv, 2 do f[kv[j]] = kv[j + 1] end
+                local ok, h = pcall(cjson.decode, f['headers'] or '{}')
+                if ok and type(h) == 'table' and f['id'] and f['task'] and f['queue'] and (f['payload'] or f['payload64']) then
+                  h['replayedFrom'] = ARGV[i]
+                  local args = {KEYS[2], '*', 'id', f['id'], 'task', f['task'], 'queue', f['queue'],
+                                'attempt', '1', 'enqueuedAt', ARGV[1]}
+                  if f['payload'] then
+                    args[#args + 1] = 'payload'
+                    args[#args + 1] = f['payload']
+                  else
+                    args[#args + 1] = 'payload64'
+                    args[#args + 1] = f['payload64']
+                  end
+                  args[#args + 1] = 'headers'
+                  args[#args + 1] = cjson.encode(h)
+                  redis.call('XADD', unpack(args))
+                  redis.call('XDEL', KEYS[1], ARGV[i])
+                  n = n + 1
+                end
+              end
+            end
+            return n
+            """;
+
+    /**
+     * Counts of one queue. KEYS: stream, delayed, dlq. ARGV: group.
+     * Returns: stream length, pending, delayed, dead letters, consumers.
+     */
+    static final String STATS = """
+            local len = redis.call('XLEN', KEYS[1])
+            local pending, consumers = 0, 0
+            local p = redis.pcall('XPENDING', KEYS[1], ARGV[1])
+            if type(p) == 'table' and not p.err then
+              pending = p[1]
+              consumers = #redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+            end
+            return {len, pending, redis.call('ZCARD', KEYS[2]), redis.call('XLEN', KEYS[3]), consumers}
+            """;
+
+    /**
+     * Deletes consumers with nothing pending that were idle at least ARGV[2] ms.
+     * KEYS: stream. ARGV: group, idle ms. Returns how many were removed.
+     */
+    static final String REMOVE_IDLE_CONSUMERS = """
+            local cs = redis.pcall('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+            if type(cs) ~= 'table' or cs.err then return 0 end
+            local n = 0
+            for _, c in ipairs(cs) do
+              local name, pending, idle
+              for j = 1, #c, 2 do
+                if c[j] == 'name' then name = c[j + 1]
+                elseif c[j] == 'pending' then pending = c[j + 1]
+                elseif c[j] == 'idle' then idle = c[j + 1] end
+              end
+              if name and pending == 0 and idle and idle >= tonumber(ARGV[2]) then
+                redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+                n = n + 1
+              end
+            end
+            return n
+            """;
+}

@@ -1,0 +1,38 @@
+package io.binomic.redis.internal;
+
+/**
+ * The Redis key layout of one queue. Every key carries the hash tag {@code {queue}}, so all keys
+ * of a queue live in one Redis Cluster slot and a Lua script may touch several of them.
+ *
+ * @param prefix the configured key prefix, e.g. {@code binomic}
+ * @param queue the queue name
+ */
+record RedisKeys(String prefix, String queue) {
+
+    /** The consumer group every worker reads through. */
+    static final String GROUP = "binomic";
+
+    private String base() {
+        return prefix + ":{" + queue + "}:";
+    }
+
+    /** Ready and pending messages. */
+    String stream() {
+        return base() + "stream";
+    }
+
+    /** Scheduled messages (DELAY submissions, retry backoffs); score = due epoch ms. */
+    String delayed() {
+        return base() + "delayed";
+    }
+
+    /** Dead letters. */
+    String deadLetters() {
+        return base() + "dlq";
+    }
+
+    /** Last claimed tick (epoch ms) of a periodic job. */
+    String cron(String job) {
+        return base() + "cron:" + job;
+    }
+}

@@ -1,0 +1,189 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.BrokerException;
+import java.io.File;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+import org.redisson.config.DelayStrategy;
+import org.redisson.config.EqualJitterDelay;
+import org.redisson.config.SingleServerConfig;
+
+/**
+ * Turns a {@link BrokerConfig} into a Redisson {@link Config}, and Redisson's connection
+ * failures into errors that name the server and the fix.
+ *
+ * @param redisson the Redisson configuration
+ * @param target where we connect, for messages ({@code host:port}, or the YAML file)
+ * @param ownSettings true when we built the configuration ourselves, so its ping interval is 0
+ *     and pipelines may skip their results (see DESIGN.md section 6)
+ */
+record RedissonSetup(Config redisson, String target, boolean ownSettings) {
+
+    /** Option key: path of a Redisson YAML file (Sentinel, Cluster, anything else Redisson can do). */
+    static final String REDISSON_CONFIG_OPTION = "redisson.config";
+
+    /** Command retries: with the delay below they ride out a Redis restart of ~10 s. */
+    private static final int RETRY_ATTEMPTS = 20;
+
+    static RedissonSetup of(BrokerConfig config) {
+        String yaml = config.options().get(REDISSON_CONFIG_OPTION);
+        if (yaml != null) {
+            try {
+                Config redisson = Config.fromYAML(new File(yaml));
+                redisson.setCodec(StringCodec.INSTANCE);
+                return new RedissonSetup(redisson, "the servers of " + yaml, false);
+            } catch (IOException | RuntimeException e) {
+                throw new BrokerException("cannot read the Redisson configuration '" + yaml + "' (BrokerConfig option "
+                        + REDISSON_CONFIG_OPTION + "): " + e.getMessage(), e);
+            }
+        }
+        String scheme = config.scheme();
+        if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+            throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
+        }
+        URI url;
+        try {
+            url = new URI(config.url());
+        } catch (URISyntaxException e) {
+            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' is not a valid URL: " + e.getReason()
+                    + "; expected redis://[user:password@]host[:port][/database]", e);
+        }
+        if (url.getHost() == null) {
+            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl()
+                    + "' has no host; expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
+        }
+        int port = url.getPort() == -1 ? 6379 : url.getPort();
+        String target = url.getHost() + ":" + port;
+
+        Config redisson = new Config();
+        redisson.setCodec(StringCodec.INSTANCE);
+        // EVALSHA instead of sending each script's text every time.
+        redisson.setUseScriptCache(true);
+        SingleServerConfig server = redisson.useSingleServer()
+                .setAddress(scheme + "://" + target)
+                .setDatabase(database(config, url))
+                .setConnectionMinimumIdleSize(2)
+                .setConnectionPoolSize(32);
+        int connectMillis = Math.toIntExact(config.connectTimeout().toMillis());
+        DelayStrategy retryDelay = new EqualJitterDelay(java.time.Duration.ofMillis(250), java.time.Duration.ofMillis(500));
+        server.setConnectTimeout(connectMillis)
+                .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
+                // A PING reply landing inside a skipResult pipeline is parsed as an XADD result.
+                .setPingConnectionInterval(0)
+                .setRetryAttempts(RETRY_ATTEMPTS)
+                .setRetryDelay(retryDelay)
+                .setReconnectionDelay(new EqualJitterDelay(java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(2)))
+                .setClientName("binomic");
+        redisson.setTcpKeepAlive(true);
+        userInfo(config, url, redisson);
+        return new RedissonSetup(redisson, target, true);
+    }
+
+    private static int database(BrokerConfig config, URI url) {
+        if (config.database() != 0) {
+            return config.database();
+        }
+        String path = url.getPath();
+        if (path == null || path.isEmpty() || path.equals("/")) {
+            return 0;
+        }
+        try {
+            return Integer.parseInt(path.substring(1));
+        } catch (NumberFormatException e) {
+            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' has path '" + path
+                    + "'; the path of a Redis URL is the database number, e.g. redis://host:6379/2", e);
+        }
+    }
+
+    /** {@code user:password@}, {@code :password@} or {@code user@}; explicit config values win. */
+    private static void userInfo(BrokerConfig config, URI url, Config redisson) {
+        String username = null;
+        String password = null;
+        String info = url.getRawUserInfo();
+        if (info != null && !info.isEmpty()) {
+            int colon = info.indexOf(':');
+            if (colon < 0) {
+                username = decode(info);
+            } else {
+                username = colon == 0 ? null : decode(info.substring(0, colon));
+                password = decode(info.substring(colon + 1));
+            }
+        }
+        username = config.username().orElse(username);
+        password = config.password().orElse(password);
+        if (username != null) {
+            redisson.setUsername(username);
+        }
+        if (password != null) {
+            redisson.setPassword(password);
+        }
+    }
+
+    private static String decode(String s) {
+        return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    /** Translates a failure at start into a message that says where, why and what to check. */
+    BrokerException startFailure(Throwable failure) {
+        String cause = rootMessage(failure);
+        String upper = cause.toUpperCase(Locale.ROOT);
+        String hint;
+        if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
+                || upper.contains("AUTH") && upper.contains("PASSWORD")) {
+            hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+        } else if (has(failure, UnknownHostException.class)) {
+            hint = "check the host name in BrokerConfig.url";
+        } else {
+            hint = "is redis-server running? check BrokerConfig.url";
+        }
+        return new BrokerException("cannot connect to Redis at " + target + ": " + cause + "; " + hint, failure);
+    }
+
+    private static boolean has(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The most telling message in the chain: a socket error or Redis' own error reply. */
+    static String rootMessage(Throwable failure) {
+        Throwable deepest = failure;
+        for (Throwable c = failure; c != null; c = c.getCause()) {
+            if (c instanceof ConnectException) {
+                String m = c.getMessage() == null ? "connection refused" : c.getMessage();
+                // netty's message is "Connection refused: /127.0.0.1:6390"; the target is printed already.
+                int colon = m.indexOf(": ");
+                return colon > 0 ? m.substring(0, colon) : m;
+            }
+            String m = c.getMessage();
+            if (m != null && (m.contains("WRONGPASS") || m.contains("NOAUTH") || m.contains("NOPERM"))) {
+                return m.substring(Math.max(0, firstOf(m, "WRONGPASS", "NOAUTH", "NOPERM")));
+            }
+            deepest = c;
+        }
+        return deepest.getMessage() == null ? deepest.getClass().getSimpleName() : deepest.getMessage();
+    }
+
+    private static int firstOf(String m, String... words) {
+        int best = -1;
+        for (String w : words) {
+            int i = m.indexOf(w);
+            if (i >= 0 && (best < 0 || i < best)) {
+                best = i;
+            }
+        }
+        return best;
+    }
+}

@@ -1,0 +1,146 @@
+package io.binomic.redis.internal;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.binomic.api.Message;
+import io.binomic.api.spi.Delivery;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Maps a {@link Message} to the fields of a stream entry and back. The fields are plain strings
+ * so that {@code redis-cli} and other tools can read them:
+ * {@code id, task, queue, attempt, enqueuedAt} (epoch ms), {@code payload} (the codec's JSON as
+ * UTF-8 text; {@code payload64}, base64, when the bytes are not valid UTF-8) and {@code headers}
+ * (a JSON object of strings).
+ */
+final class StreamFields {
+    static final String ID = "id";
+    static final String TASK = "task";
+    static final String QUEUE = "queue";
+    static final String ATTEMPT = "attempt";
+    static final String ENQUEUED_AT = "enqueuedAt";
+    static final String PAYLOAD = "payload";
+    static final String PAYLOAD_BASE64 = "payload64";
+    static final String HEADERS = "headers";
+
+    private static final ObjectMapper JSON = JsonMapper.builder().build();
+    private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
+
+    private StreamFields() { }
+
+    /** The entry fields of {@code message}, in a stable order. */
+    static Map<String, String> encode(Message message) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put(ID, message.id().toString());
+        fields.put(TASK, message.task());
+        fields.put(QUEUE, message.queue());
+        fields.put(ATTEMPT, Integer.toString(message.attempt()));
+        fields.put(ENQUEUED_AT, Long.toString(message.enqueuedAt().toEpochMilli()));
+        String text = utf8OrNull(message.payload());
+        if (text != null) {
+            fields.put(PAYLOAD, text);
+        } else {
+            fields.put(PAYLOAD_BASE64, Base64.getEncoder().encodeToString(message.payload()));
+        }
+        fields.put(HEADERS, toJson(message.headers()));
+        return fields;
+    }
+
+    /** {@code fields} as one JSON object: the member of a message in the delayed set. */
+    static String toJson(Map<String, String> fields) {
+        try {
+            return JSON.writeValueAsString(fields);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write a map of strings as JSON", e); // cannot happen
+        }
+    }
+
+    /** Parses a JSON object of strings; throws IllegalArgumentException when it is not one. */
+    static Map<String, String> fromJson(String json) {
+        try {
+            Map<String, String> map = JSON.readValue(json, STRING_MAP);
+            if (map == null) {
+                throw new IllegalArgumentException("null instead of a JSON object");
+            }
+            return map;
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not a JSON object of strings: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    /**
+     * Decodes a stream entry into a delivery. A broken entry (a field missing or unreadable)
+     * becomes a {@linkplain Delivery#malformed malformed} delivery holding the raw fields: the
+     * worker dead-letters it, and fetching goes on.
+     */
+    static Delivery toDelivery(String queue, String entryId, Map<String, String> fields, int deliveryCount) {
+        try {
+            return Delivery.of(queue, entryId, decode(fields), deliveryCount);
+        } catch (RuntimeException e) {
+            return Delivery.malformed(queue, entryId, fields, deliveryCount, "stream entry " + entryId + " of queue '"
+                    + queue + "' is not a Binomic message: " + e.getMessage());
+        }
+    }
+
+    /** Decodes stored fields; throws IllegalArgumentException naming the first bad field. */
+    static Message decode(Map<String, String> fields) {
+        UUID id = parse(fields, ID, UUID::fromString);
+        String task = require(fields, TASK);
+        String queue = require(fields, QUEUE);
+        int attempt = parse(fields, ATTEMPT, Integer::parseInt);
+        if (attempt < 1) {
+            throw new IllegalArgumentException("field 'attempt' must be >= 1, was " + attempt);
+        }
+        Instant enqueuedAt = parse(fields, ENQUEUED_AT, s -> Instant.ofEpochMilli(Long.parseLong(s)));
+        byte[] payload;
+        if (fields.containsKey(PAYLOAD)) {
+            payload = fields.get(PAYLOAD).getBytes(StandardCharsets.UTF_8);
+        } else {
+            payload = parse(fields, PAYLOAD_BASE64, Base64.getDecoder()::decode);
+        }
+        Map<String, String> headers = fields.containsKey(HEADERS) ? parse(fields, HEADERS, StreamFields::fromJson) : Map.of();
+        return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
+    }
+
+    private static String require(Map<String, String> fields, String name) {
+        String value = fields.get(name);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("field '" + name + "' is missing");
+        }
+        return value;
+    }
+
+    private static <T> T parse(Map<String, String> fields, String name, java.util.function.Function<String, T> parser) {
+        String value = require(fields, name);
+        try {
+            return parser.apply(value);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("field '" + name + "' has a bad value '" + abbreviate(value) + "': " + e.getMessage(), e);
+        }
+    }
+
+    private static String abbreviate(String value) {
+        return value.length() <= 80 ? value : value.substring(0, 80) + "...";
+    }
+
+    private static String utf8OrNull(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
+}
