@@ -47,8 +47,15 @@ public final class BinomicCli {
     }
 
     public static void main(String[] args) {
-        int exit = new BinomicCli(System.out, System.err, System.getenv(), BinomicCli::connect).run(args);
-        System.exit(exit);
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /**
+     * Runs a command line as {@code main} does, printing to {@code out} and {@code err}, and
+     * returns its exit code instead of exiting: for tools and tests that embed the CLI.
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        return new BinomicCli(out, err, System.getenv(), BinomicCli::connect).run(args);
     }
 
     /** Connects with the application's tasks (for their queue names) and without firing periodic tasks. */

@@ -42,6 +42,9 @@ final class MasterCommand implements Command {
                 Option.value("start-timeout", "DURATION", "time a worker may take to start. Defaults to 60s"),
                 Option.value("shutdown-grace", "DURATION", "time a draining worker gives its running tasks. Defaults to 10s"),
                 Option.value("kill-grace", "DURATION", "wait between SIGTERM and SIGKILL of a worker. Defaults to 5s"),
+                Option.value("lease-timeout", "DURATION", "a dead worker's messages come back this long after its last renewal."
+                        + " Defaults to 30s"),
+                Option.value("reclaim-interval", "DURATION", "how often workers look for stranded messages. Defaults to 10s"),
                 Option.value("restart-backoff", "DURATION", "wait before the 2nd restart in a row, doubling after. Defaults to 1s"),
                 Option.value("restart-backoff-max", "DURATION", "longest restart wait. Defaults to 60s"),
                 Option.value("state-dir", "DIR", "segment file and worker logs. Defaults to " + MasterConfig.defaultStateDirectory()),
@@ -109,6 +112,8 @@ final class MasterCommand implements Command {
         args.duration("start-timeout").ifPresent(builder::startTimeout);
         args.duration("shutdown-grace").ifPresent(builder::shutdownGrace);
         args.duration("kill-grace").ifPresent(builder::killGrace);
+        args.duration("lease-timeout").ifPresent(builder::leaseTimeout);
+        args.duration("reclaim-interval").ifPresent(builder::reclaimInterval);
         args.duration("restart-backoff").ifPresent(builder::restartBackoffInitial);
         args.duration("restart-backoff-max").ifPresent(builder::restartBackoffMax);
         try {

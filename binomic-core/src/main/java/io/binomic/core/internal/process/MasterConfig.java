@@ -1,5 +1,6 @@
 package io.binomic.core.internal.process;
 
+import io.binomic.api.WorkerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +21,8 @@ import java.util.regex.Pattern;
  * @param killGrace how long the master waits after terminating a worker (SIGTERM) before it kills it
  *                  (SIGKILL); also part of the margin it grants a draining worker: a worker asked to
  *                  drain is killed after {@code shutdownGrace} + 2 s + {@code killGrace}
+ * @param leaseTimeout the workers' lease: a message a dead worker held comes back this long after its last renewal
+ * @param reclaimInterval how often the workers look for such stranded messages
  * @param restartBackoffInitial wait before the second restart in a row of a worker that keeps failing
  * @param restartBackoffMax cap of the restart wait, which doubles with each further failure
  * @param stateDirectory where the segment file ({@code workers.slots}) and the worker logs ({@code logs/}) go
@@ -27,9 +30,11 @@ import java.util.regex.Pattern;
  */
 public record MasterConfig(String brokerUrl, List<String> queues, int workers, int concurrency, Duration heartbeatInterval,
                            Duration heartbeatTimeout, Duration startTimeout, Duration shutdownGrace, Duration killGrace,
-                           Duration restartBackoffInitial, Duration restartBackoffMax, Path stateDirectory,
+                           Duration leaseTimeout, Duration reclaimInterval, Duration restartBackoffInitial, Duration restartBackoffMax, Path stateDirectory,
                            List<String> jvmOptions) {
 
+    /** The workers' {@code WorkerConfig.pollTimeout}: left at its default, and a lease must outlast it. */
+    private static final Duration WORKER_POLL_TIMEOUT = WorkerConfig.defaults().pollTimeout();
     private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     public MasterConfig {
@@ -58,6 +63,12 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
         requirePositive("startTimeout", startTimeout);
         requireNotNegative("shutdownGrace", shutdownGrace);
         requirePositive("killGrace", killGrace);
+        requirePositive("leaseTimeout", leaseTimeout);
+        if (leaseTimeout.compareTo(WORKER_POLL_TIMEOUT) <= 0) {
+            throw new IllegalArgumentException("leaseTimeout must be longer than the workers' poll timeout ("
+                    + WORKER_POLL_TIMEOUT + "), was " + leaseTimeout);
+        }
+        requirePositive("reclaimInterval", reclaimInterval);
         requirePositive("restartBackoffInitial", restartBackoffInitial);
         requirePositive("restartBackoffMax", restartBackoffMax);
         if (restartBackoffMax.compareTo(restartBackoffInitial) < 0) {
@@ -110,6 +121,8 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
         private Duration startTimeout = Duration.ofSeconds(60);
         private Duration shutdownGrace = Duration.ofSeconds(10);
         private Duration killGrace = Duration.ofSeconds(5);
+        private Duration leaseTimeout = Duration.ofSeconds(30);
+        private Duration reclaimInterval = Duration.ofSeconds(10);
         private Duration restartBackoffInitial = Duration.ofSeconds(1);
         private Duration restartBackoffMax = Duration.ofSeconds(60);
         private Path stateDirectory = defaultStateDirectory();
@@ -172,6 +185,21 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
         }
 
         /**
+         * The workers' lease: a message whose worker died comes back to the queue this long after
+         * the worker last renewed it. Defaults to 30 s (as {@code WorkerConfig}).
+         */
+        public Builder leaseTimeout(Duration leaseTimeout) {
+            this.leaseTimeout = leaseTimeout;
+            return this;
+        }
+
+        /** How often the workers look for stranded messages. Defaults to 10 s (as {@code WorkerConfig}). */
+        public Builder reclaimInterval(Duration reclaimInterval) {
+            this.reclaimInterval = reclaimInterval;
+            return this;
+        }
+
+        /**
          * Restart wait of a worker that keeps failing: the first restart is immediate, the second
          * waits this long, each further one twice as long. Defaults to 1 s.
          */
@@ -203,7 +231,7 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
             Duration timeout = heartbeatTimeout != null ? heartbeatTimeout
                     : heartbeatInterval == null ? null : heartbeatInterval.multipliedBy(3);
             return new MasterConfig(brokerUrl, queues, workers, concurrency, heartbeatInterval, timeout, startTimeout,
-                    shutdownGrace, killGrace, restartBackoffInitial, restartBackoffMax, stateDirectory, jvmOptions);
+                    shutdownGrace, killGrace, leaseTimeout, reclaimInterval, restartBackoffInitial, restartBackoffMax, stateDirectory, jvmOptions);
         }
     }
 }

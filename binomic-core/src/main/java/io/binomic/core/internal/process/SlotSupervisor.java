@@ -134,7 +134,7 @@ final class SlotSupervisor {
         slot.reset();
         incarnations++;
         WorkerLaunch launch = new WorkerLaunch(slot.index(), config.segmentFile(), config.queues(), config.concurrency(),
-                config.heartbeatInterval(), config.shutdownGrace());
+                config.heartbeatInterval(), config.shutdownGrace(), config.leaseTimeout(), config.reclaimInterval());
         // A marker in the log file, so an operator can tell one incarnation's output from the next.
         Files.writeString(logFile, "---- " + Instant.now() + " master pid " + ProcessHandle.current().pid()
                         + " starts worker " + slot.index() + " (incarnation " + incarnations + ")" + System.lineSeparator(),

@@ -20,9 +20,11 @@ import java.util.Objects;
  * @param concurrency tasks the worker runs at once
  * @param heartbeatInterval how often the worker writes its heartbeat
  * @param shutdownGrace how long a draining worker waits for running tasks
+ * @param leaseTimeout the worker's {@code WorkerConfig.leaseTimeout}
+ * @param reclaimInterval the worker's {@code WorkerConfig.reclaimInterval}
  */
 public record WorkerLaunch(int slot, Path segment, List<String> queues, int concurrency, Duration heartbeatInterval,
-                           Duration shutdownGrace) {
+                           Duration shutdownGrace, Duration leaseTimeout, Duration reclaimInterval) {
 
     /** Environment variable that carries the broker URL to a worker JVM (and, optionally, to the CLI). */
     public static final String BROKER_URL_ENV = "BINOMIC_BROKER_URL";
@@ -42,6 +44,8 @@ public record WorkerLaunch(int slot, Path segment, List<String> queues, int conc
         if (shutdownGrace.isNegative()) {
             throw new IllegalArgumentException("--shutdown-grace-ms must not be negative, was " + shutdownGrace.toMillis());
         }
+        Objects.requireNonNull(leaseTimeout, "leaseTimeout");
+        Objects.requireNonNull(reclaimInterval, "reclaimInterval");
     }
 
     /** The program arguments that {@link #parse(List)} turns back into this record. */
@@ -52,7 +56,9 @@ public record WorkerLaunch(int slot, Path segment, List<String> queues, int conc
                 "--queues", String.join(",", queues),
                 "--concurrency", Integer.toString(concurrency),
                 "--heartbeat-interval-ms", Long.toString(heartbeatInterval.toMillis()),
-                "--shutdown-grace-ms", Long.toString(shutdownGrace.toMillis()));
+                "--shutdown-grace-ms", Long.toString(shutdownGrace.toMillis()),
+                "--lease-timeout-ms", Long.toString(leaseTimeout.toMillis()),
+                "--reclaim-interval-ms", Long.toString(reclaimInterval.toMillis()));
     }
 
     /**
@@ -67,6 +73,8 @@ public record WorkerLaunch(int slot, Path segment, List<String> queues, int conc
         int concurrency = 5;
         Duration heartbeat = Duration.ofSeconds(5);
         Duration grace = Duration.ofSeconds(10);
+        Duration lease = Duration.ofSeconds(30);
+        Duration reclaim = Duration.ofSeconds(10);
         for (int i = 0; i < args.size(); i += 2) {
             String option = args.get(i);
             if (i + 1 >= args.size()) {
@@ -80,13 +88,15 @@ public record WorkerLaunch(int slot, Path segment, List<String> queues, int conc
                 case "--concurrency" -> concurrency = parseInt(option, value);
                 case "--heartbeat-interval-ms" -> heartbeat = Duration.ofMillis(parseInt(option, value));
                 case "--shutdown-grace-ms" -> grace = Duration.ofMillis(parseInt(option, value));
+                case "--lease-timeout-ms" -> lease = Duration.ofMillis(parseInt(option, value));
+                case "--reclaim-interval-ms" -> reclaim = Duration.ofMillis(parseInt(option, value));
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
         }
         if (slot == null || segment == null) {
             throw new IllegalArgumentException("--slot and --segment are required");
         }
-        return new WorkerLaunch(slot, segment, queues, concurrency, heartbeat, grace);
+        return new WorkerLaunch(slot, segment, queues, concurrency, heartbeat, grace, lease, reclaim);
     }
 
     private static List<String> splitQueues(String value) {

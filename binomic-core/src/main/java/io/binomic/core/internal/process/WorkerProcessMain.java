@@ -117,6 +117,8 @@ public final class WorkerProcessMain {
                         .queues(launch.queues())
                         .concurrency(launch.concurrency())
                         .shutdownGrace(launch.shutdownGrace())
+                        .leaseTimeout(launch.leaseTimeout())
+                        .reclaimInterval(launch.reclaimInterval())
                         .build())
                 .build();
         Binomic binomic = Binomic.builder().config(config).discoverTasks().build();

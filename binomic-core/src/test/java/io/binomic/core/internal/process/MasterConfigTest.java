@@ -23,6 +23,8 @@ class MasterConfigTest {
         assertEquals(Duration.ofSeconds(60), config.startTimeout());
         assertEquals(Duration.ofSeconds(10), config.shutdownGrace());
         assertEquals(Duration.ofSeconds(5), config.killGrace());
+        assertEquals(Duration.ofSeconds(30), config.leaseTimeout());
+        assertEquals(Duration.ofSeconds(10), config.reclaimInterval());
         assertEquals(Duration.ofSeconds(1), config.restartBackoffInitial());
         assertEquals(Duration.ofSeconds(60), config.restartBackoffMax());
         assertEquals(List.of(), config.queues());
@@ -43,6 +45,8 @@ class MasterConfigTest {
         assertMessage("heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S",
                 valid().heartbeatTimeout(Duration.ofSeconds(6)));
         assertMessage("killGrace must be positive, was PT-1S", valid().killGrace(Duration.ofSeconds(-1)));
+        assertMessage("leaseTimeout must be longer than the workers' poll timeout (PT1S), was PT1S",
+                valid().leaseTimeout(Duration.ofSeconds(1)));
         assertMessage("shutdownGrace must not be negative, was PT-1S", valid().shutdownGrace(Duration.ofSeconds(-1)));
         assertMessage("restartBackoffMax (PT0.5S) must not be shorter than restartBackoffInitial (PT1S)",
                 valid().restartBackoffMax(Duration.ofMillis(500)));

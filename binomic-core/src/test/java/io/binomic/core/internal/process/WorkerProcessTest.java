@@ -21,7 +21,8 @@ class WorkerProcessTest {
     Path dir;
 
     private Process startWorker(Path segment, String brokerUrl) throws IOException {
-        WorkerLaunch launch = new WorkerLaunch(1, segment, List.of("q"), 2, HEARTBEAT, Duration.ofSeconds(1));
+        WorkerLaunch launch = new WorkerLaunch(1, segment, List.of("q"), 2, HEARTBEAT, Duration.ofSeconds(1),
+                Duration.ofSeconds(30), Duration.ofSeconds(10));
         ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, TestJvm.OPTIONS, launch.toArgs()))
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("worker.log").toFile());
@@ -76,7 +77,7 @@ class WorkerProcessTest {
     @Test
     void launchArgumentsRoundTrip() {
         WorkerLaunch launch = new WorkerLaunch(3, Path.of("/tmp/x.slots"), List.of("a", "b"), 7, Duration.ofMillis(250),
-                Duration.ofSeconds(4));
+                Duration.ofSeconds(4), Duration.ofSeconds(20), Duration.ofSeconds(3));
         assertEquals(launch, WorkerLaunch.parse(launch.toArgs()));
     }
 
