@@ -14,7 +14,7 @@ import java.util.Map;
 /**
  * A standard 5-field cron expression: minute, hour, day of month, month, day of week; or a
  * 6-field one with a leading second field (0-59), for schedules finer than a minute.
- * Fields accept {@code *}, numbers, ranges {@code a-b}, steps {@code * /n}, {@code a-b/n} and
+ * Fields accept {@code *}, numbers, ranges {@code a-b}, steps <code>&#42;/n</code>, {@code a-b/n} and
  * {@code a/n} (from {@code a} to the end of the field), lists {@code a,b,c}, and names
  * ({@code JAN-DEC}, {@code SUN-SAT}, case-insensitive; 0 and 7 are Sunday). The shortcuts
  * {@code @hourly}, {@code @daily} ({@code @midnight}), {@code @weekly}, {@code @monthly} and
@@ -22,7 +22,7 @@ import java.util.Map;
  *
  * <p>Day rule (as in Vixie cron): when both day fields are restricted, a day matches if
  * <em>either</em> matches; a day field counts as unrestricted when it starts with {@code *}
- * (so {@code * /2} in day-of-month combined with {@code MON} means odd days that are Mondays).
+ * (so <code>&#42;/2</code> in day-of-month combined with {@code MON} means odd days that are Mondays).
  *
  * <p>Time zones: {@link #next} walks local date-times and maps each match to the zone. A local
  * time skipped by a spring-forward gap fires once, at the first instant after the gap; a local
