@@ -70,8 +70,8 @@ final class RedisBroker implements Broker {
 
     @Override
     public synchronized void start(List<String> queues) {
-        if (client != null) {
-            throw new IllegalStateException("the Redis broker is already started");
+        if (client != null || closed) {
+            throw new IllegalStateException(closed ? "the Redis broker is closed" : "the Redis broker is already started");
         }
         RedissonClient created;
         try {
@@ -115,6 +115,7 @@ final class RedisBroker implements Broker {
             }
             closed = true;
             c = client;
+            client = null;
         }
         if (c != null) {
             c.shutdown(0, 5, TimeUnit.SECONDS);
