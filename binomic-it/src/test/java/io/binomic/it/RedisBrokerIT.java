@@ -225,6 +225,26 @@ class RedisBrokerIT {
     }
 
     @Test
+    void renewingLeasesOnSeveralQueuesKeepsEveryOneFromReclaim() throws Exception {
+        String other = queue + "-b";
+        broker.close();
+        broker = Brokers.redis(redis);
+        broker.start(List.of(queue, other));
+        broker.enqueue(message("{}"));
+        broker.enqueue(new Message(UUID.randomUUID(), "t", other, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+        List<Delivery> held = broker.fetch(List.of(queue, other), "c1", 10, Duration.ofMillis(200));
+        assertEquals(2, held.size());
+
+        for (int i = 0; i < 3; i++) {
+            Thread.sleep(100);
+            broker.renewLeases("c1", held);
+        }
+
+        assertTrue(broker.reclaim(queue, "c2", Duration.ofMillis(150), 10).isEmpty());
+        assertTrue(broker.reclaim(other, "c2", Duration.ofMillis(150), 10).isEmpty());
+    }
+
+    @Test
     void renewingByAStaleOwnerDoesNotStealAReclaimedEntryBack() throws Exception {
         broker.enqueue(message("{}"));
         Delivery mine = fetch(1).getFirst();

@@ -346,8 +346,16 @@ final class RedisBroker implements Broker {
         for (Delivery d : inFlight) {
             argsByQueue.computeIfAbsent(d.queue(), q -> new ArrayList<>(List.of(GROUP, consumer))).add(d.receipt());
         }
-        argsByQueue.forEach((queue, args) -> eval("renewLeases on queue '" + queue + "'", LuaScripts.RENEW_LEASES,
-                RScript.ReturnType.LONG, List.of(keys(queue).stream()), args.toArray()));
+        if (argsByQueue.isEmpty()) {
+            return;
+        }
+        // One script per queue (keys of one hash tag each), all queues in one pipeline: one round trip.
+        call("renewLeases on queues " + argsByQueue.keySet(), () -> {
+            RBatch batch = client().createBatch(BatchOptions.defaults());
+            argsByQueue.forEach((queue, args) -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
+                    LuaScripts.RENEW_LEASES, RScript.ReturnType.LONG, List.of(keys(queue).stream()), args.toArray()));
+            return batch.execute();
+        });
     }
 
     @Override
