@@ -95,6 +95,29 @@ class EndToEndIT {
     }
 
     @Test
+    void strandedMessagePastItsLastAttemptIsDeadLetteredNotRun() throws Exception {
+        // A consumer takes the message on its last attempt (5 of 5) and vanishes without acking.
+        try (io.binomic.api.spi.Broker ghost = Brokers.redis(redis)) {
+            ghost.start(List.of(queue));
+            ghost.enqueue(new io.binomic.api.Message(UUID.randomUUID(), TestApp.TASK, queue, 5, Instant.now(),
+                    "{\"n\":7,\"sleepMillis\":0,\"failures\":0}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
+            assertEquals(1, ghost.fetch(List.of(queue), "ghost", 1, Duration.ofSeconds(1)).size());
+        }
+        try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(1), Duration.ofMillis(100))) {
+            Binomic binomic = app.binomic();
+            binomic.startWorker();
+
+            Await.until(Duration.ofSeconds(20), () -> binomic.queueStats(queue).deadLetters() == 1,
+                    () -> binomic.queueStats(queue).toString());
+
+            DeadLetter letter = binomic.deadLetters().list(queue, DeadLetterFilter.all(), 10).getFirst();
+            assertEquals(DeadLetterReason.MAX_ATTEMPTS, letter.failure().reason());
+            assertEquals(0, ledger.totalRuns(), "a message past its last attempt is not run again");
+            assertEquals(0, binomic.queueStats(queue).pending());
+        }
+    }
+
+    @Test
     void deadLettersReplayedThroughTheApiRunAgain() {
         try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(50))) {
             Binomic binomic = app.binomic();
