@@ -75,4 +75,34 @@ class JacksonPayloadCodecIT {
                 () -> codec.decode(json("{\"id\":\"o\",\"quantity\":\"many\"}"), Order.class));
         assertTrue(wrongType.getMessage().contains("quantity") || wrongType.getMessage().contains("many"), wrongType.getMessage());
     }
+
+    @Test
+    void recordInAPackageNotOpenedToJacksonFailsWithTheOpensLineToAdd() throws Exception {
+        Class<?> type = classInANamedModule("example.app", "example.app.tasks", "public record Refund(String id, int cents) { }",
+                "Refund");
+
+        PayloadDecodeException e = assertThrows(PayloadDecodeException.class,
+                () -> codec.decode(json("{\"id\":\"r-1\",\"cents\":250}"), type));
+
+        assertTrue(e.getMessage().endsWith("; Jackson cannot access example.app.tasks.Refund: add"
+                + " 'opens example.app.tasks to com.fasterxml.jackson.databind;' to module-info.java of module example.app"),
+                e.getMessage());
+    }
+
+    /** Compiles a one-class module (its package neither exported nor opened) and loads it in a new layer. */
+    private static Class<?> classInANamedModule(String module, String pkg, String body, String simpleName) throws Exception {
+        java.nio.file.Path src = java.nio.file.Files.createTempDirectory("binomic-module-src");
+        java.nio.file.Path out = java.nio.file.Files.createTempDirectory("binomic-module-out");
+        java.nio.file.Path pkgDir = java.nio.file.Files.createDirectories(src.resolve(pkg.replace('.', '/')));
+        java.nio.file.Files.writeString(src.resolve("module-info.java"), "module " + module + " { }");
+        java.nio.file.Files.writeString(pkgDir.resolve(simpleName + ".java"), "package " + pkg + "; " + body);
+        int rc = javax.tools.ToolProvider.getSystemJavaCompiler().run(null, null, null, "-d", out.toString(),
+                src.resolve("module-info.java").toString(), pkgDir.resolve(simpleName + ".java").toString());
+        assertEquals(0, rc, "javac failed");
+        ModuleLayer boot = ModuleLayer.boot();
+        java.lang.module.Configuration cf = boot.configuration().resolve(java.lang.module.ModuleFinder.of(out),
+                java.lang.module.ModuleFinder.of(), java.util.Set.of(module));
+        ModuleLayer layer = boot.defineModulesWithOneLoader(cf, ClassLoader.getSystemClassLoader());
+        return layer.findLoader(module).loadClass(pkg + "." + simpleName);
+    }
 }
