@@ -245,6 +245,32 @@ class RedisBrokerIT {
     }
 
     @Test
+    void reclaimInSmallBatchesFollowsTheCursorAndWrapsAroundToTakeEveryStrandedEntryOnce() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            sent.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+        int fetched = 0;
+        while (fetched < 30) {
+            fetched += broker.fetch(List.of(queue), "ghost", 30, Duration.ofMillis(100)).size();
+        }
+        Thread.sleep(60);
+
+        List<String> taken = new ArrayList<>();
+        List<Delivery> batch;
+        while (!(batch = broker.reclaim(queue, "c2", Duration.ofMillis(50), 7)).isEmpty()) {
+            batch.forEach(d -> taken.add(d.receipt()));
+        }
+        assertEquals(30, taken.size());
+        assertEquals(30, new HashSet<>(taken).size(), "no entry taken twice");
+
+        // The cursor now sits somewhere in the PEL: entries stranded by c2 (ids before it) must still come back.
+        Thread.sleep(60);
+        assertEquals(7, broker.reclaim(queue, "c3", Duration.ofMillis(50), 7).size());
+    }
+
+    @Test
     void renewingByAStaleOwnerDoesNotStealAReclaimedEntryBack() throws Exception {
         broker.enqueue(message("{}"));
         Delivery mine = fetch(1).getFirst();

@@ -58,6 +58,8 @@ final class RedisBroker implements Broker {
     private final RedissonSetup setup;
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
+    /** Where each queue's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
+    private final Map<String, String> reclaimCursors = new ConcurrentHashMap<>();
     private volatile RedissonClient client;
     private volatile boolean closed;
 
@@ -363,10 +365,12 @@ final class RedisBroker implements Broker {
         if (max < 1) {
             return List.of();
         }
+        String cursor = reclaimCursors.getOrDefault(queue, "0-0");
         List<Object> flat = eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
-                List.of(keys(queue).stream()), GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(max));
+                List.of(keys(queue).stream()), GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(max), cursor);
+        reclaimCursors.put(queue, String.valueOf(flat.getFirst()));
         List<Delivery> deliveries = new ArrayList<>();
-        int i = 0;
+        int i = 1;
         while (i < flat.size()) {
             String id = String.valueOf(flat.get(i));
             int deliveryCount = Math.max(1, Integer.parseInt(String.valueOf(flat.get(i + 1))));
