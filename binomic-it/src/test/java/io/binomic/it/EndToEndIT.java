@@ -56,6 +56,28 @@ class EndToEndIT {
     }
 
     @Test
+    void delayTaskWaitsDurablyInRedisThenRuns() {
+        Task<Job, Void> later = Task.<Job, Void>builder("later", Job.class, job -> {
+            ledger.started(job.n());
+            ledger.finished(job.n());
+            return null;
+        }).queue(queue).delay(Duration.ofMillis(800)).build();
+        BinomicConfig config = TestApp.config(redis.url(), queue, Duration.ofSeconds(10));
+        try (Binomic binomic = Binomic.builder().config(config).task(later).build().start()) {
+            binomic.startWorker();
+            Instant submitted = Instant.now();
+            binomic.submit(later, new Job(1, 0, 0));
+            assertEquals(1, binomic.queueStats(queue).delayed(), "waits in the delayed set, not in the stream");
+
+            Await.until(Duration.ofSeconds(10), () -> ledger.done().contains(1), () -> binomic.queueStats(queue).toString());
+
+            Duration took = Duration.between(submitted, Instant.now());
+            assertTrue(took.compareTo(Duration.ofMillis(800)) >= 0, "ran before its delay: " + took);
+            assertEquals(0, binomic.queueStats(queue).delayed());
+        }
+    }
+
+    @Test
     void failingJobIsRetriedAfterItsBackoffUntilItSucceeds() {
         try (TestApp.App app = TestApp.client(redis, queue, Duration.ofSeconds(10), Duration.ofMillis(200))) {
             Binomic binomic = app.binomic();
