@@ -423,6 +423,24 @@ class RedisBrokerIT {
     }
 
     @Test
+    void aRedissonYamlFileConfiguresTheConnectionInsteadOfTheUrl() throws Exception {
+        java.nio.file.Path yaml = java.nio.file.Files.createTempFile("redisson-", ".yaml");
+        java.nio.file.Files.writeString(yaml, """
+                singleServerConfig:
+                  address: "redis://127.0.0.1:%d"
+                  database: 4
+                """.formatted(redis.port()));
+        try (Broker fromYaml = Brokers.redisProvider().create(io.binomic.api.BrokerConfig.builder()
+                .url("redis://ignored.invalid:1").options(Map.of("redisson.config", yaml.toString())).build())) {
+            fromYaml.start(List.of(queue));
+            fromYaml.enqueueAll(List.of(message("{}"), message("{}")));
+
+            assertEquals(2, fromYaml.fetch(List.of(queue), "c1", 10, Duration.ofMillis(200)).size());
+            assertEquals(0L, redis.call("XLEN", stream()), "database 0 untouched: the YAML chose database 4");
+        }
+    }
+
+    @Test
     void brokerKeepsWorkingAfterItsConnectionsAreKilled() throws Exception {
         broker.enqueue(message("{}"));
         assertTrue(redis.killClients() > 0);
