@@ -12,8 +12,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A standard 5-field cron expression: minute, hour, day of month, month, day of week.
- * Fields accept {@code *}, numbers, ranges {@code a-b}, steps {@code * /n}, {@code a-b/n} and
+ * A standard 5-field cron expression: minute, hour, day of month, month, day of week; or a
+ * 6-field one with a leading second field (0-59), for schedules finer than a minute.
+ * Fields accept {@code *}, numbers, ranges {@code a-b}, steps <code>&#42;/n</code>, {@code a-b/n} and
  * {@code a/n} (from {@code a} to the end of the field), lists {@code a,b,c}, and names
  * ({@code JAN-DEC}, {@code SUN-SAT}, case-insensitive; 0 and 7 are Sunday). The shortcuts
  * {@code @hourly}, {@code @daily} ({@code @midnight}), {@code @weekly}, {@code @monthly} and
@@ -21,7 +22,7 @@ import java.util.Map;
  *
  * <p>Day rule (as in Vixie cron): when both day fields are restricted, a day matches if
  * <em>either</em> matches; a day field counts as unrestricted when it starts with {@code *}
- * (so {@code * /2} in day-of-month combined with {@code MON} means odd days that are Mondays).
+ * (so <code>&#42;/2</code> in day-of-month combined with {@code MON} means odd days that are Mondays).
  *
  * <p>Time zones: {@link #next} walks local date-times and maps each match to the zone. A local
  * time skipped by a spring-forward gap fires once, at the first instant after the gap; a local
@@ -31,6 +32,7 @@ import java.util.Map;
  */
 public final class CronExpression {
     private static final String FIELD_LIST = "minute hour day-of-month month day-of-week";
+    private static final long SECOND_ZERO = 1L;
 
     private static final Map<String, String> SHORTCUTS = Map.of(
             "@yearly", "0 0 1 1 *",
@@ -46,6 +48,7 @@ public final class CronExpression {
     private static final List<String> DAY_NAMES = List.of("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT");
 
     private enum Field {
+        SECOND("second", 0, 59, List.of(), ""),
         MINUTE("minute", 0, 59, List.of(), ""),
         HOUR("hour", 0, 23, List.of(), ""),
         DAY_OF_MONTH("day-of-month", 1, 31, List.of(), ""),
@@ -71,6 +74,7 @@ public final class CronExpression {
 
     private final String expression;
     // Bit i set = value i allowed. Every field fits in a long (largest value is 59).
+    private final long seconds;
     private final long minutes;
     private final long hours;
     private final long daysOfMonth;
@@ -79,8 +83,11 @@ public final class CronExpression {
     private final boolean dayOfMonthStar;
     private final boolean dayOfWeekStar;
 
-    private CronExpression(String expression, String[] fields) {
+    private CronExpression(String expression, String[] all) {
         this.expression = expression;
+        // The 6-field form has a leading second field; the 5-field form fires at second 0.
+        this.seconds = all.length == 6 ? parseField(Field.SECOND, all[0]) : SECOND_ZERO;
+        String[] fields = all.length == 6 ? java.util.Arrays.copyOfRange(all, 1, 6) : all;
         this.minutes = parseField(Field.MINUTE, fields[0]);
         this.hours = parseField(Field.HOUR, fields[1]);
         this.daysOfMonth = parseField(Field.DAY_OF_MONTH, fields[2]);
@@ -105,9 +112,9 @@ public final class CronExpression {
         String trimmed = expression.trim();
         String text = trimmed.startsWith("@") ? expandShortcut(trimmed) : trimmed;
         String[] fields = text.isEmpty() ? new String[0] : text.split("\\s+");
-        if (fields.length != 5) {
-            throw new IllegalArgumentException("cron expression needs 5 fields (" + FIELD_LIST + "), got "
-                    + fields.length + " in '" + trimmed + "'");
+        if (fields.length != 5 && fields.length != 6) {
+            throw new IllegalArgumentException("cron expression needs 5 fields (" + FIELD_LIST
+                    + ") or 6 with a leading second, got " + fields.length + " in '" + trimmed + "'");
         }
         return new CronExpression(trimmed, fields);
     }
@@ -220,13 +227,13 @@ public final class CronExpression {
     }
 
     /**
-     * The first time strictly after {@code after} that matches, in {@code after}'s zone, at
-     * second 0. Searches field by field (a yearly expression costs a few steps, not a minute
+     * The first time strictly after {@code after} that matches, in {@code after}'s zone (at
+     * second 0 for a 5-field expression). Searches field by field (a yearly expression costs a few steps, not a minute
      * per step).
      */
     public ZonedDateTime next(ZonedDateTime after) {
         ZoneId zone = after.getZone();
-        LocalDateTime candidate = after.toLocalDateTime().truncatedTo(ChronoUnit.MINUTES).plusMinutes(1);
+        LocalDateTime candidate = after.toLocalDateTime().truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
         while (true) {
             LocalDateTime match = nextLocalMatch(candidate);
             ZonedDateTime zoned = atZone(match, zone);
@@ -235,7 +242,7 @@ public final class CronExpression {
             if (zoned.isAfter(after)) {
                 return zoned;
             }
-            candidate = match.plusMinutes(1);
+            candidate = match.plusSeconds(1);
         }
     }
 
@@ -248,7 +255,7 @@ public final class CronExpression {
         return ZonedDateTime.ofLocal(local, zone, null);
     }
 
-    /** The first local date-time at or after {@code from} (whole minutes) that matches. */
+    /** The first local date-time at or after {@code from} (whole seconds) that matches. */
     private LocalDateTime nextLocalMatch(LocalDateTime from) {
         LocalDateTime t = from;
         while (true) {
@@ -277,7 +284,15 @@ public final class CronExpression {
                 t = t.truncatedTo(ChronoUnit.HOURS).plusHours(1);
                 continue;
             }
-            return t.withMinute(minute);
+            if (minute != t.getMinute()) {
+                t = t.withMinute(minute).withSecond(0);
+            }
+            int second = nextSetBit(seconds, t.getSecond());
+            if (second < 0) {
+                t = t.truncatedTo(ChronoUnit.MINUTES).plusMinutes(1);
+                continue;
+            }
+            return t.withSecond(second);
         }
     }
 

@@ -151,6 +151,28 @@ class CronExpressionTest {
     }
 
     @Nested
+    class Seconds {
+        @Test
+        void sixFieldExpressionFiresOnItsSeconds() {
+            assertEquals(List.of("2026-01-01T10:00:10Z", "2026-01-01T10:00:20Z", "2026-01-01T10:00:30Z"),
+                    fires("*/10 * * * * *", utc("2026-01-01T10:00:03"), 3));
+        }
+
+        @Test
+        void secondFieldCombinesWithTheOtherFields() {
+            assertEquals(List.of("2026-01-01T12:00:30Z", "2026-01-02T12:00:30Z"),
+                    fires("30 0 12 * * *", utc("2026-01-01T12:00:29.5"), 2));
+            assertEquals(List.of("2026-01-01T10:05Z", "2026-01-01T10:10Z"),
+                    fires("0 */5 * * * *", utc("2026-01-01T10:00:00"), 2));
+        }
+
+        @Test
+        void fiveFieldExpressionStillFiresAtSecondZero() {
+            assertEquals(List.of("2026-01-01T10:01Z"), fires("* * * * *", utc("2026-01-01T10:00:00.001"), 1));
+        }
+    }
+
+    @Nested
     class DaylightSavingTime {
         @Test
         void parisSpringForwardFiresGapTimeOnceAtTheEndOfTheGap() {
@@ -219,10 +241,16 @@ class CronExpressionTest {
 
         @Test
         void wrongFieldCountNamesTheFields() {
-            assertEquals("cron expression needs 5 fields (minute hour day-of-month month day-of-week), got 6 in '0 0 * * * *'",
-                    messageOf("0 0 * * * *"));
-            assertEquals("cron expression needs 5 fields (minute hour day-of-month month day-of-week), got 0 in ''",
+            assertEquals("cron expression needs 5 fields (minute hour day-of-month month day-of-week) or 6 with a leading second,"
+                    + " got 7 in '0 0 0 * * * *'", messageOf("0 0 0 * * * *"));
+            assertEquals("cron expression needs 5 fields (minute hour day-of-month month day-of-week) or 6 with a leading second,"
+                    + " got 0 in ''",
                     messageOf("   "));
+        }
+
+        @Test
+        void secondFieldIsCheckedLikeTheOthers() {
+            assertEquals("cron field 'second' value 60 is out of range 0-59 in '60 * * * * *'", messageOf("60 * * * * *"));
         }
 
         @Test

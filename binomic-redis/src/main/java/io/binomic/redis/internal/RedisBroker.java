@@ -76,6 +76,7 @@ final class RedisBroker implements Broker {
         }
         RedissonClient created;
         try {
+            setup.preflight().run();
             created = Redisson.create(setup.redisson());
         } catch (RuntimeException e) {
             throw setup.startFailure(e);

@@ -88,13 +88,14 @@ final class JsonBinder {
         if (raw == Object.class) {
             return plain(node);
         }
-        if (raw.isAssignableFrom(ArrayList.class)) {
+        // Interfaces such as List, Set, Collection or Map, and the concrete classes built here.
+        if (Iterable.class.isAssignableFrom(raw) && raw.isAssignableFrom(ArrayList.class)) {
             return bindElements(node, typeArgument(type, 0), path, new ArrayList<>());
         }
-        if (raw.isAssignableFrom(LinkedHashSet.class)) {
+        if (Set.class.isAssignableFrom(raw) && raw.isAssignableFrom(LinkedHashSet.class)) {
             return bindElements(node, typeArgument(type, 0), path, new LinkedHashSet<>());
         }
-        if (raw.isAssignableFrom(LinkedHashMap.class)) {
+        if (Map.class.isAssignableFrom(raw) && raw.isAssignableFrom(LinkedHashMap.class)) {
             return bindMap(node, type, path);
         }
         return bindScalar(node, raw, path);

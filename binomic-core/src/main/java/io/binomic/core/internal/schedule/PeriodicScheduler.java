@@ -71,9 +71,10 @@ public final class PeriodicScheduler implements Scheduler {
                 sleepUntil(due);
                 Instant tick = latestDueTick(trigger, due, clock.instant());
                 fire(jobName, action, tick);
-                // Never before the tick just fired, even if the clock went backwards meanwhile.
-                Instant now = clock.instant();
-                due = trigger.nextAfter(now.isAfter(tick) ? now : tick);
+                // Counted from the tick, not from now: if the action overran the next tick, that
+                // tick is due at once and fires (coalesced) instead of being skipped. Being after
+                // the tick, it never repeats one, even if the clock steps backwards.
+                due = trigger.nextAfter(tick);
             }
         } catch (InterruptedException e) {
             // close() interrupted us: the job ends.

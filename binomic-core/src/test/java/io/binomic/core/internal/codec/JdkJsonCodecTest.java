@@ -314,6 +314,8 @@ class JdkJsonCodecTest {
                     + " records, String, boolean, numbers, BigDecimal, BigInteger, char, enums, UUID, java.time values,"
                     + " Optional, collections, maps with String keys and arrays); use a record",
                     decodeError("{\"value\":\"x\"}", StringBuilderHolder.class));
+            assertTrue(decodeError("[]", java.io.Serializable.class)
+                    .startsWith("$: cannot decode into java.io.Serializable: the type is not supported"));
         }
 
         record StringBuilderHolder(StringBuilder value) { }
