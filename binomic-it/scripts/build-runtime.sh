@@ -2,7 +2,7 @@
 # Builds a self-contained Binomic runtime image with jlink: a trimmed JDK plus the Binomic and
 # Redis broker jars, and a bin/binomic launcher for the master and the CLI.
 #
-#   JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 scripts/build-runtime.sh [output-dir]
+#   JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 binomic-it/scripts/build-runtime.sh [output-dir]
 #
 # Output (default: ./runtime):
 #   bin/binomic   the launcher: `bin/binomic master --broker redis://host:6379 --queues emails`
@@ -18,7 +18,7 @@
 # nothing requires the broker: ServiceLoader finds it). See DESIGN/TOOLCHAIN notes.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="$(realpath -m "${1:-$ROOT/runtime}")"
 JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 export JAVA_HOME

@@ -2,14 +2,14 @@
 # Smoke test of a runtime image built by build-runtime.sh, run by hand (it is not part of the
 # Maven build: building the image takes minutes).
 #
-#   scripts/smoke-runtime.sh [image-dir]      # default: ./runtime
+#   binomic-it/scripts/smoke-runtime.sh [image-dir]      # default: ./runtime
 #
 # Checks: the launcher's help; a master on the embedded broker with two workers, seen by
 # `binomic workers`, stopped with SIGTERM (exit 0, workers gone); and, when redis-server is on
 # the PATH, `binomic queues` and a master against a throw-away Redis.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 IMAGE="$(realpath "${1:-$ROOT/runtime}")"
 BINOMIC="$IMAGE/bin/binomic"
 WORK="$(mktemp -d)"
