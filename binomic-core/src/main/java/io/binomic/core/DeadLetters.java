@@ -89,6 +89,11 @@ public final class DeadLetters {
         return broker.replayDeadLetters(queue, List.of(deadLetterId)) == 1;
     }
 
+    /** Deletes one dead letter by id; true when it existed. */
+    public boolean purgeOne(String queue, String deadLetterId) {
+        return broker.deleteDeadLetters(queue, List.of(deadLetterId)) == 1;
+    }
+
     /** Deletes every dead letter of {@code queue} matching {@code filter}; returns how many. */
     public long purge(String queue, DeadLetterFilter filter) {
         return purge(queue, filter, done -> { });

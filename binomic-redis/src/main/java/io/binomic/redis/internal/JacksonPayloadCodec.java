@@ -72,7 +72,7 @@ public final class JacksonPayloadCodec implements PayloadCodec {
         for (Throwable c = failure; c != null; c = c.getCause()) {
             String m = String.valueOf(c.getMessage());
             if (c instanceof InaccessibleObjectException || c instanceof IllegalAccessException
-                    || m.contains("setAccess") || m.contains("does not open") || m.contains("module")) {
+                    || m.contains("setAccess") || m.contains("does not \"opens") || m.contains("does not \"exports")) {
                 accessProblem = true;
                 break;
             }

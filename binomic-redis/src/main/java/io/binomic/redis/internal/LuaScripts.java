@@ -83,19 +83,24 @@ final class LuaScripts {
             """;
 
     /**
-     * XAUTOCLAIM following the cursor until max entries or the end, then reads each claimed
-     * entry's delivery count from the PEL (XAUTOCLAIM has just incremented it). Entries deleted
-     * from the stream are dropped from the PEL by XAUTOCLAIM itself and skipped here.
-     * KEYS: stream. ARGV: group, consumer, min idle ms, max.
-     * Returns a flat list: id, delivery count, number of field strings, fields..., per entry.
+     * XAUTOCLAIM following the cursor until max entries, then reads each claimed entry's delivery
+     * count from the PEL (XAUTOCLAIM has just incremented it). Entries deleted from the stream are
+     * dropped from the PEL by XAUTOCLAIM itself and skipped here. The scan starts where the last
+     * call stopped and wraps around once, and it is capped at 100 XAUTOCLAIM calls, so a huge PEL
+     * of healthy entries never blocks Redis for long.
+     * KEYS: stream. ARGV: group, consumer, min idle ms, max, start cursor.
+     * Returns a flat list: the next cursor, then per entry: id, delivery count, number of field strings, fields...
      */
     static final String RECLAIM = """
             local max = tonumber(ARGV[4])
-            local out = {}
+            local out = {''}
             local n = 0
-            local cursor = '0-0'
-            repeat
+            local cursor = ARGV[5]
+            local wrapped = cursor == '0-0'
+            local calls = 0
+            while n < max and calls < 100 do
               local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], cursor, 'COUNT', max - n)
+              calls = calls + 1
               cursor = r[1]
               for _, e in ipairs(r[2]) do
                 if type(e) == 'table' and type(e[2]) == 'table' then
@@ -109,7 +114,12 @@ final class LuaScripts {
                   n = n + 1
                 end
               end
-            until cursor == '0-0' or n >= max
+              if cursor == '0-0' then
+                if wrapped then break end
+                wrapped = true
+              end
+            end
+            out[1] = cursor
             return out
             """;
 

@@ -58,9 +58,10 @@ final class RedisBroker implements Broker {
 
     private final BrokerConfig config;
     private final RedissonSetup setup;
-    private final Set<String> preparedQueues = ConcurrentHashMap.newKeySet();
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
+    /** Where each queue's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
+    private final Map<String, String> reclaimCursors = new ConcurrentHashMap<>();
     private volatile RedissonClient client;
     private volatile boolean closed;
 
@@ -73,11 +74,12 @@ final class RedisBroker implements Broker {
 
     @Override
     public synchronized void start(List<String> queues) {
-        if (client != null) {
-            throw new IllegalStateException("the Redis broker is already started");
+        if (client != null || closed) {
+            throw new IllegalStateException(closed ? "the Redis broker is closed" : "the Redis broker is already started");
         }
         RedissonClient created;
         try {
+            setup.preflight().run();
             created = Redisson.create(setup.redisson());
         } catch (RuntimeException e) {
             throw setup.startFailure(e);
@@ -106,7 +108,6 @@ final class RedisBroker implements Broker {
                 throw e;
             }
         }
-        preparedQueues.add(queue);
     }
 
     @Override
@@ -118,6 +119,7 @@ final class RedisBroker implements Broker {
             }
             closed = true;
             c = client;
+            client = null;
         }
         if (c != null) {
             c.shutdown(0, 5, TimeUnit.SECONDS);
@@ -361,8 +363,16 @@ final class RedisBroker implements Broker {
         for (Delivery d : inFlight) {
             argsByQueue.computeIfAbsent(d.queue(), q -> new ArrayList<>(List.of(GROUP, consumer))).add(d.receipt());
         }
-        argsByQueue.forEach((queue, args) -> eval("renewLeases on queue '" + queue + "'", LuaScripts.RENEW_LEASES,
-                RScript.ReturnType.LONG, List.of(keys(queue).stream()), args.toArray()));
+        if (argsByQueue.isEmpty()) {
+            return;
+        }
+        // One script per queue (keys of one hash tag each), all queues in one pipeline: one round trip.
+        call("renewLeases on queues " + argsByQueue.keySet(), () -> {
+            RBatch batch = client().createBatch(BatchOptions.defaults());
+            argsByQueue.forEach((queue, args) -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
+                    LuaScripts.RENEW_LEASES, RScript.ReturnType.LONG, List.of(keys(queue).stream()), args.toArray()));
+            return batch.execute();
+        });
     }
 
     @Override
@@ -370,10 +380,12 @@ final class RedisBroker implements Broker {
         if (max < 1) {
             return List.of();
         }
+        String cursor = reclaimCursors.getOrDefault(queue, "0-0");
         List<Object> flat = eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
-                List.of(keys(queue).stream()), GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(max));
+                List.of(keys(queue).stream()), GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(max), cursor);
+        reclaimCursors.put(queue, String.valueOf(flat.getFirst()));
         List<Delivery> deliveries = new ArrayList<>();
-        int i = 0;
+        int i = 1;
         while (i < flat.size()) {
             String id = String.valueOf(flat.get(i));
             int deliveryCount = Math.max(1, Integer.parseInt(String.valueOf(flat.get(i + 1))));

@@ -26,7 +26,7 @@ import org.redisson.config.SingleServerConfig;
  * @param ownSettings true when we built the configuration ourselves, so its ping interval is 0
  *     and pipelines may skip their results (see DESIGN.md section 6)
  */
-record RedissonSetup(Config redisson, String target, boolean ownSettings) {
+record RedissonSetup(Config redisson, String target, boolean ownSettings, Runnable preflight) {
 
     /** Option key: path of a Redisson YAML file (Sentinel, Cluster, anything else Redisson can do). */
     static final String REDISSON_CONFIG_OPTION = "redisson.config";
@@ -40,7 +40,7 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings) {
             try {
                 Config redisson = Config.fromYAML(new File(yaml));
                 redisson.setCodec(StringCodec.INSTANCE);
-                return new RedissonSetup(redisson, "the servers of " + yaml, false);
+                return new RedissonSetup(redisson, "the servers of " + yaml, false, () -> { });
             } catch (IOException | RuntimeException e) {
                 throw new BrokerException("cannot read the Redisson configuration '" + yaml + "' (BrokerConfig option "
                         + REDISSON_CONFIG_OPTION + "): " + e.getMessage(), e);
@@ -85,7 +85,11 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings) {
                 .setClientName("binomic");
         redisson.setTcpKeepAlive(true);
         userInfo(config, url, redisson);
-        return new RedissonSetup(redisson, target, true);
+        String username = redisson.getUsername();
+        String password = redisson.getPassword();
+        Runnable preflight = () -> Preflight.check(url.getHost(), port, scheme.equals("rediss"), username, password,
+                config.connectTimeout());
+        return new RedissonSetup(redisson, target, true, preflight);
     }
 
     private static int database(BrokerConfig config, URI url) {
@@ -166,6 +170,9 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings) {
                 // netty's message is "Connection refused: /127.0.0.1:6390"; the target is printed already.
                 int colon = m.indexOf(": ");
                 return colon > 0 ? m.substring(0, colon) : m;
+            }
+            if (c instanceof UnknownHostException) {
+                return "unknown host '" + c.getMessage() + "'";
             }
             String m = c.getMessage();
             if (m != null && (m.contains("WRONGPASS") || m.contains("NOAUTH") || m.contains("NOPERM"))) {

@@ -210,7 +210,7 @@ public final class DeliveryProcessor {
         retried.increment();
         stats.retried(delivery.queue(), task.name());
         LOG.log(Level.WARNING, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; retrying in {6} ms",
-                task.name(), message.id(), attempt, maxAttempts, errorClass, errorMessage, wait.toMillis());
+                task.name(), message.id(), attempt, maxAttempts, errorClass, errorMessage, String.valueOf(wait.toMillis()));
         return Outcome.RETRIED;
     }
 

@@ -134,7 +134,7 @@ public final class WorkerRuntime implements Worker {
                 break;
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying in {2} ms", consumerName, e.getMessage(),
-                        BROKER_ERROR_PAUSE.toMillis());
+                        String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
                 pause(BROKER_ERROR_PAUSE);
             } finally {
                 slots.release(free);

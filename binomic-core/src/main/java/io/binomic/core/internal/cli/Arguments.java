@@ -1,0 +1,132 @@
+package io.binomic.core.internal.cli;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The options of one command, parsed against what it declares. Accepts {@code --name value} and
+ * {@code --name=value}; anything undeclared, a missing value or a positional word is a
+ * {@link UsageException} that says which.
+ */
+final class Arguments {
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+
+    private final Map<String, List<String>> values;
+
+    private Arguments(Map<String, List<String>> values) {
+        this.values = values;
+    }
+
+    static Arguments parse(List<String> args, List<Option> options) throws UsageException {
+        Map<String, Option> byName = new LinkedHashMap<>();
+        options.forEach(o -> byName.put(o.name(), o));
+        Map<String, List<String>> values = new LinkedHashMap<>();
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (!arg.startsWith("--") || arg.length() == 2) {
+                throw new UsageException("unexpected argument '" + arg + "'");
+            }
+            String name = arg.substring(2);
+            String inlineValue = null;
+            int equals = name.indexOf('=');
+            if (equals >= 0) {
+                inlineValue = name.substring(equals + 1);
+                name = name.substring(0, equals);
+            }
+            Option option = byName.get(name);
+            if (option == null) {
+                throw new UsageException("unknown option --" + name);
+            }
+            String value;
+            if (option.isFlag()) {
+                if (inlineValue != null) {
+                    throw new UsageException("--" + name + " takes no value");
+                }
+                value = "true";
+            } else if (inlineValue != null) {
+                value = inlineValue;
+            } else if (i + 1 < args.size() && !args.get(i + 1).startsWith("--")) {
+                value = args.get(++i);
+            } else {
+                throw new UsageException("--" + name + " needs a value (" + option.valueName() + ")");
+            }
+            List<String> list = values.computeIfAbsent(name, n -> new ArrayList<>());
+            if (!list.isEmpty() && !option.repeatable()) {
+                throw new UsageException("--" + name + " is given more than once");
+            }
+            list.add(value);
+        }
+        return new Arguments(values);
+    }
+
+    boolean has(String name) {
+        return values.containsKey(name);
+    }
+
+    Optional<String> value(String name) {
+        return Optional.ofNullable(values.get(name)).map(List::getFirst);
+    }
+
+    List<String> values(String name) {
+        return values.getOrDefault(name, List.of());
+    }
+
+    /** A comma-separated list, such as {@code --queues a,b}; empty when the option is absent. */
+    List<String> list(String name) {
+        return value(name).map(v -> Arrays.stream(v.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList())
+                .orElse(List.of());
+    }
+
+    int intValue(String name, int defaultValue, int min) throws UsageException {
+        Optional<String> value = value(name);
+        if (value.isEmpty()) {
+            return defaultValue;
+        }
+        int n;
+        try {
+            n = Integer.parseInt(value.get());
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " must be a whole number, was '" + value.get() + "'");
+        }
+        if (n < min) {
+            throw new UsageException("--" + name + " must be at least " + min + ", was " + n);
+        }
+        return n;
+    }
+
+    /** A duration such as {@code 500ms}, {@code 5s}, {@code 2m}, {@code 1h} or ISO-8601 {@code PT5S}. */
+    Optional<Duration> duration(String name) throws UsageException {
+        Optional<String> value = value(name);
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(parseDuration("--" + name, value.get()));
+    }
+
+    static Duration parseDuration(String what, String text) throws UsageException {
+        Matcher m = DURATION.matcher(text.toLowerCase(Locale.ROOT));
+        if (m.matches()) {
+            long n = Long.parseLong(m.group(1));
+            return switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                default -> Duration.ofHours(n);
+            };
+        }
+        try {
+            return Duration.parse(text);
+        } catch (DateTimeParseException e) {
+            throw new UsageException(what + " must be a duration such as 500ms, 5s, 2m or PT5S, was '" + text + "'");
+        }
+    }
+}

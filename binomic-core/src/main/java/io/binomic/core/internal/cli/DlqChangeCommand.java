@@ -1,0 +1,140 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.core.Binomic;
+import io.binomic.core.DeadLetters;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
+
+/**
+ * {@code binomic dlq replay} and {@code binomic dlq purge}: the same selection (everything, ids, or
+ * a filter), a different action. A selection is required, so that a mistyped command never
+ * touches a whole dead-letter queue.
+ */
+final class DlqChangeCommand implements Command {
+    /** Runs longer than one batch of the dead-letter store get a progress bar. */
+    static final long PROGRESS_THRESHOLD = 500;
+
+    enum Action {
+        REPLAY("replay", "replayed", "Put dead letters back on their queue (attempt reset, replayedFrom header set)"),
+        PURGE("purge", "purged", "Delete dead letters for good");
+
+        final String verb;
+        final String done;
+        final String summary;
+
+        Action(String verb, String done, String summary) {
+            this.verb = verb;
+            this.done = done;
+            this.summary = summary;
+        }
+    }
+
+    private final Action action;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Map<String, String> env;
+    private final BinomicCli.Connector connector;
+
+    DlqChangeCommand(Action action, PrintStream out, PrintStream err, Map<String, String> env, BinomicCli.Connector connector) {
+        this.action = action;
+        this.out = out;
+        this.err = err;
+        this.env = env;
+        this.connector = connector;
+    }
+
+    @Override
+    public String name() {
+        return "dlq " + action.verb;
+    }
+
+    @Override
+    public String summary() {
+        return action.summary;
+    }
+
+    @Override
+    public List<Option> options() {
+        List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
+        options.add(Option.flag("all", "every dead letter of the queues"));
+        options.add(Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
+        options.addAll(DlqFilterOptions.ALL);
+        return options;
+    }
+
+    @Override
+    public String notes() {
+        return "Select with --all, with --id, or with at least one filter (--task, --reason, --error-class).\n"
+                + "Example: binomic dlq " + action.verb + " --queues emails --error-class java.net.ConnectException\n";
+    }
+
+    @Override
+    public int run(Arguments args) throws UsageException {
+        boolean all = args.has("all");
+        List<String> ids = args.values("id");
+        boolean filtered = DlqFilterOptions.any(args);
+        int selections = (all ? 1 : 0) + (ids.isEmpty() ? 0 : 1) + (filtered ? 1 : 0);
+        if (selections == 0) {
+            throw new UsageException("say what to " + action.verb + ": --all, --id ID, or a filter (--task, --reason, --error-class)");
+        }
+        if (selections > 1) {
+            throw new UsageException("--all, --id and the filters exclude each other: choose one way to select");
+        }
+        if (!ids.isEmpty() && args.list("queues").size() != 1) {
+            throw new UsageException("--id needs exactly one queue: add --queues QUEUE");
+        }
+        DeadLetterFilter filter = DlqFilterOptions.filter(args);
+        try (Binomic binomic = connector.connect(BrokerOptions.url(args, env), args.list("queues"))) {
+            DeadLetters deadLetters = binomic.deadLetters();
+            if (!ids.isEmpty()) {
+                return byId(deadLetters, args.list("queues").getFirst(), ids);
+            }
+            long total = 0;
+            for (String queue : Queues.resolve(args, binomic)) {
+                long n = byFilter(deadLetters, queue, filter);
+                out.println(action.done + " " + n + " dead letter(s) of queue " + queue);
+                total += n;
+            }
+            if (total == 0) {
+                err.println("binomic " + name() + ": nothing matched");
+            }
+            return BinomicCli.EXIT_OK;
+        }
+    }
+
+    private int byId(DeadLetters deadLetters, String queue, List<String> ids) {
+        int missing = 0;
+        for (String id : ids) {
+            boolean done = action == Action.REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id);
+            if (done) {
+                out.println(action.done + " " + id);
+            } else {
+                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue);
+                missing++;
+            }
+        }
+        return missing == 0 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
+    }
+
+    private long byFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
+        long expected = deadLetters.count(queue, filter);
+        if (expected < PROGRESS_THRESHOLD) {
+            return apply(deadLetters, queue, filter, done -> { });
+        }
+        ProgressBar bar = new ProgressBar(err, action.verb + " " + queue, expected, System::currentTimeMillis);
+        bar.accept(0);
+        try {
+            return apply(deadLetters, queue, filter, bar);
+        } finally {
+            bar.finish();
+        }
+    }
+
+    private long apply(DeadLetters deadLetters, String queue, DeadLetterFilter filter, LongConsumer progress) {
+        return action == Action.REPLAY ? deadLetters.replay(queue, filter, progress) : deadLetters.purge(queue, filter, progress);
+    }
+}

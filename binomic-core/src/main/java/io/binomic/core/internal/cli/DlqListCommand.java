@@ -1,0 +1,105 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.DeadLetterGroup;
+import io.binomic.core.Binomic;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** {@code binomic dlq list}: dead letters counted by task, reason and failure class, or listed one by one. */
+final class DlqListCommand implements Command {
+    private static final int MESSAGE_WIDTH = 60;
+
+    private final PrintStream out;
+    private final Map<String, String> env;
+    private final BinomicCli.Connector connector;
+
+    DlqListCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
+        this.out = out;
+        this.env = env;
+        this.connector = connector;
+    }
+
+    @Override
+    public String name() {
+        return "dlq list";
+    }
+
+    @Override
+    public String summary() {
+        return "Show dead letters grouped by task, reason and failure class (--details: one per line)";
+    }
+
+    @Override
+    public List<Option> options() {
+        List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
+        options.addAll(DlqFilterOptions.ALL);
+        options.add(Option.flag("details", "list the dead letters themselves instead of groups"));
+        options.add(Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"));
+        return options;
+    }
+
+    @Override
+    public int run(Arguments args) throws UsageException {
+        DeadLetterFilter filter = DlqFilterOptions.filter(args);
+        boolean details = args.has("details");
+        int limit = args.intValue("limit", 100, 1);
+        if (args.has("limit") && !details) {
+            throw new UsageException("--limit applies to --details only");
+        }
+        try (Binomic binomic = connector.connect(BrokerOptions.url(args, env), args.list("queues"))) {
+            List<String> queues = Queues.resolve(args, binomic);
+            return details ? printDetails(binomic, queues, filter, limit) : printGroups(binomic, queues, filter);
+        }
+    }
+
+    private int printGroups(Binomic binomic, List<String> queues, DeadLetterFilter filter) {
+        Table table = new Table("QUEUE", "TASK", "REASON", "ERROR CLASS", "COUNT");
+        long total = 0;
+        for (String queue : queues) {
+            for (DeadLetterGroup g : binomic.deadLetters().groups(queue)) {
+                if (matches(filter, g)) {
+                    table.row(queue, g.task(), g.reason(), g.errorClass(), g.count());
+                    total += g.count();
+                }
+            }
+        }
+        if (!table.isEmpty()) {
+            table.print(out);
+        }
+        out.println(total + " dead letter(s)");
+        return BinomicCli.EXIT_OK;
+    }
+
+    private static boolean matches(DeadLetterFilter filter, DeadLetterGroup group) {
+        return filter.task().map(group.task()::equals).orElse(true)
+                && filter.reason().map(r -> r == group.reason()).orElse(true)
+                && filter.errorClass().map(group.errorClass()::equals).orElse(true);
+    }
+
+    private int printDetails(Binomic binomic, List<String> queues, DeadLetterFilter filter, int limit) {
+        Table table = new Table("ID", "QUEUE", "TASK", "REASON", "ERROR CLASS", "ATTEMPTS", "FAILED AT", "MESSAGE");
+        int shown = 0;
+        for (String queue : queues) {
+            for (DeadLetter letter : binomic.deadLetters().list(queue, filter, limit)) {
+                DeadLetter.Failure f = letter.failure();
+                table.row(letter.id(), queue, letter.task(), f.reason(), f.errorClass(), f.attempts(), f.failedAt(),
+                        oneLine(f.errorMessage()));
+                shown++;
+            }
+        }
+        if (!table.isEmpty()) {
+            table.print(out);
+        }
+        out.println(shown + " dead letter(s) shown");
+        return BinomicCli.EXIT_OK;
+    }
+
+    private static String oneLine(String message) {
+        String line = message.replaceAll("\\s+", " ").strip();
+        return line.length() <= MESSAGE_WIDTH ? line : line.substring(0, MESSAGE_WIDTH - 3) + "...";
+    }
+}

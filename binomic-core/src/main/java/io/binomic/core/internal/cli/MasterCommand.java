@@ -1,0 +1,125 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.core.internal.process.Master;
+import io.binomic.core.internal.process.MasterConfig;
+import io.binomic.core.internal.process.MasterEvent;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
+final class MasterCommand implements Command {
+    private final PrintStream out;
+    private final Map<String, String> env;
+
+    MasterCommand(PrintStream out, Map<String, String> env) {
+        this.out = out;
+        this.env = env;
+    }
+
+    @Override
+    public String name() {
+        return "master";
+    }
+
+    @Override
+    public String summary() {
+        return "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C";
+    }
+
+    @Override
+    public List<Option> options() {
+        return List.of(
+                BrokerOptions.BROKER,
+                BrokerOptions.QUEUES,
+                Option.value("workers", "N", "worker JVMs. Defaults to the number of processors ("
+                        + Runtime.getRuntime().availableProcessors() + ")"),
+                Option.value("concurrency", "N", "tasks each worker runs at once. Defaults to 5"),
+                Option.value("heartbeat-interval", "DURATION", "worker heartbeat period. Defaults to 5s"),
+                Option.value("heartbeat-timeout", "DURATION", "silence after which a worker is hung. Defaults to 3 x the interval"),
+                Option.value("start-timeout", "DURATION", "time a worker may take to start. Defaults to 60s"),
+                Option.value("shutdown-grace", "DURATION", "time a draining worker gives its running tasks. Defaults to 10s"),
+                Option.value("kill-grace", "DURATION", "wait between SIGTERM and SIGKILL of a worker. Defaults to 5s"),
+                Option.value("lease-timeout", "DURATION", "a dead worker's messages come back this long after its last renewal."
+                        + " Defaults to 30s"),
+                Option.value("reclaim-interval", "DURATION", "how often workers look for stranded messages. Defaults to 10s"),
+                Option.value("restart-backoff", "DURATION", "wait before the 2nd restart in a row, doubling after. Defaults to 1s"),
+                Option.value("restart-backoff-max", "DURATION", "longest restart wait. Defaults to 60s"),
+                Option.value("state-dir", "DIR", "segment file and worker logs. Defaults to " + MasterConfig.defaultStateDirectory()),
+                Option.repeatable("jvm-option", "OPTION", "extra option for the worker JVMs, e.g. --jvm-option=-Xmx512m"));
+    }
+
+    @Override
+    public String notes() {
+        return """
+                Workers find the application's tasks through TaskProvider services on the module path.
+                SIGTERM or Ctrl-C drains every worker (running tasks get the shutdown grace; the rest
+                stay pending for another worker to reclaim) and exits 0. Watch it with 'binomic workers'.
+                Durations: 500ms, 5s, 2m, 1h or ISO-8601 (PT5S).
+                """;
+    }
+
+    @Override
+    public int run(Arguments args) throws UsageException {
+        MasterConfig config = config(args);
+        // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
+        // its handlers in its own shutdown hook, so log records written while draining may be lost.
+        Master master = new Master(config, event -> {
+            if (event instanceof MasterEvent.Drained d) {
+                out.println("worker " + d.slot() + " (pid " + d.pid() + ") "
+                        + (d.killed() ? "killed: it did not drain in time" : "stopped, exit code " + d.exitCode()));
+            }
+        });
+        master.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            int status = BinomicCli.EXIT_OK;
+            out.println("master pid " + ProcessHandle.current().pid() + " draining its workers");
+            try {
+                master.close();
+                out.println("master pid " + ProcessHandle.current().pid() + " stopped");
+            } catch (RuntimeException e) {
+                out.println("master pid " + ProcessHandle.current().pid() + " failed to stop cleanly: " + e);
+                status = BinomicCli.EXIT_FAILED;
+            }
+            out.flush();
+            // A JVM ended by SIGTERM exits 143. A master that drained its workers stopped cleanly,
+            // and scripts and service managers should see that as 0.
+            Runtime.getRuntime().halt(status);
+        }, "binomic-master-shutdown"));
+        out.println("master pid " + ProcessHandle.current().pid() + " runs " + config.workers() + " worker(s); state in "
+                + config.stateDirectory() + "; stop with SIGTERM or Ctrl-C");
+        out.flush();
+        while (!master.awaitTermination(Duration.ofDays(1))) {
+            // Only the shutdown hook ends a master.
+        }
+        return BinomicCli.EXIT_OK;
+    }
+
+    private MasterConfig config(Arguments args) throws UsageException {
+        MasterConfig.Builder builder = MasterConfig.builder()
+                .brokerUrl(BrokerOptions.url(args, env))
+                .queues(args.list("queues"))
+                .concurrency(args.intValue("concurrency", 5, 1))
+                .jvmOptions(args.values("jvm-option"));
+        if (args.has("workers")) {
+            builder.workers(args.intValue("workers", 1, 1));
+        }
+        args.value("state-dir").map(Path::of).ifPresent(builder::stateDirectory);
+        args.duration("heartbeat-interval").ifPresent(builder::heartbeatInterval);
+        args.duration("heartbeat-timeout").ifPresent(builder::heartbeatTimeout);
+        args.duration("start-timeout").ifPresent(builder::startTimeout);
+        args.duration("shutdown-grace").ifPresent(builder::shutdownGrace);
+        args.duration("kill-grace").ifPresent(builder::killGrace);
+        args.duration("lease-timeout").ifPresent(builder::leaseTimeout);
+        args.duration("reclaim-interval").ifPresent(builder::reclaimInterval);
+        args.duration("restart-backoff").ifPresent(builder::restartBackoffInitial);
+        args.duration("restart-backoff-max").ifPresent(builder::restartBackoffMax);
+        try {
+            return builder.build();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+}

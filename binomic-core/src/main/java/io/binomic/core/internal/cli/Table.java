@@ -1,0 +1,60 @@
+package io.binomic.core.internal.cli;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+
+/** A plain-text table: a header row, columns padded to their widest cell, columns of numbers right-aligned. */
+final class Table {
+    private final List<String> headers;
+    private final List<List<String>> rows = new ArrayList<>();
+
+    Table(String... headers) {
+        this.headers = List.of(headers);
+    }
+
+    Table row(Object... cells) {
+        if (cells.length != headers.size()) {
+            throw new IllegalArgumentException(cells.length + " cells for " + headers.size() + " columns");
+        }
+        List<String> row = new ArrayList<>();
+        for (Object cell : cells) {
+            row.add(String.valueOf(cell));
+        }
+        rows.add(row);
+        return this;
+    }
+
+    boolean isEmpty() {
+        return rows.isEmpty();
+    }
+
+    void print(PrintStream out) {
+        int columns = headers.size();
+        int[] width = new int[columns];
+        boolean[] numeric = new boolean[columns];
+        for (int c = 0; c < columns; c++) {
+            width[c] = headers.get(c).length();
+            numeric[c] = !rows.isEmpty();
+            for (List<String> row : rows) {
+                width[c] = Math.max(width[c], row.get(c).length());
+                numeric[c] &= row.get(c).matches("-?\\d+|-"); // "-" stands for a missing number
+            }
+        }
+        print(out, headers, width, numeric);
+        rows.forEach(row -> print(out, row, width, numeric));
+    }
+
+    private static void print(PrintStream out, List<String> cells, int[] width, boolean[] numeric) {
+        StringBuilder line = new StringBuilder();
+        for (int c = 0; c < cells.size(); c++) {
+            if (c > 0) {
+                line.append("  ");
+            }
+            String cell = cells.get(c);
+            String pad = " ".repeat(width[c] - cell.length());
+            line.append(numeric[c] ? pad + cell : cell + pad);
+        }
+        out.println(line.toString().stripTrailing());
+    }
+}

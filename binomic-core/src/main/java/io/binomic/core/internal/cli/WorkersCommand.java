@@ -1,0 +1,83 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.process.MasterConfig;
+import io.binomic.core.internal.process.SlotSnapshot;
+import io.binomic.core.internal.process.WorkerSlots;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+
+/** {@code binomic workers}: the live state of a master's workers, read from its segment file. */
+final class WorkersCommand implements Command {
+    private final PrintStream out;
+
+    WorkersCommand(PrintStream out) {
+        this.out = out;
+    }
+
+    @Override
+    public String name() {
+        return "workers";
+    }
+
+    @Override
+    public String summary() {
+        return "Show the workers of a master on this machine: pid, state, heartbeat age and counters";
+    }
+
+    @Override
+    public List<Option> options() {
+        return List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to "
+                + MasterConfig.defaultStateDirectory()));
+    }
+
+    @Override
+    public String notes() {
+        return """
+                Reads the master's shared memory segment; needs no broker. A heartbeat older than the
+                master's timeout is marked LATE: the master is about to replace that worker.
+                """;
+    }
+
+    @Override
+    public int run(Arguments args) {
+        Path dir = args.value("state-dir").map(Path::of).orElse(MasterConfig.defaultStateDirectory());
+        Path file = dir.resolve("workers.slots");
+        if (!Files.exists(file)) {
+            throw new IllegalStateException("no master state in " + dir + ": start one with 'binomic master"
+                    + (args.has("state-dir") ? " --state-dir " + dir : "") + "', or pass its --state-dir");
+        }
+        try (WorkerSlots slots = WorkerSlots.openReadOnly(file)) {
+            Instant now = Instant.now();
+            boolean alive = ProcessHandle.of(slots.masterPid()).map(ProcessHandle::isAlive).orElse(false);
+            out.println("master pid " + slots.masterPid() + (alive ? " running" : " NOT RUNNING (last known state)")
+                    + ", started " + slots.masterStartedAt() + ", heartbeat every " + millis(slots.heartbeatInterval())
+                    + ", hung after " + millis(slots.heartbeatTimeout()));
+            Table table = new Table("SLOT", "PID", "STATE", "HEARTBEAT", "IN-FLIGHT", "SUCCEEDED", "FAILED", "RETRIED", "DEAD");
+            for (SlotSnapshot slot : slots.snapshot()) {
+                WorkerCounters c = slot.counters();
+                table.row(slot.index(), slot.pid() == 0 ? "-" : Long.toString(slot.pid()), slot.state(),
+                        heartbeat(slot, now, slots.heartbeatTimeout()), c.inFlight(), c.succeeded(), c.failed(), c.retried(),
+                        c.deadLettered());
+            }
+            table.print(out);
+            return BinomicCli.EXIT_OK;
+        }
+    }
+
+    private static String heartbeat(SlotSnapshot slot, Instant now, Duration timeout) {
+        return slot.heartbeatAge(now)
+                .map(age -> String.format(Locale.ROOT, "%.1fs ago", age.toMillis() / 1000.0)
+                        + (age.compareTo(timeout) > 0 ? " LATE" : ""))
+                .orElse("never");
+    }
+
+    private static String millis(Duration d) {
+        return d.toMillis() + " ms";
+    }
+}

@@ -1,0 +1,237 @@
+package io.binomic.core.internal.process;
+
+import io.binomic.api.WorkerConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * How a {@link Master} runs its worker JVMs and decides that one is dead or hung.
+ *
+ * @param brokerUrl broker URL handed to every worker (in its environment, never on its command line)
+ * @param queues queues the workers consume; empty means every queue of the discovered tasks
+ * @param workers number of worker JVMs
+ * @param concurrency tasks each worker runs at once
+ * @param heartbeatInterval how often a worker writes its heartbeat; also the master's check period
+ * @param heartbeatTimeout heartbeat age past which a live worker counts as hung
+ * @param startTimeout how long a new worker may take to report RUNNING before it counts as hung
+ * @param shutdownGrace how long a draining worker waits for its running tasks
+ * @param killGrace how long the master waits after terminating a worker (SIGTERM) before it kills it
+ *                  (SIGKILL); also part of the margin it grants a draining worker: a worker asked to
+ *                  drain is killed after {@code shutdownGrace} + 2 s + {@code killGrace}
+ * @param leaseTimeout the workers' lease: a message a dead worker held comes back this long after its last renewal
+ * @param reclaimInterval how often the workers look for such stranded messages
+ * @param restartBackoffInitial wait before the second restart in a row of a worker that keeps failing
+ * @param restartBackoffMax cap of the restart wait, which doubles with each further failure
+ * @param stateDirectory where the segment file ({@code workers.slots}) and the worker logs ({@code logs/}) go
+ * @param jvmOptions extra options for the worker JVMs, such as {@code -Xmx512m}
+ */
+public record MasterConfig(String brokerUrl, List<String> queues, int workers, int concurrency, Duration heartbeatInterval,
+                           Duration heartbeatTimeout, Duration startTimeout, Duration shutdownGrace, Duration killGrace,
+                           Duration leaseTimeout, Duration reclaimInterval, Duration restartBackoffInitial, Duration restartBackoffMax, Path stateDirectory,
+                           List<String> jvmOptions) {
+
+    /** The workers' {@code WorkerConfig.pollTimeout}: left at its default, and a lease must outlast it. */
+    private static final Duration WORKER_POLL_TIMEOUT = WorkerConfig.defaults().pollTimeout();
+    private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
+
+    public MasterConfig {
+        if (brokerUrl == null || brokerUrl.isBlank() || !brokerUrl.contains(":")) {
+            throw new IllegalArgumentException("brokerUrl must be a URL such as redis://localhost:6379, was '" + brokerUrl + "'");
+        }
+        queues = List.copyOf(Objects.requireNonNull(queues, "queues must not be null (empty means all)"));
+        for (String q : queues) {
+            if (!QUEUE.matcher(q).matches()) {
+                throw new IllegalArgumentException("queues: '" + q + "' is not a valid queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+            }
+        }
+        if (workers < 1 || workers > WorkerSlots.MAX_SLOTS) {
+            throw new IllegalArgumentException("workers must be 1.." + WorkerSlots.MAX_SLOTS + ", was " + workers);
+        }
+        if (concurrency < 1) {
+            throw new IllegalArgumentException("concurrency must be >= 1, was " + concurrency);
+        }
+        requirePositive("heartbeatInterval", heartbeatInterval);
+        requirePositive("heartbeatTimeout", heartbeatTimeout);
+        if (heartbeatTimeout.compareTo(heartbeatInterval.multipliedBy(2)) < 0) {
+            // One late heartbeat (a GC pause, a busy machine) must not get a healthy worker killed.
+            throw new IllegalArgumentException("heartbeatTimeout must be at least twice heartbeatInterval ("
+                    + heartbeatInterval + "), was " + heartbeatTimeout);
+        }
+        requirePositive("startTimeout", startTimeout);
+        requireNotNegative("shutdownGrace", shutdownGrace);
+        requirePositive("killGrace", killGrace);
+        requirePositive("leaseTimeout", leaseTimeout);
+        if (leaseTimeout.compareTo(WORKER_POLL_TIMEOUT) <= 0) {
+            throw new IllegalArgumentException("leaseTimeout must be longer than the workers' poll timeout ("
+                    + WORKER_POLL_TIMEOUT + "), was " + leaseTimeout);
+        }
+        requirePositive("reclaimInterval", reclaimInterval);
+        requirePositive("restartBackoffInitial", restartBackoffInitial);
+        requirePositive("restartBackoffMax", restartBackoffMax);
+        if (restartBackoffMax.compareTo(restartBackoffInitial) < 0) {
+            throw new IllegalArgumentException("restartBackoffMax (" + restartBackoffMax
+                    + ") must not be shorter than restartBackoffInitial (" + restartBackoffInitial + ")");
+        }
+        Objects.requireNonNull(stateDirectory, "stateDirectory must not be null");
+        jvmOptions = List.copyOf(Objects.requireNonNull(jvmOptions, "jvmOptions must not be null"));
+    }
+
+    private static void requirePositive(String field, Duration value) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(field + " must be positive, was " + value);
+        }
+    }
+
+    private static void requireNotNegative(String field, Duration value) {
+        if (value == null || value.isNegative()) {
+            throw new IllegalArgumentException(field + " must not be negative, was " + value);
+        }
+    }
+
+    /** The segment file the master creates and its workers and {@code binomic workers} map. */
+    public Path segmentFile() {
+        return stateDirectory.resolve("workers.slots");
+    }
+
+    /** The log file of the worker in {@code slot}: its stdout and stderr, appended across restarts. */
+    public Path logFile(int slot) {
+        return stateDirectory.resolve("logs").resolve("worker-" + slot + ".log");
+    }
+
+    /** The default state directory: {@code <java.io.tmpdir>/binomic-<user.name>}. */
+    public static Path defaultStateDirectory() {
+        return Path.of(System.getProperty("java.io.tmpdir"), "binomic-" + System.getProperty("user.name", "user"));
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds {@link MasterConfig}; values are checked in {@link #build()}. */
+    public static final class Builder {
+        private String brokerUrl;
+        private List<String> queues = List.of();
+        private int workers = Runtime.getRuntime().availableProcessors();
+        private int concurrency = 5;
+        private Duration heartbeatInterval = Duration.ofSeconds(5);
+        private Duration heartbeatTimeout;
+        private Duration startTimeout = Duration.ofSeconds(60);
+        private Duration shutdownGrace = Duration.ofSeconds(10);
+        private Duration killGrace = Duration.ofSeconds(5);
+        private Duration leaseTimeout = Duration.ofSeconds(30);
+        private Duration reclaimInterval = Duration.ofSeconds(10);
+        private Duration restartBackoffInitial = Duration.ofSeconds(1);
+        private Duration restartBackoffMax = Duration.ofSeconds(60);
+        private Path stateDirectory = defaultStateDirectory();
+        private List<String> jvmOptions = List.of();
+
+        private Builder() { }
+
+        /** Broker URL for the workers, such as {@code redis://localhost:6379}. Required: there is no default. */
+        public Builder brokerUrl(String brokerUrl) {
+            this.brokerUrl = brokerUrl;
+            return this;
+        }
+
+        /** Queues to consume. Defaults to every queue of the tasks the workers discover. */
+        public Builder queues(List<String> queues) {
+            this.queues = queues;
+            return this;
+        }
+
+        /** Worker JVMs. Defaults to the number of available processors. */
+        public Builder workers(int workers) {
+            this.workers = workers;
+            return this;
+        }
+
+        /** Tasks each worker runs at once. Defaults to 5. */
+        public Builder concurrency(int concurrency) {
+            this.concurrency = concurrency;
+            return this;
+        }
+
+        /** Heartbeat period of the workers and check period of the master. Defaults to 5 s. */
+        public Builder heartbeatInterval(Duration heartbeatInterval) {
+            this.heartbeatInterval = heartbeatInterval;
+            return this;
+        }
+
+        /** Heartbeat age after which a live worker is hung. Defaults to 3 x the heartbeat interval (15 s). */
+        public Builder heartbeatTimeout(Duration heartbeatTimeout) {
+            this.heartbeatTimeout = heartbeatTimeout;
+            return this;
+        }
+
+        /** Time a new worker may take to report RUNNING (JVM start, broker connection). Defaults to 60 s. */
+        public Builder startTimeout(Duration startTimeout) {
+            this.startTimeout = startTimeout;
+            return this;
+        }
+
+        /** How long a draining worker waits for its running tasks. Defaults to 10 s. */
+        public Builder shutdownGrace(Duration shutdownGrace) {
+            this.shutdownGrace = shutdownGrace;
+            return this;
+        }
+
+        /** Wait between SIGTERM and SIGKILL when a worker must go. Defaults to 5 s. */
+        public Builder killGrace(Duration killGrace) {
+            this.killGrace = killGrace;
+            return this;
+        }
+
+        /**
+         * The workers' lease: a message whose worker died comes back to the queue this long after
+         * the worker last renewed it. Defaults to 30 s (as {@code WorkerConfig}).
+         */
+        public Builder leaseTimeout(Duration leaseTimeout) {
+            this.leaseTimeout = leaseTimeout;
+            return this;
+        }
+
+        /** How often the workers look for stranded messages. Defaults to 10 s (as {@code WorkerConfig}). */
+        public Builder reclaimInterval(Duration reclaimInterval) {
+            this.reclaimInterval = reclaimInterval;
+            return this;
+        }
+
+        /**
+         * Restart wait of a worker that keeps failing: the first restart is immediate, the second
+         * waits this long, each further one twice as long. Defaults to 1 s.
+         */
+        public Builder restartBackoffInitial(Duration restartBackoffInitial) {
+            this.restartBackoffInitial = restartBackoffInitial;
+            return this;
+        }
+
+        /** Longest restart wait. Defaults to 60 s. */
+        public Builder restartBackoffMax(Duration restartBackoffMax) {
+            this.restartBackoffMax = restartBackoffMax;
+            return this;
+        }
+
+        /** Directory of the segment file and the worker logs. Defaults to {@code <java.io.tmpdir>/binomic-<user.name>}. */
+        public Builder stateDirectory(Path stateDirectory) {
+            this.stateDirectory = stateDirectory;
+            return this;
+        }
+
+        /** Extra JVM options of the workers. Defaults to none. */
+        public Builder jvmOptions(List<String> jvmOptions) {
+            this.jvmOptions = jvmOptions;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the first invalid field */
+        public MasterConfig build() {
+            Duration timeout = heartbeatTimeout != null ? heartbeatTimeout
+                    : heartbeatInterval == null ? null : heartbeatInterval.multipliedBy(3);
+            return new MasterConfig(brokerUrl, queues, workers, concurrency, heartbeatInterval, timeout, startTimeout,
+                    shutdownGrace, killGrace, leaseTimeout, reclaimInterval, restartBackoffInitial, restartBackoffMax, stateDirectory, jvmOptions);
+        }
+    }
+}

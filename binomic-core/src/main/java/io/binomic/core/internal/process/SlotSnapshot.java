@@ -1,0 +1,33 @@
+package io.binomic.core.internal.process;
+
+import io.binomic.core.WorkerCounters;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * One slot read at one moment.
+ *
+ * @param index the slot index (the worker's number under its master)
+ * @param pid the worker's process id, 0 while none has reported
+ * @param heartbeatMillis epoch milliseconds of the worker's last heartbeat, 0 when none yet
+ * @param state the worker's published state
+ * @param command the command the master wrote for it
+ * @param counters the worker's counters at its last heartbeat
+ */
+public record SlotSnapshot(int index, long pid, long heartbeatMillis, WorkerState state, WorkerCommand command,
+                           WorkerCounters counters) {
+
+    /** True once the worker has written at least one heartbeat. */
+    public boolean hasHeartbeat() {
+        return heartbeatMillis > 0;
+    }
+
+    /** Time since the last heartbeat at {@code now}; empty when the worker never wrote one. */
+    public Optional<Duration> heartbeatAge(Instant now) {
+        if (!hasHeartbeat()) {
+            return Optional.empty();
+        }
+        return Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - heartbeatMillis)));
+    }
+}

@@ -1,0 +1,269 @@
+package io.binomic.core.internal.process;
+
+import io.binomic.core.internal.process.MasterEvent.Cause;
+import java.io.IOException;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Keeps one slot staffed with a worker JVM, from the master's start to its shutdown:
+ * spawn, watch, replace on exit or hang (with backoff when failures repeat), drain at the end.
+ */
+final class SlotSupervisor {
+    private static final System.Logger LOG = System.getLogger(SlotSupervisor.class.getName());
+    /** While a worker starts, look often: the start-to-RUNNING time is one of the numbers we report. */
+    private static final long STARTING_CHECK_MILLIS = 25;
+    /**
+     * What a draining worker needs beyond its shutdown grace: the fetch in progress ends first
+     * (it blocks up to the worker's poll timeout, 1 s by default), then the broker closes and
+     * the JVM exits.
+     */
+    static final Duration DRAIN_OVERHEAD = Duration.ofSeconds(2);
+
+    private final Master master;
+    private final MasterConfig config;
+    private final WorkerSlots.Slot slot;
+    private final RestartBackoff backoff;
+    private final Path logFile;
+    private int incarnations;
+
+    SlotSupervisor(Master master, WorkerSlots.Slot slot) {
+        this.master = master;
+        this.config = master.config();
+        this.slot = slot;
+        this.backoff = new RestartBackoff(config.restartBackoffInitial(), config.restartBackoffMax());
+        this.logFile = config.logFile(slot.index());
+    }
+
+    /** One worker JVM in this slot. */
+    private static final class Incarnation {
+        final Process process;
+        final long spawnedAt = System.nanoTime();
+        long runningAt;
+        long endedAt;
+
+        Incarnation(Process process) {
+            this.process = process;
+        }
+
+        boolean reachedRunning() {
+            return runningAt != 0;
+        }
+    }
+
+    /** Why the last worker of this slot went, and when the master noticed. */
+    private record Failure(long pid, Cause cause, long detectedAt, String detail) { }
+
+    private enum Outcome { EXITED, HUNG, SHUTDOWN }
+
+    void run() {
+        int streak = 0;
+        Failure previous = null;
+        try {
+            while (!master.shuttingDown()) {
+                if (streak > 0 && !waitBeforeRestart(streak, previous)) {
+                    return;
+                }
+                Incarnation worker;
+                try {
+                    worker = spawn();
+                } catch (IOException e) {
+                    LOG.log(Level.ERROR, "cannot start worker {0}: {1}", slot.index(), e.toString());
+                    streak++;
+                    previous = new Failure(0, Cause.EXITED, System.nanoTime(), "could not be started: " + e.getMessage());
+                    continue;
+                }
+                Outcome outcome = watch(worker, previous);
+                if (outcome == Outcome.SHUTDOWN) {
+                    drain(worker);
+                    return;
+                }
+                long pid = worker.process.pid();
+                String detail;
+                if (outcome == Outcome.HUNG) {
+                    terminate(worker);
+                    detail = "was hung";
+                } else {
+                    int exit = worker.process.exitValue();
+                    detail = "exited with code " + exit + (worker.reachedRunning() ? "" : " during start-up");
+                }
+                // A worker that ran healthy for a while ends a failure streak; one that died young extends it.
+                boolean healthy = worker.reachedRunning()
+                        && Duration.ofNanos(worker.endedAt - worker.runningAt).compareTo(config.heartbeatTimeout()) >= 0;
+                streak = healthy ? 1 : streak + 1;
+                previous = new Failure(pid, outcome == Outcome.HUNG ? Cause.HUNG : Cause.EXITED, worker.endedAt, detail);
+            }
+        } catch (RuntimeException e) {
+            // Nothing should get here; if something does, the slot stays empty and the log says why.
+            LOG.log(Level.ERROR, "supervisor of worker " + slot.index() + " failed; the slot is left empty", e);
+        }
+    }
+
+    /** Waits the backoff for the {@code streak}-th failure in a row; false when shutdown came first. */
+    private boolean waitBeforeRestart(int streak, Failure previous) {
+        Duration delay = backoff.delay(streak);
+        if (delay.isZero()) {
+            return true;
+        }
+        master.emit(new MasterEvent.RestartScheduled(slot.index(), streak, delay));
+        LOG.log(Level.WARNING, "worker {0} failed {1} times in a row (pid {2,number,#} {3}); restarting in {4,number,#} ms; see {5}",
+                slot.index(), streak, previous.pid(), previous.detail(), delay.toMillis(), logFile);
+        try {
+            master.shutdownRequested().get(delay.toMillis(), TimeUnit.MILLISECONDS);
+            return false;
+        } catch (TimeoutException e) {
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException e) {
+            return false;
+        }
+    }
+
+    private Incarnation spawn() throws IOException {
+        slot.reset();
+        incarnations++;
+        WorkerLaunch launch = new WorkerLaunch(slot.index(), config.segmentFile(), config.queues(), config.concurrency(),
+                config.heartbeatInterval(), config.shutdownGrace(), config.leaseTimeout(), config.reclaimInterval());
+        // A marker in the log file, so an operator can tell one incarnation's output from the next.
+        Files.writeString(logFile, "---- " + Instant.now() + " master pid " + ProcessHandle.current().pid()
+                        + " starts worker " + slot.index() + " (incarnation " + incarnations + ")" + System.lineSeparator(),
+                StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, config.jvmOptions(), launch.toArgs()))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        builder.environment().put(WorkerLaunch.BROKER_URL_ENV, config.brokerUrl());
+        Process process = builder.start();
+        process.getOutputStream().close();
+        master.emit(new MasterEvent.Spawned(slot.index(), process.pid(), incarnations));
+        LOG.log(Level.DEBUG, "worker {0} started: pid {1,number,#}", slot.index(), process.pid());
+        return new Incarnation(process);
+    }
+
+    /** Watches a worker until it exits, hangs or the master shuts down. */
+    private Outcome watch(Incarnation worker, Failure previous) {
+        long pid = worker.process.pid();
+        long checkMillis = Math.max(10, config.heartbeatInterval().toMillis() / 2);
+        CompletableFuture<Object> exitOrShutdown = CompletableFuture.anyOf(worker.process.onExit(), master.shutdownRequested());
+        while (true) {
+            try {
+                exitOrShutdown.get(worker.reachedRunning() ? checkMillis : Math.min(checkMillis, STARTING_CHECK_MILLIS),
+                        TimeUnit.MILLISECONDS);
+            } catch (TimeoutException stillRunning) {
+                // the usual case: go and look at the heartbeat
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("waiting for worker " + slot.index() + " failed", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Outcome.SHUTDOWN;
+            }
+            if (master.shuttingDown()) {
+                return Outcome.SHUTDOWN;
+            }
+            long now = System.nanoTime();
+            if (!worker.process.isAlive()) {
+                worker.endedAt = now;
+                int exit = worker.process.exitValue();
+                master.emit(new MasterEvent.Exited(slot.index(), pid, exit, !worker.reachedRunning(), logFile));
+                LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) exited with code {2}{3}; see {4}", slot.index(), pid, exit,
+                        worker.reachedRunning() ? "" : " before it was running", logFile);
+                return Outcome.EXITED;
+            }
+            SlotSnapshot seen = slot.snapshot();
+            if (!worker.reachedRunning() && seen.state() == WorkerState.RUNNING) {
+                worker.runningAt = now;
+                reportRunning(worker, previous);
+            }
+            Duration silentFor;
+            if (worker.reachedRunning()) {
+                silentFor = Duration.ofMillis(System.currentTimeMillis() - seen.heartbeatMillis());
+                if (silentFor.compareTo(config.heartbeatTimeout()) <= 0) {
+                    continue;
+                }
+            } else {
+                silentFor = Duration.ofNanos(now - worker.spawnedAt);
+                if (silentFor.compareTo(config.startTimeout()) <= 0) {
+                    continue;
+                }
+            }
+            worker.endedAt = now;
+            master.emit(new MasterEvent.Hung(slot.index(), pid, silentFor));
+            LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: {2} for {3,number,#} ms; terminating it", slot.index(), pid,
+                    worker.reachedRunning() ? "no heartbeat" : "not running", silentFor.toMillis());
+            return Outcome.HUNG;
+        }
+    }
+
+    private void reportRunning(Incarnation worker, Failure previous) {
+        long pid = worker.process.pid();
+        Duration startTime = Duration.ofNanos(worker.runningAt - worker.spawnedAt);
+        master.emit(new MasterEvent.Running(slot.index(), pid, startTime));
+        if (previous == null || previous.pid() == 0) {
+            LOG.log(Level.INFO, "worker {0} (pid {1,number,#}) running after {2,number,#} ms", slot.index(), pid, startTime.toMillis());
+            return;
+        }
+        Duration toSpawn = Duration.ofNanos(worker.spawnedAt - previous.detectedAt());
+        Duration toRunning = Duration.ofNanos(worker.runningAt - previous.detectedAt());
+        master.emit(new MasterEvent.Replaced(slot.index(), previous.pid(), pid, previous.cause(), toSpawn, toRunning));
+        LOG.log(Level.INFO, "worker {0} replaced: pid {1,number,#} {2}, pid {3,number,#} running; detection to spawn {4,number,#} ms, to running {5,number,#} ms",
+                slot.index(), previous.pid(), previous.detail(), pid, toSpawn.toMillis(), toRunning.toMillis());
+    }
+
+    /**
+     * Stops a hung worker: SIGTERM first (a worker that is only slow may still drain), SIGKILL
+     * after the kill grace. A SIGSTOPped JVM cannot act on SIGTERM, so the kill is what ends it.
+     */
+    private void terminate(Incarnation worker) {
+        long started = System.nanoTime();
+        worker.process.destroy();
+        boolean killed = !awaitExit(worker.process, config.killGrace());
+        if (killed) {
+            worker.process.destroyForcibly();
+            if (!awaitExit(worker.process, Duration.ofSeconds(30))) {
+                LOG.log(Level.ERROR, "worker {0} (pid {1,number,#}) survived SIGKILL for 30 s; starting its replacement anyway",
+                        slot.index(), worker.process.pid());
+            }
+        }
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        master.emit(new MasterEvent.Terminated(slot.index(), worker.process.pid(), killed, took));
+    }
+
+    /** Shutdown: ask the worker to drain, give it {@link #drainTimeout}, then kill it. */
+    private void drain(Incarnation worker) {
+        slot.command(WorkerCommand.DRAIN);
+        Duration allowed = drainTimeout(config);
+        boolean killed = !awaitExit(worker.process, allowed);
+        if (killed) {
+            LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) did not drain within {2,number,#} ms; killing it", slot.index(),
+                    worker.process.pid(), allowed.toMillis());
+            worker.process.destroyForcibly();
+            awaitExit(worker.process, Duration.ofSeconds(30));
+        }
+        int exit = worker.process.isAlive() ? -1 : worker.process.exitValue();
+        master.emit(new MasterEvent.Drained(slot.index(), worker.process.pid(), exit, killed));
+    }
+
+    /** How long the master waits for a draining worker before it kills it. */
+    static Duration drainTimeout(MasterConfig config) {
+        return config.shutdownGrace().plus(DRAIN_OVERHEAD).plus(config.killGrace());
+    }
+
+    private static boolean awaitExit(Process process, Duration timeout) {
+        try {
+            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return !process.isAlive();
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package io.binomic.core.internal.process;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.Worker;
+import io.binomic.core.WorkerCounters;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Main class of a worker JVM started by the {@link Master}. It maps the master's segment, builds
+ * a Binomic instance with the application's tasks (found with {@code TaskProvider} on the module
+ * path), runs one worker and reports through its slot: pid, heartbeat, state and counters every
+ * heartbeat interval. It obeys the master's commands and also stops when the master process is
+ * gone (an orphaned worker would otherwise run unsupervised) or when it gets SIGTERM.
+ *
+ * <p>Exit codes: 0 after a clean stop, 2 for bad arguments, 3 when start-up failed (the reason is
+ * on stderr, which the master redirects to the worker's log file), 1 for anything else.
+ */
+public final class WorkerProcessMain {
+    private static final System.Logger LOG = System.getLogger(WorkerProcessMain.class.getName());
+
+    static final int EXIT_OK = 0;
+    static final int EXIT_FAILED = 1;
+    static final int EXIT_USAGE = 2;
+    static final int EXIT_STARTUP_FAILED = 3;
+
+    private final WorkerLaunch launch;
+    private final WorkerSlots.Slot slot;
+    private final long masterPid;
+    private final CountDownLatch stopped = new CountDownLatch(1);
+    private volatile Worker worker;
+    private volatile WorkerCommand signalled = WorkerCommand.NONE;
+
+    private WorkerProcessMain(WorkerLaunch launch, WorkerSlots slots) {
+        this.launch = launch;
+        this.slot = slots.slot(launch.slot());
+        this.masterPid = slots.masterPid();
+    }
+
+    public static void main(String[] args) {
+        WorkerLaunch launch;
+        try {
+            launch = WorkerLaunch.parse(Arrays.asList(args));
+        } catch (IllegalArgumentException e) {
+            System.err.println("binomic worker: " + e.getMessage());
+            System.exit(EXIT_USAGE);
+            return;
+        }
+        System.exit(run(launch));
+    }
+
+    private static int run(WorkerLaunch launch) {
+        WorkerSlots slots;
+        try {
+            slots = WorkerSlots.open(launch.segment());
+            slots.slot(launch.slot());
+        } catch (RuntimeException e) {
+            System.err.println("binomic worker " + launch.slot() + ": start-up failed: cannot use the master's segment: "
+                    + e.getMessage());
+            return EXIT_STARTUP_FAILED;
+        }
+        // The segment stays mapped until the process exits: the heartbeat thread may write until then.
+        return new WorkerProcessMain(launch, slots).run();
+    }
+
+    private int run() {
+        slot.pid(ProcessHandle.current().pid());
+        slot.state(WorkerState.STARTING);
+        slot.heartbeat(System.currentTimeMillis());
+        Thread heartbeat = startHeartbeat();
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stopOnSignal, "binomic-worker-sigterm"));
+
+        Binomic binomic;
+        try {
+            binomic = startBinomic();
+        } catch (RuntimeException e) {
+            // One line an operator can act on, then the stack for the details.
+            System.err.println("binomic worker " + launch.slot() + ": start-up failed: " + e);
+            e.printStackTrace(System.err);
+            slot.state(WorkerState.STOPPED);
+            stopped.countDown();
+            return EXIT_STARTUP_FAILED;
+        }
+        slot.state(WorkerState.RUNNING);
+        LOG.log(Level.INFO, "worker {0} (pid {1,number,#}) running as consumer {2}", launch.slot(),
+                ProcessHandle.current().pid(), worker.consumerName());
+        try {
+            WorkerCommand command = awaitCommand();
+            slot.state(WorkerState.DRAINING);
+            Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : launch.shutdownGrace();
+            LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
+            worker.stop(grace);
+            binomic.close();
+            return EXIT_OK;
+        } catch (RuntimeException e) {
+            LOG.log(Level.ERROR, "worker " + launch.slot() + " failed", e);
+            return EXIT_FAILED;
+        } finally {
+            publishCounters();
+            slot.state(WorkerState.STOPPED);
+            slot.heartbeat(System.currentTimeMillis());
+            heartbeat.interrupt();
+            stopped.countDown();
+        }
+    }
+
+    private Binomic startBinomic() {
+        BinomicConfig config = BinomicConfig.builder()
+                .broker(BrokerConfig.builder().url(brokerUrl()).build())
+                .worker(WorkerConfig.builder()
+                        .queues(launch.queues())
+                        .concurrency(launch.concurrency())
+                        .shutdownGrace(launch.shutdownGrace())
+                        .leaseTimeout(launch.leaseTimeout())
+                        .reclaimInterval(launch.reclaimInterval())
+                        .build())
+                .build();
+        Binomic binomic = Binomic.builder().config(config).discoverTasks().build();
+        try {
+            binomic.start();
+            worker = binomic.startWorker();
+            return binomic;
+        } catch (RuntimeException e) {
+            binomic.close();
+            throw e;
+        }
+    }
+
+    private static String brokerUrl() {
+        String url = System.getenv(WorkerLaunch.BROKER_URL_ENV);
+        if (url == null || url.isBlank()) {
+            throw new IllegalArgumentException("no broker URL: the master passes it in " + WorkerLaunch.BROKER_URL_ENV);
+        }
+        return url;
+    }
+
+    /** Blocks until the master writes a command, the master dies, or SIGTERM arrives. */
+    private WorkerCommand awaitCommand() {
+        // Commands are rare and a drain is not urgent to the millisecond: polling a few times per
+        // heartbeat is cheaper and simpler than any notification across processes.
+        long pollMillis = Math.clamp(launch.heartbeatInterval().toMillis() / 4, 10, 250);
+        while (true) {
+            WorkerCommand command = slot.command();
+            if (command != WorkerCommand.NONE) {
+                return command;
+            }
+            if (signalled != WorkerCommand.NONE) {
+                return signalled;
+            }
+            if (!masterAlive()) {
+                LOG.log(Level.WARNING, "worker {0}: master pid {1,number,#} is gone; draining", launch.slot(), masterPid);
+                return WorkerCommand.DRAIN;
+            }
+            try {
+                Thread.sleep(pollMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return WorkerCommand.DRAIN;
+            }
+        }
+    }
+
+    private boolean masterAlive() {
+        return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    /** Shutdown hook: SIGTERM (or System.exit) drains like the master's command would, then lets the JVM go. */
+    private void stopOnSignal() {
+        signalled = WorkerCommand.DRAIN;
+        try {
+            stopped.await(launch.shutdownGrace().toMillis() + launch.heartbeatInterval().toMillis() + 1000,
+                    TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Heartbeats come from a platform thread on purpose: a virtual thread shares carriers with the
+     * tasks, and a worker whose tasks pin every carrier would look hung while it is merely busy.
+     */
+    private Thread startHeartbeat() {
+        long intervalMillis = launch.heartbeatInterval().toMillis();
+        return Thread.ofPlatform().daemon().name("binomic-heartbeat").start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                publishCounters();
+                slot.heartbeat(System.currentTimeMillis());
+                try {
+                    Thread.sleep(intervalMillis);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+    }
+
+    private void publishCounters() {
+        Worker current = worker;
+        if (current != null) {
+            WorkerCounters counters = current.counters();
+            slot.counters(counters);
+        }
+    }
+}

@@ -1,0 +1,327 @@
+package io.binomic.core.internal.process;
+
+import io.binomic.core.WorkerCounters;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
+ * by the {@code binomic workers} command. It holds a header and one 64-byte (one cache line) slot
+ * per worker. This class alone knows the layout.
+ *
+ * <pre>
+ * header (64 bytes)                       slot i at 64 + 64 * i (64 bytes)
+ *   0 magic "BNMSLOTS"                       0 pid                      (worker)
+ *   8 format version                         8 heartbeat, epoch ms      (worker)
+ *  16 slot count                            16 state, int               (worker; master resets)
+ *  24 master pid                            20 command, int             (master)
+ *  32 master start, epoch ms                24 in-flight                (worker)
+ *  40 heartbeat interval, ms                32 succeeded                (worker)
+ *  48 heartbeat timeout, ms                 40 failed                   (worker)
+ *                                           48 retried                  (worker)
+ *                                           56 dead-lettered            (worker)
+ * </pre>
+ *
+ * <p>Every field is accessed with release stores and acquire loads, so a reader that sees a
+ * heartbeat also sees the counters written before it. State and command are 32-bit so that the
+ * nine fields fit one cache line; each has a single writer at a time (the worker writes its
+ * state, the master its command), which is why they may share a 64-bit word.
+ *
+ * <p>One slot per cache line keeps the workers' heartbeats from invalidating each other's lines.
+ */
+public final class WorkerSlots implements AutoCloseable {
+    /** "BNMSLOTS" in ASCII: tells a slots file from any other file. */
+    static final long MAGIC = 0x424E_4D53_4C4F_5453L;
+    static final long FORMAT_VERSION = 1;
+    /** Bytes of the header and of each slot: one cache line. */
+    static final long LINE = 64;
+
+    private static final long HEADER_MAGIC = 0;
+    private static final long HEADER_VERSION = 8;
+    private static final long HEADER_SLOT_COUNT = 16;
+    private static final long HEADER_MASTER_PID = 24;
+    private static final long HEADER_MASTER_STARTED = 32;
+    private static final long HEADER_HEARTBEAT_INTERVAL = 40;
+    private static final long HEADER_HEARTBEAT_TIMEOUT = 48;
+
+    private static final long SLOT_PID = 0;
+    private static final long SLOT_HEARTBEAT = 8;
+    private static final long SLOT_STATE = 16;
+    private static final long SLOT_COMMAND = 20;
+    private static final long SLOT_IN_FLIGHT = 24;
+    private static final long SLOT_SUCCEEDED = 32;
+    private static final long SLOT_FAILED = 40;
+    private static final long SLOT_RETRIED = 48;
+    private static final long SLOT_DEAD_LETTERED = 56;
+
+    /** Most slots one master may have; bounds the file a reader maps from a header it does not trust. */
+    public static final int MAX_SLOTS = 1024;
+
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+
+    private final Path file;
+    private final Arena arena;
+    private final MemorySegment segment;
+    private final int slotCount;
+
+    private WorkerSlots(Path file, Arena arena, MemorySegment segment, int slotCount) {
+        this.file = file;
+        this.arena = arena;
+        this.segment = segment;
+        this.slotCount = slotCount;
+    }
+
+    /**
+     * Creates a fresh segment for a master. An existing file is replaced, not reused: worker JVMs
+     * of an earlier master may still map the old file, and must not write into the new one.
+     *
+     * @throws IllegalStateException when the file belongs to a master that is still alive
+     */
+    public static WorkerSlots create(Path file, int slotCount, long masterPid, Instant masterStartedAt,
+                                     Duration heartbeatInterval, Duration heartbeatTimeout) {
+        if (slotCount < 1 || slotCount > MAX_SLOTS) {
+            throw new IllegalArgumentException("slotCount must be 1.." + MAX_SLOTS + ", was " + slotCount);
+        }
+        requireNoLiveMaster(file, masterPid);
+        try {
+            Files.createDirectories(file.toAbsolutePath().getParent());
+            Files.deleteIfExists(file);
+            Mapping mapping = map(file, FileChannel.MapMode.READ_WRITE, LINE * (slotCount + 1L),
+                    StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            MemorySegment s = mapping.segment();
+            LONG.setRelease(s, HEADER_SLOT_COUNT, (long) slotCount);
+            LONG.setRelease(s, HEADER_MASTER_PID, masterPid);
+            LONG.setRelease(s, HEADER_MASTER_STARTED, masterStartedAt.toEpochMilli());
+            LONG.setRelease(s, HEADER_HEARTBEAT_INTERVAL, heartbeatInterval.toMillis());
+            LONG.setRelease(s, HEADER_HEARTBEAT_TIMEOUT, heartbeatTimeout.toMillis());
+            LONG.setRelease(s, HEADER_VERSION, FORMAT_VERSION);
+            // Magic last: a reader that sees it sees a complete header.
+            LONG.setRelease(s, HEADER_MAGIC, MAGIC);
+            return new WorkerSlots(file, mapping.arena(), s, slotCount);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the worker segment " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void requireNoLiveMaster(Path file, long ourPid) {
+        if (!Files.exists(file)) {
+            return;
+        }
+        long owner;
+        try (WorkerSlots existing = openReadOnly(file)) {
+            owner = existing.masterPid();
+        } catch (RuntimeException notASegment) {
+            return; // a broken or foreign-format leftover: replacing it is safe
+        }
+        if (owner != ourPid && ProcessHandle.of(owner).map(ProcessHandle::isAlive).orElse(false)) {
+            throw new IllegalStateException("the worker segment " + file + " belongs to master pid " + owner
+                    + ", which is still running; stop it or give this master another state directory");
+        }
+    }
+
+    /** Maps an existing segment for reading and writing: what a worker JVM does. */
+    public static WorkerSlots open(Path file) {
+        return openExisting(file, FileChannel.MapMode.READ_WRITE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    }
+
+    /** Maps an existing segment for reading only: what the {@code workers} command does. */
+    public static WorkerSlots openReadOnly(Path file) {
+        return openExisting(file, FileChannel.MapMode.READ_ONLY, StandardOpenOption.READ);
+    }
+
+    private static WorkerSlots openExisting(Path file, FileChannel.MapMode mode, StandardOpenOption... options) {
+        try {
+            long size = Files.size(file);
+            if (size < LINE * 2) {
+                throw new IllegalStateException(file + " is not a Binomic worker segment (" + size + " bytes)");
+            }
+            long magic;
+            long version;
+            long count;
+            Mapping header = map(file, mode, LINE, options);
+            try {
+                magic = (long) LONG.getAcquire(header.segment(), HEADER_MAGIC);
+                version = (long) LONG.getAcquire(header.segment(), HEADER_VERSION);
+                count = (long) LONG.getAcquire(header.segment(), HEADER_SLOT_COUNT);
+            } finally {
+                header.arena().close();
+            }
+            if (magic != MAGIC) {
+                throw new IllegalStateException(file + " is not a Binomic worker segment (bad magic)");
+            }
+            if (version != FORMAT_VERSION) {
+                throw new IllegalStateException(file + " has segment format " + version + "; this Binomic reads format "
+                        + FORMAT_VERSION + ": use the same Binomic version as the master");
+            }
+            if (count < 1 || count > MAX_SLOTS || size < LINE * (count + 1)) {
+                throw new IllegalStateException(file + " is a damaged worker segment (" + count + " slots in " + size + " bytes)");
+            }
+            Mapping mapping = map(file, mode, LINE * (count + 1), options);
+            return new WorkerSlots(file, mapping.arena(), mapping.segment(), (int) count);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the worker segment " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private record Mapping(Arena arena, MemorySegment segment) { }
+
+    private static Mapping map(Path file, FileChannel.MapMode mode, long size, StandardOpenOption... options)
+            throws IOException {
+        // Shared: the master's supervisors, the heartbeat thread and the command watcher touch it from several threads.
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, options)) {
+            // The mapping outlives the channel; it lives until the arena closes.
+            return new Mapping(arena, channel.map(mode, 0, size, arena));
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** The file backing this segment. */
+    public Path file() {
+        return file;
+    }
+
+    /** Number of worker slots. */
+    public int slotCount() {
+        return slotCount;
+    }
+
+    /** Process id of the master that created the segment. */
+    public long masterPid() {
+        return (long) LONG.getAcquire(segment, HEADER_MASTER_PID);
+    }
+
+    /** When the master created the segment. */
+    public Instant masterStartedAt() {
+        return Instant.ofEpochMilli((long) LONG.getAcquire(segment, HEADER_MASTER_STARTED));
+    }
+
+    /** How often the workers write their heartbeat. */
+    public Duration heartbeatInterval() {
+        return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_INTERVAL));
+    }
+
+    /** Heartbeat age past which the master treats a live worker as hung. */
+    public Duration heartbeatTimeout() {
+        return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_TIMEOUT));
+    }
+
+    /** The slot at {@code index}. */
+    public Slot slot(int index) {
+        Objects.checkIndex(index, slotCount);
+        return new Slot(index);
+    }
+
+    /** Every slot, read now. */
+    public List<SlotSnapshot> snapshot() {
+        List<SlotSnapshot> all = new ArrayList<>(slotCount);
+        for (int i = 0; i < slotCount; i++) {
+            all.add(slot(i).snapshot());
+        }
+        return all;
+    }
+
+    /** Unmaps the segment. The file stays, so that {@code binomic workers} can show the last state. */
+    @Override
+    public void close() {
+        arena.close();
+    }
+
+    /** One worker's slot: a view over its cache line. */
+    public final class Slot {
+        private final int index;
+        private final long base;
+
+        private Slot(int index) {
+            this.index = index;
+            this.base = LINE * (index + 1L);
+        }
+
+        public int index() {
+            return index;
+        }
+
+        /**
+         * Clears the slot before the master starts a worker in it, so that nothing a previous
+         * worker left (its pid, an old heartbeat, a drain command) is taken for the new one's.
+         */
+        public void reset() {
+            for (long offset = LINE - Long.BYTES; offset >= 0; offset -= Long.BYTES) {
+                LONG.setRelease(segment, base + offset, 0L);
+            }
+        }
+
+        public long pid() {
+            return (long) LONG.getAcquire(segment, base + SLOT_PID);
+        }
+
+        public void pid(long pid) {
+            LONG.setRelease(segment, base + SLOT_PID, pid);
+        }
+
+        /** Epoch milliseconds of the last heartbeat, 0 when none was written. */
+        public long heartbeatMillis() {
+            return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT);
+        }
+
+        /** Writes a heartbeat. Written after the counters and state, so readers see those at least as new. */
+        public void heartbeat(long epochMillis) {
+            LONG.setRelease(segment, base + SLOT_HEARTBEAT, epochMillis);
+        }
+
+        public WorkerState state() {
+            return WorkerState.ofCode((int) INT.getAcquire(segment, base + SLOT_STATE));
+        }
+
+        public void state(WorkerState state) {
+            INT.setRelease(segment, base + SLOT_STATE, state.code());
+        }
+
+        public WorkerCommand command() {
+            return WorkerCommand.ofCode((int) INT.getAcquire(segment, base + SLOT_COMMAND));
+        }
+
+        public void command(WorkerCommand command) {
+            INT.setRelease(segment, base + SLOT_COMMAND, command.code());
+        }
+
+        public WorkerCounters counters() {
+            return new WorkerCounters(
+                    (long) LONG.getAcquire(segment, base + SLOT_IN_FLIGHT),
+                    (long) LONG.getAcquire(segment, base + SLOT_SUCCEEDED),
+                    (long) LONG.getAcquire(segment, base + SLOT_FAILED),
+                    (long) LONG.getAcquire(segment, base + SLOT_RETRIED),
+                    (long) LONG.getAcquire(segment, base + SLOT_DEAD_LETTERED));
+        }
+
+        public void counters(WorkerCounters counters) {
+            LONG.setRelease(segment, base + SLOT_IN_FLIGHT, counters.inFlight());
+            LONG.setRelease(segment, base + SLOT_SUCCEEDED, counters.succeeded());
+            LONG.setRelease(segment, base + SLOT_FAILED, counters.failed());
+            LONG.setRelease(segment, base + SLOT_RETRIED, counters.retried());
+            LONG.setRelease(segment, base + SLOT_DEAD_LETTERED, counters.deadLettered());
+        }
+
+        /** All fields, heartbeat first so the rest is at least as new as it. */
+        public SlotSnapshot snapshot() {
+            long heartbeat = heartbeatMillis();
+            return new SlotSnapshot(index, pid(), heartbeat, state(), command(), counters());
+        }
+    }
+}

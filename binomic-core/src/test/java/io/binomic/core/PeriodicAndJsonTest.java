@@ -1,0 +1,80 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Periodic tasks through the client, and record arguments through the default JSON codec. */
+class PeriodicAndJsonTest {
+
+    record Order(String id, List<Line> lines, Instant placedAt) { }
+
+    record Line(String sku, int quantity, double price) { }
+
+    private static BinomicConfig config() {
+        return BinomicConfig.builder().worker(WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).build()).build();
+    }
+
+    @Test
+    void intervalTaskFiresEveryPeriod() throws Exception {
+        AtomicInteger fired = new AtomicInteger();
+        Task<Void, Void> tick = Task.builder("tick", () -> { fired.incrementAndGet(); }).interval(Duration.ofMillis(300)).build();
+        try (Binomic binomic = Binomic.builder().config(config()).task(tick).build().start()) {
+            binomic.startWorker();
+            WorkerTest.await("three ticks ran", () -> fired.get() >= 3);
+        }
+    }
+
+    @Test
+    void twoClientsWithTheSameScheduleEnqueueEachTickOnce() throws Exception {
+        List<Instant> ticks = new CopyOnWriteArrayList<>();
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        Task<Void, Void> report = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
+        Task<Void, Void> sameReport = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
+        Binomic first = Binomic.builder().config(config()).task(report).broker(shared).build().start();
+        Binomic second = Binomic.builder().config(config()).task(sameReport).broker(shared).build().start();
+        try {
+            Thread.sleep(1500);
+            first.close();
+            second.close();
+            for (var d : shared.fetch(List.of("default"), "inspector", 1000, Duration.ofMillis(100))) {
+                ticks.add(Instant.parse(d.message().orElseThrow().headers().get("tick")));
+            }
+        } finally {
+            first.close();
+            second.close();
+        }
+        assertTrue(ticks.size() >= 4, "expected about 7 ticks in 1.5 s, got " + ticks.size());
+        assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
+    }
+
+    @Test
+    void recordArgumentsTravelAsJsonAndArriveEqual() throws Exception {
+        List<Order> received = new CopyOnWriteArrayList<>();
+        Task<Order, Integer> place = Task.builder("place-order", Order.class, (Order o) -> {
+            received.add(o);
+            return o.lines().size();
+        }).build();
+        Order order = new Order("o-1", List.of(new Line("sku-é", 2, 9.99), new Line("sku-\"2\"", 1, 0.5)),
+                Instant.parse("2026-11-30T10:15:30.123Z"));
+        try (Binomic binomic = Binomic.builder().config(config()).task(place).build().start()) {
+            Worker worker = binomic.startWorker();
+            binomic.submit(place, order, Map.of());
+            WorkerTest.await("order processed", () -> worker.counters().succeeded() == 1);
+        }
+        assertEquals(List.of(order), received);
+    }
+}

@@ -1,0 +1,187 @@
+package io.binomic.core.internal.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.Message;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.memory.MemoryBroker;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The broker commands against an embedded broker that outlives each CLI run (the CLI closes
+ * what it connects; the broker here ignores that). The same commands against Redis are in binomic-it.
+ */
+class BinomicCliBrokerTest {
+    private static final Instant FAILED_AT = Instant.parse("2026-11-30T01:02:03Z");
+
+    private final MemoryBroker broker = new MemoryBroker(BrokerConfig.defaults());
+    private final Broker survivesClose = (Broker) Proxy.newProxyInstance(Broker.class.getClassLoader(),
+            new Class<?>[] {Broker.class}, (proxy, method, args) -> {
+                if (method.getName().equals("close")) {
+                    return null;
+                }
+                try {
+                    return method.invoke(broker, args);
+                } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                }
+            });
+
+    @AfterEach
+    void closeBroker() {
+        broker.close();
+    }
+
+    private Binomic connect(String url, List<String> queues) {
+        BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build())
+                .schedulePeriodicTasks(false).build();
+        return Binomic.builder().config(config).broker(survivesClose).build().start();
+    }
+
+    private CliRun run(String... args) {
+        return CliRun.of(Map.of(), this::connect, args);
+    }
+
+    private static Message message(String queue, String task) {
+        return new Message(UUID.randomUUID(), task, queue, 1, FAILED_AT, "{}".getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    private void enqueue(String queue, String task, int n) {
+        for (int i = 0; i < n; i++) {
+            broker.enqueue(message(queue, task));
+        }
+    }
+
+    private void deadLetter(String queue, String task, int n, DeadLetterReason reason, String errorClass) throws Exception {
+        broker.start(List.of(queue));
+        enqueue(queue, task, n);
+        List<Delivery> deliveries = broker.fetch(List.of(queue), "test-consumer", n, Duration.ZERO);
+        assertEquals(n, deliveries.size());
+        for (Delivery d : deliveries) {
+            broker.deadLetter(d, new DeadLetter.Failure(reason, errorClass, "boom\nsecond line", "", 3, FAILED_AT));
+        }
+    }
+
+    @Test
+    void queuesShowsEveryCountOfEveryQueue() throws Exception {
+        broker.start(List.of("emails", "reports"));
+        enqueue("emails", "send", 5);
+        broker.fetch(List.of("emails"), "c1", 2, Duration.ZERO);
+        broker.schedule(message("reports", "render"), Instant.now().plusSeconds(3600));
+        deadLetter("reports", "render", 1, DeadLetterReason.MAX_ATTEMPTS, "java.io.IOException");
+
+        CliRun run = run("queues", "--queues", "emails,reports");
+
+        assertEquals(0, run.exit(), run.toString());
+        assertEquals("""
+                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS
+                emails       3        2        0     0          1
+                reports      0        0        1     1          1
+                """, run.out());
+    }
+
+    @Test
+    void queuesWithoutAnyKnownQueueSaysHowToName() {
+        CliRun run = run("queues");
+        assertEquals(2, run.exit());
+        assertTrue(run.err().startsWith("binomic queues: no queues to look at: name them with --queues"), run.err());
+    }
+
+    @Test
+    void dlqListGroupsByTaskReasonAndFailureClassLargestFirst() throws Exception {
+        deadLetter("emails", "send", 3, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+        deadLetter("emails", "send", 1, DeadLetterReason.NON_RETRYABLE, "java.lang.IllegalArgumentException");
+        deadLetter("emails", "bounce", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+
+        CliRun run = run("dlq", "list", "--queues", "emails");
+
+        assertEquals(0, run.exit(), run.toString());
+        assertEquals("""
+                QUEUE   TASK    REASON         ERROR CLASS                         COUNT
+                emails  send    MAX_ATTEMPTS   java.net.ConnectException               3
+                emails  bounce  MAX_ATTEMPTS   java.net.ConnectException               2
+                emails  send    NON_RETRYABLE  java.lang.IllegalArgumentException      1
+                6 dead letter(s)
+                """, run.out());
+        assertEquals("""
+                QUEUE   TASK    REASON        ERROR CLASS                COUNT
+                emails  bounce  MAX_ATTEMPTS  java.net.ConnectException      2
+                2 dead letter(s)
+                """, run("dlq", "list", "--queues", "emails", "--task", "bounce").out());
+    }
+
+    @Test
+    void dlqListDetailsShowsEachEntryOnOneLine() throws Exception {
+        deadLetter("emails", "send", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+
+        CliRun run = run("dlq", "list", "--queues", "emails", "--details", "--limit", "1");
+
+        assertEquals(0, run.exit(), run.toString());
+        String[] lines = run.out().split("\n");
+        assertEquals(3, lines.length, run.out());
+        assertTrue(lines[0].matches(" *ID +QUEUE +TASK +REASON +ERROR CLASS +ATTEMPTS +FAILED AT +MESSAGE"), lines[0]);
+        assertTrue(lines[1].matches(" *\\S+ +emails +send +MAX_ATTEMPTS +java.net.ConnectException +3 +2026-11-30T01:02:03Z +boom second line"),
+                lines[1]);
+        assertEquals("1 dead letter(s) shown", lines[2]);
+    }
+
+    @Test
+    void replayAllPutsEveryDeadLetterBackAndShowsProgressOnStderr() throws Exception {
+        int many = (int) DlqChangeCommand.PROGRESS_THRESHOLD + 100;
+        deadLetter("emails", "send", many, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+
+        CliRun run = run("dlq", "replay", "--queues", "emails", "--all");
+
+        assertEquals(0, run.exit(), run.toString());
+        assertEquals("replayed " + many + " dead letter(s) of queue emails\n", run.out());
+        assertTrue(run.err().startsWith("\rreplay emails [------------------------------] 0/" + many + " 0%"), run.err());
+        assertTrue(run.err().endsWith("\rreplay emails [##############################] " + many + "/" + many + " 100%\n"),
+                run.err());
+        assertEquals(many, broker.stats("emails").ready());
+        assertEquals(0, broker.stats("emails").deadLetters());
+    }
+
+    @Test
+    void purgeByFilterDeletesOnlyTheMatchingOnesWithoutProgressForFewEntries() throws Exception {
+        deadLetter("emails", "send", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+        deadLetter("emails", "send", 1, DeadLetterReason.NON_RETRYABLE, "java.lang.IllegalArgumentException");
+
+        CliRun run = run("dlq", "purge", "--queues", "emails", "--reason", "non_retryable");
+
+        assertEquals(0, run.exit(), run.toString());
+        assertEquals("purged 1 dead letter(s) of queue emails\n", run.out());
+        assertEquals("", run.err());
+        assertEquals(2, broker.stats("emails").deadLetters());
+    }
+
+    @Test
+    void replayByIdReplaysThatOneAndFailsForAnUnknownId() throws Exception {
+        deadLetter("emails", "send", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+        String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
+
+        CliRun run = run("dlq", "replay", "--queues", "emails", "--id", id, "--id", "no-such-id");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals("replayed " + id + "\n", run.out());
+        assertEquals("binomic dlq replay: no dead letter no-such-id in queue emails\n", run.err());
+        assertEquals(1, broker.stats("emails").deadLetters());
+        assertEquals(1, broker.stats("emails").ready());
+    }
+}

@@ -1,0 +1,34 @@
+package io.binomic.core.internal.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.binomic.core.internal.process.WorkerSlots;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MasterCommandTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void secondMasterOnALiveMastersStateDirectoryFailsWithExitOneAndSaysWhose() {
+        long liveMaster = ProcessHandle.current().parent().orElseThrow().pid();
+        try (WorkerSlots theirs = WorkerSlots.create(dir.resolve("workers.slots"), 1, liveMaster, Instant.now(),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+                throw new AssertionError("the master needs no broker connection");
+            }, "master", "--broker", "memory://", "--queues", "q", "--workers", "1", "--state-dir", dir.toString());
+
+            assertEquals(1, run.exit(), run.toString());
+            assertEquals("binomic master: the worker segment " + dir.resolve("workers.slots") + " belongs to master pid "
+                    + theirs.masterPid() + ", which is still running; stop it or give this master another state directory\n",
+                    run.err());
+            assertEquals("", run.out());
+        }
+    }
+}

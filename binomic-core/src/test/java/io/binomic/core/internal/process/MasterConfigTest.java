@@ -1,0 +1,75 @@
+package io.binomic.core.internal.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class MasterConfigTest {
+
+    private MasterConfig.Builder valid() {
+        return MasterConfig.builder().brokerUrl("redis://localhost:6379");
+    }
+
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        MasterConfig config = valid().build();
+        assertEquals(Runtime.getRuntime().availableProcessors(), config.workers());
+        assertEquals(5, config.concurrency());
+        assertEquals(Duration.ofSeconds(5), config.heartbeatInterval());
+        assertEquals(Duration.ofSeconds(15), config.heartbeatTimeout(), "3 x the interval");
+        assertEquals(Duration.ofSeconds(60), config.startTimeout());
+        assertEquals(Duration.ofSeconds(10), config.shutdownGrace());
+        assertEquals(Duration.ofSeconds(5), config.killGrace());
+        assertEquals(Duration.ofSeconds(30), config.leaseTimeout());
+        assertEquals(Duration.ofSeconds(10), config.reclaimInterval());
+        assertEquals(Duration.ofSeconds(1), config.restartBackoffInitial());
+        assertEquals(Duration.ofSeconds(60), config.restartBackoffMax());
+        assertEquals(List.of(), config.queues());
+        assertEquals(MasterConfig.defaultStateDirectory(), config.stateDirectory());
+    }
+
+    @Test
+    void heartbeatTimeoutFollowsAChangedInterval() {
+        assertEquals(Duration.ofMillis(600), valid().heartbeatInterval(Duration.ofMillis(200)).build().heartbeatTimeout());
+    }
+
+    @Test
+    void invalidValuesNameTheField() {
+        assertMessage("brokerUrl must be a URL such as redis://localhost:6379, was 'null'", MasterConfig.builder());
+        assertMessage("workers must be 1..1024, was 0", valid().workers(0));
+        assertMessage("concurrency must be >= 1, was 0", valid().concurrency(0));
+        assertMessage("heartbeatInterval must be positive, was PT0S", valid().heartbeatInterval(Duration.ZERO));
+        assertMessage("heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S",
+                valid().heartbeatTimeout(Duration.ofSeconds(6)));
+        assertMessage("killGrace must be positive, was PT-1S", valid().killGrace(Duration.ofSeconds(-1)));
+        assertMessage("leaseTimeout must be longer than the workers' poll timeout (PT1S), was PT1S",
+                valid().leaseTimeout(Duration.ofSeconds(1)));
+        assertMessage("shutdownGrace must not be negative, was PT-1S", valid().shutdownGrace(Duration.ofSeconds(-1)));
+        assertMessage("restartBackoffMax (PT0.5S) must not be shorter than restartBackoffInitial (PT1S)",
+                valid().restartBackoffMax(Duration.ofMillis(500)));
+        assertMessage("queues: 'a b' is not a valid queue name (1-200 of letters, digits, '_', '.', ':', '-')",
+                valid().queues(List.of("a b")));
+    }
+
+    private static void assertMessage(String message, MasterConfig.Builder builder) {
+        assertEquals(message, assertThrows(IllegalArgumentException.class, builder::build).getMessage());
+    }
+
+    @Test
+    void restartBackoffIsImmediateThenDoublesUpToTheCap() {
+        RestartBackoff backoff = new RestartBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60));
+        List<Long> seconds = java.util.stream.IntStream.rangeClosed(1, 9).mapToObj(backoff::delay)
+                .map(Duration::toSeconds).toList();
+        assertEquals(List.of(0L, 1L, 2L, 4L, 8L, 16L, 32L, 60L, 60L), seconds);
+        assertEquals(Duration.ofSeconds(60), backoff.delay(Integer.MAX_VALUE), "no overflow after very many failures");
+    }
+
+    @Test
+    void brokerPasswordIsRedactedInLogs() {
+        assertEquals("redis://****@cache:6379/0", Master.redacted("redis://user:secret@cache:6379/0"));
+        assertEquals("redis://cache:6379", Master.redacted("redis://cache:6379"));
+    }
+}

@@ -1,0 +1,165 @@
+package io.binomic.core.internal.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The master supervising real worker JVMs. Each worker has its own embedded broker, which is all
+ * supervision needs; the same faults against Redis, with messages counted, are in binomic-it.
+ */
+class MasterTest {
+    private static final System.Logger LOG = System.getLogger(MasterTest.class.getName());
+    private static final Duration HEARTBEAT = Duration.ofMillis(200);
+    private static final Duration HEARTBEAT_TIMEOUT = Duration.ofSeconds(1);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+
+    private final List<MasterEvent> events = new CopyOnWriteArrayList<>();
+    private Master master;
+
+    private MasterConfig.Builder config() {
+        return MasterConfig.builder()
+                .brokerUrl("memory://")
+                .queues(List.of("q"))
+                .workers(1)
+                .concurrency(2)
+                .heartbeatInterval(HEARTBEAT)
+                .heartbeatTimeout(HEARTBEAT_TIMEOUT)
+                .startTimeout(Duration.ofSeconds(20))
+                .shutdownGrace(Duration.ofMillis(500))
+                .killGrace(Duration.ofMillis(300))
+                .restartBackoffInitial(Duration.ofMillis(250))
+                .restartBackoffMax(Duration.ofSeconds(1))
+                .stateDirectory(dir)
+                .jvmOptions(TestJvm.OPTIONS);
+    }
+
+    private Master start(MasterConfig.Builder config) {
+        master = new Master(config.build(), events::add).start();
+        return master;
+    }
+
+    @AfterEach
+    void stopMaster() {
+        if (master != null) {
+            master.close();
+        }
+    }
+
+    private <E extends MasterEvent> E awaitEvent(Class<E> type, Predicate<E> condition) {
+        Await.until(WAIT, () -> type.getSimpleName() + " among " + events, () -> find(type, condition) != null);
+        return find(type, condition);
+    }
+
+    private <E extends MasterEvent> E find(Class<E> type, Predicate<E> condition) {
+        return events.stream().filter(type::isInstance).map(type::cast).filter(condition).findFirst().orElse(null);
+    }
+
+    private <E extends MasterEvent> List<E> all(Class<E> type) {
+        return events.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    @Test
+    void killedWorkerIsReplacedByANewProcessWithAFreshHeartbeat() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        long first = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+        assertEquals(first, slot.pid());
+
+        ProcessHandle.of(first).orElseThrow().destroyForcibly(); // SIGKILL
+        MasterEvent.Replaced replaced = awaitEvent(MasterEvent.Replaced.class, e -> true);
+
+        assertEquals(MasterEvent.Cause.EXITED, replaced.cause());
+        assertEquals(first, replaced.oldPid());
+        assertNotEquals(first, replaced.newPid());
+        assertEquals(replaced.newPid(), slot.pid(), "the slot shows the new worker");
+        assertEquals(WorkerState.RUNNING, slot.state());
+        assertTrue(System.currentTimeMillis() - slot.heartbeatMillis() < HEARTBEAT_TIMEOUT.toMillis(), "fresh heartbeat");
+        MasterEvent.Exited exited = awaitEvent(MasterEvent.Exited.class, e -> e.pid() == first);
+        assertEquals(137, exited.exitCode(), "128 + SIGKILL");
+        assertTrue(all(MasterEvent.RestartScheduled.class).isEmpty(), "the first restart after a failure waits for nothing");
+        LOG.log(System.Logger.Level.INFO, "killed worker: detection to spawn {0} ms, to running {1} ms",
+                replaced.detectionToSpawn().toMillis(), replaced.detectionToRunning().toMillis());
+    }
+
+    @Test
+    void frozenWorkerIsDetectedAsHungWithinTheTimeoutKilledAndReplaced() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        long frozen = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+
+        long frozenAt = System.nanoTime();
+        Await.signal(frozen, "STOP");
+        MasterEvent.Hung hung = awaitEvent(MasterEvent.Hung.class, e -> e.pid() == frozen);
+        Duration detectedAfter = Duration.ofNanos(System.nanoTime() - frozenAt);
+
+        // Not before the timeout (the last heartbeat may be up to one interval older than the freeze),
+        // and not much after it: one check period plus scheduling slack on a busy machine.
+        assertTrue(detectedAfter.compareTo(HEARTBEAT_TIMEOUT.minus(HEARTBEAT)) >= 0, "detected too early: " + detectedAfter);
+        assertTrue(detectedAfter.compareTo(HEARTBEAT_TIMEOUT.plusSeconds(1)) <= 0, "detected too late: " + detectedAfter);
+        assertTrue(hung.silentFor().compareTo(HEARTBEAT_TIMEOUT) > 0);
+
+        MasterEvent.Terminated terminated = awaitEvent(MasterEvent.Terminated.class, e -> e.pid() == frozen);
+        assertTrue(terminated.killed(), "a stopped JVM cannot act on SIGTERM: it takes SIGKILL");
+        MasterEvent.Replaced replaced = awaitEvent(MasterEvent.Replaced.class, e -> true);
+        assertEquals(MasterEvent.Cause.HUNG, replaced.cause());
+        assertNotEquals(frozen, replaced.newPid());
+        assertEquals(replaced.newPid(), slot.pid());
+        assertFalse(ProcessHandle.of(frozen).map(ProcessHandle::isAlive).orElse(false), "the frozen worker is gone");
+        LOG.log(System.Logger.Level.INFO, "frozen worker: freeze to detection {0} ms, detection to spawn {1} ms, to running {2} ms",
+                detectedAfter.toMillis(), replaced.detectionToSpawn().toMillis(), replaced.detectionToRunning().toMillis());
+    }
+
+    @Test
+    void workerThatFailsAtStartUpIsRestartedWithGrowingBackoffNotSpun() throws Exception {
+        start(config().brokerUrl("nosuch://nowhere"));
+        awaitEvent(MasterEvent.RestartScheduled.class, e -> e.failureStreak() == 5);
+        long windowStart = System.nanoTime();
+        Await.sleep(2_000);
+        int spawnsInWindow = (int) events.stream().filter(MasterEvent.Spawned.class::isInstance).count();
+        master.close();
+        Duration window = Duration.ofNanos(System.nanoTime() - windowStart);
+
+        List<Long> delays = all(MasterEvent.RestartScheduled.class).stream().map(e -> e.delay().toMillis()).toList();
+        assertEquals(List.of(250L, 500L, 1000L, 1000L), delays.subList(0, 4), "doubling from the initial wait up to the cap");
+        // By the fifth failure the wait is the 1 s cap: a 2 s window holds at most two more starts.
+        int spawnsBefore = 5;
+        assertTrue(spawnsInWindow - spawnsBefore <= 3, spawnsInWindow + " starts, " + (spawnsInWindow - spawnsBefore)
+                + " of them in " + window.toMillis() + " ms");
+        List<MasterEvent.Exited> exits = all(MasterEvent.Exited.class);
+        String log = Files.readString(exits.getFirst().logFile());
+        // Exit 3 is the worker's own start-up failure; a JVM that could not even boot on a loaded
+        // machine exits 1, which is a start-up failure just as well.
+        assertTrue(exits.stream().allMatch(e -> e.exitCode() != 0 && e.beforeRunning()), exits + "\n" + log);
+        assertTrue(exits.stream().filter(e -> e.exitCode() == 3).count() >= 4, exits + "\n" + log);
+        assertTrue(log.contains("start-up failed") && log.contains("nosuch"), log);
+        assertTrue(log.contains("(incarnation 5)"), "one marker per start in the log file");
+    }
+
+    @Test
+    void closeDrainsEveryWorkerAndReturnsWhenAllAreGone() {
+        Master started = start(config().workers(2));
+        Await.until(WAIT, () -> "two running workers among " + events, () -> all(MasterEvent.Running.class).size() == 2);
+        List<Long> pids = all(MasterEvent.Running.class).stream().map(MasterEvent.Running::pid).toList();
+
+        started.close();
+
+        List<MasterEvent.Drained> drained = all(MasterEvent.Drained.class);
+        assertEquals(2, drained.size(), events.toString());
+        assertTrue(drained.stream().allMatch(d -> d.exitCode() == 0 && !d.killed()), drained.toString());
+        assertTrue(pids.stream().noneMatch(pid -> ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)));
+        assertTrue(started.awaitTermination(Duration.ZERO));
+    }
+}

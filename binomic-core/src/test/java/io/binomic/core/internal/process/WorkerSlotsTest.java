@@ -1,0 +1,121 @@
+package io.binomic.core.internal.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.core.WorkerCounters;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class WorkerSlotsTest {
+    private static final long OUR_PID = ProcessHandle.current().pid();
+
+    @TempDir
+    Path dir;
+
+    private WorkerSlots create(Path file, int slots) {
+        return WorkerSlots.create(file, slots, OUR_PID, Instant.ofEpochMilli(1_000), Duration.ofMillis(200),
+                Duration.ofSeconds(1));
+    }
+
+    @Test
+    void slotFieldsWrittenThroughOneMappingAreReadThroughAnother() {
+        Path file = dir.resolve("w.slots");
+        try (WorkerSlots master = create(file, 3); WorkerSlots worker = WorkerSlots.open(file)) {
+            WorkerSlots.Slot written = worker.slot(2);
+            written.pid(4242);
+            written.state(WorkerState.DRAINING);
+            written.counters(new WorkerCounters(1, 2, 3, 4, 5));
+            written.heartbeat(123_456);
+            master.slot(2).command(WorkerCommand.STOP);
+
+            SlotSnapshot read = master.slot(2).snapshot();
+            assertEquals(new SlotSnapshot(2, 4242, 123_456, WorkerState.DRAINING, WorkerCommand.STOP,
+                    new WorkerCounters(1, 2, 3, 4, 5)), read);
+            assertEquals(WorkerCommand.STOP, worker.slot(2).command());
+            assertEquals(WorkerState.EMPTY, master.slot(1).state(), "neighbouring slots are untouched");
+        }
+    }
+
+    @Test
+    void headerCarriesMasterPidAndTimings() {
+        Path file = dir.resolve("w.slots");
+        try (WorkerSlots master = create(file, 2); WorkerSlots reader = WorkerSlots.openReadOnly(file)) {
+            assertEquals(master.slotCount(), reader.slotCount());
+            assertEquals(OUR_PID, reader.masterPid());
+            assertEquals(Instant.ofEpochMilli(1_000), reader.masterStartedAt());
+            assertEquals(Duration.ofMillis(200), reader.heartbeatInterval());
+            assertEquals(Duration.ofSeconds(1), reader.heartbeatTimeout());
+        }
+    }
+
+    @Test
+    void eachSlotIsOneCacheLineAfterTheHeader() throws IOException {
+        Path file = dir.resolve("w.slots");
+        try (WorkerSlots slots = create(file, 5)) {
+            assertEquals(64L * (slots.slotCount() + 1), Files.size(file));
+        }
+    }
+
+    @Test
+    void resetClearsEverythingAPreviousWorkerLeft() {
+        Path file = dir.resolve("w.slots");
+        try (WorkerSlots slots = create(file, 1)) {
+            WorkerSlots.Slot slot = slots.slot(0);
+            slot.pid(7);
+            slot.heartbeat(99);
+            slot.state(WorkerState.RUNNING);
+            slot.command(WorkerCommand.DRAIN);
+            slot.counters(new WorkerCounters(9, 9, 9, 9, 9));
+            slot.reset();
+            assertEquals(new SlotSnapshot(0, 0, 0, WorkerState.EMPTY, WorkerCommand.NONE, new WorkerCounters(0, 0, 0, 0, 0)),
+                    slot.snapshot());
+        }
+    }
+
+    @Test
+    void aFileThatIsNotASegmentIsRefusedWithItsName() throws IOException {
+        Path file = dir.resolve("not-a-segment");
+        Files.write(file, new byte[256]);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> WorkerSlots.openReadOnly(file));
+        assertTrue(e.getMessage().contains("not-a-segment") && e.getMessage().contains("not a Binomic worker segment"),
+                e.getMessage());
+    }
+
+    @Test
+    void aSegmentOfALiveMasterIsNotReplaced() {
+        Path file = dir.resolve("w.slots");
+        long otherLivePid = ProcessHandle.current().parent().orElseThrow().pid();
+        try (WorkerSlots other = WorkerSlots.create(file, 1, otherLivePid, Instant.now(), Duration.ofSeconds(1),
+                Duration.ofSeconds(3))) {
+            assertEquals(otherLivePid, other.masterPid());
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> create(file, 1));
+            assertTrue(e.getMessage().contains("master pid " + otherLivePid), e.getMessage());
+        }
+    }
+
+    @Test
+    void aSegmentOfADeadMasterIsReplaced() {
+        Path file = dir.resolve("w.slots");
+        long deadPid = Long.MAX_VALUE; // no such process
+        try (WorkerSlots old = WorkerSlots.create(file, 1, deadPid, Instant.now(), Duration.ofSeconds(1), Duration.ofSeconds(3))) {
+            old.slot(0).pid(5);
+        }
+        try (WorkerSlots fresh = create(file, 2)) {
+            assertEquals(OUR_PID, fresh.masterPid());
+            assertEquals(0, fresh.slot(0).pid());
+        }
+    }
+
+    @Test
+    void slotCountOutOfRangeIsRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> create(dir.resolve("x"), 0));
+        assertTrue(e.getMessage().startsWith("slotCount"), e.getMessage());
+    }
+}

@@ -1,0 +1,486 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BrokerException;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.Message;
+import io.binomic.api.PayloadTooLargeException;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Redis-specific behaviour of the broker, checked by looking at Redis itself (with a raw RESP
+ * client, not through the broker): key layout, what is left in the stream, the PEL and the
+ * delayed set after each step, broken entries, and connection errors.
+ */
+class RedisBrokerIT {
+    private final RedisServer redis = RedisServer.shared();
+    private Broker broker;
+    private String queue;
+
+    @BeforeEach
+    void start() {
+        queue = "it-" + UUID.randomUUID().toString().substring(0, 8);
+        broker = Brokers.redis(redis);
+        broker.start(List.of(queue));
+    }
+
+    @AfterEach
+    void close() {
+        broker.close();
+    }
+
+    private String stream() {
+        return "binomic:{" + queue + "}:stream";
+    }
+
+    private String delayed() {
+        return "binomic:{" + queue + "}:delayed";
+    }
+
+    private Message message(String payload) {
+        return new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                payload.getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    private List<Delivery> fetch(int max) throws InterruptedException {
+        return broker.fetch(List.of(queue), "c1", max, Duration.ofMillis(200));
+    }
+
+    private long pelSize() {
+        return (Long) ((List<?>) redis.call("XPENDING", stream(), "binomic")).getFirst();
+    }
+
+    @Test
+    void keysOfAQueueShareItsHashTagAndTheGroupExistsAfterStart() {
+        assertEquals("stream", redis.call("TYPE", stream()));
+        List<?> groups = (List<?>) redis.call("XINFO", "GROUPS", stream());
+        assertEquals("binomic", ((List<?>) groups.getFirst()).get(1));
+    }
+
+    @Test
+    void ackedEntriesAreDeletedFromTheStreamNotOnlyAcknowledged() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            sent.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+        assertEquals(50L, redis.call("XLEN", stream()));
+
+        List<Delivery> got = new ArrayList<>();
+        while (got.size() < 50) {
+            got.addAll(fetch(20));
+        }
+        broker.ack(got);
+
+        assertEquals(0L, redis.call("XLEN", stream()));
+        assertEquals(0L, pelSize());
+    }
+
+    @Test
+    void entryFieldsAreReadableStringsForOtherTools() throws Exception {
+        Message m = message("{\"name\":\"Ada\"}").withHeader("trace", "abc");
+        broker.enqueue(m);
+
+        List<?> entry = (List<?>) ((List<?>) redis.call("XRANGE", stream(), "-", "+")).getFirst();
+        List<?> flat = (List<?>) entry.get(1);
+        Map<Object, Object> fields = new java.util.HashMap<>();
+        for (int i = 0; i < flat.size(); i += 2) {
+            fields.put(flat.get(i), flat.get(i + 1));
+        }
+        assertEquals(m.id().toString(), fields.get("id"));
+        assertEquals("t", fields.get("task"));
+        assertEquals(queue, fields.get("queue"));
+        assertEquals("1", fields.get("attempt"));
+        assertEquals(Long.toString(m.enqueuedAt().toEpochMilli()), fields.get("enqueuedAt"));
+        assertEquals("{\"name\":\"Ada\"}", fields.get("payload"));
+        assertEquals("{\"trace\":\"abc\"}", fields.get("headers"));
+    }
+
+    @Test
+    void retryLaterLeavesNothingPendingAndPutsTheNextAttemptInTheDelayedSet() throws Exception {
+        broker.enqueue(message("{}"));
+        Delivery d = fetch(1).getFirst();
+        assertEquals(1L, pelSize());
+
+        broker.retryLater(d, d.message().orElseThrow().nextAttempt(Instant.now()), Instant.now().plusSeconds(30));
+
+        assertEquals(0L, pelSize());
+        assertEquals(0L, redis.call("XLEN", stream()));
+        List<?> members = (List<?>) redis.call("ZRANGE", delayed(), "0", "-1");
+        assertEquals(1, members.size());
+        assertTrue(((String) members.getFirst()).contains("\"attempt\":\"2\""), "delayed member: " + members);
+    }
+
+    @Test
+    void retryOfAnEntryNoLongerPendingIsNotScheduledTwice() throws Exception {
+        broker.enqueue(message("{}"));
+        Delivery d = fetch(1).getFirst();
+        broker.ack(List.of(d)); // another worker finished it (e.g. after a reclaim)
+
+        broker.retryLater(d, d.message().orElseThrow().nextAttempt(Instant.now()), Instant.now());
+
+        assertEquals(0L, redis.call("ZCARD", delayed()));
+    }
+
+    @Test
+    void moversOnSeparateConnectionsMoveEachEntryOnce() throws Exception {
+        int n = 300;
+        List<Broker> movers = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Broker b = Brokers.redis(redis);
+            b.start(List.of(queue));
+            movers.add(b);
+        }
+        try {
+            for (int i = 0; i < n; i++) {
+                broker.schedule(message("{\"i\":" + i + "}"), Instant.now().minusSeconds(1));
+            }
+            AtomicInteger moved = new AtomicInteger();
+            CountDownLatch go = new CountDownLatch(1);
+            try (var pool = Executors.newFixedThreadPool(8)) {
+                for (int t = 0; t < 8; t++) {
+                    Broker mover = movers.get(t % movers.size());
+                    pool.submit(() -> {
+                        go.await();
+                        int got;
+                        while ((got = mover.moveDue(queue, Instant.now(), 5)) > 0) {
+                            moved.addAndGet(got);
+                        }
+                        return null;
+                    });
+                }
+                go.countDown();
+            }
+            assertEquals(n, moved.get());
+            assertEquals((long) n, redis.call("XLEN", stream()));
+            assertEquals(0L, redis.call("ZCARD", delayed()));
+        } finally {
+            movers.forEach(Broker::close);
+        }
+    }
+
+    @Test
+    void reclaimCountsEveryEarlierHandOutInTheAttempt() throws Exception {
+        Message m = new Message(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                "{}".getBytes(StandardCharsets.UTF_8), Map.of());
+        broker.enqueue(m);
+        fetch(1);
+
+        Thread.sleep(60);
+        Delivery second = broker.reclaim(queue, "c2", Duration.ofMillis(50), 10).getFirst();
+        Thread.sleep(60);
+        Delivery third = broker.reclaim(queue, "c3", Duration.ofMillis(50), 10).getFirst();
+
+        assertEquals(2, second.deliveryCount());
+        assertEquals(3, second.attempt());
+        assertEquals(3, third.deliveryCount());
+        assertEquals(4, third.attempt());
+    }
+
+    @Test
+    void reclaimSkipsEntriesDeletedWhilePendingAndFollowsTheCursorPastThem() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            sent.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+        List<Delivery> got = new ArrayList<>();
+        while (got.size() < 30) {
+            got.addAll(fetch(30));
+        }
+        for (int i = 0; i < 30; i += 2) {
+            redis.call("XDEL", stream(), got.get(i).receipt()); // damaged by hand: still in the PEL
+        }
+        Thread.sleep(60);
+
+        List<Delivery> reclaimed = broker.reclaim(queue, "c2", Duration.ofMillis(50), 100);
+
+        assertEquals(15, reclaimed.size());
+        reclaimed.forEach(d -> assertEquals(2, d.deliveryCount()));
+        assertEquals(15L, pelSize(), "deleted entries leave the PEL");
+    }
+
+    @Test
+    void renewingLeasesOnSeveralQueuesKeepsEveryOneFromReclaim() throws Exception {
+        String other = queue + "-b";
+        broker.close();
+        broker = Brokers.redis(redis);
+        broker.start(List.of(queue, other));
+        broker.enqueue(message("{}"));
+        broker.enqueue(new Message(UUID.randomUUID(), "t", other, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+        List<Delivery> held = broker.fetch(List.of(queue, other), "c1", 10, Duration.ofMillis(200));
+        assertEquals(2, held.size());
+
+        for (int i = 0; i < 3; i++) {
+            Thread.sleep(100);
+            broker.renewLeases("c1", held);
+        }
+
+        assertTrue(broker.reclaim(queue, "c2", Duration.ofMillis(150), 10).isEmpty());
+        assertTrue(broker.reclaim(other, "c2", Duration.ofMillis(150), 10).isEmpty());
+    }
+
+    @Test
+    void reclaimInSmallBatchesFollowsTheCursorAndWrapsAroundToTakeEveryStrandedEntryOnce() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            sent.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+        int fetched = 0;
+        while (fetched < 30) {
+            fetched += broker.fetch(List.of(queue), "ghost", 30, Duration.ofMillis(100)).size();
+        }
+        Thread.sleep(60);
+
+        List<String> taken = new ArrayList<>();
+        List<Delivery> batch;
+        while (!(batch = broker.reclaim(queue, "c2", Duration.ofMillis(50), 7)).isEmpty()) {
+            batch.forEach(d -> taken.add(d.receipt()));
+        }
+        assertEquals(30, taken.size());
+        assertEquals(30, new HashSet<>(taken).size(), "no entry taken twice");
+
+        // The cursor now sits somewhere in the PEL: entries stranded by c2 (ids before it) must still come back.
+        Thread.sleep(60);
+        assertEquals(7, broker.reclaim(queue, "c3", Duration.ofMillis(50), 7).size());
+    }
+
+    @Test
+    void renewingByAStaleOwnerDoesNotStealAReclaimedEntryBack() throws Exception {
+        broker.enqueue(message("{}"));
+        Delivery mine = fetch(1).getFirst();
+        Thread.sleep(60);
+        broker.reclaim(queue, "c2", Duration.ofMillis(50), 1);
+
+        broker.renewLeases("c1", List.of(mine));
+
+        List<?> entry = (List<?>) ((List<?>) redis.call("XPENDING", stream(), "binomic", "-", "+", "10")).getFirst();
+        assertEquals("c2", entry.get(1));
+    }
+
+    @Test
+    void brokenEntriesComeBackAsMalformedDeliveriesAndFetchingGoesOn() throws Exception {
+        redis.call("XADD", stream(), "*", "hello", "world");
+        redis.call("XADD", stream(), "*", "id", "not-a-uuid", "task", "t", "queue", queue, "attempt", "1",
+                "enqueuedAt", "1", "payload", "{}");
+        redis.call("XADD", stream(), "*", "id", UUID.randomUUID().toString(), "task", "t", "queue", queue, "attempt", "zero",
+                "enqueuedAt", "1", "payload", "{}");
+        broker.enqueue(message("{\"ok\":true}"));
+
+        List<Delivery> got = fetch(10);
+
+        assertEquals(4, got.size());
+        for (Delivery broken : got.subList(0, 3)) {
+            assertTrue(broken.message().isEmpty());
+            assertTrue(broken.decodeProblem().orElseThrow().contains(broken.receipt()), broken.decodeProblem().orElseThrow());
+            assertFalse(broken.rawFields().isEmpty());
+        }
+        assertTrue(got.get(0).decodeProblem().orElseThrow().contains("'id' is missing"));
+        assertTrue(got.get(1).decodeProblem().orElseThrow().contains("'id' has a bad value 'not-a-uuid'"));
+        assertTrue(got.get(2).decodeProblem().orElseThrow().contains("'attempt' has a bad value 'zero'"));
+        assertEquals("world", got.get(0).rawFields().get("hello"));
+        assertTrue(got.get(3).message().isPresent());
+    }
+
+    @Test
+    void aBrokenDeadLetterKeepsItsRawFieldsAndCannotBeReplayed() throws Exception {
+        redis.call("XADD", stream(), "*", "task", "orphan", "reason", "clash");
+        Delivery broken = fetch(1).getFirst();
+
+        broker.deadLetter(broken, new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode",
+                broken.decodeProblem().orElseThrow(), "", 1, Instant.now()));
+
+        DeadLetter letter = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst();
+        assertEquals(Map.of("task", "orphan", "reason", "clash"), letter.rawFields());
+        assertEquals("orphan", letter.task());
+        assertEquals(DeadLetterReason.DECODE_ERROR, letter.failure().reason());
+        assertTrue(letter.message().isEmpty());
+        assertEquals(0, broker.replayDeadLetters(queue, List.of(letter.id())));
+        assertEquals(1, broker.stats(queue).deadLetters());
+    }
+
+    @Test
+    void deadLettersAreBoundedByCount() throws Exception {
+        try (Broker small = Brokers.redis(redis, b -> b.deadLetterMaxCount(10))) {
+            small.start(List.of(queue));
+            List<Message> sent = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                sent.add(message("{}"));
+            }
+            small.enqueueAll(sent);
+            List<Delivery> got = new ArrayList<>();
+            while (got.size() < 500) {
+                got.addAll(small.fetch(List.of(queue), "c1", 500, Duration.ofMillis(100)));
+            }
+            for (Delivery d : got) {
+                small.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
+            }
+            long kept = small.stats(queue).deadLetters();
+            // MAXLEN ~ trims whole radix-tree nodes (100 entries by default): approximate, never below the bound.
+            assertTrue(kept >= 10 && kept <= 200, "dead letters kept: " + kept);
+        }
+    }
+
+    @Test
+    void deadLettersOlderThanTheMaxAgeAreDropped() throws Exception {
+        String dlq = "binomic:{" + queue + "}:dlq";
+        long old = System.currentTimeMillis() - Duration.ofDays(30).toMillis();
+        redis.call("XADD", dlq, old + "-0", "reason", "MAX_ATTEMPTS", "raw", "{}");
+        broker.enqueue(message("{}"));
+
+        broker.deadLetter(fetch(1).getFirst(), new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
+
+        List<DeadLetter> letters = broker.readDeadLetters(queue, Optional.empty(), 10);
+        assertEquals(1, letters.size(), "the 30-day-old letter is gone (default max age 14 days)");
+    }
+
+    @Test
+    void payloadsThatAreNotUtf8SurviveTheRoundTrip() throws Exception {
+        byte[] binary = {(byte) 0xff, 0, (byte) 0xc3, 0x28, 42};
+        Message m = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS), binary, Map.of());
+        broker.enqueue(m);
+
+        assertArrayEquals(binary, fetch(1).getFirst().message().orElseThrow().payload());
+    }
+
+    @Test
+    void payloadOverTheLimitIsRefusedAndNothingIsEnqueued() {
+        try (Broker small = Brokers.redis(redis, b -> b.maxPayloadBytes(16))) {
+            small.start(List.of(queue));
+            Message big = message("{\"text\":\"" + "x".repeat(100) + "\"}");
+
+            PayloadTooLargeException e = assertThrows(PayloadTooLargeException.class, () -> small.enqueue(big));
+
+            assertTrue(e.getMessage().contains("over the limit of 16 bytes"), e.getMessage());
+            assertThrows(PayloadTooLargeException.class, () -> small.enqueueAll(List.of(message("{}"), big)));
+            assertEquals(0L, redis.call("XLEN", stream()));
+        }
+    }
+
+    @Test
+    void startFailsFastNamingHostPortAndCauseWhenNothingListens() throws Exception {
+        int closedPort;
+        try (var socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            closedPort = socket.getLocalPort();
+        }
+        Broker nowhere = Brokers.redisProvider().create(io.binomic.api.BrokerConfig.builder()
+                .url("redis://127.0.0.1:" + closedPort).connectTimeout(Duration.ofSeconds(2)).build());
+        long start = System.nanoTime();
+
+        BrokerException e = assertThrows(BrokerException.class, () -> nowhere.start(List.of(queue)));
+
+        assertTrue(Duration.ofNanos(System.nanoTime() - start).toSeconds() < 10, "start must fail fast");
+        assertEquals("cannot connect to Redis at 127.0.0.1:" + closedPort
+                + ": Connection refused; is redis-server running? check BrokerConfig.url", e.getMessage());
+        nowhere.close();
+    }
+
+    @Test
+    void startFailsWithAClearMessageOnMissingOrWrongCredentials() {
+        try (RedisServer locked = RedisServer.startNew("--requirepass", "s3cret")) {
+            for (var settings : List.<java.util.function.UnaryOperator<io.binomic.api.BrokerConfig.Builder>>of(
+                    b -> b, b -> b.password("wrong"))) {
+                Broker b = Brokers.redis(locked, settings);
+                BrokerException e = assertThrows(BrokerException.class, () -> b.start(List.of(queue)));
+                b.close();
+                assertTrue(e.getMessage().startsWith("cannot connect to Redis at 127.0.0.1:" + locked.port() + ": "), e.getMessage());
+                assertTrue(e.getMessage().contains("NOAUTH") || e.getMessage().contains("WRONGPASS"), e.getMessage());
+                assertTrue(e.getMessage().endsWith("check BrokerConfig.username and BrokerConfig.password"
+                        + " (or user:password@ in BrokerConfig.url)"), e.getMessage());
+            }
+            try (Broker ok = Brokers.redisProvider().create(io.binomic.api.BrokerConfig.builder()
+                    .url("redis://:s3cret@127.0.0.1:" + locked.port() + "/3").build())) {
+                ok.start(List.of(queue));
+                ok.enqueue(message("{}"));
+                assertEquals(1, ok.stats(queue).ready());
+            }
+        }
+    }
+
+    @Test
+    void aRedissonYamlFileConfiguresTheConnectionInsteadOfTheUrl() throws Exception {
+        java.nio.file.Path yaml = java.nio.file.Files.createTempFile("redisson-", ".yaml");
+        java.nio.file.Files.writeString(yaml, """
+                singleServerConfig:
+                  address: "redis://127.0.0.1:%d"
+                  database: 4
+                """.formatted(redis.port()));
+        try (Broker fromYaml = Brokers.redisProvider().create(io.binomic.api.BrokerConfig.builder()
+                .url("redis://ignored.invalid:1").options(Map.of("redisson.config", yaml.toString())).build())) {
+            fromYaml.start(List.of(queue));
+            fromYaml.enqueueAll(List.of(message("{}"), message("{}")));
+
+            assertEquals(2, fromYaml.fetch(List.of(queue), "c1", 10, Duration.ofMillis(200)).size());
+            assertEquals(0L, redis.call("XLEN", stream()), "database 0 untouched: the YAML chose database 4");
+        }
+    }
+
+    @Test
+    void brokerKeepsWorkingAfterItsConnectionsAreKilled() throws Exception {
+        broker.enqueue(message("{}"));
+        assertTrue(redis.killClients() > 0);
+
+        broker.enqueue(message("{}"));
+        List<Delivery> got = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (got.size() < 2 && System.nanoTime() < deadline) {
+            got.addAll(fetch(10));
+        }
+        assertEquals(2, got.size());
+        broker.ack(got);
+        assertEquals(0L, redis.call("XLEN", stream()));
+    }
+
+    @Test
+    void consumersIdleWithNothingPendingAreRemovedButOwnersStay() throws Exception {
+        broker.enqueue(message("{}"));
+        broker.fetch(List.of(queue), "busy", 1, Duration.ofMillis(50));
+        broker.fetch(List.of(queue), "idle", 1, Duration.ofMillis(50));
+        assertEquals(2, broker.stats(queue).consumers());
+        Thread.sleep(150);
+
+        assertEquals(0, broker.removeIdleConsumers(queue, Duration.ofMinutes(1)), "not idle long enough");
+        assertEquals(1, broker.removeIdleConsumers(queue, Duration.ofMillis(100)));
+        assertEquals(1, broker.stats(queue).consumers());
+    }
+
+    @Test
+    void fetchAcrossQueuesIsOneReadThatServesEveryQueue() throws Exception {
+        String other = queue + "-b";
+        broker.close();
+        broker = Brokers.redis(redis);
+        broker.start(List.of(queue, other));
+        broker.enqueue(message("{}"));
+        broker.enqueue(new Message(UUID.randomUUID(), "t", other, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+
+        Set<String> queues = new HashSet<>();
+        broker.fetch(List.of(queue, other), "c1", 10, Duration.ofMillis(200)).forEach(d -> queues.add(d.queue()));
+
+        assertEquals(Set.of(queue, other), queues);
+    }
+}

@@ -1,0 +1,69 @@
+package io.binomic.it;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import java.time.Duration;
+
+/**
+ * The application the end-to-end and fault tests run, in the test JVM and in spawned worker JVMs
+ * alike: one task, {@code job}, that records every execution in a {@link Ledger}, sleeps, and
+ * fails its first {@code failures} executions.
+ */
+final class TestApp {
+    private TestApp() { }
+
+    /**
+     * One unit of test work.
+     *
+     * @param n the job's number, unique within a test
+     * @param sleepMillis how long the handler runs
+     * @param failures how many executions fail (retryably) before one succeeds
+     */
+    record Job(int n, long sleepMillis, int failures) { }
+
+    static final String TASK = "job";
+
+    static Task<Job, Void> job(Ledger ledger, String queue, Duration backoff) {
+        return Task.<Job, Void>builder(TASK, Job.class, job -> {
+            long run = ledger.started(job.n());
+            ledger.sawAttempt(job.n(), TaskContext.current().attempt());
+            Thread.sleep(job.sleepMillis());
+            if (run <= job.failures()) {
+                throw new IllegalStateException("planned failure " + run + " of job " + job.n());
+            }
+            ledger.finished(job.n());
+            return null;
+        }).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff)).build();
+    }
+
+    static BinomicConfig config(String redisUrl, String queue, Duration lease) {
+        return BinomicConfig.builder()
+                .brokerUrl(redisUrl)
+                .schedulePeriodicTasks(false)
+                .taskDefaults(TaskDefaults.builder().taskTimeout(Duration.ofSeconds(60)).build())
+                .worker(WorkerConfig.builder().queues(queue).concurrency(8).leaseTimeout(lease)
+                        .pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500))
+                        .shutdownGrace(Duration.ofSeconds(2)).build())
+                .build();
+    }
+
+    /** A started client and the job task it registered (submit needs that very instance). */
+    record App(Binomic binomic, Task<Job, Void> job) implements AutoCloseable {
+        @Override
+        public void close() {
+            binomic.close();
+        }
+    }
+
+    /** A started client with the job task, on {@code queue}. */
+    static App client(RedisServer redis, String queue, Duration lease, Duration backoff) {
+        Ledger ledger = new Ledger(redis.host(), redis.port(), queue);
+        Task<Job, Void> job = job(ledger, queue, backoff);
+        return new App(Binomic.builder().config(config(redis.url(), queue, lease)).task(job).build().start(), job);
+    }
+}

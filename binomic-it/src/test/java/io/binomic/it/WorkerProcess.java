@@ -1,0 +1,27 @@
+package io.binomic.it;
+
+import io.binomic.core.Binomic;
+import java.time.Duration;
+
+/**
+ * Main class of a worker JVM spawned by the fault tests: runs the {@link TestApp} worker on one
+ * queue until it is killed. Arguments: redis host, port, queue, lease ms, backoff ms.
+ */
+public final class WorkerProcess {
+    private WorkerProcess() { }
+
+    public static void main(String[] args) throws InterruptedException {
+        String host = args[0];
+        int port = Integer.parseInt(args[1]);
+        String queue = args[2];
+        Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
+        Duration backoff = Duration.ofMillis(Long.parseLong(args[4]));
+        Ledger ledger = new Ledger(host, port, queue);
+        Binomic binomic = Binomic.builder().config(TestApp.config("redis://" + host + ":" + port, queue, lease))
+                .task(TestApp.job(ledger, queue, backoff)).build().start();
+        binomic.startWorker();
+        System.out.println("WORKER READY pid=" + ProcessHandle.current().pid());
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+}

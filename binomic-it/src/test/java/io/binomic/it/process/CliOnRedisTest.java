@@ -1,0 +1,137 @@
+package io.binomic.it.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.NonRetryableException;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.cli.BinomicCli;
+import io.binomic.it.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The {@code binomic} inspection and dead-letter commands against real Redis data. */
+class CliOnRedisTest {
+    private final RedisServer redis = RedisServer.shared();
+    /** Fixed length, so that the expected tables below have fixed column widths. */
+    private final String queue = String.format("cli-%012d", System.nanoTime() % 1_000_000_000_000L);
+
+    private record Run(int exit, String out, String err) { }
+
+    private Run cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            exit = BinomicCli.run(args, o, e);
+        }
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private Binomic client(Task<?, ?>... tasks) {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).pollTimeout(Duration.ofMillis(200)).build()).build();
+        return Binomic.builder().config(config).tasks(List.of(tasks)).build().start();
+    }
+
+    /** Three non-retryable failures of one task and two exhausted retries of another. */
+    @BeforeEach
+    void fillTheDeadLetterQueue() {
+        Task<Integer, Void> fails = Task.<Integer, Void>builder("cli-fails", Integer.class, n -> {
+            throw new NonRetryableException("bad input " + n);
+        }).queue(queue).build();
+        Task<Integer, Void> flaky = Task.<Integer, Void>builder("cli-flaky", Integer.class, n -> {
+            throw new IllegalStateException("db down");
+        }).queue(queue).maxAttempts(1).build();
+        try (Binomic client = client(fails, flaky)) {
+            client.submitAll(fails, List.of(1, 2, 3));
+            client.submitAll(flaky, List.of(4, 5));
+            client.startWorker();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (client.deadLetters().count(queue, DeadLetterFilter.all()) < 5) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("5 dead letters expected: " + client.queueStats(queue));
+                }
+                Fixture.sleep(50);
+            }
+        }
+    }
+
+    @Test
+    void queuesShowsTheDeadLettersOfTheQueue() {
+        Run run = cli("queues", "--broker", redis.url(), "--queues", queue);
+        assertEquals(0, run.exit(), run.toString());
+        String[] lines = run.out().split("\n");
+        assertEquals(2, lines.length, run.out());
+        assertTrue(lines[0].matches("QUEUE +READY +PENDING +DELAYED +DEAD +CONSUMERS"), lines[0]);
+        assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+"), lines[1]);
+    }
+
+    @Test
+    void dlqListGroupsByTaskReasonAndFailureClass() {
+        Run run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);
+        assertEquals(0, run.exit(), run.toString());
+        assertEquals("""
+                QUEUE             TASK       REASON         ERROR CLASS                           COUNT
+                %1$s  cli-fails  NON_RETRYABLE  io.binomic.api.NonRetryableException      3
+                %1$s  cli-flaky  MAX_ATTEMPTS   java.lang.IllegalStateException           2
+                5 dead letter(s)
+                """.formatted(queue), run.out());
+    }
+
+    @Test
+    void dlqListDetailsShowsTheFailureOfEachEntry() {
+        Run run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue, "--details", "--task", "cli-flaky");
+        assertEquals(0, run.exit(), run.toString());
+        String[] lines = run.out().split("\n");
+        assertEquals(4, lines.length, run.out());
+        for (int i = 1; i <= 2; i++) {
+            assertTrue(lines[i].matches("\\d+-\\d+ +" + queue + " +cli-flaky +MAX_ATTEMPTS +java.lang.IllegalStateException +1 +\\S+Z +db down"),
+                    lines[i]);
+        }
+        assertEquals("2 dead letter(s) shown", lines[3]);
+    }
+
+    @Test
+    void replayByTaskThenPurgeTheRest() {
+        Run replay = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--task", "cli-fails");
+        assertEquals(0, replay.exit(), replay.toString());
+        assertEquals("replayed 3 dead letter(s) of queue " + queue + "\n", replay.out());
+
+        Run purge = cli("dlq", "purge", "--broker", redis.url(), "--queues", queue, "--all");
+        assertEquals(0, purge.exit(), purge.toString());
+        assertEquals("purged 2 dead letter(s) of queue " + queue + "\n", purge.out());
+
+        Run queues = cli("queues", "--broker", redis.url(), "--queues", queue);
+        assertTrue(queues.out().split("\n")[1].matches(queue + " +3 +0 +0 +0 +\\d+"), queues.out());
+    }
+
+    @Test
+    void replayOfAnUnknownIdFailsWithExitOne() {
+        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", "1-1");
+        assertEquals(1, run.exit(), run.toString());
+        assertTrue(run.err().endsWith("binomic dlq replay: no dead letter 1-1 in queue " + queue + "\n"), run.err());
+    }
+
+    @Test
+    void unreachableRedisIsAFailureWithExitOne() throws Exception {
+        int closedPort;
+        try (var socket = new java.net.ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        Run run = cli("queues", "--broker", "redis://127.0.0.1:" + closedPort, "--queues", queue);
+        assertEquals(1, run.exit(), run.toString());
+        assertTrue(run.err().contains("binomic queues: "), run.err());
+        assertEquals("", run.out());
+    }
+}

@@ -1,0 +1,99 @@
+package io.binomic.it.process;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.process.MasterConfig;
+import io.binomic.it.RedisServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
+
+/** Shared set-up of the process tests: a fresh queue and ledger, settings, a submitting client. */
+final class Fixture {
+    static final Duration WAIT = Duration.ofSeconds(60);
+
+    final RedisServer redis = RedisServer.shared();
+    final String queue = "proc-" + System.nanoTime();
+    final Ledger ledger = new Ledger(redis.host(), redis.port(), queue);
+
+    /** Worker JVM options: small and quick to start, plus the ledger for {@link ProcessJobs}. */
+    List<String> workerJvmOptions() {
+        return List.of("-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-D" + ProcessJobs.LEDGER_PROPERTY + "=" + ledger.spec());
+    }
+
+    /** Short intervals, so that failures are detected and leases expire within a test's time. */
+    MasterConfig.Builder master(Path stateDirectory, int workers) {
+        return MasterConfig.builder()
+                .brokerUrl(redis.url())
+                .queues(List.of(queue))
+                .workers(workers)
+                .concurrency(4)
+                .heartbeatInterval(Duration.ofMillis(200))
+                .heartbeatTimeout(Duration.ofSeconds(1))
+                .startTimeout(Duration.ofSeconds(30))
+                .shutdownGrace(Duration.ofSeconds(3))
+                .killGrace(Duration.ofMillis(300))
+                .leaseTimeout(Duration.ofSeconds(2))
+                .reclaimInterval(Duration.ofMillis(500))
+                .stateDirectory(stateDirectory)
+                .jvmOptions(workerJvmOptions());
+    }
+
+    /** A started client with the job task (its handler runs only if this client also starts a worker). */
+    Binomic client() {
+        BinomicConfig config = BinomicConfig.builder()
+                .brokerUrl(redis.url())
+                .schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).concurrency(8).leaseTimeout(Duration.ofSeconds(2))
+                        .reclaimInterval(Duration.ofMillis(500)).pollTimeout(Duration.ofMillis(200)).build())
+                .build();
+        return Binomic.builder().config(config).task(ProcessJobs.job(ledger)).build().start();
+    }
+
+    /** Submits jobs 0..count-1, each running {@code sleepMillis}. */
+    @SuppressWarnings("unchecked")
+    void submit(Binomic client, int count, long sleepMillis) {
+        var task = (io.binomic.api.Task<ProcessJobs.Job, Void>) client.tasks().find(ProcessJobs.TASK).orElseThrow();
+        List<ProcessJobs.Job> jobs = new ArrayList<>();
+        IntStream.range(0, count).forEach(n -> jobs.add(new ProcessJobs.Job(n, sleepMillis)));
+        client.submitAll(task, jobs);
+    }
+
+    static void await(String what, Supplier<String> state, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out after " + WAIT.toSeconds() + " s waiting for " + what + "; " + state.get());
+            }
+            sleep(50);
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    static void signal(long pid, String signal) {
+        try {
+            if (new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).start().waitFor() != 0) {
+                throw new AssertionError("kill -" + signal + " " + pid + " failed");
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.binomic.it.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.QueueStats;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.process.Master;
+import io.binomic.core.internal.process.MasterEvent;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The master's workers against Redis, one of them killed or frozen mid-run: it is replaced, the
+ * messages it held come back through reclaim, and every job completes.
+ */
+class MasterOnRedisTest {
+    private static final System.Logger LOG = System.getLogger(MasterOnRedisTest.class.getName());
+    private static final int JOBS = 60;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void killedWorkerIsReplacedAndTheMessagesItHeldComeBack() {
+        workerFailureLosesNothing("KILL", MasterEvent.Cause.EXITED);
+    }
+
+    @Test
+    void frozenWorkerIsReplacedAndTheMessagesItHeldComeBack() {
+        workerFailureLosesNothing("STOP", MasterEvent.Cause.HUNG);
+    }
+
+    private void workerFailureLosesNothing(String signal, MasterEvent.Cause expectedCause) {
+        Fixture fixture = new Fixture();
+        List<MasterEvent> events = new CopyOnWriteArrayList<>();
+        try (Binomic client = fixture.client()) {
+            fixture.submit(client, JOBS, 400);
+            try (Master master = new Master(fixture.master(dir, 2).build(), events::add).start()) {
+                Fixture.await("8 jobs done", () -> "done " + fixture.ledger.doneJobs().size() + ", events " + events,
+                        () -> fixture.ledger.doneJobs().size() >= 8);
+                long victim = master.slots().slot(0).pid();
+                long inFlight = master.slots().slot(0).counters().inFlight();
+                Fixture.signal(victim, signal);
+
+                Fixture.await("a replacement worker", events::toString,
+                        () -> events.stream().anyMatch(e -> e instanceof MasterEvent.Replaced));
+                MasterEvent.Replaced replaced = events.stream().filter(MasterEvent.Replaced.class::isInstance)
+                        .map(MasterEvent.Replaced.class::cast).findFirst().orElseThrow();
+                assertEquals(expectedCause, replaced.cause());
+                assertEquals(victim, replaced.oldPid());
+                assertNotEquals(victim, replaced.newPid());
+
+                Fixture.await("every job done", () -> "done " + fixture.ledger.doneJobs().size() + " of " + JOBS
+                        + ", " + client.queueStats(fixture.queue), () -> fixture.ledger.doneJobs().size() == JOBS);
+                Fixture.await("the queue empty", () -> client.queueStats(fixture.queue).toString(), () -> {
+                    QueueStats s = client.queueStats(fixture.queue);
+                    return s.ready() == 0 && s.pending() == 0 && s.delayed() == 0;
+                });
+                assertEquals(0, client.queueStats(fixture.queue).deadLetters());
+                Set<Integer> all = IntStream.range(0, JOBS).boxed().collect(Collectors.toSet());
+                assertEquals(all, fixture.ledger.doneJobs());
+                List<Integer> executions = fixture.ledger.executions();
+                // The victim was mid-task (4 slots busy on a full queue): what it held ran again elsewhere.
+                assertTrue(executions.size() > JOBS, "re-executed after reclaim: " + executions.size() + " executions for "
+                        + JOBS + " jobs (victim had ~" + inFlight + " in flight)");
+                LOG.log(System.Logger.Level.INFO, "{0} on Redis: detection to spawn {1} ms, to running {2} ms; {3} executions for {4} jobs",
+                        signal, replaced.detectionToSpawn().toMillis(), replaced.detectionToRunning().toMillis(),
+                        executions.size(), JOBS);
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.binomic.it.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.QueueStats;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.cli.BinomicCli;
+import io.binomic.core.internal.process.JavaCommand;
+import io.binomic.core.internal.process.WorkerSlots;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code binomic master} in its own JVM, SIGTERMed while its workers are busy: nothing is lost. */
+class MasterShutdownOnRedisTest {
+    private static final int JOBS = 30;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void sigtermMidRunDrainsWorkersExitsZeroAndLosesNoMessage() throws Exception {
+        Fixture fixture = new Fixture();
+        try (Binomic client = fixture.client()) {
+            fixture.submit(client, JOBS, 500);
+            List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
+                    "--workers", "2", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s",
+                    "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
+                    "--state-dir", dir.toString()));
+            fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
+            Path log = dir.resolve("master.log");
+            Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            try {
+                Fixture.await("4 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 4);
+                List<Long> workers = workerPids(dir.resolve("workers.slots"));
+
+                master.destroy(); // SIGTERM, mid-run: each worker has tasks running
+
+                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
+                assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+                for (long pid : workers) {
+                    assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "worker " + pid + " gone");
+                }
+                // The grace (3 s) outlasts a task (0.5 s): whatever started, finished and was acknowledged.
+                Set<Integer> started = new HashSet<>(fixture.ledger.executions());
+                Set<Integer> done = fixture.ledger.doneJobs();
+                assertEquals(started, done, "every started job finished within the grace");
+                QueueStats after = client.queueStats(fixture.queue);
+                assertEquals(0, after.pending(), "nothing left unacknowledged: " + after);
+                assertEquals(JOBS - done.size(), after.ready(), "the rest waits in the queue: " + after);
+
+                // Another worker takes the rest: every message is still there.
+                client.startWorker();
+                Fixture.await("all jobs done", () -> client.queueStats(fixture.queue).toString(),
+                        () -> fixture.ledger.doneJobs().size() == JOBS);
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    private static List<Long> workerPids(Path segment) {
+        try (WorkerSlots slots = WorkerSlots.openReadOnly(segment)) {
+            return slots.snapshot().stream().map(s -> s.pid()).filter(pid -> pid != 0).toList();
+        }
+    }
+
+    private static String read(Path log) {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+}

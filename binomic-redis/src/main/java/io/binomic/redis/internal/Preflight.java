@@ -1,0 +1,74 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.BrokerException;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import javax.net.ssl.SSLSocketFactory;
+
+/**
+ * One quick connection before Redisson starts: connect, AUTH if credentials are given, PING.
+ * Redisson retries a refused connection or an auth error for its whole retry budget (which is
+ * sized to survive a Redis restart) before it gives up; this check fails at once instead, with
+ * the server's own words.
+ */
+final class Preflight {
+    private Preflight() { }
+
+    /** Throws the raw cause (IOException message or Redis error reply) as an {@link IllegalStateException}. */
+    static void check(String host, int port, boolean tls, String username, String password, Duration timeout) {
+        int millis = Math.toIntExact(Math.max(1, timeout.toMillis()));
+        try (Socket socket = tls ? SSLSocketFactory.getDefault().createSocket() : new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), millis);
+            socket.setSoTimeout(millis);
+            OutputStream out = socket.getOutputStream();
+            InputStream in = socket.getInputStream();
+            if (password != null) {
+                send(out, username == null ? new String[] {"AUTH", password} : new String[] {"AUTH", username, password});
+                expectOk(in);
+            }
+            send(out, "PING");
+            expectOk(in);
+        } catch (IOException e) {
+            String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            throw new IllegalStateException(e instanceof java.net.SocketTimeoutException
+                    ? "no answer within " + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
+        }
+    }
+
+    private static void send(OutputStream out, String... args) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        b.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+        for (String a : args) {
+            byte[] bytes = a.getBytes(StandardCharsets.UTF_8);
+            b.writeBytes(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+            b.writeBytes(bytes);
+            b.writeBytes("\r\n".getBytes(StandardCharsets.UTF_8));
+        }
+        out.write(b.toByteArray());
+        out.flush();
+    }
+
+    /** Reads one reply line; an error reply ({@code -NOAUTH ...}) becomes the exception message. */
+    private static void expectOk(InputStream in) throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != '\n') {
+            if (c == -1) {
+                throw new IOException("the server closed the connection (is it Redis? is TLS expected: rediss://?)");
+            }
+            if (c != '\r') {
+                line.write(c);
+            }
+        }
+        String reply = line.toString(StandardCharsets.UTF_8);
+        if (reply.startsWith("-")) {
+            throw new BrokerException(reply.substring(1));
+        }
+    }
+}
