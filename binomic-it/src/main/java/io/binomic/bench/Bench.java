@@ -141,8 +141,13 @@ public final class Bench {
             r.put("enqueue_client_cpu_us_per_msg", (clientCpu1 - clientCpu0) / 1e3 / messages);
             r.put("redis_bytes_per_queued_msg", (double) (memory1 - memory0) / messages);
 
+            long fetches0 = redis.calls("xreadgroup");
+            long acks0 = redis.calls("xack");
             drain(client, queue, false, run, r);
             double cpu2 = redis.cpuSeconds();
+            // Each fetch is one XREADGROUP; each ack batch one pipeline of one XACK and one XDEL.
+            r.put("drain_msgs_per_fetch", (double) messages / (redis.calls("xreadgroup") - fetches0));
+            r.put("drain_msgs_per_ack_batch", (double) messages / (redis.calls("xack") - acks0));
             r.put("drain_redis_cpu_us_per_task", (cpu2 - cpu1) * 1e6 / messages);
             r.put("redis_cpu_us_per_task", r.get("enqueue_redis_cpu_us_per_msg") + r.get("drain_redis_cpu_us_per_task"));
             r.put("left_entries_after_drain", (double) redis.streamLength(stream));
@@ -270,6 +275,8 @@ public final class Bench {
                 new Row("enqueue_client_cpu_us_per_msg", "1. client CPU per enqueued msg, us", "", v -> true, false),
                 new Row("drain_worker_cpu_us_per_task", "2. worker CPU per drained task, fresh JVM, us", "", v -> true, false),
                 new Row("drain_warm_worker_cpu_us_per_task", "2. worker CPU per drained task, warmed JVM, us", "", v -> true, false),
+                new Row("drain_msgs_per_fetch", "2. messages per fetch round trip (fresh JVM)", "", v -> true, false),
+                new Row("drain_msgs_per_ack_batch", "2. messages per ack round trip (fresh JVM)", "", v -> true, false),
                 new Row("latency_p50_ms", "3. latency p50, ms", "<= 1", v -> v <= 1, false),
                 new Row("latency_p99_ms", "3. latency p99, ms", "<= 5", v -> v <= 5, false),
                 new Row("latency_p999_ms", "3. latency p99.9, ms", "", v -> true, false),

@@ -69,6 +69,16 @@ final class BenchRedis implements AutoCloseable {
         return Double.parseDouble(cpu.get("used_cpu_user")) + Double.parseDouble(cpu.get("used_cpu_sys"));
     }
 
+    /** How many times Redis has run {@code command} (lower case) since it started, from INFO commandstats. */
+    long calls(String command) {
+        String stats = info("commandstats").get("cmdstat_" + command);
+        if (stats == null) {
+            return 0;
+        }
+        int from = stats.indexOf("calls=") + "calls=".length();
+        return Long.parseLong(stats.substring(from, stats.indexOf(',', from)));
+    }
+
     long usedMemory() {
         return Long.parseLong(info("memory").get("used_memory"));
     }
