@@ -294,11 +294,11 @@ public final class Bench {
                 new Row("redis_cpu_us_per_task", "5. Redis CPU enqueue+drain, us/task", "<= 15", v -> v <= 15, false),
                 new Row("ceiling_xadd_per_s", "6. ceiling: redis-benchmark -P 16 XADD, ops/s", "", v -> true, false));
         double ceiling = median(results, "ceiling_xadd_per_s");
-        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%-48s %12s %9s %10s %s%n",
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%-56s %12s %9s %10s %s%n",
                 "medians of " + results.size() + " runs", "median", "target", "of ceiling", "met"));
         for (Row row : rows) {
             double median = median(results, row.key());
-            out.append(String.format(Locale.ROOT, "%-48s %12s %9s %10s %s%n", row.label(), format(median), row.target(),
+            out.append(String.format(Locale.ROOT, "%-56s %12s %9s %10s %s%n", row.label(), format(median), row.target(),
                     row.ofCeiling() ? String.format(Locale.ROOT, "%.0f%%", 100 * median / ceiling) : "",
                     row.target().isEmpty() ? "" : row.meets().test(median) ? "yes" : "NO"));
         }
