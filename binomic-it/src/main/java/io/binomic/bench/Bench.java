@@ -100,9 +100,10 @@ public final class Bench {
     /** Compiles the client's enqueue path before the first measured run. */
     private void warmUp() {
         redis.flushAll();
-        try (Binomic client = client(nextQueue())) {
+        Task<Long, Void> task = submitOnly(nextQueue());
+        try (Binomic client = client(task)) {
             for (int i = 0; i < 3; i++) {
-                client.submitAll(task(client), Collections.nCopies(messages / 10, 0L));
+                client.submitAll(task, Collections.nCopies(messages / 10, 0L));
             }
         }
         redis.flushAll();
@@ -123,8 +124,8 @@ public final class Bench {
         redis.flushAll();
         String queue = nextQueue();
         List<Long> arguments = Collections.nCopies(messages, 0L);
-        try (Binomic client = client(queue)) {
-            Task<Long, Void> task = task(client);
+        Task<Long, Void> task = submitOnly(queue);
+        try (Binomic client = client(task)) {
             String stream = "binomic:{" + queue + "}:stream";
             long streamBytes0 = redis.memoryUsage(stream);
             long memory0 = redis.usedMemory();
@@ -185,9 +186,9 @@ public final class Bench {
         redis.flushAll();
         String queue = nextQueue();
         int total = LATENCY_WARMUP + LATENCY_RATE * LATENCY_SECONDS;
-        try (Binomic client = client(queue);
+        Task<Long, Void> task = submitOnly(queue);
+        try (Binomic client = client(task);
              WorkerProcess worker = WorkerProcess.start(this, queue, "latency", LATENCY_CONCURRENCY, total, LATENCY_WARMUP, true, run)) {
-            Task<Long, Void> task = task(client);
             long interval = TimeUnit.SECONDS.toNanos(1) / LATENCY_RATE;
             long start = System.nanoTime();
             for (int i = 0; i < total; i++) {
@@ -208,8 +209,9 @@ public final class Bench {
     private void footprint(int run, Map<String, Double> r) throws Exception {
         redis.flushAll();
         String queue = nextQueue();
-        try (Binomic client = client(queue)) {
-            client.submitAll(task(client), Collections.nCopies(sleepers, 0L));
+        Task<Long, Void> task = submitOnly(queue);
+        try (Binomic client = client(task)) {
+            client.submitAll(task, Collections.nCopies(sleepers, 0L));
             try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, false, run)) {
                 String[] bytes = worker.awaitLine("footprint", 120).split(" ");
                 r.put("footprint_tasks", (double) sleepers);
@@ -246,14 +248,15 @@ public final class Bench {
         return "bench" + ++queueNumber;
     }
 
-    private Binomic client(String queue) {
+    /** A client that submits {@code task}; it never runs it (the workers are other JVMs). */
+    private Binomic client(Task<Long, Void> task) {
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).build();
-        return Binomic.builder().config(config).task(BenchWorker.task(queue, submitted -> null)).build().start();
+        return Binomic.builder().config(config).task(task).build().start();
     }
 
-    @SuppressWarnings("unchecked")
-    private static Task<Long, Void> task(Binomic client) {
-        return (Task<Long, Void>) client.tasks().find("bench").orElseThrow();
+    /** The bench task as the submitting side declares it: its handler is never called here. */
+    private static Task<Long, Void> submitOnly(String queue) {
+        return BenchWorker.task(queue, submitted -> null);
     }
 
     // ---- output ----------------------------------------------------------------------------
@@ -286,8 +289,9 @@ public final class Bench {
                 new Row("footprint_peak_rss_mib", "4. " + sleepers + " sleeping: peak RSS, MiB", "", v -> true, false),
                 new Row("redis_bytes_per_queued_msg", "4. Redis used_memory per queued msg, B", "<= 100", v -> v <= 100, false),
                 new Row("left_entries_after_drain", "4. entries left after drain", "0", v -> v == 0, false),
-                new Row("left_stream_bytes_after_drain", "4. stream bytes left after drain, whole queue", "", v -> true, false),
-                new Row("left_stream_bytes_per_task", "4. stream bytes left per completed task", "0", v -> v < 0.01, false),
+                // What stays is the group and the worker's consumer: a constant, however many tasks ran.
+                new Row("left_stream_bytes_after_drain", "4. stream bytes left after drain, whole queue", "< 1024", v -> v < 1024, false),
+                new Row("left_stream_bytes_per_task", "4. stream bytes left per completed task", "", v -> true, false),
                 new Row("left_used_memory_after_drain", "4. used_memory left after drain, B", "", v -> true, false),
                 new Row("enqueue_redis_cpu_us_per_msg", "5. Redis CPU enqueue, us/msg", "", v -> true, false),
                 new Row("drain_redis_cpu_us_per_task", "5. Redis CPU drain, us/task", "", v -> true, false),

@@ -1,6 +1,7 @@
 package io.binomic.bench;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskHandler;
 import io.binomic.api.WorkerConfig;
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -82,14 +84,13 @@ public final class BenchWorker {
     }
 
     private static void warmUp(String url, String queue, int concurrency) throws InterruptedException {
+        Task<Long, Void> task = task(queue, submitted -> null);
         BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
-        try (Binomic binomic = Binomic.builder().config(config).task(task(queue, submitted -> null)).build().start()) {
-            @SuppressWarnings("unchecked")
-            Task<Long, Void> task = (Task<Long, Void>) binomic.tasks().find("bench").orElseThrow();
-            binomic.submitAll(task, java.util.Collections.nCopies(WARMUP_MESSAGES, 0L));
+        try (Binomic binomic = Binomic.builder().config(config).task(task).build().start()) {
+            binomic.submitAll(task, Collections.nCopies(WARMUP_MESSAGES, 0L));
             binomic.startWorker();
-            while (binomic.queueStats(queue).ready() + binomic.queueStats(queue).pending() > 0) {
+            for (QueueStats s = binomic.queueStats(queue); s.ready() + s.pending() > 0; s = binomic.queueStats(queue)) {
                 Thread.sleep(10);
             }
         }
