@@ -4,8 +4,14 @@ import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.spi.PayloadCodec;
 import java.nio.charset.StandardCharsets;
 
-/** A codec for String and Integer arguments, so worker tests do not depend on the JSON codec. */
-final class TextCodec implements PayloadCodec {
+/**
+ * A codec for String and Integer arguments, so worker tests do not depend on the JSON codec.
+ * A payload starting with {@code !} never decodes: tests use it for undecodable messages.
+ */
+public final class TextCodec implements PayloadCodec {
+    public TextCodec() {
+    }
+
     @Override
     public String id() {
         return "text";
@@ -19,6 +25,9 @@ final class TextCodec implements PayloadCodec {
     @Override
     public <T> T decode(byte[] bytes, Class<T> type) {
         String text = new String(bytes, StandardCharsets.UTF_8);
+        if (text.startsWith("!")) {
+            throw new PayloadDecodeException("$: undecodable on purpose: " + text);
+        }
         if (type == String.class) {
             return type.cast(text);
         }

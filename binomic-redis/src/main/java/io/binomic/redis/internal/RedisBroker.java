@@ -36,6 +36,8 @@ import org.redisson.api.stream.StreamCreateGroupArgs;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.api.stream.StreamMultiReadGroupArgs;
 import org.redisson.api.stream.StreamRangeArgs;
+import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
 
@@ -55,6 +57,7 @@ final class RedisBroker implements Broker {
     private static final int BULK_CHUNK = 1000;
     private static final int BULK_IN_FLIGHT = 2;
     private static final int REPLAY_CHUNK = 500;
+    private static final int PRODUCER_TRIES = 3;
 
     private final BrokerConfig config;
     private final RedissonSetup setup;
@@ -144,8 +147,8 @@ final class RedisBroker implements Broker {
     public void enqueue(Message message) {
         checkSize(message);
         Map<byte[], byte[]> fields = utf8(StreamFields.encode(message));
-        call("enqueue on queue '" + message.queue() + "'", () -> client().<byte[], byte[]>getStream(keys(message.queue()).stream(),
-                ByteArrayCodec.INSTANCE).add(StreamAddArgs.entries(fields)));
+        callRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", () -> client().<byte[], byte[]>getStream(
+                keys(message.queue()).stream(), ByteArrayCodec.INSTANCE).add(StreamAddArgs.entries(fields)));
     }
 
     /**
@@ -191,7 +194,7 @@ final class RedisBroker implements Broker {
     public void schedule(Message message, Instant dueAt) {
         checkSize(message);
         String member = StreamFields.toJson(StreamFields.encode(message));
-        call("schedule on queue '" + message.queue() + "'", () -> client().getScoredSortedSet(keys(message.queue()).delayed(),
+        callRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", () -> client().getScoredSortedSet(keys(message.queue()).delayed(),
                 StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
     }
 
@@ -500,12 +503,34 @@ final class RedisBroker implements Broker {
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
     private <R> R call(String what, Supplier<R> operation) {
-        try {
-            return operation.get();
-        } catch (BrokerException | IllegalStateException | IllegalArgumentException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw failure(what, e);
+        return call(what, operation, 1);
+    }
+
+    /**
+     * {@link #call(String, Supplier)} for a producer's write, tried up to {@value #PRODUCER_TRIES}
+     * times when the connection fails under it. Redisson never retries a non-idempotent command
+     * (XADD) after a response timeout, and a connection killed mid-command ends exactly so: failing
+     * the submit would push the retry onto every caller. If an earlier try did land, the message is
+     * enqueued twice with the same id: at-least-once, never lost.
+     */
+    private <R> R callRetryingBrokenConnections(String what, Supplier<R> operation) {
+        return call(what, operation, PRODUCER_TRIES);
+    }
+
+    private <R> R call(String what, Supplier<R> operation, int tries) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return operation.get();
+            } catch (BrokerException | IllegalStateException | IllegalArgumentException e) {
+                throw e;
+            } catch (RedisTimeoutException | RedisConnectionException e) {
+                if (attempt >= tries) {
+                    throw failure(what, e);
+                }
+                LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
+            } catch (RuntimeException e) {
+                throw failure(what, e);
+            }
         }
     }
 

@@ -9,13 +9,12 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.NonRetryableException;
-import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Delivery;
-import io.binomic.api.spi.PayloadCodec;
+import io.binomic.core.TextCodec;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.nio.charset.StandardCharsets;
@@ -90,28 +89,6 @@ class DeliveryStateMachineProperties {
         }
     }
 
-    /** Payloads are the message key as text; a leading '!' makes them undecodable. */
-    static final class KeyCodec implements PayloadCodec {
-        @Override
-        public String id() {
-            return "key";
-        }
-
-        @Override
-        public byte[] encode(Object value) {
-            return String.valueOf(value).getBytes(StandardCharsets.UTF_8);
-        }
-
-        @Override
-        public <T> T decode(byte[] bytes, Class<T> type) {
-            String text = new String(bytes, StandardCharsets.UTF_8);
-            if (text.startsWith("!")) {
-                throw new PayloadDecodeException("$: not a key: " + text);
-            }
-            return type.cast(text);
-        }
-    }
-
     @Property(tries = 300)
     void everyMessageEndsAckedOrDeadLetteredExactlyOnceWithinItsAttemptBudget(
             @ForAll("scripts") List<Script> scripts, @ForAll @IntRange(min = 1, max = 5) int maxAttempts) {
@@ -142,7 +119,7 @@ class DeliveryStateMachineProperties {
         var broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         broker.start(List.of(queue));
         TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
-        DeliveryProcessor processor = new DeliveryProcessor(TaskRegistry.of(List.of(task)), defaults, new KeyCodec(),
+        DeliveryProcessor processor = new DeliveryProcessor(TaskRegistry.of(List.of(task)), defaults, new TextCodec(),
                 new ScriptedInvoker(), broker, d -> {
                     broker.ack(List.of(d));
                     acked.merge(d.message().orElseThrow().headers().get("key"), 1, Integer::sum);
