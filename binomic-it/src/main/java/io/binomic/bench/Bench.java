@@ -97,13 +97,19 @@ public final class Bench {
                 ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     }
 
-    /** Compiles the client's enqueue path before the first measured run. */
+    /**
+     * Compiles the client's enqueue paths (bulk, and one message at a time as the latency
+     * measurement submits) before the first measured run.
+     */
     private void warmUp() {
         redis.flushAll();
         Task<Long, Void> task = submitOnly(nextQueue());
         try (Binomic client = client(task)) {
             for (int i = 0; i < 3; i++) {
                 client.submitAll(task, Collections.nCopies(messages / 10, 0L));
+            }
+            for (int i = 0; i < LATENCY_RATE * LATENCY_SECONDS; i++) {
+                client.submit(task, BenchWorker.nowMicros());
             }
         }
         redis.flushAll();
