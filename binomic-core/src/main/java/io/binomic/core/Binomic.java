@@ -14,6 +14,7 @@ import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.api.spi.Trigger;
+import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.Uuid7;
@@ -132,7 +133,7 @@ public final class Binomic implements AutoCloseable {
         requireSubmittable(task);
         Message message = newMessage(task, argument, headers);
         if (task.mode() == TaskMode.DELAY) {
-            broker.schedule(message, clock.instant().plus(task.delay().orElseThrow()));
+            broker.schedule(message, DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow())));
         } else {
             broker.enqueue(message);
         }
@@ -150,7 +151,7 @@ public final class Binomic implements AutoCloseable {
             messages.add(newMessage(task, argument, Map.of()));
         }
         if (task.mode() == TaskMode.DELAY) {
-            Instant due = clock.instant().plus(task.delay().orElseThrow());
+            Instant due = DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow()));
             messages.forEach(m -> broker.schedule(m, due));
         } else {
             broker.enqueueAll(messages);

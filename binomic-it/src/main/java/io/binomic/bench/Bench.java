@@ -26,7 +26,7 @@ import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
 /**
- * The benchmark suite of issue 5 ({@code ./dev bench}): starts its own redis-server, then runs
+ * The benchmark suite of issue 5 ({@code ./mvnw -q -Pbench verify}): starts its own redis-server, then runs
  * every measurement {@code bench.runs} times (default 3), printing one JSON line per run and a
  * table of medians against the targets. Each run:
  * <ol>

@@ -36,9 +36,15 @@ final class BenchRedis implements AutoCloseable {
             port = socket.getLocalPort();
         }
         Path dir = Files.createTempDirectory("binomic-bench-redis-");
-        Process process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", HOST,
-                "--save", "", "--appendonly", "no", "--dir", dir.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
+        Process process;
+        try {
+            process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", HOST,
+                    "--save", "", "--appendonly", "no", "--dir", dir.toString())
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("redis.log").toFile()).start();
+        } catch (IOException e) {
+            throw new IllegalStateException("the benchmark needs redis-server and redis-benchmark on the PATH:"
+                    + " apt-get install redis-server redis-tools (" + e.getMessage() + ")", e);
+        }
         BenchRedis redis = new BenchRedis(port, process);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!redis.answersPing()) {
@@ -144,7 +150,7 @@ final class BenchRedis implements AutoCloseable {
             }
             return out;
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot run " + command.getFirst() + " (install redis-tools)", e);
+            throw new UncheckedIOException("cannot run " + command.getFirst() + ": apt-get install redis-tools", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted running " + command, e);

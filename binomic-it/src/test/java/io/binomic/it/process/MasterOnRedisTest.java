@@ -46,6 +46,9 @@ class MasterOnRedisTest {
             try (Master master = new Master(fixture.master(dir, 2).build(), events::add).start()) {
                 Fixture.await("8 jobs done", () -> "done " + fixture.ledger.doneJobs().size() + ", events " + events,
                         () -> fixture.ledger.doneJobs().size() >= 8);
+                // Signal a worker that holds messages: one still starting holds none, and proves nothing.
+                Fixture.await("worker 0 busy", () -> master.slots().slot(0).toString(),
+                        () -> master.slots().slot(0).counters().inFlight() > 0);
                 long victim = master.slots().slot(0).pid();
                 long inFlight = master.slots().slot(0).counters().inFlight();
                 Fixture.signal(victim, signal);

@@ -12,6 +12,7 @@ import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -201,7 +202,7 @@ public final class DeliveryProcessor {
         Duration wait = defaults.backoffOf(task).delay(attempt, random);
         Instant now = clock.instant();
         try {
-            broker.retryLater(delivery, message.withAttempt(attempt + 1, now), now.plus(wait));
+            broker.retryLater(delivery, message.withAttempt(attempt + 1, now), DueTimes.notBefore(now.plus(wait)));
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "could not schedule the retry of message {0} ({1}); it stays pending and returns by reclaim",
                     message.id(), e.getMessage());
