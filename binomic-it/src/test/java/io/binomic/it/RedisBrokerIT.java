@@ -483,4 +483,19 @@ class RedisBrokerIT {
 
         assertEquals(Set.of(queue, other), queues);
     }
+
+    @Test
+    void bulkEnqueueThatRedisRefusesFailsLoudlyInsteadOfLosingMessages() {
+        // Redis refuses every XADD to a key of the wrong type, as it refuses writes when out of memory.
+        String refused = "refused-" + queue;
+        redis.call("SET", "binomic:{" + refused + "}:stream", "not a stream");
+        List<Message> batch = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            batch.add(new Message(UUID.randomUUID(), "t", refused, 1, Instant.now(),
+                    "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+        }
+
+        var e = assertThrows(BrokerException.class, () -> broker.enqueueAll(batch));
+        assertTrue(e.getMessage().contains("WRONGTYPE"), e.getMessage());
+    }
 }

@@ -158,7 +158,9 @@ final class RedisBroker implements Broker {
     @Override
     public void enqueueAll(List<Message> messages) {
         messages.forEach(this::checkSize);
-        BatchOptions options = setup.ownSettings() ? BatchOptions.defaults().skipResult() : BatchOptions.defaults();
+        // Never skipResult: Redis then sends no reply, so a refused XADD (out of memory, wrong type)
+        // would be lost without a word. The replies cost some throughput; a silent loss costs more.
+        BatchOptions options = BatchOptions.defaults();
         Deque<CompletableFuture<?>> inFlight = new ArrayDeque<>();
         call("enqueueAll", () -> {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {

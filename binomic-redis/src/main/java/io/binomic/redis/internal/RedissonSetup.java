@@ -23,10 +23,8 @@ import org.redisson.config.SingleServerConfig;
  *
  * @param redisson the Redisson configuration
  * @param target where we connect, for messages ({@code host:port}, or the YAML file)
- * @param ownSettings true when we built the configuration ourselves, so its ping interval is 0
- *     and pipelines may skip their results (see DESIGN.md section 6)
  */
-record RedissonSetup(Config redisson, String target, boolean ownSettings, Runnable preflight) {
+record RedissonSetup(Config redisson, String target, Runnable preflight) {
 
     /** Option key: path of a Redisson YAML file (Sentinel, Cluster, anything else Redisson can do). */
     static final String REDISSON_CONFIG_OPTION = "redisson.config";
@@ -40,7 +38,7 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings, Runnab
             try {
                 Config redisson = Config.fromYAML(new File(yaml));
                 redisson.setCodec(StringCodec.INSTANCE);
-                return new RedissonSetup(redisson, "the servers of " + yaml, false, () -> { });
+                return new RedissonSetup(redisson, "the servers of " + yaml, () -> { });
             } catch (IOException | RuntimeException e) {
                 throw new BrokerException("cannot read the Redisson configuration '" + yaml + "' (BrokerConfig option "
                         + REDISSON_CONFIG_OPTION + "): " + e.getMessage(), e);
@@ -77,8 +75,6 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings, Runnab
         DelayStrategy retryDelay = new EqualJitterDelay(java.time.Duration.ofMillis(250), java.time.Duration.ofMillis(500));
         server.setConnectTimeout(connectMillis)
                 .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
-                // A PING reply landing inside a skipResult pipeline is parsed as an XADD result.
-                .setPingConnectionInterval(0)
                 .setRetryAttempts(RETRY_ATTEMPTS)
                 .setRetryDelay(retryDelay)
                 .setReconnectionDelay(new EqualJitterDelay(java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(2)))
@@ -89,7 +85,7 @@ record RedissonSetup(Config redisson, String target, boolean ownSettings, Runnab
         String password = redisson.getPassword();
         Runnable preflight = () -> Preflight.check(url.getHost(), port, scheme.equals("rediss"), username, password,
                 config.connectTimeout());
-        return new RedissonSetup(redisson, target, true, preflight);
+        return new RedissonSetup(redisson, target, preflight);
     }
 
     private static int database(BrokerConfig config, URI url) {
