@@ -46,10 +46,11 @@ class MasterOnRedisTest {
             try (Master master = new Master(fixture.master(dir, 2).build(), events::add).start()) {
                 Fixture.await("8 jobs done", () -> "done " + fixture.ledger.doneJobs().size() + ", events " + events,
                         () -> fixture.ledger.doneJobs().size() >= 8);
-                // Signal a worker that holds messages: one still starting holds none, and proves nothing.
-                Fixture.await("worker 0 busy", () -> master.slots().slot(0).toString(),
-                        () -> master.slots().slot(0).counters().inFlight() > 0);
+                // Signal a worker that holds messages in Redis (pending under its consumer, named
+                // host-pid-random): one still starting, or idle at the end of the queue, proves nothing.
                 long victim = master.slots().slot(0).pid();
+                Fixture.await("worker 0 holding messages", () -> String.valueOf(pendingOf(fixture, victim)),
+                        () -> pendingOf(fixture, victim) > 0);
                 long inFlight = master.slots().slot(0).counters().inFlight();
                 Fixture.signal(victim, signal);
 
@@ -71,13 +72,31 @@ class MasterOnRedisTest {
                 Set<Integer> all = IntStream.range(0, JOBS).boxed().collect(Collectors.toSet());
                 assertEquals(all, fixture.ledger.doneJobs());
                 List<Integer> executions = fixture.ledger.executions();
-                // The victim was mid-task (4 slots busy on a full queue): what it held ran again elsewhere.
-                assertTrue(executions.size() > JOBS, "re-executed after reclaim: " + executions.size() + " executions for "
-                        + JOBS + " jobs (victim had ~" + inFlight + " in flight)");
+                // The victim held messages when it was signalled (awaited above); "every job done" and an
+                // empty pending list prove they came back through reclaim. Whether they also ran twice
+                // depends on whether their handlers had started before the signal, so only a floor holds.
+                assertTrue(executions.size() >= JOBS, executions.size() + " executions for " + JOBS + " jobs (victim had ~"
+                        + inFlight + " in flight)");
                 LOG.log(System.Logger.Level.INFO, "{0} on Redis: detection to spawn {1} ms, to running {2} ms; {3} executions for {4} jobs",
                         signal, replaced.detectionToSpawn().toMillis(), replaced.detectionToRunning().toMillis(),
                         executions.size(), JOBS);
             }
         }
+    }
+
+    /** Entries pending under the consumer of the worker process {@code pid}, from XPENDING's summary. */
+    private static long pendingOf(Fixture fixture, long pid) {
+        Object summary = fixture.redis.call("XPENDING", "binomic:{" + fixture.queue + "}:stream", "binomic");
+        if (!(summary instanceof List<?> parts) || parts.size() < 4 || !(parts.get(3) instanceof List<?> consumers)) {
+            return 0;
+        }
+        long pending = 0;
+        for (Object consumer : consumers) {
+            List<?> nameAndCount = (List<?>) consumer;
+            if (String.valueOf(nameAndCount.get(0)).contains("-" + pid + "-")) {
+                pending += Long.parseLong(String.valueOf(nameAndCount.get(1)));
+            }
+        }
+        return pending;
     }
 }
