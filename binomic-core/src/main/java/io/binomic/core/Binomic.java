@@ -141,8 +141,8 @@ public final class Binomic implements AutoCloseable {
     }
 
     /**
-     * Submits one message per argument, pipelined: the fast path for producers. DELAY tasks are
-     * scheduled one by one. Returns the ids in argument order.
+     * Submits one message per argument, pipelined: the fast path for producers. Returns the ids
+     * in argument order.
      */
     public <A> List<UUID> submitAll(Task<A, ?> task, Collection<? extends A> arguments) {
         requireSubmittable(task);
@@ -152,7 +152,7 @@ public final class Binomic implements AutoCloseable {
         }
         if (task.mode() == TaskMode.DELAY) {
             Instant due = DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow()));
-            messages.forEach(m -> broker.schedule(m, due));
+            broker.scheduleAll(messages, due);
         } else {
             broker.enqueueAll(messages);
         }

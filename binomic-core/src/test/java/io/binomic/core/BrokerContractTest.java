@@ -236,6 +236,27 @@ public abstract class BrokerContractTest {
     }
 
     @Test
+    void scheduleAllStoresEveryMessageUntilTheirCommonDueTime() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 1500; i++) {
+            sent.add(message("t", "{\"i\":" + i + "}"));
+        }
+        Instant due = Instant.now().plusSeconds(30).truncatedTo(ChronoUnit.MILLIS);
+
+        broker.scheduleAll(sent, due);
+
+        assertEquals(1500, broker.stats(queue).delayed());
+        assertEquals(0, broker.moveDue(queue, due.minusMillis(1), 10_000));
+        assertEquals(1500, broker.moveDue(queue, due, 10_000));
+        Set<UUID> ids = new HashSet<>();
+        List<Delivery> got;
+        while (!(got = fetch(1000)).isEmpty()) {
+            got.forEach(d -> ids.add(d.message().orElseThrow().id()));
+        }
+        assertEquals(sent.stream().map(Message::id).collect(java.util.stream.Collectors.toSet()), ids);
+    }
+
+    @Test
     void concurrentMoversMoveEachDueMessageOnce() throws Exception {
         int n = 200;
         Instant due = Instant.now().minusSeconds(1);

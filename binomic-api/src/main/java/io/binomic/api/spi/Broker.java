@@ -32,6 +32,11 @@ public interface Broker extends AutoCloseable {
     /** Stores {@code message} durably until {@code dueAt}, when {@link #moveDue} puts it on its queue. */
     void schedule(Message message, Instant dueAt);
 
+    /** {@link #schedule} for many messages due at the same time; brokers override it to pipeline the writes. */
+    default void scheduleAll(List<Message> messages, Instant dueAt) {
+        messages.forEach(m -> schedule(m, dueAt));
+    }
+
     /**
      * Hands out up to {@code max} messages from {@code queues} to {@code consumer}, waiting up to
      * {@code wait} when none is ready. Returns an empty list on timeout.

@@ -200,6 +200,28 @@ final class RedisBroker implements Broker {
                 StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
     }
 
+    /** One {@code ZADD} of up to {@value #BULK_CHUNK} members per round trip. */
+    @Override
+    public void scheduleAll(List<Message> messages, Instant dueAt) {
+        messages.forEach(this::checkSize);
+        double score = dueAt.toEpochMilli();
+        Map<String, Map<String, Double>> membersByQueue = new LinkedHashMap<>();
+        for (Message m : messages) {
+            membersByQueue.computeIfAbsent(m.queue(), q -> new LinkedHashMap<>())
+                    .put(StreamFields.toJson(StreamFields.encode(m)), score);
+        }
+        membersByQueue.forEach((queue, members) -> {
+            List<Map.Entry<String, Double>> entries = List.copyOf(members.entrySet());
+            for (int from = 0; from < entries.size(); from += BULK_CHUNK) {
+                Map<String, Double> chunk = new LinkedHashMap<>();
+                entries.subList(from, Math.min(entries.size(), from + BULK_CHUNK)).forEach(e -> chunk.put(e.getKey(), e.getValue()));
+                // ZADD of the same member is idempotent, so a retry after a broken connection adds nothing twice.
+                callRetryingBrokenConnections("scheduleAll on queue '" + queue + "'",
+                        () -> client().<String>getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).addAll(chunk));
+            }
+        });
+    }
+
     private void checkSize(Message message) {
         if (message.payload().length > config.maxPayloadBytes()) {
             throw new PayloadTooLargeException(message.task(), message.payload().length, config.maxPayloadBytes());
