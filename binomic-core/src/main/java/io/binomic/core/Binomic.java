@@ -173,12 +173,32 @@ public final class Binomic implements AutoCloseable {
     }
 
     private Message newMessage(Task<?, ?> task, Object argument, Map<String, String> headers) {
+        requireArgumentFits(task, argument);
         byte[] payload = codec.encode(argument);
         int limit = config.broker().maxPayloadBytes();
         if (payload.length > limit) {
             throw new PayloadTooLargeException(task.name(), payload.length, limit);
         }
         return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, headers);
+    }
+
+    /**
+     * Refuses at submit what could only fail in the worker: a missing argument, or one of another
+     * type (possible through raw types), would otherwise be retried to the dead-letter queue.
+     */
+    private static void requireArgumentFits(Task<?, ?> task, Object argument) {
+        if (task.hasNoArgument()) {
+            if (argument != null) {
+                throw new IllegalArgumentException("task '" + task.name() + "' takes no argument, got a "
+                        + argument.getClass().getName() + "; submit it with submit(task)");
+            }
+        } else if (argument == null) {
+            throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName()
+                    + ", got null; pass an argument (an empty record if there is nothing to say)");
+        } else if (!task.argumentType().isInstance(argument)) {
+            throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName()
+                    + ", got a " + argument.getClass().getName());
+        }
     }
 
     /** Starts a worker in this JVM with the configured {@link WorkerConfig}. */

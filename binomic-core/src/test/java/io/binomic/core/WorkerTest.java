@@ -335,6 +335,13 @@ class WorkerTest {
         assertTrue(unknown.getMessage().contains("not registered"), unknown.getMessage());
         var large = assertThrows(PayloadTooLargeException.class, () -> binomic.submit(echo, "x".repeat(17)));
         assertEquals(17, large.size());
+        var missing = assertThrows(IllegalArgumentException.class, () -> binomic.submit(echo, null));
+        assertEquals("task 'echo' takes a java.lang.String, got null; pass an argument (an empty record if there is nothing to say)",
+                missing.getMessage());
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        Task<Object, ?> raw = (Task) echo;
+        var wrongType = assertThrows(IllegalArgumentException.class, () -> binomic.submit(raw, 42));
+        assertEquals("task 'echo' takes a java.lang.String, got a java.lang.Integer", wrongType.getMessage());
         assertEquals(0, binomic.queueStats("default").ready(), "nothing was enqueued");
     }
 

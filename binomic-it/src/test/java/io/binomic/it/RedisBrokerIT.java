@@ -62,8 +62,23 @@ class RedisBrokerIT {
     }
 
     private Message message(String payload) {
-        return new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return message(queue, payload);
+    }
+
+    private static Message message(String onQueue, String payload) {
+        return new Message(UUID.randomUUID(), "t", onQueue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 payload.getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    /** Restarts the broker on {@code queue} and a second queue, with one message on each; returns the second. */
+    private String oneMessageOnEachOfTwoQueues() {
+        String other = queue + "-b";
+        broker.close();
+        broker = Brokers.redis(redis);
+        broker.start(List.of(queue, other));
+        broker.enqueue(message("{}"));
+        broker.enqueue(message(other, "{}"));
+        return other;
     }
 
     private List<Delivery> fetch(int max) throws InterruptedException {
@@ -226,12 +241,7 @@ class RedisBrokerIT {
 
     @Test
     void renewingLeasesOnSeveralQueuesKeepsEveryOneFromReclaim() throws Exception {
-        String other = queue + "-b";
-        broker.close();
-        broker = Brokers.redis(redis);
-        broker.start(List.of(queue, other));
-        broker.enqueue(message("{}"));
-        broker.enqueue(new Message(UUID.randomUUID(), "t", other, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+        String other = oneMessageOnEachOfTwoQueues();
         List<Delivery> held = broker.fetch(List.of(queue, other), "c1", 10, Duration.ofMillis(200));
         assertEquals(2, held.size());
 
@@ -471,12 +481,7 @@ class RedisBrokerIT {
 
     @Test
     void fetchAcrossQueuesIsOneReadThatServesEveryQueue() throws Exception {
-        String other = queue + "-b";
-        broker.close();
-        broker = Brokers.redis(redis);
-        broker.start(List.of(queue, other));
-        broker.enqueue(message("{}"));
-        broker.enqueue(new Message(UUID.randomUUID(), "t", other, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+        String other = oneMessageOnEachOfTwoQueues();
 
         Set<String> queues = new HashSet<>();
         broker.fetch(List.of(queue, other), "c1", 10, Duration.ofMillis(200)).forEach(d -> queues.add(d.queue()));
@@ -491,8 +496,7 @@ class RedisBrokerIT {
         redis.call("SET", "binomic:{" + refused + "}:stream", "not a stream");
         List<Message> batch = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
-            batch.add(new Message(UUID.randomUUID(), "t", refused, 1, Instant.now(),
-                    "{}".getBytes(StandardCharsets.UTF_8), Map.of()));
+            batch.add(message(refused, "{}"));
         }
 
         var e = assertThrows(BrokerException.class, () -> broker.enqueueAll(batch));
