@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -91,15 +92,12 @@ public final class MemoryBroker implements Broker {
 
     @Override
     public void start(List<String> names) {
-        lock.lock();
-        try {
+        locked(() -> {
             if (closed) {
                 throw new IllegalStateException("this memory broker is closed");
             }
             names.forEach(this::queue);
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
@@ -109,25 +107,19 @@ public final class MemoryBroker implements Broker {
 
     @Override
     public void enqueueAll(List<Message> messages) {
-        lock.lock();
-        try {
+        locked(() -> {
             for (Message m : messages) {
                 queue(m.queue()).ready.addLast(new Entry(newReceipt(), m));
             }
             messageArrived.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public void schedule(Message message, Instant dueAt) {
-        lock.lock();
-        try {
+        locked(() -> {
             queue(message.queue()).delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), message);
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
@@ -163,41 +155,32 @@ public final class MemoryBroker implements Broker {
 
     @Override
     public void ack(List<Delivery> deliveries) {
-        lock.lock();
-        try {
+        locked(() -> {
             for (Delivery d : deliveries) {
                 queue(d.queue()).pending.remove(d.receipt());
             }
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public void retryLater(Delivery delivery, Message next, Instant dueAt) {
-        lock.lock();
-        try {
+        locked(() -> {
             QueueState q = queue(delivery.queue());
             q.pending.remove(delivery.receipt());
             q.delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), next);
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public void deadLetter(Delivery delivery, DeadLetter.Failure failure) {
-        lock.lock();
-        try {
+        locked(() -> {
             QueueState q = queue(delivery.queue());
             q.pending.remove(delivery.receipt());
             String task = delivery.message().map(Message::task).orElse(delivery.rawFields().getOrDefault("task", "?"));
             String id = newReceipt();
             q.deadLetters.put(id, new DeadLetter(id, delivery.queue(), task, failure, delivery.message(), delivery.rawFields()));
             applyRetention(q);
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     private void applyRetention(QueueState q) {
@@ -210,8 +193,7 @@ public final class MemoryBroker implements Broker {
 
     @Override
     public void renewLeases(String consumer, List<Delivery> inFlight) {
-        lock.lock();
-        try {
+        locked(() -> {
             long now = System.nanoTime();
             for (Delivery d : inFlight) {
                 Pending p = queue(d.queue()).pending.get(d.receipt());
@@ -219,15 +201,12 @@ public final class MemoryBroker implements Broker {
                     p.lastTouchedNanos = now;
                 }
             }
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public List<Delivery> reclaim(String name, String consumer, Duration minIdle, int max) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             long now = System.nanoTime();
             q.consumersLastSeenNanos.put(consumer, now);
@@ -244,15 +223,12 @@ public final class MemoryBroker implements Broker {
                 }
             }
             return out;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public int moveDue(String name, Instant now, int max) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             int moved = 0;
             Iterator<Map.Entry<Scheduled, Message>> it = q.delayed.entrySet().iterator();
@@ -270,26 +246,20 @@ public final class MemoryBroker implements Broker {
                 messageArrived.signalAll();
             }
             return moved;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public Optional<Instant> nextDue(String name) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             return q.delayed.isEmpty() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(q.delayed.firstKey().dueMillis()));
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public boolean claimTick(String name, String jobName, Instant tick) {
-        lock.lock();
-        try {
+        return locked(() -> {
             Map<String, Long> ticks = queue(name).lastTick;
             Long last = ticks.get(jobName);
             if (last != null && last >= tick.toEpochMilli()) {
@@ -297,27 +267,21 @@ public final class MemoryBroker implements Broker {
             }
             ticks.put(jobName, tick.toEpochMilli());
             return true;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public List<DeadLetter> readDeadLetters(String name, Optional<String> cursor, int count) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             var view = cursor.isPresent() ? q.deadLetters.tailMap(cursor.get(), false) : q.deadLetters;
             return view.values().stream().limit(count).toList();
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public int replayDeadLetters(String name, List<String> ids) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             Instant now = clock.instant();
             int replayed = 0;
@@ -335,15 +299,12 @@ public final class MemoryBroker implements Broker {
                 messageArrived.signalAll();
             }
             return replayed;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public int deleteDeadLetters(String name, List<String> ids) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             int deleted = 0;
             for (String id : ids) {
@@ -352,47 +313,53 @@ public final class MemoryBroker implements Broker {
                 }
             }
             return deleted;
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public QueueStats stats(String name) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             return new QueueStats(name, q.ready.size(), q.pending.size(), q.delayed.size(), q.deadLetters.size(),
                     q.consumersLastSeenNanos.size());
-        } finally {
-            lock.unlock();
-        }
+        });
     }
 
     @Override
     public int removeIdleConsumers(String name, Duration idle) {
-        lock.lock();
-        try {
+        return locked(() -> {
             QueueState q = queue(name);
             long now = System.nanoTime();
             int before = q.consumersLastSeenNanos.size();
             q.consumersLastSeenNanos.entrySet().removeIf(e -> now - e.getValue() >= idle.toNanos()
                     && q.pending.values().stream().noneMatch(p -> p.owner.equals(e.getKey())));
             return before - q.consumersLastSeenNanos.size();
+        });
+    }
+
+    @Override
+    public void close() {
+        locked(() -> {
+            closed = true;
+            messageArrived.signalAll();
+        });
+    }
+
+    /** Runs {@code action} under the broker's one lock. */
+    private <T> T locked(Supplier<T> action) {
+        lock.lock();
+        try {
+            return action.get();
         } finally {
             lock.unlock();
         }
     }
 
-    @Override
-    public void close() {
-        lock.lock();
-        try {
-            closed = true;
-            messageArrived.signalAll();
-        } finally {
-            lock.unlock();
-        }
+    private void locked(Runnable action) {
+        locked(() -> {
+            action.run();
+            return null;
+        });
     }
 
     @Override
