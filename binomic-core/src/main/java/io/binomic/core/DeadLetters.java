@@ -3,6 +3,7 @@ package io.binomic.core;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
+import io.binomic.api.DeadLetterReason;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Broker;
 import java.util.ArrayList;
@@ -60,15 +61,15 @@ public final class DeadLetters {
 
     /** Dead letters of {@code queue} counted by task, reason and failure class, largest group first. */
     public List<DeadLetterGroup> groups(String queue) {
-        Map<List<Object>, long[]> counts = new LinkedHashMap<>();
+        record GroupKey(String task, DeadLetterReason reason, String errorClass) { }
+        Map<GroupKey, long[]> counts = new LinkedHashMap<>();
         scan(queue, DeadLetterFilter.all(), letter -> {
-            counts.computeIfAbsent(List.of(letter.task(), letter.failure().reason(), letter.failure().errorClass()),
+            counts.computeIfAbsent(new GroupKey(letter.task(), letter.failure().reason(), letter.failure().errorClass()),
                     k -> new long[1])[0]++;
             return true;
         });
         return counts.entrySet().stream()
-                .map(e -> new DeadLetterGroup(queue, (String) e.getKey().get(0), (io.binomic.api.DeadLetterReason) e.getKey().get(1),
-                        (String) e.getKey().get(2), e.getValue()[0]))
+                .map(e -> new DeadLetterGroup(queue, e.getKey().task(), e.getKey().reason(), e.getKey().errorClass(), e.getValue()[0]))
                 .sorted(Comparator.comparingLong(DeadLetterGroup::count).reversed()
                         .thenComparing(DeadLetterGroup::task).thenComparing(DeadLetterGroup::errorClass))
                 .toList();
