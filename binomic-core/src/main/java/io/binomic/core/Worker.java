@@ -14,6 +14,9 @@ public interface Worker extends AutoCloseable {
     /** Live counters of this worker. */
     WorkerCounters counters();
 
+    /** Whether this worker is consuming (fetching and settling), not merely alive. */
+    WorkerHealth health();
+
     /**
      * Stops fetching, waits up to {@code grace} for running tasks, then cancels the rest. Cancelled
      * messages are not acknowledged: they return through reclaim. Returns when the worker has stopped.

@@ -8,6 +8,9 @@ package io.binomic.core;
  * @param failed executions that threw or timed out (each retried or dead-lettered)
  * @param retried messages scheduled for another attempt
  * @param deadLettered messages sent to the dead-letter queue
+ * @param staleSettlements outcomes the broker refused because this worker no longer owned the delivery
+ *        (it was reclaimed by another worker after this one stopped renewing its lease): no-ops, counted
  */
-public record WorkerCounters(long inFlight, long succeeded, long failed, long retried, long deadLettered) {
+public record WorkerCounters(long inFlight, long succeeded, long failed, long retried, long deadLettered,
+                             long staleSettlements) {
 }

@@ -307,7 +307,8 @@ public final class WorkerSlots implements AutoCloseable {
                     (long) LONG.getAcquire(segment, base + SLOT_SUCCEEDED),
                     (long) LONG.getAcquire(segment, base + SLOT_FAILED),
                     (long) LONG.getAcquire(segment, base + SLOT_RETRIED),
-                    (long) LONG.getAcquire(segment, base + SLOT_DEAD_LETTERED));
+                    (long) LONG.getAcquire(segment, base + SLOT_DEAD_LETTERED),
+                    0L);
         }
 
         public void counters(WorkerCounters counters) {

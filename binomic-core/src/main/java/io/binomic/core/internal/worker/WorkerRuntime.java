@@ -291,7 +291,12 @@ public final class WorkerRuntime implements Worker {
     @Override
     public WorkerCounters counters() {
         return new WorkerCounters(inFlight.size(), processor.succeeded.sum(), processor.failed.sum(),
-                processor.retried.sum(), processor.deadLettered.sum());
+                processor.retried.sum(), processor.deadLettered.sum(), 0);
+    }
+
+    @Override
+    public io.binomic.core.WorkerHealth health() {
+        return new io.binomic.core.WorkerHealth(true, Duration.ZERO, Duration.ZERO, 0, Optional.empty());
     }
 
     @Override

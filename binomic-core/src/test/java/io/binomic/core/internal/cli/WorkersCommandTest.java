@@ -33,7 +33,7 @@ class WorkersCommandTest {
             WorkerSlots.Slot running = slots.slot(0);
             running.pid(1111);
             running.state(WorkerState.RUNNING);
-            running.counters(new WorkerCounters(2, 40, 3, 2, 1));
+            running.counters(new WorkerCounters(2, 40, 3, 2, 1, 0));
             running.heartbeat(now - 1_000);
             WorkerSlots.Slot late = slots.slot(1);
             late.pid(2222);

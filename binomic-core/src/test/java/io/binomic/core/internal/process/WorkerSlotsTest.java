@@ -31,13 +31,13 @@ class WorkerSlotsTest {
             WorkerSlots.Slot written = worker.slot(2);
             written.pid(4242);
             written.state(WorkerState.DRAINING);
-            written.counters(new WorkerCounters(1, 2, 3, 4, 5));
+            written.counters(new WorkerCounters(1, 2, 3, 4, 5, 0));
             written.heartbeat(123_456);
             master.slot(2).command(WorkerCommand.STOP);
 
             SlotSnapshot read = master.slot(2).snapshot();
             assertEquals(new SlotSnapshot(2, 4242, 123_456, WorkerState.DRAINING, WorkerCommand.STOP,
-                    new WorkerCounters(1, 2, 3, 4, 5)), read);
+                    new WorkerCounters(1, 2, 3, 4, 5, 0)), read);
             assertEquals(WorkerCommand.STOP, worker.slot(2).command());
             assertEquals(WorkerState.EMPTY, master.slot(1).state(), "neighbouring slots are untouched");
         }
@@ -72,9 +72,9 @@ class WorkerSlotsTest {
             slot.heartbeat(99);
             slot.state(WorkerState.RUNNING);
             slot.command(WorkerCommand.DRAIN);
-            slot.counters(new WorkerCounters(9, 9, 9, 9, 9));
+            slot.counters(new WorkerCounters(9, 9, 9, 9, 9, 0));
             slot.reset();
-            assertEquals(new SlotSnapshot(0, 0, 0, WorkerState.EMPTY, WorkerCommand.NONE, new WorkerCounters(0, 0, 0, 0, 0)),
+            assertEquals(new SlotSnapshot(0, 0, 0, WorkerState.EMPTY, WorkerCommand.NONE, new WorkerCounters(0, 0, 0, 0, 0, 0)),
                     slot.snapshot());
         }
     }
