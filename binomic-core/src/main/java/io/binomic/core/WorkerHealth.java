@@ -5,26 +5,50 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Whether a worker is <em>consuming</em>, not merely alive: its fetch loop completed a round
- * recently (or every slot is busy, so it has no reason to fetch), and none of its control loops
- * (fetch, settle, lease, mover) has stopped. A master replaces a worker that reports itself not
- * consuming, as it replaces a dead or hung one.
+ * Whether a worker is <em>consuming</em>, not merely alive: its fetch loop completes rounds (or
+ * every slot is busy, so it has no reason to fetch) and none of its control loops (fetch, settle,
+ * lease, mover) has stopped.
  *
- * @param consuming true while the worker takes and settles work as it should
- * @param sinceFetchRound time since the fetch loop last completed a round (a read, empty or not)
- * @param sinceSettlement time since the last outcome was written to the broker (zero if none yet)
+ * @param state what the worker is doing
+ * @param sinceFetchRound time since the fetch loop last completed a read (empty or not) without error
+ * @param sinceSettlement time since outcomes were last written to the broker (since start if none yet)
  * @param pendingSettlements outcomes waiting to be written (held while the broker is unreachable)
- * @param problem why the worker is not consuming, if it is not
+ * @param problem what is wrong, unless the state is {@link State#CONSUMING}
  */
-public record WorkerHealth(boolean consuming, Duration sinceFetchRound, Duration sinceSettlement,
+public record WorkerHealth(State state, Duration sinceFetchRound, Duration sinceSettlement,
                            int pendingSettlements, Optional<String> problem) {
 
+    /** The health states, from good to bad. */
+    public enum State {
+        /** Fetching and settling as it should. */
+        CONSUMING,
+        /**
+         * The broker has been unreachable for longer than a fetch round should take. The worker keeps
+         * its outcomes and resumes by itself when the broker is back: restarting it would not help
+         * (and would lose the outcomes it holds, so their tasks would run again).
+         */
+        BROKER_UNREACHABLE,
+        /** A control loop stopped or is stuck: the worker will not recover by itself and should be replaced. */
+        STALLED
+    }
+
     public WorkerHealth {
+        Objects.requireNonNull(state, "state");
         Objects.requireNonNull(sinceFetchRound, "sinceFetchRound");
         Objects.requireNonNull(sinceSettlement, "sinceSettlement");
         Objects.requireNonNull(problem, "problem");
-        if (consuming == problem.isPresent()) {
-            throw new IllegalArgumentException("a consuming worker has no problem, and a worker that is not consuming names one");
+        if ((state == State.CONSUMING) == problem.isPresent()) {
+            throw new IllegalArgumentException("a consuming worker has no problem, and any other state names one");
         }
+    }
+
+    /** True in state {@link State#CONSUMING}. */
+    public boolean consuming() {
+        return state == State.CONSUMING;
+    }
+
+    /** True when only a restart helps ({@link State#STALLED}); a supervisor replaces such a worker. */
+    public boolean needsRestart() {
+        return state == State.STALLED;
     }
 }

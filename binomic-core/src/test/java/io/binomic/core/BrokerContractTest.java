@@ -10,6 +10,7 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,6 +73,110 @@ public abstract class BrokerContractTest {
 
     protected List<Delivery> fetch(int max) throws InterruptedException {
         return broker.fetch(List.of(queue), "c1", max, Duration.ofMillis(200));
+    }
+
+    /** Acks as {@code consumer}; returns the acks that were stale. */
+    protected List<Settlement> ack(String consumer, List<Delivery> deliveries) {
+        return broker.settle(consumer, deliveries.stream().<Settlement>map(Settlement.Ack::new).toList());
+    }
+
+    protected List<Settlement> deadLetter(String consumer, Delivery d, DeadLetter.Failure failure) {
+        return broker.settle(consumer, List.of(new Settlement.DeadLetter(d, failure)));
+    }
+
+    private static DeadLetter.Failure failure() {
+        return new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now());
+    }
+
+    @Test
+    void fetchOverSeveralQueuesNeverHandsOutMoreThanMaxInTotal() throws Exception {
+        for (int i = 0; i < 10; i++) {
+            broker.enqueue(message(queue, "t", "{\"i\":" + i + "}", 1));
+            broker.enqueue(message(otherQueue, "t", "{\"i\":" + i + "}", 1));
+        }
+        List<String> both = List.of(queue, otherQueue);
+
+        List<Delivery> three = broker.fetch(both, "c1", 3, Duration.ofMillis(200));
+        assertTrue(three.size() <= 3, "asked for 3 over two queues, got " + three.size());
+        int total = three.size();
+        Set<String> queuesServed = new HashSet<>();
+        for (int round = 0; round < 40 && total < 20; round++) {
+            List<Delivery> one = broker.fetch(both, "c1", 1, Duration.ofMillis(200));
+            assertTrue(one.size() <= 1, "asked for 1 over two queues, got " + one.size());
+            one.forEach(d -> queuesServed.add(d.queue()));
+            total += one.size();
+        }
+
+        assertEquals(20, total, "every message of both queues is handed out, one fetch at a time");
+        assertEquals(Set.of(queue, otherQueue), queuesServed, "no queue is starved by the other");
+    }
+
+    @Test
+    void settlementsOfAFormerOwnerAreStaleAndChangeNothing() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery held = fetch(1).getFirst();
+        Thread.sleep(150);
+        Delivery takenOver = broker.reclaim(queue, "c2", Duration.ofMillis(100), 10).getFirst();
+
+        Settlement lateAck = new Settlement.Ack(held);
+        Settlement lateRetry = new Settlement.RetryLater(held, held.message().orElseThrow().withAttempt(2, Instant.now()), Instant.now());
+        Settlement lateDeadLetter = new Settlement.DeadLetter(held, failure());
+        assertEquals(List.of(lateAck, lateRetry, lateDeadLetter), broker.settle("c1", List.of(lateAck, lateRetry, lateDeadLetter)),
+                "the old owner's ack, retry and dead letter are all stale");
+        broker.renewLeases("c1", List.of(held));
+
+        QueueStats stats = broker.stats(queue);
+        assertEquals(1, stats.pending(), "still running at the new owner");
+        assertEquals(0, stats.delayed(), "no extra retry scheduled");
+        assertEquals(0, stats.deadLetters(), "not dead-lettered while it runs elsewhere");
+        assertEquals(List.of(), ack("c2", List.of(takenOver)), "the new owner settles it");
+        assertEquals(0, broker.stats(queue).pending());
+    }
+
+    @Test
+    void aDeliveryHandedOutAgainCannotBeSettledWithTheOldDeliveryCountEvenBySameConsumer() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery first = fetch(1).getFirst();
+        Thread.sleep(150);
+        Delivery second = broker.reclaim(queue, "c1", Duration.ofMillis(100), 10).getFirst();
+
+        assertEquals(1, ack("c1", List.of(first)).size(), "the first hand-out's ack is stale");
+        assertEquals(1, broker.stats(queue).pending());
+        assertEquals(List.of(), ack("c1", List.of(second)));
+        assertEquals(0, broker.stats(queue).pending());
+    }
+
+    @Test
+    void settlingTwiceIsANoOpTheSecondTime() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery d = fetch(1).getFirst();
+
+        assertEquals(List.of(), ack("c1", List.of(d)));
+        assertEquals(1, deadLetter("c1", d, failure()).size());
+        assertEquals(0, broker.stats(queue).deadLetters());
+    }
+
+    @Test
+    void oneSettleCallMixesOutcomesAndQueues() throws Exception {
+        broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}"), message(otherQueue, "t", "{}", 1)));
+        List<Delivery> got = new ArrayList<>(fetch(2));
+        got.addAll(broker.fetch(List.of(otherQueue), "c1", 1, Duration.ofMillis(200)));
+        assertEquals(3, got.size());
+
+        List<Settlement> stale = broker.settle("c1", List.of(
+                new Settlement.Ack(got.get(0)),
+                new Settlement.RetryLater(got.get(1), got.get(1).message().orElseThrow().withAttempt(2, Instant.now()),
+                        Instant.now().plusSeconds(60)),
+                new Settlement.DeadLetter(got.get(2), failure())));
+
+        assertEquals(List.of(), stale);
+        QueueStats main = broker.stats(queue);
+        assertEquals(0, main.pending());
+        assertEquals(0, main.ready());
+        assertEquals(1, main.delayed());
+        QueueStats other = broker.stats(otherQueue);
+        assertEquals(0, other.pending());
+        assertEquals(1, other.deadLetters());
     }
 
     @Test
@@ -148,7 +253,7 @@ public abstract class BrokerContractTest {
         broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}")));
         List<Delivery> got = fetch(10);
 
-        broker.ack(got);
+        assertEquals(List.of(), ack("c1", got));
 
         QueueStats stats = broker.stats(queue);
         assertEquals(0, stats.ready());
@@ -205,7 +310,7 @@ public abstract class BrokerContractTest {
         Delivery d = fetch(1).getFirst();
         Instant due = Instant.now().plusMillis(300);
 
-        broker.retryLater(d, d.message().orElseThrow().withAttempt(2, Instant.now()), due);
+        assertEquals(List.of(), broker.settle("c1", List.of(new Settlement.RetryLater(d, d.message().orElseThrow().withAttempt(2, Instant.now()), due))));
 
         QueueStats stats = broker.stats(queue);
         assertEquals(0, stats.pending());
@@ -296,7 +401,7 @@ public abstract class BrokerContractTest {
         Delivery d = fetch(1).getFirst();
         Instant failedAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
 
-        broker.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.NON_RETRYABLE, "java.lang.IllegalStateException",
+        deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.NON_RETRYABLE, "java.lang.IllegalStateException",
                 "no such account", "java.lang.IllegalStateException: no such account\n\tat x.y(Z.java:1)", 1, failedAt));
 
         QueueStats stats = broker.stats(queue);
@@ -321,7 +426,7 @@ public abstract class BrokerContractTest {
         Message m = message(queue, "t", "{}", 3);
         broker.enqueue(m);
         Delivery d = fetch(1).getFirst();
-        broker.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now()));
+        deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now()));
         String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
 
         assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
@@ -341,7 +446,7 @@ public abstract class BrokerContractTest {
             broker.enqueue(message("t", "{\"i\":" + i + "}"));
         }
         for (Delivery d : fetch(7)) {
-            broker.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
+            deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
         }
 
         List<DeadLetter> page1 = broker.readDeadLetters(queue, Optional.empty(), 4);

@@ -32,7 +32,7 @@ public final class ModulePathSmoke {
             broker.enqueue(new Message(UUID.randomUUID(), "t", queue, 1, Instant.now(), codec.encode(Map.of("k", "v")), Map.of()));
             List<Delivery> got = broker.fetch(List.of(queue), "smoke", 1, Duration.ofSeconds(2));
             Object payload = codec.decode(got.getFirst().message().orElseThrow().payload(), Map.class);
-            broker.ack(got);
+            broker.settle("smoke", got.stream().<io.binomic.api.spi.Settlement>map(io.binomic.api.spi.Settlement.Ack::new).toList());
             System.out.println("MODULE PATH OK provider-module=" + provider.getClass().getModule().getName()
                     + " codec-module=" + codec.getClass().getModule().getName() + " payload=" + payload);
         }

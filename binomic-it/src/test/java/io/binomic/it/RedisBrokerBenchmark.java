@@ -49,7 +49,7 @@ public final class RedisBrokerBenchmark {
             int drained = 0;
             while (drained < count) {
                 List<Delivery> got = broker.fetch(List.of(queue), "bench-consumer", batch, Duration.ofMillis(100));
-                broker.ack(got);
+                broker.settle("bench-consumer", got.stream().<io.binomic.api.spi.Settlement>map(io.binomic.api.spi.Settlement.Ack::new).toList());
                 drained += got.size();
             }
             long t2 = System.nanoTime();

@@ -13,6 +13,7 @@ import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -85,6 +86,15 @@ class RedisBrokerIT {
         return broker.fetch(List.of(queue), "c1", max, Duration.ofMillis(200));
     }
 
+    /** Settles as c1, the consumer {@link #fetch} reads for; returns the stale settlements. */
+    private List<Settlement> settle(Broker b, Settlement... settlements) {
+        return b.settle("c1", List.of(settlements));
+    }
+
+    private List<Settlement> ack(List<Delivery> deliveries) {
+        return broker.settle("c1", deliveries.stream().<Settlement>map(Settlement.Ack::new).toList());
+    }
+
     private long pelSize() {
         return (Long) ((List<?>) redis.call("XPENDING", stream(), "binomic")).getFirst();
     }
@@ -97,7 +107,7 @@ class RedisBrokerIT {
     }
 
     @Test
-    void ackedEntriesAreDeletedFromTheStreamNotOnlyAcknowledged() throws Exception {
+    void acknowledgedEntriesAreTrimmedFromTheStreamNotOnlyAcknowledged() throws Exception {
         List<Message> sent = new ArrayList<>();
         for (int i = 0; i < 50; i++) {
             sent.add(message("{\"i\":" + i + "}"));
@@ -109,7 +119,7 @@ class RedisBrokerIT {
         while (got.size() < 50) {
             got.addAll(fetch(20));
         }
-        broker.ack(got);
+        assertEquals(List.of(), ack(got));
 
         assertEquals(0L, redis.call("XLEN", stream()));
         assertEquals(0L, pelSize());
@@ -141,7 +151,7 @@ class RedisBrokerIT {
         Delivery d = fetch(1).getFirst();
         assertEquals(1L, pelSize());
 
-        broker.retryLater(d, d.message().orElseThrow().nextAttempt(Instant.now()), Instant.now().plusSeconds(30));
+        settle(broker, new Settlement.RetryLater(d, d.message().orElseThrow().nextAttempt(Instant.now()), Instant.now().plusSeconds(30)));
 
         assertEquals(0L, pelSize());
         assertEquals(0L, redis.call("XLEN", stream()));
@@ -154,9 +164,9 @@ class RedisBrokerIT {
     void retryOfAnEntryNoLongerPendingIsNotScheduledTwice() throws Exception {
         broker.enqueue(message("{}"));
         Delivery d = fetch(1).getFirst();
-        broker.ack(List.of(d)); // another worker finished it (e.g. after a reclaim)
+        ack(List.of(d)); // finished already
 
-        broker.retryLater(d, d.message().orElseThrow().nextAttempt(Instant.now()), Instant.now());
+        assertEquals(1, settle(broker, new Settlement.RetryLater(d, d.message().orElseThrow().nextAttempt(Instant.now()), Instant.now())).size());
 
         assertEquals(0L, redis.call("ZCARD", delayed()));
     }
@@ -322,8 +332,8 @@ class RedisBrokerIT {
         redis.call("XADD", stream(), "*", "task", "orphan", "reason", "clash");
         Delivery broken = fetch(1).getFirst();
 
-        broker.deadLetter(broken, new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode",
-                broken.decodeProblem().orElseThrow(), "", 1, Instant.now()));
+        settle(broker, new Settlement.DeadLetter(broken, new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode",
+                broken.decodeProblem().orElseThrow(), "", 1, Instant.now())));
 
         DeadLetter letter = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst();
         assertEquals(Map.of("task", "orphan", "reason", "clash"), letter.rawFields());
@@ -348,7 +358,7 @@ class RedisBrokerIT {
                 got.addAll(small.fetch(List.of(queue), "c1", 500, Duration.ofMillis(100)));
             }
             for (Delivery d : got) {
-                small.deadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
+                settle(small, new Settlement.DeadLetter(d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now())));
             }
             long kept = small.stats(queue).deadLetters();
             // MAXLEN ~ trims whole radix-tree nodes (100 entries by default): approximate, never below the bound.
@@ -363,7 +373,8 @@ class RedisBrokerIT {
         redis.call("XADD", dlq, old + "-0", "reason", "MAX_ATTEMPTS", "raw", "{}");
         broker.enqueue(message("{}"));
 
-        broker.deadLetter(fetch(1).getFirst(), new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
+        settle(broker, new Settlement.DeadLetter(fetch(1).getFirst(),
+                new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now())));
 
         List<DeadLetter> letters = broker.readDeadLetters(queue, Optional.empty(), 10);
         assertEquals(1, letters.size(), "the 30-day-old letter is gone (default max age 14 days)");
@@ -462,7 +473,7 @@ class RedisBrokerIT {
             got.addAll(fetch(10));
         }
         assertEquals(2, got.size());
-        broker.ack(got);
+        assertEquals(List.of(), ack(got));
         assertEquals(0L, redis.call("XLEN", stream()));
     }
 

@@ -14,9 +14,11 @@ import java.util.Optional;
  * in binomic-core's test jar is the suite every implementation must pass.
  *
  * <p>Guarantees an implementation must give: a message handed out by {@link #fetch} stays
- * pending (owned by the consumer) until {@link #ack}, {@link #retryLater} or
- * {@link #deadLetter}; the last two are atomic with the ack; {@link #moveDue} moves each due
- * entry exactly once even when called concurrently.
+ * pending (owned by the consumer) until it is {@linkplain #settle settled} by its owner or
+ * {@linkplain #reclaim reclaimed}; a settlement by a consumer that no longer owns the delivery
+ * changes nothing; {@link #fetch} never hands out more than {@code max} messages in total, however
+ * many queues it reads; {@link #moveDue} moves each due entry exactly once even when called
+ * concurrently.
  */
 public interface Broker extends AutoCloseable {
 
@@ -38,21 +40,31 @@ public interface Broker extends AutoCloseable {
     }
 
     /**
-     * Hands out up to {@code max} messages from {@code queues} to {@code consumer}, waiting up to
-     * {@code wait} when none is ready. Returns an empty list on timeout.
+     * Hands out up to {@code max} messages in total from {@code queues} to {@code consumer}, waiting
+     * up to {@code wait} when none is ready. Returns an empty list on timeout. Over several queues,
+     * no queue is always served first.
      */
     List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException;
 
-    /** Acknowledges (and removes) handled deliveries. */
-    void ack(List<Delivery> deliveries);
+    /**
+     * Records how deliveries ended, in as few round trips as the broker allows (one per call on
+     * Redis). Each settlement is fenced: it is applied only if {@code consumer} still owns its
+     * delivery with the same delivery count, checked atomically with the change; otherwise it is a
+     * no-op. A retry or a dead letter is atomic with the ack of the failed delivery.
+     *
+     * @return the settlements that were not applied because the delivery was no longer this
+     *         consumer's (reclaimed by another, or already settled); empty when all were applied
+     * @throws io.binomic.api.BrokerException when the broker cannot be reached; the caller keeps the
+     *         settlements and sends them again (a settlement that did land the first time is then
+     *         reported as not applied, and changes nothing)
+     */
+    List<Settlement> settle(String consumer, List<Settlement> settlements);
 
-    /** Atomically acks {@code delivery} and schedules {@code next} for {@code dueAt}. */
-    void retryLater(Delivery delivery, Message next, Instant dueAt);
-
-    /** Atomically acks {@code delivery} and adds it to its queue's dead-letter queue. */
-    void deadLetter(Delivery delivery, DeadLetter.Failure failure);
-
-    /** Resets the idle time of deliveries {@code consumer} is still running, so they are not reclaimed. */
+    /**
+     * Resets the idle time of deliveries {@code consumer} still holds (running, or finished but not
+     * yet settled), so they are not reclaimed. Fenced like {@link #settle}: a delivery another
+     * consumer took over is left alone.
+     */
     void renewLeases(String consumer, List<Delivery> inFlight);
 
     /**

@@ -10,28 +10,81 @@ final class LuaScripts {
     private LuaScripts() { }
 
     /**
-     * Ack + delete the failed entry and schedule the next attempt.
-     * KEYS: stream, delayed. ARGV: group, entry id, due epoch ms, member.
-     * Returns 0 without scheduling when the entry was no longer pending: someone else finished it.
+     * Settles deliveries of one queue, each fenced: it is applied only if the entry is still
+     * pending, owned by this consumer, with the delivery count the settling worker was handed
+     * (XPENDING for that one id gives owner and count). Otherwise it is a no-op and its position is
+     * returned. An ack is an XACK (no XDEL: acknowledged entries are trimmed in bulk by
+     * {@link #TRIM_ACKED}); a retry is the XACK and a ZADD onto the delayed set; a dead letter is the
+     * XACK and an XADD to the dead-letter stream, bounded by count (approximately) and by age (MINID).
+     * KEYS: stream, delayed, dlq. ARGV: group, consumer, dlq max count, dlq min id, then per
+     * settlement: 'A', id, count | 'R', id, count, due epoch ms, member | 'D', id, count, n, n field strings.
+     * Returns the 1-based positions of the settlements that were not applied.
      */
-    static final String RETRY_LATER = """
-            if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-            redis.call('XDEL', KEYS[1], ARGV[2])
-            redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
-            return 1
+    static final String SETTLE = """
+            local group, consumer = ARGV[1], ARGV[2]
+            local stale, acks, seen = {}, {}, {}
+            local i, n = 5, 0
+            while i <= #ARGV do
+              local kind, id, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+              n = n + 1
+              local owned = false
+              if not seen[id] then
+                local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+                owned = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) == count
+              end
+              seen[id] = true
+              if kind == 'A' then
+                if owned then acks[#acks + 1] = id end
+                i = i + 3
+              elseif kind == 'R' then
+                if owned then
+                  redis.call('XACK', KEYS[1], group, id)
+                  redis.call('ZADD', KEYS[2], ARGV[i + 3], ARGV[i + 4])
+                end
+                i = i + 5
+              else
+                local fields = tonumber(ARGV[i + 3])
+                if owned then
+                  redis.call('XACK', KEYS[1], group, id)
+                  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, i + 4, i + 3 + fields))
+                  redis.call('XTRIM', KEYS[3], 'MINID', ARGV[4])
+                end
+                i = i + 4 + fields
+              end
+              if not owned then stale[#stale + 1] = n end
+            end
+            for from = 1, #acks, 1000 do
+              redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))
+            end
+            return stale
             """;
 
     /**
-     * Ack + delete the entry and append it to the dead-letter stream, bounded by count (approximately)
-     * and by age (exactly, via MINID). KEYS: stream, dlq. ARGV: group, entry id, max count,
-     * min id (now - max age), then field/value pairs. Returns 0 when the entry was no longer pending.
+     * Removes acknowledged entries from the front of the stream: everything older than both the
+     * group's oldest pending entry and its last-delivered id has been delivered and acked, so
+     * {@code XTRIM MINID} below that bound removes only finished work (never an undelivered or
+     * unacked entry). Approximate ({@code ~}): whole stream nodes go, which is what makes it far
+     * cheaper than an XDEL per entry. Skipped when the stream has any group but ours.
+     * KEYS: stream. ARGV: group. Returns how many entries were removed.
      */
-    static final String DEAD_LETTER = """
-            if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-            redis.call('XDEL', KEYS[1], ARGV[2])
-            redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, 5))
-            redis.call('XTRIM', KEYS[2], 'MINID', ARGV[4])
-            return 1
+    static final String TRIM_ACKED = """
+            local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
+            if type(groups) ~= 'table' or groups.err or #groups ~= 1 then return 0 end
+            local name, last
+            for j = 1, #groups[1], 2 do
+              if groups[1][j] == 'name' then name = groups[1][j + 1]
+              elseif groups[1][j] == 'last-delivered-id' then last = groups[1][j + 1] end
+            end
+            if name ~= ARGV[1] or not last or last == '0-0' then return 0 end
+            local p = redis.call('XPENDING', KEYS[1], ARGV[1])
+            local bound
+            if tonumber(p[1]) > 0 then
+              bound = p[2]
+            else
+              local dash = string.find(last, '-', 1, true)
+              bound = string.sub(last, 1, dash - 1) .. '-' .. string.format('%d', tonumber(string.sub(last, dash + 1)) + 1)
+            end
+            return redis.call('XTRIM', KEYS[1], 'MINID', '~', bound)
             """;
 
     /**
@@ -66,15 +119,16 @@ final class LuaScripts {
             """;
 
     /**
-     * Resets the idle time of entries still owned by the consumer (XCLAIM ... JUSTID keeps the
-     * delivery count). An entry another consumer has reclaimed meanwhile is left alone, so a
-     * worker that was frozen does not steal it back. KEYS: stream. ARGV: group, consumer, ids...
+     * Resets the idle time of entries still owned by the consumer with the delivery count it holds
+     * (XCLAIM ... JUSTID keeps the delivery count). An entry another consumer has reclaimed
+     * meanwhile is left alone, so a worker that was frozen does not steal it back.
+     * KEYS: stream. ARGV: group, consumer, then id, delivery count pairs. Returns how many were renewed.
      */
     static final String RENEW_LEASES = """
             local n = 0
-            for i = 3, #ARGV do
+            for i = 3, #ARGV, 2 do
               local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
-              if #p == 1 and p[1][2] == ARGV[2] then
+              if #p == 1 and p[1][2] == ARGV[2] and tonumber(p[1][4]) == tonumber(ARGV[i + 1]) then
                 redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
                 n = n + 1
               end
@@ -169,18 +223,32 @@ final class LuaScripts {
             """;
 
     /**
-     * Counts of one queue. KEYS: stream, delayed, dlq. ARGV: group.
-     * Returns: stream length, pending, delayed, dead letters, consumers.
+     * Counts of one queue. Ready is the group's lag (entries not yet delivered), not the stream's
+     * length minus pending: acked entries stay in the stream until {@link #TRIM_ACKED} removes them.
+     * Where Redis cannot tell the lag (an XDEL after the last delivered entry), the entries after the
+     * last-delivered id are counted, up to 100,000.
+     * KEYS: stream, delayed, dlq. ARGV: group.
+     * Returns: ready, pending, delayed, dead letters, consumers.
      */
     static final String STATS = """
             local len = redis.call('XLEN', KEYS[1])
-            local pending, consumers = 0, 0
-            local p = redis.pcall('XPENDING', KEYS[1], ARGV[1])
-            if type(p) == 'table' and not p.err then
-              pending = p[1]
-              consumers = #redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])
+            local ready, pending, consumers = len, 0, 0
+            local groups = redis.pcall('XINFO', 'GROUPS', KEYS[1])
+            if type(groups) == 'table' and not groups.err then
+              for _, g in ipairs(groups) do
+                local f = {}
+                for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+                if f['name'] == ARGV[1] then
+                  pending, consumers = f['pending'], f['consumers']
+                  if type(f['lag']) == 'number' then
+                    ready = f['lag']
+                  else
+                    ready = #redis.call('XRANGE', KEYS[1], '(' .. f['last-delivered-id'], '+', 'COUNT', 100000)
+                  end
+                end
+              end
             end
-            return {len, pending, redis.call('ZCARD', KEYS[2]), redis.call('XLEN', KEYS[3]), consumers}
+            return {ready, pending, redis.call('ZCARD', KEYS[2]), redis.call('XLEN', KEYS[3]), consumers}
             """;
 
     /**

@@ -8,6 +8,7 @@ import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,7 +30,6 @@ import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.api.RStream;
-import org.redisson.api.RStreamAsync;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamAddArgs;
 import org.redisson.api.stream.StreamCreateGroupArgs;
@@ -46,10 +46,13 @@ import org.redisson.client.codec.StringCodec;
  * consumer group {@code binomic}, a sorted set of delayed messages, a dead-letter stream and one
  * string per periodic job. Every state change that must be atomic is one Lua script
  * ({@link LuaScripts}); the rest are single commands or pipelines, so the round trips per message
- * stay at: enqueue 1 (bulk: 1 per 1000), fetch 1 per batch, ack 1 per batch, retry 1, dead letter 1.
+ * stay at: enqueue 1 (bulk: 1 per 1000), fetch 1 per batch, settle 1 per batch (acks, retries and
+ * dead letters together).
  *
- * <p>Acked entries are deleted ({@code XDEL}); the stream is never trimmed by length, because a
- * stream trimmed past its backlog silently loses messages.
+ * <p>Acked entries are not deleted one by one: the settle pipeline trims them in bulk, at most once
+ * a second per queue, with {@code XTRIM MINID} below the group's oldest pending and last-delivered
+ * entries. The stream is never trimmed by length, because a stream trimmed past its backlog
+ * silently loses messages.
  */
 final class RedisBroker implements Broker {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
@@ -58,6 +61,7 @@ final class RedisBroker implements Broker {
     private static final int BULK_IN_FLIGHT = 2;
     private static final int REPLAY_CHUNK = 500;
     private static final int PRODUCER_TRIES = 3;
+    private static final Duration TRIM_EVERY = Duration.ofSeconds(1);
 
     private final BrokerConfig config;
     private final RedissonSetup setup;
@@ -65,6 +69,10 @@ final class RedisBroker implements Broker {
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
     /** Where each queue's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
     private final Map<String, String> reclaimCursors = new ConcurrentHashMap<>();
+    /** When each queue's acknowledged entries were last trimmed (System.nanoTime). */
+    private final Map<String, Long> lastTrim = new ConcurrentHashMap<>();
+    /** Which queue a one-at-a-time fetch starts with, so no queue is always served first. */
+    private final java.util.concurrent.atomic.AtomicInteger fetchRotation = new java.util.concurrent.atomic.AtomicInteger();
     private volatile RedissonClient client;
     private volatile boolean closed;
 
@@ -230,23 +238,40 @@ final class RedisBroker implements Broker {
 
     // ---- fetch and settle ------------------------------------------------------------------
 
-    /** One XREADGROUP over every queue's stream (per queue on Redis Cluster, where streams live in different slots). */
+    /**
+     * Never more than {@code max} in total. {@code XREADGROUP ... COUNT n} over several streams
+     * returns up to n entries <em>per stream</em>, so over k queues one read asks for
+     * {@code max / k} per stream. When that is zero (fewer free slots than queues), and on Redis
+     * Cluster (streams in different slots), the queues are read one at a time, starting at a
+     * different queue each call, without blocking; only when all are empty does it block, on one
+     * queue for {@code wait / k}, so a message on any queue waits at most that long.
+     */
     @Override
     public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
         if (queues.isEmpty() || max < 1) {
             return List.of();
         }
-        if (setup.redisson().isClusterConfig() && queues.size() > 1) {
-            List<Delivery> all = new ArrayList<>();
-            Duration share = wait.dividedBy(queues.size());
-            for (String queue : queues) {
-                all.addAll(fetch(List.of(queue), consumer, max - all.size(), all.isEmpty() ? share : Duration.ZERO));
-                if (all.size() >= max) {
-                    break;
-                }
-            }
-            return all;
+        int k = queues.size();
+        if (k == 1) {
+            return read(queues, consumer, max, wait);
         }
+        if (max >= k && !setup.redisson().isClusterConfig()) {
+            return read(queues, consumer, max / k, wait);
+        }
+        int first = Math.floorMod(fetchRotation.getAndIncrement(), k);
+        List<Delivery> all = new ArrayList<>();
+        for (int i = 0; i < k && all.size() < max; i++) {
+            all.addAll(read(List.of(queues.get((first + i) % k)), consumer, max - all.size(), Duration.ZERO));
+        }
+        if (all.isEmpty() && wait.toMillis() >= k) {
+            all.addAll(read(List.of(queues.get(first)), consumer, max, wait.dividedBy(k)));
+        }
+        return all;
+    }
+
+    /** One XREADGROUP over the streams of {@code queues}, up to {@code countPerStream} entries from each. */
+    private List<Delivery> read(List<String> queues, String consumer, int countPerStream, Duration wait) throws InterruptedException {
+        int max = countPerStream;
         registerConsumer(queues, consumer);
         Map<String, String> queueByStream = new LinkedHashMap<>();
         for (String queue : queues) {
@@ -327,59 +352,98 @@ final class RedisBroker implements Broker {
         missing.forEach(q -> registeredConsumers.add(q + " " + consumer));
     }
 
-    /** XACK + XDEL of every delivery, all queues in one pipeline: one round trip. */
+    /**
+     * Every queue's settlements as one fenced script ({@link LuaScripts#SETTLE}), all queues in one
+     * pipeline: one round trip per call, whatever the mix of acks, retries and dead letters. At most
+     * once per {@link #TRIM_EVERY} and queue, the same pipeline also trims acknowledged entries
+     * ({@link LuaScripts#TRIM_ACKED}), which replaces an XDEL per ack.
+     */
     @Override
-    public void ack(List<Delivery> deliveries) {
-        if (deliveries.isEmpty()) {
-            return;
+    public List<Settlement> settle(String consumer, List<Settlement> settlements) {
+        if (settlements.isEmpty()) {
+            return List.of();
         }
-        Map<String, List<StreamMessageId>> idsByQueue = new LinkedHashMap<>();
-        for (Delivery d : deliveries) {
-            idsByQueue.computeIfAbsent(d.queue(), q -> new ArrayList<>()).add(parseId(d.receipt()));
+        Map<String, List<Settlement>> byQueue = new LinkedHashMap<>();
+        for (Settlement s : settlements) {
+            if (s instanceof Settlement.RetryLater retry) {
+                checkSize(retry.next());
+            }
+            byQueue.computeIfAbsent(s.delivery().queue(), q -> new ArrayList<>()).add(s);
         }
-        call("ack", () -> {
+        String dlqMaxCount = Integer.toString(config.deadLetterMaxCount());
+        String dlqMinId = Long.toString(Instant.now().minus(config.deadLetterMaxAge()).toEpochMilli());
+        long now = System.nanoTime();
+        Set<String> trimmed = new java.util.HashSet<>();
+        for (String queue : byQueue.keySet()) {
+            Long last = lastTrim.get(queue);
+            if (last == null || now - last >= TRIM_EVERY.toNanos()) {
+                lastTrim.put(queue, now);
+                trimmed.add(queue);
+            }
+        }
+        List<?> replies = call("settle on queues " + byQueue.keySet(), () -> {
             RBatch batch = client().createBatch(BatchOptions.defaults());
-            idsByQueue.forEach((queue, ids) -> {
-                StreamMessageId[] array = ids.toArray(StreamMessageId[]::new);
-                RStreamAsync<String, String> stream = batch.getStream(keys(queue).stream(), StringCodec.INSTANCE);
-                stream.ackAsync(GROUP, array);
-                stream.removeAsync(array);
+            byQueue.forEach((queue, list) -> {
+                RedisKeys k = keys(queue);
+                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE, RScript.ReturnType.LIST,
+                        List.of(k.stream(), k.delayed(), k.deadLetters()), settleArguments(consumer, dlqMaxCount, dlqMinId, list));
+                if (trimmed.contains(queue)) {
+                    batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
+                            RScript.ReturnType.LONG, List.of(k.stream()), GROUP);
+                }
             });
-            return batch.execute();
+            return batch.execute().getResponses();
         });
-    }
-
-    @Override
-    public void retryLater(Delivery delivery, Message next, Instant dueAt) {
-        requireSameQueue(delivery, next);
-        checkSize(next);
-        RedisKeys k = keys(delivery.queue());
-        String member = StreamFields.toJson(StreamFields.encode(next));
-        long done = eval("retryLater on queue '" + delivery.queue() + "'", LuaScripts.RETRY_LATER, RScript.ReturnType.LONG,
-                List.of(k.stream(), k.delayed()), GROUP, delivery.receipt(), Long.toString(dueAt.toEpochMilli()), member);
-        if (done == 0) {
-            LOG.log(System.Logger.Level.DEBUG, "retry of {0} skipped: entry {1} was no longer pending", next.id(), delivery.receipt());
+        List<Settlement> stale = new ArrayList<>();
+        int reply = 0;
+        for (Map.Entry<String, List<Settlement>> e : byQueue.entrySet()) {
+            if (replies.get(reply++) instanceof List<?> positions) {
+                for (Object position : positions) {
+                    stale.add(e.getValue().get(Math.toIntExact(toLong(position)) - 1));
+                }
+            }
+            if (trimmed.contains(e.getKey())) {
+                reply++;
+            }
         }
+        return stale;
     }
 
-    @Override
-    public void deadLetter(Delivery delivery, DeadLetter.Failure failure) {
-        RedisKeys k = keys(delivery.queue());
-        List<Object> args = new ArrayList<>(List.of(GROUP, delivery.receipt(), Integer.toString(config.deadLetterMaxCount()),
-                Long.toString(Instant.now().minus(config.deadLetterMaxAge()).toEpochMilli())));
-        DeadLetterFields.encode(delivery, failure).forEach((name, value) -> {
-            args.add(name);
-            args.add(value);
-        });
-        eval("deadLetter on queue '" + delivery.queue() + "'", LuaScripts.DEAD_LETTER, RScript.ReturnType.LONG,
-                List.of(k.stream(), k.deadLetters()), args.toArray());
-    }
-
-    private static void requireSameQueue(Delivery delivery, Message next) {
-        if (!delivery.queue().equals(next.queue())) {
-            throw new IllegalArgumentException("a retry stays on its queue: delivery of '" + delivery.queue()
-                    + "' but next message for '" + next.queue() + "'");
+    private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements) {
+        List<Object> args = new ArrayList<>(4 + settlements.size() * 3);
+        args.add(GROUP);
+        args.add(consumer);
+        args.add(dlqMaxCount);
+        args.add(dlqMinId);
+        for (Settlement s : settlements) {
+            Delivery d = s.delivery();
+            switch (s) {
+                case Settlement.Ack ack -> {
+                    args.add("A");
+                    args.add(d.receipt());
+                    args.add(Integer.toString(d.deliveryCount()));
+                }
+                case Settlement.RetryLater retry -> {
+                    args.add("R");
+                    args.add(d.receipt());
+                    args.add(Integer.toString(d.deliveryCount()));
+                    args.add(Long.toString(retry.dueAt().toEpochMilli()));
+                    args.add(StreamFields.toJson(StreamFields.encode(retry.next())));
+                }
+                case Settlement.DeadLetter dead -> {
+                    Map<String, String> fields = DeadLetterFields.encode(d, dead.failure());
+                    args.add("D");
+                    args.add(d.receipt());
+                    args.add(Integer.toString(d.deliveryCount()));
+                    args.add(Integer.toString(fields.size() * 2));
+                    fields.forEach((name, value) -> {
+                        args.add(name);
+                        args.add(value);
+                    });
+                }
+            }
         }
+        return args.toArray();
     }
 
     // ---- leases --------------------------------------------------------------------------
@@ -388,7 +452,9 @@ final class RedisBroker implements Broker {
     public void renewLeases(String consumer, List<Delivery> inFlight) {
         Map<String, List<Object>> argsByQueue = new LinkedHashMap<>();
         for (Delivery d : inFlight) {
-            argsByQueue.computeIfAbsent(d.queue(), q -> new ArrayList<>(List.of(GROUP, consumer))).add(d.receipt());
+            List<Object> args = argsByQueue.computeIfAbsent(d.queue(), q -> new ArrayList<>(List.of(GROUP, consumer)));
+            args.add(d.receipt());
+            args.add(Integer.toString(d.deliveryCount()));
         }
         if (argsByQueue.isEmpty()) {
             return;
@@ -505,10 +571,7 @@ final class RedisBroker implements Broker {
         RedisKeys k = keys(queue);
         List<Object> r = eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
                 List.of(k.stream(), k.delayed(), k.deadLetters()), GROUP);
-        long length = toLong(r.get(0));
-        long pending = toLong(r.get(1));
-        // Pending entries stay in the stream until acked (then deleted): ready = the rest.
-        return new QueueStats(queue, Math.max(0, length - pending), pending, toLong(r.get(2)), toLong(r.get(3)),
+        return new QueueStats(queue, toLong(r.get(0)), toLong(r.get(1)), toLong(r.get(2)), toLong(r.get(3)),
                 Math.toIntExact(toLong(r.get(4))));
     }
 

@@ -6,6 +6,7 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,6 +37,7 @@ public final class MemoryBroker implements Broker {
     private final Condition messageArrived = lock.newCondition();
     private final Map<String, QueueState> queues = new HashMap<>();
     private long nextEntry;
+    private int fetchRound;
     private boolean closed;
 
     /** A message stored in a queue, with the id a stream would give it. */
@@ -133,7 +135,10 @@ public final class MemoryBroker implements Broker {
             while (true) {
                 List<Delivery> out = new ArrayList<>();
                 long now = System.nanoTime();
-                for (String name : names) {
+                // Start at a different queue each call, so no queue is always served first.
+                int first = names.isEmpty() ? 0 : Math.floorMod(fetchRound++, names.size());
+                for (int i = 0; i < names.size(); i++) {
+                    String name = names.get((first + i) % names.size());
                     QueueState q = queue(name);
                     q.consumersLastSeenNanos.put(consumer, now);
                     while (out.size() < max && !q.ready.isEmpty()) {
@@ -154,33 +159,37 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
-    public void ack(List<Delivery> deliveries) {
-        locked(() -> {
-            for (Delivery d : deliveries) {
-                queue(d.queue()).pending.remove(d.receipt());
+    public List<Settlement> settle(String consumer, List<Settlement> settlements) {
+        return locked(() -> {
+            List<Settlement> stale = new ArrayList<>();
+            for (Settlement settlement : settlements) {
+                Delivery d = settlement.delivery();
+                QueueState q = queue(d.queue());
+                Pending p = q.pending.get(d.receipt());
+                if (!owns(p, consumer, d)) {
+                    stale.add(settlement);
+                    continue;
+                }
+                q.pending.remove(d.receipt());
+                switch (settlement) {
+                    case Settlement.Ack ack -> { }
+                    case Settlement.RetryLater retry ->
+                            q.delayed.put(new Scheduled(retry.dueAt().toEpochMilli(), ++nextEntry), retry.next());
+                    case Settlement.DeadLetter dead -> {
+                        String task = d.message().map(Message::task).orElse(d.rawFields().getOrDefault("task", "?"));
+                        String id = newReceipt();
+                        q.deadLetters.put(id, new DeadLetter(id, d.queue(), task, dead.failure(), d.message(), d.rawFields()));
+                        applyRetention(q);
+                    }
+                }
             }
+            return stale;
         });
     }
 
-    @Override
-    public void retryLater(Delivery delivery, Message next, Instant dueAt) {
-        locked(() -> {
-            QueueState q = queue(delivery.queue());
-            q.pending.remove(delivery.receipt());
-            q.delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), next);
-        });
-    }
-
-    @Override
-    public void deadLetter(Delivery delivery, DeadLetter.Failure failure) {
-        locked(() -> {
-            QueueState q = queue(delivery.queue());
-            q.pending.remove(delivery.receipt());
-            String task = delivery.message().map(Message::task).orElse(delivery.rawFields().getOrDefault("task", "?"));
-            String id = newReceipt();
-            q.deadLetters.put(id, new DeadLetter(id, delivery.queue(), task, failure, delivery.message(), delivery.rawFields()));
-            applyRetention(q);
-        });
+    /** The fence: the delivery is still pending, held by {@code consumer}, and not handed out again since. */
+    private static boolean owns(Pending p, String consumer, Delivery d) {
+        return p != null && p.owner.equals(consumer) && p.deliveryCount == d.deliveryCount();
     }
 
     private void applyRetention(QueueState q) {
@@ -197,7 +206,7 @@ public final class MemoryBroker implements Broker {
             long now = System.nanoTime();
             for (Delivery d : inFlight) {
                 Pending p = queue(d.queue()).pending.get(d.receipt());
-                if (p != null && p.owner.equals(consumer)) {
+                if (owns(p, consumer, d)) {
                     p.lastTouchedNanos = now;
                 }
             }

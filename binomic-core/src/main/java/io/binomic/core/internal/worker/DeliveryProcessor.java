@@ -9,9 +9,9 @@ import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskNotFoundException;
 import io.binomic.api.TaskRegistry;
-import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import java.io.PrintWriter;
@@ -24,12 +24,13 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 import java.util.random.RandomGenerator;
 
 /**
- * The delivery state machine (DESIGN.md section 5), in one place for every broker: decides how
- * one delivery ends and performs it with the broker's primitives.
+ * The delivery state machine (DESIGN.md section 5), in one place for every broker: runs one
+ * delivery and decides how it ends, as an {@link Outcome} value. It never talks to the broker:
+ * the worker's {@link Settler} records every outcome, fenced and in batches, so there is one path
+ * for acks, retries and dead letters alike.
  *
  * <table>
  *   <caption>Outcomes</caption>
@@ -42,23 +43,15 @@ import java.util.random.RandomGenerator;
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
  * </table>
- *
- * A broker failure while recording an outcome leaves the delivery pending, so reclaim brings it
- * back: nothing is lost, at the price of one more attempt.
  */
 public final class DeliveryProcessor {
     private static final System.Logger LOG = System.getLogger(DeliveryProcessor.class.getName());
     private static final int STACK_HEAD_LINES = 8;
 
-    /** How one delivery ended. */
-    public enum Outcome { ACKED, RETRIED, DEAD_LETTERED, LEFT_PENDING }
-
     private final TaskRegistry registry;
     private final TaskDefaults defaults;
     private final PayloadCodec codec;
     private final TaskInvoker invoker;
-    private final Broker broker;
-    private final Consumer<Delivery> acknowledger;
     private final Clock clock;
     private final StatsRecorder stats;
     private final RandomGenerator random;
@@ -67,18 +60,12 @@ public final class DeliveryProcessor {
     final LongAdder retried = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
 
-    /**
-     * @param acknowledger records a successful delivery's ack (the worker batches them)
-     */
     public DeliveryProcessor(TaskRegistry registry, TaskDefaults defaults, PayloadCodec codec, TaskInvoker invoker,
-                             Broker broker, Consumer<Delivery> acknowledger, Clock clock, StatsRecorder stats,
-                             RandomGenerator random) {
+                             Clock clock, StatsRecorder stats, RandomGenerator random) {
         this.registry = registry;
         this.defaults = defaults;
         this.codec = codec;
         this.invoker = invoker;
-        this.broker = broker;
-        this.acknowledger = acknowledger;
         this.clock = clock;
         this.stats = stats;
         this.random = random;
@@ -139,8 +126,7 @@ public final class DeliveryProcessor {
             long nanos = System.nanoTime() - start;
             succeeded.increment();
             stats.succeeded(delivery.queue(), task.name(), nanos);
-            acknowledger.accept(delivery);
-            return Outcome.ACKED;
+            return new Outcome.Settle(new Settlement.Ack(delivery));
         } catch (TimeoutException e) {
             outcome = "timed out";
             failed.increment();
@@ -152,7 +138,7 @@ public final class DeliveryProcessor {
             if (cause instanceof CancellationException) {
                 outcome = "cancelled";
                 LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
-                return Outcome.LEFT_PENDING;
+                return new Outcome.LeavePending("cancelled");
             }
             failed.increment();
             stats.failed(delivery.queue(), task.name(), System.nanoTime() - start);
@@ -170,7 +156,7 @@ public final class DeliveryProcessor {
             outcome = "cancelled";
             Thread.currentThread().interrupt();
             LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", task.name(), message.id());
-            return Outcome.LEFT_PENDING;
+            return new Outcome.LeavePending("worker shutdown");
         } finally {
             event.end();
             if (event.shouldCommit()) {
@@ -201,33 +187,20 @@ public final class DeliveryProcessor {
         }
         Duration wait = defaults.backoffOf(task).delay(attempt, random);
         Instant now = clock.instant();
-        try {
-            broker.retryLater(delivery, message.withAttempt(attempt + 1, now), DueTimes.notBefore(now.plus(wait)));
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not schedule the retry of message {0} ({1}); it stays pending and returns by reclaim",
-                    message.id(), e.getMessage());
-            return Outcome.LEFT_PENDING;
-        }
+        var retry = new Settlement.RetryLater(delivery, message.withAttempt(attempt + 1, now), DueTimes.notBefore(now.plus(wait)));
         retried.increment();
         stats.retried(delivery.queue(), task.name());
         LOG.log(Level.WARNING, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; retrying in {6} ms",
                 task.name(), message.id(), attempt, maxAttempts, errorClass, errorMessage, String.valueOf(wait.toMillis()));
-        return Outcome.RETRIED;
+        return new Outcome.Settle(retry);
     }
 
     private Outcome deadLetter(Delivery delivery, String taskName, DeadLetterReason reason, String errorClass,
                                String errorMessage, String stackHead) {
         var failure = new DeadLetter.Failure(reason, errorClass, errorMessage, stackHead, delivery.attempt(), clock.instant());
-        try {
-            broker.deadLetter(delivery, failure);
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "could not dead-letter entry {0} ({1}); it stays pending and returns by reclaim",
-                    delivery.receipt(), e.getMessage());
-            return Outcome.LEFT_PENDING;
-        }
         deadLettered.increment();
         stats.deadLettered(delivery.queue(), taskName);
-        return Outcome.DEAD_LETTERED;
+        return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure));
     }
 
     static String stackHead(Throwable t) {

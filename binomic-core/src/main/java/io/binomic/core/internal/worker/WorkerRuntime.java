@@ -8,6 +8,7 @@ import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.WorkerHealth;
 import io.binomic.core.internal.StatsRecorder;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
@@ -21,20 +22,24 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Deque;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A worker in this JVM. Four loops on virtual threads: the fetcher reads as many messages as there
- * are free slots and starts one virtual thread per message; the acker sends acks in batches; the
- * keeper renews the leases of running messages and reclaims stranded ones; the mover puts due
- * delayed messages (DELAY submissions, retry backoffs) on their queues.
+ * A worker in this JVM. Its control loops run on platform threads, so handlers that keep the
+ * virtual-thread carriers busy (CPU-bound tasks are not time-sliced) cannot starve them: the
+ * fetcher reads at most as many messages as there are free slots and starts one virtual thread per
+ * message (it also reclaims stranded deliveries); the settler writes every outcome, fenced and in
+ * batches ({@link Settler}); the keeper renews the leases of what this worker holds, running or
+ * not yet settled; the mover puts due delayed messages (DELAY submissions, retry backoffs) on
+ * their queues. Each loop survives any {@code Throwable} (logged with its stack, then a pause), and
+ * {@link #health()} says whether the worker is still consuming.
  */
 public final class WorkerRuntime implements Worker {
     private static final System.Logger LOG = System.getLogger(WorkerRuntime.class.getName());
-    private static final int ACK_BATCH = 1000;
     /**
      * Most messages asked for in one fetch (or reclaim), however many slots are free. A reply of
      * 100k entries (~15 MB) takes longer to decode than a command timeout: the client then
@@ -42,8 +47,16 @@ public final class WorkerRuntime implements Worker {
      */
     private static final int FETCH_BATCH = 1000;
     private static final int MOVE_BATCH = 1000;
+    /** Outcomes held while the broker is unreachable before finishing handlers wait. */
+    private static final int SETTLEMENT_BUFFER = 100_000;
     private static final Duration MOVER_MAX_SLEEP = Duration.ofMillis(250);
     private static final Duration BROKER_ERROR_PAUSE = Duration.ofMillis(500);
+    /** How long outcomes still unwritten at stop are tried before they are left to reclaim. */
+    private static final Duration FLUSH_AT_STOP = Duration.ofSeconds(10);
+    /** A loop that completes no round (success or failure) for this long past its own wait is stuck. */
+    private static final Duration STALL_LIMIT = Duration.ofSeconds(60);
+    /** Fetch failing for this long (past the poll timeout) makes the broker count as unreachable. */
+    private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(5);
 
     private final WorkerConfig config;
     private final List<String> queues;
@@ -52,12 +65,22 @@ public final class WorkerRuntime implements Worker {
     private final String consumerName;
     private final Semaphore slots;
     private final DeliveryProcessor processor;
-    private final Map<String, Running> inFlight = new ConcurrentHashMap<>();
-    private final LinkedBlockingQueue<Delivery> acks = new LinkedBlockingQueue<>();
+    private final Settler settler;
+    /** Deliveries whose handler is running, by receipt. */
+    private final Map<String, Running> running = new ConcurrentHashMap<>();
+    /** Every delivery this worker holds (running, or finished and not yet settled), by receipt: the leases it renews. */
+    private final Map<String, Delivery> held = new ConcurrentHashMap<>();
+    /** Deliveries a broker handed out beyond the free slots: run as slots free, never at once. */
+    private final Deque<Delivery> overflow = new ConcurrentLinkedDeque<>();
     private final List<Thread> loops = new ArrayList<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
-    private volatile boolean running;
-    private volatile boolean acceptingAcks = true;
+    private final long startedNanos = System.nanoTime();
+    private volatile boolean active;
+    private volatile boolean settling = true;
+    private volatile long lastFetchRoundNanos = System.nanoTime();
+    private volatile long fetchFailingSinceNanos;
+    private volatile String lastFetchError = "";
+    private final Map<String, Long> loopRoundNanos = new ConcurrentHashMap<>();
 
     private record Running(Delivery delivery, Thread thread) { }
 
@@ -74,8 +97,8 @@ public final class WorkerRuntime implements Worker {
         this.clock = clock;
         this.consumerName = config.consumerName().orElseGet(WorkerRuntime::defaultConsumerName);
         this.slots = new Semaphore(config.concurrency());
-        this.processor = new DeliveryProcessor(registry, defaults, codec, invoker, broker, acks::add, clock, stats,
-                ThreadLocalRandom.current());
+        this.processor = new DeliveryProcessor(registry, defaults, codec, invoker, clock, stats, ThreadLocalRandom.current());
+        this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 
@@ -93,56 +116,139 @@ public final class WorkerRuntime implements Worker {
 
     /** Starts the loops. */
     public synchronized void start() {
-        if (running || stopped.getCount() == 0) {
+        if (active || stopped.getCount() == 0) {
             throw new IllegalStateException("a worker starts once");
         }
-        running = true;
-        loops.add(Thread.ofVirtual().name("binomic-fetch-" + consumerName).start(this::fetchLoop));
-        loops.add(Thread.ofVirtual().name("binomic-ack-" + consumerName).start(this::ackLoop));
-        loops.add(Thread.ofVirtual().name("binomic-lease-" + consumerName).start(this::leaseLoop));
-        loops.add(Thread.ofVirtual().name("binomic-move-" + consumerName).start(this::moveLoop));
+        active = true;
+        loops.add(loop("fetch", this::fetchRound));
+        loops.add(loop("settle", () -> settler.sendOnce(config.pollTimeout()) || settling));
+        loops.add(loop("lease", this::leaseRound));
+        loops.add(loop("move", this::moveRound));
         LOG.log(Level.INFO, "worker {0} started on queues {1} with concurrency {2}", consumerName, queues, config.concurrency());
     }
 
-    private void fetchLoop() {
-        long nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
-        while (running) {
-            int free = 0;
-            try {
-                if (!slots.tryAcquire(config.pollTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
-                    continue;
-                }
-                free = 1 + slots.drainPermits();
-                if (!running) {
-                    break;
-                }
-                // Reclaim from the fetcher, which owns the free slots: stranded messages are
-                // taken before new ones, and never beyond this worker's capacity.
-                if (System.nanoTime() - nextReclaim >= 0) {
-                    nextReclaim = System.nanoTime() + config.reclaimInterval().toNanos();
-                    free -= reclaimStranded(Math.min(free, FETCH_BATCH));
-                    if (free == 0) {
-                        continue;
+    /** One round of a control loop; may block and may throw anything. Returns false when the loop is done. */
+    private interface Round {
+        boolean run() throws Exception;
+    }
+
+    /**
+     * A control loop on a platform thread: rounds until interrupted or done. Any other throwable is
+     * logged with its stack and the loop goes on after a pause; a loop that dies anyway shows as
+     * {@link WorkerHealth.State#STALLED} in {@link #health()}.
+     */
+    private Thread loop(String name, Round round) {
+        loopRoundNanos.put(name, System.nanoTime());
+        return Thread.ofPlatform().daemon().name("binomic-" + name + "-" + consumerName).start(() -> {
+            while (true) {
+                try {
+                    if (!round.run()) {
+                        return;
+                    }
+                    loopRoundNanos.put(name, System.nanoTime());
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Throwable e) {
+                    loopRoundNanos.put(name, System.nanoTime());
+                    LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure in the " + name
+                            + " loop; it goes on in " + BROKER_ERROR_PAUSE.toMillis() + " ms", e);
+                    if (!pause(BROKER_ERROR_PAUSE)) {
+                        return;
                     }
                 }
-                List<Delivery> deliveries = broker.fetch(queues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
-                for (Delivery d : deliveries) {
-                    dispatch(d);
-                }
-                free -= deliveries.size();
-            } catch (InterruptedException e) {
-                break;
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying in {2} ms", consumerName, e.getMessage(),
-                        String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
-                pause(BROKER_ERROR_PAUSE);
-            } finally {
-                slots.release(free);
             }
+        });
+    }
+
+    private boolean fetchRound() throws InterruptedException {
+        if (!active) {
+            return false;
+        }
+        if (!slots.tryAcquire(config.pollTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+            lastFetchRoundNanos = System.nanoTime(); // every slot busy: nothing to fetch, and that is healthy
+            return true;
+        }
+        int free = 1 + slots.drainPermits();
+        try {
+            if (!active) {
+                return false;
+            }
+            free -= runOverflow(free);
+            // Reclaim from the fetcher, which owns the free slots: stranded messages are taken
+            // before new ones, and never beyond this worker's capacity.
+            if (free > 0 && System.nanoTime() - nextReclaimNanos >= 0) {
+                nextReclaimNanos = System.nanoTime() + config.reclaimInterval().toNanos();
+                free -= reclaimStranded(Math.min(free, FETCH_BATCH));
+            }
+            if (free > 0) {
+                List<Delivery> deliveries;
+                try {
+                    deliveries = broker.fetch(queues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
+                } catch (RuntimeException e) {
+                    fetchFailed(e);
+                    return true;
+                }
+                fetchSucceeded();
+                for (Delivery d : deliveries) {
+                    if (free > 0) {
+                        dispatch(d);
+                        free--;
+                    } else {
+                        hold(d);
+                    }
+                }
+                if (deliveries.size() > Math.min(config.concurrency(), FETCH_BATCH)) {
+                    LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
+                            + "wait for a free slot (a broker bug)", consumerName, deliveries.size(), config.concurrency());
+                }
+            } else {
+                lastFetchRoundNanos = System.nanoTime();
+            }
+            return true;
+        } finally {
+            slots.release(free);
         }
     }
 
-    /** Takes over up to {@code free} stranded deliveries and runs them; returns how many. */
+    private long nextReclaimNanos = System.nanoTime();
+
+    private void fetchSucceeded() {
+        lastFetchRoundNanos = System.nanoTime();
+        settler.brokerAnswered();
+        if (fetchFailingSinceNanos != 0) {
+            LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", consumerName,
+                    String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fetchFailingSinceNanos)));
+            fetchFailingSinceNanos = 0;
+        }
+    }
+
+    private void fetchFailed(RuntimeException e) {
+        lastFetchError = String.valueOf(e.getMessage());
+        if (fetchFailingSinceNanos == 0) {
+            fetchFailingSinceNanos = System.nanoTime();
+        }
+        LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying in {2} ms", consumerName, e.getMessage(),
+                String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
+        pause(BROKER_ERROR_PAUSE);
+    }
+
+    /** A delivery handed out beyond the free slots: held (its lease renewed) until a slot frees. */
+    private void hold(Delivery d) {
+        held.put(d.receipt(), d);
+        overflow.addLast(d);
+    }
+
+    private int runOverflow(int free) {
+        int started = 0;
+        Delivery d;
+        while (started < free && (d = overflow.pollFirst()) != null) {
+            dispatch(held.getOrDefault(d.receipt(), d));
+            started++;
+        }
+        return started;
+    }
+
+    /** Takes over up to {@code free} stranded deliveries and runs them; returns how many slots that used. */
     private int reclaimStranded(int free) {
         int taken = 0;
         for (String queue : queues) {
@@ -151,6 +257,14 @@ public final class WorkerRuntime implements Worker {
             }
             try {
                 for (Delivery d : broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken)) {
+                    if (held.containsKey(d.receipt())) {
+                        // Still ours in this JVM (running, or its outcome not yet written): our lease
+                        // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.
+                        held.put(d.receipt(), d);
+                        LOG.log(Level.WARNING, "worker {0}: its lease on entry {1} of queue {2} had lapsed; took it back without running it again",
+                                consumerName, d.receipt(), queue);
+                        continue;
+                    }
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
                             consumerName, d.receipt(), queue, d.attempt());
                     dispatch(d);
@@ -166,110 +280,83 @@ public final class WorkerRuntime implements Worker {
 
     /** Runs {@code d} on its own virtual thread; the slot it holds is released when it ends. */
     private void dispatch(Delivery d) {
+        held.put(d.receipt(), d);
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.receipt()).unstarted(() -> {
+            Outcome outcome = null;
             try {
-                processor.process(d);
+                outcome = processor.process(d);
+                if (outcome instanceof Outcome.Settle(var settlement)) {
+                    settler.submit(settlement);
+                }
+            } catch (InterruptedException e) {
+                LOG.log(Level.WARNING, "worker {0}: interrupted before the outcome of {1} was queued; it stays pending for reclaim",
+                        consumerName, d.receipt());
+                outcome = null;
             } catch (RuntimeException | Error e) {
                 // The processor records every task fault itself; reaching here is a bug, and the
                 // delivery stays pending so reclaim still brings it back.
                 LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure processing " + d.receipt(), e);
+                outcome = null;
             } finally {
-                inFlight.remove(d.receipt());
+                running.remove(d.receipt());
+                if (!(outcome instanceof Outcome.Settle)) {
+                    held.remove(d.receipt()); // left pending: stop renewing, so reclaim brings it back
+                }
                 slots.release();
             }
         });
-        inFlight.put(d.receipt(), new Running(d, thread));
+        running.put(d.receipt(), new Running(d, thread));
         thread.start();
     }
 
-    private void ackLoop() {
-        List<Delivery> batch = new ArrayList<>(ACK_BATCH);
+    private boolean leaseRound() throws InterruptedException {
+        Thread.sleep(config.leaseTimeout().dividedBy(4));
+        if (held.isEmpty()) {
+            return true;
+        }
+        long roundEnds = System.nanoTime() + config.leaseTimeout().dividedBy(4).toNanos();
         while (true) {
             try {
-                Delivery first = acks.poll(config.pollTimeout().toMillis(), TimeUnit.MILLISECONDS);
-                if (first == null) {
-                    if (!acceptingAcks && acks.isEmpty()) {
-                        return;
-                    }
-                    continue;
-                }
-                batch.add(first);
-                acks.drainTo(batch, ACK_BATCH - 1);
-                sendAcks(batch);
-                batch.clear();
-            } catch (InterruptedException e) {
-                sendAcks(drainAll());
-                return;
-            }
-        }
-    }
-
-    private List<Delivery> drainAll() {
-        List<Delivery> rest = new ArrayList<>();
-        acks.drainTo(rest);
-        return rest;
-    }
-
-    private void sendAcks(List<Delivery> batch) {
-        for (int attempt = 1; !batch.isEmpty(); attempt++) {
-            try {
-                broker.ack(batch);
-                return;
+                broker.renewLeases(consumerName, List.copyOf(held.values()));
+                settler.brokerAnswered();
+                return true;
             } catch (RuntimeException e) {
-                if (attempt >= 5) {
-                    // Unacked entries are reclaimed and run again: a duplicate, never a loss.
-                    LOG.log(Level.ERROR, "worker {0}: could not ack {1} deliveries ({2}); they will be redelivered",
-                            consumerName, batch.size(), e.getMessage());
-                    return;
-                }
-                pause(BROKER_ERROR_PAUSE.multipliedBy(attempt));
-            }
-        }
-    }
-
-    private void leaseLoop() {
-        Duration renewEvery = config.leaseTimeout().dividedBy(3);
-        while (running) {
-            if (!pause(renewEvery)) {
-                return;
-            }
-            List<Delivery> held = inFlight.values().stream().map(Running::delivery).toList();
-            if (held.isEmpty()) {
-                continue;
-            }
-            try {
-                broker.renewLeases(consumerName, held);
-            } catch (RuntimeException e) {
+                // Retry soon rather than a whole period later: after an outage, the sooner the
+                // leases are renewed, the smaller the chance another worker takes them over.
                 LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", consumerName, e.getMessage());
+                if (System.nanoTime() - roundEnds >= 0) {
+                    return true;
+                }
+                Thread.sleep(250);
             }
         }
     }
 
-    private void moveLoop() {
-        while (running) {
-            Instant now = clock.instant();
-            Duration sleep = MOVER_MAX_SLEEP;
-            try {
-                for (String queue : queues) {
-                    while (broker.moveDue(queue, now, MOVE_BATCH) == MOVE_BATCH) {
-                        // A full batch means more may be due: keep moving before sleeping.
-                    }
-                    Optional<Instant> next = broker.nextDue(queue);
-                    if (next.isPresent()) {
-                        Duration until = Duration.between(clock.instant(), next.get());
-                        if (until.compareTo(sleep) < 0) {
-                            sleep = until.isNegative() ? Duration.ZERO : until;
-                        }
+    private boolean moveRound() throws InterruptedException {
+        if (!active) {
+            return false;
+        }
+        Instant now = clock.instant();
+        Duration sleep = MOVER_MAX_SLEEP;
+        try {
+            for (String queue : queues) {
+                while (broker.moveDue(queue, now, MOVE_BATCH) == MOVE_BATCH) {
+                    // A full batch means more may be due: keep moving before sleeping.
+                }
+                Optional<Instant> next = broker.nextDue(queue);
+                if (next.isPresent()) {
+                    Duration until = Duration.between(clock.instant(), next.get());
+                    if (until.compareTo(sleep) < 0) {
+                        sleep = until.isNegative() ? Duration.ZERO : until;
                     }
                 }
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: moving due messages failed: {1}", consumerName, e.getMessage());
-                sleep = BROKER_ERROR_PAUSE;
             }
-            if (!pause(sleep)) {
-                return;
-            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "worker {0}: moving due messages failed: {1}", consumerName, e.getMessage());
+            sleep = BROKER_ERROR_PAUSE;
         }
+        Thread.sleep(sleep);
+        return true;
     }
 
     /** Sleeps; false when interrupted (the worker is stopping). */
@@ -290,13 +377,45 @@ public final class WorkerRuntime implements Worker {
 
     @Override
     public WorkerCounters counters() {
-        return new WorkerCounters(inFlight.size(), processor.succeeded.sum(), processor.failed.sum(),
-                processor.retried.sum(), processor.deadLettered.sum(), 0);
+        return new WorkerCounters(running.size(), processor.succeeded.sum(), processor.failed.sum(),
+                processor.retried.sum(), processor.deadLettered.sum(), settler.stale());
     }
 
     @Override
-    public io.binomic.core.WorkerHealth health() {
-        return new io.binomic.core.WorkerHealth(true, Duration.ZERO, Duration.ZERO, 0, Optional.empty());
+    public WorkerHealth health() {
+        long now = System.nanoTime();
+        Duration sinceFetch = Duration.ofNanos(now - lastFetchRoundNanos);
+        Duration sinceSettlement = Duration.ofNanos(now - settler.lastWrittenNanos());
+        int pending = settler.pending();
+        if (active) {
+            for (Thread loop : loops) {
+                if (!loop.isAlive()) {
+                    return new WorkerHealth(WorkerHealth.State.STALLED, sinceFetch, sinceSettlement, pending,
+                            Optional.of(loop.getName() + " stopped"));
+                }
+            }
+            long stuckAfter = config.pollTimeout().plus(config.leaseTimeout()).plus(STALL_LIMIT).toNanos();
+            for (Map.Entry<String, Long> round : loopRoundNanos.entrySet()) {
+                if (now - round.getValue() > stuckAfter) {
+                    return new WorkerHealth(WorkerHealth.State.STALLED, sinceFetch, sinceSettlement, pending,
+                            Optional.of("the " + round.getKey() + " loop has not completed a round for "
+                                    + TimeUnit.NANOSECONDS.toSeconds(now - round.getValue()) + " s"));
+                }
+            }
+        }
+        long fetchFailing = fetchFailingSinceNanos;
+        long settleFailing = settler.failingSinceNanos();
+        long unreachableAfter = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
+        if (fetchFailing != 0 && now - fetchFailing > unreachableAfter) {
+            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
+                    Optional.of("fetching has failed for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchFailing) + " s: " + lastFetchError));
+        }
+        if (settleFailing != 0 && now - settleFailing > unreachableAfter) {
+            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
+                    Optional.of("writing outcomes has failed for " + TimeUnit.NANOSECONDS.toSeconds(now - settleFailing) + " s: "
+                            + settler.lastError()));
+        }
+        return new WorkerHealth(WorkerHealth.State.CONSUMING, sinceFetch, sinceSettlement, pending, Optional.empty());
     }
 
     @Override
@@ -305,38 +424,52 @@ public final class WorkerRuntime implements Worker {
             if (loops.isEmpty()) {
                 stopped.countDown();
             }
-            if (!running) {
+            if (!active) {
                 awaitStopped();
                 return;
             }
-            running = false;
+            active = false;
         }
-        LOG.log(Level.INFO, "worker {0} stopping: {1} task(s) running, grace {2}", consumerName, inFlight.size(), grace);
-        Thread fetcher = loops.getFirst();
+        LOG.log(Level.INFO, "worker {0} stopping: {1} task(s) running, grace {2}", consumerName, running.size(), grace);
+        Thread fetcher = loops.get(0);
+        Thread settle = loops.get(1);
+        Thread lease = loops.get(2);
+        Thread mover = loops.get(3);
+        mover.interrupt();
         join(fetcher, config.pollTimeout().plusSeconds(5));
+        overflow.forEach(d -> held.remove(d.receipt())); // never started: left pending for reclaim
+        overflow.clear();
         long deadline = System.nanoTime() + grace.toNanos();
-        while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
+        while (!running.isEmpty() && System.nanoTime() < deadline) {
             pause(Duration.ofMillis(10));
         }
-        if (!inFlight.isEmpty()) {
+        if (!running.isEmpty()) {
             LOG.log(Level.WARNING, "worker {0}: cancelling {1} task(s) still running after the grace; they stay pending for reclaim",
-                    consumerName, inFlight.size());
-            inFlight.values().forEach(r -> r.thread().interrupt());
+                    consumerName, running.size());
+            running.values().forEach(r -> r.thread().interrupt());
             long cancelDeadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            while (!inFlight.isEmpty() && System.nanoTime() < cancelDeadline) {
+            while (!running.isEmpty() && System.nanoTime() < cancelDeadline) {
                 pause(Duration.ofMillis(10));
             }
         }
-        acceptingAcks = false;
-        for (Thread loop : loops.subList(1, loops.size())) {
-            if (!loop.getName().startsWith("binomic-ack-")) {
-                loop.interrupt();
-            }
-            join(loop, Duration.ofSeconds(10));
+        // Write what is left (the lease loop keeps those deliveries ours meanwhile), then stop.
+        settling = false;
+        join(settle, FLUSH_AT_STOP.plus(config.pollTimeout()));
+        if (settle.isAlive()) {
+            settle.interrupt();
+            join(settle, Duration.ofSeconds(5));
         }
+        int unwritten = settler.pending();
+        if (unwritten > 0) {
+            LOG.log(Level.ERROR, "worker {0}: {1} outcome(s) could not be written before stopping ({2}); their deliveries stay "
+                    + "pending and run again after reclaim", consumerName, unwritten, settler.lastError());
+        }
+        lease.interrupt();
+        join(lease, Duration.ofSeconds(10));
+        join(mover, Duration.ofSeconds(10));
         WorkerCounters c = counters();
-        LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered",
-                consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered());
+        LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s)",
+                consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
         stopped.countDown();
     }
 

@@ -11,6 +11,7 @@ import io.binomic.api.Message;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.memory.MemoryBroker;
 import java.lang.reflect.InvocationTargetException;
@@ -75,7 +76,8 @@ class BinomicCliBrokerTest {
         List<Delivery> deliveries = broker.fetch(List.of(queue), "test-consumer", n, Duration.ZERO);
         assertEquals(n, deliveries.size());
         for (Delivery d : deliveries) {
-            broker.deadLetter(d, new DeadLetter.Failure(reason, errorClass, "boom\nsecond line", "", 3, FAILED_AT));
+            broker.settle("test-consumer", List.of(new Settlement.DeadLetter(d,
+                    new DeadLetter.Failure(reason, errorClass, "boom\nsecond line", "", 3, FAILED_AT))));
         }
     }
 

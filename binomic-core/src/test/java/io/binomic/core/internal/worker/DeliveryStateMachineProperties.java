@@ -2,6 +2,10 @@ package io.binomic.core.internal.worker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.arbitrary;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
 
 import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
@@ -14,6 +18,7 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
 import io.binomic.core.TextCodec;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
@@ -30,19 +35,16 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
 
 /**
  * The invariants of DESIGN.md section 5, checked on the real {@link DeliveryProcessor} and the
  * in-memory broker for arbitrary sequences of handler outcomes: every message ends acked or
  * dead-lettered exactly once, runs at most maxAttempts times with attempts 1, 2, 3..., and none
- * is lost.
+ * is lost. Generated and shrunk by QuickTheories; a failure prints the seed to replay it with
+ * {@code -DQT_SEED=...}.
  */
 class DeliveryStateMachineProperties {
 
@@ -51,12 +53,10 @@ class DeliveryStateMachineProperties {
     /** One message's script: the outcome of each execution in turn, or a payload that cannot decode. */
     record Script(boolean undecodable, List<Step> steps) { }
 
-    @Provide
-    Arbitrary<List<Script>> scripts() {
-        Arbitrary<Script> one = Combinators.combine(
-                Arbitraries.integers().between(0, 9).map(n -> n == 0),
-                Arbitraries.of(Step.class).list().ofMinSize(1).ofMaxSize(8)).as(Script::new);
-        return one.list().ofMinSize(1).ofMaxSize(12);
+    static Gen<List<Script>> scripts() {
+        Gen<Script> one = integers().between(0, 9).map(n -> n == 0)
+                .zip(lists().of(arbitrary().enumValues(Step.class)).ofSizeBetween(1, 8), Script::new);
+        return lists().of(one).ofSizeBetween(1, 12);
     }
 
     /** Outcomes travel through the handler as exceptions the scripted invoker turns into what a real one throws. */
@@ -89,9 +89,17 @@ class DeliveryStateMachineProperties {
         }
     }
 
-    @Property(tries = 300)
-    void everyMessageEndsAckedOrDeadLetteredExactlyOnceWithinItsAttemptBudget(
-            @ForAll("scripts") List<Script> scripts, @ForAll @IntRange(min = 1, max = 5) int maxAttempts) {
+    @Test
+    void everyMessageEndsAckedOrDeadLetteredExactlyOnceWithinItsAttemptBudget() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(300).forAll(scripts(), integers().between(1, 5)).checkAssert((scripts, maxAttempts) -> {
+            cases.incrementAndGet();
+            runScripts(scripts, maxAttempts);
+        });
+        assertTrue(cases.get() >= 250, "only " + cases.get() + " cases ran");
+    }
+
+    private static void runScripts(List<Script> scripts, int maxAttempts) {
         String queue = "q";
         Map<String, Script> byKey = new HashMap<>();
         Map<String, Integer> cursor = new HashMap<>();
@@ -120,10 +128,7 @@ class DeliveryStateMachineProperties {
         broker.start(List.of(queue));
         TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
         DeliveryProcessor processor = new DeliveryProcessor(TaskRegistry.of(List.of(task)), defaults, new TextCodec(),
-                new ScriptedInvoker(), broker, d -> {
-                    broker.ack(List.of(d));
-                    acked.merge(d.message().orElseThrow().headers().get("key"), 1, Integer::sum);
-                }, Clock.systemUTC(), new StatsRecorder(), new Random(1));
+                new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1));
 
         List<Message> messages = new ArrayList<>();
         for (int i = 0; i < scripts.size(); i++) {
@@ -138,14 +143,26 @@ class DeliveryStateMachineProperties {
         Instant farFuture = Instant.now().plus(Duration.ofDays(1));
         for (int round = 0; round < 1000; round++) {
             broker.moveDue(queue, farFuture, 10_000);
-            List<Delivery> deliveries = fetchOrReclaim(broker, queue);
+            String consumer = "worker-a";
+            List<Delivery> deliveries = fetch(broker, queue, consumer);
+            if (deliveries.isEmpty()) {
+                // Cancelled deliveries stay pending; another worker reclaims them as the next attempt.
+                consumer = "worker-b";
+                deliveries = broker.reclaim(queue, consumer, Duration.ZERO, 10_000);
+            }
             if (deliveries.isEmpty()) {
                 break;
             }
             for (Delivery d : deliveries) {
                 currentAttempt.put(d.message().orElseThrow().headers().get("key"), d.attempt());
-                processor.process(d);
+                Outcome outcome = processor.process(d);
                 Thread.interrupted(); // a simulated cancellation re-asserts the interrupt flag
+                if (outcome instanceof Outcome.Settle(var settlement)) {
+                    assertEquals(List.of(), broker.settle(consumer, List.of(settlement)), "the owner's settlement is never stale");
+                    if (settlement instanceof Settlement.Ack) {
+                        acked.merge(d.message().orElseThrow().headers().get("key"), 1, Integer::sum);
+                    }
+                }
             }
         }
 
@@ -179,21 +196,26 @@ class DeliveryStateMachineProperties {
         }
     }
 
-    private static List<Delivery> fetchOrReclaim(io.binomic.api.spi.Broker broker, String queue) {
+    private static List<Delivery> fetch(io.binomic.api.spi.Broker broker, String queue, String consumer) {
         try {
-            List<Delivery> fresh = broker.fetch(List.of(queue), "worker-a", 10_000, Duration.ofMillis(1));
-            // Cancelled deliveries stay pending; another worker reclaims them as the next attempt.
-            return fresh.isEmpty() ? broker.reclaim(queue, "worker-b", Duration.ZERO, 10_000) : fresh;
+            return broker.fetch(List.of(queue), consumer, 10_000, Duration.ofMillis(1));
         } catch (InterruptedException e) {
             throw new AssertionError(e);
         }
     }
 
-    @Property(tries = 200)
-    void backoffGrowsMonotonicallyAndNeverPassesItsCap(
-            @ForAll @IntRange(min = 1, max = 10_000) int baseMillis,
-            @ForAll @IntRange(min = 100, max = 400) int factorPercent,
-            @ForAll @IntRange(min = 0, max = 100_000) int extraCapMillis) {
+    @Test
+    void backoffGrowsMonotonicallyAndNeverPassesItsCap() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(200).forAll(integers().between(1, 10_000), integers().between(100, 400), integers().between(0, 100_000))
+                .checkAssert((baseMillis, factorPercent, extraCapMillis) -> {
+                    cases.incrementAndGet();
+                    backoffIsMonotonicAndCapped(baseMillis, factorPercent, extraCapMillis);
+                });
+        assertTrue(cases.get() >= 190, "only " + cases.get() + " cases ran");
+    }
+
+    private static void backoffIsMonotonicAndCapped(int baseMillis, int factorPercent, int extraCapMillis) {
         Backoff backoff = Backoff.exponential(Duration.ofMillis(baseMillis), factorPercent / 100.0,
                 Duration.ofMillis(baseMillis + (long) extraCapMillis));
         Duration previous = Duration.ZERO;

@@ -1,0 +1,198 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+
+/**
+ * The one path by which a worker's outcomes reach the broker. Handlers hand their settlement to
+ * {@link #submit}, which only queues it; a platform thread sends what is queued in batches of up
+ * to {@value #BATCH} per {@link Broker#settle} call (one round trip on Redis).
+ *
+ * <p>When the broker is unreachable, nothing is dropped: the batch is kept and sent again with a
+ * growing pause, and new outcomes wait in a buffer bounded at {@code capacity}; a full buffer
+ * blocks the handlers that finish, so the worker stops taking work instead of losing acks. A
+ * settlement the broker reports stale (the delivery was reclaimed by another consumer meanwhile)
+ * is a no-op, counted in {@link #stale()}. A batch that keeps failing while the broker answers
+ * other calls is split, and a single settlement that still fails is given up with an error: its
+ * delivery stays pending and comes back by reclaim (one more run, never a loss).
+ */
+final class Settler {
+    private static final System.Logger LOG = System.getLogger(Settler.class.getName());
+    static final int BATCH = 1000;
+    private static final int TRIES_BEFORE_SPLIT = 5;
+    private static final Duration FIRST_PAUSE = Duration.ofMillis(50);
+    private static final Duration LONGEST_PAUSE = Duration.ofSeconds(1);
+
+    private final Broker broker;
+    private final String consumer;
+    private final LinkedBlockingQueue<Settlement> buffer;
+    /** The delivery as this worker holds it now (a self-reclaim raises its count), by receipt. */
+    private final Function<String, Delivery> current;
+    /** Called once a settlement is written (or given up): the worker stops renewing its lease. */
+    private final java.util.function.Consumer<Delivery> done;
+    private final Deque<List<Settlement>> retrying = new ConcurrentLinkedDeque<>();
+    private volatile int sending;
+    /** Failed tries of the batch at the head of {@link #retrying}. */
+    private int headTries;
+    private final LongAdder stale = new LongAdder();
+    private final LongAdder abandoned = new LongAdder();
+    private volatile long lastWrittenNanos = System.nanoTime();
+    private volatile long lastBrokerAnswerNanos = System.nanoTime();
+    private volatile long failingSinceNanos;
+    private volatile String lastError = "";
+
+    Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
+            java.util.function.Consumer<Delivery> done) {
+        this.broker = broker;
+        this.consumer = consumer;
+        this.buffer = new LinkedBlockingQueue<>(capacity);
+        this.current = current;
+        this.done = done;
+    }
+
+    /** Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long). */
+    void submit(Settlement settlement) throws InterruptedException {
+        buffer.put(settlement);
+    }
+
+    /** Any other broker call of this worker succeeded: the broker is reachable. */
+    void brokerAnswered() {
+        lastBrokerAnswerNanos = System.nanoTime();
+    }
+
+    /**
+     * One try at sending the next batch (a failed one first, after a pause that grows with its
+     * failures). Returns false when there was nothing to send within {@code wait}.
+     */
+    boolean sendOnce(Duration wait) throws InterruptedException {
+        List<Settlement> batch = retrying.pollFirst();
+        if (batch == null) {
+            Settlement first = buffer.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
+            if (first == null) {
+                return false;
+            }
+            batch = new ArrayList<>(BATCH);
+            batch.add(first);
+            buffer.drainTo(batch, BATCH - 1);
+            headTries = 0;
+        }
+        sending = batch.size();
+        long before = System.nanoTime();
+        try {
+            List<Settlement> sent = batch.stream().map(this::asHeldNow).toList();
+            List<Settlement> refused = broker.settle(consumer, sent);
+            headTries = 0;
+            written(sent, refused);
+        } catch (RuntimeException e) {
+            headTries++;
+            lastError = String.valueOf(e.getMessage());
+            if (failingSinceNanos == 0) {
+                failingSinceNanos = before;
+                LOG.log(Level.WARNING, "worker {0}: could not write {1} outcome(s) ({2}); keeping them and trying again",
+                        consumer, batch.size(), e.getMessage());
+            }
+            boolean brokerAnswersOthers = lastBrokerAnswerNanos - before > 0;
+            if (headTries >= TRIES_BEFORE_SPLIT && brokerAnswersOthers) {
+                headTries = 0;
+                giveUpOrSplit(batch, e);
+            } else {
+                retrying.addFirst(batch);
+                sending = 0;
+                pause(headTries);
+            }
+        } finally {
+            sending = 0;
+        }
+        return true;
+    }
+
+    private void giveUpOrSplit(List<Settlement> batch, RuntimeException e) {
+        if (batch.size() > 1) {
+            LOG.log(Level.WARNING, "worker {0}: a batch of {1} outcomes keeps failing while the broker answers ({2}); sending them one by one",
+                    consumer, batch.size(), e.getMessage());
+            for (int i = batch.size() - 1; i >= 0; i--) {
+                retrying.addFirst(List.of(batch.get(i)));
+            }
+            return;
+        }
+        Settlement s = batch.getFirst();
+        abandoned.increment();
+        LOG.log(Level.ERROR, "worker " + consumer + ": giving up writing the outcome of " + s.delivery().receipt() + " of queue "
+                + s.delivery().queue() + "; it stays pending and returns by reclaim (it will run again)", e);
+        done.accept(s.delivery());
+    }
+
+    private void written(List<Settlement> sent, List<Settlement> refused) {
+        long now = System.nanoTime();
+        lastWrittenNanos = now;
+        lastBrokerAnswerNanos = now;
+        if (failingSinceNanos != 0) {
+            LOG.log(Level.INFO, "worker {0}: writing outcomes again after {1} ms", consumer,
+                    String.valueOf(TimeUnit.NANOSECONDS.toMillis(now - failingSinceNanos)));
+            failingSinceNanos = 0;
+        }
+        if (!refused.isEmpty()) {
+            stale.add(refused.size());
+            LOG.log(Level.WARNING, "worker {0}: {1} outcome(s) were stale and changed nothing: another worker had taken over "
+                    + "the deliver{2} after this one stopped renewing the lease ({3})", consumer, refused.size(),
+                    refused.size() == 1 ? "y" : "ies", refused.stream().limit(5).map(r -> r.delivery().queue() + "/" + r.delivery().receipt()).toList());
+        }
+        sent.forEach(s -> done.accept(s.delivery()));
+    }
+
+    /** The settlement against the delivery as this worker holds it now. */
+    private Settlement asHeldNow(Settlement s) {
+        Delivery now = current.apply(s.delivery().receipt());
+        if (now == null || now.deliveryCount() == s.delivery().deliveryCount()) {
+            return s;
+        }
+        return switch (s) {
+            case Settlement.Ack a -> new Settlement.Ack(now);
+            case Settlement.RetryLater r -> new Settlement.RetryLater(now, r.next(), r.dueAt());
+            case Settlement.DeadLetter d -> new Settlement.DeadLetter(now, d.failure());
+        };
+    }
+
+    private static void pause(int tries) throws InterruptedException {
+        long millis = Math.min(LONGEST_PAUSE.toMillis(), FIRST_PAUSE.toMillis() << Math.min(tries - 1, 10));
+        Thread.sleep(millis);
+    }
+
+    /** Outcomes not yet written. */
+    int pending() {
+        int inRetry = retrying.stream().mapToInt(List::size).sum();
+        return buffer.size() + inRetry + sending;
+    }
+
+    long stale() {
+        return stale.sum();
+    }
+
+    long abandoned() {
+        return abandoned.sum();
+    }
+
+    long lastWrittenNanos() {
+        return lastWrittenNanos;
+    }
+
+    /** When writes began failing (System.nanoTime), or 0 while they succeed. */
+    long failingSinceNanos() {
+        return failingSinceNanos;
+    }
+
+    String lastError() {
+        return lastError;
+    }
+}
