@@ -387,4 +387,91 @@ class WorkerTest {
         assertTrue(seen.get(1).maxAttempts() == 3 && !seen.get(1).isLastAttempt());
         assertTrue(io.binomic.api.TaskContext.find().isEmpty(), "no context outside a handler");
     }
+
+    @Test
+    void aControlLoopSurvivesAnUnexpectedErrorAndTheWorkerKeepsConsuming() throws Exception {
+        AtomicInteger fetches = new AtomicInteger();
+        Broker failingOnce = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
+            @Override
+            public List<io.binomic.api.spi.Delivery> fetch(List<String> queues, String consumer, int max, Duration wait)
+                    throws InterruptedException {
+                if (fetches.incrementAndGet() == 3) {
+                    throw new StackOverflowError("injected: not an exception, so a catch of RuntimeException misses it");
+                }
+                return super.fetch(queues, consumer, max, wait);
+            }
+        };
+        AtomicInteger ran = new AtomicInteger();
+        Task<Integer, ?> count = Task.builder("count", Integer.class, (Integer n) -> ran.incrementAndGet()).build();
+        Binomic binomic = start(List.of(count), TaskDefaults.defaults(), fastWorker().concurrency(2).build(), failingOnce);
+        Worker worker = binomic.startWorker();
+        await("the error was thrown", () -> fetches.get() > 3);
+
+        for (int i = 0; i < 20; i++) {
+            binomic.submit(count, i);
+        }
+
+        await("every task ran after the error", () -> ran.get() == 20);
+        assertEquals(WorkerHealth.State.CONSUMING, worker.health().state(), worker.health().toString());
+    }
+
+    @Test
+    void aBrokerHandingOutMoreThanAskedNeverMakesTheWorkerRunMoreThanItsConcurrency() throws Exception {
+        Broker greedy = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
+            @Override
+            public List<io.binomic.api.spi.Delivery> fetch(List<String> queues, String consumer, int max, Duration wait)
+                    throws InterruptedException {
+                return super.fetch(queues, consumer, max * 4, wait); // what XREADGROUP COUNT n over several streams did
+            }
+        };
+        AtomicInteger runningNow = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        Map<Integer, Integer> runs = new ConcurrentHashMap<>();
+        Task<Integer, ?> slow = Task.builder("slow", Integer.class, (Integer n) -> {
+            mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
+            Thread.sleep(20);
+            runningNow.decrementAndGet();
+            runs.merge(n, 1, Integer::sum);
+            return null;
+        }).build();
+        Binomic binomic = start(List.of(slow), TaskDefaults.defaults(), fastWorker().concurrency(2).build(), greedy);
+        binomic.submitAll(slow, IntStream.range(0, 40).boxed().toList());
+
+        binomic.startWorker();
+
+        await("all 40 ran", () -> runs.size() == 40);
+        assertTrue(mostAtOnce.get() <= 2, "ran " + mostAtOnce.get() + " at once with concurrency 2");
+        runs.forEach((n, times) -> assertEquals(1, times, "task " + n + " ran " + times + " times"));
+        await("nothing left pending", () -> binomic.queueStats("default").pending() == 0);
+    }
+
+    @Test
+    void aWorkerOnTwoQueuesWithConcurrencyOneRunsEveryMessageOneAtATime() throws Exception {
+        AtomicInteger runningNow = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
+        TaskHandlerCounting counting = new TaskHandlerCounting(runningNow, mostAtOnce, ran);
+        Task<Integer, ?> mail = Task.builder("mail", Integer.class, counting::handle).queue("mail").build();
+        Task<Integer, ?> payments = Task.builder("payment", Integer.class, counting::handle).queue("payments").build();
+        Binomic binomic = start(List.of(mail, payments), TaskDefaults.defaults(),
+                fastWorker().concurrency(1).queues("mail", "payments").build());
+        binomic.submitAll(mail, IntStream.range(0, 10).boxed().toList());
+        binomic.submitAll(payments, IntStream.range(0, 10).boxed().toList());
+
+        binomic.startWorker();
+
+        await("all 20 ran", () -> ran.get() == 20);
+        assertEquals(1, mostAtOnce.get());
+    }
+
+    /** Counts runs and the most handlers running at once. */
+    record TaskHandlerCounting(AtomicInteger runningNow, AtomicInteger mostAtOnce, AtomicInteger ran) {
+        Object handle(Integer n) throws InterruptedException {
+            mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
+            Thread.sleep(5);
+            runningNow.decrementAndGet();
+            ran.incrementAndGet();
+            return null;
+        }
+    }
 }

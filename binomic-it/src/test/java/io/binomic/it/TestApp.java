@@ -23,8 +23,24 @@ final class TestApp {
      * @param n the job's number, unique within a test
      * @param sleepMillis how long the handler runs
      * @param failures how many executions fail (retryably) before one succeeds
+     * @param cpuBound spin the CPU for {@code sleepMillis} instead of sleeping (a virtual thread that
+     *        never blocks keeps its carrier: nothing else runs there meanwhile)
      */
-    record Job(int n, long sleepMillis, int failures) { }
+    record Job(int n, long sleepMillis, int failures, boolean cpuBound) {
+        Job(int n, long sleepMillis, int failures) {
+            this(n, sleepMillis, failures, false);
+        }
+    }
+
+    /** Busy-waits: no blocking call, so the virtual thread is never unmounted. */
+    static long spin(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000;
+        long spins = 0;
+        while (System.nanoTime() < end) {
+            spins++;
+        }
+        return spins;
+    }
 
     static final String TASK = "job";
 
@@ -32,7 +48,11 @@ final class TestApp {
         return Task.<Job, Void>builder(TASK, Job.class, job -> {
             long run = ledger.started(job.n());
             ledger.sawAttempt(job.n(), TaskContext.current().attempt());
-            Thread.sleep(job.sleepMillis());
+            if (job.cpuBound()) {
+                spin(job.sleepMillis());
+            } else {
+                Thread.sleep(job.sleepMillis());
+            }
             if (run <= job.failures()) {
                 throw new IllegalStateException("planned failure " + run + " of job " + job.n());
             }

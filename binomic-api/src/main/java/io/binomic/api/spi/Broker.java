@@ -104,6 +104,16 @@ public interface Broker extends AutoCloseable {
     /** Removes consumers of {@code queue} that hold nothing pending and were idle for {@code idle}; returns how many. */
     int removeIdleConsumers(String queue, Duration idle);
 
+    /**
+     * Removes settled entries the broker kept to make settling cheap (the Redis broker acks
+     * without deleting and trims acknowledged entries in bulk). Workers call it periodically, so
+     * what the last settlements left behind does not stay. Returns how many were removed; the
+     * default keeps nothing behind and does nothing.
+     */
+    default long removeSettled(String queue) {
+        return 0;
+    }
+
     /** Releases connections. Idempotent. */
     @Override
     void close();

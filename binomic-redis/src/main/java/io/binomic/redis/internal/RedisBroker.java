@@ -576,6 +576,13 @@ final class RedisBroker implements Broker {
     }
 
     @Override
+    public long removeSettled(String queue) {
+        lastTrim.put(queue, System.nanoTime());
+        return eval("removeSettled of '" + queue + "'", LuaScripts.TRIM_ACKED, RScript.ReturnType.LONG,
+                List.of(keys(queue).stream()), GROUP);
+    }
+
+    @Override
     public int removeIdleConsumers(String queue, Duration idle) {
         long n = eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS, RScript.ReturnType.LONG,
                 List.of(keys(queue).stream()), GROUP, Long.toString(idle.toMillis()));

@@ -271,6 +271,7 @@ public final class WorkerRuntime implements Worker {
                     taken++;
                 }
                 broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
+                broker.removeSettled(queue);
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue, e.getMessage());
             }

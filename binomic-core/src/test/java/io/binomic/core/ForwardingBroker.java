@@ -1,0 +1,116 @@
+package io.binomic.core;
+
+import io.binomic.api.DeadLetter;
+import io.binomic.api.Message;
+import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/** A broker that forwards every call to another: tests override the calls they want to break. */
+public class ForwardingBroker implements Broker {
+    protected final Broker delegate;
+
+    public ForwardingBroker(Broker delegate) {
+        this.delegate = delegate;
+    }
+
+    @Override
+    public void start(List<String> queues) {
+        delegate.start(queues);
+    }
+
+    @Override
+    public void enqueue(Message message) {
+        delegate.enqueue(message);
+    }
+
+    @Override
+    public void enqueueAll(List<Message> messages) {
+        delegate.enqueueAll(messages);
+    }
+
+    @Override
+    public void schedule(Message message, Instant dueAt) {
+        delegate.schedule(message, dueAt);
+    }
+
+    @Override
+    public void scheduleAll(List<Message> messages, Instant dueAt) {
+        delegate.scheduleAll(messages, dueAt);
+    }
+
+    @Override
+    public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
+        return delegate.fetch(queues, consumer, max, wait);
+    }
+
+    @Override
+    public List<Settlement> settle(String consumer, List<Settlement> settlements) {
+        return delegate.settle(consumer, settlements);
+    }
+
+    @Override
+    public void renewLeases(String consumer, List<Delivery> inFlight) {
+        delegate.renewLeases(consumer, inFlight);
+    }
+
+    @Override
+    public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+        return delegate.reclaim(queue, consumer, minIdle, max);
+    }
+
+    @Override
+    public int moveDue(String queue, Instant now, int max) {
+        return delegate.moveDue(queue, now, max);
+    }
+
+    @Override
+    public Optional<Instant> nextDue(String queue) {
+        return delegate.nextDue(queue);
+    }
+
+    @Override
+    public boolean claimTick(String queue, String jobName, Instant tick) {
+        return delegate.claimTick(queue, jobName, tick);
+    }
+
+    @Override
+    public List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count) {
+        return delegate.readDeadLetters(queue, cursor, count);
+    }
+
+    @Override
+    public int replayDeadLetters(String queue, List<String> deadLetterIds) {
+        return delegate.replayDeadLetters(queue, deadLetterIds);
+    }
+
+    @Override
+    public int deleteDeadLetters(String queue, List<String> deadLetterIds) {
+        return delegate.deleteDeadLetters(queue, deadLetterIds);
+    }
+
+    @Override
+    public QueueStats stats(String queue) {
+        return delegate.stats(queue);
+    }
+
+    @Override
+    public int removeIdleConsumers(String queue, Duration idle) {
+        return delegate.removeIdleConsumers(queue, idle);
+    }
+
+    @Override
+    public long removeSettled(String queue) {
+        return delegate.removeSettled(queue);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
