@@ -1,79 +1,119 @@
 package io.binomic.core.internal.codec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.doubles;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
+import static org.quicktheories.generators.SourceDSL.longs;
+import static org.quicktheories.generators.SourceDSL.maps;
+import static org.quicktheories.generators.SourceDSL.strings;
 
 import io.binomic.api.PayloadDecodeException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
+/**
+ * Properties of {@link JdkJsonCodec}, generated and shrunk by QuickTheories; a failure prints the
+ * seed to replay it with {@code -DQT_SEED=...}.
+ */
 class JdkJsonCodecPropertiesTest {
+    /** jqwik ran each property 200 times; QuickTheories skips a repeated draw, so ask for some more. */
+    private static final int MIN_CASES = 200;
+    private static final int EXAMPLES = 240;
+    /** A third of the texts come from a list of eight, whose repeats QuickTheories skips. */
+    private static final int TEXT_EXAMPLES = 400;
+    /** Percent of generated optionals that are empty. */
+    private static final int EMPTY_PERCENT = 20;
+
     private final JdkJsonCodec codec = new JdkJsonCodec();
 
     record Leaf(String text, long number, double ratio, Optional<String> label, List<Integer> counts) { }
 
     record Branch(String name, List<Leaf> leaves, Map<String, Leaf> byKey, Optional<Leaf> best, Optional<Branch> child) { }
 
-    @Property(tries = 200)
-    void nestedRecordsRoundTripEqual(@ForAll("branches") Branch branch) {
-        assertEquals(branch, codec.decode(codec.encode(branch), Branch.class));
+    @Test
+    void nestedRecordsRoundTripEqual() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(EXAMPLES).forAll(branches()).checkAssert(branch -> {
+            cases.incrementAndGet();
+            assertEquals(branch, codec.decode(codec.encode(branch), Branch.class));
+        });
+        assertAtLeast(MIN_CASES, cases);
     }
 
-    @Property(tries = 200)
-    void arbitraryStringsRoundTripEqual(@ForAll("anyText") String text) {
-        assertEquals(text, codec.decode(codec.encode(text), String.class));
+    @Test
+    void arbitraryStringsRoundTripEqual() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(TEXT_EXAMPLES).forAll(anyText()).checkAssert(text -> {
+            cases.incrementAndGet();
+            assertEquals(text, codec.decode(codec.encode(text), String.class));
+        });
+        assertAtLeast(MIN_CASES, cases);
     }
 
     /** A corrupted payload either still decodes or fails with a PayloadDecodeException, never anything else. */
-    @Property(tries = 200)
-    void corruptedPayloadsFailOnlyWithPayloadDecodeException(
-            @ForAll("branches") Branch branch, @ForAll @IntRange(max = 10_000) int position, @ForAll char replacement) {
-        String json = new String(codec.encode(branch), StandardCharsets.UTF_8);
-        int at = position % json.length();
-        String corrupted = json.substring(0, at) + replacement + json.substring(at + 1);
-        try {
-            codec.decode(corrupted.getBytes(StandardCharsets.UTF_8), Branch.class);
-        } catch (PayloadDecodeException expected) {
-            // the only acceptable failure
-        }
+    @Test
+    void corruptedPayloadsFailOnlyWithPayloadDecodeException() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(EXAMPLES)
+                .forAll(branches(), integers().between(0, 10_000), Generate.characters(Character.MIN_VALUE, Character.MAX_VALUE))
+                .checkAssert((branch, position, replacement) -> {
+                    cases.incrementAndGet();
+                    String json = new String(codec.encode(branch), StandardCharsets.UTF_8);
+                    int at = position % json.length();
+                    String corrupted = json.substring(0, at) + replacement + json.substring(at + 1);
+                    try {
+                        codec.decode(corrupted.getBytes(StandardCharsets.UTF_8), Branch.class);
+                    } catch (PayloadDecodeException expected) {
+                        // the only acceptable failure: anything else thrown fails the property
+                    }
+                });
+        assertAtLeast(MIN_CASES, cases);
     }
 
-    @Provide
-    Arbitrary<String> anyText() {
-        // all() includes control characters, unpaired surrogates and supplementary pairs.
-        return Arbitraries.oneOf(Arbitraries.strings().all().ofMaxLength(30),
-                Arbitraries.of("\"", "\\", "\u2028", "😀", "\uD800", "\uDC00x", "\u0000", "</script>"));
+    private static void assertAtLeast(int expected, AtomicInteger cases) {
+        assertTrue(cases.get() >= expected, () -> "only " + cases.get() + " distinct cases ran, expected " + expected);
     }
 
-    @Provide
-    Arbitrary<Branch> branches() {
+    /**
+     * Any UTF-16 text up to 30 chars (control characters, unpaired surrogates), text of any code
+     * points (supplementary pairs), or one of the classic troublemakers.
+     */
+    static Gen<String> anyText() {
+        return Generate.oneOf(
+                strings().betweenCodePoints(Character.MIN_VALUE, Character.MAX_VALUE).ofLengthBetween(0, 30),
+                strings().betweenCodePoints(Character.MIN_CODE_POINT, Character.MAX_CODE_POINT).ofLengthBetween(0, 30),
+                Generate.pick(List.of("\"", "\\", "\u2028", "😀", "\uD800", "\uDC00x", "\u0000", "</script>")));
+    }
+
+    static Gen<Branch> branches() {
         return branch(2);
     }
 
-    private Arbitrary<Branch> branch(int depth) {
-        Arbitrary<Optional<Branch>> child = depth == 0
-                ? Arbitraries.just(Optional.empty())
-                : branch(depth - 1).optional();
-        return Combinators.combine(anyText(), leaf().list().ofMaxSize(3),
-                        Arbitraries.maps(anyText(), leaf()).ofMaxSize(2), leaf().optional(), child)
-                .as(Branch::new);
+    private static Gen<Branch> branch(int depth) {
+        Gen<Optional<Branch>> child = depth == 0
+                ? Generate.constant(Optional.empty())
+                : branch(depth - 1).toOptionals(EMPTY_PERCENT);
+        return anyText().zip(lists().of(leaf()).ofSizeBetween(0, 3),
+                        maps().of(anyText(), leaf()).ofSizeBetween(0, 2), leaf().toOptionals(EMPTY_PERCENT), child,
+                        Branch::new);
     }
 
-    private Arbitrary<Leaf> leaf() {
-        Arbitrary<Double> ratios = Arbitraries.oneOf(Arbitraries.doubles(),
-                Arbitraries.of(Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, -0.0,
-                        Double.MIN_VALUE, Double.MAX_VALUE, 1e-300, 0.1));
-        Arbitrary<Long> numbers = Arbitraries.oneOf(Arbitraries.longs(), Arbitraries.of(Long.MIN_VALUE, Long.MAX_VALUE));
-        return Combinators.combine(anyText(), numbers, ratios, anyText().optional(),
-                        Arbitraries.integers().list().ofMaxSize(4))
-                .as(Leaf::new);
+    private static Gen<Leaf> leaf() {
+        Gen<Double> ratios = Generate.oneOf(doubles().any(),
+                Generate.pick(List.of(Double.NaN, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, -0.0,
+                        Double.MIN_VALUE, Double.MAX_VALUE, 1e-300, 0.1)));
+        Gen<Long> numbers = Generate.oneOf(longs().all(), Generate.pick(List.of(Long.MIN_VALUE, Long.MAX_VALUE)));
+        return anyText().zip(numbers, ratios, anyText().toOptionals(EMPTY_PERCENT),
+                        lists().of(integers().all()).ofSizeBetween(0, 4),
+                        Leaf::new);
     }
 }
