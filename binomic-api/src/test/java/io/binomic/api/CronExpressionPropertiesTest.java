@@ -4,6 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.booleans;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
+import static org.quicktheories.generators.SourceDSL.longs;
 
 import java.time.Instant;
 import java.time.LocalDateTime;
@@ -14,23 +19,27 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
 /**
  * Properties of {@link CronExpression#next}, checked against field value sets that the
- * generators compute themselves (never with the parser under test).
+ * generators compute themselves (never with the parser under test). QuickTheories generates the
+ * cases and shrinks a failing one; a failure prints the seed to replay it with
+ * {@code -DQT_SEED=...}.
  */
 class CronExpressionPropertiesTest {
     private static final List<String> MONTH_NAMES =
             List.of("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC");
     private static final List<String> DAY_NAMES = List.of("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT");
     private static final int BRUTE_FORCE_WINDOW_MINUTES = 3 * 24 * 60;
+
+    /** jqwik ran each property 200 times; QuickTheories skips a repeated draw, so ask for some more. */
+    private static final int MIN_CASES = 200;
+    private static final int EXAMPLES = 240;
 
     /** One field as text plus the values it selects. */
     record FieldSpec(String text, Set<Integer> values) {
@@ -69,83 +78,90 @@ class CronExpressionPropertiesTest {
         }
     }
 
-    @Property(tries = 200)
-    void successiveFireTimesStrictlyIncreaseAndMatchEveryField(
-            @ForAll("cronCases") CronCase cronCase, @ForAll("startTimes") ZonedDateTime start) {
-        if (!cronCase.canEverMatch()) {
-            assertThrows(IllegalArgumentException.class, () -> CronExpression.parse(cronCase.text()));
-            return;
-        }
-        CronExpression cron = CronExpression.parse(cronCase.text());
-        ZonedDateTime previous = start;
-        for (int i = 0; i < 5; i++) {
-            ZonedDateTime next = cron.next(previous);
-            assertTrue(next.isAfter(previous), () -> cronCase.text() + ": " + next + " is not after " + start);
-            assertTrue(cronCase.matches(next), () -> cronCase.text() + ": " + next + " does not match");
-            assertEquals(ZoneOffset.UTC, next.getZone());
-            previous = next;
-        }
+    @Test
+    void successiveFireTimesStrictlyIncreaseAndMatchEveryField() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(EXAMPLES).forAll(cronCases(), startTimes()).checkAssert((cronCase, start) -> {
+            cases.incrementAndGet();
+            if (!cronCase.canEverMatch()) {
+                assertThrows(IllegalArgumentException.class, () -> CronExpression.parse(cronCase.text()));
+                return;
+            }
+            CronExpression cron = CronExpression.parse(cronCase.text());
+            ZonedDateTime previous = start;
+            for (int i = 0; i < 5; i++) {
+                ZonedDateTime next = cron.next(previous);
+                ZonedDateTime before = previous;
+                assertTrue(next.isAfter(before), () -> cronCase.text() + ": " + next + " is not after " + before);
+                assertTrue(cronCase.matches(next), () -> cronCase.text() + ": " + next + " does not match");
+                assertEquals(ZoneOffset.UTC, next.getZone());
+                previous = next;
+            }
+        });
+        assertAtLeast(MIN_CASES, cases);
     }
 
-    @Property(tries = 200)
-    void noMatchingMinuteIsSkippedBeforeTheNextFireTime(
-            @ForAll("cronCases") CronCase cronCase, @ForAll("startTimes") ZonedDateTime start) {
-        if (!cronCase.canEverMatch()) {
-            return;
-        }
-        ZonedDateTime next = CronExpression.parse(cronCase.text()).next(start);
-        ZonedDateTime windowEnd = start.plusMinutes(BRUTE_FORCE_WINDOW_MINUTES);
-        for (ZonedDateTime t = start.truncatedTo(ChronoUnit.MINUTES).plusMinutes(1);
-                t.isBefore(next) && t.isBefore(windowEnd); t = t.plusMinutes(1)) {
-            ZonedDateTime skipped = t;
-            assertFalse(cronCase.matches(skipped),
-                    () -> cronCase.text() + ": " + skipped + " matches but next(" + start + ") = " + next);
-        }
+    @Test
+    void noMatchingMinuteIsSkippedBeforeTheNextFireTime() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(EXAMPLES).forAll(cronCases(), startTimes()).checkAssert((cronCase, start) -> {
+            cases.incrementAndGet();
+            if (!cronCase.canEverMatch()) {
+                return;
+            }
+            ZonedDateTime next = CronExpression.parse(cronCase.text()).next(start);
+            ZonedDateTime windowEnd = start.plusMinutes(BRUTE_FORCE_WINDOW_MINUTES);
+            for (ZonedDateTime t = start.truncatedTo(ChronoUnit.MINUTES).plusMinutes(1);
+                    t.isBefore(next) && t.isBefore(windowEnd); t = t.plusMinutes(1)) {
+                ZonedDateTime skipped = t;
+                assertFalse(cronCase.matches(skipped),
+                        () -> cronCase.text() + ": " + skipped + " matches but next(" + start + ") = " + next);
+            }
+        });
+        assertAtLeast(MIN_CASES, cases);
     }
 
-    @Provide
-    Arbitrary<ZonedDateTime> startTimes() {
+    private static void assertAtLeast(int expected, AtomicInteger cases) {
+        assertTrue(cases.get() >= expected, () -> "only " + cases.get() + " distinct cases ran, expected " + expected);
+    }
+
+    static Gen<ZonedDateTime> startTimes() {
         long from = Instant.parse("2000-01-01T00:00:00Z").getEpochSecond();
         long to = Instant.parse("2100-01-01T00:00:00Z").getEpochSecond();
-        return Arbitraries.longs().between(from, to)
+        return longs().between(from, to)
                 .map(seconds -> LocalDateTime.ofEpochSecond(seconds, 0, ZoneOffset.UTC).atZone(ZoneOffset.UTC));
     }
 
-    @Provide
-    Arbitrary<CronCase> cronCases() {
-        return Combinators.combine(
-                        field(0, 59, List.of()),
-                        field(0, 23, List.of()),
-                        field(1, 31, List.of()),
-                        field(1, 12, MONTH_NAMES),
-                        field(0, 7, DAY_NAMES))
-                .as(CronCase::new);
+    static Gen<CronCase> cronCases() {
+        return field(0, 59, List.of()).zip(
+                field(0, 23, List.of()),
+                field(1, 31, List.of()),
+                field(1, 12, MONTH_NAMES),
+                field(0, 7, DAY_NAMES),
+                CronCase::new);
     }
 
     /** A list of one to three elements; names, when given, start at {@code min}. */
-    private static Arbitrary<FieldSpec> field(int min, int max, List<String> names) {
-        return element(min, max, names).list().ofMinSize(1).ofMaxSize(3).map(elements -> new FieldSpec(
+    private static Gen<FieldSpec> field(int min, int max, List<String> names) {
+        return lists().of(element(min, max, names)).ofSizeBetween(1, 3).map(elements -> new FieldSpec(
                 elements.stream().map(FieldSpec::text).collect(Collectors.joining(",")),
                 elements.stream().flatMap(e -> e.values().stream()).collect(Collectors.toCollection(TreeSet::new))));
     }
 
-    private static Arbitrary<FieldSpec> element(int min, int max, List<String> names) {
-        Arbitrary<Integer> value = Arbitraries.integers().between(min, max);
-        Arbitrary<Integer> step = Arbitraries.integers().between(1, max - min + 2);
-        Arbitrary<FieldSpec> star = Arbitraries.just(new FieldSpec("*", every(min, max, 1)));
-        Arbitrary<FieldSpec> single = Combinators.combine(value, Arbitraries.of(true, false))
-                .as((v, byName) -> new FieldSpec(render(v, min, names, byName), Set.of(v)));
-        Arbitrary<FieldSpec> range = Combinators.combine(value, value, Arbitraries.of(true, false))
-                .as((a, b, byName) -> new FieldSpec(
-                        render(Math.min(a, b), min, names, byName) + "-" + render(Math.max(a, b), min, names, byName),
-                        every(Math.min(a, b), Math.max(a, b), 1)));
-        Arbitrary<FieldSpec> starStep = step.map(n -> new FieldSpec("*/" + n, every(min, max, n)));
-        Arbitrary<FieldSpec> rangeStep = Combinators.combine(value, value, step)
-                .as((a, b, n) -> new FieldSpec(Math.min(a, b) + "-" + Math.max(a, b) + "/" + n,
-                        every(Math.min(a, b), Math.max(a, b), n)));
-        Arbitrary<FieldSpec> startStep = Combinators.combine(value, step)
-                .as((a, n) -> new FieldSpec(a + "/" + n, every(a, max, n)));
-        return Arbitraries.oneOf(star, single, range, starStep, rangeStep, startStep);
+    private static Gen<FieldSpec> element(int min, int max, List<String> names) {
+        Gen<Integer> value = integers().between(min, max);
+        Gen<Integer> step = integers().between(1, max - min + 2);
+        Gen<Boolean> byName = booleans().all();
+        Gen<FieldSpec> star = Generate.constant(new FieldSpec("*", every(min, max, 1)));
+        Gen<FieldSpec> single = value.zip(byName, (v, named) -> new FieldSpec(render(v, min, names, named), Set.of(v)));
+        Gen<FieldSpec> range = value.zip(value, byName, (a, b, named) -> new FieldSpec(
+                render(Math.min(a, b), min, names, named) + "-" + render(Math.max(a, b), min, names, named),
+                every(Math.min(a, b), Math.max(a, b), 1)));
+        Gen<FieldSpec> starStep = step.map(n -> new FieldSpec("*/" + n, every(min, max, n)));
+        Gen<FieldSpec> rangeStep = value.zip(value, step, (a, b, n) -> new FieldSpec(
+                Math.min(a, b) + "-" + Math.max(a, b) + "/" + n, every(Math.min(a, b), Math.max(a, b), n)));
+        Gen<FieldSpec> startStep = value.zip(step, (a, n) -> new FieldSpec(a + "/" + n, every(a, max, n)));
+        return Generate.oneOf(star, single, range, starStep, rangeStep, startStep);
     }
 
     private static String render(int value, int min, List<String> names, boolean byName) {
