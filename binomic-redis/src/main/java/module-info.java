@@ -11,6 +11,7 @@ module io.binomic.redis {
     requires redisson;
     requires com.fasterxml.jackson.databind;
     requires com.fasterxml.jackson.datatype.jsr310;
+    requires com.fasterxml.jackson.datatype.jdk8;
 
     provides io.binomic.api.spi.BrokerProvider with io.binomic.redis.internal.RedisBrokerProvider;
     provides io.binomic.api.spi.PayloadCodec with io.binomic.redis.internal.JacksonPayloadCodec;

@@ -18,13 +18,23 @@ import java.util.UUID;
  * @param attempt the attempt this delivery is, starting at 1
  * @param enqueuedAt when the message was last put on its queue
  * @param payload the encoded argument (JSON)
- * @param headers free-form string headers: trace context, idempotency key, {@code replayedFrom}
+ * @param headers free-form string headers: trace context, idempotency key, and the reserved
+ *     {@link #REPLAYED_FROM} and {@link #CODEC}
  */
 public record Message(UUID id, String task, String queue, int attempt, Instant enqueuedAt,
                       byte[] payload, Map<String, String> headers) {
 
     /** Header set on a message replayed from the dead-letter queue: the dead letter's id. */
     public static final String REPLAYED_FROM = "replayedFrom";
+
+    /**
+     * Header naming the {@linkplain io.binomic.api.spi.PayloadCodec#id() payload codec} that wrote
+     * the payload, such as {@code json-jdk}. {@code submit} sets it and refuses it among the
+     * caller's headers. A worker decodes the payload with that codec when it has it, and
+     * dead-letters the message ({@code DECODE_ERROR}) saying which codec is missing when it does not;
+     * a message without it (written before the header existed) is decoded with the worker's codec.
+     */
+    public static final String CODEC = "codec";
 
     public Message {
         Objects.requireNonNull(id, "id");

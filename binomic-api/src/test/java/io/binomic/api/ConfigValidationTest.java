@@ -45,7 +45,11 @@ class ConfigValidationTest {
                 invalid("keyPrefix", () -> BrokerConfig.builder().keyPrefix("has space").build()),
                 invalid("maxPayloadBytes", () -> BrokerConfig.builder().maxPayloadBytes(0).build()),
                 invalid("deadLetterMaxCount", () -> BrokerConfig.builder().deadLetterMaxCount(0).build()),
-                invalid("deadLetterMaxAge", () -> BrokerConfig.builder().deadLetterMaxAge(Duration.ZERO).build()));
+                invalid("deadLetterMaxAge", () -> BrokerConfig.builder().deadLetterMaxAge(Duration.ZERO).build()),
+                invalid("payloadCodec", () -> BinomicConfig.builder().payloadCodec(null).build()),
+                invalid("payloadCodec", () -> BinomicConfig.builder().payloadCodec("").build()),
+                invalid("payloadCodec", () -> BinomicConfig.builder().payloadCodec("json jdk").build()),
+                invalid("payloadCodec", () -> BinomicConfig.builder().payloadCodec("jackson").payloadCodec("json-jdk").build()));
     }
 
     private static Arguments invalid(String field, Supplier<?> build) {
@@ -76,6 +80,7 @@ class ConfigValidationTest {
         assertEquals("memory", broker.scheme());
         assertEquals("binomic", broker.keyPrefix());
         assertTrue(BinomicConfig.defaults().schedulePeriodicTasks());
+        assertEquals("json-jdk", BinomicConfig.defaults().payloadCodec());
     }
 
     @Test

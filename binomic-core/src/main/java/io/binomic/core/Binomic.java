@@ -18,6 +18,7 @@ import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.Uuid7;
+import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.schedule.PeriodicScheduler;
 import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
@@ -25,6 +26,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -50,6 +52,7 @@ public final class Binomic implements AutoCloseable {
     private final TaskRegistry registry;
     private final Broker broker;
     private final PayloadCodec codec;
+    private final WorkerCodec workerCodec;
     private final Scheduler scheduler;
     private final Clock clock;
     private final StatsRecorder stats = new StatsRecorder();
@@ -64,7 +67,8 @@ public final class Binomic implements AutoCloseable {
         this.registry = TaskRegistry.of(b.tasks);
         this.clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
-        this.codec = b.codec != null ? b.codec : Providers.selectCodec();
+        this.codec = b.codec != null ? b.codec : Providers.selectCodec(config.payloadCodec());
+        this.workerCodec = new WorkerCodec(codec, Providers.codecsById());
         this.scheduler = b.scheduler != null ? b.scheduler : new PeriodicScheduler(clock);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
     }
@@ -174,12 +178,23 @@ public final class Binomic implements AutoCloseable {
 
     private Message newMessage(Task<?, ?> task, Object argument, Map<String, String> headers) {
         requireArgumentFits(task, argument);
+        if (headers.containsKey(Message.CODEC)) {
+            throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
+                    + " that wrote the message there (BinomicConfig.payloadCodec); remove it from the headers");
+        }
         byte[] payload = codec.encode(argument);
         int limit = config.broker().maxPayloadBytes();
         if (payload.length > limit) {
             throw new PayloadTooLargeException(task.name(), payload.length, limit);
         }
-        return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, headers);
+        Map<String, String> withCodec;
+        if (headers.isEmpty()) {
+            withCodec = Map.of(Message.CODEC, codec.id());
+        } else {
+            withCodec = new HashMap<>(headers);
+            withCodec.put(Message.CODEC, codec.id());
+        }
+        return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
     }
 
     /**
@@ -213,7 +228,8 @@ public final class Binomic implements AutoCloseable {
         if (queues.isEmpty()) {
             throw new IllegalStateException("the worker has no queue to read: register tasks or set WorkerConfig.queues");
         }
-        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), registry, broker, codec, clock, stats);
+        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), registry,
+                workerCodec.tracking(broker), workerCodec, clock, stats);
         workers.add(worker);
         worker.start();
         return worker;
@@ -323,7 +339,12 @@ public final class Binomic implements AutoCloseable {
             return this;
         }
 
-        /** Payload codec. Defaults to the highest-priority {@link PayloadCodec} found (the JDK JSON codec at least). */
+        /**
+         * Uses this codec instance instead of the one {@link BinomicConfig#payloadCodec()} names
+         * (for a codec that is not a registered provider, or a test double); its {@link PayloadCodec#id()}
+         * is what messages record. Defaults to the provider {@code BinomicConfig.payloadCodec} names,
+         * {@code json-jdk} unless set.
+         */
         public Builder codec(PayloadCodec codec) {
             this.codec = codec;
             return this;

@@ -16,7 +16,7 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 
-/** The Jackson codec as applications get it: found by ServiceLoader, preferred over the JDK-only one. */
+/** The Jackson codec as applications get it: found by ServiceLoader, used when BinomicConfig.payloadCodec names it. */
 class JacksonPayloadCodecIT {
     private final PayloadCodec codec = ServiceLoader.load(PayloadCodec.class).stream().map(ServiceLoader.Provider::get)
             .filter(c -> c.id().equals("jackson")).findFirst().orElseThrow();
@@ -27,13 +27,6 @@ class JacksonPayloadCodecIT {
 
     private static byte[] json(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
-    }
-
-    @Test
-    void jacksonOutranksTheJdkCodec() {
-        int best = ServiceLoader.load(PayloadCodec.class).stream().map(ServiceLoader.Provider::get)
-                .mapToInt(PayloadCodec::priority).max().orElseThrow();
-        assertEquals(best, codec.priority());
     }
 
     @Test
@@ -49,15 +42,19 @@ class JacksonPayloadCodecIT {
     }
 
     @Test
-    void unknownPropertiesFromANewerProducerAreIgnored() {
-        assertEquals(new Small("x"), codec.decode(json("{\"id\":\"x\",\"addedLater\":42}"), Small.class));
+    void unknownPropertiesFromAnotherProducersRecordAreRefusedNamingTheProperty() {
+        PayloadDecodeException e = assertThrows(PayloadDecodeException.class,
+                () -> codec.decode(json("{\"id\":\"x\",\"addedLater\":42}"), Small.class));
+        assertTrue(e.getMessage().startsWith("$.addedLater: Unrecognized field \"addedLater\""), e.getMessage());
     }
 
     @Test
     void aClassNameInThePayloadNeverChoosesWhatIsInstantiated() {
         Object decoded = codec.decode(json("{\"@class\":\"java.net.URL\",\"protocol\":\"http\",\"host\":\"evil\"}"), Object.class);
         assertInstanceOf(Map.class, decoded, "decoded into plain JSON data, not a java.net.URL");
-        assertEquals(new Small("x"), codec.decode(json("{\"@class\":\"java.lang.ProcessBuilder\",\"id\":\"x\"}"), Small.class));
+        PayloadDecodeException e = assertThrows(PayloadDecodeException.class,
+                () -> codec.decode(json("{\"@class\":\"java.lang.ProcessBuilder\",\"id\":\"x\"}"), Small.class));
+        assertTrue(e.getMessage().startsWith("$[\"@class\"]: "), e.getMessage());
     }
 
     @Test
@@ -69,11 +66,12 @@ class JacksonPayloadCodecIT {
     void undecodablePayloadIsAPayloadDecodeExceptionNamingTheType() {
         PayloadDecodeException e = assertThrows(PayloadDecodeException.class,
                 () -> codec.decode(json("{\"id\": [1, 2"), Small.class));
-        assertTrue(e.getMessage().startsWith("cannot decode the payload into " + Small.class.getName()), e.getMessage());
+        assertTrue(e.getMessage().startsWith("$"), e.getMessage());
+        assertTrue(e.getMessage().contains("(decoding the payload into " + Small.class.getName() + ")"), e.getMessage());
 
         PayloadDecodeException wrongType = assertThrows(PayloadDecodeException.class,
                 () -> codec.decode(json("{\"id\":\"o\",\"quantity\":\"many\"}"), Order.class));
-        assertTrue(wrongType.getMessage().contains("quantity") || wrongType.getMessage().contains("many"), wrongType.getMessage());
+        assertTrue(wrongType.getMessage().startsWith("$.quantity: "), wrongType.getMessage());
     }
 
     @Test

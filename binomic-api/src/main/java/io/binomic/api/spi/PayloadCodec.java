@@ -4,16 +4,24 @@ package io.binomic.api.spi;
  * Encodes task arguments to bytes and back. Implementations must be JSON (or another data-only
  * format): never Java serialization, never polymorphic typing driven by the payload, because
  * decoding untrusted bytes into arbitrary classes is a remote-code-execution hole.
+ *
+ * <p>Which codec an instance uses is chosen explicitly ({@code BinomicConfig.payloadCodec}, the
+ * JDK codec {@code json-jdk} by default), never by what happens to be on the module path. Each
+ * message records the {@link #id()} of the codec that wrote it in its
+ * {@link io.binomic.api.Message#CODEC} header.
+ *
+ * <p>Every codec must agree with the others and be strict ({@code PayloadCodecContractTest} in
+ * binomic-core's test jar is the suite): records are JSON objects of their components in
+ * declaration order, an empty {@code Optional} is {@code null}, enums are their names,
+ * {@code java.time} values ISO-8601 strings; decoding refuses an unknown property, a missing
+ * component, {@code null} for a primitive, a fraction or out-of-range number for an integer and a
+ * value of the wrong JSON type, with a {@link io.binomic.api.PayloadDecodeException} whose message
+ * starts with the path of the field, such as {@code $.lines[1].quantity: ...}.
  */
 public interface PayloadCodec {
 
-    /** A short unique id such as {@code json-jdk} or {@code jackson}. */
+    /** A short unique id such as {@code json-jdk} or {@code jackson}: letters, digits, '.', '_' and '-'. */
     String id();
-
-    /** Higher wins when several codecs are present and none is chosen explicitly. */
-    default int priority() {
-        return 0;
-    }
 
     /** Encodes {@code value} (null allowed, for tasks without argument). */
     byte[] encode(Object value);
@@ -21,7 +29,7 @@ public interface PayloadCodec {
     /**
      * Decodes {@code bytes} into {@code type}.
      *
-     * @throws io.binomic.api.PayloadDecodeException when the bytes do not fit the type
+     * @throws io.binomic.api.PayloadDecodeException when the bytes do not fit the type, naming the field
      */
     <T> T decode(byte[] bytes, Class<T> type);
 }

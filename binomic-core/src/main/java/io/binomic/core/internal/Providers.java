@@ -7,7 +7,9 @@ import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.PayloadCodec;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.function.Function;
@@ -79,13 +81,41 @@ public final class Providers {
                 + "; choose one with BrokerConfig.brokerId(...). Providers found:\n" + listing, lines);
     }
 
-    /** The highest-priority codec found (ties broken by id, so the choice never depends on load order). */
-    public static PayloadCodec selectCodec() {
-        Loaded<PayloadCodec> loaded = load(PayloadCodec.class, ServiceLoader.load(PayloadCodec.class));
-        return loaded.providers().stream()
-                .max(Comparator.comparingInt(PayloadCodec::priority).thenComparing(PayloadCodec::id, Comparator.reverseOrder()))
-                .orElseThrow(() -> new ProviderNotFoundException("no PayloadCodec found: add io.binomic.core to the module path",
-                        loaded.broken()));
+    /**
+     * The codec with id {@code id} among the providers found. The choice is explicit: a codec is
+     * never picked because its module happens to be on the module path.
+     */
+    public static PayloadCodec selectCodec(String id) {
+        return selectCodec(id, load(PayloadCodec.class, ServiceLoader.load(PayloadCodec.class)));
+    }
+
+    /** Chooses the codec with id {@code id} among {@code loaded}; none or several fail, listing each one found. */
+    public static PayloadCodec selectCodec(String id, Loaded<PayloadCodec> loaded) {
+        List<PayloadCodec> all = loaded.providers().stream().sorted(Comparator.comparing(PayloadCodec::id)).toList();
+        List<PayloadCodec> matching = all.stream().filter(c -> c.id().equals(id)).toList();
+        if (matching.size() == 1) {
+            return matching.getFirst();
+        }
+        List<String> lines = describe(all, PayloadCodec::id);
+        lines.addAll(loaded.broken());
+        String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
+        if (matching.isEmpty()) {
+            String fix = id.equals("jackson") ? "add io.binomic:binomic-redis (module io.binomic.redis), which provides it,"
+                    : "add the module that provides it,";
+            throw new ProviderNotFoundException("no payload codec with id '" + id + "' (BinomicConfig.payloadCodec): " + fix
+                    + " or choose one of the codecs found:\n" + listing, lines);
+        }
+        throw new ProviderNotFoundException("several payload codecs have id '" + id
+                + "': remove all but one from the module path. Codecs found:\n" + listing, lines);
+    }
+
+    /** Every codec found, by id (the first of several with one id), for decoding what other codecs wrote. */
+    public static Map<String, PayloadCodec> codecsById() {
+        Map<String, PayloadCodec> byId = new LinkedHashMap<>();
+        for (PayloadCodec codec : load(PayloadCodec.class, ServiceLoader.load(PayloadCodec.class)).providers()) {
+            byId.putIfAbsent(codec.id(), codec);
+        }
+        return byId;
     }
 
     private static <T> List<String> describe(List<T> providers, Function<T, String> what) {

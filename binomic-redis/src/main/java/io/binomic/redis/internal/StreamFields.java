@@ -15,13 +15,15 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * Maps a {@link Message} to the fields of a stream entry and back. The fields are plain strings
  * so that {@code redis-cli} and other tools can read them:
  * {@code id, task, queue, attempt, enqueuedAt} (epoch ms), {@code payload} (the codec's JSON as
  * UTF-8 text; {@code payload64}, base64, when the bytes are not valid UTF-8) and {@code headers}
- * (a JSON object of strings).
+ * (a JSON object of strings, usually just {@code {"codec":"json-jdk"}}: the payload codec that
+ * wrote the message, see {@link Message#CODEC}).
  */
 final class StreamFields {
     static final String ID = "id";
@@ -36,6 +38,13 @@ final class StreamFields {
     private static final ObjectMapper JSON = JsonMapper.builder().build();
     /** Most messages carry no header: their field is this constant, written and read without Jackson. */
     private static final String NO_HEADERS = "{}";
+    /**
+     * Nearly every message carries just the codec header: its field, {@code {"codec":"json-jdk"}},
+     * is also written and read without Jackson (in the same form Jackson writes).
+     */
+    private static final String CODEC_ONLY_PREFIX = "{\"" + Message.CODEC + "\":\"";
+    private static final String CODEC_ONLY_SUFFIX = "\"}";
+    private static final Pattern PLAIN_CODEC_ID = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     private static final TypeReference<Map<String, String>> STRING_MAP = new TypeReference<>() { };
 
     private StreamFields() { }
@@ -54,7 +63,7 @@ final class StreamFields {
         } else {
             fields.put(PAYLOAD_BASE64, Base64.getEncoder().encodeToString(message.payload()));
         }
-        fields.put(HEADERS, message.headers().isEmpty() ? NO_HEADERS : toJson(message.headers()));
+        fields.put(HEADERS, headersJson(message.headers()));
         return fields;
     }
 
@@ -112,8 +121,29 @@ final class StreamFields {
         }
         String headerField = fields.get(HEADERS);
         Map<String, String> headers = headerField == null || headerField.equals(NO_HEADERS) ? Map.of()
+                : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
                 : parse(fields, HEADERS, StreamFields::fromJson);
         return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
+    }
+
+    private static String headersJson(Map<String, String> headers) {
+        if (headers.isEmpty()) {
+            return NO_HEADERS;
+        }
+        String codec = headers.get(Message.CODEC);
+        if (headers.size() == 1 && codec != null && PLAIN_CODEC_ID.matcher(codec).matches()) {
+            return CODEC_ONLY_PREFIX + codec + CODEC_ONLY_SUFFIX;
+        }
+        return toJson(headers);
+    }
+
+    /** The codec id of a headers field holding only a plain codec header, else null. */
+    private static String codecOnly(String headerField) {
+        if (!headerField.startsWith(CODEC_ONLY_PREFIX) || !headerField.endsWith(CODEC_ONLY_SUFFIX)) {
+            return null;
+        }
+        String codec = headerField.substring(CODEC_ONLY_PREFIX.length(), headerField.length() - CODEC_ONLY_SUFFIX.length());
+        return PLAIN_CODEC_ID.matcher(codec).matches() ? codec : null;
     }
 
     private static String require(Map<String, String> fields, String name) {

@@ -17,9 +17,11 @@ import java.util.Objects;
  * maps with String keys and arrays. NaN and infinities are written as strings.
  *
  * <p>Decoding follows the declared type only; a type name inside the payload is just data.
- * Unknown properties are ignored, a missing one reads as null, 0, false or an empty Optional.
- * Any malformed payload or type mismatch is a {@link PayloadDecodeException} that names the
- * path, such as {@code $.items[2].price: expected a number, got "abc"}.
+ * It is strict, as the {@link PayloadCodec} contract asks: an unknown property, a missing
+ * component (an empty Optional is written as {@code null}, so it is never absent), {@code null}
+ * for a primitive and a fraction for an integer are refused. Any malformed payload or type
+ * mismatch is a {@link PayloadDecodeException} whose message starts with the path, such as
+ * {@code $.items[2].price: expected a number, got "abc"}.
  *
  * <p>Records of other modules must be open to {@code io.binomic.core}
  * ({@code opens my.pkg to io.binomic.core;}); the error says so when they are not.

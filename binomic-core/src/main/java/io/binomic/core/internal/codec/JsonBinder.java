@@ -209,14 +209,26 @@ final class JsonBinder {
         Map<TypeVariable<?>, Type> typeArguments = typeArguments(type, raw);
         List<RecordShape.Component> components = shape.components();
         Object[] arguments = new Object[components.size()];
-        for (int i = 0; i < arguments.length; i++) {
+        // Strict, in the payload's order (as Jackson reports): a property the record lacks is
+        // refused, because binding what is left would run the handler with another producer's data.
+        for (Map.Entry<?, ?> property : object.entrySet()) {
+            String name = (String) property.getKey();
+            int i = shape.indexOf(name);
+            if (i < 0) {
+                throw new PayloadDecodeException(path.property(name) + ": unknown property: record " + raw.getName()
+                        + " has no component '" + name + "' (its components: " + shape.componentNames() + ")");
+            }
             RecordShape.Component component = components.get(i);
-            Type componentType = resolve(component.genericType(), typeArguments);
-            JsonPath componentPath = path.property(component.name());
-            // A missing property reads as null, which gives null, 0, false or an empty Optional.
-            arguments[i] = object.containsKey(component.name()) || !component.rawType().isPrimitive()
-                    ? bind(object.get(component.name()), componentType, componentPath)
-                    : defaultValue(component.rawType());
+            arguments[i] = bind(property.getValue(), resolve(component.genericType(), typeArguments), path.property(name));
+        }
+        // A missing property is refused too, even for an Optional: the writer sends null for an
+        // empty one, so an absent property means the payload was written for another record.
+        for (RecordShape.Component component : components) {
+            if (!object.containsKey(component.name())) {
+                throw new PayloadDecodeException(path.property(component.name()) + ": missing property: record "
+                        + raw.getName() + " needs every component (" + shape.componentNames()
+                        + "); an empty Optional is written as null");
+            }
         }
         try {
             return shape.constructor().newInstance(arguments);
@@ -298,10 +310,6 @@ final class JsonBinder {
             case List<?> _ -> "an array";
             default -> node.toString(); // a number's text, true or false
         };
-    }
-
-    private static Object defaultValue(Class<?> primitive) {
-        return primitive == boolean.class ? false : Array.get(Array.newInstance(primitive, 1), 0);
     }
 
     private static Class<?> primitiveBox(Class<?> primitive) {

@@ -7,13 +7,15 @@ import java.lang.reflect.Method;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What the codec needs to read and build a record: its components in declaration order and its
  * canonical constructor, made accessible once and cached per class.
  */
-record RecordShape(List<Component> components, Constructor<?> constructor) {
+record RecordShape(List<Component> components, Constructor<?> constructor, Map<String, Integer> indexByName) {
     private static final String CODEC_MODULE = "io.binomic.core";
 
     /** One record component: its JSON property name, declared generic type and accessor. */
@@ -28,12 +30,26 @@ record RecordShape(List<Component> components, Constructor<?> constructor) {
                     .toList();
             Class<?>[] parameterTypes = Arrays.stream(recordComponents).map(RecordComponent::getType).toArray(Class<?>[]::new);
             try {
-                return new RecordShape(components, accessible(type.getDeclaredConstructor(parameterTypes)));
+                Map<String, Integer> indexByName = new HashMap<>();
+                for (int i = 0; i < components.size(); i++) {
+                    indexByName.put(components.get(i).name(), i);
+                }
+                return new RecordShape(components, accessible(type.getDeclaredConstructor(parameterTypes)), Map.copyOf(indexByName));
             } catch (NoSuchMethodException e) {
                 throw new IllegalStateException("record " + type.getName() + " has no canonical constructor", e);
             }
         }
     };
+
+    /** The position of the component called {@code name}, or -1 when the record has none. */
+    int indexOf(String name) {
+        return indexByName.getOrDefault(name, -1);
+    }
+
+    /** The component names in declaration order, for error messages. */
+    String componentNames() {
+        return String.join(", ", components.stream().map(Component::name).toList());
+    }
 
     /**
      * The shape of {@code type}, a record class.

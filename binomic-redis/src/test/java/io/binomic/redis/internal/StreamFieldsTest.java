@@ -1,0 +1,37 @@
+package io.binomic.redis.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.binomic.api.Message;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The codec header, which nearly every message carries, is stored as plain JSON and read back. */
+class StreamFieldsTest {
+    private static Message withHeaders(Map<String, String> headers) {
+        return new Message(UUID.randomUUID(), "t", "q", 1, Instant.ofEpochMilli(1_000),
+                "{}".getBytes(StandardCharsets.UTF_8), headers);
+    }
+
+    @Test
+    void theCodecHeaderIsAJsonObjectRedisCliCanRead() {
+        Message message = withHeaders(Map.of(Message.CODEC, "json-jdk"));
+        Map<String, String> fields = StreamFields.encode(message);
+        assertEquals("{\"codec\":\"json-jdk\"}", fields.get(StreamFields.HEADERS));
+        assertEquals(StreamFields.toJson(Map.of(Message.CODEC, "json-jdk")), fields.get(StreamFields.HEADERS),
+                "the same text Jackson writes");
+        assertEquals(message, StreamFields.decode(fields));
+    }
+
+    @Test
+    void otherHeadersBesideTheCodecAndOddCodecIdsRoundTrip() {
+        for (Map<String, String> headers : java.util.List.of(Map.of(Message.CODEC, "a\"b"), Map.of(Message.CODEC, "jackson", "x", "y"),
+                Map.of("codec2", "z"), Map.of(Message.CODEC, ""))) {
+            Message message = withHeaders(headers);
+            assertEquals(message, StreamFields.decode(StreamFields.encode(message)), headers.toString());
+        }
+    }
+}
