@@ -228,8 +228,8 @@ public final class Binomic implements AutoCloseable {
         if (queues.isEmpty()) {
             throw new IllegalStateException("the worker has no queue to read: register tasks or set WorkerConfig.queues");
         }
-        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), registry,
-                workerCodec.tracking(broker), workerCodec, clock, stats);
+        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), registry, broker, workerCodec,
+                clock, stats);
         workers.add(worker);
         worker.start();
         return worker;

@@ -14,6 +14,7 @@ import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
+import io.binomic.core.internal.codec.WorkerCodec;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.lang.System.Logger.Level;
@@ -50,7 +51,7 @@ public final class DeliveryProcessor {
 
     private final TaskRegistry registry;
     private final TaskDefaults defaults;
-    private final PayloadCodec codec;
+    private final WorkerCodec codec;
     private final TaskInvoker invoker;
     private final Clock clock;
     private final StatsRecorder stats;
@@ -64,7 +65,7 @@ public final class DeliveryProcessor {
                              Clock clock, StatsRecorder stats, RandomGenerator random) {
         this.registry = registry;
         this.defaults = defaults;
-        this.codec = codec;
+        this.codec = WorkerCodec.of(codec);
         this.invoker = invoker;
         this.clock = clock;
         this.stats = stats;
@@ -102,7 +103,7 @@ public final class DeliveryProcessor {
         }
         Object argument;
         try {
-            argument = task.hasNoArgument() ? null : codec.decode(message.payload(), task.argumentType());
+            argument = task.hasNoArgument() ? null : codec.decode(message, task.argumentType());
         } catch (PayloadDecodeException | IllegalArgumentException e) {
             LOG.log(Level.ERROR, "dead-lettering message {0} of task {1}: payload does not decode as {2}: {3}",
                     message.id(), task.name(), task.argumentType().getName(), e.getMessage());
