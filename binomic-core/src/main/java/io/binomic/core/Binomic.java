@@ -13,6 +13,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TaskProvider;
+import io.binomic.api.spi.TickResult;
 import io.binomic.api.spi.Trigger;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.Providers;
@@ -22,6 +23,7 @@ import io.binomic.core.internal.schedule.PeriodicScheduler;
 import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -45,6 +47,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class Binomic implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Binomic.class.getName());
+    /** A tick's claim lives this many periods... */
+    private static final int CLAIM_PERIODS = 3;
+    /** ...and at least this long. */
+    private static final Duration MIN_CLAIM_LIFETIME = Duration.ofMinutes(1);
+    /** A clock this far ahead of the broker's is worth a warning (a few ms are normal between hosts). */
+    private static final Duration CLOCK_SKEW_WARNING = Duration.ofSeconds(1);
 
     private final BinomicConfig config;
     private final TaskRegistry registry;
@@ -56,6 +64,7 @@ public final class Binomic implements AutoCloseable {
     private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
     private final DeadLetters deadLetters;
     private volatile State state = State.NEW;
+    private volatile boolean clockSkewWarned;
 
     private enum State { NEW, STARTED, CLOSED }
 
@@ -103,13 +112,49 @@ public final class Binomic implements AutoCloseable {
         if (trigger == null) {
             return;
         }
-        scheduler.schedule(task.name(), trigger, tick -> {
-            if (broker.claimTick(task.queue(), task.name(), tick)) {
-                Message message = newMessage(task, null, Map.of("tick", tick.toString()));
-                broker.enqueue(message);
-                LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
+        scheduler.schedule(task.name(), trigger, tick -> fireTick(task, trigger, tick));
+    }
+
+    /**
+     * Fires one tick through the broker, which claims it and enqueues its message in one step.
+     * The broker judges by its own clock: when it says the tick is not due yet, this process's
+     * clock runs ahead, and the tick is tried again once the broker's clock reaches it (by then
+     * another client may have fired it, which is fine: each tick fires once).
+     */
+    private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
+        Message message = newMessage(task, null, Map.of("tick", tick.toString()));
+        Duration claimLifetime = claimLifetime(trigger, tick);
+        while (true) {
+            TickResult result = broker.fireTick(task.name(), tick, message, claimLifetime);
+            switch (result.outcome()) {
+                case FIRED -> {
+                    LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
+                    return;
+                }
+                case ALREADY_FIRED -> {
+                    return;
+                }
+                case NOT_DUE -> {
+                    Duration early = Duration.between(result.brokerTime(), tick);
+                    if (early.compareTo(CLOCK_SKEW_WARNING) > 0 && !clockSkewWarned) {
+                        clockSkewWarned = true;
+                        LOG.log(Level.WARNING, "this process''s clock runs about {0} ms ahead of the broker''s:"
+                                + " periodic ticks wait for the broker''s clock; synchronise the clocks (NTP)", early.toMillis());
+                    }
+                    Thread.sleep(early.plusMillis(1));
+                }
             }
-        });
+        }
+    }
+
+    /**
+     * How long the broker keeps a tick's claim: several periods, and at least a minute, so that a
+     * client a little late never fires a tick again, while a job that is gone leaves nothing behind.
+     */
+    static Duration claimLifetime(Trigger trigger, Instant tick) {
+        Duration period = Duration.between(tick, trigger.nextAfter(tick));
+        Duration several = period.multipliedBy(CLAIM_PERIODS);
+        return several.compareTo(MIN_CLAIM_LIFETIME) < 0 ? MIN_CLAIM_LIFETIME : several;
     }
 
     /**

@@ -6,6 +6,7 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.TickResult;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -55,6 +56,9 @@ public final class MemoryBroker implements Broker {
         }
     }
 
+    /** The last fired tick of a periodic job, forgotten at {@code expiresAt} as a Redis key with a TTL would be. */
+    private record TickClaim(long tickMillis, Instant expiresAt) { }
+
     private record Scheduled(long dueMillis, long sequence) implements Comparable<Scheduled> {
         @Override
         public int compareTo(Scheduled o) {
@@ -69,7 +73,7 @@ public final class MemoryBroker implements Broker {
         final TreeMap<Scheduled, Message> delayed = new TreeMap<>();
         final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
         final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
-        final Map<String, Long> lastTick = new HashMap<>();
+        final Map<String, TickClaim> lastTick = new HashMap<>();
     }
 
     public MemoryBroker(BrokerConfig config) {
@@ -257,16 +261,23 @@ public final class MemoryBroker implements Broker {
         });
     }
 
+    /** The broker's clock, for tick claims, is the one it was built with (the system clock by default). */
     @Override
-    public boolean claimTick(String name, String jobName, Instant tick) {
+    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
         return locked(() -> {
-            Map<String, Long> ticks = queue(name).lastTick;
-            Long last = ticks.get(jobName);
-            if (last != null && last >= tick.toEpochMilli()) {
-                return false;
+            Instant now = clock.instant();
+            if (tick.isAfter(now)) {
+                return new TickResult(TickResult.Outcome.NOT_DUE, now);
             }
-            ticks.put(jobName, tick.toEpochMilli());
-            return true;
+            Map<String, TickClaim> ticks = queue(message.queue()).lastTick;
+            TickClaim last = ticks.get(jobName);
+            if (last != null && last.expiresAt().isAfter(now) && last.tickMillis() >= tick.toEpochMilli()) {
+                return new TickResult(TickResult.Outcome.ALREADY_FIRED, now);
+            }
+            queue(message.queue()).ready.addLast(new Entry(newReceipt(), message.withAttempt(message.attempt(), now)));
+            ticks.put(jobName, new TickClaim(tick.toEpochMilli(), now.plus(claimLifetime)));
+            messageArrived.signalAll();
+            return new TickResult(TickResult.Outcome.FIRED, now);
         });
     }
 
