@@ -33,6 +33,7 @@ public final class MemoryBroker implements Broker {
 
     private final BrokerConfig config;
     private final Clock clock;
+    private final System.Logger log;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition messageArrived = lock.newCondition();
     private final Map<String, QueueState> queues = new HashMap<>();
@@ -81,8 +82,13 @@ public final class MemoryBroker implements Broker {
     }
 
     MemoryBroker(BrokerConfig config, Clock clock) {
+        this(config, clock, System.getLogger(MemoryBroker.class.getName()));
+    }
+
+    MemoryBroker(BrokerConfig config, Clock clock, System.Logger log) {
         this.config = config;
         this.clock = clock;
+        this.log = log;
     }
 
     private QueueState queue(String name) {
@@ -348,12 +354,40 @@ public final class MemoryBroker implements Broker {
         });
     }
 
+    /**
+     * Closes the broker. Its queues live only in this JVM, so whatever they still hold (ready,
+     * pending and delayed messages; dead letters) is gone: that is logged as a warning with the
+     * counts, so a lost backlog is never silent.
+     */
     @Override
     public void close() {
-        locked(() -> {
+        String dropped = locked(() -> {
+            if (closed) {
+                return null;
+            }
             closed = true;
             messageArrived.signalAll();
+            long ready = 0;
+            long pending = 0;
+            long delayed = 0;
+            long dead = 0;
+            for (QueueState q : queues.values()) {
+                ready += q.ready.size();
+                pending += q.pending.size();
+                delayed += q.delayed.size();
+                dead += q.deadLetters.size();
+            }
+            long messages = ready + pending + delayed;
+            if (messages == 0 && dead == 0) {
+                return null;
+            }
+            return "memory broker " + config.url() + " closed with " + messages + " message(s) dropped (" + ready + " ready, "
+                    + pending + " pending, " + delayed + " delayed) and " + dead + " dead letter(s) dropped: the embedded"
+                    + " broker keeps nothing after close; use a redis:// broker for messages that must survive";
         });
+        if (dropped != null) {
+            log.log(System.Logger.Level.WARNING, dropped);
+        }
     }
 
     /** Runs {@code action} under the broker's one lock. */
