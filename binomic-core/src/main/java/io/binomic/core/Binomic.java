@@ -65,6 +65,7 @@ public final class Binomic implements AutoCloseable {
     private final DeadLetters deadLetters;
     private volatile State state = State.NEW;
     private volatile boolean clockSkewWarned;
+    private final boolean prepareQueues;
 
     private enum State { NEW, STARTED, CLOSED }
 
@@ -76,6 +77,7 @@ public final class Binomic implements AutoCloseable {
         this.codec = b.codec != null ? b.codec : Providers.selectCodec();
         this.scheduler = b.scheduler != null ? b.scheduler : new PeriodicScheduler(clock);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
+        this.prepareQueues = b.prepareQueues;
     }
 
     public static Builder builder() {
@@ -91,7 +93,7 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalStateException("Binomic can be started once; it is " + state);
         }
         List<String> queues = allQueues();
-        broker.start(queues);
+        broker.start(prepareQueues ? queues : List.of());
         state = State.STARTED;
         if (config.schedulePeriodicTasks()) {
             for (Task<?, ?> task : registry.all()) {
@@ -254,6 +256,10 @@ public final class Binomic implements AutoCloseable {
     /** Starts a worker in this JVM with {@code workerConfig}. */
     public Worker startWorker(WorkerConfig workerConfig) {
         requireStarted();
+        if (!prepareQueues) {
+            throw new IllegalStateException("this instance was built with prepareQueues(false), for inspection only:"
+                    + " build the instance that runs workers without it");
+        }
         List<String> queues = workerConfig.queues().isEmpty() ? registry.queues() : workerConfig.queues();
         if (queues.isEmpty()) {
             throw new IllegalStateException("the worker has no queue to read: register tasks or set WorkerConfig.queues");
@@ -333,6 +339,7 @@ public final class Binomic implements AutoCloseable {
         private PayloadCodec codec;
         private Scheduler scheduler;
         private Clock clock = Clock.systemUTC();
+        private boolean prepareQueues = true;
 
         private Builder() { }
 
@@ -377,6 +384,17 @@ public final class Binomic implements AutoCloseable {
         /** Scheduler for CRON and INTERVAL tasks. Defaults to the in-process scheduler. */
         public Builder scheduler(Scheduler scheduler) {
             this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * Whether {@link Binomic#start()} creates each queue's stream and consumer group in the
+         * broker. Defaults to true. Tools that only look at queues (the CLI's {@code queues} and
+         * {@code dlq} commands) turn it off, so that looking at a queue, or at a mistyped name,
+         * creates nothing; such an instance cannot start workers.
+         */
+        public Builder prepareQueues(boolean prepare) {
+            this.prepareQueues = prepare;
             return this;
         }
 

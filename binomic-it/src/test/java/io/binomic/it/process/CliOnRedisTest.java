@@ -134,4 +134,18 @@ class CliOnRedisTest {
         assertTrue(run.err().contains("binomic queues: "), run.err());
         assertEquals("", run.out());
     }
+
+    /** Before, 'queues' and 'dlq list' created the stream and the consumer group of any name they were given. */
+    @Test
+    void readOnlyCommandsOnAMistypedQueueCreateNothing() {
+        String typo = queue + "-typo";
+
+        Run queues = cli("queues", "--broker", redis.url(), "--queues", typo);
+        Run list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo);
+
+        assertEquals(0, queues.exit(), queues.toString());
+        assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0"), queues.out());
+        assertEquals(0, list.exit(), list.toString());
+        assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}:*"), "nothing created for " + typo);
+    }
 }

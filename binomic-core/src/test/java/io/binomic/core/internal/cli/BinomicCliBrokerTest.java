@@ -184,4 +184,28 @@ class BinomicCliBrokerTest {
         assertEquals(1, broker.stats("emails").deadLetters());
         assertEquals(1, broker.stats("emails").ready());
     }
+
+    /** What the CLI's connection does: inspecting a queue (or a mistyped name) must not create it. */
+    @Test
+    void anInspectionInstanceStartsTheBrokerWithoutPreparingAnyQueue() {
+        List<Object> started = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Broker recording = (Broker) Proxy.newProxyInstance(Broker.class.getClassLoader(), new Class<?>[] {Broker.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("start")) {
+                        started.add(args[0]);
+                    }
+                    try {
+                        return method.invoke(broker, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues(List.of("typo")).build())
+                .schedulePeriodicTasks(false).build();
+        try (Binomic binomic = Binomic.builder().config(config).broker(recording).prepareQueues(false).build().start()) {
+            assertEquals(List.of(List.of()), started);
+            IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, binomic::startWorker);
+            assertTrue(refused.getMessage().contains("prepareQueues(false)"), refused.getMessage());
+        }
+    }
 }
