@@ -97,8 +97,19 @@ public interface Broker extends AutoCloseable {
     List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count);
 
     /**
+     * The dead letter {@code deadLetterId} of {@code queue}, if there is one.
+     *
+     * @throws IllegalArgumentException when {@code deadLetterId} is not an id this broker could have given
+     */
+    Optional<DeadLetter> readDeadLetter(String queue, String deadLetterId);
+
+    /**
      * Atomically moves each dead letter back onto its queue with attempt 1, a fresh enqueue time and
-     * the {@link Message#REPLAYED_FROM} header; returns how many were replayed (broken entries cannot be).
+     * the {@link Message#REPLAYED_FROM} header; returns how many were replayed. Ids that do not
+     * exist (any more) and entries without a decodable message ({@link DeadLetter#message()} empty)
+     * are skipped: the caller tells which by reading them first.
+     *
+     * @throws IllegalArgumentException when an id is not an id this broker could have given
      */
     int replayDeadLetters(String queue, List<String> deadLetterIds);
 

@@ -490,7 +490,27 @@ final class RedisBroker implements Broker {
     }
 
     @Override
+    public Optional<DeadLetter> readDeadLetter(String queue, String deadLetterId) {
+        StreamMessageId id = parseDeadLetterId(deadLetterId);
+        Map<StreamMessageId, Map<String, String>> entries = call("readDeadLetter of '" + queue + "'",
+                () -> client().<String, String>getStream(keys(queue).deadLetters(), StringCodec.INSTANCE)
+                        .range(StreamRangeArgs.startId(id).endId(id).count(1)));
+        return entries.entrySet().stream().findFirst().map(e -> DeadLetterFields.decode(queue, e.getKey(), e.getValue()));
+    }
+
+    /** A dead-letter id as {@code dlq list --details} shows it; anything else is the caller's mistake, said in one line. */
+    private static StreamMessageId parseDeadLetterId(String id) {
+        StreamMessageId parsed = id.matches("\\d{1,19}-\\d{1,19}") ? parseIdOrNull(id) : null;
+        if (parsed == null) {
+            throw new IllegalArgumentException("'" + id + "' is not a dead-letter id: Redis ids look like 1764500000000-0"
+                    + " (see 'binomic dlq list --details')");
+        }
+        return parsed;
+    }
+
+    @Override
     public int replayDeadLetters(String queue, List<String> deadLetterIds) {
+        deadLetterIds.forEach(RedisBroker::parseDeadLetterId);
         RedisKeys k = keys(queue);
         int replayed = 0;
         for (int from = 0; from < deadLetterIds.size(); from += REPLAY_CHUNK) {

@@ -297,7 +297,17 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
+    public Optional<DeadLetter> readDeadLetter(String name, String id) {
+        requireReceipt(id);
+        return locked(() -> {
+            QueueState q = queues.get(name);
+            return q == null ? Optional.empty() : Optional.ofNullable(q.deadLetters.get(id));
+        });
+    }
+
+    @Override
     public int replayDeadLetters(String name, List<String> ids) {
+        ids.forEach(MemoryBroker::requireReceipt);
         return locked(() -> {
             QueueState q = queue(name);
             Instant now = clock.instant();
@@ -317,6 +327,13 @@ public final class MemoryBroker implements Broker {
             }
             return replayed;
         });
+    }
+
+    /** Ids of this broker are the digits {@link #newReceipt()} writes. */
+    private static void requireReceipt(String id) {
+        if (!id.matches("\\d{1,19}")) {
+            throw new IllegalArgumentException("'" + id + "' is not a dead-letter id of the memory broker (digits, as 'dlq list --details' shows them)");
+        }
     }
 
     @Override
