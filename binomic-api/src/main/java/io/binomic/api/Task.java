@@ -196,7 +196,10 @@ public final class Task<A, R> {
             return this;
         }
 
-        /** Makes this an {@link TaskMode#INTERVAL} task fired every {@code period}. */
+        /**
+         * Makes this an {@link TaskMode#INTERVAL} task fired every {@code period}: at least 1 ms
+         * (ticks are whole milliseconds; a fraction of a millisecond is dropped).
+         */
         public Builder<A, R> interval(Duration period) {
             this.mode = TaskMode.INTERVAL;
             this.interval = period;
@@ -269,6 +272,11 @@ public final class Task<A, R> {
                     }
                     if (interval.isNegative() || interval.isZero()) {
                         throw new IllegalArgumentException(who + "interval must be positive, was " + interval);
+                    }
+                    if (interval.compareTo(Duration.ofMillis(1)) < 0) {
+                        // Ticks are whole epoch milliseconds: a shorter period has no tick at all.
+                        throw new IllegalArgumentException(who + "interval must be at least 1 ms (ticks are whole milliseconds), was "
+                                + interval);
                     }
                     requireNoArgument(who);
                 }

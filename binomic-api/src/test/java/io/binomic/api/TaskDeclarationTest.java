@@ -52,6 +52,14 @@ class TaskDeclarationTest {
         assertTrue(rejection(Task.builder("i", () -> { }).interval(Duration.ofSeconds(-5))).startsWith("task 'i': interval must be positive"));
     }
 
+    /** An interval under 1 ms passed build() and failed only at start(), in the scheduler. */
+    @Test
+    void intervalUnderOneMillisecondIsRejectedByBuild() {
+        assertEquals("task 'i': interval must be at least 1 ms (ticks are whole milliseconds), was PT0.0005S",
+                rejection(Task.builder("i", () -> { }).interval(Duration.ofNanos(500_000))));
+        assertEquals(Duration.ofMillis(1), Task.builder("i", () -> { }).interval(Duration.ofMillis(1)).build().interval().orElseThrow());
+    }
+
     @Test
     void badCronExpressionIsRejectedNamingTheTask() {
         String message = rejection(Task.builder("report", () -> { }).cron("61 * * * *"));

@@ -13,6 +13,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TaskProvider;
+import io.binomic.api.spi.TickResult;
 import io.binomic.api.spi.Trigger;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.Providers;
@@ -23,6 +24,7 @@ import io.binomic.core.internal.schedule.PeriodicScheduler;
 import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -47,6 +49,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class Binomic implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Binomic.class.getName());
+    /** A tick's claim lives this many periods... */
+    private static final int CLAIM_PERIODS = 3;
+    /** ...and at least this long. */
+    private static final Duration MIN_CLAIM_LIFETIME = Duration.ofMinutes(1);
+    /** A clock this far ahead of the broker's is worth a warning (a few ms are normal between hosts). */
+    private static final Duration CLOCK_SKEW_WARNING = Duration.ofSeconds(1);
 
     private final BinomicConfig config;
     private final TaskRegistry registry;
@@ -59,6 +67,8 @@ public final class Binomic implements AutoCloseable {
     private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
     private final DeadLetters deadLetters;
     private volatile State state = State.NEW;
+    private volatile boolean clockSkewWarned;
+    private final boolean prepareQueues;
 
     private enum State { NEW, STARTED, CLOSED }
 
@@ -71,6 +81,7 @@ public final class Binomic implements AutoCloseable {
         this.workerCodec = new WorkerCodec(codec, Providers.codecsById());
         this.scheduler = b.scheduler != null ? b.scheduler : new PeriodicScheduler(clock);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
+        this.prepareQueues = b.prepareQueues;
     }
 
     public static Builder builder() {
@@ -86,7 +97,7 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalStateException("Binomic can be started once; it is " + state);
         }
         List<String> queues = allQueues();
-        broker.start(queues);
+        broker.start(prepareQueues ? queues : List.of());
         state = State.STARTED;
         if (config.schedulePeriodicTasks()) {
             for (Task<?, ?> task : registry.all()) {
@@ -107,13 +118,49 @@ public final class Binomic implements AutoCloseable {
         if (trigger == null) {
             return;
         }
-        scheduler.schedule(task.name(), trigger, tick -> {
-            if (broker.claimTick(task.queue(), task.name(), tick)) {
-                Message message = newMessage(task, null, Map.of("tick", tick.toString()));
-                broker.enqueue(message);
-                LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
+        scheduler.schedule(task.name(), trigger, tick -> fireTick(task, trigger, tick));
+    }
+
+    /**
+     * Fires one tick through the broker, which claims it and enqueues its message in one step.
+     * The broker judges by its own clock: when it says the tick is not due yet, this process's
+     * clock runs ahead, and the tick is tried again once the broker's clock reaches it (by then
+     * another client may have fired it, which is fine: each tick fires once).
+     */
+    private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
+        Message message = newMessage(task, null, Map.of("tick", tick.toString()));
+        Duration claimLifetime = claimLifetime(trigger, tick);
+        while (true) {
+            TickResult result = broker.fireTick(task.name(), tick, message, claimLifetime);
+            switch (result.outcome()) {
+                case FIRED -> {
+                    LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
+                    return;
+                }
+                case ALREADY_FIRED -> {
+                    return;
+                }
+                case NOT_DUE -> {
+                    Duration early = Duration.between(result.brokerTime(), tick);
+                    if (early.compareTo(CLOCK_SKEW_WARNING) > 0 && !clockSkewWarned) {
+                        clockSkewWarned = true;
+                        LOG.log(Level.WARNING, "this process''s clock runs about {0} ms ahead of the broker''s:"
+                                + " periodic ticks wait for the broker''s clock; synchronise the clocks (NTP)", early.toMillis());
+                    }
+                    Thread.sleep(early.plusMillis(1));
+                }
             }
-        });
+        }
+    }
+
+    /**
+     * How long the broker keeps a tick's claim: several periods, and at least a minute, so that a
+     * client a little late never fires a tick again, while a job that is gone leaves nothing behind.
+     */
+    static Duration claimLifetime(Trigger trigger, Instant tick) {
+        Duration period = Duration.between(tick, trigger.nextAfter(tick));
+        Duration several = period.multipliedBy(CLAIM_PERIODS);
+        return several.compareTo(MIN_CLAIM_LIFETIME) < 0 ? MIN_CLAIM_LIFETIME : several;
     }
 
     /**
@@ -224,6 +271,10 @@ public final class Binomic implements AutoCloseable {
     /** Starts a worker in this JVM with {@code workerConfig}. */
     public Worker startWorker(WorkerConfig workerConfig) {
         requireStarted();
+        if (!prepareQueues) {
+            throw new IllegalStateException("this instance was built with prepareQueues(false), for inspection only:"
+                    + " build the instance that runs workers without it");
+        }
         List<String> queues = workerConfig.queues().isEmpty() ? registry.queues() : workerConfig.queues();
         if (queues.isEmpty()) {
             throw new IllegalStateException("the worker has no queue to read: register tasks or set WorkerConfig.queues");
@@ -304,6 +355,7 @@ public final class Binomic implements AutoCloseable {
         private PayloadCodec codec;
         private Scheduler scheduler;
         private Clock clock = Clock.systemUTC();
+        private boolean prepareQueues = true;
 
         private Builder() { }
 
@@ -353,6 +405,17 @@ public final class Binomic implements AutoCloseable {
         /** Scheduler for CRON and INTERVAL tasks. Defaults to the in-process scheduler. */
         public Builder scheduler(Scheduler scheduler) {
             this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * Whether {@link Binomic#start()} creates each queue's stream and consumer group in the
+         * broker. Defaults to true. Tools that only look at queues (the CLI's {@code queues} and
+         * {@code dlq} commands) turn it off, so that looking at a queue, or at a mistyped name,
+         * creates nothing; such an instance cannot start workers.
+         */
+        public Builder prepareQueues(boolean prepare) {
+            this.prepareQueues = prepare;
             return this;
         }
 

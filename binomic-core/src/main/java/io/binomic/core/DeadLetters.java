@@ -75,17 +75,67 @@ public final class DeadLetters {
                 .toList();
     }
 
-    /** Replays every dead letter of {@code queue} matching {@code filter}; returns how many. */
+    /**
+     * What a replay did: how many dead letters went back to their queue, and how many of those
+     * selected were skipped and why.
+     *
+     * @param replayed put back on the queue
+     * @param undecodable skipped because their message could not be decoded (a broken entry keeps
+     *                    only its raw fields): they can only be inspected and purged
+     * @param gone skipped because they were replayed or purged by someone else meanwhile
+     */
+    public record ReplayOutcome(long replayed, long undecodable, long gone) {
+        /** Selected dead letters that were not replayed. */
+        public long skipped() {
+            return undecodable + gone;
+        }
+    }
+
+    /** Replays every dead letter of {@code queue} matching {@code filter}; returns how many (see {@link #replayMatching}). */
     public long replay(String queue, DeadLetterFilter filter) {
-        return replay(queue, filter, done -> { });
+        return replayMatching(queue, filter, done -> { }).replayed();
     }
 
     /** {@link #replay(String, DeadLetterFilter)}, reporting the running total after each batch. */
     public long replay(String queue, DeadLetterFilter filter, LongConsumer progress) {
-        return inBatches(queue, filter, ids -> broker.replayDeadLetters(queue, ids), progress);
+        return replayMatching(queue, filter, progress).replayed();
     }
 
-    /** Replays one dead letter by id; true when it existed and could be replayed. */
+    /**
+     * Replays every dead letter of {@code queue} matching {@code filter}, reporting the running
+     * total after each batch, and says what was skipped: dead letters without a decodable message
+     * cannot be replayed.
+     */
+    public ReplayOutcome replayMatching(String queue, DeadLetterFilter filter, LongConsumer progress) {
+        List<String> ids = new ArrayList<>();
+        long[] undecodable = {0};
+        scan(queue, filter, letter -> {
+            if (letter.message().isPresent()) {
+                ids.add(letter.id());
+            } else {
+                undecodable[0]++;
+            }
+            return true;
+        });
+        long replayed = inBatches(ids, batch -> broker.replayDeadLetters(queue, batch), progress);
+        return new ReplayOutcome(replayed, undecodable[0], ids.size() - replayed);
+    }
+
+    /**
+     * The dead letter {@code deadLetterId} of {@code queue}, if there is one.
+     *
+     * @throws IllegalArgumentException when {@code deadLetterId} is not an id the broker could have given
+     */
+    public Optional<DeadLetter> find(String queue, String deadLetterId) {
+        return broker.readDeadLetter(queue, deadLetterId);
+    }
+
+    /**
+     * Replays one dead letter by id; true when it existed and could be replayed (use
+     * {@link #find} first to tell a missing one from one without a decodable message).
+     *
+     * @throws IllegalArgumentException when {@code deadLetterId} is not an id the broker could have given
+     */
     public boolean replayOne(String queue, String deadLetterId) {
         return broker.replayDeadLetters(queue, List.of(deadLetterId)) == 1;
     }
@@ -102,17 +152,16 @@ public final class DeadLetters {
 
     /** {@link #purge(String, DeadLetterFilter)}, reporting the running total after each batch. */
     public long purge(String queue, DeadLetterFilter filter, LongConsumer progress) {
-        return inBatches(queue, filter, ids -> broker.deleteDeadLetters(queue, ids), progress);
-    }
-
-    private long inBatches(String queue, DeadLetterFilter filter, java.util.function.ToIntFunction<List<String>> action,
-                           LongConsumer progress) {
-        // Collect ids first: replaying while scanning would move the cursor over entries being changed.
+        // Collect ids first: changing entries while scanning would move the cursor over them.
         List<String> ids = new ArrayList<>();
         scan(queue, filter, letter -> {
             ids.add(letter.id());
             return true;
         });
+        return inBatches(ids, batch -> broker.deleteDeadLetters(queue, batch), progress);
+    }
+
+    private static long inBatches(List<String> ids, java.util.function.ToIntFunction<List<String>> action, LongConsumer progress) {
         long done = 0;
         for (int from = 0; from < ids.size(); from += PAGE) {
             done += action.applyAsInt(ids.subList(from, Math.min(ids.size(), from + PAGE)));

@@ -11,6 +11,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.TickResult;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -317,7 +318,8 @@ public abstract class BrokerContractTest {
         assertEquals(1, stats.delayed());
         assertEquals(0, broker.moveDue(queue, Instant.now(), 100), "nothing is due before its time");
         assertEquals(due.toEpochMilli(), broker.nextDue(queue).orElseThrow().toEpochMilli());
-        assertEquals(1, broker.moveDue(queue, due.plusMillis(1), 100));
+        sleepPast(due);
+        assertEquals(1, broker.moveDue(queue, Instant.now(), 100));
         Delivery retried = fetch(1).getFirst();
         assertEquals(2, retried.attempt());
         assertEquals(d.message().orElseThrow().id(), retried.message().orElseThrow().id());
@@ -326,17 +328,21 @@ public abstract class BrokerContractTest {
     @Test
     void scheduledMessageWaitsUntilDueAndGetsAFreshEnqueueTime() throws Exception {
         Message m = message("t", "{}");
-        Instant due = Instant.now().plusSeconds(60);
+        Instant due = Instant.now().plusMillis(300);
         broker.schedule(m, due);
 
         assertTrue(fetch(1).isEmpty());
+        assertEquals(0, broker.moveDue(queue, Instant.now(), 10));
         assertEquals(Optional.of(due.truncatedTo(ChronoUnit.MILLIS)), broker.nextDue(queue));
-        Instant movedAt = due.plusMillis(5).truncatedTo(ChronoUnit.MILLIS);
-        assertEquals(1, broker.moveDue(queue, movedAt, 10));
+        sleepPast(due);
+        Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        assertEquals(1, broker.moveDue(queue, Instant.now(), 10));
+        Instant after = Instant.now();
 
         Message fetched = fetch(1).getFirst().message().orElseThrow();
         assertEquals(m.id(), fetched.id());
-        assertEquals(movedAt, fetched.enqueuedAt());
+        assertFalse(fetched.enqueuedAt().isBefore(before) || fetched.enqueuedAt().isAfter(after),
+                "enqueuedAt " + fetched.enqueuedAt() + " is the time of the move, between " + before + " and " + after);
         assertEquals(Optional.empty(), broker.nextDue(queue));
     }
 
@@ -346,13 +352,14 @@ public abstract class BrokerContractTest {
         for (int i = 0; i < 1500; i++) {
             sent.add(message("t", "{\"i\":" + i + "}"));
         }
-        Instant due = Instant.now().plusSeconds(30).truncatedTo(ChronoUnit.MILLIS);
+        Instant due = Instant.now().plusMillis(500).truncatedTo(ChronoUnit.MILLIS);
 
         broker.scheduleAll(sent, due);
 
         assertEquals(1500, broker.stats(queue).delayed());
-        assertEquals(0, broker.moveDue(queue, due.minusMillis(1), 10_000));
-        assertEquals(1500, broker.moveDue(queue, due, 10_000));
+        assertEquals(0, broker.moveDue(queue, Instant.now(), 10_000));
+        sleepPast(due);
+        assertEquals(1500, broker.moveDue(queue, Instant.now(), 10_000));
         Set<UUID> ids = new HashSet<>();
         List<Delivery> got;
         while (!(got = fetch(1000)).isEmpty()) {
@@ -462,27 +469,120 @@ public abstract class BrokerContractTest {
         assertEquals(5, broker.stats(queue).deadLetters());
     }
 
+    /** Sleeps until the wall clock is past {@code instant}. */
+    protected static void sleepPast(Instant instant) throws InterruptedException {
+        long millis = Duration.between(Instant.now(), instant).toMillis() + 5;
+        if (millis > 0) {
+            Thread.sleep(millis);
+        }
+    }
+
+    private Message tickMessage(Instant tick) {
+        return new Message(UUID.randomUUID(), "report", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
+    }
+
+    private static final Duration CLAIM_LIFETIME = Duration.ofMinutes(1);
+
+    /** The ticks of the messages on the queue, in order. */
+    private List<String> enqueuedTicks() throws InterruptedException {
+        List<String> ticks = new ArrayList<>();
+        List<Delivery> got;
+        while (!(got = broker.fetch(List.of(queue), "tick-reader", 100, Duration.ofMillis(50))).isEmpty()) {
+            got.forEach(d -> ticks.add(d.message().orElseThrow().headers().get("tick")));
+            ack("tick-reader", got);
+        }
+        return ticks;
+    }
+
     @Test
-    void eachPeriodicTickIsClaimedOnceAcrossConcurrentClaimers() throws Exception {
-        Instant tick = Instant.parse("2026-11-30T10:00:00Z");
-        Map<Integer, Boolean> results = new ConcurrentHashMap<>();
+    void eachPeriodicTickIsFiredOnceAcrossConcurrentClients() throws Exception {
+        Instant tick = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+        Map<Integer, TickResult.Outcome> results = new ConcurrentHashMap<>();
         CountDownLatch go = new CountDownLatch(1);
         try (var pool = Executors.newFixedThreadPool(8)) {
             for (int i = 0; i < 8; i++) {
                 int who = i;
                 pool.submit(() -> {
                     go.await();
-                    results.put(who, broker.claimTick(queue, "report", tick));
+                    results.put(who, broker.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());
                     return null;
                 });
             }
             go.countDown();
         }
 
-        assertEquals(1, results.values().stream().filter(b -> b).count());
-        assertFalse(broker.claimTick(queue, "report", tick.minusSeconds(60)), "an older tick is never claimed again");
-        assertTrue(broker.claimTick(queue, "report", tick.plusSeconds(60)));
-        assertTrue(broker.claimTick(queue, "other-job", tick), "jobs claim their ticks independently");
+        assertEquals(1, results.values().stream().filter(o -> o == TickResult.Outcome.FIRED).count(), results.toString());
+        assertEquals(7, results.values().stream().filter(o -> o == TickResult.Outcome.ALREADY_FIRED).count(), results.toString());
+        assertEquals(List.of(tick.toString()), enqueuedTicks(), "exactly one message for the tick");
+        Instant older = tick.minusSeconds(60);
+        assertEquals(TickResult.Outcome.ALREADY_FIRED, broker.fireTick("report", older, tickMessage(older), CLAIM_LIFETIME).outcome(),
+                "an older tick is never fired again");
+        Instant next = tick.plusMillis(500);
+        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", next, tickMessage(next), CLAIM_LIFETIME).outcome());
+        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("other-job", tick, tickMessage(tick), CLAIM_LIFETIME).outcome(),
+                "jobs claim their ticks independently");
+        assertEquals(List.of(next.toString(), tick.toString()), enqueuedTicks());
+    }
+
+    /**
+     * Claiming and enqueuing are one step: whenever a tick counts as fired, its message is on the
+     * queue, with the broker's time as enqueue time. (Two steps lost the tick when the client died
+     * between them.)
+     */
+    @Test
+    void aFiredTickAlwaysHasItsMessageOnTheQueue() throws Exception {
+        Instant tick = Instant.now().minusMillis(10);
+        Message m = tickMessage(tick);
+        Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+
+        TickResult result = broker.fireTick("report", tick, m, CLAIM_LIFETIME);
+
+        assertEquals(TickResult.Outcome.FIRED, result.outcome());
+        List<Delivery> got = fetch(10);
+        assertEquals(1, got.size(), "the claimed tick's message is on the queue");
+        Message enqueued = got.getFirst().message().orElseThrow();
+        assertEquals(m.id(), enqueued.id());
+        assertEquals(tick.toString(), enqueued.headers().get("tick"));
+        assertFalse(enqueued.enqueuedAt().isBefore(before) || enqueued.enqueuedAt().isAfter(Instant.now()),
+                "enqueued at the broker's time: " + enqueued.enqueuedAt());
+        assertEquals(TickResult.Outcome.ALREADY_FIRED, broker.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());
+        assertTrue(fetch(1).isEmpty(), "a refused tick enqueues nothing");
+    }
+
+    @Test
+    void aTickClaimIsForgottenAfterItsLifetime() throws Exception {
+        Instant tick = Instant.now().minusSeconds(1);
+        Duration lifetime = Duration.ofMillis(200);
+        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", tick, tickMessage(tick), lifetime).outcome());
+        assertEquals(TickResult.Outcome.ALREADY_FIRED, broker.fireTick("report", tick, tickMessage(tick), lifetime).outcome());
+
+        Thread.sleep(lifetime.toMillis() + 100);
+
+        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", tick, tickMessage(tick), lifetime).outcome(),
+                "the claim expired: nothing of the job is left in the broker");
+    }
+
+    /**
+     * A client whose clock runs 10 minutes ahead asks for a tick 10 minutes in the future: the
+     * broker refuses it, enqueues nothing and records nothing, so the correct clients' ticks
+     * before it still fire.
+     */
+    @Test
+    void aClientWhoseClockRunsAheadNeitherFiresEarlyNorBlocksTheOthers() throws Exception {
+        Instant correctTick = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        Instant aheadTick = correctTick.plus(Duration.ofMinutes(10));
+
+        TickResult early = broker.fireTick("report", aheadTick, tickMessage(aheadTick), CLAIM_LIFETIME);
+
+        assertEquals(TickResult.Outcome.NOT_DUE, early.outcome());
+        assertTrue(Duration.between(early.brokerTime(), aheadTick).compareTo(Duration.ofMinutes(9)) > 0,
+                "the broker tells its own time: " + early.brokerTime());
+        assertTrue(enqueuedTicks().isEmpty(), "nothing enqueued for a tick in the future");
+        sleepPast(correctTick);
+        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", correctTick, tickMessage(correctTick), CLAIM_LIFETIME).outcome(),
+                "the correct client's tick is not blocked");
+        assertEquals(List.of(correctTick.toString()), enqueuedTicks());
     }
 
     @Test

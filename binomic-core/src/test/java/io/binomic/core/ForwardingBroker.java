@@ -6,6 +6,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.TickResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -75,8 +76,13 @@ public class ForwardingBroker implements Broker {
     }
 
     @Override
-    public boolean claimTick(String queue, String jobName, Instant tick) {
-        return delegate.claimTick(queue, jobName, tick);
+    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
+        return delegate.fireTick(jobName, tick, message, claimLifetime);
+    }
+
+    @Override
+    public Optional<DeadLetter> readDeadLetter(String queue, String deadLetterId) {
+        return delegate.readDeadLetter(queue, deadLetterId);
     }
 
     @Override

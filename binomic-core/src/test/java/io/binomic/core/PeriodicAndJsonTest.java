@@ -8,9 +8,12 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Trigger;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -59,6 +62,45 @@ class PeriodicAndJsonTest {
         }
         assertTrue(ticks.size() >= 4, "expected about 7 ticks in 1.5 s, got " + ticks.size());
         assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
+    }
+
+    /**
+     * One client's clock runs 10 minutes ahead. The broker judges ticks by its own clock, so that
+     * client fires nothing early, and the correct client's ticks all fire (before, the fast client
+     * claimed a tick 10 minutes ahead and every earlier tick of the correct one was refused).
+     */
+    @Test
+    void aClientWhoseClockRunsAheadNeitherFiresEarlyNorBlocksTheOthers() throws Exception {
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        Task<Void, Void> report = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
+        Task<Void, Void> sameReport = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
+        Clock ahead = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(10));
+        Instant start = Instant.now();
+        Binomic fast = Binomic.builder().config(config()).task(sameReport).broker(shared).clock(ahead).build().start();
+        Binomic correct = Binomic.builder().config(config()).task(report).broker(shared).build().start();
+        List<Instant> ticks = new ArrayList<>();
+        Instant end;
+        try {
+            Thread.sleep(1500);
+            end = Instant.now();
+            for (var d : shared.fetch(List.of("default"), "inspector", 1000, Duration.ofMillis(100))) {
+                ticks.add(Instant.parse(d.message().orElseThrow().headers().get("tick")));
+            }
+        } finally {
+            fast.close();
+            correct.close();
+        }
+        assertTrue(ticks.stream().noneMatch(t -> t.isAfter(end)), "ticks fired before their time: " + ticks);
+        assertTrue(ticks.size() >= 5, "expected about 7 ticks in 1.5 s (none blocked), got " + ticks.size() + ": " + ticks);
+        assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
+        assertTrue(ticks.stream().allMatch(t -> t.isAfter(start)), ticks.toString());
+    }
+
+    @Test
+    void aTickClaimLivesSeveralPeriodsAndAtLeastAMinute() {
+        Instant tick = Instant.parse("2026-11-30T10:00:00Z");
+        assertEquals(Duration.ofMinutes(1), Binomic.claimLifetime(Trigger.every(Duration.ofMillis(200)), tick));
+        assertEquals(Duration.ofHours(3), Binomic.claimLifetime(Trigger.every(Duration.ofHours(1)), tick));
     }
 
     @Test

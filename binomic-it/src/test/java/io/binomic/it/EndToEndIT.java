@@ -171,6 +171,36 @@ class EndToEndIT {
         assertOneEnqueuePerTick(tick, Duration.ofSeconds(1));
     }
 
+    /**
+     * One client's clock runs 10 minutes ahead. Ticks are judged by Redis' TIME, so it fires
+     * nothing early and does not block the correct client's ticks (before, it claimed a tick 10
+     * minutes ahead and every earlier tick was refused).
+     */
+    @Test
+    void aClientWhoseClockRunsAheadNeitherFiresEarlyNorBlocksTheOthers() throws Exception {
+        Task<Void, Void> tick = Task.builder("tick", () -> { }).queue(queue).interval(Duration.ofMillis(300)).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(true).build();
+        Instant start = Instant.now();
+        Binomic fast = Binomic.builder().config(config).task(tick)
+                .clock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofMinutes(10))).build().start();
+        Binomic correct = Binomic.builder().config(config).task(tick).build().start();
+        Thread.sleep(2100);
+        Instant end = Instant.now();
+        correct.close();
+        fast.close();
+
+        List<Instant> ticks = new ArrayList<>();
+        for (Object entry : (List<?>) redis.call("XRANGE", "binomic:{" + queue + "}:stream", "-", "+")) {
+            List<?> fields = (List<?>) ((List<?>) entry).get(1);
+            String headers = (String) fields.get(fields.indexOf("headers") + 1);
+            ticks.add(Instant.parse(headers.replaceAll(".*\"tick\":\"([^\"]+)\".*", "$1")));
+        }
+        assertTrue(ticks.stream().noneMatch(t -> t.isAfter(end)), "ticks fired before their time: " + ticks);
+        assertTrue(ticks.stream().allMatch(t -> t.isAfter(start)), ticks.toString());
+        assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
+        assertTrue(ticks.size() >= 5, "expected about 7 ticks (none blocked), got " + ticks);
+    }
+
     /** Runs two clients with the same periodic task for a while, then checks the stream: one message per tick. */
     private void assertOneEnqueuePerTick(Task<Void, Void> task, Duration period) throws Exception {
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(true).build();

@@ -208,6 +208,56 @@ class RedisBrokerIT {
         }
     }
 
+    /** Due means due by Redis' TIME: a worker whose clock runs 10 minutes ahead moves nothing early. */
+    @Test
+    void moveDueGoesByRedisTimeNotByTheCallersClock() throws Exception {
+        Instant due = Instant.now().plusSeconds(60);
+        broker.schedule(message("{}"), due);
+
+        assertEquals(0, broker.moveDue(queue, Instant.now().plus(Duration.ofMinutes(10)), 10));
+        assertEquals(1L, redis.call("ZCARD", delayed()));
+        assertEquals(0L, redis.call("XLEN", stream()));
+
+        redis.call("ZADD", delayed(), "XX", Long.toString(Instant.now().minusSeconds(1).toEpochMilli()),
+                (String) ((List<?>) redis.call("ZRANGE", delayed(), "0", "0")).getFirst());
+        assertEquals(1, broker.moveDue(queue, Instant.EPOCH, 10), "due by Redis' clock even when the caller's says 1970");
+    }
+
+    /**
+     * The claim and the tick's message are one script: after any number of concurrent firings the
+     * claim key names a tick whose message is on the stream, and it expires (the claim lifetime).
+     */
+    @Test
+    void aTickClaimExistsOnlyWithItsMessageOnTheStreamAndExpires() throws Exception {
+        String claimKey = "binomic:{" + queue + "}:cron:report";
+        Instant first = Instant.now().minusSeconds(30).truncatedTo(ChronoUnit.SECONDS);
+        List<java.util.concurrent.Future<?>> firers = new ArrayList<>();
+        try (var pool = Executors.newFixedThreadPool(4)) {
+            for (int t = 0; t < 4; t++) {
+                firers.add(pool.submit(() -> {
+                    for (int i = 0; i < 20; i++) {
+                        Instant tick = first.plusSeconds(i);
+                        Message m = new Message(UUID.randomUUID(), "report", queue, 1, Instant.now(),
+                                "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
+                        broker.fireTick("report", tick, m, Duration.ofMinutes(2));
+                        String claimed = (String) redis.call("GET", claimKey);
+                        String onStream = String.valueOf(redis.call("XRANGE", stream(), "-", "+"));
+                        if (!onStream.contains(Instant.ofEpochMilli(Long.parseLong(claimed)).toString())) {
+                            throw new AssertionError("claim " + claimed + " without its message: " + onStream);
+                        }
+                    }
+                    return null;
+                }));
+            }
+        }
+        for (var firer : firers) {
+            firer.get();
+        }
+        assertEquals(20L, redis.call("XLEN", stream()), "each tick enqueued once");
+        long ttl = (Long) redis.call("PTTL", claimKey);
+        assertTrue(ttl > 60_000 && ttl <= 120_000, "the claim expires after its lifetime, PTTL " + ttl);
+    }
+
     @Test
     void reclaimCountsEveryEarlierHandOutInTheAttempt() throws Exception {
         Message m = new Message(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),

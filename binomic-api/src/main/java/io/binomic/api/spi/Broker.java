@@ -22,7 +22,11 @@ import java.util.Optional;
  */
 public interface Broker extends AutoCloseable {
 
-    /** Connects and prepares the given queues (streams, consumer groups). Fails fast with a {@link io.binomic.api.BrokerException}. */
+    /**
+     * Connects and prepares the given queues (streams, consumer groups). Fails fast with a
+     * {@link io.binomic.api.BrokerException}. An empty list connects without creating anything:
+     * what inspection tools use, so that looking at a queue never creates it.
+     */
     void start(List<String> queues);
 
     /** Enqueues one message on {@code message.queue()}. */
@@ -74,24 +78,50 @@ public interface Broker extends AutoCloseable {
      */
     List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max);
 
-    /** Moves up to {@code max} scheduled messages due at {@code now} onto their queue; returns how many. */
+    /**
+     * Moves up to {@code max} scheduled messages that are due onto their queue, with a fresh
+     * enqueue time; returns how many. {@code now} is the caller's clock: a broker without a clock
+     * of its own (the in-memory one) compares due times with it; a broker with a clock of its own
+     * (Redis: its {@code TIME}) uses that instead, so that a worker whose clock runs ahead cannot
+     * move messages early.
+     */
     int moveDue(String queue, Instant now, int max);
 
     /** When the earliest scheduled message of {@code queue} is due, if any. */
     Optional<Instant> nextDue(String queue);
 
     /**
-     * Claims the periodic tick {@code tick} of {@code jobName} on {@code queue}: true for exactly
-     * one caller per tick, however many processes ask, and false for ticks not after the last claimed one.
+     * Fires the periodic tick {@code tick} of {@code jobName}: claims the tick and enqueues
+     * {@code message} (the tick's message) on {@code message.queue()} in one atomic step, so that a
+     * claimed tick always has its message and a crash cannot lose it in between. The message's
+     * enqueue time is set to the broker's clock.
+     *
+     * <p>{@link TickResult.Outcome#FIRED} for exactly one caller per tick, however many processes
+     * ask; {@link TickResult.Outcome#ALREADY_FIRED} for the others and for ticks not after the last
+     * fired one; {@link TickResult.Outcome#NOT_DUE}, writing nothing, for a tick still in the
+     * future by the broker's clock, so that a client whose clock runs ahead can neither fire ticks
+     * early nor block the ticks of the others. The claim is forgotten after {@code claimLifetime}
+     * (callers pass several periods), so finished jobs leave nothing behind.
      */
-    boolean claimTick(String queue, String jobName, Instant tick);
+    TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime);
 
     /** Reads up to {@code count} dead letters of {@code queue} after {@code cursor} (empty = from the oldest). */
     List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count);
 
     /**
+     * The dead letter {@code deadLetterId} of {@code queue}, if there is one.
+     *
+     * @throws IllegalArgumentException when {@code deadLetterId} is not an id this broker could have given
+     */
+    Optional<DeadLetter> readDeadLetter(String queue, String deadLetterId);
+
+    /**
      * Atomically moves each dead letter back onto its queue with attempt 1, a fresh enqueue time and
-     * the {@link Message#REPLAYED_FROM} header; returns how many were replayed (broken entries cannot be).
+     * the {@link Message#REPLAYED_FROM} header; returns how many were replayed. Ids that do not
+     * exist (any more) and entries without a decodable message ({@link DeadLetter#message()} empty)
+     * are skipped: the caller tells which by reading them first.
+     *
+     * @throws IllegalArgumentException when an id is not an id this broker could have given
      */
     int replayDeadLetters(String queue, List<String> deadLetterIds);
 

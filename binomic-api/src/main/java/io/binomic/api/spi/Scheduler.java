@@ -5,7 +5,7 @@ import java.time.Instant;
 /**
  * Fires periodic jobs (CRON and INTERVAL tasks). The core's scheduler sleeps until each next tick
  * and coalesces missed ticks: a tick reached late fires once, it is not skipped and not repeated.
- * Claiming a tick across processes is the broker's job ({@link Broker#claimTick}).
+ * Claiming a tick across processes is the broker's job ({@link Broker#fireTick}).
  */
 public interface Scheduler extends AutoCloseable {
 

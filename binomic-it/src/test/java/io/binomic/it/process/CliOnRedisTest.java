@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.DeadLetterReason;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
@@ -133,5 +134,86 @@ class CliOnRedisTest {
         assertEquals(1, run.exit(), run.toString());
         assertTrue(run.err().contains("binomic queues: "), run.err());
         assertEquals("", run.out());
+    }
+
+    /** Before, 'queues' and 'dlq list' created the stream and the consumer group of any name they were given. */
+    @Test
+    void readOnlyCommandsOnAMistypedQueueCreateNothing() {
+        String typo = queue + "-typo";
+
+        Run queues = cli("queues", "--broker", redis.url(), "--queues", typo);
+        Run list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo);
+
+        assertEquals(0, queues.exit(), queues.toString());
+        assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0"), queues.out());
+        assertEquals(0, list.exit(), list.toString());
+        assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}:*"), "nothing created for " + typo);
+    }
+
+    /** Two entries too broken to decode a message from, and one whose payload does not decode: three DECODE_ERRORs. */
+    private void addDecodeErrors() {
+        String stream = "binomic:{" + queue + "}:stream";
+        redis.call("XADD", stream, "*", "task", "cli-fails", "note", "no id");
+        redis.call("XADD", stream, "*", "task", "cli-fails", "attempt", "zero");
+        redis.call("XADD", stream, "*", "id", java.util.UUID.randomUUID().toString(), "task", "cli-fails", "queue", queue,
+                "attempt", "1", "enqueuedAt", Long.toString(System.currentTimeMillis()), "payload", "\"not a number\"",
+                "headers", "{}");
+        Task<Integer, Void> fails = Task.<Integer, Void>builder("cli-fails", Integer.class, n -> null).queue(queue).build();
+        try (Binomic client = client(fails)) {
+            client.startWorker();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (client.deadLetters().count(queue, DeadLetterFilter.all().withReason(DeadLetterReason.DECODE_ERROR)) < 3) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("3 decode errors expected: " + client.deadLetters().groups(queue));
+                }
+                Fixture.sleep(50);
+            }
+        }
+    }
+
+    /** Before, it said "replayed 1" and nothing of the two it skipped. */
+    @Test
+    void replayByReasonSaysWhatItSkippedAndWhy() {
+        addDecodeErrors();
+
+        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--reason", "DECODE_ERROR");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals("replayed 1 dead letter(s) of queue " + queue + "\n", run.out());
+        assertEquals("binomic dlq replay: skipped 2 dead letter(s) of queue " + queue + " that cannot be replayed: their message"
+                + " could not be decoded, only its raw fields are kept; see them with 'binomic dlq list --details --queues " + queue
+                + "', delete them with 'binomic dlq purge --id ID'\n", run.err());
+    }
+
+    /** Before, an existing but broken letter was reported as "no dead letter". */
+    @Test
+    void replayByIdOfABrokenLetterSaysWhyItCannotBeReplayed() {
+        addDecodeErrors();
+        String brokenId = ((List<?>) redis.call("XRANGE", "binomic:{" + queue + "}:dlq", "-", "+")).stream()
+                .map(e -> (List<?>) e).filter(e -> ((List<?>) e.get(1)).contains("raw"))
+                .map(e -> (String) e.get(0)).findFirst().orElseThrow();
+
+        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", brokenId);
+
+        assertEquals(1, run.exit(), run.toString());
+        assertTrue(run.err().startsWith("binomic dlq replay: dead letter " + brokenId + " of queue " + queue
+                + " cannot be replayed: its message could not be decoded (DECODE_ERROR)"), run.err());
+    }
+
+    /** Before, a malformed id dumped a Lua script and Netty buffers, with exit 1. */
+    @Test
+    void aMalformedIdIsABadUsageSaidInOneLine() {
+        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", "not-an-id");
+
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic dlq replay: 'not-an-id' is not a dead-letter id: Redis ids look like 1764500000000-0"
+                + " (see 'binomic dlq list --details')", run.err().lines().findFirst().orElseThrow());
+        assertTrue(run.err().lines().noneMatch(l -> l.contains("redis.call") || l.contains("Netty") || l.contains("Buf")), run.err());
+        assertEquals(5, cliDeadLetters());
+    }
+
+    private long cliDeadLetters() {
+        Run run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);
+        return Long.parseLong(run.out().lines().reduce((a, b) -> b).orElseThrow().split(" ")[0]);
     }
 }

@@ -89,12 +89,15 @@ final class LuaScripts {
 
     /**
      * Moves due members of the delayed set onto the stream with a fresh enqueuedAt, and removes
-     * them, in one atomic step. A member that is not valid JSON is still moved (as field 'raw'),
-     * so that it surfaces as a malformed delivery and is dead-lettered, not lost.
-     * KEYS: delayed, stream. ARGV: now epoch ms, max. Returns how many moved.
+     * them, in one atomic step. Due means by Redis' own clock ({@code TIME}), never a client's, so
+     * a worker whose clock runs ahead cannot move messages early. A member that is not valid JSON
+     * is still moved (as field 'raw'), so that it surfaces as a malformed delivery and is
+     * dead-lettered, not lost. KEYS: delayed, stream. ARGV: max. Returns how many moved.
      */
     static final String MOVE_DUE = """
-            local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+            local t = redis.call('TIME')
+            local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+            local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
             local names = {'id', 'task', 'queue', 'attempt', 'payload', 'payload64', 'headers'}
             for _, member in ipairs(due) do
               local ok, m = pcall(cjson.decode, member)
@@ -108,7 +111,7 @@ final class LuaScripts {
                   end
                 end
                 args[#args + 1] = 'enqueuedAt'
-                args[#args + 1] = ARGV[1]
+                args[#args + 1] = now
                 redis.call('XADD', unpack(args))
               else
                 redis.call('XADD', KEYS[2], '*', 'raw', member)
@@ -177,12 +180,31 @@ final class LuaScripts {
             return out
             """;
 
-    /** Compare-and-set of a periodic job's last tick. KEYS: cron key. ARGV: tick epoch ms. Returns 1 if claimed. */
+    /**
+     * Fires a periodic job's tick: claims it and enqueues its message in one step, so a claimed
+     * tick always has its message. Judged by Redis' clock ({@code TIME}): a tick still in the future
+     * is refused, so a client whose clock runs ahead neither fires early nor, by claiming a future
+     * tick, blocks the ticks of the others. The claim expires after the given lifetime. The XADD
+     * comes before the SET: if anything failed between them, the worst is a tick fired twice, never
+     * a claim without its message.
+     * KEYS: claim key, stream. ARGV: tick epoch ms, claim lifetime ms, then the message's
+     * field/value pairs without enqueuedAt (stamped here with Redis' time).
+     * Returns {outcome, Redis time in epoch ms}: outcome 0 = not due, 1 = already fired, 2 = fired.
+     */
     static final String CLAIM_TICK = """
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            local tick = tonumber(ARGV[1])
+            if tick > now then return {0, now} end
             local last = redis.call('GET', KEYS[1])
-            if last and tonumber(last) >= tonumber(ARGV[1]) then return 0 end
-            redis.call('SET', KEYS[1], ARGV[1])
-            return 1
+            if last and tonumber(last) >= tick then return {1, now} end
+            local args = {KEYS[2], '*'}
+            for i = 3, #ARGV do args[#args + 1] = ARGV[i] end
+            args[#args + 1] = 'enqueuedAt'
+            args[#args + 1] = string.format('%d', now)
+            redis.call('XADD', unpack(args))
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            return {2, now}
             """;
 
     /**

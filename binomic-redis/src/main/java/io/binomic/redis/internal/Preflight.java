@@ -9,10 +9,13 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 
 /**
- * One quick connection before Redisson starts: connect, AUTH if credentials are given, PING.
+ * One quick connection before Redisson starts: connect (TLS with hostname verification for
+ * {@code rediss://}), AUTH if credentials are given, PING.
  * Redisson retries a refused connection or an auth error for its whole retry budget (which is
  * sized to survive a Redis restart) before it gives up; this check fails at once instead, with
  * the server's own words.
@@ -20,12 +23,15 @@ import javax.net.ssl.SSLSocketFactory;
 final class Preflight {
     private Preflight() { }
 
-    /** Throws the raw cause (IOException message or Redis error reply) as an {@link IllegalStateException}. */
-    static void check(String host, int port, boolean tls, String username, String password, Duration timeout) {
+    /**
+     * Throws the raw cause (IOException message or Redis error reply) as an {@link IllegalStateException}.
+     * With {@code tls} (null for a plain connection) the server's certificate must be trusted and
+     * issued for {@code host} (hostname verification, as HTTPS does it) before AUTH sends the
+     * password: otherwise anyone who can take the address would receive it.
+     */
+    static void check(String host, int port, SSLContext tls, String username, String password, Duration timeout) {
         int millis = Math.toIntExact(Math.max(1, timeout.toMillis()));
-        try (Socket socket = tls ? SSLSocketFactory.getDefault().createSocket() : new Socket()) {
-            socket.connect(new InetSocketAddress(host, port), millis);
-            socket.setSoTimeout(millis);
+        try (Socket socket = connect(host, port, tls, millis)) {
             OutputStream out = socket.getOutputStream();
             InputStream in = socket.getInputStream();
             if (password != null) {
@@ -38,6 +44,26 @@ final class Preflight {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalStateException(e instanceof java.net.SocketTimeoutException
                     ? "no answer within " + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
+        }
+    }
+
+    private static Socket connect(String host, int port, SSLContext tls, int millis) throws IOException {
+        Socket plain = new Socket();
+        try {
+            plain.connect(new InetSocketAddress(host, port), millis);
+            plain.setSoTimeout(millis);
+            if (tls == null) {
+                return plain;
+            }
+            SSLSocket socket = (SSLSocket) tls.getSocketFactory().createSocket(plain, host, port, true);
+            SSLParameters parameters = socket.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            socket.setSSLParameters(parameters);
+            socket.startHandshake();
+            return socket;
+        } catch (IOException | RuntimeException e) {
+            plain.close();
+            throw e;
         }
     }
 

@@ -9,6 +9,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.TickResult;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -495,6 +496,7 @@ final class RedisBroker implements Broker {
 
     // ---- scheduling ----------------------------------------------------------------------
 
+    /** Due by Redis' clock ({@code TIME}), not by {@code now}: a worker whose clock runs ahead cannot move messages early. */
     @Override
     public int moveDue(String queue, Instant now, int max) {
         if (max < 1) {
@@ -502,7 +504,7 @@ final class RedisBroker implements Broker {
         }
         RedisKeys k = keys(queue);
         long moved = eval("moveDue on queue '" + queue + "'", LuaScripts.MOVE_DUE, RScript.ReturnType.LONG,
-                List.of(k.delayed(), k.stream()), Long.toString(now.toEpochMilli()), Integer.toString(max));
+                List.of(k.delayed(), k.stream()), Integer.toString(max));
         return Math.toIntExact(moved);
     }
 
@@ -513,11 +515,27 @@ final class RedisBroker implements Broker {
         return Optional.ofNullable(score).map(s -> Instant.ofEpochMilli(s.longValue()));
     }
 
+    /** One script: the claim and the XADD of the tick's message, judged by Redis' clock ({@code TIME}). */
     @Override
-    public boolean claimTick(String queue, String jobName, Instant tick) {
-        long claimed = eval("claimTick of '" + jobName + "'", LuaScripts.CLAIM_TICK, RScript.ReturnType.LONG,
-                List.of(keys(queue).cron(jobName)), Long.toString(tick.toEpochMilli()));
-        return claimed == 1;
+    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
+        checkSize(message);
+        RedisKeys k = keys(message.queue());
+        List<Object> args = new ArrayList<>(List.of(Long.toString(tick.toEpochMilli()),
+                Long.toString(Math.max(1, claimLifetime.toMillis()))));
+        StreamFields.encode(message).forEach((name, value) -> {
+            if (!name.equals(StreamFields.ENQUEUED_AT)) { // the script stamps Redis' time
+                args.add(name);
+                args.add(value);
+            }
+        });
+        List<Object> r = eval("fireTick of '" + jobName + "'", LuaScripts.CLAIM_TICK, RScript.ReturnType.LIST,
+                List.of(k.cron(jobName), k.stream()), args.toArray());
+        TickResult.Outcome outcome = switch (Math.toIntExact(toLong(r.get(0)))) {
+            case 0 -> TickResult.Outcome.NOT_DUE;
+            case 1 -> TickResult.Outcome.ALREADY_FIRED;
+            default -> TickResult.Outcome.FIRED;
+        };
+        return new TickResult(outcome, Instant.ofEpochMilli(toLong(r.get(1))));
     }
 
     // ---- dead letters --------------------------------------------------------------------
@@ -538,7 +556,27 @@ final class RedisBroker implements Broker {
     }
 
     @Override
+    public Optional<DeadLetter> readDeadLetter(String queue, String deadLetterId) {
+        StreamMessageId id = parseDeadLetterId(deadLetterId);
+        Map<StreamMessageId, Map<String, String>> entries = call("readDeadLetter of '" + queue + "'",
+                () -> client().<String, String>getStream(keys(queue).deadLetters(), StringCodec.INSTANCE)
+                        .range(StreamRangeArgs.startId(id).endId(id).count(1)));
+        return entries.entrySet().stream().findFirst().map(e -> DeadLetterFields.decode(queue, e.getKey(), e.getValue()));
+    }
+
+    /** A dead-letter id as {@code dlq list --details} shows it; anything else is the caller's mistake, said in one line. */
+    private static StreamMessageId parseDeadLetterId(String id) {
+        StreamMessageId parsed = id.matches("\\d{1,19}-\\d{1,19}") ? parseIdOrNull(id) : null;
+        if (parsed == null) {
+            throw new IllegalArgumentException("'" + id + "' is not a dead-letter id: Redis ids look like 1764500000000-0"
+                    + " (see 'binomic dlq list --details')");
+        }
+        return parsed;
+    }
+
+    @Override
     public int replayDeadLetters(String queue, List<String> deadLetterIds) {
+        deadLetterIds.forEach(RedisBroker::parseDeadLetterId);
         RedisKeys k = keys(queue);
         int replayed = 0;
         for (int from = 0; from < deadLetterIds.size(); from += REPLAY_CHUNK) {

@@ -31,7 +31,7 @@ record RedisKeys(String prefix, String queue) {
         return base() + "dlq";
     }
 
-    /** Last claimed tick (epoch ms) of a periodic job. */
+    /** Last fired tick (epoch ms) of a periodic job; expires a few periods after it was set. */
     String cron(String job) {
         return base() + "cron:" + job;
     }

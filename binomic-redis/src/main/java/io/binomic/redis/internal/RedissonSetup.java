@@ -10,12 +10,21 @@ import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertificateException;
 import java.util.Locale;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManagerFactory;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 import org.redisson.config.DelayStrategy;
 import org.redisson.config.EqualJitterDelay;
 import org.redisson.config.SingleServerConfig;
+import org.redisson.config.SslVerificationMode;
 
 /**
  * Turns a {@link BrokerConfig} into a Redisson {@link Config}, and Redisson's connection
@@ -28,6 +37,12 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
 
     /** Option key: path of a Redisson YAML file (Sentinel, Cluster, anything else Redisson can do). */
     static final String REDISSON_CONFIG_OPTION = "redisson.config";
+
+    /** Option key: a trust store file (PKCS12 or JKS) for {@code rediss://}, instead of the JDK's default trust. */
+    static final String TRUSTSTORE_OPTION = "tls.truststore";
+
+    /** Option key: the password of the {@value #TRUSTSTORE_OPTION} file, if it has one. */
+    static final String TRUSTSTORE_PASSWORD_OPTION = "tls.truststorePassword";
 
     /** Command retries: with the delay below they ride out a Redis restart of ~10 s. */
     private static final int RETRY_ATTEMPTS = 20;
@@ -83,9 +98,51 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
         userInfo(config, url, redisson);
         String username = redisson.getUsername();
         String password = redisson.getPassword();
-        Runnable preflight = () -> Preflight.check(url.getHost(), port, scheme.equals("rediss"), username, password,
+        SSLContext tls = null;
+        if (scheme.equals("rediss")) {
+            TrustManagerFactory trust = trustManagers(config);
+            tls = sslContext(trust);
+            // Redisson checks the certificate and the host name too (STRICT), with the same trust.
+            redisson.setSslVerificationMode(SslVerificationMode.STRICT);
+            if (trust != null) {
+                redisson.setSslTrustManagerFactory(trust);
+            }
+        }
+        SSLContext preflightTls = tls;
+        Runnable preflight = () -> Preflight.check(url.getHost(), port, preflightTls, username, password,
                 config.connectTimeout());
         return new RedissonSetup(redisson, target, preflight);
+    }
+
+    /** The trust store of the {@value #TRUSTSTORE_OPTION} option, or null for the JDK's default trust. */
+    private static TrustManagerFactory trustManagers(BrokerConfig config) {
+        String path = config.options().get(TRUSTSTORE_OPTION);
+        if (path == null) {
+            return null;
+        }
+        String password = config.options().get(TRUSTSTORE_PASSWORD_OPTION);
+        try {
+            KeyStore store = KeyStore.getInstance(new File(path), password == null ? null : password.toCharArray());
+            TrustManagerFactory factory = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+            factory.init(store);
+            return factory;
+        } catch (IOException | GeneralSecurityException | RuntimeException e) {
+            throw new BrokerException("cannot read the TLS trust store '" + path + "' (BrokerConfig option " + TRUSTSTORE_OPTION
+                    + ", a PKCS12 or JKS file; its password in " + TRUSTSTORE_PASSWORD_OPTION + "): " + e.getMessage(), e);
+        }
+    }
+
+    private static SSLContext sslContext(TrustManagerFactory trust) {
+        try {
+            if (trust == null) {
+                return SSLContext.getDefault();
+            }
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(null, trust.getTrustManagers(), null);
+            return context;
+        } catch (GeneralSecurityException e) {
+            throw new BrokerException("cannot set up TLS: " + e.getMessage(), e);
+        }
     }
 
     private static int database(BrokerConfig config, URI url) {
@@ -140,6 +197,12 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
         if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
                 || upper.contains("AUTH") && upper.contains("PASSWORD")) {
             hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+        } else if (upper.contains("TLS HOSTNAME VERIFICATION FAILED")) {
+            hint = "connect with a name the certificate is issued for (BrokerConfig.url), or give the server a certificate for this name";
+        } else if (upper.contains("TLS CERTIFICATE NOT TRUSTED")) {
+            hint = "add the server's CA to the trust store (BrokerConfig option " + TRUSTSTORE_OPTION + ", or the JDK's)";
+        } else if (has(failure, SSLException.class)) {
+            hint = "is the server's TLS port in BrokerConfig.url, and does it speak TLS (rediss://) at all?";
         } else if (has(failure, UnknownHostException.class)) {
             hint = "check the host name in BrokerConfig.url";
         } else {
@@ -161,6 +224,13 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
     static String rootMessage(Throwable failure) {
         Throwable deepest = failure;
         for (Throwable c = failure; c != null; c = c.getCause()) {
+            if (c instanceof CertificateException && isHostnameMismatch(c.getMessage())) {
+                return "TLS hostname verification failed: the server's certificate is not issued for this host ("
+                        + c.getMessage() + ")";
+            }
+            if (c instanceof CertPathBuilderException || c instanceof CertPathValidatorException) {
+                return "TLS certificate not trusted: " + c.getMessage();
+            }
             if (c instanceof ConnectException) {
                 String m = c.getMessage() == null ? "connection refused" : c.getMessage();
                 // netty's message is "Connection refused: /127.0.0.1:6390"; the target is printed already.
@@ -177,6 +247,11 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
             deepest = c;
         }
         return deepest.getMessage() == null ? deepest.getClass().getSimpleName() : deepest.getMessage();
+    }
+
+    /** The JDK's HostnameChecker says "No name matching x found" or "No subject alternative names ... found". */
+    private static boolean isHostnameMismatch(String message) {
+        return message != null && (message.startsWith("No name matching") || message.startsWith("No subject alternative"));
     }
 
     private static int firstOf(String m, String... words) {

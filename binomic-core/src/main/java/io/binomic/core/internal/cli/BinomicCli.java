@@ -58,14 +58,17 @@ public final class BinomicCli {
         return new BinomicCli(out, err, System.getenv(), BinomicCli::connect).run(args);
     }
 
-    /** Connects with the application's tasks (for their queue names) and without firing periodic tasks. */
+    /**
+     * Connects with the application's tasks (for their queue names), without firing periodic tasks
+     * and without creating any queue: inspecting a mistyped queue name must not create it.
+     */
     static Binomic connect(String brokerUrl, List<String> queues) {
         BinomicConfig config = BinomicConfig.builder()
                 .broker(BrokerConfig.builder().url(brokerUrl).build())
                 .worker(WorkerConfig.builder().queues(queues).build())
                 .schedulePeriodicTasks(false)
                 .build();
-        Binomic binomic = Binomic.builder().config(config).discoverTasks().build();
+        Binomic binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
         try {
             return binomic.start();
         } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.core.Binomic;
 import io.binomic.core.DeadLetters;
@@ -7,6 +8,8 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
 
 /**
@@ -94,47 +97,90 @@ final class DlqChangeCommand implements Command {
                 return byId(deadLetters, args.list("queues").getFirst(), ids);
             }
             long total = 0;
+            boolean skippedUndecodable = false;
             for (String queue : Queues.resolve(args, binomic)) {
-                long n = byFilter(deadLetters, queue, filter);
-                out.println(action.done + " " + n + " dead letter(s) of queue " + queue);
-                total += n;
+                if (action == Action.REPLAY) {
+                    DeadLetters.ReplayOutcome outcome = replayByFilter(deadLetters, queue, filter);
+                    out.println(action.done + " " + outcome.replayed() + " dead letter(s) of queue " + queue);
+                    reportSkipped(queue, outcome);
+                    skippedUndecodable |= outcome.undecodable() > 0;
+                    total += outcome.replayed() + outcome.skipped();
+                } else {
+                    long n = purgeByFilter(deadLetters, queue, filter);
+                    out.println(action.done + " " + n + " dead letter(s) of queue " + queue);
+                    total += n;
+                }
             }
             if (total == 0) {
                 err.println("binomic " + name() + ": nothing matched");
             }
-            return BinomicCli.EXIT_OK;
+            return skippedUndecodable ? BinomicCli.EXIT_FAILED : BinomicCli.EXIT_OK;
         }
     }
 
-    private int byId(DeadLetters deadLetters, String queue, List<String> ids) {
-        int missing = 0;
+    private void reportSkipped(String queue, DeadLetters.ReplayOutcome outcome) {
+        if (outcome.undecodable() > 0) {
+            err.println("binomic " + name() + ": skipped " + outcome.undecodable() + " dead letter(s) of queue " + queue
+                    + " that cannot be replayed: their message could not be decoded, only its raw fields are kept;"
+                    + " see them with 'binomic dlq list --details --queues " + queue + "', delete them with 'binomic dlq purge --id ID'");
+        }
+        if (outcome.gone() > 0) {
+            err.println("binomic " + name() + ": skipped " + outcome.gone() + " dead letter(s) of queue " + queue
+                    + " that were replayed or purged by someone else meanwhile");
+        }
+    }
+
+    private int byId(DeadLetters deadLetters, String queue, List<String> ids) throws UsageException {
+        List<Optional<DeadLetter>> letters = new ArrayList<>();
         for (String id : ids) {
-            boolean done = action == Action.REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id);
-            if (done) {
-                out.println(action.done + " " + id);
-            } else {
-                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue);
-                missing++;
+            try {
+                letters.add(deadLetters.find(queue, id));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
             }
         }
-        return missing == 0 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
+        int failed = 0;
+        for (int i = 0; i < ids.size(); i++) {
+            String id = ids.get(i);
+            Optional<DeadLetter> letter = letters.get(i);
+            if (letter.isEmpty()) {
+                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue);
+                failed++;
+            } else if (action == Action.REPLAY && letter.get().message().isEmpty()) {
+                err.println("binomic " + name() + ": dead letter " + id + " of queue " + queue + " cannot be replayed:"
+                        + " its message could not be decoded (" + letter.get().failure().reason() + "), only its raw fields"
+                        + " are kept; see it with 'binomic dlq list --details', delete it with 'binomic dlq purge --id " + id + "'");
+                failed++;
+            } else if (action == Action.REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id)) {
+                out.println(action.done + " " + id);
+            } else {
+                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue
+                        + " (replayed or purged by someone else meanwhile)");
+                failed++;
+            }
+        }
+        return failed == 0 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
 
-    private long byFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
+    private DeadLetters.ReplayOutcome replayByFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
+        return withProgress(deadLetters, queue, filter, progress -> deadLetters.replayMatching(queue, filter, progress));
+    }
+
+    private long purgeByFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
+        return withProgress(deadLetters, queue, filter, progress -> deadLetters.purge(queue, filter, progress));
+    }
+
+    private <T> T withProgress(DeadLetters deadLetters, String queue, DeadLetterFilter filter, Function<LongConsumer, T> work) {
         long expected = deadLetters.count(queue, filter);
         if (expected < PROGRESS_THRESHOLD) {
-            return apply(deadLetters, queue, filter, done -> { });
+            return work.apply(done -> { });
         }
         ProgressBar bar = new ProgressBar(err, action.verb + " " + queue, expected, System::currentTimeMillis);
         bar.accept(0);
         try {
-            return apply(deadLetters, queue, filter, bar);
+            return work.apply(bar);
         } finally {
             bar.finish();
         }
-    }
-
-    private long apply(DeadLetters deadLetters, String queue, DeadLetterFilter filter, LongConsumer progress) {
-        return action == Action.REPLAY ? deadLetters.replay(queue, filter, progress) : deadLetters.purge(queue, filter, progress);
     }
 }

@@ -7,6 +7,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.TickResult;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +34,7 @@ public final class MemoryBroker implements Broker {
 
     private final BrokerConfig config;
     private final Clock clock;
+    private final System.Logger log;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition messageArrived = lock.newCondition();
     private final Map<String, QueueState> queues = new HashMap<>();
@@ -57,6 +59,9 @@ public final class MemoryBroker implements Broker {
         }
     }
 
+    /** The last fired tick of a periodic job, forgotten at {@code expiresAt} as a Redis key with a TTL would be. */
+    private record TickClaim(long tickMillis, Instant expiresAt) { }
+
     private record Scheduled(long dueMillis, long sequence) implements Comparable<Scheduled> {
         @Override
         public int compareTo(Scheduled o) {
@@ -71,7 +76,7 @@ public final class MemoryBroker implements Broker {
         final TreeMap<Scheduled, Message> delayed = new TreeMap<>();
         final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
         final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
-        final Map<String, Long> lastTick = new HashMap<>();
+        final Map<String, TickClaim> lastTick = new HashMap<>();
     }
 
     public MemoryBroker(BrokerConfig config) {
@@ -79,8 +84,13 @@ public final class MemoryBroker implements Broker {
     }
 
     MemoryBroker(BrokerConfig config, Clock clock) {
+        this(config, clock, System.getLogger(MemoryBroker.class.getName()));
+    }
+
+    MemoryBroker(BrokerConfig config, Clock clock, System.Logger log) {
         this.config = config;
         this.clock = clock;
+        this.log = log;
     }
 
     private QueueState queue(String name) {
@@ -266,16 +276,23 @@ public final class MemoryBroker implements Broker {
         });
     }
 
+    /** The broker's clock, for tick claims, is the one it was built with (the system clock by default). */
     @Override
-    public boolean claimTick(String name, String jobName, Instant tick) {
+    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
         return locked(() -> {
-            Map<String, Long> ticks = queue(name).lastTick;
-            Long last = ticks.get(jobName);
-            if (last != null && last >= tick.toEpochMilli()) {
-                return false;
+            Instant now = clock.instant();
+            if (tick.isAfter(now)) {
+                return new TickResult(TickResult.Outcome.NOT_DUE, now);
             }
-            ticks.put(jobName, tick.toEpochMilli());
-            return true;
+            Map<String, TickClaim> ticks = queue(message.queue()).lastTick;
+            TickClaim last = ticks.get(jobName);
+            if (last != null && last.expiresAt().isAfter(now) && last.tickMillis() >= tick.toEpochMilli()) {
+                return new TickResult(TickResult.Outcome.ALREADY_FIRED, now);
+            }
+            queue(message.queue()).ready.addLast(new Entry(newReceipt(), message.withAttempt(message.attempt(), now)));
+            ticks.put(jobName, new TickClaim(tick.toEpochMilli(), now.plus(claimLifetime)));
+            messageArrived.signalAll();
+            return new TickResult(TickResult.Outcome.FIRED, now);
         });
     }
 
@@ -289,7 +306,17 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
+    public Optional<DeadLetter> readDeadLetter(String name, String id) {
+        requireReceipt(id);
+        return locked(() -> {
+            QueueState q = queues.get(name);
+            return q == null ? Optional.empty() : Optional.ofNullable(q.deadLetters.get(id));
+        });
+    }
+
+    @Override
     public int replayDeadLetters(String name, List<String> ids) {
+        ids.forEach(MemoryBroker::requireReceipt);
         return locked(() -> {
             QueueState q = queue(name);
             Instant now = clock.instant();
@@ -309,6 +336,13 @@ public final class MemoryBroker implements Broker {
             }
             return replayed;
         });
+    }
+
+    /** Ids of this broker are the digits {@link #newReceipt()} writes. */
+    private static void requireReceipt(String id) {
+        if (!id.matches("\\d{1,19}")) {
+            throw new IllegalArgumentException("'" + id + "' is not a dead-letter id of the memory broker (digits, as 'dlq list --details' shows them)");
+        }
     }
 
     @Override
@@ -346,12 +380,40 @@ public final class MemoryBroker implements Broker {
         });
     }
 
+    /**
+     * Closes the broker. Its queues live only in this JVM, so whatever they still hold (ready,
+     * pending and delayed messages; dead letters) is gone: that is logged as a warning with the
+     * counts, so a lost backlog is never silent.
+     */
     @Override
     public void close() {
-        locked(() -> {
+        String dropped = locked(() -> {
+            if (closed) {
+                return null;
+            }
             closed = true;
             messageArrived.signalAll();
+            long ready = 0;
+            long pending = 0;
+            long delayed = 0;
+            long dead = 0;
+            for (QueueState q : queues.values()) {
+                ready += q.ready.size();
+                pending += q.pending.size();
+                delayed += q.delayed.size();
+                dead += q.deadLetters.size();
+            }
+            long messages = ready + pending + delayed;
+            if (messages == 0 && dead == 0) {
+                return null;
+            }
+            return "memory broker " + config.url() + " closed with " + messages + " message(s) dropped (" + ready + " ready, "
+                    + pending + " pending, " + delayed + " delayed) and " + dead + " dead letter(s) dropped: the embedded"
+                    + " broker keeps nothing after close; use a redis:// broker for messages that must survive";
         });
+        if (dropped != null) {
+            log.log(System.Logger.Level.WARNING, dropped);
+        }
     }
 
     /** Runs {@code action} under the broker's one lock. */

@@ -178,12 +178,97 @@ class BinomicCliBrokerTest {
         deadLetter("emails", "send", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
         String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
 
-        CliRun run = run("dlq", "replay", "--queues", "emails", "--id", id, "--id", "no-such-id");
+        CliRun run = run("dlq", "replay", "--queues", "emails", "--id", id, "--id", "9999999999");
 
         assertEquals(1, run.exit(), run.toString());
         assertEquals("replayed " + id + "\n", run.out());
-        assertEquals("binomic dlq replay: no dead letter no-such-id in queue emails\n", run.err());
+        assertEquals("binomic dlq replay: no dead letter 9999999999 in queue emails\n", run.err());
         assertEquals(1, broker.stats("emails").deadLetters());
         assertEquals(1, broker.stats("emails").ready());
+    }
+
+    /** Dead-letters {@code n} deliveries whose entry was too broken to decode a message from. */
+    private void deadLetterBroken(String queue, int n) throws InterruptedException {
+        broker.start(List.of(queue));
+        enqueue(queue, "orphan", n);
+        // The memory broker cannot store a broken entry: dead-letter its deliveries as if their fields had not decoded.
+        for (Delivery d : broker.fetch(List.of(queue), "test-consumer", n, Duration.ZERO)) {
+            Delivery broken = Delivery.malformed(queue, d.receipt(), Map.of("task", "orphan"), d.deliveryCount(), "no 'id' field");
+            broker.settle("test-consumer", List.of(new Settlement.DeadLetter(broken,
+                    new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode", "no 'id' field", "", 1, FAILED_AT))));
+        }
+    }
+
+    /** Before, an existing but undecodable letter was reported as "no dead letter". */
+    @Test
+    void replayByIdOfAnUndecodableLetterSaysWhyItCannotBeReplayed() throws Exception {
+        deadLetterBroken("emails", 1);
+        String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
+
+        CliRun run = run("dlq", "replay", "--queues", "emails", "--id", id);
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals("", run.out());
+        assertEquals("binomic dlq replay: dead letter " + id + " of queue emails cannot be replayed: its message could not be"
+                + " decoded (DECODE_ERROR), only its raw fields are kept; see it with 'binomic dlq list --details',"
+                + " delete it with 'binomic dlq purge --id " + id + "'\n", run.err());
+        assertEquals(1, broker.stats("emails").deadLetters());
+    }
+
+    @Test
+    void aMalformedIdIsABadUsageSaidInOneLineAndNothingIsDone() throws Exception {
+        deadLetter("emails", "send", 1, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+        String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
+
+        for (String verb : List.of("replay", "purge")) {
+            CliRun run = run("dlq", verb, "--queues", "emails", "--id", id, "--id", "not-an-id");
+
+            assertEquals(2, run.exit(), run.toString());
+            assertEquals("", run.out());
+            assertTrue(run.err().startsWith("binomic dlq " + verb + ": 'not-an-id' is not a dead-letter id of the memory broker"
+                    + " (digits, as 'dlq list --details' shows them)\n\nUsage: binomic dlq " + verb), run.err());
+        }
+        assertEquals(1, broker.stats("emails").deadLetters());
+    }
+
+    /** Before, it printed "replayed 3" and said nothing of the two it could not replay. */
+    @Test
+    void replayByFilterSaysWhatItSkippedAndWhy() throws Exception {
+        deadLetter("emails", "send", 3, DeadLetterReason.DECODE_ERROR, "decode");
+        deadLetterBroken("emails", 2);
+
+        CliRun run = run("dlq", "replay", "--queues", "emails", "--reason", "DECODE_ERROR");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals("replayed 3 dead letter(s) of queue emails\n", run.out());
+        assertEquals("binomic dlq replay: skipped 2 dead letter(s) of queue emails that cannot be replayed: their message"
+                + " could not be decoded, only its raw fields are kept; see them with 'binomic dlq list --details --queues emails',"
+                + " delete them with 'binomic dlq purge --id ID'\n", run.err());
+        assertEquals(2, broker.stats("emails").deadLetters());
+        assertEquals(3, broker.stats("emails").ready());
+    }
+
+    /** What the CLI's connection does: inspecting a queue (or a mistyped name) must not create it. */
+    @Test
+    void anInspectionInstanceStartsTheBrokerWithoutPreparingAnyQueue() {
+        List<Object> started = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Broker recording = (Broker) Proxy.newProxyInstance(Broker.class.getClassLoader(), new Class<?>[] {Broker.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("start")) {
+                        started.add(args[0]);
+                    }
+                    try {
+                        return method.invoke(broker, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues(List.of("typo")).build())
+                .schedulePeriodicTasks(false).build();
+        try (Binomic binomic = Binomic.builder().config(config).broker(recording).prepareQueues(false).build().start()) {
+            assertEquals(List.of(List.of()), started);
+            IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, binomic::startWorker);
+            assertTrue(refused.getMessage().contains("prepareQueues(false)"), refused.getMessage());
+        }
     }
 }
