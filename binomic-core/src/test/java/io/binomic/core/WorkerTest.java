@@ -474,4 +474,83 @@ class WorkerTest {
             return null;
         }
     }
+
+    /**
+     * A broker on which one worker's lease renewals never land, as if its control loops were frozen
+     * while a handler still ran; if {@code reclaims} is false, that worker's reclaims find nothing either.
+     */
+    private static Broker renewalsLost(Broker shared, String consumer, boolean reclaims) {
+        return new ForwardingBroker(shared) {
+            @Override
+            public void renewLeases(String who, List<io.binomic.api.spi.Delivery> held) {
+                if (!who.equals(consumer)) {
+                    super.renewLeases(who, held);
+                }
+            }
+
+            @Override
+            public List<io.binomic.api.spi.Delivery> reclaim(String queue, String who, Duration minIdle, int max) {
+                return reclaims || !who.equals(consumer) ? super.reclaim(queue, who, minIdle, max) : List.of();
+            }
+
+            @Override
+            public void close() {
+                // shared with the other worker's instance
+            }
+        };
+    }
+
+    @Test
+    void aLateFailureOfAWorkerWhoseDeliveryWasReclaimedIsStaleAndSchedulesNoRetry() throws Exception {
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        AtomicInteger runs = new AtomicInteger();
+        AtomicInteger succeeded = new AtomicInteger();
+        Task<Integer, ?> flaky = Task.builder("flaky", Integer.class, (Integer n) -> {
+            if (runs.incrementAndGet() == 1) {
+                Thread.sleep(1500); // the first run outlives its lease, which is not renewed...
+                throw new IllegalStateException("...and then fails, long after another worker took the delivery over");
+            }
+            succeeded.incrementAndGet();
+            return null;
+        }).maxAttempts(3).build();
+        WorkerConfig.Builder shortLease = fastWorker().leaseTimeout(Duration.ofMillis(300)).reclaimInterval(Duration.ofMillis(100));
+        Binomic slow = start(List.of(flaky), TaskDefaults.defaults(), shortLease.consumerName("slow").build(),
+                renewalsLost(shared, "slow", false));
+        Worker slowWorker = slow.startWorker();
+        slow.submit(flaky, 1);
+        await("the first run started", () -> runs.get() == 1);
+        Binomic other = start(List.of(flaky), TaskDefaults.defaults(), fastWorker().leaseTimeout(Duration.ofMillis(300))
+                .reclaimInterval(Duration.ofMillis(100)).consumerName("other").build(), renewalsLost(shared, "slow", false));
+        other.startWorker();
+
+        await("the other worker ran it", () -> succeeded.get() == 1);
+        await("the late failure was refused as stale", () -> slowWorker.counters().staleSettlements() == 1);
+        QueueStats stats = shared.stats("default");
+        assertEquals(0, stats.delayed(), "no retry scheduled by the late failure: " + stats);
+        assertEquals(0, stats.deadLetters(), stats.toString());
+        assertEquals(0, stats.pending(), stats.toString());
+        assertEquals(2, runs.get());
+        shared.close();
+    }
+
+    @Test
+    void aWorkerThatReclaimsItsOwnRunningDeliveryDoesNotRunItTwiceAndStillSettlesIt() throws Exception {
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        AtomicInteger runs = new AtomicInteger();
+        Task<Integer, ?> slow = Task.builder("slow", Integer.class, (Integer n) -> {
+            runs.incrementAndGet();
+            Thread.sleep(1200); // four leases, never renewed: this worker's own reclaim takes it back
+            return null;
+        }).build();
+        Binomic binomic = start(List.of(slow), TaskDefaults.defaults(), fastWorker().leaseTimeout(Duration.ofMillis(300))
+                .reclaimInterval(Duration.ofMillis(100)).consumerName("alone").build(), renewalsLost(shared, "alone", true));
+        Worker worker = binomic.startWorker();
+        binomic.submit(slow, 1);
+
+        await("it finished and was settled", () -> worker.counters().succeeded() == 1 && shared.stats("default").pending() == 0);
+        Thread.sleep(500);
+        assertEquals(1, runs.get(), "ran once, though reclaimed by its own worker while running");
+        assertEquals(0, worker.counters().staleSettlements(), "settled at the delivery count of its own reclaim");
+        shared.close();
+    }
 }

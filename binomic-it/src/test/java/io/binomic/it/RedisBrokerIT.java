@@ -125,6 +125,23 @@ class RedisBrokerIT {
         assertEquals(0L, pelSize());
     }
 
+    /** Before: XACK and XDEL were two pipelined commands; a break between them left an acked entry counted as ready forever. */
+    @Test
+    void anAcknowledgedEntryLeftInTheStreamIsNeverCountedAsReadyAndIsRemovedByTheCleanUp() throws Exception {
+        broker.enqueueAll(List.of(message("{}"), message("{}"), message("{}")));
+        List<Delivery> got = fetch(3);
+        redis.call("XACK", stream(), "binomic", got.get(0).receipt()); // acked by hand, not deleted
+
+        assertEquals(3L, redis.call("XLEN", stream()));
+        assertEquals(0, broker.stats(queue).ready(), "an acked entry is not ready: " + broker.stats(queue));
+        assertEquals(2, broker.stats(queue).pending());
+
+        assertEquals(List.of(), ack(got.subList(1, 3)));
+        broker.removeSettled(queue);
+        assertEquals(0L, redis.call("XLEN", stream()), "the clean-up removes every acknowledged entry");
+        assertEquals(0, broker.stats(queue).ready());
+    }
+
     @Test
     void entryFieldsAreReadableStringsForOtherTools() throws Exception {
         Message m = message("{\"name\":\"Ada\"}").withHeader("trace", "abc");
