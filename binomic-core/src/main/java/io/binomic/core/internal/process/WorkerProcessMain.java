@@ -6,9 +6,11 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.WorkerHealth;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -200,11 +202,22 @@ public final class WorkerProcessMain {
         });
     }
 
+    /** Counters and health into the slot; the heartbeat written after them makes them visible together. */
     private void publishCounters() {
         Worker current = worker;
         if (current != null) {
             WorkerCounters counters = current.counters();
             slot.counters(counters);
+            slot.health(healthOf(current));
+        }
+    }
+
+    private static WorkerHealth healthOf(Worker worker) {
+        try {
+            return worker.health();
+        } catch (RuntimeException e) {
+            // A health check that fails is a worker that cannot vouch for itself: let the master replace it.
+            return new WorkerHealth(false, Duration.ZERO, Duration.ZERO, 0, Optional.of("health check failed: " + e));
         }
     }
 }
