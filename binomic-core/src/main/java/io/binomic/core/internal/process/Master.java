@@ -66,6 +66,8 @@ public final class Master implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the state directory " + config.stateDirectory() + ": " + e.getMessage(), e);
         }
+        // Every worker reads the same resolved settings; written before any worker starts.
+        Settings.write(config.workerSettingsFile(), config.broker(), config.taskDefaults(), config.workerConfig());
         slots = WorkerSlots.create(config.segmentFile(), config.workers(), ProcessHandle.current().pid(), Instant.now(),
                 config.heartbeatInterval(), config.heartbeatTimeout());
         for (int i = 0; i < config.workers(); i++) {
@@ -73,7 +75,7 @@ public final class Master implements AutoCloseable {
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
         }
         LOG.log(Level.INFO, "master pid {0,number,#}: {1} worker(s) x {2} concurrent tasks on {3}, queues {4}; state in {5}",
-                ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.brokerUrl()),
+                ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.broker().url()),
                 config.queues().isEmpty() ? "(all of the discovered tasks)" : config.queues(), config.stateDirectory());
         return this;
     }

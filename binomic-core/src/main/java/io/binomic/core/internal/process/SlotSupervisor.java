@@ -164,8 +164,8 @@ final class SlotSupervisor {
     private Incarnation spawn() throws IOException {
         slot.reset();
         incarnations++;
-        WorkerLaunch launch = new WorkerLaunch(slot.index(), config.segmentFile(), config.queues(), config.concurrency(),
-                config.heartbeatInterval(), config.shutdownGrace(), config.leaseTimeout(), config.reclaimInterval());
+        WorkerLaunch launch = new WorkerLaunch(slot.index(), config.segmentFile(), config.heartbeatInterval(),
+                config.workerSettingsFile());
         // A marker in the log file, so an operator can tell one incarnation's output from the next.
         Files.writeString(logFile, "---- " + Instant.now() + " master pid " + ProcessHandle.current().pid()
                         + " starts worker " + slot.index() + " (incarnation " + incarnations + ")" + System.lineSeparator(),
@@ -173,7 +173,6 @@ final class SlotSupervisor {
         ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, config.jvmOptions(), launch.toArgs()))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
-        builder.environment().put(WorkerLaunch.BROKER_URL_ENV, config.brokerUrl());
         Process process = builder.start();
         process.getOutputStream().close();
         master.emit(new MasterEvent.Spawned(slot.index(), process.pid(), incarnations));
