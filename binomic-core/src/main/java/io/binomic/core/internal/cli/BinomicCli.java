@@ -56,7 +56,7 @@ public final class BinomicCli {
         this.commands = List.of(
                 new MasterCommand(out, commandEnv, () -> settings),
                 new QueuesCommand(out, commandEnv, connect),
-                new WorkersCommand(out),
+                new WorkersCommand(out, () -> settings),
                 new DlqListCommand(out, commandEnv, connect),
                 new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, commandEnv, connect),
                 new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect));
@@ -82,7 +82,7 @@ public final class BinomicCli {
         BinomicConfig config = BinomicConfig.builder()
                 .broker(settings.with("broker.url", brokerUrl, "the command").broker(BrokerOptions.DEFAULT_URL))
                 .taskDefaults(settings.taskDefaults())
-                .worker(WorkerConfig.builder().queues(queues).build())
+                .worker(WorkerConfig.builder().queues(queues.isEmpty() ? settings.worker().queues() : queues).build())
                 .schedulePeriodicTasks(false)
                 .build();
         Binomic binomic = Binomic.builder().config(config).discoverTasks().build();

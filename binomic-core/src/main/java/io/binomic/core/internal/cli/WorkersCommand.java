@@ -2,6 +2,7 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.process.MasterConfig;
+import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.process.SlotSnapshot;
 import io.binomic.core.internal.process.Supervision;
 import io.binomic.core.internal.process.WorkerSlots;
@@ -12,13 +13,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /** {@code binomic workers}: the live state of a master's workers, read from its segment file. */
 final class WorkersCommand implements Command {
     private final PrintStream out;
+    private final Supplier<Settings> settings;
 
-    WorkersCommand(PrintStream out) {
+    WorkersCommand(PrintStream out, Supplier<Settings> settings) {
         this.out = out;
+        this.settings = settings;
     }
 
     @Override
@@ -33,8 +37,8 @@ final class WorkersCommand implements Command {
 
     @Override
     public List<Option> options() {
-        return List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to "
-                + MasterConfig.defaultStateDirectory()));
+        return List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to master.stateDir of the"
+                + " settings, else " + MasterConfig.defaultStateDirectory()));
     }
 
     @Override
@@ -50,7 +54,8 @@ final class WorkersCommand implements Command {
 
     @Override
     public int run(Arguments args) {
-        Path dir = args.value("state-dir").map(Path::of).orElse(MasterConfig.defaultStateDirectory());
+        Path dir = args.value("state-dir").or(() -> settings.get().value("master.stateDir")).map(Path::of)
+                .orElse(MasterConfig.defaultStateDirectory());
         Path file = dir.resolve("workers.slots");
         if (!Files.exists(file)) {
             throw new IllegalStateException("no master state in " + dir + ": start one with 'binomic master"

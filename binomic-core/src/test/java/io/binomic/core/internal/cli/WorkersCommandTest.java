@@ -103,6 +103,18 @@ class WorkersCommandTest {
     }
 
     @Test
+    void stateDirectoryComesFromTheSettingsWhenNoOptionGivesIt() {
+        try (WorkerSlots slots = WorkerSlots.create(dir.resolve("workers.slots"), 1, ProcessHandle.current().pid(), Instant.now(),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            CliRun run = CliRun.of(Map.of("BINOMIC_MASTER_STATE_DIR", dir.toString()), (url, queues) -> {
+                throw new AssertionError("workers needs no broker");
+            }, "workers");
+            assertEquals(0, run.exit(), run.toString());
+            assertTrue(run.out().startsWith("master pid " + slots.masterPid() + " running"), run.out());
+        }
+    }
+
+    @Test
     void missingStateIsAFailureThatSaysHowToStartAMaster() {
         CliRun run = run("workers", "--state-dir", dir.resolve("nothing-here").toString());
         assertEquals(1, run.exit());
