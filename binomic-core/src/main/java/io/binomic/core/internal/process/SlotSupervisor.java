@@ -60,6 +60,8 @@ final class SlotSupervisor {
         /** The last heartbeat sequence the master saw, and when (its own nanoTime) it saw it change. */
         long lastSequence = -1;
         long beatSeenAt;
+        /** Whether the master ever saw it report itself consuming. */
+        boolean seenConsuming;
 
         Incarnation(Process process) {
             this.process = process;
@@ -118,7 +120,9 @@ final class SlotSupervisor {
                 }
                 // Only start-up failures back off: a worker that reached RUNNING and served (however it
                 // ended: killed, crashed, hung, not consuming) is replaced at once, and ends any streak.
-                streak = served(worker) ? 1 : streak + 1;
+                // One that never consumed did not serve: replacing it at once would spin JVM starts.
+                boolean served = served(worker) && (outcome != Outcome.NOT_CONSUMING || worker.seenConsuming);
+                streak = served ? 1 : streak + 1;
                 previous = new Failure(pid, cause, worker.endedAt, detail);
                 publishRestart(streak);
             }
@@ -223,6 +227,7 @@ final class SlotSupervisor {
             }
             Duration silentFor;
             if (worker.reachedRunning()) {
+                worker.seenConsuming |= seen.health() == SlotHealth.CONSUMING;
                 if (seen.state() == WorkerState.RUNNING && seen.health() == SlotHealth.NOT_CONSUMING) {
                     worker.endedAt = now;
                     String problem = seen.problem().orElse("no reason given");

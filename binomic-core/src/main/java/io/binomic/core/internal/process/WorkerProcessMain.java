@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Main class of a worker JVM started by the {@link Master}. It maps the master's segment, builds
  * a Binomic instance with the application's tasks (found with {@code TaskProvider} on the module
- * path), runs one worker and reports through its slot: pid, heartbeat, state and counters every
+ * path), runs one worker and reports through its slot: pid, heartbeat, state, counters and health every
  * heartbeat interval. It obeys the master's commands and also stops when the master process is
  * gone (an orphaned worker would otherwise run unsupervised) or when it gets SIGTERM.
  *

@@ -184,6 +184,9 @@ class MasterTest {
     void workerThatReportsItIsNotConsumingIsReplacedAndItsProblemReported() {
         WorkerSlots.Slot slot = start(config()).slots().slot(0);
         long stuck = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+        // It consumed first (the master saw that), so it served: its replacement starts at once.
+        Await.until(WAIT, "the worker reports consuming", () -> slot.health() == SlotHealth.CONSUMING);
+        Await.sleep(HEARTBEAT.toMillis() * 2);
 
         WorkerHealth notConsuming = new WorkerHealth(false, Duration.ofSeconds(40), Duration.ZERO, 3, Optional.of("fetch loop stalled"));
         Thread reporter = Thread.ofPlatform().daemon().start(() -> {
@@ -200,6 +203,31 @@ class MasterTest {
             assertFalse(ProcessHandle.of(stuck).map(ProcessHandle::isAlive).orElse(false), "the stuck worker is gone");
             assertTrue(all(MasterEvent.RestartScheduled.class).isEmpty(), "it served: replaced at once");
             assertTrue(all(MasterEvent.Hung.class).isEmpty(), "its heartbeat never stopped: " + events);
+        } finally {
+            reporter.interrupt();
+        }
+    }
+
+    /**
+     * A worker that is never consuming (broker reachable at start, fetches failing) did not serve:
+     * its replacements back off like start-up failures instead of spinning JVM starts.
+     */
+    @Test
+    void workerThatNeverConsumesIsReplacedWithBackoff() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        WorkerHealth notConsuming = new WorkerHealth(false, Duration.ZERO, Duration.ZERO, 0, Optional.of("fetch failing"));
+        Thread reporter = Thread.ofPlatform().daemon().start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                if (slot.state() == WorkerState.RUNNING) {
+                    slot.health(notConsuming);
+                }
+                Thread.onSpinWait();
+            }
+        });
+        try {
+            MasterEvent.RestartScheduled waited = awaitEvent(MasterEvent.RestartScheduled.class, e -> true);
+            assertEquals(2, waited.failureStreak(), events.toString());
+            assertTrue(all(MasterEvent.NotConsuming.class).size() >= 2, events.toString());
         } finally {
             reporter.interrupt();
         }
