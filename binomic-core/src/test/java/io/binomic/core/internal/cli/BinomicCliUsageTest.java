@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -255,9 +254,14 @@ class BinomicCliUsageTest {
             throw new AssertionError("no connection with a bad setting");
         }, "master", "--broker", "memory://");
         assertEquals(2, run.exit(), run.toString());
-        List<String> lines = run.err().lines().toList();
         assertEquals("binomic master: keyPrefix must be 1-64 of letters, digits, '_', '.', ':', '-', was 'has space'"
-                + " (broker.keyPrefix from environment variable BINOMIC_BROKER_KEY_PREFIX, broker.url from --broker)", lines.getFirst());
+                + " (broker.keyPrefix from environment variable BINOMIC_BROKER_KEY_PREFIX)\n", run.err());
+        run = CliRun.of(Map.of("BINOMIC_TASK_TIMEOUT", "soon"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "queues", "--queues", "q");
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic queues: environment variable BINOMIC_TASK_TIMEOUT: task.timeout must be a duration such as 500ms,"
+                + " 5s, 2m, 1h, 14d or PT5S, was 'soon'\n", run.err());
     }
 
     @Test
