@@ -111,7 +111,8 @@ class ConfigurationOnRedisTest {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit = BinomicCli.run(new String[] {"queues", "--config", file.toString(), "--queues", fixture.queue},
+        // No --broker, no --queues: the URL, the Redisson file, the key prefix and the queue all come from the file.
+        int exit = BinomicCli.run(new String[] {"queues", "--config", file.toString()},
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         String printed = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, exit, printed + err.toString(StandardCharsets.UTF_8));
