@@ -66,10 +66,17 @@ public final class Master implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the state directory " + config.stateDirectory() + ": " + e.getMessage(), e);
         }
-        // Every worker reads the same resolved settings; written before any worker starts.
-        Settings.write(config.workerSettingsFile(), config.broker(), config.taskDefaults(), config.workerConfig());
         slots = WorkerSlots.create(config.segmentFile(), config.workers(), ProcessHandle.current().pid(), Instant.now(),
                 config.heartbeatInterval(), config.heartbeatTimeout());
+        // Every worker reads the same resolved settings; written before any worker starts, and only
+        // once the segment is ours: a live master's workers must never read another master's file.
+        try {
+            Settings.write(config.workerSettingsFile(), config.broker(), config.taskDefaults(), config.workerConfig());
+        } catch (RuntimeException e) {
+            slots.close();
+            slots = null;
+            throw e;
+        }
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
@@ -146,7 +153,9 @@ public final class Master implements AutoCloseable {
             }
         }
         synchronized (this) {
-            slots.close();
+            if (slots != null) {
+                slots.close();
+            }
         }
         LOG.log(Level.INFO, "master pid {0,number,#}: all workers stopped", ProcessHandle.current().pid());
         terminated.countDown();
