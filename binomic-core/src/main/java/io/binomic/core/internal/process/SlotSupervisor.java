@@ -62,6 +62,8 @@ final class SlotSupervisor {
         long beatSeenAt;
         /** Whether the master ever saw it report itself consuming. */
         boolean seenConsuming;
+        /** The reason it gave when it reported itself not consuming. */
+        String problem;
 
         Incarnation(Process process) {
             this.process = process;
@@ -111,7 +113,7 @@ final class SlotSupervisor {
                 } else if (outcome == Outcome.NOT_CONSUMING) {
                     slot.supervision(Supervision.STOPPING_NOT_CONSUMING, 0);
                     terminate(worker);
-                    detail = "was not consuming (" + slot.problem().orElse("no reason given") + ")";
+                    detail = "was not consuming (" + worker.problem + ")";
                     cause = Cause.NOT_CONSUMING;
                 } else {
                     cause = Cause.EXITED;
@@ -230,10 +232,10 @@ final class SlotSupervisor {
                 worker.seenConsuming |= seen.health() == SlotHealth.CONSUMING;
                 if (seen.state() == WorkerState.RUNNING && seen.health() == SlotHealth.NOT_CONSUMING) {
                     worker.endedAt = now;
-                    String problem = seen.problem().orElse("no reason given");
-                    master.emit(new MasterEvent.NotConsuming(slot.index(), pid, problem));
+                    worker.problem = seen.problem().orElse("no reason given");
+                    master.emit(new MasterEvent.NotConsuming(slot.index(), pid, worker.problem));
                     LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) reports it is not consuming: {2}; replacing it; see {3}",
-                            slot.index(), pid, problem, logFile);
+                            slot.index(), pid, worker.problem, logFile);
                     return Outcome.NOT_CONSUMING;
                 }
                 silentFor = Duration.ofNanos(now - worker.beatSeenAt);
