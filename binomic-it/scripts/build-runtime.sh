@@ -2,7 +2,13 @@
 # Builds a self-contained Binomic runtime image with jlink: a trimmed JDK plus the Binomic and
 # Redis broker jars, and a bin/binomic launcher for the master and the CLI.
 #
-#   JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 binomic-it/scripts/build-runtime.sh [output-dir]
+#   JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 binomic-it/scripts/build-runtime.sh [--jars DIR] [output-dir]
+#
+# It builds what it packages: one Maven reactor build from the root of binomic-api, binomic-core and
+# binomic-redis (tests skipped), then exactly the jars of that build's version, refusing a jar
+# older than its module's classes. With --jars DIR it builds nothing and packages the jars in DIR
+# (the application module path: Binomic's and its dependencies'); the test suite does that with
+# the jars its own reactor build just made (binomic-it/target/runtime-jars, see RuntimeImageTest).
 #
 # Output (default: ./runtime):
 #   bin/binomic   the launcher: `bin/binomic master --broker redis://host:6379 --queues emails`
@@ -19,6 +25,12 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+JARS=""
+if [ "${1:-}" = "--jars" ]; then
+    [ -n "${2:-}" ] && [ -d "$2" ] || { echo "build-runtime: --jars needs a directory of jars" >&2; exit 2; }
+    JARS="$(realpath "$2")"
+    shift 2
+fi
 OUT="$(realpath -m "${1:-$ROOT/runtime}")"
 JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 export JAVA_HOME
@@ -33,22 +45,58 @@ trap 'rm -rf "$STAGE"' EXIT
 APP="$STAGE/app"
 mkdir -p "$APP"
 
-echo "build-runtime: building the jars" >&2
-# One reactor build from the root (-am), so no stale sibling jar from ~/.m2 slips in.
-(cd "$ROOT" && ./mvnw -B -q -DskipTests -pl binomic-redis -am package \
-    dependency:copy-dependencies -DincludeScope=runtime -DexcludeGroupIds=io.binomic -DoutputDirectory="$APP")
-for module in binomic-api binomic-core binomic-redis; do
-    find "$ROOT/$module/target" -maxdepth 1 -name "$module-*.jar" ! -name '*-tests.jar' ! -name '*-sources.jar' \
-        -exec cp {} "$APP/" \;
-done
+if [ -n "$JARS" ]; then
+    echo "build-runtime: packaging the jars of $JARS" >&2
+    cp "$JARS"/*.jar "$APP/"
+    for module in binomic-api binomic-core binomic-redis; do
+        ls "$APP/$module"-*.jar > /dev/null 2>&1 || { echo "build-runtime: $JARS has no $module jar" >&2; exit 2; }
+    done
+else
+    echo "build-runtime: building the jars" >&2
+    # One reactor build from the root that names every module it packages: binomic-redis does not
+    # depend on binomic-core, so '-pl binomic-redis -am' left core unbuilt (a fresh clone failed, a
+    # built tree packaged whatever old core jar lay in target/).
+    (cd "$ROOT" && ./mvnw -B -q -DskipTests -pl binomic-core,binomic-redis -am package \
+        dependency:copy-dependencies -DincludeScope=runtime -DexcludeGroupIds=io.binomic -DoutputDirectory="$APP")
+    VERSION="$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$ROOT/pom.xml" | head -1)"
+    for module in binomic-api binomic-core binomic-redis; do
+        jar="$ROOT/$module/target/$module-$VERSION.jar"
+        [ -f "$jar" ] || { echo "build-runtime: the build made no $jar" >&2; exit 1; }
+        if [ -n "$(find "$ROOT/$module/target/classes" -type f -newer "$jar" -print -quit)" ]; then
+            echo "build-runtime: $jar is older than its classes: a stale jar; run the script again" >&2
+            exit 1
+        fi
+        cp "$jar" "$APP/"
+    done
+fi
 
 echo "build-runtime: finding the JDK modules the jars need" >&2
-# One jdeps call per jar: a single call over all jars under-reports (TOOLCHAIN.md).
+# One jdeps run per jar: a single run over all jars under-reports (TOOLCHAIN.md). All runs in one
+# JVM through the jdeps ToolProvider: a JVM start per jar made this step take twice as long.
+cat > "$STAGE/JdepsEach.java" <<'JAVA'
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.spi.ToolProvider;
+
+public class JdepsEach {
+    public static void main(String[] args) throws Exception {
+        ToolProvider jdeps = ToolProvider.findFirst("jdeps").orElseThrow();
+        try (DirectoryStream<Path> jars = Files.newDirectoryStream(Path.of(args[0]), "*.jar")) {
+            for (Path jar : jars) {
+                StringWriter out = new StringWriter();
+                jdeps.run(new PrintWriter(out, true), new PrintWriter(new StringWriter(), true), "--multi-release", "25",
+                        "--ignore-missing-deps", "--print-module-deps", "--module-path", args[0], jar.toString());
+                System.out.println(out.toString().strip());
+            }
+        }
+    }
+}
+JAVA
 MODULES="$(
-    for jar in "$APP"/*.jar; do
-        "$JDK_BIN/jdeps" --multi-release 25 --ignore-missing-deps --print-module-deps \
-            --module-path "$APP" "$jar" 2>/dev/null || true
-    done | tr ',' '\n'
+    "$JDK_BIN/java" "$STAGE/JdepsEach.java" "$APP" | tr ',' '\n'
     # Always: the System.Logger backend, the JFR events of the core, sun.misc.Unsafe for Netty,
     # and the TLS/DNS pieces a rediss:// connection may need.
     printf '%s\n' java.logging jdk.jfr jdk.unsupported jdk.crypto.ec jdk.naming.dns

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Smoke test of a runtime image built by build-runtime.sh, run by hand (it is not part of the
-# Maven build: building the image takes minutes).
+# Smoke test of a runtime image built by build-runtime.sh, run by hand. The Maven build has its
+# own, shorter one: RuntimeImageTest links an image from the build's jars and runs `binomic --help`
+# and a master whose worker runs tasks against Redis.
 #
 #   binomic-it/scripts/smoke-runtime.sh [image-dir]      # default: ./runtime
 #

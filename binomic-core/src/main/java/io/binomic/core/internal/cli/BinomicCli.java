@@ -1,12 +1,14 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.BinomicConfig;
-import io.binomic.api.BrokerConfig;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -18,6 +20,10 @@ import java.util.Optional;
  * <p>Exit codes scripts can rely on: {@value #EXIT_OK} done, {@value #EXIT_FAILED} the operation
  * failed (broker unreachable, dead letter not found...), {@value #EXIT_USAGE} bad usage (the
  * message and the command's usage are printed).
+ *
+ * <p>Every command reads the same settings: the file of {@code --config FILE} (accepted anywhere
+ * on the command line) or {@code $BINOMIC_CONFIG}, then {@code BINOMIC_*} environment variables,
+ * then the command's own options (see {@link Settings}).
  */
 public final class BinomicCli {
     public static final int EXIT_OK = 0;
@@ -30,20 +36,30 @@ public final class BinomicCli {
         Binomic connect(String brokerUrl, List<String> queues);
     }
 
+    static final String CONFIG_OPTION = "--config";
+
     private final PrintStream out;
     private final PrintStream err;
+    private final Map<String, String> env;
+    /** The environment the commands see: the real one, plus the file's broker URL where the environment has none. */
+    private final Map<String, String> commandEnv;
     private final List<Command> commands;
+    private Settings settings = Settings.defaults();
 
+    /** @param connector opens a broker for the inspection commands; null for the real one, which uses the settings */
     BinomicCli(PrintStream out, PrintStream err, Map<String, String> env, Connector connector) {
         this.out = out;
         this.err = err;
+        this.env = env;
+        this.commandEnv = new HashMap<>(env);
+        Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
         this.commands = List.of(
-                new MasterCommand(out, env),
-                new QueuesCommand(out, env, connector),
-                new WorkersCommand(out),
-                new DlqListCommand(out, env, connector),
-                new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, env, connector),
-                new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, env, connector));
+                new MasterCommand(out, commandEnv, () -> settings),
+                new QueuesCommand(out, commandEnv, connect),
+                new WorkersCommand(out, () -> settings),
+                new DlqListCommand(out, commandEnv, connect),
+                new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, commandEnv, connect),
+                new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect));
     }
 
     public static void main(String[] args) {
@@ -55,17 +71,19 @@ public final class BinomicCli {
      * returns its exit code instead of exiting: for tools and tests that embed the CLI.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return new BinomicCli(out, err, System.getenv(), BinomicCli::connect).run(args);
+        return new BinomicCli(out, err, System.getenv(), null).run(args);
     }
 
     /**
-     * Connects with the application's tasks (for their queue names), without firing periodic tasks
-     * and without creating any queue: inspecting a mistyped queue name must not create it.
+     * Connects with the application's tasks (for their queue names) and without firing periodic
+     * tasks, and without creating any queue (inspecting a mistyped queue name must not create it);
+     * every broker setting (key prefix, Redisson file...) from {@code settings}, the URL the command chose.
      */
-    static Binomic connect(String brokerUrl, List<String> queues) {
+    static Binomic connect(Settings settings, String brokerUrl, List<String> queues) {
         BinomicConfig config = BinomicConfig.builder()
-                .broker(BrokerConfig.builder().url(brokerUrl).build())
-                .worker(WorkerConfig.builder().queues(queues).build())
+                .broker(settings.with("broker.url", brokerUrl, "the command").broker(BrokerOptions.DEFAULT_URL))
+                .taskDefaults(settings.taskDefaults())
+                .worker(WorkerConfig.builder().queues(queues.isEmpty() ? settings.worker().queues() : queues).build())
                 .schedulePeriodicTasks(false)
                 .build();
         Binomic binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
@@ -79,7 +97,14 @@ public final class BinomicCli {
 
     /** Runs the command line {@code args}; returns the exit code. */
     int run(String... args) {
-        List<String> words = Arrays.asList(args);
+        List<String> words = new ArrayList<>(Arrays.asList(args));
+        Optional<Path> configFile;
+        try {
+            configFile = takeConfigOption(words);
+        } catch (UsageException e) {
+            err.println("binomic: " + e.getMessage());
+            return EXIT_USAGE;
+        }
         if (words.isEmpty()) {
             err.println("binomic: no command given");
             err.println();
@@ -101,6 +126,19 @@ public final class BinomicCli {
             return EXIT_OK;
         }
         try {
+            settings = Settings.load(configFile, env);
+            // Every value parsed and checked now, so a bad one is a usage error of any command, not
+            // a failure halfway through one.
+            settings.master(BrokerOptions.DEFAULT_URL);
+        } catch (IllegalArgumentException e) {
+            // A missing file, an unknown key, a bad value: one line that names it; exit 2 as for a bad option.
+            err.println("binomic " + chosen.name() + ": " + e.getMessage());
+            return EXIT_USAGE;
+        }
+        if (env.get(Settings.BROKER_URL_ENV) == null || env.get(Settings.BROKER_URL_ENV).isBlank()) {
+            settings.value("broker.url").ifPresent(url -> commandEnv.put(Settings.BROKER_URL_ENV, url));
+        }
+        try {
             return chosen.run(Arguments.parse(rest, chosen.options()));
         } catch (UsageException e) {
             err.println("binomic " + chosen.name() + ": " + e.getMessage());
@@ -112,6 +150,33 @@ public final class BinomicCli {
             err.println("binomic " + chosen.name() + ": " + describe(e));
             return EXIT_FAILED;
         }
+    }
+
+    /** Removes {@code --config FILE} or {@code --config=FILE} from anywhere in {@code words}; empty when absent. */
+    private static Optional<Path> takeConfigOption(List<String> words) throws UsageException {
+        Optional<Path> file = Optional.empty();
+        for (int i = 0; i < words.size(); i++) {
+            String word = words.get(i);
+            String value;
+            if (word.equals(CONFIG_OPTION)) {
+                if (i + 1 >= words.size() || words.get(i + 1).startsWith("--")) {
+                    throw new UsageException(CONFIG_OPTION + " needs a value (FILE): the path of a settings file");
+                }
+                value = words.remove(i + 1);
+                words.remove(i);
+            } else if (word.startsWith(CONFIG_OPTION + "=")) {
+                value = word.substring(CONFIG_OPTION.length() + 1);
+                words.remove(i);
+            } else {
+                continue;
+            }
+            if (file.isPresent()) {
+                throw new UsageException(CONFIG_OPTION + " is given more than once: give one settings file");
+            }
+            file = Optional.of(Path.of(value));
+            i--;
+        }
+        return file;
     }
 
     private static String describe(RuntimeException e) {
@@ -157,6 +222,8 @@ public final class BinomicCli {
         to.println("Commands:");
         printCommandList(commands, to);
         to.println();
+        to.println("Global option: --config FILE, a settings file (default $" + Settings.FILE_ENV + "); BINOMIC_* environment");
+        to.println("variables override it, and a command's options override both.");
         to.println("Run 'binomic <command> --help' for a command's options.");
         to.println("Exit codes: 0 done, 1 the operation failed, 2 bad usage.");
     }

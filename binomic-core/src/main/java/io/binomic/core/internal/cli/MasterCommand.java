@@ -3,20 +3,24 @@ package io.binomic.core.internal.cli;
 import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.MasterConfig;
 import io.binomic.core.internal.process.MasterEvent;
+import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
 final class MasterCommand implements Command {
     private final PrintStream out;
     private final Map<String, String> env;
+    private final Supplier<Settings> settings;
 
-    MasterCommand(PrintStream out, Map<String, String> env) {
+    MasterCommand(PrintStream out, Map<String, String> env, Supplier<Settings> settings) {
         this.out = out;
         this.env = env;
+        this.settings = settings;
     }
 
     @Override
@@ -54,6 +58,9 @@ final class MasterCommand implements Command {
     @Override
     public String notes() {
         return """
+                Settings: --config FILE (or $BINOMIC_CONFIG), then BINOMIC_* environment variables, then
+                these options, each over the one before; the workers get the result, key prefix,
+                Redisson file, task defaults and limits included (module-info-docs/configuration.md).
                 Workers find the application's tasks through TaskProvider services on the module path.
                 SIGTERM or Ctrl-C drains every worker (running tasks get the shutdown grace; the rest
                 stay pending for another worker to reclaim) and exits 0. Watch it with 'binomic workers'.
@@ -97,12 +104,27 @@ final class MasterCommand implements Command {
         return BinomicCli.EXIT_OK;
     }
 
+    /** File and environment first, then each option given here over them. */
     private MasterConfig config(Arguments args) throws UsageException {
-        MasterConfig.Builder builder = MasterConfig.builder()
-                .brokerUrl(BrokerOptions.url(args, env))
-                .queues(args.list("queues"))
-                .concurrency(args.intValue("concurrency", 5, 1))
-                .jvmOptions(args.values("jvm-option"));
+        MasterConfig.Builder builder;
+        try {
+            Settings given = settings.get();
+            if (args.has(BrokerOptions.BROKER.name())) {
+                given = given.with("broker.url", BrokerOptions.url(args, env), "--broker");
+            }
+            builder = given.master(BrokerOptions.DEFAULT_URL);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        if (args.has("queues")) {
+            builder.queues(args.list("queues"));
+        }
+        if (args.has("concurrency")) {
+            builder.concurrency(args.intValue("concurrency", 5, 1));
+        }
+        if (args.has("jvm-option")) {
+            builder.jvmOptions(args.values("jvm-option"));
+        }
         if (args.has("workers")) {
             builder.workers(args.intValue("workers", 1, 1));
         }

@@ -2,7 +2,9 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.process.MasterConfig;
+import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.process.SlotSnapshot;
+import io.binomic.core.internal.process.Supervision;
 import io.binomic.core.internal.process.WorkerSlots;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -11,13 +13,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /** {@code binomic workers}: the live state of a master's workers, read from its segment file. */
 final class WorkersCommand implements Command {
     private final PrintStream out;
+    private final Supplier<Settings> settings;
 
-    WorkersCommand(PrintStream out) {
+    WorkersCommand(PrintStream out, Supplier<Settings> settings) {
         this.out = out;
+        this.settings = settings;
     }
 
     @Override
@@ -27,26 +32,30 @@ final class WorkersCommand implements Command {
 
     @Override
     public String summary() {
-        return "Show the workers of a master on this machine: pid, state, heartbeat age and counters";
+        return "Show the workers of a master on this machine: pid, state, health, heartbeat age and counters";
     }
 
     @Override
     public List<Option> options() {
-        return List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to "
-                + MasterConfig.defaultStateDirectory()));
+        return List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to master.stateDir of the"
+                + " settings, else " + MasterConfig.defaultStateDirectory()));
     }
 
     @Override
     public String notes() {
         return """
-                Reads the master's shared memory segment; needs no broker. A heartbeat older than the
-                master's timeout is marked LATE: the master is about to replace that worker.
+                Reads the master's shared memory segment; needs no broker. HEALTH is the worker's own
+                report (consuming, or NOT CONSUMING with its reason) or what the master does about it
+                (dead, restarting in N s; hung, stopping). A heartbeat older than the master's timeout
+                is marked LATE: the master is about to replace that worker. STALE counts outcomes the
+                broker refused because another worker had reclaimed the message.
                 """;
     }
 
     @Override
     public int run(Arguments args) {
-        Path dir = args.value("state-dir").map(Path::of).orElse(MasterConfig.defaultStateDirectory());
+        Path dir = args.value("state-dir").or(() -> settings.get().value("master.stateDir")).map(Path::of)
+                .orElse(MasterConfig.defaultStateDirectory());
         Path file = dir.resolve("workers.slots");
         if (!Files.exists(file)) {
             throw new IllegalStateException("no master state in " + dir + ": start one with 'binomic master"
@@ -58,16 +67,38 @@ final class WorkersCommand implements Command {
             out.println("master pid " + slots.masterPid() + (alive ? " running" : " NOT RUNNING (last known state)")
                     + ", started " + slots.masterStartedAt() + ", heartbeat every " + millis(slots.heartbeatInterval())
                     + ", hung after " + millis(slots.heartbeatTimeout()));
-            Table table = new Table("SLOT", "PID", "STATE", "HEARTBEAT", "IN-FLIGHT", "SUCCEEDED", "FAILED", "RETRIED", "DEAD");
+            Table table = new Table("SLOT", "PID", "STATE", "HEALTH", "HEARTBEAT", "IN-FLIGHT", "SUCCEEDED", "FAILED", "RETRIED",
+                    "DEAD", "STALE");
             for (SlotSnapshot slot : slots.snapshot()) {
                 WorkerCounters c = slot.counters();
-                table.row(slot.index(), slot.pid() == 0 ? "-" : Long.toString(slot.pid()), slot.state(),
-                        heartbeat(slot, now, slots.heartbeatTimeout()), c.inFlight(), c.succeeded(), c.failed(), c.retried(),
-                        c.deadLettered());
+                boolean gone = slot.supervision() == Supervision.RESTART_PENDING;
+                // A dead worker's last counters stay in its slot; its in-flight tasks are not running
+                // any more (they come back by reclaim), so they are not shown as if they were.
+                table.row(slot.index(), slot.pid() == 0 ? "-" : Long.toString(slot.pid()), gone ? "DEAD" : slot.state(),
+                        health(slot, now, alive), heartbeat(slot, now, slots.heartbeatTimeout()), gone ? "-" : c.inFlight(),
+                        c.succeeded(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
             }
             table.print(out);
             return BinomicCli.EXIT_OK;
         }
+    }
+
+    /** What the master does about the worker, else the worker's own report. */
+    static String health(SlotSnapshot slot, Instant now, boolean masterAlive) {
+        String problem = slot.problem().orElse("no reason given");
+        return switch (slot.supervision()) {
+            case RESTART_PENDING -> masterAlive
+                    ? "dead, restarting in " + Math.max(0, Math.ceilDiv(slot.nextStartMillis() - now.toEpochMilli(), 1000)) + " s"
+                    : "dead";
+            case STOPPING_HUNG -> "hung, stopping";
+            case STOPPING_NOT_CONSUMING -> "NOT CONSUMING: " + problem + ", stopping";
+            case WATCHED -> switch (slot.health()) {
+                case CONSUMING -> "consuming";
+                case NOT_CONSUMING -> "NOT CONSUMING: " + problem;
+                case BROKER_UNREACHABLE -> "BROKER UNREACHABLE: " + problem;
+                case UNKNOWN -> "-";
+            };
+        };
     }
 
     private static String heartbeat(SlotSnapshot slot, Instant now, Duration timeout) {

@@ -68,12 +68,21 @@ public final class Master implements AutoCloseable {
         }
         slots = WorkerSlots.create(config.segmentFile(), config.workers(), ProcessHandle.current().pid(), Instant.now(),
                 config.heartbeatInterval(), config.heartbeatTimeout());
+        // Every worker reads the same resolved settings; written before any worker starts, and only
+        // once the segment is ours: a live master's workers must never read another master's file.
+        try {
+            Settings.write(config.workerSettingsFile(), config.broker(), config.taskDefaults(), config.workerConfig());
+        } catch (RuntimeException e) {
+            slots.close();
+            slots = null;
+            throw e;
+        }
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
         }
         LOG.log(Level.INFO, "master pid {0,number,#}: {1} worker(s) x {2} concurrent tasks on {3}, queues {4}; state in {5}",
-                ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.brokerUrl()),
+                ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.broker().url()),
                 config.queues().isEmpty() ? "(all of the discovered tasks)" : config.queues(), config.stateDirectory());
         return this;
     }
@@ -144,7 +153,9 @@ public final class Master implements AutoCloseable {
             }
         }
         synchronized (this) {
-            slots.close();
+            if (slots != null) {
+                slots.close();
+            }
         }
         LOG.log(Level.INFO, "master pid {0,number,#}: all workers stopped", ProcessHandle.current().pid());
         terminated.countDown();

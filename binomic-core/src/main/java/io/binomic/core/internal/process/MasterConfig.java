@@ -1,5 +1,7 @@
 package io.binomic.core.internal.process;
 
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,7 +12,10 @@ import java.util.regex.Pattern;
 /**
  * How a {@link Master} runs its worker JVMs and decides that one is dead or hung.
  *
- * @param brokerUrl broker URL handed to every worker (in its environment, never on its command line)
+ * @param broker the workers' broker settings (URL, key prefix, Redisson file, payload limit, dead-letter
+ *               retention...), handed to every worker in a settings file only its user can read, never on
+ *               its command line
+ * @param taskDefaults the workers' task defaults
  * @param queues queues the workers consume; empty means every queue of the discovered tasks
  * @param workers number of worker JVMs
  * @param concurrency tasks each worker runs at once
@@ -22,25 +27,23 @@ import java.util.regex.Pattern;
  *                  (SIGKILL); also part of the margin it grants a draining worker: a worker asked to
  *                  drain is killed after {@code shutdownGrace} + 2 s + {@code killGrace}
  * @param leaseTimeout the workers' lease: a message a dead worker held comes back this long after its last renewal
+ * @param pollTimeout longest block of one fetch of a worker
  * @param reclaimInterval how often the workers look for such stranded messages
  * @param restartBackoffInitial wait before the second restart in a row of a worker that keeps failing
  * @param restartBackoffMax cap of the restart wait, which doubles with each further failure
  * @param stateDirectory where the segment file ({@code workers.slots}) and the worker logs ({@code logs/}) go
  * @param jvmOptions extra options for the worker JVMs, such as {@code -Xmx512m}
  */
-public record MasterConfig(String brokerUrl, List<String> queues, int workers, int concurrency, Duration heartbeatInterval,
-                           Duration heartbeatTimeout, Duration startTimeout, Duration shutdownGrace, Duration killGrace,
-                           Duration leaseTimeout, Duration reclaimInterval, Duration restartBackoffInitial, Duration restartBackoffMax, Path stateDirectory,
+public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<String> queues, int workers, int concurrency,
+                           Duration heartbeatInterval, Duration heartbeatTimeout, Duration startTimeout, Duration shutdownGrace,
+                           Duration killGrace, Duration leaseTimeout, Duration pollTimeout, Duration reclaimInterval, Duration restartBackoffInitial, Duration restartBackoffMax, Path stateDirectory,
                            List<String> jvmOptions) {
 
-    /** The workers' {@code WorkerConfig.pollTimeout}: left at its default, and a lease must outlast it. */
-    private static final Duration WORKER_POLL_TIMEOUT = WorkerConfig.defaults().pollTimeout();
     private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     public MasterConfig {
-        if (brokerUrl == null || brokerUrl.isBlank() || !brokerUrl.contains(":")) {
-            throw new IllegalArgumentException("brokerUrl must be a URL such as redis://localhost:6379, was '" + brokerUrl + "'");
-        }
+        Objects.requireNonNull(broker, "broker must not be null");
+        Objects.requireNonNull(taskDefaults, "taskDefaults must not be null");
         queues = List.copyOf(Objects.requireNonNull(queues, "queues must not be null (empty means all)"));
         for (String q : queues) {
             if (!QUEUE.matcher(q).matches()) {
@@ -64,9 +67,10 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
         requireNotNegative("shutdownGrace", shutdownGrace);
         requirePositive("killGrace", killGrace);
         requirePositive("leaseTimeout", leaseTimeout);
-        if (leaseTimeout.compareTo(WORKER_POLL_TIMEOUT) <= 0) {
+        requirePositive("pollTimeout", pollTimeout);
+        if (leaseTimeout.compareTo(pollTimeout) <= 0) {
             throw new IllegalArgumentException("leaseTimeout must be longer than the workers' poll timeout ("
-                    + WORKER_POLL_TIMEOUT + "), was " + leaseTimeout);
+                    + pollTimeout + "), was " + leaseTimeout);
         }
         requirePositive("reclaimInterval", reclaimInterval);
         requirePositive("restartBackoffInitial", restartBackoffInitial);
@@ -91,6 +95,17 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
         }
     }
 
+    /** The settings of each worker JVM: what {@link Settings#ofFile} reads in the worker. */
+    public WorkerConfig workerConfig() {
+        return WorkerConfig.builder().queues(queues).concurrency(concurrency).shutdownGrace(shutdownGrace)
+                .leaseTimeout(leaseTimeout).pollTimeout(pollTimeout).reclaimInterval(reclaimInterval).build();
+    }
+
+    /** The file in which the master hands its resolved settings to its workers; readable by its user only. */
+    public Path workerSettingsFile() {
+        return stateDirectory.resolve("worker.conf");
+    }
+
     /** The segment file the master creates and its workers and {@code binomic workers} map. */
     public Path segmentFile() {
         return stateDirectory.resolve("workers.slots");
@@ -113,6 +128,8 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
     /** Builds {@link MasterConfig}; values are checked in {@link #build()}. */
     public static final class Builder {
         private String brokerUrl;
+        private BrokerConfig broker;
+        private TaskDefaults taskDefaults = TaskDefaults.defaults();
         private List<String> queues = List.of();
         private int workers = Runtime.getRuntime().availableProcessors();
         private int concurrency = 5;
@@ -123,6 +140,7 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
         private Duration killGrace = Duration.ofSeconds(5);
         private Duration leaseTimeout = Duration.ofSeconds(30);
         private Duration reclaimInterval = Duration.ofSeconds(10);
+        private Duration pollTimeout = WorkerConfig.defaults().pollTimeout();
         private Duration restartBackoffInitial = Duration.ofSeconds(1);
         private Duration restartBackoffMax = Duration.ofSeconds(60);
         private Path stateDirectory = defaultStateDirectory();
@@ -130,9 +148,30 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
 
         private Builder() { }
 
-        /** Broker URL for the workers, such as {@code redis://localhost:6379}. Required: there is no default. */
+        /**
+         * Broker URL for the workers, such as {@code redis://localhost:6379}, other broker settings at
+         * their defaults; a shortcut for {@link #broker}. One of the two is required: there is no default.
+         */
         public Builder brokerUrl(String brokerUrl) {
             this.brokerUrl = brokerUrl;
+            return this;
+        }
+
+        /** All broker settings of the workers (key prefix, Redisson file, limits...). One of this and {@link #brokerUrl} is required. */
+        public Builder broker(BrokerConfig broker) {
+            this.broker = broker;
+            return this;
+        }
+
+        /** Task defaults of the workers. Defaults to {@link TaskDefaults#defaults()}. */
+        public Builder taskDefaults(TaskDefaults taskDefaults) {
+            this.taskDefaults = taskDefaults;
+            return this;
+        }
+
+        /** Longest block of one fetch of a worker; the lease must be longer. Defaults to 1 s (as {@code WorkerConfig}). */
+        public Builder pollTimeout(Duration pollTimeout) {
+            this.pollTimeout = pollTimeout;
             return this;
         }
 
@@ -226,12 +265,25 @@ public record MasterConfig(String brokerUrl, List<String> queues, int workers, i
             return this;
         }
 
+        private BrokerConfig brokerConfig() {
+            if (broker != null && brokerUrl != null) {
+                throw new IllegalArgumentException("brokerUrl and broker are both set: give the URL inside broker");
+            }
+            if (broker != null) {
+                return broker;
+            }
+            if (brokerUrl == null || brokerUrl.isBlank() || !brokerUrl.contains(":")) {
+                throw new IllegalArgumentException("brokerUrl must be a URL such as redis://localhost:6379, was '" + brokerUrl + "'");
+            }
+            return BrokerConfig.builder().url(brokerUrl).build();
+        }
+
         /** @throws IllegalArgumentException naming the first invalid field */
         public MasterConfig build() {
             Duration timeout = heartbeatTimeout != null ? heartbeatTimeout
                     : heartbeatInterval == null ? null : heartbeatInterval.multipliedBy(3);
-            return new MasterConfig(brokerUrl, queues, workers, concurrency, heartbeatInterval, timeout, startTimeout,
-                    shutdownGrace, killGrace, leaseTimeout, reclaimInterval, restartBackoffInitial, restartBackoffMax, stateDirectory, jvmOptions);
+            return new MasterConfig(brokerConfig(), taskDefaults, queues, workers, concurrency, heartbeatInterval, timeout,
+                    startTimeout, shutdownGrace, killGrace, leaseTimeout, pollTimeout, reclaimInterval, restartBackoffInitial, restartBackoffMax, stateDirectory, jvmOptions);
         }
     }
 }

@@ -28,7 +28,10 @@ public sealed interface MasterEvent {
     /** A live worker's heartbeat stopped (or its start took too long); the master is about to stop it. */
     record Hung(int slot, long pid, Duration silentFor) implements MasterEvent { }
 
-    /** A hung worker is gone; {@code killed} says whether SIGTERM was not enough and SIGKILL was sent. */
+    /** A running worker reported itself not consuming ({@code problem} says why); the master is about to stop it. */
+    record NotConsuming(int slot, long pid, String problem) implements MasterEvent { }
+
+    /** A hung or not consuming worker is gone; {@code killed} says whether SIGTERM was not enough and SIGKILL was sent. */
     record Terminated(int slot, long pid, boolean killed, Duration took) implements MasterEvent { }
 
     /** The slot's next worker will start after {@code delay}; {@code failureStreak} failures in a row so far. */
@@ -48,5 +51,5 @@ public sealed interface MasterEvent {
     record Drained(int slot, long pid, int exitCode, boolean killed) implements MasterEvent { }
 
     /** Why a worker was replaced. */
-    enum Cause { EXITED, HUNG }
+    enum Cause { EXITED, HUNG, NOT_CONSUMING }
 }

@@ -28,6 +28,13 @@ final class SlotSupervisor {
      * the JVM exits.
      */
     static final Duration DRAIN_OVERHEAD = Duration.ofSeconds(2);
+    /**
+     * How long a worker must have been RUNNING for its end to count as the end of a worker that
+     * served, restarted at once, rather than as a start-up failure that extends the backoff streak
+     * (capped by the heartbeat interval, so fast-beating test masters are judged alike). A worker
+     * killed every few seconds is a worker that works: backing it off would leave the slot empty.
+     */
+    static final Duration SERVED = Duration.ofSeconds(1);
 
     private final Master master;
     private final MasterConfig config;
@@ -50,6 +57,13 @@ final class SlotSupervisor {
         final long spawnedAt = System.nanoTime();
         long runningAt;
         long endedAt;
+        /** The last heartbeat sequence the master saw, and when (its own nanoTime) it saw it change. */
+        long lastSequence = -1;
+        long beatSeenAt;
+        /** Whether the master ever saw it report itself consuming. */
+        boolean seenConsuming;
+        /** The reason it gave when it reported itself not consuming. */
+        String problem;
 
         Incarnation(Process process) {
             this.process = process;
@@ -63,7 +77,7 @@ final class SlotSupervisor {
     /** Why the last worker of this slot went, and when the master noticed. */
     private record Failure(long pid, Cause cause, long detectedAt, String detail) { }
 
-    private enum Outcome { EXITED, HUNG, SHUTDOWN }
+    private enum Outcome { EXITED, HUNG, NOT_CONSUMING, SHUTDOWN }
 
     void run() {
         int streak = 0;
@@ -80,6 +94,7 @@ final class SlotSupervisor {
                     LOG.log(Level.ERROR, "cannot start worker {0}: {1}", slot.index(), e.toString());
                     streak++;
                     previous = new Failure(0, Cause.EXITED, System.nanoTime(), "could not be started: " + e.getMessage());
+                    publishRestart(streak);
                     continue;
                 }
                 Outcome outcome = watch(worker, previous);
@@ -89,23 +104,45 @@ final class SlotSupervisor {
                 }
                 long pid = worker.process.pid();
                 String detail;
+                Cause cause;
                 if (outcome == Outcome.HUNG) {
+                    slot.supervision(Supervision.STOPPING_HUNG, 0);
                     terminate(worker);
                     detail = "was hung";
+                    cause = Cause.HUNG;
+                } else if (outcome == Outcome.NOT_CONSUMING) {
+                    slot.supervision(Supervision.STOPPING_NOT_CONSUMING, 0);
+                    terminate(worker);
+                    detail = "was not consuming (" + worker.problem + ")";
+                    cause = Cause.NOT_CONSUMING;
                 } else {
+                    cause = Cause.EXITED;
                     int exit = worker.process.exitValue();
                     detail = "exited with code " + exit + (worker.reachedRunning() ? "" : " during start-up");
                 }
-                // A worker that ran healthy for a while ends a failure streak; one that died young extends it.
-                boolean healthy = worker.reachedRunning()
-                        && Duration.ofNanos(worker.endedAt - worker.runningAt).compareTo(config.heartbeatTimeout()) >= 0;
-                streak = healthy ? 1 : streak + 1;
-                previous = new Failure(pid, outcome == Outcome.HUNG ? Cause.HUNG : Cause.EXITED, worker.endedAt, detail);
+                // Only start-up failures back off: a worker that reached RUNNING and served (however it
+                // ended: killed, crashed, hung, not consuming) is replaced at once, and ends any streak.
+                // One that never consumed did not serve: replacing it at once would spin JVM starts.
+                boolean served = served(worker) && (outcome != Outcome.NOT_CONSUMING || worker.seenConsuming);
+                streak = served ? 1 : streak + 1;
+                previous = new Failure(pid, cause, worker.endedAt, detail);
+                publishRestart(streak);
             }
         } catch (RuntimeException e) {
             // Nothing should get here; if something does, the slot stays empty and the log says why.
             LOG.log(Level.ERROR, "supervisor of worker " + slot.index() + " failed; the slot is left empty", e);
         }
+    }
+
+    /** True when the worker reached RUNNING and ran for at least {@link #SERVED} (or one heartbeat interval, if shorter). */
+    private boolean served(Incarnation worker) {
+        Duration needed = SERVED.compareTo(config.heartbeatInterval()) < 0 ? SERVED : config.heartbeatInterval();
+        return worker.reachedRunning() && Duration.ofNanos(worker.endedAt - worker.runningAt).compareTo(needed) >= 0;
+    }
+
+    /** Tells {@code binomic workers} that the slot's worker is gone and when the next one starts. */
+    private void publishRestart(int streak) {
+        slot.supervision(Supervision.RESTART_PENDING, System.currentTimeMillis() + backoff.delay(streak).toMillis());
     }
 
     /** Waits the backoff for the {@code streak}-th failure in a row; false when shutdown came first. */
@@ -133,8 +170,8 @@ final class SlotSupervisor {
     private Incarnation spawn() throws IOException {
         slot.reset();
         incarnations++;
-        WorkerLaunch launch = new WorkerLaunch(slot.index(), config.segmentFile(), config.queues(), config.concurrency(),
-                config.heartbeatInterval(), config.shutdownGrace(), config.leaseTimeout(), config.reclaimInterval());
+        WorkerLaunch launch = new WorkerLaunch(slot.index(), config.segmentFile(), config.heartbeatInterval(),
+                config.workerSettingsFile());
         // A marker in the log file, so an operator can tell one incarnation's output from the next.
         Files.writeString(logFile, "---- " + Instant.now() + " master pid " + ProcessHandle.current().pid()
                         + " starts worker " + slot.index() + " (incarnation " + incarnations + ")" + System.lineSeparator(),
@@ -142,7 +179,6 @@ final class SlotSupervisor {
         ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, config.jvmOptions(), launch.toArgs()))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
-        builder.environment().put(WorkerLaunch.BROKER_URL_ENV, config.brokerUrl());
         Process process = builder.start();
         process.getOutputStream().close();
         master.emit(new MasterEvent.Spawned(slot.index(), process.pid(), incarnations));
@@ -180,13 +216,29 @@ final class SlotSupervisor {
                 return Outcome.EXITED;
             }
             SlotSnapshot seen = slot.snapshot();
+            if (seen.heartbeatSequence() != worker.lastSequence) {
+                // Age is judged on this process's monotonic clock: the worker's epoch milliseconds
+                // would make a clock step (NTP) look like every worker hung, or hide a hung one.
+                worker.lastSequence = seen.heartbeatSequence();
+                worker.beatSeenAt = now;
+            }
             if (!worker.reachedRunning() && seen.state() == WorkerState.RUNNING) {
                 worker.runningAt = now;
+                worker.beatSeenAt = now;
                 reportRunning(worker, previous);
             }
             Duration silentFor;
             if (worker.reachedRunning()) {
-                silentFor = Duration.ofMillis(System.currentTimeMillis() - seen.heartbeatMillis());
+                worker.seenConsuming |= seen.health() == SlotHealth.CONSUMING;
+                if (seen.state() == WorkerState.RUNNING && seen.health() == SlotHealth.NOT_CONSUMING) {
+                    worker.endedAt = now;
+                    worker.problem = seen.problem().orElse("no reason given");
+                    master.emit(new MasterEvent.NotConsuming(slot.index(), pid, worker.problem));
+                    LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) reports it is not consuming: {2}; replacing it; see {3}",
+                            slot.index(), pid, worker.problem, logFile);
+                    return Outcome.NOT_CONSUMING;
+                }
+                silentFor = Duration.ofNanos(now - worker.beatSeenAt);
                 if (silentFor.compareTo(config.heartbeatTimeout()) <= 0) {
                     continue;
                 }
@@ -220,7 +272,7 @@ final class SlotSupervisor {
     }
 
     /**
-     * Stops a hung worker: SIGTERM first (a worker that is only slow may still drain), SIGKILL
+     * Stops a hung or not consuming worker: SIGTERM first (a worker that is only slow may still drain), SIGKILL
      * after the kill grace. A SIGSTOPped JVM cannot act on SIGTERM, so the kill is what ends it.
      */
     private void terminate(Incarnation worker) {

@@ -1,21 +1,22 @@
 package io.binomic.core.internal.process;
 
 import io.binomic.api.BinomicConfig;
-import io.binomic.api.BrokerConfig;
-import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.WorkerHealth;
 import java.lang.System.Logger.Level;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Main class of a worker JVM started by the {@link Master}. It maps the master's segment, builds
  * a Binomic instance with the application's tasks (found with {@code TaskProvider} on the module
- * path), runs one worker and reports through its slot: pid, heartbeat, state and counters every
+ * path), runs one worker and reports through its slot: pid, heartbeat, state, counters and health every
  * heartbeat interval. It obeys the master's commands and also stops when the master process is
  * gone (an orphaned worker would otherwise run unsupervised) or when it gets SIGTERM.
  *
@@ -31,14 +32,16 @@ public final class WorkerProcessMain {
     static final int EXIT_STARTUP_FAILED = 3;
 
     private final WorkerLaunch launch;
+    private final BinomicConfig config;
     private final WorkerSlots.Slot slot;
     private final long masterPid;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile Worker worker;
     private volatile WorkerCommand signalled = WorkerCommand.NONE;
 
-    private WorkerProcessMain(WorkerLaunch launch, WorkerSlots slots) {
+    private WorkerProcessMain(WorkerLaunch launch, BinomicConfig config, WorkerSlots slots) {
         this.launch = launch;
+        this.config = config;
         this.slot = slots.slot(launch.slot());
         this.masterPid = slots.masterPid();
     }
@@ -65,8 +68,17 @@ public final class WorkerProcessMain {
                     + e.getMessage());
             return EXIT_STARTUP_FAILED;
         }
+        BinomicConfig config;
+        try {
+            config = settings(launch.settings());
+        } catch (RuntimeException e) {
+            System.err.println("binomic worker " + launch.slot() + ": start-up failed: " + e.getMessage());
+            return EXIT_STARTUP_FAILED;
+        }
+        // What this worker got from its master, so an operator (and a test) can see each setting arrived.
+        LOG.log(Level.INFO, "worker {0} settings from {1}: {2}", launch.slot(), launch.settings(), config);
         // The segment stays mapped until the process exits: the heartbeat thread may write until then.
-        return new WorkerProcessMain(launch, slots).run();
+        return new WorkerProcessMain(launch, config, slots).run();
     }
 
     private int run() {
@@ -93,7 +105,7 @@ public final class WorkerProcessMain {
         try {
             WorkerCommand command = awaitCommand();
             slot.state(WorkerState.DRAINING);
-            Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : launch.shutdownGrace();
+            Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : config.worker().shutdownGrace();
             LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
             worker.stop(grace);
             binomic.close();
@@ -110,17 +122,21 @@ public final class WorkerProcessMain {
         }
     }
 
-    private Binomic startBinomic() {
-        BinomicConfig config = BinomicConfig.builder()
-                .broker(BrokerConfig.builder().url(brokerUrl()).build())
-                .worker(WorkerConfig.builder()
-                        .queues(launch.queues())
-                        .concurrency(launch.concurrency())
-                        .shutdownGrace(launch.shutdownGrace())
-                        .leaseTimeout(launch.leaseTimeout())
-                        .reclaimInterval(launch.reclaimInterval())
-                        .build())
+    /** The master's resolved settings, read from its file alone: no environment variable re-applied. */
+    static BinomicConfig settings(Path file) {
+        Settings settings = Settings.ofFile(file);
+        if (settings.value("broker.url").isEmpty()) {
+            throw new IllegalArgumentException(file + " has no broker.url: it is not a settings file of a Binomic master");
+        }
+        return BinomicConfig.builder()
+                .broker(settings.broker(""))
+                .taskDefaults(settings.taskDefaults())
+                .worker(settings.worker())
+                .schedulePeriodicTasks(true)
                 .build();
+    }
+
+    private Binomic startBinomic() {
         Binomic binomic = Binomic.builder().config(config).discoverTasks().build();
         try {
             binomic.start();
@@ -130,14 +146,6 @@ public final class WorkerProcessMain {
             binomic.close();
             throw e;
         }
-    }
-
-    private static String brokerUrl() {
-        String url = System.getenv(WorkerLaunch.BROKER_URL_ENV);
-        if (url == null || url.isBlank()) {
-            throw new IllegalArgumentException("no broker URL: the master passes it in " + WorkerLaunch.BROKER_URL_ENV);
-        }
-        return url;
     }
 
     /** Blocks until the master writes a command, the master dies, or SIGTERM arrives. */
@@ -174,7 +182,7 @@ public final class WorkerProcessMain {
     private void stopOnSignal() {
         signalled = WorkerCommand.DRAIN;
         try {
-            stopped.await(launch.shutdownGrace().toMillis() + launch.heartbeatInterval().toMillis() + 1000,
+            stopped.await(config.worker().shutdownGrace().toMillis() + launch.heartbeatInterval().toMillis() + 1000,
                     TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -200,11 +208,22 @@ public final class WorkerProcessMain {
         });
     }
 
+    /** Counters and health into the slot; the heartbeat written after them makes them visible together. */
     private void publishCounters() {
         Worker current = worker;
         if (current != null) {
             WorkerCounters counters = current.counters();
             slot.counters(counters);
+            slot.health(healthOf(current));
+        }
+    }
+
+    private static WorkerHealth healthOf(Worker worker) {
+        try {
+            return worker.health();
+        } catch (RuntimeException e) {
+            // A health check that fails is a worker that cannot vouch for itself: let the master replace it.
+            return new WorkerHealth(WorkerHealth.State.STALLED, Duration.ZERO, Duration.ZERO, 0, Optional.of("health check failed: " + e));
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.process;
 
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.WorkerHealth;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -8,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -16,38 +18,59 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
- * by the {@code binomic workers} command. It holds a header and one 64-byte (one cache line) slot
- * per worker. This class alone knows the layout.
+ * by the {@code binomic workers} command. It holds a 64-byte header and one 128-byte (two cache
+ * lines) slot per worker. This class alone knows the layout.
  *
  * <pre>
- * header (64 bytes)                       slot i at 64 + 64 * i (64 bytes)
- *   0 magic "BNMSLOTS"                       0 pid                      (worker)
- *   8 format version                         8 heartbeat, epoch ms      (worker)
- *  16 slot count                            16 state, int               (worker; master resets)
- *  24 master pid                            20 command, int             (master)
- *  32 master start, epoch ms                24 in-flight                (worker)
- *  40 heartbeat interval, ms                32 succeeded                (worker)
- *  48 heartbeat timeout, ms                 40 failed                   (worker)
- *                                           48 retried                  (worker)
- *                                           56 dead-lettered            (worker)
+ * header (64 bytes)                  slot i at 64 + 128 * i (128 bytes)
+ *   0 magic "BNMSLOTS"                  0 pid                                   (worker)
+ *   8 format version (2)                8 heartbeat, epoch ms; for display      (worker)
+ *  16 slot count                       16 state, int                           (worker; master resets)
+ *  24 master pid                       20 command, int                         (master)
+ *  32 master start, epoch ms           24 in-flight                            (worker)
+ *  40 heartbeat interval, ms           32 succeeded                            (worker)
+ *  48 heartbeat timeout, ms            40 failed                               (worker)
+ *                                      48 retried                              (worker)
+ *                                      56 dead-lettered                        (worker)
+ *                                      64 heartbeat sequence, +1 per beat      (worker)
+ *                                      72 stale settlements                    (worker)
+ *                                      80 health, int: 0 not reported,
+ *                                         1 consuming, 2 not consuming         (worker)
+ *                                      84 supervision, int: 0 watched,
+ *                                         1 gone, restart pending,
+ *                                         2 hung, being stopped,
+ *                                         3 not consuming, being stopped       (master)
+ *                                      88 next start, epoch ms, 0 = none       (master)
+ *                                      96 problem: 32 bytes of ASCII,
+ *                                         NUL-padded; set while not consuming  (worker)
  * </pre>
  *
  * <p>Every field is accessed with release stores and acquire loads, so a reader that sees a
- * heartbeat also sees the counters written before it. State and command are 32-bit so that the
- * nine fields fit one cache line; each has a single writer at a time (the worker writes its
- * state, the master its command), which is why they may share a 64-bit word.
+ * heartbeat sequence also sees the counters and health written before it. Each field has a
+ * single writer at a time (the worker writes its state and health, the master its command and
+ * supervision), which is why 32-bit fields written by different processes may share a word.
  *
- * <p>One slot per cache line keeps the workers' heartbeats from invalidating each other's lines.
+ * <p>The master judges a heartbeat's age by when <em>it</em> last saw the sequence change, on
+ * its own monotonic clock ({@code System.nanoTime}), never by comparing the epoch milliseconds
+ * with its wall clock: a clock step (NTP) then neither makes every worker look hung nor hides a
+ * hung one. The epoch milliseconds are only for {@code binomic workers} to show.
+ *
+ * <p>Slots are two whole cache lines, so the workers' heartbeats never invalidate each other's lines.
  */
 public final class WorkerSlots implements AutoCloseable {
     /** "BNMSLOTS" in ASCII: tells a slots file from any other file. */
     static final long MAGIC = 0x424E_4D53_4C4F_5453L;
-    static final long FORMAT_VERSION = 1;
-    /** Bytes of the header and of each slot: one cache line. */
+    static final long FORMAT_VERSION = 2;
+    /** Bytes of the header: one cache line. */
     static final long LINE = 64;
+    /** Bytes of each slot: two cache lines. */
+    static final long SLOT = 128;
+    /** Longest problem text a slot holds; longer ones are cut. */
+    static final int PROBLEM_BYTES = 32;
 
     private static final long HEADER_MAGIC = 0;
     private static final long HEADER_VERSION = 8;
@@ -66,6 +89,12 @@ public final class WorkerSlots implements AutoCloseable {
     private static final long SLOT_FAILED = 40;
     private static final long SLOT_RETRIED = 48;
     private static final long SLOT_DEAD_LETTERED = 56;
+    private static final long SLOT_HEARTBEAT_SEQUENCE = 64;
+    private static final long SLOT_STALE_SETTLEMENTS = 72;
+    private static final long SLOT_HEALTH = 80;
+    private static final long SLOT_SUPERVISION = 84;
+    private static final long SLOT_NEXT_START = 88;
+    private static final long SLOT_PROBLEM = 96;
 
     /** Most slots one master may have; bounds the file a reader maps from a header it does not trust. */
     public static final int MAX_SLOTS = 1024;
@@ -100,7 +129,7 @@ public final class WorkerSlots implements AutoCloseable {
         try {
             Files.createDirectories(file.toAbsolutePath().getParent());
             Files.deleteIfExists(file);
-            Mapping mapping = map(file, FileChannel.MapMode.READ_WRITE, LINE * (slotCount + 1L),
+            Mapping mapping = map(file, FileChannel.MapMode.READ_WRITE, LINE + SLOT * slotCount,
                     StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE);
             MemorySegment s = mapping.segment();
             LONG.setRelease(s, HEADER_SLOT_COUNT, (long) slotCount);
@@ -146,7 +175,7 @@ public final class WorkerSlots implements AutoCloseable {
     private static WorkerSlots openExisting(Path file, FileChannel.MapMode mode, StandardOpenOption... options) {
         try {
             long size = Files.size(file);
-            if (size < LINE * 2) {
+            if (size < LINE + SLOT) {
                 throw new IllegalStateException(file + " is not a Binomic worker segment (" + size + " bytes)");
             }
             long magic;
@@ -167,10 +196,10 @@ public final class WorkerSlots implements AutoCloseable {
                 throw new IllegalStateException(file + " has segment format " + version + "; this Binomic reads format "
                         + FORMAT_VERSION + ": use the same Binomic version as the master");
             }
-            if (count < 1 || count > MAX_SLOTS || size < LINE * (count + 1)) {
+            if (count < 1 || count > MAX_SLOTS || size < LINE + SLOT * count) {
                 throw new IllegalStateException(file + " is a damaged worker segment (" + count + " slots in " + size + " bytes)");
             }
-            Mapping mapping = map(file, mode, LINE * (count + 1), options);
+            Mapping mapping = map(file, mode, LINE + SLOT * count, options);
             return new WorkerSlots(file, mapping.arena(), mapping.segment(), (int) count);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the worker segment " + file + ": " + e.getMessage(), e);
@@ -237,6 +266,16 @@ public final class WorkerSlots implements AutoCloseable {
         return all;
     }
 
+    /** Printable ASCII of {@code text}, other characters as '?', cut to {@link #PROBLEM_BYTES}. */
+    static byte[] ascii(String text) {
+        byte[] bytes = new byte[Math.min(text.length(), PROBLEM_BYTES)];
+        for (int i = 0; i < bytes.length; i++) {
+            char c = text.charAt(i);
+            bytes[i] = (byte) (c >= 0x20 && c < 0x7F ? c : '?');
+        }
+        return bytes;
+    }
+
     /** Unmaps the segment. The file stays, so that {@code binomic workers} can show the last state. */
     @Override
     public void close() {
@@ -250,7 +289,7 @@ public final class WorkerSlots implements AutoCloseable {
 
         private Slot(int index) {
             this.index = index;
-            this.base = LINE * (index + 1L);
+            this.base = LINE + SLOT * index;
         }
 
         public int index() {
@@ -262,7 +301,7 @@ public final class WorkerSlots implements AutoCloseable {
          * worker left (its pid, an old heartbeat, a drain command) is taken for the new one's.
          */
         public void reset() {
-            for (long offset = LINE - Long.BYTES; offset >= 0; offset -= Long.BYTES) {
+            for (long offset = SLOT - Long.BYTES; offset >= 0; offset -= Long.BYTES) {
                 LONG.setRelease(segment, base + offset, 0L);
             }
         }
@@ -275,14 +314,23 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_PID, pid);
         }
 
-        /** Epoch milliseconds of the last heartbeat, 0 when none was written. */
+        /** Epoch milliseconds of the last heartbeat, 0 when none was written. For display: never judge age by it. */
         public long heartbeatMillis() {
             return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT);
         }
 
-        /** Writes a heartbeat. Written after the counters and state, so readers see those at least as new. */
+        /** How many heartbeats the worker has written; the master watches it change. */
+        public long heartbeatSequence() {
+            return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT_SEQUENCE);
+        }
+
+        /**
+         * Writes a heartbeat: the wall-clock time, then the next sequence number. Written after the
+         * counters, health and state, so readers see those at least as new. One writer per slot.
+         */
         public void heartbeat(long epochMillis) {
             LONG.setRelease(segment, base + SLOT_HEARTBEAT, epochMillis);
+            LONG.setRelease(segment, base + SLOT_HEARTBEAT_SEQUENCE, heartbeatSequence() + 1);
         }
 
         public WorkerState state() {
@@ -308,7 +356,7 @@ public final class WorkerSlots implements AutoCloseable {
                     (long) LONG.getAcquire(segment, base + SLOT_FAILED),
                     (long) LONG.getAcquire(segment, base + SLOT_RETRIED),
                     (long) LONG.getAcquire(segment, base + SLOT_DEAD_LETTERED),
-                    0L);
+                    (long) LONG.getAcquire(segment, base + SLOT_STALE_SETTLEMENTS));
         }
 
         public void counters(WorkerCounters counters) {
@@ -317,12 +365,72 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_FAILED, counters.failed());
             LONG.setRelease(segment, base + SLOT_RETRIED, counters.retried());
             LONG.setRelease(segment, base + SLOT_DEAD_LETTERED, counters.deadLettered());
+            LONG.setRelease(segment, base + SLOT_STALE_SETTLEMENTS, counters.staleSettlements());
         }
 
-        /** All fields, heartbeat first so the rest is at least as new as it. */
+        /** The health the worker last reported. */
+        public SlotHealth health() {
+            return SlotHealth.ofCode((int) INT.getAcquire(segment, base + SLOT_HEALTH));
+        }
+
+        /** The problem the worker reported with its health (cut to {@value #PROBLEM_BYTES} ASCII bytes); empty when none. */
+        public Optional<String> problem() {
+            byte[] bytes = new byte[PROBLEM_BYTES];
+            for (int i = 0; i < PROBLEM_BYTES; i += Long.BYTES) {
+                long word = (long) LONG.getAcquire(segment, base + SLOT_PROBLEM + i);
+                for (int b = 0; b < Long.BYTES; b++) {
+                    bytes[i + b] = (byte) (word >>> (8 * b));
+                }
+            }
+            int length = 0;
+            while (length < PROBLEM_BYTES && bytes[length] != 0) {
+                length++;
+            }
+            return length == 0 ? Optional.empty() : Optional.of(new String(bytes, 0, length, StandardCharsets.US_ASCII));
+        }
+
+        /**
+         * Writes the worker's health: the problem text first, then the flag, so a reader that sees
+         * "not consuming" also sees its reason.
+         */
+        public void health(WorkerHealth health) {
+            byte[] text = health.problem().map(WorkerSlots::ascii).orElse(new byte[0]);
+            for (int i = 0; i < PROBLEM_BYTES; i += Long.BYTES) {
+                long word = 0;
+                for (int b = 0; b < Long.BYTES && i + b < text.length; b++) {
+                    word |= (text[i + b] & 0xFFL) << (8 * b);
+                }
+                LONG.setRelease(segment, base + SLOT_PROBLEM + i, word);
+            }
+            SlotHealth code = switch (health.state()) {
+                case CONSUMING -> SlotHealth.CONSUMING;
+                case BROKER_UNREACHABLE -> SlotHealth.BROKER_UNREACHABLE;
+                case STALLED -> SlotHealth.NOT_CONSUMING;
+            };
+            INT.setRelease(segment, base + SLOT_HEALTH, code.code());
+        }
+
+        /** What the master is doing about this slot's worker. */
+        public Supervision supervision() {
+            return Supervision.ofCode((int) INT.getAcquire(segment, base + SLOT_SUPERVISION));
+        }
+
+        /** When the master will start the slot's next worker, epoch ms; 0 when no start is pending. */
+        public long nextStartMillis() {
+            return (long) LONG.getAcquire(segment, base + SLOT_NEXT_START);
+        }
+
+        /** The master records what it is doing about the worker, and when it starts the next one (epoch ms, 0 = not planned). */
+        public void supervision(Supervision supervision, long nextStartMillis) {
+            LONG.setRelease(segment, base + SLOT_NEXT_START, nextStartMillis);
+            INT.setRelease(segment, base + SLOT_SUPERVISION, supervision.code());
+        }
+
+        /** All fields, heartbeat sequence first so the rest is at least as new as it. */
         public SlotSnapshot snapshot() {
-            long heartbeat = heartbeatMillis();
-            return new SlotSnapshot(index, pid(), heartbeat, state(), command(), counters());
+            long sequence = heartbeatSequence();
+            return new SlotSnapshot(index, pid(), heartbeatMillis(), sequence, state(), command(), counters(), health(), problem(),
+                    supervision(), nextStartMillis());
         }
     }
 }

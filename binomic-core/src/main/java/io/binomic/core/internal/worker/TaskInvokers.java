@@ -10,7 +10,14 @@ public final class TaskInvokers {
 
     /** The best invoker this JVM can load. */
     public static TaskInvoker best() {
-        return select(StructuredTaskInvoker::new);
+        // Not StructuredTaskInvoker::new: a constructor reference is linked where it is written,
+        // outside select's try, so a JVM without --enable-preview threw instead of falling back.
+        // A call inside a method of this class loads the preview class only when select runs it.
+        return select(TaskInvokers::structured);
+    }
+
+    private static TaskInvoker structured() {
+        return new StructuredTaskInvoker();
     }
 
     /** The future-based invoker, always available. */

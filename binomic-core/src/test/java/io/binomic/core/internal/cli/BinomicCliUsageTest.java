@@ -3,8 +3,12 @@ package io.binomic.core.internal.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Help, usage errors and exit codes: what a script or a person at the terminal sees. */
 class BinomicCliUsageTest {
@@ -35,11 +39,13 @@ class BinomicCliUsageTest {
                 Commands:
                   master       Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
                   queues       Show each queue: ready, pending, delayed, dead letters and consumers
-                  workers      Show the workers of a master on this machine: pid, state, heartbeat age and counters
+                  workers      Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
                   dlq list     Show dead letters grouped by task, reason and failure class (--details: one per line)
                   dlq replay   Put dead letters back on their queue (attempt reset, replayedFrom header set)
                   dlq purge    Delete dead letters for good
 
+                Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
+                variables override it, and a command's options override both.
                 Run 'binomic <command> --help' for a command's options.
                 Exit codes: 0 done, 1 the operation failed, 2 bad usage.
                 """, run.out());
@@ -75,7 +81,7 @@ class BinomicCliUsageTest {
                 Show each queue: ready, pending, delayed, dead letters and consumers.
 
                 Options:
-                  --broker URL   broker URL, e.g. redis://user:pass@host:6379/0. Defaults to $BINOMIC_BROKER_URL, else redis://localhost:6379
+                  --broker URL   broker URL, e.g. redis://user:pass@host:6379/0. Defaults to $BINOMIC_BROKER_URL, else broker.url of the --config file, else redis://localhost:6379
                   --queues A,B   comma-separated queues. Defaults to the queues of the tasks found on the module path
                   --help         show this help
 
@@ -173,7 +179,7 @@ class BinomicCliUsageTest {
 
     @Test
     void unreachableOrUnknownBrokerIsAFailureNotAUsageError() {
-        CliRun run = CliRun.of(Map.of(), BinomicCli::connect, "queues", "--broker", "nosuch://x", "--queues", "q");
+        CliRun run = CliRun.of(Map.of(), null, "queues", "--broker", "nosuch://x", "--queues", "q");
         assertEquals(1, run.exit(), run.toString());
         assertTrue(run.err().startsWith("binomic queues: no broker provider for URL scheme 'nosuch'"), run.err());
         assertEquals("", run.out());
@@ -187,5 +193,82 @@ class BinomicCliUsageTest {
             throw new IllegalStateException("stop here");
         }, "queues", "--queues", "q");
         assertEquals("redis://cache:6380", seen[0]);
+    }
+
+    @TempDir
+    Path dir;
+
+    private Path configFile(String text) throws IOException {
+        return Files.writeString(dir.resolve("binomic.conf"), text);
+    }
+
+    /** What the inspection commands connect to, given the environment and the command line. */
+    private static String urlSeen(Map<String, String> env, String... args) {
+        String[] seen = new String[1];
+        CliRun.of(env, (url, queues) -> {
+            seen[0] = url;
+            throw new IllegalStateException("stop here");
+        }, args);
+        return seen[0];
+    }
+
+    @Test
+    void brokerUrlPrecedenceIsFileThenEnvironmentThenFlag() throws IOException {
+        Path file = configFile("# the file\nbroker.url = redis://from-file:6379\nbroker.keyPrefix = app\n");
+        assertEquals("redis://from-file:6379", urlSeen(Map.of(), "queues", "--config", file.toString(), "--queues", "q"));
+        assertEquals("redis://from-file:6379", urlSeen(Map.of("BINOMIC_CONFIG", file.toString()), "queues", "--queues", "q"),
+                "BINOMIC_CONFIG names the file when --config is absent");
+        assertEquals("redis://from-env:6379", urlSeen(Map.of("BINOMIC_BROKER_URL", "redis://from-env:6379"),
+                "--config=" + file, "queues", "--queues", "q"));
+        assertEquals("redis://from-flag:6379", urlSeen(Map.of("BINOMIC_BROKER_URL", "redis://from-env:6379"),
+                "queues", "--broker", "redis://from-flag:6379", "--config", file.toString(), "--queues", "q"));
+    }
+
+    @Test
+    void missingConfigFileIsOneLineThatNamesTheFixAndExitsTwo() {
+        Path missing = dir.resolve("nope.conf");
+        CliRun run = run("queues", "--config", missing.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic queues: configuration file " + missing + " does not exist: give an existing file to --config"
+                + " or BINOMIC_CONFIG\n", run.err());
+    }
+
+    @Test
+    void unknownOrRepeatedSettingInTheFileIsOneLineNamingFileAndLine() throws IOException {
+        Path file = configFile("broker.url = redis://h:6379\nbroker.keyprefix = app\n");
+        CliRun run = run("master", "--config", file.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic master: " + file + " line 2: unknown setting 'broker.keyprefix'; the settings are listed in"
+                + " module-info-docs/configuration.md\n", run.err());
+
+        configFile("worker.concurrency = 4\n\nworker.concurrency = 8\n");
+        run = run("master", "--config", file.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic master: " + file + " line 3: worker.concurrency is set twice (first on line 1); keep one\n",
+                run.err());
+    }
+
+    @Test
+    void badValueFromTheEnvironmentNamesTheVariable() {
+        CliRun run = CliRun.of(Map.of("BINOMIC_BROKER_KEY_PREFIX", "has space"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "master", "--broker", "memory://");
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic master: keyPrefix must be 1-64 of letters, digits, '_', '.', ':', '-', was 'has space'"
+                + " (broker.keyPrefix from environment variable BINOMIC_BROKER_KEY_PREFIX)\n", run.err());
+        run = CliRun.of(Map.of("BINOMIC_TASK_TIMEOUT", "soon"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "queues", "--queues", "q");
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic queues: environment variable BINOMIC_TASK_TIMEOUT: task.timeout must be a duration such as 500ms,"
+                + " 5s, 2m, 1h, 14d or PT5S, was 'soon'\n", run.err());
+    }
+
+    @Test
+    void configGivenTwiceIsAUsageError() throws IOException {
+        Path file = configFile("");
+        CliRun run = run("--config", file.toString(), "queues", "--config", file.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic: --config is given more than once: give one settings file\n", run.err());
     }
 }

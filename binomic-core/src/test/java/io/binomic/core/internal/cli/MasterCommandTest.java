@@ -3,6 +3,7 @@ package io.binomic.core.internal.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.binomic.core.internal.process.WorkerSlots;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,8 +17,9 @@ class MasterCommandTest {
     Path dir;
 
     @Test
-    void secondMasterOnALiveMastersStateDirectoryFailsWithExitOneAndSaysWhose() {
+    void secondMasterOnALiveMastersStateDirectoryFailsWithExitOneAndSaysWhose() throws Exception {
         long liveMaster = ProcessHandle.current().parent().orElseThrow().pid();
+        Path theirSettings = Files.writeString(dir.resolve("worker.conf"), "broker.url = redis://theirs:6379\n");
         try (WorkerSlots theirs = WorkerSlots.create(dir.resolve("workers.slots"), 1, liveMaster, Instant.now(),
                 Duration.ofSeconds(5), Duration.ofSeconds(15))) {
             CliRun run = CliRun.of(Map.of(), (url, queues) -> {
@@ -29,6 +31,8 @@ class MasterCommandTest {
                     + theirs.masterPid() + ", which is still running; stop it or give this master another state directory\n",
                     run.err());
             assertEquals("", run.out());
+            assertEquals("broker.url = redis://theirs:6379\n", Files.readString(theirSettings),
+                    "the live master's workers keep reading its own settings");
         }
     }
 }

@@ -4,16 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.WorkerHealth;
+import io.binomic.core.internal.process.Supervision;
 import io.binomic.core.internal.process.WorkerSlots;
 import io.binomic.core.internal.process.WorkerState;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class WorkersCommandTest {
+    private static final WorkerHealth CONSUMING = new WorkerHealth(WorkerHealth.State.CONSUMING, Duration.ZERO, Duration.ZERO, 0, Optional.empty());
 
     @TempDir
     Path dir;
@@ -33,7 +37,8 @@ class WorkersCommandTest {
             WorkerSlots.Slot running = slots.slot(0);
             running.pid(1111);
             running.state(WorkerState.RUNNING);
-            running.counters(new WorkerCounters(2, 40, 3, 2, 1, 0));
+            running.counters(new WorkerCounters(2, 40, 3, 2, 1, 7));
+            running.health(CONSUMING);
             running.heartbeat(now - 1_000);
             WorkerSlots.Slot late = slots.slot(1);
             late.pid(2222);
@@ -46,10 +51,66 @@ class WorkersCommandTest {
             String[] lines = run.out().split("\n");
             assertEquals("master pid " + us + " running, started 2026-11-30T04:00:00Z, heartbeat every 5000 ms, hung after 15000 ms",
                     lines[0]);
-            assertEquals("SLOT   PID  STATE    HEARTBEAT       IN-FLIGHT  SUCCEEDED  FAILED  RETRIED  DEAD", lines[1]);
-            assertTrue(lines[2].matches("   0  1111  RUNNING  1\\.\\ds ago     +2         40       3        2     1"), lines[2]);
-            assertTrue(lines[3].matches("   1  2222  RUNNING  20\\.\\ds ago LATE +0          0       0        0     0"), lines[3]);
-            assertEquals("   2     -  EMPTY    never                   0          0       0        0     0", lines[4]);
+            assertEquals("SLOT   PID  STATE    HEALTH     HEARTBEAT       IN-FLIGHT  SUCCEEDED  FAILED  RETRIED  DEAD  STALE", lines[1]);
+            assertTrue(lines[2].matches("   0  1111  RUNNING  consuming  1\\.\\ds ago     +2         40       3        2     1      7"),
+                    lines[2]);
+            assertTrue(lines[3].matches("   1  2222  RUNNING  -          20\\.\\ds ago LATE +0          0       0        0     0      0"),
+                    lines[3]);
+            assertEquals("   2     -  EMPTY    -          never                   0          0       0        0     0      0", lines[4]);
+        }
+    }
+
+    /**
+     * A SIGKILLed worker's slot keeps its last state and counters; before, {@code binomic workers}
+     * showed it as {@code RUNNING, IN-FLIGHT 40} while its restart was pending.
+     */
+    @Test
+    void aDeadWorkerShowsAsDeadWithItsRestartAndNotAsRunning() {
+        long us = ProcessHandle.current().pid();
+        try (WorkerSlots slots = WorkerSlots.create(dir.resolve("workers.slots"), 3, us, Instant.parse("2026-11-30T04:00:00Z"),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            long now = System.currentTimeMillis();
+            WorkerSlots.Slot killed = slots.slot(0);
+            killed.pid(1111);
+            killed.state(WorkerState.RUNNING);
+            killed.counters(new WorkerCounters(40, 100, 0, 0, 0, 0));
+            killed.health(CONSUMING);
+            killed.heartbeat(now - 1_000);
+            killed.supervision(Supervision.RESTART_PENDING, now + 6_500);
+            WorkerSlots.Slot stuck = slots.slot(1);
+            stuck.pid(2222);
+            stuck.state(WorkerState.RUNNING);
+            stuck.health(new WorkerHealth(WorkerHealth.State.STALLED, Duration.ofSeconds(40), Duration.ZERO, 0, Optional.of("fetch loop stalled")));
+            stuck.heartbeat(now - 1_000);
+            WorkerSlots.Slot hung = slots.slot(2);
+            hung.pid(3333);
+            hung.state(WorkerState.RUNNING);
+            hung.health(CONSUMING);
+            hung.heartbeat(now - 16_000);
+            hung.supervision(Supervision.STOPPING_HUNG, 0);
+
+            CliRun run = run("workers", "--state-dir", dir.toString());
+
+            assertEquals(0, run.exit(), run.toString());
+            String[] lines = run.out().split("\n");
+            assertEquals("SLOT   PID  STATE    HEALTH                             HEARTBEAT       IN-FLIGHT  SUCCEEDED  FAILED  RETRIED"
+                    + "  DEAD  STALE", lines[1]);
+            assertTrue(lines[2].matches("   0  1111  DEAD     dead, restarting in 7 s            1\\.\\ds ago     +-        100 .*"),
+                    lines[2]);
+            assertTrue(lines[3].matches("   1  2222  RUNNING  NOT CONSUMING: fetch loop stalled  1\\.\\ds ago .*"), lines[3]);
+            assertTrue(lines[4].matches("   2  3333  RUNNING  hung, stopping                     16\\.\\ds ago LATE .*"), lines[4]);
+        }
+    }
+
+    @Test
+    void stateDirectoryComesFromTheSettingsWhenNoOptionGivesIt() {
+        try (WorkerSlots slots = WorkerSlots.create(dir.resolve("workers.slots"), 1, ProcessHandle.current().pid(), Instant.now(),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            CliRun run = CliRun.of(Map.of("BINOMIC_MASTER_STATE_DIR", dir.toString()), (url, queues) -> {
+                throw new AssertionError("workers needs no broker");
+            }, "workers");
+            assertEquals(0, run.exit(), run.toString());
+            assertTrue(run.out().startsWith("master pid " + slots.masterPid() + " running"), run.out());
         }
     }
 

@@ -3,6 +3,9 @@ package io.binomic.core.internal.process;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.WorkerConfig;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -52,6 +55,26 @@ class MasterConfigTest {
                 valid().restartBackoffMax(Duration.ofMillis(500)));
         assertMessage("queues: 'a b' is not a valid queue name (1-200 of letters, digits, '_', '.', ':', '-')",
                 valid().queues(List.of("a b")));
+        assertMessage("pollTimeout must be positive, was PT0S", valid().pollTimeout(Duration.ZERO));
+        assertMessage("leaseTimeout must be longer than the workers' poll timeout (PT5S), was PT4S",
+                valid().pollTimeout(Duration.ofSeconds(5)).leaseTimeout(Duration.ofSeconds(4)));
+        assertMessage("brokerUrl and broker are both set: give the URL inside broker",
+                valid().broker(BrokerConfig.builder().url("redis://other:6379").build()));
+    }
+
+    @Test
+    void brokerSettingsAndTaskDefaultsAreCarriedWholeForTheWorkers() {
+        BrokerConfig broker = BrokerConfig.builder().url("redis://cache:6379").keyPrefix("shop").maxPayloadBytes(1024)
+                .options(java.util.Map.of("redisson.config", "/etc/redisson.yaml")).build();
+        TaskDefaults tasks = TaskDefaults.builder().maxAttempts(9).build();
+        MasterConfig config = MasterConfig.builder().broker(broker).taskDefaults(tasks).queues(List.of("q")).concurrency(3)
+                .pollTimeout(Duration.ofMillis(500)).build();
+        assertEquals(broker, config.broker());
+        assertEquals(tasks, config.taskDefaults());
+        assertEquals(WorkerConfig.builder().queues("q").concurrency(3).pollTimeout(Duration.ofMillis(500)).build(),
+                config.workerConfig());
+        assertEquals(TaskDefaults.defaults(), valid().build().taskDefaults(), "defaults to TaskDefaults.defaults()");
+        assertEquals("binomic", valid().build().broker().keyPrefix(), "brokerUrl alone: other broker settings at their defaults");
     }
 
     private static void assertMessage(String message, MasterConfig.Builder builder) {

@@ -5,10 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.core.WorkerHealth;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -124,8 +126,12 @@ class MasterTest {
 
     @Test
     void workerThatFailsAtStartUpIsRestartedWithGrowingBackoffNotSpun() throws Exception {
-        start(config().brokerUrl("nosuch://nowhere"));
+        WorkerSlots.Slot slot = start(config().brokerUrl("nosuch://nowhere")).slots().slot(0);
         awaitEvent(MasterEvent.RestartScheduled.class, e -> e.failureStreak() == 5);
+        // The slot says what the master knows: the worker is gone and when the next one starts.
+        SlotSnapshot waiting = slot.snapshot();
+        assertEquals(Supervision.RESTART_PENDING, waiting.supervision(), waiting.toString());
+        assertTrue(waiting.nextStartMillis() > System.currentTimeMillis() - 200, waiting.toString());
         long windowStart = System.nanoTime();
         Await.sleep(2_000);
         int spawnsInWindow = (int) events.stream().filter(MasterEvent.Spawned.class::isInstance).count();
@@ -146,6 +152,133 @@ class MasterTest {
         assertTrue(exits.stream().filter(e -> e.exitCode() == 3).count() >= 4, exits + "\n" + log);
         assertTrue(log.contains("start-up failed") && log.contains("nosuch"), log);
         assertTrue(log.contains("(incarnation 5)"), "one marker per start in the log file");
+    }
+
+    /**
+     * Issue 8, defect 13: a worker that served and was then killed is no start-up failure. Killed
+     * again and again shortly after it came up, it is restarted at once every time; before, each
+     * kill within a heartbeat timeout extended a failure streak until the slot waited 60 s.
+     */
+    @Test
+    void workerKilledAgainAndAgainAfterServingIsRestartedAtOnceEveryTime() {
+        start(config());
+        for (int kill = 1; kill <= 3; kill++) {
+            int incarnation = kill;
+            MasterEvent.Running running = awaitEvent(MasterEvent.Running.class,
+                    e -> e.pid() == find(MasterEvent.Spawned.class, s -> s.incarnation() == incarnation).pid());
+            Await.sleep(SlotSupervisor.SERVED.toMillis() / 2 + HEARTBEAT.toMillis()); // served, well within the 1 s timeout
+            ProcessHandle.of(running.pid()).orElseThrow().destroyForcibly();
+            awaitEvent(MasterEvent.Spawned.class, e -> e.incarnation() == incarnation + 1);
+        }
+        awaitEvent(MasterEvent.Running.class, e -> e.pid() == find(MasterEvent.Spawned.class, s -> s.incarnation() == 4).pid());
+        assertEquals(List.of(), all(MasterEvent.RestartScheduled.class), "no restart waited: " + events);
+        assertTrue(all(MasterEvent.Replaced.class).stream().allMatch(r -> r.detectionToSpawn().toMillis() < 1_000), events.toString());
+    }
+
+    /**
+     * Part of issue 8, item 1: a worker that is alive and beating but says it is not consuming is
+     * replaced like a hung one, and its reason is reported. The test plays the worker's health
+     * report (the real worker reports consuming, so the test keeps overwriting it).
+     */
+    @Test
+    void workerThatReportsItIsNotConsumingIsReplacedAndItsProblemReported() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        long stuck = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+        // It consumed first (the master saw that), so it served: its replacement starts at once.
+        Await.until(WAIT, "the worker reports consuming", () -> slot.health() == SlotHealth.CONSUMING);
+        Await.sleep(HEARTBEAT.toMillis() * 2);
+
+        WorkerHealth notConsuming = new WorkerHealth(WorkerHealth.State.STALLED, Duration.ofSeconds(40), Duration.ZERO, 3, Optional.of("fetch loop stalled"));
+        Thread reporter = Thread.ofPlatform().daemon().start(() -> {
+            while (!Thread.currentThread().isInterrupted() && slot.pid() == stuck) {
+                slot.health(notConsuming);
+                Thread.onSpinWait();
+            }
+        });
+        try {
+            MasterEvent.NotConsuming seen = awaitEvent(MasterEvent.NotConsuming.class, e -> e.pid() == stuck);
+            assertEquals("fetch loop stalled", seen.problem());
+            MasterEvent.Replaced replaced = awaitEvent(MasterEvent.Replaced.class, e -> e.oldPid() == stuck);
+            assertEquals(MasterEvent.Cause.NOT_CONSUMING, replaced.cause());
+            assertFalse(ProcessHandle.of(stuck).map(ProcessHandle::isAlive).orElse(false), "the stuck worker is gone");
+            assertTrue(all(MasterEvent.RestartScheduled.class).isEmpty(), "it served: replaced at once");
+            assertTrue(all(MasterEvent.Hung.class).isEmpty(), "its heartbeat never stopped: " + events);
+        } finally {
+            reporter.interrupt();
+        }
+    }
+
+    /**
+     * A worker that cannot reach the broker holds the outcomes it could not write and resumes by
+     * itself: replacing it would lose them (their tasks would run again), so the master leaves it.
+     */
+    @Test
+    void workerThatReportsTheBrokerUnreachableIsLeftToRecover() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        long waiting = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+        Await.until(WAIT, "the worker reports consuming", () -> slot.health() == SlotHealth.CONSUMING);
+        WorkerHealth unreachable = new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, Duration.ofSeconds(40), Duration.ofSeconds(40),
+                120, Optional.of("fetching has failed for 40 s: connection refused"));
+        Thread reporter = Thread.ofPlatform().daemon().start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                slot.health(unreachable);
+                Thread.onSpinWait();
+            }
+        });
+        try {
+            Await.until(WAIT, "the slot shows the broker unreachable", () -> slot.health() == SlotHealth.BROKER_UNREACHABLE);
+            Await.sleep(HEARTBEAT.toMillis() * 6);
+            assertEquals(waiting, slot.pid(), "the same worker still runs: " + events);
+            assertTrue(all(MasterEvent.NotConsuming.class).isEmpty(), events.toString());
+            assertTrue(all(MasterEvent.Replaced.class).isEmpty(), events.toString());
+        } finally {
+            reporter.interrupt();
+        }
+    }
+
+    /**
+     * A worker that is never consuming (broker reachable at start, fetches failing) did not serve:
+     * its replacements back off like start-up failures instead of spinning JVM starts.
+     */
+    @Test
+    void workerThatNeverConsumesIsReplacedWithBackoff() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        WorkerHealth notConsuming = new WorkerHealth(WorkerHealth.State.STALLED, Duration.ZERO, Duration.ZERO, 0, Optional.of("fetch failing"));
+        Thread reporter = Thread.ofPlatform().daemon().start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                if (slot.state() == WorkerState.RUNNING) {
+                    slot.health(notConsuming);
+                }
+                Thread.onSpinWait();
+            }
+        });
+        try {
+            MasterEvent.RestartScheduled waited = awaitEvent(MasterEvent.RestartScheduled.class, e -> true);
+            assertEquals(2, waited.failureStreak(), events.toString());
+            assertTrue(all(MasterEvent.NotConsuming.class).size() >= 2, events.toString());
+        } finally {
+            reporter.interrupt();
+        }
+    }
+
+    /**
+     * Part of issue 8, item 7: the master judges heartbeats on its own monotonic clock. A worker
+     * whose heartbeats carry a wall-clock time an hour behind (what an NTP step does to a reader
+     * that compares wall clocks) stays a live worker; before, the master killed it as hung.
+     */
+    @Test
+    void heartbeatsWithASteppedWallClockDoNotMakeALiveWorkerLookHung() {
+        WorkerSlots.Slot slot = start(config()).slots().slot(0);
+        long pid = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+
+        long until = System.nanoTime() + HEARTBEAT_TIMEOUT.multipliedBy(3).toNanos();
+        while (System.nanoTime() < until) {
+            slot.heartbeat(System.currentTimeMillis() - Duration.ofHours(1).toMillis());
+            Await.sleep(HEARTBEAT.toMillis() / 4);
+        }
+
+        assertTrue(all(MasterEvent.Hung.class).isEmpty(), "no worker judged hung: " + events);
+        assertEquals(pid, slot.pid(), "the same worker still runs");
     }
 
     @Test

@@ -3,6 +3,9 @@ package io.binomic.core.internal.process;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.WorkerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,12 +24,13 @@ class WorkerProcessTest {
     Path dir;
 
     private Process startWorker(Path segment, String brokerUrl) throws IOException {
-        WorkerLaunch launch = new WorkerLaunch(1, segment, List.of("q"), 2, HEARTBEAT, Duration.ofSeconds(1),
-                Duration.ofSeconds(30), Duration.ofSeconds(10));
+        Path settings = dir.resolve("worker.conf");
+        Settings.write(settings, BrokerConfig.builder().url(brokerUrl).build(), TaskDefaults.defaults(),
+                WorkerConfig.builder().queues("q").concurrency(2).shutdownGrace(Duration.ofSeconds(1)).build());
+        WorkerLaunch launch = new WorkerLaunch(1, segment, HEARTBEAT, settings);
         ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, TestJvm.OPTIONS, launch.toArgs()))
                 .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("worker.log").toFile());
-        builder.environment().put(WorkerLaunch.BROKER_URL_ENV, brokerUrl);
         return builder.start();
     }
 
@@ -76,8 +80,7 @@ class WorkerProcessTest {
 
     @Test
     void launchArgumentsRoundTrip() {
-        WorkerLaunch launch = new WorkerLaunch(3, Path.of("/tmp/x.slots"), List.of("a", "b"), 7, Duration.ofMillis(250),
-                Duration.ofSeconds(4), Duration.ofSeconds(20), Duration.ofSeconds(3));
+        WorkerLaunch launch = new WorkerLaunch(3, Path.of("/tmp/x.slots"), Duration.ofMillis(250), Path.of("/tmp/worker.conf"));
         assertEquals(launch, WorkerLaunch.parse(launch.toArgs()));
     }
 

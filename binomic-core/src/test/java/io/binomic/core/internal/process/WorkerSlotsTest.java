@@ -5,11 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.WorkerHealth;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,13 +33,17 @@ class WorkerSlotsTest {
             WorkerSlots.Slot written = worker.slot(2);
             written.pid(4242);
             written.state(WorkerState.DRAINING);
-            written.counters(new WorkerCounters(1, 2, 3, 4, 5, 0));
+            written.counters(new WorkerCounters(1, 2, 3, 4, 5, 6));
+            written.health(new WorkerHealth(WorkerHealth.State.STALLED, Duration.ofSeconds(9), Duration.ZERO, 0,
+                    Optional.of("fetch loop stopped: RedisTimeoutException after 3 attempts")));
             written.heartbeat(123_456);
             master.slot(2).command(WorkerCommand.STOP);
+            master.slot(2).supervision(Supervision.STOPPING_NOT_CONSUMING, 777);
 
             SlotSnapshot read = master.slot(2).snapshot();
-            assertEquals(new SlotSnapshot(2, 4242, 123_456, WorkerState.DRAINING, WorkerCommand.STOP,
-                    new WorkerCounters(1, 2, 3, 4, 5, 0)), read);
+            assertEquals(new SlotSnapshot(2, 4242, 123_456, 1, WorkerState.DRAINING, WorkerCommand.STOP,
+                    new WorkerCounters(1, 2, 3, 4, 5, 6), SlotHealth.NOT_CONSUMING, Optional.of("fetch loop stopped: RedisTimeout"),
+                    Supervision.STOPPING_NOT_CONSUMING, 777), read);
             assertEquals(WorkerCommand.STOP, worker.slot(2).command());
             assertEquals(WorkerState.EMPTY, master.slot(1).state(), "neighbouring slots are untouched");
         }
@@ -56,10 +62,10 @@ class WorkerSlotsTest {
     }
 
     @Test
-    void eachSlotIsOneCacheLineAfterTheHeader() throws IOException {
+    void eachSlotIsTwoCacheLinesAfterTheHeader() throws IOException {
         Path file = dir.resolve("w.slots");
         try (WorkerSlots slots = create(file, 5)) {
-            assertEquals(64L * (slots.slotCount() + 1), Files.size(file));
+            assertEquals(64L + 128L * slots.slotCount(), Files.size(file));
         }
     }
 
@@ -72,10 +78,35 @@ class WorkerSlotsTest {
             slot.heartbeat(99);
             slot.state(WorkerState.RUNNING);
             slot.command(WorkerCommand.DRAIN);
-            slot.counters(new WorkerCounters(9, 9, 9, 9, 9, 0));
+            slot.counters(new WorkerCounters(9, 9, 9, 9, 9, 9));
+            slot.health(new WorkerHealth(WorkerHealth.State.STALLED, Duration.ZERO, Duration.ZERO, 0, Optional.of("stuck")));
+            slot.supervision(Supervision.RESTART_PENDING, 1234);
             slot.reset();
-            assertEquals(new SlotSnapshot(0, 0, 0, WorkerState.EMPTY, WorkerCommand.NONE, new WorkerCounters(0, 0, 0, 0, 0, 0)),
-                    slot.snapshot());
+            assertEquals(new SlotSnapshot(0, 0, 0, 0, WorkerState.EMPTY, WorkerCommand.NONE, new WorkerCounters(0, 0, 0, 0, 0, 0),
+                    SlotHealth.UNKNOWN, Optional.empty(), Supervision.WATCHED, 0), slot.snapshot());
+        }
+    }
+
+    @Test
+    void eachHeartbeatAdvancesTheSequenceTheMasterWatches() {
+        try (WorkerSlots slots = create(dir.resolve("w.slots"), 1)) {
+            WorkerSlots.Slot slot = slots.slot(0);
+            slot.heartbeat(5_000);
+            slot.heartbeat(1_000); // a wall clock stepped back: the sequence still moves on
+            assertEquals(2, slot.heartbeatSequence());
+            assertEquals(1_000, slot.heartbeatMillis());
+        }
+    }
+
+    @Test
+    void aConsumingWorkerClearsTheProblemItReportedBefore() {
+        try (WorkerSlots slots = create(dir.resolve("w.slots"), 1)) {
+            WorkerSlots.Slot slot = slots.slot(0);
+            slot.health(new WorkerHealth(WorkerHealth.State.STALLED, Duration.ZERO, Duration.ZERO, 0, Optional.of("caf\u00e9 down")));
+            assertEquals(Optional.of("caf? down"), slot.problem(), "non-ASCII is replaced, not mangled");
+            slot.health(new WorkerHealth(WorkerHealth.State.CONSUMING, Duration.ZERO, Duration.ZERO, 0, Optional.empty()));
+            assertEquals(SlotHealth.CONSUMING, slot.health());
+            assertEquals(Optional.empty(), slot.problem());
         }
     }
 

@@ -5,7 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +18,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -100,5 +106,27 @@ class TaskInvokerTest {
             throw new UnsupportedClassVersionError("Preview features are not enabled for StructuredTaskInvoker");
         });
         assertEquals("future", chosen.name());
+    }
+
+    /**
+     * The fallback as users meet it: a JVM started without {@code --enable-preview} runs an
+     * embedded worker, whose overrunning task times out through a timed future. Before the fix,
+     * {@code startWorker()} threw {@code UnsupportedClassVersionError} there.
+     */
+    @Test
+    void workerInAJvmWithoutPreviewFallsBackToTimedFutures(@TempDir Path dir) throws Exception {
+        List<String> classPath = new ArrayList<>(List.of(System.getProperty("jdk.module.path").split(File.pathSeparator)));
+        // Surefire patches the test classes into the module; the child takes both on its class path.
+        classPath.add(Path.of("target", "test-classes").toAbsolutePath().toString());
+        Path log = dir.resolve("child.log");
+        Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
+                "-cp", String.join(File.pathSeparator, classPath), NoPreviewWorkerMain.class.getName())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        assertTrue(child.waitFor(60, TimeUnit.SECONDS), "child JVM finished");
+        String output = Files.readString(log);
+        assertEquals(0, child.exitValue(), output);
+        assertTrue(output.contains("invoker=future succeeded=1 failed=1 deadLetterError=java.util.concurrent.TimeoutException"),
+                output);
     }
 }

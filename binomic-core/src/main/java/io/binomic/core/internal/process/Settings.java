@@ -1,0 +1,391 @@
+package io.binomic.core.internal.process;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.WorkerConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The one configuration source of the master, its worker JVMs and the CLI. Each setting is a
+ * key such as {@code broker.keyPrefix}; a value comes from, lowest precedence first:
+ * <ol>
+ *   <li>the built-in default (the one the config builders document),</li>
+ *   <li>the configuration file: {@code --config FILE}, else the file named by
+ *       {@value #FILE_ENV},</li>
+ *   <li>an environment variable: {@code BINOMIC_} and the key in upper case with {@code _} for
+ *       each dot and word break ({@code broker.keyPrefix} is {@code BINOMIC_BROKER_KEY_PREFIX}),</li>
+ *   <li>a command-line flag ({@code --broker}, {@code --concurrency}, ...).</li>
+ * </ol>
+ *
+ * <p>The file has one {@code key = value} per line; blank lines and lines starting with {@code #}
+ * are ignored. An unknown key, a key given twice, a line without {@code =} or a bad value is an
+ * {@link IllegalArgumentException} naming the key and where it came from. A master resolves all
+ * of this once and hands each worker JVM the result as a file ({@link #write}), which the worker
+ * reads alone: a worker never re-applies the environment, so a flag given to the master keeps
+ * its precedence in the workers.
+ *
+ * <p>Immutable: {@link #with} returns a new source.
+ */
+public final class Settings {
+    /** Environment variable naming the configuration file when {@code --config} is not given. */
+    public static final String FILE_ENV = "BINOMIC_CONFIG";
+    /** Environment variable of the broker URL (the {@code broker.url} setting). */
+    public static final String BROKER_URL_ENV = "BINOMIC_BROKER_URL";
+    /** Prefix of the broker's provider-specific options, such as {@code broker.option.redisson.config}. */
+    public static final String OPTION_PREFIX = "broker.option.";
+
+    /** Every setting, in the order the documentation lists them. */
+    public static final List<String> KEYS = List.of(
+            "broker.url", "broker.id", "broker.username", "broker.password", "broker.database", "broker.connectTimeout",
+            "broker.commandTimeout", "broker.keyPrefix", "broker.maxPayloadBytes", "broker.deadLetterMaxCount",
+            "broker.deadLetterMaxAge",
+            "task.maxAttempts", "task.timeout", "task.backoff.base", "task.backoff.factor", "task.backoff.cap",
+            "task.backoff.jitter", "task.staleAfter",
+            "worker.queues", "worker.concurrency", "worker.shutdownGrace", "worker.leaseTimeout", "worker.pollTimeout",
+            "worker.reclaimInterval",
+            "master.workers", "master.heartbeatInterval", "master.heartbeatTimeout", "master.startTimeout",
+            "master.killGrace", "master.restartBackoff", "master.restartBackoffMax", "master.stateDir", "master.jvmOptions");
+    private static final Set<String> KNOWN = Set.copyOf(KEYS);
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+    private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");
+
+    private final Map<String, String> values;
+    private final Map<String, String> origins;
+
+    private Settings(Map<String, String> values, Map<String, String> origins) {
+        this.values = Collections.unmodifiableMap(values);
+        this.origins = Collections.unmodifiableMap(origins);
+    }
+
+    /** No setting given: every value is its default. */
+    public static Settings defaults() {
+        return new Settings(new LinkedHashMap<>(), new HashMap<>());
+    }
+
+    /**
+     * The file ({@code file}, else the one {@value #FILE_ENV} names, else none) with the
+     * environment's {@code BINOMIC_*} variables on top: what the CLI and the master start from.
+     *
+     * @throws IllegalArgumentException when the file is missing or wrong, or a variable has an unknown option name
+     */
+    public static Settings load(Optional<Path> file, Map<String, String> env) {
+        Optional<Path> chosen = file.or(() -> Optional.ofNullable(env.get(FILE_ENV)).filter(f -> !f.isBlank()).map(Path::of));
+        Settings settings = chosen.map(Settings::ofFile).orElseGet(Settings::defaults);
+        return settings.withEnvironment(env);
+    }
+
+    /** The settings of one file and nothing else: what a worker JVM reads. */
+    public static Settings ofFile(Path file) {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("configuration file " + file + " does not exist: give an existing file to --config or "
+                    + FILE_ENV, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the configuration file " + file + ": " + e.getMessage(), e);
+        }
+        return parse(text, file.toString());
+    }
+
+    /** Parses the text of a configuration file; {@code name} is the file, for messages. */
+    static Settings parse(String text, String name) {
+        Settings settings = defaults();
+        Map<String, Integer> lineOf = new HashMap<>();
+        String[] lines = text.split("\r?\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            String line = lines[i].strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            int equals = line.indexOf('=');
+            String where = name + " line " + (i + 1);
+            if (equals <= 0) {
+                throw new IllegalArgumentException(where + ": expected 'key = value', was '" + line + "'");
+            }
+            String key = line.substring(0, equals).strip();
+            Integer first = lineOf.putIfAbsent(key, i + 1);
+            if (first != null) {
+                throw new IllegalArgumentException(where + ": " + key + " is set twice (first on line " + first + "); keep one");
+            }
+            settings = settings.with(key, line.substring(equals + 1).strip(), where);
+        }
+        return settings;
+    }
+
+    /** These settings with each {@code BINOMIC_*} variable of {@code env} on top. */
+    public Settings withEnvironment(Map<String, String> env) {
+        Settings settings = this;
+        for (String key : KEYS) {
+            String name = envName(key);
+            String value = env.get(name);
+            if (value != null && !value.isBlank()) {
+                settings = settings.with(key, value.strip(), "environment variable " + name);
+            }
+        }
+        String optionVariable = envName(OPTION_PREFIX);
+        for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
+            if (e.getKey().startsWith(optionVariable) && e.getKey().length() > optionVariable.length()) {
+                String option = e.getKey().substring(optionVariable.length()).toLowerCase(Locale.ROOT).replace('_', '.');
+                settings = settings.with(OPTION_PREFIX + option, e.getValue().strip(), "environment variable " + e.getKey());
+            }
+        }
+        return settings;
+    }
+
+    /** The environment variable of {@code key}: {@code broker.keyPrefix} is {@code BINOMIC_BROKER_KEY_PREFIX}. */
+    public static String envName(String key) {
+        return "BINOMIC_" + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * These settings with {@code key} set to {@code value}, which wins over what was there.
+     *
+     * @param origin where the value comes from, for messages ({@code --broker}, a file and line)
+     * @throws IllegalArgumentException when the key is not a setting
+     */
+    public Settings with(String key, String value, String origin) {
+        if (!KNOWN.contains(key) && !(key.startsWith(OPTION_PREFIX) && OPTION_NAME.matcher(key.substring(OPTION_PREFIX.length())).matches())) {
+            throw new IllegalArgumentException(origin + ": unknown setting '" + key
+                    + "'; the settings are listed in module-info-docs/configuration.md");
+        }
+        Map<String, String> v = new LinkedHashMap<>(values);
+        Map<String, String> o = new HashMap<>(origins);
+        v.put(key, value);
+        o.put(key, origin);
+        return new Settings(v, o);
+    }
+
+    /** The value of {@code key}, if anything set it. */
+    public Optional<String> value(String key) {
+        return Optional.ofNullable(values.get(key));
+    }
+
+    /** Where the value of {@code key} came from, if anything set it. */
+    public Optional<String> origin(String key) {
+        return Optional.ofNullable(origins.get(key));
+    }
+
+    /** The broker settings; {@code defaultUrl} when no {@code broker.url} is given. */
+    public BrokerConfig broker(String defaultUrl) {
+        BrokerConfig.Builder b = BrokerConfig.builder().url(value("broker.url").orElse(defaultUrl));
+        value("broker.id").ifPresent(b::brokerId);
+        value("broker.username").ifPresent(b::username);
+        value("broker.password").ifPresent(b::password);
+        intValue("broker.database").ifPresent(b::database);
+        duration("broker.connectTimeout").ifPresent(b::connectTimeout);
+        duration("broker.commandTimeout").ifPresent(b::commandTimeout);
+        value("broker.keyPrefix").ifPresent(b::keyPrefix);
+        intValue("broker.maxPayloadBytes").ifPresent(b::maxPayloadBytes);
+        intValue("broker.deadLetterMaxCount").ifPresent(b::deadLetterMaxCount);
+        duration("broker.deadLetterMaxAge").ifPresent(b::deadLetterMaxAge);
+        Map<String, String> options = new TreeMap<>();
+        values.forEach((key, value) -> {
+            if (key.startsWith(OPTION_PREFIX)) {
+                options.put(key.substring(OPTION_PREFIX.length()), value);
+            }
+        });
+        b.options(options);
+        return build("broker", b::build);
+    }
+
+    /** The task defaults. */
+    public TaskDefaults taskDefaults() {
+        TaskDefaults.Builder b = TaskDefaults.builder();
+        intValue("task.maxAttempts").ifPresent(b::maxAttempts);
+        duration("task.timeout").ifPresent(b::taskTimeout);
+        duration("task.staleAfter").ifPresent(b::staleAfter);
+        Backoff d = Backoff.DEFAULT;
+        if (values.keySet().stream().anyMatch(k -> k.startsWith("task.backoff."))) {
+            b.backoff(build("task.backoff", () -> new Backoff(duration("task.backoff.base").orElse(d.base()),
+                    doubleValue("task.backoff.factor").orElse(d.factor()), duration("task.backoff.cap").orElse(d.cap()),
+                    doubleValue("task.backoff.jitter").orElse(d.jitter()))));
+        }
+        return build("task", b::build);
+    }
+
+    /** The worker settings (the consumer name is never a setting: each worker has its own). */
+    public WorkerConfig worker() {
+        WorkerConfig.Builder b = WorkerConfig.builder();
+        value("worker.queues").map(Settings::list).ifPresent(b::queues);
+        intValue("worker.concurrency").ifPresent(b::concurrency);
+        duration("worker.shutdownGrace").ifPresent(b::shutdownGrace);
+        duration("worker.leaseTimeout").ifPresent(b::leaseTimeout);
+        duration("worker.pollTimeout").ifPresent(b::pollTimeout);
+        duration("worker.reclaimInterval").ifPresent(b::reclaimInterval);
+        return build("worker", b::build);
+    }
+
+    /** A master builder with every setting given here; {@code defaultUrl} when no {@code broker.url} is given. */
+    public MasterConfig.Builder master(String defaultUrl) {
+        WorkerConfig worker = worker();
+        MasterConfig.Builder b = MasterConfig.builder()
+                .broker(broker(defaultUrl))
+                .taskDefaults(taskDefaults())
+                .queues(worker.queues())
+                .concurrency(worker.concurrency())
+                .shutdownGrace(worker.shutdownGrace())
+                .leaseTimeout(worker.leaseTimeout())
+                .pollTimeout(worker.pollTimeout())
+                .reclaimInterval(worker.reclaimInterval());
+        intValue("master.workers").ifPresent(b::workers);
+        duration("master.heartbeatInterval").ifPresent(b::heartbeatInterval);
+        duration("master.heartbeatTimeout").ifPresent(b::heartbeatTimeout);
+        duration("master.startTimeout").ifPresent(b::startTimeout);
+        duration("master.killGrace").ifPresent(b::killGrace);
+        duration("master.restartBackoff").ifPresent(b::restartBackoffInitial);
+        duration("master.restartBackoffMax").ifPresent(b::restartBackoffMax);
+        value("master.stateDir").map(Path::of).ifPresent(b::stateDirectory);
+        value("master.jvmOptions").map(v -> v.isBlank() ? List.<String>of() : List.of(v.split("\\s+"))).ifPresent(b::jvmOptions);
+        return b;
+    }
+
+    /** The file text that {@link #ofFile} reads back as exactly these broker, task and worker settings. */
+    public static String render(BrokerConfig broker, TaskDefaults tasks, WorkerConfig worker) {
+        Map<String, String> v = new LinkedHashMap<>();
+        v.put("broker.url", broker.url());
+        broker.brokerId().ifPresent(id -> v.put("broker.id", id));
+        broker.username().ifPresent(u -> v.put("broker.username", u));
+        broker.password().ifPresent(p -> v.put("broker.password", p));
+        v.put("broker.database", Integer.toString(broker.database()));
+        v.put("broker.connectTimeout", broker.connectTimeout().toString());
+        v.put("broker.commandTimeout", broker.commandTimeout().toString());
+        v.put("broker.keyPrefix", broker.keyPrefix());
+        v.put("broker.maxPayloadBytes", Integer.toString(broker.maxPayloadBytes()));
+        v.put("broker.deadLetterMaxCount", Integer.toString(broker.deadLetterMaxCount()));
+        v.put("broker.deadLetterMaxAge", broker.deadLetterMaxAge().toString());
+        new TreeMap<>(broker.options()).forEach((k, value) -> v.put(OPTION_PREFIX + k, value));
+        v.put("task.maxAttempts", Integer.toString(tasks.maxAttempts()));
+        v.put("task.timeout", tasks.taskTimeout().toString());
+        v.put("task.backoff.base", tasks.backoff().base().toString());
+        v.put("task.backoff.factor", Double.toString(tasks.backoff().factor()));
+        v.put("task.backoff.cap", tasks.backoff().cap().toString());
+        v.put("task.backoff.jitter", Double.toString(tasks.backoff().jitter()));
+        tasks.staleAfter().ifPresent(d -> v.put("task.staleAfter", d.toString()));
+        v.put("worker.queues", String.join(",", worker.queues()));
+        v.put("worker.concurrency", Integer.toString(worker.concurrency()));
+        v.put("worker.shutdownGrace", worker.shutdownGrace().toString());
+        v.put("worker.leaseTimeout", worker.leaseTimeout().toString());
+        v.put("worker.pollTimeout", worker.pollTimeout().toString());
+        v.put("worker.reclaimInterval", worker.reclaimInterval().toString());
+        StringBuilder text = new StringBuilder("# Written by the Binomic master for its worker JVMs; resolved settings, do not edit.\n");
+        v.forEach((k, value) -> {
+            if (value.contains("\n") || value.contains("\r")) {
+                throw new IllegalArgumentException(k + " must be one line");
+            }
+            text.append(k).append(" = ").append(value).append('\n');
+        });
+        return text.toString();
+    }
+
+    /**
+     * Writes {@link #render} to {@code file}, readable by its owner only (it may hold the broker
+     * password), replacing it atomically so a worker starting meanwhile reads a whole file.
+     */
+    public static void write(Path file, BrokerConfig broker, TaskDefaults tasks, WorkerConfig worker) {
+        try {
+            Path dir = file.toAbsolutePath().getParent();
+            Files.createDirectories(dir);
+            Path temp = Files.createTempFile(dir, file.getFileName().toString(), ".tmp");
+            try {
+                if (Files.getFileStore(temp).supportsFileAttributeView("posix")) {
+                    Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-------"));
+                }
+                Files.writeString(temp, render(broker, tasks, worker), StandardCharsets.UTF_8);
+                Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } finally {
+                Files.deleteIfExists(temp);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the worker settings " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private Optional<Integer> intValue(String key) {
+        return value(key).map(text -> {
+            try {
+                return Integer.parseInt(text);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(where(key) + key + " must be a whole number, was '" + text + "'", e);
+            }
+        });
+    }
+
+    private Optional<Double> doubleValue(String key) {
+        return value(key).map(text -> {
+            try {
+                return Double.parseDouble(text);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(where(key) + key + " must be a number such as 2 or 0.5, was '" + text + "'", e);
+            }
+        });
+    }
+
+    private Optional<Duration> duration(String key) {
+        return value(key).map(text -> parseDuration(where(key) + key, text));
+    }
+
+    /** {@code 500ms}, {@code 5s}, {@code 2m}, {@code 1h}, {@code 14d} or ISO-8601 such as {@code PT5S}. */
+    static Duration parseDuration(String what, String text) {
+        Matcher m = DURATION.matcher(text.toLowerCase(Locale.ROOT));
+        if (m.matches()) {
+            long n = Long.parseLong(m.group(1));
+            return switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                case "h" -> Duration.ofHours(n);
+                default -> Duration.ofDays(n);
+            };
+        }
+        try {
+            return Duration.parse(text);
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException(what + " must be a duration such as 500ms, 5s, 2m, 1h, 14d or PT5S, was '" + text + "'", e);
+        }
+    }
+
+    private static List<String> list(String text) {
+        List<String> items = new ArrayList<>();
+        Arrays.stream(text.split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(items::add);
+        return items;
+    }
+
+    private String where(String key) {
+        return origin(key).map(o -> o + ": ").orElse("");
+    }
+
+    /** Runs a config builder; its message names the field, this adds where the section's values came from. */
+    private <T> T build(String section, java.util.function.Supplier<T> builder) {
+        try {
+            return builder.get();
+        } catch (IllegalArgumentException e) {
+            List<String> from = origins.entrySet().stream().filter(en -> en.getKey().startsWith(section + "."))
+                    .map(en -> en.getKey() + " from " + en.getValue()).sorted().toList();
+            throw new IllegalArgumentException(e.getMessage() + (from.isEmpty() ? "" : " (" + String.join(", ", from) + ")"), e);
+        }
+    }
+}

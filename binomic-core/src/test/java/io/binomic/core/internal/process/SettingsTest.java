@@ -1,0 +1,142 @@
+package io.binomic.core.internal.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.WorkerConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The one configuration source of master, workers and CLI: file, environment, flags. */
+class SettingsTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void everySettingOfTheFileReachesItsConfigRecord() {
+        Settings s = Settings.parse("""
+                # comment
+                broker.url = rediss://cache:6380/2
+                broker.id = redis
+                broker.username = app
+                broker.password = s3cret
+                broker.database = 2
+                broker.connectTimeout = 3s
+                broker.commandTimeout = 1500ms
+                broker.keyPrefix = shop
+                broker.maxPayloadBytes = 4096
+                broker.deadLetterMaxCount = 50
+                broker.deadLetterMaxAge = 2d
+                broker.option.redisson.config = /etc/binomic/redisson.yaml
+                task.maxAttempts = 7
+                task.timeout = 2m
+                task.backoff.base = 2s
+                task.backoff.factor = 3
+                task.backoff.cap = 1h
+                task.backoff.jitter = 0.25
+                task.staleAfter = PT10M
+                worker.queues = mail, payments
+                worker.concurrency = 12
+                worker.shutdownGrace = 20s
+                worker.leaseTimeout = 45s
+                worker.pollTimeout = 2s
+                worker.reclaimInterval = 5s
+                master.workers = 3
+                master.heartbeatInterval = 2s
+                master.heartbeatTimeout = 8s
+                master.startTimeout = 90s
+                master.killGrace = 4s
+                master.restartBackoff = 2s
+                master.restartBackoffMax = 30s
+                master.stateDir = /var/lib/binomic
+                master.jvmOptions = -Xmx256m -XX:+UseSerialGC
+                """, "binomic.conf");
+
+        BrokerConfig broker = s.broker("memory://");
+        assertEquals(BrokerConfig.builder().url("rediss://cache:6380/2").brokerId("redis").username("app").password("s3cret")
+                .database(2).connectTimeout(Duration.ofSeconds(3)).commandTimeout(Duration.ofMillis(1500)).keyPrefix("shop")
+                .maxPayloadBytes(4096).deadLetterMaxCount(50).deadLetterMaxAge(Duration.ofDays(2))
+                .options(Map.of("redisson.config", "/etc/binomic/redisson.yaml")).build(), broker);
+        assertEquals(TaskDefaults.builder().maxAttempts(7).taskTimeout(Duration.ofMinutes(2))
+                .backoff(new Backoff(Duration.ofSeconds(2), 3, Duration.ofHours(1), 0.25)).staleAfter(Duration.ofMinutes(10))
+                .build(), s.taskDefaults());
+        WorkerConfig worker = WorkerConfig.builder().queues("mail", "payments").concurrency(12).shutdownGrace(Duration.ofSeconds(20))
+                .leaseTimeout(Duration.ofSeconds(45)).pollTimeout(Duration.ofSeconds(2)).reclaimInterval(Duration.ofSeconds(5)).build();
+        assertEquals(worker, s.worker());
+        MasterConfig master = s.master("memory://").build();
+        assertEquals(broker, master.broker());
+        assertEquals(worker, master.workerConfig());
+        assertEquals(3, master.workers());
+        assertEquals(Duration.ofSeconds(8), master.heartbeatTimeout());
+        assertEquals(Duration.ofSeconds(90), master.startTimeout());
+        assertEquals(Duration.ofSeconds(4), master.killGrace());
+        assertEquals(Duration.ofSeconds(2), master.restartBackoffInitial());
+        assertEquals(Duration.ofSeconds(30), master.restartBackoffMax());
+        assertEquals(Path.of("/var/lib/binomic"), master.stateDirectory());
+        assertEquals(List.of("-Xmx256m", "-XX:+UseSerialGC"), master.jvmOptions());
+    }
+
+    @Test
+    void environmentOverridesTheFileAndFlagsOverrideBoth() throws Exception {
+        Path file = Files.writeString(dir.resolve("b.conf"), "broker.keyPrefix = file\nworker.concurrency = 2\ntask.maxAttempts = 2\n");
+        Settings s = Settings.load(Optional.of(file), Map.of("BINOMIC_BROKER_KEY_PREFIX", "env", "BINOMIC_WORKER_CONCURRENCY", "3",
+                "BINOMIC_BROKER_OPTION_REDISSON_CONFIG", "/r.yaml", "OTHER", "x"));
+        assertEquals("env", s.broker("memory://").keyPrefix());
+        assertEquals(Map.of("redisson.config", "/r.yaml"), s.broker("memory://").options());
+        assertEquals(2, s.taskDefaults().maxAttempts(), "the file's value where the environment has none");
+        assertEquals(3, s.worker().concurrency());
+        assertEquals(4, s.with("worker.concurrency", "4", "--concurrency").worker().concurrency());
+        assertEquals("memory://", s.broker("memory://").url(), "the caller's default URL when none is set");
+    }
+
+    @Test
+    void environmentVariableNamesFollowTheKeys() {
+        assertEquals("BINOMIC_BROKER_URL", Settings.envName("broker.url"));
+        assertEquals(Settings.BROKER_URL_ENV, Settings.envName("broker.url"));
+        assertEquals("BINOMIC_BROKER_DEAD_LETTER_MAX_AGE", Settings.envName("broker.deadLetterMaxAge"));
+        assertEquals("BINOMIC_TASK_BACKOFF_BASE", Settings.envName("task.backoff.base"));
+        assertEquals("BINOMIC_MASTER_JVM_OPTIONS", Settings.envName("master.jvmOptions"));
+    }
+
+    @Test
+    void whatTheMasterWritesTheWorkerReadsBackUnchangedAndOnlyItsUserCanRead() throws Exception {
+        BrokerConfig broker = BrokerConfig.builder().url("redis://u:p@h:1/3").password("pw").keyPrefix("k")
+                .options(Map.of("redisson.config", "/x.yaml")).maxPayloadBytes(99).deadLetterMaxAge(Duration.ofHours(5)).build();
+        TaskDefaults tasks = TaskDefaults.builder().maxAttempts(9).backoff(Backoff.fixed(Duration.ofMillis(1500)).withJitter(0.1))
+                .staleAfter(Duration.ofSeconds(30)).build();
+        WorkerConfig worker = WorkerConfig.builder().queues("a", "b").concurrency(3).build();
+        Path file = dir.resolve("worker.conf");
+        Settings.write(file, broker, tasks, worker);
+
+        Settings read = Settings.ofFile(file);
+        assertEquals(broker, read.broker("unused://"));
+        assertEquals(tasks, read.taskDefaults());
+        assertEquals(worker, read.worker());
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+    }
+
+    @Test
+    void badValuesNameTheKeyAndWhereTheyCameFrom() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Settings.parse("worker.concurrency = many\n", "b.conf").worker());
+        assertEquals("b.conf line 1: worker.concurrency must be a whole number, was 'many'", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Settings.parse("\ntask.timeout = soon\n", "b.conf").taskDefaults());
+        assertEquals("b.conf line 2: task.timeout must be a duration such as 500ms, 5s, 2m, 1h, 14d or PT5S, was 'soon'",
+                e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Settings.parse("worker.concurrency = 0\n", "b.conf").worker());
+        assertEquals("concurrency must be >= 1, was 0 (worker.concurrency from b.conf line 1)", e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Settings.parse("just words\n", "b.conf"));
+        assertEquals("b.conf line 1: expected 'key = value', was 'just words'", e.getMessage());
+    }
+}
