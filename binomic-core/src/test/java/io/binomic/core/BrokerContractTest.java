@@ -10,6 +10,7 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
 import java.nio.charset.StandardCharsets;
@@ -76,13 +77,13 @@ public abstract class BrokerContractTest {
         return broker.fetch(List.of(queue), "c1", max, Duration.ofMillis(200));
     }
 
-    /** Acks as {@code consumer}; returns the acks that were stale. */
+    /** Acks as {@code consumer}; returns the acks that were not applied. */
     protected List<Settlement> ack(String consumer, List<Delivery> deliveries) {
-        return broker.settle(consumer, deliveries.stream().<Settlement>map(Settlement.Ack::new).toList());
+        return broker.settle(consumer, deliveries.stream().<Settlement>map(Settlement.Ack::new).toList()).notApplied();
     }
 
     protected List<Settlement> deadLetter(String consumer, Delivery d, DeadLetter.Failure failure) {
-        return broker.settle(consumer, List.of(new Settlement.DeadLetter(d, failure)));
+        return broker.settle(consumer, List.of(new Settlement.DeadLetter(d, failure))).notApplied();
     }
 
     private static DeadLetter.Failure failure() {
@@ -122,8 +123,9 @@ public abstract class BrokerContractTest {
         Settlement lateAck = new Settlement.Ack(held);
         Settlement lateRetry = new Settlement.RetryLater(held, held.message().orElseThrow().withAttempt(2, Instant.now()), Instant.now());
         Settlement lateDeadLetter = new Settlement.DeadLetter(held, failure());
-        assertEquals(List.of(lateAck, lateRetry, lateDeadLetter), broker.settle("c1", List.of(lateAck, lateRetry, lateDeadLetter)),
-                "the old owner's ack, retry and dead letter are all stale");
+        assertEquals(new SettleReport(List.of(lateAck, lateRetry, lateDeadLetter), List.of()),
+                broker.settle("c1", List.of(lateAck, lateRetry, lateDeadLetter)),
+                "the old owner's ack, retry and dead letter are all refused: another consumer holds the delivery");
         broker.renewLeases("c1", List.of(held));
 
         QueueStats stats = broker.stats(queue);
@@ -134,27 +136,45 @@ public abstract class BrokerContractTest {
         assertEquals(0, broker.stats(queue).pending());
     }
 
+    /** Its own reclaim (after its lease lapsed while it still ran the task) does not fence a consumer out. */
     @Test
-    void aDeliveryHandedOutAgainCannotBeSettledWithTheOldDeliveryCountEvenBySameConsumer() throws Exception {
+    void aConsumerThatReclaimedItsOwnDeliverySettlesItWithTheCountItFirstHad() throws Exception {
         broker.enqueue(message("t", "{}"));
         Delivery first = fetch(1).getFirst();
         Thread.sleep(150);
         Delivery second = broker.reclaim(queue, "c1", Duration.ofMillis(100), 10).getFirst();
+        assertEquals(2, second.deliveryCount());
 
-        assertEquals(1, ack("c1", List.of(first)).size(), "the first hand-out's ack is stale");
-        assertEquals(1, broker.stats(queue).pending());
-        assertEquals(List.of(), ack("c1", List.of(second)));
+        broker.renewLeases("c1", List.of(first));
+        assertEquals(List.of(), ack("c1", List.of(first)));
         assertEquals(0, broker.stats(queue).pending());
     }
 
     @Test
-    void settlingTwiceIsANoOpTheSecondTime() throws Exception {
+    void settlingTwiceIsANoOpTheSecondTimeReportedAsNotPending() throws Exception {
         broker.enqueue(message("t", "{}"));
         Delivery d = fetch(1).getFirst();
 
         assertEquals(List.of(), ack("c1", List.of(d)));
-        assertEquals(1, deadLetter("c1", d, failure()).size());
+        Settlement late = new Settlement.DeadLetter(d, failure());
+        assertEquals(new SettleReport(List.of(), List.of(late)), broker.settle("c1", List.of(late)));
         assertEquals(0, broker.stats(queue).deadLetters());
+    }
+
+    @Test
+    void pendingOfListsOnlyTheConsumersOwnDeliveriesAndChangesNothing() throws Exception {
+        broker.enqueueAll(List.of(message("t", "{\"i\":1}"), message("t", "{\"i\":2}"), message("t", "{\"i\":3}")));
+        List<Delivery> mine = fetch(2);
+        List<Delivery> theirs = broker.fetch(List.of(queue), "c2", 1, Duration.ofMillis(200));
+        assertEquals(1, theirs.size());
+
+        List<Delivery> pending = broker.pendingOf(queue, "c1", 10);
+
+        if (!pending.isEmpty()) { // optional for a broker whose fetch cannot lose what it handed out
+            assertEquals(mine, pending, "the same deliveries, at the same counts");
+        }
+        assertEquals(List.of(), ack("c1", mine), "listing them counted no delivery");
+        assertEquals(1, broker.stats(queue).pending());
     }
 
     @Test
@@ -168,7 +188,7 @@ public abstract class BrokerContractTest {
                 new Settlement.Ack(got.get(0)),
                 new Settlement.RetryLater(got.get(1), got.get(1).message().orElseThrow().withAttempt(2, Instant.now()),
                         Instant.now().plusSeconds(60)),
-                new Settlement.DeadLetter(got.get(2), failure())));
+                new Settlement.DeadLetter(got.get(2), failure()))).notApplied();
 
         assertEquals(List.of(), stale);
         QueueStats main = broker.stats(queue);
@@ -311,7 +331,7 @@ public abstract class BrokerContractTest {
         Delivery d = fetch(1).getFirst();
         Instant due = Instant.now().plusMillis(300);
 
-        assertEquals(List.of(), broker.settle("c1", List.of(new Settlement.RetryLater(d, d.message().orElseThrow().withAttempt(2, Instant.now()), due))));
+        assertEquals(SettleReport.ALL_APPLIED, broker.settle("c1", List.of(new Settlement.RetryLater(d, d.message().orElseThrow().withAttempt(2, Instant.now()), due))));
 
         QueueStats stats = broker.stats(queue);
         assertEquals(0, stats.pending());

@@ -5,6 +5,7 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
 import java.time.Duration;
@@ -51,7 +52,7 @@ public class ForwardingBroker implements Broker {
     }
 
     @Override
-    public List<Settlement> settle(String consumer, List<Settlement> settlements) {
+    public SettleReport settle(String consumer, List<Settlement> settlements) {
         return delegate.settle(consumer, settlements);
     }
 
@@ -108,6 +109,11 @@ public class ForwardingBroker implements Broker {
     @Override
     public int removeIdleConsumers(String queue, Duration idle) {
         return delegate.removeIdleConsumers(queue, idle);
+    }
+
+    @Override
+    public List<Delivery> pendingOf(String queue, String consumer, int max) {
+        return delegate.pendingOf(queue, consumer, max);
     }
 
     @Override

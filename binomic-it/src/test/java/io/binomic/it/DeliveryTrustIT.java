@@ -137,4 +137,42 @@ class DeliveryTrustIT {
             }
         }
     }
+
+    /**
+     * Redis frozen (not down): reads sent meanwhile wait in the socket and run when it thaws, after
+     * the client gave up on them, so they hand entries to the worker that it never receives. Before,
+     * those sat pending a whole lease and then ran as one attempt more than they had (with
+     * {@code maxAttempts(1)}: dead-lettered, never run). Now the worker looks for its own pending
+     * entries once fetching works again and runs them at once, as the attempt they are.
+     */
+    @Test
+    void entriesHandedOutByReadsWhoseRepliesWereLostWhileRedisHungRunAtOnceAsTheirOwnAttempt() {
+        int count = 40;
+        Duration lease = Duration.ofSeconds(40);
+        try (RedisServer own = RedisServer.startNew()) {
+            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+            BinomicConfig base = TestApp.config(own.url(), queue, lease);
+            BinomicConfig config = BinomicConfig.builder().brokerUrl(own.url()).schedulePeriodicTasks(false)
+                    .taskDefaults(base.taskDefaults())
+                    .worker(WorkerConfig.builder().queues(queue).concurrency(4).leaseTimeout(lease).pollTimeout(Duration.ofMillis(200))
+                            .reclaimInterval(Duration.ofMillis(500)).shutdownGrace(Duration.ofSeconds(2)).build())
+                    .build();
+            try (Binomic app = Binomic.builder().config(config).task(job).build().start()) {
+                app.submitAll(job, jobs(count, 300, false));
+                Worker worker = app.startWorker();
+                Await.until(Duration.ofSeconds(30), () -> ledger.done().size() >= 8, () -> ledger.done().size() + " done");
+
+                own.freezeFor(Duration.ofSeconds(12));
+                long thawed = System.nanoTime();
+
+                Await.until(Duration.ofSeconds(25), () -> ledger.done().size() == count,
+                        () -> ledger.done().size() + " of " + count + " done; " + app.queueStats(queue) + "; " + worker.health());
+                Duration took = Duration.ofNanos(System.nanoTime() - thawed);
+                assertTrue(took.compareTo(lease) < 0, "everything ran well within the lease after the thaw: " + took);
+                assertEquals(count, ledger.totalRuns(), "runs per job: " + ledger.runs());
+                assertTrue(ledger.attempts().stream().allMatch(a -> a.endsWith(":1")), "every job ran as attempt 1: " + ledger.attempts());
+                assertEquals(0, app.queueStats(queue).deadLetters());
+            }
+        }
+    }
 }

@@ -109,6 +109,30 @@ class FaultIT {
         assertEquals(2L * count, ledger.totalRuns(), "each message ran on the frozen worker and once more on the other; no third run");
     }
 
+    /**
+     * A worker frozen past its lease, alone: on waking, its own reclaim races with the acks of the
+     * tasks it had finished. Before, an ack at the old delivery count was refused as stale, the entry
+     * lapsed again, and the same worker ran the task a second time.
+     */
+    @Test
+    void aLoneWorkerFrozenPastItsLeaseRunsNothingTwiceWhenItThaws() {
+        int count = 12;
+        try (ChildWorker alone = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+            submit(redis, jobs(count, 2000, 0));
+            Await.until(Duration.ofSeconds(20), () -> ledger.attempts().size() >= 8, () -> ledger.runs().toString());
+            alone.signal("STOP");
+            RedisServer.sleep(3 * LEASE.toMillis());
+            alone.signal("CONT");
+            Await.until(Duration.ofSeconds(30), () -> ledger.done().size() == count,
+                    () -> ledger.done() + "; worker output:\n" + alone.log());
+            Await.until(Duration.ofSeconds(10), () -> (Long) ((List<?>) redis.call("XPENDING", "binomic:{" + queue + "}:stream", "binomic")).getFirst() == 0,
+                    () -> "entries still pending");
+            RedisServer.sleep(2 * LEASE.toMillis()); // room for a wrongful second run
+            report("sigstop-alone", count, count);
+            assertEquals(count, ledger.totalRuns(), "runs per job: " + ledger.runs() + "; worker output:\n" + alone.log());
+        }
+    }
+
     @Test
     void retryIsNotLostWhenWorkerDiesDuringBackoff() {
         int count = 6;

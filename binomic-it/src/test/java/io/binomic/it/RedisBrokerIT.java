@@ -88,11 +88,11 @@ class RedisBrokerIT {
 
     /** Settles as c1, the consumer {@link #fetch} reads for; returns the stale settlements. */
     private List<Settlement> settle(Broker b, Settlement... settlements) {
-        return b.settle("c1", List.of(settlements));
+        return b.settle("c1", List.of(settlements)).notApplied();
     }
 
     private List<Settlement> ack(List<Delivery> deliveries) {
-        return broker.settle("c1", deliveries.stream().<Settlement>map(Settlement.Ack::new).toList());
+        return broker.settle("c1", deliveries.stream().<Settlement>map(Settlement.Ack::new).toList()).notApplied();
     }
 
     private long pelSize() {

@@ -37,6 +37,41 @@ public final class RedisServer implements AutoCloseable {
         this.dir = dir;
     }
 
+    /**
+     * Freezes the server for {@code d} (SIGSTOP, then SIGCONT; a paused container with Docker):
+     * connections stay open and commands sent meanwhile wait, as in a network partition or a
+     * paused VM, unlike a stop, where connections are refused.
+     */
+    public void freezeFor(java.time.Duration d) {
+        if (container != null) {
+            var docker = container.getDockerClient();
+            docker.pauseContainerCmd(container.getContainerId()).exec();
+            sleep(d.toMillis());
+            docker.unpauseContainerCmd(container.getContainerId()).exec();
+            return;
+        }
+        signal("STOP");
+        try {
+            sleep(d.toMillis());
+        } finally {
+            signal("CONT");
+        }
+    }
+
+    private void signal(String name) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill -" + name + " of redis-server " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** One server for the whole test JVM; tests keep apart by using fresh queue names. */
     public static synchronized RedisServer shared() {
         if (shared == null) {

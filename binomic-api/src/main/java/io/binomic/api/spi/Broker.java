@@ -52,17 +52,18 @@ public interface Broker extends AutoCloseable {
 
     /**
      * Records how deliveries ended, in as few round trips as the broker allows (one per call on
-     * Redis). Each settlement is fenced: it is applied only if {@code consumer} still owns its
-     * delivery with the same delivery count, checked atomically with the change; otherwise it is a
-     * no-op. A retry or a dead letter is atomic with the ack of the failed delivery.
+     * Redis). Each settlement is fenced: it is applied only while {@code consumer} still owns its
+     * delivery, checked atomically with the change (the entry is pending, held by {@code consumer},
+     * with a delivery count at least the settlement's: a consumer that reclaimed a delivery it still
+     * held settles it either way); otherwise it is a no-op. A retry or a dead letter is atomic with
+     * the ack of the failed delivery.
      *
-     * @return the settlements that were not applied because the delivery was no longer this
-     *         consumer's (reclaimed by another, or already settled); empty when all were applied
+     * @return what was not applied, and why
      * @throws io.binomic.api.BrokerException when the broker cannot be reached; the caller keeps the
      *         settlements and sends them again (a settlement that did land the first time is then
-     *         reported as not applied, and changes nothing)
+     *         reported {@linkplain SettleReport#notPending() not pending}, and changes nothing)
      */
-    List<Settlement> settle(String consumer, List<Settlement> settlements);
+    SettleReport settle(String consumer, List<Settlement> settlements);
 
     /**
      * Resets the idle time of deliveries {@code consumer} still holds (running, or finished but not
@@ -133,6 +134,17 @@ public interface Broker extends AutoCloseable {
 
     /** Removes consumers of {@code queue} that hold nothing pending and were idle for {@code idle}; returns how many. */
     int removeIdleConsumers(String queue, Duration idle);
+
+    /**
+     * The deliveries of {@code queue} pending under {@code consumer}, up to {@code max}, without
+     * changing them (no delivery is counted). A worker calls it after a fetch failed in a way that
+     * may have delivered entries it never received (a reply lost to a timeout), to run those: they
+     * would otherwise wait a whole lease, and come back as one attempt more than they ran. Returns
+     * nothing by default (a broker whose fetch cannot hand out what the caller did not receive).
+     */
+    default List<Delivery> pendingOf(String queue, String consumer, int max) {
+        return List.of();
+    }
 
     /**
      * Removes settled entries the broker kept to make settling cheap (the Redis broker acks

@@ -11,28 +11,36 @@ final class LuaScripts {
 
     /**
      * Settles deliveries of one queue, each fenced: it is applied only if the entry is still
-     * pending, owned by this consumer, with the delivery count the settling worker was handed
-     * (XPENDING for that one id gives owner and count). Otherwise it is a no-op and its position is
-     * returned. An ack is an XACK (no XDEL: acknowledged entries are trimmed in bulk by
-     * {@link #TRIM_ACKED}); a retry is the XACK and a ZADD onto the delayed set; a dead letter is the
-     * XACK and an XADD to the dead-letter stream, bounded by count (approximately) and by age (MINID).
+     * pending and owned by this consumer, with a delivery count at least the one the settling
+     * worker was handed (XPENDING for that one id gives owner and count; a consumer that reclaimed
+     * an entry it still held settles it either way). Otherwise it is a no-op. An ack is an XACK (no
+     * XDEL: acknowledged entries are trimmed in bulk by {@link #TRIM_ACKED}); a retry is the XACK and
+     * a ZADD onto the delayed set; a dead letter is the XACK and an XADD to the dead-letter stream,
+     * bounded by count (approximately) and by age (MINID).
      * KEYS: stream, delayed, dlq. ARGV: group, consumer, dlq max count, dlq min id, then per
      * settlement: 'A', id, count | 'R', id, count, due epoch ms, member | 'D', id, count, n, n field strings.
-     * Returns the 1-based positions of the settlements that were not applied.
+     * Returns the 1-based positions of the settlements not applied: positive when the entry is
+     * pending under another consumer, negative when it is not pending at all.
      */
     static final String SETTLE = """
             local group, consumer = ARGV[1], ARGV[2]
-            local stale, acks, seen = {}, {}, {}
+            local skipped, acks, seen = {}, {}, {}
             local i, n = 5, 0
             while i <= #ARGV do
               local kind, id, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
               n = n + 1
-              local owned = false
-              if not seen[id] then
+              local owned, why = false, -n
+              if seen[id] == nil then
                 local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-                owned = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) == count
+                if #p == 1 then
+                  owned = p[1][2] == consumer and tonumber(p[1][4]) >= count
+                  why = n
+                end
+                -- a later settlement of the same entry in this call: not pending once this one applies
+                seen[id] = (owned or why < 0) and -1 or 1
+              else
+                why = seen[id] * n
               end
-              seen[id] = true
               if kind == 'A' then
                 if owned then acks[#acks + 1] = id end
                 i = i + 3
@@ -51,12 +59,32 @@ final class LuaScripts {
                 end
                 i = i + 4 + fields
               end
-              if not owned then stale[#stale + 1] = n end
+              if not owned then skipped[#skipped + 1] = why end
             end
             for from = 1, #acks, 1000 do
               redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))
             end
-            return stale
+            return skipped
+            """;
+
+    /**
+     * The entries pending under one consumer, with their delivery counts and fields, unchanged.
+     * KEYS: stream. ARGV: group, consumer, max. Returns per entry: id, delivery count, number of
+     * field strings, fields... (an entry deleted from the stream is skipped).
+     */
+    static final String PENDING_OF = """
+            local out = {}
+            local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', tonumber(ARGV[3]), ARGV[2])
+            for _, e in ipairs(p) do
+              local r = redis.call('XRANGE', KEYS[1], e[1], e[1])
+              if #r == 1 then
+                out[#out + 1] = e[1]
+                out[#out + 1] = tostring(e[4])
+                out[#out + 1] = tostring(#r[1][2])
+                for _, f in ipairs(r[1][2]) do out[#out + 1] = f end
+              end
+            end
+            return out
             """;
 
     /**
@@ -122,7 +150,7 @@ final class LuaScripts {
             """;
 
     /**
-     * Resets the idle time of entries still owned by the consumer with the delivery count it holds
+     * Resets the idle time of entries still owned by the consumer (at least at the delivery count it holds)
      * (XCLAIM ... JUSTID keeps the delivery count). An entry another consumer has reclaimed
      * meanwhile is left alone, so a worker that was frozen does not steal it back.
      * KEYS: stream. ARGV: group, consumer, then id, delivery count pairs. Returns how many were renewed.
@@ -131,7 +159,7 @@ final class LuaScripts {
             local n = 0
             for i = 3, #ARGV, 2 do
               local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
-              if #p == 1 and p[1][2] == ARGV[2] and tonumber(p[1][4]) == tonumber(ARGV[i + 1]) then
+              if #p == 1 and p[1][2] == ARGV[2] and tonumber(p[1][4]) >= tonumber(ARGV[i + 1]) then
                 redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
                 n = n + 1
               end

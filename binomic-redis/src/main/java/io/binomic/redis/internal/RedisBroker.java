@@ -8,6 +8,7 @@ import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
 import java.nio.charset.StandardCharsets;
@@ -360,9 +361,9 @@ final class RedisBroker implements Broker {
      * ({@link LuaScripts#TRIM_ACKED}), which replaces an XDEL per ack.
      */
     @Override
-    public List<Settlement> settle(String consumer, List<Settlement> settlements) {
+    public SettleReport settle(String consumer, List<Settlement> settlements) {
         if (settlements.isEmpty()) {
-            return List.of();
+            return SettleReport.ALL_APPLIED;
         }
         Map<String, List<Settlement>> byQueue = new LinkedHashMap<>();
         for (Settlement s : settlements) {
@@ -395,19 +396,21 @@ final class RedisBroker implements Broker {
             });
             return batch.execute().getResponses();
         });
-        List<Settlement> stale = new ArrayList<>();
+        List<Settlement> reclaimed = new ArrayList<>();
+        List<Settlement> notPending = new ArrayList<>();
         int reply = 0;
         for (Map.Entry<String, List<Settlement>> e : byQueue.entrySet()) {
             if (replies.get(reply++) instanceof List<?> positions) {
                 for (Object position : positions) {
-                    stale.add(e.getValue().get(Math.toIntExact(toLong(position)) - 1));
+                    int at = Math.toIntExact(toLong(position));
+                    (at > 0 ? reclaimed : notPending).add(e.getValue().get(Math.abs(at) - 1));
                 }
             }
             if (trimmed.contains(e.getKey())) {
                 reply++;
             }
         }
-        return stale;
+        return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
     }
 
     private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements) {
@@ -478,8 +481,22 @@ final class RedisBroker implements Broker {
         List<Object> flat = eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
                 List.of(keys(queue).stream()), GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(max), cursor);
         reclaimCursors.put(queue, String.valueOf(flat.getFirst()));
+        return deliveries(queue, flat, 1);
+    }
+
+    @Override
+    public List<Delivery> pendingOf(String queue, String consumer, int max) {
+        if (max < 1) {
+            return List.of();
+        }
+        List<Object> flat = eval("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
+                List.of(keys(queue).stream()), GROUP, consumer, Integer.toString(max));
+        return deliveries(queue, flat, 0);
+    }
+
+    /** Decodes entries flattened by a script as id, delivery count, number of field strings, fields..., from {@code i}. */
+    private static List<Delivery> deliveries(String queue, List<Object> flat, int i) {
         List<Delivery> deliveries = new ArrayList<>();
-        int i = 1;
         while (i < flat.size()) {
             String id = String.valueOf(flat.get(i));
             int deliveryCount = Math.max(1, Integer.parseInt(String.valueOf(flat.get(i + 1))));

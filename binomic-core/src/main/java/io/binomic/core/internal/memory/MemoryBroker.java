@@ -6,6 +6,7 @@ import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
 import java.time.Clock;
@@ -169,15 +170,20 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
-    public List<Settlement> settle(String consumer, List<Settlement> settlements) {
+    public SettleReport settle(String consumer, List<Settlement> settlements) {
         return locked(() -> {
-            List<Settlement> stale = new ArrayList<>();
+            List<Settlement> reclaimed = new ArrayList<>();
+            List<Settlement> notPending = new ArrayList<>();
             for (Settlement settlement : settlements) {
                 Delivery d = settlement.delivery();
                 QueueState q = queue(d.queue());
                 Pending p = q.pending.get(d.receipt());
+                if (p == null) {
+                    notPending.add(settlement);
+                    continue;
+                }
                 if (!owns(p, consumer, d)) {
-                    stale.add(settlement);
+                    reclaimed.add(settlement);
                     continue;
                 }
                 q.pending.remove(d.receipt());
@@ -193,13 +199,22 @@ public final class MemoryBroker implements Broker {
                     }
                 }
             }
-            return stale;
+            return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
         });
     }
 
-    /** The fence: the delivery is still pending, held by {@code consumer}, and not handed out again since. */
+    /**
+     * The fence: the delivery is still pending and held by {@code consumer}, at least at the count
+     * it was handed out with (a consumer that reclaimed its own delivery still settles it).
+     */
     private static boolean owns(Pending p, String consumer, Delivery d) {
-        return p != null && p.owner.equals(consumer) && p.deliveryCount == d.deliveryCount();
+        return p != null && p.owner.equals(consumer) && p.deliveryCount >= d.deliveryCount();
+    }
+
+    @Override
+    public List<Delivery> pendingOf(String name, String consumer, int max) {
+        return locked(() -> queue(name).pending.values().stream().filter(p -> p.owner.equals(consumer)).limit(max)
+                .map(p -> Delivery.of(name, p.entry.receipt(), p.entry.message(), p.deliveryCount)).toList());
     }
 
     private void applyRetention(QueueState q) {

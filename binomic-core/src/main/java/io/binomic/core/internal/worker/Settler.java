@@ -2,6 +2,7 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 
@@ -23,7 +25,8 @@ import java.util.function.Function;
  * growing pause, and new outcomes wait in a buffer bounded at {@code capacity}; a full buffer
  * blocks the handlers that finish, so the worker stops taking work instead of losing acks. A
  * settlement the broker reports stale (the delivery was reclaimed by another consumer meanwhile)
- * is a no-op, counted in {@link #stale()}. A batch that keeps failing while the broker answers
+ * is a no-op, counted in {@link #stale()}. The receipts settled last are remembered, so that a
+ * reclaim racing with this worker's own settlement does not run a delivery twice. A batch that keeps failing while the broker answers
  * other calls is split, and a single settlement that still fails is given up with an error: its
  * delivery stays pending and comes back by reclaim (one more run, never a loss).
  */
@@ -33,6 +36,7 @@ final class Settler {
     private static final int TRIES_BEFORE_SPLIT = 5;
     private static final Duration FIRST_PAUSE = Duration.ofMillis(50);
     private static final Duration LONGEST_PAUSE = Duration.ofSeconds(1);
+    private static final Duration SLOW_CALL = Duration.ofSeconds(1);
 
     private final Broker broker;
     private final String consumer;
@@ -43,6 +47,10 @@ final class Settler {
     private final java.util.function.Consumer<Delivery> done;
     private final Deque<List<Settlement>> retrying = new ConcurrentLinkedDeque<>();
     private volatile int sending;
+    private volatile long sendingSinceNanos;
+    private static final int REMEMBERED = 1 << 16;
+    private final AtomicReferenceArray<String> recentlySettled = new AtomicReferenceArray<>(REMEMBERED);
+    private int nextSettled;
     /** Failed tries of the batch at the head of {@link #retrying}. */
     private int headTries;
     private final LongAdder stale = new LongAdder();
@@ -89,11 +97,14 @@ final class Settler {
         }
         sending = batch.size();
         long before = System.nanoTime();
+        sendingSinceNanos = before;
+        boolean resend = headTries > 0;
         try {
             List<Settlement> sent = batch.stream().map(this::asHeldNow).toList();
-            List<Settlement> refused = broker.settle(consumer, sent);
+            SettleReport report = broker.settle(consumer, sent);
             headTries = 0;
-            written(sent, refused);
+            // A slow call was likely retried by the client after its first try landed unanswered.
+            written(sent, report, resend || System.nanoTime() - before > SLOW_CALL.toNanos());
         } catch (RuntimeException e) {
             headTries++;
             lastError = String.valueOf(e.getMessage());
@@ -113,6 +124,7 @@ final class Settler {
             }
         } finally {
             sending = 0;
+            sendingSinceNanos = 0;
         }
         return true;
     }
@@ -133,7 +145,7 @@ final class Settler {
         done.accept(s.delivery());
     }
 
-    private void written(List<Settlement> sent, List<Settlement> refused) {
+    private void written(List<Settlement> sent, SettleReport report, boolean resend) {
         long now = System.nanoTime();
         lastWrittenNanos = now;
         lastBrokerAnswerNanos = now;
@@ -142,13 +154,38 @@ final class Settler {
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(now - failingSinceNanos)));
             failingSinceNanos = 0;
         }
+        // On a resend, "not pending" is most likely the first send's own success (its reply was lost).
+        List<Settlement> refused = resend ? report.reclaimed() : report.notApplied();
         if (!refused.isEmpty()) {
             stale.add(refused.size());
-            LOG.log(Level.WARNING, "worker {0}: {1} outcome(s) were stale and changed nothing: another worker had taken over "
-                    + "the deliver{2} after this one stopped renewing the lease ({3})", consumer, refused.size(),
-                    refused.size() == 1 ? "y" : "ies", refused.stream().limit(5).map(r -> r.delivery().queue() + "/" + r.delivery().receipt()).toList());
+            LOG.log(Level.WARNING, "worker {0}: {1} outcome(s) changed nothing: their deliveries had been reclaimed by another "
+                    + "worker after this one stopped renewing the lease, or settled already ({2})", consumer, refused.size(),
+                    refused.stream().limit(5).map(r -> r.delivery().queue() + "/" + r.delivery().receipt()).toList());
         }
-        sent.forEach(s -> done.accept(s.delivery()));
+        for (Settlement s : sent) {
+            remember(s.delivery().receipt());
+            done.accept(s.delivery());
+        }
+    }
+
+    /** Notes a receipt as settled (written, or refused): see {@link #settledRecently}. */
+    private void remember(String receipt) {
+        recentlySettled.set(nextSettled, receipt);
+        nextSettled = (nextSettled + 1) % recentlySettled.length();
+    }
+
+    /**
+     * Whether {@code receipt} was among the last {@value #REMEMBERED} settled. A reclaim that raced
+     * with this worker's own settlement (it read the entry as pending just before the ack) must not
+     * run the delivery a second time. Rare, so a scan is fine; written by one thread only.
+     */
+    boolean settledRecently(String receipt) {
+        for (int i = 0; i < recentlySettled.length(); i++) {
+            if (receipt.equals(recentlySettled.get(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The settlement against the delivery as this worker holds it now. */
@@ -185,6 +222,11 @@ final class Settler {
 
     long lastWrittenNanos() {
         return lastWrittenNanos;
+    }
+
+    /** When the settle call now under way began (System.nanoTime), or 0 when none is. */
+    long sendingSinceNanos() {
+        return sendingSinceNanos;
     }
 
     /** When writes began failing (System.nanoTime), or 0 while they succeed. */

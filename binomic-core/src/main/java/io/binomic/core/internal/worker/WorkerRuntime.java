@@ -57,6 +57,8 @@ public final class WorkerRuntime implements Worker {
     private static final Duration STALL_LIMIT = Duration.ofSeconds(60);
     /** Fetch failing for this long (past the poll timeout) makes the broker count as unreachable. */
     private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(5);
+    /** A broker call this much slower than its own wait was likely retried by the client. */
+    private static final Duration SLOW_CALL = Duration.ofSeconds(1);
 
     private final WorkerConfig config;
     private final List<String> queues;
@@ -174,6 +176,9 @@ public final class WorkerRuntime implements Worker {
                 return false;
             }
             free -= runOverflow(free);
+            if (free > 0 && recoverRoundsLeft > 0 && System.nanoTime() - nextRecoverNanos >= 0 && fetchFailingSinceNanos == 0) {
+                free -= recoverOwn(free);
+            }
             // Reclaim from the fetcher, which owns the free slots: stranded messages are taken
             // before new ones, and never beyond this worker's capacity.
             if (free > 0 && System.nanoTime() - nextReclaimNanos >= 0) {
@@ -182,11 +187,20 @@ public final class WorkerRuntime implements Worker {
             }
             if (free > 0) {
                 List<Delivery> deliveries;
+                long callStarted = System.nanoTime();
+                fetchCallSinceNanos = callStarted;
                 try {
                     deliveries = broker.fetch(queues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
                 } catch (RuntimeException e) {
                     fetchFailed(e);
                     return true;
+                } finally {
+                    fetchCallSinceNanos = 0;
+                }
+                if (System.nanoTime() - callStarted > config.pollTimeout().plus(SLOW_CALL).toNanos()) {
+                    // The client may have retried a read whose first reply was lost (Redis hung):
+                    // that read handed entries to this consumer that it never received.
+                    scheduleRecovery();
                 }
                 fetchSucceeded();
                 for (Delivery d : deliveries) {
@@ -211,6 +225,9 @@ public final class WorkerRuntime implements Worker {
     }
 
     private long nextReclaimNanos = System.nanoTime();
+    private int recoverRoundsLeft;
+    private long nextRecoverNanos;
+    private volatile long fetchCallSinceNanos;
 
     private void fetchSucceeded() {
         lastFetchRoundNanos = System.nanoTime();
@@ -224,12 +241,58 @@ public final class WorkerRuntime implements Worker {
 
     private void fetchFailed(RuntimeException e) {
         lastFetchError = String.valueOf(e.getMessage());
+        scheduleRecovery();
         if (fetchFailingSinceNanos == 0) {
             fetchFailingSinceNanos = System.nanoTime();
         }
         LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying in {2} ms", consumerName, e.getMessage(),
                 String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
         pause(BROKER_ERROR_PAUSE);
+    }
+
+    /**
+     * A read whose reply was lost (a timeout while Redis hung) may still have handed entries to this
+     * consumer: once fetching works, look for them, twice, a second apart.
+     */
+    private void scheduleRecovery() {
+        recoverRoundsLeft = 2;
+        nextRecoverNanos = System.nanoTime();
+    }
+
+    /**
+     * Runs (up to {@code free}, holding the rest) the deliveries pending under this consumer that it
+     * does not know: handed out by a read whose reply was lost. They never ran, so they run with the
+     * attempt they were handed out as. Returns how many slots that used.
+     */
+    private int recoverOwn(int free) {
+        recoverRoundsLeft--;
+        nextRecoverNanos = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+        int started = 0;
+        for (String queue : queues) {
+            List<Delivery> pending;
+            try {
+                pending = broker.pendingOf(queue, consumerName, FETCH_BATCH);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
+                        consumerName, queue, e.getMessage());
+                recoverRoundsLeft++;
+                return started;
+            }
+            for (Delivery d : pending) {
+                if (held.containsKey(d.receipt()) || settler.settledRecently(d.receipt())) {
+                    continue;
+                }
+                LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
+                        consumerName, d.receipt(), queue);
+                if (started < free) {
+                    dispatch(d);
+                    started++;
+                } else {
+                    hold(d);
+                }
+            }
+        }
+        return started;
     }
 
     /** A delivery handed out beyond the free slots: held (its lease renewed) until a slot frees. */
@@ -257,12 +320,15 @@ public final class WorkerRuntime implements Worker {
             }
             try {
                 for (Delivery d : broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken)) {
-                    if (held.containsKey(d.receipt())) {
+                    if (held.computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
                         // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.
-                        held.put(d.receipt(), d);
                         LOG.log(Level.WARNING, "worker {0}: its lease on entry {1} of queue {2} had lapsed; took it back without running it again",
                                 consumerName, d.receipt(), queue);
+                        continue;
+                    }
+                    if (settler.settledRecently(d.receipt())) {
+                        // Read as pending just before this worker's own outcome for it was written.
                         continue;
                     }
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
@@ -404,9 +470,19 @@ public final class WorkerRuntime implements Worker {
                 }
             }
         }
+        long unreachableAfter = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
+        long fetchCall = fetchCallSinceNanos;
+        if (fetchCall != 0 && now - fetchCall > unreachableAfter) {
+            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
+                    Optional.of("a fetch has not returned for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchCall) + " s"));
+        }
+        long settleCall = settler.sendingSinceNanos();
+        if (settleCall != 0 && now - settleCall > unreachableAfter) {
+            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
+                    Optional.of("writing outcomes has not returned for " + TimeUnit.NANOSECONDS.toSeconds(now - settleCall) + " s"));
+        }
         long fetchFailing = fetchFailingSinceNanos;
         long settleFailing = settler.failingSinceNanos();
-        long unreachableAfter = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
         if (fetchFailing != 0 && now - fetchFailing > unreachableAfter) {
             return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
                     Optional.of("fetching has failed for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchFailing) + " s: " + lastFetchError));

@@ -1,0 +1,37 @@
+package io.binomic.api.spi;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * What {@link Broker#settle} did not apply, and why. Both kinds are no-ops: nothing changed.
+ *
+ * @param reclaimed settlements of deliveries that are pending under another consumer: another
+ *        worker took them over after this one stopped renewing the lease (stale outcomes)
+ * @param notPending settlements of deliveries that are no longer pending at all: settled already,
+ *        by the worker that took them over, or by an earlier send of the same settlement whose reply
+ *        was lost
+ */
+public record SettleReport(List<Settlement> reclaimed, List<Settlement> notPending) {
+
+    /** Every settlement was applied. */
+    public static final SettleReport ALL_APPLIED = new SettleReport(List.of(), List.of());
+
+    public SettleReport {
+        reclaimed = List.copyOf(Objects.requireNonNull(reclaimed, "reclaimed"));
+        notPending = List.copyOf(Objects.requireNonNull(notPending, "notPending"));
+    }
+
+    /** Every settlement that was not applied, of both kinds. */
+    public List<Settlement> notApplied() {
+        if (notPending.isEmpty()) {
+            return reclaimed;
+        }
+        return java.util.stream.Stream.concat(reclaimed.stream(), notPending.stream()).toList();
+    }
+
+    /** True when every settlement was applied. */
+    public boolean allApplied() {
+        return reclaimed.isEmpty() && notPending.isEmpty();
+    }
+}
