@@ -163,4 +163,20 @@ class PayloadCodecWorkerTest {
         WorkerTest.await("the undecodable one is dead-lettered", () -> binomic.queueStats("default").deadLetters() == 1);
         assertEquals(List.of(7, 42), seen.stream().sorted().toList());
     }
+
+    /** Found by the outside-in run: a payload {@code null} reached the handler as a null record. */
+    @Test
+    void aNullPayloadForATaskThatTakesAnArgumentIsADecodeErrorAndNeverRuns() throws Exception {
+        Broker broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        Binomic binomic = start(BinomicConfig.builder(), broker, job);
+        binomic.startWorker();
+
+        broker.enqueue(raw("job", "null", Map.of()));
+
+        WorkerTest.await("one dead letter", () -> binomic.queueStats("default").deadLetters() == 1);
+        DeadLetter letter = binomic.deadLetters().list("default", DeadLetterFilter.all(), 10).getFirst();
+        assertEquals(DeadLetterReason.DECODE_ERROR, letter.failure().reason());
+        assertTrue(letter.failure().errorMessage().startsWith("$: null, but the task takes a "), letter.failure().errorMessage());
+        assertEquals(List.of(), ran, "the handler never ran");
+    }
 }

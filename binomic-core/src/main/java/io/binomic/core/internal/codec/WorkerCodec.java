@@ -44,8 +44,20 @@ public final class WorkerCodec implements PayloadCodec {
         return own.decode(bytes, type);
     }
 
-    /** Decodes {@code message}'s payload with the codec that wrote it. */
+    /**
+     * Decodes {@code message}'s payload with the codec that wrote it. A payload that decodes to
+     * nothing ({@code null}) is refused: {@code submit} never writes one for a task that takes an argument.
+     */
     public <T> T decode(Message message, Class<T> type) {
+        T value = decodeWithWriter(message, type);
+        if (value == null) {
+            throw new PayloadDecodeException("$: null, but the task takes a " + type.getName()
+                    + " (submit never writes null for a task that takes an argument; the message was written by hand or by another program)");
+        }
+        return value;
+    }
+
+    private <T> T decodeWithWriter(Message message, Class<T> type) {
         String writer = message.headers().get(Message.CODEC);
         if (writer == null || writer.equals(own.id())) {
             return own.decode(message.payload(), type);
