@@ -1,16 +1,12 @@
 package io.binomic.core.internal.cli;
 
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The options of one command, parsed against what it declares. Accepts {@code --name value} and
@@ -18,7 +14,6 @@ import java.util.regex.Pattern;
  * {@link UsageException} that says which.
  */
 final class Arguments {
-    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
     private final Map<String, List<String>> values;
 
@@ -113,20 +108,10 @@ final class Arguments {
     }
 
     static Duration parseDuration(String what, String text) throws UsageException {
-        Matcher m = DURATION.matcher(text.toLowerCase(Locale.ROOT));
-        if (m.matches()) {
-            long n = Long.parseLong(m.group(1));
-            return switch (m.group(2)) {
-                case "ms" -> Duration.ofMillis(n);
-                case "s" -> Duration.ofSeconds(n);
-                case "m" -> Duration.ofMinutes(n);
-                default -> Duration.ofHours(n);
-            };
-        }
         try {
-            return Duration.parse(text);
-        } catch (DateTimeParseException e) {
-            throw new UsageException(what + " must be a duration such as 500ms, 5s, 2m or PT5S, was '" + text + "'");
+            return io.binomic.core.internal.process.Settings.parseDuration(what, text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
         }
     }
 }

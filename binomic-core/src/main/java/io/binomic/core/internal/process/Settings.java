@@ -349,7 +349,7 @@ public final class Settings {
     }
 
     /** {@code 500ms}, {@code 5s}, {@code 2m}, {@code 1h}, {@code 14d} or ISO-8601 such as {@code PT5S}. */
-    static Duration parseDuration(String what, String text) {
+    public static Duration parseDuration(String what, String text) {
         Matcher m = DURATION.matcher(text.toLowerCase(Locale.ROOT));
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));

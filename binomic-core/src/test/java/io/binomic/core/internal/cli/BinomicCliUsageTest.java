@@ -106,7 +106,7 @@ class BinomicCliUsageTest {
     @Test
     void malformedDurationIsAUsageError() {
         assertUsageError(run("master", "--heartbeat-interval", "5 parsecs"),
-                "binomic master: --heartbeat-interval must be a duration such as 500ms, 5s, 2m or PT5S, was '5 parsecs'",
+                "binomic master: --heartbeat-interval must be a duration such as 500ms, 5s, 2m, 1h, 14d or PT5S, was '5 parsecs'",
                 "Usage: binomic master [options]");
     }
 
