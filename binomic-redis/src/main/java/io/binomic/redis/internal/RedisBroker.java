@@ -51,8 +51,8 @@ import org.redisson.client.codec.StringCodec;
  * stay at: enqueue 1 (bulk: 1 per 1000), fetch 1 per batch, settle 1 per batch (acks, retries and
  * dead letters together).
  *
- * <p>Acked entries are not deleted one by one: the settle pipeline trims them in bulk, at most once
- * a second per queue, with {@code XTRIM MINID} below the group's oldest pending and last-delivered
+ * <p>Acked entries are not deleted one by one: the settle pipeline trims them in bulk, at most five
+ * times a second per queue, with {@code XTRIM MINID} below the group's oldest pending and last-delivered
  * entries. The stream is never trimmed by length, because a stream trimmed past its backlog
  * silently loses messages.
  */
@@ -63,7 +63,7 @@ final class RedisBroker implements Broker {
     private static final int BULK_IN_FLIGHT = 2;
     private static final int REPLAY_CHUNK = 500;
     private static final int PRODUCER_TRIES = 3;
-    private static final Duration TRIM_EVERY = Duration.ofSeconds(1);
+    private static final Duration TRIM_EVERY = Duration.ofMillis(200);
 
     private final BrokerConfig config;
     private final RedissonSetup setup;
@@ -357,7 +357,7 @@ final class RedisBroker implements Broker {
     /**
      * Every queue's settlements as one fenced script ({@link LuaScripts#SETTLE}), all queues in one
      * pipeline: one round trip per call, whatever the mix of acks, retries and dead letters. At most
-     * once per {@link #TRIM_EVERY} and queue, the same pipeline also trims acknowledged entries
+     * once per {@link #TRIM_EVERY} (200 ms) and queue, the same pipeline also trims acknowledged entries
      * ({@link LuaScripts#TRIM_ACKED}), which replaces an XDEL per ack.
      */
     @Override
