@@ -12,9 +12,8 @@ final class LuaScripts {
     /**
      * Settles deliveries of one queue, each fenced: it is applied only if the entry is still
      * pending and owned by this consumer, with a delivery count at least the one the settling
-     * worker was handed (a consumer that reclaimed an entry it still held settles it either way).
-     * Owner and count come from one XPENDING of this consumer's entries over the batch's id range
-     * (one call, not one per entry); an entry not listed there is looked up alone. Otherwise it is a no-op. An ack is an XACK (no
+     * worker was handed (XPENDING for that one id gives owner and count; a consumer that reclaimed
+     * an entry it still held settles it either way). Otherwise it is a no-op. An ack is an XACK (no
      * XDEL: acknowledged entries are trimmed in bulk by {@link #TRIM_ACKED}); a retry is the XACK and
      * a ZADD onto the delayed set; a dead letter is the XACK and an XADD to the dead-letter stream,
      * bounded by count (approximately) and by age (MINID).
@@ -25,45 +24,17 @@ final class LuaScripts {
      */
     static final String SETTLE = """
             local group, consumer = ARGV[1], ARGV[2]
-            local function key(id)
-              local dash = string.find(id, '-', 1, true)
-              return tonumber(string.sub(id, 1, dash - 1)), tonumber(string.sub(id, dash + 1))
-            end
-            local function before(a, b)
-              local am, as = key(a)
-              local bm, bs = key(b)
-              return am < bm or (am == bm and as < bs)
-            end
-            -- One XPENDING over the batch's id range, for this consumer only, instead of one per entry.
-            local lo, hi, n = nil, nil, 0
-            local i = 5
-            while i <= #ARGV do
-              local id = ARGV[i + 1]
-              if lo == nil or before(id, lo) then lo = id end
-              if hi == nil or before(hi, id) then hi = id end
-              n = n + 1
-              if ARGV[i] == 'A' then i = i + 3 elseif ARGV[i] == 'R' then i = i + 5 else i = i + 4 + tonumber(ARGV[i + 3]) end
-            end
-            local mine = {}
-            local limit = math.min(4 * n + 1000, 20000)
-            local listed = redis.call('XPENDING', KEYS[1], group, lo, hi, limit, consumer)
-            for _, e in ipairs(listed) do mine[e[1]] = tonumber(e[4]) end
             local skipped, acks, seen = {}, {}, {}
-            i, n = 5, 0
+            local i, n = 5, 0
             while i <= #ARGV do
               local kind, id, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
               n = n + 1
               local owned, why = false, -n
               if seen[id] == nil then
-                if mine[id] ~= nil then
-                  owned, why = mine[id] >= count, n
-                else
-                  -- not listed (another consumer's, not pending, or past the listing's limit): ask for it alone
-                  local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-                  if #p == 1 then
-                    owned = p[1][2] == consumer and tonumber(p[1][4]) >= count
-                    why = n
-                  end
+                local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+                if #p == 1 then
+                  owned = p[1][2] == consumer and tonumber(p[1][4]) >= count
+                  why = n
                 end
                 -- a later settlement of the same entry in this call: not pending once this one applies
                 seen[id] = (owned or why < 0) and -1 or 1
