@@ -251,7 +251,7 @@ final class LuaScripts {
                 local f = {}
                 local kv = r[1][2]
                 for j = 1, #kv, 2 do f[kv[j]] = kv[j + 1] end
-                local ok, h = pcall(cjson.decode, f['headers'] or '{}')
+                local ok, h = pcall(cjson.decode, f['headers'] or '{"codec":"json-jdk"}')
                 if ok and type(h) == 'table' and f['id'] and f['task'] and f['queue'] and (f['payload'] or f['payload64']) then
                   h['replayedFrom'] = ARGV[i]
                   local args = {KEYS[2], '*', 'id', f['id'], 'task', f['task'], 'queue', f['queue'],

@@ -1,6 +1,7 @@
 package io.binomic.redis.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import io.binomic.api.Message;
 import java.nio.charset.StandardCharsets;
@@ -18,12 +19,24 @@ class StreamFieldsTest {
 
     @Test
     void theCodecHeaderIsAJsonObjectRedisCliCanRead() {
-        Message message = withHeaders(Map.of(Message.CODEC, "json-jdk"));
+        Message message = withHeaders(Map.of(Message.CODEC, "jackson"));
         Map<String, String> fields = StreamFields.encode(message);
-        assertEquals("{\"codec\":\"json-jdk\"}", fields.get(StreamFields.HEADERS));
-        assertEquals(StreamFields.toJson(Map.of(Message.CODEC, "json-jdk")), fields.get(StreamFields.HEADERS),
+        assertEquals("{\"codec\":\"jackson\"}", fields.get(StreamFields.HEADERS));
+        assertEquals(StreamFields.toJson(Map.of(Message.CODEC, "jackson")), fields.get(StreamFields.HEADERS),
                 "the same text Jackson writes");
         assertEquals(message, StreamFields.decode(fields));
+    }
+
+    @Test
+    void theDefaultCodecAloneIsWrittenAsNoHeadersFieldAndReadBackFromItsAbsence() {
+        Message defaultCodec = withHeaders(Map.of(Message.CODEC, "json-jdk"));
+        Map<String, String> fields = StreamFields.encode(defaultCodec);
+        assertFalse(fields.containsKey(StreamFields.HEADERS), fields.toString());
+        assertEquals(defaultCodec, StreamFields.decode(fields));
+
+        Message none = withHeaders(Map.of());
+        assertEquals("{}", StreamFields.encode(none).get(StreamFields.HEADERS), "no header at all is still told apart");
+        assertEquals(none, StreamFields.decode(StreamFields.encode(none)));
     }
 
     @Test
