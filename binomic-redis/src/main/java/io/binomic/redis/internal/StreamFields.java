@@ -123,8 +123,10 @@ final class StreamFields {
         byte[] payload;
         if (fields.containsKey(PAYLOAD)) {
             payload = fields.get(PAYLOAD).getBytes(StandardCharsets.UTF_8);
-        } else {
+        } else if (fields.containsKey(PAYLOAD_BASE64)) {
             payload = parse(fields, PAYLOAD_BASE64, Base64.getDecoder()::decode);
+        } else {
+            throw new IllegalArgumentException("field '" + PAYLOAD + "' is missing (and so is '" + PAYLOAD_BASE64 + "', its base64 form)");
         }
         String headerField = fields.get(HEADERS);
         Map<String, String> headers = headerField == null ? DEFAULT_CODEC_ONLY

@@ -14,6 +14,7 @@ import java.util.Optional;
  * {@link UsageException} that says which.
  */
 final class Arguments {
+    private static final java.util.regex.Pattern QUEUE_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     private final Map<String, List<String>> values;
 
@@ -75,10 +76,27 @@ final class Arguments {
         return values.getOrDefault(name, List.of());
     }
 
-    /** A comma-separated list, such as {@code --queues a,b}; empty when the option is absent. */
-    List<String> list(String name) {
-        return value(name).map(v -> Arrays.stream(v.split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList())
-                .orElse(List.of());
+    /**
+     * A comma-separated option as a list, such as {@code --queues a,b}; empty when the option is absent. Given but naming nothing
+     * ({@code --queues ''}) is bad usage, not "every queue"; {@code --queues} names must be queue names.
+     */
+    List<String> list(String name) throws UsageException {
+        Optional<String> value = value(name);
+        if (value.isEmpty()) {
+            return List.of();
+        }
+        List<String> items = Arrays.stream(value.get().split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
+        if (items.isEmpty()) {
+            throw new UsageException("--" + name + " is empty: name at least one, or leave the option out");
+        }
+        if (name.equals("queues")) {
+            for (String queue : items) {
+                if (!QUEUE_NAME.matcher(queue).matches()) {
+                    throw new UsageException("--queues: '" + queue + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+                }
+            }
+        }
+        return items;
     }
 
     int intValue(String name, int defaultValue, int min) throws UsageException {

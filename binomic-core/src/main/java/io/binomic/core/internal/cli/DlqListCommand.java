@@ -39,6 +39,7 @@ final class DlqListCommand implements Command {
         options.addAll(DlqFilterOptions.ALL);
         options.add(Option.flag("details", "list the dead letters themselves instead of groups"));
         options.add(Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"));
+        options.add(Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
         return options;
     }
 
@@ -50,9 +51,13 @@ final class DlqListCommand implements Command {
         if (args.has("limit") && !details) {
             throw new UsageException("--limit applies to --details only");
         }
+        if (args.has("wide") && !details) {
+            throw new UsageException("--wide applies to --details only");
+        }
+        boolean wide = args.has("wide");
         try (Binomic binomic = connector.connect(BrokerOptions.url(args, env), args.list("queues"))) {
             List<String> queues = Queues.resolve(args, binomic);
-            return details ? printDetails(binomic, queues, filter, limit) : printGroups(binomic, queues, filter);
+            return details ? printDetails(binomic, queues, filter, limit, wide) : printGroups(binomic, queues, filter);
         }
     }
 
@@ -80,14 +85,14 @@ final class DlqListCommand implements Command {
                 && filter.errorClass().map(group.errorClass()::equals).orElse(true);
     }
 
-    private int printDetails(Binomic binomic, List<String> queues, DeadLetterFilter filter, int limit) {
+    private int printDetails(Binomic binomic, List<String> queues, DeadLetterFilter filter, int limit, boolean wide) {
         Table table = new Table("ID", "QUEUE", "TASK", "REASON", "ERROR CLASS", "ATTEMPTS", "FAILED AT", "MESSAGE");
         int shown = 0;
         for (String queue : queues) {
             for (DeadLetter letter : binomic.deadLetters().list(queue, filter, limit)) {
                 DeadLetter.Failure f = letter.failure();
                 table.row(letter.id(), queue, letter.task(), f.reason(), f.errorClass(), f.attempts(), f.failedAt(),
-                        oneLine(f.errorMessage()));
+                        oneLine(f.errorMessage(), wide));
                 shown++;
             }
         }
@@ -98,8 +103,8 @@ final class DlqListCommand implements Command {
         return BinomicCli.EXIT_OK;
     }
 
-    private static String oneLine(String message) {
+    private static String oneLine(String message, boolean wide) {
         String line = message.replaceAll("\\s+", " ").strip();
-        return line.length() <= MESSAGE_WIDTH ? line : line.substring(0, MESSAGE_WIDTH - 3) + "...";
+        return wide || line.length() <= MESSAGE_WIDTH ? line : line.substring(0, MESSAGE_WIDTH - 3) + "...";
     }
 }

@@ -145,6 +145,22 @@ class BinomicCliBrokerTest {
     }
 
     @Test
+    void dlqListDetailsCutsLongMessagesAndWideShowsThemWhole() throws Exception {
+        broker.start(List.of("emails"));
+        enqueue("emails", "send", 1);
+        String longMessage = "expected a whole number in the range of Integer, got 99999999999 at $.n of the payload";
+        Delivery d = broker.fetch(List.of("emails"), "test-consumer", 1, Duration.ZERO).getFirst();
+        broker.settle("test-consumer", List.of(new Settlement.DeadLetter(d,
+                new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode", longMessage, "", 1, FAILED_AT))));
+
+        String cut = run("dlq", "list", "--queues", "emails", "--details").out();
+        String whole = run("dlq", "list", "--queues", "emails", "--details", "--wide").out();
+
+        assertTrue(cut.contains(longMessage.substring(0, 57) + "...") && !cut.contains(longMessage), cut);
+        assertTrue(whole.contains(longMessage), whole);
+    }
+
+    @Test
     void replayAllPutsEveryDeadLetterBackAndShowsProgressOnStderr() throws Exception {
         int many = (int) DlqChangeCommand.PROGRESS_THRESHOLD + 100;
         deadLetter("emails", "send", many, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");

@@ -271,4 +271,14 @@ class BinomicCliUsageTest {
         assertEquals(2, run.exit(), run.toString());
         assertEquals("binomic: --config is given more than once: give one settings file\n", run.err());
     }
+
+    /** Found by the outside-in run: an empty list meant "every queue", and a bad name was a failure (exit 1). */
+    @Test
+    void anEmptyOrInvalidQueueListIsAUsageError() {
+        assertUsageError(run("queues", "--queues", ""), "binomic queues: --queues is empty: name at least one, or leave the option out",
+                "Usage: binomic queues [options]");
+        assertUsageError(run("dlq", "list", "--queues", "a b"),
+                "binomic dlq list: --queues: 'a b' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')",
+                "Usage: binomic dlq list [options]");
+    }
 }
