@@ -1,0 +1,20 @@
+package io.binomic.it;
+
+import io.binomic.api.spi.Broker;
+import io.binomic.core.BrokerModelProperties;
+
+/** The model-based test of the delivery state machine against a real Redis. */
+class RedisBrokerModelIT extends BrokerModelProperties {
+    private final RedisServer redis = RedisServer.shared();
+
+    @Override
+    protected Broker createBroker() {
+        return Brokers.redis(redis);
+    }
+
+    /** The broker connects once; each sequence's queue gets its stream and group as start() makes them. */
+    @Override
+    protected void prepare(Broker started, String queue) {
+        redis.call("XGROUP", "CREATE", "binomic:{" + queue + "}:stream", "binomic", "0", "MKSTREAM");
+    }
+}
