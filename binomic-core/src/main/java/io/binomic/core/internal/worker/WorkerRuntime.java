@@ -76,7 +76,6 @@ public final class WorkerRuntime implements Worker {
     private final Deque<Delivery> overflow = new ConcurrentLinkedDeque<>();
     private final List<Thread> loops = new ArrayList<>();
     private final CountDownLatch stopped = new CountDownLatch(1);
-    private final long startedNanos = System.nanoTime();
     private volatile boolean active;
     private volatile boolean settling = true;
     private volatile long lastFetchRoundNanos = System.nanoTime();
