@@ -81,6 +81,7 @@ public abstract class BrokerModelProperties {
     static final class Model {
         Place place = Place.READY;
         String owner;
+        String receipt;  // the stream entry now holding it (a retry or a replay makes a new one)
         int deliveryCount;
         int lastAttempt;
     }
@@ -129,6 +130,7 @@ public abstract class BrokerModelProperties {
                         assertEquals(Place.READY, m.place, "fetched a message that was not ready: " + trace);
                         m.place = Place.PENDING;
                         m.owner = consumer;
+                        m.receipt = d.receipt();
                         m.deliveryCount = 1;
                         checkAttempt(m, d, trace);
                         mine.add(d);
@@ -149,7 +151,8 @@ public abstract class BrokerModelProperties {
                     SettleReport report = broker.settle(consumer, List.of(s));
                     Model m = model.get(n(d));
                     trace.add(consumer + " " + s.getClass().getSimpleName() + " " + n(d) + "@" + d.deliveryCount() + " -> " + report);
-                    boolean owns = m.place == Place.PENDING && m.owner.equals(consumer) && m.deliveryCount >= d.deliveryCount();
+                    boolean pending = m.place == Place.PENDING && m.receipt.equals(d.receipt());
+                    boolean owns = pending && m.owner.equals(consumer) && m.deliveryCount >= d.deliveryCount();
                     if (owns) {
                         assertTrue(report.allApplied(), "the owner's settlement must apply: " + trace);
                         m.place = switch (s) {
@@ -158,7 +161,7 @@ public abstract class BrokerModelProperties {
                             case Settlement.DeadLetter x -> Place.DEAD;
                         };
                         m.owner = null;
-                    } else if (m.place == Place.PENDING) {
+                    } else if (pending) {
                         assertEquals(List.of(s), report.reclaimed(), "a former owner's settlement is refused as reclaimed: " + trace);
                     } else {
                         assertEquals(List.of(s), report.notPending(), "a settlement of a settled delivery changes nothing: " + trace);
@@ -184,6 +187,8 @@ public abstract class BrokerModelProperties {
                         m.deliveryCount++;
                         assertEquals(m.deliveryCount, d.deliveryCount(), "delivery count: " + trace);
                         checkAttempt(m, d, trace);
+                        // A worker holds one hand-out per entry: the newest (it settles that one).
+                        mine.removeIf(old -> old.receipt().equals(d.receipt()));
                         mine.add(d);
                     }
                 }

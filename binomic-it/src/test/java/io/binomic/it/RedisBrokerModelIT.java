@@ -12,6 +12,11 @@ class RedisBrokerModelIT extends BrokerModelProperties {
         return Brokers.redis(redis);
     }
 
+    @Override
+    protected int examples() {
+        return Integer.getInteger("model.examples", 150);
+    }
+
     /** The broker connects once; each sequence's queue gets its stream and group as start() makes them. */
     @Override
     protected void prepare(Broker started, String queue) {

@@ -81,7 +81,8 @@ public final class BinomicCli {
      */
     static Binomic connect(Settings settings, String brokerUrl, List<String> queues) {
         BinomicConfig config = BinomicConfig.builder()
-                .broker(settings.with("broker.url", brokerUrl, "the command").broker(BrokerOptions.DEFAULT_URL))
+                .broker((brokerUrl.equals(settings.value("broker.url").orElse(null)) ? settings
+                        : settings.with("broker.url", brokerUrl, "--broker or " + Settings.BROKER_URL_ENV)).broker(BrokerOptions.DEFAULT_URL))
                 .taskDefaults(settings.taskDefaults())
                 .worker(WorkerConfig.builder().queues(queues.isEmpty() ? settings.worker().queues() : queues).build())
                 .schedulePeriodicTasks(false)

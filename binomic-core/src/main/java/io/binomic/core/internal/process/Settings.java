@@ -106,7 +106,8 @@ public final class Settings {
             throw new IllegalArgumentException("configuration file " + file + " does not exist: give an existing file to --config or "
                     + FILE_ENV, e);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read the configuration file " + file + ": " + e.getMessage(), e);
+            throw new IllegalArgumentException("cannot read the configuration file " + file + " (" + e.getMessage()
+                    + "): give a readable file to --config or " + FILE_ENV, e);
         }
         return parse(text, file.toString());
     }
@@ -209,7 +210,21 @@ public final class Settings {
             }
         });
         b.options(options);
+        String yaml = OPTION_PREFIX + "redisson.config";
+        if (values.containsKey(yaml) && values.containsKey("broker.url") && !source(yaml).equals(source("broker.url"))) {
+            // The Redisson file configures the whole connection and would silently win over the URL.
+            throw new IllegalArgumentException("broker.url from " + origins.get("broker.url") + " and " + yaml + " from "
+                    + origins.get(yaml) + " both say where Redis is, and the Redisson file would win: give one of them"
+                    + " (put the server in the Redisson file, or unset " + yaml + ")");
+        }
         return build("broker", b::build);
+    }
+
+    /** Where a value came from, without the line: the file, the variable or the option. */
+    private String source(String key) {
+        String origin = origins.getOrDefault(key, "");
+        int line = origin.lastIndexOf(" line ");
+        return line < 0 ? origin : origin.substring(0, line);
     }
 
     /** The task defaults. */

@@ -281,4 +281,27 @@ class BinomicCliUsageTest {
                 "binomic dlq list: --queues: 'a b' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')",
                 "Usage: binomic dlq list [options]");
     }
+
+    /** Found by the second outside-in run: the file's Redisson YAML silently won over --broker and BINOMIC_BROKER_URL. */
+    @Test
+    void aUrlFromTheEnvironmentOrTheCommandLineNextToTheFilesRedissonFileIsRefusedNotIgnored() throws IOException {
+        Path file = configFile("broker.url = redis://from-file:6379\nbroker.option.redisson.config = /etc/redisson.yaml\n");
+
+        CliRun fromEnv = CliRun.of(Map.of("BINOMIC_BROKER_URL", "redis://other:6379"), null, "queues", "--config", file.toString());
+        assertEquals(2, fromEnv.exit(), fromEnv.toString());
+        assertTrue(fromEnv.err().startsWith("binomic queues: broker.url from environment variable BINOMIC_BROKER_URL and"
+                + " broker.option.redisson.config from " + file + " line 2 both say where Redis is"), fromEnv.err());
+
+        CliRun fromFlag = CliRun.of(Map.of(), null, "queues", "--config", file.toString(), "--broker", "redis://other:6379", "--queues", "q");
+        assertEquals(1, fromFlag.exit(), fromFlag.toString());
+        assertTrue(fromFlag.err().contains("both say where Redis is, and the Redisson file would win"), fromFlag.err());
+    }
+
+    @Test
+    void aConfigFileThatIsADirectoryIsOneLineAndExitsTwo() {
+        CliRun run = run("queues", "--config", dir.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertTrue(run.err().startsWith("binomic queues: cannot read the configuration file " + dir), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+    }
 }
