@@ -107,8 +107,8 @@ final class MasterCommand implements Command {
     /** File and environment first, then each option given here over them. */
     private MasterConfig config(Arguments args) throws UsageException {
         MasterConfig.Builder builder;
+        Settings given = settings.get();
         try {
-            Settings given = settings.get();
             if (args.has(BrokerOptions.BROKER.name())) {
                 given = given.with("broker.url", BrokerOptions.url(args, env), "--broker");
             }
@@ -141,7 +141,7 @@ final class MasterCommand implements Command {
         try {
             return builder.build();
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
+            throw new UsageException(e.getMessage() + given.originsOf("master"));
         }
     }
 }

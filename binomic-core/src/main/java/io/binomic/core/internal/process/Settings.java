@@ -266,16 +266,19 @@ public final class Settings {
                 .leaseTimeout(worker.leaseTimeout())
                 .pollTimeout(worker.pollTimeout())
                 .reclaimInterval(worker.reclaimInterval());
-        intValue("master.workers").ifPresent(b::workers);
-        duration("master.heartbeatInterval").ifPresent(b::heartbeatInterval);
-        duration("master.heartbeatTimeout").ifPresent(b::heartbeatTimeout);
-        duration("master.startTimeout").ifPresent(b::startTimeout);
-        duration("master.killGrace").ifPresent(b::killGrace);
-        duration("master.restartBackoff").ifPresent(b::restartBackoffInitial);
-        duration("master.restartBackoffMax").ifPresent(b::restartBackoffMax);
-        value("master.stateDir").map(Path::of).ifPresent(b::stateDirectory);
-        value("master.jvmOptions").map(v -> v.isBlank() ? List.<String>of() : List.of(v.split("\\s+"))).ifPresent(b::jvmOptions);
-        return b;
+        // The builder checks each value as it is set: say which key and where it came from.
+        return build("master", () -> {
+            intValue("master.workers").ifPresent(b::workers);
+            duration("master.heartbeatInterval").ifPresent(b::heartbeatInterval);
+            duration("master.heartbeatTimeout").ifPresent(b::heartbeatTimeout);
+            duration("master.startTimeout").ifPresent(b::startTimeout);
+            duration("master.killGrace").ifPresent(b::killGrace);
+            duration("master.restartBackoff").ifPresent(b::restartBackoffInitial);
+            duration("master.restartBackoffMax").ifPresent(b::restartBackoffMax);
+            value("master.stateDir").map(Path::of).ifPresent(b::stateDirectory);
+            value("master.jvmOptions").map(v -> v.isBlank() ? List.<String>of() : List.of(v.split("\\s+"))).ifPresent(b::jvmOptions);
+            return b;
+        });
     }
 
     /** The file text that {@link #ofFile} reads back as exactly these broker, task and worker settings. */
@@ -398,9 +401,14 @@ public final class Settings {
         try {
             return builder.get();
         } catch (IllegalArgumentException e) {
-            List<String> from = origins.entrySet().stream().filter(en -> en.getKey().startsWith(section + "."))
-                    .map(en -> en.getKey() + " from " + en.getValue()).sorted().toList();
-            throw new IllegalArgumentException(e.getMessage() + (from.isEmpty() ? "" : " (" + String.join(", ", from) + ")"), e);
+            throw new IllegalArgumentException(e.getMessage() + originsOf(section), e);
         }
+    }
+
+    /** " (key from origin, ...)" for every key of {@code section} that was set, or "" when none was. */
+    public String originsOf(String section) {
+        List<String> from = origins.entrySet().stream().filter(en -> en.getKey().startsWith(section + "."))
+                .map(en -> en.getKey() + " from " + en.getValue()).sorted().toList();
+        return from.isEmpty() ? "" : " (" + String.join(", ", from) + ")";
     }
 }

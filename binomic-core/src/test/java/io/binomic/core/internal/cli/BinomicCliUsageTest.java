@@ -304,4 +304,12 @@ class BinomicCliUsageTest {
         assertTrue(run.err().startsWith("binomic queues: cannot read the configuration file " + dir), run.err());
         assertEquals(1, run.err().lines().count(), run.err());
     }
+
+    @Test
+    void aBadMasterSettingNamesItsKeyAndWhereItCameFrom() throws IOException {
+        Path file = configFile("master.workers = 0\n");
+        CliRun run = run("master", "--config", file.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertTrue(run.err().lines().findFirst().orElseThrow().endsWith("(master.workers from " + file + " line 1)"), run.err());
+    }
 }
