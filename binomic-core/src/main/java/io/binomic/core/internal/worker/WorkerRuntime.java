@@ -544,8 +544,9 @@ public final class WorkerRuntime implements Worker {
         join(lease, Duration.ofSeconds(10));
         join(mover, Duration.ofSeconds(10));
         WorkerCounters c = counters();
-        LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s)",
-                consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
+        LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s),"
+                + " {6} outcome(s) given up (left to reclaim)", consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(),
+                c.staleSettlements(), settler.abandoned());
         stopped.countDown();
     }
 
