@@ -4,9 +4,12 @@
  * schedulers, codecs and task providers implement ({@code io.binomic.api.spi}).
  * Pure JDK: no third-party dependency.
  */
+@SuppressWarnings("module") // the qualified export names io.binomic.core, built after this module
 module io.binomic.api {
     exports io.binomic.api;
     exports io.binomic.api.spi;
+    // Binds the TaskContext of a running handler: the core's business, not the application's.
+    exports io.binomic.api.internal to io.binomic.core;
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;

@@ -36,6 +36,19 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
      */
     public static final String CODEC = "codec";
 
+    /**
+     * Header of a tracked job (its task {@linkplain io.binomic.api.Task#isTracked() is tracked}):
+     * how long its status and result are kept after it ends, in milliseconds. A broker that stores
+     * such a message creates the job's record with it ({@link io.binomic.api.spi.JobRecords}); a
+     * worker records the job's progress and outcome there. A message without it costs nothing more.
+     */
+    public static final String TRACK = "track";
+
+    /** True when this message is a tracked job ({@link #TRACK}). */
+    public boolean isTracked() {
+        return headers.containsKey(TRACK);
+    }
+
     public Message {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(task, "task");
@@ -52,11 +65,6 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
     @Override
     public byte[] payload() {
         return payload;
-    }
-
-    /** This message for its next attempt, re-enqueued at {@code now}. */
-    public Message nextAttempt(Instant now) {
-        return new Message(id, task, queue, attempt + 1, now, payload, headers);
     }
 
     /** This message with another attempt number and enqueue time (reclaim, replay). */

@@ -11,15 +11,19 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * A task declaration: a unique name, the queue its messages go to, a {@link TaskMode}, a typed
- * handler and optional per-task overrides of the retry policy. Immutable; validated when built,
- * so a bad declaration fails at start-up and not when the first message arrives.
+ * A task definition: a unique name, the queue its messages go to, the argument and result types,
+ * a {@link TaskMode} with its schedule, optional overrides of the retry policy, and how long its
+ * jobs' status and result are kept. It carries no code: a producer declares and submits a task
+ * without the worker's code, and the worker binds the handler ({@link #handledBy}, or
+ * {@code Binomic.builder().handle(task, handler)}). Immutable; validated when built, so a bad
+ * definition fails at start-up and not when the first message arrives.
  *
  * <pre>{@code
- * Task<Greeting, String> greet = Task.builder("greet", Greeting.class, g -> "Hello " + g.name())
- *         .queue("mail").maxAttempts(5).build();
- * Task<Void, Void> report = Task.builder("report", () -> sendReport())
- *         .cron("0 7 * * MON-FRI", ZoneId.of("Europe/Paris")).build();
+ * // shared by producers and workers: no handler code
+ * Task<Greeting, String> greet = Task.builder("greet", Greeting.class, String.class).queue("mail").build();
+ * Task<Void, Void> report = Task.builder("report").cron("0 7 * * MON-FRI", ZoneId.of("Europe/Paris")).build();
+ * // on the worker side
+ * Binomic.builder().handle(greet, g -> "Hello " + g.name()).handle(report, () -> sendReport());
  * }</pre>
  *
  * @param <A> argument type ({@link Void} for none)
@@ -30,13 +34,16 @@ public final class Task<A, R> {
     /** The queue a task uses unless {@link Builder#queue(String)} says otherwise. */
     public static final String DEFAULT_QUEUE = "default";
 
+    /** How long the status and result of a task with a result type are kept after its job ends, unless declared. */
+    public static final Duration DEFAULT_RESULT_RETENTION = Duration.ofHours(1);
+
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     private final String name;
     private final String queue;
     private final TaskMode mode;
     private final Class<A> argumentType;
-    private final TaskHandler<A, R> handler;
+    private final Class<R> resultType;
     private final Duration delay;
     private final CronExpression cron;
     private final ZoneId zone;
@@ -45,34 +52,59 @@ public final class Task<A, R> {
     private final Duration timeout;
     private final Backoff backoff;
     private final Set<Class<? extends Throwable>> nonRetryable;
+    private final Duration statusRetention;
 
     private Task(Builder<A, R> b) {
         this.name = b.name;
-        this.queue = b.queue;
+        this.queue = b.queue.value(DEFAULT_QUEUE);
         this.mode = b.mode;
         this.argumentType = b.argumentType;
-        this.handler = b.handler;
+        this.resultType = b.resultType;
         this.delay = b.delay;
         this.cron = b.cron;
         this.zone = b.zone;
         this.interval = b.interval;
-        this.maxAttempts = b.maxAttempts;
-        this.timeout = b.timeout;
-        this.backoff = b.backoff;
-        this.nonRetryable = Set.copyOf(b.nonRetryable);
+        this.maxAttempts = b.maxAttempts.value(null);
+        this.timeout = b.timeout.value(null);
+        this.backoff = b.backoff.value(null);
+        this.nonRetryable = b.nonRetryable.value(Set.of());
+        this.statusRetention = b.statusRetention.value(resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
     }
 
-    /** Starts a declaration of a task that takes an argument of {@code argumentType}. */
-    public static <A, R> Builder<A, R> builder(String name, Class<A> argumentType, TaskHandler<A, R> handler) {
-        Objects.requireNonNull(argumentType, "argumentType must not be null (use Task.builder(name, () -> ...) for a task without argument)");
-        Objects.requireNonNull(handler, "handler must not be null");
-        return new Builder<>(name, argumentType, handler);
+    /** Starts a definition of a task that takes an {@code argumentType} and returns a {@code resultType}. */
+    public static <A, R> Builder<A, R> builder(String name, Class<A> argumentType, Class<R> resultType) {
+        Objects.requireNonNull(argumentType, "argumentType must not be null (use Void.class for a task without argument)");
+        Objects.requireNonNull(resultType, "resultType must not be null (use Void.class for a task without result)");
+        return new Builder<>(name, argumentType, resultType);
     }
 
-    /** Starts a declaration of a task without argument (the shape CRON and INTERVAL tasks need). */
-    public static Builder<Void, Void> builder(String name, TaskHandler.NoArgument handler) {
+    /** Starts a definition of a task that takes an {@code argumentType} and returns nothing. */
+    public static <A> Builder<A, Void> builder(String name, Class<A> argumentType) {
+        return builder(name, argumentType, Void.class);
+    }
+
+    /** Starts a definition of a task without argument or result (the shape CRON and INTERVAL tasks have). */
+    public static Builder<Void, Void> builder(String name) {
+        return builder(name, Void.class, Void.class);
+    }
+
+    /** Binds this task to the code that runs it, for a worker. */
+    public TaskBinding<A, R> handledBy(TaskHandler<A, R> handler) {
+        return new TaskBinding<>(this, Objects.requireNonNull(handler, "handler must not be null"));
+    }
+
+    /**
+     * Binds this task, which takes no argument, to code that returns nothing.
+     *
+     * @throws IllegalArgumentException when the task takes an argument
+     */
+    public TaskBinding<A, R> handledBy(TaskHandler.NoArgument handler) {
         Objects.requireNonNull(handler, "handler must not be null");
-        return new Builder<>(name, Void.class, ignored -> {
+        if (!hasNoArgument()) {
+            throw new IllegalArgumentException("task '" + name + "' takes a " + argumentType.getSimpleName()
+                    + ": bind a handler that takes it, handledBy(argument -> ...)");
+        }
+        return new TaskBinding<>(this, ignored -> {
             handler.run();
             return null;
         });
@@ -84,14 +116,14 @@ public final class Task<A, R> {
 
     public TaskMode mode() { return mode; }
 
-    /** The argument type; {@link Void} when the handler takes none. */
+    /** The argument type; {@link Void} when the task takes none. */
     public Class<A> argumentType() { return argumentType; }
 
-    /** True when the handler takes no argument. */
-    public boolean hasNoArgument() { return argumentType == Void.class; }
+    /** The result type; {@link Void} when the task returns nothing. */
+    public Class<R> resultType() { return resultType; }
 
-    /** The handler, for workers. */
-    public TaskHandler<A, R> handler() { return handler; }
+    /** True when the task takes no argument. */
+    public boolean hasNoArgument() { return argumentType == Void.class; }
 
     /** The delay of a {@link TaskMode#DELAY} task. */
     public Optional<Duration> delay() { return Optional.ofNullable(delay); }
@@ -117,6 +149,15 @@ public final class Task<A, R> {
     /** The exception types this task declared non-retryable (besides {@link NonRetryableException}). */
     public Set<Class<? extends Throwable>> nonRetryableExceptions() { return nonRetryable; }
 
+    /**
+     * How long a job's status and result are kept after it ends; zero when its jobs are not
+     * tracked (they then cost nothing beyond the message itself).
+     */
+    public Duration statusRetention() { return statusRetention; }
+
+    /** True when the status and result of this task's jobs are kept ({@link #statusRetention()} is positive). */
+    public boolean isTracked() { return !statusRetention.isZero(); }
+
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
     public boolean isNonRetryable(Throwable failure) {
         if (failure instanceof NonRetryableException) {
@@ -136,49 +177,43 @@ public final class Task<A, R> {
     }
 
     /**
-     * Builds a {@link Task}. Every check runs in {@link #build()}, whose
-     * {@link IllegalArgumentException} names the task and the fix.
+     * Builds a {@link Task}. Each setting may be given once, and a task has one mode: a second
+     * call is an {@link IllegalArgumentException} naming both. Every other check runs in
+     * {@link #build()}, whose {@link IllegalArgumentException} names the task and the fix.
      */
     public static final class Builder<A, R> {
         private final String name;
         private final Class<A> argumentType;
-        private final TaskHandler<A, R> handler;
-        private String queue = DEFAULT_QUEUE;
+        private final Class<R> resultType;
+        private final Once<String> queue = new Once<>("queue");
         private TaskMode mode = TaskMode.DIRECT;
+        private String modeCall;
         private Duration delay;
         private String cronText;
         private CronExpression cron;
         private ZoneId zone = ZoneOffset.UTC;
         private Duration interval;
-        private Integer maxAttempts;
-        private Duration timeout;
-        private Backoff backoff;
-        private final Set<Class<? extends Throwable>> nonRetryable = new LinkedHashSet<>();
+        private final Once<Integer> maxAttempts = new Once<>("maxAttempts");
+        private final Once<Duration> timeout = new Once<>("timeout");
+        private final Once<Backoff> backoff = new Once<>("backoff");
+        private final Once<Set<Class<? extends Throwable>>> nonRetryable = new Once<>("nonRetryableOn");
+        private final Once<Duration> statusRetention = new Once<>("keepStatusFor");
 
-        private Builder(String name, Class<A> argumentType, TaskHandler<A, R> handler) {
+        private Builder(String name, Class<A> argumentType, Class<R> resultType) {
             this.name = name;
             this.argumentType = argumentType;
-            this.handler = handler;
+            this.resultType = resultType;
         }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
         public Builder<A, R> queue(String queue) {
-            this.queue = queue;
+            this.queue.set(name, queue);
             return this;
         }
 
-        /**
-         * The mode, when set explicitly; {@link #delay(Duration)}, {@link #cron(String)} and
-         * {@link #interval(Duration)} set it for you. Defaults to {@link TaskMode#DIRECT}.
-         */
-        public Builder<A, R> mode(TaskMode mode) {
-            this.mode = Objects.requireNonNull(mode, "mode must not be null");
-            return this;
-        }
-
-        /** Makes this a {@link TaskMode#DELAY} task enqueued {@code delay} after submission. */
+        /** Makes this a {@link TaskMode#DELAY} task enqueued {@code delay} after submission. Defaults to DIRECT (at once). */
         public Builder<A, R> delay(Duration delay) {
-            this.mode = TaskMode.DELAY;
+            setMode(TaskMode.DELAY, "delay(" + delay + ")");
             this.delay = delay;
             return this;
         }
@@ -190,7 +225,7 @@ public final class Task<A, R> {
 
         /** Makes this a {@link TaskMode#CRON} task read in {@code zone} (DST handled). */
         public Builder<A, R> cron(String expression, ZoneId zone) {
-            this.mode = TaskMode.CRON;
+            setMode(TaskMode.CRON, "cron(\"" + expression + "\")");
             this.cronText = expression;
             this.zone = zone;
             return this;
@@ -201,60 +236,81 @@ public final class Task<A, R> {
          * (ticks are whole milliseconds; a fraction of a millisecond is dropped).
          */
         public Builder<A, R> interval(Duration period) {
-            this.mode = TaskMode.INTERVAL;
+            setMode(TaskMode.INTERVAL, "interval(" + period + ")");
             this.interval = period;
             return this;
         }
 
+        private void setMode(TaskMode newMode, String call) {
+            if (modeCall != null) {
+                throw new IllegalArgumentException("task '" + name + "': " + modeCall + " and " + call
+                        + " both set the mode; a task has one mode: keep one of them");
+            }
+            this.mode = newMode;
+            this.modeCall = call;
+        }
+
         /** Overrides the maximum number of attempts for this task. Defaults to the worker's setting. */
         public Builder<A, R> maxAttempts(int maxAttempts) {
-            this.maxAttempts = maxAttempts;
+            this.maxAttempts.set(name, maxAttempts);
             return this;
         }
 
         /** Overrides the execution timeout for this task. Defaults to the worker's setting. */
         public Builder<A, R> timeout(Duration timeout) {
-            this.timeout = timeout;
+            this.timeout.set(name, timeout);
             return this;
         }
 
         /** Overrides the backoff for this task. Defaults to the worker's setting. */
         public Builder<A, R> backoff(Backoff backoff) {
-            this.backoff = backoff;
+            this.backoff.set(name, Objects.requireNonNull(backoff, "backoff must not be null"));
             return this;
         }
 
         /** Exception types that send a message straight to the dead-letter queue. Defaults to none. */
         @SafeVarargs
         public final Builder<A, R> nonRetryableOn(Class<? extends Throwable>... types) {
+            Set<Class<? extends Throwable>> given = new LinkedHashSet<>();
             for (Class<? extends Throwable> type : types) {
-                nonRetryable.add(Objects.requireNonNull(type, "nonRetryableOn types must not be null"));
+                given.add(Objects.requireNonNull(type, "nonRetryableOn types must not be null"));
             }
+            this.nonRetryable.set(name, Set.copyOf(given));
             return this;
         }
 
-        /** Validates and builds the declaration. */
+        /**
+         * Keeps each job's status and result for {@code retention} after it ends, readable by id from
+         * any process ({@code Binomic.job(id)}); {@link Duration#ZERO} keeps nothing. Defaults to
+         * {@link Task#DEFAULT_RESULT_RETENTION} (one hour) for a task with a result type, and to zero
+         * (not tracked, no cost) for a task whose result type is {@link Void}.
+         */
+        public Builder<A, R> keepStatusFor(Duration retention) {
+            Objects.requireNonNull(retention, "keepStatusFor retention must not be null");
+            this.statusRetention.set(name, retention);
+            return this;
+        }
+
+        /** Validates and builds the definition. */
         public Task<A, R> build() {
             String who = "task '" + name + "': ";
             if (name == null || !NAME.matcher(name).matches()) {
                 throw new IllegalArgumentException("task name must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + name + "'");
             }
-            if (queue == null || !NAME.matcher(queue).matches()) {
-                throw new IllegalArgumentException(who + "queue must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + queue + "'");
+            String q = queue.value(DEFAULT_QUEUE);
+            if (q == null || !NAME.matcher(q).matches()) {
+                throw new IllegalArgumentException(who + "queue must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + q + "'");
             }
             switch (mode) {
                 case DIRECT -> { }
                 case DELAY -> {
-                    if (delay == null) {
-                        throw new IllegalArgumentException(who + "mode DELAY needs a delay: call .delay(Duration.ofSeconds(...))");
-                    }
-                    if (delay.isNegative() || delay.isZero()) {
+                    if (delay == null || delay.isNegative() || delay.isZero()) {
                         throw new IllegalArgumentException(who + "delay must be positive, was " + delay + "; use a DIRECT task to run at once");
                     }
                 }
                 case CRON -> {
                     if (cronText == null) {
-                        throw new IllegalArgumentException(who + "mode CRON needs an expression: call .cron(\"*/5 * * * *\")");
+                        throw new IllegalArgumentException(who + "cron needs an expression, such as \"*/5 * * * *\"");
                     }
                     if (zone == null) {
                         throw new IllegalArgumentException(who + "cron time zone must not be null; omit it for UTC");
@@ -267,10 +323,7 @@ public final class Task<A, R> {
                     requireNoArgument(who);
                 }
                 case INTERVAL -> {
-                    if (interval == null) {
-                        throw new IllegalArgumentException(who + "mode INTERVAL needs a period: call .interval(Duration.ofSeconds(...))");
-                    }
-                    if (interval.isNegative() || interval.isZero()) {
+                    if (interval == null || interval.isNegative() || interval.isZero()) {
                         throw new IllegalArgumentException(who + "interval must be positive, was " + interval);
                     }
                     if (interval.compareTo(Duration.ofMillis(1)) < 0) {
@@ -281,20 +334,51 @@ public final class Task<A, R> {
                     requireNoArgument(who);
                 }
             }
-            if (maxAttempts != null && maxAttempts < 1) {
-                throw new IllegalArgumentException(who + "maxAttempts must be >= 1, was " + maxAttempts);
+            Integer attempts = maxAttempts.value(null);
+            if (attempts != null && attempts < 1) {
+                throw new IllegalArgumentException(who + "maxAttempts must be >= 1, was " + attempts);
             }
-            if (timeout != null && (timeout.isNegative() || timeout.isZero())) {
-                throw new IllegalArgumentException(who + "timeout must be positive, was " + timeout);
+            Duration t = timeout.value(null);
+            if (t != null && (t.isNegative() || t.isZero())) {
+                throw new IllegalArgumentException(who + "timeout must be positive, was " + t);
+            }
+            Duration retention = statusRetention.value(Duration.ZERO);
+            if (retention.isNegative()) {
+                throw new IllegalArgumentException(who + "keepStatusFor must not be negative, was " + retention
+                        + "; use Duration.ZERO to keep nothing");
             }
             return new Task<>(this);
         }
 
         private void requireNoArgument(String who) {
             if (argumentType != Void.class) {
-                throw new IllegalArgumentException(who + "a " + mode + " task is fired by the scheduler without argument, but its handler takes "
-                        + argumentType.getSimpleName() + "; declare it with Task.builder(name, () -> ...)");
+                throw new IllegalArgumentException(who + "a " + mode + " task is fired by the scheduler without argument, but it takes "
+                        + argumentType.getSimpleName() + "; declare it with Task.builder(name)");
             }
+        }
+    }
+
+    /** A builder setting that may be given once: a second call is a mistake worth naming. */
+    private static final class Once<T> {
+        private final String field;
+        private boolean set;
+        private T value;
+
+        Once(String field) {
+            this.field = field;
+        }
+
+        void set(String task, T newValue) {
+            if (set) {
+                throw new IllegalArgumentException("task '" + task + "': " + field + " is set twice (" + value + ", then " + newValue
+                        + "); set it once");
+            }
+            set = true;
+            value = newValue;
+        }
+
+        T value(T otherwise) {
+            return set ? value : otherwise;
         }
     }
 }

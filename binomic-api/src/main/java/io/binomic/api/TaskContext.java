@@ -1,62 +1,72 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.CurrentTask;
 import java.time.Instant;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.Callable;
 
 /**
- * What a running handler may want to know about its message: the id (stable across attempts and
- * replays, the natural idempotency key), the attempt and the headers. Bound with a
- * {@link ScopedValue} for the duration of one execution.
+ * What a running handler may want to know about its job: the id (stable across attempts and
+ * replays, the natural idempotency key), the attempt and the headers; and how it reports progress.
+ * Bound for the duration of one execution.
  *
  * <pre>{@code
- * Task.builder("charge", Charge.class, c -> payments.charge(c, TaskContext.current().messageId().toString()))
+ * Binomic.builder().handle(charge, c -> payments.charge(c, TaskContext.current().messageId().toString()))
  * }</pre>
- *
- * @param messageId the message id
- * @param task the task name
- * @param queue the queue
- * @param attempt this execution's attempt, from 1
- * @param maxAttempts the task's attempt budget
- * @param enqueuedAt when the message was last enqueued
- * @param headers the message headers
  */
-public record TaskContext(UUID messageId, String task, String queue, int attempt, int maxAttempts, Instant enqueuedAt,
-                          Map<String, String> headers) {
+public interface TaskContext {
 
-    private static final ScopedValue<TaskContext> CURRENT = ScopedValue.newInstance();
+    /** The message id, which is also the job id. */
+    UUID messageId();
 
-    public TaskContext {
-        headers = Map.copyOf(headers);
+    /** The task name. */
+    String task();
+
+    /** The queue. */
+    String queue();
+
+    /** This execution's attempt, from 1. */
+    int attempt();
+
+    /** The task's attempt budget. */
+    int maxAttempts();
+
+    /** When the message was last enqueued. */
+    Instant enqueuedAt();
+
+    /** The message headers. */
+    Map<String, String> headers();
+
+    /** True on the last attempt the budget allows. */
+    default boolean isLastAttempt() {
+        return attempt() >= maxAttempts();
     }
+
+    /**
+     * Reports how far the job got, shown in its {@link JobStatus#progress() status} (for a tracked
+     * task; for one that is not tracked it does nothing). Written to the broker asynchronously and
+     * coalesced: a handler may call it often.
+     *
+     * @param percent 0 to 100
+     * @param note a short text, may be empty
+     * @throws IllegalArgumentException when {@code percent} is outside 0..100
+     */
+    void progress(int percent, String note);
 
     /**
      * The context of the execution running on this thread.
      *
      * @throws NoSuchElementException outside a task handler
      */
-    public static TaskContext current() {
-        if (!CURRENT.isBound()) {
-            throw new NoSuchElementException("TaskContext.current() is only available inside a task handler run by a Binomic worker");
-        }
-        return CURRENT.get();
+    static TaskContext current() {
+        return CurrentTask.find().orElseThrow(() -> new NoSuchElementException(
+                "TaskContext.current() is only available inside a task handler run by a Binomic worker"));
     }
 
     /** The context, or empty outside a task handler. */
-    public static Optional<TaskContext> find() {
-        return CURRENT.isBound() ? Optional.of(CURRENT.get()) : Optional.empty();
-    }
-
-    /** True on the last attempt the budget allows. */
-    public boolean isLastAttempt() {
-        return attempt >= maxAttempts;
-    }
-
-    /** Runs {@code body} with {@code context} bound; used by workers. */
-    public static <R> R callWith(TaskContext context, Callable<R> body) throws Exception {
-        return ScopedValue.where(CURRENT, context).call(body::call);
+    static Optional<TaskContext> find() {
+        return CurrentTask.find();
     }
 }

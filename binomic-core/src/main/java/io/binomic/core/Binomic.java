@@ -2,10 +2,14 @@ package io.binomic.core;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerException;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobStatus;
 import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskHandler;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.WorkerConfig;
@@ -20,6 +24,7 @@ import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.Uuid7;
 import io.binomic.core.internal.codec.WorkerCodec;
+import io.binomic.core.internal.jobs.JobHandles;
 import io.binomic.core.internal.schedule.PeriodicScheduler;
 import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
@@ -41,9 +46,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Holds no static state; {@link #close()} stops its workers and releases the broker.
  *
  * <pre>{@code
- * try (Binomic binomic = Binomic.builder().config(BinomicConfig.defaults()).task(greet).build().start()) {
+ * try (Binomic binomic = Binomic.builder().handle(greet, g -> "Hello " + g.name()).build().start()) {
  *     binomic.startWorker();
- *     UUID id = binomic.submit(greet, new Greeting("Ada"));
+ *     JobHandle<String> job = binomic.submit(greet, new Greeting("Ada"));
+ *     String greeting = job.await(Duration.ofSeconds(5));
  * }
  * }</pre>
  */
@@ -58,6 +64,8 @@ public final class Binomic implements AutoCloseable {
 
     private final BinomicConfig config;
     private final TaskRegistry registry;
+    private final Map<String, TaskBinding<?, ?>> handlers;
+    private final JobHandles jobs;
     private final Broker broker;
     private final PayloadCodec codec;
     private final WorkerCodec workerCodec;
@@ -75,6 +83,7 @@ public final class Binomic implements AutoCloseable {
     private Binomic(Builder b) {
         this.config = b.config;
         this.registry = TaskRegistry.of(b.tasks);
+        this.handlers = Map.copyOf(b.handlers);
         this.clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
         this.codec = b.codec != null ? b.codec : Providers.selectCodec(config.payloadCodec());
@@ -82,6 +91,7 @@ public final class Binomic implements AutoCloseable {
         this.scheduler = b.scheduler != null ? b.scheduler : new PeriodicScheduler(clock);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
         this.prepareQueues = b.prepareQueues;
+        this.jobs = new JobHandles(broker, workerCodec, clock);
     }
 
     public static Builder builder() {
@@ -164,23 +174,24 @@ public final class Binomic implements AutoCloseable {
     }
 
     /**
-     * Submits a DIRECT task (enqueued now) or a DELAY task (enqueued after its delay, durably).
-     * The queue is the task's. Returns the message id.
+     * Submits a DIRECT task (enqueued now) or a DELAY task (enqueued after its delay, durably) and
+     * returns its handle. The queue is the task's. The task need not be registered with this
+     * instance: a producer submits definitions it has no handler for.
      *
-     * @throws IllegalArgumentException for a CRON or INTERVAL task, or an unregistered one
+     * @throws IllegalArgumentException for a CRON or INTERVAL task, or one that clashes with a registered task of the same name
      * @throws PayloadTooLargeException when the encoded argument exceeds the broker's limit
      */
-    public <A> UUID submit(Task<A, ?> task, A argument) {
+    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument) {
         return submit(task, argument, Map.of());
     }
 
     /** {@link #submit(Task, Object)} for a task without argument. */
-    public UUID submit(Task<Void, ?> task) {
+    public <R> JobHandle<R> submit(Task<Void, R> task) {
         return submit(task, null, Map.of());
     }
 
     /** {@link #submit(Task, Object)} with headers (trace context, idempotency key...). */
-    public <A> UUID submit(Task<A, ?> task, A argument, Map<String, String> headers) {
+    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, Map<String, String> headers) {
         requireSubmittable(task);
         Message message = newMessage(task, argument, headers);
         if (task.mode() == TaskMode.DELAY) {
@@ -188,14 +199,14 @@ public final class Binomic implements AutoCloseable {
         } else {
             broker.enqueue(message);
         }
-        return message.id();
+        return jobs.handle(task.queue(), message.id(), task.resultType(), task.isTracked());
     }
 
     /**
-     * Submits one message per argument, pipelined: the fast path for producers. Returns the ids
-     * in argument order.
+     * Submits one job per argument, pipelined: the fast path for producers. Returns the handles in
+     * argument order.
      */
-    public <A> List<UUID> submitAll(Task<A, ?> task, Collection<? extends A> arguments) {
+    public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments) {
         requireSubmittable(task);
         List<Message> messages = new ArrayList<>(arguments.size());
         for (A argument : arguments) {
@@ -207,7 +218,85 @@ public final class Binomic implements AutoCloseable {
         } else {
             broker.enqueueAll(messages);
         }
-        return messages.stream().map(Message::id).toList();
+        List<JobHandle<R>> handles = new ArrayList<>(messages.size());
+        for (Message message : messages) {
+            handles.add(jobs.handle(task.queue(), message.id(), task.resultType(), task.isTracked()));
+        }
+        return handles;
+    }
+
+    /**
+     * The handle of job {@code id} of {@code task}, from any process, at any time while its status
+     * is kept ({@link Task#statusRetention()}).
+     */
+    public <R> JobHandle<R> job(Task<?, R> task, UUID id) {
+        requireStarted();
+        return jobs.handle(task.queue(), id, task.resultType(), true);
+    }
+
+    /**
+     * The handle of job {@code id} of {@code queue}, for a process that does not know its task (the
+     * CLI, another service): its result reads as JSON text.
+     */
+    public JobHandle<String> job(String queue, UUID id) {
+        requireStarted();
+        return new JsonResultHandle(jobs.handle(queue, id, Void.class, true));
+    }
+
+    /**
+     * The handle of job {@code id}, looked up on the queues this instance knows (its tasks' and its
+     * worker's): the first queue that has a record of it. A job of another queue, or one whose status
+     * is not kept, is {@link io.binomic.api.JobState#UNKNOWN} on the first queue; use
+     * {@link #job(String, UUID)} for it.
+     *
+     * @throws IllegalStateException when this instance knows no queue
+     */
+    public JobHandle<String> job(UUID id) {
+        requireStarted();
+        List<String> queues = allQueues();
+        if (queues.isEmpty()) {
+            throw new IllegalStateException("this instance knows no queue to look for job " + id + " in: use job(queue, id)");
+        }
+        for (String queue : queues) {
+            if (broker.readJob(queue, id).isPresent()) {
+                return job(queue, id);
+            }
+        }
+        return job(queues.getFirst(), id);
+    }
+
+    /** A handle whose result is the stored JSON text, for callers that do not know the result type. */
+    private record JsonResultHandle(JobHandle<Void> inner) implements JobHandle<String> {
+        @Override
+        public UUID id() {
+            return inner.id();
+        }
+
+        @Override
+        public String queue() {
+            return inner.queue();
+        }
+
+        @Override
+        public JobStatus status() {
+            return inner.status();
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<String> result() {
+            return inner.result().thenApply(ignored -> inner.status().result().orElse(null));
+        }
+
+        @Override
+        public String await(Duration timeout) {
+            inner.await(timeout);
+            return inner.status().result().orElse(null);
+        }
+
+        @Override
+        public CancelOutcome cancel() {
+            return inner.cancel();
+        }
     }
 
     private void requireSubmittable(Task<?, ?> task) {
@@ -217,9 +306,10 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalArgumentException("task '" + task.name() + "' is a " + task.mode()
                     + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
         }
-        if (registry.find(task.name()).orElse(null) != task) {
-            throw new IllegalArgumentException("task '" + task.name() + "' is not registered with this Binomic instance;"
-                    + " add it with Binomic.builder().task(...)");
+        Task<?, ?> registered = registry.find(task.name()).orElse(null);
+        if (registered != null && registered != task && !registered.queue().equals(task.queue())) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is registered with this instance on queue '"
+                    + registered.queue() + "' but submitted on queue '" + task.queue() + "': share one definition");
         }
     }
 
@@ -234,12 +324,19 @@ public final class Binomic implements AutoCloseable {
         if (payload.length > limit) {
             throw new PayloadTooLargeException(task.name(), payload.length, limit);
         }
+        if (headers.containsKey(Message.TRACK)) {
+            throw new IllegalArgumentException("header '" + Message.TRACK + "' is reserved: it is set for tasks whose status is kept"
+                    + " (Task.Builder.keepStatusFor); remove it from the headers");
+        }
         Map<String, String> withCodec;
-        if (headers.isEmpty()) {
+        if (headers.isEmpty() && !task.isTracked()) {
             withCodec = Map.of(Message.CODEC, codec.id());
         } else {
             withCodec = new HashMap<>(headers);
             withCodec.put(Message.CODEC, codec.id());
+            if (task.isTracked()) {
+                withCodec.put(Message.TRACK, Long.toString(task.statusRetention().toMillis()));
+            }
         }
         return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
     }
@@ -277,9 +374,20 @@ public final class Binomic implements AutoCloseable {
         }
         List<String> queues = workerConfig.queues().isEmpty() ? registry.queues() : workerConfig.queues();
         if (queues.isEmpty()) {
-            throw new IllegalStateException("the worker has no queue to read: register tasks or set WorkerConfig.queues");
+            throw new IllegalStateException("the worker has no queue to read: bind handlers or set WorkerConfig.queues");
         }
-        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), registry, broker, workerCodec,
+        List<String> missing = new ArrayList<>();
+        for (Task<?, ?> task : registry.all()) {
+            if (queues.contains(task.queue()) && !handlers.containsKey(task.name())) {
+                missing.add(task.name() + " (queue " + task.queue() + ")");
+            }
+        }
+        if (!missing.isEmpty()) {
+            throw new IllegalStateException("the worker reads queues " + queues + " but has no handler for task(s) " + missing
+                    + ": bind each with Binomic.builder().handle(task, handler) (or a TaskProvider), or leave its queue out of"
+                    + " WorkerConfig.queues");
+        }
+        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, workerCodec,
                 clock, stats);
         workers.add(worker);
         worker.start();
@@ -337,6 +445,7 @@ public final class Binomic implements AutoCloseable {
         }
         state = State.CLOSED;
         scheduler.close();
+        jobs.close();
         for (WorkerRuntime worker : workers) {
             worker.close();
         }
@@ -351,6 +460,7 @@ public final class Binomic implements AutoCloseable {
     public static final class Builder {
         private BinomicConfig config = BinomicConfig.defaults();
         private final List<Task<?, ?>> tasks = new ArrayList<>();
+        private final Map<String, TaskBinding<?, ?>> handlers = new java.util.LinkedHashMap<>();
         private Broker broker;
         private PayloadCodec codec;
         private Scheduler scheduler;
@@ -365,22 +475,54 @@ public final class Binomic implements AutoCloseable {
             return this;
         }
 
-        /** Registers a task. Names must be unique. */
+        /**
+         * Declares a task this instance knows without running it: a CRON or INTERVAL task it fires,
+         * or one whose handler another process binds (a worker of this instance refuses to start on
+         * a queue with a declared task it has no handler for). Submitting needs no declaration.
+         * Names must be unique.
+         */
         public Builder task(Task<?, ?> task) {
             tasks.add(Objects.requireNonNull(task, "task must not be null"));
             return this;
         }
 
-        /** Registers tasks. Names must be unique. */
+        /** Declares tasks ({@link #task(Task)}). */
         public Builder tasks(Collection<? extends Task<?, ?>> more) {
             more.forEach(this::task);
             return this;
         }
 
-        /** Registers every task of every {@link TaskProvider} visible to this module's ServiceLoader. */
+        /** Binds {@code task} to {@code handler}, for this instance's workers (and declares it). */
+        public <A, R> Builder handle(Task<A, R> task, TaskHandler<A, R> handler) {
+            return handle(Objects.requireNonNull(task, "task must not be null").handledBy(handler));
+        }
+
+        /** Binds {@code task}, which takes no argument, to {@code handler}, for this instance's workers (and declares it). */
+        public Builder handle(Task<?, ?> task, TaskHandler.NoArgument handler) {
+            return handle(Objects.requireNonNull(task, "task must not be null").handledBy(handler));
+        }
+
+        /**
+         * Binds a task to its handler, for this instance's workers (and declares it).
+         *
+         * @throws IllegalArgumentException when a handler for the task's name is bound already
+         */
+        public Builder handle(TaskBinding<?, ?> binding) {
+            Objects.requireNonNull(binding, "binding must not be null");
+            TaskBinding<?, ?> previous = handlers.putIfAbsent(binding.task().name(), binding);
+            if (previous != null) {
+                throw new IllegalArgumentException("task '" + binding.task().name() + "' has two handlers bound; bind one");
+            }
+            if (!tasks.contains(binding.task())) {
+                tasks.add(binding.task());
+            }
+            return this;
+        }
+
+        /** Binds every task of every {@link TaskProvider} visible to this module's ServiceLoader. */
         public Builder discoverTasks() {
             for (TaskProvider provider : ServiceLoader.load(TaskProvider.class)) {
-                tasks(provider.tasks());
+                provider.tasks().forEach(this::handle);
             }
             return this;
         }

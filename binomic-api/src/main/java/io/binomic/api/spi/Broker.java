@@ -1,12 +1,17 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.DeadLetter;
+import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
 
 /**
  * Stores messages and hands them to workers. The delivery state machine lives in the core and
@@ -154,6 +159,59 @@ public interface Broker extends AutoCloseable {
      */
     default long removeSettled(String queue) {
         return 0;
+    }
+
+    // ---- Tracked jobs: records kept for messages with the Message.TRACK header ----
+    //
+    // enqueue, enqueueAll, schedule and scheduleAll of a tracked message also create its record, in
+    // the same atomic step: {state: QUEUED (SCHEDULED with due for a scheduled one), task,
+    // enqueuedAt, retention (the TRACK header)}, without expiry until the job ends. A message that is not tracked costs nothing more.
+
+    /**
+     * The record of job {@code id} of {@code queue}: its fields, or empty when there is none.
+     *
+     * @throws UnsupportedOperationException when this broker keeps no job records
+     */
+    default Optional<Map<String, String>> readJob(String queue, UUID id) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");
+    }
+
+    /**
+     * Marks jobs as started, in one round trip: each update is applied unless the job's record says
+     * it ended or was cancelled (a missing record is created). Returns the ids that were not applied:
+     * the worker does not run those, and acks their deliveries.
+     */
+    default Set<UUID> startJobs(List<JobUpdate> starts) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");
+    }
+
+    /**
+     * Applies {@code update} to a job that is RUNNING (progress reports); does nothing otherwise.
+     */
+    default void updateRunningJob(JobUpdate update) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");
+    }
+
+    /**
+     * Cancels a job atomically. No record: {@code NOT_FOUND}. A final state: {@code ALREADY_ENDED}.
+     * RUNNING: sets {@link JobRecords#CANCEL_REQUESTED}, publishes
+     * {@link JobEvent.Kind#CANCEL_REQUESTED}, and returns {@code CANCEL_REQUESTED}. Otherwise
+     * (QUEUED, SCHEDULED, RETRYING) applies {@code cancelled} (which sets state CANCELLED; the record
+     * then expires after its {@link JobRecords#RETENTION}), publishes
+     * {@link JobEvent.Kind#ENDED} and returns {@code CANCELLED}: a worker that fetches the message
+     * later finds the record cancelled in {@link #startJobs} and never runs it.
+     */
+    default JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");
+    }
+
+    /**
+     * Delivers the {@link JobEvent}s of {@code queue} to {@code listener} until the returned handle
+     * is closed. Events published while a subscriber is disconnected are lost: a subscriber reads
+     * the records it cares about after subscribing. {@code listener} must not block.
+     */
+    default AutoCloseable subscribeJobEvents(String queue, Consumer<JobEvent> listener) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");
     }
 
     /** Releases connections. Idempotent. */

@@ -16,15 +16,33 @@ public sealed interface Settlement {
     /** The delivery this settles. */
     Delivery delivery();
 
+    /**
+     * The change to the job's record, for a tracked job; null for one that is not tracked. Applied
+     * in the same atomic step as the settlement, and only when the settlement is (a stale
+     * settlement changes no record either).
+     */
+    JobUpdate job();
+
     /** The handler returned: acknowledge the delivery. */
-    record Ack(Delivery delivery) implements Settlement {
+    record Ack(Delivery delivery, JobUpdate job) implements Settlement {
         public Ack {
             Objects.requireNonNull(delivery, "delivery");
+        }
+
+        /** An ack of a job that is not tracked. */
+        public Ack(Delivery delivery) {
+            this(delivery, null);
         }
     }
 
     /** Acknowledge the failed delivery and schedule {@code next} for {@code dueAt}, in one atomic step. */
-    record RetryLater(Delivery delivery, Message next, Instant dueAt) implements Settlement {
+    record RetryLater(Delivery delivery, Message next, Instant dueAt, JobUpdate job) implements Settlement {
+
+        /** A retry of a job that is not tracked. */
+        public RetryLater(Delivery delivery, Message next, Instant dueAt) {
+            this(delivery, next, dueAt, null);
+        }
+
         public RetryLater {
             Objects.requireNonNull(delivery, "delivery");
             Objects.requireNonNull(next, "next");
@@ -37,7 +55,13 @@ public sealed interface Settlement {
     }
 
     /** Acknowledge the delivery and add it to its queue's dead-letter queue, in one atomic step. */
-    record DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure) implements Settlement {
+    record DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure, JobUpdate job) implements Settlement {
+
+        /** A dead letter of a job that is not tracked. */
+        public DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure) {
+            this(delivery, failure, null);
+        }
+
         public DeadLetter {
             Objects.requireNonNull(delivery, "delivery");
             Objects.requireNonNull(failure, "failure");

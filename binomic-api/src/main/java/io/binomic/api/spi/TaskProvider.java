@@ -1,15 +1,17 @@
 package io.binomic.api.spi;
 
-import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import java.util.List;
 
 /**
- * Hands an application's tasks to Binomic. Worker processes started by the master discover the
- * tasks through this SPI on their module path: declare
- * {@code provides io.binomic.api.spi.TaskProvider with com.example.MyTasks;}.
+ * Hands an application's tasks, bound to their handlers, to Binomic's worker processes: a worker
+ * started by the master discovers them through this SPI on its module path. Declare
+ * {@code provides io.binomic.api.spi.TaskProvider with com.example.MyTasks;}. The task
+ * definitions themselves ({@link io.binomic.api.Task}) can live in a module producers share,
+ * without the handlers' code.
  */
 public interface TaskProvider {
 
-    /** The tasks this provider declares. */
-    List<Task<?, ?>> tasks();
+    /** The tasks this provider runs, each bound to its handler ({@link io.binomic.api.Task#handledBy}). */
+    List<TaskBinding<?, ?>> tasks();
 }

@@ -2,10 +2,15 @@ package io.binomic.core.internal.memory;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
@@ -20,6 +25,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 import java.util.concurrent.locks.Condition;
@@ -39,6 +48,16 @@ public final class MemoryBroker implements Broker {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition messageArrived = lock.newCondition();
     private final Map<String, QueueState> queues = new HashMap<>();
+    /** Job records by queue and id; an expired record is removed when next looked at. */
+    private final Map<String, Map<UUID, JobRecord>> jobs = new HashMap<>();
+    private final Map<String, List<Consumer<JobEvent>>> jobListeners = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Events published under the lock, delivered after it is released. */
+    private final List<JobEvent> undelivered = new ArrayList<>();
+
+    private static final class JobRecord {
+        final Map<String, String> fields = new HashMap<>();
+        Instant expiresAt;
+    }
     private long nextEntry;
     private int fetchRound;
     private boolean closed;
@@ -123,6 +142,7 @@ public final class MemoryBroker implements Broker {
         locked(() -> {
             for (Message m : messages) {
                 queue(m.queue()).ready.addLast(new Entry(newReceipt(), m));
+                createJob(m, JobState.QUEUED, null);
             }
             messageArrived.signalAll();
         });
@@ -132,6 +152,7 @@ public final class MemoryBroker implements Broker {
     public void schedule(Message message, Instant dueAt) {
         locked(() -> {
             queue(message.queue()).delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), message);
+            createJob(message, JobState.SCHEDULED, dueAt);
         });
     }
 
@@ -171,7 +192,7 @@ public final class MemoryBroker implements Broker {
 
     @Override
     public SettleReport settle(String consumer, List<Settlement> settlements) {
-        return locked(() -> {
+        SettleReport report = locked(() -> {
             List<Settlement> reclaimed = new ArrayList<>();
             List<Settlement> notPending = new ArrayList<>();
             for (Settlement settlement : settlements) {
@@ -187,6 +208,9 @@ public final class MemoryBroker implements Broker {
                     continue;
                 }
                 q.pending.remove(d.receipt());
+                if (settlement.job() != null) {
+                    applyJob(settlement.job());
+                }
                 switch (settlement) {
                     case Settlement.Ack ack -> { }
                     case Settlement.RetryLater retry ->
@@ -201,6 +225,8 @@ public final class MemoryBroker implements Broker {
             }
             return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
         });
+        deliverJobEvents();
+        return report;
     }
 
     /**
@@ -305,6 +331,7 @@ public final class MemoryBroker implements Broker {
                 return new TickResult(TickResult.Outcome.ALREADY_FIRED, now);
             }
             queue(message.queue()).ready.addLast(new Entry(newReceipt(), message.withAttempt(message.attempt(), now)));
+            createJob(message, JobState.QUEUED, null);
             ticks.put(jobName, new TickClaim(tick.toEpochMilli(), now.plus(claimLifetime)));
             messageArrived.signalAll();
             return new TickResult(TickResult.Outcome.FIRED, now);
@@ -344,6 +371,7 @@ public final class MemoryBroker implements Broker {
                 q.deadLetters.remove(id);
                 Message back = letter.message().get().withAttempt(1, now).withHeader(Message.REPLAYED_FROM, id);
                 q.ready.addLast(new Entry(newReceipt(), back));
+                createJob(back, JobState.QUEUED, null);
                 replayed++;
             }
             if (replayed > 0) {
@@ -428,6 +456,149 @@ public final class MemoryBroker implements Broker {
         });
         if (dropped != null) {
             log.log(System.Logger.Level.WARNING, dropped);
+        }
+    }
+
+    // ---- job records ----
+
+    /** Creates (or, for a replay, resets) the record of a tracked message. Called under the lock. */
+    private void createJob(Message m, JobState state, Instant due) {
+        if (!m.isTracked()) {
+            return;
+        }
+        JobRecord rec = new JobRecord();
+        rec.fields.put(JobRecords.STATE, state.name());
+        rec.fields.put(JobRecords.TASK, m.task());
+        rec.fields.put(JobRecords.ENQUEUED_AT, Long.toString(clock.instant().toEpochMilli()));
+        rec.fields.put(JobRecords.RETENTION, m.headers().get(Message.TRACK));
+        if (due != null) {
+            rec.fields.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
+        }
+        jobs.computeIfAbsent(m.queue(), k -> new HashMap<>()).put(m.id(), rec);
+    }
+
+    private JobRecord job(String queue, UUID id) {
+        Map<UUID, JobRecord> byId = jobs.get(queue);
+        if (byId == null) {
+            return null;
+        }
+        JobRecord rec = byId.get(id);
+        if (rec != null && rec.expiresAt != null && !clock.instant().isBefore(rec.expiresAt)) {
+            byId.remove(id);
+            return null;
+        }
+        return rec;
+    }
+
+    /** Applies {@code update}, creating the record if missing. Called under the lock. */
+    private void applyJob(JobUpdate update) {
+        JobRecord rec = job(update.queue(), update.id());
+        if (rec == null) {
+            rec = new JobRecord();
+            jobs.computeIfAbsent(update.queue(), k -> new HashMap<>()).put(update.id(), rec);
+        }
+        rec.fields.putAll(update.set());
+        update.delete().forEach(rec.fields::remove);
+        if (!update.expireAfter().isZero()) {
+            rec.expiresAt = clock.instant().plus(update.expireAfter());
+        }
+        if (update.ends()) {
+            undelivered.add(new JobEvent(update.queue(), update.id(), JobEvent.Kind.ENDED));
+        }
+    }
+
+    private static JobState stateOf(JobRecord rec) {
+        try {
+            return JobState.valueOf(rec.fields.getOrDefault(JobRecords.STATE, "UNKNOWN"));
+        } catch (IllegalArgumentException e) {
+            return JobState.UNKNOWN;
+        }
+    }
+
+    @Override
+    public Optional<Map<String, String>> readJob(String queue, UUID id) {
+        return locked(() -> {
+            JobRecord rec = job(queue, id);
+            return rec == null ? Optional.<Map<String, String>>empty() : Optional.of(Map.copyOf(rec.fields));
+        });
+    }
+
+    @Override
+    public Set<UUID> startJobs(List<JobUpdate> starts) {
+        return locked(() -> {
+            Set<UUID> notStarted = new java.util.HashSet<>();
+            for (JobUpdate start : starts) {
+                JobRecord rec = job(start.queue(), start.id());
+                if (rec != null && (stateOf(rec).isFinal())) {
+                    notStarted.add(start.id());
+                    continue;
+                }
+                applyJob(start);
+            }
+            return notStarted;
+        });
+    }
+
+    @Override
+    public void updateRunningJob(JobUpdate update) {
+        locked(() -> {
+            JobRecord rec = job(update.queue(), update.id());
+            if (rec != null && stateOf(rec) == JobState.RUNNING) {
+                applyJob(update);
+            }
+        });
+        deliverJobEvents();
+    }
+
+    @Override
+    public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
+        JobHandle.CancelOutcome outcome = locked(() -> {
+            JobRecord rec = job(cancelled.queue(), cancelled.id());
+            if (rec == null) {
+                return JobHandle.CancelOutcome.NOT_FOUND;
+            }
+            JobState state = stateOf(rec);
+            if (state.isFinal()) {
+                return JobHandle.CancelOutcome.ALREADY_ENDED;
+            }
+            if (state == JobState.RUNNING) {
+                rec.fields.put(JobRecords.CANCEL_REQUESTED, "1");
+                undelivered.add(new JobEvent(cancelled.queue(), cancelled.id(), JobEvent.Kind.CANCEL_REQUESTED));
+                return JobHandle.CancelOutcome.CANCEL_REQUESTED;
+            }
+            applyJob(cancelled);
+            rec.expiresAt = clock.instant().plusMillis(Long.parseLong(rec.fields.getOrDefault(JobRecords.RETENTION, "3600000")));
+            return JobHandle.CancelOutcome.CANCELLED;
+        });
+        deliverJobEvents();
+        return outcome;
+    }
+
+    @Override
+    public AutoCloseable subscribeJobEvents(String queue, Consumer<JobEvent> listener) {
+        List<Consumer<JobEvent>> listeners = jobListeners.computeIfAbsent(queue, k -> new CopyOnWriteArrayList<>());
+        listeners.add(listener);
+        return () -> listeners.remove(listener);
+    }
+
+    /** Delivers the events published under the lock, outside it (a listener may call back into the broker). */
+    private void deliverJobEvents() {
+        List<JobEvent> events = locked(() -> {
+            if (undelivered.isEmpty()) {
+                return List.<JobEvent>of();
+            }
+            List<JobEvent> copy = List.copyOf(undelivered);
+            undelivered.clear();
+            return copy;
+        });
+        for (JobEvent event : events) {
+            for (Consumer<JobEvent> listener : jobListeners.getOrDefault(event.queue(), List.of())) {
+                try {
+                    listener.accept(event);
+                } catch (RuntimeException e) {
+                    log.log(System.Logger.Level.WARNING, "a job event listener failed: {0}", e.toString());
+                }
+            }
         }
     }
 

@@ -8,13 +8,20 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskNotFoundException;
-import io.binomic.api.TaskRegistry;
+import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskHandler;
+import io.binomic.api.BrokerException;
+import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.codec.WorkerCodec;
+import io.binomic.core.internal.jobs.JobRecordFormat;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.UUID;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.lang.System.Logger.Level;
@@ -49,7 +56,8 @@ public final class DeliveryProcessor {
     private static final System.Logger LOG = System.getLogger(DeliveryProcessor.class.getName());
     private static final int STACK_HEAD_LINES = 8;
 
-    private final TaskRegistry registry;
+    private final Map<String, TaskBinding<?, ?>> handlers;
+    private final JobTracking tracking;
     private final TaskDefaults defaults;
     private final WorkerCodec codec;
     private final TaskInvoker invoker;
@@ -61,9 +69,10 @@ public final class DeliveryProcessor {
     final LongAdder retried = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
 
-    public DeliveryProcessor(TaskRegistry registry, TaskDefaults defaults, PayloadCodec codec, TaskInvoker invoker,
-                             Clock clock, StatsRecorder stats, RandomGenerator random) {
-        this.registry = registry;
+    public DeliveryProcessor(Map<String, TaskBinding<?, ?>> handlers, TaskDefaults defaults, PayloadCodec codec, TaskInvoker invoker,
+                             Clock clock, StatsRecorder stats, RandomGenerator random, JobTracking tracking) {
+        this.handlers = Map.copyOf(handlers);
+        this.tracking = tracking;
         this.defaults = defaults;
         this.codec = WorkerCodec.of(codec);
         this.invoker = invoker;
@@ -80,12 +89,13 @@ public final class DeliveryProcessor {
             return deadLetter(delivery, "?", DeadLetterReason.DECODE_ERROR, PayloadDecodeException.class.getName(), problem, "");
         }
         Message message = delivery.message().orElseThrow();
-        Task<?, ?> task = registry.find(message.task()).orElse(null);
-        if (task == null) {
+        TaskBinding<?, ?> binding = handlers.get(message.task());
+        if (binding == null) {
             var error = new TaskNotFoundException(message.task(), "register it in the worker's tasks (Binomic.builder().task(...) or a TaskProvider)");
             LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), error.getMessage());
             return deadLetter(delivery, message.task(), DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(), error.getMessage(), "");
         }
+        Task<?, ?> task = binding.task();
         int attempt = delivery.attempt();
         int maxAttempts = defaults.maxAttemptsOf(task);
         if (attempt > maxAttempts) {
@@ -98,7 +108,9 @@ public final class DeliveryProcessor {
         var staleAfter = defaults.staleAfter();
         if (staleAfter.isPresent() && Duration.between(message.enqueuedAt(), now).compareTo(staleAfter.get()) > 0) {
             failed.increment();
-            return failure(delivery, task, attempt, maxAttempts, "io.binomic.Stale",
+            Run stale = new Run(delivery, message, binding, attempt);
+            stale.started = now;
+            return failure(stale, "io.binomic.Stale",
                     "waited " + Duration.between(message.enqueuedAt(), now) + " in the queue, over staleAfter " + staleAfter.get(), "");
         }
         Object argument;
@@ -109,34 +121,150 @@ public final class DeliveryProcessor {
                     message.id(), task.name(), task.argumentType().getName(), e.getMessage());
             return deadLetter(delivery, task.name(), DeadLetterReason.DECODE_ERROR, e.getClass().getName(), e.getMessage(), stackHead(e));
         }
-        return execute(delivery, task, argument, attempt, maxAttempts);
+        Run run = new Run(delivery, message, binding, attempt);
+        if (message.isTracked() && !startTracked(run)) {
+            LOG.log(Level.INFO, "job {0} of task {1} was cancelled (or has ended) before it ran; not running it", message.id(), task.name());
+            return new Outcome.Settle(new Settlement.Ack(delivery));
+        }
+        return execute(run, argument, maxAttempts);
     }
 
-    private Outcome execute(Delivery delivery, Task<?, ?> task, Object argument, int attempt, int maxAttempts) {
-        Message message = delivery.message().orElseThrow();
+    /** One execution, and what its job record needs to know about it. */
+    private final class Run implements TaskContext {
+        final Delivery delivery;
+        final Message message;
+        final TaskBinding<?, ?> binding;
+        final int attempt;
+        final int maxAttempts;
+        Instant started;
+        private long lastProgressWrite;
+
+        Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt) {
+            this.delivery = delivery;
+            this.message = message;
+            this.binding = binding;
+            this.attempt = attempt;
+            this.maxAttempts = defaults.maxAttemptsOf(binding.task());
+        }
+
+        boolean tracked() {
+            return message.isTracked();
+        }
+
+        @Override
+        public UUID messageId() {
+            return message.id();
+        }
+
+        @Override
+        public String task() {
+            return message.task();
+        }
+
+        @Override
+        public String queue() {
+            return delivery.queue();
+        }
+
+        @Override
+        public int attempt() {
+            return attempt;
+        }
+
+        @Override
+        public int maxAttempts() {
+            return maxAttempts;
+        }
+
+        @Override
+        public Instant enqueuedAt() {
+            return message.enqueuedAt();
+        }
+
+        @Override
+        public Map<String, String> headers() {
+            return message.headers();
+        }
+
+        @Override
+        public void progress(int percent, String note) {
+            if (percent < 0 || percent > 100) {
+                throw new IllegalArgumentException("progress percent must be 0..100, was " + percent);
+            }
+            if (!tracked()) {
+                return;
+            }
+            long now = System.nanoTime();
+            // At most four writes a second: a handler may report in a tight loop.
+            if (percent < 100 && lastProgressWrite != 0 && now - lastProgressWrite < 250_000_000L) {
+                return;
+            }
+            lastProgressWrite = now;
+            try {
+                tracking.progress(JobRecordFormat.progress(message, delivery.queue(), percent, note == null ? "" : note));
+            } catch (BrokerException e) {
+                LOG.log(Level.DEBUG, "progress of job {0} not recorded: {1}", message.id(), e.getMessage());
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "TaskContext[" + message.id() + ", " + message.task() + ", attempt " + attempt + "/" + maxAttempts + "]";
+        }
+    }
+
+    /**
+     * Writes the RUNNING record. A broker that cannot be reached does not stop the run: the job's
+     * outcome is what matters, and it is written with the settlement.
+     */
+    private boolean startTracked(Run run) {
+        run.started = clock.instant();
+        try {
+            return tracking.start(JobRecordFormat.started(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started));
+        } catch (BrokerException e) {
+            LOG.log(Level.WARNING, "could not mark job {0} running ({1}); running it anyway", run.message.id(), e.getMessage());
+            return true;
+        }
+    }
+
+    private Outcome execute(Run run, Object argument, int maxAttempts) {
+        Delivery delivery = run.delivery;
+        Task<?, ?> task = run.binding.task();
+        int attempt = run.attempt;
+        Message message = run.message;
+        if (run.started == null) {
+            run.started = clock.instant();
+        }
         Duration timeout = defaults.timeoutOf(task);
         TaskExecutionEvent event = new TaskExecutionEvent();
         event.begin();
         long start = System.nanoTime();
         String outcome = "succeeded";
         try {
-            TaskContext context = new TaskContext(message.id(), task.name(), delivery.queue(), attempt, maxAttempts,
-                    message.enqueuedAt(), message.headers());
             // Bound on the handler's own thread, so both invokers (structured or future) see it.
-            invoker.invoke(() -> TaskContext.callWith(context, () -> invokeHandler(task, argument)), timeout);
+            Object result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
             long nanos = System.nanoTime() - start;
             succeeded.increment();
             stats.succeeded(delivery.queue(), task.name(), nanos);
-            return new Outcome.Settle(new Settlement.Ack(delivery));
+            if (!run.tracked()) {
+                return new Outcome.Settle(new Settlement.Ack(delivery));
+            }
+            String json = task.resultType() == Void.class || result == null ? null
+                    : new String(codec.encode(result), StandardCharsets.UTF_8);
+            return new Outcome.Settle(new Settlement.Ack(delivery, JobRecordFormat.succeeded(message, delivery.queue(), attempt,
+                    tracking.worker(), run.started, clock.instant(), json)));
         } catch (TimeoutException e) {
             outcome = "timed out";
             failed.increment();
             stats.failed(delivery.queue(), task.name(), System.nanoTime() - start);
-            return failure(delivery, task, attempt, maxAttempts, TimeoutException.class.getName(),
-                    "overran its timeout of " + timeout, "");
+            return failure(run, TimeoutException.class.getName(), "overran its timeout of " + timeout, "");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            if (cause instanceof CancellationException) {
+            if (cause instanceof CancellationException || tracking.cancelRequested(delivery.receipt())) {
+                if (tracking.cancelRequested(delivery.receipt())) {
+                    outcome = "cancelled";
+                    return cancelled(run);
+                }
                 outcome = "cancelled";
                 LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
                 return new Outcome.LeavePending("cancelled");
@@ -147,14 +275,18 @@ public final class DeliveryProcessor {
                 outcome = "non-retryable";
                 LOG.log(Level.ERROR, "task {0} (message {1}) failed with non-retryable {2}: {3}; dead-lettering",
                         task.name(), message.id(), cause.getClass().getName(), cause.getMessage());
-                return deadLetter(delivery, task.name(), DeadLetterReason.NON_RETRYABLE, cause.getClass().getName(),
+                return deadLetter(run, DeadLetterReason.NON_RETRYABLE, cause.getClass().getName(),
                         String.valueOf(cause.getMessage()), stackHead(cause));
             }
             outcome = "failed";
-            return failure(delivery, task, attempt, maxAttempts, cause.getClass().getName(), String.valueOf(cause.getMessage()),
-                    stackHead(cause));
+            return failure(run, cause.getClass().getName(), String.valueOf(cause.getMessage()), stackHead(cause));
         } catch (InterruptedException e) {
             outcome = "cancelled";
+            if (tracking.cancelRequested(delivery.receipt())) {
+                // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
+                Thread.interrupted();
+                return cancelled(run);
+            }
             Thread.currentThread().interrupt();
             LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", task.name(), message.id());
             return new Outcome.LeavePending("worker shutdown");
@@ -171,24 +303,37 @@ public final class DeliveryProcessor {
         }
     }
 
-    private static Object invokeHandler(Task<?, ?> task, Object argument) throws Exception {
+    private static Object invokeHandler(TaskBinding<?, ?> binding, Object argument) throws Exception {
         @SuppressWarnings("unchecked")
-        var handler = (io.binomic.api.TaskHandler<Object, ?>) task.handler();
+        var handler = (TaskHandler<Object, ?>) binding.handler();
         return handler.handle(argument);
     }
 
+    private Outcome cancelled(Run run) {
+        LOG.log(Level.INFO, "task {0} (message {1}) was cancelled by request while it ran", run.message.task(), run.message.id());
+        var update = JobRecordFormat.cancelled(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started,
+                clock.instant());
+        return new Outcome.Settle(new Settlement.Ack(run.delivery, update));
+    }
+
     /** The retry path: another attempt after the backoff while the budget lasts, else the DLQ. */
-    private Outcome failure(Delivery delivery, Task<?, ?> task, int attempt, int maxAttempts, String errorClass,
-                            String errorMessage, String stackHead) {
-        Message message = delivery.message().orElseThrow();
+    private Outcome failure(Run run, String errorClass, String errorMessage, String stackHead) {
+        Delivery delivery = run.delivery;
+        Task<?, ?> task = run.binding.task();
+        int attempt = run.attempt;
+        int maxAttempts = run.maxAttempts;
+        Message message = run.message;
         if (attempt >= maxAttempts) {
             LOG.log(Level.ERROR, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; max attempts reached, dead-lettering",
                     task.name(), message.id(), attempt, maxAttempts, errorClass, errorMessage);
-            return deadLetter(delivery, task.name(), DeadLetterReason.MAX_ATTEMPTS, errorClass, errorMessage, stackHead);
+            return deadLetter(run, DeadLetterReason.MAX_ATTEMPTS, errorClass, errorMessage, stackHead);
         }
         Duration wait = defaults.backoffOf(task).delay(attempt, random);
         Instant now = clock.instant();
-        var retry = new Settlement.RetryLater(delivery, message.withAttempt(attempt + 1, now), DueTimes.notBefore(now.plus(wait)));
+        Instant due = DueTimes.notBefore(now.plus(wait));
+        var update = run.tracked() ? JobRecordFormat.retrying(message, delivery.queue(), attempt, tracking.worker(), run.started, now,
+                due, errorClass.equals(TimeoutException.class.getName()) ? "timed out" : "failed", errorClass + ": " + errorMessage) : null;
+        var retry = new Settlement.RetryLater(delivery, message.withAttempt(attempt + 1, now), due, update);
         retried.increment();
         stats.retried(delivery.queue(), task.name());
         LOG.log(Level.WARNING, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; retrying in {6} ms",
@@ -201,7 +346,21 @@ public final class DeliveryProcessor {
         var failure = new DeadLetter.Failure(reason, errorClass, errorMessage, stackHead, delivery.attempt(), clock.instant());
         deadLettered.increment();
         stats.deadLettered(delivery.queue(), taskName);
-        return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure));
+        var update = delivery.message().filter(Message::isTracked)
+                .map(m -> JobRecordFormat.deadLettered(m, delivery.queue(), delivery.attempt(), tracking.worker(), null,
+                        clock.instant(), reason, errorClass + ": " + errorMessage))
+                .orElse(null);
+        return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure, update));
+    }
+
+    private Outcome deadLetter(Run run, DeadLetterReason reason, String errorClass, String errorMessage, String stackHead) {
+        Delivery delivery = run.delivery;
+        var failure = new DeadLetter.Failure(reason, errorClass, errorMessage, stackHead, run.attempt, clock.instant());
+        deadLettered.increment();
+        stats.deadLettered(delivery.queue(), run.message.task());
+        var update = run.tracked() ? JobRecordFormat.deadLettered(run.message, delivery.queue(), run.attempt, tracking.worker(),
+                run.started, clock.instant(), reason, errorClass + ": " + errorMessage) : null;
+        return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure, update));
     }
 
     static String stackHead(Throwable t) {

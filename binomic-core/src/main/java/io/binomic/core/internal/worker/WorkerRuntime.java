@@ -1,10 +1,11 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.TaskDefaults;
-import io.binomic.api.TaskRegistry;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
@@ -85,12 +86,17 @@ public final class WorkerRuntime implements Worker {
 
     private record Running(Delivery delivery, Thread thread) { }
 
-    public WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, TaskRegistry registry,
+    /** Receipts of running deliveries whose submitter asked to cancel them. */
+    private final java.util.Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
+    private final List<AutoCloseable> jobEventSubscriptions = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final boolean tracksJobs;
+
+    public WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
                          Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats) {
-        this(config, queues, defaults, registry, broker, codec, clock, stats, TaskInvokers.best());
+        this(config, queues, defaults, handlers, broker, codec, clock, stats, TaskInvokers.best());
     }
 
-    WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, TaskRegistry registry,
+    WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
                   Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker) {
         this.config = config;
         this.queues = List.copyOf(queues);
@@ -98,7 +104,9 @@ public final class WorkerRuntime implements Worker {
         this.clock = clock;
         this.consumerName = config.consumerName().orElseGet(WorkerRuntime::defaultConsumerName);
         this.slots = new Semaphore(config.concurrency());
-        this.processor = new DeliveryProcessor(registry, defaults, codec, invoker, clock, stats, ThreadLocalRandom.current());
+        this.processor = new DeliveryProcessor(handlers, defaults, codec, invoker, clock, stats, ThreadLocalRandom.current(),
+                JobTracking.through(broker, consumerName, cancelRequested::contains));
+        this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
@@ -121,6 +129,9 @@ public final class WorkerRuntime implements Worker {
             throw new IllegalStateException("a worker starts once");
         }
         active = true;
+        if (tracksJobs) {
+            subscribeToCancels();
+        }
         loops.add(loop("fetch", this::fetchRound));
         loops.add(loop("settle", () -> settler.sendOnce(config.pollTimeout()) || settling));
         loops.add(loop("lease", this::leaseRound));
@@ -344,6 +355,36 @@ public final class WorkerRuntime implements Worker {
         return taken;
     }
 
+    /**
+     * Listens for cancels of the jobs this worker may run: a running job asked to cancel is
+     * interrupted here, in whichever process submitted the cancel.
+     */
+    private void subscribeToCancels() {
+        for (String queue : queues) {
+            try {
+                jobEventSubscriptions.add(broker.subscribeJobEvents(queue, this::onJobEvent));
+            } catch (UnsupportedOperationException e) {
+                LOG.log(Level.DEBUG, "worker {0}: the broker keeps no job records: {1}", consumerName, e.getMessage());
+                return;
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "worker {0}: cannot listen for job cancels on queue {1}: {2}", consumerName, queue, e.getMessage());
+            }
+        }
+    }
+
+    private void onJobEvent(JobEvent event) {
+        if (event.kind() != JobEvent.Kind.CANCEL_REQUESTED) {
+            return;
+        }
+        for (Running r : running.values()) {
+            if (r.delivery().message().map(m -> m.id().equals(event.id())).orElse(false)) {
+                LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", consumerName, event.id());
+                cancelRequested.add(r.delivery().receipt());
+                r.thread().interrupt();
+            }
+        }
+    }
+
     /** Runs {@code d} on its own virtual thread; the slot it holds is released when it ends. */
     private void dispatch(Delivery d) {
         held.put(d.receipt(), d);
@@ -365,6 +406,7 @@ public final class WorkerRuntime implements Worker {
                 outcome = null;
             } finally {
                 running.remove(d.receipt());
+                cancelRequested.remove(d.receipt());
                 if (!(outcome instanceof Outcome.Settle)) {
                     held.remove(d.receipt()); // left pending: stop renewing, so reclaim brings it back
                 }
@@ -512,6 +554,13 @@ public final class WorkerRuntime implements Worker {
         Thread lease = loops.get(2);
         Thread mover = loops.get(3);
         mover.interrupt();
+        for (AutoCloseable subscription : jobEventSubscriptions) {
+            try {
+                subscription.close();
+            } catch (Exception e) {
+                LOG.log(Level.DEBUG, "worker {0}: closing a job event subscription failed: {1}", consumerName, e.getMessage());
+            }
+        }
         join(fetcher, config.pollTimeout().plusSeconds(5));
         overflow.forEach(d -> held.remove(d.receipt())); // never started: left pending for reclaim
         overflow.clear();

@@ -1,0 +1,61 @@
+package io.binomic.api;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A submitted job: its id, what became of it, its result, and a way to cancel it. Returned by
+ * {@code submit}, and obtained later from any process by {@code Binomic.job(id)}. Status and
+ * result are kept for a tracked task ({@link Task#isTracked()}: by default a task with a result
+ * type, for one hour); for another, {@link #status()} says {@link JobState#UNKNOWN}.
+ *
+ * @param <R> the result type
+ */
+public interface JobHandle<R> {
+
+    /** The job id (the message id): stable across attempts and replays. */
+    UUID id();
+
+    /** The queue the job is on. */
+    String queue();
+
+    /** What became of the job, read from the broker now. */
+    JobStatus status();
+
+    /**
+     * Completes with the handler's return value when the job succeeds; exceptionally with a
+     * {@link JobFailedException} when it is dead-lettered, or a {@link JobCancelledException} when
+     * it is cancelled. Waiting costs no polling per job: the broker notifies the submitter.
+     *
+     * @throws IllegalStateException when the task is not tracked (nothing would ever complete it)
+     */
+    CompletableFuture<R> result();
+
+    /**
+     * Waits up to {@code timeout} for the result.
+     *
+     * @throws JobFailedException when the job was dead-lettered
+     * @throws JobCancelledException when it was cancelled
+     * @throws JobTimeoutException when it did not end in time (it goes on)
+     */
+    R await(Duration timeout);
+
+    /**
+     * Cancels the job. A queued or scheduled job never runs; a running one is interrupted on
+     * whichever worker runs it and ends cancelled, not retried and not dead-lettered.
+     */
+    CancelOutcome cancel();
+
+    /** What {@link #cancel()} did. */
+    enum CancelOutcome {
+        /** The job was queued, scheduled or waiting to retry: it will not run. */
+        CANCELLED,
+        /** The job was running: its worker is told to interrupt it, and it ends cancelled. */
+        CANCEL_REQUESTED,
+        /** The job had already ended; nothing changed. */
+        ALREADY_ENDED,
+        /** No such job is known (wrong id, a task that is not tracked, or its status expired); nothing changed. */
+        NOT_FOUND
+    }
+}

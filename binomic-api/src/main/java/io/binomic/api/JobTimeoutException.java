@@ -1,0 +1,20 @@
+package io.binomic.api;
+
+import java.io.Serial;
+import java.util.UUID;
+
+/** Thrown by {@link JobHandle#await} and completes {@link JobHandle#result()}: a job did not end within the time a caller waited (the job goes on). */
+public class JobTimeoutException extends BinomicException {
+    @Serial private static final long serialVersionUID = 1L;
+    private final UUID jobId;
+
+    public JobTimeoutException(UUID jobId, String message) {
+        super(message);
+        this.jobId = jobId;
+    }
+
+    /** The job. */
+    public UUID jobId() {
+        return jobId;
+    }
+}

@@ -1,0 +1,219 @@
+package io.binomic.core.internal.jobs;
+
+import io.binomic.api.BrokerException;
+import io.binomic.api.JobCancelledException;
+import io.binomic.api.JobFailedException;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
+import io.binomic.api.JobStatus;
+import io.binomic.api.JobTimeoutException;
+import io.binomic.api.PayloadDecodeException;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.PayloadCodec;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The job handles of one Binomic instance, and what completes their result futures: one
+ * subscription to the broker's job events per queue (not a poll per job), opened when the first
+ * result is awaited on that queue. After subscribing, each waiter reads its record once, so a job
+ * that ended before the subscription is not missed.
+ */
+public final class JobHandles implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(JobHandles.class.getName());
+
+    private final Broker broker;
+    private final PayloadCodec codec;
+    private final Clock clock;
+    private final Map<String, AutoCloseable> subscriptions = new ConcurrentHashMap<>();
+    private final Map<UUID, Waiter<?>> waiters = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    public JobHandles(Broker broker, PayloadCodec codec, Clock clock) {
+        this.broker = broker;
+        this.codec = codec;
+        this.clock = clock;
+    }
+
+    /** A handle on job {@code id} of {@code queue}, whose result decodes as {@code resultType}. */
+    public <R> JobHandle<R> handle(String queue, UUID id, Class<R> resultType, boolean tracked) {
+        return new Handle<>(queue, id, resultType, tracked);
+    }
+
+    /** The status of job {@code id} of {@code queue}, {@link JobState#UNKNOWN} when there is no record. */
+    public JobStatus status(String queue, UUID id) {
+        return JobRecordFormat.read(queue, id, broker.readJob(queue, id).orElse(Map.of()));
+    }
+
+    private void subscribe(String queue) {
+        subscriptions.computeIfAbsent(queue, q -> broker.subscribeJobEvents(q, this::onEvent));
+    }
+
+    private void onEvent(JobEvent event) {
+        if (event.kind() != JobEvent.Kind.ENDED) {
+            return;
+        }
+        Waiter<?> waiter = waiters.get(event.id());
+        if (waiter != null) {
+            // Off the broker's event thread: reading the record is a round trip.
+            Thread.ofVirtual().name("binomic-job-result").start(waiter::check);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (AutoCloseable subscription : subscriptions.values()) {
+            try {
+                subscription.close();
+            } catch (Exception e) {
+                LOG.log(Level.DEBUG, "closing a job event subscription failed: {0}", e.getMessage());
+            }
+        }
+        subscriptions.clear();
+        for (Waiter<?> waiter : List.copyOf(waiters.values())) {
+            waiter.future.completeExceptionally(new IllegalStateException("the Binomic instance was closed while waiting for job "
+                    + waiter.handle.id + "; read it later with Binomic.job(id)"));
+        }
+    }
+
+    /** One result future and the record it waits on. */
+    private final class Waiter<R> {
+        final Handle<R> handle;
+        final CompletableFuture<R> future = new CompletableFuture<>();
+
+        Waiter(Handle<R> handle) {
+            this.handle = handle;
+        }
+
+        void check() {
+            if (future.isDone()) {
+                return;
+            }
+            try {
+                JobStatus status = handle.status();
+                if (status.state().isFinal()) {
+                    complete(status);
+                }
+            } catch (BrokerException e) {
+                LOG.log(Level.WARNING, "reading job {0} failed: {1}; waiting for its next event", handle.id, e.getMessage());
+            }
+        }
+
+        private void complete(JobStatus status) {
+            switch (status.state()) {
+                case SUCCEEDED -> {
+                    try {
+                        future.complete(decodeResult(status));
+                    } catch (PayloadDecodeException | IllegalArgumentException e) {
+                        future.completeExceptionally(e);
+                    }
+                }
+                case DEAD_LETTERED -> future.completeExceptionally(new JobFailedException(handle.id, "job " + handle.id + " of task '"
+                        + status.task() + "' was dead-lettered (" + status.deadLetterReason().map(Enum::name).orElse("?") + ")"
+                        + status.error().map(e -> ": " + e).orElse("") + "; see it with binomic dlq list"));
+                case CANCELLED -> future.completeExceptionally(new JobCancelledException(handle.id, "job " + handle.id
+                        + " of task '" + status.task() + "' was cancelled"));
+                default -> { }
+            }
+            waiters.remove(handle.id, this);
+        }
+
+        private R decodeResult(JobStatus status) {
+            if (handle.resultType == Void.class || status.result().isEmpty()) {
+                return null;
+            }
+            return codec.decode(status.result().get().getBytes(StandardCharsets.UTF_8), handle.resultType);
+        }
+    }
+
+    private final class Handle<R> implements JobHandle<R> {
+        private final String queue;
+        private final UUID id;
+        private final Class<R> resultType;
+        private final boolean tracked;
+
+        Handle(String queue, UUID id, Class<R> resultType, boolean tracked) {
+            this.queue = queue;
+            this.id = id;
+            this.resultType = resultType;
+            this.tracked = tracked;
+        }
+
+        @Override
+        public UUID id() {
+            return id;
+        }
+
+        @Override
+        public String queue() {
+            return queue;
+        }
+
+        @Override
+        public JobStatus status() {
+            return JobHandles.this.status(queue, id);
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public CompletableFuture<R> result() {
+            if (!tracked) {
+                throw new IllegalStateException("job " + id + " is of a task that is not tracked, so no result is kept:"
+                        + " declare the task with a result type, or with .keepStatusFor(Duration)");
+            }
+            if (closed) {
+                throw new IllegalStateException("the Binomic instance is closed");
+            }
+            Waiter<?> existing = waiters.computeIfAbsent(id, k -> new Waiter<>(this));
+            subscribe(queue);
+            existing.check();
+            return ((Waiter<R>) existing).future.copy();
+        }
+
+        @Override
+        public R await(Duration timeout) {
+            try {
+                return result().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                throw new JobTimeoutException(id, "job " + id + " did not end within " + timeout + "; it is "
+                        + status().state() + " (it goes on: wait again, or cancel it)");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new JobTimeoutException(id, "interrupted while waiting for job " + id);
+            } catch (ExecutionException e) {
+                if (e.getCause() instanceof RuntimeException r) {
+                    throw r;
+                }
+                throw new IllegalStateException(e.getCause());
+            }
+        }
+
+        @Override
+        public CancelOutcome cancel() {
+            return broker.cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, clock.instant()));
+        }
+
+        @Override
+        public String toString() {
+            return "JobHandle[" + id + " on " + queue + "]";
+        }
+    }
+
+    /** For tests and diagnostics: how many results are awaited. */
+    public int waiting() {
+        return new ArrayList<>(waiters.keySet()).size();
+    }
+}

@@ -1,0 +1,50 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.JobUpdate;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Predicate;
+
+/** What the delivery state machine needs to keep a tracked job's record and to honour a cancel. */
+public interface JobTracking {
+
+    /** The name the worker's records give (its consumer name). */
+    String worker();
+
+    /** Marks a job started; false when its record says it was cancelled or has ended (do not run it). */
+    boolean start(JobUpdate started);
+
+    /** Records a progress report of a running job. */
+    void progress(JobUpdate progress);
+
+    /** True when a cancel was asked for the delivery with this receipt while it ran. */
+    boolean cancelRequested(String receipt);
+
+    /** Tracking through {@code broker}, for the worker named {@code worker}. */
+    static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested) {
+        return new JobTracking() {
+            @Override
+            public String worker() {
+                return worker;
+            }
+
+            @Override
+            public boolean start(JobUpdate started) {
+                Set<UUID> notStarted = broker.startJobs(List.of(started));
+                return !notStarted.contains(started.id());
+            }
+
+            @Override
+            public void progress(JobUpdate progress) {
+                broker.updateRunningJob(progress);
+            }
+
+            @Override
+            public boolean cancelRequested(String receipt) {
+                return cancelRequested.test(receipt);
+            }
+        };
+    }
+}
