@@ -1,13 +1,15 @@
 /**
  * Binomic's engine: the {@link io.binomic.core.Binomic} client, workers, the scheduler, the
- * embedded in-memory broker ({@code memory://}) and a JDK-only JSON codec. Only
- * {@code io.binomic.core} is exported; everything else is implementation.
+ * embedded in-memory broker ({@code memory://}) and a JDK-only JSON codec. Exports
+ * {@code io.binomic.core} and, for applications' own unit tests, {@code io.binomic.core.testing};
+ * everything else is implementation.
  */
 module io.binomic.core {
     requires transitive io.binomic.api;
     requires jdk.jfr;
 
     exports io.binomic.core;
+    exports io.binomic.core.testing;
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;

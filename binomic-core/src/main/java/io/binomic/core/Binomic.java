@@ -226,6 +226,40 @@ public final class Binomic implements AutoCloseable {
     }
 
     /**
+     * Submits a job by task name with its argument as JSON text, for a process that does not have
+     * the task's definition (the CLI, a service in another language's shadow). The job is tracked
+     * for {@link Task#DEFAULT_RESULT_RETENTION}, so its status and result can be read; the worker
+     * validates the argument against the task's type and dead-letters it ({@code DECODE_ERROR})
+     * when it does not fit, or ({@code TASK_NOT_FOUND}) when no worker knows the task.
+     *
+     * @param queue the task's queue
+     * @param task the task name
+     * @param jsonArgument the argument as JSON, such as {@code {"name":"Ada"}}; {@code null} for a task without argument
+     * @throws IllegalArgumentException when the name is not a valid task name or the text is not JSON
+     */
+    public JobHandle<String> submitJson(String queue, String task, String jsonArgument) {
+        requireStarted();
+        Task<Void, String> byName = Task.builder(task, Void.class, String.class).queue(queue)
+                .keepStatusFor(Task.DEFAULT_RESULT_RETENTION).build();
+        byte[] payload;
+        if (jsonArgument == null) {
+            payload = codec.encode(null);
+        } else {
+            io.binomic.core.internal.codec.JsonText.requireJson(jsonArgument);
+            payload = jsonArgument.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+        int limit = config.broker().maxPayloadBytes();
+        if (payload.length > limit) {
+            throw new PayloadTooLargeException(task, payload.length, limit);
+        }
+        Map<String, String> headers = Map.of(Message.CODEC, codec.id(), Message.TRACK,
+                Long.toString(byName.statusRetention().toMillis()));
+        Message message = new Message(Uuid7.next(clock), task, queue, 1, clock.instant(), payload, headers);
+        broker.enqueue(message);
+        return job(queue, message.id());
+    }
+
+    /**
      * The handle of job {@code id} of {@code task}, from any process, at any time while its status
      * is kept ({@link Task#statusRetention()}).
      */

@@ -6,10 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
+import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
@@ -28,6 +32,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -631,5 +637,152 @@ public abstract class BrokerContractTest {
 
         assertEquals(1, removed, "only the consumer without pending messages goes");
         assertEquals(1, broker.stats(queue).consumers());
+    }
+
+    // ---- job records (tracked messages) ----
+
+    protected Message trackedMessage(String task, long retentionMillis) {
+        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                "{}".getBytes(StandardCharsets.UTF_8), Map.of(Message.TRACK, Long.toString(retentionMillis)));
+    }
+
+    private JobUpdate update(Message m, Map<String, String> set, Duration expireAfter, boolean ends) {
+        return new JobUpdate(queue, m.id(), set, List.of(), expireAfter, ends);
+    }
+
+    private String state(Message m) {
+        return broker.readJob(queue, m.id()).map(f -> f.get(JobRecords.STATE)).orElse("none");
+    }
+
+    @Test
+    void aTrackedMessageHasAQueuedRecordAndAnUntrackedOneHasNone() throws Exception {
+        Message tracked = trackedMessage("t", 60_000);
+        Message untracked = message("t", "{}");
+        broker.enqueueAll(List.of(tracked, untracked));
+
+        Map<String, String> record = broker.readJob(queue, tracked.id()).orElseThrow();
+        assertEquals("QUEUED", record.get(JobRecords.STATE));
+        assertEquals("t", record.get(JobRecords.TASK));
+        assertEquals("60000", record.get(JobRecords.RETENTION));
+        assertEquals(Optional.empty(), broker.readJob(queue, untracked.id()));
+        assertEquals(2, fetch(10).size(), "tracking changes nothing about delivery");
+    }
+
+    @Test
+    void aScheduledTrackedJobIsScheduledWithItsDueTime() {
+        Message m = trackedMessage("t", 60_000);
+        Instant due = Instant.now().plusSeconds(60).truncatedTo(ChronoUnit.MILLIS);
+        broker.schedule(m, due);
+
+        Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+        assertEquals("SCHEDULED", record.get(JobRecords.STATE));
+        assertEquals(Long.toString(due.toEpochMilli()), record.get(JobRecords.DUE));
+    }
+
+    @Test
+    void aSettlementCarriesItsJobUpdateAndAnEndingOneNotifiesSubscribers() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
+        try (AutoCloseable subscription = broker.subscribeJobEvents(queue, events::add)) {
+            broker.enqueue(m);
+            Delivery d = fetch(1).getFirst();
+            assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
+            assertEquals("RUNNING", state(m));
+
+            broker.updateRunningJob(update(m, Map.of("progress", "50"), Duration.ZERO, false));
+            assertEquals("50", broker.readJob(queue, m.id()).orElseThrow().get("progress"));
+
+            var done = update(m, Map.of(JobRecords.STATE, "SUCCEEDED", "result", "42"), Duration.ofMinutes(1), true);
+            assertEquals(List.of(), broker.settle("c1", List.of(new Settlement.Ack(d, done))).notApplied());
+
+            JobEvent event = events.poll(5, TimeUnit.SECONDS);
+            assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.ENDED), event);
+            Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+            assertEquals("SUCCEEDED", record.get(JobRecords.STATE));
+            assertEquals("42", record.get("result"));
+            broker.updateRunningJob(update(m, Map.of("progress", "99"), Duration.ZERO, false));
+            assertEquals("50", broker.readJob(queue, m.id()).orElseThrow().get("progress"), "progress only while running");
+        }
+    }
+
+    @Test
+    void aStaleSettlementChangesNoJobRecord() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        Delivery first = fetch(1).getFirst();
+        Thread.sleep(30);
+        assertEquals(1, broker.reclaim(queue, "c2", Duration.ofMillis(10), 10).size());
+
+        var late = update(m, Map.of(JobRecords.STATE, "SUCCEEDED"), Duration.ofMinutes(1), true);
+        assertEquals(1, broker.settle("c1", List.of(new Settlement.Ack(first, late))).notApplied().size());
+        assertEquals("QUEUED", state(m), "the former owner's outcome is not the job's");
+    }
+
+    @Test
+    void aCancelledQueuedJobIsNeverStartedAndStaysCancelled() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
+
+        assertEquals(JobHandle.CancelOutcome.CANCELLED, broker.cancelJob(cancelled));
+        assertEquals("CANCELLED", state(m));
+        fetch(1);
+        assertEquals(Set.of(m.id()), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
+        assertEquals("CANCELLED", state(m));
+        assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, broker.cancelJob(cancelled));
+    }
+
+    @Test
+    void cancellingARunningJobAsksItsWorkerAndLeavesItRunning() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
+        try (AutoCloseable subscription = broker.subscribeJobEvents(queue, events::add)) {
+            broker.enqueue(m);
+            fetch(1);
+            broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false)));
+
+            var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, broker.cancelJob(cancelled));
+
+            assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.CANCEL_REQUESTED), events.poll(5, TimeUnit.SECONDS));
+            Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+            assertEquals("RUNNING", record.get(JobRecords.STATE));
+            assertEquals("1", record.get(JobRecords.CANCEL_REQUESTED));
+        }
+    }
+
+    @Test
+    void cancellingAnUnknownJobSaysSoAndCreatesNothing() {
+        Message m = trackedMessage("t", 60_000);
+        var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
+        assertEquals(JobHandle.CancelOutcome.NOT_FOUND, broker.cancelJob(cancelled));
+        assertEquals(Optional.empty(), broker.readJob(queue, m.id()));
+    }
+
+    @Test
+    void anEndedJobsRecordExpiresAfterItsRetention() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        Delivery d = fetch(1).getFirst();
+        broker.settle("c1", List.of(new Settlement.Ack(d, update(m, Map.of(JobRecords.STATE, "SUCCEEDED"), Duration.ofMillis(300), true))));
+        assertEquals("SUCCEEDED", state(m));
+        Thread.sleep(1_000);
+        assertEquals(Optional.empty(), broker.readJob(queue, m.id()));
+    }
+
+    @Test
+    void aReplayedTrackedDeadLetterIsQueuedAgainAndRunsAgain() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        Delivery d = fetch(1).getFirst();
+        broker.settle("c1", List.of(new Settlement.DeadLetter(d, failure(),
+                update(m, Map.of(JobRecords.STATE, "DEAD_LETTERED"), Duration.ofMinutes(1), true))));
+        assertEquals("DEAD_LETTERED", state(m));
+        String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
+
+        assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
+        assertEquals("QUEUED", state(m));
+        fetch(1);
+        assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
     }
 }

@@ -10,6 +10,115 @@ final class LuaScripts {
     private LuaScripts() { }
 
     /**
+     * Applies a job record update serialised by {@code RedisBroker.jobArguments} from ARGV[at]:
+     * number of field strings, fields..., number of deletions, names..., expiry ms (0 = keep),
+     * event channel, event message ('' = none). Returns the index after it.
+     */
+    static final String JOB_FUNCTIONS = """
+            local function skip_job(at)
+              local ns = tonumber(ARGV[at])
+              local nd = tonumber(ARGV[at + 1 + ns])
+              return at + 2 + ns + nd + 3
+            end
+            local function apply_job(key, at)
+              local ns = tonumber(ARGV[at])
+              if ns > 0 then redis.call('HSET', key, unpack(ARGV, at + 1, at + ns)) end
+              local j = at + 1 + ns
+              local nd = tonumber(ARGV[j])
+              if nd > 0 then redis.call('HDEL', key, unpack(ARGV, j + 1, j + nd)) end
+              j = j + 1 + nd
+              local ttl = tonumber(ARGV[j])
+              if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+              if ARGV[j + 2] ~= '' then redis.call('PUBLISH', ARGV[j + 1], ARGV[j + 2]) end
+              return j + 3
+            end
+            local function is_final(state)
+              return state == 'SUCCEEDED' or state == 'DEAD_LETTERED' or state == 'CANCELLED'
+            end
+            """;
+
+    /**
+     * Enqueues a tracked message and creates its record, atomically (a worker that fetched it at
+     * once must find the record, not have its RUNNING overwritten by a late QUEUED).
+     * KEYS: stream, job. ARGV: task, enqueuedAt ms, retention ms, stream fields...
+     */
+    static final String ENQUEUE_TRACKED = """
+            redis.call('XADD', KEYS[1], '*', unpack(ARGV, 4))
+            redis.call('DEL', KEYS[2])
+            redis.call('HSET', KEYS[2], 'state', 'QUEUED', 'task', ARGV[1], 'enqueuedAt', ARGV[2], 'retention', ARGV[3])
+            return 1
+            """;
+
+    /**
+     * Schedules a tracked message and creates its record, atomically.
+     * KEYS: delayed set, job. ARGV: task, enqueuedAt ms, retention ms, due ms, member.
+     */
+    static final String SCHEDULE_TRACKED = """
+            redis.call('ZADD', KEYS[1], ARGV[4], ARGV[5])
+            redis.call('DEL', KEYS[2])
+            redis.call('HSET', KEYS[2], 'state', 'SCHEDULED', 'task', ARGV[1], 'enqueuedAt', ARGV[2], 'retention', ARGV[3],
+                'due', ARGV[4])
+            return 1
+            """;
+
+    /**
+     * Marks jobs started unless their record says they ended or were cancelled.
+     * KEYS: job records of one queue. ARGV: one job update per key. Returns the (1-based) positions not started.
+     */
+    static final String START_JOBS = JOB_FUNCTIONS + """
+            local out, at = {}, 1
+            for k = 1, #KEYS do
+              if is_final(redis.call('HGET', KEYS[k], 'state')) then
+                out[#out + 1] = k
+                at = skip_job(at)
+              else
+                at = apply_job(KEYS[k], at)
+              end
+            end
+            return out
+            """;
+
+    /** Applies a job update to a RUNNING job only. KEYS: job. ARGV: one job update. */
+    static final String UPDATE_RUNNING_JOB = JOB_FUNCTIONS + """
+            if redis.call('HGET', KEYS[1], 'state') == 'RUNNING' then apply_job(KEYS[1], 1) return 1 end
+            return 0
+            """;
+
+    /**
+     * Cancels a job. KEYS: job. ARGV: the CANCELLED update. Returns 0 not found, 1 already ended,
+     * 2 cancel requested (running), 3 cancelled.
+     */
+    static final String CANCEL_JOB = JOB_FUNCTIONS + """
+            local state = redis.call('HGET', KEYS[1], 'state')
+            if not state then return 0 end
+            if is_final(state) then return 1 end
+            if state == 'RUNNING' then
+              redis.call('HSET', KEYS[1], 'cancelRequested', '1')
+              local ns = tonumber(ARGV[1])
+              local nd = tonumber(ARGV[2 + ns])
+              local channel = ARGV[2 + ns + nd + 2]
+              local id = string.sub(ARGV[2 + ns + nd + 3], 3)
+              redis.call('PUBLISH', channel, 'C ' .. id)
+              return 2
+            end
+            apply_job(KEYS[1], 1)
+            local retention = tonumber(redis.call('HGET', KEYS[1], 'retention') or '3600000')
+            redis.call('PEXPIRE', KEYS[1], math.max(1, retention))
+            return 3
+            """;
+
+    /**
+     * Puts a tracked job replayed from the dead-letter queue back to QUEUED, keeping its history.
+     * KEYS: job. ARGV: task, enqueuedAt ms, retention ms.
+     */
+    static final String REQUEUE_JOB = """
+            redis.call('HDEL', KEYS[1], 'endedAt', 'reason', 'due', 'cancelRequested', 'result')
+            redis.call('HSET', KEYS[1], 'state', 'QUEUED', 'task', ARGV[1], 'enqueuedAt', ARGV[2], 'retention', ARGV[3])
+            redis.call('PERSIST', KEYS[1])
+            return 1
+            """;
+
+    /**
      * Settles deliveries of one queue, each fenced: it is applied only if the entry is still
      * pending and owned by this consumer, with a delivery count at least the one the settling
      * worker was handed (XPENDING for that one id gives owner and count; a consumer that reclaimed
@@ -18,18 +127,24 @@ final class LuaScripts {
      * a ZADD onto the delayed set; a dead letter is the XACK and an XADD to the dead-letter stream,
      * bounded by count (approximately) and by age (MINID).
      * KEYS: stream, delayed, dlq. ARGV: group, consumer, dlq max count, dlq min id, then per
-     * settlement: 'A', id, count | 'R', id, count, due epoch ms, member | 'D', id, count, n, n field strings.
-     * Returns the 1-based positions of the settlements not applied: positive when the entry is
+     * settlement: 'A', id, count | 'R', id, count, due epoch ms, member | 'D', id, count, n, n field strings;
+     * a tracked job's settlement is followed by 'J', index of its record in KEYS, and its update
+     * ({@link #JOB_FUNCTIONS}), applied only when the settlement is. Returns the 1-based positions of the settlements not applied: positive when the entry is
      * pending under another consumer, negative when it is not pending at all.
      */
-    static final String SETTLE = """
+    static final String SETTLE = JOB_FUNCTIONS + """
             local group, consumer = ARGV[1], ARGV[2]
             local skipped, acks, seen = {}, {}, {}
-            local i, n = 5, 0
+            local i, n, owned = 5, 0, false
             while i <= #ARGV do
+              if ARGV[i] == 'J' then
+                -- the job record update of the settlement just before: applied only with it
+                if owned then i = apply_job(KEYS[tonumber(ARGV[i + 1])], i + 2) else i = skip_job(i + 2) end
+              else
               local kind, id, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
               n = n + 1
-              local owned, why = false, -n
+              owned = false
+              local why = -n
               if seen[id] == nil then
                 local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
                 if #p == 1 then
@@ -60,6 +175,7 @@ final class LuaScripts {
                 i = i + 4 + fields
               end
               if not owned then skipped[#skipped + 1] = why end
+              end
             end
             for from = 1, #acks, 1000 do
               redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))

@@ -3,11 +3,14 @@ package io.binomic.redis.internal;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
+import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
@@ -22,16 +25,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.redisson.Redisson;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.api.RStream;
+import org.redisson.api.RTopic;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamAddArgs;
 import org.redisson.api.stream.StreamCreateGroupArgs;
@@ -156,6 +162,13 @@ final class RedisBroker implements Broker {
     @Override
     public void enqueue(Message message) {
         checkSize(message);
+        if (message.isTracked()) {
+            RedisKeys k = keys(message.queue());
+            callRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", () -> client().getScript(StringCodec.INSTANCE)
+                    .eval(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED, RScript.ReturnType.LONG,
+                            List.of(k.stream(), k.job(message.id())), trackedEnqueueArguments(message)));
+            return;
+        }
         Map<byte[], byte[]> fields = utf8(StreamFields.encode(message));
         callRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", () -> client().<byte[], byte[]>getStream(
                 keys(message.queue()).stream(), ByteArrayCodec.INSTANCE).add(StreamAddArgs.entries(fields)));
@@ -176,6 +189,12 @@ final class RedisBroker implements Broker {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
                 RBatch batch = client().createBatch(options);
                 for (Message m : messages.subList(from, Math.min(messages.size(), from + BULK_CHUNK))) {
+                    if (m.isTracked()) {
+                        RedisKeys k = keys(m.queue());
+                        batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED,
+                                RScript.ReturnType.LONG, List.of(k.stream(), k.job(m.id())), trackedEnqueueArguments(m));
+                        continue;
+                    }
                     batch.<byte[], byte[]>getStream(keys(m.queue()).stream(), ByteArrayCodec.INSTANCE)
                             .addAsync(StreamAddArgs.entries(utf8(StreamFields.encode(m))));
                 }
@@ -202,9 +221,34 @@ final class RedisBroker implements Broker {
         return bytes;
     }
 
+    private static Object[] trackedEnqueueArguments(Message m) {
+        List<Object> args = new ArrayList<>();
+        args.add(m.task());
+        args.add(Long.toString(System.currentTimeMillis()));
+        args.add(m.headers().get(Message.TRACK));
+        StreamFields.encode(m).forEach((name, value) -> {
+            args.add(name);
+            args.add(value);
+        });
+        return args.toArray();
+    }
+
+    private void scheduleTracked(Message message, Instant dueAt) {
+        RedisKeys k = keys(message.queue());
+        String member = StreamFields.toJson(StreamFields.encode(message));
+        callRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", () -> client().getScript(StringCodec.INSTANCE)
+                .eval(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SCHEDULE_TRACKED, RScript.ReturnType.LONG,
+                        List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
+                        message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member));
+    }
+
     @Override
     public void schedule(Message message, Instant dueAt) {
         checkSize(message);
+        if (message.isTracked()) {
+            scheduleTracked(message, dueAt);
+            return;
+        }
         String member = StreamFields.toJson(StreamFields.encode(message));
         callRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", () -> client().getScoredSortedSet(keys(message.queue()).delayed(),
                 StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
@@ -217,6 +261,10 @@ final class RedisBroker implements Broker {
         double score = dueAt.toEpochMilli();
         Map<String, Map<String, Double>> membersByQueue = new LinkedHashMap<>();
         for (Message m : messages) {
+            if (m.isTracked()) {
+                scheduleTracked(m, dueAt); // one round trip each: tracked DELAY jobs in bulk are rare
+                continue;
+            }
             membersByQueue.computeIfAbsent(m.queue(), q -> new LinkedHashMap<>())
                     .put(StreamFields.toJson(StreamFields.encode(m)), score);
         }
@@ -387,8 +435,10 @@ final class RedisBroker implements Broker {
             RBatch batch = client().createBatch(BatchOptions.defaults());
             byQueue.forEach((queue, list) -> {
                 RedisKeys k = keys(queue);
+                List<Object> settleKeys = new ArrayList<>(List.of(k.stream(), k.delayed(), k.deadLetters()));
+                Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
                 batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE, RScript.ReturnType.LIST,
-                        List.of(k.stream(), k.delayed(), k.deadLetters()), settleArguments(consumer, dlqMaxCount, dlqMinId, list));
+                        settleKeys, args);
                 if (trimmed.contains(queue)) {
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
                             RScript.ReturnType.LONG, List.of(k.stream()), GROUP);
@@ -413,7 +463,8 @@ final class RedisBroker implements Broker {
         return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
     }
 
-    private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements) {
+    private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements,
+                                            RedisKeys k, List<Object> keys) {
         List<Object> args = new ArrayList<>(4 + settlements.size() * 3);
         args.add(GROUP);
         args.add(consumer);
@@ -446,8 +497,112 @@ final class RedisBroker implements Broker {
                     });
                 }
             }
+            if (s.job() != null) {
+                keys.add(k.job(s.job().id()));
+                args.add("J");
+                args.add(Integer.toString(keys.size()));
+                addJobArguments(args, s.job(), k);
+            }
         }
         return args.toArray();
+    }
+
+    /** A job update as the scripts' {@code apply_job} reads it (LuaScripts.JOB_FUNCTIONS). */
+    private static void addJobArguments(List<Object> args, JobUpdate update, RedisKeys k) {
+        args.add(Integer.toString(update.set().size() * 2));
+        update.set().forEach((name, value) -> {
+            args.add(name);
+            args.add(value);
+        });
+        args.add(Integer.toString(update.delete().size()));
+        args.addAll(update.delete());
+        args.add(Long.toString(update.expireAfter().toMillis()));
+        args.add(k.jobEvents());
+        args.add(update.ends() ? "E " + update.id() : "");
+    }
+
+    // ---- job records ---------------------------------------------------------------------
+
+    @Override
+    public Optional<Map<String, String>> readJob(String queue, UUID id) {
+        Map<String, String> fields = call("readJob " + id + " of '" + queue + "'",
+                () -> client().<String, String>getMap(keys(queue).job(id), StringCodec.INSTANCE).readAllMap());
+        return fields == null || fields.isEmpty() ? Optional.empty() : Optional.of(fields);
+    }
+
+    @Override
+    public Set<UUID> startJobs(List<JobUpdate> starts) {
+        if (starts.isEmpty()) {
+            return Set.of();
+        }
+        Map<String, List<JobUpdate>> byQueue = new LinkedHashMap<>();
+        starts.forEach(u -> byQueue.computeIfAbsent(u.queue(), q -> new ArrayList<>()).add(u));
+        List<?> replies = call("startJobs on queues " + byQueue.keySet(), () -> {
+            RBatch batch = client().createBatch(BatchOptions.defaults());
+            byQueue.forEach((queue, updates) -> {
+                RedisKeys k = keys(queue);
+                List<Object> keys = new ArrayList<>();
+                List<Object> args = new ArrayList<>();
+                for (JobUpdate u : updates) {
+                    keys.add(k.job(u.id()));
+                    addJobArguments(args, u, k);
+                }
+                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.START_JOBS,
+                        RScript.ReturnType.LIST, keys, args.toArray());
+            });
+            return batch.execute().getResponses();
+        });
+        Set<UUID> notStarted = new java.util.HashSet<>();
+        int reply = 0;
+        for (List<JobUpdate> updates : byQueue.values()) {
+            if (replies.get(reply++) instanceof List<?> positions) {
+                for (Object position : positions) {
+                    notStarted.add(updates.get(Math.toIntExact(toLong(position)) - 1).id());
+                }
+            }
+        }
+        return notStarted;
+    }
+
+    @Override
+    public void updateRunningJob(JobUpdate update) {
+        RedisKeys k = keys(update.queue());
+        List<Object> args = new ArrayList<>();
+        addJobArguments(args, update, k);
+        eval("progress of job " + update.id(), LuaScripts.UPDATE_RUNNING_JOB, RScript.ReturnType.LONG,
+                List.of(k.job(update.id())), args.toArray());
+    }
+
+    @Override
+    public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
+        RedisKeys k = keys(cancelled.queue());
+        List<Object> args = new ArrayList<>();
+        addJobArguments(args, cancelled, k);
+        long r = eval("cancel of job " + cancelled.id(), LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG,
+                List.of(k.job(cancelled.id())), args.toArray());
+        return switch (Math.toIntExact(r)) {
+            case 0 -> JobHandle.CancelOutcome.NOT_FOUND;
+            case 1 -> JobHandle.CancelOutcome.ALREADY_ENDED;
+            case 2 -> JobHandle.CancelOutcome.CANCEL_REQUESTED;
+            default -> JobHandle.CancelOutcome.CANCELLED;
+        };
+    }
+
+    @Override
+    public AutoCloseable subscribeJobEvents(String queue, Consumer<JobEvent> listener) {
+        RTopic topic = client().getTopic(keys(queue).jobEvents(), StringCodec.INSTANCE);
+        int listenerId = call("subscribe to job events of '" + queue + "'", () -> topic.addListener(String.class, (channel, text) -> {
+            if (text.length() < 3) {
+                return;
+            }
+            JobEvent.Kind kind = text.charAt(0) == 'C' ? JobEvent.Kind.CANCEL_REQUESTED : JobEvent.Kind.ENDED;
+            try {
+                listener.accept(new JobEvent(queue, UUID.fromString(text.substring(2)), kind));
+            } catch (IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.DEBUG, "ignoring job event {0}", text);
+            }
+        }));
+        return () -> topic.removeListener(listenerId);
     }
 
     // ---- leases --------------------------------------------------------------------------
@@ -552,6 +707,11 @@ final class RedisBroker implements Broker {
             case 1 -> TickResult.Outcome.ALREADY_FIRED;
             default -> TickResult.Outcome.FIRED;
         };
+        if (outcome == TickResult.Outcome.FIRED && message.isTracked()) {
+            // After the tick's script, not in it: a worker that ran the tick first created the record itself.
+            eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG, List.of(k.job(message.id())),
+                    message.task(), Long.toString(System.currentTimeMillis()), message.headers().get(Message.TRACK));
+        }
         return new TickResult(outcome, Instant.ofEpochMilli(toLong(r.get(1))));
     }
 
@@ -595,6 +755,7 @@ final class RedisBroker implements Broker {
     public int replayDeadLetters(String queue, List<String> deadLetterIds) {
         deadLetterIds.forEach(RedisBroker::parseDeadLetterId);
         RedisKeys k = keys(queue);
+        requeueTrackedJobs(queue, deadLetterIds);
         int replayed = 0;
         for (int from = 0; from < deadLetterIds.size(); from += REPLAY_CHUNK) {
             List<Object> args = new ArrayList<>();
@@ -605,6 +766,19 @@ final class RedisBroker implements Broker {
             replayed += Math.toIntExact(n);
         }
         return replayed;
+    }
+
+    /**
+     * Puts the records of tracked dead letters back to QUEUED before they are replayed: a worker
+     * that fetched a replayed job while its record still said DEAD_LETTERED would skip it.
+     */
+    private void requeueTrackedJobs(String queue, List<String> deadLetterIds) {
+        RedisKeys k = keys(queue);
+        for (String id : deadLetterIds) {
+            Optional<Message> message = readDeadLetter(queue, id).flatMap(DeadLetter::message).filter(Message::isTracked);
+            message.ifPresent(m -> eval("requeue job " + m.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
+                    List.of(k.job(m.id())), m.task(), Long.toString(System.currentTimeMillis()), m.headers().get(Message.TRACK)));
+        }
     }
 
     @Override

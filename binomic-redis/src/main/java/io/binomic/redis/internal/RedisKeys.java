@@ -35,4 +35,14 @@ record RedisKeys(String prefix, String queue) {
     String cron(String job) {
         return base() + "cron:" + job;
     }
+
+    /** The record of a tracked job (a hash; see {@link io.binomic.api.spi.JobRecords}). */
+    String job(java.util.UUID id) {
+        return base() + "job:" + id;
+    }
+
+    /** The pub/sub channel of the queue's job events: {@code E <id>} (ended), {@code C <id>} (cancel requested). */
+    String jobEvents() {
+        return base() + "jobs";
+    }
 }

@@ -59,7 +59,10 @@ public final class BinomicCli {
                 new WorkersCommand(out, () -> settings),
                 new DlqListCommand(out, commandEnv, connect),
                 new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, commandEnv, connect),
-                new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect));
+                new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect),
+                new JobCommand(JobCommand.Action.SHOW, out, err, commandEnv, connect),
+                new JobCommand(JobCommand.Action.CANCEL, out, err, commandEnv, connect),
+                new JobCommand(JobCommand.Action.SUBMIT, out, err, commandEnv, connect));
     }
 
     public static void main(String[] args) {

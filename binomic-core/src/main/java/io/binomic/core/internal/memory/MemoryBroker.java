@@ -103,6 +103,26 @@ public final class MemoryBroker implements Broker {
         this(config, Clock.systemUTC());
     }
 
+    /** What a submission stored: for the test mode, which records submissions and may run them at once. */
+    public interface SubmissionListener {
+        /** Called after the messages were stored, outside the broker's lock; {@code due} is null for enqueued ones. */
+        void stored(List<Message> messages, Instant due);
+    }
+
+    private volatile SubmissionListener submissionListener;
+
+    /** Tells {@code listener} of every enqueue and schedule (not of retries or replays). */
+    public void onSubmission(SubmissionListener listener) {
+        this.submissionListener = listener;
+    }
+
+    private void notifySubmission(List<Message> messages, Instant due) {
+        SubmissionListener listener = submissionListener;
+        if (listener != null) {
+            listener.stored(messages, due);
+        }
+    }
+
     MemoryBroker(BrokerConfig config, Clock clock) {
         this(config, clock, System.getLogger(MemoryBroker.class.getName()));
     }
@@ -146,6 +166,7 @@ public final class MemoryBroker implements Broker {
             }
             messageArrived.signalAll();
         });
+        notifySubmission(List.copyOf(messages), null);
     }
 
     @Override
@@ -154,6 +175,7 @@ public final class MemoryBroker implements Broker {
             queue(message.queue()).delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), message);
             createJob(message, JobState.SCHEDULED, dueAt);
         });
+        notifySubmission(List.of(message), dueAt);
     }
 
     @Override

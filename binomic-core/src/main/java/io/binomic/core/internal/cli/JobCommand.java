@@ -1,0 +1,193 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobStatus;
+import io.binomic.api.JobTimeoutException;
+import io.binomic.api.BinomicException;
+import io.binomic.core.Binomic;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * {@code binomic job show}, {@code binomic job cancel} and {@code binomic job submit}: a job by id
+ * from any shell, and a job by task name with a JSON argument (validated by the worker).
+ */
+final class JobCommand implements Command {
+    static final Option ID = Option.value("id", "UUID", "the job id (submit prints it; so do dlq list and the logs)");
+    static final Option QUEUE = Option.value("queue", "NAME",
+            "the job's queue. Defaults to the first of the application's queues that knows the job");
+    static final Option TASK = Option.value("task", "NAME", "the task to run");
+    static final Option JSON = Option.value("json", "TEXT", "the argument as JSON, such as '{\"name\":\"Ada\"}'. Defaults to none");
+    static final Option WAIT = Option.value("wait", "DURATION", "wait this long for the job to end and print its result. Defaults to not waiting");
+
+    enum Action {
+        SHOW("show", "Show a job's status, attempts, result or error"),
+        CANCEL("cancel", "Cancel a job: a queued one never runs, a running one is interrupted"),
+        SUBMIT("submit", "Submit a job by task name with a JSON argument");
+
+        final String verb;
+        final String summary;
+
+        Action(String verb, String summary) {
+            this.verb = verb;
+            this.summary = summary;
+        }
+    }
+
+    private final Action action;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Map<String, String> env;
+    private final BinomicCli.Connector connector;
+
+    JobCommand(Action action, PrintStream out, PrintStream err, Map<String, String> env, BinomicCli.Connector connector) {
+        this.action = action;
+        this.out = out;
+        this.err = err;
+        this.env = env;
+        this.connector = connector;
+    }
+
+    @Override
+    public String name() {
+        return "job " + action.verb;
+    }
+
+    @Override
+    public String summary() {
+        return action.summary;
+    }
+
+    @Override
+    public List<Option> options() {
+        return switch (action) {
+            case SHOW, CANCEL -> List.of(BrokerOptions.BROKER, ID, QUEUE);
+            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, QUEUE, JSON, WAIT);
+        };
+    }
+
+    @Override
+    public String notes() {
+        return switch (action) {
+            case SHOW -> """
+                    Status is kept for tracked tasks (a task with a result type, or declared with
+                    keepStatusFor), for their retention after they end. Exit code 1 when the job is unknown.
+                    """;
+            case CANCEL -> """
+                    Prints CANCELLED (it will not run), CANCEL_REQUESTED (it was running: its worker
+                    interrupts it), ALREADY_ENDED or NOT_FOUND (both change nothing; exit code 1).
+                    """;
+            case SUBMIT -> """
+                    Example: binomic job submit --task greet --queue mail --json '{"name":"Ada"}' --wait 10s
+                    The worker checks the argument against the task's type: one that does not fit goes
+                    to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
+                    """;
+        };
+    }
+
+    @Override
+    public int run(Arguments args) throws UsageException {
+        String url = BrokerOptions.url(args, env);
+        Optional<String> queue = args.value("queue");
+        List<String> queues = queue.map(List::of).orElse(List.of());
+        try (Binomic binomic = connector.connect(url, queues)) {
+            return switch (action) {
+                case SHOW -> show(binomic, handle(binomic, args));
+                case CANCEL -> cancel(handle(binomic, args));
+                case SUBMIT -> submit(binomic, args);
+            };
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
+    private JobHandle<String> handle(Binomic binomic, Arguments args) throws UsageException {
+        String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the job id, such as 0193a3c4-..."));
+        UUID id;
+        try {
+            id = UUID.fromString(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--id: '" + text + "' is not a job id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
+        }
+        Optional<String> queue = args.value("queue");
+        if (queue.isPresent()) {
+            return binomic.job(queue.get(), id);
+        }
+        try {
+            return binomic.job(id);
+        } catch (IllegalStateException e) {
+            throw new UsageException("no queue to look for the job in: name it with --queue, or put the application's modules"
+                    + " (its TaskProvider) on the module path");
+        }
+    }
+
+    private int show(Binomic binomic, JobHandle<String> job) {
+        JobStatus s = job.status();
+        out.println("job      " + job.id());
+        out.println("queue    " + job.queue());
+        out.println("state    " + s.state());
+        if (s.state() == io.binomic.api.JobState.UNKNOWN) {
+            err.println("no status is kept for job " + job.id() + " on queue " + job.queue()
+                    + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
+            return BinomicCli.EXIT_FAILED;
+        }
+        out.println("task     " + s.task());
+        out.println("attempt  " + s.attempt());
+        s.due().ifPresent(d -> out.println("due      " + d));
+        s.worker().ifPresent(w -> out.println("worker   " + w));
+        s.startedAt().ifPresent(t -> out.println("started  " + t));
+        s.endedAt().ifPresent(t -> out.println("ended    " + t));
+        s.duration().ifPresent(d -> out.println("took     " + d.toMillis() + " ms"));
+        s.progress().ifPresent(p -> out.println("progress " + p + "%" + s.progressNote().filter(n -> !n.isEmpty()).map(n -> " " + n).orElse("")));
+        if (s.cancelRequested()) {
+            out.println("cancel   requested");
+        }
+        s.deadLetterReason().ifPresent(r -> out.println("reason   " + r));
+        s.error().ifPresent(e -> out.println("error    " + e));
+        s.result().ifPresent(r -> out.println("result   " + r));
+        if (!s.attempts().isEmpty()) {
+            Table table = new Table("ATTEMPT", "WORKER", "STARTED", "MS", "OUTCOME", "ERROR");
+            for (JobStatus.Attempt a : s.attempts()) {
+                table.row(a.attempt(), a.worker(), a.startedAt(), Duration.between(a.startedAt(), a.endedAt()).toMillis(), a.outcome(),
+                        a.error());
+            }
+            table.print(out);
+        }
+        return BinomicCli.EXIT_OK;
+    }
+
+    private int cancel(JobHandle<String> job) {
+        JobHandle.CancelOutcome outcome = job.cancel();
+        out.println(outcome + " " + job.id());
+        return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
+                ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
+    }
+
+    private int submit(Binomic binomic, Arguments args) throws UsageException {
+        String task = args.value("task").orElseThrow(() -> new UsageException("--task is required: the task's name"));
+        String queue = args.value("queue").orElseThrow(() -> new UsageException(
+                "--queue is required: the task's queue (the definition is not needed, so the queue cannot be looked up)"));
+        Optional<Duration> wait = args.duration("wait");
+        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null));
+        out.println(job.id());
+        if (wait.isEmpty()) {
+            return BinomicCli.EXIT_OK;
+        }
+        try {
+            String result = job.await(wait.get());
+            out.println(job.status().state() + (result == null ? "" : " " + result));
+            return BinomicCli.EXIT_OK;
+        } catch (JobTimeoutException e) {
+            err.println(e.getMessage());
+            return BinomicCli.EXIT_FAILED;
+        } catch (BinomicException e) {
+            out.println(job.status().state());
+            err.println(e.getMessage());
+            return BinomicCli.EXIT_FAILED;
+        }
+    }
+}

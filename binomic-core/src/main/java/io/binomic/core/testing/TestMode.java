@@ -1,0 +1,238 @@
+package io.binomic.core.testing;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.Message;
+import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskDefaults;
+import io.binomic.api.TaskHandler;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.Providers;
+import io.binomic.core.internal.StatsRecorder;
+import io.binomic.core.internal.codec.WorkerCodec;
+import io.binomic.core.internal.memory.MemoryBroker;
+import io.binomic.core.internal.worker.DeliveryProcessor;
+import io.binomic.core.internal.worker.JobTracking;
+import io.binomic.core.internal.worker.Outcome;
+import io.binomic.core.internal.worker.TaskInvokers;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.random.RandomGenerator;
+
+/**
+ * Binomic for an application's own unit tests: no broker to run, no worker threads, no sleeps.
+ * The code under test submits through {@link #binomic()} as it would in production; the test then
+ * asserts what was submitted ({@link #enqueued()}) and runs the jobs when it chooses.
+ *
+ * <ul>
+ *   <li>{@link #manual()}: jobs are collected; {@link #drain()} runs every one (DELAY jobs and
+ *       retries too, without waiting for their due time) until none is left.</li>
+ *   <li>{@link #inline()}: each job runs inside {@code submit}, before it returns, with its retries;
+ *       its handle's result is ready at once.</li>
+ * </ul>
+ *
+ * Jobs go through the same state machine as on a worker: retries up to the attempt budget, dead
+ * letters (readable through {@code binomic().deadLetters()}), job status and results.
+ *
+ * <pre>{@code
+ * try (TestMode jobs = TestMode.manual().handle(Tasks.WELCOME, mailer::welcome).start()) {
+ *     new SignUp(jobs.binomic()).register("ada@example.com");
+ *     assertEquals(List.of(new Welcome("ada@example.com")), jobs.enqueued(Tasks.WELCOME));
+ *     assertEquals(1, jobs.drain().succeeded());
+ * }
+ * }</pre>
+ */
+public final class TestMode implements AutoCloseable {
+    /** A job runs at most this many rounds of retries in one drain: a handler that always fails still ends. */
+    private static final int MAX_ROUNDS = 10_000;
+
+    private final boolean inline;
+    private final MemoryBroker broker;
+    private final Binomic binomic;
+    private final DeliveryProcessor processor;
+    private final List<SubmittedJob> submitted = new CopyOnWriteArrayList<>();
+    private final ThreadLocal<Boolean> draining = ThreadLocal.withInitial(() -> false);
+    private final List<String> queues;
+
+    private TestMode(Builder b) {
+        this.inline = b.inline;
+        BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().url("memory://test-mode").build())
+                .schedulePeriodicTasks(false).taskDefaults(b.defaults).build();
+        this.broker = new MemoryBroker(config.broker());
+        Binomic.Builder builder = Binomic.builder().config(config).broker(broker);
+        b.bindings.values().forEach(builder::handle);
+        this.binomic = builder.build();
+        var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
+        this.processor = new DeliveryProcessor(Map.copyOf(b.bindings), b.defaults, codec, TaskInvokers.best(), Clock.systemUTC(),
+                new StatsRecorder(), RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false));
+        this.queues = b.bindings.values().stream().map(t -> t.task().queue()).distinct().toList();
+        broker.onSubmission(this::stored);
+        binomic.start();
+    }
+
+    /** Jobs are collected and run by {@link #drain()}. */
+    public static Builder manual() {
+        return new Builder(false);
+    }
+
+    /** Jobs run inside {@code submit}, before it returns. */
+    public static Builder inline() {
+        return new Builder(true);
+    }
+
+    /** The instance the code under test submits through. */
+    public Binomic binomic() {
+        return binomic;
+    }
+
+    /** Every job submitted so far, in order (those already run included). */
+    public List<SubmittedJob> enqueued() {
+        return List.copyOf(submitted);
+    }
+
+    /** The arguments of the jobs of {@code task} submitted so far, in order. */
+    public <A> List<A> enqueued(Task<A, ?> task) {
+        return submitted.stream().filter(j -> j.task().equals(task.name())).map(j -> j.argument(task)).toList();
+    }
+
+    /** Forgets what was submitted (the jobs themselves stay queued). */
+    public void clearEnqueued() {
+        submitted.clear();
+    }
+
+    /**
+     * Runs every queued and scheduled job, and the retries they cause, until nothing is left; due
+     * times are not waited for.
+     */
+    public DrainResult drain() {
+        int succeeded = 0;
+        int retried = 0;
+        int deadLettered = 0;
+        int notRun = 0;
+        boolean outer = !draining.get();
+        draining.set(true);
+        try {
+            for (int round = 0; round < MAX_ROUNDS; round++) {
+                for (String queue : knownQueues()) {
+                    broker.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
+                }
+                List<Delivery> deliveries;
+                try {
+                    deliveries = broker.fetch(knownQueues(), "test-mode", Integer.MAX_VALUE, Duration.ZERO);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while draining", e);
+                }
+                if (deliveries.isEmpty()) {
+                    break;
+                }
+                for (Delivery d : deliveries) {
+                    Outcome outcome = processor.process(d);
+                    if (outcome instanceof Outcome.Settle(var settlement)) {
+                        broker.settle("test-mode", List.of(settlement));
+                        switch (settlement) {
+                            case Settlement.Ack ack -> succeeded++;
+                            case Settlement.RetryLater retry -> retried++;
+                            case Settlement.DeadLetter dead -> deadLettered++;
+                        }
+                    } else {
+                        notRun++;
+                        broker.settle("test-mode", List.of(new Settlement.Ack(d)));
+                    }
+                }
+            }
+        } finally {
+            if (outer) {
+                draining.set(false);
+            }
+        }
+        return new DrainResult(succeeded, retried, deadLettered, notRun);
+    }
+
+    private List<String> knownQueues() {
+        List<String> all = new ArrayList<>(queues);
+        for (SubmittedJob job : submitted) {
+            if (!all.contains(job.queue())) {
+                all.add(job.queue());
+            }
+        }
+        return all;
+    }
+
+    private void stored(List<Message> messages, Instant due) {
+        for (Message m : messages) {
+            submitted.add(new SubmittedJob(m, due));
+        }
+        if (inline && !draining.get()) {
+            drain();
+        }
+    }
+
+    @Override
+    public void close() {
+        binomic.close();
+    }
+
+    /**
+     * What one {@link #drain()} did.
+     *
+     * @param succeeded runs whose handler returned (a cancelled job skipped counts here too)
+     * @param retried runs that failed and were scheduled again
+     * @param deadLettered runs that ended in the dead-letter queue
+     * @param notRun deliveries left without an outcome (a handler interrupted)
+     */
+    public record DrainResult(int succeeded, int retried, int deadLettered, int notRun) { }
+
+    /** Builds a {@link TestMode}. */
+    public static final class Builder {
+        private final boolean inline;
+        private final Map<String, TaskBinding<?, ?>> bindings = new LinkedHashMap<>();
+        private TaskDefaults defaults = TaskDefaults.builder().build();
+
+        private Builder(boolean inline) {
+            this.inline = inline;
+        }
+
+        /** Binds {@code task} to {@code handler}. */
+        public <A, R> Builder handle(Task<A, R> task, TaskHandler<A, R> handler) {
+            return handle(Objects.requireNonNull(task, "task must not be null").handledBy(handler));
+        }
+
+        /** Binds {@code task}, which takes no argument, to {@code handler}. */
+        public Builder handle(Task<?, ?> task, TaskHandler.NoArgument handler) {
+            return handle(Objects.requireNonNull(task, "task must not be null").handledBy(handler));
+        }
+
+        /** Binds a task to its handler. */
+        public Builder handle(TaskBinding<?, ?> binding) {
+            if (bindings.putIfAbsent(binding.task().name(), binding) != null) {
+                throw new IllegalArgumentException("task '" + binding.task().name() + "' has two handlers bound; bind one");
+            }
+            return this;
+        }
+
+        /**
+         * The retry policy and timeout of tasks that do not declare their own. Defaults to
+         * {@code TaskDefaults.builder().build()}: the production defaults (backoff is not waited for).
+         */
+        public Builder taskDefaults(TaskDefaults defaults) {
+            this.defaults = Objects.requireNonNull(defaults, "defaults must not be null");
+            return this;
+        }
+
+        /** Starts the test mode. */
+        public TestMode start() {
+            return new TestMode(this);
+        }
+    }
+}
