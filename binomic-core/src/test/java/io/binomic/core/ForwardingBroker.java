@@ -125,4 +125,29 @@ public class ForwardingBroker implements Broker {
     public void close() {
         delegate.close();
     }
+
+    @Override
+    public java.util.Optional<java.util.Map<String, String>> readJob(String queue, java.util.UUID id) {
+        return delegate.readJob(queue, id);
+    }
+
+    @Override
+    public java.util.Set<java.util.UUID> startJobs(List<io.binomic.api.spi.JobUpdate> starts) {
+        return delegate.startJobs(starts);
+    }
+
+    @Override
+    public void updateRunningJob(io.binomic.api.spi.JobUpdate update) {
+        delegate.updateRunningJob(update);
+    }
+
+    @Override
+    public io.binomic.api.JobHandle.CancelOutcome cancelJob(io.binomic.api.spi.JobUpdate cancelled) {
+        return delegate.cancelJob(cancelled);
+    }
+
+    @Override
+    public AutoCloseable subscribeJobEvents(String queue, java.util.function.Consumer<io.binomic.api.spi.JobEvent> listener) {
+        return delegate.subscribeJobEvents(queue, listener);
+    }
 }

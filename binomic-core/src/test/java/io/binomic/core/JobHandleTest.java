@@ -1,0 +1,298 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.JobCancelledException;
+import io.binomic.api.JobFailedException;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
+import io.binomic.api.JobStatus;
+import io.binomic.api.JobTimeoutException;
+import io.binomic.api.NonRetryableException;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.core.internal.memory.MemoryBroker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Job handles on the embedded broker: results, status, history, progress and cancellation, through the public API. */
+class JobHandleTest {
+    record Order(int id) { }
+
+    record Receipt(int order, String status) { }
+
+    static final Task<Order, Receipt> CHARGE = Task.builder("charge", Order.class, Receipt.class).queue("payments")
+            .maxAttempts(3).backoff(Backoff.fixed(Duration.ofMillis(10))).build();
+    static final Task<Order, Void> NOTIFY = Task.builder("notify", Order.class).queue("payments").build();
+
+    /** One embedded broker shared by several instances, as processes share a Redis; closed after the test. */
+    private final MemoryBroker memory = new MemoryBroker(BrokerConfig.defaults());
+    private final Broker shared = new ForwardingBroker(memory) {
+        @Override
+        public void close() {
+            // each instance closes "its" broker; the test closes the one they share
+        }
+    };
+    private final List<Binomic> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        opened.forEach(Binomic::close);
+        memory.close();
+    }
+
+    private Binomic.Builder builder() {
+        BinomicConfig config = BinomicConfig.builder()
+                .worker(WorkerConfig.builder().queues("payments").pollTimeout(Duration.ofMillis(50)).shutdownGrace(Duration.ofSeconds(2))
+                        .build())
+                .build();
+        return Binomic.builder().config(config).broker(shared);
+    }
+
+    private Binomic started(Binomic.Builder builder) {
+        Binomic binomic = builder.build().start();
+        opened.add(binomic);
+        return binomic;
+    }
+
+    @Test
+    void theSubmitterAwaitsTheResultAndTheStatusSaysHowItWent() {
+        AtomicInteger runs = new AtomicInteger();
+        Binomic binomic = started(builder().handle(CHARGE, order -> {
+            if (runs.incrementAndGet() == 1) {
+                throw new IllegalStateException("card declined once");
+            }
+            return new Receipt(order.id(), "paid");
+        }));
+        binomic.startWorker();
+
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(7));
+
+        assertEquals(new Receipt(7, "paid"), job.await(Duration.ofSeconds(10)));
+        JobStatus status = job.status();
+        assertEquals(JobState.SUCCEEDED, status.state());
+        assertEquals("charge", status.task());
+        assertEquals(2, status.attempt());
+        assertTrue(status.duration().isPresent());
+        assertTrue(status.result().orElseThrow().contains("paid"), status.result().orElseThrow());
+        List<JobStatus.Attempt> attempts = status.attempts();
+        assertEquals(2, attempts.size(), attempts.toString());
+        assertEquals("failed", attempts.get(0).outcome());
+        assertTrue(attempts.get(0).error().contains("card declined once"), attempts.get(0).error());
+        assertEquals("succeeded", attempts.get(1).outcome());
+    }
+
+    @Test
+    void anotherProcessReadsTheJobByIdAndItsResultLater() {
+        Binomic worker = started(builder().handle(CHARGE, order -> new Receipt(order.id(), "paid")));
+        worker.startWorker();
+        Binomic producer = started(builder().task(CHARGE));
+        JobHandle<Receipt> submitted = producer.submit(CHARGE, new Order(1));
+        submitted.await(Duration.ofSeconds(10));
+        producer.close();
+
+        Binomic later = started(builder().task(CHARGE));
+        assertEquals(new Receipt(1, "paid"), later.job(CHARGE, submitted.id()).await(Duration.ofSeconds(1)));
+        JobHandle<String> untyped = later.job(submitted.id());
+        assertEquals("payments", untyped.queue());
+        assertTrue(untyped.await(Duration.ofSeconds(1)).contains("\"order\":1"), untyped.status().result().orElse(""));
+    }
+
+    @Test
+    void aDeadLetteredJobFailsItsFutureWithTheReason() {
+        Binomic binomic = started(builder().handle(CHARGE, order -> {
+            throw new NonRetryableException("account closed");
+        }));
+        binomic.startWorker();
+
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(2));
+
+        JobFailedException failure = assertThrows(JobFailedException.class, () -> job.await(Duration.ofSeconds(10)));
+        assertTrue(failure.getMessage().contains("NON_RETRYABLE") && failure.getMessage().contains("account closed"), failure.getMessage());
+        JobStatus status = job.status();
+        assertEquals(JobState.DEAD_LETTERED, status.state());
+        assertEquals(DeadLetterReason.NON_RETRYABLE, status.deadLetterReason().orElseThrow());
+    }
+
+    @Test
+    void aCancelledQueuedJobNeverRuns() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Binomic binomic = started(builder().handle(CHARGE, order -> {
+            runs.incrementAndGet();
+            return new Receipt(order.id(), "paid");
+        }));
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(3));
+        CompletableFuture<Receipt> result = job.result();
+
+        assertEquals(JobHandle.CancelOutcome.CANCELLED, job.cancel());
+        binomic.startWorker();
+        JobHandle<Receipt> after = binomic.submit(CHARGE, new Order(4));
+        after.await(Duration.ofSeconds(10)); // the worker got past the cancelled one
+
+        assertEquals(1, runs.get(), "only the job that was not cancelled ran");
+        assertEquals(JobState.CANCELLED, job.status().state());
+        ExecutionException e = assertThrows(ExecutionException.class, () -> result.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(JobCancelledException.class, e.getCause());
+        assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, job.cancel(), "a second cancel changes nothing");
+        assertEquals(0, binomic.queueStats("payments").pending());
+    }
+
+    @Test
+    void aRunningJobIsInterruptedOnItsWorkerAndEndsCancelledNotRetried() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        AtomicInteger runs = new AtomicInteger();
+        Binomic worker = started(builder().handle(CHARGE, order -> {
+            runs.incrementAndGet();
+            started.countDown();
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+                throw e;
+            }
+            return new Receipt(order.id(), "too late");
+        }));
+        worker.startWorker();
+        Binomic other = started(builder().task(CHARGE));
+        JobHandle<Receipt> job = other.submit(CHARGE, new Order(5));
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        assertEquals(JobState.RUNNING, job.status().state());
+
+        assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, other.job(CHARGE, job.id()).cancel());
+
+        assertThrows(JobCancelledException.class, () -> job.await(Duration.ofSeconds(10)));
+        assertTrue(interrupted.get(), "the handler was interrupted");
+        JobStatus status = job.status();
+        assertEquals(JobState.CANCELLED, status.state());
+        assertTrue(status.cancelRequested());
+        assertEquals("cancelled", status.attempts().getLast().outcome());
+        Thread.sleep(200);
+        assertEquals(1, runs.get(), "not retried");
+        assertEquals(0, worker.queueStats("payments").deadLetters(), "not dead-lettered");
+        assertEquals(0, worker.queueStats("payments").pending());
+    }
+
+    @Test
+    void cancellingAnUnknownJobSaysSo() {
+        Binomic binomic = started(builder().task(CHARGE));
+        assertEquals(JobHandle.CancelOutcome.NOT_FOUND, binomic.job(CHARGE, java.util.UUID.randomUUID()).cancel());
+        assertEquals(JobState.UNKNOWN, binomic.job(CHARGE, java.util.UUID.randomUUID()).status().state());
+    }
+
+    @Test
+    void aTaskWithoutResultIsNotTrackedAndSaysHowToTrackIt() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Binomic binomic = started(builder().handle(NOTIFY, order -> {
+            runs.incrementAndGet();
+            return null;
+        }));
+        binomic.startWorker();
+        JobHandle<Void> job = binomic.submit(NOTIFY, new Order(6));
+        WorkerTest.await("the job ran", () -> runs.get() == 1);
+
+        assertFalse(NOTIFY.isTracked());
+        assertEquals(JobState.UNKNOWN, job.status().state());
+        IllegalStateException e = assertThrows(IllegalStateException.class, job::result);
+        assertTrue(e.getMessage().contains("keepStatusFor"), e.getMessage());
+    }
+
+    @Test
+    void aVoidTaskThatAsksForTrackingHasAStatus() {
+        Task<Order, Void> tracked = Task.builder("audit", Order.class).queue("payments").keepStatusFor(Duration.ofMinutes(5)).build();
+        Binomic binomic = started(builder().handle(tracked, order -> null));
+        binomic.startWorker();
+
+        JobHandle<Void> job = binomic.submit(tracked, new Order(8));
+
+        assertEquals(null, job.await(Duration.ofSeconds(10)));
+        assertEquals(JobState.SUCCEEDED, job.status().state());
+    }
+
+    @Test
+    void progressReportedByTheHandlerShowsInTheStatus() throws Exception {
+        CountDownLatch reported = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Binomic binomic = started(builder().handle(CHARGE, order -> {
+            TaskContext.current().progress(40, "contacting the bank");
+            reported.countDown();
+            finish.await();
+            return new Receipt(order.id(), "paid");
+        }));
+        binomic.startWorker();
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(9));
+        assertTrue(reported.await(10, TimeUnit.SECONDS));
+
+        JobStatus running = job.status();
+        assertEquals(JobState.RUNNING, running.state());
+        assertEquals(40, running.progress().orElseThrow());
+        assertEquals("contacting the bank", running.progressNote().orElseThrow());
+        assertTrue(running.worker().isPresent() && running.startedAt().isPresent());
+        finish.countDown();
+        job.await(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void awaitGivesUpAfterItsTimeoutAndTheJobGoesOn() {
+        Binomic binomic = started(builder().task(CHARGE));
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(10));
+
+        JobTimeoutException e = assertThrows(JobTimeoutException.class, () -> job.await(Duration.ofMillis(200)));
+        assertTrue(e.getMessage().contains("QUEUED"), e.getMessage());
+        assertEquals(JobState.QUEUED, job.status().state());
+    }
+
+    @Test
+    void aProducerSubmitsWithoutTheHandlerAndAWorkerWithoutOneRefusesToStart() {
+        Binomic producer = started(builder().task(CHARGE).task(NOTIFY));
+        producer.submit(CHARGE, new Order(11));
+
+        IllegalStateException e = assertThrows(IllegalStateException.class, producer::startWorker);
+        assertTrue(e.getMessage().contains("charge") && e.getMessage().contains("notify") && e.getMessage().contains("handle("),
+                e.getMessage());
+        Binomic worker = started(builder().handle(CHARGE, order -> new Receipt(order.id(), "paid"))
+                .handle(NOTIFY, order -> null));
+        worker.startWorker();
+        assertEquals(new Receipt(12, "paid"), producer.submit(CHARGE, new Order(12)).await(Duration.ofSeconds(10)));
+    }
+
+    @Test
+    void aJobSubmittedByNameAsJsonIsCheckedByTheWorker() {
+        Binomic binomic = started(builder().handle(CHARGE, order -> new Receipt(order.id(), "paid")));
+        binomic.startWorker();
+
+        JobHandle<String> good = binomic.submitJson("payments", "charge", "{\"id\":13}");
+        assertTrue(good.await(Duration.ofSeconds(10)).contains("\"order\":13"));
+
+        JobHandle<String> misfit = binomic.submitJson("payments", "charge", "{\"idd\":13}");
+        assertThrows(JobFailedException.class, () -> misfit.await(Duration.ofSeconds(10)));
+        assertEquals(DeadLetterReason.DECODE_ERROR, misfit.status().deadLetterReason().orElseThrow());
+
+        JobHandle<String> unknown = binomic.submitJson("payments", "no-such-task", "{}");
+        assertThrows(JobFailedException.class, () -> unknown.await(Duration.ofSeconds(10)));
+        assertEquals(DeadLetterReason.TASK_NOT_FOUND, unknown.status().deadLetterReason().orElseThrow());
+
+        IllegalArgumentException notJson = assertThrows(IllegalArgumentException.class,
+                () -> binomic.submitJson("payments", "charge", "{id: 13"));
+        assertTrue(notJson.getMessage().contains("not JSON"), notJson.getMessage());
+    }
+}
