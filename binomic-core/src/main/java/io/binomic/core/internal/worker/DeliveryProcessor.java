@@ -242,7 +242,13 @@ public final class DeliveryProcessor {
         String outcome = "succeeded";
         try {
             // Bound on the handler's own thread, so both invokers (structured or future) see it.
-            Object result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
+            Object result;
+            tracking.handlerStarted(delivery.receipt());
+            try {
+                result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
+            } finally {
+                tracking.handlerEnded(delivery.receipt());
+            }
             long nanos = System.nanoTime() - start;
             succeeded.increment();
             stats.succeeded(delivery.queue(), task.name(), nanos);

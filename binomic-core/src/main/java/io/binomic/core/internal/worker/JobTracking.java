@@ -22,9 +22,40 @@ public interface JobTracking {
     /** True when a cancel was asked for the delivery with this receipt while it ran. */
     boolean cancelRequested(String receipt);
 
+    /** The handler of this delivery starts on the calling thread: from now a cancel may interrupt it. */
+    default void handlerStarted(String receipt) { }
+
+    /**
+     * The handler ended: a cancel no longer interrupts this thread (its outcome is being recorded),
+     * and an interrupt a cancel sent just before is cleared.
+     */
+    default void handlerEnded(String receipt) { }
+
     /** Tracking through {@code broker}, for the worker named {@code worker}. */
     static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested) {
+        return through(broker, worker, cancelRequested, null);
+    }
+
+    /** Tracking through {@code broker}, telling {@code handlers} when a handler may be interrupted by a cancel. */
+    static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested, Interruptible handlers) {
         return new JobTracking() {
+            @Override
+            public void handlerStarted(String receipt) {
+                if (handlers != null) {
+                    handlers.started(receipt, Thread.currentThread());
+                }
+            }
+
+            @Override
+            public void handlerEnded(String receipt) {
+                if (handlers != null) {
+                    handlers.ended(receipt);
+                    if (cancelRequested.test(receipt)) {
+                        Thread.interrupted(); // a cancel that came as the handler ended: its outcome stands
+                    }
+                }
+            }
+
             @Override
             public String worker() {
                 return worker;
@@ -46,5 +77,12 @@ public interface JobTracking {
                 return cancelRequested.test(receipt);
             }
         };
+    }
+
+    /** Where the worker keeps the threads a cancel may interrupt. */
+    interface Interruptible {
+        void started(String receipt, Thread thread);
+
+        void ended(String receipt);
     }
 }

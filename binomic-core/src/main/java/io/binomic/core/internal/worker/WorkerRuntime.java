@@ -88,6 +88,8 @@ public final class WorkerRuntime implements Worker {
 
     /** Receipts of running deliveries whose submitter asked to cancel them. */
     private final java.util.Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
+    /** Threads running a handler, by receipt: the only ones a cancel interrupts (not one recording its outcome). */
+    private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
     private final List<AutoCloseable> jobEventSubscriptions = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final boolean tracksJobs;
 
@@ -105,7 +107,17 @@ public final class WorkerRuntime implements Worker {
         this.consumerName = config.consumerName().orElseGet(WorkerRuntime::defaultConsumerName);
         this.slots = new Semaphore(config.concurrency());
         this.processor = new DeliveryProcessor(handlers, defaults, codec, invoker, clock, stats, ThreadLocalRandom.current(),
-                JobTracking.through(broker, consumerName, cancelRequested::contains));
+                JobTracking.through(broker, consumerName, cancelRequested::contains, new JobTracking.Interruptible() {
+                    @Override
+                    public void started(String receipt, Thread thread) {
+                        inHandler.put(receipt, thread);
+                    }
+
+                    @Override
+                    public void ended(String receipt) {
+                        inHandler.remove(receipt);
+                    }
+                }));
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
@@ -380,7 +392,11 @@ public final class WorkerRuntime implements Worker {
             if (r.delivery().message().map(m -> m.id().equals(event.id())).orElse(false)) {
                 LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", consumerName, event.id());
                 cancelRequested.add(r.delivery().receipt());
-                r.thread().interrupt();
+                // Atomic with the handler's end: a thread already recording its outcome is left alone.
+                inHandler.computeIfPresent(r.delivery().receipt(), (receipt, thread) -> {
+                    thread.interrupt();
+                    return thread;
+                });
             }
         }
     }
