@@ -1,17 +1,24 @@
 package io.binomic.core;
 
 import io.binomic.api.DeadLetter;
+import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
 
 /** A broker that forwards every call to another: tests override the calls they want to break. */
 public class ForwardingBroker implements Broker {
@@ -119,6 +126,31 @@ public class ForwardingBroker implements Broker {
     @Override
     public long removeSettled(String queue) {
         return delegate.removeSettled(queue);
+    }
+
+    @Override
+    public Optional<Map<String, String>> readJob(String queue, UUID id) {
+        return delegate.readJob(queue, id);
+    }
+
+    @Override
+    public Set<UUID> startJobs(List<JobUpdate> starts) {
+        return delegate.startJobs(starts);
+    }
+
+    @Override
+    public void updateRunningJob(JobUpdate update) {
+        delegate.updateRunningJob(update);
+    }
+
+    @Override
+    public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
+        return delegate.cancelJob(cancelled);
+    }
+
+    @Override
+    public AutoCloseable subscribeJobEvents(String queue, Consumer<JobEvent> listener) {
+        return delegate.subscribeJobEvents(queue, listener);
     }
 
     @Override

@@ -16,8 +16,9 @@ import io.binomic.api.NonRetryableException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskDefaults;
-import io.binomic.api.TaskRegistry;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.TextCodec;
 import io.binomic.core.internal.StatsRecorder;
@@ -89,6 +90,32 @@ class DeliveryStateMachineProperties {
         }
     }
 
+    /**
+     * The messages here are not tracked (no {@link Message#TRACK} header): their records are never
+     * written, and no cancel is ever asked for them.
+     */
+    static final JobTracking UNTRACKED = new JobTracking() {
+        @Override
+        public String worker() {
+            throw new AssertionError("an untracked job has no record to name its worker in");
+        }
+
+        @Override
+        public boolean start(JobUpdate started) {
+            throw new AssertionError("an untracked job has no record to start: " + started);
+        }
+
+        @Override
+        public void progress(JobUpdate progress) {
+            throw new AssertionError("an untracked job has no record to report progress to: " + progress);
+        }
+
+        @Override
+        public boolean cancelRequested(String receipt) {
+            return false; // asked on every failure, tracked or not; only a tracked job can be cancelled
+        }
+    };
+
     @Test
     void everyMessageEndsAckedOrDeadLetteredExactlyOnceWithinItsAttemptBudget() {
         AtomicInteger cases = new AtomicInteger();
@@ -108,7 +135,8 @@ class DeliveryStateMachineProperties {
         Map<String, Integer> acked = new HashMap<>();
         Map<String, Integer> currentAttempt = new HashMap<>();
 
-        Task<String, ?> task = Task.builder("scripted", String.class, (String key) -> {
+        Task<String, Void> task = Task.builder("scripted", String.class).queue(queue).build();
+        TaskBinding<String, Void> binding = task.handledBy(key -> {
             executedAttempts.computeIfAbsent(key, k -> new ArrayList<>()).add(currentAttempt.get(key));
             List<Step> steps = byKey.get(key).steps();
             int i = cursor.merge(key, 1, Integer::sum) - 1;
@@ -122,13 +150,13 @@ class DeliveryStateMachineProperties {
                 case CANCELLED -> throw new SimulatedCancel();
             }
             return null;
-        }).queue(queue).build();
+        });
 
         var broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         broker.start(List.of(queue));
         TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
-        DeliveryProcessor processor = new DeliveryProcessor(TaskRegistry.of(List.of(task)), defaults, new TextCodec(),
-                new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1));
+        DeliveryProcessor processor = new DeliveryProcessor(Map.of(task.name(), binding), defaults, new TextCodec(),
+                new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1), UNTRACKED);
 
         List<Message> messages = new ArrayList<>();
         for (int i = 0; i < scripts.size(); i++) {
