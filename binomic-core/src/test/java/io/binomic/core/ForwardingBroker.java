@@ -1,17 +1,24 @@
 package io.binomic.core;
 
 import io.binomic.api.DeadLetter;
+import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
 
 /** A broker that forwards every call to another: tests override the calls they want to break. */
 public class ForwardingBroker implements Broker {
@@ -122,32 +129,32 @@ public class ForwardingBroker implements Broker {
     }
 
     @Override
-    public void close() {
-        delegate.close();
-    }
-
-    @Override
-    public java.util.Optional<java.util.Map<String, String>> readJob(String queue, java.util.UUID id) {
+    public Optional<Map<String, String>> readJob(String queue, UUID id) {
         return delegate.readJob(queue, id);
     }
 
     @Override
-    public java.util.Set<java.util.UUID> startJobs(List<io.binomic.api.spi.JobUpdate> starts) {
+    public Set<UUID> startJobs(List<JobUpdate> starts) {
         return delegate.startJobs(starts);
     }
 
     @Override
-    public void updateRunningJob(io.binomic.api.spi.JobUpdate update) {
+    public void updateRunningJob(JobUpdate update) {
         delegate.updateRunningJob(update);
     }
 
     @Override
-    public io.binomic.api.JobHandle.CancelOutcome cancelJob(io.binomic.api.spi.JobUpdate cancelled) {
+    public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
         return delegate.cancelJob(cancelled);
     }
 
     @Override
-    public AutoCloseable subscribeJobEvents(String queue, java.util.function.Consumer<io.binomic.api.spi.JobEvent> listener) {
+    public AutoCloseable subscribeJobEvents(String queue, Consumer<JobEvent> listener) {
         return delegate.subscribeJobEvents(queue, listener);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
     }
 }

@@ -22,18 +22,18 @@ class JfrEventsTest {
     @Test
     void eachExecutionIsRecordedWithItsAttemptAndOutcome() throws Exception {
         AtomicInteger calls = new AtomicInteger();
-        Task<Void, Void> flaky = Task.builder("jfr-flaky", () -> {
-            if (calls.incrementAndGet() == 1) {
-                throw new IllegalStateException("first attempt fails");
-            }
-        }).backoff(Backoff.fixed(Duration.ofMillis(20))).build();
+        Task<Void, Void> flaky = Task.builder("jfr-flaky").backoff(Backoff.fixed(Duration.ofMillis(20))).build();
         BinomicConfig config = BinomicConfig.builder()
                 .worker(WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).build()).build();
         Path file = Files.createTempFile("binomic", ".jfr");
         try (Recording recording = new Recording()) {
             recording.enable("io.binomic.TaskExecution");
             recording.start();
-            try (Binomic binomic = Binomic.builder().config(config).task(flaky).build().start()) {
+            try (Binomic binomic = Binomic.builder().config(config).handle(flaky, () -> {
+                if (calls.incrementAndGet() == 1) {
+                    throw new IllegalStateException("first attempt fails");
+                }
+            }).build().start()) {
                 Worker worker = binomic.startWorker();
                 binomic.submit(flaky);
                 WorkerTest.await("second attempt succeeded", () -> worker.counters().succeeded() == 1);

@@ -13,6 +13,7 @@ import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
@@ -42,19 +43,20 @@ class PayloadCodecWorkerTest {
 
     private final List<Binomic> opened = new ArrayList<>();
     private final List<Job> ran = new CopyOnWriteArrayList<>();
-    private final Task<Job, ?> job = Task.builder("job", Job.class, (Job j) -> {
+    private final Task<Job, Void> job = Task.builder("job", Job.class).build();
+    private final TaskBinding<Job, Void> jobBinding = job.handledBy(j -> {
         ran.add(j);
         return null;
-    }).build();
+    });
 
     @AfterEach
     void closeAll() {
         opened.forEach(Binomic::close);
     }
 
-    private Binomic start(BinomicConfig.Builder config, Broker broker, Task<?, ?> task) {
+    private Binomic start(BinomicConfig.Builder config, Broker broker, TaskBinding<?, ?> binding) {
         WorkerConfig worker = WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2)).build();
-        Binomic binomic = Binomic.builder().config(config.worker(worker).build()).task(task).broker(broker).build().start();
+        Binomic binomic = Binomic.builder().config(config.worker(worker).build()).handle(binding).broker(broker).build().start();
         opened.add(binomic);
         return binomic;
     }
@@ -66,7 +68,7 @@ class PayloadCodecWorkerTest {
     @Test
     void emptyObjectUnknownPropertyAndAnotherProducersRecordAreDeadLetteredNamingTheFieldAndNeverRun() throws Exception {
         Broker broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
-        Binomic binomic = start(BinomicConfig.builder(), broker, job);
+        Binomic binomic = start(BinomicConfig.builder(), broker, jobBinding);
         Worker worker = binomic.startWorker();
 
         broker.enqueue(raw("job", "{}", Map.of()));
@@ -91,11 +93,12 @@ class PayloadCodecWorkerTest {
     @Test
     void theJdkCodecIsTheDefaultAndEachMessageRecordsItsCodec() throws Exception {
         List<String> codecs = new CopyOnWriteArrayList<>();
-        Task<Reminder, ?> remind = Task.builder("remind", Reminder.class, (Reminder r) -> {
+        Task<Reminder, Void> remind = Task.builder("remind", Reminder.class).build();
+        TaskBinding<Reminder, Void> remindBinding = remind.handledBy(r -> {
             codecs.add(TaskContext.current().headers().get(Message.CODEC));
             return null;
-        }).build();
-        Binomic binomic = start(BinomicConfig.builder(), new MemoryBrokerProvider().create(BrokerConfig.defaults()), remind);
+        });
+        Binomic binomic = start(BinomicConfig.builder(), new MemoryBrokerProvider().create(BrokerConfig.defaults()), remindBinding);
         Worker worker = binomic.startWorker();
 
         binomic.submit(remind, new Reminder("call", Optional.of(Instant.parse("2026-12-01T09:00:00Z"))));
@@ -116,7 +119,7 @@ class PayloadCodecWorkerTest {
 
     @Test
     void theCodecHeaderIsReservedAtSubmit() {
-        Binomic binomic = start(BinomicConfig.builder(), new MemoryBrokerProvider().create(BrokerConfig.defaults()), job);
+        Binomic binomic = start(BinomicConfig.builder(), new MemoryBrokerProvider().create(BrokerConfig.defaults()), jobBinding);
         var e = assertThrows(IllegalArgumentException.class,
                 () -> binomic.submit(job, new Job("q", 1), Map.of(Message.CODEC, "jackson")));
         assertTrue(e.getMessage().contains("header 'codec' is reserved"), e.getMessage());
@@ -125,7 +128,7 @@ class PayloadCodecWorkerTest {
     @Test
     void aMessageWrittenByACodecThisWorkerLacksIsADecodeErrorNamingBothCodecs() throws Exception {
         Broker broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
-        Binomic binomic = start(BinomicConfig.builder(), broker, job);
+        Binomic binomic = start(BinomicConfig.builder(), broker, jobBinding);
         Worker worker = binomic.startWorker();
 
         broker.enqueue(raw("job", "{\"queue\":\"q\",\"n\":1}", Map.of(Message.CODEC, "protobuf")));
@@ -143,14 +146,14 @@ class PayloadCodecWorkerTest {
     @Test
     void aMessageWrittenByAnotherCodecThisWorkerHasIsDecodedWithThatCodec() throws Exception {
         List<Integer> seen = new CopyOnWriteArrayList<>();
-        Task<Integer, ?> count = Task.builder("count", Integer.class, (Integer n) -> {
-            seen.add(n);
-            return null;
-        }).build();
+        Task<Integer, Void> count = Task.builder("count", Integer.class).build();
         Broker broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         // This instance writes with the test's text codec; the message below was written by json-jdk.
         WorkerConfig worker = WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2)).build();
-        Binomic binomic = Binomic.builder().config(BinomicConfig.builder().worker(worker).build()).task(count)
+        Binomic binomic = Binomic.builder().config(BinomicConfig.builder().worker(worker).build()).handle(count, n -> {
+                    seen.add(n);
+                    return null;
+                })
                 .codec(new TextCodec()).broker(broker).build().start();
         opened.add(binomic);
         Worker w = binomic.startWorker();
@@ -168,7 +171,7 @@ class PayloadCodecWorkerTest {
     @Test
     void aNullPayloadForATaskThatTakesAnArgumentIsADecodeErrorAndNeverRuns() throws Exception {
         Broker broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
-        Binomic binomic = start(BinomicConfig.builder(), broker, job);
+        Binomic binomic = start(BinomicConfig.builder(), broker, jobBinding);
         binomic.startWorker();
 
         broker.enqueue(raw("job", "null", Map.of()));

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
+import io.binomic.api.JobHandle;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
@@ -34,8 +35,8 @@ class PeriodicAndJsonTest {
     @Test
     void intervalTaskFiresEveryPeriod() throws Exception {
         AtomicInteger fired = new AtomicInteger();
-        Task<Void, Void> tick = Task.builder("tick", () -> { fired.incrementAndGet(); }).interval(Duration.ofMillis(300)).build();
-        try (Binomic binomic = Binomic.builder().config(config()).task(tick).build().start()) {
+        Task<Void, Void> tick = Task.builder("tick").interval(Duration.ofMillis(300)).build();
+        try (Binomic binomic = Binomic.builder().config(config()).handle(tick, () -> { fired.incrementAndGet(); }).build().start()) {
             binomic.startWorker();
             WorkerTest.await("three ticks ran", () -> fired.get() >= 3);
         }
@@ -45,8 +46,8 @@ class PeriodicAndJsonTest {
     void twoClientsWithTheSameScheduleEnqueueEachTickOnce() throws Exception {
         List<Instant> ticks = new CopyOnWriteArrayList<>();
         Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
-        Task<Void, Void> report = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
-        Task<Void, Void> sameReport = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
+        Task<Void, Void> report = Task.builder("report").interval(Duration.ofMillis(200)).build();
+        Task<Void, Void> sameReport = Task.builder("report").interval(Duration.ofMillis(200)).build();
         Binomic first = Binomic.builder().config(config()).task(report).broker(shared).build().start();
         Binomic second = Binomic.builder().config(config()).task(sameReport).broker(shared).build().start();
         try {
@@ -72,8 +73,8 @@ class PeriodicAndJsonTest {
     @Test
     void aClientWhoseClockRunsAheadNeitherFiresEarlyNorBlocksTheOthers() throws Exception {
         Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
-        Task<Void, Void> report = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
-        Task<Void, Void> sameReport = Task.builder("report", () -> { }).interval(Duration.ofMillis(200)).build();
+        Task<Void, Void> report = Task.builder("report").interval(Duration.ofMillis(200)).build();
+        Task<Void, Void> sameReport = Task.builder("report").interval(Duration.ofMillis(200)).build();
         Clock ahead = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(10));
         Instant start = Instant.now();
         Binomic fast = Binomic.builder().config(config()).task(sameReport).broker(shared).clock(ahead).build().start();
@@ -106,16 +107,17 @@ class PeriodicAndJsonTest {
     @Test
     void recordArgumentsTravelAsJsonAndArriveEqual() throws Exception {
         List<Order> received = new CopyOnWriteArrayList<>();
-        Task<Order, Integer> place = Task.builder("place-order", Order.class, (Order o) -> {
-            received.add(o);
-            return o.lines().size();
-        }).build();
+        Task<Order, Integer> place = Task.builder("place-order", Order.class, Integer.class).build();
         Order order = new Order("o-1", List.of(new Line("sku-é", 2, 9.99), new Line("sku-\"2\"", 1, 0.5)),
                 Instant.parse("2026-11-30T10:15:30.123Z"));
-        try (Binomic binomic = Binomic.builder().config(config()).task(place).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config()).handle(place, o -> {
+            received.add(o);
+            return o.lines().size();
+        }).build().start()) {
             Worker worker = binomic.startWorker();
-            binomic.submit(place, order, Map.of());
+            JobHandle<Integer> job = binomic.submit(place, order, Map.of());
             WorkerTest.await("order processed", () -> worker.counters().succeeded() == 1);
+            assertEquals(2, job.await(Duration.ofSeconds(20)), "the result travels back as JSON too");
         }
         assertEquals(List.of(order), received);
     }

@@ -11,11 +11,14 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.DeadLetterReason;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
 import io.binomic.api.Message;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
@@ -48,13 +51,15 @@ class WorkerTest {
         return WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2));
     }
 
-    private Binomic start(List<Task<?, ?>> tasks, TaskDefaults defaults, WorkerConfig worker) {
-        return start(tasks, defaults, worker, null);
+    private Binomic start(List<TaskBinding<?, ?>> bindings, TaskDefaults defaults, WorkerConfig worker) {
+        return start(bindings, defaults, worker, null);
     }
 
-    private Binomic start(List<Task<?, ?>> tasks, TaskDefaults defaults, WorkerConfig worker, Broker broker) {
+    private Binomic start(List<TaskBinding<?, ?>> bindings, TaskDefaults defaults, WorkerConfig worker, Broker broker) {
         BinomicConfig config = BinomicConfig.builder().taskDefaults(defaults).worker(worker).build();
-        Binomic binomic = Binomic.builder().config(config).tasks(tasks).codec(new TextCodec()).broker(broker).build().start();
+        Binomic.Builder builder = Binomic.builder().config(config).codec(new TextCodec()).broker(broker);
+        bindings.forEach(builder::handle);
+        Binomic binomic = builder.build().start();
         opened.add(binomic);
         return binomic;
     }
@@ -72,11 +77,12 @@ class WorkerTest {
     @Test
     void submittedTasksRunOnceEachAndLeaveNothingBehind() throws Exception {
         Map<Integer, Integer> runs = new ConcurrentHashMap<>();
-        Task<Integer, ?> square = Task.builder("square", Integer.class, (Integer n) -> {
+        Task<Integer, Void> square = Task.builder("square", Integer.class).build();
+        TaskBinding<Integer, Void> squareBinding = square.handledBy((Integer n) -> {
             runs.merge(n, 1, Integer::sum);
-            return n * n;
-        }).build();
-        Binomic binomic = start(List.of(square), TaskDefaults.defaults(), fastWorker().concurrency(8).build());
+            return null;
+        });
+        Binomic binomic = start(List.of(squareBinding), TaskDefaults.defaults(), fastWorker().concurrency(8).build());
         Worker worker = binomic.startWorker();
 
         binomic.submitAll(square, IntStream.range(0, 200).boxed().toList());
@@ -92,14 +98,15 @@ class WorkerTest {
     @Test
     void failingTaskIsRetriedAfterItsBackoffWithIncreasingAttempts() throws Exception {
         List<Long> attemptTimes = new CopyOnWriteArrayList<>();
-        Task<String, ?> flaky = Task.builder("flaky", String.class, (String s) -> {
+        Task<String, Void> flaky = Task.builder("flaky", String.class).backoff(Backoff.exponential(Duration.ofMillis(200), 2.0, Duration.ofSeconds(5))).build();
+        TaskBinding<String, Void> flakyBinding = flaky.handledBy((String s) -> {
             attemptTimes.add(System.nanoTime());
             if (attemptTimes.size() < 3) {
                 throw new IllegalStateException("not yet");
             }
-            return s;
-        }).backoff(Backoff.exponential(Duration.ofMillis(200), 2.0, Duration.ofSeconds(5))).build();
-        Binomic binomic = start(List.of(flaky), TaskDefaults.defaults(), fastWorker().build());
+            return null;
+        });
+        Binomic binomic = start(List.of(flakyBinding), TaskDefaults.defaults(), fastWorker().build());
         Worker worker = binomic.startWorker();
 
         binomic.submit(flaky, "x");
@@ -120,11 +127,12 @@ class WorkerTest {
     @Test
     void taskFailingEveryAttemptEndsInTheDeadLetterQueue() throws Exception {
         AtomicInteger runs = new AtomicInteger();
-        Task<String, ?> doomed = Task.builder("doomed", String.class, (String s) -> {
+        Task<String, Void> doomed = Task.builder("doomed", String.class).maxAttempts(2).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
+        TaskBinding<String, Void> doomedBinding = doomed.handledBy((String s) -> {
             runs.incrementAndGet();
             throw new IllegalArgumentException("bad " + s);
-        }).maxAttempts(2).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
-        Binomic binomic = start(List.of(doomed), TaskDefaults.defaults(), fastWorker().build());
+        });
+        Binomic binomic = start(List.of(doomedBinding), TaskDefaults.defaults(), fastWorker().build());
         binomic.startWorker();
 
         binomic.submit(doomed, "input");
@@ -141,11 +149,12 @@ class WorkerTest {
 
     @Test
     void overrunningTaskTimesOutAndCountsAsAFailedAttempt() throws Exception {
-        Task<String, ?> slow = Task.builder("slow", String.class, (String s) -> {
+        Task<String, Void> slow = Task.builder("slow", String.class).timeout(Duration.ofMillis(200)).maxAttempts(1).build();
+        TaskBinding<String, Void> slowBinding = slow.handledBy((String s) -> {
             Thread.sleep(Duration.ofSeconds(30));
-            return s;
-        }).timeout(Duration.ofMillis(200)).maxAttempts(1).build();
-        Binomic binomic = start(List.of(slow), TaskDefaults.defaults(), fastWorker().build());
+            return null;
+        });
+        Binomic binomic = start(List.of(slowBinding), TaskDefaults.defaults(), fastWorker().build());
         Worker worker = binomic.startWorker();
 
         binomic.submit(slow, "x");
@@ -159,15 +168,17 @@ class WorkerTest {
     @Test
     void nonRetryableFailuresAreDeadLetteredAtOnce() throws Exception {
         AtomicInteger runs = new AtomicInteger();
-        Task<String, ?> explicit = Task.builder("explicit", String.class, (String s) -> {
+        Task<String, Void> explicit = Task.builder("explicit", String.class).build();
+        TaskBinding<String, Void> explicitBinding = explicit.handledBy((String s) -> {
             runs.incrementAndGet();
             throw new NonRetryableException("card declined");
-        }).build();
-        Task<String, ?> declared = Task.builder("declared", String.class, (String s) -> {
+        });
+        Task<String, Void> declared = Task.builder("declared", String.class).nonRetryableOn(UnsupportedOperationException.class).build();
+        TaskBinding<String, Void> declaredBinding = declared.handledBy((String s) -> {
             runs.incrementAndGet();
             throw new UnsupportedOperationException("never works");
-        }).nonRetryableOn(UnsupportedOperationException.class).build();
-        Binomic binomic = start(List.of(explicit, declared), TaskDefaults.defaults(), fastWorker().build());
+        });
+        Binomic binomic = start(List.of(explicitBinding, declaredBinding), TaskDefaults.defaults(), fastWorker().build());
         binomic.startWorker();
 
         binomic.submit(explicit, "a");
@@ -180,13 +191,18 @@ class WorkerTest {
         assertTrue(groups.stream().allMatch(g -> g.reason() == DeadLetterReason.NON_RETRYABLE && g.count() == 1), groups.toString());
     }
 
+    /**
+     * The producer submits a definition nobody binds a handler for (it needs no registration to
+     * submit); the worker, which has no handler for it, dead-letters it TASK_NOT_FOUND.
+     */
     @Test
     void undecodablePayloadAndUnknownTaskAreDeadLetteredWithoutStoppingTheWorker() throws Exception {
-        Task<Integer, ?> count = Task.builder("count", Integer.class, (Integer n) -> n).build();
+        Task<Integer, Void> count = Task.builder("count", Integer.class).build();
+        TaskBinding<Integer, Void> countBinding = count.handledBy((Integer n) -> null);
         Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
-        Task<String, ?> ghost = Task.builder("ghost", String.class, (String s) -> s).build();
-        Binomic producer = start(List.of(ghost), TaskDefaults.defaults(), fastWorker().build(), shared);
-        Binomic binomic = start(List.of(count), TaskDefaults.defaults(), fastWorker().build(), shared);
+        Task<String, Void> ghost = Task.builder("ghost", String.class).build();
+        Binomic producer = start(List.of(), TaskDefaults.defaults(), fastWorker().build(), shared);
+        Binomic binomic = start(List.of(countBinding), TaskDefaults.defaults(), fastWorker().build(), shared);
         Worker worker = binomic.startWorker();
 
         producer.submit(ghost, "boo");
@@ -199,18 +215,22 @@ class WorkerTest {
         List<DeadLetterReason> reasons = binomic.deadLetters().list("default", DeadLetterFilter.all(), 10).stream()
                 .map(l -> l.failure().reason()).sorted().toList();
         assertEquals(List.of(DeadLetterReason.DECODE_ERROR, DeadLetterReason.TASK_NOT_FOUND), reasons);
+        DeadLetter notFound = binomic.deadLetters().list("default", DeadLetterFilter.all().withReason(DeadLetterReason.TASK_NOT_FOUND), 10)
+                .getFirst();
+        assertEquals("ghost", notFound.message().orElseThrow().task());
     }
 
     @Test
     void delayTaskRunsNoSoonerThanItsDelay() throws Exception {
         CountDownLatch ran = new CountDownLatch(1);
         long[] ranAt = new long[1];
-        Task<String, ?> later = Task.builder("later", String.class, (String s) -> {
+        Task<String, Void> later = Task.builder("later", String.class).delay(Duration.ofMillis(500)).build();
+        TaskBinding<String, Void> laterBinding = later.handledBy((String s) -> {
             ranAt[0] = System.nanoTime();
             ran.countDown();
-            return s;
-        }).delay(Duration.ofMillis(500)).build();
-        Binomic binomic = start(List.of(later), TaskDefaults.defaults(), fastWorker().build());
+            return null;
+        });
+        Binomic binomic = start(List.of(laterBinding), TaskDefaults.defaults(), fastWorker().build());
         binomic.startWorker();
 
         long submittedAt = System.nanoTime();
@@ -226,13 +246,14 @@ class WorkerTest {
     void noMoreTasksRunAtOnceThanTheConcurrencyLimit() throws Exception {
         AtomicInteger running = new AtomicInteger();
         AtomicInteger peak = new AtomicInteger();
-        Task<Integer, ?> busy = Task.builder("busy", Integer.class, (Integer n) -> {
+        Task<Integer, Void> busy = Task.builder("busy", Integer.class).build();
+        TaskBinding<Integer, Void> busyBinding = busy.handledBy((Integer n) -> {
             peak.accumulateAndGet(running.incrementAndGet(), Math::max);
             Thread.sleep(50);
             running.decrementAndGet();
-            return n;
-        }).build();
-        Binomic binomic = start(List.of(busy), TaskDefaults.defaults(), fastWorker().concurrency(3).build());
+            return null;
+        });
+        Binomic binomic = start(List.of(busyBinding), TaskDefaults.defaults(), fastWorker().concurrency(3).build());
         Worker worker = binomic.startWorker();
 
         binomic.submitAll(busy, IntStream.range(0, 30).boxed().toList());
@@ -244,12 +265,13 @@ class WorkerTest {
     @Test
     void stopWaitsForRunningTasksWithinTheGrace() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
-        Task<String, ?> task = Task.builder("short", String.class, (String s) -> {
+        Task<String, Void> task = Task.builder("short", String.class).build();
+        TaskBinding<String, Void> taskBinding = task.handledBy((String s) -> {
             started.countDown();
             Thread.sleep(300);
-            return s;
-        }).build();
-        Binomic binomic = start(List.of(task), TaskDefaults.defaults(), fastWorker().build());
+            return null;
+        });
+        Binomic binomic = start(List.of(taskBinding), TaskDefaults.defaults(), fastWorker().build());
         Worker worker = binomic.startWorker();
         binomic.submit(task, "x");
         assertTrue(started.await(5, TimeUnit.SECONDS));
@@ -266,16 +288,17 @@ class WorkerTest {
         List<Integer> attemptsSeen = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger runs = new AtomicInteger();
         CountDownLatch started = new CountDownLatch(1);
-        Task<String, ?> stubborn = Task.builder("stubborn", String.class, (String s) -> {
+        Task<String, Void> stubborn = Task.builder("stubborn", String.class).build();
+        TaskBinding<String, Void> stubbornBinding = stubborn.handledBy((String s) -> {
             attemptsSeen.add(runs.incrementAndGet());
             started.countDown();
             if (runs.get() == 1) {
                 Thread.sleep(Duration.ofSeconds(30));
             }
-            return s;
-        }).build();
+            return null;
+        });
         WorkerConfig leases = fastWorker().leaseTimeout(Duration.ofMillis(600)).reclaimInterval(Duration.ofMillis(200)).build();
-        Binomic binomic = start(List.of(stubborn), TaskDefaults.defaults(), leases);
+        Binomic binomic = start(List.of(stubbornBinding), TaskDefaults.defaults(), leases);
         Worker first = binomic.startWorker();
         binomic.submit(stubborn, "x");
         assertTrue(started.await(5, TimeUnit.SECONDS));
@@ -292,16 +315,18 @@ class WorkerTest {
     @Test
     void deadLettersCanBeReplayedAndPurgedByFilter() throws Exception {
         AtomicInteger calls = new AtomicInteger();
-        Task<String, ?> healing = Task.builder("healing", String.class, (String s) -> {
+        Task<String, Void> healing = Task.builder("healing", String.class).build();
+        TaskBinding<String, Void> healingBinding = healing.handledBy((String s) -> {
             if (calls.incrementAndGet() <= 3) {
                 throw new NonRetryableException("down");
             }
-            return s;
-        }).build();
-        Task<String, ?> broken = Task.builder("broken", String.class, (String s) -> {
+            return null;
+        });
+        Task<String, Void> broken = Task.builder("broken", String.class).build();
+        TaskBinding<String, Void> brokenBinding = broken.handledBy((String s) -> {
             throw new NonRetryableException("always");
-        }).build();
-        Binomic binomic = start(List.of(healing, broken), TaskDefaults.defaults(), fastWorker().build());
+        });
+        Binomic binomic = start(List.of(healingBinding, brokenBinding), TaskDefaults.defaults(), fastWorker().build());
         Worker worker = binomic.startWorker();
         binomic.submitAll(healing, List.of("a", "b", "c"));
         binomic.submit(broken, "z");
@@ -319,20 +344,25 @@ class WorkerTest {
         assertEquals(0, binomic.queueStats("default").deadLetters());
     }
 
+    /**
+     * Submit refuses periodic, oversized and ill-typed submissions. It used to refuse a task not
+     * registered with the instance too; now a producer submits definitions it has no handler for,
+     * so that submission is accepted, and a worker without a handler for it dead-letters it
+     * TASK_NOT_FOUND.
+     */
     @Test
-    void submitRefusesPeriodicUnregisteredAndOversizedTasks() {
-        Task<Void, Void> tick = Task.builder("tick", () -> { }).interval(Duration.ofHours(1)).build();
-        Task<String, ?> echo = Task.builder("echo", String.class, (String s) -> s).build();
-        Task<String, ?> stranger = Task.builder("stranger", String.class, (String s) -> s).build();
+    void submitRefusesPeriodicAndOversizedTasksButAcceptsUnregisteredOnes() throws Exception {
+        Task<Void, Void> tick = Task.builder("tick").interval(Duration.ofHours(1)).build();
+        Task<String, Void> echo = Task.builder("echo", String.class).build();
+        Task<String, Void> stranger = Task.builder("stranger", String.class).build();
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().maxPayloadBytes(16).build())
-                .schedulePeriodicTasks(false).build();
-        Binomic binomic = Binomic.builder().config(config).task(tick).task(echo).codec(new TextCodec()).build().start();
+                .worker(fastWorker().build()).schedulePeriodicTasks(false).build();
+        Binomic binomic = Binomic.builder().config(config).task(tick).task(echo).codec(new TextCodec()).broker(shared).build().start();
         opened.add(binomic);
 
         var periodic = assertThrows(IllegalArgumentException.class, () -> binomic.submit(tick));
         assertTrue(periodic.getMessage().contains("'tick' is a INTERVAL task"), periodic.getMessage());
-        var unknown = assertThrows(IllegalArgumentException.class, () -> binomic.submit(stranger, "x"));
-        assertTrue(unknown.getMessage().contains("not registered"), unknown.getMessage());
         var large = assertThrows(PayloadTooLargeException.class, () -> binomic.submit(echo, "x".repeat(17)));
         assertEquals(17, large.size());
         var missing = assertThrows(IllegalArgumentException.class, () -> binomic.submit(echo, null));
@@ -343,18 +373,35 @@ class WorkerTest {
         var wrongType = assertThrows(IllegalArgumentException.class, () -> binomic.submit(raw, 42));
         assertEquals("task 'echo' takes a java.lang.String, got a java.lang.Integer", wrongType.getMessage());
         assertEquals(0, binomic.queueStats("default").ready(), "nothing was enqueued");
+
+        JobHandle<Void> accepted = binomic.submit(stranger, "x");
+        assertEquals("default", accepted.queue());
+        assertEquals(1, binomic.queueStats("default").ready(), "the unregistered task was enqueued");
+        assertEquals(JobState.UNKNOWN, accepted.status().state(), "a Void task is not tracked");
+        var noResult = assertThrows(IllegalStateException.class, accepted::result);
+        assertTrue(noResult.getMessage().contains("not tracked"), noResult.getMessage());
+
+        Task<String, Void> other = Task.builder("other", String.class).build();
+        Binomic worker = start(List.of(other.handledBy(s -> null)), TaskDefaults.defaults(), fastWorker().build(), shared);
+        worker.startWorker();
+        await("the unregistered task was dead-lettered", () -> worker.queueStats("default").deadLetters() == 1);
+        DeadLetter letter = worker.deadLetters().list("default", DeadLetterFilter.all(), 10).getFirst();
+        assertEquals(DeadLetterReason.TASK_NOT_FOUND, letter.failure().reason());
+        assertEquals(accepted.id(), letter.message().orElseThrow().id());
+        assertEquals("stranger", letter.message().orElseThrow().task());
     }
 
     @Test
     void staleMessageIsNotExecutedButRetriedWithAFreshEnqueueTime() throws Exception {
         List<Integer> ranAtAttempt = new CopyOnWriteArrayList<>();
-        Task<String, ?> fresh = Task.builder("fresh-only", String.class, (String s) -> {
+        Task<String, Void> fresh = Task.builder("fresh-only", String.class).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
+        TaskBinding<String, Void> freshBinding = fresh.handledBy((String s) -> {
             ranAtAttempt.add(1);
-            return s;
-        }).backoff(Backoff.fixed(Duration.ofMillis(50))).build();
+            return null;
+        });
         Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         TaskDefaults staleAfterOneMinute = TaskDefaults.builder().staleAfter(Duration.ofMinutes(1)).build();
-        Binomic binomic = start(List.of(fresh), staleAfterOneMinute, fastWorker().build(), shared);
+        Binomic binomic = start(List.of(freshBinding), staleAfterOneMinute, fastWorker().build(), shared);
         Worker worker = binomic.startWorker();
 
         shared.enqueue(new Message(java.util.UUID.randomUUID(), "fresh-only", "default", 1,
@@ -368,17 +415,20 @@ class WorkerTest {
     @Test
     void handlerSeesItsMessageIdAndAttemptThroughTaskContext() throws Exception {
         List<io.binomic.api.TaskContext> seen = new CopyOnWriteArrayList<>();
-        Task<String, ?> contextual = Task.builder("contextual", String.class, (String s) -> {
+        Task<String, Void> contextual = Task.builder("contextual", String.class).backoff(Backoff.fixed(Duration.ofMillis(20))).build();
+        TaskBinding<String, Void> contextualBinding = contextual.handledBy((String s) -> {
             seen.add(io.binomic.api.TaskContext.current());
             if (seen.size() == 1) {
                 throw new IllegalStateException("once");
             }
-            return s;
-        }).backoff(Backoff.fixed(Duration.ofMillis(20))).build();
-        Binomic binomic = start(List.of(contextual), TaskDefaults.defaults(), fastWorker().build());
+            return null;
+        });
+        Binomic binomic = start(List.of(contextualBinding), TaskDefaults.defaults(), fastWorker().build());
         Worker worker = binomic.startWorker();
 
-        java.util.UUID id = binomic.submit(contextual, "x", Map.of("traceparent", "00-abc-01"));
+        JobHandle<Void> job = binomic.submit(contextual, "x", Map.of("traceparent", "00-abc-01"));
+        java.util.UUID id = job.id();
+        assertEquals("default", job.queue());
 
         await("second attempt succeeded", () -> worker.counters().succeeded() == 1);
         assertEquals(List.of(1, 2), seen.stream().map(io.binomic.api.TaskContext::attempt).toList());
@@ -402,8 +452,12 @@ class WorkerTest {
             }
         };
         AtomicInteger ran = new AtomicInteger();
-        Task<Integer, ?> count = Task.builder("count", Integer.class, (Integer n) -> ran.incrementAndGet()).build();
-        Binomic binomic = start(List.of(count), TaskDefaults.defaults(), fastWorker().concurrency(2).build(), failingOnce);
+        Task<Integer, Void> count = Task.builder("count", Integer.class).build();
+        TaskBinding<Integer, Void> countBinding = count.handledBy((Integer n) -> {
+            ran.incrementAndGet();
+            return null;
+        });
+        Binomic binomic = start(List.of(countBinding), TaskDefaults.defaults(), fastWorker().concurrency(2).build(), failingOnce);
         Worker worker = binomic.startWorker();
         await("the error was thrown", () -> fetches.get() > 3);
 
@@ -427,14 +481,15 @@ class WorkerTest {
         AtomicInteger runningNow = new AtomicInteger();
         AtomicInteger mostAtOnce = new AtomicInteger();
         Map<Integer, Integer> runs = new ConcurrentHashMap<>();
-        Task<Integer, ?> slow = Task.builder("slow", Integer.class, (Integer n) -> {
+        Task<Integer, Void> slow = Task.builder("slow", Integer.class).build();
+        TaskBinding<Integer, Void> slowBinding = slow.handledBy((Integer n) -> {
             mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
             Thread.sleep(20);
             runningNow.decrementAndGet();
             runs.merge(n, 1, Integer::sum);
             return null;
-        }).build();
-        Binomic binomic = start(List.of(slow), TaskDefaults.defaults(), fastWorker().concurrency(2).build(), greedy);
+        });
+        Binomic binomic = start(List.of(slowBinding), TaskDefaults.defaults(), fastWorker().concurrency(2).build(), greedy);
         binomic.submitAll(slow, IntStream.range(0, 40).boxed().toList());
 
         binomic.startWorker();
@@ -451,9 +506,11 @@ class WorkerTest {
         AtomicInteger mostAtOnce = new AtomicInteger();
         AtomicInteger ran = new AtomicInteger();
         TaskHandlerCounting counting = new TaskHandlerCounting(runningNow, mostAtOnce, ran);
-        Task<Integer, ?> mail = Task.builder("mail", Integer.class, counting::handle).queue("mail").build();
-        Task<Integer, ?> payments = Task.builder("payment", Integer.class, counting::handle).queue("payments").build();
-        Binomic binomic = start(List.of(mail, payments), TaskDefaults.defaults(),
+        Task<Integer, Void> mail = Task.builder("mail", Integer.class).queue("mail").build();
+        TaskBinding<Integer, Void> mailBinding = mail.handledBy(counting::handle);
+        Task<Integer, Void> payments = Task.builder("payment", Integer.class).queue("payments").build();
+        TaskBinding<Integer, Void> paymentsBinding = payments.handledBy(counting::handle);
+        Binomic binomic = start(List.of(mailBinding, paymentsBinding), TaskDefaults.defaults(),
                 fastWorker().concurrency(1).queues("mail", "payments").build());
         binomic.submitAll(mail, IntStream.range(0, 10).boxed().toList());
         binomic.submitAll(payments, IntStream.range(0, 10).boxed().toList());
@@ -466,7 +523,7 @@ class WorkerTest {
 
     /** Counts runs and the most handlers running at once. */
     record TaskHandlerCounting(AtomicInteger runningNow, AtomicInteger mostAtOnce, AtomicInteger ran) {
-        Object handle(Integer n) throws InterruptedException {
+        Void handle(Integer n) throws InterruptedException {
             mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
             Thread.sleep(5);
             runningNow.decrementAndGet();
@@ -505,21 +562,22 @@ class WorkerTest {
         Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         AtomicInteger runs = new AtomicInteger();
         AtomicInteger succeeded = new AtomicInteger();
-        Task<Integer, ?> flaky = Task.builder("flaky", Integer.class, (Integer n) -> {
+        Task<Integer, Void> flaky = Task.builder("flaky", Integer.class).maxAttempts(3).build();
+        TaskBinding<Integer, Void> flakyBinding = flaky.handledBy((Integer n) -> {
             if (runs.incrementAndGet() == 1) {
                 Thread.sleep(1500); // the first run outlives its lease, which is not renewed...
                 throw new IllegalStateException("...and then fails, long after another worker took the delivery over");
             }
             succeeded.incrementAndGet();
             return null;
-        }).maxAttempts(3).build();
+        });
         WorkerConfig.Builder shortLease = fastWorker().leaseTimeout(Duration.ofMillis(300)).reclaimInterval(Duration.ofMillis(100));
-        Binomic slow = start(List.of(flaky), TaskDefaults.defaults(), shortLease.consumerName("slow").build(),
+        Binomic slow = start(List.of(flakyBinding), TaskDefaults.defaults(), shortLease.consumerName("slow").build(),
                 renewalsLost(shared, "slow", false));
         Worker slowWorker = slow.startWorker();
         slow.submit(flaky, 1);
         await("the first run started", () -> runs.get() == 1);
-        Binomic other = start(List.of(flaky), TaskDefaults.defaults(), fastWorker().leaseTimeout(Duration.ofMillis(300))
+        Binomic other = start(List.of(flakyBinding), TaskDefaults.defaults(), fastWorker().leaseTimeout(Duration.ofMillis(300))
                 .reclaimInterval(Duration.ofMillis(100)).consumerName("other").build(), renewalsLost(shared, "slow", false));
         other.startWorker();
 
@@ -537,12 +595,13 @@ class WorkerTest {
     void aWorkerThatReclaimsItsOwnRunningDeliveryDoesNotRunItTwiceAndStillSettlesIt() throws Exception {
         Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         AtomicInteger runs = new AtomicInteger();
-        Task<Integer, ?> slow = Task.builder("slow", Integer.class, (Integer n) -> {
+        Task<Integer, Void> slow = Task.builder("slow", Integer.class).build();
+        TaskBinding<Integer, Void> slowBinding = slow.handledBy((Integer n) -> {
             runs.incrementAndGet();
             Thread.sleep(1200); // four leases, never renewed: this worker's own reclaim takes it back
             return null;
-        }).build();
-        Binomic binomic = start(List.of(slow), TaskDefaults.defaults(), fastWorker().leaseTimeout(Duration.ofMillis(300))
+        });
+        Binomic binomic = start(List.of(slowBinding), TaskDefaults.defaults(), fastWorker().leaseTimeout(Duration.ofMillis(300))
                 .reclaimInterval(Duration.ofMillis(100)).consumerName("alone").build(), renewalsLost(shared, "alone", true));
         Worker worker = binomic.startWorker();
         binomic.submit(slow, 1);
@@ -552,5 +611,45 @@ class WorkerTest {
         assertEquals(1, runs.get(), "ran once, though reclaimed by its own worker while running");
         assertEquals(0, worker.counters().staleSettlements(), "settled at the delivery count of its own reclaim");
         shared.close();
+    }
+
+    @Test
+    void aWorkerRefusesToStartOnAQueueWithADeclaredTaskItHasNoHandlerFor() {
+        Task<String, Void> bound = Task.builder("bound", String.class).build();
+        Task<String, Void> declared = Task.builder("elsewhere", String.class).queue("mail").build();
+        BinomicConfig config = BinomicConfig.builder().worker(fastWorker().build()).build();
+        Binomic binomic = Binomic.builder().config(config).handle(bound, s -> null).task(declared).codec(new TextCodec()).build().start();
+        opened.add(binomic);
+
+        var e = assertThrows(IllegalStateException.class, binomic::startWorker);
+        assertTrue(e.getMessage().contains("no handler for task(s) [elsewhere (queue mail)]"), e.getMessage());
+        Worker onItsOwnQueue = binomic.startWorker(fastWorker().queues("default").build());
+        assertTrue(!onItsOwnQueue.isStopped(), "a worker that leaves the declared task's queue out starts");
+    }
+
+    @Test
+    void aTaskBoundTwiceIsRejected() {
+        Task<String, Void> t = Task.builder("twice", String.class).build();
+        Binomic.Builder builder = Binomic.builder().handle(t, s -> null);
+        var e = assertThrows(IllegalArgumentException.class, () -> builder.handle(t, s -> null));
+        assertEquals("task 'twice' has two handlers bound; bind one", e.getMessage());
+    }
+
+    @Test
+    void aTrackedTaskReturnsItsResultThroughItsHandle() throws Exception {
+        Task<Integer, Integer> square = Task.builder("square", Integer.class, Integer.class).build();
+        Binomic binomic = start(List.of(square.handledBy(n -> n * n)), TaskDefaults.defaults(), fastWorker().build());
+        binomic.startWorker();
+
+        JobHandle<Integer> job = binomic.submit(square, 7);
+        List<JobHandle<Integer>> more = binomic.submitAll(square, List.of(2, 3));
+
+        assertEquals(49, job.await(Duration.ofSeconds(20)));
+        assertEquals(List.of(4, 9), more.stream().map(h -> h.await(Duration.ofSeconds(20))).toList());
+        assertEquals(JobState.SUCCEEDED, job.status().state());
+        assertEquals(1, job.status().attempt());
+        assertEquals("square", job.status().task());
+        assertEquals(job.id(), binomic.job(square, job.id()).id());
+        assertEquals(49, binomic.job(square, job.id()).await(Duration.ofSeconds(1)));
     }
 }

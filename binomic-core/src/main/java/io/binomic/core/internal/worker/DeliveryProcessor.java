@@ -91,7 +91,7 @@ public final class DeliveryProcessor {
         Message message = delivery.message().orElseThrow();
         TaskBinding<?, ?> binding = handlers.get(message.task());
         if (binding == null) {
-            var error = new TaskNotFoundException(message.task(), "register it in the worker's tasks (Binomic.builder().task(...) or a TaskProvider)");
+            var error = new TaskNotFoundException(message.task(), "bind its handler in the worker (Binomic.builder().handle(task, handler), or a TaskProvider)");
             LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), error.getMessage());
             return deadLetter(delivery, message.task(), DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(), error.getMessage(), "");
         }
@@ -266,12 +266,12 @@ public final class DeliveryProcessor {
             return failure(run, TimeoutException.class.getName(), "overran its timeout of " + timeout, "");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
-            if (cause instanceof CancellationException || tracking.cancelRequested(delivery.receipt())) {
-                if (tracking.cancelRequested(delivery.receipt())) {
-                    outcome = "cancelled";
+            boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.receipt());
+            if (cause instanceof CancellationException || cancelledByRequest) {
+                outcome = "cancelled";
+                if (cancelledByRequest) {
                     return cancelled(run);
                 }
-                outcome = "cancelled";
                 LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
                 return new Outcome.LeavePending("cancelled");
             }
@@ -288,7 +288,7 @@ public final class DeliveryProcessor {
             return failure(run, cause.getClass().getName(), String.valueOf(cause.getMessage()), stackHead(cause));
         } catch (InterruptedException e) {
             outcome = "cancelled";
-            if (tracking.cancelRequested(delivery.receipt())) {
+            if (run.tracked() && tracking.cancelRequested(delivery.receipt())) {
                 // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
                 Thread.interrupted();
                 return cancelled(run);

@@ -11,16 +11,20 @@ import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
+import io.binomic.api.JobState;
+import io.binomic.api.JobStatus;
 import io.binomic.api.Message;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskDefaults;
-import io.binomic.api.TaskRegistry;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.TextCodec;
 import io.binomic.core.internal.StatsRecorder;
+import io.binomic.core.internal.jobs.JobRecordFormat;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -89,17 +93,58 @@ class DeliveryStateMachineProperties {
         }
     }
 
+    /**
+     * The messages here are not tracked (no {@link Message#TRACK} header): their records are never
+     * written, and no cancel is ever asked for them.
+     */
+    static final JobTracking UNTRACKED = new JobTracking() {
+        @Override
+        public String worker() {
+            throw new AssertionError("an untracked job has no record to name its worker in");
+        }
+
+        @Override
+        public boolean start(JobUpdate started) {
+            throw new AssertionError("an untracked job has no record to start: " + started);
+        }
+
+        @Override
+        public void progress(JobUpdate progress) {
+            throw new AssertionError("an untracked job has no record to report progress to: " + progress);
+        }
+
+        @Override
+        public boolean cancelRequested(String receipt) {
+            return false; // asked on every failure, tracked or not; only a tracked job can be cancelled
+        }
+    };
+
     @Test
     void everyMessageEndsAckedOrDeadLetteredExactlyOnceWithinItsAttemptBudget() {
         AtomicInteger cases = new AtomicInteger();
         qt().withExamples(300).forAll(scripts(), integers().between(1, 5)).checkAssert((scripts, maxAttempts) -> {
             cases.incrementAndGet();
-            runScripts(scripts, maxAttempts);
+            runScripts(scripts, maxAttempts, false);
         });
         assertTrue(cases.get() >= 250, "only " + cases.get() + " cases ran");
     }
 
-    private static void runScripts(List<Script> scripts, int maxAttempts) {
+    /**
+     * The same invariants with every other message a tracked job ({@link Message#TRACK}): tracking
+     * changes no outcome, and each tracked job's record ends in the state its message ended in
+     * (SUCCEEDED when acked, DEAD_LETTERED with the same reason when dead-lettered).
+     */
+    @Test
+    void trackedJobsEndAsTheirMessagesDoAndTheirRecordsSayHow() {
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(150).forAll(scripts(), integers().between(1, 5)).checkAssert((scripts, maxAttempts) -> {
+            cases.incrementAndGet();
+            runScripts(scripts, maxAttempts, true);
+        });
+        assertTrue(cases.get() >= 120, "only " + cases.get() + " cases ran");
+    }
+
+    private static void runScripts(List<Script> scripts, int maxAttempts, boolean trackSome) {
         String queue = "q";
         Map<String, Script> byKey = new HashMap<>();
         Map<String, Integer> cursor = new HashMap<>();
@@ -108,7 +153,8 @@ class DeliveryStateMachineProperties {
         Map<String, Integer> acked = new HashMap<>();
         Map<String, Integer> currentAttempt = new HashMap<>();
 
-        Task<String, ?> task = Task.builder("scripted", String.class, (String key) -> {
+        Task<String, Void> task = Task.builder("scripted", String.class).queue(queue).build();
+        TaskBinding<String, Void> binding = task.handledBy(key -> {
             executedAttempts.computeIfAbsent(key, k -> new ArrayList<>()).add(currentAttempt.get(key));
             List<Step> steps = byKey.get(key).steps();
             int i = cursor.merge(key, 1, Integer::sum) - 1;
@@ -122,21 +168,28 @@ class DeliveryStateMachineProperties {
                 case CANCELLED -> throw new SimulatedCancel();
             }
             return null;
-        }).queue(queue).build();
+        });
 
         var broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
         broker.start(List.of(queue));
         TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
-        DeliveryProcessor processor = new DeliveryProcessor(TaskRegistry.of(List.of(task)), defaults, new TextCodec(),
-                new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1));
+        JobTracking tracking = trackSome ? JobTracking.through(broker, "worker", receipt -> false) : UNTRACKED;
+        DeliveryProcessor processor = new DeliveryProcessor(Map.of(task.name(), binding), defaults, new TextCodec(),
+                new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1), tracking);
 
         List<Message> messages = new ArrayList<>();
+        Map<String, UUID> tracked = new HashMap<>();
         for (int i = 0; i < scripts.size(); i++) {
             String key = "m" + i;
             byKey.put(key, scripts.get(i));
             String payload = scripts.get(i).undecodable() ? "!" + key : key;
-            messages.add(new Message(UUID.randomUUID(), task.name(), queue, 1, Instant.now(),
-                    payload.getBytes(StandardCharsets.UTF_8), Map.of("key", key)));
+            Map<String, String> headers = trackSome && i % 2 == 0 ? Map.of("key", key, Message.TRACK, "3600000") : Map.of("key", key);
+            Message message = new Message(UUID.randomUUID(), task.name(), queue, 1, Instant.now(),
+                    payload.getBytes(StandardCharsets.UTF_8), headers);
+            if (message.isTracked()) {
+                tracked.put(key, message.id());
+            }
+            messages.add(message);
         }
         broker.enqueueAll(messages);
 
@@ -183,6 +236,19 @@ class DeliveryStateMachineProperties {
                 assertEquals(i + 1, attempts.get(i), key + " attempts must be 1, 2, 3...: " + attempts);
             }
             Script script = byKey.get(key);
+            if (tracked.containsKey(key)) {
+                UUID id = tracked.get(key);
+                JobStatus status = JobRecordFormat.read(queue, id, broker.readJob(queue, id).orElse(Map.of()));
+                if (deadLettered) {
+                    assertEquals(JobState.DEAD_LETTERED, status.state(), key + " steps " + script.steps() + ": " + status);
+                    assertEquals(dead.get(key).failure().reason(), status.deadLetterReason().orElseThrow(), key + ": " + status);
+                } else {
+                    assertEquals(JobState.SUCCEEDED, status.state(), key + " steps " + script.steps() + ": " + status);
+                }
+                if (!attempts.isEmpty()) {
+                    assertEquals(attempts.getLast(), status.attempt(), key + " steps " + script.steps() + ": " + status);
+                }
+            }
             if (script.undecodable()) {
                 assertTrue(attempts.isEmpty());
                 assertEquals(DeadLetterReason.DECODE_ERROR, dead.get(key).failure().reason());

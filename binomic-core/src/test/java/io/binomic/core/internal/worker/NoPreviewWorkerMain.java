@@ -8,7 +8,6 @@ import io.binomic.core.Binomic;
 import io.binomic.core.TextCodec;
 import io.binomic.core.Worker;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * Runs in a child JVM started without {@code --enable-preview} (see {@link TaskInvokerTest}): an
@@ -19,15 +18,15 @@ public final class NoPreviewWorkerMain {
     private NoPreviewWorkerMain() { }
 
     public static void main(String[] args) throws Exception {
-        Task<String, ?> quick = Task.builder("quick", String.class, (String s) -> s).build();
-        Task<String, ?> slow = Task.builder("slow", String.class, (String s) -> {
-            Thread.sleep(Duration.ofSeconds(30));
-            return s;
-        }).timeout(Duration.ofMillis(200)).maxAttempts(1).build();
+        Task<String, Void> quick = Task.builder("quick", String.class).build();
+        Task<String, Void> slow = Task.builder("slow", String.class).timeout(Duration.ofMillis(200)).maxAttempts(1).build();
         BinomicConfig config = BinomicConfig.builder()
                 .worker(WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(1)).build())
                 .build();
-        try (Binomic binomic = Binomic.builder().config(config).tasks(List.of(quick, slow)).codec(new TextCodec()).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config).handle(quick, s -> null).handle(slow, s -> {
+            Thread.sleep(Duration.ofSeconds(30));
+            return null;
+        }).codec(new TextCodec()).build().start()) {
             Worker worker = binomic.startWorker();
             binomic.submit(quick, "a");
             binomic.submit(slow, "b");
