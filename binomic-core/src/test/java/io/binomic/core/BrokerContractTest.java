@@ -683,7 +683,7 @@ public abstract class BrokerContractTest {
     void aSettlementCarriesItsJobUpdateAndAnEndingOneNotifiesSubscribers() throws Exception {
         Message m = trackedMessage("t", 60_000);
         LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable subscription = broker.subscribeJobEvents(queue, events::add)) {
+        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
             broker.enqueue(m);
             Delivery d = fetch(1).getFirst();
             assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
@@ -736,7 +736,7 @@ public abstract class BrokerContractTest {
     void cancellingARunningJobAsksItsWorkerAndLeavesItRunning() throws Exception {
         Message m = trackedMessage("t", 60_000);
         LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable subscription = broker.subscribeJobEvents(queue, events::add)) {
+        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
             broker.enqueue(m);
             fetch(1);
             broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false)));

@@ -43,6 +43,9 @@ class BinomicCliUsageTest {
                   dlq list     Show dead letters grouped by task, reason and failure class (--details: one per line)
                   dlq replay   Put dead letters back on their queue (attempt reset, replayedFrom header set)
                   dlq purge    Delete dead letters for good
+                  job show     Show a job's status, attempts, result or error
+                  job cancel   Cancel a job: a queued one never runs, a running one is interrupted
+                  job submit   Submit a job by task name with a JSON argument
 
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both.
