@@ -254,15 +254,15 @@ public final class Bench {
         return "bench" + ++queueNumber;
     }
 
-    /** A client that submits {@code task}; it never runs it (the workers are other JVMs). */
+    /** A client that submits {@code task}; it declares it and never runs it (the workers are other JVMs). */
     private Binomic client(Task<Long, Void> task) {
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).build();
         return Binomic.builder().config(config).task(task).build().start();
     }
 
-    /** The bench task as the submitting side declares it: its handler is never called here. */
+    /** The bench task as the submitting side has it: the definition, without the worker's handler. */
     private static Task<Long, Void> submitOnly(String queue) {
-        return BenchWorker.task(queue, submitted -> null);
+        return BenchWorker.task(queue);
     }
 
     // ---- output ----------------------------------------------------------------------------

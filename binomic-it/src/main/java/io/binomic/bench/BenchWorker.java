@@ -40,9 +40,12 @@ public final class BenchWorker {
 
     private BenchWorker() { }
 
-    /** The benchmark's one task. Its argument is the submit time in epoch microseconds (0 when unused). */
-    static Task<Long, Void> task(String queue, TaskHandler<Long, Void> handler) {
-        return Task.builder("bench", Long.class, handler).queue(queue).build();
+    /**
+     * The benchmark's one task, as the submitting side and the worker share it (no handler code).
+     * Its argument is the submit time in epoch microseconds (0 when unused).
+     */
+    static Task<Long, Void> task(String queue) {
+        return Task.builder("bench", Long.class).queue(queue).build();
     }
 
     /** Epoch microseconds: comparable between the submitting JVM and this one on the same machine. */
@@ -71,7 +74,7 @@ public final class BenchWorker {
         };
         BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
-        try (Binomic binomic = Binomic.builder().config(config).task(task(queue, handler)).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config).handle(task(queue), handler).build().start()) {
             binomic.startWorker();
             System.out.println("ready");
             if (mode.equals("footprint")) {
@@ -84,10 +87,10 @@ public final class BenchWorker {
     }
 
     private static void warmUp(String url, String queue, int concurrency) throws InterruptedException {
-        Task<Long, Void> task = task(queue, submitted -> null);
+        Task<Long, Void> task = task(queue);
         BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
-        try (Binomic binomic = Binomic.builder().config(config).task(task).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config).handle(task, submitted -> null).build().start()) {
             binomic.submitAll(task, Collections.nCopies(WARMUP_MESSAGES, 0L));
             binomic.startWorker();
             for (QueueStats s = binomic.queueStats(queue); s.ready() + s.pending() > 0; s = binomic.queueStats(queue)) {

@@ -9,6 +9,7 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.Message;
 import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
@@ -50,17 +51,23 @@ class CodecSelectionIT {
                 .filter(p -> p.id().equals("memory")).findFirst().orElseThrow().create(BrokerConfig.defaults());
     }
 
-    private <A> Task<A, ?> recording(String name, Class<A> type) {
-        return Task.builder(name, type, (A argument) -> {
+    /** A handler that records the codec of each message it runs, and its argument. */
+    private <A> TaskBinding<A, Void> recording(Task<A, Void> task) {
+        return task.handledBy(argument -> {
             codecs.add(TaskContext.current().headers().get(Message.CODEC));
             ran.add(argument);
             return null;
-        }).build();
+        });
     }
 
-    private Binomic start(BinomicConfig.Builder config, Broker broker, Task<?, ?> task) {
+    /** A started instance on {@code broker}; it runs the tasks of {@code bindings} (a producer binds none). */
+    private Binomic start(BinomicConfig.Builder config, Broker broker, TaskBinding<?, ?>... bindings) {
         WorkerConfig worker = WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2)).build();
-        Binomic binomic = Binomic.builder().config(config.worker(worker).build()).task(task).broker(broker).build().start();
+        Binomic.Builder builder = Binomic.builder().config(config.worker(worker).build()).broker(broker);
+        for (TaskBinding<?, ?> binding : bindings) {
+            builder.handle(binding);
+        }
+        Binomic binomic = builder.build().start();
         opened.add(binomic);
         return binomic;
     }
@@ -77,8 +84,8 @@ class CodecSelectionIT {
 
     @Test
     void jacksonOnThePathDoesNotSwitchTheMemoryBrokerAwayFromTheJdkCodec() throws Exception {
-        Task<Reminder, ?> remind = recording("remind", Reminder.class);
-        Binomic binomic = start(BinomicConfig.builder(), memoryBroker(), remind);
+        Task<Reminder, Void> remind = Task.builder("remind", Reminder.class).build();
+        Binomic binomic = start(BinomicConfig.builder(), memoryBroker(), recording(remind));
         Worker worker = binomic.startWorker();
         Reminder reminder = new Reminder("call", Optional.of(Instant.parse("2026-12-01T09:00:00Z")));
 
@@ -91,8 +98,8 @@ class CodecSelectionIT {
 
     @Test
     void jacksonIsUsedWhenTheConfigurationNamesItAndHandlesOptional() throws Exception {
-        Task<Reminder, ?> remind = recording("remind", Reminder.class);
-        Binomic binomic = start(BinomicConfig.builder().payloadCodec("jackson"), memoryBroker(), remind);
+        Task<Reminder, Void> remind = Task.builder("remind", Reminder.class).build();
+        Binomic binomic = start(BinomicConfig.builder().payloadCodec("jackson"), memoryBroker(), recording(remind));
         Worker worker = binomic.startWorker();
         Reminder reminder = new Reminder("call", Optional.empty());
 
@@ -116,10 +123,10 @@ class CodecSelectionIT {
     @Test
     void aWorkerDecodesEachMessageWithTheCodecThatWroteIt() throws Exception {
         // Only Jackson knows java.net.URI: a worker decoding it with its own JDK codec would fail.
-        Task<Link, ?> link = recording("link", Link.class);
+        Task<Link, Void> link = Task.builder("link", Link.class).build();
         Broker shared = memoryBroker();
-        Binomic producer = start(BinomicConfig.builder().payloadCodec("jackson"), shared, link);
-        Binomic consumer = start(BinomicConfig.builder(), shared, link);
+        Binomic producer = start(BinomicConfig.builder().payloadCodec("jackson"), shared); // submits without the handler
+        Binomic consumer = start(BinomicConfig.builder(), shared, recording(link));
         Worker worker = consumer.startWorker();
         Link target = new Link("docs", URI.create("https://example.com/docs"));
 

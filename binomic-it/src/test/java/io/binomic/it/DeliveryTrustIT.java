@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
+import io.binomic.api.TaskHandler;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
@@ -47,13 +48,14 @@ class DeliveryTrustIT {
         AtomicInteger runningNow = new AtomicInteger();
         AtomicInteger mostAtOnce = new AtomicInteger();
         AtomicInteger ran = new AtomicInteger();
-        Task<Integer, Void> mail = countingTask("mail", mailQueue, runningNow, mostAtOnce, ran);
-        Task<Integer, Void> payment = countingTask("payment", paymentsQueue, runningNow, mostAtOnce, ran);
+        Task<Integer, Void> mail = Task.builder("mail", Integer.class).queue(mailQueue).build();
+        Task<Integer, Void> payment = Task.builder("payment", Integer.class).queue(paymentsQueue).build();
+        TaskHandler<Integer, Void> counting = counting(runningNow, mostAtOnce, ran);
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
                 .worker(WorkerConfig.builder().queues(mailQueue, paymentsQueue).concurrency(1)
                         .pollTimeout(Duration.ofMillis(200)).shutdownGrace(Duration.ofSeconds(2)).build())
                 .build();
-        try (Binomic binomic = Binomic.builder().config(config).task(mail).task(payment).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config).handle(mail, counting).handle(payment, counting).build().start()) {
             binomic.submitAll(mail, IntStream.range(0, 10).boxed().toList());
             binomic.submitAll(payment, IntStream.range(0, 10).boxed().toList());
 
@@ -66,15 +68,14 @@ class DeliveryTrustIT {
         }
     }
 
-    private static Task<Integer, Void> countingTask(String name, String queue, AtomicInteger runningNow, AtomicInteger mostAtOnce,
-                                                    AtomicInteger ran) {
-        return Task.<Integer, Void>builder(name, Integer.class, n -> {
+    private static TaskHandler<Integer, Void> counting(AtomicInteger runningNow, AtomicInteger mostAtOnce, AtomicInteger ran) {
+        return n -> {
             mostAtOnce.accumulateAndGet(runningNow.incrementAndGet(), Math::max);
             Thread.sleep(20);
             runningNow.decrementAndGet();
             ran.incrementAndGet();
             return null;
-        }).queue(queue).build();
+        };
     }
 
     /**
@@ -110,8 +111,10 @@ class DeliveryTrustIT {
         Duration lease = Duration.ofSeconds(120);
         Duration outage = Duration.ofSeconds(65); // the old worker gave acks up after about 30 s
         try (RedisServer own = RedisServer.startNew()) {
-            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100)); // the ledger stays on the shared server
-            try (Binomic app = Binomic.builder().config(TestApp.config(own.url(), queue, lease)).task(job).build().start()) {
+            Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
+            // the ledger stays on the shared server
+            try (Binomic app = Binomic.builder().config(TestApp.config(own.url(), queue, lease)).handle(job, TestApp.handler(ledger))
+                    .build().start()) {
                 app.submitAll(job, jobs(count, 1000, false));
                 Worker worker = app.startWorker();
                 // Every slot busy with a 1 s task: they all finish while Redis is down.
@@ -155,14 +158,14 @@ class DeliveryTrustIT {
         int count = 40;
         Duration lease = Duration.ofSeconds(40);
         try (RedisServer own = RedisServer.startNew()) {
-            Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+            Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
             BinomicConfig base = TestApp.config(own.url(), queue, lease);
             BinomicConfig config = BinomicConfig.builder().brokerUrl(own.url()).schedulePeriodicTasks(false)
                     .taskDefaults(base.taskDefaults())
                     .worker(WorkerConfig.builder().queues(queue).concurrency(4).leaseTimeout(lease).pollTimeout(Duration.ofMillis(200))
                             .reclaimInterval(Duration.ofMillis(500)).shutdownGrace(Duration.ofSeconds(2)).build())
                     .build();
-            try (Binomic app = Binomic.builder().config(config).task(job).build().start()) {
+            try (Binomic app = Binomic.builder().config(config).handle(job, TestApp.handler(ledger)).build().start()) {
                 app.submitAll(job, jobs(count, 300, false));
                 Worker worker = app.startWorker();
                 Await.until(Duration.ofSeconds(30), () -> ledger.done().size() >= 8, () -> ledger.done().size() + " done");

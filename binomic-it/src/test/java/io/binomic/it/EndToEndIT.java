@@ -58,13 +58,13 @@ class EndToEndIT {
 
     @Test
     void delayTaskWaitsDurablyInRedisThenRuns() {
-        Task<Job, Void> later = Task.<Job, Void>builder("later", Job.class, job -> {
+        Task<Job, Void> later = Task.builder("later", Job.class).queue(queue).delay(Duration.ofMillis(800)).build();
+        BinomicConfig config = TestApp.config(redis.url(), queue, Duration.ofSeconds(10));
+        try (Binomic binomic = Binomic.builder().config(config).handle(later, job -> {
             ledger.started(job.n());
             ledger.finished(job.n());
             return null;
-        }).queue(queue).delay(Duration.ofMillis(800)).build();
-        BinomicConfig config = TestApp.config(redis.url(), queue, Duration.ofSeconds(10));
-        try (Binomic binomic = Binomic.builder().config(config).task(later).build().start()) {
+        }).build().start()) {
             binomic.startWorker();
             Instant submitted = Instant.now();
             binomic.submit(later, new Job(1, 0, 0));
@@ -161,13 +161,13 @@ class EndToEndIT {
 
     @Test
     void twoClientsWithTheSameIntervalTaskEnqueueOncePerTick() throws Exception {
-        Task<Void, Void> tick = Task.builder("tick", () -> { }).queue(queue).interval(Duration.ofMillis(300)).build();
+        Task<Void, Void> tick = Task.builder("tick").queue(queue).interval(Duration.ofMillis(300)).build();
         assertOneEnqueuePerTick(tick, Duration.ofMillis(300));
     }
 
     @Test
     void twoClientsWithTheSameCronTaskEnqueueOncePerTick() throws Exception {
-        Task<Void, Void> tick = Task.builder("every-second", () -> { }).queue(queue).cron("* * * * * *").build();
+        Task<Void, Void> tick = Task.builder("every-second").queue(queue).cron("* * * * * *").build();
         assertOneEnqueuePerTick(tick, Duration.ofSeconds(1));
     }
 
@@ -178,7 +178,7 @@ class EndToEndIT {
      */
     @Test
     void aClientWhoseClockRunsAheadNeitherFiresEarlyNorBlocksTheOthers() throws Exception {
-        Task<Void, Void> tick = Task.builder("tick", () -> { }).queue(queue).interval(Duration.ofMillis(300)).build();
+        Task<Void, Void> tick = Task.builder("tick").queue(queue).interval(Duration.ofMillis(300)).build();
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(true).build();
         Instant start = Instant.now();
         Binomic fast = Binomic.builder().config(config).task(tick)

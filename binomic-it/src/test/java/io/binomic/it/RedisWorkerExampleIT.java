@@ -21,15 +21,17 @@ class RedisWorkerExampleIT {
         Set<String> greeted = ConcurrentHashMap.newKeySet();
 
         // @start region="redis-worker"
-        Task<Greeting, Void> greet = Task.<Greeting, Void>builder("greet", Greeting.class, g -> {
-            greeted.add(g.name());
-            return null;
-        }).queue("greetings").maxAttempts(5).build();
+        // The definition: producers and workers share it; it carries no code.
+        Task<Greeting, Void> greet = Task.builder("greet", Greeting.class).queue("greetings").maxAttempts(5).build();
 
         BinomicConfig config = BinomicConfig.builder()
                 .brokerUrl(redisUrl) // e.g. redis://:secret@redis.internal:6379/0, rediss:// for TLS
                 .build();
-        try (Binomic binomic = Binomic.builder().config(config).task(greet).build().start()) {
+        // The worker binds the handler.
+        try (Binomic binomic = Binomic.builder().config(config).handle(greet, g -> {
+            greeted.add(g.name());
+            return null;
+        }).build().start()) {
             binomic.startWorker(); // reads the "greetings" stream through consumer group "binomic"
             binomic.submit(greet, new Greeting("Ada"));
             // ... run until shutdown; a worker in another JVM or machine with the same config shares the work

@@ -5,6 +5,7 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
+import io.binomic.api.TaskHandler;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import java.time.Duration;
@@ -44,8 +45,17 @@ final class TestApp {
 
     static final String TASK = "job";
 
-    static Task<Job, Void> job(Ledger ledger, String queue, Duration backoff) {
-        return Task.<Job, Void>builder(TASK, Job.class, job -> {
+    /**
+     * The task definition, shared by producers and workers: no handler code. A producer submits
+     * it as it is; a worker binds {@link #handler(Ledger)} to it.
+     */
+    static Task<Job, Void> job(String queue, Duration backoff) {
+        return Task.builder(TASK, Job.class).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff)).build();
+    }
+
+    /** The code of the job task, bound where a worker is built: records every execution in {@code ledger}. */
+    static TaskHandler<Job, Void> handler(Ledger ledger) {
+        return job -> {
             long run = ledger.started(job.n());
             ledger.sawAttempt(job.n(), TaskContext.current().attempt());
             if (job.cpuBound()) {
@@ -58,7 +68,7 @@ final class TestApp {
             }
             ledger.finished(job.n());
             return null;
-        }).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff)).build();
+        };
     }
 
     static BinomicConfig config(String redisUrl, String queue, Duration lease) {
@@ -72,7 +82,7 @@ final class TestApp {
                 .build();
     }
 
-    /** A started client and the job task it registered (submit needs that very instance). */
+    /** A started client, with the job task's handler bound, and the job task's definition. */
     record App(Binomic binomic, Task<Job, Void> job) implements AutoCloseable {
         @Override
         public void close() {
@@ -80,10 +90,10 @@ final class TestApp {
         }
     }
 
-    /** A started client with the job task, on {@code queue}. */
+    /** A started client that can run the job task (its worker is started by the caller), on {@code queue}. */
     static App client(RedisServer redis, String queue, Duration lease, Duration backoff) {
         Ledger ledger = new Ledger(redis.host(), redis.port(), queue);
-        Task<Job, Void> job = job(ledger, queue, backoff);
-        return new App(Binomic.builder().config(config(redis.url(), queue, lease)).task(job).build().start(), job);
+        Task<Job, Void> job = job(queue, backoff);
+        return new App(Binomic.builder().config(config(redis.url(), queue, lease)).handle(job, handler(ledger)).build().start(), job);
     }
 }

@@ -18,7 +18,7 @@ public final class WorkerProcess {
         Duration backoff = Duration.ofMillis(Long.parseLong(args[4]));
         Ledger ledger = new Ledger(host, port, queue);
         Binomic binomic = Binomic.builder().config(TestApp.config("redis://" + host + ":" + port, queue, lease))
-                .task(TestApp.job(ledger, queue, backoff)).build().start();
+                .handle(TestApp.job(queue, backoff), TestApp.handler(ledger)).build().start();
         binomic.startWorker();
         System.out.println("WORKER READY pid=" + ProcessHandle.current().pid());
         System.out.flush();

@@ -8,6 +8,7 @@ import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.cli.BinomicCli;
@@ -39,22 +40,28 @@ class CliOnRedisTest {
         return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
-    private Binomic client(Task<?, ?>... tasks) {
+    private Binomic client(TaskBinding<?, ?>... bindings) {
         BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
                 .worker(WorkerConfig.builder().queues(queue).pollTimeout(Duration.ofMillis(200)).build()).build();
-        return Binomic.builder().config(config).tasks(List.of(tasks)).build().start();
+        Binomic.Builder builder = Binomic.builder().config(config);
+        for (TaskBinding<?, ?> binding : bindings) {
+            builder.handle(binding);
+        }
+        return builder.build().start();
     }
 
     /** Three non-retryable failures of one task and two exhausted retries of another. */
     @BeforeEach
     void fillTheDeadLetterQueue() {
-        Task<Integer, Void> fails = Task.<Integer, Void>builder("cli-fails", Integer.class, n -> {
+        Task<Integer, Void> fails = Task.builder("cli-fails", Integer.class).queue(queue).build();
+        Task<Integer, Void> flaky = Task.builder("cli-flaky", Integer.class).queue(queue).maxAttempts(1).build();
+        TaskBinding<Integer, Void> failing = fails.handledBy(n -> {
             throw new NonRetryableException("bad input " + n);
-        }).queue(queue).build();
-        Task<Integer, Void> flaky = Task.<Integer, Void>builder("cli-flaky", Integer.class, n -> {
+        });
+        TaskBinding<Integer, Void> dbDown = flaky.handledBy(n -> {
             throw new IllegalStateException("db down");
-        }).queue(queue).maxAttempts(1).build();
-        try (Binomic client = client(fails, flaky)) {
+        });
+        try (Binomic client = client(failing, dbDown)) {
             client.submitAll(fails, List.of(1, 2, 3));
             client.submitAll(flaky, List.of(4, 5));
             client.startWorker();
@@ -158,8 +165,8 @@ class CliOnRedisTest {
         redis.call("XADD", stream, "*", "id", java.util.UUID.randomUUID().toString(), "task", "cli-fails", "queue", queue,
                 "attempt", "1", "enqueuedAt", Long.toString(System.currentTimeMillis()), "payload", "\"not a number\"",
                 "headers", "{}");
-        Task<Integer, Void> fails = Task.<Integer, Void>builder("cli-fails", Integer.class, n -> null).queue(queue).build();
-        try (Binomic client = client(fails)) {
+        Task<Integer, Void> fails = Task.builder("cli-fails", Integer.class).queue(queue).build();
+        try (Binomic client = client(fails.handledBy(n -> null))) {
             client.startWorker();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (client.deadLetters().count(queue, DeadLetterFilter.all().withReason(DeadLetterReason.DECODE_ERROR)) < 3) {

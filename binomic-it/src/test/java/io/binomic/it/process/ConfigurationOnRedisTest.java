@@ -62,7 +62,7 @@ class ConfigurationOnRedisTest {
 
     private static Binomic client(Settings settings, Fixture fixture) {
         BinomicConfig config = BinomicConfig.builder().broker(settings.broker("unused://")).schedulePeriodicTasks(false).build();
-        return Binomic.builder().config(config).task(ProcessJobs.job(fixture.ledger)).build().start();
+        return Binomic.builder().config(config).task(ProcessJobs.job(fixture.queue)).build().start(); // declares; runs nothing
     }
 
     @Test

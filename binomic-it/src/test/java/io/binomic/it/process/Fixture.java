@@ -45,7 +45,7 @@ final class Fixture {
                 .jvmOptions(workerJvmOptions());
     }
 
-    /** A started client with the job task (its handler runs only if this client also starts a worker). */
+    /** A started client with the job task's handler bound (it runs only if this client also starts a worker). */
     Binomic client() {
         BinomicConfig config = BinomicConfig.builder()
                 .brokerUrl(redis.url())
@@ -53,16 +53,14 @@ final class Fixture {
                 .worker(WorkerConfig.builder().queues(queue).concurrency(8).leaseTimeout(Duration.ofSeconds(2))
                         .reclaimInterval(Duration.ofMillis(500)).pollTimeout(Duration.ofMillis(200)).build())
                 .build();
-        return Binomic.builder().config(config).task(ProcessJobs.job(ledger)).build().start();
+        return Binomic.builder().config(config).handle(ProcessJobs.binding(ledger)).build().start();
     }
 
-    /** Submits jobs 0..count-1, each running {@code sleepMillis}. */
-    @SuppressWarnings("unchecked")
+    /** Submits jobs 0..count-1, each running {@code sleepMillis}: the definition is all a producer needs. */
     void submit(Binomic client, int count, long sleepMillis) {
-        var task = (io.binomic.api.Task<ProcessJobs.Job, Void>) client.tasks().find(ProcessJobs.TASK).orElseThrow();
         List<ProcessJobs.Job> jobs = new ArrayList<>();
         IntStream.range(0, count).forEach(n -> jobs.add(new ProcessJobs.Job(n, sleepMillis)));
-        client.submitAll(task, jobs);
+        client.submitAll(ProcessJobs.job(queue), jobs);
     }
 
     static void await(String what, Supplier<String> state, BooleanSupplier condition) {

@@ -1,6 +1,7 @@
 package io.binomic.it.process;
 
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.spi.TaskProvider;
 import java.util.List;
 
@@ -8,8 +9,9 @@ import java.util.List;
  * The application that worker JVMs started by the master run in these tests, found through
  * {@code META-INF/services} like any application's tasks. Its one task records every execution
  * in a {@link Ledger} named by the system property {@value #LEDGER_PROPERTY} (the tests pass it
- * with the master's worker JVM options); without the property it declares nothing, so other
- * tests that discover tasks are not affected.
+ * with the master's worker JVM options); without the property it binds nothing, so other
+ * tests that discover tasks are not affected. The submitting side uses the definition alone,
+ * {@link #job(String)}.
  */
 public final class ProcessJobs implements TaskProvider {
     static final String LEDGER_PROPERTY = "binomic.it.process.ledger";
@@ -24,18 +26,23 @@ public final class ProcessJobs implements TaskProvider {
     record Job(int n, long sleepMillis) { }
 
     @Override
-    public List<Task<?, ?>> tasks() {
+    public List<TaskBinding<?, ?>> tasks() {
         String spec = System.getProperty(LEDGER_PROPERTY);
-        return spec == null ? List.of() : List.of(job(Ledger.parse(spec)));
+        return spec == null ? List.of() : List.of(binding(Ledger.parse(spec)));
     }
 
-    /** The task on the ledger's queue (the ledger is named after the queue). */
-    static Task<Job, Void> job(Ledger ledger) {
-        return Task.<Job, Void>builder(TASK, Job.class, job -> {
+    /** The task definition on {@code queue}, as producers submit it: no handler code. */
+    static Task<Job, Void> job(String queue) {
+        return Task.builder(TASK, Job.class).queue(queue).maxAttempts(5).build();
+    }
+
+    /** The task on the ledger's queue (the ledger is named after the queue), bound to the handler a worker runs. */
+    static TaskBinding<Job, Void> binding(Ledger ledger) {
+        return job(ledger.name()).handledBy(job -> {
             ledger.started(job.n());
             Thread.sleep(job.sleepMillis());
             ledger.done(job.n());
             return null;
-        }).queue(ledger.name()).maxAttempts(5).build();
+        });
     }
 }
