@@ -13,11 +13,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -120,6 +122,7 @@ public final class Bench {
         r.put("load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         enqueueAndDrain(run, r);
         latency(run, r);
+        resultLatency(run, r);
         footprint(run, r);
         redis.flushAll();
         r.put("ceiling_xadd_per_s", redis.xaddCeiling(messages));
@@ -212,6 +215,48 @@ public final class Bench {
         }
     }
 
+    /**
+     * Submit to result at {@value #LATENCY_RATE} submits/s: a tracked task whose worker (another
+     * JVM) returns its argument, awaited through {@code JobHandle.result()} (a pub/sub event, then
+     * one read of the record), measured in this process from before {@code submit} to the future's
+     * completion.
+     */
+    private void resultLatency(int run, Map<String, Double> r) throws Exception {
+        redis.flushAll();
+        String queue = nextQueue();
+        int total = LATENCY_WARMUP + LATENCY_RATE * LATENCY_SECONDS;
+        Task<Long, Long> task = BenchWorker.resultTask(queue);
+        long[] nanos = new long[total];
+        CountDownLatch done = new CountDownLatch(total);
+        try (Binomic client = Binomic.builder().config(BinomicConfig.builder().brokerUrl(redis.url()).build()).build().start();
+             WorkerProcess _ = WorkerProcess.start(this, queue, "result", LATENCY_CONCURRENCY, total, LATENCY_WARMUP, true, run)) {
+            long interval = TimeUnit.SECONDS.toNanos(1) / LATENCY_RATE;
+            long start = System.nanoTime();
+            for (int i = 0; i < total; i++) {
+                long due = start + i * interval;
+                for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+                    LockSupport.parkNanos(wait);
+                }
+                int n = i;
+                long submitted = System.nanoTime();
+                client.submit(task, (long) i).result().whenComplete((value, error) -> {
+                    nanos[n] = error == null && value == n ? System.nanoTime() - submitted : Long.MAX_VALUE;
+                    done.countDown();
+                });
+            }
+            if (!done.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("only " + (total - done.getCount()) + " of " + total + " results arrived");
+            }
+        }
+        long[] measured = Arrays.copyOfRange(nanos, LATENCY_WARMUP, total);
+        Arrays.sort(measured);
+        if (measured[measured.length - 1] == Long.MAX_VALUE) {
+            throw new IllegalStateException("a result was wrong or failed");
+        }
+        r.put("result_latency_p50_ms", measured[measured.length / 2] / 1e6);
+        r.put("result_latency_p99_ms", measured[(int) (measured.length * 0.99)] / 1e6);
+    }
+
     private void footprint(int run, Map<String, Double> r) throws Exception {
         redis.flushAll();
         String queue = nextQueue();
@@ -290,6 +335,8 @@ public final class Bench {
                 new Row("latency_p99_ms", "3. latency p99, ms", "<= 5", v -> v <= 5, false),
                 new Row("latency_p999_ms", "3. latency p99.9, ms", "", v -> true, false),
                 new Row("latency_max_ms", "3. latency max, ms", "", v -> true, false),
+                new Row("result_latency_p50_ms", "3. submit to result (tracked task), p50, ms", "<= 2", v -> v <= 2, false),
+                new Row("result_latency_p99_ms", "3. submit to result (tracked task), p99, ms", "", v -> true, false),
                 new Row("footprint_peak_heap_mib", "4. " + sleepers + " sleeping: peak heap, MiB", "<= 1024", v -> v <= 1024, false),
                 new Row("footprint_live_heap_mib", "4. " + sleepers + " sleeping: live heap, MiB", "", v -> true, false),
                 new Row("footprint_peak_rss_mib", "4. " + sleepers + " sleeping: peak RSS, MiB", "", v -> true, false),

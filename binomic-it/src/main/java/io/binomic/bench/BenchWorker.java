@@ -66,6 +66,10 @@ public final class BenchWorker {
         }
 
         CountDownLatch allRunning = new CountDownLatch(1);
+        if (mode.equals("result")) {
+            runResultWorker(url, queue, concurrency);
+            return;
+        }
         TaskHandler<Long, Void> handler = switch (mode) {
             case "drain" -> drain();
             case "latency" -> latency(expected, warmup);
@@ -82,6 +86,21 @@ public final class BenchWorker {
                 reportFootprint();
             }
             // Bench ends this process when it has what it measures; until then, keep working.
+            new CountDownLatch(1).await();
+        }
+    }
+
+    /** The tracked task of the result-latency measurement: the worker returns its argument. */
+    public static Task<Long, Long> resultTask(String queue) {
+        return Task.builder("bench-result", Long.class, Long.class).queue(queue).build();
+    }
+
+    private static void runResultWorker(String url, String queue, int concurrency) throws InterruptedException {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
+                .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
+        try (Binomic binomic = Binomic.builder().config(config).handle(resultTask(queue), n -> n).build().start()) {
+            binomic.startWorker();
+            System.out.println("ready");
             new CountDownLatch(1).await();
         }
     }

@@ -251,11 +251,16 @@ public final class DeliveryProcessor {
         try {
             // Bound on the handler's own thread, so both invokers (structured or future) see it.
             Object result;
-            tracking.handlerStarted(delivery.receipt());
-            try {
+            if (run.tracked()) {
+                // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
+                tracking.handlerStarted(delivery.receipt());
+                try {
+                    result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
+                } finally {
+                    tracking.handlerEnded(delivery.receipt());
+                }
+            } else {
                 result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
-            } finally {
-                tracking.handlerEnded(delivery.receipt());
             }
             long nanos = System.nanoTime() - start;
             succeeded.increment();
