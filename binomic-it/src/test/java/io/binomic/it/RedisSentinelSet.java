@@ -319,10 +319,14 @@ public final class RedisSentinelSet implements AutoCloseable {
      */
     private void awaitSentinelsSee(Node primary, int replicas) {
         await(READY, () -> sentinels.stream().allMatch(s -> {
-            Object replicasSeen = Resp.call(HOST, s.port(), "SENTINEL", "REPLICAS", MASTER_NAME);
-            Object master = Resp.call(HOST, s.port(), "SENTINEL", "MASTER", MASTER_NAME);
-            return replicasSeen instanceof List<?> r && r.size() == replicas
-                    && master instanceof List<?> m && "2".equals(field(m, "num-other-sentinels"));
+            try {
+                Object replicasSeen = Resp.call(HOST, s.port(), "SENTINEL", "REPLICAS", MASTER_NAME);
+                Object master = Resp.call(HOST, s.port(), "SENTINEL", "MASTER", MASTER_NAME);
+                return replicasSeen instanceof List<?> r && r.size() == replicas
+                        && master instanceof List<?> m && "2".equals(field(m, "num-other-sentinels"));
+            } catch (RuntimeException notListeningYet) {
+                return false;
+            }
         }), () -> "the sentinels did not discover each other and the replicas of " + primary + "; logs in " + dir);
     }
 
