@@ -4,6 +4,7 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.Message;
+import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
@@ -708,15 +709,15 @@ final class RedisBroker implements Broker {
 
     /**
      * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it. Otherwise the
-     * write is on the primary only, and the caller must know: a {@link BrokerException} saying so
-     * and what happens if it is tried again ({@code consequence}).
+     * write is on the primary only, and the caller must know: a {@link NotReplicatedException} saying
+     * so and what happens if it is tried again ({@code consequence}).
      */
     private <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
         if (replicaWait.on() && result.getSyncedSlaves() < replicaWait.replicas()) {
-            throw new BrokerException("Redis " + what + " at " + setup.target() + " was written to the primary, but only "
+            throw new NotReplicatedException("Redis " + what + " at " + setup.target() + " was written to the primary, but only "
                     + result.getSyncedSlaves() + " of the " + replicaWait.replicas() + " replicas required (BrokerConfig option "
                     + RedissonSetup.WAIT_REPLICAS_OPTION + ") confirmed it within " + replicaWait.timeout().toMillis() + " ms ("
-                    + RedissonSetup.WAIT_TIMEOUT_OPTION + "): " + consequence);
+                    + RedissonSetup.WAIT_TIMEOUT_OPTION + "): " + consequence, result.getSyncedSlaves(), replicaWait.replicas());
         }
         return result;
     }
@@ -767,6 +768,9 @@ final class RedisBroker implements Broker {
                 }
                 LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
             } catch (RuntimeException e) {
+                if (e instanceof java.util.concurrent.CompletionException && e.getCause() instanceof BrokerException own) {
+                    throw own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
+                }
                 throw failure(what, e);
             }
         }
