@@ -57,7 +57,9 @@ class FailoverIT {
 
     @AfterEach
     void stopSentinelSet() {
-        sentinels.close();
+        if (sentinels != null) {
+            sentinels.close();
+        }
     }
 
     @Test
@@ -78,6 +80,43 @@ class FailoverIT {
             assertTrue(r.submittedBeforeKill().contains(n), "job " + n + " was submitted after the kill and lost; " + r);
         }
         assertTrue(r.acknowledgedAfterFailover() > 0, "the client submitted through the new primary: " + r);
+    }
+
+    /**
+     * An ack the promoted replica never got puts the entry back in the pending list of the worker that
+     * acked it. That worker remembers settling it, and skipped it on every reclaim (a reclaim racing
+     * with its own ack must not run it twice), so a lone worker stranded it until 65,536 later
+     * settlements pushed it out of memory. Seen pending again after it was settled, it runs once more
+     * instead: a duplicate, the price of at-least-once, never a stranded message.
+     */
+    @Test
+    void anAckLostInAFailoverRunsTheTaskAgainEvenOnTheWorkerThatAckedIt() {
+        Map<String, String> options = Map.of("redisson.config", sentinels.writeRedissonYaml().toString());
+        Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+        int count = 4;
+        List<Binomic> instances = new ArrayList<>();
+        try {
+            Binomic alone = start(options, job, instances);
+            alone.submitAll(job, java.util.stream.IntStream.range(0, count).mapToObj(n -> new Job(n, 1000, 0)).toList());
+            alone.startWorker();
+            Await.until(Duration.ofSeconds(20), () -> ledger.runs().size() == count, () -> ledger.runs().toString());
+            sentinels.stallReplication();
+            Await.until(Duration.ofSeconds(20), () -> ledger.done().size() == count && pending(sentinels.primary()) == 0,
+                    () -> "acks on the primary: " + ledger.done());
+
+            RedisSentinelSet.Node promoted = sentinels.failover();
+
+            assertEquals(count, pending(promoted), "the acks were lost with the old primary");
+            Await.until(Duration.ofSeconds(30), () -> pending(promoted) == 0, () -> "runs " + ledger.runs() + ", pending "
+                    + sentinels.call(promoted, "XPENDING", "binomic:{" + queue + "}:stream", "binomic", "-", "+", "10"));
+            assertEquals(2L * count, ledger.totalRuns(), "each task ran again once: " + ledger.runs());
+        } finally {
+            instances.forEach(Binomic::close);
+        }
+    }
+
+    private long pending(RedisSentinelSet.Node node) {
+        return (Long) ((List<?>) sentinels.call(node, "XPENDING", "binomic:{" + queue + "}:stream", "binomic")).getFirst();
     }
 
     record Result(boolean durable, int acknowledged, int failedSubmits, int failedButRan, Set<Integer> lost,

@@ -35,6 +35,8 @@ public final class RedisSentinelSet implements AutoCloseable {
     private static final Duration DOWN_AFTER = Duration.ofMillis(1000);
     private static final Duration FAILOVER_TIMEOUT = Duration.ofMillis(4000);
     private static final Duration READY = Duration.ofSeconds(30);
+    private static final String REPLICA_USER = "replica";
+    private static final String REPLICA_PASSWORD = "replica-secret";
 
     private final Path dir;
     private final List<Node> nodes = new ArrayList<>();
@@ -179,6 +181,25 @@ public final class RedisSentinelSet implements AutoCloseable {
         return primary();
     }
 
+    /**
+     * From now on the primary's replicas receive none of its writes, as replicas that fell far behind
+     * (a slow link, a long full resync): their links are cut and their user refused, so they cannot
+     * reconnect. What the primary acknowledges after this is lost at a failover.
+     * {@link #resumeReplication()} undoes it.
+     */
+    public void stallReplication() {
+        Node primary = primary();
+        call(primary, "ACL", "SETUSER", REPLICA_USER, "off");
+        call(primary, "CLIENT", "KILL", "TYPE", "replica");
+        // The kill takes effect when the primary next frees clients, not with the reply.
+        await(READY, () -> "0".equals(info(primary).get("connected_slaves")), () -> "replicas still connected to " + primary);
+    }
+
+    /** Undoes {@link #stallReplication()} on the current primary: the replicas reconnect and catch up. */
+    public void resumeReplication() {
+        call(primary(), "ACL", "SETUSER", REPLICA_USER, "on");
+    }
+
     /** SIGKILL of one data node, without waiting for the sentinels. */
     public void kill(Node node) {
         if (node.process == null) {
@@ -269,6 +290,9 @@ public final class RedisSentinelSet implements AutoCloseable {
                 // Diskless, undelayed full syncs: a rejoining node is a replica again in milliseconds.
                 "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
                 "--repl-ping-replica-period", "1"));
+        // Replicas log in as a user of their own, so that stallReplication can refuse them alone.
+        command.addAll(List.of("--user", REPLICA_USER, "on", ">" + REPLICA_PASSWORD, "+psync", "+replconf", "+ping",
+                "--masteruser", REPLICA_USER, "--masterauth", REPLICA_PASSWORD));
         if (primary != null) {
             command.addAll(List.of("--replicaof", HOST, Integer.toString(primary.port)));
         }

@@ -50,7 +50,9 @@ class ReplicaWaitIT {
 
     @AfterEach
     void stop() {
-        set.close();
+        if (set != null) {
+            set.close();
+        }
     }
 
     private Message message() {

@@ -182,11 +182,29 @@ final class Settler {
     /**
      * Whether {@code receipt} was among the last {@value #REMEMBERED} settled. A reclaim that raced
      * with this worker's own settlement (it read the entry as pending just before the ack) must not
-     * run the delivery a second time. Rare, so a scan is fine; written by one thread only.
+     * run the delivery a second time. Rare, so a scan is fine; written by the settling thread, and
+     * cleared by {@link #forgetSettled}.
      */
     boolean settledRecently(String receipt) {
         for (int i = 0; i < recentlySettled.length(); i++) {
             if (receipt.equals(recentlySettled.get(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@link #settledRecently}, then forgets the receipt. The race it guards against (a reclaim that
+     * read the entry just before this worker's settlement applied) happens once per settlement; an
+     * entry reclaimed a second time has lost its settlement (a failover to a replica that never got
+     * it) and must run again.
+     */
+    boolean forgetSettled(String receipt) {
+        for (int i = 0; i < recentlySettled.length(); i++) {
+            String remembered = recentlySettled.get(i);
+            if (receipt.equals(remembered)) {
+                recentlySettled.compareAndSet(i, remembered, null); // by identity: a newer receipt in this slot stays
                 return true;
             }
         }
