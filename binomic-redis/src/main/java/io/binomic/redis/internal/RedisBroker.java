@@ -41,6 +41,7 @@ import org.redisson.api.stream.StreamMessageId;
 import org.redisson.api.stream.StreamMultiReadGroupArgs;
 import org.redisson.api.stream.StreamRangeArgs;
 import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
@@ -771,8 +772,38 @@ final class RedisBroker implements Broker {
                 if (e instanceof java.util.concurrent.CompletionException && e.getCause() instanceof BrokerException own) {
                     throw own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
                 }
+                if (causedBy(e, RedisNoScriptException.class)) {
+                    // Nothing in the failed pipeline ran its script; the caller's own retry finds them loaded.
+                    reloadScripts(what);
+                }
                 throw failure(what, e);
             }
+        }
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c) || java.util.Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Redis does not replicate its script cache: after a failover (or a restart, or SCRIPT FLUSH) the
+     * primary has none, and Redisson, which sends pipelined scripts by SHA, does not reload them, so
+     * every settle pipeline would fail until something else happened to load its script.
+     */
+    private void reloadScripts(String what) {
+        try {
+            RScript scripts = client().getScript(StringCodec.INSTANCE);
+            LuaScripts.ALL.forEach(scripts::scriptLoad);
+            LOG.log(System.Logger.Level.WARNING, "Redis at {0} had lost the broker''s Lua scripts ({1} failed with NOSCRIPT: a"
+                    + " failover, a restart or SCRIPT FLUSH); loaded them again", setup.target(), what);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "Redis at {0}: loading the broker''s Lua scripts again failed: {1}", setup.target(),
+                    e.getMessage());
         }
     }
 
