@@ -97,8 +97,9 @@ class FailoverIT {
         List<Binomic> instances = new ArrayList<>();
         try {
             Binomic alone = start(options, job, instances);
-            alone.submitAll(job, java.util.stream.IntStream.range(0, count).mapToObj(n -> new Job(n, 1000, 0)).toList());
+            alone.submitAll(job, java.util.stream.IntStream.range(0, count).mapToObj(n -> new Job(n, 2000, 0)).toList());
             alone.startWorker();
+            // All four are running (2 s each) before the cut, so all four acks come after it.
             Await.until(Duration.ofSeconds(20), () -> ledger.runs().size() == count, () -> ledger.runs().toString());
             sentinels.stallReplication();
             Await.until(Duration.ofSeconds(20), () -> ledger.done().size() == count && pending(sentinels.primary()) == 0,
