@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
  * @param maxPayloadBytes largest encoded payload accepted by {@code submit}
  * @param deadLetterMaxCount dead letters kept per queue; older ones are dropped past it
  * @param deadLetterMaxAge dead letters older than this are dropped
- * @param options provider-specific settings (for Redis: {@code redisson.config} = a Redisson YAML file for Sentinel or Cluster)
+ * @param options provider-specific settings (for Redis: {@code redisson.config} = a Redisson YAML file for Sentinel or Cluster;
+ *        {@code wait.replicas}, {@code wait.timeout} = replicas that must confirm each write, and for how long to wait)
  */
 public record BrokerConfig(String url, Optional<String> brokerId, Optional<String> username, Optional<String> password,
                            int database, Duration connectTimeout, Duration commandTimeout, String keyPrefix,

@@ -441,4 +441,12 @@ final class LuaScripts {
             end
             return n
             """;
+
+    /**
+     * Every script, for loading them again on a server that lost its script cache: Redis does not
+     * replicate the cache, so a promoted replica starts without any, and a script sent by SHA in a
+     * pipeline then fails with NOSCRIPT (Redisson reloads only for scripts it runs on their own).
+     */
+    static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
+            CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS);
 }

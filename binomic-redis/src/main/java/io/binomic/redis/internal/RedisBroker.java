@@ -5,6 +5,7 @@ import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
+import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
@@ -34,6 +35,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.redisson.Redisson;
 import org.redisson.api.BatchOptions;
+import org.redisson.api.BatchResult;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.api.RStream;
@@ -45,6 +47,7 @@ import org.redisson.api.stream.StreamMessageId;
 import org.redisson.api.stream.StreamMultiReadGroupArgs;
 import org.redisson.api.stream.StreamRangeArgs;
 import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
@@ -73,6 +76,8 @@ final class RedisBroker implements Broker {
 
     private final BrokerConfig config;
     private final RedissonSetup setup;
+    /** Opt-in: replicas that must confirm each enqueue and settlement ({@code WAIT}); off by default. */
+    private final RedissonSetup.ReplicaWait replicaWait;
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
     /** Where each queue's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
@@ -87,6 +92,7 @@ final class RedisBroker implements Broker {
     RedisBroker(BrokerConfig config) {
         this.config = config;
         this.setup = RedissonSetup.of(config);
+        this.replicaWait = setup.replicaWait();
     }
 
     // ---- lifecycle -------------------------------------------------------------------------
@@ -170,7 +176,17 @@ final class RedisBroker implements Broker {
             return;
         }
         Map<byte[], byte[]> fields = utf8(StreamFields.encode(message));
-        callRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", () -> client().<byte[], byte[]>getStream(
+        String what = "enqueue on queue '" + message.queue() + "'";
+        if (replicaWait.on()) {
+            callRetryingBrokenConnections(what, () -> {
+                RBatch batch = client().createBatch(writeOptions());
+                batch.<byte[], byte[]>getStream(keys(message.queue()).stream(), ByteArrayCodec.INSTANCE)
+                        .addAsync(StreamAddArgs.entries(fields));
+                return confirmed(what, SUBMIT_AGAIN, batch.execute());
+            });
+            return;
+        }
+        callRetryingBrokenConnections(what, () -> client().<byte[], byte[]>getStream(
                 keys(message.queue()).stream(), ByteArrayCodec.INSTANCE).add(StreamAddArgs.entries(fields)));
     }
 
@@ -183,7 +199,7 @@ final class RedisBroker implements Broker {
         messages.forEach(this::checkSize);
         // Never skipResult: Redis then sends no reply, so a refused XADD (out of memory, wrong type)
         // would be lost without a word. The replies cost some throughput; a silent loss costs more.
-        BatchOptions options = BatchOptions.defaults();
+        BatchOptions options = writeOptions();
         Deque<CompletableFuture<?>> inFlight = new ArrayDeque<>();
         call("enqueueAll", () -> {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
@@ -198,7 +214,13 @@ final class RedisBroker implements Broker {
                     batch.<byte[], byte[]>getStream(keys(m.queue()).stream(), ByteArrayCodec.INSTANCE)
                             .addAsync(StreamAddArgs.entries(utf8(StreamFields.encode(m))));
                 }
-                inFlight.add(batch.executeAsync().toCompletableFuture());
+                CompletableFuture<? extends BatchResult<?>> chunk = batch.executeAsync().toCompletableFuture();
+                if (replicaWait.on()) {
+                    int first = from;
+                    chunk = chunk.thenApply(r -> confirmed("enqueueAll (messages " + first + " to "
+                            + Math.min(messages.size(), first + BULK_CHUNK) + " of " + messages.size() + ")", SUBMIT_AGAIN, r));
+                }
+                inFlight.add(chunk);
                 if (inFlight.size() >= BULK_IN_FLIGHT) {
                     inFlight.poll().join();
                 }
@@ -250,7 +272,16 @@ final class RedisBroker implements Broker {
             return;
         }
         String member = StreamFields.toJson(StreamFields.encode(message));
-        callRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", () -> client().getScoredSortedSet(keys(message.queue()).delayed(),
+        String what = "schedule on queue '" + message.queue() + "'";
+        if (replicaWait.on()) {
+            callRetryingBrokenConnections(what, () -> {
+                RBatch batch = client().createBatch(writeOptions());
+                batch.getScoredSortedSet(keys(message.queue()).delayed(), StringCodec.INSTANCE).addAsync(dueAt.toEpochMilli(), member);
+                return confirmed(what, SUBMIT_AGAIN, batch.execute());
+            });
+            return;
+        }
+        callRetryingBrokenConnections(what, () -> client().getScoredSortedSet(keys(message.queue()).delayed(),
                 StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
     }
 
@@ -274,8 +305,17 @@ final class RedisBroker implements Broker {
                 Map<String, Double> chunk = new LinkedHashMap<>();
                 entries.subList(from, Math.min(entries.size(), from + BULK_CHUNK)).forEach(e -> chunk.put(e.getKey(), e.getValue()));
                 // ZADD of the same member is idempotent, so a retry after a broken connection adds nothing twice.
-                callRetryingBrokenConnections("scheduleAll on queue '" + queue + "'",
-                        () -> client().<String>getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).addAll(chunk));
+                String what = "scheduleAll on queue '" + queue + "'";
+                if (replicaWait.on()) {
+                    callRetryingBrokenConnections(what, () -> {
+                        RBatch batch = client().createBatch(writeOptions());
+                        batch.<String>getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).addAllAsync(chunk);
+                        return confirmed(what, SUBMIT_AGAIN, batch.execute());
+                    });
+                } else {
+                    callRetryingBrokenConnections(what,
+                            () -> client().<String>getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).addAll(chunk));
+                }
             }
         });
     }
@@ -431,8 +471,9 @@ final class RedisBroker implements Broker {
                 trimmed.add(queue);
             }
         }
-        List<?> replies = call("settle on queues " + byQueue.keySet(), () -> {
-            RBatch batch = client().createBatch(BatchOptions.defaults());
+        String what = "settle on queues " + byQueue.keySet();
+        List<?> replies = call(what, () -> {
+            RBatch batch = client().createBatch(writeOptions());
             byQueue.forEach((queue, list) -> {
                 RedisKeys k = keys(queue);
                 List<Object> settleKeys = new ArrayList<>(List.of(k.stream(), k.delayed(), k.deadLetters()));
@@ -444,7 +485,7 @@ final class RedisBroker implements Broker {
                             RScript.ReturnType.LONG, List.of(k.stream()), GROUP);
                 }
             });
-            return batch.execute().getResponses();
+            return confirmed(what, SETTLE_AGAIN, batch.execute()).getResponses();
         });
         List<Settlement> reclaimed = new ArrayList<>();
         List<Settlement> notPending = new ArrayList<>();
@@ -675,7 +716,7 @@ final class RedisBroker implements Broker {
             return 0;
         }
         RedisKeys k = keys(queue);
-        long moved = eval("moveDue on queue '" + queue + "'", LuaScripts.MOVE_DUE, RScript.ReturnType.LONG,
+        long moved = evalWrite("moveDue on queue '" + queue + "'", MOVE_AGAIN, LuaScripts.MOVE_DUE, RScript.ReturnType.LONG,
                 List.of(k.delayed(), k.stream()), Integer.toString(max));
         return Math.toIntExact(moved);
     }
@@ -700,7 +741,7 @@ final class RedisBroker implements Broker {
                 args.add(value);
             }
         });
-        List<Object> r = eval("fireTick of '" + jobName + "'", LuaScripts.CLAIM_TICK, RScript.ReturnType.LIST,
+        List<Object> r = evalWrite("fireTick of '" + jobName + "'", TICK_AGAIN, LuaScripts.CLAIM_TICK, RScript.ReturnType.LIST,
                 List.of(k.cron(jobName), k.stream()), args.toArray());
         TickResult.Outcome outcome = switch (Math.toIntExact(toLong(r.get(0)))) {
             case 0 -> TickResult.Outcome.NOT_DUE;
@@ -761,7 +802,7 @@ final class RedisBroker implements Broker {
             List<Object> args = new ArrayList<>();
             args.add(Long.toString(System.currentTimeMillis()));
             args.addAll(deadLetterIds.subList(from, Math.min(deadLetterIds.size(), from + REPLAY_CHUNK)));
-            long n = eval("replayDeadLetters of '" + queue + "'", LuaScripts.REPLAY, RScript.ReturnType.LONG,
+            long n = evalWrite("replayDeadLetters of '" + queue + "'", REPLAY_AGAIN, LuaScripts.REPLAY, RScript.ReturnType.LONG,
                     List.of(k.deadLetters(), k.stream()), args.toArray());
             replayed += Math.toIntExact(n);
         }
@@ -820,6 +861,56 @@ final class RedisBroker implements Broker {
 
     // ---- plumbing ------------------------------------------------------------------------
 
+    private static final String SUBMIT_AGAIN = "it may or may not survive a failover; submitting it again may enqueue it twice"
+            + " (with the same message id)";
+    private static final String SETTLE_AGAIN = "the worker sends the outcomes again (a settlement already applied is a no-op)";
+    private static final String MOVE_AGAIN = "the messages are on the primary's stream; if it fails over before they reach a"
+            + " replica they are still due in the replica's delayed set and move again";
+    private static final String TICK_AGAIN = "if the primary fails over before it reaches a replica, the tick fires again";
+    private static final String REPLAY_AGAIN = "if the primary fails over before they reach a replica, they are dead letters again";
+
+    /**
+     * Options of a pipeline that writes: with {@code wait.replicas} set, a {@code WAIT} ends it
+     * (same round trip) and the reply must allow for the wait; otherwise the defaults, exactly what
+     * every write used before the option existed.
+     */
+    private BatchOptions writeOptions() {
+        if (!replicaWait.on()) {
+            return BatchOptions.defaults();
+        }
+        return BatchOptions.defaults().sync(replicaWait.replicas(), replicaWait.timeout())
+                .responseTimeout(config.commandTimeout().plus(replicaWait.timeout()).toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it. Otherwise the
+     * write is on the primary only, and the caller must know: a {@link NotReplicatedException} saying
+     * so and what happens if it is tried again ({@code consequence}).
+     */
+    private <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
+        if (replicaWait.on() && result.getSyncedSlaves() < replicaWait.replicas()) {
+            throw new NotReplicatedException("Redis " + what + " at " + setup.target() + " was written to the primary, but only "
+                    + result.getSyncedSlaves() + " of the " + replicaWait.replicas() + " replicas required (BrokerConfig option "
+                    + RedissonSetup.WAIT_REPLICAS_OPTION + ") confirmed it within " + replicaWait.timeout().toMillis() + " ms ("
+                    + RedissonSetup.WAIT_TIMEOUT_OPTION + "): " + consequence, result.getSyncedSlaves(), replicaWait.replicas());
+        }
+        return result;
+    }
+
+    /** {@link #eval} for a script that writes: the same call when waiting is off, a pipeline ending in WAIT when on. */
+    @SuppressWarnings("unchecked")
+    private <R> R evalWrite(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
+                            Object... args) {
+        if (!replicaWait.on()) {
+            return eval(what, script, type, keys, args);
+        }
+        return call(what, () -> {
+            RBatch batch = client().createBatch(writeOptions());
+            batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args);
+            return (R) confirmed(what, consequence, batch.execute()).getResponses().getFirst();
+        });
+    }
+
     private <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
@@ -852,8 +943,41 @@ final class RedisBroker implements Broker {
                 }
                 LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
             } catch (RuntimeException e) {
+                if (e instanceof java.util.concurrent.CompletionException && e.getCause() instanceof BrokerException own) {
+                    throw own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
+                }
+                if (causedBy(e, RedisNoScriptException.class)) {
+                    // Nothing in the failed pipeline ran its script; the caller's own retry finds them loaded.
+                    reloadScripts(what);
+                }
                 throw failure(what, e);
             }
+        }
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c) || java.util.Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Redis does not replicate its script cache: after a failover (or a restart, or SCRIPT FLUSH) the
+     * primary has none, and Redisson, which sends pipelined scripts by SHA, does not reload them, so
+     * every settle pipeline would fail until something else happened to load its script.
+     */
+    private void reloadScripts(String what) {
+        try {
+            RScript scripts = client().getScript(StringCodec.INSTANCE);
+            LuaScripts.ALL.forEach(scripts::scriptLoad);
+            LOG.log(System.Logger.Level.WARNING, "Redis at {0} had lost the broker''s Lua scripts ({1} failed with NOSCRIPT: a"
+                    + " failover, a restart or SCRIPT FLUSH); loaded them again", setup.target(), what);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "Redis at {0}: loading the broker''s Lua scripts again failed: {1}", setup.target(),
+                    e.getMessage());
         }
     }
 

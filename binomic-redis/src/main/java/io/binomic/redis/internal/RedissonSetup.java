@@ -15,6 +15,7 @@ import java.security.KeyStore;
 import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
+import java.time.Duration;
 import java.util.Locale;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
@@ -32,8 +33,10 @@ import org.redisson.config.SslVerificationMode;
  *
  * @param redisson the Redisson configuration
  * @param target where we connect, for messages ({@code host:port}, or the YAML file)
+ * @param preflight a quick connection check before Redisson starts
+ * @param replicaWait how many replicas must confirm each write ({@link ReplicaWait#OFF}: none)
  */
-record RedissonSetup(Config redisson, String target, Runnable preflight) {
+record RedissonSetup(Config redisson, String target, Runnable preflight, ReplicaWait replicaWait) {
 
     /** Option key: path of a Redisson YAML file (Sentinel, Cluster, anything else Redisson can do). */
     static final String REDISSON_CONFIG_OPTION = "redisson.config";
@@ -44,16 +47,42 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
     /** Option key: the password of the {@value #TRUSTSTORE_OPTION} file, if it has one. */
     static final String TRUSTSTORE_PASSWORD_OPTION = "tls.truststorePassword";
 
+    /** Option key: how many replicas must confirm every enqueue and settlement (Redis {@code WAIT}); 0, the default, waits for none. */
+    static final String WAIT_REPLICAS_OPTION = "wait.replicas";
+
+    /** Option key: how long a write waits for the {@value #WAIT_REPLICAS_OPTION} confirmations. */
+    static final String WAIT_TIMEOUT_OPTION = "wait.timeout";
+
+    /** Default of {@value #WAIT_TIMEOUT_OPTION}. */
+    static final Duration DEFAULT_WAIT_TIMEOUT = Duration.ofSeconds(1);
+
+    /**
+     * Opt-in durability: every write that enqueues or settles a message is followed, in the same
+     * pipeline, by {@code WAIT replicas timeout}; fewer confirmations than {@code replicas} fail the
+     * call (the write itself is on the primary).
+     *
+     * @param replicas confirmations required, 0 for none
+     * @param timeout how long Redis waits for them
+     */
+    record ReplicaWait(int replicas, Duration timeout) {
+        static final ReplicaWait OFF = new ReplicaWait(0, DEFAULT_WAIT_TIMEOUT);
+
+        boolean on() {
+            return replicas > 0;
+        }
+    }
+
     /** Command retries: with the delay below they ride out a Redis restart of ~10 s. */
     private static final int RETRY_ATTEMPTS = 20;
 
     static RedissonSetup of(BrokerConfig config) {
+        ReplicaWait replicaWait = replicaWait(config);
         String yaml = config.options().get(REDISSON_CONFIG_OPTION);
         if (yaml != null) {
             try {
                 Config redisson = Config.fromYAML(new File(yaml));
                 redisson.setCodec(StringCodec.INSTANCE);
-                return new RedissonSetup(redisson, "the servers of " + yaml, () -> { });
+                return new RedissonSetup(redisson, "the servers of " + yaml, () -> { }, replicaWait);
             } catch (IOException | RuntimeException e) {
                 throw new BrokerException("cannot read the Redisson configuration '" + yaml + "' (BrokerConfig option "
                         + REDISSON_CONFIG_OPTION + "): " + e.getMessage(), e);
@@ -111,7 +140,67 @@ record RedissonSetup(Config redisson, String target, Runnable preflight) {
         SSLContext preflightTls = tls;
         Runnable preflight = () -> Preflight.check(url.getHost(), port, preflightTls, username, password,
                 config.connectTimeout());
-        return new RedissonSetup(redisson, target, preflight);
+        return new RedissonSetup(redisson, target, preflight, replicaWait);
+    }
+
+    private static final java.util.regex.Pattern SHORT_DURATION = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m)");
+
+    /**
+     * The {@value #WAIT_REPLICAS_OPTION} and {@value #WAIT_TIMEOUT_OPTION} options. A bad value is the
+     * caller's mistake, refused before anything connects, with the key and an example of a good one.
+     */
+    static ReplicaWait replicaWait(BrokerConfig config) {
+        String replicasText = config.options().get(WAIT_REPLICAS_OPTION);
+        String timeoutText = config.options().get(WAIT_TIMEOUT_OPTION);
+        int replicas = 0;
+        if (replicasText != null) {
+            try {
+                replicas = Integer.parseInt(replicasText.strip());
+            } catch (NumberFormatException e) {
+                replicas = -1;
+            }
+            if (replicas < 0) {
+                throw new IllegalArgumentException("BrokerConfig option " + WAIT_REPLICAS_OPTION + " must be a whole number >= 0"
+                        + " (the replicas that must confirm each write; 0 = do not wait), was '" + replicasText
+                        + "'; e.g. broker.option." + WAIT_REPLICAS_OPTION + " = 1");
+            }
+        }
+        Duration timeout = DEFAULT_WAIT_TIMEOUT;
+        if (timeoutText != null) {
+            timeout = parseWaitTimeout(timeoutText.strip());
+            if (replicasText == null) {
+                // Most likely a misspelt or forgotten replicas key: a timeout alone would silently change nothing.
+                throw new IllegalArgumentException("BrokerConfig option " + WAIT_TIMEOUT_OPTION + " is set but "
+                        + WAIT_REPLICAS_OPTION + " is not, so nothing waits: set broker.option." + WAIT_REPLICAS_OPTION
+                        + " = 1 (or more; 0 turns waiting off), or remove " + WAIT_TIMEOUT_OPTION);
+            }
+        }
+        return replicas == 0 ? ReplicaWait.OFF : new ReplicaWait(replicas, timeout);
+    }
+
+    private static Duration parseWaitTimeout(String text) {
+        Duration d = null;
+        java.util.regex.Matcher m = SHORT_DURATION.matcher(text);
+        if (m.matches()) {
+            long n = Long.parseLong(m.group(1));
+            d = switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                default -> Duration.ofMinutes(n);
+            };
+        } else {
+            try {
+                d = Duration.parse(text);
+            } catch (java.time.format.DateTimeParseException e) {
+                d = null;
+            }
+        }
+        // WAIT's timeout is whole milliseconds, and 0 would mean "wait forever".
+        if (d == null || d.toMillis() < 1) {
+            throw new IllegalArgumentException("BrokerConfig option " + WAIT_TIMEOUT_OPTION + " must be a positive duration such as"
+                    + " 500ms, 2s or PT2S, was '" + text + "'; e.g. broker.option." + WAIT_TIMEOUT_OPTION + " = 1s");
+        }
+        return d;
     }
 
     /** The trust store of the {@value #TRUSTSTORE_OPTION} option, or null for the JDK's default trust. */

@@ -66,4 +66,62 @@ class RedissonSetupTest {
         assertEquals("cannot connect to Redis at 127.0.0.1:6390: WRONGPASS invalid username-password pair; check"
                 + " BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)", auth.getMessage());
     }
+
+    private static RedissonSetup withOptions(java.util.Map<String, String> options) {
+        return RedissonSetup.of(BrokerConfig.builder().url("redis://h:6379").options(options).build());
+    }
+
+    @Test
+    void waitingForReplicasIsOffUnlessAskedFor() {
+        assertEquals(RedissonSetup.ReplicaWait.OFF, setup("redis://h:6379").replicaWait());
+        assertEquals(false, withOptions(java.util.Map.of("wait.replicas", "0", "wait.timeout", "2s")).replicaWait().on());
+    }
+
+    @Test
+    void waitReplicasAndTimeoutAreRead() {
+        assertEquals(new RedissonSetup.ReplicaWait(2, java.time.Duration.ofMillis(250)),
+                withOptions(java.util.Map.of("wait.replicas", "2", "wait.timeout", "250ms")).replicaWait());
+        assertEquals(new RedissonSetup.ReplicaWait(1, java.time.Duration.ofSeconds(1)),
+                withOptions(java.util.Map.of("wait.replicas", "1")).replicaWait(), "the timeout defaults to 1 s");
+        assertEquals(java.time.Duration.ofSeconds(3),
+                withOptions(java.util.Map.of("wait.replicas", "1", "wait.timeout", "PT3S")).replicaWait().timeout());
+    }
+
+    @Test
+    void badWaitOptionsAreRefusedNamingTheKeyAndAGoodValue() {
+        IllegalArgumentException replicas = assertThrows(IllegalArgumentException.class,
+                () -> withOptions(java.util.Map.of("wait.replicas", "one")));
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+                () -> withOptions(java.util.Map.of("wait.replicas", "-1")));
+        IllegalArgumentException timeout = assertThrows(IllegalArgumentException.class,
+                () -> withOptions(java.util.Map.of("wait.replicas", "1", "wait.timeout", "soon")));
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+                () -> withOptions(java.util.Map.of("wait.replicas", "1", "wait.timeout", "0ms")));
+        IllegalArgumentException alone = assertThrows(IllegalArgumentException.class,
+                () -> withOptions(java.util.Map.of("wait.timeout", "1s")));
+
+        assertEquals("BrokerConfig option wait.replicas must be a whole number >= 0 (the replicas that must confirm each write;"
+                + " 0 = do not wait), was 'one'; e.g. broker.option.wait.replicas = 1", replicas.getMessage());
+        assertTrue(negative.getMessage().contains("was '-1'"), negative.getMessage());
+        assertEquals("BrokerConfig option wait.timeout must be a positive duration such as 500ms, 2s or PT2S, was 'soon';"
+                + " e.g. broker.option.wait.timeout = 1s", timeout.getMessage());
+        assertTrue(zero.getMessage().contains("was '0ms'"), zero.getMessage());
+        assertEquals("BrokerConfig option wait.timeout is set but wait.replicas is not, so nothing waits: set"
+                + " broker.option.wait.replicas = 1 (or more; 0 turns waiting off), or remove wait.timeout", alone.getMessage());
+    }
+
+    @Test
+    void waitOptionsApplyToARedissonYamlFileToo() throws Exception {
+        java.nio.file.Path yaml = java.nio.file.Files.createTempFile("redisson-", ".yaml");
+        java.nio.file.Files.writeString(yaml, """
+                sentinelServersConfig:
+                  masterName: "binomic"
+                  sentinelAddresses:
+                    - "redis://127.0.0.1:26379"
+                """);
+        RedissonSetup setup = withOptions(java.util.Map.of("redisson.config", yaml.toString(), "wait.replicas", "1"));
+
+        assertTrue(setup.redisson().isSentinelConfig());
+        assertEquals(1, setup.replicaWait().replicas());
+    }
 }

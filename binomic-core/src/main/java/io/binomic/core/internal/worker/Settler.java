@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.NotReplicatedException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.SettleReport;
@@ -28,7 +29,9 @@ import java.util.function.Function;
  * is a no-op, counted in {@link #stale()}. The receipts settled last are remembered, so that a
  * reclaim racing with this worker's own settlement does not run a delivery twice. A batch that keeps failing while the broker answers
  * other calls is split, and a single settlement that still fails is given up with an error: its
- * delivery stays pending and comes back by reclaim (one more run, never a loss).
+ * delivery stays pending and comes back by reclaim (one more run, never a loss). A batch applied
+ * but not confirmed by enough replicas ({@link NotReplicatedException}) is never given up: it is
+ * sent again, as during an outage, until the replicas confirm it.
  */
 final class Settler {
     private static final System.Logger LOG = System.getLogger(Settler.class.getName());
@@ -113,7 +116,9 @@ final class Settler {
                 LOG.log(Level.WARNING, "worker {0}: could not write {1} outcome(s) ({2}); keeping them and trying again",
                         consumer, batch.size(), e.getMessage());
             }
-            boolean brokerAnswersOthers = lastBrokerAnswerNanos - before > 0;
+            // Too few replicas confirmed: not a batch Redis refuses but one it cannot make durable yet; keep
+            // sending it (applied parts are no-ops) until they do, as during an outage, and never give it up.
+            boolean brokerAnswersOthers = lastBrokerAnswerNanos - before > 0 && !(e instanceof NotReplicatedException);
             if (headTries >= TRIES_BEFORE_SPLIT && brokerAnswersOthers) {
                 headTries = 0;
                 giveUpOrSplit(batch, e);
@@ -177,11 +182,29 @@ final class Settler {
     /**
      * Whether {@code receipt} was among the last {@value #REMEMBERED} settled. A reclaim that raced
      * with this worker's own settlement (it read the entry as pending just before the ack) must not
-     * run the delivery a second time. Rare, so a scan is fine; written by one thread only.
+     * run the delivery a second time. Rare, so a scan is fine; written by the settling thread, and
+     * cleared by {@link #forgetSettled}.
      */
     boolean settledRecently(String receipt) {
         for (int i = 0; i < recentlySettled.length(); i++) {
             if (receipt.equals(recentlySettled.get(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * {@link #settledRecently}, then forgets the receipt. The race it guards against (a reclaim that
+     * read the entry just before this worker's settlement applied) happens once per settlement; an
+     * entry reclaimed a second time has lost its settlement (a failover to a replica that never got
+     * it) and must run again.
+     */
+    boolean forgetSettled(String receipt) {
+        for (int i = 0; i < recentlySettled.length(); i++) {
+            String remembered = recentlySettled.get(i);
+            if (receipt.equals(remembered)) {
+                recentlySettled.compareAndSet(i, remembered, null); // by identity: a newer receipt in this slot stays
                 return true;
             }
         }

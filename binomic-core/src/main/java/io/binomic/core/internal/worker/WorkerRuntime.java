@@ -349,8 +349,10 @@ public final class WorkerRuntime implements Worker {
                                 consumerName, d.receipt(), queue);
                         continue;
                     }
-                    if (settler.settledRecently(d.receipt())) {
-                        // Read as pending just before this worker's own outcome for it was written.
+                    if (settler.forgetSettled(d.receipt())) {
+                        // Read as pending just before this worker's own outcome for it was written: skip it
+                        // once. Reclaimed again a lease later, the outcome did not stick (a failover lost
+                        // it with the old primary): then it runs again, rather than staying pending forever.
                         continue;
                     }
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
