@@ -448,5 +448,6 @@ final class LuaScripts {
      * pipeline then fails with NOSCRIPT (Redisson reloads only for scripts it runs on their own).
      */
     static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
-            CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS);
+            CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
+            CANCEL_JOB, REQUEUE_JOB);
 }

@@ -170,9 +170,8 @@ final class RedisBroker implements Broker {
         checkSize(message);
         if (message.isTracked()) {
             RedisKeys k = keys(message.queue());
-            callRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", () -> client().getScript(StringCodec.INSTANCE)
-                    .eval(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED, RScript.ReturnType.LONG,
-                            List.of(k.stream(), k.job(message.id())), trackedEnqueueArguments(message)));
+            writeScriptRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", LuaScripts.ENQUEUE_TRACKED,
+                    List.of(k.stream(), k.job(message.id())), trackedEnqueueArguments(message));
             return;
         }
         Map<byte[], byte[]> fields = utf8(StreamFields.encode(message));
@@ -258,10 +257,25 @@ final class RedisBroker implements Broker {
     private void scheduleTracked(Message message, Instant dueAt) {
         RedisKeys k = keys(message.queue());
         String member = StreamFields.toJson(StreamFields.encode(message));
-        callRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", () -> client().getScript(StringCodec.INSTANCE)
-                .eval(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SCHEDULE_TRACKED, RScript.ReturnType.LONG,
-                        List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
-                        message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member));
+        writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
+                List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
+                message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
+    }
+
+    /**
+     * A producer's scripted write (a tracked job's enqueue or schedule, with its record): tried
+     * again when the connection fails under it, like a plain XADD, and ending in WAIT when
+     * {@code wait.replicas} asks for it.
+     */
+    private void writeScriptRetryingBrokenConnections(String what, String script, List<Object> keys, Object... args) {
+        callRetryingBrokenConnections(what, () -> {
+            if (!replicaWait.on()) {
+                return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, RScript.ReturnType.LONG, keys, args);
+            }
+            RBatch batch = client().createBatch(writeOptions());
+            batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, RScript.ReturnType.LONG, keys, args);
+            return confirmed(what, SUBMIT_AGAIN, batch.execute());
+        });
     }
 
     @Override
@@ -619,8 +633,8 @@ final class RedisBroker implements Broker {
         RedisKeys k = keys(cancelled.queue());
         List<Object> args = new ArrayList<>();
         addJobArguments(args, cancelled, k);
-        long r = eval("cancel of job " + cancelled.id(), LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG,
-                List.of(k.job(cancelled.id())), args.toArray());
+        long r = evalWrite("cancel of job " + cancelled.id(), "the cancel is on the primary only; if it fails over first, cancel again",
+                LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG, List.of(k.job(cancelled.id())), args.toArray());
         return switch (Math.toIntExact(r)) {
             case 0 -> JobHandle.CancelOutcome.NOT_FOUND;
             case 1 -> JobHandle.CancelOutcome.ALREADY_ENDED;
