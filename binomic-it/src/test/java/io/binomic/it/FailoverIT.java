@@ -92,7 +92,7 @@ class FailoverIT {
     @Test
     void anAckLostInAFailoverRunsTheTaskAgainEvenOnTheWorkerThatAckedIt() {
         Map<String, String> options = Map.of("redisson.config", sentinels.writeRedissonYaml().toString());
-        Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+        Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
         int count = 4;
         List<Binomic> instances = new ArrayList<>();
         try {
@@ -166,7 +166,7 @@ class FailoverIT {
         Path yaml = sentinels.writeRedissonYaml();
         Map<String, String> all = new HashMap<>(options);
         all.put("redisson.config", yaml.toString());
-        Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+        Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
         Set<Integer> acknowledged = new ConcurrentSkipListSet<>();
         Set<Integer> failed = new ConcurrentSkipListSet<>();
         AtomicInteger next = new AtomicInteger();
@@ -279,7 +279,7 @@ class FailoverIT {
                         .pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500))
                         .shutdownGrace(Duration.ofSeconds(2)).build())
                 .build();
-        Binomic binomic = Binomic.builder().config(config).task(job).build();
+        Binomic binomic = Binomic.builder().config(config).handle(job, TestApp.handler(ledger)).build();
         instances.add(binomic);
         return binomic.start();
     }

@@ -104,7 +104,7 @@ class ReplicaWaitIT {
     @Test
     void settlementsNoReplicaConfirmsAreSentAgainUntilOneDoesAndNoTaskRunsTwice() {
         Ledger ledger = new Ledger(RedisServer.shared().host(), RedisServer.shared().port(), queue);
-        Task<Job, Void> job = TestApp.job(ledger, queue, Duration.ofMillis(100));
+        Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
         BinomicConfig config = BinomicConfig.builder()
                 .broker(BrokerConfig.builder().url(primary.url()).options(WAIT_ONE).build())
                 .schedulePeriodicTasks(false)
@@ -113,7 +113,7 @@ class ReplicaWaitIT {
                         .pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build())
                 .build();
         int count = 6;
-        try (Binomic binomic = Binomic.builder().config(config).task(job).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config).handle(job, TestApp.handler(ledger)).build().start()) {
             binomic.submitAll(job, IntStream.range(0, count).mapToObj(n -> new Job(n, 1500, 0)).toList());
             Worker worker = binomic.startWorker();
             Await.until(Duration.ofSeconds(20), () -> ledger.runs().size() == count, () -> ledger.runs().toString());
