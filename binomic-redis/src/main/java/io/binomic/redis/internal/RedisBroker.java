@@ -268,7 +268,7 @@ final class RedisBroker implements Broker {
      * {@code wait.replicas} asks for it.
      */
     private void writeScriptRetryingBrokenConnections(String what, String script, List<Object> keys, Object... args) {
-        callRetryingBrokenConnections(what, () -> {
+        this.<Object>callRetryingBrokenConnections(what, () -> {
             if (!replicaWait.on()) {
                 return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, RScript.ReturnType.LONG, keys, args);
             }
