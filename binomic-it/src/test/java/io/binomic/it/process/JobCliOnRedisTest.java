@@ -1,0 +1,135 @@
+package io.binomic.it.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.cli.BinomicCli;
+import io.binomic.it.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code binomic job submit|show|cancel} against a worker on real Redis, as an operator types them. */
+class JobCliOnRedisTest {
+    record Greeting(String name) { }
+
+    private final RedisServer redis = RedisServer.shared();
+    private final String queue = "jobcli-" + UUID.randomUUID().toString().substring(0, 8);
+    private final Task<Greeting, String> greet = Task.builder("greet", Greeting.class, String.class).queue(queue).build();
+    private final Task<Greeting, String> slow = Task.builder("slow", Greeting.class, String.class).queue(queue).build();
+    private final CountDownLatch slowStarted = new CountDownLatch(1);
+    private Binomic worker;
+
+    private record Run(int exit, String out, String err) { }
+
+    private Run cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            exit = BinomicCli.run(args, o, e);
+        }
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @BeforeEach
+    void startWorker() {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).pollTimeout(Duration.ofMillis(200)).build()).build();
+        worker = Binomic.builder().config(config)
+                .handle(greet, g -> "Hello, " + g.name() + "!")
+                .handle(slow, g -> {
+                    slowStarted.countDown();
+                    Thread.sleep(60_000);
+                    return "late";
+                })
+                .build().start();
+        worker.startWorker();
+    }
+
+    @AfterEach
+    void stopWorker() {
+        worker.close();
+    }
+
+    @Test
+    void submitByNameWaitsForTheResultAndShowPrintsTheJob() {
+        Run submitted = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
+                "--json", "{\"name\":\"Ada\"}", "--wait", "20s");
+
+        assertEquals(0, submitted.exit(), submitted.toString());
+        String[] lines = submitted.out().split("\n");
+        UUID id = UUID.fromString(lines[0]);
+        assertEquals("SUCCEEDED \"Hello, Ada!\"", lines[1]);
+
+        Run shown = cli("job", "show", "--broker", redis.url(), "--id", id.toString(), "--queue", queue);
+        assertEquals(0, shown.exit(), shown.toString());
+        assertTrue(shown.out().contains("state    SUCCEEDED\n"), shown.out());
+        assertTrue(shown.out().contains("task     greet\n"), shown.out());
+        assertTrue(shown.out().contains("result   \"Hello, Ada!\"\n"), shown.out());
+        assertTrue(shown.out().contains("ATTEMPT  WORKER"), shown.out());
+        assertTrue(shown.out().lines().anyMatch(l -> l.strip().startsWith("1 ") && l.contains("succeeded")), shown.out());
+    }
+
+    @Test
+    void anArgumentThatDoesNotFitIsDeadLetteredByTheWorkerAndTextThatIsNotJsonIsRefusedAtOnce() {
+        Run misfit = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
+                "--json", "{\"nom\":\"Ada\"}", "--wait", "20s");
+        assertEquals(1, misfit.exit(), misfit.toString());
+        assertTrue(misfit.out().contains("DEAD_LETTERED"), misfit.toString());
+        assertTrue(misfit.err().contains("DECODE_ERROR"), misfit.toString());
+
+        Run notJson = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue, "--json", "{name: Ada");
+        assertEquals(2, notJson.exit(), notJson.toString());
+        assertTrue(notJson.err().contains("not JSON"), notJson.toString());
+    }
+
+    @Test
+    void cancelInterruptsARunningJobAndSaysWhatItDid() throws Exception {
+        JobHandle<String> job = worker.submit(slow, new Greeting("Bob"));
+        assertTrue(slowStarted.await(20, TimeUnit.SECONDS));
+
+        Run cancel = cli("job", "cancel", "--broker", redis.url(), "--id", job.id().toString(), "--queue", queue);
+        assertEquals(0, cancel.exit(), cancel.toString());
+        assertEquals("CANCEL_REQUESTED " + job.id() + "\n", cancel.out());
+
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (job.status().state() != JobState.CANCELLED && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(JobState.CANCELLED, job.status().state());
+        Run again = cli("job", "cancel", "--broker", redis.url(), "--id", job.id().toString(), "--queue", queue);
+        assertEquals(1, again.exit(), again.toString());
+        assertEquals("ALREADY_ENDED " + job.id() + "\n", again.out());
+    }
+
+    @Test
+    void anUnknownJobIsSaidSoAndABadIdIsBadUsage() {
+        UUID unknown = UUID.randomUUID();
+        Run show = cli("job", "show", "--broker", redis.url(), "--id", unknown.toString(), "--queue", queue);
+        assertEquals(1, show.exit(), show.toString());
+        assertTrue(show.err().contains("no status is kept for job " + unknown), show.toString());
+
+        Run cancel = cli("job", "cancel", "--broker", redis.url(), "--id", unknown.toString(), "--queue", queue);
+        assertEquals(1, cancel.exit(), cancel.toString());
+        assertEquals("NOT_FOUND " + unknown + "\n", cancel.out());
+
+        Run bad = cli("job", "show", "--broker", redis.url(), "--id", "not-a-uuid", "--queue", queue);
+        assertEquals(2, bad.exit(), bad.toString());
+        assertTrue(bad.err().contains("is not a job id"), bad.toString());
+    }
+}
