@@ -239,8 +239,8 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument) {
         requireStarted();
-        Task<Void, String> byName = Task.builder(task, Void.class, String.class).queue(queue)
-                .keepStatusFor(Task.DEFAULT_RESULT_RETENTION).build();
+        // Validates the names as a definition would, with the same messages.
+        Task.builder(task, Void.class, String.class).queue(queue).build();
         byte[] payload;
         if (jsonArgument == null) {
             payload = codec.encode(null);
@@ -253,7 +253,7 @@ public final class Binomic implements AutoCloseable {
             throw new PayloadTooLargeException(task, payload.length, limit);
         }
         Map<String, String> headers = Map.of(Message.CODEC, codec.id(), Message.TRACK,
-                Long.toString(byName.statusRetention().toMillis()));
+                Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis()));
         Message message = new Message(Uuid7.next(clock), task, queue, 1, clock.instant(), payload, headers);
         broker.enqueue(message);
         return job(queue, message.id());

@@ -15,7 +15,6 @@ import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -210,10 +209,5 @@ public final class JobHandles implements AutoCloseable {
         public String toString() {
             return "JobHandle[" + id + " on " + queue + "]";
         }
-    }
-
-    /** For tests and diagnostics: how many results are awaited. */
-    public int waiting() {
-        return new ArrayList<>(waiters.keySet()).size();
     }
 }
