@@ -8,19 +8,39 @@ import java.util.random.RandomGenerator;
  * How long a failed message waits before its next attempt: {@code base * factor^(attempt-1)},
  * capped at {@code cap}, then optionally shortened by a random jitter.
  *
- * <p>The default (1.5 s, factor 2, cap 30 s, no jitter) waits 1.5, 3, 6, 12, 24, 30, 30... s.
+ * <p>The settings, each given once to the {@link #builder()} and checked when built:
+ * <ul>
+ *   <li>{@link #base()}: the wait after the first failed attempt; positive;</li>
+ *   <li>{@link #factor()}: growth per attempt; finite and at least 1 (1 gives a fixed backoff);</li>
+ *   <li>{@link #cap()}: the longest wait; at least {@code base};</li>
+ *   <li>{@link #jitter()}: fraction of the computed wait that may be randomly removed, in [0, 1]; 0 is off.</li>
+ * </ul>
  *
- * @param base the wait after the first failed attempt; positive
- * @param factor growth per attempt; at least 1 (1 gives a fixed backoff)
- * @param cap the longest wait; at least {@code base}
- * @param jitter fraction of the computed wait that may be randomly removed, in [0, 1]; 0 is off
+ * <p>The default (1.5 s, factor 2, cap 30 s, no jitter) waits 1.5, 3, 6, 12, 24, 30, 30... s.
+ * {@link #exponential}, {@link #fixed} and {@link #withJitter} cover the usual shapes:
+ *
+ * <pre>{@code
+ * Backoff b = Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofMinutes(1)).withJitter(0.2);
+ * Backoff same = Backoff.builder().base(Duration.ofSeconds(1)).factor(2).cap(Duration.ofMinutes(1)).jitter(0.2).build();
+ * }</pre>
+ *
+ * <p>Immutable, and equal to another {@code Backoff} with the same settings.
  */
-public record Backoff(Duration base, double factor, Duration cap, double jitter) {
+public final class Backoff {
 
     /** 1.5 s, doubling, capped at 30 s, no jitter: the reference implementation's schedule. */
-    public static final Backoff DEFAULT = new Backoff(Duration.ofMillis(1500), 2.0, Duration.ofSeconds(30), 0.0);
+    public static final Backoff DEFAULT = builder().build();
 
-    public Backoff {
+    private final Duration base;
+    private final double factor;
+    private final Duration cap;
+    private final double jitter;
+
+    private Backoff(Builder b) {
+        Duration base = b.base.get();
+        double factor = b.factor.get();
+        Duration cap = b.cap.get();
+        double jitter = b.jitter.get();
         Objects.requireNonNull(base, "backoff.base must not be null");
         Objects.requireNonNull(cap, "backoff.cap must not be null");
         if (base.isNegative() || base.isZero()) {
@@ -35,21 +55,60 @@ public record Backoff(Duration base, double factor, Duration cap, double jitter)
         if (!(jitter >= 0.0 && jitter <= 1.0)) {
             throw new IllegalArgumentException("backoff.jitter must be in [0, 1], was " + jitter);
         }
+        this.base = base;
+        this.factor = factor;
+        this.cap = cap;
+        this.jitter = jitter;
+    }
+
+    /** Starts a backoff; every setting not given keeps the value of {@link #DEFAULT}. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this backoff's settings, each of which may be replaced once. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.base.copy(base);
+        b.factor.copy(factor);
+        b.cap.copy(cap);
+        b.jitter.copy(jitter);
+        return b;
     }
 
     /** Exponential backoff without jitter. */
     public static Backoff exponential(Duration base, double factor, Duration cap) {
-        return new Backoff(base, factor, cap, 0.0);
+        return builder().base(base).factor(factor).cap(cap).build();
     }
 
     /** The same wait after every failure. */
     public static Backoff fixed(Duration wait) {
-        return new Backoff(wait, 1.0, wait, 0.0);
+        return builder().base(wait).factor(1.0).cap(wait).build();
     }
 
-    /** This backoff with a jitter fraction in [0, 1]. */
+    /** This backoff with a jitter fraction in [0, 1] (replacing its own). */
     public Backoff withJitter(double fraction) {
-        return new Backoff(base, factor, cap, fraction);
+        return toBuilder().jitter(fraction).build();
+    }
+
+    /** The wait after the first failed attempt; positive. */
+    public Duration base() {
+        return base;
+    }
+
+    /** Growth per attempt; at least 1 (1 gives a fixed backoff). */
+    public double factor() {
+        return factor;
+    }
+
+    /** The longest wait; at least {@link #base()}. */
+    public Duration cap() {
+        return cap;
+    }
+
+    /** Fraction of the computed wait that may be randomly removed, in [0, 1]; 0 is off. */
+    public double jitter() {
+        return jitter;
     }
 
     /**
@@ -73,5 +132,68 @@ public record Backoff(Duration base, double factor, Duration cap, double jitter)
         }
         long millis = full.toMillis();
         return Duration.ofMillis(millis - (long) (millis * jitter * random.nextDouble()));
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Backoff other && base.equals(other.base) && Double.compare(factor, other.factor) == 0
+                && cap.equals(other.cap) && Double.compare(jitter, other.jitter) == 0;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(base, factor, cap, jitter);
+    }
+
+    @Override
+    public String toString() {
+        return "Backoff[base=" + base + ", factor=" + factor + ", cap=" + cap + ", jitter=" + jitter + "]";
+    }
+
+    /**
+     * Builds a {@link Backoff}. Each setting may be given once: a second call is an
+     * {@link IllegalArgumentException} naming the setting and both values. The values are checked
+     * by {@link #build()}.
+     */
+    public static final class Builder {
+        private final Config.Once<Duration> base = new Config.Once<>("backoff.base", Duration.ofMillis(1500));
+        private final Config.Once<Double> factor = new Config.Once<>("backoff.factor", 2.0);
+        private final Config.Once<Duration> cap = new Config.Once<>("backoff.cap", Duration.ofSeconds(30));
+        private final Config.Once<Double> jitter = new Config.Once<>("backoff.jitter", 0.0);
+
+        private Builder() { }
+
+        /** The wait after the first failed attempt; must be positive. Defaults to 1.5 s. */
+        public Builder base(Duration base) {
+            this.base.set(base);
+            return this;
+        }
+
+        /** Growth per attempt; must be finite and at least 1 (1 gives a fixed backoff). Defaults to 2. */
+        public Builder factor(double factor) {
+            this.factor.set(factor);
+            return this;
+        }
+
+        /** The longest wait; must be at least the base. Defaults to 30 s. */
+        public Builder cap(Duration cap) {
+            this.cap.set(cap);
+            return this;
+        }
+
+        /** Fraction of each wait that may be randomly removed, in [0, 1]. Defaults to 0 (no jitter). */
+        public Builder jitter(double jitter) {
+            this.jitter.set(jitter);
+            return this;
+        }
+
+        /**
+         * Checks the settings and builds the backoff.
+         *
+         * @throws IllegalArgumentException naming the setting that is out of range
+         */
+        public Backoff build() {
+            return new Backoff(this);
+        }
     }
 }

@@ -6,71 +6,165 @@ import java.util.regex.Pattern;
 /**
  * Everything a Binomic instance needs: the broker, the task defaults and the worker settings.
  *
- * @param broker where messages live
- * @param taskDefaults retry policy of tasks that do not override it
- * @param worker settings of workers started by this instance
- * @param schedulePeriodicTasks whether {@code start()} registers the CRON and INTERVAL tasks
- * @param payloadCodec id of the {@link io.binomic.api.spi.PayloadCodec} that encodes task
- *     arguments ({@code json-jdk}, {@code jackson}); chosen here, never by what is on the module path
+ * <p>The settings, each given once to the {@link #builder()} and checked when built:
+ * <ul>
+ *   <li>{@link #broker()}: where messages live; defaults to {@link BrokerConfig#defaults()}
+ *       (embedded {@code memory://});</li>
+ *   <li>{@link #taskDefaults()}: retry policy of tasks that do not override it; defaults to
+ *       {@link TaskDefaults#defaults()};</li>
+ *   <li>{@link #worker()}: settings of workers started by this instance; defaults to
+ *       {@link WorkerConfig#defaults()};</li>
+ *   <li>{@link #schedulePeriodicTasks()}: whether {@code start()} registers the CRON and INTERVAL
+ *       tasks; defaults to true;</li>
+ *   <li>{@link #payloadCodec()}: id of the {@link io.binomic.api.spi.PayloadCodec} that encodes
+ *       task arguments; defaults to {@value #JDK_JSON_CODEC}.</li>
+ * </ul>
+ *
+ * <pre>{@code
+ * BinomicConfig config = BinomicConfig.builder().brokerUrl("redis://localhost:6379")
+ *         .worker(WorkerConfig.builder().queues("mail").concurrency(20).build()).build();
+ * }</pre>
+ *
+ * <p>Immutable, and equal to another configuration with the same settings.
  */
-public record BinomicConfig(BrokerConfig broker, TaskDefaults taskDefaults, WorkerConfig worker, boolean schedulePeriodicTasks,
-                            String payloadCodec) {
+public final class BinomicConfig {
 
     /** The id of the JDK-only JSON codec of {@code io.binomic.core}, the default {@link #payloadCodec()}. */
     public static final String JDK_JSON_CODEC = "json-jdk";
 
     private static final Pattern CODEC_ID = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
-    public BinomicConfig {
-        Objects.requireNonNull(broker, "broker must not be null");
-        Objects.requireNonNull(taskDefaults, "taskDefaults must not be null");
-        Objects.requireNonNull(worker, "worker must not be null");
+    private final BrokerConfig broker;
+    private final TaskDefaults taskDefaults;
+    private final WorkerConfig worker;
+    private final boolean schedulePeriodicTasks;
+    private final String payloadCodec;
+
+    private BinomicConfig(Builder b) {
+        BrokerConfig broker = b.broker.get();
+        TaskDefaults taskDefaults = b.taskDefaults.get();
+        WorkerConfig worker = b.worker.get();
+        String payloadCodec = b.payloadCodec.get();
+        if (broker == null || taskDefaults == null || worker == null) {
+            throw new IllegalArgumentException("broker, taskDefaults and worker must not be null");
+        }
         if (payloadCodec == null || !CODEC_ID.matcher(payloadCodec).matches()) {
             throw new IllegalArgumentException("payloadCodec must be a codec id of 1-64 letters, digits, '.', '_' or '-'"
                     + " such as json-jdk or jackson, was " + (payloadCodec == null ? "null" : "'" + payloadCodec + "'"));
         }
+        this.broker = broker;
+        this.taskDefaults = taskDefaults;
+        this.worker = worker;
+        this.schedulePeriodicTasks = b.schedulePeriodicTasks.get();
+        this.payloadCodec = payloadCodec;
     }
 
+    /** Every setting at its default: the embedded broker, the default task and worker settings. */
     public static BinomicConfig defaults() {
         return builder().build();
     }
 
+    /** Starts a configuration; every setting not given keeps its documented default. */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Builds {@link BinomicConfig}. */
+    /** A builder holding these settings, each of which may be replaced once. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.broker.copy(broker);
+        b.taskDefaults.copy(taskDefaults);
+        b.worker.copy(worker);
+        b.schedulePeriodicTasks.copy(schedulePeriodicTasks);
+        b.payloadCodec.copy(payloadCodec);
+        return b;
+    }
+
+    /** Where messages live. */
+    public BrokerConfig broker() {
+        return broker;
+    }
+
+    /** Retry policy of tasks that do not override it. */
+    public TaskDefaults taskDefaults() {
+        return taskDefaults;
+    }
+
+    /** Settings of workers started by this instance. */
+    public WorkerConfig worker() {
+        return worker;
+    }
+
+    /** Whether {@code start()} registers the CRON and INTERVAL tasks. */
+    public boolean schedulePeriodicTasks() {
+        return schedulePeriodicTasks;
+    }
+
+    /**
+     * Id of the {@link io.binomic.api.spi.PayloadCodec} that encodes task arguments
+     * ({@code json-jdk}, {@code jackson}); chosen here, never by what is on the module path.
+     */
+    public String payloadCodec() {
+        return payloadCodec;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof BinomicConfig other && broker.equals(other.broker) && taskDefaults.equals(other.taskDefaults)
+                && worker.equals(other.worker) && schedulePeriodicTasks == other.schedulePeriodicTasks
+                && payloadCodec.equals(other.payloadCodec);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(broker, taskDefaults, worker, schedulePeriodicTasks, payloadCodec);
+    }
+
+    /** The settings; the broker's shows no password, so this is safe to log. */
+    @Override
+    public String toString() {
+        return "BinomicConfig[broker=" + broker + ", taskDefaults=" + taskDefaults + ", worker=" + worker
+                + ", schedulePeriodicTasks=" + schedulePeriodicTasks + ", payloadCodec=" + payloadCodec + "]";
+    }
+
+    /**
+     * Builds {@link BinomicConfig}. Each setting may be given once ({@link #broker} and
+     * {@link #brokerUrl} both set the broker): a second call is an {@link IllegalArgumentException}
+     * naming the setting and both values. The values are checked by {@link #build()}.
+     */
     public static final class Builder {
-        private BrokerConfig broker = BrokerConfig.defaults();
-        private TaskDefaults taskDefaults = TaskDefaults.defaults();
-        private WorkerConfig worker = WorkerConfig.defaults();
-        private boolean schedulePeriodicTasks = true;
-        private String payloadCodec = JDK_JSON_CODEC;
-        private boolean payloadCodecSet;
+        private final Config.Once<BrokerConfig> broker = new Config.Once<>("broker", BrokerConfig.defaults());
+        private final Config.Once<TaskDefaults> taskDefaults = new Config.Once<>("taskDefaults", TaskDefaults.defaults());
+        private final Config.Once<WorkerConfig> worker = new Config.Once<>("worker", WorkerConfig.defaults());
+        private final Config.Once<Boolean> schedulePeriodicTasks = new Config.Once<>("schedulePeriodicTasks", true);
+        private final Config.Once<String> payloadCodec = new Config.Once<>("payloadCodec", JDK_JSON_CODEC);
 
         private Builder() { }
 
         /** Broker settings. Defaults to {@link BrokerConfig#defaults()} (embedded {@code memory://}). */
         public Builder broker(BrokerConfig broker) {
-            this.broker = broker;
+            this.broker.set(broker);
             return this;
         }
 
-        /** Shortcut for a broker given only by URL, other broker settings at their defaults. */
+        /**
+         * Shortcut for a broker given only by URL, other broker settings at their defaults; it sets
+         * the same setting as {@link #broker(BrokerConfig)}. Defaults to {@code memory://}.
+         */
         public Builder brokerUrl(String url) {
-            this.broker = BrokerConfig.builder().url(url).build();
+            this.broker.set(BrokerConfig.builder().url(url).build());
             return this;
         }
 
         /** Task defaults. Defaults to {@link TaskDefaults#defaults()}. */
         public Builder taskDefaults(TaskDefaults taskDefaults) {
-            this.taskDefaults = taskDefaults;
+            this.taskDefaults.set(taskDefaults);
             return this;
         }
 
         /** Worker settings. Defaults to {@link WorkerConfig#defaults()}. */
         public Builder worker(WorkerConfig worker) {
-            this.worker = worker;
+            this.worker.set(worker);
             return this;
         }
 
@@ -79,7 +173,7 @@ public record BinomicConfig(BrokerConfig broker, TaskDefaults taskDefaults, Work
          * broker every tick is claimed once, so several processes may safely do it. Defaults to true.
          */
         public Builder schedulePeriodicTasks(boolean schedulePeriodicTasks) {
-            this.schedulePeriodicTasks = schedulePeriodicTasks;
+            this.schedulePeriodicTasks.set(schedulePeriodicTasks);
             return this;
         }
 
@@ -91,24 +185,19 @@ public record BinomicConfig(BrokerConfig broker, TaskDefaults taskDefaults, Work
          * {@code Binomic} fails, listing the codecs found, when no provider has this id. Every
          * message records the codec that wrote it, and a worker decodes with that one, so
          * producers and workers need not agree, but a worker must have the codec.
-         *
-         * @throws IllegalArgumentException when already set: the codec is chosen once
          */
         public Builder payloadCodec(String payloadCodec) {
-            if (payloadCodecSet) {
-                throw new IllegalArgumentException("payloadCodec was already set to '" + this.payloadCodec
-                        + "'; set it once");
-            }
-            this.payloadCodec = payloadCodec;
-            payloadCodecSet = true;
+            this.payloadCodec.set(payloadCodec);
             return this;
         }
 
+        /**
+         * Checks the settings and builds the configuration.
+         *
+         * @throws IllegalArgumentException naming the setting that is wrong
+         */
         public BinomicConfig build() {
-            if (broker == null || taskDefaults == null || worker == null) {
-                throw new IllegalArgumentException("broker, taskDefaults and worker must not be null");
-            }
-            return new BinomicConfig(broker, taskDefaults, worker, schedulePeriodicTasks, payloadCodec);
+            return new BinomicConfig(this);
         }
     }
 }

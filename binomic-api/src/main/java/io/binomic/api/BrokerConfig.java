@@ -2,36 +2,68 @@ package io.binomic.api;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
  * Where messages live and how to reach them.
  *
- * @param url broker URL: {@code memory://} (embedded), {@code redis://host:port}, {@code rediss://} (TLS)
- * @param brokerId explicit provider id, overriding the URL scheme's choice
- * @param username ACL user (Redis 6+), if any
- * @param password password, if any; never printed
- * @param database logical database number (Redis {@code SELECT})
- * @param connectTimeout time allowed to connect
- * @param commandTimeout time allowed for one command
- * @param keyPrefix prefix of every key the broker writes
- * @param maxPayloadBytes largest encoded payload accepted by {@code submit}
- * @param deadLetterMaxCount dead letters kept per queue; older ones are dropped past it
- * @param deadLetterMaxAge dead letters older than this are dropped
- * @param options provider-specific settings (for Redis: {@code redisson.config} = a Redisson YAML file for Sentinel or Cluster;
- *        {@code wait.replicas}, {@code wait.timeout} = replicas that must confirm each write, and for how long to wait)
+ * <p>The settings, each given once to the {@link #builder()} and checked when built:
+ * <ul>
+ *   <li>{@link #url()}: broker URL: {@code memory://} (embedded, the default),
+ *       {@code redis://host:port}, {@code rediss://} (TLS);</li>
+ *   <li>{@link #brokerId()}: explicit provider id, overriding the URL scheme's choice;</li>
+ *   <li>{@link #username()}: ACL user (Redis 6+), if any;</li>
+ *   <li>{@link #password()}: password, if any; never printed;</li>
+ *   <li>{@link #database()}: logical database number (Redis {@code SELECT}); defaults to 0;</li>
+ *   <li>{@link #connectTimeout()}: time allowed to connect; defaults to 5 s;</li>
+ *   <li>{@link #commandTimeout()}: time allowed for one command; defaults to 5 s;</li>
+ *   <li>{@link #keyPrefix()}: prefix of every key the broker writes; defaults to {@code binomic};</li>
+ *   <li>{@link #maxPayloadBytes()}: largest encoded payload accepted by {@code submit}; defaults
+ *       to 512 KiB;</li>
+ *   <li>{@link #deadLetterMaxCount()}: dead letters kept per queue; defaults to 100,000;</li>
+ *   <li>{@link #deadLetterMaxAge()}: dead letters older than this are dropped; defaults to 14 days;</li>
+ *   <li>{@link #options()}: provider-specific settings; defaults to none.</li>
+ * </ul>
+ *
+ * <p>Immutable, and equal to another broker configuration with the same settings. Its
+ * {@link #toString()} shows neither the password nor the one in the URL.
  */
-public record BrokerConfig(String url, Optional<String> brokerId, Optional<String> username, Optional<String> password,
-                           int database, Duration connectTimeout, Duration commandTimeout, String keyPrefix,
-                           int maxPayloadBytes, int deadLetterMaxCount, Duration deadLetterMaxAge,
-                           Map<String, String> options) {
+public final class BrokerConfig {
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     private static final Pattern SCHEME = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://.*");
 
-    public BrokerConfig {
-        if (url == null || !SCHEME.matcher(url).matches()) {
+    private final String url;
+    private final Optional<String> brokerId;
+    private final Optional<String> username;
+    private final Optional<String> password;
+    private final int database;
+    private final Duration connectTimeout;
+    private final Duration commandTimeout;
+    private final String keyPrefix;
+    private final int maxPayloadBytes;
+    private final int deadLetterMaxCount;
+    private final Duration deadLetterMaxAge;
+    private final Map<String, String> options;
+
+    private BrokerConfig(Builder b) {
+        String url = b.url.get();
+        if (url == null) {
+            throw new IllegalArgumentException("url must not be null; use memory:// for the embedded broker");
+        }
+        if (b.options.get() == null) {
+            throw new IllegalArgumentException("options must not be null");
+        }
+        int database = b.database.get();
+        Duration connectTimeout = b.connectTimeout.get();
+        Duration commandTimeout = b.commandTimeout.get();
+        String keyPrefix = b.keyPrefix.get();
+        int maxPayloadBytes = b.maxPayloadBytes.get();
+        int deadLetterMaxCount = b.deadLetterMaxCount.get();
+        Duration deadLetterMaxAge = b.deadLetterMaxAge.get();
+        if (!SCHEME.matcher(url).matches()) {
             throw new IllegalArgumentException("url must start with a scheme such as memory://, redis://host:6379 or rediss://host:6380, was '"
                     + url + "'");
         }
@@ -44,7 +76,113 @@ public record BrokerConfig(String url, Optional<String> brokerId, Optional<Strin
         Config.requireAtLeast("maxPayloadBytes", 1, maxPayloadBytes);
         Config.requireAtLeast("deadLetterMaxCount", 1, deadLetterMaxCount);
         Config.requirePositive("deadLetterMaxAge", deadLetterMaxAge);
-        options = Map.copyOf(options);
+        this.url = url;
+        this.brokerId = Optional.ofNullable(b.brokerId.get());
+        this.username = Optional.ofNullable(b.username.get());
+        this.password = Optional.ofNullable(b.password.get());
+        this.database = database;
+        this.connectTimeout = connectTimeout;
+        this.commandTimeout = commandTimeout;
+        this.keyPrefix = keyPrefix;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.deadLetterMaxCount = deadLetterMaxCount;
+        this.deadLetterMaxAge = deadLetterMaxAge;
+        this.options = Map.copyOf(b.options.get());
+    }
+
+    /** The embedded broker ({@code memory://}) with every other setting at its default. */
+    public static BrokerConfig defaults() {
+        return builder().build();
+    }
+
+    /** Starts a broker configuration; every setting not given keeps its documented default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding these settings, each of which may be replaced once. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.url.copy(url);
+        b.brokerId.copy(brokerId.orElse(null));
+        b.username.copy(username.orElse(null));
+        b.password.copy(password.orElse(null));
+        b.database.copy(database);
+        b.connectTimeout.copy(connectTimeout);
+        b.commandTimeout.copy(commandTimeout);
+        b.keyPrefix.copy(keyPrefix);
+        b.maxPayloadBytes.copy(maxPayloadBytes);
+        b.deadLetterMaxCount.copy(deadLetterMaxCount);
+        b.deadLetterMaxAge.copy(deadLetterMaxAge);
+        b.options.copy(options);
+        return b;
+    }
+
+    /**
+     * Broker URL: {@code memory://} (embedded), {@code redis://host:port}, {@code rediss://} (TLS).
+     * It may hold a password: log {@link #redactedUrl()} instead.
+     */
+    public String url() {
+        return url;
+    }
+
+    /** Explicit provider id, overriding the URL scheme's choice. */
+    public Optional<String> brokerId() {
+        return brokerId;
+    }
+
+    /** ACL user (Redis 6+), if any. */
+    public Optional<String> username() {
+        return username;
+    }
+
+    /** Password, if any; never printed. */
+    public Optional<String> password() {
+        return password;
+    }
+
+    /** Logical database number (Redis {@code SELECT}). */
+    public int database() {
+        return database;
+    }
+
+    /** Time allowed to connect. */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** Time allowed for one command. */
+    public Duration commandTimeout() {
+        return commandTimeout;
+    }
+
+    /** Prefix of every key the broker writes. */
+    public String keyPrefix() {
+        return keyPrefix;
+    }
+
+    /** Largest encoded payload accepted by {@code submit}. */
+    public int maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    /** Dead letters kept per queue; older ones are dropped past it. */
+    public int deadLetterMaxCount() {
+        return deadLetterMaxCount;
+    }
+
+    /** Dead letters older than this are dropped. */
+    public Duration deadLetterMaxAge() {
+        return deadLetterMaxAge;
+    }
+
+    /**
+     * Provider-specific settings (for Redis: {@code redisson.config} = a Redisson YAML file for
+     * Sentinel or Cluster; {@code wait.replicas}, {@code wait.timeout} = replicas that must confirm
+     * each write, and for how long to wait); unmodifiable.
+     */
+    public Map<String, String> options() {
+        return options;
     }
 
     /** The URL scheme in lower case: {@code memory}, {@code redis}, {@code rediss}. */
@@ -54,17 +192,30 @@ public record BrokerConfig(String url, Optional<String> brokerId, Optional<Strin
 
     /** The URL with any password replaced by {@code ****}, safe to log. */
     public String redactedUrl() {
+        return redact(url);
+    }
+
+    private static String redact(String url) {
         return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@");
     }
 
-    public static BrokerConfig defaults() {
-        return builder().build();
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof BrokerConfig other && url.equals(other.url) && brokerId.equals(other.brokerId)
+                && username.equals(other.username) && password.equals(other.password) && database == other.database
+                && connectTimeout.equals(other.connectTimeout) && commandTimeout.equals(other.commandTimeout)
+                && keyPrefix.equals(other.keyPrefix) && maxPayloadBytes == other.maxPayloadBytes
+                && deadLetterMaxCount == other.deadLetterMaxCount && deadLetterMaxAge.equals(other.deadLetterMaxAge)
+                && options.equals(other.options);
     }
 
-    public static Builder builder() {
-        return new Builder();
+    @Override
+    public int hashCode() {
+        return Objects.hash(url, brokerId, username, password, database, connectTimeout, commandTimeout, keyPrefix,
+                maxPayloadBytes, deadLetterMaxCount, deadLetterMaxAge, options);
     }
 
+    /** The settings, with {@code ****} for the password and the URL's password: safe to log. */
     @Override
     public String toString() {
         return "BrokerConfig[url=" + redactedUrl() + ", brokerId=" + brokerId + ", username=" + username
@@ -73,20 +224,24 @@ public record BrokerConfig(String url, Optional<String> brokerId, Optional<Strin
                 + ", deadLetterMaxCount=" + deadLetterMaxCount + ", deadLetterMaxAge=" + deadLetterMaxAge + ", options=" + options + "]";
     }
 
-    /** Builds {@link BrokerConfig}; values are checked in {@link #build()}. */
+    /**
+     * Builds {@link BrokerConfig}. Each setting may be given once: a second call is an
+     * {@link IllegalArgumentException} naming the setting and both values (passwords shown as
+     * {@code ****}). The values are checked by {@link #build()}.
+     */
     public static final class Builder {
-        private String url = "memory://";
-        private String brokerId;
-        private String username;
-        private String password;
-        private int database;
-        private Duration connectTimeout = Duration.ofSeconds(5);
-        private Duration commandTimeout = Duration.ofSeconds(5);
-        private String keyPrefix = "binomic";
-        private int maxPayloadBytes = 512 * 1024;
-        private int deadLetterMaxCount = 100_000;
-        private Duration deadLetterMaxAge = Duration.ofDays(14);
-        private Map<String, String> options = Map.of();
+        private final Config.Once<String> url = new Config.Once<>("url", "memory://", BrokerConfig::redact);
+        private final Config.Once<String> brokerId = new Config.Once<>("brokerId", null);
+        private final Config.Once<String> username = new Config.Once<>("username", null);
+        private final Config.Once<String> password = new Config.Once<>("password", null, p -> "****");
+        private final Config.Once<Integer> database = new Config.Once<>("database", 0);
+        private final Config.Once<Duration> connectTimeout = new Config.Once<>("connectTimeout", Duration.ofSeconds(5));
+        private final Config.Once<Duration> commandTimeout = new Config.Once<>("commandTimeout", Duration.ofSeconds(5));
+        private final Config.Once<String> keyPrefix = new Config.Once<>("keyPrefix", "binomic");
+        private final Config.Once<Integer> maxPayloadBytes = new Config.Once<>("maxPayloadBytes", 512 * 1024);
+        private final Config.Once<Integer> deadLetterMaxCount = new Config.Once<>("deadLetterMaxCount", 100_000);
+        private final Config.Once<Duration> deadLetterMaxAge = new Config.Once<>("deadLetterMaxAge", Duration.ofDays(14));
+        private final Config.Once<Map<String, String>> options = new Config.Once<>("options", Map.of());
 
         private Builder() { }
 
@@ -95,85 +250,83 @@ public record BrokerConfig(String url, Optional<String> brokerId, Optional<Strin
          * may be given in the URL ({@code redis://user:secret@host:6379/0}) or by the setters.
          */
         public Builder url(String url) {
-            this.url = url;
+            this.url.set(url);
             return this;
         }
 
         /** Explicit provider id ({@code memory}, {@code redis}); wins over the URL scheme. Defaults to none. */
         public Builder brokerId(String brokerId) {
-            this.brokerId = brokerId;
+            this.brokerId.set(brokerId);
             return this;
         }
 
         /** ACL user name. Defaults to none (the URL's, if any). */
         public Builder username(String username) {
-            this.username = username;
+            this.username.set(username);
             return this;
         }
 
         /** Password. Defaults to none (the URL's, if any). */
         public Builder password(String password) {
-            this.password = password;
+            this.password.set(password);
             return this;
         }
 
-        /** Logical database. Defaults to 0 (or the URL's path, e.g. {@code /2}). */
+        /** Logical database; at least 0. Defaults to 0 (or the URL's path, e.g. {@code /2}). */
         public Builder database(int database) {
-            this.database = database;
+            this.database.set(database);
             return this;
         }
 
-        /** Connect timeout. Defaults to 5 s. */
+        /** Connect timeout; positive. Defaults to 5 s. */
         public Builder connectTimeout(Duration connectTimeout) {
-            this.connectTimeout = connectTimeout;
+            this.connectTimeout.set(connectTimeout);
             return this;
         }
 
-        /** Timeout of one command. Defaults to 5 s. */
+        /** Timeout of one command; positive. Defaults to 5 s. */
         public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout = commandTimeout;
+            this.commandTimeout.set(commandTimeout);
             return this;
         }
 
-        /** Prefix of every key. Defaults to {@code binomic}. */
+        /** Prefix of every key: 1-64 of letters, digits, '_', '.', ':', '-'. Defaults to {@code binomic}. */
         public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix = keyPrefix;
+            this.keyPrefix.set(keyPrefix);
             return this;
         }
 
-        /** Largest encoded payload accepted at submit. Defaults to 512 KiB. */
+        /** Largest encoded payload accepted at submit; at least 1. Defaults to 512 KiB. */
         public Builder maxPayloadBytes(int maxPayloadBytes) {
-            this.maxPayloadBytes = maxPayloadBytes;
+            this.maxPayloadBytes.set(maxPayloadBytes);
             return this;
         }
 
-        /** Dead letters kept per queue. Defaults to 100,000. */
+        /** Dead letters kept per queue; at least 1. Defaults to 100,000. */
         public Builder deadLetterMaxCount(int deadLetterMaxCount) {
-            this.deadLetterMaxCount = deadLetterMaxCount;
+            this.deadLetterMaxCount.set(deadLetterMaxCount);
             return this;
         }
 
-        /** Age past which dead letters are dropped. Defaults to 14 days. */
+        /** Age past which dead letters are dropped; positive. Defaults to 14 days. */
         public Builder deadLetterMaxAge(Duration deadLetterMaxAge) {
-            this.deadLetterMaxAge = deadLetterMaxAge;
+            this.deadLetterMaxAge.set(deadLetterMaxAge);
             return this;
         }
 
-        /** Provider-specific options. Defaults to none. */
+        /** Provider-specific options, all given at once (copied when built). Defaults to none. */
         public Builder options(Map<String, String> options) {
-            this.options = options;
+            this.options.set(options);
             return this;
         }
 
+        /**
+         * Checks the settings and builds the broker configuration.
+         *
+         * @throws IllegalArgumentException naming the setting that is out of range
+         */
         public BrokerConfig build() {
-            if (url == null) {
-                throw new IllegalArgumentException("url must not be null; use memory:// for the embedded broker");
-            }
-            if (options == null) {
-                throw new IllegalArgumentException("options must not be null");
-            }
-            return new BrokerConfig(url, Optional.ofNullable(brokerId), Optional.ofNullable(username), Optional.ofNullable(password),
-                    database, connectTimeout, commandTimeout, keyPrefix, maxPayloadBytes, deadLetterMaxCount, deadLetterMaxAge, options);
+            return new BrokerConfig(this);
         }
     }
 }

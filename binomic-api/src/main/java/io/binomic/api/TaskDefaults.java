@@ -7,22 +7,41 @@ import java.util.Optional;
 /**
  * The retry policy every task gets unless its declaration overrides it.
  *
- * @param maxAttempts how many times a message may be executed, including the first
- * @param taskTimeout how long one execution may run before it is interrupted and retried
- * @param backoff the wait between attempts
- * @param staleAfter when present, a message older than this when picked up is not executed but
- *                   retried with a fresh enqueue time
+ * <p>The settings, each given once to the {@link #builder()} and checked when built:
+ * <ul>
+ *   <li>{@link #maxAttempts()}: how many times a message may be executed, including the first;
+ *       defaults to 3;</li>
+ *   <li>{@link #taskTimeout()}: how long one execution may run before it is interrupted and
+ *       retried; defaults to 600 s;</li>
+ *   <li>{@link #backoff()}: the wait between attempts; defaults to {@link Backoff#DEFAULT};</li>
+ *   <li>{@link #staleAfter()}: when present, a message older than this when picked up is not
+ *       executed but retried with a fresh enqueue time; defaults to off.</li>
+ * </ul>
+ *
+ * <p>Immutable, and equal to other task defaults with the same settings.
  */
-public record TaskDefaults(int maxAttempts, Duration taskTimeout, Backoff backoff, Optional<Duration> staleAfter) {
+public final class TaskDefaults {
 
-    public TaskDefaults {
+    private final int maxAttempts;
+    private final Duration taskTimeout;
+    private final Backoff backoff;
+    private final Optional<Duration> staleAfter;
+
+    private TaskDefaults(Builder b) {
+        int maxAttempts = b.maxAttempts.get();
+        Duration taskTimeout = b.taskTimeout.get();
+        Backoff backoff = b.backoff.get();
+        Optional<Duration> staleAfter = Optional.ofNullable(b.staleAfter.get());
         if (maxAttempts < 1) {
             throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
         }
         Config.requirePositive("taskTimeout", taskTimeout);
         Objects.requireNonNull(backoff, "backoff must not be null");
-        Objects.requireNonNull(staleAfter, "staleAfter must not be null (use Optional.empty() for off)");
         staleAfter.ifPresent(d -> Config.requirePositive("staleAfter", d));
+        this.maxAttempts = maxAttempts;
+        this.taskTimeout = taskTimeout;
+        this.backoff = backoff;
+        this.staleAfter = staleAfter;
     }
 
     /** The defaults: 3 attempts, 600 s timeout, {@link Backoff#DEFAULT}, staleAfter off. */
@@ -30,8 +49,42 @@ public record TaskDefaults(int maxAttempts, Duration taskTimeout, Backoff backof
         return builder().build();
     }
 
+    /** Starts task defaults; every setting not given keeps its documented default. */
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** A builder holding these settings, each of which may be replaced once. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.maxAttempts.copy(maxAttempts);
+        b.taskTimeout.copy(taskTimeout);
+        b.backoff.copy(backoff);
+        b.staleAfter.copy(staleAfter.orElse(null));
+        return b;
+    }
+
+    /** How many times a message may be executed, including the first. */
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** How long one execution may run before it is interrupted and retried. */
+    public Duration taskTimeout() {
+        return taskTimeout;
+    }
+
+    /** The wait between attempts. */
+    public Backoff backoff() {
+        return backoff;
+    }
+
+    /**
+     * When present, a message older than this when picked up is not executed but retried with a
+     * fresh enqueue time.
+     */
+    public Optional<Duration> staleAfter() {
+        return staleAfter;
     }
 
     /** The effective max attempts of {@code task}. */
@@ -49,44 +102,71 @@ public record TaskDefaults(int maxAttempts, Duration taskTimeout, Backoff backof
         return task.backoff().orElse(backoff);
     }
 
-    /** Builds {@link TaskDefaults}; values are checked in {@link #build()}. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof TaskDefaults other && maxAttempts == other.maxAttempts && taskTimeout.equals(other.taskTimeout)
+                && backoff.equals(other.backoff) && staleAfter.equals(other.staleAfter);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(maxAttempts, taskTimeout, backoff, staleAfter);
+    }
+
+    @Override
+    public String toString() {
+        return "TaskDefaults[maxAttempts=" + maxAttempts + ", taskTimeout=" + taskTimeout + ", backoff=" + backoff
+                + ", staleAfter=" + staleAfter + "]";
+    }
+
+    /**
+     * Builds {@link TaskDefaults}. Each setting may be given once: a second call is an
+     * {@link IllegalArgumentException} naming the setting and both values. The values are checked
+     * by {@link #build()}.
+     */
     public static final class Builder {
-        private int maxAttempts = 3;
-        private Duration taskTimeout = Duration.ofSeconds(600);
-        private Backoff backoff = Backoff.DEFAULT;
-        private Duration staleAfter;
+        private final Config.Once<Integer> maxAttempts = new Config.Once<>("maxAttempts", 3);
+        private final Config.Once<Duration> taskTimeout = new Config.Once<>("taskTimeout", Duration.ofSeconds(600));
+        private final Config.Once<Backoff> backoff = new Config.Once<>("backoff", Backoff.DEFAULT);
+        private final Config.Once<Duration> staleAfter = new Config.Once<>("staleAfter", null);
 
         private Builder() { }
 
-        /** Executions allowed per message, the first included. Defaults to 3. */
+        /** Executions allowed per message, the first included; at least 1. Defaults to 3. */
         public Builder maxAttempts(int maxAttempts) {
-            this.maxAttempts = maxAttempts;
+            this.maxAttempts.set(maxAttempts);
             return this;
         }
 
-        /** Longest run of one execution before it counts as a failed attempt. Defaults to 600 s. */
+        /** Longest run of one execution before it counts as a failed attempt; positive. Defaults to 600 s. */
         public Builder taskTimeout(Duration taskTimeout) {
-            this.taskTimeout = taskTimeout;
+            this.taskTimeout.set(taskTimeout);
             return this;
         }
 
         /** Wait between attempts. Defaults to {@link Backoff#DEFAULT} (1.5 s doubling to 30 s, no jitter). */
         public Builder backoff(Backoff backoff) {
-            this.backoff = backoff;
+            this.backoff.set(backoff);
             return this;
         }
 
         /**
-         * Age past which a picked-up message is retried instead of executed. Defaults to off:
-         * tying it to the timeout, as the Python original does, churns every old backlog.
+         * Age past which a picked-up message is retried instead of executed; positive, or null for
+         * off. Defaults to off: tying it to the timeout, as the Python original does, churns every
+         * old backlog.
          */
         public Builder staleAfter(Duration staleAfter) {
-            this.staleAfter = staleAfter;
+            this.staleAfter.set(staleAfter);
             return this;
         }
 
+        /**
+         * Checks the settings and builds the task defaults.
+         *
+         * @throws IllegalArgumentException naming the setting that is out of range
+         */
         public TaskDefaults build() {
-            return new TaskDefaults(maxAttempts, taskTimeout, backoff, Optional.ofNullable(staleAfter));
+            return new TaskDefaults(this);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.binomic.api;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -9,22 +10,49 @@ import java.util.regex.Pattern;
  * How one worker runs: which queues it reads, how many tasks at once, how it leases and
  * reclaims messages and how it stops.
  *
- * @param queues queues to consume; empty means every queue of the registered tasks
- * @param concurrency tasks running at once in this worker (each on its own virtual thread)
- * @param shutdownGrace how long a stopping worker waits for running tasks before cancelling them
- * @param leaseTimeout how long a fetched message may go without lease renewal before another
- *                     worker may reclaim it
- * @param pollTimeout how long one fetch blocks waiting for messages
- * @param reclaimInterval how often the worker looks for stranded messages
- * @param consumerName this worker's consumer name; empty means host-pid-random
+ * <p>The settings, each given once to the {@link #builder()} and checked when built:
+ * <ul>
+ *   <li>{@link #queues()}: queues to consume; empty (the default) means every queue of the
+ *       registered tasks;</li>
+ *   <li>{@link #concurrency()}: tasks running at once in this worker, each on its own virtual
+ *       thread; defaults to 5;</li>
+ *   <li>{@link #shutdownGrace()}: how long a stopping worker waits for running tasks before
+ *       cancelling them; defaults to 10 s;</li>
+ *   <li>{@link #leaseTimeout()}: how long a fetched message may go without lease renewal before
+ *       another worker may reclaim it; defaults to 30 s;</li>
+ *   <li>{@link #pollTimeout()}: how long one fetch blocks waiting for messages; shorter than the
+ *       lease timeout; defaults to 1 s;</li>
+ *   <li>{@link #reclaimInterval()}: how often the worker looks for stranded messages; defaults to
+ *       10 s;</li>
+ *   <li>{@link #consumerName()}: this worker's consumer name; empty (the default) means
+ *       host-pid-random.</li>
+ * </ul>
+ *
+ * <p>Immutable, and equal to another worker configuration with the same settings.
  */
-public record WorkerConfig(List<String> queues, int concurrency, Duration shutdownGrace, Duration leaseTimeout,
-                           Duration pollTimeout, Duration reclaimInterval, Optional<String> consumerName) {
+public final class WorkerConfig {
 
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
-    public WorkerConfig {
-        queues = List.copyOf(queues);
+    private final List<String> queues;
+    private final int concurrency;
+    private final Duration shutdownGrace;
+    private final Duration leaseTimeout;
+    private final Duration pollTimeout;
+    private final Duration reclaimInterval;
+    private final Optional<String> consumerName;
+
+    private WorkerConfig(Builder b) {
+        if (b.queues.get() == null) {
+            throw new IllegalArgumentException("queues must not be null (use an empty list for all)");
+        }
+        List<String> queues = List.copyOf(b.queues.get());
+        int concurrency = b.concurrency.get();
+        Duration shutdownGrace = b.shutdownGrace.get();
+        Duration leaseTimeout = b.leaseTimeout.get();
+        Duration pollTimeout = b.pollTimeout.get();
+        Duration reclaimInterval = b.reclaimInterval.get();
+        Optional<String> consumerName = Optional.ofNullable(b.consumerName.get());
         for (String q : queues) {
             if (!NAME.matcher(q).matches()) {
                 throw new IllegalArgumentException("queues must hold valid queue names (1-200 of letters, digits, '_', '.', ':', '-'), got '" + q + "'");
@@ -43,31 +71,112 @@ public record WorkerConfig(List<String> queues, int concurrency, Duration shutdo
                 throw new IllegalArgumentException("consumerName '" + n + "' must be 1-200 of letters, digits, '_', '.', ':', '-'");
             }
         });
+        this.queues = queues;
+        this.concurrency = concurrency;
+        this.shutdownGrace = shutdownGrace;
+        this.leaseTimeout = leaseTimeout;
+        this.pollTimeout = pollTimeout;
+        this.reclaimInterval = reclaimInterval;
+        this.consumerName = consumerName;
     }
 
+    /** A worker with every setting at its default. */
     public static WorkerConfig defaults() {
         return builder().build();
     }
 
+    /** Starts a worker configuration; every setting not given keeps its documented default. */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Builds {@link WorkerConfig}; values are checked in {@link #build()}. */
+    /** A builder holding these settings, each of which may be replaced once. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.queues.copy(queues);
+        b.concurrency.copy(concurrency);
+        b.shutdownGrace.copy(shutdownGrace);
+        b.leaseTimeout.copy(leaseTimeout);
+        b.pollTimeout.copy(pollTimeout);
+        b.reclaimInterval.copy(reclaimInterval);
+        b.consumerName.copy(consumerName.orElse(null));
+        return b;
+    }
+
+    /** Queues to consume; empty means every queue of the registered tasks. */
+    public List<String> queues() {
+        return queues;
+    }
+
+    /** Tasks running at once in this worker (each on its own virtual thread). */
+    public int concurrency() {
+        return concurrency;
+    }
+
+    /** How long a stopping worker waits for running tasks before cancelling them. */
+    public Duration shutdownGrace() {
+        return shutdownGrace;
+    }
+
+    /** How long a fetched message may go without lease renewal before another worker may reclaim it. */
+    public Duration leaseTimeout() {
+        return leaseTimeout;
+    }
+
+    /** How long one fetch blocks waiting for messages. */
+    public Duration pollTimeout() {
+        return pollTimeout;
+    }
+
+    /** How often the worker looks for stranded messages. */
+    public Duration reclaimInterval() {
+        return reclaimInterval;
+    }
+
+    /** This worker's consumer name; empty means host-pid-random. */
+    public Optional<String> consumerName() {
+        return consumerName;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof WorkerConfig other && queues.equals(other.queues) && concurrency == other.concurrency
+                && shutdownGrace.equals(other.shutdownGrace) && leaseTimeout.equals(other.leaseTimeout)
+                && pollTimeout.equals(other.pollTimeout) && reclaimInterval.equals(other.reclaimInterval)
+                && consumerName.equals(other.consumerName);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(queues, concurrency, shutdownGrace, leaseTimeout, pollTimeout, reclaimInterval, consumerName);
+    }
+
+    @Override
+    public String toString() {
+        return "WorkerConfig[queues=" + queues + ", concurrency=" + concurrency + ", shutdownGrace=" + shutdownGrace
+                + ", leaseTimeout=" + leaseTimeout + ", pollTimeout=" + pollTimeout + ", reclaimInterval=" + reclaimInterval
+                + ", consumerName=" + consumerName + "]";
+    }
+
+    /**
+     * Builds {@link WorkerConfig}. Each setting may be given once: a second call is an
+     * {@link IllegalArgumentException} naming the setting and both values. The values are checked
+     * by {@link #build()}.
+     */
     public static final class Builder {
-        private List<String> queues = List.of();
-        private int concurrency = 5;
-        private Duration shutdownGrace = Duration.ofSeconds(10);
-        private Duration leaseTimeout = Duration.ofSeconds(30);
-        private Duration pollTimeout = Duration.ofSeconds(1);
-        private Duration reclaimInterval = Duration.ofSeconds(10);
-        private String consumerName;
+        private final Config.Once<List<String>> queues = new Config.Once<>("queues", List.of());
+        private final Config.Once<Integer> concurrency = new Config.Once<>("concurrency", 5);
+        private final Config.Once<Duration> shutdownGrace = new Config.Once<>("shutdownGrace", Duration.ofSeconds(10));
+        private final Config.Once<Duration> leaseTimeout = new Config.Once<>("leaseTimeout", Duration.ofSeconds(30));
+        private final Config.Once<Duration> pollTimeout = new Config.Once<>("pollTimeout", Duration.ofSeconds(1));
+        private final Config.Once<Duration> reclaimInterval = new Config.Once<>("reclaimInterval", Duration.ofSeconds(10));
+        private final Config.Once<String> consumerName = new Config.Once<>("consumerName", null);
 
         private Builder() { }
 
-        /** Queues to consume. Defaults to every queue used by the registered tasks. */
+        /** Queues to consume; empty for all. Defaults to every queue used by the registered tasks. */
         public Builder queues(List<String> queues) {
-            this.queues = queues;
+            this.queues.set(queues);
             return this;
         }
 
@@ -76,15 +185,15 @@ public record WorkerConfig(List<String> queues, int concurrency, Duration shutdo
             return queues(List.of(queues));
         }
 
-        /** Tasks running at once. Defaults to 5, as the Python original. */
+        /** Tasks running at once; at least 1. Defaults to 5, as the Python original. */
         public Builder concurrency(int concurrency) {
-            this.concurrency = concurrency;
+            this.concurrency.set(concurrency);
             return this;
         }
 
         /** Wait for running tasks on stop before cancelling them (not acked: they come back by reclaim). Defaults to 10 s. */
         public Builder shutdownGrace(Duration shutdownGrace) {
-            this.shutdownGrace = shutdownGrace;
+            this.shutdownGrace.set(shutdownGrace);
             return this;
         }
 
@@ -94,34 +203,35 @@ public record WorkerConfig(List<String> queues, int concurrency, Duration shutdo
          * live worker is never stolen. Defaults to 30 s.
          */
         public Builder leaseTimeout(Duration leaseTimeout) {
-            this.leaseTimeout = leaseTimeout;
+            this.leaseTimeout.set(leaseTimeout);
             return this;
         }
 
-        /** Longest block of one fetch. Defaults to 1 s. */
+        /** Longest block of one fetch; shorter than the lease timeout. Defaults to 1 s. */
         public Builder pollTimeout(Duration pollTimeout) {
-            this.pollTimeout = pollTimeout;
+            this.pollTimeout.set(pollTimeout);
             return this;
         }
 
         /** Period of the search for stranded messages. Defaults to 10 s. */
         public Builder reclaimInterval(Duration reclaimInterval) {
-            this.reclaimInterval = reclaimInterval;
+            this.reclaimInterval.set(reclaimInterval);
             return this;
         }
 
         /** This worker's consumer name in the group. Defaults to host-pid-random. */
         public Builder consumerName(String consumerName) {
-            this.consumerName = consumerName;
+            this.consumerName.set(consumerName);
             return this;
         }
 
+        /**
+         * Checks the settings and builds the worker configuration.
+         *
+         * @throws IllegalArgumentException naming the setting that is out of range
+         */
         public WorkerConfig build() {
-            if (queues == null) {
-                throw new IllegalArgumentException("queues must not be null (use an empty list for all)");
-            }
-            return new WorkerConfig(queues, concurrency, shutdownGrace, leaseTimeout, pollTimeout, reclaimInterval,
-                    Optional.ofNullable(consumerName));
+            return new WorkerConfig(this);
         }
     }
 }

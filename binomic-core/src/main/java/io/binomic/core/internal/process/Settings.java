@@ -233,11 +233,16 @@ public final class Settings {
         intValue("task.maxAttempts").ifPresent(b::maxAttempts);
         duration("task.timeout").ifPresent(b::taskTimeout);
         duration("task.staleAfter").ifPresent(b::staleAfter);
-        Backoff d = Backoff.DEFAULT;
         if (values.keySet().stream().anyMatch(k -> k.startsWith("task.backoff."))) {
-            b.backoff(build("task.backoff", () -> new Backoff(duration("task.backoff.base").orElse(d.base()),
-                    doubleValue("task.backoff.factor").orElse(d.factor()), duration("task.backoff.cap").orElse(d.cap()),
-                    doubleValue("task.backoff.jitter").orElse(d.jitter()))));
+            // Each part not given keeps the default's (the builder's defaults are Backoff.DEFAULT).
+            b.backoff(build("task.backoff", () -> {
+                Backoff.Builder backoff = Backoff.builder();
+                duration("task.backoff.base").ifPresent(backoff::base);
+                doubleValue("task.backoff.factor").ifPresent(backoff::factor);
+                duration("task.backoff.cap").ifPresent(backoff::cap);
+                doubleValue("task.backoff.jitter").ifPresent(backoff::jitter);
+                return backoff.build();
+            }));
         }
         return build("task", b::build);
     }

@@ -69,7 +69,8 @@ class SettingsTest {
                 .maxPayloadBytes(4096).deadLetterMaxCount(50).deadLetterMaxAge(Duration.ofDays(2))
                 .options(Map.of("redisson.config", "/etc/binomic/redisson.yaml")).build(), broker);
         assertEquals(TaskDefaults.builder().maxAttempts(7).taskTimeout(Duration.ofMinutes(2))
-                .backoff(new Backoff(Duration.ofSeconds(2), 3, Duration.ofHours(1), 0.25)).staleAfter(Duration.ofMinutes(10))
+                .backoff(Backoff.builder().base(Duration.ofSeconds(2)).factor(3).cap(Duration.ofHours(1)).jitter(0.25).build())
+                .staleAfter(Duration.ofMinutes(10))
                 .build(), s.taskDefaults());
         WorkerConfig worker = WorkerConfig.builder().queues("mail", "payments").concurrency(12).shutdownGrace(Duration.ofSeconds(20))
                 .leaseTimeout(Duration.ofSeconds(45)).pollTimeout(Duration.ofSeconds(2)).reclaimInterval(Duration.ofSeconds(5)).build();
