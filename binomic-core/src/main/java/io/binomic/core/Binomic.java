@@ -199,7 +199,7 @@ public final class Binomic implements AutoCloseable {
         } else {
             broker.enqueue(message);
         }
-        return jobs.handle(task.queue(), message.id(), task.resultType(), task.isTracked());
+        return jobs.handle(task.queue(), message.id(), task.name(), task.resultType(), task.isTracked());
     }
 
     /**
@@ -220,7 +220,7 @@ public final class Binomic implements AutoCloseable {
         }
         List<JobHandle<R>> handles = new ArrayList<>(messages.size());
         for (Message message : messages) {
-            handles.add(jobs.handle(task.queue(), message.id(), task.resultType(), task.isTracked()));
+            handles.add(jobs.handle(task.queue(), message.id(), task.name(), task.resultType(), task.isTracked()));
         }
         return handles;
     }
@@ -265,7 +265,7 @@ public final class Binomic implements AutoCloseable {
      */
     public <R> JobHandle<R> job(Task<?, R> task, UUID id) {
         requireStarted();
-        return jobs.handle(task.queue(), id, task.resultType(), true);
+        return jobs.handle(task.queue(), id, task.name(), task.resultType(), true);
     }
 
     /**
@@ -274,7 +274,7 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> job(String queue, UUID id) {
         requireStarted();
-        return new JsonResultHandle(jobs.handle(queue, id, Void.class, true));
+        return new JsonResultHandle(jobs.handle(queue, id, null, Void.class, true));
     }
 
     /**
@@ -422,7 +422,7 @@ public final class Binomic implements AutoCloseable {
                     + " WorkerConfig.queues");
         }
         WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, workerCodec,
-                clock, stats);
+                clock, stats, config.broker().maxPayloadBytes());
         workers.add(worker);
         worker.start();
         return worker;

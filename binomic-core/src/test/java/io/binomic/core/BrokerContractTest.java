@@ -785,4 +785,45 @@ public abstract class BrokerContractTest {
         fetch(1);
         assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
     }
+
+    @Test
+    void aJobAskedToCancelWhileItsWorkerDiedEndsCancelledInsteadOfRunningAgain() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
+        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
+            broker.enqueue(m);
+            fetch(1);
+            broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1"), Duration.ZERO, false)));
+            var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, broker.cancelJob(cancelled));
+            assertEquals(JobEvent.Kind.CANCEL_REQUESTED, events.poll(5, TimeUnit.SECONDS).kind());
+            Thread.sleep(30);
+            assertEquals(1, broker.reclaim(queue, "c2", Duration.ofMillis(10), 10).size(), "its worker died: reclaimed");
+
+            Set<UUID> notStarted = broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2"),
+                    Duration.ZERO, false)));
+
+            assertEquals(Set.of(m.id()), notStarted);
+            assertEquals("CANCELLED", state(m));
+            assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.ENDED), events.poll(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void anAttemptWhoseWorkerStoppedIsKeptInTheHistoryAsAbandoned() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        fetch(1);
+        broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1", "worker", "w1", "startedAt", "1000"),
+                Duration.ZERO, false)));
+
+        broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2", "worker", "w2"), Duration.ZERO, false)));
+
+        Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+        assertEquals("2", record.get("attempt"));
+        String[] first = record.get("a.1").split("\t");
+        assertEquals("w1", first[0]);
+        assertEquals("1000", first[1]);
+        assertEquals("abandoned", first[3]);
+    }
 }

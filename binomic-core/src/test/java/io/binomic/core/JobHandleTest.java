@@ -295,4 +295,62 @@ class JobHandleTest {
                 () -> binomic.submitJson("payments", "charge", "{id: 13"));
         assertTrue(notJson.getMessage().contains("not JSON"), notJson.getMessage());
     }
+
+    @Test
+    void awaitingAJobNobodyKeepsAStatusForFailsAtOnceSayingWhy() {
+        Binomic binomic = started(builder().task(CHARGE));
+        java.util.UUID unknown = java.util.UUID.randomUUID();
+        long start = System.nanoTime();
+
+        var e = assertThrows(io.binomic.api.JobNotFoundException.class, () -> binomic.job(CHARGE, unknown).await(Duration.ofSeconds(30)));
+
+        assertTrue(Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(10)) < 0, "did not wait out the timeout");
+        assertTrue(e.getMessage().contains("no status is kept for job " + unknown), e.getMessage());
+    }
+
+    @Test
+    void aHandleOfTheWrongTaskSaysWhichTaskTheJobIsOf() {
+        Binomic binomic = started(builder().handle(CHARGE, order -> new Receipt(order.id(), "paid")));
+        binomic.startWorker();
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(14));
+        job.await(Duration.ofSeconds(10));
+        Task<Order, String> other = Task.builder("refund", Order.class, String.class).queue("payments").build();
+
+        var e = assertThrows(IllegalArgumentException.class, () -> binomic.job(other, job.id()).await(Duration.ofSeconds(5)));
+
+        assertTrue(e.getMessage().contains("is of task 'charge', not 'refund'"), e.getMessage());
+    }
+
+    @Test
+    void aRetryingJobSaysWhenItsNextAttemptIsDue() throws Exception {
+        Task<Order, Receipt> slowRetry = Task.builder("slow-retry", Order.class, Receipt.class).queue("payments").maxAttempts(2)
+                .backoff(Backoff.fixed(Duration.ofMinutes(10))).build();
+        Binomic binomic = started(builder().handle(slowRetry, order -> {
+            throw new IllegalStateException("bank offline");
+        }));
+        binomic.startWorker();
+        JobHandle<Receipt> job = binomic.submit(slowRetry, new Order(15));
+        WorkerTest.await("the first attempt failed", () -> job.status().state() == JobState.RETRYING);
+
+        JobStatus status = job.status();
+        assertTrue(status.due().orElseThrow().isAfter(java.time.Instant.now().plus(Duration.ofMinutes(9))), status.toString());
+        assertTrue(status.error().orElseThrow().contains("bank offline"));
+    }
+
+    @Test
+    void aResultOverThePayloadLimitIsNotKeptAndTheWaiterIsToldWhy() {
+        BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().url("memory://small").maxPayloadBytes(1024).build())
+                .worker(WorkerConfig.builder().queues("payments").pollTimeout(Duration.ofMillis(50)).build()).build();
+        Task<Order, String> big = Task.builder("big", Order.class, String.class).queue("payments").build();
+        Binomic binomic = Binomic.builder().config(config).handle(big, order -> "x".repeat(5_000)).build().start();
+        opened.add(binomic);
+        binomic.startWorker();
+
+        JobHandle<String> job = binomic.submit(big, new Order(16));
+
+        var e = assertThrows(io.binomic.api.BinomicException.class, () -> job.await(Duration.ofSeconds(10)));
+        assertTrue(e.getMessage().contains("succeeded, but the result of") && e.getMessage().contains("maxPayloadBytes"), e.getMessage());
+        assertEquals(JobState.SUCCEEDED, job.status().state());
+        assertTrue(job.status().result().isEmpty());
+    }
 }

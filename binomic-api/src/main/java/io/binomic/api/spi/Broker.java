@@ -178,8 +178,12 @@ public interface Broker extends AutoCloseable {
 
     /**
      * Marks jobs as started, in one round trip: each update is applied unless the job's record says
-     * it ended or was cancelled (a missing record is created). Returns the ids that were not applied:
-     * the worker does not run those, and acks their deliveries.
+     * it ended or was cancelled (a missing record is created). A job whose record has
+     * {@link JobRecords#CANCEL_REQUESTED} (a cancel asked while an earlier attempt ran on a worker
+     * that then stopped) is ended CANCELLED instead, with its {@link JobEvent.Kind#ENDED} event. A
+     * RUNNING record means the attempt it names never ended (its worker stopped): that attempt goes
+     * into the history as {@code abandoned}. Returns the ids that were not applied: the worker does
+     * not run those, and acks their deliveries.
      */
     default Set<UUID> startJobs(List<JobUpdate> starts) {
         throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");

@@ -74,7 +74,7 @@ public final class TestMode implements AutoCloseable {
         this.binomic = builder.build();
         var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
         this.processor = new DeliveryProcessor(Map.copyOf(b.bindings), b.defaults, codec, TaskInvokers.best(), Clock.systemUTC(),
-                new StatsRecorder(), RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false));
+                new StatsRecorder(), RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false, null, config.broker().maxPayloadBytes()));
         this.queues = b.bindings.values().stream().map(t -> t.task().queue()).distinct().toList();
         broker.onSubmission(this::stored);
         binomic.start();
@@ -118,6 +118,7 @@ public final class TestMode implements AutoCloseable {
         int succeeded = 0;
         int retried = 0;
         int deadLettered = 0;
+        int cancelled = 0;
         int notRun = 0;
         boolean outer = !draining.get();
         draining.set(true);
@@ -140,7 +141,11 @@ public final class TestMode implements AutoCloseable {
                     Outcome outcome = processor.process(d);
                     if (outcome instanceof Outcome.Settle(var settlement)) {
                         broker.settle("test-mode", List.of(settlement));
+                        boolean skipped = settlement instanceof Settlement.Ack ack && ack.job() == null
+                                && d.message().map(Message::isTracked).orElse(false);
                         switch (settlement) {
+                            // A tracked job acked without a record update was not run: it had been cancelled.
+                            case Settlement.Ack ack when skipped -> cancelled++;
                             case Settlement.Ack ack -> succeeded++;
                             case Settlement.RetryLater retry -> retried++;
                             case Settlement.DeadLetter dead -> deadLettered++;
@@ -156,7 +161,7 @@ public final class TestMode implements AutoCloseable {
                 draining.set(false);
             }
         }
-        return new DrainResult(succeeded, retried, deadLettered, notRun);
+        return new DrainResult(succeeded, retried, deadLettered, cancelled, notRun);
     }
 
     private List<String> knownQueues() {
@@ -186,12 +191,13 @@ public final class TestMode implements AutoCloseable {
     /**
      * What one {@link #drain()} did.
      *
-     * @param succeeded runs whose handler returned (a cancelled job skipped counts here too)
+     * @param succeeded runs whose handler returned
      * @param retried runs that failed and were scheduled again
      * @param deadLettered runs that ended in the dead-letter queue
+     * @param cancelled jobs not run because they had been cancelled
      * @param notRun deliveries left without an outcome (a handler interrupted)
      */
-    public record DrainResult(int succeeded, int retried, int deadLettered, int notRun) { }
+    public record DrainResult(int succeeded, int retried, int deadLettered, int cancelled, int notRun) { }
 
     /** Builds a {@link TestMode}. */
     public static final class Builder {

@@ -67,12 +67,34 @@ final class LuaScripts {
      */
     static final String START_JOBS = JOB_FUNCTIONS + """
             local out, at = {}, 1
+            local t = redis.call('TIME')
+            local now = tostring(t[1] * 1000 + math.floor(t[2] / 1000))
             for k = 1, #KEYS do
-              if is_final(redis.call('HGET', KEYS[k], 'state')) then
+              local key = KEYS[k]
+              local state = redis.call('HGET', key, 'state')
+              if is_final(state) then
+                out[#out + 1] = k
+                at = skip_job(at)
+              elseif redis.call('HGET', key, 'cancelRequested') == '1' then
+                -- cancelled while an earlier attempt ran on a worker that stopped: it ends here, not run again
+                redis.call('HSET', key, 'state', 'CANCELLED', 'endedAt', now)
+                redis.call('PEXPIRE', key, math.max(1, tonumber(redis.call('HGET', key, 'retention') or '3600000')))
+                local ns = tonumber(ARGV[at])
+                local nd = tonumber(ARGV[at + 1 + ns])
+                redis.call('PUBLISH', ARGV[at + 2 + ns + nd + 1], 'E ' .. string.sub(key, -36))
                 out[#out + 1] = k
                 at = skip_job(at)
               else
-                at = apply_job(KEYS[k], at)
+                if state == 'RUNNING' then
+                  -- the attempt that was running never ended: its worker stopped, and it was reclaimed
+                  local attempt = redis.call('HGET', key, 'attempt')
+                  if attempt and redis.call('HEXISTS', key, 'a.' .. attempt) == 0 then
+                    redis.call('HSET', key, 'a.' .. attempt, (redis.call('HGET', key, 'worker') or '') .. '\\t'
+                      .. (redis.call('HGET', key, 'startedAt') or now) .. '\\t' .. now .. '\\tabandoned\\t'
+                      .. 'its worker stopped before it ended; the job was reclaimed')
+                  end
+                end
+                at = apply_job(key, at)
               end
             end
             return out

@@ -3,7 +3,9 @@ package io.binomic.core.internal.jobs;
 import io.binomic.api.BrokerException;
 import io.binomic.api.JobCancelledException;
 import io.binomic.api.JobFailedException;
+import io.binomic.api.BinomicException;
 import io.binomic.api.JobHandle;
+import io.binomic.api.JobNotFoundException;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.JobTimeoutException;
@@ -39,6 +41,15 @@ public final class JobHandles implements AutoCloseable {
     private final Map<String, AutoCloseable> subscriptions = new ConcurrentHashMap<>();
     private final Map<UUID, Waiter<?>> waiters = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile Thread sweeper;
+
+    /**
+     * How often waiters are read again without an event. Pub/sub keeps nothing for a subscriber that
+     * was disconnected (a Redis restart, a network cut): a job that ended meanwhile sends no second
+     * event, so each waiter is read once per sweep until it completes. A slow safety net, not a poll:
+     * events complete waiters in milliseconds.
+     */
+    static final Duration SWEEP_EVERY = Duration.ofSeconds(5);
 
     public JobHandles(Broker broker, PayloadCodec codec, Clock clock) {
         this.broker = broker;
@@ -46,9 +57,40 @@ public final class JobHandles implements AutoCloseable {
         this.clock = clock;
     }
 
-    /** A handle on job {@code id} of {@code queue}, whose result decodes as {@code resultType}. */
-    public <R> JobHandle<R> handle(String queue, UUID id, Class<R> resultType, boolean tracked) {
-        return new Handle<>(queue, id, resultType, tracked);
+    /**
+     * A handle on job {@code id} of {@code queue}, whose result decodes as {@code resultType}.
+     *
+     * @param task the task the caller believes the job is of, checked against the record; null when unknown
+     */
+    public <R> JobHandle<R> handle(String queue, UUID id, String task, Class<R> resultType, boolean tracked) {
+        return new Handle<>(queue, id, task, resultType, tracked);
+    }
+
+    /** Starts the sweeper when the first result is awaited. */
+    private void ensureSweeper() {
+        if (sweeper == null) {
+            synchronized (this) {
+                if (sweeper == null && !closed) {
+                    sweeper = Thread.ofVirtual().name("binomic-job-sweeper").start(this::sweep);
+                }
+            }
+        }
+    }
+
+    private void sweep() {
+        while (!closed) {
+            try {
+                Thread.sleep(SWEEP_EVERY);
+            } catch (InterruptedException e) {
+                return;
+            }
+            long now = System.nanoTime();
+            for (Waiter<?> waiter : List.copyOf(waiters.values())) {
+                if (now - waiter.since >= SWEEP_EVERY.toNanos()) {
+                    waiter.check();
+                }
+            }
+        }
     }
 
     /** The status of job {@code id} of {@code queue}, {@link JobState#UNKNOWN} when there is no record. */
@@ -74,6 +116,10 @@ public final class JobHandles implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        Thread s = sweeper;
+        if (s != null) {
+            s.interrupt();
+        }
         for (AutoCloseable subscription : subscriptions.values()) {
             try {
                 subscription.close();
@@ -92,6 +138,8 @@ public final class JobHandles implements AutoCloseable {
     private final class Waiter<R> {
         final Handle<R> handle;
         final CompletableFuture<R> future = new CompletableFuture<>();
+        final long since = System.nanoTime();
+        private boolean checkedOnce;
 
         Waiter(Handle<R> handle) {
             this.handle = handle;
@@ -103,21 +151,43 @@ public final class JobHandles implements AutoCloseable {
             }
             try {
                 JobStatus status = handle.status();
-                if (status.state().isFinal()) {
+                if (handle.task != null && !status.task().isEmpty() && !status.task().equals(handle.task)) {
+                    fail(new IllegalArgumentException("job " + handle.id + " is of task '" + status.task() + "', not '" + handle.task
+                            + "': get its handle with the task it was submitted with"));
+                } else if (status.state().isFinal()) {
                     complete(status);
+                } else if (status.state() == JobState.UNKNOWN && !checkedOnce) {
+                    // The record is written with the message: none at the first look means none will come.
+                    fail(new JobNotFoundException(handle.id, "no status is kept for job " + handle.id + " on queue '" + handle.queue
+                            + "': a wrong id or queue, a task that is not tracked, or a status past its retention"));
                 }
+                checkedOnce = true;
             } catch (BrokerException e) {
                 LOG.log(Level.WARNING, "reading job {0} failed: {1}; waiting for its next event", handle.id, e.getMessage());
             }
         }
 
+        private void fail(RuntimeException e) {
+            future.completeExceptionally(e);
+            waiters.remove(handle.id, this);
+        }
+
         private void complete(JobStatus status) {
             switch (status.state()) {
                 case SUCCEEDED -> {
+                    var dropped = status instanceof RecordedJobStatus recorded ? recorded.resultDropped() : java.util.Optional.<String>empty();
+                    if (dropped.isPresent() && handle.resultType != Void.class) {
+                        future.completeExceptionally(new BinomicException("job " + handle.id + " of task '" + status.task()
+                                + "' succeeded, but " + dropped.get()));
+                        break;
+                    }
                     try {
                         future.complete(decodeResult(status));
                     } catch (PayloadDecodeException | IllegalArgumentException e) {
-                        future.completeExceptionally(e);
+                        future.completeExceptionally(new PayloadDecodeException("the result of job " + handle.id + " of task '"
+                                + status.task() + "' does not decode as " + handle.resultType.getName() + " (" + e.getMessage()
+                                + "): the worker's definition of the task returns another type; share one definition between"
+                                + " producers and workers"));
                     }
                 }
                 case DEAD_LETTERED -> future.completeExceptionally(new JobFailedException(handle.id, "job " + handle.id + " of task '"
@@ -141,12 +211,14 @@ public final class JobHandles implements AutoCloseable {
     private final class Handle<R> implements JobHandle<R> {
         private final String queue;
         private final UUID id;
+        private final String task;
         private final Class<R> resultType;
         private final boolean tracked;
 
-        Handle(String queue, UUID id, Class<R> resultType, boolean tracked) {
+        Handle(String queue, UUID id, String task, Class<R> resultType, boolean tracked) {
             this.queue = queue;
             this.id = id;
+            this.task = task;
             this.resultType = resultType;
             this.tracked = tracked;
         }
@@ -178,6 +250,7 @@ public final class JobHandles implements AutoCloseable {
             }
             Waiter<?> existing = waiters.computeIfAbsent(id, k -> new Waiter<>(this));
             subscribe(queue);
+            ensureSweeper();
             existing.check();
             return ((Waiter<R>) existing).future.copy();
         }

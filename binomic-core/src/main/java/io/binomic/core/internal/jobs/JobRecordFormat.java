@@ -24,6 +24,7 @@ public final class JobRecordFormat {
     static final String STARTED_AT = "startedAt";
     static final String DURATION = "durationMs";
     static final String RESULT = "result";
+    static final String RESULT_DROPPED = "resultDropped";
     static final String REASON = "reason";
     static final String ERROR = "error";
     static final String PROGRESS = "progress";
@@ -64,11 +65,18 @@ public final class JobRecordFormat {
     }
 
     public static JobUpdate succeeded(Message message, String queue, int attempt, String worker, Instant started, Instant now,
-                                      String resultJson) {
+                                      String resultJson, int maxResultBytes) {
         Map<String, String> set = ended(JobState.SUCCEEDED, now);
         set.put(DURATION, Long.toString(Duration.between(started, now).toMillis()));
         if (resultJson != null) {
-            set.put(RESULT, resultJson);
+            int bytes = resultJson.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > maxResultBytes) {
+                // The job did succeed; only its result is not kept, and whoever waits for it is told why.
+                set.put(RESULT_DROPPED, "the result of " + bytes + " bytes is over the broker's maxPayloadBytes (" + maxResultBytes
+                        + "), so it was not kept: return a smaller value (an id, a URL), or raise BrokerConfig.maxPayloadBytes");
+            } else {
+                set.put(RESULT, resultJson);
+            }
         }
         history(set, attempt, worker, started, now, "succeeded", "");
         return new JobUpdate(queue, message.id(), set, deletions(attempt, ERROR), retentionOf(message), true);
@@ -81,7 +89,9 @@ public final class JobRecordFormat {
         set.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
         set.put(ERROR, clip(error));
         history(set, attempt, worker, started, now, outcome, error);
-        return new JobUpdate(queue, message.id(), set, deletions(attempt), Duration.ZERO, false);
+        List<String> delete = deletions(attempt);
+        delete.remove(JobRecords.DUE); // set just above: the next attempt's due time
+        return new JobUpdate(queue, message.id(), set, delete, Duration.ZERO, false);
     }
 
     public static JobUpdate deadLettered(Message message, String queue, int attempt, String worker, Instant started, Instant now,

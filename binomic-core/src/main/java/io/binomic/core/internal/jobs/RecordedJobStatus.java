@@ -85,6 +85,11 @@ record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) impl
         return Optional.ofNullable(fields.get(RESULT));
     }
 
+    /** Why a succeeded job's result was not kept (it was too large), if it was not. */
+    Optional<String> resultDropped() {
+        return Optional.ofNullable(fields.get(JobRecordFormat.RESULT_DROPPED));
+    }
+
     @Override
     public Optional<DeadLetterReason> deadLetterReason() {
         return Optional.ofNullable(fields.get(REASON)).map(DeadLetterReason::valueOf);

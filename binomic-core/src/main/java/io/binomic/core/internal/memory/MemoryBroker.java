@@ -547,18 +547,39 @@ public final class MemoryBroker implements Broker {
 
     @Override
     public Set<UUID> startJobs(List<JobUpdate> starts) {
-        return locked(() -> {
+        Set<UUID> result = locked(() -> {
             Set<UUID> notStarted = new java.util.HashSet<>();
+            String now = Long.toString(clock.instant().toEpochMilli());
             for (JobUpdate start : starts) {
                 JobRecord rec = job(start.queue(), start.id());
                 if (rec != null && (stateOf(rec).isFinal())) {
                     notStarted.add(start.id());
                     continue;
                 }
+                if (rec != null && "1".equals(rec.fields.get(JobRecords.CANCEL_REQUESTED))) {
+                    // Cancelled while an earlier attempt ran on a worker that stopped: it ends here, not run again.
+                    rec.fields.put(JobRecords.STATE, JobState.CANCELLED.name());
+                    rec.fields.put(JobRecords.ENDED_AT, now);
+                    rec.expiresAt = clock.instant().plusMillis(Long.parseLong(rec.fields.getOrDefault(JobRecords.RETENTION, "3600000")));
+                    undelivered.add(new JobEvent(start.queue(), start.id(), JobEvent.Kind.ENDED));
+                    notStarted.add(start.id());
+                    continue;
+                }
+                if (rec != null && stateOf(rec) == JobState.RUNNING) {
+                    // The attempt that was running never ended: its worker stopped, and it was reclaimed.
+                    String attempt = rec.fields.get("attempt");
+                    if (attempt != null && !rec.fields.containsKey("a." + attempt)) {
+                        rec.fields.put("a." + attempt, String.join("\t", rec.fields.getOrDefault("worker", ""),
+                                rec.fields.getOrDefault("startedAt", now), now, "abandoned",
+                                "its worker stopped before it ended; the job was reclaimed"));
+                    }
+                }
                 applyJob(start);
             }
             return notStarted;
         });
+        deliverJobEvents();
+        return result;
     }
 
     @Override

@@ -139,6 +139,8 @@ public final class DeliveryProcessor {
         final int maxAttempts;
         Instant started;
         private long lastProgressWrite;
+        private final java.util.concurrent.atomic.AtomicReference<io.binomic.api.spi.JobUpdate> pendingProgress =
+                new java.util.concurrent.atomic.AtomicReference<>();
 
         Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt) {
             this.delivery = delivery;
@@ -201,10 +203,23 @@ public final class DeliveryProcessor {
                 return;
             }
             lastProgressWrite = now;
-            try {
-                tracking.progress(JobRecordFormat.progress(message, delivery.queue(), percent, note == null ? "" : note));
-            } catch (BrokerException e) {
-                LOG.log(Level.DEBUG, "progress of job {0} not recorded: {1}", message.id(), e.getMessage());
+            // Written off the handler's thread, latest report first: a slow or unreachable broker
+            // must not hold the handler up (nor eat its timeout); a report it cannot take is dropped.
+            if (pendingProgress.getAndSet(JobRecordFormat.progress(message, delivery.queue(), percent, note == null ? "" : note)) == null) {
+                Thread.ofVirtual().name("binomic-progress").start(this::writeProgress);
+            }
+        }
+
+        private void writeProgress() {
+            for (var update = pendingProgress.get(); update != null; update = pendingProgress.get()) {
+                try {
+                    tracking.progress(update);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.DEBUG, "progress of job {0} not recorded: {1}", message.id(), e.getMessage());
+                }
+                if (pendingProgress.compareAndSet(update, null)) {
+                    return;
+                }
             }
         }
 
@@ -271,7 +286,7 @@ public final class DeliveryProcessor {
             String json = task.resultType() == Void.class || result == null ? null
                     : new String(codec.encode(result), StandardCharsets.UTF_8);
             return new Outcome.Settle(new Settlement.Ack(delivery, JobRecordFormat.succeeded(message, delivery.queue(), attempt,
-                    tracking.worker(), run.started, clock.instant(), json)));
+                    tracking.worker(), run.started, clock.instant(), json, tracking.maxResultBytes())));
         } catch (TimeoutException e) {
             outcome = "timed out";
             failed.increment();

@@ -19,6 +19,11 @@ public interface JobTracking {
     /** Records a progress report of a running job. */
     void progress(JobUpdate progress);
 
+    /** The largest result, encoded, a job record keeps (the broker's payload limit). */
+    default int maxResultBytes() {
+        return Integer.MAX_VALUE;
+    }
+
     /** True when a cancel was asked for the delivery with this receipt while it ran. */
     boolean cancelRequested(String receipt);
 
@@ -33,12 +38,18 @@ public interface JobTracking {
 
     /** Tracking through {@code broker}, for the worker named {@code worker}. */
     static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested) {
-        return through(broker, worker, cancelRequested, null);
+        return through(broker, worker, cancelRequested, null, Integer.MAX_VALUE);
     }
 
     /** Tracking through {@code broker}, telling {@code handlers} when a handler may be interrupted by a cancel. */
-    static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested, Interruptible handlers) {
+    static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested, Interruptible handlers,
+                               int maxResultBytes) {
         return new JobTracking() {
+            @Override
+            public int maxResultBytes() {
+                return maxResultBytes;
+            }
+
             @Override
             public void handlerStarted(String receipt) {
                 if (handlers != null) {

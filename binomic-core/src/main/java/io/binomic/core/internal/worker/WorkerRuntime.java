@@ -93,13 +93,16 @@ public final class WorkerRuntime implements Worker {
     private final List<AutoCloseable> jobEventSubscriptions = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final boolean tracksJobs;
 
+    /**
+     * @param maxResultBytes the largest encoded result a tracked job's record keeps (the broker's payload limit)
+     */
     public WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
-                         Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats) {
-        this(config, queues, defaults, handlers, broker, codec, clock, stats, TaskInvokers.best());
+                         Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats, int maxResultBytes) {
+        this(config, queues, defaults, handlers, broker, codec, clock, stats, TaskInvokers.best(), maxResultBytes);
     }
 
     WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
-                  Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker) {
+                  Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker, int maxResultBytes) {
         this.config = config;
         this.queues = List.copyOf(queues);
         this.broker = broker;
@@ -117,7 +120,7 @@ public final class WorkerRuntime implements Worker {
                     public void ended(String receipt) {
                         inHandler.remove(receipt);
                     }
-                }));
+                }, maxResultBytes));
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
