@@ -110,8 +110,11 @@ public final class Binomic implements AutoCloseable {
     }
 
     /**
-     * Connects the broker, prepares every queue and, when configured, starts firing CRON and
-     * INTERVAL tasks. Returns this instance.
+     * Connects the broker, prepares every queue, creates the broker's scheduler and, when
+     * configured, starts firing CRON and INTERVAL tasks. Returns this instance.
+     *
+     * @throws IllegalArgumentException when the scheduler provider of the URL's kind cannot serve the
+     *         broker given to {@link Builder#broker(Broker)} (give its scheduler with {@link Builder#scheduler(Scheduler)})
      */
     public synchronized Binomic start() {
         if (state != State.NEW) {
@@ -630,7 +633,7 @@ public final class Binomic implements AutoCloseable {
          * Builds the instance (not started).
          *
          * @throws IllegalArgumentException when two tasks share a name
-         * @throws io.binomic.api.ProviderNotFoundException when no broker matches the URL
+         * @throws io.binomic.api.ProviderNotFoundException when no broker, or no scheduler, matches the URL
          */
         public Binomic build() {
             return new Binomic(this);
