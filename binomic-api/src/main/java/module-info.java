@@ -13,5 +13,6 @@ module io.binomic.api {
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;
+    uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
 }

@@ -1,6 +1,6 @@
 /**
- * Binomic's engine: the {@link io.binomic.core.Binomic} client, workers, the scheduler, the
- * embedded in-memory broker ({@code memory://}) and a JDK-only JSON codec. Exports
+ * Binomic's engine: the {@link io.binomic.core.Binomic} client, workers, the periodic
+ * scheduler, the embedded in-memory broker ({@code memory://}) and its scheduler and a JDK-only JSON codec. Exports
  * {@code io.binomic.core} and, for applications' own unit tests, {@code io.binomic.core.testing};
  * everything else is implementation.
  */
@@ -13,8 +13,10 @@ module io.binomic.core {
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;
+    uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
 
     provides io.binomic.api.spi.BrokerProvider with io.binomic.core.internal.memory.MemoryBrokerProvider;
     provides io.binomic.api.spi.PayloadCodec with io.binomic.core.internal.codec.JdkJsonCodec;
+    provides io.binomic.api.spi.SchedulerProvider with io.binomic.core.internal.memory.MemorySchedulerProvider;
 }

@@ -1,7 +1,7 @@
 /**
- * The Redis Streams broker ({@code redis://}, {@code rediss://}) on Redisson, and the Jackson
- * JSON payload codec. Exports nothing: applications reach both through the SPIs of
- * {@code io.binomic.api}, found with {@link java.util.ServiceLoader}.
+ * The Redis Streams broker ({@code redis://}, {@code rediss://}) on Redisson, its durable
+ * scheduler (delayed sets and tick claims), and the Jackson JSON payload codec. Exports nothing:
+ * applications reach them through the SPIs of {@code io.binomic.api}, found with {@link java.util.ServiceLoader}.
  *
  * <p>Redisson is an automatic module that reads only what something requires: launch with
  * {@code --add-modules ALL-MODULE-PATH}.
@@ -15,4 +15,5 @@ module io.binomic.redis {
 
     provides io.binomic.api.spi.BrokerProvider with io.binomic.redis.internal.RedisBrokerProvider;
     provides io.binomic.api.spi.PayloadCodec with io.binomic.redis.internal.JacksonPayloadCodec;
+    provides io.binomic.api.spi.SchedulerProvider with io.binomic.redis.internal.RedisSchedulerProvider;
 }

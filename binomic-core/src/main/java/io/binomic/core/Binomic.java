@@ -16,9 +16,9 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.api.spi.TickResult;
-import io.binomic.api.spi.Trigger;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
@@ -26,6 +26,7 @@ import io.binomic.core.internal.Uuid7;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobHandles;
 import io.binomic.core.internal.schedule.PeriodicScheduler;
+import io.binomic.core.internal.schedule.Trigger;
 import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
@@ -69,7 +70,13 @@ public final class Binomic implements AutoCloseable {
     private final Broker broker;
     private final PayloadCodec codec;
     private final WorkerCodec workerCodec;
-    private final Scheduler scheduler;
+    /** The scheduler given to the builder, if any; otherwise the provider that creates one for the started broker. */
+    private final Scheduler givenScheduler;
+    private final SchedulerProvider schedulerProvider;
+    /** The broker's store of deferred work: DELAY submissions, retries, tick claims. Set by {@link #start()}. */
+    private volatile Scheduler scheduler;
+    /** Sleeps until each periodic task's next tick, in this process. */
+    private final PeriodicScheduler ticker;
     private final Clock clock;
     private final StatsRecorder stats = new StatsRecorder();
     private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
@@ -88,7 +95,11 @@ public final class Binomic implements AutoCloseable {
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
         this.codec = b.codec != null ? b.codec : Providers.selectCodec(config.payloadCodec());
         this.workerCodec = new WorkerCodec(codec, Providers.codecsById());
-        this.scheduler = b.scheduler != null ? b.scheduler : new PeriodicScheduler(clock);
+        this.givenScheduler = b.scheduler;
+        // Selected now, so a missing provider fails the build as a missing broker provider does.
+        this.schedulerProvider = b.scheduler != null ? null : Providers.selectScheduler(config.broker(),
+                Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class)));
+        this.ticker = new PeriodicScheduler(clock);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
@@ -99,8 +110,11 @@ public final class Binomic implements AutoCloseable {
     }
 
     /**
-     * Connects the broker, prepares every queue and, when configured, starts firing CRON and
-     * INTERVAL tasks. Returns this instance.
+     * Connects the broker, prepares every queue, creates the broker's scheduler and, when
+     * configured, starts firing CRON and INTERVAL tasks. Returns this instance.
+     *
+     * @throws IllegalArgumentException when the scheduler provider of the URL's kind cannot serve the
+     *         broker given to {@link Builder#broker(Broker)} (give its scheduler with {@link Builder#scheduler(Scheduler)})
      */
     public synchronized Binomic start() {
         if (state != State.NEW) {
@@ -108,6 +122,12 @@ public final class Binomic implements AutoCloseable {
         }
         List<String> queues = allQueues();
         broker.start(prepareQueues ? queues : List.of());
+        try {
+            scheduler = givenScheduler != null ? givenScheduler : schedulerProvider.create(broker);
+        } catch (RuntimeException e) {
+            broker.close();
+            throw e;
+        }
         state = State.STARTED;
         if (config.schedulePeriodicTasks()) {
             for (Task<?, ?> task : registry.all()) {
@@ -128,20 +148,20 @@ public final class Binomic implements AutoCloseable {
         if (trigger == null) {
             return;
         }
-        scheduler.schedule(task.name(), trigger, tick -> fireTick(task, trigger, tick));
+        ticker.schedule(task.name(), trigger, tick -> fireTick(task, trigger, tick));
     }
 
     /**
-     * Fires one tick through the broker, which claims it and enqueues its message in one step.
-     * The broker judges by its own clock: when it says the tick is not due yet, this process's
-     * clock runs ahead, and the tick is tried again once the broker's clock reaches it (by then
-     * another client may have fired it, which is fine: each tick fires once).
+     * Fires one tick through the scheduler, which claims it and enqueues its message in one step.
+     * The scheduler judges by its broker's clock: when it says the tick is not due yet, this
+     * process's clock runs ahead, and the tick is tried again once the broker's clock reaches it (by
+     * then another client may have fired it, which is fine: each tick fires once).
      */
     private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
         Message message = newMessage(task, null, Map.of("tick", tick.toString()));
         Duration claimLifetime = claimLifetime(trigger, tick);
         while (true) {
-            TickResult result = broker.fireTick(task.name(), tick, message, claimLifetime);
+            TickResult result = scheduler.fireTick(task.name(), tick, message, claimLifetime);
             switch (result.outcome()) {
                 case FIRED -> {
                     LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
@@ -195,7 +215,7 @@ public final class Binomic implements AutoCloseable {
         requireSubmittable(task);
         Message message = newMessage(task, argument, headers);
         if (task.mode() == TaskMode.DELAY) {
-            broker.schedule(message, DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow())));
+            scheduler.schedule(message, DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow())));
         } else {
             broker.enqueue(message);
         }
@@ -214,7 +234,7 @@ public final class Binomic implements AutoCloseable {
         }
         if (task.mode() == TaskMode.DELAY) {
             Instant due = DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow()));
-            broker.scheduleAll(messages, due);
+            scheduler.scheduleAll(messages, due);
         } else {
             broker.enqueueAll(messages);
         }
@@ -421,8 +441,8 @@ public final class Binomic implements AutoCloseable {
                     + ": bind each with Binomic.builder().handle(task, handler) (or a TaskProvider), or leave its queue out of"
                     + " WorkerConfig.queues");
         }
-        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, workerCodec,
-                clock, stats, config.broker().maxPayloadBytes());
+        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, scheduler,
+                workerCodec, clock, stats, config.broker().maxPayloadBytes());
         workers.add(worker);
         worker.start();
         return worker;
@@ -471,17 +491,20 @@ public final class Binomic implements AutoCloseable {
         }
     }
 
-    /** Stops the scheduler and every worker (each with its shutdown grace), then closes the broker. */
+    /** Stops firing periodic tasks and every worker (each with its shutdown grace), then closes the scheduler and the broker. */
     @Override
     public synchronized void close() {
         if (state == State.CLOSED) {
             return;
         }
         state = State.CLOSED;
-        scheduler.close();
+        ticker.close();
         jobs.close();
         for (WorkerRuntime worker : workers) {
             worker.close();
+        }
+        if (scheduler != null) {
+            scheduler.close();
         }
         try {
             broker.close();
@@ -578,7 +601,12 @@ public final class Binomic implements AutoCloseable {
             return this;
         }
 
-        /** Scheduler for CRON and INTERVAL tasks. Defaults to the in-process scheduler. */
+        /**
+         * Uses this scheduler (DELAY submissions, retries, periodic ticks) instead of the one the
+         * {@link io.binomic.api.spi.SchedulerProvider} of the broker's kind creates. It must share
+         * storage with the broker, since a retry is scheduled inside the broker's settle: give it
+         * together with {@link #broker(Broker)}, for a broker wrapped by a test double.
+         */
         public Builder scheduler(Scheduler scheduler) {
             this.scheduler = scheduler;
             return this;
@@ -605,7 +633,7 @@ public final class Binomic implements AutoCloseable {
          * Builds the instance (not started).
          *
          * @throws IllegalArgumentException when two tasks share a name
-         * @throws io.binomic.api.ProviderNotFoundException when no broker matches the URL
+         * @throws io.binomic.api.ProviderNotFoundException when no broker, or no scheduler, matches the URL
          */
         public Binomic build() {
             return new Binomic(this);

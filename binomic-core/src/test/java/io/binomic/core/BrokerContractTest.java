@@ -14,9 +14,9 @@ import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
-import io.binomic.api.spi.TickResult;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,12 +29,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,7 +48,11 @@ public abstract class BrokerContractTest {
     /** A new, not yet started broker. */
     protected abstract Broker createBroker();
 
+    /** The scheduler of {@code started} (the broker stores retries in the scheduler's store, atomically with the ack). */
+    protected abstract Scheduler createScheduler(Broker started);
+
     protected Broker broker;
+    protected Scheduler scheduler;
     protected String queue;
     protected String otherQueue;
 
@@ -63,10 +63,12 @@ public abstract class BrokerContractTest {
         otherQueue = "contract-other-" + suffix;
         broker = createBroker();
         broker.start(List.of(queue, otherQueue));
+        scheduler = createScheduler(broker);
     }
 
     @AfterEach
     void closeBroker() {
+        scheduler.close();
         broker.close();
     }
 
@@ -342,89 +344,13 @@ public abstract class BrokerContractTest {
         QueueStats stats = broker.stats(queue);
         assertEquals(0, stats.pending());
         assertEquals(1, stats.delayed());
-        assertEquals(0, broker.moveDue(queue, Instant.now(), 100), "nothing is due before its time");
-        assertEquals(due.toEpochMilli(), broker.nextDue(queue).orElseThrow().toEpochMilli());
+        assertEquals(0, scheduler.moveDue(queue, Instant.now(), 100), "nothing is due before its time");
+        assertEquals(due.toEpochMilli(), scheduler.nextDue(queue).orElseThrow().toEpochMilli(), "the retry is the scheduler's");
         sleepPast(due);
-        assertEquals(1, broker.moveDue(queue, Instant.now(), 100));
+        assertEquals(1, scheduler.moveDue(queue, Instant.now(), 100));
         Delivery retried = fetch(1).getFirst();
         assertEquals(2, retried.attempt());
         assertEquals(d.message().orElseThrow().id(), retried.message().orElseThrow().id());
-    }
-
-    @Test
-    void scheduledMessageWaitsUntilDueAndGetsAFreshEnqueueTime() throws Exception {
-        Message m = message("t", "{}");
-        Instant due = Instant.now().plusMillis(300);
-        broker.schedule(m, due);
-
-        assertTrue(fetch(1).isEmpty());
-        assertEquals(0, broker.moveDue(queue, Instant.now(), 10));
-        assertEquals(Optional.of(due.truncatedTo(ChronoUnit.MILLIS)), broker.nextDue(queue));
-        sleepPast(due);
-        Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-        assertEquals(1, broker.moveDue(queue, Instant.now(), 10));
-        Instant after = Instant.now();
-
-        Message fetched = fetch(1).getFirst().message().orElseThrow();
-        assertEquals(m.id(), fetched.id());
-        assertFalse(fetched.enqueuedAt().isBefore(before) || fetched.enqueuedAt().isAfter(after),
-                "enqueuedAt " + fetched.enqueuedAt() + " is the time of the move, between " + before + " and " + after);
-        assertEquals(Optional.empty(), broker.nextDue(queue));
-    }
-
-    @Test
-    void scheduleAllStoresEveryMessageUntilTheirCommonDueTime() throws Exception {
-        List<Message> sent = new ArrayList<>();
-        for (int i = 0; i < 1500; i++) {
-            sent.add(message("t", "{\"i\":" + i + "}"));
-        }
-        Instant due = Instant.now().plusMillis(500).truncatedTo(ChronoUnit.MILLIS);
-
-        broker.scheduleAll(sent, due);
-
-        assertEquals(1500, broker.stats(queue).delayed());
-        assertEquals(0, broker.moveDue(queue, Instant.now(), 10_000));
-        sleepPast(due);
-        assertEquals(1500, broker.moveDue(queue, Instant.now(), 10_000));
-        Set<UUID> ids = new HashSet<>();
-        List<Delivery> got;
-        while (!(got = fetch(1000)).isEmpty()) {
-            got.forEach(d -> ids.add(d.message().orElseThrow().id()));
-        }
-        assertEquals(sent.stream().map(Message::id).collect(java.util.stream.Collectors.toSet()), ids);
-    }
-
-    @Test
-    void concurrentMoversMoveEachDueMessageOnce() throws Exception {
-        int n = 200;
-        Instant due = Instant.now().minusSeconds(1);
-        for (int i = 0; i < n; i++) {
-            broker.schedule(message("t", "{\"i\":" + i + "}"), due);
-        }
-        AtomicInteger moved = new AtomicInteger();
-        CountDownLatch go = new CountDownLatch(1);
-        try (var pool = Executors.newFixedThreadPool(8)) {
-            for (int t = 0; t < 8; t++) {
-                pool.submit(() -> {
-                    go.await();
-                    int got;
-                    while ((got = broker.moveDue(queue, Instant.now(), 7)) > 0) {
-                        moved.addAndGet(got);
-                    }
-                    return null;
-                });
-            }
-            go.countDown();
-        }
-
-        assertEquals(n, moved.get());
-        Set<UUID> ids = new HashSet<>();
-        List<Delivery> got;
-        while (!(got = fetch(100)).isEmpty()) {
-            got.forEach(d -> ids.add(d.message().orElseThrow().id()));
-        }
-        assertEquals(n, ids.size());
-        assertEquals(0, broker.stats(queue).delayed());
     }
 
     @Test
@@ -503,118 +429,10 @@ public abstract class BrokerContractTest {
         }
     }
 
-    private Message tickMessage(Instant tick) {
-        return new Message(UUID.randomUUID(), "report", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
-                "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
-    }
-
-    private static final Duration CLAIM_LIFETIME = Duration.ofMinutes(1);
-
-    /** The ticks of the messages on the queue, in order. */
-    private List<String> enqueuedTicks() throws InterruptedException {
-        List<String> ticks = new ArrayList<>();
-        List<Delivery> got;
-        while (!(got = broker.fetch(List.of(queue), "tick-reader", 100, Duration.ofMillis(50))).isEmpty()) {
-            got.forEach(d -> ticks.add(d.message().orElseThrow().headers().get("tick")));
-            ack("tick-reader", got);
-        }
-        return ticks;
-    }
-
-    @Test
-    void eachPeriodicTickIsFiredOnceAcrossConcurrentClients() throws Exception {
-        Instant tick = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
-        Map<Integer, TickResult.Outcome> results = new ConcurrentHashMap<>();
-        CountDownLatch go = new CountDownLatch(1);
-        try (var pool = Executors.newFixedThreadPool(8)) {
-            for (int i = 0; i < 8; i++) {
-                int who = i;
-                pool.submit(() -> {
-                    go.await();
-                    results.put(who, broker.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());
-                    return null;
-                });
-            }
-            go.countDown();
-        }
-
-        assertEquals(1, results.values().stream().filter(o -> o == TickResult.Outcome.FIRED).count(), results.toString());
-        assertEquals(7, results.values().stream().filter(o -> o == TickResult.Outcome.ALREADY_FIRED).count(), results.toString());
-        assertEquals(List.of(tick.toString()), enqueuedTicks(), "exactly one message for the tick");
-        Instant older = tick.minusSeconds(60);
-        assertEquals(TickResult.Outcome.ALREADY_FIRED, broker.fireTick("report", older, tickMessage(older), CLAIM_LIFETIME).outcome(),
-                "an older tick is never fired again");
-        Instant next = tick.plusMillis(500);
-        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", next, tickMessage(next), CLAIM_LIFETIME).outcome());
-        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("other-job", tick, tickMessage(tick), CLAIM_LIFETIME).outcome(),
-                "jobs claim their ticks independently");
-        assertEquals(List.of(next.toString(), tick.toString()), enqueuedTicks());
-    }
-
-    /**
-     * Claiming and enqueuing are one step: whenever a tick counts as fired, its message is on the
-     * queue, with the broker's time as enqueue time. (Two steps lost the tick when the client died
-     * between them.)
-     */
-    @Test
-    void aFiredTickAlwaysHasItsMessageOnTheQueue() throws Exception {
-        Instant tick = Instant.now().minusMillis(10);
-        Message m = tickMessage(tick);
-        Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-
-        TickResult result = broker.fireTick("report", tick, m, CLAIM_LIFETIME);
-
-        assertEquals(TickResult.Outcome.FIRED, result.outcome());
-        List<Delivery> got = fetch(10);
-        assertEquals(1, got.size(), "the claimed tick's message is on the queue");
-        Message enqueued = got.getFirst().message().orElseThrow();
-        assertEquals(m.id(), enqueued.id());
-        assertEquals(tick.toString(), enqueued.headers().get("tick"));
-        assertFalse(enqueued.enqueuedAt().isBefore(before) || enqueued.enqueuedAt().isAfter(Instant.now()),
-                "enqueued at the broker's time: " + enqueued.enqueuedAt());
-        assertEquals(TickResult.Outcome.ALREADY_FIRED, broker.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());
-        assertTrue(fetch(1).isEmpty(), "a refused tick enqueues nothing");
-    }
-
-    @Test
-    void aTickClaimIsForgottenAfterItsLifetime() throws Exception {
-        Instant tick = Instant.now().minusSeconds(1);
-        Duration lifetime = Duration.ofMillis(200);
-        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", tick, tickMessage(tick), lifetime).outcome());
-        assertEquals(TickResult.Outcome.ALREADY_FIRED, broker.fireTick("report", tick, tickMessage(tick), lifetime).outcome());
-
-        Thread.sleep(lifetime.toMillis() + 100);
-
-        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", tick, tickMessage(tick), lifetime).outcome(),
-                "the claim expired: nothing of the job is left in the broker");
-    }
-
-    /**
-     * A client whose clock runs 10 minutes ahead asks for a tick 10 minutes in the future: the
-     * broker refuses it, enqueues nothing and records nothing, so the correct clients' ticks
-     * before it still fire.
-     */
-    @Test
-    void aClientWhoseClockRunsAheadNeitherFiresEarlyNorBlocksTheOthers() throws Exception {
-        Instant correctTick = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-        Instant aheadTick = correctTick.plus(Duration.ofMinutes(10));
-
-        TickResult early = broker.fireTick("report", aheadTick, tickMessage(aheadTick), CLAIM_LIFETIME);
-
-        assertEquals(TickResult.Outcome.NOT_DUE, early.outcome());
-        assertTrue(Duration.between(early.brokerTime(), aheadTick).compareTo(Duration.ofMinutes(9)) > 0,
-                "the broker tells its own time: " + early.brokerTime());
-        assertTrue(enqueuedTicks().isEmpty(), "nothing enqueued for a tick in the future");
-        sleepPast(correctTick);
-        assertEquals(TickResult.Outcome.FIRED, broker.fireTick("report", correctTick, tickMessage(correctTick), CLAIM_LIFETIME).outcome(),
-                "the correct client's tick is not blocked");
-        assertEquals(List.of(correctTick.toString()), enqueuedTicks());
-    }
-
     @Test
     void statsCountReadyPendingDelayedAndConsumers() throws Exception {
         broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}"), message("t", "{}")));
-        broker.schedule(message("t", "{}"), Instant.now().plusSeconds(60));
+        scheduler.schedule(message("t", "{}"), Instant.now().plusSeconds(60));
         fetch(1);
 
         QueueStats stats = broker.stats(queue);
@@ -666,17 +484,6 @@ public abstract class BrokerContractTest {
         assertEquals("60000", record.get(JobRecords.RETENTION));
         assertEquals(Optional.empty(), broker.readJob(queue, untracked.id()));
         assertEquals(2, fetch(10).size(), "tracking changes nothing about delivery");
-    }
-
-    @Test
-    void aScheduledTrackedJobIsScheduledWithItsDueTime() {
-        Message m = trackedMessage("t", 60_000);
-        Instant due = Instant.now().plusSeconds(60).truncatedTo(ChronoUnit.MILLIS);
-        broker.schedule(m, due);
-
-        Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
-        assertEquals("SCHEDULED", record.get(JobRecords.STATE));
-        assertEquals(Long.toString(due.toEpochMilli()), record.get(JobRecords.DUE));
     }
 
     @Test

@@ -11,6 +11,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
@@ -49,6 +50,9 @@ public abstract class BrokerModelProperties {
     /** A new, not yet started broker. */
     protected abstract Broker createBroker();
 
+    /** The scheduler of {@code started}, which moves the retries the broker's settle schedules. */
+    protected abstract Scheduler createScheduler(Broker started);
+
     /**
      * Creates {@code queue} (its stream and consumer group) on the started broker. Defaults to
      * {@code start} again, which the memory broker allows; a broker that starts once overrides it.
@@ -63,15 +67,18 @@ public abstract class BrokerModelProperties {
     }
 
     private Broker broker;
+    private Scheduler scheduler;
 
     @BeforeEach
     void start() {
         broker = createBroker();
         broker.start(List.of());
+        scheduler = createScheduler(broker);
     }
 
     @AfterEach
     void close() {
+        scheduler.close();
         broker.close();
     }
 
@@ -195,7 +202,7 @@ public abstract class BrokerModelProperties {
                 case 10 -> {
                     int moved = 0;
                     int step;
-                    while ((step = broker.moveDue(queue, Instant.now(), 1000)) > 0) {
+                    while ((step = scheduler.moveDue(queue, Instant.now(), 1000)) > 0) {
                         moved += step;
                     }
                     trace.add("move -> " + moved);

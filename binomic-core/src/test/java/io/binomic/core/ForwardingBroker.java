@@ -5,12 +5,13 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
-import io.binomic.api.spi.TickResult;
+import io.binomic.core.internal.memory.MemorySchedulerProvider;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -33,6 +34,14 @@ public class ForwardingBroker implements Broker {
         delegate.start(queues);
     }
 
+    /**
+     * The scheduler of the memory broker this one forwards to, for {@link Binomic.Builder#scheduler}: a
+     * scheduler shares its broker's store, and the memory scheduler serves only the memory broker itself.
+     */
+    public Scheduler scheduler() {
+        return delegate instanceof ForwardingBroker forwarding ? forwarding.scheduler() : new MemorySchedulerProvider().create(delegate);
+    }
+
     @Override
     public void enqueue(Message message) {
         delegate.enqueue(message);
@@ -41,16 +50,6 @@ public class ForwardingBroker implements Broker {
     @Override
     public void enqueueAll(List<Message> messages) {
         delegate.enqueueAll(messages);
-    }
-
-    @Override
-    public void schedule(Message message, Instant dueAt) {
-        delegate.schedule(message, dueAt);
-    }
-
-    @Override
-    public void scheduleAll(List<Message> messages, Instant dueAt) {
-        delegate.scheduleAll(messages, dueAt);
     }
 
     @Override
@@ -71,21 +70,6 @@ public class ForwardingBroker implements Broker {
     @Override
     public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
         return delegate.reclaim(queue, consumer, minIdle, max);
-    }
-
-    @Override
-    public int moveDue(String queue, Instant now, int max) {
-        return delegate.moveDue(queue, now, max);
-    }
-
-    @Override
-    public Optional<Instant> nextDue(String queue) {
-        return delegate.nextDue(queue);
-    }
-
-    @Override
-    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
-        return delegate.fireTick(jobName, tick, message, claimLifetime);
     }
 
     @Override

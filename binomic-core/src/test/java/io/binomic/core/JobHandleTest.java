@@ -22,6 +22,7 @@ import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.core.internal.memory.MemoryBroker;
+import io.binomic.core.internal.memory.MemoryScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +66,7 @@ class JobHandleTest {
                 .worker(WorkerConfig.builder().queues("payments").pollTimeout(Duration.ofMillis(50)).shutdownGrace(Duration.ofSeconds(2))
                         .build())
                 .build();
-        return Binomic.builder().config(config).broker(shared);
+        return Binomic.builder().config(config).broker(shared).scheduler(new MemoryScheduler(memory));
     }
 
     private Binomic started(Binomic.Builder builder) {

@@ -29,7 +29,7 @@ class ModuleDescriptorTest {
     }
 
     @Test
-    void coreExportsOneUnqualifiedPackageAndProvidesTheEmbeddedBrokerAndCodec() {
+    void coreExportsItsApiPackagesAndProvidesTheEmbeddedBrokerItsSchedulerAndTheCodec() {
         ModuleDescriptor core = descriptorOf(Binomic.class);
         assertEquals("io.binomic.core", core.name());
         assertEquals(Set.of("io.binomic.core", "io.binomic.core.testing"), core.exports().stream().filter(e -> !e.isQualified())
@@ -41,6 +41,9 @@ class ModuleDescriptorTest {
                 .collect(Collectors.toCollection(TreeSet::new));
         assertEquals(new TreeSet<>(Set.of(
                 "io.binomic.api.spi.BrokerProvider with [io.binomic.core.internal.memory.MemoryBrokerProvider]",
-                "io.binomic.api.spi.PayloadCodec with [io.binomic.core.internal.codec.JdkJsonCodec]")), provides);
+                "io.binomic.api.spi.PayloadCodec with [io.binomic.core.internal.codec.JdkJsonCodec]",
+                "io.binomic.api.spi.SchedulerProvider with [io.binomic.core.internal.memory.MemorySchedulerProvider]")), provides);
+        assertEquals(new TreeSet<>(Set.of("io.binomic.api.spi.BrokerProvider", "io.binomic.api.spi.PayloadCodec",
+                "io.binomic.api.spi.SchedulerProvider", "io.binomic.api.spi.TaskProvider")), new TreeSet<>(core.uses()));
     }
 }

@@ -9,7 +9,7 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.Trigger;
+import io.binomic.core.internal.schedule.Trigger;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.time.Clock;
 import java.time.Duration;

@@ -58,6 +58,9 @@ class WorkerTest {
     private Binomic start(List<TaskBinding<?, ?>> bindings, TaskDefaults defaults, WorkerConfig worker, Broker broker) {
         BinomicConfig config = BinomicConfig.builder().taskDefaults(defaults).worker(worker).build();
         Binomic.Builder builder = Binomic.builder().config(config).codec(new TextCodec()).broker(broker);
+        if (broker instanceof ForwardingBroker forwarding) {
+            builder.scheduler(forwarding.scheduler());
+        }
         bindings.forEach(builder::handle);
         Binomic binomic = builder.build().start();
         opened.add(binomic);

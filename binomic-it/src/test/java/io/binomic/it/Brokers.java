@@ -3,10 +3,12 @@ package io.binomic.it;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.SchedulerProvider;
 import java.util.ServiceLoader;
 import java.util.function.UnaryOperator;
 
-/** Creates Redis brokers the way applications get them: through ServiceLoader. */
+/** Creates Redis brokers and their schedulers the way applications get them: through ServiceLoader. */
 final class Brokers {
     private Brokers() { }
 
@@ -23,5 +25,13 @@ final class Brokers {
 
     static Broker redis(RedisServer server, UnaryOperator<BrokerConfig.Builder> settings) {
         return redisProvider().create(settings.apply(BrokerConfig.builder().url(server.url())).build());
+    }
+
+    /** The durable scheduler of {@code started}, a Redis broker. */
+    static Scheduler scheduler(Broker started) {
+        return ServiceLoader.load(SchedulerProvider.class).stream().map(ServiceLoader.Provider::get)
+                .filter(p -> p.id().equals("redis")).findFirst()
+                .orElseThrow(() -> new AssertionError("no SchedulerProvider with id 'redis' found by ServiceLoader"))
+                .create(started);
     }
 }

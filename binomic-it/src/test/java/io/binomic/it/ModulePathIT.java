@@ -38,13 +38,14 @@ class ModulePathIT {
     }
 
     @Test
-    void descriptorExportsNothingAndProvidesTheBrokerAndTheCodec() {
+    void descriptorExportsNothingAndProvidesTheBrokerItsSchedulerAndTheCodec() {
         ModuleDescriptor descriptor = ModuleFinder.of(binomicRedis()).find("io.binomic.redis").orElseThrow().descriptor();
 
         assertEquals(Set.of(), descriptor.exports());
         assertEquals(Set.of(), descriptor.opens());
         assertEquals(Set.of("io.binomic.api.spi.BrokerProvider -> [io.binomic.redis.internal.RedisBrokerProvider]",
-                        "io.binomic.api.spi.PayloadCodec -> [io.binomic.redis.internal.JacksonPayloadCodec]"),
+                        "io.binomic.api.spi.PayloadCodec -> [io.binomic.redis.internal.JacksonPayloadCodec]",
+                        "io.binomic.api.spi.SchedulerProvider -> [io.binomic.redis.internal.RedisSchedulerProvider]"),
                 descriptor.provides().stream().map(p -> p.service() + " -> " + p.providers()).collect(Collectors.toSet()));
         assertTrue(descriptor.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toSet())
                 .containsAll(Set.of("io.binomic.api", "redisson", "com.fasterxml.jackson.databind")));
@@ -67,7 +68,8 @@ class ModulePathIT {
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "module-path JVM did not finish");
         String output = Files.readString(log);
         assertEquals(0, process.exitValue(), output);
-        assertTrue(output.contains("MODULE PATH OK provider-module=io.binomic.redis codec-module=io.binomic.redis payload={k=v}"),
+        assertTrue(output.contains("MODULE PATH OK provider-module=io.binomic.redis codec-module=io.binomic.redis"
+                + " scheduler-module=io.binomic.redis payload={k=v}"),
                 output);
     }
 }

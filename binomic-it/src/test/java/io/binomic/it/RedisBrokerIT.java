@@ -12,6 +12,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.Test;
 class RedisBrokerIT {
     private final RedisServer redis = RedisServer.shared();
     private Broker broker;
+    private Scheduler scheduler;
     private String queue;
 
     @BeforeEach
@@ -47,6 +49,7 @@ class RedisBrokerIT {
         queue = "it-" + UUID.randomUUID().toString().substring(0, 8);
         broker = Brokers.redis(redis);
         broker.start(List.of(queue));
+        scheduler = Brokers.scheduler(broker);
     }
 
     @AfterEach
@@ -193,21 +196,23 @@ class RedisBrokerIT {
     @Test
     void moversOnSeparateConnectionsMoveEachEntryOnce() throws Exception {
         int n = 300;
-        List<Broker> movers = new ArrayList<>();
+        List<Broker> brokers = new ArrayList<>();
+        List<Scheduler> movers = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             Broker b = Brokers.redis(redis);
             b.start(List.of(queue));
-            movers.add(b);
+            brokers.add(b);
+            movers.add(Brokers.scheduler(b));
         }
         try {
             for (int i = 0; i < n; i++) {
-                broker.schedule(message("{\"i\":" + i + "}"), Instant.now().minusSeconds(1));
+                scheduler.schedule(message("{\"i\":" + i + "}"), Instant.now().minusSeconds(1));
             }
             AtomicInteger moved = new AtomicInteger();
             CountDownLatch go = new CountDownLatch(1);
             try (var pool = Executors.newFixedThreadPool(8)) {
                 for (int t = 0; t < 8; t++) {
-                    Broker mover = movers.get(t % movers.size());
+                    Scheduler mover = movers.get(t % movers.size());
                     pool.submit(() -> {
                         go.await();
                         int got;
@@ -223,7 +228,7 @@ class RedisBrokerIT {
             assertEquals((long) n, redis.call("XLEN", stream()));
             assertEquals(0L, redis.call("ZCARD", delayed()));
         } finally {
-            movers.forEach(Broker::close);
+            brokers.forEach(Broker::close);
         }
     }
 
@@ -231,15 +236,15 @@ class RedisBrokerIT {
     @Test
     void moveDueGoesByRedisTimeNotByTheCallersClock() throws Exception {
         Instant due = Instant.now().plusSeconds(60);
-        broker.schedule(message("{}"), due);
+        scheduler.schedule(message("{}"), due);
 
-        assertEquals(0, broker.moveDue(queue, Instant.now().plus(Duration.ofMinutes(10)), 10));
+        assertEquals(0, scheduler.moveDue(queue, Instant.now().plus(Duration.ofMinutes(10)), 10));
         assertEquals(1L, redis.call("ZCARD", delayed()));
         assertEquals(0L, redis.call("XLEN", stream()));
 
         redis.call("ZADD", delayed(), "XX", Long.toString(Instant.now().minusSeconds(1).toEpochMilli()),
                 (String) ((List<?>) redis.call("ZRANGE", delayed(), "0", "0")).getFirst());
-        assertEquals(1, broker.moveDue(queue, Instant.EPOCH, 10), "due by Redis' clock even when the caller's says 1970");
+        assertEquals(1, scheduler.moveDue(queue, Instant.EPOCH, 10), "due by Redis' clock even when the caller's says 1970");
     }
 
     /**
@@ -258,7 +263,7 @@ class RedisBrokerIT {
                         Instant tick = first.plusSeconds(i);
                         Message m = new Message(UUID.randomUUID(), "report", queue, 1, Instant.now(),
                                 "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
-                        broker.fireTick("report", tick, m, Duration.ofMinutes(2));
+                        scheduler.fireTick("report", tick, m, Duration.ofMinutes(2));
                         String claimed = (String) redis.call("GET", claimKey);
                         String onStream = String.valueOf(redis.call("XRANGE", stream(), "-", "+"));
                         if (!onStream.contains(Instant.ofEpochMilli(Long.parseLong(claimed)).toString())) {

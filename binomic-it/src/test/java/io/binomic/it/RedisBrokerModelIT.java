@@ -1,6 +1,7 @@
 package io.binomic.it;
 
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.core.BrokerModelProperties;
 
 /** The model-based test of the delivery state machine against a real Redis. */
@@ -10,6 +11,11 @@ class RedisBrokerModelIT extends BrokerModelProperties {
     @Override
     protected Broker createBroker() {
         return Brokers.redis(redis);
+    }
+
+    @Override
+    protected Scheduler createScheduler(Broker started) {
+        return Brokers.scheduler(started);
     }
 
     @Override

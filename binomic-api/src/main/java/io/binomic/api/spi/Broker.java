@@ -5,7 +5,6 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -22,8 +21,9 @@ import java.util.function.Consumer;
  * pending (owned by the consumer) until it is {@linkplain #settle settled} by its owner or
  * {@linkplain #reclaim reclaimed}; a settlement by a consumer that no longer owns the delivery
  * changes nothing; {@link #fetch} never hands out more than {@code max} messages in total, however
- * many queues it reads; {@link #moveDue} moves each due entry exactly once even when called
- * concurrently.
+ * many queues it reads. A {@link Settlement.RetryLater} is stored, atomically with the ack, in the
+ * store of deferred work the broker shares with its {@link Scheduler} (from the {@link SchedulerProvider}
+ * of the same kind), which puts it back on its queue when it is due.
  */
 public interface Broker extends AutoCloseable {
 
@@ -39,14 +39,6 @@ public interface Broker extends AutoCloseable {
 
     /** Enqueues many messages, pipelined; the fast path for producers. */
     void enqueueAll(List<Message> messages);
-
-    /** Stores {@code message} durably until {@code dueAt}, when {@link #moveDue} puts it on its queue. */
-    void schedule(Message message, Instant dueAt);
-
-    /** {@link #schedule} for many messages due at the same time; brokers override it to pipeline the writes. */
-    default void scheduleAll(List<Message> messages, Instant dueAt) {
-        messages.forEach(m -> schedule(m, dueAt));
-    }
 
     /**
      * Hands out up to {@code max} messages in total from {@code queues} to {@code consumer}, waiting
@@ -83,33 +75,6 @@ public interface Broker extends AutoCloseable {
      * is incremented, so {@link Delivery#attempt()} is one higher than before.
      */
     List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max);
-
-    /**
-     * Moves up to {@code max} scheduled messages that are due onto their queue, with a fresh
-     * enqueue time; returns how many. {@code now} is the caller's clock: a broker without a clock
-     * of its own (the in-memory one) compares due times with it; a broker with a clock of its own
-     * (Redis: its {@code TIME}) uses that instead, so that a worker whose clock runs ahead cannot
-     * move messages early.
-     */
-    int moveDue(String queue, Instant now, int max);
-
-    /** When the earliest scheduled message of {@code queue} is due, if any. */
-    Optional<Instant> nextDue(String queue);
-
-    /**
-     * Fires the periodic tick {@code tick} of {@code jobName}: claims the tick and enqueues
-     * {@code message} (the tick's message) on {@code message.queue()} in one atomic step, so that a
-     * claimed tick always has its message and a crash cannot lose it in between. The message's
-     * enqueue time is set to the broker's clock.
-     *
-     * <p>{@link TickResult.Outcome#FIRED} for exactly one caller per tick, however many processes
-     * ask; {@link TickResult.Outcome#ALREADY_FIRED} for the others and for ticks not after the last
-     * fired one; {@link TickResult.Outcome#NOT_DUE}, writing nothing, for a tick still in the
-     * future by the broker's clock, so that a client whose clock runs ahead can neither fire ticks
-     * early nor block the ticks of the others. The claim is forgotten after {@code claimLifetime}
-     * (callers pass several periods), so finished jobs leave nothing behind.
-     */
-    TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime);
 
     /** Reads up to {@code count} dead letters of {@code queue} after {@code cursor} (empty = from the oldest). */
     List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count);
@@ -163,8 +128,8 @@ public interface Broker extends AutoCloseable {
 
     // ---- Tracked jobs: records kept for messages with the Message.TRACK header ----
     //
-    // enqueue, enqueueAll, schedule and scheduleAll of a tracked message also create its record, in
-    // the same atomic step: {state: QUEUED (SCHEDULED with due for a scheduled one), task,
+    // enqueue and enqueueAll of a tracked message (and Scheduler.schedule and scheduleAll) also create
+    // its record, in the same atomic step: {state: QUEUED (SCHEDULED with due for a scheduled one), task,
     // enqueuedAt, retention (the TRACK header)}, without expiry until the job ends. A message that is not tracked costs nothing more.
 
     /**

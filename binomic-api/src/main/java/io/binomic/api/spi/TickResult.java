@@ -4,7 +4,7 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * What {@link Broker#fireTick} did with a periodic job's tick.
+ * What {@link Scheduler#fireTick} did with a periodic job's tick.
  *
  * @param outcome fired, already fired by someone else, or refused as not yet due
  * @param brokerTime the broker's clock when it decided: with {@link Outcome#NOT_DUE}, the caller

@@ -5,6 +5,8 @@ import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.SchedulerProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -53,20 +56,40 @@ public final class Providers {
 
     /** Chooses the provider for {@code config} among {@code loaded}. */
     public static BrokerProvider selectBroker(BrokerConfig config, Loaded<BrokerProvider> loaded) {
-        List<BrokerProvider> all = loaded.providers().stream().sorted(Comparator.comparing(BrokerProvider::id)).toList();
-        List<BrokerProvider> matching;
+        return select("broker", config, loaded, BrokerProvider::id, BrokerProvider::schemes);
+    }
+
+    /**
+     * The scheduler of {@code broker}, which was started for {@code config}: from the scheduler
+     * provider chosen like the broker's (id, then URL scheme).
+     *
+     * @throws IllegalArgumentException when that provider cannot serve {@code broker} (a broker of another kind)
+     */
+    public static Scheduler createScheduler(BrokerConfig config, Broker broker) {
+        return selectScheduler(config, load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class))).create(broker);
+    }
+
+    /** Chooses the scheduler provider for {@code config} among {@code loaded}, by the rules of {@link #selectBroker}. */
+    public static SchedulerProvider selectScheduler(BrokerConfig config, Loaded<SchedulerProvider> loaded) {
+        return select("scheduler", config, loaded, SchedulerProvider::id, SchedulerProvider::schemes);
+    }
+
+    private static <P> P select(String kind, BrokerConfig config, Loaded<P> loaded, Function<P, String> id,
+                                Function<P, Set<String>> schemes) {
+        List<P> all = loaded.providers().stream().sorted(Comparator.comparing(id)).toList();
+        List<P> matching;
         String wanted;
         if (config.brokerId().isPresent()) {
             wanted = "id '" + config.brokerId().get() + "'";
-            matching = all.stream().filter(p -> p.id().equals(config.brokerId().get())).toList();
+            matching = all.stream().filter(p -> id.apply(p).equals(config.brokerId().get())).toList();
         } else {
             wanted = "URL scheme '" + config.scheme() + "'";
-            matching = all.stream().filter(p -> p.schemes().contains(config.scheme())).toList();
+            matching = all.stream().filter(p -> schemes.apply(p).contains(config.scheme())).toList();
         }
         if (matching.size() == 1) {
             return matching.getFirst();
         }
-        List<String> lines = describe(all, p -> p.id() + " (schemes " + p.schemes() + ")");
+        List<String> lines = describe(all, p -> id.apply(p) + " (schemes " + schemes.apply(p) + ")");
         lines.addAll(loaded.broken());
         String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
         if (matching.isEmpty()) {
@@ -75,9 +98,10 @@ public final class Providers {
                 case "memory" -> "add io.binomic:binomic-core to the module path";
                 default -> "use memory://, redis:// or rediss://, or add the module of a broker serving this scheme";
             };
-            throw new ProviderNotFoundException("no broker provider for " + wanted + ": " + fix + ". Providers found:\n" + listing, lines);
+            throw new ProviderNotFoundException("no " + kind + " provider for " + wanted + ": " + fix + ". Providers found:\n"
+                    + listing, lines);
         }
-        throw new ProviderNotFoundException("several broker providers match " + wanted
+        throw new ProviderNotFoundException("several " + kind + " providers match " + wanted
                 + "; choose one with BrokerConfig.brokerId(...). Providers found:\n" + listing, lines);
     }
 

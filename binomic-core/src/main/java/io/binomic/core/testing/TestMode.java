@@ -14,6 +14,7 @@ import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.memory.MemoryBroker;
+import io.binomic.core.internal.memory.MemoryScheduler;
 import io.binomic.core.internal.worker.DeliveryProcessor;
 import io.binomic.core.internal.worker.JobTracking;
 import io.binomic.core.internal.worker.Outcome;
@@ -58,6 +59,7 @@ public final class TestMode implements AutoCloseable {
 
     private final boolean inline;
     private final MemoryBroker broker;
+    private final MemoryScheduler scheduler;
     private final Binomic binomic;
     private final DeliveryProcessor processor;
     private final List<SubmittedJob> submitted = new CopyOnWriteArrayList<>();
@@ -69,7 +71,8 @@ public final class TestMode implements AutoCloseable {
         BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().url("memory://test-mode").build())
                 .schedulePeriodicTasks(false).taskDefaults(b.defaults).build();
         this.broker = new MemoryBroker(config.broker());
-        Binomic.Builder builder = Binomic.builder().config(config).broker(broker);
+        this.scheduler = new MemoryScheduler(broker);
+        Binomic.Builder builder = Binomic.builder().config(config).broker(broker).scheduler(scheduler);
         b.bindings.values().forEach(builder::handle);
         this.binomic = builder.build();
         var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
@@ -125,7 +128,7 @@ public final class TestMode implements AutoCloseable {
         try {
             for (int round = 0; round < MAX_ROUNDS; round++) {
                 for (String queue : knownQueues()) {
-                    broker.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
+                    scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
                 }
                 List<Delivery> deliveries;
                 try {

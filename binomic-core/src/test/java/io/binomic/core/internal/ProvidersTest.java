@@ -3,18 +3,23 @@ package io.binomic.core.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import io.binomic.core.internal.memory.MemoryScheduler;
+import io.binomic.core.internal.memory.MemorySchedulerProvider;
 import java.util.List;
 import java.util.ServiceLoader;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Broker selection is deterministic and its failures list every provider found. */
+/** Broker and scheduler selection is deterministic and its failures list every provider found. */
 class ProvidersTest {
 
     record FakeProvider(String id, Set<String> schemes) implements BrokerProvider {
@@ -79,5 +84,54 @@ class ProvidersTest {
     void theModulePathProvidesTheMemoryBroker() {
         var loaded = Providers.load(BrokerProvider.class, ServiceLoader.load(BrokerProvider.class));
         assertEquals(List.of("memory"), loaded.providers().stream().map(BrokerProvider::id).toList());
+    }
+
+    // ---- schedulers: selected by the same rules, and a scheduler serves only its own kind of broker ----
+
+    record FakeSchedulerProvider(String id, Set<String> schemes) implements SchedulerProvider {
+        @Override
+        public Scheduler create(Broker broker) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    private static final SchedulerProvider MEMORY_SCHEDULER = new MemorySchedulerProvider();
+    private static final SchedulerProvider REDIS_SCHEDULER = new FakeSchedulerProvider("redis", Set.of("redis", "rediss"));
+
+    @Test
+    void theBrokerUrlSelectsTheSchedulerProviderOfItsKind() {
+        var loaded = new Providers.Loaded<>(List.of(REDIS_SCHEDULER, MEMORY_SCHEDULER), List.<String>of());
+        assertSame(REDIS_SCHEDULER, Providers.selectScheduler(BrokerConfig.builder().url("rediss://cache:6380").build(), loaded));
+        assertSame(MEMORY_SCHEDULER, Providers.selectScheduler(BrokerConfig.defaults(), loaded));
+        assertSame(REDIS_SCHEDULER, Providers.selectScheduler(BrokerConfig.builder().url("redis://x").brokerId("redis").build(), loaded));
+    }
+
+    @Test
+    void aMissingSchedulerProviderIsAnErrorListingWhatWasFoundBrokenOnesIncluded() {
+        var loaded = new Providers.Loaded<>(List.of(MEMORY_SCHEDULER),
+                List.of("  (broken SchedulerProvider: com.acme.Bad: Provider not found)"));
+        var e = assertThrows(ProviderNotFoundException.class,
+                () -> Providers.selectScheduler(BrokerConfig.builder().url("redis://localhost").build(), loaded));
+        assertEquals("""
+                no scheduler provider for URL scheme 'redis': add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath. Providers found:
+                  memory (schemes [memory]): io.binomic.core.internal.memory.MemorySchedulerProvider in module io.binomic.core
+                  (broken SchedulerProvider: com.acme.Bad: Provider not found)""", e.getMessage());
+        assertSame(MEMORY_SCHEDULER, Providers.selectScheduler(BrokerConfig.defaults(), loaded), "the broken one hides nothing");
+    }
+
+    @Test
+    void theMemorySchedulerServesOnlyTheMemoryBroker() {
+        Broker memory = MEMORY.create(BrokerConfig.defaults());
+        Broker other = (Broker) java.lang.reflect.Proxy.newProxyInstance(Broker.class.getClassLoader(), new Class<?>[] {Broker.class},
+                (proxy, method, args) -> null);
+        assertEquals(MemoryScheduler.class, MEMORY_SCHEDULER.create(memory).getClass());
+        var e = assertThrows(IllegalArgumentException.class, () -> MEMORY_SCHEDULER.create(other));
+        assertTrue(e.getMessage().startsWith("the memory scheduler keeps its messages in the memory broker's own store"), e.getMessage());
+    }
+
+    @Test
+    void theModulePathProvidesTheMemoryScheduler() {
+        var loaded = Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class));
+        assertEquals(List.of("memory"), loaded.providers().stream().map(SchedulerProvider::id).toList());
     }
 }

@@ -14,7 +14,6 @@ import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
-import io.binomic.api.spi.TickResult;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -68,7 +67,7 @@ import org.redisson.client.codec.StringCodec;
 final class RedisBroker implements Broker {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
     private static final String GROUP = RedisKeys.GROUP;
-    private static final int BULK_CHUNK = 1000;
+    static final int BULK_CHUNK = 1000;
     private static final int BULK_IN_FLIGHT = 2;
     private static final int REPLAY_CHUNK = 500;
     private static final int PRODUCER_TRIES = 3;
@@ -77,7 +76,7 @@ final class RedisBroker implements Broker {
     private final BrokerConfig config;
     private final RedissonSetup setup;
     /** Opt-in: replicas that must confirm each enqueue and settlement ({@code WAIT}); off by default. */
-    private final RedissonSetup.ReplicaWait replicaWait;
+    final RedissonSetup.ReplicaWait replicaWait;
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
     /** Where each queue's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
@@ -151,7 +150,7 @@ final class RedisBroker implements Broker {
         }
     }
 
-    private RedissonClient client() {
+    RedissonClient client() {
         RedissonClient c = client;
         if (c == null) {
             throw new IllegalStateException(closed ? "the Redis broker is closed" : "the Redis broker is not started: call start() first");
@@ -159,7 +158,7 @@ final class RedisBroker implements Broker {
         return c;
     }
 
-    private RedisKeys keys(String queue) {
+    RedisKeys keys(String queue) {
         return new RedisKeys(config.keyPrefix(), queue);
     }
 
@@ -254,20 +253,12 @@ final class RedisBroker implements Broker {
         return args.toArray();
     }
 
-    private void scheduleTracked(Message message, Instant dueAt) {
-        RedisKeys k = keys(message.queue());
-        String member = StreamFields.toJson(StreamFields.encode(message));
-        writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
-                List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
-                message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
-    }
-
     /**
      * A producer's scripted write (a tracked job's enqueue or schedule, with its record): tried
      * again when the connection fails under it, like a plain XADD, and ending in WAIT when
      * {@code wait.replicas} asks for it.
      */
-    private void writeScriptRetryingBrokenConnections(String what, String script, List<Object> keys, Object... args) {
+    void writeScriptRetryingBrokenConnections(String what, String script, List<Object> keys, Object... args) {
         this.<Object>callRetryingBrokenConnections(what, () -> {
             if (!replicaWait.on()) {
                 return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, RScript.ReturnType.LONG, keys, args);
@@ -278,63 +269,7 @@ final class RedisBroker implements Broker {
         });
     }
 
-    @Override
-    public void schedule(Message message, Instant dueAt) {
-        checkSize(message);
-        if (message.isTracked()) {
-            scheduleTracked(message, dueAt);
-            return;
-        }
-        String member = StreamFields.toJson(StreamFields.encode(message));
-        String what = "schedule on queue '" + message.queue() + "'";
-        if (replicaWait.on()) {
-            callRetryingBrokenConnections(what, () -> {
-                RBatch batch = client().createBatch(writeOptions());
-                batch.getScoredSortedSet(keys(message.queue()).delayed(), StringCodec.INSTANCE).addAsync(dueAt.toEpochMilli(), member);
-                return confirmed(what, SUBMIT_AGAIN, batch.execute());
-            });
-            return;
-        }
-        callRetryingBrokenConnections(what, () -> client().getScoredSortedSet(keys(message.queue()).delayed(),
-                StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
-    }
-
-    /** One {@code ZADD} of up to {@value #BULK_CHUNK} members per round trip. */
-    @Override
-    public void scheduleAll(List<Message> messages, Instant dueAt) {
-        messages.forEach(this::checkSize);
-        double score = dueAt.toEpochMilli();
-        Map<String, Map<String, Double>> membersByQueue = new LinkedHashMap<>();
-        for (Message m : messages) {
-            if (m.isTracked()) {
-                scheduleTracked(m, dueAt); // one round trip each: tracked DELAY jobs in bulk are rare
-                continue;
-            }
-            membersByQueue.computeIfAbsent(m.queue(), q -> new LinkedHashMap<>())
-                    .put(StreamFields.toJson(StreamFields.encode(m)), score);
-        }
-        membersByQueue.forEach((queue, members) -> {
-            List<Map.Entry<String, Double>> entries = List.copyOf(members.entrySet());
-            for (int from = 0; from < entries.size(); from += BULK_CHUNK) {
-                Map<String, Double> chunk = new LinkedHashMap<>();
-                entries.subList(from, Math.min(entries.size(), from + BULK_CHUNK)).forEach(e -> chunk.put(e.getKey(), e.getValue()));
-                // ZADD of the same member is idempotent, so a retry after a broken connection adds nothing twice.
-                String what = "scheduleAll on queue '" + queue + "'";
-                if (replicaWait.on()) {
-                    callRetryingBrokenConnections(what, () -> {
-                        RBatch batch = client().createBatch(writeOptions());
-                        batch.<String>getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).addAllAsync(chunk);
-                        return confirmed(what, SUBMIT_AGAIN, batch.execute());
-                    });
-                } else {
-                    callRetryingBrokenConnections(what,
-                            () -> client().<String>getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).addAll(chunk));
-                }
-            }
-        });
-    }
-
-    private void checkSize(Message message) {
+    void checkSize(Message message) {
         if (message.payload().length > config.maxPayloadBytes()) {
             throw new PayloadTooLargeException(message.task(), message.payload().length, config.maxPayloadBytes());
         }
@@ -721,55 +656,6 @@ final class RedisBroker implements Broker {
         return deliveries;
     }
 
-    // ---- scheduling ----------------------------------------------------------------------
-
-    /** Due by Redis' clock ({@code TIME}), not by {@code now}: a worker whose clock runs ahead cannot move messages early. */
-    @Override
-    public int moveDue(String queue, Instant now, int max) {
-        if (max < 1) {
-            return 0;
-        }
-        RedisKeys k = keys(queue);
-        long moved = evalWrite("moveDue on queue '" + queue + "'", MOVE_AGAIN, LuaScripts.MOVE_DUE, RScript.ReturnType.LONG,
-                List.of(k.delayed(), k.stream()), Integer.toString(max));
-        return Math.toIntExact(moved);
-    }
-
-    @Override
-    public Optional<Instant> nextDue(String queue) {
-        Double score = call("nextDue on queue '" + queue + "'",
-                () -> client().getScoredSortedSet(keys(queue).delayed(), StringCodec.INSTANCE).firstScore());
-        return Optional.ofNullable(score).map(s -> Instant.ofEpochMilli(s.longValue()));
-    }
-
-    /** One script: the claim and the XADD of the tick's message, judged by Redis' clock ({@code TIME}). */
-    @Override
-    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
-        checkSize(message);
-        RedisKeys k = keys(message.queue());
-        List<Object> args = new ArrayList<>(List.of(Long.toString(tick.toEpochMilli()),
-                Long.toString(Math.max(1, claimLifetime.toMillis()))));
-        StreamFields.encode(message).forEach((name, value) -> {
-            if (!name.equals(StreamFields.ENQUEUED_AT)) { // the script stamps Redis' time
-                args.add(name);
-                args.add(value);
-            }
-        });
-        List<Object> r = evalWrite("fireTick of '" + jobName + "'", TICK_AGAIN, LuaScripts.CLAIM_TICK, RScript.ReturnType.LIST,
-                List.of(k.cron(jobName), k.stream()), args.toArray());
-        TickResult.Outcome outcome = switch (Math.toIntExact(toLong(r.get(0)))) {
-            case 0 -> TickResult.Outcome.NOT_DUE;
-            case 1 -> TickResult.Outcome.ALREADY_FIRED;
-            default -> TickResult.Outcome.FIRED;
-        };
-        if (outcome == TickResult.Outcome.FIRED && message.isTracked()) {
-            // After the tick's script, not in it: a worker that ran the tick first created the record itself.
-            eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG, List.of(k.job(message.id())),
-                    message.task(), Long.toString(System.currentTimeMillis()), message.headers().get(Message.TRACK));
-        }
-        return new TickResult(outcome, Instant.ofEpochMilli(toLong(r.get(1))));
-    }
-
     // ---- dead letters --------------------------------------------------------------------
 
     @Override
@@ -875,12 +761,12 @@ final class RedisBroker implements Broker {
 
     // ---- plumbing ------------------------------------------------------------------------
 
-    private static final String SUBMIT_AGAIN = "it may or may not survive a failover; submitting it again may enqueue it twice"
+    static final String SUBMIT_AGAIN = "it may or may not survive a failover; submitting it again may enqueue it twice"
             + " (with the same message id)";
     private static final String SETTLE_AGAIN = "the worker sends the outcomes again (a settlement already applied is a no-op)";
-    private static final String MOVE_AGAIN = "the messages are on the primary's stream; if it fails over before they reach a"
+    static final String MOVE_AGAIN = "the messages are on the primary's stream; if it fails over before they reach a"
             + " replica they are still due in the replica's delayed set and move again";
-    private static final String TICK_AGAIN = "if the primary fails over before it reaches a replica, the tick fires again";
+    static final String TICK_AGAIN = "if the primary fails over before it reaches a replica, the tick fires again";
     private static final String REPLAY_AGAIN = "if the primary fails over before they reach a replica, they are dead letters again";
 
     /**
@@ -888,7 +774,7 @@ final class RedisBroker implements Broker {
      * (same round trip) and the reply must allow for the wait; otherwise the defaults, exactly what
      * every write used before the option existed.
      */
-    private BatchOptions writeOptions() {
+    BatchOptions writeOptions() {
         if (!replicaWait.on()) {
             return BatchOptions.defaults();
         }
@@ -901,7 +787,7 @@ final class RedisBroker implements Broker {
      * write is on the primary only, and the caller must know: a {@link NotReplicatedException} saying
      * so and what happens if it is tried again ({@code consequence}).
      */
-    private <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
+    <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
         if (replicaWait.on() && result.getSyncedSlaves() < replicaWait.replicas()) {
             throw new NotReplicatedException("Redis " + what + " at " + setup.target() + " was written to the primary, but only "
                     + result.getSyncedSlaves() + " of the " + replicaWait.replicas() + " replicas required (BrokerConfig option "
@@ -913,7 +799,7 @@ final class RedisBroker implements Broker {
 
     /** {@link #eval} for a script that writes: the same call when waiting is off, a pipeline ending in WAIT when on. */
     @SuppressWarnings("unchecked")
-    private <R> R evalWrite(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
+    <R> R evalWrite(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
                             Object... args) {
         if (!replicaWait.on()) {
             return eval(what, script, type, keys, args);
@@ -925,12 +811,12 @@ final class RedisBroker implements Broker {
         });
     }
 
-    private <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+    <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
-    private <R> R call(String what, Supplier<R> operation) {
+    <R> R call(String what, Supplier<R> operation) {
         return call(what, operation, 1);
     }
 
@@ -941,7 +827,7 @@ final class RedisBroker implements Broker {
      * the submit would push the retry onto every caller. If an earlier try did land, the message is
      * enqueued twice with the same id: at-least-once, never lost.
      */
-    private <R> R callRetryingBrokenConnections(String what, Supplier<R> operation) {
+    <R> R callRetryingBrokenConnections(String what, Supplier<R> operation) {
         return call(what, operation, PRODUCER_TRIES);
     }
 
@@ -1000,7 +886,7 @@ final class RedisBroker implements Broker {
         return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c), c);
     }
 
-    private static long toLong(Object value) {
+    static long toLong(Object value) {
         return value instanceof Number n ? n.longValue() : Long.parseLong(String.valueOf(value));
     }
 

@@ -39,6 +39,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * It mirrors the Redis broker's semantics (pending list with owners and delivery counts,
  * durable-looking delayed set, dead-letter store with retention) so code tested on it behaves the
  * same on Redis. One lock guards everything: simple, and far from the bottleneck in one JVM.
+ *
+ * <p>Its delayed set and tick claims are reached through {@link MemoryScheduler}, which shares this
+ * lock: a retry is stored by {@link #settle} atomically with the ack, and moved by the scheduler.
  */
 public final class MemoryBroker implements Broker {
 
@@ -169,8 +172,7 @@ public final class MemoryBroker implements Broker {
         notifySubmission(List.copyOf(messages), null);
     }
 
-    @Override
-    public void schedule(Message message, Instant dueAt) {
+    void schedule(Message message, Instant dueAt) {
         locked(() -> {
             queue(message.queue()).delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), message);
             createJob(message, JobState.SCHEDULED, dueAt);
@@ -308,8 +310,7 @@ public final class MemoryBroker implements Broker {
         });
     }
 
-    @Override
-    public int moveDue(String name, Instant now, int max) {
+    int moveDue(String name, Instant now, int max) {
         return locked(() -> {
             QueueState q = queue(name);
             int moved = 0;
@@ -331,8 +332,7 @@ public final class MemoryBroker implements Broker {
         });
     }
 
-    @Override
-    public Optional<Instant> nextDue(String name) {
+    Optional<Instant> nextDue(String name) {
         return locked(() -> {
             QueueState q = queue(name);
             return q.delayed.isEmpty() ? Optional.empty() : Optional.of(Instant.ofEpochMilli(q.delayed.firstKey().dueMillis()));
@@ -340,8 +340,7 @@ public final class MemoryBroker implements Broker {
     }
 
     /** The broker's clock, for tick claims, is the one it was built with (the system clock by default). */
-    @Override
-    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
+    TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
         return locked(() -> {
             Instant now = clock.instant();
             if (tick.isAfter(now)) {

@@ -1,7 +1,5 @@
 package io.binomic.core.internal.schedule;
 
-import io.binomic.api.spi.Scheduler;
-import io.binomic.api.spi.Trigger;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -19,7 +17,7 @@ import java.util.Objects;
  * after that. A tick never fires twice. An action that throws is logged and the job goes on.
  * {@link #close()} interrupts every job and waits briefly for running actions to end.
  */
-public final class PeriodicScheduler implements Scheduler {
+public final class PeriodicScheduler implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PeriodicScheduler.class.getName());
 
     /**
@@ -46,7 +44,6 @@ public final class PeriodicScheduler implements Scheduler {
      *
      * @throws IllegalStateException when the scheduler is closed
      */
-    @Override
     public void schedule(String jobName, Trigger trigger, TickAction action) {
         Objects.requireNonNull(jobName, "jobName");
         Objects.requireNonNull(trigger, "trigger");
@@ -161,5 +158,11 @@ public final class PeriodicScheduler implements Scheduler {
                         + CLOSE_GRACE.toSeconds() + " s after close: its action ignores interruption");
             }
         }
+    }
+
+    /** What a job does at a tick. */
+    @FunctionalInterface
+    public interface TickAction {
+        void fire(Instant tick) throws Exception;
     }
 }

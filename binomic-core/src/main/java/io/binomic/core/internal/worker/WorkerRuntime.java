@@ -4,6 +4,7 @@ import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.PayloadCodec;
@@ -64,6 +65,7 @@ public final class WorkerRuntime implements Worker {
     private final WorkerConfig config;
     private final List<String> queues;
     private final Broker broker;
+    private final Scheduler scheduler;
     private final Clock clock;
     private final String consumerName;
     private final Semaphore slots;
@@ -97,15 +99,18 @@ public final class WorkerRuntime implements Worker {
      * @param maxResultBytes the largest encoded result a tracked job's record keeps (the broker's payload limit)
      */
     public WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
-                         Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats, int maxResultBytes) {
-        this(config, queues, defaults, handlers, broker, codec, clock, stats, TaskInvokers.best(), maxResultBytes);
+                         Broker broker, Scheduler scheduler, PayloadCodec codec, Clock clock, StatsRecorder stats,
+                         int maxResultBytes) {
+        this(config, queues, defaults, handlers, broker, scheduler, codec, clock, stats, TaskInvokers.best(), maxResultBytes);
     }
 
     WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
-                  Broker broker, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker, int maxResultBytes) {
+                  Broker broker, Scheduler scheduler, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker,
+                  int maxResultBytes) {
         this.config = config;
         this.queues = List.copyOf(queues);
         this.broker = broker;
+        this.scheduler = scheduler;
         this.clock = clock;
         this.consumerName = config.consumerName().orElseGet(WorkerRuntime::defaultConsumerName);
         this.slots = new Semaphore(config.concurrency());
@@ -469,10 +474,10 @@ public final class WorkerRuntime implements Worker {
         Duration sleep = MOVER_MAX_SLEEP;
         try {
             for (String queue : queues) {
-                while (broker.moveDue(queue, now, MOVE_BATCH) == MOVE_BATCH) {
+                while (scheduler.moveDue(queue, now, MOVE_BATCH) == MOVE_BATCH) {
                     // A full batch means more may be due: keep moving before sleeping.
                 }
-                Optional<Instant> next = broker.nextDue(queue);
+                Optional<Instant> next = scheduler.nextDue(queue);
                 if (next.isPresent()) {
                     Duration until = Duration.between(clock.instant(), next.get());
                     if (until.compareTo(sleep) < 0) {

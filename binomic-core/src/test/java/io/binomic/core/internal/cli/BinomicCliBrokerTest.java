@@ -14,6 +14,7 @@ import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.memory.MemoryBroker;
+import io.binomic.core.internal.memory.MemoryScheduler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +34,7 @@ class BinomicCliBrokerTest {
     private static final Instant FAILED_AT = Instant.parse("2026-11-30T01:02:03Z");
 
     private final MemoryBroker broker = new MemoryBroker(BrokerConfig.defaults());
+    private final MemoryScheduler scheduler = new MemoryScheduler(broker);
     private final Broker survivesClose = (Broker) Proxy.newProxyInstance(Broker.class.getClassLoader(),
             new Class<?>[] {Broker.class}, (proxy, method, args) -> {
                 if (method.getName().equals("close")) {
@@ -53,7 +55,7 @@ class BinomicCliBrokerTest {
     private Binomic connect(String url, List<String> queues) {
         BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build())
                 .schedulePeriodicTasks(false).build();
-        return Binomic.builder().config(config).broker(survivesClose).build().start();
+        return Binomic.builder().config(config).broker(survivesClose).scheduler(scheduler).build().start();
     }
 
     private CliRun run(String... args) {
@@ -86,7 +88,7 @@ class BinomicCliBrokerTest {
         broker.start(List.of("emails", "reports"));
         enqueue("emails", "send", 5);
         broker.fetch(List.of("emails"), "c1", 2, Duration.ZERO);
-        broker.schedule(message("reports", "render"), Instant.now().plusSeconds(3600));
+        scheduler.schedule(message("reports", "render"), Instant.now().plusSeconds(3600));
         deadLetter("reports", "render", 1, DeadLetterReason.MAX_ATTEMPTS, "java.io.IOException");
 
         CliRun run = run("queues", "--queues", "emails,reports");
@@ -281,7 +283,7 @@ class BinomicCliBrokerTest {
                 });
         BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues(List.of("typo")).build())
                 .schedulePeriodicTasks(false).build();
-        try (Binomic binomic = Binomic.builder().config(config).broker(recording).prepareQueues(false).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config).broker(recording).scheduler(scheduler).prepareQueues(false).build().start()) {
             assertEquals(List.of(List.of()), started);
             IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, binomic::startWorker);
             assertTrue(refused.getMessage().contains("prepareQueues(false)"), refused.getMessage());

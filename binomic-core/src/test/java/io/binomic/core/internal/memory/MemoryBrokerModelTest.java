@@ -2,6 +2,7 @@ package io.binomic.core.internal.memory;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.core.BrokerModelProperties;
 
 /** The model-based test on {@code memory://}, so the embedded broker cannot drift from Redis. */
@@ -9,6 +10,11 @@ class MemoryBrokerModelTest extends BrokerModelProperties {
     @Override
     protected Broker createBroker() {
         return new MemoryBroker(BrokerConfig.defaults());
+    }
+
+    @Override
+    protected Scheduler createScheduler(Broker started) {
+        return new MemorySchedulerProvider().create(started);
     }
 
     @Override

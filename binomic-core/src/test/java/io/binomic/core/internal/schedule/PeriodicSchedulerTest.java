@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.binomic.api.CronExpression;
-import io.binomic.api.spi.Trigger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -26,6 +26,7 @@ import io.binomic.core.TextCodec;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import io.binomic.core.internal.memory.MemorySchedulerProvider;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -171,6 +172,7 @@ class DeliveryStateMachineProperties {
         });
 
         var broker = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        var scheduler = new MemorySchedulerProvider().create(broker);
         broker.start(List.of(queue));
         TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
         JobTracking tracking = trackSome ? JobTracking.through(broker, "worker", receipt -> false) : UNTRACKED;
@@ -195,7 +197,7 @@ class DeliveryStateMachineProperties {
 
         Instant farFuture = Instant.now().plus(Duration.ofDays(1));
         for (int round = 0; round < 1000; round++) {
-            broker.moveDue(queue, farFuture, 10_000);
+            scheduler.moveDue(queue, farFuture, 10_000);
             String consumer = "worker-a";
             List<Delivery> deliveries = fetch(broker, queue, consumer);
             if (deliveries.isEmpty()) {

@@ -1,4 +1,4 @@
-package io.binomic.api.spi;
+package io.binomic.core.internal.schedule;
 
 import io.binomic.api.CronExpression;
 import java.time.Duration;

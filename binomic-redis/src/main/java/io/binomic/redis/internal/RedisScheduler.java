@@ -1,0 +1,155 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.Message;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.TickResult;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * The durable scheduler of a {@link RedisBroker}: each queue's delayed set ({@code ZADD}, score =
+ * due epoch ms), which survives any process dying, and one claim per periodic job, so N clients
+ * fire each tick once. It writes through its broker's connection and plumbing: the same retries of
+ * a broken connection, the same {@code WAIT} for replicas when {@code wait.replicas} asks for it, the
+ * same reload of the Lua scripts after {@code NOSCRIPT}; and the broker's settle writes retries to
+ * the same delayed set, atomically with the ack.
+ */
+final class RedisScheduler implements Scheduler {
+    private final RedisBroker broker;
+
+    RedisScheduler(RedisBroker broker) {
+        this.broker = Objects.requireNonNull(broker, "broker");
+    }
+
+    @Override
+    public void schedule(Message message, Instant dueAt) {
+        broker.checkSize(message);
+        if (message.isTracked()) {
+            scheduleTracked(message, dueAt);
+            return;
+        }
+        String member = StreamFields.toJson(StreamFields.encode(message));
+        String what = "schedule on queue '" + message.queue() + "'";
+        if (broker.replicaWait.on()) {
+            broker.callRetryingBrokenConnections(what, () -> {
+                RBatch batch = broker.client().createBatch(broker.writeOptions());
+                batch.getScoredSortedSet(broker.keys(message.queue()).delayed(), StringCodec.INSTANCE)
+                        .addAsync(dueAt.toEpochMilli(), member);
+                return broker.confirmed(what, RedisBroker.SUBMIT_AGAIN, batch.execute());
+            });
+            return;
+        }
+        broker.callRetryingBrokenConnections(what, () -> broker.client().getScoredSortedSet(broker.keys(message.queue()).delayed(),
+                StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
+    }
+
+    /** One {@code ZADD} of up to {@value RedisBroker#BULK_CHUNK} members per round trip. */
+    @Override
+    public void scheduleAll(List<Message> messages, Instant dueAt) {
+        messages.forEach(broker::checkSize);
+        double score = dueAt.toEpochMilli();
+        Map<String, Map<String, Double>> membersByQueue = new LinkedHashMap<>();
+        for (Message m : messages) {
+            if (m.isTracked()) {
+                scheduleTracked(m, dueAt); // one round trip each: tracked DELAY jobs in bulk are rare
+                continue;
+            }
+            membersByQueue.computeIfAbsent(m.queue(), q -> new LinkedHashMap<>())
+                    .put(StreamFields.toJson(StreamFields.encode(m)), score);
+        }
+        membersByQueue.forEach((queue, members) -> {
+            List<Map.Entry<String, Double>> entries = List.copyOf(members.entrySet());
+            for (int from = 0; from < entries.size(); from += RedisBroker.BULK_CHUNK) {
+                Map<String, Double> chunk = new LinkedHashMap<>();
+                entries.subList(from, Math.min(entries.size(), from + RedisBroker.BULK_CHUNK))
+                        .forEach(e -> chunk.put(e.getKey(), e.getValue()));
+                // ZADD of the same member is idempotent, so a retry after a broken connection adds nothing twice.
+                String what = "scheduleAll on queue '" + queue + "'";
+                if (broker.replicaWait.on()) {
+                    broker.callRetryingBrokenConnections(what, () -> {
+                        RBatch batch = broker.client().createBatch(broker.writeOptions());
+                        batch.<String>getScoredSortedSet(broker.keys(queue).delayed(), StringCodec.INSTANCE).addAllAsync(chunk);
+                        return broker.confirmed(what, RedisBroker.SUBMIT_AGAIN, batch.execute());
+                    });
+                } else {
+                    broker.callRetryingBrokenConnections(what, () -> broker.client()
+                            .<String>getScoredSortedSet(broker.keys(queue).delayed(), StringCodec.INSTANCE).addAll(chunk));
+                }
+            }
+        });
+    }
+
+    private void scheduleTracked(Message message, Instant dueAt) {
+        RedisKeys k = broker.keys(message.queue());
+        String member = StreamFields.toJson(StreamFields.encode(message));
+        broker.writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
+                List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
+                message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
+    }
+
+    /** Due by Redis' clock ({@code TIME}), not by {@code now}: a worker whose clock runs ahead cannot move messages early. */
+    @Override
+    public int moveDue(String queue, Instant now, int max) {
+        if (max < 1) {
+            return 0;
+        }
+        RedisKeys k = broker.keys(queue);
+        long moved = broker.evalWrite("moveDue on queue '" + queue + "'", RedisBroker.MOVE_AGAIN, LuaScripts.MOVE_DUE,
+                RScript.ReturnType.LONG, List.of(k.delayed(), k.stream()), Integer.toString(max));
+        return Math.toIntExact(moved);
+    }
+
+    @Override
+    public Optional<Instant> nextDue(String queue) {
+        Double score = broker.call("nextDue on queue '" + queue + "'",
+                () -> broker.client().getScoredSortedSet(broker.keys(queue).delayed(), StringCodec.INSTANCE).firstScore());
+        return Optional.ofNullable(score).map(s -> Instant.ofEpochMilli(s.longValue()));
+    }
+
+    /** One script: the claim and the XADD of the tick's message, judged by Redis' clock ({@code TIME}). */
+    @Override
+    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
+        broker.checkSize(message);
+        RedisKeys k = broker.keys(message.queue());
+        List<Object> args = new ArrayList<>(List.of(Long.toString(tick.toEpochMilli()),
+                Long.toString(Math.max(1, claimLifetime.toMillis()))));
+        StreamFields.encode(message).forEach((name, value) -> {
+            if (!name.equals(StreamFields.ENQUEUED_AT)) { // the script stamps Redis' time
+                args.add(name);
+                args.add(value);
+            }
+        });
+        List<Object> r = broker.evalWrite("fireTick of '" + jobName + "'", RedisBroker.TICK_AGAIN, LuaScripts.CLAIM_TICK,
+                RScript.ReturnType.LIST, List.of(k.cron(jobName), k.stream()), args.toArray());
+        TickResult.Outcome outcome = switch (Math.toIntExact(RedisBroker.toLong(r.get(0)))) {
+            case 0 -> TickResult.Outcome.NOT_DUE;
+            case 1 -> TickResult.Outcome.ALREADY_FIRED;
+            default -> TickResult.Outcome.FIRED;
+        };
+        if (outcome == TickResult.Outcome.FIRED && message.isTracked()) {
+            // After the tick's script, not in it: a worker that ran the tick first created the record itself.
+            broker.eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
+                    List.of(k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()), message.headers().get(Message.TRACK));
+        }
+        return new TickResult(outcome, Instant.ofEpochMilli(RedisBroker.toLong(r.get(1))));
+    }
+
+    /** Nothing of its own to release: the connection is the broker's, closed with it. */
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public String toString() {
+        return "RedisScheduler[" + broker + "]";
+    }
+}
