@@ -44,8 +44,26 @@ final class TestApp {
 
     static final String TASK = "job";
 
-    static Task<Job, Void> job(Ledger ledger, String queue, Duration backoff) {
-        return Task.<Job, Void>builder(TASK, Job.class, job -> {
+    /**
+     * Where the job task records its executions: the Redis {@link Ledger} of the fault tests, or the
+     * chaos suite's per-JVM files ({@link ChaosLedger}), which must not live in the Redis under test.
+     */
+    interface Runs {
+        /** An execution of job {@code n} starts; returns the how-manyth it is (its planned failures count against it). */
+        long started(int n);
+
+        void sawAttempt(int n, int attempt);
+
+        void finished(int n);
+    }
+
+    static Task<Job, Void> job(Runs ledger, String queue, Duration backoff) {
+        return job(TASK, ledger, queue, backoff, null);
+    }
+
+    /** The job task under another name; a DELAY task enqueued {@code delay} after submission when {@code delay} is not null. */
+    static Task<Job, Void> job(String name, Runs ledger, String queue, Duration backoff, Duration delay) {
+        Task.Builder<Job, Void> builder = Task.<Job, Void>builder(name, Job.class, job -> {
             long run = ledger.started(job.n());
             ledger.sawAttempt(job.n(), TaskContext.current().attempt());
             if (job.cpuBound()) {
@@ -58,7 +76,16 @@ final class TestApp {
             }
             ledger.finished(job.n());
             return null;
-        }).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff)).build();
+        }).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff));
+        return (delay == null ? builder : builder.delay(delay)).build();
+    }
+
+    /** An INTERVAL task firing every {@code period}: each tick's execution is recorded as job {@code n}. */
+    static Task<Void, Void> tick(String name, Runs ledger, int n, String queue, Duration period) {
+        return Task.builder(name, () -> {
+            ledger.started(n);
+            ledger.finished(n);
+        }).queue(queue).interval(period).maxAttempts(5).build();
     }
 
     static BinomicConfig config(String redisUrl, String queue, Duration lease) {
