@@ -66,7 +66,7 @@ class ChaosIT {
                 return new Size("long", tasks, phase, 3, 32, Duration.ofSeconds(20), Duration.ofSeconds(1), Duration.ofSeconds(30),
                         Duration.ofSeconds(10), Duration.ofSeconds(30), Duration.ofSeconds(60), Duration.ofSeconds(3),
                         Duration.ofSeconds(8), Duration.ofSeconds(15), Duration.ofSeconds(30), Duration.ofSeconds(5),
-                        Duration.ofSeconds(2), 200, Duration.ofMinutes(5));
+                        Duration.ofSeconds(2), 200, Duration.ofMinutes(15));
             }
             return new Size("short", 2000, Duration.ofSeconds(30), 2, 16, Duration.ofSeconds(5), Duration.ofMillis(500),
                     Duration.ofSeconds(10), Duration.ofMillis(2500), null, null, Duration.ofMillis(2500), Duration.ofSeconds(5),
@@ -185,7 +185,7 @@ class ChaosIT {
             List<String> deadReasons = new ArrayList<>();
             deadLetters(sweeper, dead, deadReasons);
             ChaosReport report = new ChaosReport(ChaosLedger.read(ledgerDir), kinds, dead, faults, size.lease().toMillis(),
-                    phaseStart, size.tick().toMillis(), phaseStart + 2 * size.tick().toMillis(),
+                    size.concurrency(), phaseStart, size.tick().toMillis(), phaseStart + 2 * size.tick().toMillis(),
                     schedulersClosed - 2 * size.tick().toMillis());
 
             List<String> out = new ArrayList<>();
@@ -476,7 +476,10 @@ class ChaosIT {
                 "-D" + ChaosJobs.DELAY_PROPERTY + "=" + size.delay().toMillis())) {
             args.add("--jvm-option=" + option);
         }
-        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+        List<String> command = new ArrayList<>(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args));
+        int classPath = command.indexOf("-cp") + 1;
+        command.set(classPath, servicesDirectory() + java.io.File.pathSeparator + command.get(classPath));
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.log").toFile()));
         builder.environment().keySet().removeIf(k -> k.startsWith("BINOMIC_"));
         try {
@@ -491,6 +494,23 @@ class ChaosIT {
             }
             sleep(100);
         }
+    }
+
+    /**
+     * A class-path entry that declares {@link ChaosJobs} as a task provider, for the master and so
+     * its workers (which get its class path) only: in the test resources it would reach every test
+     * that discovers tasks, and the jar RuntimeImageTest builds from them.
+     */
+    private Path servicesDirectory() {
+        Path services = dir.resolve("services");
+        try {
+            Files.createDirectories(services.resolve("META-INF/services"));
+            Files.writeString(services.resolve("META-INF/services/" + io.binomic.api.spi.TaskProvider.class.getName()),
+                    ChaosJobs.class.getName() + "\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return services;
     }
 
     /** The segment is the new master's, not the one its predecessor left behind. */

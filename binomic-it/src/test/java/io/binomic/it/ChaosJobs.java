@@ -7,8 +7,9 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The chaos suite's application, as the master's worker JVMs find it (through
- * {@code META-INF/services}) and as the test's clients declare it: the {@link TestApp} job on two
+ * The chaos suite's application, as the master's worker JVMs find it (through a
+ * {@code META-INF/services} file that {@link ChaosIT} puts on their class path) and as the test's
+ * clients declare it: the {@link TestApp} job on two
  * queues, a DELAY variant, and an INTERVAL task. Its executions go to a {@link ChaosLedger} in the
  * directory named by {@value #LEDGER_PROPERTY}; without that property it declares nothing, so the
  * other tests that discover tasks are not affected.

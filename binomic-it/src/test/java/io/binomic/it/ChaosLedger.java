@@ -19,15 +19,20 @@ import java.util.UUID;
  * The chaos suite's record of every execution, kept apart from the Redis under test so that a
  * restart, an outage or a CLIENT KILL of that Redis cannot touch it: one file per JVM in a
  * directory, each line written with a single {@code write(2)}, so that a SIGKILL loses nothing
- * already recorded. An execution writes {@code S id attempt pid start n tick} when it starts and
- * {@code E id attempt pid start end n} when its handler returns; a failed or killed one has no
- * {@code E} line.
+ * already recorded. An execution writes {@code S id attempt pid start n tick} when it starts,
+ * {@code E id attempt pid start end n} when its handler returns, and {@code F ...} instead when it
+ * throws its planned failure; a killed one has neither.
  */
 final class ChaosLedger implements TestApp.Runs {
-    /** One execution; {@code end} is -1 when the handler never returned. */
-    record Run(UUID id, int attempt, long pid, long start, long end, int n, long tick) {
+    /** One execution; {@code end} is -1 when the handler never returned, {@code failedAt} -1 unless it threw its planned failure. */
+    record Run(UUID id, int attempt, long pid, long start, long end, long failedAt, int n, long tick) {
         boolean completed() {
             return end >= 0;
+        }
+
+        /** When it stopped running by itself (returned or threw); -1 when it was killed or is still running. */
+        long over() {
+            return completed() ? end : failedAt;
         }
     }
 
@@ -62,8 +67,17 @@ final class ChaosLedger implements TestApp.Runs {
 
     @Override
     public void finished(int n) {
+        end("E", n);
+    }
+
+    @Override
+    public void failing(int n) {
+        end("F", n);
+    }
+
+    private void end(String kind, int n) {
         TaskContext context = TaskContext.current();
-        write("E " + context.messageId() + " " + context.attempt() + " " + pid + " " + startedAt.get() + " "
+        write(kind + " " + context.messageId() + " " + context.attempt() + " " + pid + " " + startedAt.get() + " "
                 + System.currentTimeMillis() + " " + n);
     }
 
@@ -81,6 +95,7 @@ final class ChaosLedger implements TestApp.Runs {
     /** Every execution recorded in {@code directory}, in no particular order. */
     static List<Run> read(Path directory) {
         Map<String, long[]> ends = new LinkedHashMap<>();
+        Map<String, long[]> failures = new LinkedHashMap<>();
         List<String[]> starts = new ArrayList<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "runs-*.log")) {
             for (Path file : files) {
@@ -88,8 +103,9 @@ final class ChaosLedger implements TestApp.Runs {
                     String[] f = line.split(" ");
                     if (f[0].equals("S") && f.length == 7) {
                         starts.add(f);
-                    } else if (f[0].equals("E") && f.length == 7) {
-                        ends.put(f[1] + " " + f[2] + " " + f[3] + " " + f[4], new long[] {Long.parseLong(f[5])});
+                    } else if ((f[0].equals("E") || f[0].equals("F")) && f.length == 7) {
+                        (f[0].equals("E") ? ends : failures).put(f[1] + " " + f[2] + " " + f[3] + " " + f[4],
+                                new long[] {Long.parseLong(f[5])});
                     }
                     // A line cut short cannot happen (one write per line); anything else is ignored.
                 }
@@ -99,9 +115,11 @@ final class ChaosLedger implements TestApp.Runs {
         }
         List<Run> runs = new ArrayList<>(starts.size());
         for (String[] f : starts) {
-            long[] end = ends.get(f[1] + " " + f[2] + " " + f[3] + " " + f[4]);
+            String key = f[1] + " " + f[2] + " " + f[3] + " " + f[4];
+            long[] end = ends.get(key);
+            long[] failed = failures.get(key);
             runs.add(new Run(UUID.fromString(f[1]), Integer.parseInt(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]),
-                    end == null ? -1 : end[0], Integer.parseInt(f[5]), Long.parseLong(f[6])));
+                    end == null ? -1 : end[0], failed == null ? -1 : failed[0], Integer.parseInt(f[5]), Long.parseLong(f[6])));
         }
         return runs;
     }

@@ -54,6 +54,7 @@ final class ChaosReport {
     private final BitSet deadLettered;
     private final List<Fault> faults;
     private final long leaseMillis;
+    private final int concurrency;
     private final long phaseStart;
     final Map<Kind, long[]> table = new EnumMap<>(Kind.class);
     final List<Duplicate> duplicates = new ArrayList<>();
@@ -72,8 +73,9 @@ final class ChaosReport {
      * @param tickFrom first tick time that must have fired unless a Redis fault was near
      * @param tickTo last such tick time
      */
-    ChaosReport(List<Run> runs, byte[] kinds, BitSet deadLettered, List<Fault> faults, long leaseMillis, long phaseStart,
-                long tickMillis, long tickFrom, long tickTo) {
+    ChaosReport(List<Run> runs, byte[] kinds, BitSet deadLettered, List<Fault> faults, long leaseMillis, int concurrency,
+                long phaseStart, long tickMillis, long tickFrom, long tickTo) {
+        this.concurrency = concurrency;
         this.runs = runs;
         this.kinds = kinds;
         this.deadLettered = deadLettered;
@@ -121,7 +123,7 @@ final class ChaosReport {
                 continue;
             }
             Run first = e.getValue().stream().min(Comparator.comparingLong(Run::start)).orElseThrow();
-            Fault cause = cause(first);
+            Fault cause = cause(e.getValue());
             duplicates.add(new Duplicate(e.getKey(), first.n(), first, completions, cause));
             if (cause != null) {
                 attributed.merge(cause, 1, Integer::sum);
@@ -135,31 +137,46 @@ final class ChaosReport {
             Fault fault = e.getKey();
             if (fault.pid() != 0 && e.getValue() > inFlight(fault)) {
                 failures.add(e.getValue() + " duplicates laid at " + describe(fault) + ", more than the " + inFlight(fault)
-                        + " executions in flight in that JVM at that moment");
+                        + " deliveries that JVM could hold in flight at that moment");
             }
         }
     }
 
     /**
-     * A SIGKILL or SIGSTOP of the JVM that ran the first execution while that execution was in
-     * flight (running, or returned with its ack not yet surely written); else a Redis outage
-     * longer than the lease's margin that the first execution's outcome could not outlast.
+     * A SIGKILL or SIGSTOP of a JVM that ran the message while that execution was in flight
+     * (running, or returned with its ack not yet surely written); else a Redis outage longer than
+     * the lease's margin that an execution's outcome could not outlast.
      */
-    private Fault cause(Run first) {
-        long unacknowledgedUntil = first.completed() ? ackDeadline(first.end()) : Long.MAX_VALUE;
+    private Fault cause(List<Run> executions) {
         for (Fault f : faults) {
-            if ((f.kind().equals("SIGKILL") || f.kind().equals("SIGSTOP")) && f.pid() == first.pid()
-                    && f.start() >= first.start() && f.start() <= unacknowledgedUntil) {
-                return f;
+            if (f.kind().equals("SIGKILL") || f.kind().equals("SIGSTOP")) {
+                for (Run r : executions) {
+                    if (r.pid() == f.pid() && caught(r, f)) {
+                        return f;
+                    }
+                }
             }
         }
         for (Fault f : faults) {
-            if (f.onRedis() && longerThanLeaseMargin(f) && first.start() <= f.end()
-                    && (!first.completed() || first.end() >= f.start() - ACK_WINDOW_MILLIS)) {
-                return f;
+            if (f.onRedis() && longerThanLeaseMargin(f)) {
+                for (Run r : executions) {
+                    if (r.start() <= f.end() && (r.over() < 0 || r.over() >= f.start() - ACK_WINDOW_MILLIS)) {
+                        return f;
+                    }
+                }
             }
         }
         return null;
+    }
+
+    /**
+     * Whether the fault struck execution {@code r} of its JVM in flight. A frozen JVM may have
+     * fetched and dispatched a delivery just before the freeze and reach the handler's first line
+     * (the ledger's start) only after the thaw: that execution was in flight too.
+     */
+    private boolean caught(Run r, Fault f) {
+        long startedBy = f.kind().equals("SIGSTOP") ? f.end() + ACK_WINDOW_MILLIS : f.start();
+        return r.start() <= startedBy && (r.over() < 0 || ackDeadline(r.over()) >= f.start());
     }
 
     /** An outage at least this long may let a lease lapse (renewals come every lease / 4). */
@@ -184,15 +201,26 @@ final class ChaosReport {
     }
 
     /**
-     * Executions of the fault's JVM in flight when it struck: started, and neither returned with its
-     * ack surely written nor followed by another execution of the message (a failed one has no end
-     * in the ledger; its retry shows that it was over).
+     * The most deliveries the fault's JVM can have held in flight when it struck: one per slot
+     * (running, or dispatched and not yet at the handler's first line), plus the executions that
+     * had returned so shortly before that their acks may not have been written.
      */
     long inFlight(Fault fault) {
+        return concurrency + returnedUnacknowledged(fault);
+    }
+
+    /** Started and not over when the fault struck (an execution of a killed JVM that never ended counts until its message ran again). */
+    long running(Fault fault) {
         return runs.stream().filter(r -> r.pid() == fault.pid() && r.start() <= fault.start()
-                && (r.completed() ? ackDeadline(r.end()) >= fault.start()
+                && (r.over() >= 0 ? r.over() > fault.start()
                         : byMessage.get(r.id()).stream().noneMatch(o -> o.start() > r.start() && o.start() <= fault.start())))
                 .count();
+    }
+
+    /** Returned before the fault, but too shortly before (or while Redis was away) for the ack to be surely written. */
+    long returnedUnacknowledged(Fault fault) {
+        return runs.stream().filter(r -> r.pid() == fault.pid() && r.completed() && r.end() <= fault.start()
+                && ackDeadline(r.end()) >= fault.start()).count();
     }
 
     private void countTicks(long tickMillis, long tickFrom, long tickTo) {
@@ -263,7 +291,8 @@ final class ChaosReport {
         for (Map.Entry<Fault, Integer> e : attributed.entrySet()) {
             Fault f = e.getKey();
             out.add(String.format("  %d duplicate(s) from %s; in flight there then: %s", e.getValue(), describe(f),
-                    f.pid() == 0 ? "-" : Long.toString(inFlight(f))));
+                    f.pid() == 0 ? "-" : running(f) + " running + " + returnedUnacknowledged(f) + " returned less than "
+                            + ACK_WINDOW_MILLIS / 1000 + " s before (or while Redis was away); bound " + inFlight(f)));
         }
         for (Duplicate d : duplicates) {
             if (d.cause() == null) {

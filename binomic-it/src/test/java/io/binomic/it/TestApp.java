@@ -55,6 +55,10 @@ final class TestApp {
         void sawAttempt(int n, int attempt);
 
         void finished(int n);
+
+        /** The execution of job {@code n} is about to throw its planned failure. */
+        default void failing(int n) {
+        }
     }
 
     static Task<Job, Void> job(Runs ledger, String queue, Duration backoff) {
@@ -72,6 +76,7 @@ final class TestApp {
                 Thread.sleep(job.sleepMillis());
             }
             if (run <= job.failures()) {
+                ledger.failing(job.n());
                 throw new IllegalStateException("planned failure " + run + " of job " + job.n());
             }
             ledger.finished(job.n());
