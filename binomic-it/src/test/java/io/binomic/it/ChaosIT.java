@@ -154,7 +154,13 @@ class ChaosIT {
             long phaseEnd = phaseStart + size.phase().toMillis();
             log("workers running after " + (phaseStart - testStart) + " ms; faults and submissions for " + size.phase().toSeconds() + " s");
 
-            Thread submitter = Thread.ofPlatform().name("chaos-submitter").start(() -> submit(producer, workload, phaseEnd));
+            Thread submitter = Thread.ofPlatform().name("chaos-submitter").start(() -> {
+                try {
+                    submit(producer, workload, phaseEnd);
+                } catch (RuntimeException e) {
+                    problems.add("the submitter gave up: " + e);
+                }
+            });
             Thread processFaults = Thread.ofPlatform().name("chaos-process-faults").start(
                     () -> faults(processRandom, size.processCycle(), size.processGapMin(), size.processGapMax(), phaseEnd));
             Thread redisFaults = Thread.ofPlatform().name("chaos-redis-faults").start(
