@@ -64,10 +64,15 @@ final class ChildWorker implements AutoCloseable {
 
     /** Sends a signal by name ({@code STOP}, {@code CONT}) to the worker JVM. */
     void signal(String name) {
+        signal(process.pid(), name);
+    }
+
+    /** Sends a signal by name to any process (the chaos suite's worker JVMs belong to a master). */
+    static void signal(long pid, String name) {
         try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).start();
             if (kill.waitFor() != 0) {
-                throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+                throw new IllegalStateException("kill -" + name + " " + pid + " failed");
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

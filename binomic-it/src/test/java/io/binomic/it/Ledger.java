@@ -15,7 +15,7 @@ import java.util.Set;
  * @param redisPort its port
  * @param name the ledger's name (the test's queue)
  */
-record Ledger(String redisHost, int redisPort, String name) {
+record Ledger(String redisHost, int redisPort, String name) implements TestApp.Runs {
 
     private String runsKey() {
         return "it-ledger:" + name + ":runs";
@@ -26,7 +26,8 @@ record Ledger(String redisHost, int redisPort, String name) {
     }
 
     /** Records the attempt number the worker handed to an execution of job {@code n}. */
-    void sawAttempt(int n, int attempt) {
+    @Override
+    public void sawAttempt(int n, int attempt) {
         Resp.call(redisHost, redisPort, "RPUSH", attemptsKey(), n + ":" + attempt);
     }
 
@@ -40,11 +41,13 @@ record Ledger(String redisHost, int redisPort, String name) {
     }
 
     /** Records that job {@code n} started; returns how many times it has started, this time included. */
-    long started(int n) {
+    @Override
+    public long started(int n) {
         return (Long) Resp.call(redisHost, redisPort, "HINCRBY", runsKey(), Integer.toString(n), "1");
     }
 
-    void finished(int n) {
+    @Override
+    public void finished(int n) {
         Object reply = Resp.call(redisHost, redisPort, "SADD", doneKey(), Integer.toString(n));
         if (reply instanceof Resp.Error e) {
             throw new IllegalStateException(e.message());

@@ -271,4 +271,22 @@ public final class RedisServer implements AutoCloseable {
             throw new IllegalStateException(e);
         }
     }
+
+    /**
+     * Kills the server with SIGKILL, as a crash would: nothing is saved on the way out, so
+     * {@link #start()} brings back only what it had written to disk (its append-only file, when
+     * it was started with {@code --appendonly yes}).
+     */
+    public synchronized void crash() {
+        if (container != null) {
+            container.getDockerClient().killContainerCmd(container.getContainerId()).exec();
+            return;
+        }
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }

@@ -46,15 +46,38 @@ final class TestApp {
     static final String TASK = "job";
 
     /**
+     * Where the job task records its executions: the Redis {@link Ledger} of the fault tests, or the
+     * chaos suite's per-JVM files ({@link ChaosLedger}), which must not live in the Redis under test.
+     */
+    interface Runs {
+        /** An execution of job {@code n} starts; returns the how-manyth it is (its planned failures count against it). */
+        long started(int n);
+
+        void sawAttempt(int n, int attempt);
+
+        void finished(int n);
+
+        /** The execution of job {@code n} is about to throw its planned failure. */
+        default void failing(int n) {
+        }
+    }
+
+    /**
      * The task definition, shared by producers and workers: no handler code. A producer submits
-     * it as it is; a worker binds {@link #handler(Ledger)} to it.
+     * it as it is; a worker binds {@link #handler(Runs)} to it.
      */
     static Task<Job, Void> job(String queue, Duration backoff) {
-        return Task.builder(TASK, Job.class).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff)).build();
+        return job(TASK, queue, backoff, null);
+    }
+
+    /** The job task under another name; a DELAY task enqueued {@code delay} after submission when {@code delay} is not null. */
+    static Task<Job, Void> job(String name, String queue, Duration backoff, Duration delay) {
+        Task.Builder<Job, Void> builder = Task.builder(name, Job.class).queue(queue).maxAttempts(5).backoff(Backoff.fixed(backoff));
+        return (delay == null ? builder : builder.delay(delay)).build();
     }
 
     /** The code of the job task, bound where a worker is built: records every execution in {@code ledger}. */
-    static TaskHandler<Job, Void> handler(Ledger ledger) {
+    static TaskHandler<Job, Void> handler(Runs ledger) {
         return job -> {
             long run = ledger.started(job.n());
             ledger.sawAttempt(job.n(), TaskContext.current().attempt());
@@ -64,10 +87,24 @@ final class TestApp {
                 Thread.sleep(job.sleepMillis());
             }
             if (run <= job.failures()) {
+                ledger.failing(job.n());
                 throw new IllegalStateException("planned failure " + run + " of job " + job.n());
             }
             ledger.finished(job.n());
             return null;
+        };
+    }
+
+    /** An INTERVAL task firing every {@code period}. */
+    static Task<Void, Void> tick(String name, String queue, Duration period) {
+        return Task.builder(name).queue(queue).interval(period).maxAttempts(5).build();
+    }
+
+    /** The code of a tick task: each tick's execution is recorded as job {@code n}. */
+    static TaskHandler.NoArgument tickHandler(Runs ledger, int n) {
+        return () -> {
+            ledger.started(n);
+            ledger.finished(n);
         };
     }
 
