@@ -88,6 +88,10 @@ public final class WorkerRuntime implements Worker {
 
     private record Running(Delivery delivery, Thread thread) { }
 
+    /** A settle call this slow means outcomes are not being written: stop taking new work until they are. */
+    private static final Duration OUTCOMES_STUCK_AFTER = Duration.ofSeconds(1);
+    private static final Duration OUTCOMES_STUCK_PAUSE = Duration.ofMillis(50);
+
     /** Receipts of running deliveries whose submitter asked to cancel them. */
     private final java.util.Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
     /** Threads running a handler, by receipt: the only ones a cancel interrupts (not one recording its outcome). */
@@ -204,6 +208,16 @@ public final class WorkerRuntime implements Worker {
         try {
             if (!active) {
                 return false;
+            }
+            if (outcomesStuck()) {
+                // Outcomes this worker cannot write yet (a settle call hanging on a killed connection,
+                // Redis restarting) would run again elsewhere if this JVM died now: take no new work
+                // until they are written, so a crash then costs the few it holds, not seconds of work.
+                lastFetchRoundNanos = System.nanoTime();
+                slots.release(free);
+                free = 0;
+                Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
+                return true;
             }
             free -= runOverflow(free);
             if (free > 0 && recoverRoundsLeft > 0 && System.nanoTime() - nextRecoverNanos >= 0 && fetchFailingSinceNanos == 0) {
@@ -409,6 +423,13 @@ public final class WorkerRuntime implements Worker {
                 });
             }
         }
+    }
+
+    /** True while the settle call under way has taken longer than {@link #OUTCOMES_STUCK_AFTER}, or writes are failing. */
+    private boolean outcomesStuck() {
+        long now = System.nanoTime();
+        long sending = settler.sendingSinceNanos();
+        return settler.failingSinceNanos() != 0 || (sending != 0 && now - sending > OUTCOMES_STUCK_AFTER.toNanos());
     }
 
     /** Runs {@code d} on its own virtual thread; the slot it holds is released when it ends. */
