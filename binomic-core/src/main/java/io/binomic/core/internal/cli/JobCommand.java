@@ -19,7 +19,8 @@ import java.util.UUID;
 final class JobCommand implements Command {
     static final Option ID = Option.value("id", "UUID", "the job id (submit prints it; so do dlq list and the logs)");
     static final Option QUEUE = Option.value("queue", "NAME",
-            "the job's queue. Defaults to the first of the application's queues that knows the job");
+            "the job's queue. Defaults to the first of the application's queues (tasks on the module path) that has a record of the job");
+    static final Option SUBMIT_QUEUE = Option.value("queue", "NAME", "the task's queue (required: the definition is not at hand)");
     static final Option TASK = Option.value("task", "NAME", "the task to run");
     static final Option JSON = Option.value("json", "TEXT", "the argument as JSON, such as '{\"name\":\"Ada\"}'. Defaults to none");
     static final Option WAIT = Option.value("wait", "DURATION", "wait this long for the job to end and print its result. Defaults to not waiting");
@@ -66,7 +67,7 @@ final class JobCommand implements Command {
     public List<Option> options() {
         return switch (action) {
             case SHOW, CANCEL -> List.of(BrokerOptions.BROKER, ID, QUEUE);
-            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, QUEUE, JSON, WAIT);
+            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, WAIT);
         };
     }
 

@@ -12,7 +12,7 @@ public final class JsonText {
             JsonParser.parse(text);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("the argument is not JSON: " + e.getMessage()
-                    + " (give an object such as {\"name\":\"Ada\"}, quoted for the shell)", e);
+                    + " (give JSON text such as {\"name\":\"Ada\"}; on a command line, quote it for the shell)", e);
         }
     }
 }
