@@ -243,6 +243,8 @@ class JobHandleTest {
         JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(9));
         assertTrue(reported.await(10, TimeUnit.SECONDS));
 
+        // Progress is written off the handler's thread: it shows a moment after the report.
+        WorkerTest.await("the progress shows", () -> job.status().progress().isPresent());
         JobStatus running = job.status();
         assertEquals(JobState.RUNNING, running.state());
         assertEquals(40, running.progress().orElseThrow());

@@ -19,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,7 +40,12 @@ public final class JobHandles implements AutoCloseable {
     private final PayloadCodec codec;
     private final Clock clock;
     private final Map<String, AutoCloseable> subscriptions = new ConcurrentHashMap<>();
-    private final Map<UUID, Waiter<?>> waiters = new ConcurrentHashMap<>();
+    /** One waiter per job and way of reading it: two handles of one job with other tasks or result types wait apart. */
+    private final Map<WaiterKey, Waiter<?>> waiters = new ConcurrentHashMap<>();
+    /** The waiters of each job, for its event. */
+    private final Map<UUID, Set<Waiter<?>>> waitersById = new ConcurrentHashMap<>();
+
+    private record WaiterKey(UUID id, String task, Class<?> resultType) { }
     private volatile boolean closed;
     private volatile Thread sweeper;
 
@@ -106,8 +112,7 @@ public final class JobHandles implements AutoCloseable {
         if (event.kind() != JobEvent.Kind.ENDED) {
             return;
         }
-        Waiter<?> waiter = waiters.get(event.id());
-        if (waiter != null) {
+        for (Waiter<?> waiter : waitersById.getOrDefault(event.id(), Set.of())) {
             // Off the broker's event thread: reading the record is a round trip.
             Thread.ofVirtual().name("binomic-job-result").start(waiter::check);
         }
@@ -168,11 +173,21 @@ public final class JobHandles implements AutoCloseable {
         }
 
         private void fail(RuntimeException e) {
+            forget();
             future.completeExceptionally(e);
-            waiters.remove(handle.id, this);
+        }
+
+        /** Out of the maps before the future completes: a later result() must start a fresh wait. */
+        private void forget() {
+            waiters.remove(handle.key(), this);
+            waitersById.computeIfPresent(handle.id, (id, set) -> {
+                set.remove(this);
+                return set.isEmpty() ? null : set;
+            });
         }
 
         private void complete(JobStatus status) {
+            forget();
             switch (status.state()) {
                 case SUCCEEDED -> {
                     var dropped = status instanceof RecordedJobStatus recorded ? recorded.resultDropped() : java.util.Optional.<String>empty();
@@ -197,7 +212,6 @@ public final class JobHandles implements AutoCloseable {
                         + " of task '" + status.task() + "' was cancelled"));
                 default -> { }
             }
-            waiters.remove(handle.id, this);
         }
 
         private R decodeResult(JobStatus status) {
@@ -221,6 +235,10 @@ public final class JobHandles implements AutoCloseable {
             this.task = task;
             this.resultType = resultType;
             this.tracked = tracked;
+        }
+
+        WaiterKey key() {
+            return new WaiterKey(id, task, resultType);
         }
 
         @Override
@@ -248,7 +266,11 @@ public final class JobHandles implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("the Binomic instance is closed");
             }
-            Waiter<?> existing = waiters.computeIfAbsent(id, k -> new Waiter<>(this));
+            Waiter<?> existing = waiters.computeIfAbsent(key(), k -> {
+                Waiter<R> created = new Waiter<>(this);
+                waitersById.computeIfAbsent(id, i -> ConcurrentHashMap.newKeySet()).add(created);
+                return created;
+            });
             subscribe(queue);
             ensureSweeper();
             existing.check();
