@@ -56,7 +56,7 @@ public final class Task<A, R> {
 
     private Task(Builder<A, R> b) {
         this.name = b.name;
-        this.queue = b.queue.value(DEFAULT_QUEUE);
+        this.queue = b.queue.get();
         this.mode = b.mode;
         this.argumentType = b.argumentType;
         this.resultType = b.resultType;
@@ -64,11 +64,11 @@ public final class Task<A, R> {
         this.cron = b.cron;
         this.zone = b.zone;
         this.interval = b.interval;
-        this.maxAttempts = b.maxAttempts.value(null);
-        this.timeout = b.timeout.value(null);
-        this.backoff = b.backoff.value(null);
-        this.nonRetryable = b.nonRetryable.value(Set.of());
-        this.statusRetention = b.statusRetention.value(resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
+        this.maxAttempts = b.maxAttempts.get();
+        this.timeout = b.timeout.get();
+        this.backoff = b.backoff.get();
+        this.nonRetryable = b.nonRetryable.get();
+        this.statusRetention = b.statusRetention.get();
     }
 
     /** Starts a definition of a task that takes an {@code argumentType} and returns a {@code resultType}. */
@@ -185,7 +185,7 @@ public final class Task<A, R> {
         private final String name;
         private final Class<A> argumentType;
         private final Class<R> resultType;
-        private final Once<String> queue = new Once<>("queue");
+        private final Config.Once<String> queue;
         private TaskMode mode = TaskMode.DIRECT;
         private String modeCall;
         private Duration delay;
@@ -193,21 +193,29 @@ public final class Task<A, R> {
         private CronExpression cron;
         private ZoneId zone = ZoneOffset.UTC;
         private Duration interval;
-        private final Once<Integer> maxAttempts = new Once<>("maxAttempts");
-        private final Once<Duration> timeout = new Once<>("timeout");
-        private final Once<Backoff> backoff = new Once<>("backoff");
-        private final Once<Set<Class<? extends Throwable>>> nonRetryable = new Once<>("nonRetryableOn");
-        private final Once<Duration> statusRetention = new Once<>("keepStatusFor");
+        private final Config.Once<Integer> maxAttempts;
+        private final Config.Once<Duration> timeout;
+        private final Config.Once<Backoff> backoff;
+        private final Config.Once<Set<Class<? extends Throwable>>> nonRetryable;
+        private final Config.Once<Duration> statusRetention;
 
         private Builder(String name, Class<A> argumentType, Class<R> resultType) {
             this.name = name;
             this.argumentType = argumentType;
             this.resultType = resultType;
+            String who = "task '" + name + "': ";
+            this.queue = new Config.Once<>(who + "queue", DEFAULT_QUEUE);
+            this.maxAttempts = new Config.Once<>(who + "maxAttempts", null);
+            this.timeout = new Config.Once<>(who + "timeout", null);
+            this.backoff = new Config.Once<>(who + "backoff", null);
+            this.nonRetryable = new Config.Once<>(who + "nonRetryableOn", Set.of());
+            this.statusRetention = new Config.Once<>(who + "keepStatusFor",
+                    resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
         }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
         public Builder<A, R> queue(String queue) {
-            this.queue.set(name, queue);
+            this.queue.set(queue);
             return this;
         }
 
@@ -252,19 +260,19 @@ public final class Task<A, R> {
 
         /** Overrides the maximum number of attempts for this task. Defaults to the worker's setting. */
         public Builder<A, R> maxAttempts(int maxAttempts) {
-            this.maxAttempts.set(name, maxAttempts);
+            this.maxAttempts.set(maxAttempts);
             return this;
         }
 
         /** Overrides the execution timeout for this task. Defaults to the worker's setting. */
         public Builder<A, R> timeout(Duration timeout) {
-            this.timeout.set(name, timeout);
+            this.timeout.set(timeout);
             return this;
         }
 
         /** Overrides the backoff for this task. Defaults to the worker's setting. */
         public Builder<A, R> backoff(Backoff backoff) {
-            this.backoff.set(name, Objects.requireNonNull(backoff, "backoff must not be null"));
+            this.backoff.set(Objects.requireNonNull(backoff, "backoff must not be null"));
             return this;
         }
 
@@ -275,7 +283,7 @@ public final class Task<A, R> {
             for (Class<? extends Throwable> type : types) {
                 given.add(Objects.requireNonNull(type, "nonRetryableOn types must not be null"));
             }
-            this.nonRetryable.set(name, Set.copyOf(given));
+            this.nonRetryable.set(Set.copyOf(given));
             return this;
         }
 
@@ -287,7 +295,7 @@ public final class Task<A, R> {
          */
         public Builder<A, R> keepStatusFor(Duration retention) {
             Objects.requireNonNull(retention, "keepStatusFor retention must not be null");
-            this.statusRetention.set(name, retention);
+            this.statusRetention.set(retention);
             return this;
         }
 
@@ -297,7 +305,7 @@ public final class Task<A, R> {
             if (name == null || !NAME.matcher(name).matches()) {
                 throw new IllegalArgumentException("task name must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + name + "'");
             }
-            String q = queue.value(DEFAULT_QUEUE);
+            String q = queue.get();
             if (q == null || !NAME.matcher(q).matches()) {
                 throw new IllegalArgumentException(who + "queue must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + q + "'");
             }
@@ -334,15 +342,15 @@ public final class Task<A, R> {
                     requireNoArgument(who);
                 }
             }
-            Integer attempts = maxAttempts.value(null);
+            Integer attempts = maxAttempts.get();
             if (attempts != null && attempts < 1) {
                 throw new IllegalArgumentException(who + "maxAttempts must be >= 1, was " + attempts);
             }
-            Duration t = timeout.value(null);
+            Duration t = timeout.get();
             if (t != null && (t.isNegative() || t.isZero())) {
                 throw new IllegalArgumentException(who + "timeout must be positive, was " + t);
             }
-            Duration retention = statusRetention.value(Duration.ZERO);
+            Duration retention = statusRetention.get();
             if (retention.isNegative()) {
                 throw new IllegalArgumentException(who + "keepStatusFor must not be negative, was " + retention
                         + "; use Duration.ZERO to keep nothing");
@@ -355,30 +363,6 @@ public final class Task<A, R> {
                 throw new IllegalArgumentException(who + "a " + mode + " task is fired by the scheduler without argument, but it takes "
                         + argumentType.getSimpleName() + "; declare it with Task.builder(name)");
             }
-        }
-    }
-
-    /** A builder setting that may be given once: a second call is a mistake worth naming. */
-    private static final class Once<T> {
-        private final String field;
-        private boolean set;
-        private T value;
-
-        Once(String field) {
-            this.field = field;
-        }
-
-        void set(String task, T newValue) {
-            if (set) {
-                throw new IllegalArgumentException("task '" + task + "': " + field + " is set twice (" + value + ", then " + newValue
-                        + "); set it once");
-            }
-            set = true;
-            value = newValue;
-        }
-
-        T value(T otherwise) {
-            return set ? value : otherwise;
         }
     }
 }

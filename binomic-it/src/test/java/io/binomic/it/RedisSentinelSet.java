@@ -434,20 +434,7 @@ public final class RedisSentinelSet implements AutoCloseable {
     }
 
     private static String redisServer() {
-        for (String dirName : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
-            File candidate = new File(dirName, "redis-server");
-            if (candidate.canExecute()) {
-                return candidate.getPath();
-            }
-        }
-        for (String fixed : List.of("/usr/bin/redis-server", "/usr/local/bin/redis-server")) {
-            if (new File(fixed).canExecute()) {
-                return fixed;
-            }
-        }
-        throw new IllegalStateException("the Sentinel tests need the redis-server binary on the PATH (it also runs the"
-                + " sentinels: redis-server sentinel.conf --sentinel). Install it (Debian/Ubuntu: sudo apt-get install"
-                + " redis-server; macOS: brew install redis), then run the build again.");
+        return RedisServer.findRedisServer();
     }
 
     private static int freePort() {

@@ -219,7 +219,8 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
-    private static String findRedisServer() {
+    /** The redis-server binary on the PATH or in the usual places; the message of its absence says how to install it. */
+    static String findRedisServer() {
         for (String dirName : System.getenv().getOrDefault("PATH", "/usr/bin").split(File.pathSeparator)) {
             File candidate = new File(dirName, "redis-server");
             if (candidate.canExecute()) {
