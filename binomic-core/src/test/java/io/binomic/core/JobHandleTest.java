@@ -356,4 +356,38 @@ class JobHandleTest {
         assertEquals(JobState.SUCCEEDED, job.status().state());
         assertTrue(job.status().result().isEmpty());
     }
+
+    @Test
+    void theTrackedJobsOfOneFetchAreMarkedStartedInOneCall() {
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        Broker counting = new ForwardingBroker(memory) {
+            @Override
+            public java.util.Set<java.util.UUID> startJobs(List<io.binomic.api.spi.JobUpdate> starts) {
+                calls.incrementAndGet();
+                return super.startJobs(starts);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        BinomicConfig config = BinomicConfig.builder()
+                .worker(WorkerConfig.builder().queues("payments").concurrency(50).pollTimeout(Duration.ofMillis(50)).build()).build();
+        Binomic binomic = Binomic.builder().config(config).broker(counting).scheduler(new MemoryScheduler(memory))
+                .handle(CHARGE, order -> new Receipt(order.id(), "paid")).build().start();
+        opened.add(binomic);
+        List<JobHandle<Receipt>> jobs = binomic.submitAll(CHARGE, java.util.stream.IntStream.range(0, 40).mapToObj(Order::new).toList());
+
+        binomic.startWorker();
+
+        for (JobHandle<Receipt> job : jobs) {
+            assertEquals(JobState.SUCCEEDED, awaitEnd(job));
+        }
+        assertTrue(calls.get() < 40, "40 jobs fetched together were marked started in " + calls.get() + " calls");
+    }
+
+    private static JobState awaitEnd(JobHandle<Receipt> job) {
+        job.await(Duration.ofSeconds(10));
+        return job.status().state();
+    }
 }

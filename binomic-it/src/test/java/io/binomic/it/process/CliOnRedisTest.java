@@ -11,11 +11,7 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
-import io.binomic.core.internal.cli.BinomicCli;
 import io.binomic.it.RedisServer;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,17 +23,8 @@ class CliOnRedisTest {
     /** Fixed length, so that the expected tables below have fixed column widths. */
     private final String queue = String.format("cli-%012d", System.nanoTime() % 1_000_000_000_000L);
 
-    private record Run(int exit, String out, String err) { }
-
-    private Run cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit;
-        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-            exit = BinomicCli.run(args, o, e);
-        }
-        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CliRun cli(String... args) {
+        return CliRun.of(args);
     }
 
     private Binomic client(TaskBinding<?, ?>... bindings) {
@@ -77,7 +64,7 @@ class CliOnRedisTest {
 
     @Test
     void queuesShowsTheDeadLettersOfTheQueue() {
-        Run run = cli("queues", "--broker", redis.url(), "--queues", queue);
+        CliRun run = cli("queues", "--broker", redis.url(), "--queues", queue);
         assertEquals(0, run.exit(), run.toString());
         String[] lines = run.out().split("\n");
         assertEquals(2, lines.length, run.out());
@@ -87,7 +74,7 @@ class CliOnRedisTest {
 
     @Test
     void dlqListGroupsByTaskReasonAndFailureClass() {
-        Run run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);
+        CliRun run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);
         assertEquals(0, run.exit(), run.toString());
         assertEquals("""
                 QUEUE             TASK       REASON         ERROR CLASS                           COUNT
@@ -99,7 +86,7 @@ class CliOnRedisTest {
 
     @Test
     void dlqListDetailsShowsTheFailureOfEachEntry() {
-        Run run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue, "--details", "--task", "cli-flaky");
+        CliRun run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue, "--details", "--task", "cli-flaky");
         assertEquals(0, run.exit(), run.toString());
         String[] lines = run.out().split("\n");
         assertEquals(4, lines.length, run.out());
@@ -112,21 +99,21 @@ class CliOnRedisTest {
 
     @Test
     void replayByTaskThenPurgeTheRest() {
-        Run replay = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--task", "cli-fails");
+        CliRun replay = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--task", "cli-fails");
         assertEquals(0, replay.exit(), replay.toString());
         assertEquals("replayed 3 dead letter(s) of queue " + queue + "\n", replay.out());
 
-        Run purge = cli("dlq", "purge", "--broker", redis.url(), "--queues", queue, "--all");
+        CliRun purge = cli("dlq", "purge", "--broker", redis.url(), "--queues", queue, "--all");
         assertEquals(0, purge.exit(), purge.toString());
         assertEquals("purged 2 dead letter(s) of queue " + queue + "\n", purge.out());
 
-        Run queues = cli("queues", "--broker", redis.url(), "--queues", queue);
+        CliRun queues = cli("queues", "--broker", redis.url(), "--queues", queue);
         assertTrue(queues.out().split("\n")[1].matches(queue + " +3 +0 +0 +0 +\\d+"), queues.out());
     }
 
     @Test
     void replayOfAnUnknownIdFailsWithExitOne() {
-        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", "1-1");
+        CliRun run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", "1-1");
         assertEquals(1, run.exit(), run.toString());
         assertTrue(run.err().endsWith("binomic dlq replay: no dead letter 1-1 in queue " + queue + "\n"), run.err());
     }
@@ -137,7 +124,7 @@ class CliOnRedisTest {
         try (var socket = new java.net.ServerSocket(0)) {
             closedPort = socket.getLocalPort();
         }
-        Run run = cli("queues", "--broker", "redis://127.0.0.1:" + closedPort, "--queues", queue);
+        CliRun run = cli("queues", "--broker", "redis://127.0.0.1:" + closedPort, "--queues", queue);
         assertEquals(1, run.exit(), run.toString());
         assertTrue(run.err().contains("binomic queues: "), run.err());
         assertEquals("", run.out());
@@ -148,8 +135,8 @@ class CliOnRedisTest {
     void readOnlyCommandsOnAMistypedQueueCreateNothing() {
         String typo = queue + "-typo";
 
-        Run queues = cli("queues", "--broker", redis.url(), "--queues", typo);
-        Run list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo);
+        CliRun queues = cli("queues", "--broker", redis.url(), "--queues", typo);
+        CliRun list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo);
 
         assertEquals(0, queues.exit(), queues.toString());
         assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0"), queues.out());
@@ -183,7 +170,7 @@ class CliOnRedisTest {
     void replayByReasonSaysWhatItSkippedAndWhy() {
         addDecodeErrors();
 
-        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--reason", "DECODE_ERROR");
+        CliRun run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--reason", "DECODE_ERROR");
 
         assertEquals(1, run.exit(), run.toString());
         assertEquals("replayed 1 dead letter(s) of queue " + queue + "\n", run.out());
@@ -200,7 +187,7 @@ class CliOnRedisTest {
                 .map(e -> (List<?>) e).filter(e -> ((List<?>) e.get(1)).contains("raw"))
                 .map(e -> (String) e.get(0)).findFirst().orElseThrow();
 
-        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", brokenId);
+        CliRun run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", brokenId);
 
         assertEquals(1, run.exit(), run.toString());
         assertTrue(run.err().startsWith("binomic dlq replay: dead letter " + brokenId + " of queue " + queue
@@ -210,7 +197,7 @@ class CliOnRedisTest {
     /** Before, a malformed id dumped a Lua script and Netty buffers, with exit 1. */
     @Test
     void aMalformedIdIsABadUsageSaidInOneLine() {
-        Run run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", "not-an-id");
+        CliRun run = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--id", "not-an-id");
 
         assertEquals(2, run.exit(), run.toString());
         assertEquals("binomic dlq replay: 'not-an-id' is not a dead-letter id: Redis ids look like 1764500000000-0"
@@ -220,7 +207,7 @@ class CliOnRedisTest {
     }
 
     private long cliDeadLetters() {
-        Run run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);
+        CliRun run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);
         return Long.parseLong(run.out().lines().reduce((a, b) -> b).orElseThrow().split(" ")[0]);
     }
 }

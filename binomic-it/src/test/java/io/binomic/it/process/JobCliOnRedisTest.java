@@ -9,11 +9,7 @@ import io.binomic.api.JobState;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
-import io.binomic.core.internal.cli.BinomicCli;
 import io.binomic.it.RedisServer;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -33,17 +29,8 @@ class JobCliOnRedisTest {
     private final CountDownLatch slowStarted = new CountDownLatch(1);
     private Binomic worker;
 
-    private record Run(int exit, String out, String err) { }
-
-    private Run cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit;
-        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-            exit = BinomicCli.run(args, o, e);
-        }
-        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static CliRun cli(String... args) {
+        return CliRun.of(args);
     }
 
     @BeforeEach
@@ -68,7 +55,7 @@ class JobCliOnRedisTest {
 
     @Test
     void submitByNameWaitsForTheResultAndShowPrintsTheJob() {
-        Run submitted = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
+        CliRun submitted = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
                 "--json", "{\"name\":\"Ada\"}", "--wait", "20s");
 
         assertEquals(0, submitted.exit(), submitted.toString());
@@ -76,7 +63,7 @@ class JobCliOnRedisTest {
         UUID id = UUID.fromString(lines[0]);
         assertEquals("SUCCEEDED \"Hello, Ada!\"", lines[1]);
 
-        Run shown = cli("job", "show", "--broker", redis.url(), "--id", id.toString(), "--queue", queue);
+        CliRun shown = cli("job", "show", "--broker", redis.url(), "--id", id.toString(), "--queue", queue);
         assertEquals(0, shown.exit(), shown.toString());
         assertTrue(shown.out().contains("state    SUCCEEDED\n"), shown.out());
         assertTrue(shown.out().contains("task     greet\n"), shown.out());
@@ -87,13 +74,13 @@ class JobCliOnRedisTest {
 
     @Test
     void anArgumentThatDoesNotFitIsDeadLetteredByTheWorkerAndTextThatIsNotJsonIsRefusedAtOnce() {
-        Run misfit = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
+        CliRun misfit = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
                 "--json", "{\"nom\":\"Ada\"}", "--wait", "20s");
         assertEquals(1, misfit.exit(), misfit.toString());
         assertTrue(misfit.out().contains("DEAD_LETTERED"), misfit.toString());
         assertTrue(misfit.err().contains("DECODE_ERROR"), misfit.toString());
 
-        Run notJson = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue, "--json", "{name: Ada");
+        CliRun notJson = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue, "--json", "{name: Ada");
         assertEquals(2, notJson.exit(), notJson.toString());
         assertTrue(notJson.err().contains("not JSON"), notJson.toString());
     }
@@ -103,7 +90,7 @@ class JobCliOnRedisTest {
         JobHandle<String> job = worker.submit(slow, new Greeting("Bob"));
         assertTrue(slowStarted.await(20, TimeUnit.SECONDS));
 
-        Run cancel = cli("job", "cancel", "--broker", redis.url(), "--id", job.id().toString(), "--queue", queue);
+        CliRun cancel = cli("job", "cancel", "--broker", redis.url(), "--id", job.id().toString(), "--queue", queue);
         assertEquals(0, cancel.exit(), cancel.toString());
         assertEquals("CANCEL_REQUESTED " + job.id() + "\n", cancel.out());
 
@@ -112,7 +99,7 @@ class JobCliOnRedisTest {
             Thread.sleep(50);
         }
         assertEquals(JobState.CANCELLED, job.status().state());
-        Run again = cli("job", "cancel", "--broker", redis.url(), "--id", job.id().toString(), "--queue", queue);
+        CliRun again = cli("job", "cancel", "--broker", redis.url(), "--id", job.id().toString(), "--queue", queue);
         assertEquals(1, again.exit(), again.toString());
         assertEquals("ALREADY_ENDED " + job.id() + "\n", again.out());
     }
@@ -120,15 +107,15 @@ class JobCliOnRedisTest {
     @Test
     void anUnknownJobIsSaidSoAndABadIdIsBadUsage() {
         UUID unknown = UUID.randomUUID();
-        Run show = cli("job", "show", "--broker", redis.url(), "--id", unknown.toString(), "--queue", queue);
+        CliRun show = cli("job", "show", "--broker", redis.url(), "--id", unknown.toString(), "--queue", queue);
         assertEquals(1, show.exit(), show.toString());
         assertTrue(show.err().contains("no status is kept for job " + unknown), show.toString());
 
-        Run cancel = cli("job", "cancel", "--broker", redis.url(), "--id", unknown.toString(), "--queue", queue);
+        CliRun cancel = cli("job", "cancel", "--broker", redis.url(), "--id", unknown.toString(), "--queue", queue);
         assertEquals(1, cancel.exit(), cancel.toString());
         assertEquals("NOT_FOUND " + unknown + "\n", cancel.out());
 
-        Run bad = cli("job", "show", "--broker", redis.url(), "--id", "not-a-uuid", "--queue", queue);
+        CliRun bad = cli("job", "show", "--broker", redis.url(), "--id", "not-a-uuid", "--queue", queue);
         assertEquals(2, bad.exit(), bad.toString());
         assertTrue(bad.err().contains("is not a job id"), bad.toString());
     }

@@ -42,7 +42,7 @@ public interface JobTracking {
     }
 
     /** Tracking through {@code broker}, telling {@code handlers} when a handler may be interrupted by a cancel. */
-    static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested, Interruptible handlers,
+    static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested, WorkerHooks handlers,
                                int maxResultBytes) {
         return new JobTracking() {
             @Override
@@ -74,6 +74,10 @@ public interface JobTracking {
 
             @Override
             public boolean start(JobUpdate started) {
+                Boolean inBatch = handlers == null ? null : handlers.startedWithItsFetch(started.id());
+                if (inBatch != null) {
+                    return inBatch;
+                }
                 Set<UUID> notStarted = broker.startJobs(List.of(started));
                 return !notStarted.contains(started.id());
             }
@@ -90,10 +94,18 @@ public interface JobTracking {
         };
     }
 
-    /** Where the worker keeps the threads a cancel may interrupt. */
-    interface Interruptible {
+    /** What the worker keeps for tracking: the threads a cancel may interrupt, and the jobs it marked started in bulk. */
+    interface WorkerHooks {
         void started(String receipt, Thread thread);
 
         void ended(String receipt);
+
+        /**
+         * Whether job {@code id} was marked started with the rest of its fetch (true: run it; false:
+         * cancelled or ended, do not), taking the answer; null when it was not, and must be marked alone.
+         */
+        default Boolean startedWithItsFetch(UUID id) {
+            return null;
+        }
     }
 }

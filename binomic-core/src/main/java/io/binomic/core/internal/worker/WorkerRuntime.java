@@ -94,6 +94,8 @@ public final class WorkerRuntime implements Worker {
 
     /** Receipts of running deliveries whose submitter asked to cancel them. */
     private final java.util.Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
+    /** Tracked jobs of the last fetches, marked started in one round trip: whether each may run. */
+    private final Map<java.util.UUID, Boolean> startedInBulk = new ConcurrentHashMap<>();
     /** Threads running a handler, by receipt: the only ones a cancel interrupts (not one recording its outcome). */
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
     private final List<AutoCloseable> jobEventSubscriptions = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -119,7 +121,7 @@ public final class WorkerRuntime implements Worker {
         this.consumerName = config.consumerName().orElseGet(WorkerRuntime::defaultConsumerName);
         this.slots = new Semaphore(config.concurrency());
         this.processor = new DeliveryProcessor(handlers, defaults, codec, invoker, clock, stats, ThreadLocalRandom.current(),
-                JobTracking.through(broker, consumerName, cancelRequested::contains, new JobTracking.Interruptible() {
+                JobTracking.through(broker, consumerName, cancelRequested::contains, new JobTracking.WorkerHooks() {
                     @Override
                     public void started(String receipt, Thread thread) {
                         inHandler.put(receipt, thread);
@@ -128,6 +130,11 @@ public final class WorkerRuntime implements Worker {
                     @Override
                     public void ended(String receipt) {
                         inHandler.remove(receipt);
+                    }
+
+                    @Override
+                    public Boolean startedWithItsFetch(java.util.UUID id) {
+                        return startedInBulk.remove(id);
                     }
                 }, maxResultBytes));
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
@@ -247,6 +254,9 @@ public final class WorkerRuntime implements Worker {
                     scheduleRecovery();
                 }
                 fetchSucceeded();
+                if (tracksJobs) {
+                    startTrackedInBulk(deliveries);
+                }
                 for (Delivery d : deliveries) {
                     if (free > 0) {
                         dispatch(d);
@@ -425,6 +435,32 @@ public final class WorkerRuntime implements Worker {
         }
     }
 
+    /**
+     * Marks the tracked jobs of one fetch started in one round trip, instead of one each as their
+     * handlers begin. A job marked here whose handler never runs (its delivery is held, or it is
+     * dead-lettered before it runs) ends by its settlement like any other.
+     */
+    private void startTrackedInBulk(List<Delivery> deliveries) {
+        List<io.binomic.api.spi.JobUpdate> starts = new ArrayList<>();
+        Instant now = clock.instant();
+        for (Delivery d : deliveries) {
+            d.message().filter(io.binomic.api.Message::isTracked).ifPresent(m ->
+                    starts.add(io.binomic.core.internal.jobs.JobRecordFormat.started(m, d.queue(), d.attempt(), consumerName, now)));
+        }
+        if (starts.size() < 2) {
+            return; // one job is marked as its handler begins, in the same single round trip
+        }
+        try {
+            java.util.Set<java.util.UUID> notStarted = broker.startJobs(starts);
+            for (var start : starts) {
+                startedInBulk.put(start.id(), !notStarted.contains(start.id()));
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "worker {0}: marking {1} jobs started at once failed ({2}); each is marked as it starts",
+                    consumerName, starts.size(), e.getMessage());
+        }
+    }
+
     /** True while the settle call under way has taken longer than {@link #OUTCOMES_STUCK_AFTER}, or writes are failing. */
     private boolean outcomesStuck() {
         long now = System.nanoTime();
@@ -454,6 +490,9 @@ public final class WorkerRuntime implements Worker {
             } finally {
                 running.remove(d.receipt());
                 cancelRequested.remove(d.receipt());
+                if (tracksJobs) {
+                    d.message().ifPresent(m -> startedInBulk.remove(m.id())); // one that never reached its start
+                }
                 if (!(outcome instanceof Outcome.Settle)) {
                     held.remove(d.receipt()); // left pending: stop renewing, so reclaim brings it back
                 }
