@@ -7,6 +7,7 @@ import io.binomic.api.JobStatus;
 import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
+import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskHandler;
@@ -158,7 +159,7 @@ public final class Binomic implements AutoCloseable {
      * then another client may have fired it, which is fine: each tick fires once).
      */
     private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
-        Message message = newMessage(task, null, Map.of("tick", tick.toString()));
+        Message message = newMessage(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build());
         Duration claimLifetime = claimLifetime(trigger, tick);
         while (true) {
             TickResult result = scheduler.fireTick(task.name(), tick, message, claimLifetime);
@@ -212,8 +213,13 @@ public final class Binomic implements AutoCloseable {
 
     /** {@link #submit(Task, Object)} with headers (trace context, idempotency key...). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, Map<String, String> headers) {
+        return submit(task, argument, SubmitOptions.builder().headers(headers).build());
+    }
+
+    /** {@link #submit(Task, Object)} with options for this one job ({@link SubmitOptions}). */
+    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         requireSubmittable(task);
-        Message message = newMessage(task, argument, headers);
+        Message message = newMessage(task, argument, options);
         if (task.mode() == TaskMode.DELAY) {
             scheduler.schedule(message, DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow())));
         } else {
@@ -227,10 +233,15 @@ public final class Binomic implements AutoCloseable {
      * argument order.
      */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments) {
+        return submitAll(task, arguments, SubmitOptions.NONE);
+    }
+
+    /** {@link #submitAll(Task, Collection)} with the same options for every job. */
+    public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         requireSubmittable(task);
         List<Message> messages = new ArrayList<>(arguments.size());
         for (A argument : arguments) {
-            messages.add(newMessage(task, argument, Map.of()));
+            messages.add(newMessage(task, argument, options));
         }
         if (task.mode() == TaskMode.DELAY) {
             Instant due = DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow()));
@@ -367,7 +378,8 @@ public final class Binomic implements AutoCloseable {
         }
     }
 
-    private Message newMessage(Task<?, ?> task, Object argument, Map<String, String> headers) {
+    private Message newMessage(Task<?, ?> task, Object argument, SubmitOptions options) {
+        Map<String, String> headers = options.headers();
         requireArgumentFits(task, argument);
         if (headers.containsKey(Message.CODEC)) {
             throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
