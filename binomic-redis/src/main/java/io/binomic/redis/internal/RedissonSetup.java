@@ -89,6 +89,9 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             }
         }
         String scheme = config.scheme();
+        if (TopologyUrls.handles(scheme)) {
+            return TopologyUrls.setup(config, replicaWait, RETRY_ATTEMPTS);
+        }
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
             throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
         }
@@ -204,7 +207,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     }
 
     /** The trust store of the {@value #TRUSTSTORE_OPTION} option, or null for the JDK's default trust. */
-    private static TrustManagerFactory trustManagers(BrokerConfig config) {
+    static TrustManagerFactory trustManagers(BrokerConfig config) {
         String path = config.options().get(TRUSTSTORE_OPTION);
         if (path == null) {
             return null;
