@@ -246,25 +246,6 @@ public final class RedisClusterSet implements AutoCloseable {
                 () -> node + " did not rejoin as a replica; see " + node.dir);
     }
 
-    /**
-     * Moves {@code count} slots from the master serving {@code key} to another master with
-     * {@code redis-cli --cluster reshard} (keys migrated with {@code MIGRATE}, clients sent
-     * {@code ASK} and {@code MOVED} meanwhile); returns the receiving master.
-     */
-    public Node reshardFrom(String key, int count) {
-        Node from = masterOf(key);
-        Node to = masters().stream().filter(m -> m != from).findFirst().orElseThrow();
-        List<String> command = List.of(redisCli(), "--cluster", "reshard", from.toString(),
-                "--cluster-from", nodeId(from), "--cluster-to", nodeId(to), "--cluster-slots", Integer.toString(count),
-                "--cluster-yes", "--cluster-pipeline", "10");
-        String out = run(command, Duration.ofMinutes(2));
-        if (out.contains("[ERR]")) {
-            throw new IllegalStateException("reshard failed:\n" + out);
-        }
-        awaitHealthy();
-        return to;
-    }
-
     /** Moves exactly the slot of {@code key} to another master (reshard of a single slot). */
     public Node moveSlotOf(String key) {
         Node from = masterOf(key);
