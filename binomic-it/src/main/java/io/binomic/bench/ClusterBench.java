@@ -73,7 +73,7 @@ public final class ClusterBench {
     }
 
     private record Sample(double enqueuePerS, double drainPerS, List<Double> share, List<Double> cpuMicrosPerTask,
-                          List<Double> cpuMicrosPerOwnTask, double clusterCrossSlot) { }
+                          List<Double> cpuMicrosPerOwnTask, double clusterCrossSlot, double readsPerTask) { }
 
     public static void main(String[] args) throws Exception {
         java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
@@ -114,8 +114,7 @@ public final class ClusterBench {
 
     private static Sample measure(String name, String url, List<Node> nodes, int tasks, String runId) throws Exception {
         List<Task<Long, Void>> defs = new ArrayList<>();
-        for (int q = 0; q < QUEUES; q++) {
-            String queue = "scale-" + runId + "-" + q;
+        for (String queue : queueNames(nodes, runId)) {
             defs.add(Task.builder("scale-" + queue, Long.class).queue(queue).build());
         }
         AtomicInteger done = new AtomicInteger();
@@ -132,6 +131,7 @@ public final class ClusterBench {
         try (Binomic binomic = builder.build().start()) {
             double[] cpu0 = cpu(nodes);
             long[] xadd0 = calls(nodes, "xadd");
+            long reads0 = java.util.Arrays.stream(calls(nodes, "xreadgroup")).sum();
             long start = System.nanoTime();
             int per = tasks / QUEUES;
             List<Long> args = new ArrayList<>(per);
@@ -155,6 +155,7 @@ public final class ClusterBench {
             long drained = System.nanoTime();
             double[] cpu1 = cpu(nodes);
             long[] xadd1 = calls(nodes, "xadd");
+            long reads = java.util.Arrays.stream(calls(nodes, "xreadgroup")).sum() - reads0;
             List<Double> share = new ArrayList<>();
             List<Double> perTask = new ArrayList<>();
             List<Double> perOwn = new ArrayList<>();
@@ -165,13 +166,14 @@ public final class ClusterBench {
                 perOwn.add(own == 0 ? 0 : (cpu1[i] - cpu0[i]) * 1e6 / own);
             }
             long cross = nodes.stream().mapToLong(n -> n.errors("CROSSSLOT")).sum() - cross0;
-            return new Sample(total / ((enqueued - start) / 1e9), total / ((drained - enqueued) / 1e9), share, perTask, perOwn, cross);
+            return new Sample(total / ((enqueued - start) / 1e9), total / ((drained - enqueued) / 1e9), share, perTask, perOwn, cross,
+                    (double) reads / total);
         }
     }
 
     private static void print(String name, List<Node> nodes, Sample s) {
-        System.out.printf(Locale.ROOT, "%-20s enqueue %,9.0f tasks/s  drain %,8.0f tasks/s  CROSSSLOT %d%n", name, s.enqueuePerS(),
-                s.drainPerS(), (long) s.clusterCrossSlot());
+        System.out.printf(Locale.ROOT, "%-20s enqueue %,9.0f tasks/s  drain %,8.0f tasks/s  XREADGROUP per task %.3f  CROSSSLOT %d%n",
+                name, s.enqueuePerS(), s.drainPerS(), s.readsPerTask(), (long) s.clusterCrossSlot());
         double projected = 0;
         for (int i = 0; i < nodes.size(); i++) {
             double perCore = s.cpuMicrosPerOwnTask().get(i) == 0 ? 0 : 1e6 / s.cpuMicrosPerOwnTask().get(i);
@@ -189,6 +191,45 @@ public final class ClusterBench {
         }
         System.out.printf(Locale.ROOT, "  projection, one core per Redis: %,.0f tasks/s (busiest master saturates first;"
                 + " mean per-core rate x %d = %,.0f)%n", ceiling, nodes.size(), projected * nodes.size());
+    }
+
+    /**
+     * {@value #QUEUES} queue names. On a cluster with {@code bench.cluster.balanced} (the default) they
+     * are chosen so that each master serves as many queues ({@code CLUSTER KEYSLOT} of the stream key
+     * against each master's slots), as an operator placing queues would; otherwise they fall where the
+     * hash puts them.
+     */
+    private static List<String> queueNames(List<Node> nodes, String runId) {
+        List<String> names = new ArrayList<>();
+        if (nodes.size() == 1 || !Boolean.parseBoolean(System.getProperty("bench.cluster.balanced", "true"))) {
+            for (int q = 0; q < QUEUES; q++) {
+                names.add("scale-" + runId + "-" + q);
+            }
+            return names;
+        }
+        List<List<int[]>> slots = new ArrayList<>();
+        for (Node n : nodes) {
+            List<int[]> ranges = new ArrayList<>();
+            String myself = cli(n.port(), "CLUSTER", "NODES").lines().filter(l -> l.contains("myself")).findFirst().orElseThrow();
+            String[] parts = myself.split(" ");
+            for (int i = 8; i < parts.length; i++) {
+                String[] ab = parts[i].split("-");
+                ranges.add(new int[] {Integer.parseInt(ab[0]), Integer.parseInt(ab[ab.length - 1])});
+            }
+            slots.add(ranges);
+        }
+        int[] count = new int[nodes.size()];
+        for (int i = 0; names.size() < QUEUES; i++) {
+            String q = "scale-" + runId + "-" + i;
+            int slot = Integer.parseInt(cli(nodes.getFirst().port(), "CLUSTER", "KEYSLOT", "binomic:{" + q + "}:stream").strip());
+            for (int m = 0; m < nodes.size(); m++) {
+                if (slots.get(m).stream().anyMatch(r -> r[0] <= slot && slot <= r[1]) && count[m] < QUEUES / nodes.size()) {
+                    count[m]++;
+                    names.add(q);
+                }
+            }
+        }
+        return names;
     }
 
     private static double[] cpu(List<Node> nodes) {
