@@ -93,6 +93,57 @@ class ClusterFaultIT {
         assertTrue(r.acknowledgedAfterFault() > 0, "submits went through after the move: " + r);
     }
 
+    /**
+     * Redisson ends a pipeline over two masters with a {@code WAIT} on each and reports the sum of
+     * their replies, so one master's confirmed replica hid another's silence: a settle batch and a
+     * {@code submitAll} spanning two queues passed {@code wait.replicas = 1} with one replica dead.
+     * Such writes now go one queue (one master) at a time, and the unconfirmed one fails.
+     */
+    @Test
+    void withWaitReplicasAWriteSpanningTwoMastersFailsWhenOneOfThemHasNoReplica() throws Exception {
+        String prefix = "cwait-" + UUID.randomUUID().toString().substring(0, 6);
+        List<String> queues = new ArrayList<>();
+        List<RedisClusterSet.Node> masters = new ArrayList<>();
+        for (int i = 0; queues.size() < 2; i++) {
+            String q = prefix + "-" + i;
+            RedisClusterSet.Node m = cluster.masterOf(stream(q));
+            if (!masters.contains(m)) {
+                masters.add(m);
+                queues.add(q);
+            }
+        }
+        Map<String, String> options = Map.of("redisson.config", cluster.writeRedissonYaml().toString(),
+                "wait.replicas", "1", "wait.timeout", "300ms");
+        RedisClusterSet.Node replica = cluster.replicaOf(masters.get(1));
+        try (io.binomic.api.spi.Broker broker = Brokers.redisCluster(cluster, options)) {
+            broker.start(queues);
+            broker.enqueueAll(List.of(message(queues.get(0)), message(queues.get(1))));
+            List<io.binomic.api.spi.Delivery> fetched = new ArrayList<>();
+            for (String q : queues) {
+                fetched.addAll(broker.fetch(List.of(q), "c1", 1, Duration.ofMillis(200)));
+            }
+            assertEquals(2, fetched.size());
+
+            cluster.kill(replica);
+            try {
+                var settle = org.junit.jupiter.api.Assertions.assertThrows(io.binomic.api.NotReplicatedException.class,
+                        () -> broker.settle("c1", fetched.stream().<io.binomic.api.spi.Settlement>map(
+                                io.binomic.api.spi.Settlement.Ack::new).toList()));
+                assertTrue(settle.getMessage().contains(queues.get(1)), settle.getMessage());
+                var submit = org.junit.jupiter.api.Assertions.assertThrows(io.binomic.api.NotReplicatedException.class,
+                        () -> broker.enqueueAll(List.of(message(queues.get(0)), message(queues.get(1)))));
+                assertTrue(submit.getMessage().contains("0 of the 1 replicas"), submit.getMessage());
+            } finally {
+                cluster.rejoin(replica);
+            }
+        }
+    }
+
+    private static io.binomic.api.Message message(String queue) {
+        return new io.binomic.api.Message(UUID.randomUUID(), "t", queue, 1, java.time.Instant.now(),
+                "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of());
+    }
+
     record Result(String fault, int acknowledged, int failedSubmits, Set<Integer> lost, long duplicates,
                   int acknowledgedAfterFault, long faultMillis) {
         @Override

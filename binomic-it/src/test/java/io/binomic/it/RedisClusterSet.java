@@ -144,6 +144,13 @@ public final class RedisClusterSet implements AutoCloseable {
         return nodes.stream().filter(n -> n.alive() && "master".equals(role(n))).sorted(Comparator.comparingInt(Node::port)).toList();
     }
 
+    /** The live replica of {@code master}. */
+    public Node replicaOf(Node master) {
+        return nodes.stream().filter(n -> n.alive() && Resp.call(HOST, n.port, "ROLE") instanceof List<?> role
+                && "slave".equals(String.valueOf(role.getFirst())) && String.valueOf(role.get(2)).equals(Integer.toString(master.port)))
+                .findFirst().orElseThrow(() -> new IllegalStateException(master + " has no live replica"));
+    }
+
     /** The master that serves {@code key}'s slot now. */
     public Node masterOf(String key) {
         long slot = slotOf(key);
