@@ -34,6 +34,7 @@ public final class RedisClusterSet implements AutoCloseable {
     private static final Duration READY = Duration.ofSeconds(40);
     private static final int NODE_TIMEOUT_MILLIS = 1000;
     private static RedisClusterSet shared;
+    private static RuntimeException sharedFailure;
 
     private final Path dir;
     private final List<Node> nodes = new ArrayList<>();
@@ -79,8 +80,16 @@ public final class RedisClusterSet implements AutoCloseable {
 
     /** One cluster for the whole test JVM, started on first use, stopped (and its files deleted) at JVM exit. */
     public static synchronized RedisClusterSet shared() {
+        if (sharedFailure != null) {
+            throw new IllegalStateException("the shared Redis Cluster failed to start earlier in this JVM", sharedFailure);
+        }
         if (shared == null) {
-            shared = start();
+            try {
+                shared = start();
+            } catch (RuntimeException e) {
+                sharedFailure = e;
+                throw e;
+            }
         }
         return shared;
     }
@@ -108,7 +117,7 @@ public final class RedisClusterSet implements AutoCloseable {
             set.awaitHealthy();
             return set;
         } catch (RuntimeException | Error e) {
-            set.close();
+            set.stopNodes(); // the logs stay in the directory the message names
             throw e;
         }
     }
@@ -284,6 +293,15 @@ public final class RedisClusterSet implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        stopNodes();
+        try (Stream<Path> files = Files.walk(dir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException gone) {
+            // best effort
+        }
+    }
+
+    private synchronized void stopNodes() {
         for (Node n : nodes) {
             if (n.process != null) {
                 n.process.destroyForcibly();
@@ -293,11 +311,6 @@ public final class RedisClusterSet implements AutoCloseable {
             if (n.process != null) {
                 waitFor(n.process);
             }
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException gone) {
-            // best effort
         }
     }
 

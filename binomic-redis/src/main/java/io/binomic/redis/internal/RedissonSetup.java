@@ -82,6 +82,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             try {
                 Config redisson = Config.fromYAML(new File(yaml));
                 redisson.setCodec(StringCodec.INSTANCE);
+                TopologyUrls.warnIfReadsFromReplicas(redisson, yaml);
                 return new RedissonSetup(redisson, "the servers of " + yaml, () -> { }, replicaWait);
             } catch (IOException | RuntimeException e) {
                 throw new BrokerException("cannot read the Redisson configuration '" + yaml + "' (BrokerConfig option "

@@ -147,6 +147,21 @@ final class TopologyUrls {
         return new RedissonSetup(redisson, target, () -> { }, replicaWait);
     }
 
+    /**
+     * A Cluster or Sentinel YAML file that leaves reads on the replicas (Redisson's default,
+     * {@code readMode: SLAVE}) makes the CLI, dead-letter listings and stats read a lagging copy:
+     * said once, as a WARNING naming the fix. Nothing is changed: the file may mean it.
+     */
+    static void warnIfReadsFromReplicas(Config redisson, String yaml) {
+        ReadMode mode = redisson.isClusterConfig() ? redisson.useClusterServers().getReadMode()
+                : redisson.isSentinelConfig() ? redisson.useSentinelServers().getReadMode() : ReadMode.MASTER;
+        if (mode != ReadMode.MASTER) {
+            System.getLogger(TopologyUrls.class.getName()).log(System.Logger.Level.WARNING, "the Redisson configuration {0} reads"
+                    + " from replicas (readMode {1}): listings and stats may lag behind what was written; add readMode: \"MASTER\""
+                    + " to its clusterServersConfig or sentinelServersConfig", yaml, mode);
+        }
+    }
+
     private static String decode(String s) {
         return URLDecoder.decode(s, StandardCharsets.UTF_8);
     }
