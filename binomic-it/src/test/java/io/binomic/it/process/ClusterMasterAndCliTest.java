@@ -120,6 +120,17 @@ class ClusterMasterAndCliTest {
         assertEquals(crossSlotBefore, cluster.errors("CROSSSLOT"), "CROSSSLOT errors on the cluster");
     }
 
+    /** A redis:// URL of one cluster node would get MOVED for most keys: refused at once, with the URL to use. */
+    @Test
+    void aRedisUrlOfOneClusterNodeIsRefusedWithTheClusterUrlToUse() {
+        RedisClusterSet.Node node = RedisClusterSet.shared().masters().getFirst();
+        CliRun run = CliRun.of("queues", "--broker", "redis://127.0.0.1:" + node.port(), "--queues", "q");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertTrue(run.err().contains("this server is a node of a Redis Cluster, which a redis:// URL cannot use: use"
+                + " redis+cluster://127.0.0.1:" + node.port()), run.err());
+    }
+
     /** One queue name per master: queues of one prefix whose streams hash to slots of different masters. */
     static Map<RedisClusterSet.Node, String> queuesOnEveryMaster(RedisClusterSet cluster, String prefix) {
         Map<RedisClusterSet.Node, String> chosen = new LinkedHashMap<>();

@@ -290,6 +290,8 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
                 || upper.contains("AUTH") && upper.contains("PASSWORD")) {
             hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+        } else if (cause.startsWith(Preflight.NODE_OF_A_CLUSTER)) {
+            hint = "see module-info-docs/redis.md, Scaling out";
         } else if (upper.contains("TLS HOSTNAME VERIFICATION FAILED")) {
             hint = "connect with a name the certificate is issued for (BrokerConfig.url), or give the server a certificate for this name";
         } else if (upper.contains("TLS CERTIFICATE NOT TRUSTED")) {
