@@ -262,26 +262,30 @@ public final class RedisClusterSet implements AutoCloseable {
                 () -> node + " did not rejoin as a replica; see " + node.dir);
     }
 
-    /** Moves exactly the slot of {@code key} to another master (reshard of a single slot). */
-    public Node moveSlotOf(String key) {
+    /**
+     * How many slots {@code redis-cli --cluster reshard} must move from the master of {@code key} so
+     * that the key's slot is among them: it takes a source's slots in ascending order.
+     */
+    public int slotsToReshardFor(String key) {
+        Node from = masterOf(key);
+        long lowest = ownedSlots(from).stream().mapToLong(r -> r[0]).min().orElseThrow();
+        return Math.toIntExact(slotOf(key) - lowest + 1);
+    }
+
+    /**
+     * {@code redis-cli --cluster reshard}: moves the lowest {@code count} slots of the master of
+     * {@code key} to another master, keys and all ({@code SETSLOT IMPORTING/MIGRATING}, {@code MIGRATE},
+     * {@code SETSLOT NODE}), while clients get {@code ASK} and then {@code MOVED}; returns the receiver.
+     */
+    public Node reshardFrom(String key, int count) {
         Node from = masterOf(key);
         Node to = masters().stream().filter(m -> m != from).findFirst().orElseThrow();
-        long slot = slotOf(key);
-        String fromId = nodeId(from);
-        String toId = nodeId(to);
-        call(to, "CLUSTER", "SETSLOT", Long.toString(slot), "IMPORTING", fromId);
-        call(from, "CLUSTER", "SETSLOT", Long.toString(slot), "MIGRATING", toId);
-        while (true) {
-            Object keys = call(from, "CLUSTER", "GETKEYSINSLOT", Long.toString(slot), "10");
-            if (!(keys instanceof List<?> list) || list.isEmpty()) {
-                break;
-            }
-            List<String> migrate = new ArrayList<>(List.of("MIGRATE", HOST, Integer.toString(to.port), "", "0", "5000", "KEYS"));
-            list.forEach(k -> migrate.add(String.valueOf(k)));
-            call(from, migrate.toArray(String[]::new));
-        }
-        for (Node m : masters()) {
-            call(m, "CLUSTER", "SETSLOT", Long.toString(slot), "NODE", toId);
+        List<String> command = List.of(redisCli(), "--cluster", "reshard", from.toString(),
+                "--cluster-from", nodeId(from), "--cluster-to", nodeId(to), "--cluster-slots", Integer.toString(count),
+                "--cluster-yes");
+        String out = run(command, Duration.ofMinutes(2));
+        if (out.contains("[ERR]")) {
+            throw new IllegalStateException("redis-cli --cluster reshard failed:\n" + out);
         }
         awaitHealthy();
         return to;
