@@ -247,7 +247,9 @@ public final class BrokerConfig {
 
         /**
          * Broker URL. Defaults to {@code memory://}, the embedded in-process broker. Credentials
-         * may be given in the URL ({@code redis://user:secret@host:6379/0}) or by the setters.
+         * may be given in the URL ({@code redis://user:secret@host:6379/0}) or by the setters. With
+         * the Redis module, a Redis Cluster is {@code redis+cluster://host:port,host:port} and Sentinel
+         * {@code redis+sentinel://host:port,host:port/masterName}.
          */
         public Builder url(String url) {
             this.url.set(url);

@@ -27,6 +27,18 @@ final class Brokers {
         return redisProvider().create(settings.apply(BrokerConfig.builder().url(server.url())).build());
     }
 
+    /** A new, unstarted broker on {@code cluster}, configured by a Redisson YAML file (option {@code redisson.config}). */
+    static Broker redisCluster(RedisClusterSet cluster, java.util.Map<String, String> moreOptions) {
+        java.util.Map<String, String> options = new java.util.HashMap<>(moreOptions);
+        options.put("redisson.config", cluster.writeRedissonYaml().toString());
+        return redisProvider().create(BrokerConfig.builder().url("redis://cluster").options(options).build());
+    }
+
+    /** A new, unstarted broker on {@code cluster}, configured by a {@code redis+cluster://} URL of its nodes. */
+    static Broker redisClusterByUrl(RedisClusterSet cluster, UnaryOperator<BrokerConfig.Builder> settings) {
+        return redisProvider().create(settings.apply(BrokerConfig.builder().url(cluster.url())).build());
+    }
+
     /** The durable scheduler of {@code started}, a Redis broker. */
     static Scheduler scheduler(Broker started) {
         return ServiceLoader.load(SchedulerProvider.class).stream().map(ServiceLoader.Provider::get)

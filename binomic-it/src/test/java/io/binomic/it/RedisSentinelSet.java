@@ -94,6 +94,8 @@ public final class RedisSentinelSet implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // A test that dies before close() must not leave redis-server processes behind.
+        Runtime.getRuntime().addShutdownHook(new Thread(set::stopProcesses));
         try {
             Node primary = set.startNode(freePort(), null);
             for (int i = 0; i < replicas; i++) {
@@ -106,7 +108,7 @@ public final class RedisSentinelSet implements AutoCloseable {
             set.awaitSentinelsSee(primary, replicas);
             return set;
         } catch (RuntimeException | Error e) {
-            set.close();
+            set.stopProcesses(); // the logs stay in the directory the message names
             throw e;
         }
     }
@@ -248,8 +250,18 @@ public final class RedisSentinelSet implements AutoCloseable {
         }, () -> "replicas of " + primary + " did not catch up: " + info(primary));
     }
 
+    /** Stops every process and deletes the set's directory (logs, configuration files). */
     @Override
     public synchronized void close() {
+        stopProcesses();
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException gone) {
+            // best effort
+        }
+    }
+
+    private synchronized void stopProcesses() {
         for (Sentinel s : sentinels) {
             s.process().destroyForcibly();
         }

@@ -94,7 +94,7 @@ public final class Providers {
         String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
         if (matching.isEmpty()) {
             String fix = switch (config.scheme()) {
-                case "redis", "rediss" -> "add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath";
+                case "redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel" -> "add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath";
                 case "memory" -> "add io.binomic:binomic-core to the module path";
                 default -> "use memory://, redis:// or rediss://, or add the module of a broker serving this scheme";
             };

@@ -28,7 +28,17 @@ public final class ProcessJobs implements TaskProvider {
     @Override
     public List<TaskBinding<?, ?>> tasks() {
         String spec = System.getProperty(LEDGER_PROPERTY);
+        if (spec != null && spec.contains(";")) {
+            // Several queues, one ledger each (ClusterMasterAndCliTest): task names must differ.
+            return java.util.Arrays.stream(spec.split(";")).map(Ledger::parse)
+                    .<TaskBinding<?, ?>>map(l -> bind(jobOn(l.name()), l)).toList();
+        }
         return spec == null ? List.of() : List.of(binding(Ledger.parse(spec)));
+    }
+
+    /** The task of one of several queues: {@code process-job-<queue>}. */
+    static Task<Job, Void> jobOn(String queue) {
+        return Task.builder(TASK + "-" + queue, Job.class).queue(queue).maxAttempts(5).build();
     }
 
     /** The task definition on {@code queue}, as producers submit it: no handler code. */
@@ -38,7 +48,11 @@ public final class ProcessJobs implements TaskProvider {
 
     /** The task on the ledger's queue (the ledger is named after the queue), bound to the handler a worker runs. */
     static TaskBinding<Job, Void> binding(Ledger ledger) {
-        return job(ledger.name()).handledBy(job -> {
+        return bind(job(ledger.name()), ledger);
+    }
+
+    private static TaskBinding<Job, Void> bind(Task<Job, Void> task, Ledger ledger) {
+        return task.handledBy(job -> {
             ledger.started(job.n());
             Thread.sleep(job.sleepMillis());
             ledger.done(job.n());

@@ -21,6 +21,9 @@ import javax.net.ssl.SSLSocket;
  * the server's own words.
  */
 final class Preflight {
+    /** The start of the message when a redis:// URL names a node of a Redis Cluster. */
+    static final String NODE_OF_A_CLUSTER = "this server is a node of a Redis Cluster, which a redis:// URL cannot use";
+
     private Preflight() { }
 
     /**
@@ -40,6 +43,12 @@ final class Preflight {
             }
             send(out, "PING");
             expectOk(in);
+            send(out, "INFO", "cluster");
+            if (reply(in).contains("cluster_enabled:1")) {
+                // A single-server client would get MOVED for every key of the other masters' slots.
+                throw new IllegalStateException(NODE_OF_A_CLUSTER + ": use redis+cluster://" + host + ":" + port
+                        + "[,host:port...] (or a Redisson YAML file with clusterServersConfig)");
+            }
         } catch (IOException e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalStateException(e instanceof java.net.SocketTimeoutException
@@ -78,6 +87,37 @@ final class Preflight {
         }
         out.write(b.toByteArray());
         out.flush();
+    }
+
+    /**
+     * Reads one reply (a status, an error, or a bulk string), as text; an error reply (e.g. a user
+     * whose ACL forbids INFO) is returned as is, not thrown.
+     */
+    private static String reply(InputStream in) throws IOException {
+        String first = line(in);
+        if (!first.startsWith("$")) {
+            return first;
+        }
+        int length = Integer.parseInt(first.substring(1));
+        if (length < 0) {
+            return "";
+        }
+        byte[] body = in.readNBytes(length + 2);
+        return new String(body, 0, Math.min(length, body.length), StandardCharsets.UTF_8);
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) != '\n') {
+            if (c == -1) {
+                throw new IOException("the server closed the connection (is it Redis? is TLS expected: rediss://?)");
+            }
+            if (c != '\r') {
+                line.write(c);
+            }
+        }
+        return line.toString(StandardCharsets.UTF_8);
     }
 
     /** Reads one reply line; an error reply ({@code -NOAUTH ...}) becomes the exception message. */

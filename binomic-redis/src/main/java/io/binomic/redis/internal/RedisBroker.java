@@ -74,7 +74,7 @@ final class RedisBroker implements Broker {
     private static final Duration TRIM_EVERY = Duration.ofMillis(200);
 
     private final BrokerConfig config;
-    private final RedissonSetup setup;
+    final RedissonSetup setup;
     /** Opt-in: replicas that must confirm each enqueue and settlement ({@code WAIT}); off by default. */
     final RedissonSetup.ReplicaWait replicaWait;
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
@@ -195,6 +195,10 @@ final class RedisBroker implements Broker {
     @Override
     public void enqueueAll(List<Message> messages) {
         messages.forEach(this::checkSize);
+        if (ClusterWrites.splitByQueue(this) && ClusterWrites.severalQueues(messages, Message::queue)) {
+            ClusterWrites.enqueueByQueue(messages, this::enqueueAll);
+            return;
+        }
         // Never skipResult: Redis then sends no reply, so a refused XADD (out of memory, wrong type)
         // would be lost without a word. The replies cost some throughput; a silent loss costs more.
         BatchOptions options = writeOptions();
@@ -401,6 +405,9 @@ final class RedisBroker implements Broker {
     public SettleReport settle(String consumer, List<Settlement> settlements) {
         if (settlements.isEmpty()) {
             return SettleReport.ALL_APPLIED;
+        }
+        if (ClusterWrites.splitByQueue(this) && ClusterWrites.severalQueues(settlements, x -> x.delivery().queue())) {
+            return ClusterWrites.settleByQueue(settlements, one -> settle(consumer, one));
         }
         Map<String, List<Settlement>> byQueue = new LinkedHashMap<>();
         for (Settlement s : settlements) {

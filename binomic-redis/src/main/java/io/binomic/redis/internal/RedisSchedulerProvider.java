@@ -15,7 +15,7 @@ public final class RedisSchedulerProvider implements SchedulerProvider {
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss");
+        return Set.of("redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel");
     }
 
     @Override

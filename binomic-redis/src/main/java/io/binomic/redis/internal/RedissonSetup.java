@@ -82,6 +82,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             try {
                 Config redisson = Config.fromYAML(new File(yaml));
                 redisson.setCodec(StringCodec.INSTANCE);
+                TopologyUrls.warnIfReadsFromReplicas(redisson, yaml);
                 return new RedissonSetup(redisson, "the servers of " + yaml, () -> { }, replicaWait);
             } catch (IOException | RuntimeException e) {
                 throw new BrokerException("cannot read the Redisson configuration '" + yaml + "' (BrokerConfig option "
@@ -89,6 +90,9 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             }
         }
         String scheme = config.scheme();
+        if (TopologyUrls.handles(scheme)) {
+            return TopologyUrls.setup(config, replicaWait, RETRY_ATTEMPTS);
+        }
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
             throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
         }
@@ -204,7 +208,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     }
 
     /** The trust store of the {@value #TRUSTSTORE_OPTION} option, or null for the JDK's default trust. */
-    private static TrustManagerFactory trustManagers(BrokerConfig config) {
+    static TrustManagerFactory trustManagers(BrokerConfig config) {
         String path = config.options().get(TRUSTSTORE_OPTION);
         if (path == null) {
             return null;
@@ -286,6 +290,8 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
                 || upper.contains("AUTH") && upper.contains("PASSWORD")) {
             hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+        } else if (cause.startsWith(Preflight.NODE_OF_A_CLUSTER)) {
+            hint = "see module-info-docs/redis.md, Scaling out";
         } else if (upper.contains("TLS HOSTNAME VERIFICATION FAILED")) {
             hint = "connect with a name the certificate is issued for (BrokerConfig.url), or give the server a certificate for this name";
         } else if (upper.contains("TLS CERTIFICATE NOT TRUSTED")) {
