@@ -44,27 +44,45 @@ final class PriorityScripts {
             """;
 
     /**
-     * One non-blocking read of a queue's level streams in the given order, up to max entries in
-     * total. A stream that lost its group (Redis restarted empty) gets it again. The consumer is
-     * created on each stream, so an idle worker is listed (Redis before 7.2 creates it only on a delivery).
-     * KEYS: the level streams, in fetch order. ARGV: group, consumer, max.
-     * Returns a flat list, per entry: index of its stream in KEYS, id, number of field strings, fields...
+     * One non-blocking read of all the levels of a queue, up to max entries in total: the levels in
+     * use are read from the set, highest first, or (turn t > 0: {@code PriorityFetchOrder}) starting
+     * at the (1 + (t - 1) mod (m - 1))-th of the m levels. A stream that lost its group (Redis
+     * restarted empty) gets it again. The consumer is created on each stream, so an idle worker is
+     * listed (Redis before 7.2 creates it only on a delivery).
+     * KEYS: the queue's default stream. ARGV: group, consumer, max, turn.
+     * Returns a flat list: the number of levels, the levels (highest first), then per entry: its
+     * level, id, number of field strings, fields...
      */
     static final String FETCH = """
             local group, consumer = ARGV[1], ARGV[2]
-            local left = tonumber(ARGV[3])
-            local out = {}
-            for k = 1, #KEYS do
+            local left, turn = tonumber(ARGV[3]), tonumber(ARGV[4])
+            local levels = {%d}
+            for _, p in ipairs(redis.call('SMEMBERS', KEYS[1] .. ':levels')) do
+              if string.match(p, '^[0-9]$') and tonumber(p) ~= %d then levels[#levels + 1] = tonumber(p) end
+            end
+            table.sort(levels, function(a, b) return a > b end)
+            local m = #levels
+            local order = levels
+            if turn > 0 and m >= 2 then
+              order = {}
+              local start = 1 + ((turn - 1) %% (m - 1))
+              for i = 0, m - 1 do order[i + 1] = levels[((start + i) %% m) + 1] end
+            end
+            local out = {m}
+            for _, p in ipairs(levels) do out[#out + 1] = p end
+            for _, p in ipairs(order) do
               if left <= 0 then break end
-              local ok = redis.pcall('XGROUP', 'CREATECONSUMER', KEYS[k], group, consumer)
+              local key = KEYS[1]
+              if p ~= %d then key = KEYS[1] .. ':p' .. p end
+              local ok = redis.pcall('XGROUP', 'CREATECONSUMER', key, group, consumer)
               if type(ok) == 'table' and ok.err then
-                redis.pcall('XGROUP', 'CREATE', KEYS[k], group, '0', 'MKSTREAM')
-                redis.pcall('XGROUP', 'CREATECONSUMER', KEYS[k], group, consumer)
+                redis.pcall('XGROUP', 'CREATE', key, group, '0', 'MKSTREAM')
+                redis.pcall('XGROUP', 'CREATECONSUMER', key, group, consumer)
               end
-              local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', left, 'STREAMS', KEYS[k], '>')
+              local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', left, 'STREAMS', key, '>')
               if r then
                 for _, e in ipairs(r[1][2]) do
-                  out[#out + 1] = k
+                  out[#out + 1] = p
                   out[#out + 1] = e[1]
                   out[#out + 1] = #e[2]
                   for _, f in ipairs(e[2]) do out[#out + 1] = f end
@@ -73,7 +91,7 @@ final class PriorityScripts {
               end
             end
             return out
-            """;
+            """.formatted(io.binomic.api.Priority.DEFAULT, io.binomic.api.Priority.DEFAULT, io.binomic.api.Priority.DEFAULT);
 
     /** Every script of this class, for loading them again after NOSCRIPT. */
     static final java.util.List<String> ALL = java.util.List.of(ENQUEUE, FETCH);

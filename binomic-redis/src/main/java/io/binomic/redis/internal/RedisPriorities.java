@@ -212,18 +212,19 @@ final class RedisPriorities {
     }
 
     private List<Delivery> readLevels(String queue, String consumer, int max) {
-        int[] order = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).next(levels(queue));
-        RedisKeys k = broker.keys(queue);
-        List<Object> keys = new ArrayList<>(order.length);
-        for (int p : order) {
-            keys.add(streamKey(k, p));
+        int turn = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).nextTurn();
+        List<Object> flat = broker.eval("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
+                List.of(broker.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
+        int m = Math.toIntExact(RedisBroker.toLong(flat.getFirst()));
+        int[] read = new int[m];
+        for (int j = 0; j < m; j++) {
+            read[j] = Math.toIntExact(RedisBroker.toLong(flat.get(1 + j)));
         }
-        List<Object> flat = broker.eval("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST, keys,
-                RedisKeys.GROUP, consumer, Integer.toString(max));
+        levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
         List<Delivery> out = new ArrayList<>();
-        int i = 0;
+        int i = 1 + m;
         while (i < flat.size()) {
-            int level = order[Math.toIntExact(RedisBroker.toLong(flat.get(i))) - 1];
+            int level = Math.toIntExact(RedisBroker.toLong(flat.get(i)));
             String id = String.valueOf(flat.get(i + 1));
             int n = Math.toIntExact(RedisBroker.toLong(flat.get(i + 2)));
             Map<String, String> fields = new LinkedHashMap<>();

@@ -49,7 +49,7 @@ final class PriorityReady<E> {
                 used[n++] = p;
             }
         }
-        current = order.next(java.util.Arrays.copyOf(used, n));
+        current = n < 2 ? java.util.Arrays.copyOf(used, n) : PriorityFetchOrder.order(java.util.Arrays.copyOf(used, n), order.nextTurn());
     }
 
     /** The next message of this fetch, by the order {@link #beginFetch} chose; null when empty. */
