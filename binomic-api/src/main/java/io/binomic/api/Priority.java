@@ -7,8 +7,8 @@ package io.binomic.api;
  * re-index) without touching every other task. A task declares its default with
  * {@link Task.Builder#priority(int)}; one submit overrides it with {@link SubmitOptions.Builder#priority(int)}.
  *
- * <p>Lower priorities are not starved: every {@value #DEFAULT_LOWER_FIRST_EVERY}th fetch of a queue
- * by a worker (the broker option {@value #LOWER_FIRST_EVERY_OPTION}) starts at a level below the
+ * <p>Lower priorities are not starved: every {@value #DEFAULT_FAIRNESS}th fetch of a queue
+ * by a worker (the broker option {@value #FAIRNESS_OPTION}) starts at a level below the
  * highest, taking the lower levels in turn; {@code 0} makes the order strict.
  */
 public final class Priority {
@@ -21,11 +21,11 @@ public final class Priority {
     /**
      * {@link BrokerConfig#options()} key: every how many fetches of a queue with several priority
      * levels in use one starts at a lower level ({@code 0}: never, strict priority). Defaults to
-     * {@value #DEFAULT_LOWER_FIRST_EVERY}.
+     * {@value #DEFAULT_FAIRNESS}.
      */
-    public static final String LOWER_FIRST_EVERY_OPTION = "priority.lowerFirstEvery";
-    /** The default of {@link #LOWER_FIRST_EVERY_OPTION}: one fetch in ten serves a lower level first. */
-    public static final int DEFAULT_LOWER_FIRST_EVERY = 10;
+    public static final String FAIRNESS_OPTION = "priority.fairness";
+    /** The default of {@link #FAIRNESS_OPTION}: one fetch in ten serves a lower level first. */
+    public static final int DEFAULT_FAIRNESS = 10;
 
     private Priority() { }
 
@@ -61,14 +61,14 @@ public final class Priority {
     }
 
     /**
-     * The {@value #LOWER_FIRST_EVERY_OPTION} option of {@code config}: the default when absent.
+     * The {@value #FAIRNESS_OPTION} option of {@code config}: the default when absent.
      *
      * @throws IllegalArgumentException naming the option when it is not a number from 0
      */
-    public static int lowerFirstEvery(BrokerConfig config) {
-        String text = config.options().get(LOWER_FIRST_EVERY_OPTION);
+    public static int fairness(BrokerConfig config) {
+        String text = config.options().get(FAIRNESS_OPTION);
         if (text == null) {
-            return DEFAULT_LOWER_FIRST_EVERY;
+            return DEFAULT_FAIRNESS;
         }
         try {
             int n = Integer.parseInt(text.strip());
@@ -78,7 +78,7 @@ public final class Priority {
         } catch (NumberFormatException e) {
             // said below
         }
-        throw new IllegalArgumentException("broker option " + LOWER_FIRST_EVERY_OPTION + " must be a whole number from 0 (strict"
+        throw new IllegalArgumentException("broker option " + FAIRNESS_OPTION + " must be a whole number from 0 (strict"
                 + " priority) up, such as 10 (one fetch in ten starts at a lower priority), was '" + text + "'");
     }
 }

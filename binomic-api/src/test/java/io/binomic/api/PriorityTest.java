@@ -53,12 +53,12 @@ class PriorityTest {
 
     @Test
     void theStarvationBoundIsABrokerOptionWithADefaultOfTen() {
-        assertEquals(10, Priority.lowerFirstEvery(BrokerConfig.defaults()));
-        assertEquals(0, Priority.lowerFirstEvery(BrokerConfig.defaults().toBuilder()
-                .options(Map.of(Priority.LOWER_FIRST_EVERY_OPTION, "0")).build()));
-        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> Priority.lowerFirstEvery(
-                BrokerConfig.defaults().toBuilder().options(Map.of(Priority.LOWER_FIRST_EVERY_OPTION, "-3")).build()));
-        assertEquals("broker option priority.lowerFirstEvery must be a whole number from 0 (strict priority) up, such as 10"
+        assertEquals(10, Priority.fairness(BrokerConfig.defaults()));
+        assertEquals(0, Priority.fairness(BrokerConfig.defaults().toBuilder()
+                .options(Map.of(Priority.FAIRNESS_OPTION, "0")).build()));
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> Priority.fairness(
+                BrokerConfig.defaults().toBuilder().options(Map.of(Priority.FAIRNESS_OPTION, "-3")).build()));
+        assertEquals("broker option priority.fairness must be a whole number from 0 (strict priority) up, such as 10"
                 + " (one fetch in ten starts at a lower priority), was '-3'", bad.getMessage());
     }
 }

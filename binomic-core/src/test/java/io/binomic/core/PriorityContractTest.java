@@ -149,13 +149,13 @@ public abstract class PriorityContractTest {
             assertEquals(List.of(), ack("c1", one));
         }
         assertEquals(List.of(10, 20, 30), lowAt, "the 10th, 20th and 30th fetch start at the lower level (default "
-                + Priority.LOWER_FIRST_EVERY_OPTION + " " + Priority.DEFAULT_LOWER_FIRST_EVERY + ")");
+                + Priority.FAIRNESS_OPTION + " " + Priority.DEFAULT_FAIRNESS + ")");
     }
 
     @Test
     void strictPriorityNeverServesALowerLevelWhileAHigherOneHasWork() throws Exception {
         closeBroker();
-        start(Map.of(Priority.LOWER_FIRST_EVERY_OPTION, "0"));
+        start(Map.of(Priority.FAIRNESS_OPTION, "0"));
         for (int i = 0; i < 25; i++) {
             broker.enqueue(message("high-" + i, 8));
             broker.enqueue(message("low-" + i, 2));
@@ -289,6 +289,18 @@ public abstract class PriorityContractTest {
         assertEquals(1, scheduler.moveDue(queue, Instant.now(), 100));
 
         assertEquals(List.of("scheduled", "plain"), fetch(2).stream().map(PriorityContractTest::payload).toList());
+    }
+
+    @Test
+    void aPeriodicTickGoesToTheLevelOfItsMessage() throws Exception {
+        broker.enqueue(message("plain", Priority.DEFAULT));
+        Instant tick = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
+
+        scheduler.fireTick("prio-tick-" + queue, tick, message("tick", 7), Duration.ofMinutes(1));
+
+        List<Delivery> got = fetch(2);
+        assertEquals(List.of("tick", "plain"), got.stream().map(PriorityContractTest::payload).toList());
+        assertEquals(7, priority(got.getFirst()));
     }
 
     @Test

@@ -5,7 +5,7 @@ import io.binomic.api.Priority;
 /**
  * In which order one fetch reads the priority levels of a queue, so that every broker bounds
  * starvation the same way: highest first, except that every {@code lowerFirstEvery}-th fetch
- * ({@link Priority#LOWER_FIRST_EVERY_OPTION}) starts at a level below the highest, the lower levels
+ * ({@link Priority#FAIRNESS_OPTION}) starts at a level below the highest, the lower levels
  * taking turns (it then goes down, and wraps around to the higher ones). One instance per queue and
  * broker client; thread-safe.
  */

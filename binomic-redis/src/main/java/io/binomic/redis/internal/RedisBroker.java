@@ -94,7 +94,7 @@ final class RedisBroker implements Broker {
         this.config = config;
         this.setup = RedissonSetup.of(config);
         this.replicaWait = setup.replicaWait();
-        this.priorities = new RedisPriorities(this, io.binomic.api.Priority.lowerFirstEvery(config));
+        this.priorities = new RedisPriorities(this, io.binomic.api.Priority.fairness(config));
     }
 
     // ---- lifecycle -------------------------------------------------------------------------

@@ -137,10 +137,10 @@ public final class MemoryBroker implements Broker {
         this.config = config;
         this.clock = clock;
         this.log = log;
-        this.lowerFirstEvery = io.binomic.api.Priority.lowerFirstEvery(config);
+        this.lowerFirstEvery = io.binomic.api.Priority.fairness(config);
     }
 
-    /** The starvation bound of priorities ({@link io.binomic.api.Priority#LOWER_FIRST_EVERY_OPTION}). */
+    /** The starvation bound of priorities ({@link io.binomic.api.Priority#FAIRNESS_OPTION}). */
     private final int lowerFirstEvery;
 
     private QueueState queue(String name) {
