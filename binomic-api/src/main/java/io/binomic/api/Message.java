@@ -44,6 +44,18 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
      */
     public static final String TRACK = "track";
 
+    /**
+     * Header holding the message's {@linkplain Priority priority}, {@code "0"} to {@code "9"}; absent
+     * for the default {@value Priority#DEFAULT}. {@code submit} sets it from the task's or the submit's
+     * priority and refuses it among the caller's headers.
+     */
+    public static final String PRIORITY = "priority";
+
+    /** This message's {@linkplain Priority priority}: {@value Priority#DEFAULT} unless its {@link #PRIORITY} header says otherwise. */
+    public int priority() {
+        return Priority.of(this);
+    }
+
     /** True when this message is a tracked job ({@link #TRACK}). */
     public boolean isTracked() {
         return headers.containsKey(TRACK);

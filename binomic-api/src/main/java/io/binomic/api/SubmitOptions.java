@@ -17,9 +17,12 @@ public final class SubmitOptions {
     public static final SubmitOptions NONE = builder().build();
 
     private final Map<String, String> headers;
+    // ---- priorities
+    private final Integer priority;
 
     private SubmitOptions(Builder b) {
         this.headers = b.headers.get();
+        this.priority = b.priority.get();
     }
 
     /** A builder with every setting at its default. */
@@ -31,6 +34,7 @@ public final class SubmitOptions {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.headers.copy(headers);
+        b.priority.copy(priority);
         return b;
     }
 
@@ -39,14 +43,21 @@ public final class SubmitOptions {
         return headers;
     }
 
+    /** This submit's {@linkplain Priority priority}, if it overrides the task's ({@link Builder#priority(int)}). */
+    public java.util.OptionalInt priority() {
+        return priority == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(priority);
+    }
+
     @Override
     public String toString() {
-        return "SubmitOptions[headers=" + headers + "]";
+        return "SubmitOptions[headers=" + headers + (priority == null ? "" : ", priority=" + priority) + "]";
     }
 
     /** Builds {@link SubmitOptions}. */
     public static final class Builder {
         private final Config.Once<Map<String, String>> headers = new Config.Once<>("headers", Map.of());
+        // ---- priorities
+        private final Config.Once<Integer> priority = new Config.Once<>("priority", null);
 
         private Builder() { }
 
@@ -59,6 +70,16 @@ public final class SubmitOptions {
                 throw new IllegalArgumentException("headers must not be null; leave the setting out for none");
             }
             headers.set(Map.copyOf(value));
+            return this;
+        }
+
+        /**
+         * The {@linkplain Priority priority} of this one job, from {@value Priority#MIN} (lowest) to
+         * {@value Priority#MAX} (highest): within its queue, higher runs first. Defaults to the task's
+         * ({@link Task#priority()}).
+         */
+        public Builder priority(int value) {
+            priority.set(Priority.require("SubmitOptions priority", value));
             return this;
         }
 

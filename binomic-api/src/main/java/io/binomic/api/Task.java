@@ -53,6 +53,7 @@ public final class Task<A, R> {
     private final Backoff backoff;
     private final Set<Class<? extends Throwable>> nonRetryable;
     private final Duration statusRetention;
+    private final int priority;
 
     private Task(Builder<A, R> b) {
         this.name = b.name;
@@ -69,6 +70,7 @@ public final class Task<A, R> {
         this.backoff = b.backoff.get();
         this.nonRetryable = b.nonRetryable.get();
         this.statusRetention = b.statusRetention.get();
+        this.priority = b.priority.get();
     }
 
     /** Starts a definition of a task that takes an {@code argumentType} and returns a {@code resultType}. */
@@ -155,6 +157,9 @@ public final class Task<A, R> {
      */
     public Duration statusRetention() { return statusRetention; }
 
+    /** The {@linkplain Priority priority} of this task's jobs unless a submit says otherwise ({@link Builder#priority(int)}). */
+    public int priority() { return priority; }
+
     /** True when the status and result of this task's jobs are kept ({@link #statusRetention()} is positive). */
     public boolean isTracked() { return !statusRetention.isZero(); }
 
@@ -198,6 +203,7 @@ public final class Task<A, R> {
         private final Config.Once<Backoff> backoff;
         private final Config.Once<Set<Class<? extends Throwable>>> nonRetryable;
         private final Config.Once<Duration> statusRetention;
+        private final Config.Once<Integer> priority;
 
         private Builder(String name, Class<A> argumentType, Class<R> resultType) {
             this.name = name;
@@ -209,6 +215,7 @@ public final class Task<A, R> {
             this.timeout = new Config.Once<>(who + "timeout", null);
             this.backoff = new Config.Once<>(who + "backoff", null);
             this.nonRetryable = new Config.Once<>(who + "nonRetryableOn", Set.of());
+            this.priority = new Config.Once<>(who + "priority", Priority.DEFAULT);
             this.statusRetention = new Config.Once<>(who + "keepStatusFor",
                     resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
         }
@@ -296,6 +303,16 @@ public final class Task<A, R> {
         public Builder<A, R> keepStatusFor(Duration retention) {
             Objects.requireNonNull(retention, "keepStatusFor retention must not be null");
             this.statusRetention.set(retention);
+            return this;
+        }
+
+        /**
+         * The {@linkplain Priority priority} of this task's jobs, from {@value Priority#MIN} (lowest) to
+         * {@value Priority#MAX} (highest): within a queue, higher runs first. One submit may override it
+         * ({@link SubmitOptions.Builder#priority(int)}). Defaults to {@value Priority#DEFAULT}, the middle.
+         */
+        public Builder<A, R> priority(int priority) {
+            this.priority.set(Priority.require("task '" + name + "': priority", priority));
             return this;
         }
 

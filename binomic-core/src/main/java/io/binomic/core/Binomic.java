@@ -269,6 +269,17 @@ public final class Binomic implements AutoCloseable {
      * @throws IllegalArgumentException when the name is not a valid task name or the text is not JSON
      */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument) {
+        return submitJson(queue, task, jsonArgument, io.binomic.api.Priority.DEFAULT);
+    }
+
+    /**
+     * {@link #submitJson(String, String, String)} at {@code priority} ({@link io.binomic.api.Priority}:
+     * 0 lowest to 9 highest, default 5).
+     *
+     * @throws IllegalArgumentException also when {@code priority} is out of range
+     */
+    public JobHandle<String> submitJson(String queue, String task, String jsonArgument, int priority) {
+        io.binomic.api.Priority.require("priority", priority);
         requireStarted();
         // Validates the names as a definition would, with the same messages.
         Task.builder(task, Void.class, String.class).queue(queue).build();
@@ -283,8 +294,8 @@ public final class Binomic implements AutoCloseable {
         if (payload.length > limit) {
             throw new PayloadTooLargeException(task, payload.length, limit);
         }
-        Map<String, String> headers = Map.of(Message.CODEC, codec.id(), Message.TRACK,
-                Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis()));
+        Map<String, String> headers = io.binomic.core.internal.PriorityHeaders.withPriority(Map.of(Message.CODEC, codec.id(),
+                Message.TRACK, Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis())), priority);
         Message message = new Message(Uuid7.next(clock), task, queue, 1, clock.instant(), payload, headers);
         broker.enqueue(message);
         return job(queue, message.id());
@@ -394,8 +405,11 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalArgumentException("header '" + Message.TRACK + "' is reserved: it is set for tasks whose status is kept"
                     + " (Task.Builder.keepStatusFor); remove it from the headers");
         }
+        int priority = io.binomic.core.internal.PriorityHeaders.priorityOf(task, options); // refuses the header among the caller's
         Map<String, String> withCodec;
-        if (headers.isEmpty() && !task.isTracked()) {
+        if (priority != io.binomic.api.Priority.DEFAULT) {
+            withCodec = io.binomic.core.internal.PriorityHeaders.with(headers, codec.id(), task, priority);
+        } else if (headers.isEmpty() && !task.isTracked()) {
             withCodec = Map.of(Message.CODEC, codec.id());
         } else {
             withCodec = new HashMap<>(headers);

@@ -65,6 +65,17 @@ public final class Bench {
     public static void main(String[] args) throws Exception {
         java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
         int runs = Integer.getInteger("bench.runs", 3);
+        if (args.length == 1 && args[0].equals("priorities")) { // only the priorities measurement (java ... Bench priorities)
+            try (BenchRedis redis = BenchRedis.start()) {
+                Bench bench = new Bench(redis);
+                for (int run = 1; run <= runs; run++) {
+                    Map<String, Double> result = new LinkedHashMap<>();
+                    bench.priorities(run, result);
+                    System.out.println(json(run, result));
+                }
+            }
+            return;
+        }
         try (BenchRedis redis = BenchRedis.start()) {
             Bench bench = new Bench(redis);
             Recording recording = bench.jfr == null ? null : startRecording();
@@ -121,6 +132,7 @@ public final class Bench {
         Map<String, Double> r = new LinkedHashMap<>();
         r.put("load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         enqueueAndDrain(run, r);
+        priorities(run, r);
         latency(run, r);
         resultLatency(run, r);
         footprint(run, r);
@@ -189,6 +201,60 @@ public final class Bench {
             r.put(prefix + "worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / messages);
         }
         r.put("drain_concurrency", (double) drainConcurrency);
+    }
+
+    /**
+     * Priorities: {@code bench.messages / 2} messages drained by a fresh worker JVM (as the first
+     * drain of 2), once all of the default priority (what a queue that uses no priority does, on the
+     * unchanged path) and once spread evenly over the ten priorities; measured back to back, so the
+     * two are comparable on a loaded machine. Records tasks/s, Redis CPU per task (enqueue, drain) and,
+     * from INFO commandstats (which counts the commands scripts run too), fetches per 1000 tasks: the
+     * XREADGROUPs without priorities, the fetch scripts (one SMEMBERS each) with them; and settle
+     * scripts per 1000 tasks (one XACK each). The client polls the queue's stats every 20 ms.
+     */
+    private void priorities(int run, Map<String, Double> r) throws Exception {
+        int n = messages / 2;
+        for (boolean mixed : new boolean[] {false, true}) {
+            redis.flushAll();
+            String queue = nextQueue();
+            Task<Long, Void> task = submitOnly(queue);
+            String prefix = mixed ? "prio_mixed_" : "prio_none_";
+            try (Binomic client = client(task)) {
+                double cpu0 = redis.cpuSeconds();
+                if (mixed) {
+                    for (int p = io.binomic.api.Priority.MIN; p <= io.binomic.api.Priority.MAX; p++) {
+                        client.submitAll(task, Collections.nCopies(n / 10, 0L), io.binomic.api.SubmitOptions.builder().priority(p).build());
+                    }
+                } else {
+                    client.submitAll(task, Collections.nCopies(n, 0L));
+                }
+                double cpu1 = redis.cpuSeconds();
+                long reads0 = redis.calls("xreadgroup");
+                long smembers0 = redis.calls("smembers");
+                long acks0 = redis.calls("xack");
+                try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, n, 0, false, run)) {
+                    long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                    for (QueueStats stats = client.queueStats(queue); stats.ready() > 0 || stats.pending() > 0;
+                         stats = client.queueStats(queue)) {
+                        if (System.nanoTime() > deadline) {
+                            throw new IllegalStateException("queue " + queue + " not drained after 120 s: " + stats);
+                        }
+                        Thread.sleep(20);
+                    }
+                    r.put(prefix + "tasks_per_s", n / ((BenchWorker.nowMicros() - firstStart) / 1e6));
+                }
+                double cpu2 = redis.cpuSeconds();
+                r.put(prefix + "enqueue_redis_cpu_us_per_msg", (cpu1 - cpu0) * 1e6 / n);
+                r.put(prefix + "drain_redis_cpu_us_per_task", (cpu2 - cpu1) * 1e6 / n);
+                r.put(prefix + "fetches_per_1000_tasks", (mixed ? redis.calls("smembers") - smembers0 : redis.calls("xreadgroup") - reads0)
+                        * 1000.0 / n);
+                r.put(prefix + "settle_scripts_per_1000_tasks", (redis.calls("xack") - acks0) * 1000.0 / n);
+                if (!mixed) {
+                    r.put("prio_none_smembers", (double) (redis.calls("smembers") - smembers0));
+                }
+            }
+        }
     }
 
     private void latency(int run, Map<String, Double> r) throws Exception {
@@ -331,6 +397,17 @@ public final class Bench {
                 new Row("drain_warm_worker_cpu_us_per_task", "2. worker CPU per drained task, warmed JVM, us", "", v -> true, false),
                 new Row("drain_msgs_per_fetch", "2. messages per fetch round trip (fresh JVM)", "", v -> true, false),
                 new Row("drain_msgs_per_ack_batch", "2. messages per ack round trip (fresh JVM)", "", v -> true, false),
+                new Row("prio_none_tasks_per_s", "P. drain, default priority only, tasks/s", "", v -> true, false),
+                new Row("prio_mixed_tasks_per_s", "P. drain, ten priority levels, tasks/s", "", v -> true, false),
+                new Row("prio_none_enqueue_redis_cpu_us_per_msg", "P. Redis CPU enqueue, default only, us/msg", "", v -> true, false),
+                new Row("prio_mixed_enqueue_redis_cpu_us_per_msg", "P. Redis CPU enqueue, ten levels, us/msg", "", v -> true, false),
+                new Row("prio_none_drain_redis_cpu_us_per_task", "P. Redis CPU drain, default only, us/task", "", v -> true, false),
+                new Row("prio_mixed_drain_redis_cpu_us_per_task", "P. Redis CPU drain, ten levels, us/task", "", v -> true, false),
+                new Row("prio_none_fetches_per_1000_tasks", "P. fetches (XREADGROUP) per 1000 tasks, default only", "", v -> true, false),
+                new Row("prio_mixed_fetches_per_1000_tasks", "P. fetches (script) per 1000 tasks, ten levels", "", v -> true, false),
+                new Row("prio_none_settle_scripts_per_1000_tasks", "P. settle scripts per 1000 tasks, default only", "", v -> true, false),
+                new Row("prio_mixed_settle_scripts_per_1000_tasks", "P. settle scripts per 1000 tasks, ten levels", "", v -> true, false),
+                new Row("prio_none_smembers", "P. SMEMBERS during the default-only drain", "", v -> true, false),
                 new Row("latency_p50_ms", "3. latency p50, ms", "<= 1", v -> v <= 1, false),
                 new Row("latency_p99_ms", "3. latency p99, ms", "<= 5", v -> v <= 5, false),
                 new Row("latency_p999_ms", "3. latency p99.9, ms", "", v -> true, false),

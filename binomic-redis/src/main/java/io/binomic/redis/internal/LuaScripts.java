@@ -261,8 +261,9 @@ final class LuaScripts {
      * a worker whose clock runs ahead cannot move messages early. A member that is not valid JSON
      * is still moved (as field 'raw'), so that it surfaces as a malformed delivery and is
      * dead-lettered, not lost. KEYS: delayed, stream. ARGV: max. Returns how many moved.
+     * A message with a priority field goes to its level's stream ({@link PriorityScripts}).
      */
-    static final String MOVE_DUE = """
+    static final String MOVE_DUE = PriorityScripts.LEVEL_FUNCTIONS + """
             local t = redis.call('TIME')
             local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
             local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
@@ -270,7 +271,8 @@ final class LuaScripts {
             for _, member in ipairs(due) do
               local ok, m = pcall(cjson.decode, member)
               if ok and type(m) == 'table' then
-                local args = {KEYS[2], '*'}
+                local args = {level_stream(KEYS[2], m['priority']), '*'}
+                if type(m['priority']) == 'string' then args[#args + 1] = 'priority'; args[#args + 1] = m['priority'] end
                 for _, name in ipairs(names) do
                   local v = m[name]
                   if v ~= nil and v ~= cjson.null then
@@ -355,11 +357,12 @@ final class LuaScripts {
      * tick, blocks the ticks of the others. The claim expires after the given lifetime. The XADD
      * comes before the SET: if anything failed between them, the worst is a tick fired twice, never
      * a claim without its message.
+     * A message with a priority field goes to its level's stream ({@link PriorityScripts}).
      * KEYS: claim key, stream. ARGV: tick epoch ms, claim lifetime ms, then the message's
      * field/value pairs without enqueuedAt (stamped here with Redis' time).
      * Returns {outcome, Redis time in epoch ms}: outcome 0 = not due, 1 = already fired, 2 = fired.
      */
-    static final String CLAIM_TICK = """
+    static final String CLAIM_TICK = PriorityScripts.LEVEL_FUNCTIONS + """
             local t = redis.call('TIME')
             local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
             local tick = tonumber(ARGV[1])
@@ -368,6 +371,7 @@ final class LuaScripts {
             if last and tonumber(last) >= tick then return {1, now} end
             local args = {KEYS[2], '*'}
             for i = 3, #ARGV do args[#args + 1] = ARGV[i] end
+            for i = 3, #ARGV - 1, 2 do if ARGV[i] == 'priority' then args[1] = level_stream(KEYS[2], ARGV[i + 1]) end end
             args[#args + 1] = 'enqueuedAt'
             args[#args + 1] = string.format('%d', now)
             redis.call('XADD', unpack(args))
@@ -379,9 +383,10 @@ final class LuaScripts {
      * Moves dead letters back onto the stream with attempt 1, a fresh enqueuedAt and the
      * replayedFrom header, deleting each from the DLQ in the same step. Entries without a
      * decodable message (stored as 'raw') are left where they are.
+     * A message with a priority field goes to its level's stream ({@link PriorityScripts}).
      * KEYS: dlq, stream. ARGV: now epoch ms, dead-letter ids... Returns how many replayed.
      */
-    static final String REPLAY = """
+    static final String REPLAY = PriorityScripts.LEVEL_FUNCTIONS + """
             local n = 0
             for i = 2, #ARGV do
               local r = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])
@@ -392,8 +397,9 @@ final class LuaScripts {
                 local ok, h = pcall(cjson.decode, f['headers'] or '{"codec":"json-jdk"}')
                 if ok and type(h) == 'table' and f['id'] and f['task'] and f['queue'] and (f['payload'] or f['payload64']) then
                   h['replayedFrom'] = ARGV[i]
-                  local args = {KEYS[2], '*', 'id', f['id'], 'task', f['task'], 'queue', f['queue'],
+                  local args = {level_stream(KEYS[2], f['priority']), '*', 'id', f['id'], 'task', f['task'], 'queue', f['queue'],
                                 'attempt', '1', 'enqueuedAt', ARGV[1]}
+                  if f['priority'] then args[#args + 1] = 'priority'; args[#args + 1] = f['priority'] end
                   if f['payload'] then
                     args[#args + 1] = 'payload'
                     args[#args + 1] = f['payload']

@@ -87,11 +87,14 @@ final class RedisBroker implements Broker {
     private final java.util.concurrent.atomic.AtomicInteger fetchRotation = new java.util.concurrent.atomic.AtomicInteger();
     private volatile RedissonClient client;
     private volatile boolean closed;
+    /** Priority levels other than the default: extra streams of a queue, used only when a message has such a priority. */
+    private final RedisPriorities priorities;
 
     RedisBroker(BrokerConfig config) {
         this.config = config;
         this.setup = RedissonSetup.of(config);
         this.replicaWait = setup.replicaWait();
+        this.priorities = new RedisPriorities(this, io.binomic.api.Priority.fairness(config));
     }
 
     // ---- lifecycle -------------------------------------------------------------------------
@@ -167,6 +170,10 @@ final class RedisBroker implements Broker {
     @Override
     public void enqueue(Message message) {
         checkSize(message);
+        if (message.priority() != io.binomic.api.Priority.DEFAULT) {
+            priorities.enqueue(message);
+            return;
+        }
         if (message.isTracked()) {
             RedisKeys k = keys(message.queue());
             writeScriptRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", LuaScripts.ENQUEUE_TRACKED,
@@ -207,6 +214,10 @@ final class RedisBroker implements Broker {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
                 RBatch batch = client().createBatch(options);
                 for (Message m : messages.subList(from, Math.min(messages.size(), from + BULK_CHUNK))) {
+                    if (m.priority() != io.binomic.api.Priority.DEFAULT) {
+                        priorities.enqueue(batch, m);
+                        continue;
+                    }
                     if (m.isTracked()) {
                         RedisKeys k = keys(m.queue());
                         batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED,
@@ -293,6 +304,9 @@ final class RedisBroker implements Broker {
     public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
         if (queues.isEmpty() || max < 1) {
             return List.of();
+        }
+        if (priorities.anyLevels(queues)) {
+            return priorities.fetch(queues, consumer, max, wait);
         }
         int k = queues.size();
         if (k == 1) {
@@ -414,7 +428,7 @@ final class RedisBroker implements Broker {
             if (s instanceof Settlement.RetryLater retry) {
                 checkSize(retry.next());
             }
-            byQueue.computeIfAbsent(s.delivery().queue(), q -> new ArrayList<>()).add(s);
+            byQueue.computeIfAbsent(RedisPriorities.streamOf(s.delivery()), q -> new ArrayList<>()).add(s);
         }
         String dlqMaxCount = Integer.toString(config.deadLetterMaxCount());
         String dlqMinId = Long.toString(Instant.now().minus(config.deadLetterMaxAge()).toEpochMilli());
@@ -431,14 +445,14 @@ final class RedisBroker implements Broker {
         List<?> replies = call(what, () -> {
             RBatch batch = client().createBatch(writeOptions());
             byQueue.forEach((queue, list) -> {
-                RedisKeys k = keys(queue);
-                List<Object> settleKeys = new ArrayList<>(List.of(k.stream(), k.delayed(), k.deadLetters()));
+                RedisKeys k = keys(RedisPriorities.queueOf(queue));
+                List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
                 Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
                 batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE, RScript.ReturnType.LIST,
                         settleKeys, args);
                 if (trimmed.contains(queue)) {
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
-                            RScript.ReturnType.LONG, List.of(k.stream()), GROUP);
+                            RScript.ReturnType.LONG, List.of(RedisPriorities.streamKey(k, queue)), GROUP);
                 }
             });
             return confirmed(what, SETTLE_AGAIN, batch.execute()).getResponses();
@@ -472,12 +486,12 @@ final class RedisBroker implements Broker {
             switch (s) {
                 case Settlement.Ack ack -> {
                     args.add("A");
-                    args.add(d.receipt());
+                    args.add(RedisPriorities.entryId(d.receipt()));
                     args.add(Integer.toString(d.deliveryCount()));
                 }
                 case Settlement.RetryLater retry -> {
                     args.add("R");
-                    args.add(d.receipt());
+                    args.add(RedisPriorities.entryId(d.receipt()));
                     args.add(Integer.toString(d.deliveryCount()));
                     args.add(Long.toString(retry.dueAt().toEpochMilli()));
                     args.add(StreamFields.toJson(StreamFields.encode(retry.next())));
@@ -485,7 +499,7 @@ final class RedisBroker implements Broker {
                 case Settlement.DeadLetter dead -> {
                     Map<String, String> fields = DeadLetterFields.encode(d, dead.failure());
                     args.add("D");
-                    args.add(d.receipt());
+                    args.add(RedisPriorities.entryId(d.receipt()));
                     args.add(Integer.toString(d.deliveryCount()));
                     args.add(Integer.toString(fields.size() * 2));
                     fields.forEach((name, value) -> {
@@ -608,8 +622,8 @@ final class RedisBroker implements Broker {
     public void renewLeases(String consumer, List<Delivery> inFlight) {
         Map<String, List<Object>> argsByQueue = new LinkedHashMap<>();
         for (Delivery d : inFlight) {
-            List<Object> args = argsByQueue.computeIfAbsent(d.queue(), q -> new ArrayList<>(List.of(GROUP, consumer)));
-            args.add(d.receipt());
+            List<Object> args = argsByQueue.computeIfAbsent(RedisPriorities.streamOf(d), q -> new ArrayList<>(List.of(GROUP, consumer)));
+            args.add(RedisPriorities.entryId(d.receipt()));
             args.add(Integer.toString(d.deliveryCount()));
         }
         if (argsByQueue.isEmpty()) {
@@ -619,7 +633,8 @@ final class RedisBroker implements Broker {
         call("renewLeases on queues " + argsByQueue.keySet(), () -> {
             RBatch batch = client().createBatch(BatchOptions.defaults());
             argsByQueue.forEach((queue, args) -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
-                    LuaScripts.RENEW_LEASES, RScript.ReturnType.LONG, List.of(keys(queue).stream()), args.toArray()));
+                    LuaScripts.RENEW_LEASES, RScript.ReturnType.LONG,
+                    List.of(RedisPriorities.streamKey(keys(RedisPriorities.queueOf(queue)), queue)), args.toArray()));
             return batch.execute();
         });
     }
@@ -628,6 +643,9 @@ final class RedisBroker implements Broker {
     public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
         if (max < 1) {
             return List.of();
+        }
+        if (priorities.levels(queue).length > 1) {
+            return priorities.reclaim(queue, consumer, minIdle, max);
         }
         String cursor = reclaimCursors.getOrDefault(queue, "0-0");
         List<Object> flat = eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
@@ -641,13 +659,16 @@ final class RedisBroker implements Broker {
         if (max < 1) {
             return List.of();
         }
+        if (priorities.levels(queue).length > 1) {
+            return priorities.pendingOf(queue, consumer, max);
+        }
         List<Object> flat = eval("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
                 List.of(keys(queue).stream()), GROUP, consumer, Integer.toString(max));
         return deliveries(queue, flat, 0);
     }
 
     /** Decodes entries flattened by a script as id, delivery count, number of field strings, fields..., from {@code i}. */
-    private static List<Delivery> deliveries(String queue, List<Object> flat, int i) {
+    static List<Delivery> deliveries(String queue, List<Object> flat, int i) {
         List<Delivery> deliveries = new ArrayList<>();
         while (i < flat.size()) {
             String id = String.valueOf(flat.get(i));
@@ -748,21 +769,21 @@ final class RedisBroker implements Broker {
         RedisKeys k = keys(queue);
         List<Object> r = eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
                 List.of(k.stream(), k.delayed(), k.deadLetters()), GROUP);
-        return new QueueStats(queue, toLong(r.get(0)), toLong(r.get(1)), toLong(r.get(2)), toLong(r.get(3)),
-                Math.toIntExact(toLong(r.get(4))));
+        return priorities.withLevels(queue, new QueueStats(queue, toLong(r.get(0)), toLong(r.get(1)), toLong(r.get(2)),
+                toLong(r.get(3)), Math.toIntExact(toLong(r.get(4)))));
     }
 
     @Override
     public long removeSettled(String queue) {
         lastTrim.put(queue, System.nanoTime());
-        return eval("removeSettled of '" + queue + "'", LuaScripts.TRIM_ACKED, RScript.ReturnType.LONG,
-                List.of(keys(queue).stream()), GROUP);
+        return this.<Long>eval("removeSettled of '" + queue + "'", LuaScripts.TRIM_ACKED, RScript.ReturnType.LONG,
+                List.of(keys(queue).stream()), GROUP) + priorities.removeSettled(queue);
     }
 
     @Override
     public int removeIdleConsumers(String queue, Duration idle) {
-        long n = eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS, RScript.ReturnType.LONG,
-                List.of(keys(queue).stream()), GROUP, Long.toString(idle.toMillis()));
+        long n = this.<Long>eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS, RScript.ReturnType.LONG,
+                List.of(keys(queue).stream()), GROUP, Long.toString(idle.toMillis())) + priorities.removeIdleConsumers(queue, idle);
         return Math.toIntExact(n);
     }
 
@@ -880,6 +901,7 @@ final class RedisBroker implements Broker {
         try {
             RScript scripts = client().getScript(StringCodec.INSTANCE);
             LuaScripts.ALL.forEach(scripts::scriptLoad);
+            PriorityScripts.ALL.forEach(scripts::scriptLoad);
             LOG.log(System.Logger.Level.WARNING, "Redis at {0} had lost the broker''s Lua scripts ({1} failed with NOSCRIPT: a"
                     + " failover, a restart or SCRIPT FLUSH); loaded them again", setup.target(), what);
         } catch (RuntimeException e) {

@@ -34,6 +34,11 @@ final class StreamFields {
     static final String PAYLOAD = "payload";
     static final String PAYLOAD_BASE64 = "payload64";
     static final String HEADERS = "headers";
+    /**
+     * The message's priority when it is not the default (the {@link Message#PRIORITY} header, kept out
+     * of {@code headers} so the scripts that move a message back onto its queue read it without JSON).
+     */
+    static final String PRIORITY = "priority";
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
     /** Most messages carry no header: their field is this constant, written and read without Jackson. */
@@ -68,8 +73,17 @@ final class StreamFields {
         } else {
             fields.put(PAYLOAD_BASE64, Base64.getEncoder().encodeToString(message.payload()));
         }
-        if (!DEFAULT_CODEC_ONLY.equals(message.headers())) {
-            fields.put(HEADERS, headersJson(message.headers()));
+        Map<String, String> headers = message.headers();
+        if (headers.containsKey(Message.PRIORITY)) {
+            headers = new java.util.HashMap<>(headers);
+            headers.remove(Message.PRIORITY);
+            int priority = message.priority();
+            if (priority != io.binomic.api.Priority.DEFAULT) {
+                fields.put(PRIORITY, Integer.toString(priority));
+            }
+        }
+        if (!DEFAULT_CODEC_ONLY.equals(headers)) {
+            fields.put(HEADERS, headersJson(headers));
         }
         return fields;
     }
@@ -133,6 +147,11 @@ final class StreamFields {
                 : headerField.equals(NO_HEADERS) ? Map.of()
                 : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
                 : parse(fields, HEADERS, StreamFields::fromJson);
+        String priority = fields.get(PRIORITY);
+        if (priority != null && io.binomic.api.Priority.parse(priority) != io.binomic.api.Priority.DEFAULT) {
+            headers = new java.util.HashMap<>(headers);
+            headers.put(Message.PRIORITY, priority);
+        }
         return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
     }
 

@@ -23,6 +23,8 @@ final class JobCommand implements Command {
     static final Option SUBMIT_QUEUE = Option.value("queue", "NAME", "the task's queue (required: the definition is not at hand)");
     static final Option TASK = Option.value("task", "NAME", "the task to run");
     static final Option JSON = Option.value("json", "TEXT", "the argument as JSON, such as '{\"name\":\"Ada\"}'. Defaults to none");
+    static final Option PRIORITY = Option.value("priority", "0-9",
+            "the job's priority, 0 (lowest) to 9 (highest): within its queue, higher runs first. Defaults to 5");
     static final Option WAIT = Option.value("wait", "DURATION", "wait this long for the job to end and print its result. Defaults to not waiting");
 
     enum Action {
@@ -67,7 +69,7 @@ final class JobCommand implements Command {
     public List<Option> options() {
         return switch (action) {
             case SHOW, CANCEL -> List.of(BrokerOptions.BROKER, ID, QUEUE);
-            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, WAIT);
+            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, WAIT);
         };
     }
 
@@ -173,7 +175,11 @@ final class JobCommand implements Command {
         String queue = args.value("queue").orElseThrow(() -> new UsageException(
                 "--queue is required: the task's queue (the definition is not needed, so the queue cannot be looked up)"));
         Optional<Duration> wait = args.duration("wait");
-        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null));
+        int priority = args.intValue("priority", io.binomic.api.Priority.DEFAULT, io.binomic.api.Priority.MIN);
+        if (priority > io.binomic.api.Priority.MAX) {
+            throw new UsageException("--priority must be from 0 (lowest) to 9 (highest), was " + priority + "; leave it out for 5");
+        }
+        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), priority);
         out.println(job.id());
         if (wait.isEmpty()) {
             return BinomicCli.EXIT_OK;

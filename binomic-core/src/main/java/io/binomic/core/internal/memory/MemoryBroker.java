@@ -17,7 +17,6 @@ import io.binomic.api.spi.TickResult;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -94,12 +93,16 @@ public final class MemoryBroker implements Broker {
     }
 
     private static final class QueueState {
-        final ArrayDeque<Entry> ready = new ArrayDeque<>();
+        final PriorityReady<Entry> ready;
         final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
         final TreeMap<Scheduled, Message> delayed = new TreeMap<>();
         final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
         final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
         final Map<String, TickClaim> lastTick = new HashMap<>();
+
+        QueueState(int lowerFirstEvery) {
+            ready = new PriorityReady<>(lowerFirstEvery, e -> e.message().priority());
+        }
     }
 
     public MemoryBroker(BrokerConfig config) {
@@ -134,10 +137,14 @@ public final class MemoryBroker implements Broker {
         this.config = config;
         this.clock = clock;
         this.log = log;
+        this.lowerFirstEvery = io.binomic.api.Priority.fairness(config);
     }
 
+    /** The starvation bound of priorities ({@link io.binomic.api.Priority#FAIRNESS_OPTION}). */
+    private final int lowerFirstEvery;
+
     private QueueState queue(String name) {
-        return queues.computeIfAbsent(name, n -> new QueueState());
+        return queues.computeIfAbsent(name, n -> new QueueState(lowerFirstEvery));
     }
 
     /** Receipts sort like stream ids: fixed width, increasing. */
@@ -197,6 +204,7 @@ public final class MemoryBroker implements Broker {
                     String name = names.get((first + i) % names.size());
                     QueueState q = queue(name);
                     q.consumersLastSeenNanos.put(consumer, now);
+                    q.ready.beginFetch();
                     while (out.size() < max && !q.ready.isEmpty()) {
                         Entry e = q.ready.pollFirst();
                         q.pending.put(e.receipt(), new Pending(e, consumer, now));

@@ -1,0 +1,355 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.Message;
+import io.binomic.api.Priority;
+import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.PriorityFetchOrder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
+import org.redisson.api.RStream;
+import org.redisson.api.stream.StreamMessageId;
+import org.redisson.api.stream.StreamMultiReadGroupArgs;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Priorities on Redis. A queue's messages of the default priority stay where they always were, on
+ * {@code binomic:{q}:stream}, so a queue that uses no priority is read exactly as before: one
+ * XREADGROUP per fetch. A message of another level goes to {@code binomic:{q}:stream:p<level>}
+ * ({@link PriorityScripts}), and the level joins the set {@code binomic:{q}:stream:levels}. A worker
+ * reads that set at most once a second per queue; when a queue has levels, one fetch is one
+ * script ({@link PriorityScripts#FETCH}) that reads the level streams highest first (now and then
+ * a lower one first: {@link PriorityFetchOrder}) up to {@code max} in total, and only when all are
+ * empty a blocking XREADGROUP over them.
+ *
+ * <p>A delivery from a level stream carries the level in its receipt, {@code <entry id>@<level>}
+ * (the default level's receipt is the plain entry id, as before), so settling, renewing and the
+ * fences apply to the stream it came from.
+ */
+final class RedisPriorities {
+    private static final long LEVELS_FRESH_NANOS = Duration.ofSeconds(1).toNanos();
+    private static final int[] DEFAULT_ONLY = {Priority.DEFAULT};
+
+    private final RedisBroker broker;
+    private final int lowerFirstEvery;
+    private final Map<String, PriorityFetchOrder> orders = new ConcurrentHashMap<>();
+    private final Map<String, Levels> levels = new ConcurrentHashMap<>();
+    /** Where each level stream's XAUTOCLAIM scan stopped. */
+    private final Map<String, String> reclaimCursors = new ConcurrentHashMap<>();
+    private final AtomicInteger rotation = new AtomicInteger();
+
+    /** The levels of a queue in use, highest first (the default always among them), and when they were read. */
+    private record Levels(int[] descending, long readAtNanos) { }
+
+    RedisPriorities(RedisBroker broker, int lowerFirstEvery) {
+        this.broker = broker;
+        this.lowerFirstEvery = lowerFirstEvery;
+    }
+
+    // ---- names ---------------------------------------------------------------------------
+
+    static String streamKey(RedisKeys k, int level) {
+        return level == Priority.DEFAULT ? k.stream() : k.stream() + ":p" + level;
+    }
+
+    static String levelsKey(RedisKeys k) {
+        return k.stream() + ":levels";
+    }
+
+    static String receipt(String entryId, int level) {
+        return level == Priority.DEFAULT ? entryId : entryId + "@" + level;
+    }
+
+    static int levelOf(String receipt) {
+        int at = receipt.indexOf('@');
+        return at < 0 ? Priority.DEFAULT : Priority.parse(receipt.substring(at + 1));
+    }
+
+    /** The stream entry id of a receipt. */
+    static String entryId(String receipt) {
+        int at = receipt.indexOf('@');
+        return at < 0 ? receipt : receipt.substring(0, at);
+    }
+
+    /** Which stream a delivery came from, as a key to group settlements by: {@code queue}, or {@code queue@level}. */
+    static String streamOf(Delivery d) {
+        int level = levelOf(d.receipt());
+        return level == Priority.DEFAULT ? d.queue() : d.queue() + "@" + level;
+    }
+
+    /** The queue of a {@link #streamOf} key (queue names have no '@'). */
+    static String queueOf(String stream) {
+        int at = stream.indexOf('@');
+        return at < 0 ? stream : stream.substring(0, at);
+    }
+
+    /** The Redis key of a {@link #streamOf} key. */
+    static String streamKey(RedisKeys k, String stream) {
+        int at = stream.indexOf('@');
+        return at < 0 ? k.stream() : streamKey(k, Priority.parse(stream.substring(at + 1)));
+    }
+
+    private static Delivery withLevel(Delivery d, int level) {
+        return level == Priority.DEFAULT ? d
+                : new Delivery(d.queue(), receipt(d.receipt(), level), d.message(), d.deliveryCount(), d.rawFields(), d.decodeProblem());
+    }
+
+    // ---- levels in use -------------------------------------------------------------------
+
+    /** The levels of {@code queue} in use, highest first, read from Redis at most once a second. */
+    int[] levels(String queue) {
+        Levels known = levels.get(queue);
+        long now = System.nanoTime();
+        if (known != null && now - known.readAtNanos < LEVELS_FRESH_NANOS) {
+            return known.descending;
+        }
+        Set<String> members = broker.call("levels of queue '" + queue + "'",
+                () -> broker.client().<String>getSet(levelsKey(broker.keys(queue)), StringCodec.INSTANCE).readAll());
+        int[] read = descending(members.stream().mapToInt(Priority::parse));
+        levels.put(queue, new Levels(read, now));
+        return read;
+    }
+
+    private static int[] descending(java.util.stream.IntStream used) {
+        return java.util.stream.IntStream.concat(used, java.util.stream.IntStream.of(Priority.DEFAULT)).distinct()
+                .map(p -> -p).sorted().map(p -> -p).toArray();
+    }
+
+    /** True when any of {@code queues} has a level other than the default in use. */
+    boolean anyLevels(List<String> queues) {
+        for (String queue : queues) {
+            if (levels(queue).length > 1) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** This client just used {@code level} of {@code queue}: no need to wait for the next read of the set. */
+    private void noteLevel(String queue, int level) {
+        Levels known = levels.get(queue);
+        if (known != null && Arrays.stream(known.descending).noneMatch(p -> p == level)) {
+            levels.put(queue, new Levels(descending(java.util.stream.IntStream.concat(Arrays.stream(known.descending),
+                    java.util.stream.IntStream.of(level))), known.readAtNanos));
+        }
+    }
+
+    // ---- enqueue -------------------------------------------------------------------------
+
+    /** Enqueues a message of a priority other than the default: one script, one round trip. */
+    void enqueue(Message m) {
+        RedisKeys k = broker.keys(m.queue());
+        broker.writeScriptRetryingBrokenConnections("enqueue on queue '" + m.queue() + "'", PriorityScripts.ENQUEUE,
+                enqueueKeys(k, m), enqueueArguments(m));
+        noteLevel(m.queue(), m.priority());
+    }
+
+    /** Adds the enqueue of a message of a priority other than the default to a pipeline. */
+    void enqueue(RBatch batch, Message m) {
+        RedisKeys k = broker.keys(m.queue());
+        batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, PriorityScripts.ENQUEUE,
+                RScript.ReturnType.LONG, enqueueKeys(k, m), enqueueArguments(m));
+        noteLevel(m.queue(), m.priority());
+    }
+
+    private static List<Object> enqueueKeys(RedisKeys k, Message m) {
+        return m.isTracked() ? List.of(k.stream(), k.job(m.id())) : List.of(k.stream());
+    }
+
+    private static Object[] enqueueArguments(Message m) {
+        List<Object> args = new ArrayList<>();
+        args.add(Integer.toString(m.priority()));
+        args.add(m.task());
+        args.add(Long.toString(System.currentTimeMillis()));
+        args.add(m.isTracked() ? m.headers().get(Message.TRACK) : "");
+        StreamFields.encode(m).forEach((name, value) -> {
+            args.add(name);
+            args.add(value);
+        });
+        return args.toArray();
+    }
+
+    // ---- fetch ---------------------------------------------------------------------------
+
+    /**
+     * Up to {@code max} in total: the queues one after the other (starting at a different one each
+     * call), each one's levels in one script; when all are empty, one blocking read over the levels
+     * of one queue ({@code COUNT max / levels}, so never more than {@code max}; with fewer free slots
+     * than levels, on one level in turn, for a share of the wait).
+     */
+    List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
+        int k = queues.size();
+        int first = Math.floorMod(rotation.getAndIncrement(), k);
+        List<Delivery> all = new ArrayList<>();
+        for (int i = 0; i < k && all.size() < max; i++) {
+            all.addAll(readLevels(queues.get((first + i) % k), consumer, max - all.size()));
+        }
+        if (!all.isEmpty() || wait.toMillis() < k) {
+            return all;
+        }
+        String queue = queues.get(first);
+        int[] lv = levels(queue);
+        Duration share = wait.dividedBy(k);
+        if (max >= lv.length) {
+            return block(queue, lv, consumer, max / lv.length, share);
+        }
+        if (share.toMillis() < lv.length) {
+            return all;
+        }
+        int[] one = {lv[Math.floorMod(first + rotation.get(), lv.length)]};
+        return block(queue, one, consumer, max, share.dividedBy(lv.length));
+    }
+
+    private List<Delivery> readLevels(String queue, String consumer, int max) {
+        int turn = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).nextTurn();
+        List<Object> flat = broker.eval("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
+                List.of(broker.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
+        int m = Math.toIntExact(RedisBroker.toLong(flat.getFirst()));
+        int[] read = new int[m];
+        for (int j = 0; j < m; j++) {
+            read[j] = Math.toIntExact(RedisBroker.toLong(flat.get(1 + j)));
+        }
+        levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
+        List<Delivery> out = new ArrayList<>();
+        int i = 1 + m;
+        while (i < flat.size()) {
+            int level = Math.toIntExact(RedisBroker.toLong(flat.get(i)));
+            String id = String.valueOf(flat.get(i + 1));
+            int n = Math.toIntExact(RedisBroker.toLong(flat.get(i + 2)));
+            Map<String, String> fields = new LinkedHashMap<>();
+            for (int j = 0; j < n; j += 2) {
+                fields.put(String.valueOf(flat.get(i + 3 + j)), String.valueOf(flat.get(i + 4 + j)));
+            }
+            out.add(StreamFields.toDelivery(queue, receipt(id, level), fields, 1));
+            i += 3 + n;
+        }
+        return out;
+    }
+
+    /** One blocking XREADGROUP over the streams of {@code lv} of one queue (one slot), up to {@code count} from each. */
+    private List<Delivery> block(String queue, int[] lv, String consumer, int count, Duration wait) throws InterruptedException {
+        RedisKeys k = broker.keys(queue);
+        Map<String, Integer> levelByStream = new LinkedHashMap<>();
+        for (int p : lv) {
+            levelByStream.put(streamKey(k, p), p);
+        }
+        List<String> streams = new ArrayList<>(levelByStream.keySet());
+        Map<String, StreamMessageId> others = new LinkedHashMap<>();
+        streams.subList(1, streams.size()).forEach(s -> others.put(s, StreamMessageId.NEVER_DELIVERED));
+        StreamMultiReadGroupArgs args = StreamMultiReadGroupArgs.greaterThan(StreamMessageId.NEVER_DELIVERED, others)
+                .count(count).timeout(wait);
+        RStream<String, String> first = broker.client().getStream(streams.getFirst(), StringCodec.INSTANCE);
+        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, String>>>> read =
+                first.readGroupAsync(RedisKeys.GROUP, consumer, args).toCompletableFuture();
+        Map<String, Map<StreamMessageId, Map<String, String>>> result;
+        try {
+            result = read.get();
+        } catch (InterruptedException e) {
+            read.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            if (String.valueOf(e.getCause().getMessage()).contains("NOGROUP")) {
+                return List.of(); // the next fetch's script creates the group again
+            }
+            throw new io.binomic.api.BrokerException("Redis fetch from '" + queue + "' failed: "
+                    + RedissonSetup.rootMessage(e.getCause()), e.getCause());
+        }
+        List<Delivery> deliveries = new ArrayList<>();
+        if (result != null) {
+            result.forEach((stream, entries) -> {
+                int level = levelByStream.getOrDefault(stream, Priority.DEFAULT);
+                entries.forEach((id, fields) -> deliveries.add(StreamFields.toDelivery(queue, receipt(id.toString(), level), fields, 1)));
+            });
+        }
+        return deliveries;
+    }
+
+    // ---- reclaim, pending, inspection ----------------------------------------------------
+
+    /** {@code Broker.reclaim} over every level of {@code queue}, highest first, up to {@code max} in total. */
+    List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+        RedisKeys k = broker.keys(queue);
+        List<Delivery> all = new ArrayList<>();
+        for (int p : levels(queue)) {
+            if (all.size() >= max) {
+                break;
+            }
+            String stream = streamKey(k, p);
+            List<Object> flat = broker.eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
+                    List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()),
+                    Integer.toString(max - all.size()), reclaimCursors.getOrDefault(stream, "0-0"));
+            reclaimCursors.put(stream, String.valueOf(flat.getFirst()));
+            RedisBroker.deliveries(queue, flat, 1).forEach(d -> all.add(withLevel(d, p)));
+        }
+        return all;
+    }
+
+    /** {@code Broker.pendingOf} over every level of {@code queue}. */
+    List<Delivery> pendingOf(String queue, String consumer, int max) {
+        RedisKeys k = broker.keys(queue);
+        List<Delivery> all = new ArrayList<>();
+        for (int p : levels(queue)) {
+            if (all.size() >= max) {
+                break;
+            }
+            List<Object> flat = broker.eval("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
+                    List.of(streamKey(k, p)), RedisKeys.GROUP, consumer, Integer.toString(max - all.size()));
+            RedisBroker.deliveries(queue, flat, 0).forEach(d -> all.add(withLevel(d, p)));
+        }
+        return all;
+    }
+
+    /** {@code base} (the default stream's counts) with the ready and pending entries of every other level added. */
+    QueueStats withLevels(String queue, QueueStats base) {
+        RedisKeys k = broker.keys(queue);
+        long ready = base.ready();
+        long pending = base.pending();
+        int consumers = base.consumers();
+        for (int p : levels(queue)) {
+            if (p != Priority.DEFAULT) {
+                List<Object> r = broker.eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
+                        List.of(streamKey(k, p), k.delayed(), k.deadLetters()), RedisKeys.GROUP);
+                ready += RedisBroker.toLong(r.get(0));
+                pending += RedisBroker.toLong(r.get(1));
+                consumers = Math.max(consumers, Math.toIntExact(RedisBroker.toLong(r.get(4))));
+            }
+        }
+        return new QueueStats(queue, ready, pending, base.delayed(), base.deadLetters(), consumers);
+    }
+
+    /** {@code Broker.removeSettled} for the level streams (the default stream's is the caller's). */
+    long removeSettled(String queue) {
+        return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED);
+    }
+
+    /** {@code Broker.removeIdleConsumers} for the level streams (the default stream's is the caller's). */
+    long removeIdleConsumers(String queue, Duration idle) {
+        return eachLevel(queue, "removeIdleConsumers", LuaScripts.REMOVE_IDLE_CONSUMERS, Long.toString(idle.toMillis()));
+    }
+
+    private long eachLevel(String queue, String what, String script, Object... more) {
+        RedisKeys k = broker.keys(queue);
+        long n = 0;
+        for (int p : levels(queue)) {
+            if (p != Priority.DEFAULT) {
+                Object[] args = new Object[1 + more.length];
+                args[0] = RedisKeys.GROUP;
+                System.arraycopy(more, 0, args, 1, more.length);
+                n += RedisBroker.toLong(broker.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
+                        List.of(streamKey(k, p)), args));
+            }
+        }
+        return n;
+    }
+}
