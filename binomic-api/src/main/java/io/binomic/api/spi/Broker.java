@@ -254,6 +254,15 @@ public interface Broker extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getName() + " cannot pause queues");
     }
 
+    /**
+     * Makes due at once the parked messages of {@code queue} that nothing paused holds any more,
+     * without changing what is paused. A worker calls it when it sees a pause lifted, twice, a
+     * refresh apart: a worker whose view was up to a refresh old may have parked a message again
+     * just after the resume. Does nothing by default.
+     */
+    default void unpark(String queue) {
+    }
+
     /** Releases connections. Idempotent. */
     @Override
     void close();

@@ -97,7 +97,7 @@ final class FlowScripts {
      * Resumes a queue ('*') or a task: removes it from the paused set, then makes due now (by
      * Redis' clock) the parked messages of the delayed set (score at least the parked score) that
      * nothing paused holds any more, up to ARGV[4] from offset ARGV[3].
-     * KEYS: paused set, delayed set. ARGV: member, parked score, offset, max.
+     * KEYS: paused set, delayed set. ARGV: member ('' to remove none: unpark only), parked score, offset, max.
      * Returns {moved, scanned}.
      */
     static final String RESUME = """

@@ -799,6 +799,11 @@ final class RedisBroker implements Broker {
         flow.resume(queue, task);
     }
 
+    @Override
+    public void unpark(String queue) {
+        flow.unpark(queue);
+    }
+
     // ---- plumbing ------------------------------------------------------------------------
 
     static final String SUBMIT_AGAIN = "it may or may not survive a failover; submitting it again may enqueue it twice"

@@ -162,14 +162,23 @@ final class RedisFlowControl {
                 broker.client().getSet(broker.keys(queue).paused(), StringCodec.INSTANCE).add(task.orElse("*")));
     }
 
+    /** The resume script without a member to remove: what is paused stays paused. */
+    void unpark(String queue) {
+        resumeMember(queue, "");
+    }
+
     void resume(String queue, Optional<String> task) {
+        resumeMember(queue, task.orElse("*"));
+    }
+
+    private void resumeMember(String queue, String member) {
         RedisKeys k = broker.keys(queue);
         String parked = Long.toString(PauseState.PARKED_UNTIL.toEpochMilli());
         int offset = 0;
         while (true) {
-            List<Object> r = broker.evalWrite("resume " + queue + task.map(t -> " task " + t).orElse(""),
+            List<Object> r = broker.evalWrite("resume " + queue + (member.isEmpty() ? " (parked)" : " " + member),
                     "the resume is on the primary only; if it fails over first, resume again", FlowScripts.RESUME, RScript.ReturnType.LIST,
-                    List.of(k.paused(), k.delayed()), task.orElse("*"), parked, Integer.toString(offset), Integer.toString(RESUME_BATCH));
+                    List.of(k.paused(), k.delayed()), member, parked, Integer.toString(offset), Integer.toString(RESUME_BATCH));
             long moved = RedisBroker.toLong(r.get(0));
             long scanned = RedisBroker.toLong(r.get(1));
             if (scanned < RESUME_BATCH) {

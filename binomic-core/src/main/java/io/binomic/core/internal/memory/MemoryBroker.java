@@ -815,6 +815,11 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
+    public void unpark(String name) {
+        resume(name, Optional.of(""));
+    }
+
+    @Override
     public void resume(String name, Optional<String> task) {
         locked(() -> {
             Set<String> p = paused.getOrDefault(name, new java.util.HashSet<>());

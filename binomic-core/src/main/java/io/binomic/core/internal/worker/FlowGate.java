@@ -31,6 +31,8 @@ final class FlowGate {
     private volatile Map<String, PauseState> states = Map.of();
     private volatile long refreshedNanos;
     private volatile boolean anyPaused;
+    /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Broker#unpark}). */
+    private final Map<String, Integer> unparking = new java.util.HashMap<>();
 
     FlowGate(Broker broker, List<String> queues, String consumer) {
         this.broker = broker;
@@ -48,6 +50,14 @@ final class FlowGate {
         try {
             Map<String, PauseState> read = Map.copyOf(broker.pauseStates(queues));
             boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
+            for (Map.Entry<String, PauseState> e : states.entrySet()) {
+                PauseState was = e.getValue();
+                PauseState is = read.getOrDefault(e.getKey(), PauseState.NONE);
+                if ((was.queuePaused() && !is.queuePaused()) || !is.pausedTasks().containsAll(was.pausedTasks())) {
+                    unparking.put(e.getKey(), 2);
+                }
+            }
+            unparkLifted();
             if (paused != anyPaused) {
                 LOG.log(Level.INFO, "worker {0}: paused now: {1}", consumer, paused ? read : "nothing");
             }
@@ -55,6 +65,23 @@ final class FlowGate {
             anyPaused = paused;
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "worker {0}: reading the paused queues failed ({1}); keeping the last state", consumer, e.getMessage());
+        }
+    }
+
+    /**
+     * Makes due what this worker (with a view up to a refresh old) may have parked just after a
+     * resume: at the refresh that sees the pause lifted and at the next one.
+     */
+    private void unparkLifted() {
+        var it = unparking.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<String, Integer> e = it.next();
+            broker.unpark(e.getKey());
+            if (e.getValue() <= 1) {
+                it.remove();
+            } else {
+                e.setValue(e.getValue() - 1);
+            }
         }
     }
 
