@@ -40,31 +40,50 @@ final class RedisFlowControl {
         messages.forEach(broker::checkSize);
         String what = "unique submit on queue '" + messages.getFirst().queue() + "'";
         List<?> replies = broker.callRetryingBrokenConnections(what, () -> {
+            if (messages.size() == 1 && !broker.replicaWait.on()) {
+                Message m = messages.getFirst();
+                RedisKeys k = broker.keys(m.queue());
+                return List.of(broker.client().getScript(StringCodec.INSTANCE).<Object>eval(k.stream(), RScript.Mode.READ_WRITE,
+                        FlowScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt)));
+            }
             RBatch batch = broker.client().createBatch(broker.writeOptions());
             for (Message m : messages) {
-                UniqueClaim claim = UniqueClaim.of(m).orElseThrow(() -> new IllegalArgumentException("message " + m.id()
-                        + " has no unique claim (header '" + UniqueClaim.HEADER + "')"));
                 RedisKeys k = broker.keys(m.queue());
-                List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
-                        dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
-                        dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
-                        Long.toString(System.currentTimeMillis()), m.isTracked() ? m.headers().get(Message.TRACK) : "0",
-                        claim.releasedAtEnd() ? "1" : "0"));
-                if (dueAt == null) {
-                    StreamFields.encode(m).forEach((name, value) -> {
-                        args.add(name);
-                        args.add(value);
-                    });
-                }
                 batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, FlowScripts.SUBMIT_UNIQUE,
-                        RScript.ReturnType.VALUE, List.of(k.unique(m.task(), claim.key()), dueAt == null ? k.stream() : k.delayed(),
-                                k.job(m.id())), args.toArray());
+                        RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
             }
             return broker.confirmed(what, RedisBroker.SUBMIT_AGAIN, batch.execute()).getResponses();
         });
         List<UUID> ids = new ArrayList<>(replies.size());
         replies.forEach(r -> ids.add(UUID.fromString(String.valueOf(r))));
         return ids;
+    }
+
+    private static UniqueClaim claim(Message m) {
+        return UniqueClaim.of(m).orElseThrow(() -> new IllegalArgumentException("message " + m.id()
+                + " has no unique claim (header '" + UniqueClaim.HEADER + "')"));
+    }
+
+    /** KEYS of {@link FlowScripts#SUBMIT_UNIQUE}. */
+    private static List<Object> uniqueKeys(Message m, Instant dueAt, RedisKeys k) {
+        return List.of(k.unique(m.task(), claim(m).key()), dueAt == null ? k.stream() : k.delayed(), k.job(m.id()));
+    }
+
+    /** ARGV of {@link FlowScripts#SUBMIT_UNIQUE}. */
+    private static Object[] uniqueArguments(Message m, Instant dueAt) {
+        UniqueClaim claim = claim(m);
+        List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
+                dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
+                dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
+                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.headers().get(Message.TRACK) : "0",
+                claim.releasedAtEnd() ? "1" : "0"));
+        if (dueAt == null) {
+            StreamFields.encode(m).forEach((name, value) -> {
+                args.add(name);
+                args.add(value);
+            });
+        }
+        return args.toArray();
     }
 
     UUID submitDebounced(Message m, Instant dueAt) {
