@@ -20,9 +20,19 @@ public final class SubmitOptions {
     // ---- priorities
     private final Integer priority;
 
+    // ---- unique jobs, debounce (flow control) ----
+    private final Uniqueness uniqueness;
+    private final String uniqueKey;
+    private final String debounceKey;
+    private final java.time.Duration delay;
+
     private SubmitOptions(Builder b) {
         this.headers = b.headers.get();
         this.priority = b.priority.get();
+        this.uniqueness = b.unique.get();
+        this.uniqueKey = b.uniqueKey;
+        this.debounceKey = b.debounce.get();
+        this.delay = b.delay.get();
     }
 
     /** A builder with every setting at its default. */
@@ -35,6 +45,10 @@ public final class SubmitOptions {
         Builder b = new Builder();
         b.headers.copy(headers);
         b.priority.copy(priority);
+        b.unique.copy(uniqueness);
+        b.uniqueKey = uniqueKey;
+        b.debounce.copy(debounceKey);
+        b.delay.copy(delay);
         return b;
     }
 
@@ -48,9 +62,32 @@ public final class SubmitOptions {
         return priority == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(priority);
     }
 
+    /** How this job is unique, overriding its task's; empty to keep the task's. */
+    public java.util.Optional<Uniqueness> uniqueness() {
+        return java.util.Optional.ofNullable(uniqueness);
+    }
+
+    /** The unique key given with {@link Builder#unique(Uniqueness, String)}; empty to derive it as the task does. */
+    public java.util.Optional<String> uniqueKey() {
+        return java.util.Optional.ofNullable(uniqueKey);
+    }
+
+    /** The debounce key of this job; empty for the task's. */
+    public java.util.Optional<String> debounceKey() {
+        return java.util.Optional.ofNullable(debounceKey);
+    }
+
+    /** How long after the submit this job is enqueued, overriding its task's delay; empty for the task's. */
+    public java.util.Optional<java.time.Duration> delay() {
+        return java.util.Optional.ofNullable(delay);
+    }
+
     @Override
     public String toString() {
-        return "SubmitOptions[headers=" + headers + (priority == null ? "" : ", priority=" + priority) + "]";
+        return "SubmitOptions[headers=" + headers + (priority == null ? "" : ", priority=" + priority)
+                + (uniqueness == null ? "" : ", unique=" + uniqueness + (uniqueKey == null ? "" : " key " + uniqueKey))
+                + (debounceKey == null ? "" : ", debounce=" + debounceKey)
+                + (delay == null ? "" : ", delay=" + delay) + "]";
     }
 
     /** Builds {@link SubmitOptions}. */
@@ -58,6 +95,10 @@ public final class SubmitOptions {
         private final Config.Once<Map<String, String>> headers = new Config.Once<>("headers", Map.of());
         // ---- priorities
         private final Config.Once<Integer> priority = new Config.Once<>("priority", null);
+        private final Config.Once<Uniqueness> unique = new Config.Once<>("unique", null);
+        private String uniqueKey;
+        private final Config.Once<String> debounce = new Config.Once<>("debounce", null);
+        private final Config.Once<java.time.Duration> delay = new Config.Once<>("delay", null);
 
         private Builder() { }
 
@@ -81,6 +122,63 @@ public final class SubmitOptions {
         public Builder priority(int value) {
             priority.set(Priority.require("SubmitOptions priority", value));
             return this;
+        }
+
+        // ---- unique jobs, debounce (flow control) ----
+
+        /**
+         * Makes this job unique with {@code uniqueness}, keyed as its task keys it (its key function,
+         * else the argument itself): a submit while the key is held enqueues nothing and returns the
+         * holder's handle. Defaults to the task's ({@code Task.Builder.unique}), or not unique.
+         */
+        public Builder unique(Uniqueness uniqueness) {
+            if (uniqueness == null) {
+                throw new IllegalArgumentException("unique must not be null; leave the setting out to keep the task's");
+            }
+            unique.set(uniqueness);
+            return this;
+        }
+
+        /**
+         * Makes this job unique with {@code uniqueness} under {@code key} (1-500 characters), unique
+         * per task and queue. Defaults to the task's ({@code Task.Builder.unique}), or not unique.
+         */
+        public Builder unique(Uniqueness uniqueness, String key) {
+            requireKey("unique key", key);
+            unique(uniqueness);
+            uniqueKey = key;
+            return this;
+        }
+
+        /**
+         * Debounces this job under {@code key} (1-500 characters, per task and queue): if a job with
+         * this key still waits for its due time, it takes this submit's argument and due time, and
+         * its handle is returned; otherwise a new job is scheduled. Needs a delay: a DELAY task, or
+         * {@link #delay}. Defaults to the task's ({@code Task.Builder.debounce}), or none.
+         */
+        public Builder debounce(String key) {
+            requireKey("debounce key", key);
+            debounce.set(key);
+            return this;
+        }
+
+        /**
+         * Enqueues this job {@code delay} after the submit, durably, instead of at once (a DIRECT
+         * task) or after the task's delay (a DELAY task). At least 1 ms. Defaults to the task's.
+         */
+        public Builder delay(java.time.Duration delay) {
+            if (delay == null || delay.toMillis() < 1) {
+                throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's");
+            }
+            this.delay.set(delay);
+            return this;
+        }
+
+        private static void requireKey(String what, String key) {
+            if (key == null || key.isEmpty() || key.length() > 500) {
+                throw new IllegalArgumentException(what + " must be 1-500 characters, was "
+                        + (key == null ? "null" : key.length() + " characters") + "; give a key that tells the jobs apart, such as an account id");
+            }
         }
 
         /** The options. */

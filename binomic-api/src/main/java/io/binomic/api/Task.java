@@ -54,6 +54,9 @@ public final class Task<A, R> {
     private final Set<Class<? extends Throwable>> nonRetryable;
     private final Duration statusRetention;
     private final int priority;
+    private final Uniqueness uniqueness;
+    private final java.util.function.Function<? super A, String> uniqueKey;
+    private final java.util.function.Function<? super A, String> debounceKey;
 
     private Task(Builder<A, R> b) {
         this.name = b.name;
@@ -71,6 +74,9 @@ public final class Task<A, R> {
         this.nonRetryable = b.nonRetryable.get();
         this.statusRetention = b.statusRetention.get();
         this.priority = b.priority.get();
+        this.uniqueness = b.unique.get();
+        this.uniqueKey = b.uniqueKey;
+        this.debounceKey = b.debounce.get();
     }
 
     /** Starts a definition of a task that takes an {@code argumentType} and returns a {@code resultType}. */
@@ -163,6 +169,34 @@ public final class Task<A, R> {
     /** True when the status and result of this task's jobs are kept ({@link #statusRetention()} is positive). */
     public boolean isTracked() { return !statusRetention.isZero(); }
 
+    /** How this task's jobs are unique ({@link Builder#unique}); empty when they are not. */
+    public Optional<Uniqueness> uniqueness() { return Optional.ofNullable(uniqueness); }
+
+    /**
+     * The unique key the task derives from {@code argument} ({@link Builder#unique(Uniqueness, java.util.function.Function)});
+     * empty when the task derives none (the argument itself is then the key).
+     */
+    public Optional<String> uniqueKeyOf(A argument) {
+        return uniqueKey == null ? Optional.empty() : Optional.of(requireKey("unique key", uniqueKey.apply(argument)));
+    }
+
+    /** True when this task's jobs are debounced ({@link Builder#debounce}). */
+    public boolean isDebounced() { return debounceKey != null; }
+
+    /** The debounce key the task derives from {@code argument} ({@link Builder#debounce}); empty when it is not debounced. */
+    public Optional<String> debounceKeyOf(A argument) {
+        return debounceKey == null ? Optional.empty() : Optional.of(requireKey("debounce key", debounceKey.apply(argument)));
+    }
+
+    private String requireKey(String what, String key) {
+        if (key == null || key.isEmpty() || key.length() > 500) {
+            throw new IllegalArgumentException("task '" + name + "': the " + what + " function returned "
+                    + (key == null ? "null" : key.isEmpty() ? "an empty key" : "a key of " + key.length() + " characters")
+                    + "; return 1-500 characters that tell the jobs apart");
+        }
+        return key;
+    }
+
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
     public boolean isNonRetryable(Throwable failure) {
         if (failure instanceof NonRetryableException) {
@@ -204,6 +238,9 @@ public final class Task<A, R> {
         private final Config.Once<Set<Class<? extends Throwable>>> nonRetryable;
         private final Config.Once<Duration> statusRetention;
         private final Config.Once<Integer> priority;
+        private final Config.Once<Uniqueness> unique;
+        private java.util.function.Function<? super A, String> uniqueKey;
+        private final Config.Once<java.util.function.Function<? super A, String>> debounce;
 
         private Builder(String name, Class<A> argumentType, Class<R> resultType) {
             this.name = name;
@@ -218,6 +255,8 @@ public final class Task<A, R> {
             this.priority = new Config.Once<>(who + "priority", Priority.DEFAULT);
             this.statusRetention = new Config.Once<>(who + "keepStatusFor",
                     resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
+            this.unique = new Config.Once<>(who + "unique", null);
+            this.debounce = new Config.Once<>(who + "debounce", null, f -> "a key function");
         }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
@@ -316,6 +355,48 @@ public final class Task<A, R> {
             return this;
         }
 
+        /**
+         * Makes this task's jobs unique: a submit whose key is held (by a job queued, or running, or
+         * submitted within the period, as {@code uniqueness} says) enqueues nothing and returns that
+         * job's handle. The key is the argument itself (its encoded form); see
+         * {@link #unique(Uniqueness, java.util.function.Function)} to derive it. Defaults to not unique.
+         */
+        public Builder<A, R> unique(Uniqueness uniqueness) {
+            if (uniqueness == null) {
+                throw new IllegalArgumentException("task '" + name + "': unique must not be null; leave the setting out for jobs that are not unique");
+            }
+            this.unique.set(uniqueness);
+            return this;
+        }
+
+        /**
+         * {@link #unique(Uniqueness)} with the key derived from the argument, such as
+         * {@code account -> account.id()}: jobs with the same key (for this task and queue) are duplicates.
+         * The function must return 1-500 characters.
+         */
+        public Builder<A, R> unique(Uniqueness uniqueness, java.util.function.Function<? super A, String> key) {
+            if (key == null) {
+                throw new IllegalArgumentException("task '" + name + "': the unique key function must not be null; use unique(uniqueness) to key by the argument");
+            }
+            unique(uniqueness);
+            this.uniqueKey = key;
+            return this;
+        }
+
+        /**
+         * Debounces this DELAY task by the key derived from the argument: a submit while a job with
+         * the same key is still waiting for its due time replaces that job's argument and pushes its
+         * due time to this submit's; one after it became due schedules a new job. The function must
+         * return 1-500 characters. Defaults to no debounce.
+         */
+        public Builder<A, R> debounce(java.util.function.Function<? super A, String> key) {
+            if (key == null) {
+                throw new IllegalArgumentException("task '" + name + "': debounce key function must not be null; leave the setting out for no debounce");
+            }
+            this.debounce.set(key);
+            return this;
+        }
+
         /** Validates and builds the definition. */
         public Task<A, R> build() {
             String who = "task '" + name + "': ";
@@ -371,6 +452,17 @@ public final class Task<A, R> {
             if (retention.isNegative()) {
                 throw new IllegalArgumentException(who + "keepStatusFor must not be negative, was " + retention
                         + "; use Duration.ZERO to keep nothing");
+            }
+            if (unique.get() != null && debounce.get() != null) {
+                throw new IllegalArgumentException(who + "unique and debounce are both set: a duplicate of a unique job is dropped,"
+                        + " one of a debounced job replaces it; keep one of them");
+            }
+            if (debounce.get() != null && mode != TaskMode.DELAY) {
+                throw new IllegalArgumentException(who + "debounce needs a DELAY task (delay(...)): only a job that waits for its due"
+                        + " time can be replaced; or give the delay with each submit (SubmitOptions.delay) and debounce there");
+            }
+            if (unique.get() != null && (mode == TaskMode.CRON || mode == TaskMode.INTERVAL)) {
+                throw new IllegalArgumentException(who + "a " + mode + " task cannot be unique: the scheduler fires each tick once already");
             }
             return new Task<>(this);
         }

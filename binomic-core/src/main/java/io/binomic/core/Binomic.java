@@ -20,7 +20,7 @@ import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.api.spi.TickResult;
-import io.binomic.core.internal.DueTimes;
+import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.Uuid7;
@@ -82,6 +82,7 @@ public final class Binomic implements AutoCloseable {
     private final StatsRecorder stats = new StatsRecorder();
     private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
     private final DeadLetters deadLetters;
+    private final Queues queues;
     private volatile State state = State.NEW;
     private volatile boolean clockSkewWarned;
     private final boolean prepareQueues;
@@ -102,6 +103,7 @@ public final class Binomic implements AutoCloseable {
                 Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class)));
         this.ticker = new PeriodicScheduler(clock);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
+        this.queues = new Queues(broker);
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
     }
@@ -220,8 +222,13 @@ public final class Binomic implements AutoCloseable {
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         requireSubmittable(task);
         Message message = newMessage(task, argument, options);
-        if (task.mode() == TaskMode.DELAY) {
-            scheduler.schedule(message, DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow())));
+        Instant due = FlowSubmits.dueAt(task, options, clock);
+        if (FlowSubmits.applies(task, options)) {
+            UUID id = FlowSubmits.submit(task, argument, options, message, due, broker);
+            return jobs.handle(task.queue(), id, task.name(), task.resultType(), task.isTracked());
+        }
+        if (due != null) {
+            scheduler.schedule(message, due);
         } else {
             broker.enqueue(message);
         }
@@ -243,8 +250,12 @@ public final class Binomic implements AutoCloseable {
         for (A argument : arguments) {
             messages.add(newMessage(task, argument, options));
         }
-        if (task.mode() == TaskMode.DELAY) {
-            Instant due = DueTimes.notBefore(clock.instant().plus(task.delay().orElseThrow()));
+        Instant due = FlowSubmits.dueAt(task, options, clock);
+        if (FlowSubmits.applies(task, options)) {
+            List<UUID> ids = FlowSubmits.submitAll(task, List.copyOf(arguments), options, messages, due, broker);
+            return ids.stream().map(id -> jobs.handle(task.queue(), id, task.name(), task.resultType(), task.isTracked())).toList();
+        }
+        if (due != null) {
             scheduler.scheduleAll(messages, due);
         } else {
             broker.enqueueAll(messages);
@@ -391,6 +402,7 @@ public final class Binomic implements AutoCloseable {
 
     private Message newMessage(Task<?, ?> task, Object argument, SubmitOptions options) {
         Map<String, String> headers = options.headers();
+        FlowSubmits.requireNoReservedHeaders(options);
         requireArgumentFits(task, argument);
         if (headers.containsKey(Message.CODEC)) {
             throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
@@ -472,6 +484,12 @@ public final class Binomic implements AutoCloseable {
         workers.add(worker);
         worker.start();
         return worker;
+    }
+
+    /** Pause, resume and drain queues and tasks, across every worker. */
+    public Queues queues() {
+        requireStarted();
+        return queues;
     }
 
     /** Inspect, replay and purge dead letters. */

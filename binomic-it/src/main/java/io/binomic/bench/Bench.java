@@ -131,11 +131,16 @@ public final class Bench {
     private Map<String, Double> run(int run) throws Exception {
         Map<String, Double> r = new LinkedHashMap<>();
         r.put("load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        if ("flow".equals(System.getProperty("bench.only"))) {
+            flowControl(r);
+            return r;
+        }
         enqueueAndDrain(run, r);
         priorities(run, r);
         latency(run, r);
         resultLatency(run, r);
         footprint(run, r);
+        flowControl(r);
         redis.flushAll();
         r.put("ceiling_xadd_per_s", redis.xaddCeiling(messages));
         return r;
@@ -255,6 +260,12 @@ public final class Bench {
                 }
             }
         }
+    }
+
+    /** Unique jobs and pause (issue 11): see {@link BenchFlowControl}. */
+    private void flowControl(Map<String, Double> r) throws Exception {
+        redis.flushAll();
+        BenchFlowControl.measure(redis, nextQueue(), nextQueue(), r);
     }
 
     private void latency(int run, Map<String, Double> r) throws Exception {
@@ -426,7 +437,19 @@ public final class Bench {
                 new Row("enqueue_redis_cpu_us_per_msg", "5. Redis CPU enqueue, us/msg", "", v -> true, false),
                 new Row("drain_redis_cpu_us_per_task", "5. Redis CPU drain, us/task", "", v -> true, false),
                 new Row("redis_cpu_us_per_task", "5. Redis CPU enqueue+drain, us/task", "<= 15", v -> v <= 15, false),
-                new Row("ceiling_xadd_per_s", "6. ceiling: redis-benchmark -P 16 XADD, ops/s", "", v -> true, false));
+                new Row("ceiling_xadd_per_s", "6. ceiling: redis-benchmark -P 16 XADD, ops/s", "", v -> true, false),
+                new Row("submit_plain_redis_cpu_us", "7. one submit, plain: Redis CPU, us", "", v -> true, false),
+                new Row("submit_plain_commands", "7. one submit, plain: round trips", "", v -> true, false),
+                new Row("submit_unique_new_redis_cpu_us", "7. one submit, unique, new key: Redis CPU, us", "", v -> true, false),
+                new Row("submit_unique_new_commands", "7. one submit, unique, new key: round trips", "", v -> true, false),
+                new Row("submit_unique_duplicate_redis_cpu_us", "7. one submit, unique, duplicate: Redis CPU, us", "", v -> true, false),
+                new Row("submit_plain_per_s", "7. one at a time, plain, submits/s", "", v -> true, false),
+                new Row("submit_unique_new_per_s", "7. one at a time, unique, submits/s", "", v -> true, false),
+                new Row("submit_all_plain_redis_cpu_us", "7. submitAll, plain: Redis CPU per msg, us", "", v -> true, false),
+                new Row("submit_all_unique_redis_cpu_us", "7. submitAll, unique: Redis CPU per msg, us", "", v -> true, false),
+                new Row("submit_all_plain_per_s", "7. submitAll, plain, msgs/s", "", v -> true, false),
+                new Row("submit_all_unique_per_s", "7. submitAll, unique, msgs/s", "", v -> true, false),
+                new Row("pause_state_reads_per_worker_s", "7. paused-state reads per idle worker per s", "", v -> true, false));
         double ceiling = median(results, "ceiling_xadd_per_s");
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%-56s %12s %9s %10s %s%n",
                 "medians of " + results.size() + " runs", "median", "target", "of ceiling", "met"));
@@ -444,7 +467,10 @@ public final class Bench {
     }
 
     private static double median(List<Map<String, Double>> results, String key) {
-        double[] values = results.stream().mapToDouble(r -> r.get(key)).sorted().toArray();
+        double[] values = results.stream().filter(r -> r.containsKey(key)).mapToDouble(r -> r.get(key)).sorted().toArray();
+        if (values.length == 0) {
+            return Double.NaN; // not measured in this run (-Dbench.only)
+        }
         int mid = values.length / 2;
         return values.length % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
     }

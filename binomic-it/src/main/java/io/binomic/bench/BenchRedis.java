@@ -124,6 +124,11 @@ final class BenchRedis implements AutoCloseable {
         }
     }
 
+    /** Commands Redis has processed since it started (a script's own calls not counted): the client's round trips, unpipelined. */
+    long totalCommands() {
+        return Long.parseLong(info("stats").get("total_commands_processed"));
+    }
+
     private Map<String, String> info(String section) {
         Map<String, String> values = new HashMap<>();
         for (String line : cli("INFO", section).split("\r?\n")) {

@@ -183,6 +183,86 @@ public interface Broker extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getName() + " keeps no job records");
     }
 
+    // ---- Flow control: unique jobs and debounce ----
+
+    /**
+     * Stores {@code message} (enqueued when {@code dueAt} is null, else scheduled for it, with its
+     * job record when tracked) unless the key of its {@link UniqueClaim} is held; takes the key for
+     * the claim's time-to-live in the same atomic step. Returns the id of the job that holds the key:
+     * {@code message.id()} when it was stored, the earlier job's when it was a duplicate (nothing stored).
+     *
+     * @throws UnsupportedOperationException when this broker has no unique jobs
+     */
+    default UUID submitUnique(Message message, java.time.Instant dueAt) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no unique jobs");
+    }
+
+    /** {@link #submitUnique} for many messages, in order (a later one may be a duplicate of an earlier); brokers pipeline it. */
+    default List<UUID> submitAllUnique(List<Message> messages, java.time.Instant dueAt) {
+        return messages.stream().map(m -> submitUnique(m, dueAt)).toList();
+    }
+
+    /**
+     * Schedules {@code message} for {@code dueAt} unless a job with the same debounce key
+     * ({@link UniqueClaim#debounceKey}) of its queue and task is still waiting for its due time: that
+     * job then takes {@code message}'s payload and headers and {@code dueAt}, and keeps its id and
+     * record. A job that is already due (moved to its queue, running or ended) is not replaced: a
+     * new one is scheduled. Returns the id of the job scheduled or replaced.
+     *
+     * @throws UnsupportedOperationException when this broker has no debounce
+     */
+    default UUID submitDebounced(Message message, java.time.Instant dueAt) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no debounce");
+    }
+
+    /**
+     * Gives back the keys of {@link io.binomic.api.Uniqueness.Scope#WHILE_QUEUED} jobs a worker
+     * starts (one round trip per call on Redis), each only if that job still holds it. Does nothing by default.
+     */
+    default void releaseUniqueAtStart(List<Message> started) {
+    }
+
+    // ---- Flow control: pause ----
+
+    /**
+     * What is paused on each of {@code queues} (one round trip on Redis). Workers call it at most
+     * every 500 ms, never per fetch. Nothing is paused by default.
+     */
+    default Map<String, PauseState> pauseStates(List<String> queues) {
+        Map<String, PauseState> none = new java.util.LinkedHashMap<>();
+        queues.forEach(q -> none.put(q, PauseState.NONE));
+        return none;
+    }
+
+    /**
+     * Pauses {@code queue}, or only {@code task} of it; durable (it survives restarts). Idempotent.
+     *
+     * @throws UnsupportedOperationException when this broker cannot pause
+     */
+    default void pause(String queue, Optional<String> task) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot pause queues");
+    }
+
+    /**
+     * Resumes {@code queue} (the queue-wide pause; tasks paused one by one stay paused), or only
+     * {@code task}; the parked messages ({@link PauseState#PARKED_UNTIL}) that no pause holds any
+     * more become due at once. Idempotent.
+     *
+     * @throws UnsupportedOperationException when this broker cannot pause
+     */
+    default void resume(String queue, Optional<String> task) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot pause queues");
+    }
+
+    /**
+     * Makes due at once the parked messages of {@code queue} that nothing paused holds any more,
+     * without changing what is paused. A worker calls it when it sees a pause lifted, twice, a
+     * refresh apart: a worker whose view was up to a refresh old may have parked a message again
+     * just after the resume. Does nothing by default.
+     */
+    default void unpark(String queue) {
+    }
+
     /** Releases connections. Idempotent. */
     @Override
     void close();

@@ -110,7 +110,7 @@ final class LuaScripts {
      * Cancels a job. KEYS: job. ARGV: the CANCELLED update. Returns 0 not found, 1 already ended,
      * 2 cancel requested (running), 3 cancelled.
      */
-    static final String CANCEL_JOB = JOB_FUNCTIONS + """
+    static final String CANCEL_JOB = JOB_FUNCTIONS + FlowScripts.UNIQUE_FUNCTIONS + """
             local state = redis.call('HGET', KEYS[1], 'state')
             if not state then return 0 end
             if is_final(state) then return 1 end
@@ -124,6 +124,7 @@ final class LuaScripts {
               return 2
             end
             apply_job(KEYS[1], 1)
+            release_unique_of_job(KEYS[1])
             local retention = tonumber(redis.call('HGET', KEYS[1], 'retention') or '3600000')
             redis.call('PEXPIRE', KEYS[1], math.max(1, retention))
             return 3
@@ -154,12 +155,16 @@ final class LuaScripts {
      * ({@link #JOB_FUNCTIONS}), applied only when the settlement is. Returns the 1-based positions of the settlements not applied: positive when the entry is
      * pending under another consumer, negative when it is not pending at all.
      */
-    static final String SETTLE = JOB_FUNCTIONS + """
+    static final String SETTLE = JOB_FUNCTIONS + FlowScripts.UNIQUE_FUNCTIONS + """
             local group, consumer = ARGV[1], ARGV[2]
             local skipped, acks, seen = {}, {}, {}
             local i, n, owned = 5, 0, false
             while i <= #ARGV do
-              if ARGV[i] == 'J' then
+              if ARGV[i] == 'U' then
+                -- a unique job's key, given back with the ack or dead letter just before: only with it (FlowScripts)
+                if owned then release_unique(KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]) end
+                i = i + 3
+              elseif ARGV[i] == 'J' then
                 -- the job record update of the settlement just before: applied only with it
                 if owned then i = apply_job(KEYS[tonumber(ARGV[i + 1])], i + 2) else i = skip_job(i + 2) end
               else
@@ -489,5 +494,6 @@ final class LuaScripts {
      */
     static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
-            CANCEL_JOB, REQUEUE_JOB);
+            CANCEL_JOB, REQUEUE_JOB, FlowScripts.SUBMIT_UNIQUE, FlowScripts.RELEASE_UNIQUE, FlowScripts.SUBMIT_DEBOUNCED,
+            FlowScripts.RESUME);
 }

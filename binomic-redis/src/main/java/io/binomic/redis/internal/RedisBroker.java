@@ -514,6 +514,7 @@ final class RedisBroker implements Broker {
                 args.add(Integer.toString(keys.size()));
                 addJobArguments(args, s.job(), k);
             }
+            RedisFlowControl.addSettleArguments(s, k, keys, args);
         }
         return args.toArray();
     }
@@ -785,6 +786,50 @@ final class RedisBroker implements Broker {
         long n = this.<Long>eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS, RScript.ReturnType.LONG,
                 List.of(keys(queue).stream()), GROUP, Long.toString(idle.toMillis())) + priorities.removeIdleConsumers(queue, idle);
         return Math.toIntExact(n);
+    }
+
+    // ---- flow control: unique jobs, debounce, pause (RedisFlowControl) -------------------
+
+    private final RedisFlowControl flow = new RedisFlowControl(this);
+
+    @Override
+    public UUID submitUnique(Message message, Instant dueAt) {
+        return flow.submitAllUnique(List.of(message), dueAt).getFirst();
+    }
+
+    @Override
+    public List<UUID> submitAllUnique(List<Message> messages, Instant dueAt) {
+        return messages.isEmpty() ? List.of() : flow.submitAllUnique(messages, dueAt);
+    }
+
+    @Override
+    public UUID submitDebounced(Message message, Instant dueAt) {
+        return flow.submitDebounced(message, dueAt);
+    }
+
+    @Override
+    public void releaseUniqueAtStart(List<Message> started) {
+        flow.releaseUniqueAtStart(started);
+    }
+
+    @Override
+    public Map<String, io.binomic.api.spi.PauseState> pauseStates(List<String> queues) {
+        return flow.pauseStates(queues);
+    }
+
+    @Override
+    public void pause(String queue, Optional<String> task) {
+        flow.pause(queue, task);
+    }
+
+    @Override
+    public void resume(String queue, Optional<String> task) {
+        flow.resume(queue, task);
+    }
+
+    @Override
+    public void unpark(String queue) {
+        flow.unpark(queue);
     }
 
     // ---- plumbing ------------------------------------------------------------------------

@@ -45,4 +45,26 @@ record RedisKeys(String prefix, String queue) {
     String jobEvents() {
         return base() + "jobs";
     }
+
+    // ---- flow control ----
+
+    /** A unique key of {@code task}: a string holding the id of the job that holds it, with a TTL. */
+    String unique(String task, String key) {
+        return base() + "unique:" + task + ":" + key;
+    }
+
+    /** A debounce key of {@code task}: a string holding the delayed-set member of the job waiting under it. */
+    String debounce(String task, String key) {
+        return base() + "debounce:" + task + ":" + key;
+    }
+
+    /** What is paused: a set of task names, and {@code *} for the whole queue. */
+    String paused() {
+        return base() + "paused";
+    }
+
+    /** The prefix of the job record keys ({@link #job}). */
+    String jobPrefix() {
+        return base() + "job:";
+    }
 }

@@ -62,7 +62,9 @@ public final class BinomicCli {
                 new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect),
                 new JobCommand(JobCommand.Action.SHOW, out, err, commandEnv, connect),
                 new JobCommand(JobCommand.Action.CANCEL, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.SUBMIT, out, err, commandEnv, connect));
+                new JobCommand(JobCommand.Action.SUBMIT, out, err, commandEnv, connect),
+                new QueueCommand(QueueCommand.Action.PAUSE, out, commandEnv, connect),
+                new QueueCommand(QueueCommand.Action.RESUME, out, commandEnv, connect));
     }
 
     public static void main(String[] args) {
@@ -124,7 +126,7 @@ public final class BinomicCli {
             return unknownCommand(words);
         }
         Command chosen = command.get();
-        List<String> rest = words.subList(chosen.name().split(" ").length, words.size());
+        List<String> rest = chosen.takeOperands(words.subList(chosen.name().split(" ").length, words.size()));
         if (rest.contains("--help") || rest.contains("-h")) {
             printUsage(chosen, out);
             return EXIT_OK;

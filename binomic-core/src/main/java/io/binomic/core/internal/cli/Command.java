@@ -20,6 +20,14 @@ interface Command {
     }
 
     /**
+     * Turns positional words at the front of {@code rest} (what follows the command's name) into
+     * options, such as {@code queue pause NAME} into {@code --queue NAME}. None by default.
+     */
+    default List<String> takeOperands(List<String> rest) {
+        return rest;
+    }
+
+    /**
      * Runs the command.
      *
      * @return the exit code: {@link BinomicCli#EXIT_OK} or {@link BinomicCli#EXIT_FAILED}

@@ -38,8 +38,22 @@ final class QueuesCommand implements Command {
         return """
                 READY: waiting to be fetched. PENDING: fetched, not yet acknowledged (running, or
                 stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff).
-                DEAD: in the dead-letter queue ('binomic dlq list').
+                DEAD: in the dead-letter queue ('binomic dlq list'). PAUSED: yes for a paused
+                queue ('binomic queue pause'), else the tasks paused one by one, else -.
                 """;
+    }
+
+    /** "yes", the paused tasks ("task:a,b"), or "-". */
+    private static String paused(Binomic binomic, String queue) {
+        try {
+            if (binomic.queues().isPaused(queue)) {
+                return "yes";
+            }
+            java.util.Set<String> tasks = binomic.queues().pausedTasks(queue);
+            return tasks.isEmpty() ? "-" : "task:" + String.join(",", new java.util.TreeSet<>(tasks));
+        } catch (UnsupportedOperationException e) {
+            return "-";
+        }
     }
 
     @Override
@@ -47,10 +61,10 @@ final class QueuesCommand implements Command {
         String url = BrokerOptions.url(args, env);
         try (Binomic binomic = connector.connect(url, args.list("queues"))) {
             List<String> queues = Queues.resolve(args, binomic);
-            Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS");
+            Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED");
             for (String queue : queues) {
                 QueueStats s = binomic.queueStats(queue);
-                table.row(queue, s.ready(), s.pending(), s.delayed(), s.deadLetters(), s.consumers());
+                table.row(queue, s.ready(), s.pending(), s.delayed(), s.deadLetters(), s.consumers(), paused(binomic, queue));
             }
             table.print(out);
             return BinomicCli.EXIT_OK;

@@ -243,6 +243,7 @@ public final class MemoryBroker implements Broker {
                 if (settlement.job() != null) {
                     applyJob(settlement.job());
                 }
+                uniqueSettled(settlement);
                 switch (settlement) {
                     case Settlement.Ack ack -> { }
                     case Settlement.RetryLater retry ->
@@ -618,6 +619,7 @@ public final class MemoryBroker implements Broker {
             }
             applyJob(cancelled);
             rec.expiresAt = clock.instant().plusMillis(Long.parseLong(rec.fields.getOrDefault(JobRecords.RETENTION, "3600000")));
+            uniqueCancelled(cancelled.id());
             return JobHandle.CancelOutcome.CANCELLED;
         });
         deliverJobEvents();
@@ -666,6 +668,183 @@ public final class MemoryBroker implements Broker {
         locked(() -> {
             action.run();
             return null;
+        });
+    }
+
+    // ---- flow control: unique jobs, debounce, pause (the same semantics as the Redis scripts) ----
+
+    /** A held unique key: the job holding it, until when. */
+    private record UniqueHold(UUID job, Instant expiresAt) { }
+
+    /** A debounced job waiting in the delayed set: where, and its id. */
+    private record DebounceSlot(Scheduled slot, UUID job) { }
+
+    /** Held unique keys by "queue NUL task NUL key"; an expired one counts as free. */
+    private final Map<String, UniqueHold> uniqueKeys = new HashMap<>();
+    /** The unique key each holding job holds until it ends, to give it back on cancel. */
+    private final Map<UUID, String> uniqueKeyOfJob = new HashMap<>();
+    private final Map<String, DebounceSlot> debounced = new HashMap<>();
+    /** Paused tasks by queue; "*" is the whole queue. */
+    private final Map<String, Set<String>> paused = new HashMap<>();
+
+    private static String flowKey(Message m, String key) {
+        return m.queue() + "\0" + m.task() + "\0" + key;
+    }
+
+    @Override
+    public UUID submitUnique(Message message, Instant dueAt) {
+        return submitAllUnique(List.of(message), dueAt).getFirst();
+    }
+
+    @Override
+    public List<UUID> submitAllUnique(List<Message> messages, Instant dueAt) {
+        List<Message> stored = new ArrayList<>();
+        List<UUID> ids = locked(() -> {
+            List<UUID> out = new ArrayList<>(messages.size());
+            Instant now = clock.instant();
+            for (Message m : messages) {
+                io.binomic.api.spi.UniqueClaim claim = io.binomic.api.spi.UniqueClaim.of(m).orElseThrow(
+                        () -> new IllegalArgumentException("message " + m.id() + " has no unique claim (header '"
+                                + io.binomic.api.spi.UniqueClaim.HEADER + "')"));
+                String k = flowKey(m, claim.key());
+                UniqueHold hold = uniqueKeys.get(k);
+                if (hold != null && hold.expiresAt().isAfter(now)) {
+                    out.add(hold.job());
+                    continue;
+                }
+                uniqueKeys.put(k, new UniqueHold(m.id(), now.plus(claim.ttl())));
+                if (claim.releasedAtEnd()) {
+                    uniqueKeyOfJob.put(m.id(), k);
+                }
+                if (dueAt == null) {
+                    queue(m.queue()).ready.addLast(new Entry(newReceipt(), m));
+                    createJob(m, JobState.QUEUED, null);
+                } else {
+                    queue(m.queue()).delayed.put(new Scheduled(dueAt.toEpochMilli(), ++nextEntry), m);
+                    createJob(m, JobState.SCHEDULED, dueAt);
+                }
+                stored.add(m);
+                out.add(m.id());
+            }
+            messageArrived.signalAll();
+            return out;
+        });
+        if (!stored.isEmpty()) {
+            notifySubmission(stored, dueAt);
+        }
+        return ids;
+    }
+
+    @Override
+    public void releaseUniqueAtStart(List<Message> started) {
+        locked(() -> started.forEach(m -> io.binomic.api.spi.UniqueClaim.of(m)
+                .ifPresent(c -> releaseUnique(flowKey(m, c.key()), m.id()))));
+    }
+
+    /** Gives the key back if {@code job} holds it. Called under the lock. */
+    private void releaseUnique(String k, UUID job) {
+        UniqueHold hold = uniqueKeys.get(k);
+        if (hold != null && hold.job().equals(job)) {
+            uniqueKeys.remove(k);
+        }
+        uniqueKeyOfJob.remove(job);
+    }
+
+    /** An ack or a dead letter ends the job: its key goes back (not for a period). Called under the lock. */
+    private void uniqueSettled(Settlement settlement) {
+        if (settlement instanceof Settlement.RetryLater) {
+            return;
+        }
+        settlement.delivery().message().ifPresent(m -> io.binomic.api.spi.UniqueClaim.of(m)
+                .filter(io.binomic.api.spi.UniqueClaim::releasedAtEnd)
+                .ifPresent(c -> releaseUnique(flowKey(m, c.key()), m.id())));
+    }
+
+    /** A cancelled job gives its key back (a key held for a period is not recorded here). Called under the lock. */
+    private void uniqueCancelled(UUID job) {
+        String k = uniqueKeyOfJob.get(job);
+        if (k != null) {
+            releaseUnique(k, job);
+        }
+    }
+
+    @Override
+    public UUID submitDebounced(Message message, Instant dueAt) {
+        String key = io.binomic.api.spi.UniqueClaim.debounceKey(message).orElseThrow(
+                () -> new IllegalArgumentException("message " + message.id() + " has no debounce key (header '"
+                        + io.binomic.api.spi.UniqueClaim.DEBOUNCE_HEADER + "')"));
+        UUID id = locked(() -> {
+            String k = flowKey(message, key);
+            QueueState q = queue(message.queue());
+            DebounceSlot prev = debounced.get(k);
+            Message waiting = prev == null ? null : q.delayed.get(prev.slot());
+            Scheduled slot = new Scheduled(dueAt.toEpochMilli(), ++nextEntry);
+            if (waiting != null && waiting.id().equals(prev.job())) {
+                q.delayed.remove(prev.slot());
+                q.delayed.put(slot, new Message(prev.job(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
+                        message.payload(), message.headers()));
+                debounced.put(k, new DebounceSlot(slot, prev.job()));
+                JobRecord rec = job(message.queue(), prev.job());
+                if (rec != null) {
+                    rec.fields.put(JobRecords.DUE, Long.toString(dueAt.toEpochMilli()));
+                }
+                return prev.job();
+            }
+            q.delayed.put(slot, message);
+            createJob(message, JobState.SCHEDULED, dueAt);
+            debounced.put(k, new DebounceSlot(slot, message.id()));
+            return message.id();
+        });
+        if (id.equals(message.id())) {
+            notifySubmission(List.of(message), dueAt);
+        }
+        return id;
+    }
+
+    @Override
+    public Map<String, io.binomic.api.spi.PauseState> pauseStates(List<String> names) {
+        return locked(() -> {
+            Map<String, io.binomic.api.spi.PauseState> out = new LinkedHashMap<>();
+            for (String name : names) {
+                Set<String> p = paused.getOrDefault(name, Set.of());
+                Set<String> tasks = new java.util.HashSet<>(p);
+                tasks.remove("*");
+                out.put(name, p.isEmpty() ? io.binomic.api.spi.PauseState.NONE : new io.binomic.api.spi.PauseState(p.contains("*"), tasks));
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public void pause(String name, Optional<String> task) {
+        locked(() -> {
+            paused.computeIfAbsent(name, n -> new java.util.HashSet<>()).add(task.orElse("*"));
+        });
+    }
+
+    @Override
+    public void unpark(String name) {
+        resume(name, Optional.of(""));
+    }
+
+    @Override
+    public void resume(String name, Optional<String> task) {
+        locked(() -> {
+            Set<String> p = paused.getOrDefault(name, new java.util.HashSet<>());
+            p.remove(task.orElse("*"));
+            QueueState q = queue(name);
+            long parked = io.binomic.api.spi.PauseState.PARKED_UNTIL.toEpochMilli();
+            List<Map.Entry<Scheduled, Message>> due = new ArrayList<>();
+            for (Map.Entry<Scheduled, Message> e : q.delayed.tailMap(new Scheduled(parked, 0), true).entrySet()) {
+                if (!p.contains("*") && !p.contains(e.getValue().task())) {
+                    due.add(e);
+                }
+            }
+            long now = clock.instant().toEpochMilli();
+            for (Map.Entry<Scheduled, Message> e : due) {
+                q.delayed.remove(e.getKey());
+                q.delayed.put(new Scheduled(now, ++nextEntry), e.getValue());
+            }
         });
     }
 

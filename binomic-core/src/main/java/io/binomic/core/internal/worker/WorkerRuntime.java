@@ -100,6 +100,8 @@ public final class WorkerRuntime implements Worker {
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
     private final List<AutoCloseable> jobEventSubscriptions = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final boolean tracksJobs;
+    /** Pause and unique jobs: which queues to fetch, which deliveries to park. */
+    private final FlowGate flow;
 
     /**
      * @param maxResultBytes the largest encoded result a tracked job's record keeps (the broker's payload limit)
@@ -139,6 +141,7 @@ public final class WorkerRuntime implements Worker {
                 }, maxResultBytes));
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
+        this.flow = new FlowGate(broker, this.queues, consumerName);
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 
@@ -236,12 +239,16 @@ public final class WorkerRuntime implements Worker {
                 nextReclaimNanos = System.nanoTime() + config.reclaimInterval().toNanos();
                 free -= reclaimStranded(Math.min(free, FETCH_BATCH));
             }
-            if (free > 0) {
+            List<String> fetchQueues = flow.fetchable();
+            if (free > 0 && fetchQueues.isEmpty()) {
+                lastFetchRoundNanos = System.nanoTime(); // every queue paused: healthy, and nothing to fetch
+                Thread.sleep(Math.min(config.pollTimeout().toMillis(), FlowGate.REFRESH_MILLIS));
+            } else if (free > 0) {
                 List<Delivery> deliveries;
                 long callStarted = System.nanoTime();
                 fetchCallSinceNanos = callStarted;
                 try {
-                    deliveries = broker.fetch(queues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
+                    deliveries = broker.fetch(fetchQueues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
                 } catch (RuntimeException e) {
                     fetchFailed(e);
                     return true;
@@ -254,6 +261,7 @@ public final class WorkerRuntime implements Worker {
                     scheduleRecovery();
                 }
                 fetchSucceeded();
+                deliveries = flow.admit(deliveries, this::park);
                 if (tracksJobs) {
                     startTrackedInBulk(deliveries);
                 }
@@ -468,8 +476,27 @@ public final class WorkerRuntime implements Worker {
         return settler.failingSinceNanos() != 0 || (sending != 0 && now - sending > OUTCOMES_STUCK_AFTER.toNanos());
     }
 
+    /**
+     * Parks a delivery of a paused queue or task: settled as due when it is resumed, attempt
+     * unchanged. Until written, it is held (its lease renewed) like any other.
+     */
+    private void park(Delivery d) {
+        held.put(d.receipt(), d);
+        try {
+            settler.submit(FlowGate.park(d));
+        } catch (InterruptedException e) {
+            held.remove(d.receipt()); // stopping: left pending, reclaim brings it back
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Runs {@code d} on its own virtual thread; the slot it holds is released when it ends. */
     private void dispatch(Delivery d) {
+        if (flow.paused(d)) {
+            park(d); // handed out by a reclaim or held since before the pause
+            slots.release();
+            return;
+        }
         held.put(d.receipt(), d);
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.receipt()).unstarted(() -> {
             Outcome outcome = null;

@@ -95,9 +95,9 @@ class BinomicCliBrokerTest {
 
         assertEquals(0, run.exit(), run.toString());
         assertEquals("""
-                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS
-                emails       3        2        0     0          1
-                reports      0        0        1     1          1
+                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED
+                emails       3        2        0     0          1       -
+                reports      0        0        1     1          1       -
                 """, run.out());
     }
 

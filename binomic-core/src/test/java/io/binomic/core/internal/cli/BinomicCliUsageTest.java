@@ -37,15 +37,17 @@ class BinomicCliUsageTest {
                 Usage: binomic <command> [options]
 
                 Commands:
-                  master       Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
-                  queues       Show each queue: ready, pending, delayed, dead letters and consumers
-                  workers      Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
-                  dlq list     Show dead letters grouped by task, reason and failure class (--details: one per line)
-                  dlq replay   Put dead letters back on their queue (attempt reset, replayedFrom header set)
-                  dlq purge    Delete dead letters for good
-                  job show     Show a job's status, attempts, result or error
-                  job cancel   Cancel a job: a queued one never runs, a running one is interrupted
-                  job submit   Submit a job by task name with a JSON argument
+                  master         Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
+                  queues         Show each queue: ready, pending, delayed, dead letters and consumers
+                  workers        Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
+                  dlq list       Show dead letters grouped by task, reason and failure class (--details: one per line)
+                  dlq replay     Put dead letters back on their queue (attempt reset, replayedFrom header set)
+                  dlq purge      Delete dead letters for good
+                  job show       Show a job's status, attempts, result or error
+                  job cancel     Cancel a job: a queued one never runs, a running one is interrupted
+                  job submit     Submit a job by task name with a JSON argument
+                  queue pause    Pause a queue, or one task of it: no worker starts its jobs; running ones finish
+                  queue resume   Resume a paused queue, or task: its waiting and parked jobs run again
 
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both.
@@ -67,7 +69,7 @@ class BinomicCliUsageTest {
     @Test
     void everyCommandHasHelp() {
         for (String[] command : new String[][] {{"master"}, {"queues"}, {"workers"}, {"dlq", "list"}, {"dlq", "replay"},
-                {"dlq", "purge"}}) {
+                {"dlq", "purge"}, {"queue", "pause"}, {"queue", "resume"}}) {
             String[] args = java.util.Arrays.copyOf(command, command.length + 1);
             args[command.length] = "--help";
             CliRun run = run(args);
@@ -90,7 +92,8 @@ class BinomicCliUsageTest {
 
                 READY: waiting to be fetched. PENDING: fetched, not yet acknowledged (running, or
                 stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff).
-                DEAD: in the dead-letter queue ('binomic dlq list').
+                DEAD: in the dead-letter queue ('binomic dlq list'). PAUSED: yes for a paused
+                queue ('binomic queue pause'), else the tasks paused one by one, else -.
                 """, run("queues", "--help").out());
     }
 

@@ -1,0 +1,120 @@
+package io.binomic.core;
+
+import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.PauseState;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Pause, resume and drain queues, or single tasks of a queue, across every worker and host. The
+ * paused state lives in the broker (on Redis, a set under the queue's hash tag, persisted like the
+ * rest), so it survives worker and Redis restarts. Every worker looks at it at most every
+ * {@value #REFRESH_MILLIS} ms, not once per fetch: within about a second of {@link #pause}, no
+ * worker starts a job of the queue; jobs already running finish. A message of a paused queue or
+ * task that a worker had fetched is parked (no attempt used, nothing failed) and comes back when
+ * it is resumed.
+ *
+ * <pre>{@code
+ * binomic.queues().pause("mail");        // stop starting jobs of queue "mail"
+ * binomic.queues().isPaused("mail");     // true, in every process
+ * binomic.queues().resume("mail");       // start again
+ * }</pre>
+ */
+public final class Queues {
+    /** How often a worker reads the paused state, at most. */
+    public static final long REFRESH_MILLIS = 500;
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
+
+    private final Broker broker;
+
+    Queues(Broker broker) {
+        this.broker = broker;
+    }
+
+    /** Pauses {@code queue}: no worker starts a job of it within about a second, running jobs finish. Idempotent. */
+    public void pause(String queue) {
+        broker.pause(checkQueue(queue), Optional.empty());
+    }
+
+    /**
+     * Resumes {@code queue} (tasks paused one by one with {@link #pauseTask} stay paused); its
+     * parked messages run again. Idempotent.
+     */
+    public void resume(String queue) {
+        broker.resume(checkQueue(queue), Optional.empty());
+    }
+
+    /** True when {@code queue} itself is paused (see {@link #pausedTasks} for tasks paused one by one). */
+    public boolean isPaused(String queue) {
+        return state(queue).queuePaused();
+    }
+
+    /** Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run on. Idempotent. */
+    public void pauseTask(String queue, String task) {
+        broker.pause(checkQueue(queue), Optional.of(checkTask(task)));
+    }
+
+    /** Resumes {@code task} of {@code queue}; its parked messages run again unless the queue is paused. Idempotent. */
+    public void resumeTask(String queue, String task) {
+        broker.resume(checkQueue(queue), Optional.of(checkTask(task)));
+    }
+
+    /** True when {@code task} of {@code queue} is paused one by one. */
+    public boolean isTaskPaused(String queue, String task) {
+        return state(queue).pausedTasks().contains(checkTask(task));
+    }
+
+    /** The tasks of {@code queue} paused one by one. */
+    public Set<String> pausedTasks(String queue) {
+        return state(queue).pausedTasks();
+    }
+
+    /**
+     * Pauses {@code queue} and waits until none of its jobs is running (its pending count is zero),
+     * at most {@code timeout}: what to do before a deploy that changes its tasks. The queue stays
+     * paused (its waiting messages stay, untouched): {@link #resume} it after. Returns true when it
+     * drained in time, false when jobs were still running (their workers go on with them).
+     *
+     * @throws InterruptedException when interrupted while waiting (the queue stays paused)
+     */
+    public boolean drain(String queue, Duration timeout) throws InterruptedException {
+        Objects.requireNonNull(timeout, "timeout must not be null");
+        pause(queue);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // Workers see the pause within REFRESH_MILLIS: one that fetched just before may start a job that late.
+        Thread.sleep(Math.min(timeout.toMillis(), REFRESH_MILLIS * 2));
+        while (true) {
+            QueueStats stats = broker.stats(queue);
+            if (stats.pending() == 0) {
+                return true;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    private PauseState state(String queue) {
+        return broker.pauseStates(List.of(checkQueue(queue))).getOrDefault(queue, PauseState.NONE);
+    }
+
+    private static String checkQueue(String queue) {
+        if (queue == null || !NAME.matcher(queue).matches()) {
+            throw new IllegalArgumentException("queue must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + queue + "'");
+        }
+        return queue;
+    }
+
+    private static String checkTask(String task) {
+        if (task == null || !NAME.matcher(task).matches()) {
+            throw new IllegalArgumentException("task must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + task + "'");
+        }
+        return task;
+    }
+}

@@ -1,0 +1,110 @@
+package io.binomic.core.internal;
+
+import io.binomic.api.Message;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TaskMode;
+import io.binomic.api.Uniqueness;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.UniqueClaim;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The submit side of unique jobs and debounce: which key a job claims (given with the submit,
+ * derived by its task, or else its encoded argument), when it is due, and which broker call stores
+ * it. A submit that uses neither goes the usual way and costs nothing more.
+ */
+public final class FlowSubmits {
+    /** An argument encoded in at most this many bytes is its own key; a longer one is keyed by its SHA-256. */
+    private static final int ARGUMENT_KEY_MAX = 200;
+
+    private FlowSubmits() { }
+
+    /** Refuses the headers submit reserves for unique jobs and debounce. */
+    public static void requireNoReservedHeaders(SubmitOptions options) {
+        for (String reserved : List.of(UniqueClaim.HEADER, UniqueClaim.DEBOUNCE_HEADER)) {
+            if (options.headers().containsKey(reserved)) {
+                throw new IllegalArgumentException("header '" + reserved + "' is reserved: submit sets it for unique and debounced jobs"
+                        + " (SubmitOptions.unique, SubmitOptions.debounce); remove it from the headers");
+            }
+        }
+    }
+
+    /** When the job is due: null for at once, else after the submit's delay or the DELAY task's. */
+    public static Instant dueAt(Task<?, ?> task, SubmitOptions options, Clock clock) {
+        Optional<Duration> delay = options.delay().or(() -> task.mode() == TaskMode.DELAY ? task.delay() : Optional.empty());
+        return delay.map(d -> DueTimes.notBefore(clock.instant().plus(d))).orElse(null);
+    }
+
+    /** True when the job is unique or debounced, so it must be stored by {@link #submit}. */
+    public static boolean applies(Task<?, ?> task, SubmitOptions options) {
+        return options.uniqueness().isPresent() || options.debounceKey().isPresent()
+                || task.uniqueness().isPresent() || task.isDebounced();
+    }
+
+    /**
+     * Stores a unique or debounced job; returns the id of the job the submit stands for (the
+     * earlier job for a duplicate or a debounced replacement).
+     */
+    public static <A> UUID submit(Task<A, ?> task, A argument, SubmitOptions options, Message message, Instant due, Broker broker) {
+        return submitAll(task, List.of(argument), options, List.of(message), due, broker).getFirst();
+    }
+
+    /** {@link #submit} for many jobs of one task and options, in order. */
+    public static <A> List<UUID> submitAll(Task<A, ?> task, List<? extends A> arguments, SubmitOptions options, List<Message> messages,
+                                           Instant due, Broker broker) {
+        Optional<Uniqueness> uniqueness = options.uniqueness().or(task::uniqueness);
+        boolean debounced = options.debounceKey().isPresent() || (uniqueness.isEmpty() && task.isDebounced());
+        if (uniqueness.isPresent() && debounced && options.debounceKey().isPresent()) {
+            throw new IllegalArgumentException("task '" + task.name() + "': unique and debounce are both asked for this submit: a"
+                    + " duplicate of a unique job is dropped, one of a debounced job replaces it; keep one of them");
+        }
+        List<Message> marked = new ArrayList<>(messages.size());
+        for (int i = 0; i < messages.size(); i++) {
+            A argument = arguments.get(i);
+            Message m = messages.get(i);
+            if (uniqueness.isPresent()) {
+                String key = options.uniqueKey().or(() -> task.uniqueKeyOf(argument)).orElseGet(() -> argumentKey(m.payload()));
+                marked.add(m.withHeader(UniqueClaim.HEADER,
+                        new UniqueClaim(uniqueness.get().scope(), uniqueness.get().ttl(), key).headerValue()));
+            } else {
+                if (due == null) {
+                    throw new IllegalArgumentException("task '" + task.name() + "': debounce needs a delay, and this job has none:"
+                            + " declare a DELAY task, or give SubmitOptions.delay");
+                }
+                String key = options.debounceKey().or(() -> task.debounceKeyOf(argument)).orElseThrow();
+                marked.add(m.withHeader(UniqueClaim.DEBOUNCE_HEADER, key));
+            }
+        }
+        if (uniqueness.isPresent()) {
+            return broker.submitAllUnique(marked, due);
+        }
+        List<UUID> ids = new ArrayList<>(marked.size());
+        for (Message m : marked) {
+            ids.add(broker.submitDebounced(m, due));
+        }
+        return ids;
+    }
+
+    /** The argument as its own key: its JSON when short, else its SHA-256. */
+    static String argumentKey(byte[] payload) {
+        if (payload.length <= ARGUMENT_KEY_MAX) {
+            return new String(payload, StandardCharsets.UTF_8);
+        }
+        try {
+            return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("this JVM has no SHA-256", e);
+        }
+    }
+}

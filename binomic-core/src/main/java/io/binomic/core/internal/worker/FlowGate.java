@@ -1,0 +1,162 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.Message;
+import io.binomic.api.Uniqueness;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.UniqueClaim;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A worker's side of pause and unique jobs. It reads the paused state of its queues at most every
+ * {@value #REFRESH_MILLIS} ms (one round trip for all of them, never one per fetch) and keeps the
+ * last answer when the broker cannot give one; leaves wholly paused queues out of fetches; parks the
+ * messages of a paused queue or task it was handed anyway (a fetch already blocking when the pause
+ * came, a reclaim) as a {@link Settlement.RetryLater} due at {@link PauseState#PARKED_UNTIL} with
+ * their attempt unchanged, which {@code resume} makes due again; and gives back, in one round trip
+ * per fetch, the keys of the {@link Uniqueness.Scope#WHILE_QUEUED} jobs it starts.
+ */
+final class FlowGate {
+    private static final System.Logger LOG = System.getLogger(FlowGate.class.getName());
+    static final long REFRESH_MILLIS = 500;
+
+    private final Broker broker;
+    private final List<String> queues;
+    private final String consumer;
+    private volatile Map<String, PauseState> states = Map.of();
+    private volatile long refreshedNanos;
+    private volatile boolean anyPaused;
+    /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Broker#unpark}). */
+    private final Map<String, Integer> unparking = new java.util.HashMap<>();
+
+    FlowGate(Broker broker, List<String> queues, String consumer) {
+        this.broker = broker;
+        this.queues = List.copyOf(queues);
+        this.consumer = consumer;
+        this.refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
+    }
+
+    private void refreshIfStale() {
+        long now = System.nanoTime();
+        if (now - refreshedNanos < REFRESH_MILLIS * 1_000_000) {
+            return;
+        }
+        refreshedNanos = now;
+        try {
+            Map<String, PauseState> read = Map.copyOf(broker.pauseStates(queues));
+            boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
+            for (Map.Entry<String, PauseState> e : states.entrySet()) {
+                PauseState was = e.getValue();
+                PauseState is = read.getOrDefault(e.getKey(), PauseState.NONE);
+                if ((was.queuePaused() && !is.queuePaused()) || !is.pausedTasks().containsAll(was.pausedTasks())) {
+                    unparking.put(e.getKey(), 2);
+                }
+            }
+            unparkLifted();
+            if (paused != anyPaused) {
+                LOG.log(Level.INFO, "worker {0}: paused now: {1}", consumer, paused ? read : "nothing");
+            }
+            states = read;
+            anyPaused = paused;
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "worker {0}: reading the paused queues failed ({1}); keeping the last state", consumer, e.getMessage());
+        }
+    }
+
+    /**
+     * Makes due what this worker (with a view up to a refresh old) may have parked just after a
+     * resume: at the refresh that sees the pause lifted and at the next one.
+     */
+    private void unparkLifted() {
+        var it = unparking.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<String, Integer> e = it.next();
+            broker.unpark(e.getKey());
+            if (e.getValue() <= 1) {
+                it.remove();
+            } else {
+                e.setValue(e.getValue() - 1);
+            }
+        }
+    }
+
+    /** The queues to fetch from: all but the wholly paused ones. */
+    List<String> fetchable() {
+        refreshIfStale();
+        if (!anyPaused) {
+            return queues;
+        }
+        Map<String, PauseState> now = states;
+        return queues.stream().filter(q -> !now.getOrDefault(q, PauseState.NONE).queuePaused()).toList();
+    }
+
+    /** True when {@code d} must not run now: its queue or its task is paused. */
+    boolean paused(Delivery d) {
+        if (!anyPaused) {
+            return false;
+        }
+        PauseState s = states.getOrDefault(d.queue(), PauseState.NONE);
+        if (s.queuePaused()) {
+            return d.message().isPresent(); // a malformed delivery runs no handler: let it be dead-lettered
+        }
+        return d.message().map(m -> s.pausedTasks().contains(m.task())).orElse(false);
+    }
+
+    /** The settlement that parks {@code d} until its queue or task is resumed: no attempt used. */
+    static Settlement park(Delivery d) {
+        return new Settlement.RetryLater(d, d.message().orElseThrow(), PauseState.PARKED_UNTIL);
+    }
+
+    /** The deliveries that may run, after a fresh look at the paused state; {@code parking} gets the others. */
+    List<Delivery> admit(List<Delivery> deliveries, java.util.function.Consumer<Delivery> parking) {
+        if (deliveries.isEmpty()) {
+            return deliveries;
+        }
+        refreshIfStale();
+        List<Delivery> run = deliveries;
+        if (anyPaused) {
+            run = new ArrayList<>(deliveries.size());
+            for (Delivery d : deliveries) {
+                if (paused(d)) {
+                    parking.accept(d);
+                } else {
+                    run.add(d);
+                }
+            }
+        }
+        releaseUniqueKeys(run);
+        return run;
+    }
+
+    /** Gives back the keys of the while-queued jobs about to start (at most one round trip). */
+    private void releaseUniqueKeys(List<Delivery> starting) {
+        List<Message> release = null;
+        for (Delivery d : starting) {
+            if (d.message().isEmpty() || !d.message().get().headers().containsKey(UniqueClaim.HEADER)) {
+                continue;
+            }
+            Message m = d.message().get();
+            if (UniqueClaim.of(m).map(c -> c.scope() == Uniqueness.Scope.WHILE_QUEUED).orElse(false)) {
+                if (release == null) {
+                    release = new ArrayList<>();
+                }
+                release.add(m);
+            }
+        }
+        if (release == null) {
+            return;
+        }
+        try {
+            broker.releaseUniqueAtStart(release);
+        } catch (RuntimeException e) {
+            // The job runs anyway; its key goes at its end or with its time-to-live.
+            LOG.log(Level.WARNING, "worker {0}: giving back the unique keys of {1} starting job(s) failed ({2}); they go when the jobs"
+                    + " end or their time-to-live passes", consumer, release.size(), e.getMessage());
+        }
+    }
+}

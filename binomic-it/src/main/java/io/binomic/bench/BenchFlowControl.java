@@ -1,0 +1,81 @@
+package io.binomic.bench;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.Task;
+import io.binomic.api.Uniqueness;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What unique jobs and pause cost on Redis (issue 11), and that a submit or a worker that uses
+ * neither pays nothing for them: one submit at a time, plain and unique (a new key, a duplicate),
+ * in bulk, counting Redis' CPU and the commands the client sent (each one round trip here); and
+ * how many reads of the paused state an idle worker makes per second.
+ */
+final class BenchFlowControl {
+    private static final int SUBMITS = Integer.getInteger("bench.flowSubmits", 20_000);
+    private static final int IDLE_SECONDS = 5;
+
+    private BenchFlowControl() { }
+
+    static void measure(BenchRedis redis, String queue, String idleQueue, Map<String, Double> r) throws Exception {
+        Task<Long, Void> plain = Task.builder("flow-plain", Long.class).queue(queue).build();
+        Task<Long, Void> unique = Task.builder("flow-unique", Long.class).queue(queue)
+                .unique(Uniqueness.whileQueued(Duration.ofHours(1)), n -> Long.toString(n)).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).build();
+        try (Binomic client = Binomic.builder().config(config).task(plain).build().start()) {
+            for (int i = 0; i < 2_000; i++) { // compiles both paths
+                client.submit(plain, (long) -i);
+                client.submit(unique, (long) -i);
+            }
+            one(redis, r, "submit_plain", () -> {
+                for (int i = 0; i < SUBMITS; i++) {
+                    client.submit(plain, (long) i);
+                }
+            });
+            one(redis, r, "submit_unique_new", () -> {
+                for (int i = 0; i < SUBMITS; i++) {
+                    client.submit(unique, (long) i);
+                }
+            });
+            one(redis, r, "submit_unique_duplicate", () -> {
+                for (int i = 0; i < SUBMITS; i++) {
+                    client.submit(unique, 7L);
+                }
+            });
+            List<Long> bulk = new ArrayList<>(SUBMITS);
+            for (int i = 0; i < SUBMITS; i++) {
+                bulk.add((long) SUBMITS + i);
+            }
+            one(redis, r, "submit_all_plain", () -> client.submitAll(plain, bulk));
+            one(redis, r, "submit_all_unique", () -> client.submitAll(unique, bulk));
+        }
+        Task<Long, Void> idle = Task.builder("flow-idle", Long.class).queue(idleQueue).build();
+        BinomicConfig workerConfig = BinomicConfig.builder().brokerUrl(redis.url())
+                .worker(WorkerConfig.builder().queues(idleQueue).build()).build();
+        try (Binomic worker = Binomic.builder().config(workerConfig).handle(idle, n -> null).build().start()) {
+            worker.startWorker();
+            Thread.sleep(1000);
+            long reads0 = redis.calls("smembers");
+            Thread.sleep(IDLE_SECONDS * 1000L);
+            r.put("pause_state_reads_per_worker_s", (double) (redis.calls("smembers") - reads0) / IDLE_SECONDS);
+        }
+    }
+
+    private static void one(BenchRedis redis, Map<String, Double> r, String key, Runnable submits) {
+        long commands0 = redis.totalCommands();
+        double cpu0 = redis.cpuSeconds();
+        long start = System.nanoTime();
+        submits.run();
+        long nanos = System.nanoTime() - start;
+        double cpu1 = redis.cpuSeconds();
+        long commands1 = redis.totalCommands();
+        r.put(key + "_per_s", SUBMITS / (nanos / 1e9));
+        r.put(key + "_redis_cpu_us", (cpu1 - cpu0) * 1e6 / SUBMITS);
+        r.put(key + "_commands", (double) (commands1 - commands0 - 2) / SUBMITS); // less the two INFO calls of the measure
+    }
+}
