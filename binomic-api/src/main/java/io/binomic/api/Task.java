@@ -57,6 +57,7 @@ public final class Task<A, R> {
     private final Uniqueness uniqueness;
     private final java.util.function.Function<? super A, String> uniqueKey;
     private final java.util.function.Function<? super A, String> debounceKey;
+    private final TaskLimits<A> limits;
 
     private Task(Builder<A, R> b) {
         this.name = b.name;
@@ -77,6 +78,7 @@ public final class Task<A, R> {
         this.uniqueness = b.unique.get();
         this.uniqueKey = b.uniqueKey;
         this.debounceKey = b.debounce.get();
+        this.limits = b.limits.build(b.name, b.argumentType);
     }
 
     /** Starts a definition of a task that takes an {@code argumentType} and returns a {@code resultType}. */
@@ -196,6 +198,11 @@ public final class Task<A, R> {
         }
         return key;
     }
+    /**
+     * The flow limits of this task: rate and concurrency limits, task-wide and per key (see
+     * {@link Builder#rateLimit}, {@link Builder#concurrencyLimit}, {@link Builder#limitKey}).
+     */
+    public TaskLimits<A> limits() { return limits; }
 
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
     public boolean isNonRetryable(Throwable failure) {
@@ -241,6 +248,7 @@ public final class Task<A, R> {
         private final Config.Once<Uniqueness> unique;
         private java.util.function.Function<? super A, String> uniqueKey;
         private final Config.Once<java.util.function.Function<? super A, String>> debounce;
+        private final TaskLimits.Builder<A> limits;
 
         private Builder(String name, Class<A> argumentType, Class<R> resultType) {
             this.name = name;
@@ -257,6 +265,48 @@ public final class Task<A, R> {
                     resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
             this.unique = new Config.Once<>(who + "unique", null);
             this.debounce = new Config.Once<>(who + "debounce", null, f -> "a key function");
+            this.limits = new TaskLimits.Builder<>(who);
+        }
+
+        /**
+         * At most {@code limit} starts of this task's jobs per period, across every worker and host.
+         * A job over the limit is not failed and uses no attempt: it waits in the delayed set until
+         * the limit allows it (its status says SCHEDULED, with the due time). Defaults to none.
+         */
+        public Builder<A, R> rateLimit(RateLimit limit) {
+            limits.rate.set(Objects.requireNonNull(limit, "rateLimit must not be null; leave it out for none"));
+            return this;
+        }
+
+        /**
+         * At most {@code max} of this task's jobs running at once, across every worker and host. A
+         * job that finds no free slot waits (no attempt used) until one is released. Defaults to none.
+         */
+        public Builder<A, R> concurrencyLimit(int max) {
+            limits.concurrency.set(max);
+            return this;
+        }
+
+        /**
+         * The key of the per-key limits ({@link #rateLimitPerKey}, {@link #concurrencyLimitPerKey}), a
+         * function of the argument: a tenant, an API host. Computed where the job is submitted and
+         * carried in a header, so a worker decides without decoding the argument. Defaults to none.
+         */
+        public Builder<A, R> limitKey(java.util.function.Function<? super A, String> key) {
+            limits.key.set(Objects.requireNonNull(key, "limitKey must not be null; leave it out for none"));
+            return this;
+        }
+
+        /** At most {@code limit} starts per period for each {@link #limitKey key}. Defaults to none. */
+        public Builder<A, R> rateLimitPerKey(RateLimit limit) {
+            limits.keyedRate.set(Objects.requireNonNull(limit, "rateLimitPerKey must not be null; leave it out for none"));
+            return this;
+        }
+
+        /** At most {@code max} jobs running at once for each {@link #limitKey key}. Defaults to none. */
+        public Builder<A, R> concurrencyLimitPerKey(int max) {
+            limits.keyedConcurrency.set(max);
+            return this;
         }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
@@ -464,6 +514,7 @@ public final class Task<A, R> {
             if (unique.get() != null && (mode == TaskMode.CRON || mode == TaskMode.INTERVAL)) {
                 throw new IllegalArgumentException(who + "a " + mode + " task cannot be unique: the scheduler fires each tick once already");
             }
+            limits.build(name, argumentType); // validates
             return new Task<>(this);
         }
 

@@ -430,6 +430,7 @@ public final class Binomic implements AutoCloseable {
                 withCodec.put(Message.TRACK, Long.toString(task.statusRetention().toMillis()));
             }
         }
+        withCodec = io.binomic.core.internal.worker.FlowLimiter.withKeyHeader(task, argument, withCodec);
         return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
     }
 

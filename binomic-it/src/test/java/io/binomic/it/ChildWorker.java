@@ -22,13 +22,18 @@ final class ChildWorker implements AutoCloseable {
     }
 
     static ChildWorker start(RedisServer redis, String queue, Duration lease, Duration backoff) {
+        return start(WorkerProcess.class, List.of(redis.host(), Integer.toString(redis.port()), queue,
+                Long.toString(lease.toMillis()), Long.toString(backoff.toMillis())));
+    }
+
+    /** A worker JVM running {@code main} with {@code args}; it must print {@code WORKER READY} when it consumes. */
+    static ChildWorker start(Class<?> main, List<String> args) {
         try {
             Path log = Files.createTempFile("binomic-worker-", ".log");
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> command = List.of(java, "--enable-preview", "-Xmx256m", "-XX:TieredStopAtLevel=1",
-                    "-cp", System.getProperty("java.class.path"), WorkerProcess.class.getName(),
-                    redis.host(), Integer.toString(redis.port()), queue,
-                    Long.toString(lease.toMillis()), Long.toString(backoff.toMillis()));
+            List<String> command = new java.util.ArrayList<>(List.of(java, "--enable-preview", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                    "-cp", System.getProperty("java.class.path"), main.getName()));
+            command.addAll(args);
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.to(log.toFile())).start();
             ChildWorker worker = new ChildWorker(process, log);
@@ -60,6 +65,10 @@ final class ChildWorker implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    long pid() {
+        return process.pid();
     }
 
     /** Sends a signal by name ({@code STOP}, {@code CONT}) to the worker JVM. */

@@ -126,6 +126,35 @@ public interface Broker extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * The flow-control decision for deliveries {@code consumer} holds, in as few round trips as the
+     * broker allows (one on Redis), atomically per delivery with its effect. For each, in order: a
+     * delivery that is not pending under {@code consumer} is {@code NOT_PENDING}; one that already
+     * holds its admission (it was reclaimed after it was admitted: the slot follows the delivery) is
+     * {@code RUN} without counting again; one whose concurrency limit has no free slot (or has
+     * messages waiting for one, unless this message's turn came: {@link FlowLimit#TURN_HEADER}) is
+     * acked and stored in the delayed set to wait for a slot ({@code WAIT_SLOT}); one over a rate
+     * limit (unless {@link FlowLimit#RATE_ADMITTED_HEADER} says it was admitted for its attempt) takes
+     * the next start the limit allows, and is acked and stored in the delayed set due then
+     * ({@code WAIT_RATE}); otherwise it takes a slot of each concurrency limit, counts against each
+     * rate limit, and is {@code RUN}. Waiting uses no attempt; a tracked job's record says SCHEDULED
+     * with its due time. Every slot a delivery holds is released when its settlement is applied;
+     * each release moves the oldest message waiting for that slot back to its queue.
+     *
+     * @throws UnsupportedOperationException when this broker has no flow control
+     */
+    default List<Admission> admit(String consumer, List<Admission.Request> requests) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no flow control (rate and concurrency limits)");
+    }
+
+    /**
+     * How many concurrency slots of limit {@code limitId} of {@code queue} are held now (by running
+     * or pending deliveries). For operators and tests.
+     */
+    default int slotsHeld(String queue, String limitId) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no flow control (rate and concurrency limits)");
+    }
+
     // ---- Tracked jobs: records kept for messages with the Message.TRACK header ----
     //
     // enqueue and enqueueAll of a tracked message (and Scheduler.schedule and scheduleAll) also create

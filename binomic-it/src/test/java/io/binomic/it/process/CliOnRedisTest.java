@@ -68,8 +68,8 @@ class CliOnRedisTest {
         assertEquals(0, run.exit(), run.toString());
         String[] lines = run.out().split("\n");
         assertEquals(2, lines.length, run.out());
-        assertTrue(lines[0].matches("QUEUE +READY +PENDING +DELAYED +DEAD +CONSUMERS"), lines[0]);
-        assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+"), lines[1]);
+        assertTrue(lines[0].matches("QUEUE +READY +PENDING +DELAYED +DEAD +CONSUMERS +PAUSED"), lines[0]);
+        assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+ +-"), lines[1]);
     }
 
     @Test
@@ -108,7 +108,7 @@ class CliOnRedisTest {
         assertEquals("purged 2 dead letter(s) of queue " + queue + "\n", purge.out());
 
         CliRun queues = cli("queues", "--broker", redis.url(), "--queues", queue);
-        assertTrue(queues.out().split("\n")[1].matches(queue + " +3 +0 +0 +0 +\\d+"), queues.out());
+        assertTrue(queues.out().split("\n")[1].matches(queue + " +3 +0 +0 +0 +\\d+ +-"), queues.out());
     }
 
     @Test
@@ -139,7 +139,7 @@ class CliOnRedisTest {
         CliRun list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo);
 
         assertEquals(0, queues.exit(), queues.toString());
-        assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0"), queues.out());
+        assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0 +-"), queues.out());
         assertEquals(0, list.exit(), list.toString());
         assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}:*"), "nothing created for " + typo);
     }

@@ -142,6 +142,229 @@ final class LuaScripts {
             """;
 
     /**
+     * The flow-limit functions shared by {@link #ADMIT}, {@link #SETTLE} and {@link #RECLAIM}. The
+     * keys they touch are named from the stream key's hash tag (same Cluster slot): {@code held}
+     * (hash: receipt of an admitted delivery to the concurrency limits it holds slots of),
+     * {@code slots:<limit>} (sorted set of the receipts holding a slot), {@code wait:<limit>} (sorted
+     * set of the delayed-set members waiting for a slot, oldest first), {@code rate:<limit>} (the
+     * GCRA theoretical arrival time, epoch ms, expiring when it passes).
+     * {@code lim_release} frees the slots of a settled delivery and moves, per slot, the oldest live
+     * waiter back onto the stream with the turn header; it does nothing (one EXISTS per call) on a
+     * queue where no delivery holds an admission.
+     */
+    static final String LIMIT_FUNCTIONS = PriorityScripts.LEVEL_FUNCTIONS + """
+            local function lim_now()
+              local t = redis.call('TIME')
+              return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+            end
+            local function lim_base(stream)
+              -- the queue's prefix ('...{queue}:') of its default stream or of a priority level's ('...:stream:p7')
+              local e = string.find(stream, '}:[^}]*$')
+              return string.sub(stream, 1, e + 1)
+            end
+            local function lim_member(stream, id)
+              -- entry ids are unique per stream only: a level stream's carry its level
+              local level = string.match(stream, ':stream:p(%d)$')
+              if level then return id .. '/' .. level end
+              return id
+            end
+            local function lim_move_now(stream, member, now)
+              if redis.call('ZREM', lim_base(stream) .. 'delayed', member) == 0 then return false end
+              local ok, m = pcall(cjson.decode, member)
+              if not ok or type(m) ~= 'table' then
+                redis.call('XADD', lim_base(stream) .. 'stream', '*', 'raw', member)
+                return true
+              end
+              local h = {codec = 'json-jdk'}
+              if m['headers'] ~= nil and m['headers'] ~= cjson.null then
+                local ok2, hh = pcall(cjson.decode, m['headers'])
+                if ok2 and type(hh) == 'table' then h = hh end
+              end
+              h['limit.turn'] = tostring(m['attempt'])
+              m['headers'] = cjson.encode(h)
+              -- back onto the stream of its priority level (PriorityScripts.LEVEL_FUNCTIONS)
+              local args = {level_stream(lim_base(stream) .. 'stream', m['priority']), '*'}
+              for _, name in ipairs({'priority', 'id', 'task', 'queue', 'attempt', 'payload', 'payload64', 'headers'}) do
+                local v = m[name]
+                if v ~= nil and v ~= cjson.null then
+                  args[#args + 1] = name
+                  args[#args + 1] = tostring(v)
+                end
+              end
+              args[#args + 1] = 'enqueuedAt'
+              args[#args + 1] = string.format('%d', now)
+              redis.call('XADD', unpack(args))
+              return true
+            end
+            local function lim_promote(stream, lid, now)
+              local wkey = lim_base(stream) .. 'wait:' .. lid
+              for _ = 1, 100 do
+                local w = redis.call('ZPOPMIN', wkey)
+                if #w == 0 then return false end
+                if lim_move_now(stream, w[1], now) then return true end
+              end
+              return false
+            end
+            local lim_any = nil
+            local function lim_release(stream, id)
+              if lim_any == nil then lim_any = redis.call('EXISTS', lim_base(stream) .. 'held') == 1 end
+              if not lim_any then return end
+              local held = lim_base(stream) .. 'held'
+              local member = lim_member(stream, id)
+              local lids = redis.call('HGET', held, member)
+              if not lids then return end
+              redis.call('HDEL', held, member)
+              local now = nil
+              for lid in string.gmatch(lids, '%S+') do
+                redis.call('ZREM', lim_base(stream) .. 'slots:' .. lid, member)
+                if redis.call('EXISTS', lim_base(stream) .. 'wait:' .. lid) == 1 then
+                  now = now or lim_now()
+                  lim_promote(stream, lid, now)
+                end
+              end
+            end
+            """;
+
+    /**
+     * The flow-control decision on deliveries of one queue ({@code Broker.admit}), each atomic with
+     * its effect. KEYS: stream, delayed, held, then the records of tracked jobs. ARGV: group,
+     * consumer, slot-wait fallback ms, then per delivery: id, delivery count, stored attempt,
+     * rate-admitted (1/0), turn (1/0), index of its job record in KEYS (0: none), number of limits,
+     * then per limit: 'r' or 'c', limit id, permits, interval ms, burst. Returns per delivery a code
+     * (R run, W waits for its rate limit, S waits for a slot, N not pending under this consumer) and
+     * the due time (epoch ms, Redis' clock).
+     */
+    static final String ADMIT = LIMIT_FUNCTIONS + """
+            local group, consumer, fallback = ARGV[1], ARGV[2], tonumber(ARGV[3])
+            local base = lim_base(KEYS[1])
+            local now = lim_now()
+            local out = {}
+            local i = 4
+            while i <= #ARGV do
+              local id, count, attempt = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
+              local rate_ok, turn, jk, nl = ARGV[i + 3] == '1', ARGV[i + 4] == '1', tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+              local lim = i + 7
+              i = lim + nl * 5
+              local code, due = 'R', now
+              local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+              if #p ~= 1 or p[1][2] ~= consumer or tonumber(p[1][4]) < count then
+                code = 'N'
+              elseif redis.call('HEXISTS', KEYS[3], lim_member(KEYS[1], id)) == 0 then
+                local wait_lid, conc = nil, {}
+                for j = 0, nl - 1 do
+                  local at = lim + j * 5
+                  if ARGV[at] == 'c' then
+                    local lid = ARGV[at + 1]
+                    local free = redis.call('ZCARD', base .. 'slots:' .. lid) < tonumber(ARGV[at + 2])
+                    if free and not turn then
+                      -- a free slot, but messages waiting for one go first: drop the stale ones (moved back
+                      -- meanwhile by their fallback), give the slot to the oldest live one, and queue behind it
+                      local wkey = base .. 'wait:' .. lid
+                      while true do
+                        local head = redis.call('ZRANGE', wkey, 0, 0)
+                        if #head == 0 then break end
+                        if redis.call('ZSCORE', KEYS[2], head[1]) then
+                          redis.call('ZREM', wkey, head[1])
+                          lim_move_now(KEYS[1], head[1], now)
+                          free = false
+                          break
+                        end
+                        redis.call('ZREM', wkey, head[1])
+                      end
+                    end
+                    if not free then
+                      wait_lid = lid
+                      break
+                    end
+                    conc[#conc + 1] = lid
+                  end
+                end
+                if wait_lid then
+                  code, due = 'S', now + fallback
+                else
+                  -- rate limits, GCRA on the actual starts ('t', strict: at most one start per interval, plus the burst),
+                  -- and the waiting line ('r': the next turn to hand out; 'w': when a message that waited its turn last
+                  -- started). A message that waited its turn starts when a start is allowed; a new one also needs the line
+                  -- to be empty, or stuck (no waiting message started for two intervals, e.g. while they are behind a
+                  -- backlog on the stream), so it never takes the turn of one that is coming
+                  local conform, line, can_jump, nr = now, now, true, 0
+                  for j = 0, nl - 1 do
+                    local at = lim + j * 5
+                    if ARGV[at] == 'r' then
+                      nr = nr + 1
+                      local st = redis.call('HMGET', base .. 'rate:' .. ARGV[at + 1], 't', 'r', 'w')
+                      local interval = tonumber(ARGV[at + 3])
+                      local tat, turn_at, last = tonumber(st[1] or now), tonumber(st[2] or 0), tonumber(st[3] or 0)
+                      -- tolerance: the burst, plus one interval of jitter (a start a little late must not cost the next one its turn)
+                      conform = math.max(conform, tat - tonumber(ARGV[at + 4]) * interval)
+                      line = math.max(line, turn_at)
+                      if turn_at > now and now - last <= math.max(2 * interval, 250) then can_jump = false end
+                    end
+                  end
+                  if nr > 0 then
+                    local runs = conform <= now and (rate_ok or can_jump)
+                    if not runs then code, due = 'W', math.max(conform, line) end
+                    for j = 0, nl - 1 do
+                      local at = lim + j * 5
+                      if ARGV[at] == 'r' then
+                        local key = base .. 'rate:' .. ARGV[at + 1]
+                        local interval = tonumber(ARGV[at + 3])
+                        if runs then
+                          local tat = math.max(tonumber(redis.call('HGET', key, 't') or now), now) + interval
+                          redis.call('HSET', key, 't', string.format('%d', tat))
+                          if rate_ok then redis.call('HSET', key, 'w', string.format('%d', now)) end
+                        else
+                          redis.call('HSET', key, 'r', string.format('%d', due + interval))
+                        end
+                        local keep = math.max(tonumber(redis.call('HGET', key, 't') or now), tonumber(redis.call('HGET', key, 'r') or now))
+                        redis.call('PEXPIRE', key, math.max(1, keep - now) + 2 * interval + 250)
+                      end
+                    end
+                  end
+                end
+                if code == 'R' then
+                  local member = lim_member(KEYS[1], id)
+                  for _, lid in ipairs(conc) do redis.call('ZADD', base .. 'slots:' .. lid, now, member) end
+                  redis.call('HSET', KEYS[3], member, table.concat(conc, ' '))
+                  if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
+                else
+                  local r = redis.call('XRANGE', KEYS[1], id, id)
+                  redis.call('XACK', KEYS[1], group, id)
+                  if #r == 1 then
+                    local m = {}
+                    local kv = r[1][2]
+                    for j = 1, #kv, 2 do m[kv[j]] = kv[j + 1] end
+                    m['enqueuedAt'] = nil
+                    local h = {codec = 'json-jdk'}
+                    if m['headers'] then
+                      local ok, hh = pcall(cjson.decode, m['headers'])
+                      if ok and type(hh) == 'table' then h = hh end
+                    end
+                    h['limit.turn'] = nil
+                    if code == 'W' then h['limit.rate'] = attempt end
+                    m['headers'] = cjson.encode(h)
+                    local member = cjson.encode(m)
+                    redis.call('ZADD', KEYS[2], due, member)
+                    if code == 'S' then redis.call('ZADD', base .. 'wait:' .. wait_lid, now, member) end
+                    if jk > 0 then
+                      local state = redis.call('HGET', KEYS[jk], 'state')
+                      if state and state ~= 'SUCCEEDED' and state ~= 'DEAD_LETTERED' and state ~= 'CANCELLED' then
+                        redis.call('HSET', KEYS[jk], 'state', 'SCHEDULED', 'due', string.format('%d', due),
+                          'waiting', code == 'W' and 'rate limit' or 'concurrency limit')
+                      end
+                    end
+                  else
+                    code = 'N'
+                  end
+                end
+              end
+              out[#out + 1] = code
+              out[#out + 1] = string.format('%d', due)
+            end
+            return out
+            """;
+
+    /**
      * Settles deliveries of one queue, each fenced: it is applied only if the entry is still
      * pending and owned by this consumer, with a delivery count at least the one the settling
      * worker was handed (XPENDING for that one id gives owner and count; a consumer that reclaimed
@@ -155,7 +378,7 @@ final class LuaScripts {
      * ({@link #JOB_FUNCTIONS}), applied only when the settlement is. Returns the 1-based positions of the settlements not applied: positive when the entry is
      * pending under another consumer, negative when it is not pending at all.
      */
-    static final String SETTLE = JOB_FUNCTIONS + FlowScripts.UNIQUE_FUNCTIONS + """
+    static final String SETTLE = JOB_FUNCTIONS + FlowScripts.UNIQUE_FUNCTIONS + LIMIT_FUNCTIONS + """
             local group, consumer = ARGV[1], ARGV[2]
             local skipped, acks, seen = {}, {}, {}
             local i, n, owned = 5, 0, false
@@ -202,6 +425,7 @@ final class LuaScripts {
                 i = i + 4 + fields
               end
               if not owned then skipped[#skipped + 1] = why end
+              if owned then lim_release(KEYS[1], id) end -- frees its concurrency slots, if it holds any (LIMIT_FUNCTIONS)
               end
             end
             for from = 1, #acks, 1000 do
@@ -323,7 +547,7 @@ final class LuaScripts {
      * KEYS: stream. ARGV: group, consumer, min idle ms, max, start cursor.
      * Returns a flat list: the next cursor, then per entry: id, delivery count, number of field strings, fields...
      */
-    static final String RECLAIM = """
+    static final String RECLAIM = LIMIT_FUNCTIONS + """
             local max = tonumber(ARGV[4])
             local out = {''}
             local n = 0
@@ -334,6 +558,7 @@ final class LuaScripts {
               local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], cursor, 'COUNT', max - n)
               calls = calls + 1
               cursor = r[1]
+              for _, gone in ipairs(r[3] or {}) do lim_release(KEYS[1], gone) end -- deleted while pending: free its slots
               for _, e in ipairs(r[2]) do
                 if type(e) == 'table' and type(e[2]) == 'table' then
                   local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
@@ -495,5 +720,5 @@ final class LuaScripts {
     static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, FlowScripts.SUBMIT_UNIQUE, FlowScripts.RELEASE_UNIQUE, FlowScripts.SUBMIT_DEBOUNCED,
-            FlowScripts.RESUME);
+            FlowScripts.RESUME, ADMIT);
 }

@@ -617,6 +617,87 @@ final class RedisBroker implements Broker {
         return () -> topic.removeListener(listenerId);
     }
 
+    // ---- flow limits (rate and concurrency: LuaScripts.ADMIT, released in SETTLE) ------------
+
+    /** How long a message waiting for a concurrency slot stays in the delayed set if no release moves it back first. */
+    static final Duration SLOT_WAIT_FALLBACK = Duration.ofSeconds(10);
+
+    /** One {@link LuaScripts#ADMIT} per queue, every queue in one pipeline: one round trip for a whole fetch. */
+    @Override
+    public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests) {
+        if (requests.isEmpty()) {
+            return List.of();
+        }
+        Map<String, List<io.binomic.api.spi.Admission.Request>> byQueue = new LinkedHashMap<>();
+        for (var r : requests) {
+            // per stream: a priority level's deliveries are pending on its own stream (RedisPriorities)
+            byQueue.computeIfAbsent(RedisPriorities.streamOf(r.delivery()), q -> new ArrayList<>()).add(r);
+        }
+        String what = "admit on queues " + byQueue.keySet().stream().map(RedisPriorities::queueOf).distinct().toList();
+        List<?> replies = call(what, () -> {
+            RBatch batch = client().createBatch(writeOptions());
+            byQueue.forEach((stream, list) -> {
+                RedisKeys k = keys(RedisPriorities.queueOf(stream));
+                List<Object> keys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, stream), k.delayed(), k.held()));
+                List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis())));
+                for (var r : list) {
+                    Delivery d = r.delivery();
+                    Message m = d.message().orElseThrow();
+                    String attempt = Integer.toString(m.attempt());
+                    args.add(RedisPriorities.entryId(d.receipt()));
+                    args.add(Integer.toString(d.deliveryCount()));
+                    args.add(attempt);
+                    args.add(attempt.equals(m.headers().get(io.binomic.api.spi.FlowLimit.RATE_ADMITTED_HEADER)) ? "1" : "0");
+                    args.add(attempt.equals(m.headers().get(io.binomic.api.spi.FlowLimit.TURN_HEADER)) ? "1" : "0");
+                    if (m.isTracked()) {
+                        keys.add(k.job(m.id()));
+                        args.add(Integer.toString(keys.size()));
+                    } else {
+                        args.add("0");
+                    }
+                    args.add(Integer.toString(r.limits().size()));
+                    for (var limit : r.limits()) {
+                        args.add(limit.kind() == io.binomic.api.spi.FlowLimit.Kind.RATE ? "r" : "c");
+                        args.add(limit.id());
+                        args.add(Integer.toString(limit.permits()));
+                        args.add(Long.toString(limit.intervalMillis()));
+                        args.add(Integer.toString(limit.burst()));
+                    }
+                }
+                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.ADMIT, RScript.ReturnType.LIST,
+                        keys, args.toArray());
+            });
+            return confirmed(what, "the decisions stand on the primary; a lost one leaves its delivery pending for reclaim",
+                    batch.execute()).getResponses();
+        });
+        List<io.binomic.api.spi.Admission> out = new ArrayList<>(requests.size());
+        int reply = 0;
+        for (var list : byQueue.values()) {
+            List<?> flat = (List<?>) replies.get(reply++);
+            for (int i = 0; i < list.size(); i++) {
+                String code = String.valueOf(flat.get(2 * i));
+                Instant due = Instant.ofEpochMilli(toLong(flat.get(2 * i + 1)));
+                var decision = switch (code) {
+                    case "R" -> io.binomic.api.spi.Admission.Decision.RUN;
+                    case "W" -> io.binomic.api.spi.Admission.Decision.WAIT_RATE;
+                    case "S" -> io.binomic.api.spi.Admission.Decision.WAIT_SLOT;
+                    default -> io.binomic.api.spi.Admission.Decision.NOT_PENDING;
+                };
+                out.add(new io.binomic.api.spi.Admission(list.get(i).delivery(), decision,
+                        decision == io.binomic.api.spi.Admission.Decision.RUN || decision == io.binomic.api.spi.Admission.Decision.NOT_PENDING
+                                ? Optional.empty() : Optional.of(due)));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public int slotsHeld(String queue, String limitId) {
+        Long n = call("slotsHeld of '" + queue + "'", () -> client().getScoredSortedSet(keys(queue).slots(limitId), StringCodec.INSTANCE)
+                .size()).longValue();
+        return Math.toIntExact(n);
+    }
+
     // ---- leases --------------------------------------------------------------------------
 
     @Override

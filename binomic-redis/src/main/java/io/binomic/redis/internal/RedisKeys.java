@@ -67,4 +67,14 @@ record RedisKeys(String prefix, String queue) {
     String jobPrefix() {
         return base() + "job:";
     }
+
+    /** Admitted deliveries (hash: receipt to the concurrency limits whose slots it holds); see LuaScripts.LIMIT_FUNCTIONS. */
+    String held() {
+        return base() + "held";
+    }
+
+    /** The receipts holding a slot of concurrency limit {@code id} (sorted set, score = when taken). */
+    String slots(String id) {
+        return base() + "slots:" + id;
+    }
 }

@@ -240,6 +240,7 @@ public final class MemoryBroker implements Broker {
                     continue;
                 }
                 q.pending.remove(d.receipt());
+                limits.release(d.queue(), d.receipt()); // its concurrency slots, if it held any
                 if (settlement.job() != null) {
                     applyJob(settlement.job());
                 }
@@ -487,6 +488,69 @@ public final class MemoryBroker implements Broker {
         if (dropped != null) {
             log.log(System.Logger.Level.WARNING, dropped);
         }
+    }
+
+    // ---- flow limits (rate and concurrency; see MemoryLimits) ----
+
+    private final MemoryLimits limits = new MemoryLimits(new MemoryLimits.Store() {
+        @Override
+        public Object delay(String queue, Message message, long dueMillis) {
+            Scheduled at = new Scheduled(dueMillis, ++nextEntry);
+            queue(queue).delayed.put(at, message);
+            return at;
+        }
+
+        @Override
+        public boolean moveNow(String queue, Object handle) {
+            QueueState q = queue(queue);
+            Message m = q.delayed.remove((Scheduled) handle);
+            if (m == null) {
+                return false;
+            }
+            Message turn = m.withHeader(io.binomic.api.spi.FlowLimit.TURN_HEADER, Integer.toString(m.attempt()));
+            q.ready.addLast(new Entry(newReceipt(), turn.withAttempt(m.attempt(), clock.instant())));
+            messageArrived.signalAll();
+            return true;
+        }
+    });
+
+    @Override
+    public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests) {
+        List<io.binomic.api.spi.Admission> out = locked(() -> {
+            List<io.binomic.api.spi.Admission> decisions = new ArrayList<>(requests.size());
+            for (var request : requests) {
+                Delivery d = request.delivery();
+                QueueState q = queue(d.queue());
+                if (!owns(q.pending.get(d.receipt()), consumer, d)) {
+                    decisions.add(new io.binomic.api.spi.Admission(d, io.binomic.api.spi.Admission.Decision.NOT_PENDING, Optional.empty()));
+                    continue;
+                }
+                var admission = limits.decide(request, clock.millis());
+                if (admission.decision() != io.binomic.api.spi.Admission.Decision.RUN) {
+                    q.pending.remove(d.receipt()); // acked: it waits in the delayed set
+                    Message m = d.message().orElseThrow();
+                    JobRecord rec = m.isTracked() ? job(d.queue(), m.id()) : null;
+                    if (rec != null && !isFinal(stateOf(rec))) {
+                        rec.fields.put(JobRecords.STATE, JobState.SCHEDULED.name());
+                        rec.fields.put(JobRecords.DUE, Long.toString(admission.dueAt().orElseThrow().toEpochMilli()));
+                        rec.fields.put("waiting", admission.decision() == io.binomic.api.spi.Admission.Decision.WAIT_RATE
+                                ? "rate limit" : "concurrency limit");
+                    }
+                }
+                decisions.add(admission);
+            }
+            return decisions;
+        });
+        return out;
+    }
+
+    private static boolean isFinal(JobState state) {
+        return state == JobState.SUCCEEDED || state == JobState.DEAD_LETTERED || state == JobState.CANCELLED;
+    }
+
+    @Override
+    public int slotsHeld(String queue, String limitId) {
+        return locked(() -> limits.slotsHeld(queue, limitId));
     }
 
     // ---- job records ----

@@ -71,6 +71,7 @@ public final class WorkerRuntime implements Worker {
     private final Semaphore slots;
     private final DeliveryProcessor processor;
     private final Settler settler;
+    private final FlowLimiter limiter;
     /** Deliveries whose handler is running, by receipt. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     /** Every delivery this worker holds (running, or finished and not yet settled), by receipt: the leases it renews. */
@@ -142,6 +143,7 @@ public final class WorkerRuntime implements Worker {
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         this.flow = new FlowGate(broker, this.queues, consumerName);
+        this.limiter = new FlowLimiter(handlers, broker, consumerName, codec);
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 
@@ -262,6 +264,7 @@ public final class WorkerRuntime implements Worker {
                 }
                 fetchSucceeded();
                 deliveries = flow.admit(deliveries, this::park);
+                deliveries = limiter.admit(deliveries); // the ones over a rate or concurrency limit wait
                 if (tracksJobs) {
                     startTrackedInBulk(deliveries);
                 }
@@ -381,7 +384,7 @@ public final class WorkerRuntime implements Worker {
                 break;
             }
             try {
-                for (Delivery d : broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken)) {
+                for (Delivery d : limiter.admit(broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken))) {
                     if (held.computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
                         // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.

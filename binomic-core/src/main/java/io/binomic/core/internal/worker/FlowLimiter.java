@@ -1,0 +1,155 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.Message;
+import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskLimits;
+import io.binomic.api.spi.Admission;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.PayloadCodec;
+import io.binomic.core.internal.codec.WorkerCodec;
+import java.lang.System.Logger.Level;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The worker's side of rate and concurrency limits: between a fetch (or a reclaim) and the
+ * dispatch, it asks the broker to decide on every delivery whose task declares a limit, all of
+ * one fetch in one call ({@link Broker#admit}: one Lua script per queue, one round trip). A
+ * delivery whose task declares none is passed through untouched, and a worker none of whose
+ * tasks declares one never calls the broker at all: limits cost nothing when unused.
+ */
+public final class FlowLimiter {
+    private static final System.Logger LOG = System.getLogger(FlowLimiter.class.getName());
+
+    private final Map<String, TaskBinding<?, ?>> handlers;
+    private final Broker broker;
+    private final String consumer;
+    private final WorkerCodec codec;
+    private final boolean any;
+    final LongAdder waitedForRate = new LongAdder();
+    final LongAdder waitedForSlot = new LongAdder();
+
+    public FlowLimiter(Map<String, TaskBinding<?, ?>> handlers, Broker broker, String consumer, PayloadCodec codec) {
+        this.handlers = Map.copyOf(handlers);
+        this.broker = broker;
+        this.consumer = consumer;
+        this.codec = WorkerCodec.of(codec);
+        this.any = handlers.values().stream().anyMatch(b -> !b.task().limits().isEmpty());
+    }
+
+    /** The deliveries that may run now; the others wait (the broker moved them) or are no longer ours. */
+    public List<Delivery> admit(List<Delivery> deliveries) {
+        if (!any || deliveries.isEmpty()) {
+            return deliveries;
+        }
+        List<Delivery> out = new ArrayList<>(deliveries.size());
+        List<Admission.Request> requests = new ArrayList<>();
+        for (Delivery d : deliveries) {
+            List<FlowLimit> limits = d.message().map(this::limitsOf).orElse(List.of());
+            if (limits.isEmpty()) {
+                out.add(d);
+            } else {
+                requests.add(new Admission.Request(d, limits));
+            }
+        }
+        if (requests.isEmpty()) {
+            return deliveries;
+        }
+        List<Admission> decisions;
+        try {
+            decisions = broker.admit(consumer, requests);
+        } catch (RuntimeException e) {
+            // Left pending and not held: reclaimed after a lease, and decided on again then.
+            LOG.log(Level.WARNING, "worker {0}: deciding the flow limits of {1} deliveries failed ({2}); they come back after a lease",
+                    consumer, requests.size(), e.getMessage());
+            return out;
+        }
+        for (Admission a : decisions) {
+            switch (a.decision()) {
+                case RUN -> out.add(a.delivery());
+                case WAIT_RATE -> waitedForRate.increment();
+                case WAIT_SLOT -> waitedForSlot.increment();
+                case NOT_PENDING -> LOG.log(Level.DEBUG, "worker {0}: delivery {1} was no longer its own to run", consumer,
+                        a.delivery().receipt());
+            }
+        }
+        return out;
+    }
+
+    /** The limits a message must pass: its task's, and its key's. */
+    List<FlowLimit> limitsOf(Message m) {
+        TaskBinding<?, ?> binding = handlers.get(m.task());
+        if (binding == null) {
+            return List.of();
+        }
+        return limitsOf(binding.task(), m);
+    }
+
+    private List<FlowLimit> limitsOf(Task<?, ?> task, Message m) {
+        TaskLimits<?> limits = task.limits();
+        if (limits.isEmpty()) {
+            return List.of();
+        }
+        List<FlowLimit> out = new ArrayList<>(2);
+        String taskId = "t:" + task.name();
+        limits.rate().ifPresent(r -> out.add(FlowLimit.rate(taskId, r)));
+        limits.concurrency().ifPresent(c -> out.add(FlowLimit.concurrency(taskId, c)));
+        if (limits.hasKey()) {
+            String key = m.headers().get(TaskLimits.KEY_HEADER);
+            if (key == null) {
+                key = keyByDecoding(task, m);
+            }
+            if (key != null) {
+                String keyId = "k:" + task.name() + ":" + encodeKey(key);
+                limits.rateLimitPerKey().ifPresent(r -> out.add(FlowLimit.rate(keyId, r)));
+                limits.concurrencyLimitPerKey().ifPresent(c -> out.add(FlowLimit.concurrency(keyId, c)));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A message without the key header (submitted with {@code submitJson}, which has no definition to
+     * compute it with) gets its key here, by decoding its argument once. One that does not decode has
+     * no key: it passes the task-wide limits only, and is dead-lettered (DECODE_ERROR) when it runs.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private String keyByDecoding(Task<?, ?> task, Message m) {
+        try {
+            Object argument = codec.decode(m, task.argumentType());
+            java.util.Optional<String> key = ((TaskLimits) task.limits()).keyOf(argument);
+            return key.orElse(null);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** A limit key as it may appear in a limit id (and a Redis key name): URL-encoded. */
+    static String encodeKey(String key) {
+        return URLEncoder.encode(key, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * {@code headers} with the limit key of {@code argument}, for a task that declares one; the same
+     * map otherwise. Called by submit, where the argument is at hand.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public static Map<String, String> withKeyHeader(Task<?, ?> task, Object argument, Map<String, String> headers) {
+        TaskLimits limits = task.limits();
+        if (!limits.hasKey()) {
+            return headers;
+        }
+        String key = (String) limits.keyOf(argument).orElseThrow();
+        Map<String, String> out = new HashMap<>(headers);
+        out.put(TaskLimits.KEY_HEADER, key);
+        return out;
+    }
+}

@@ -1,0 +1,264 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.Message;
+import io.binomic.api.RateLimit;
+import io.binomic.api.spi.Admission;
+import io.binomic.api.spi.Admission.Decision;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.Settlement;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The flow-control behaviour ({@link Broker#admit}) every broker with rate and concurrency limits
+ * must have: the in-memory broker in core, the Redis broker in binomic-it. Fresh queue names per
+ * test, so a shared server is fine.
+ */
+public abstract class LimitsContractTest {
+
+    protected LimitsContractTest() {
+    }
+
+    /** A new, not yet started broker. */
+    protected abstract Broker createBroker();
+
+    /** The scheduler of {@code started}. */
+    protected abstract Scheduler createScheduler(Broker started);
+
+    protected Broker broker;
+    protected Scheduler scheduler;
+    protected String queue;
+
+    private static final FlowLimit TWO_SLOTS = FlowLimit.concurrency("t:work", 2);
+    private static final FlowLimit TEN_PER_SECOND = FlowLimit.rate("t:work", RateLimit.perSecond(10));
+
+    @BeforeEach
+    void startBroker() {
+        queue = "limits-" + UUID.randomUUID().toString().substring(0, 8);
+        broker = createBroker();
+        broker.start(List.of(queue));
+        scheduler = createScheduler(broker);
+    }
+
+    @AfterEach
+    void closeBroker() {
+        scheduler.close();
+        broker.close();
+    }
+
+    private Message message(int i, Map<String, String> headers) {
+        return new Message(UUID.randomUUID(), "work", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), headers);
+    }
+
+    private List<Delivery> enqueueAndFetch(int n, String consumer) throws InterruptedException {
+        for (int i = 0; i < n; i++) {
+            broker.enqueue(message(i, Map.of("codec", "json-jdk")));
+        }
+        List<Delivery> all = new ArrayList<>();
+        for (int round = 0; round < 20 && all.size() < n; round++) {
+            all.addAll(broker.fetch(List.of(queue), consumer, n - all.size(), Duration.ofMillis(200)));
+        }
+        assertEquals(n, all.size());
+        return all;
+    }
+
+    private List<Admission> admit(String consumer, List<Delivery> deliveries, FlowLimit... limits) {
+        return broker.admit(consumer, deliveries.stream().map(d -> new Admission.Request(d, List.of(limits))).toList());
+    }
+
+    private static List<Decision> decisions(List<Admission> admissions) {
+        return admissions.stream().map(Admission::decision).toList();
+    }
+
+    private List<Delivery> fetchSoon(String consumer, int expected) throws InterruptedException {
+        List<Delivery> all = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (all.size() < expected && System.nanoTime() < deadline) {
+            scheduler.moveDue(queue, Instant.now(), 100);
+            all.addAll(broker.fetch(List.of(queue), consumer, expected - all.size(), Duration.ofMillis(50)));
+        }
+        return all;
+    }
+
+    @Test
+    void deliveriesOverAConcurrencyLimitWaitInTheDelayedSetWithoutUsingAnAttempt() throws Exception {
+        List<Admission> a = admit("c1", enqueueAndFetch(3, "c1"), TWO_SLOTS);
+
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_SLOT), decisions(a));
+        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+        assertEquals(2, broker.stats(queue).pending(), "the waiting one was acked");
+        assertEquals(1, broker.stats(queue).delayed(), "the waiting one is in the delayed set");
+        assertTrue(a.get(2).dueAt().orElseThrow().isAfter(Instant.now().plusSeconds(5)),
+                "it waits for a release, not for a short poll: " + a.get(2).dueAt());
+    }
+
+    @Test
+    void settlingAHolderReleasesItsSlotAndGivesTheOldestWaiterItsTurn() throws Exception {
+        List<Delivery> ds = enqueueAndFetch(3, "c1");
+        admit("c1", ds, TWO_SLOTS);
+
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(ds.get(0)))).notApplied().isEmpty());
+
+        assertEquals(1, broker.slotsHeld(queue, "t:work"), "the settled delivery's slot is free");
+        assertEquals(0, broker.stats(queue).delayed(), "the waiter left the delayed set at once, not at its fallback time");
+        Delivery back = broker.fetch(List.of(queue), "c2", 10, Duration.ofMillis(500)).getFirst();
+        assertEquals(ds.get(2).message().orElseThrow().id(), back.message().orElseThrow().id());
+        assertEquals(1, back.attempt(), "waiting used no attempt");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c2", List.of(back), TWO_SLOTS)));
+        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+    }
+
+    @Test
+    void aNewMessageQueuesBehindTheWaitersEvenWhenASlotIsFree() throws Exception {
+        List<Delivery> ds = enqueueAndFetch(3, "c1");
+        admit("c1", ds, FlowLimit.concurrency("t:work", 1));
+        // one runs, two wait; the holder ends, so the oldest waiter gets its turn
+        broker.settle("c1", List.of(new Settlement.Ack(ds.get(0))));
+        Delivery turn = broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500)).getFirst();
+        assertEquals(ds.get(1).message().orElseThrow().id(), turn.message().orElseThrow().id(), "oldest waiter first");
+
+        List<Delivery> late = enqueueAndFetch(1, "c2");
+        assertEquals(List.of(Decision.WAIT_SLOT), decisions(admit("c2", late, FlowLimit.concurrency("t:work", 1))),
+                "a newcomer does not jump the line");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c1", List.of(turn), FlowLimit.concurrency("t:work", 1))));
+    }
+
+    @Test
+    void aReclaimedDeliveryKeepsItsSlotAndIsNotCountedTwice() throws Exception {
+        List<Delivery> ds = enqueueAndFetch(1, "c1");
+        admit("c1", ds, TWO_SLOTS);
+        Thread.sleep(150);
+        Delivery reclaimed = broker.reclaim(queue, "c2", Duration.ofMillis(100), 10).getFirst();
+
+        assertEquals(List.of(Decision.NOT_PENDING), decisions(admit("c1", ds, TWO_SLOTS)), "c1 no longer holds it");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c2", List.of(reclaimed), TWO_SLOTS)));
+        assertEquals(1, broker.slotsHeld(queue, "t:work"), "the slot followed the delivery");
+        broker.settle("c1", List.of(new Settlement.Ack(ds.getFirst())));
+        assertEquals(1, broker.slotsHeld(queue, "t:work"), "a stale settlement releases nothing");
+        broker.settle("c2", List.of(new Settlement.Ack(reclaimed)));
+        assertEquals(0, broker.slotsHeld(queue, "t:work"), "released by the owner's settlement");
+    }
+
+    @Test
+    void aConcurrencyLimitHoldsAcrossPriorityLevelsAndAWaiterReturnsToItsOwnLevel() throws Exception {
+        // one message on each of three levels; entry ids may repeat across a queue's level streams,
+        // so each holder must count once and be released by its own settlement only
+        for (int priority : new int[] {9, 5, 2}) {
+            broker.enqueue(message(priority, Map.of("codec", "json-jdk", Message.PRIORITY, Integer.toString(priority))));
+        }
+        List<Delivery> ds = fetchSoon("c1", 3);
+        assertEquals(3, ds.size());
+        List<Admission> a = admit("c1", ds, TWO_SLOTS);
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_SLOT), decisions(a));
+        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+        int waitingPriority = ds.get(2).message().orElseThrow().priority();
+
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(ds.get(0)))).notApplied().isEmpty());
+        assertEquals(1, broker.slotsHeld(queue, "t:work"), "the settled delivery released exactly its own slot");
+        Delivery back = fetchSoon("c2", 1).getFirst();
+        assertEquals(ds.get(2).message().orElseThrow().id(), back.message().orElseThrow().id());
+        assertEquals(waitingPriority, back.message().orElseThrow().priority(), "the waiter kept its priority");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c2", List.of(back), TWO_SLOTS)));
+        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+
+        broker.settle("c1", List.of(new Settlement.Ack(ds.get(1))));
+        broker.settle("c2", List.of(new Settlement.Ack(back)));
+        assertEquals(0, broker.slotsHeld(queue, "t:work"), "no slot left held on any level");
+        assertEquals(0, broker.stats(queue).pending());
+    }
+
+    @Test
+    void aRetryOrDeadLetterReleasesTheSlotToo() throws Exception {
+        List<Delivery> ds = enqueueAndFetch(2, "c1");
+        admit("c1", ds, TWO_SLOTS);
+        Message m = ds.get(0).message().orElseThrow();
+        broker.settle("c1", List.of(new Settlement.RetryLater(ds.get(0), m.withAttempt(2, Instant.now()), Instant.now().plusSeconds(60)),
+                new Settlement.DeadLetter(ds.get(1), new io.binomic.api.DeadLetter.Failure(io.binomic.api.DeadLetterReason.NON_RETRYABLE,
+                        "E", "boom", "", 1, Instant.now()))));
+        assertEquals(0, broker.slotsHeld(queue, "t:work"));
+    }
+
+    @Test
+    void aRateLimitRunsWhatItAllowsAndSchedulesTheRestEvenlySpaced() throws Exception {
+        List<Admission> a = admit("c1", enqueueAndFetch(5, "c1"), TEN_PER_SECOND);
+
+        // one start now, and one interval of jitter tolerance: two at once, then one every 100 ms
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_RATE, Decision.WAIT_RATE, Decision.WAIT_RATE), decisions(a));
+        for (int i = 3; i < 5; i++) {
+            long gap = a.get(i).dueAt().orElseThrow().toEpochMilli() - a.get(i - 1).dueAt().orElseThrow().toEpochMilli();
+            assertEquals(100, gap, "one start every 100 ms");
+        }
+        assertEquals(2, broker.stats(queue).pending());
+        assertEquals(3, broker.stats(queue).delayed());
+
+        int ran = 0;
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (ran < 3 && System.nanoTime() < deadline) {
+            for (Delivery d : fetchSoon("c1", 1)) {
+                assertEquals(1, d.attempt(), "waiting used no attempt");
+                if (admit("c1", List.of(d), TEN_PER_SECOND).getFirst().decision() == Decision.RUN) {
+                    ran++;
+                }
+            }
+        }
+        assertEquals(3, ran, "each came back when its turn was due, and ran");
+    }
+
+    @Test
+    void aRateLimitWithABurstRunsThatManyAtOnce() throws Exception {
+        FlowLimit burst = FlowLimit.rate("t:work", RateLimit.perSecond(10).withBurst(3));
+        // the burst, plus one start of jitter tolerance
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.RUN, Decision.RUN, Decision.WAIT_RATE),
+                decisions(admit("c1", enqueueAndFetch(5, "c1"), burst)));
+    }
+
+    @Test
+    void limitsOfDifferentKeysAreIndependent() throws Exception {
+        List<Delivery> ds = enqueueAndFetch(2, "c1");
+        List<Admission> a = broker.admit("c1", List.of(
+                new Admission.Request(ds.get(0), List.of(FlowLimit.concurrency("k:work:acme", 1))),
+                new Admission.Request(ds.get(1), List.of(FlowLimit.concurrency("k:work:globex", 1)))));
+        assertEquals(List.of(Decision.RUN, Decision.RUN), decisions(a));
+    }
+
+    @Test
+    void aTrackedJobThatWaitsShowsScheduledWithItsDueTime() throws Exception {
+        try {
+            broker.readJob(queue, UUID.randomUUID());
+        } catch (UnsupportedOperationException e) {
+            return; // keeps no job records
+        }
+        broker.enqueue(message(0, Map.of("codec", "json-jdk", Message.TRACK, "60000")));
+        broker.enqueue(message(1, Map.of("codec", "json-jdk", Message.TRACK, "60000")));
+        broker.enqueue(message(2, Map.of("codec", "json-jdk", Message.TRACK, "60000")));
+        List<Delivery> ds = new ArrayList<>();
+        for (int round = 0; round < 10 && ds.size() < 3; round++) {
+            ds.addAll(broker.fetch(List.of(queue), "c1", 3 - ds.size(), Duration.ofMillis(500)));
+        }
+        assertEquals(3, ds.size());
+        List<Admission> a = admit("c1", ds, TEN_PER_SECOND);
+
+        assertEquals(Decision.WAIT_RATE, a.get(2).decision());
+        Map<String, String> record = broker.readJob(queue, ds.get(2).message().orElseThrow().id()).orElseThrow();
+        assertEquals("SCHEDULED", record.get(JobRecords.STATE));
+        assertEquals(Long.toString(a.get(2).dueAt().orElseThrow().toEpochMilli()), record.get(JobRecords.DUE));
+        assertEquals("rate limit", record.get("waiting"));
+    }
+}

@@ -1,0 +1,210 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.Task;
+import io.binomic.core.Binomic;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Rate and concurrency limits across worker JVMs on a real Redis: the rate limit's accuracy over
+ * 30 s with 4 workers, and no concurrency slot leaked when a worker holding slots is SIGKILLed.
+ * Each prints a {@code LIMITS ...} line.
+ */
+class LimitsIT {
+    /**
+     * What a 1 s window may hold beyond the limit, measured at the handlers. The limiter admits at
+     * most {@code permits + burst} starts in any window of one period, on Redis' clock: GCRA over the
+     * actual starts with a tolerance of the burst plus one interval, the jitter allowance that keeps
+     * a start a few milliseconds late from costing the next one its turn; here burst 1, so +1. The
+     * rest is measurement: a handler records its start a little after its admission (a fetch, a
+     * thread start), by a varying lag on a loaded machine: +4.
+     */
+    static final int WINDOW_TOLERANCE = 5;
+
+    private static RedisServer redis;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServer.startNew();
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        redis.close();
+    }
+
+    private static List<ChildWorker> workers(int n, String queue, String kind, int limit, Duration lease) {
+        List<ChildWorker> workers = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            workers.add(ChildWorker.start(LimitedApp.class, List.of(redis.host(), Integer.toString(redis.port()), queue, kind,
+                    Integer.toString(limit), Long.toString(lease.toMillis()))));
+        }
+        return workers;
+    }
+
+    private static Binomic producer(String queue) {
+        return Binomic.builder().config(LimitedApp.config(redis.url(), queue, Duration.ofSeconds(5))).build().start();
+    }
+
+    @Test
+    void fourWorkerJvmsTogetherStartNoMoreThanTheRateLimitInAnyOneSecondWindow() throws Exception {
+        String queue = "rate-" + UUID.randomUUID().toString().substring(0, 8);
+        int perSecond = 50;
+        List<ChildWorker> workers = workers(4, queue, "rate", perSecond, Duration.ofSeconds(5));
+        try (Binomic producer = producer(queue)) {
+            Task<LimitedApp.Work, Void> task = LimitedApp.task(queue, "rate", perSecond);
+            // Warm the worker JVMs up (class loading and the first connections would show as start jitter), then measure.
+            producer.submitAll(task, IntStream.range(0, 40).mapToObj(n -> new LimitedApp.Work(-1 - n, 1)).toList());
+            long warm = System.currentTimeMillis() + 20_000;
+            while (LimitedApp.runs(redis, queue).stream().filter(r -> r.end() >= 0).count() < 40 && System.currentTimeMillis() < warm) {
+                Thread.sleep(100);
+            }
+            redis.call("DEL", LimitedApp.logKey(queue));
+            Thread.sleep(1000);
+            producer.submitAll(task, IntStream.range(0, 1700).mapToObj(n -> new LimitedApp.Work(n, 5)).toList());
+            long deadline = System.currentTimeMillis() + 60_000;
+            long first = Long.MAX_VALUE;
+            while (System.currentTimeMillis() < deadline) {
+                List<LimitedApp.Run> runs = LimitedApp.runs(redis, queue);
+                if (!runs.isEmpty()) {
+                    first = runs.stream().mapToLong(LimitedApp.Run::start).min().orElseThrow();
+                    if (System.currentTimeMillis() > first + 31_000) {
+                        break;
+                    }
+                }
+                Thread.sleep(500);
+            }
+            List<Long> starts = LimitedApp.runs(redis, queue).stream().map(LimitedApp.Run::start).sorted().toList();
+            long t0 = first;
+            long inThirty = starts.stream().filter(s -> s >= t0 && s < t0 + 30_000).count();
+            int maxWindow = 0;
+            for (int i = 0, j = 0; i < starts.size(); i++) {
+                while (j < starts.size() && starts.get(j) < starts.get(i) + 1000) {
+                    j++;
+                }
+                maxWindow = Math.max(maxWindow, j - i);
+            }
+            int[] perTenth = new int[400];
+            for (long st : starts) {
+                int b = (int) ((st - t0) / 100);
+                if (b >= 0 && b < perTenth.length) {
+                    perTenth[b]++;
+                }
+            }
+            System.out.println("LIMITS starts per 100 ms from the first: " + java.util.Arrays.toString(perTenth));
+            var stats = broker(queue).stats(queue);
+            System.out.println("LIMITS at the end: " + stats + " now-t0=" + (System.currentTimeMillis() - t0) + " delayed dues-t0: "
+                    + ((List<?>) redis.call("ZRANGE", "binomic:{" + queue + "}:delayed", "0", "-1", "WITHSCORES")).stream()
+                            .filter(o -> String.valueOf(o).matches("\\d+")).map(o -> Long.parseLong(String.valueOf(o)) - t0).limit(50).toList());
+            Set<Integer> workersUsed = LimitedApp.runs(redis, queue).stream().map(r -> (int) r.pid()).collect(Collectors.toSet());
+            System.out.println("LIMITS rate limit=" + perSecond + "/s workers=4 starts_in_30s=" + inThirty + " max_in_any_1s_window="
+                    + maxWindow + " tolerance=" + WINDOW_TOLERANCE + " worker_jvms_that_ran=" + workersUsed.size());
+            assertTrue(Math.abs(inThirty - 1500) <= 30, "30 s at 50/s start 1,500 (within 2%), were " + inThirty);
+            assertTrue(maxWindow <= perSecond + WINDOW_TOLERANCE, "at most " + perSecond + " (+" + WINDOW_TOLERANCE
+                    + ") starts in any 1 s window, saw " + maxWindow);
+            assertTrue(workersUsed.size() >= 2, "the limit held across several worker JVMs, but only " + workersUsed.size() + " ran jobs");
+        } finally {
+            workers.forEach(ChildWorker::close);
+        }
+    }
+
+    @Test
+    void aWorkerJvmKilledWhileHoldingSlotsLeaksNoneAndTheLimitHoldsThroughout() throws Exception {
+        String queue = "slots-" + UUID.randomUUID().toString().substring(0, 8);
+        int slots = 3;
+        int jobs = 24;
+        Duration lease = Duration.ofSeconds(2);
+        List<ChildWorker> workers = workers(2, queue, "slots", slots, lease);
+        try (Binomic producer = producer(queue)) {
+            Task<LimitedApp.Work, Void> task = LimitedApp.task(queue, "slots", slots);
+            producer.submitAll(task, IntStream.range(0, jobs).mapToObj(n -> new LimitedApp.Work(n, 400)).toList());
+            // Kill the worker JVM that holds the most slots, while it runs jobs.
+            long victim = -1;
+            long killedAt = 0;
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (victim < 0 && System.currentTimeMillis() < deadline) {
+                var open = LimitedApp.runs(redis, queue).stream().filter(r -> r.end() < 0)
+                        .collect(Collectors.groupingBy(LimitedApp.Run::pid, Collectors.counting()));
+                var most = open.entrySet().stream().max(java.util.Map.Entry.comparingByValue());
+                if (most.isPresent() && LimitedApp.runs(redis, queue).size() >= 4) {
+                    victim = most.get().getKey();
+                }
+                Thread.sleep(20);
+            }
+            assertTrue(victim > 0, "a worker ran jobs");
+            ChildWorker dying = null;
+            for (ChildWorker w : workers) {
+                if (w.pid() == victim) {
+                    dying = w;
+                }
+            }
+            int heldAtKill = broker(queue).slotsHeld(queue, "t:limited");
+            dying.kill9();
+            killedAt = System.currentTimeMillis();
+
+            Set<Integer> done = new TreeSet<>();
+            deadline = System.currentTimeMillis() + 60_000;
+            while (done.size() < jobs && System.currentTimeMillis() < deadline) {
+                Thread.sleep(200);
+                done = LimitedApp.runs(redis, queue).stream().filter(r -> r.end() >= 0).map(LimitedApp.Run::n)
+                        .collect(Collectors.toCollection(TreeSet::new));
+            }
+            assertEquals(jobs, done.size(), "every job completed after the kill: " + done);
+            int heldAtEnd = -1;
+            for (int i = 0; i < 50 && heldAtEnd != 0; i++) {
+                heldAtEnd = broker(queue).slotsHeld(queue, "t:limited");
+                Thread.sleep(100);
+            }
+            // Concurrent runs from the log; a run the kill cut short ended at the kill.
+            long cut = killedAt;
+            long victimPid = victim;
+            List<long[]> events = new ArrayList<>();
+            for (LimitedApp.Run r : LimitedApp.runs(redis, queue)) {
+                long end = r.end() >= 0 ? r.end() : (r.pid() == victimPid ? cut : Long.MAX_VALUE);
+                events.add(new long[] {r.start(), 1});
+                events.add(new long[] {end, -1});
+            }
+            events.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+            int running = 0;
+            int maxRunning = 0;
+            for (long[] e : events) {
+                running += (int) e[1];
+                maxRunning = Math.max(maxRunning, running);
+            }
+            System.out.println("LIMITS concurrency limit=" + slots + " workers=2 jobs=" + jobs + " slots_held_at_kill=" + heldAtKill
+                    + " max_running=" + maxRunning + " slots_held_at_end=" + heldAtEnd + " completed=" + done.size());
+            assertTrue(maxRunning <= slots, "never more than " + slots + " running at once, saw " + maxRunning);
+            assertEquals(0, heldAtEnd, "no slot leaked: the dead worker's were released when its deliveries were reclaimed and settled");
+            assertTrue(heldAtKill >= 1, "the killed worker held slots");
+        } finally {
+            workers.forEach(ChildWorker::close);
+            if (broker != null) {
+                broker.close();
+                broker = null;
+            }
+        }
+    }
+
+    private io.binomic.api.spi.Broker broker;
+
+    private io.binomic.api.spi.Broker broker(String queue) {
+        if (broker == null) {
+            broker = Brokers.redis(redis);
+            broker.start(List.of());
+        }
+        return broker;
+    }
+}
