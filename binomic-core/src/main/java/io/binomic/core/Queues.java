@@ -28,6 +28,8 @@ import java.util.regex.Pattern;
 public final class Queues {
     /** How often a worker reads the paused state, at most. */
     public static final long REFRESH_MILLIS = 500;
+    /** How often a worker reads the limits of its queues ({@link #setLimits}), at most. */
+    public static final long LIMITS_REFRESH_MILLIS = 1000;
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     private final Broker broker;
@@ -98,6 +100,24 @@ public final class Queues {
             }
             Thread.sleep(100);
         }
+    }
+
+    /**
+     * Sets the limits of {@code queue} (replacing any it had): at most so many starts per period and
+     * so many running at once, for all its tasks together, across every worker and host. Workers
+     * apply them within about a second ({@value #LIMITS_REFRESH_MILLIS} ms); a job also passes its
+     * task's own limits. {@link io.binomic.api.QueueLimits#NONE} removes them. Durable, like a pause.
+     *
+     * @throws UnsupportedOperationException when the broker has no flow control
+     */
+    public void setLimits(String queue, io.binomic.api.QueueLimits limits) {
+        Objects.requireNonNull(limits, "limits must not be null (QueueLimits.NONE removes them)");
+        broker.setQueueLimits(checkQueue(queue), limits);
+    }
+
+    /** The limits of {@code queue}; {@link io.binomic.api.QueueLimits#NONE} when it has none. */
+    public io.binomic.api.QueueLimits limits(String queue) {
+        return broker.queueLimits(List.of(checkQueue(queue))).getOrDefault(queue, io.binomic.api.QueueLimits.NONE);
     }
 
     private PauseState state(String queue) {

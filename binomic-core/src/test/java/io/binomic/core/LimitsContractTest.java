@@ -185,6 +185,22 @@ public abstract class LimitsContractTest {
     }
 
     @Test
+    void aQueuesLimitsAreStoredReplacedAndRemovedAndOtherQueuesHaveNone() {
+        assertEquals(Map.of(), broker.queueLimits(List.of(queue)), "none set yet");
+        io.binomic.api.QueueLimits both = io.binomic.api.QueueLimits.builder()
+                .rateLimit(RateLimit.of(120, Duration.ofMinutes(1)).withBurst(5)).concurrencyLimit(3).build();
+        broker.setQueueLimits(queue, both);
+        assertEquals(Map.of(queue, both), broker.queueLimits(List.of(queue, queue + "-other")));
+
+        io.binomic.api.QueueLimits slotsOnly = io.binomic.api.QueueLimits.builder().concurrencyLimit(7).build();
+        broker.setQueueLimits(queue, slotsOnly);
+        assertEquals(slotsOnly, broker.queueLimits(List.of(queue)).get(queue), "replaced, not merged: the rate limit is gone");
+
+        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.NONE);
+        assertEquals(Map.of(), broker.queueLimits(List.of(queue)));
+    }
+
+    @Test
     void aRetryOrDeadLetterReleasesTheSlotToo() throws Exception {
         List<Delivery> ds = enqueueAndFetch(2, "c1");
         admit("c1", ds, TWO_SLOTS);

@@ -28,6 +28,7 @@ final class LimitedApp {
         return switch (kind) {
             case "rate" -> b.rateLimit(RateLimit.perSecond(limit)).build();
             case "slots" -> b.concurrencyLimit(limit).build();
+            case "none" -> b.build(); // limited by its queue's limits only (binomic queue limit)
             default -> throw new IllegalArgumentException(kind);
         };
     }

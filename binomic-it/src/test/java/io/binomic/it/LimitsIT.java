@@ -198,6 +198,62 @@ class LimitsIT {
         }
     }
 
+    @Test
+    void aQueueLimitSetFromTheCliHoldsAcrossWorkerJvmsAndItsSlotsAreAllReleased() throws Exception {
+        String queue = "qlimit-" + UUID.randomUUID().toString().substring(0, 8);
+        int slots = 2;
+        int jobs = 12;
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int exit = io.binomic.core.internal.cli.BinomicCli.run(new String[] {"queue", "limit", queue, "--concurrency", Integer.toString(slots),
+                "--broker", redis.url()}, new java.io.PrintStream(out, true), System.err);
+        assertEquals(0, exit, out.toString());
+        assertEquals("limits of queue " + queue + ": concurrency 2\n", out.toString());
+        // workers whose task declares no limit: only the queue's, read from Redis, holds them back
+        List<ChildWorker> workers = workers(2, queue, "none", 0, Duration.ofSeconds(5));
+        try (Binomic producer = producer(queue)) {
+            producer.submitAll(LimitedApp.task(queue, "none", 0), IntStream.range(0, jobs).mapToObj(n -> new LimitedApp.Work(n, 300)).toList());
+            long deadline = System.currentTimeMillis() + 60_000;
+            List<LimitedApp.Run> runs = List.of();
+            while (System.currentTimeMillis() < deadline) {
+                runs = LimitedApp.runs(redis, queue);
+                if (runs.stream().filter(r -> r.end() >= 0).count() >= jobs) {
+                    break;
+                }
+                Thread.sleep(200);
+            }
+            assertEquals(jobs, runs.stream().filter(r -> r.end() >= 0).map(LimitedApp.Run::n).distinct().count(), "every job ran: " + runs);
+            List<long[]> events = new ArrayList<>();
+            for (LimitedApp.Run r : runs) {
+                events.add(new long[] {r.start(), 1});
+                events.add(new long[] {r.end(), -1});
+            }
+            events.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+            int running = 0;
+            int maxRunning = 0;
+            for (long[] e : events) {
+                running += (int) e[1];
+                maxRunning = Math.max(maxRunning, running);
+            }
+            int heldAtEnd = -1;
+            for (int i = 0; i < 50 && heldAtEnd != 0; i++) {
+                heldAtEnd = broker(queue).slotsHeld(queue, "q");
+                Thread.sleep(100);
+            }
+            long pids = runs.stream().map(LimitedApp.Run::pid).distinct().count();
+            System.out.println("LIMITS queue concurrency limit=" + slots + " (set by the CLI) workers=2 jobs=" + jobs + " max_running="
+                    + maxRunning + " worker_jvms_that_ran=" + pids + " slots_held_at_end=" + heldAtEnd);
+            assertTrue(maxRunning <= slots, "never more than " + slots + " running at once, saw " + maxRunning);
+            assertEquals(slots, maxRunning, "the limit allows " + slots + " at once, and 12 jobs of 300 ms on two workers use them");
+            assertEquals(0, heldAtEnd, "every slot released");
+        } finally {
+            workers.forEach(ChildWorker::close);
+            if (broker != null) {
+                broker.close();
+                broker = null;
+            }
+        }
+    }
+
     private io.binomic.api.spi.Broker broker;
 
     private io.binomic.api.spi.Broker broker(String queue) {

@@ -155,6 +155,25 @@ public interface Broker extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getName() + " has no flow control (rate and concurrency limits)");
     }
 
+    /**
+     * The limits set on each of {@code queues} ({@link #setQueueLimits}), one round trip for all on
+     * Redis; a queue with none is left out. Workers read them at most every second, never per fetch.
+     * None by default.
+     */
+    default Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) {
+        return Map.of();
+    }
+
+    /**
+     * Sets (or, with {@link io.binomic.api.QueueLimits#NONE}, removes) the limits of {@code queue},
+     * durably; every worker applies them at its next read.
+     *
+     * @throws UnsupportedOperationException when this broker has no flow control
+     */
+    default void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no flow control (rate and concurrency limits)");
+    }
+
     // ---- Tracked jobs: records kept for messages with the Message.TRACK header ----
     //
     // enqueue and enqueueAll of a tracked message (and Scheduler.schedule and scheduleAll) also create

@@ -692,6 +692,17 @@ final class RedisBroker implements Broker {
     }
 
     @Override
+    public Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) {
+        return flow.queueLimits(queues);
+    }
+
+    @Override
+    public void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
+        java.util.Objects.requireNonNull(limits, "limits must not be null");
+        flow.setQueueLimits(queue, limits);
+    }
+
+    @Override
     public int slotsHeld(String queue, String limitId) {
         Long n = call("slotsHeld of '" + queue + "'", () -> client().getScoredSortedSet(keys(queue).slots(limitId), StringCodec.INSTANCE)
                 .size()).longValue();

@@ -176,6 +176,63 @@ final class RedisFlowControl {
         return out;
     }
 
+    /** Replaces a queue's limits: DEL, then HSET of what is set, atomic. */
+    private static final String SET_QUEUE_LIMITS = """
+            redis.call('DEL', KEYS[1])
+            if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+            return 1
+            """;
+
+    Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) {
+        List<?> replies = broker.call("read the limits of " + queues, () -> {
+            RBatch batch = broker.client().createBatch(BatchOptions.defaults());
+            for (String q : queues) {
+                batch.<String, String>getMap(broker.keys(q).queueLimits(), StringCodec.INSTANCE).readAllMapAsync();
+            }
+            return batch.execute().getResponses();
+        });
+        Map<String, io.binomic.api.QueueLimits> out = new LinkedHashMap<>();
+        for (int i = 0; i < queues.size(); i++) {
+            if (replies.get(i) instanceof Map<?, ?> fields && !fields.isEmpty()) {
+                try {
+                    out.put(queues.get(i), decodeLimits(fields));
+                } catch (RuntimeException e) {
+                    // a hand-edited hash: say which, and go on without it rather than stop every worker
+                    System.getLogger(RedisFlowControl.class.getName()).log(System.Logger.Level.WARNING,
+                            "ignoring the limits of queue {0}: {1} ({2}); set them again with: binomic queue limit {0} ...",
+                            queues.get(i), fields, e.getMessage());
+                }
+            }
+        }
+        return out;
+    }
+
+    private static io.binomic.api.QueueLimits decodeLimits(Map<?, ?> fields) {
+        var b = io.binomic.api.QueueLimits.builder();
+        Object permits = fields.get("rate.permits");
+        if (permits != null) {
+            var rate = io.binomic.api.RateLimit.of(Integer.parseInt(String.valueOf(permits)),
+                    java.time.Duration.ofMillis(Long.parseLong(String.valueOf(fields.get("rate.periodMillis")))));
+            Object burst = fields.get("rate.burst");
+            b.rateLimit(burst == null ? rate : rate.withBurst(Integer.parseInt(String.valueOf(burst))));
+        }
+        Object concurrency = fields.get("concurrency");
+        if (concurrency != null) {
+            b.concurrencyLimit(Integer.parseInt(String.valueOf(concurrency)));
+        }
+        return b.build();
+    }
+
+    void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
+        List<Object> args = new java.util.ArrayList<>();
+        limits.rate().ifPresent(r -> args.addAll(List.of("rate.permits", Integer.toString(r.permits()),
+                "rate.periodMillis", Long.toString(r.period().toMillis()), "rate.burst", Integer.toString(r.burst()))));
+        limits.concurrency().ifPresent(c -> args.addAll(List.of("concurrency", Integer.toString(c))));
+        broker.callRetryingBrokenConnections("set the limits of " + queue, () ->
+                broker.client().getScript(StringCodec.INSTANCE).eval(broker.keys(queue).queueLimits(), org.redisson.api.RScript.Mode.READ_WRITE,
+                        SET_QUEUE_LIMITS, org.redisson.api.RScript.ReturnType.LONG, List.of(broker.keys(queue).queueLimits()), args.toArray()));
+    }
+
     void pause(String queue, Optional<String> task) {
         broker.callRetryingBrokenConnections("pause " + queue + task.map(t -> " task " + t).orElse(""), () ->
                 broker.client().getSet(broker.keys(queue).paused(), StringCodec.INSTANCE).add(task.orElse("*")));

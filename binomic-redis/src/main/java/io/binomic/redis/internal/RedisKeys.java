@@ -63,6 +63,11 @@ record RedisKeys(String prefix, String queue) {
         return base() + "paused";
     }
 
+    /** The queue's own limits (hash: rate.permits, rate.periodMillis, rate.burst, concurrency); see QueueLimits. */
+    String queueLimits() {
+        return base() + "limits";
+    }
+
     /** The prefix of the job record keys ({@link #job}). */
     String jobPrefix() {
         return base() + "job:";

@@ -553,6 +553,28 @@ public final class MemoryBroker implements Broker {
         return locked(() -> limits.slotsHeld(queue, limitId));
     }
 
+    private final Map<String, io.binomic.api.QueueLimits> queueLimits = new HashMap<>();
+
+    @Override
+    public Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> names) {
+        return locked(() -> {
+            Map<String, io.binomic.api.QueueLimits> out = new LinkedHashMap<>();
+            for (String name : names) {
+                io.binomic.api.QueueLimits l = queueLimits.get(name);
+                if (l != null) {
+                    out.put(name, l);
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
+        java.util.Objects.requireNonNull(limits, "limits must not be null");
+        locked(() -> limits.isEmpty() ? queueLimits.remove(queue) : queueLimits.put(queue, limits));
+    }
+
     // ---- job records ----
 
     /** Creates (or, for a replay, resets) the record of a tracked message. Called under the lock. */

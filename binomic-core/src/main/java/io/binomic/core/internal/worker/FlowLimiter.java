@@ -1,6 +1,7 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.Message;
+import io.binomic.api.QueueLimits;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskLimits;
@@ -37,23 +38,65 @@ public final class FlowLimiter {
     final LongAdder waitedForRate = new LongAdder();
     final LongAdder waitedForSlot = new LongAdder();
 
-    public FlowLimiter(Map<String, TaskBinding<?, ?>> handlers, Broker broker, String consumer, PayloadCodec codec) {
+    /** The limit id of a queue's own limits ({@link QueueLimits}); task ids start with {@code t:}, key ids with {@code k:}. */
+    static final String QUEUE_LIMIT_ID = "q";
+    static final long QUEUE_LIMITS_REFRESH_NANOS = 1_000_000_000L;
+
+    private final List<String> queues;
+    private volatile Map<String, QueueLimits> queueLimits = Map.of();
+    private volatile long queueLimitsReadNanos;
+    private boolean queueLimitsReadFailed;
+
+    public FlowLimiter(Map<String, TaskBinding<?, ?>> handlers, Broker broker, String consumer, PayloadCodec codec, List<String> queues) {
         this.handlers = Map.copyOf(handlers);
         this.broker = broker;
         this.consumer = consumer;
         this.codec = WorkerCodec.of(codec);
         this.any = handlers.values().stream().anyMatch(b -> !b.task().limits().isEmpty());
+        this.queues = List.copyOf(queues);
+        this.queueLimitsReadNanos = System.nanoTime() - 2 * QUEUE_LIMITS_REFRESH_NANOS;
+    }
+
+    /**
+     * The limits set on this worker's queues, read at most once a second (one round trip for all of
+     * them, never one per fetch); the last answer is kept while the broker cannot give one.
+     */
+    private Map<String, QueueLimits> queueLimits() {
+        long now = System.nanoTime();
+        if (now - queueLimitsReadNanos >= QUEUE_LIMITS_REFRESH_NANOS) {
+            queueLimitsReadNanos = now;
+            try {
+                Map<String, QueueLimits> read = Map.copyOf(broker.queueLimits(queues));
+                if (!read.equals(queueLimits)) {
+                    LOG.log(Level.INFO, "worker {0}: queue limits now: {1}", consumer, read.isEmpty() ? "none" : read);
+                }
+                queueLimits = read;
+                queueLimitsReadFailed = false;
+            } catch (RuntimeException e) {
+                if (!queueLimitsReadFailed) {
+                    LOG.log(Level.WARNING, "worker {0}: reading the limits of its queues failed ({1}); keeping the last ones read",
+                            consumer, e.getMessage());
+                }
+                queueLimitsReadFailed = true;
+            }
+        }
+        return queueLimits;
     }
 
     /** The deliveries that may run now; the others wait (the broker moved them) or are no longer ours. */
     public List<Delivery> admit(List<Delivery> deliveries) {
-        if (!any || deliveries.isEmpty()) {
+        if (deliveries.isEmpty()) {
+            return deliveries;
+        }
+        Map<String, QueueLimits> ofQueues = queueLimits();
+        if (!any && ofQueues.isEmpty()) {
             return deliveries;
         }
         List<Delivery> out = new ArrayList<>(deliveries.size());
         List<Admission.Request> requests = new ArrayList<>();
         for (Delivery d : deliveries) {
-            List<FlowLimit> limits = d.message().map(this::limitsOf).orElse(List.of());
+            QueueLimits queueLimit = ofQueues.getOrDefault(d.queue(), QueueLimits.NONE);
+            List<FlowLimit> limits = d.message().map(m -> limitsOf(m, queueLimit)).orElse(List.of());
             if (limits.isEmpty()) {
                 out.add(d);
             } else {
@@ -86,11 +129,25 @@ public final class FlowLimiter {
 
     /** The limits a message must pass: its task's, and its key's. */
     List<FlowLimit> limitsOf(Message m) {
+        return limitsOf(m, QueueLimits.NONE);
+    }
+
+    /** The limits a message must pass: its queue's, its task's, and its key's. */
+    private List<FlowLimit> limitsOf(Message m, QueueLimits queueLimit) {
         TaskBinding<?, ?> binding = handlers.get(m.task());
+        // an unknown task runs no handler (it is dead-lettered): it takes no slot and no start
         if (binding == null) {
             return List.of();
         }
-        return limitsOf(binding.task(), m);
+        List<FlowLimit> ofTask = limitsOf(binding.task(), m);
+        if (queueLimit.isEmpty()) {
+            return ofTask;
+        }
+        List<FlowLimit> all = new ArrayList<>(ofTask.size() + 2);
+        queueLimit.rate().ifPresent(r -> all.add(FlowLimit.rate(QUEUE_LIMIT_ID, r)));
+        queueLimit.concurrency().ifPresent(c -> all.add(FlowLimit.concurrency(QUEUE_LIMIT_ID, c)));
+        all.addAll(ofTask);
+        return all;
     }
 
     private List<FlowLimit> limitsOf(Task<?, ?> task, Message m) {

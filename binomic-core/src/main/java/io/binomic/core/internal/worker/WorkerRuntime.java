@@ -143,7 +143,7 @@ public final class WorkerRuntime implements Worker {
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         this.flow = new FlowGate(broker, this.queues, consumerName);
-        this.limiter = new FlowLimiter(handlers, broker, consumerName, codec);
+        this.limiter = new FlowLimiter(handlers, broker, consumerName, codec, this.queues);
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 

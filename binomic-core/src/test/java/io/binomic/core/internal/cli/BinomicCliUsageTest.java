@@ -48,12 +48,24 @@ class BinomicCliUsageTest {
                   job submit     Submit a job by task name with a JSON argument
                   queue pause    Pause a queue, or one task of it: no worker starts its jobs; running ones finish
                   queue resume   Resume a paused queue, or task: its waiting and parked jobs run again
+                  queue limit    Set, remove or show the rate and concurrency limits of a whole queue, for every worker
 
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both.
                 Run 'binomic <command> --help' for a command's options.
                 Exit codes: 0 done, 1 the operation failed, 2 bad usage.
                 """, run.out());
+    }
+
+    @Test
+    void aQueueLimitWithAMalformedRateOrContradictoryOptionsSaysWhatToType() {
+        assertEquals(2, run("queue", "limit", "mail", "--rate", "fifty").exit());
+        assertTrue(run("queue", "limit", "mail", "--rate", "fifty").err().startsWith("binomic queue limit: --rate must be N/PERIOD such as 50/s"));
+        assertTrue(run("queue", "limit", "mail", "--rate", "50/fortnight").err().contains("--rate's period"));
+        assertTrue(run("queue", "limit", "mail", "--none", "--concurrency", "2").err().startsWith("binomic queue limit: --none removes the limits"));
+        assertTrue(run("queue", "limit", "mail", "--burst", "5").err().startsWith("binomic queue limit: --burst goes with --rate"));
+        assertTrue(run("queue", "limit", "mail", "--concurrency", "0").err().startsWith("binomic queue limit: --concurrency must be at least 1"));
+        assertTrue(run("queue", "limit", "mail", "--rate", "5000/s").err().contains("finer than one start per millisecond"));
     }
 
     @Test

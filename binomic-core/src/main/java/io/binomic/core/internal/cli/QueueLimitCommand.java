@@ -1,0 +1,143 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.api.QueueLimits;
+import io.binomic.api.RateLimit;
+import io.binomic.core.Binomic;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code binomic queue limit NAME [--rate N/PERIOD] [--burst N] [--concurrency N] [--none]}: sets,
+ * removes or (with no limit option) shows the limits of a whole queue, kept in the broker; every
+ * worker of the queue applies them within about a second.
+ */
+final class QueueLimitCommand implements Command {
+    static final Option RATE = Option.value("rate", "N/PERIOD",
+            "at most N starts per PERIOD across all workers: 50/s, 1000/h, 5/500ms, 10/2m. Defaults to no rate limit");
+    static final Option BURST = Option.value("burst", "N", "starts allowed at once after a quiet spell (with --rate). Defaults to 1");
+    static final Option CONCURRENCY = Option.value("concurrency", "N", "at most N of the queue's jobs running at once. Defaults to no limit");
+    static final Option NONE = Option.flag("none", "remove the queue's limits");
+
+    private final PrintStream out;
+    private final Map<String, String> env;
+    private final BinomicCli.Connector connector;
+
+    QueueLimitCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
+        this.out = out;
+        this.env = env;
+        this.connector = connector;
+    }
+
+    @Override
+    public String name() {
+        return "queue limit";
+    }
+
+    @Override
+    public String summary() {
+        return "Set, remove or show the rate and concurrency limits of a whole queue, for every worker";
+    }
+
+    @Override
+    public List<Option> options() {
+        return List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE);
+    }
+
+    @Override
+    public List<String> takeOperands(List<String> rest) {
+        if (rest.isEmpty() || rest.getFirst().startsWith("-")) {
+            return rest;
+        }
+        List<String> rewritten = new ArrayList<>(List.of("--queue", rest.getFirst()));
+        rewritten.addAll(rest.subList(1, rest.size()));
+        return rewritten;
+    }
+
+    @Override
+    public String notes() {
+        return """
+                Example: binomic queue limit mail --rate 50/s --concurrency 10
+                         binomic queue limit mail            (shows them)
+                         binomic queue limit mail --none     (removes them)
+                The limits given replace the queue's current ones (a limit left out is removed).
+                A job also passes its task's own limits (Task.Builder.rateLimit, concurrencyLimit).
+                """;
+    }
+
+    @Override
+    public int run(Arguments args) throws UsageException {
+        String queue = args.value("queue").orElseThrow(() -> new UsageException("name the queue: binomic queue limit NAME --rate 50/s"));
+        boolean none = args.has("none");
+        boolean setting = args.has("rate") || args.has("concurrency") || args.has("burst");
+        if (none && setting) {
+            throw new UsageException("--none removes the limits: give it alone, or give --rate/--concurrency without it");
+        }
+        Optional<QueueLimits> limits = none ? Optional.of(QueueLimits.NONE) : setting ? Optional.of(parse(args)) : Optional.empty();
+        String url = BrokerOptions.url(args, env);
+        try (Binomic binomic = connector.connect(url, List.of(queue))) {
+            try {
+                if (limits.isPresent()) {
+                    binomic.queues().setLimits(queue, limits.get());
+                    out.println("limits of queue " + queue + ": " + limits.get());
+                } else {
+                    out.println("limits of queue " + queue + ": " + binomic.queues().limits(queue));
+                }
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+            return BinomicCli.EXIT_OK;
+        }
+    }
+
+    private static QueueLimits parse(Arguments args) throws UsageException {
+        QueueLimits.Builder b = QueueLimits.builder();
+        Optional<String> rate = args.value("rate");
+        if (args.has("burst") && rate.isEmpty()) {
+            throw new UsageException("--burst goes with --rate: binomic queue limit NAME --rate 50/s --burst 10");
+        }
+        try {
+            if (rate.isPresent()) {
+                RateLimit limit = parseRate(rate.get());
+                int burst = args.intValue("burst", 1, 1);
+                b.rateLimit(burst == 1 ? limit : limit.withBurst(burst));
+            }
+            if (args.has("concurrency")) {
+                b.concurrencyLimit(args.intValue("concurrency", 1, 1));
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        return b.build();
+    }
+
+    /** {@code 50/s}, {@code 1000/h}, {@code 5/500ms}, {@code 10/2m}: permits per period. */
+    static RateLimit parseRate(String text) throws UsageException {
+        int slash = text.indexOf('/');
+        if (slash <= 0 || slash == text.length() - 1) {
+            throw new UsageException("--rate must be N/PERIOD such as 50/s, 1000/h or 5/500ms, was '" + text + "'");
+        }
+        int permits;
+        try {
+            permits = Integer.parseInt(text.substring(0, slash).strip());
+        } catch (NumberFormatException e) {
+            throw new UsageException("--rate must start with a whole number of starts (50/s), was '" + text + "'");
+        }
+        String period = text.substring(slash + 1).strip();
+        Duration duration = switch (period) {
+            case "s" -> Duration.ofSeconds(1);
+            case "m" -> Duration.ofMinutes(1);
+            case "h" -> Duration.ofHours(1);
+            case "d" -> Duration.ofDays(1);
+            default -> Arguments.parseDuration("--rate's period", period);
+        };
+        try {
+            return RateLimit.of(permits, duration);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--rate: " + e.getMessage());
+        }
+    }
+}
