@@ -2,6 +2,7 @@ package io.binomic.it;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.RateLimit;
+import io.binomic.api.Uniqueness;
 import io.binomic.api.Task;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskHandler;
@@ -29,6 +30,8 @@ final class LimitedApp {
             case "rate" -> b.rateLimit(RateLimit.perSecond(limit)).build();
             case "slots" -> b.concurrencyLimit(limit).build();
             case "none" -> b.build(); // limited by its queue's limits only (binomic queue limit)
+            // one job per n while queued or running; 'limit' is the key's TTL in seconds
+            case "unique" -> b.unique(Uniqueness.whileQueuedOrRunning(Duration.ofSeconds(limit)), w -> "n" + w.n()).build();
             default -> throw new IllegalArgumentException(kind);
         };
     }

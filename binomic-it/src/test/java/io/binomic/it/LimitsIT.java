@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Rate and concurrency limits across worker JVMs on a real Redis: the rate limit's accuracy over
- * 30 s with 4 workers, and no concurrency slot leaked when a worker holding slots is SIGKILLed.
+ * 30 s with 4 workers, no concurrency slot leaked when a worker holding slots is SIGKILLed, a
+ * queue limit set from the CLI, and a unique job whose worker is SIGKILLed.
  * Each prints a {@code LIMITS ...} line.
  */
 class LimitsIT {
@@ -251,6 +252,58 @@ class LimitsIT {
                 broker.close();
                 broker = null;
             }
+        }
+    }
+
+    @Test
+    void aUniqueJobWhoseWorkerJvmIsKilledMidRunIsRecoveredOnceAndItsKeyGivenBack() throws Exception {
+        String queue = "unique-" + UUID.randomUUID().toString().substring(0, 8);
+        Duration lease = Duration.ofSeconds(2);
+        List<ChildWorker> workers = workers(2, queue, "unique", 600, lease);
+        try (Binomic producer = producer(queue)) {
+            Task<LimitedApp.Work, Void> task = LimitedApp.task(queue, "unique", 600);
+            UUID first = producer.submit(task, new LimitedApp.Work(7, 3_000)).id();
+            long victim = -1;
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (victim < 0 && System.currentTimeMillis() < deadline) {
+                victim = LimitedApp.runs(redis, queue).stream().mapToLong(LimitedApp.Run::pid).findFirst().orElse(-1);
+                Thread.sleep(20);
+            }
+            assertTrue(victim > 0, "the job started");
+            for (ChildWorker w : workers) {
+                if (w.pid() == victim) {
+                    w.kill9();
+                }
+            }
+            assertEquals(first, producer.submit(task, new LimitedApp.Work(7, 3_000)).id(),
+                    "while its worker is dead and the job waits for reclaim, a duplicate submit returns the same job");
+
+            deadline = System.currentTimeMillis() + 60_000;
+            List<LimitedApp.Run> runs = List.of();
+            while (System.currentTimeMillis() < deadline) {
+                runs = LimitedApp.runs(redis, queue);
+                if (runs.stream().anyMatch(r -> r.end() >= 0)) {
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            assertEquals(1, runs.stream().filter(r -> r.end() >= 0).count(), "the job completed once, on the surviving worker: " + runs);
+            assertEquals(2, runs.size(), "one start cut short by the kill, one complete run: " + runs);
+
+            UUID next = null;
+            deadline = System.currentTimeMillis() + 10_000;
+            while (System.currentTimeMillis() < deadline) {
+                next = producer.submit(task, new LimitedApp.Work(7, 10)).id();
+                if (!next.equals(first)) {
+                    break;
+                }
+                Thread.sleep(100); // the key is given back by the settlement, a moment after the handler's end
+            }
+            System.out.println("LIMITS unique job with its worker SIGKILLed: runs=" + runs.size() + " completed=1 key_given_back="
+                    + !first.equals(next));
+            assertTrue(!first.equals(next), "once the job ended, its key was given back: a new submit makes a new job, well before the key's 600 s TTL");
+        } finally {
+            workers.forEach(ChildWorker::close);
         }
     }
 
