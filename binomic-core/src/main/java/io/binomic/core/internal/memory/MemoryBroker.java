@@ -788,6 +788,7 @@ public final class MemoryBroker implements Broker {
         List<UUID> ids = locked(() -> {
             List<UUID> out = new ArrayList<>(messages.size());
             Instant now = clock.instant();
+            purgeExpiredUniqueKeys(now, messages.size());
             for (Message m : messages) {
                 io.binomic.api.spi.UniqueClaim claim = io.binomic.api.spi.UniqueClaim.of(m).orElseThrow(
                         () -> new IllegalArgumentException("message " + m.id() + " has no unique claim (header '"
@@ -819,6 +820,35 @@ public final class MemoryBroker implements Broker {
             notifySubmission(stored, dueAt);
         }
         return ids;
+    }
+
+    /** Unique submits since the last sweep of expired keys. */
+    private long uniqueSubmitsSinceSweep;
+
+    /**
+     * Drops the expired keys (as Redis' key expiry does) every so many unique submits, so a long-lived
+     * embedded broker holding keys for a period or of jobs that never ended does not grow without
+     * bound; the sweep's cost is spread over at least as many submits as there are keys. Called under the lock.
+     */
+    private void purgeExpiredUniqueKeys(Instant now, int submits) {
+        uniqueSubmitsSinceSweep += submits;
+        if (uniqueSubmitsSinceSweep < Math.max(1024, uniqueKeys.size())) {
+            return;
+        }
+        uniqueSubmitsSinceSweep = 0;
+        var it = uniqueKeys.values().iterator();
+        while (it.hasNext()) {
+            UniqueHold hold = it.next();
+            if (!hold.expiresAt().isAfter(now)) {
+                it.remove();
+                uniqueKeyOfJob.remove(hold.job());
+            }
+        }
+    }
+
+    /** How many unique keys this broker keeps now (held or expired and not yet swept). For tests. */
+    int uniqueKeysKept() {
+        return locked(uniqueKeys::size);
     }
 
     @Override
