@@ -291,9 +291,27 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, int priority) {
         io.binomic.api.Priority.require("priority", priority);
+        return submitJson(queue, task, jsonArgument, SubmitOptions.builder().priority(priority).build());
+    }
+
+    /**
+     * {@link #submitJson(String, String, String)} with {@code options}: headers, priority, a delay,
+     * uniqueness (the key is the option's, else the JSON text itself) or a debounce key, as for
+     * {@link #submit(Task, Object, SubmitOptions)}. A duplicate of a unique job returns its handle.
+     *
+     * @throws IllegalArgumentException also when an option is invalid (debounce without a delay, unique with debounce, a reserved header)
+     */
+    public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
+        Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
         requireStarted();
-        // Validates the names as a definition would, with the same messages.
-        Task.builder(task, Void.class, String.class).queue(queue).build();
+        // Validates the names as a definition would, with the same messages; tracked like a task that returns a value.
+        Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
+        FlowSubmits.requireNoReservedHeaders(options);
+        for (String reserved : List.of(Message.CODEC, Message.TRACK)) {
+            if (options.headers().containsKey(reserved)) {
+                throw new IllegalArgumentException("header '" + reserved + "' is reserved: submit sets it; remove it from the headers");
+            }
+        }
         byte[] payload;
         if (jsonArgument == null) {
             payload = codec.encode(null);
@@ -305,10 +323,21 @@ public final class Binomic implements AutoCloseable {
         if (payload.length > limit) {
             throw new PayloadTooLargeException(task, payload.length, limit);
         }
-        Map<String, String> headers = io.binomic.core.internal.PriorityHeaders.withPriority(Map.of(Message.CODEC, codec.id(),
-                Message.TRACK, Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis())), priority);
+        int priority = io.binomic.core.internal.PriorityHeaders.priorityOf(definition, options);
+        Map<String, String> headers = new HashMap<>(options.headers());
+        headers.put(Message.CODEC, codec.id());
+        headers.put(Message.TRACK, Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis()));
+        headers = io.binomic.core.internal.PriorityHeaders.withPriority(headers, priority);
         Message message = new Message(Uuid7.next(clock), task, queue, 1, clock.instant(), payload, headers);
-        broker.enqueue(message);
+        Instant due = FlowSubmits.dueAt(definition, options, clock);
+        if (FlowSubmits.applies(definition, options)) {
+            return job(queue, FlowSubmits.submit(definition, null, options, message, due, broker));
+        }
+        if (due != null) {
+            scheduler.schedule(message, due);
+        } else {
+            broker.enqueue(message);
+        }
         return job(queue, message.id());
     }
 

@@ -77,6 +77,17 @@ public abstract class UniqueJobsContractTest {
     }
 
     @Test
+    void aUniqueTaskWithoutArgumentIsSubmittedOnceWhateverTheNumberOfSubmits() {
+        Task<Void, Void> nightly = Task.builder("rebuild-index").queue(queue).unique(Uniqueness.whileQueued(Duration.ofMinutes(5))).build();
+        Binomic binomic = started(Binomic.builder());
+
+        UUID first = binomic.submit(nightly).id();
+        assertEquals(first, binomic.submit(nightly).id(), "a duplicate of a job without argument (the key: the empty argument)");
+        assertEquals(first, binomic.submitJson(queue, "rebuild-index", null, SubmitOptions.builder()
+                .unique(Uniqueness.whileQueued(Duration.ofMinutes(5))).build()).id(), "and by name, with the same key");
+    }
+
+    @Test
     void aDuplicateSubmitReturnsTheExistingJobAndEnqueuesNothing() {
         Task<Sync, String> task = sync().unique(Uniqueness.whileQueued(Duration.ofMinutes(5)), Sync::account).build();
         Binomic binomic = started(Binomic.builder());

@@ -57,7 +57,7 @@ public final class FlowSubmits {
      * earlier job for a duplicate or a debounced replacement).
      */
     public static <A> UUID submit(Task<A, ?> task, A argument, SubmitOptions options, Message message, Instant due, Broker broker) {
-        return submitAll(task, List.of(argument), options, List.of(message), due, broker).getFirst();
+        return submitAll(task, java.util.Collections.singletonList(argument), options, List.of(message), due, broker).getFirst(); // null: no argument
     }
 
     /** {@link #submit} for many jobs of one task and options, in order. */

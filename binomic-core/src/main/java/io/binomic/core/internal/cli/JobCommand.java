@@ -1,9 +1,11 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.BinomicException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobStatus;
 import io.binomic.api.JobTimeoutException;
-import io.binomic.api.BinomicException;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -26,6 +28,14 @@ final class JobCommand implements Command {
     static final Option PRIORITY = Option.value("priority", "0-9",
             "the job's priority, 0 (lowest) to 9 (highest): within its queue, higher runs first. Defaults to 5");
     static final Option WAIT = Option.value("wait", "DURATION", "wait this long for the job to end and print its result. Defaults to not waiting");
+    static final Option DELAY = Option.value("delay", "DURATION", "run the job this long from now (durably scheduled). Defaults to now");
+    static final Option UNIQUE = Option.value("unique", "KEY",
+            "a unique job: a submit with the same task, queue and key while this one holds it prints this job's id. Defaults to not unique");
+    static final Option UNIQUE_SCOPE = Option.value("unique-scope", "SCOPE",
+            "how long --unique holds the key: queued (until the job starts), running (until it ends), period (for --unique-ttl). Defaults to running");
+    static final Option UNIQUE_TTL = Option.value("unique-ttl", "DURATION", "the most --unique holds the key, in every scope. Defaults to 1h");
+    static final Option DEBOUNCE = Option.value("debounce", "KEY",
+            "replace the job waiting (with --delay) under this key instead of adding another. Defaults to none");
 
     enum Action {
         SHOW("show", "Show a job's status, attempts, result or error"),
@@ -69,7 +79,7 @@ final class JobCommand implements Command {
     public List<Option> options() {
         return switch (action) {
             case SHOW, CANCEL -> List.of(BrokerOptions.BROKER, ID, QUEUE);
-            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, WAIT);
+            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT);
         };
     }
 
@@ -86,6 +96,8 @@ final class JobCommand implements Command {
                     """;
             case SUBMIT -> """
                     Example: binomic job submit --task greet --queue mail --json '{"name":"Ada"}' --wait 10s
+                             binomic job submit --task refresh --queue feeds --json '{"feed":7}' --unique feed-7
+                             binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
                     The worker checks the argument against the task's type: one that does not fit goes
                     to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
                     """;
@@ -179,7 +191,25 @@ final class JobCommand implements Command {
         if (priority > io.binomic.api.Priority.MAX) {
             throw new UsageException("--priority must be from 0 (lowest) to 9 (highest), was " + priority + "; leave it out for 5");
         }
-        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), priority);
+        SubmitOptions.Builder options = SubmitOptions.builder().priority(priority);
+        args.duration("delay").ifPresent(options::delay);
+        Optional<String> unique = args.value("unique");
+        if (unique.isEmpty() && (args.has("unique-scope") || args.has("unique-ttl"))) {
+            throw new UsageException("--unique-scope and --unique-ttl go with --unique KEY");
+        }
+        if (unique.isPresent()) {
+            Duration ttl = args.duration("unique-ttl").orElse(Duration.ofHours(1));
+            String scope = args.value("unique-scope").orElse("running");
+            Uniqueness uniqueness = switch (scope) {
+                case "queued" -> Uniqueness.whileQueued(ttl);
+                case "running" -> Uniqueness.whileQueuedOrRunning(ttl);
+                case "period" -> Uniqueness.forPeriod(ttl);
+                default -> throw new UsageException("--unique-scope must be queued, running or period, was '" + scope + "'");
+            };
+            options.unique(uniqueness, unique.get());
+        }
+        args.value("debounce").ifPresent(options::debounce);
+        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
         if (wait.isEmpty()) {
             return BinomicCli.EXIT_OK;
