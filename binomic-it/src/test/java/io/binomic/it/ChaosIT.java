@@ -202,6 +202,15 @@ class ChaosIT {
             out.add("left at quiescence: " + atQuiescence.values().stream().map(s -> s.queue() + " ready " + s.ready() + " pending "
                     + s.pending() + " delayed " + s.delayed()).toList() + "; ticks after the master drained: pending "
                     + ticksAfterDrain.pending() + ", ready " + ticksAfterDrain.ready() + " (run by a final sweep)");
+            int[] limitedAtOnce = limitedAtOnce(ChaosLedger.read(ledgerDir));
+            int slotsLeft;
+            try (io.binomic.api.spi.Broker inspector = Brokers.redis(redis)) {
+                inspector.start(List.of());
+                slotsLeft = inspector.slotsHeld(ChaosJobs.QUEUE_A, "t:" + ChaosJobs.LIMITED);
+            }
+            out.add("concurrency limit " + ChaosJobs.LIMIT + ": at most " + limitedAtOnce[0] + " running at once (runs in a frozen JVM"
+                    + " left out: its deliveries were taken over, slots with them), " + limitedAtOnce[1] + " counting them; slots held"
+                    + " at the end: " + slotsLeft);
             out.add("dead letters: " + (deadReasons.isEmpty() ? "none" : deadReasons));
             out.add("submissions retried after a failure: " + resubmitted + " messages");
             out.add("problems: " + (problems.isEmpty() ? "none" : problems));
@@ -237,6 +246,12 @@ class ChaosIT {
                 failures.add("ticks never fired, with Redis up: " + report.ticksMissedOutsideFaults.stream()
                         .map(t -> Instant.ofEpochMilli(t).toString()).toList());
             }
+            if (limitedAtOnce[0] > ChaosJobs.LIMIT) {
+                failures.add(limitedAtOnce[0] + " jobs under a concurrency limit of " + ChaosJobs.LIMIT + " ran at once");
+            }
+            if (slotsLeft != 0) {
+                failures.add(slotsLeft + " concurrency slot(s) leaked");
+            }
             failures.addAll(problems);
             assertEquals(List.of(), failures, "seed " + seed + "; the table:\n" + String.join("\n", out));
         } finally {
@@ -248,6 +263,48 @@ class ChaosIT {
             }
             redis.close();
         }
+    }
+
+    /**
+     * The most executions of the limited task running at once: left out, and then counted in, those
+     * of a JVM frozen (SIGSTOP) while they ran, whose deliveries (and slots) were taken over by design.
+     * An execution ends when its handler returned or threw, or when its JVM was SIGKILLed.
+     */
+    private int[] limitedAtOnce(List<ChaosLedger.Run> runs) {
+        List<long[]> strict = new ArrayList<>();
+        List<long[]> all = new ArrayList<>();
+        for (ChaosLedger.Run run : runs) {
+            if (run.n() < 0 || run.n() >= kinds.length || kinds[run.n()] != Kind.LIMITED.ordinal()) {
+                continue;
+            }
+            long end = run.over();
+            if (end < 0) {
+                end = faults.stream().filter(f -> f.kind().equals("SIGKILL") && f.pid() == run.pid() && f.start() >= run.start())
+                        .mapToLong(Fault::start).min().orElse(run.start() + 100);
+            }
+            long stop = end;
+            boolean frozen = faults.stream().anyMatch(f -> f.kind().equals("SIGSTOP") && f.pid() == run.pid()
+                    && f.start() <= stop && f.end() >= run.start());
+            all.add(new long[] {run.start(), 1});
+            all.add(new long[] {end, -1});
+            if (!frozen) {
+                strict.add(new long[] {run.start(), 1});
+                strict.add(new long[] {end, -1});
+            }
+        }
+        return new int[] {mostAtOnce(strict), mostAtOnce(all)};
+    }
+
+    private static int mostAtOnce(List<long[]> events) {
+        // an end before a start at the same millisecond: one slot handed from one run to the next
+        events.sort(java.util.Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+        int running = 0;
+        int most = 0;
+        for (long[] e : events) {
+            running += (int) e[1];
+            most = Math.max(most, running);
+        }
+        return most;
     }
 
     /** A client that declares every chaos task and fires the INTERVAL task's ticks; it runs no worker. */
@@ -272,6 +329,7 @@ class ChaosIT {
         Task<Job, Void> onA = (Task<Job, Void>) client.tasks().find(ChaosJobs.ON_A).orElseThrow();
         Task<Job, Void> onB = (Task<Job, Void>) client.tasks().find(ChaosJobs.ON_B).orElseThrow();
         Task<Job, Void> delayed = (Task<Job, Void>) client.tasks().find(ChaosJobs.DELAYED).orElseThrow();
+        Task<Job, Void> limited = (Task<Job, Void>) client.tasks().find(ChaosJobs.LIMITED).orElseThrow();
         kinds = new byte[size.tasks()];
         int batches = (size.tasks() + size.batch() - 1) / size.batch();
         long span = phaseEnd - phaseStart;
@@ -281,6 +339,7 @@ class ChaosIT {
             List<Job> a = new ArrayList<>();
             List<Job> bq = new ArrayList<>();
             List<Job> later = new ArrayList<>();
+            List<Job> underLimit = new ArrayList<>();
             for (int i = 0; i < size.batch() && n < size.tasks(); i++, n++) {
                 Kind kind = kind(random);
                 kinds[n] = (byte) kind.ordinal();
@@ -289,14 +348,16 @@ class ChaosIT {
                     case CPU -> new Job(n, 5 + random.nextInt(16), 0, true);
                     case FAILS -> new Job(n, 10, 1 + random.nextInt(2), false);
                     case LONG -> new Job(n, size.lease().toMillis() + 1000 + random.nextInt(1000), 0, false);
+                    case LIMITED -> new Job(n, 20 + random.nextInt(41), 0, false);
                 };
-                (kind == Kind.DELAYED ? later : random.nextBoolean() ? a : bq).add(job);
+                (kind == Kind.DELAYED ? later : kind == Kind.LIMITED ? underLimit : random.nextBoolean() ? a : bq).add(job);
             }
             submitting.readLock().lock();
             try {
                 submitAll(client, onA, a);
                 submitAll(client, onB, bq);
                 submitAll(client, delayed, later);
+                submitAll(client, limited, underLimit);
             } finally {
                 submitting.readLock().unlock();
             }
@@ -309,7 +370,7 @@ class ChaosIT {
             return Kind.LONG;
         }
         r = random.nextDouble();
-        return r < 0.6 ? Kind.SLEEP : r < 0.72 ? Kind.CPU : r < 0.85 ? Kind.FAILS : Kind.DELAYED;
+        return r < 0.57 ? Kind.SLEEP : r < 0.69 ? Kind.CPU : r < 0.82 ? Kind.FAILS : r < 0.95 ? Kind.DELAYED : Kind.LIMITED;
     }
 
     /**

@@ -11,7 +11,7 @@ import java.util.List;
  * The chaos suite's application, as the master's worker JVMs find it (through a
  * {@code META-INF/services} file that {@link ChaosIT} puts on their class path) and as the test's
  * clients declare it: the {@link TestApp} job on two
- * queues, a DELAY variant, and an INTERVAL task. Its executions go to a {@link ChaosLedger} in the
+ * queues, a DELAY variant, a variant under a concurrency limit, and an INTERVAL task. Its executions go to a {@link ChaosLedger} in the
  * directory named by {@value #LEDGER_PROPERTY}; without that property it declares nothing, so the
  * other tests that discover tasks are not affected.
  */
@@ -29,6 +29,9 @@ public final class ChaosJobs implements TaskProvider {
     static final String ON_B = "chaos-job-b";
     static final String DELAYED = "chaos-job-delayed";
     static final String TICK = "chaos-tick";
+    /** A task under a concurrency limit of {@value #LIMIT} across all worker JVMs. */
+    static final String LIMITED = "chaos-job-limited";
+    static final int LIMIT = 2;
     /** The job number a tick's execution is recorded under. */
     static final int TICK_N = -1;
     /** Between a planned failure and its retry. */
@@ -50,7 +53,9 @@ public final class ChaosJobs implements TaskProvider {
                 TestApp.job(ON_A, QUEUE_A, BACKOFF, null),
                 TestApp.job(ON_B, QUEUE_B, BACKOFF, null),
                 TestApp.job(DELAYED, QUEUE_B, BACKOFF, delay),
-                TestApp.tick(TICK, TICK_QUEUE, tick));
+                TestApp.tick(TICK, TICK_QUEUE, tick),
+                Task.builder(LIMITED, TestApp.Job.class).queue(QUEUE_A).maxAttempts(5)
+                        .backoff(io.binomic.api.Backoff.fixed(BACKOFF)).concurrencyLimit(LIMIT).build());
     }
 
     /** The definitions bound to handlers that record in {@code ledger}: what runs them (the worker JVMs, the final sweep). */
@@ -61,6 +66,7 @@ public final class ChaosJobs implements TaskProvider {
                 ((Task<TestApp.Job, Void>) definitions.get(0)).handledBy(TestApp.handler(ledger)),
                 ((Task<TestApp.Job, Void>) definitions.get(1)).handledBy(TestApp.handler(ledger)),
                 ((Task<TestApp.Job, Void>) definitions.get(2)).handledBy(TestApp.handler(ledger)),
-                definitions.get(3).handledBy(TestApp.tickHandler(ledger, TICK_N)));
+                definitions.get(3).handledBy(TestApp.tickHandler(ledger, TICK_N)),
+                ((Task<TestApp.Job, Void>) definitions.get(4)).handledBy(TestApp.handler(ledger)));
     }
 }

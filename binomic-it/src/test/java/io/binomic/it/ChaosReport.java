@@ -27,7 +27,8 @@ final class ChaosReport {
         CPU("CPU-bound, 5-20 ms"),
         FAILS("fails 1-2 times, then succeeds"),
         LONG("longer than the lease"),
-        DELAYED("DELAY task");
+        DELAYED("DELAY task"),
+        LIMITED("concurrency limit 2, 20-60 ms");
 
         final String label;
 
