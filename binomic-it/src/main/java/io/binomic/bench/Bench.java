@@ -135,8 +135,13 @@ public final class Bench {
             flowControl(r);
             return r;
         }
+        if ("limits".equals(System.getProperty("bench.only"))) {
+            limits(run, r);
+            return r;
+        }
         enqueueAndDrain(run, r);
         priorities(run, r);
+        limits(run, r);
         latency(run, r);
         resultLatency(run, r);
         footprint(run, r);
@@ -257,6 +262,57 @@ public final class Bench {
                 r.put(prefix + "settle_scripts_per_1000_tasks", (redis.calls("xack") - acks0) * 1000.0 / n);
                 if (!mixed) {
                     r.put("prio_none_smembers", (double) (redis.calls("smembers") - smembers0));
+                }
+            }
+        }
+    }
+
+    /**
+     * Rate and concurrency limits (issue 11), set on the queue ({@code Queues.setLimits}), so the
+     * worker JVM is the same as in every other drain: {@code bench.messages / 4} messages drained by
+     * a fresh worker JVM with no limit, then with a concurrency limit equal to the worker's
+     * concurrency (it never binds: what is measured is the admission and release themselves), back to
+     * back; records tasks/s, Redis CPU per task and admission scripts per 1000 tasks. Then a rate
+     * limit of 1,000/s on 3,000 messages: the starts per second it let through.
+     */
+    private void limits(int run, Map<String, Double> r) throws Exception {
+        int n = messages / 4;
+        for (String variant : new String[] {"none", "concurrency", "rate"}) {
+            redis.flushAll();
+            String queue = nextQueue();
+            Task<Long, Void> task = submitOnly(queue);
+            int count = variant.equals("rate") ? 3000 : n;
+            try (Binomic client = client(task)) {
+                switch (variant) {
+                    case "concurrency" -> client.queues().setLimits(queue,
+                            io.binomic.api.QueueLimits.builder().concurrencyLimit(drainConcurrency).build());
+                    case "rate" -> client.queues().setLimits(queue,
+                            io.binomic.api.QueueLimits.builder().rateLimit(io.binomic.api.RateLimit.perSecond(1000)).build());
+                    default -> { }
+                }
+                client.submitAll(task, Collections.nCopies(count, 0L));
+                double cpu1 = redis.cpuSeconds();
+                long evals0 = redis.calls("evalsha") + redis.calls("eval");
+                try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, count, 0, false, run)) {
+                    long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                    for (QueueStats stats = client.queueStats(queue); stats.ready() > 0 || stats.pending() > 0 || stats.delayed() > 0;
+                         stats = client.queueStats(queue)) {
+                        if (System.nanoTime() > deadline) {
+                            throw new IllegalStateException("queue " + queue + " not drained after 120 s: " + stats);
+                        }
+                        Thread.sleep(20);
+                    }
+                    double seconds = (BenchWorker.nowMicros() - firstStart) / 1e6;
+                    if (variant.equals("rate")) {
+                        r.put("limit_rate_1000_starts_per_s", count / seconds);
+                    } else {
+                        r.put("limit_" + variant + "_tasks_per_s", count / seconds);
+                    }
+                }
+                if (!variant.equals("rate")) {
+                    r.put("limit_" + variant + "_drain_redis_cpu_us_per_task", (redis.cpuSeconds() - cpu1) * 1e6 / count);
+                    r.put("limit_" + variant + "_scripts_per_1000_tasks", (redis.calls("evalsha") + redis.calls("eval") - evals0) * 1000.0 / count);
                 }
             }
         }
@@ -419,6 +475,13 @@ public final class Bench {
                 new Row("prio_none_settle_scripts_per_1000_tasks", "P. settle scripts per 1000 tasks, default only", "", v -> true, false),
                 new Row("prio_mixed_settle_scripts_per_1000_tasks", "P. settle scripts per 1000 tasks, ten levels", "", v -> true, false),
                 new Row("prio_none_smembers", "P. SMEMBERS during the default-only drain", "", v -> true, false),
+                new Row("limit_none_tasks_per_s", "L. drain, no limit, tasks/s", "", v -> true, false),
+                new Row("limit_concurrency_tasks_per_s", "L. drain, queue concurrency limit (not binding), tasks/s", "", v -> true, false),
+                new Row("limit_none_drain_redis_cpu_us_per_task", "L. Redis CPU drain, no limit, us/task", "", v -> true, false),
+                new Row("limit_concurrency_drain_redis_cpu_us_per_task", "L. Redis CPU drain, concurrency limit, us/task", "", v -> true, false),
+                new Row("limit_none_scripts_per_1000_tasks", "L. scripts per 1000 tasks, no limit", "", v -> true, false),
+                new Row("limit_concurrency_scripts_per_1000_tasks", "L. scripts per 1000 tasks, concurrency limit", "", v -> true, false),
+                new Row("limit_rate_1000_starts_per_s", "L. starts/s under a rate limit of 1000/s", "", v -> true, false),
                 new Row("latency_p50_ms", "3. latency p50, ms", "<= 1", v -> v <= 1, false),
                 new Row("latency_p99_ms", "3. latency p99, ms", "<= 5", v -> v <= 5, false),
                 new Row("latency_p999_ms", "3. latency p99.9, ms", "", v -> true, false),
