@@ -15,6 +15,7 @@ module io.binomic.core {
     uses io.binomic.api.spi.PayloadCodec;
     uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
+    uses io.binomic.api.spi.TraceContextProvider;
 
     provides io.binomic.api.spi.BrokerProvider with io.binomic.core.internal.memory.MemoryBrokerProvider;
     provides io.binomic.api.spi.PayloadCodec with io.binomic.core.internal.codec.JdkJsonCodec;

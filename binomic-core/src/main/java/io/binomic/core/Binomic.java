@@ -8,6 +8,7 @@ import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.SubmitOptions;
+import io.binomic.api.TraceContext;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskHandler;
@@ -86,6 +87,8 @@ public final class Binomic implements AutoCloseable {
     private volatile State state = State.NEW;
     private volatile boolean clockSkewWarned;
     private final boolean prepareQueues;
+    /** Gives a submit without a traceparent the submitting thread's trace context; null when the application has none. */
+    private final io.binomic.api.spi.TraceContextProvider traceContexts;
 
     private enum State { NEW, STARTED, CLOSED }
 
@@ -106,6 +109,9 @@ public final class Binomic implements AutoCloseable {
         this.queues = new Queues(broker);
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
+        this.traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
+                Providers.load(io.binomic.api.spi.TraceContextProvider.class,
+                        ServiceLoader.load(io.binomic.api.spi.TraceContextProvider.class)));
     }
 
     public static Builder builder() {
@@ -161,7 +167,7 @@ public final class Binomic implements AutoCloseable {
      * then another client may have fired it, which is fine: each tick fires once).
      */
     private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
-        Message message = newMessage(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build());
+        Message message = newMessage(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build(), null);
         Duration claimLifetime = claimLifetime(trigger, tick);
         while (true) {
             TickResult result = scheduler.fireTick(task.name(), tick, message, claimLifetime);
@@ -221,7 +227,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submit(Task, Object)} with options for this one job ({@link SubmitOptions}). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         requireSubmittable(task);
-        Message message = newMessage(task, argument, options);
+        Message message = newMessage(task, argument, options, traceFor(options));
         Instant due = FlowSubmits.dueAt(task, options, clock);
         if (FlowSubmits.applies(task, options)) {
             UUID id = FlowSubmits.submit(task, argument, options, message, due, broker);
@@ -247,8 +253,9 @@ public final class Binomic implements AutoCloseable {
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         requireSubmittable(task);
         List<Message> messages = new ArrayList<>(arguments.size());
+        TraceContext trace = traceFor(options);
         for (A argument : arguments) {
-            messages.add(newMessage(task, argument, options));
+            messages.add(newMessage(task, argument, options, trace));
         }
         Instant due = FlowSubmits.dueAt(task, options, clock);
         if (FlowSubmits.applies(task, options)) {
@@ -305,8 +312,13 @@ public final class Binomic implements AutoCloseable {
         if (payload.length > limit) {
             throw new PayloadTooLargeException(task, payload.length, limit);
         }
-        Map<String, String> headers = io.binomic.core.internal.PriorityHeaders.withPriority(Map.of(Message.CODEC, codec.id(),
-                Message.TRACK, Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis())), priority);
+        Map<String, String> base = new HashMap<>(Map.of(Message.CODEC, codec.id(),
+                Message.TRACK, Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis())));
+        TraceContext trace = traceFor(SubmitOptions.NONE);
+        if (trace != null) {
+            base.putAll(trace.headers());
+        }
+        Map<String, String> headers = io.binomic.core.internal.PriorityHeaders.withPriority(base, priority);
         Message message = new Message(Uuid7.next(clock), task, queue, 1, clock.instant(), payload, headers);
         broker.enqueue(message);
         return job(queue, message.id());
@@ -400,8 +412,27 @@ public final class Binomic implements AutoCloseable {
         }
     }
 
-    private Message newMessage(Task<?, ?> task, Object argument, SubmitOptions options) {
+    /**
+     * The trace context to add to a submit's headers: the one its options name, else none when its
+     * headers carry a traceparent already, else the provider's. Asked once per submit call.
+     */
+    private TraceContext traceFor(SubmitOptions options) {
+        if (options.traceContext().isPresent()) {
+            return options.traceContext().get();
+        }
+        if (traceContexts == null || options.headers().containsKey(TraceContext.TRACEPARENT)) {
+            return null;
+        }
+        return traceContexts.current().orElse(null);
+    }
+
+    private Message newMessage(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
         Map<String, String> headers = options.headers();
+        if (trace != null) {
+            Map<String, String> traced = new HashMap<>(headers);
+            traced.putAll(trace.headers());
+            headers = traced;
+        }
         FlowSubmits.requireNoReservedHeaders(options);
         requireArgumentFits(task, argument);
         if (headers.containsKey(Message.CODEC)) {
@@ -568,6 +599,8 @@ public final class Binomic implements AutoCloseable {
         private Scheduler scheduler;
         private Clock clock = Clock.systemUTC();
         private boolean prepareQueues = true;
+        private io.binomic.api.spi.TraceContextProvider traceContexts;
+        private boolean traceContextsGiven;
 
         private Builder() { }
 
@@ -665,6 +698,17 @@ public final class Binomic implements AutoCloseable {
          */
         public Builder prepareQueues(boolean prepare) {
             this.prepareQueues = prepare;
+            return this;
+        }
+
+        /**
+         * Where a submit without a trace context of its own takes the submitting thread's
+         * ({@link io.binomic.api.spi.TraceContextProvider}); {@code null} for nowhere. Defaults to the
+         * provider found by {@link ServiceLoader}, if exactly one is (several are an error), else none.
+         */
+        public Builder traceContextProvider(io.binomic.api.spi.TraceContextProvider provider) {
+            this.traceContexts = provider;
+            this.traceContextsGiven = true;
             return this;
         }
 
