@@ -7,6 +7,8 @@
 module io.binomic.core {
     requires transitive io.binomic.api;
     requires jdk.jfr;
+    // The dashboard and /metrics: the JDK's own HTTP server keeps the core free of dependencies.
+    requires jdk.httpserver;
 
     exports io.binomic.core;
     exports io.binomic.core.testing;

@@ -114,8 +114,36 @@ public final class Binomic implements AutoCloseable {
                         ServiceLoader.load(io.binomic.api.spi.TraceContextProvider.class)));
     }
 
+    static {
+        io.binomic.core.internal.CoreAccess.install(new io.binomic.core.internal.CoreAccess.Bridge() {
+            @Override
+            public StatsRecorder stats(Binomic binomic) {
+                return binomic.stats;
+            }
+
+            @Override
+            public List<io.binomic.core.WorkerCounters> workers(Binomic binomic) {
+                return binomic.workers.stream().filter(w -> !w.isStopped()).map(WorkerRuntime::counters).toList();
+            }
+
+            @Override
+            public List<String> queues(Binomic binomic) {
+                return binomic.allQueues();
+            }
+        });
+    }
+
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * A builder for the HTTP {@link Dashboard} of this client: {@code /metrics} for Prometheus and
+     * the operators' pages. Nothing listens until {@link Dashboard.Builder#start()}.
+     */
+    public Dashboard.Builder dashboard() {
+        requireStarted();
+        return new Dashboard.Builder(this);
     }
 
     /**

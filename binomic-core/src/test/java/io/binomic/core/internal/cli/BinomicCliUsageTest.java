@@ -130,6 +130,16 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void aMasterDashboardOffLoopbackWithoutATokenIsAUsageError() {
+        assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "0", "--dashboard-address", "0.0.0.0"),
+                "binomic master: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one (at least"
+                        + " 16 random characters), or bind to 127.0.0.1",
+                "Usage: binomic master [options]");
+        assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "web"),
+                "binomic master: dashboard port must be a number 0..65535, was 'web'", "Usage: binomic master [options]");
+    }
+
+    @Test
     void positionalArgumentIsAUsageError() {
         assertUsageError(run("queues", "emails"), "binomic queues: unexpected argument 'emails'", "Usage: binomic queues [options]");
     }
