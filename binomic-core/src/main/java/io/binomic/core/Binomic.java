@@ -122,8 +122,8 @@ public final class Binomic implements AutoCloseable {
             }
 
             @Override
-            public List<io.binomic.core.WorkerCounters> workers(Binomic binomic) {
-                return binomic.workers.stream().filter(w -> !w.isStopped()).map(WorkerRuntime::counters).toList();
+            public List<Worker> workers(Binomic binomic) {
+                return binomic.workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList();
             }
 
             @Override

@@ -11,7 +11,9 @@ import java.util.Objects;
 
 /**
  * The operators' view of a {@link Binomic} client, served over HTTP by this JVM: {@code /metrics}
- * in the Prometheus text format, and the dashboard pages. Started with
+ * in the Prometheus text format, and the dashboard pages (overview, workers, jobs, dead letters,
+ * schedules, queues) where an operator replays or purges dead letters, cancels jobs and pauses
+ * queues, each change a POST with a CSRF token and a confirmation. Started with
  * {@code binomic.dashboard().start()}; {@link #close()} stops it (closing the client does not).
  * JDK only ({@code jdk.httpserver}).
  *
@@ -112,7 +114,8 @@ public final class Dashboard implements AutoCloseable {
             }
             DashboardServer.Settings settings = new DashboardServer.Settings(bind, port, token, readOnly);
             BinomicMetrics metrics = new BinomicMetrics(binomic);
-            return new Dashboard(DashboardServer.start(settings, () -> MetricsSource.render(metrics, null), null));
+            return new Dashboard(DashboardServer.start(settings, () -> MetricsSource.render(metrics, null),
+                    new io.binomic.core.internal.web.DashboardPages(binomic, null, null, readOnly)));
         }
     }
 }

@@ -1,7 +1,7 @@
 package io.binomic.core.internal;
 
 import io.binomic.core.Binomic;
-import io.binomic.core.WorkerCounters;
+import io.binomic.core.Worker;
 import java.util.List;
 
 /**
@@ -15,7 +15,8 @@ public final class CoreAccess {
     public interface Bridge {
         StatsRecorder stats(Binomic binomic);
 
-        List<WorkerCounters> workers(Binomic binomic);
+        /** The running workers this client started. */
+        List<Worker> workers(Binomic binomic);
 
         /** Every queue the client knows: its tasks' and its worker configuration's. */
         List<String> queues(Binomic binomic);

@@ -97,7 +97,9 @@ final class MasterCommand implements Command {
                         config.broker().url(), config.queues());
                 io.binomic.core.Binomic client = viewer;
                 dashboard = DashboardServer.start(dashboardSettings, () -> MetricsSource.render(new BinomicMetrics(client),
-                        new MetricsSource.Slots(master.slots(), master::restarts)), null);
+                        new MetricsSource.Slots(master.slots(), master::restarts)),
+                        new io.binomic.core.internal.web.DashboardPages(client, () -> master.slots().snapshot(), master::restarts,
+                                dashboardSettings.readOnly()));
                 out.println("dashboard on " + dashboard.uri() + " (metrics at " + dashboard.uri().resolve("metrics") + ")");
             } else {
                 dashboard = null;

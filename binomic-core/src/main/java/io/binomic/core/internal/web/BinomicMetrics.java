@@ -31,6 +31,6 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
 
     @Override
     public List<WorkerCounters> workers() {
-        return CoreAccess.get().workers(binomic);
+        return CoreAccess.get().workers(binomic).stream().map(io.binomic.core.Worker::counters).toList();
     }
 }
