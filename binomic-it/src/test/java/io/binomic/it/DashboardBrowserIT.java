@@ -62,6 +62,8 @@ class DashboardBrowserIT {
     private static Dashboard dashboard;
     private static ChromeDriver browser;
     private static final Path SHOTS = Path.of("target");
+    /** How long findElement waits for an element of a page still loading. */
+    private static final Duration IMPLICIT_WAIT = Duration.ofSeconds(5);
 
     @BeforeAll
     static void start() {
@@ -95,7 +97,7 @@ class DashboardBrowserIT {
         binomic.startWorker();
         dashboard = binomic.dashboard().port(0).start();
         browser = starting.join();
-        browser.manage().timeouts().implicitlyWait(Duration.ofSeconds(5)); // awaitFlash polls with findElements: keep pages quick
+        browser.manage().timeouts().implicitlyWait(IMPLICIT_WAIT);
     }
 
     @AfterAll
@@ -132,13 +134,18 @@ class DashboardBrowserIT {
 
     /** Waits for the page after a form's redirect: the flash message of the action starts with {@code prefix}. */
     private static void awaitFlash(String prefix) throws InterruptedException {
-        await("a flash starting with '" + prefix + "'", () -> {
-            try {
-                return browser.findElements(By.id("flash")).stream().anyMatch(e -> e.getText().startsWith(prefix));
-            } catch (org.openqa.selenium.StaleElementReferenceException e) {
-                return false;
-            }
-        });
+        browser.manage().timeouts().implicitlyWait(Duration.ZERO); // this loop polls: an implicit wait would only slow it
+        try {
+            await("a flash starting with '" + prefix + "'", () -> {
+                try {
+                    return browser.findElements(By.id("flash")).stream().anyMatch(e -> e.getText().startsWith(prefix));
+                } catch (org.openqa.selenium.WebDriverException e) {
+                    return false; // the page was replaced while we read it
+                }
+            });
+        } finally {
+            browser.manage().timeouts().implicitlyWait(IMPLICIT_WAIT);
+        }
     }
 
     private static String cell(WebElement row, String cls) {
