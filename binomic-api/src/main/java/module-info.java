@@ -15,4 +15,5 @@ module io.binomic.api {
     uses io.binomic.api.spi.PayloadCodec;
     uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
+    uses io.binomic.api.spi.TraceContextProvider;
 }

@@ -7,6 +7,8 @@
 module io.binomic.core {
     requires transitive io.binomic.api;
     requires jdk.jfr;
+    // The dashboard and /metrics: the JDK's own HTTP server keeps the core free of dependencies.
+    requires jdk.httpserver;
 
     exports io.binomic.core;
     exports io.binomic.core.testing;
@@ -15,6 +17,7 @@ module io.binomic.core {
     uses io.binomic.api.spi.PayloadCodec;
     uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
+    uses io.binomic.api.spi.TraceContextProvider;
 
     provides io.binomic.api.spi.BrokerProvider with io.binomic.core.internal.memory.MemoryBrokerProvider;
     provides io.binomic.api.spi.PayloadCodec with io.binomic.core.internal.codec.JdkJsonCodec;

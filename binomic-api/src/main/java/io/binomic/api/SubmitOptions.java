@@ -25,6 +25,7 @@ public final class SubmitOptions {
     private final String uniqueKey;
     private final String debounceKey;
     private final java.time.Duration delay;
+    private final TraceContext traceContext;
 
     private SubmitOptions(Builder b) {
         this.headers = b.headers.get();
@@ -33,6 +34,11 @@ public final class SubmitOptions {
         this.uniqueKey = b.uniqueKey;
         this.debounceKey = b.debounce.get();
         this.delay = b.delay.get();
+        this.traceContext = b.trace.get();
+        if (traceContext != null && headers.containsKey(TraceContext.TRACEPARENT)) {
+            throw new IllegalArgumentException("the trace context was given twice, as traceContext(...) and as header '"
+                    + TraceContext.TRACEPARENT + "'; give one");
+        }
     }
 
     /** A builder with every setting at its default. */
@@ -49,6 +55,7 @@ public final class SubmitOptions {
         b.uniqueKey = uniqueKey;
         b.debounce.copy(debounceKey);
         b.delay.copy(delay);
+        b.trace.copy(traceContext);
         return b;
     }
 
@@ -82,12 +89,22 @@ public final class SubmitOptions {
         return java.util.Optional.ofNullable(delay);
     }
 
+    /**
+     * The trace context given with {@link Builder#traceContext}; empty when none was (a
+     * {@code traceparent} among the {@link #headers()} is then the submit's, else the
+     * application's {@link io.binomic.api.spi.TraceContextProvider} is asked).
+     */
+    public java.util.Optional<TraceContext> traceContext() {
+        return java.util.Optional.ofNullable(traceContext);
+    }
+
     @Override
     public String toString() {
         return "SubmitOptions[headers=" + headers + (priority == null ? "" : ", priority=" + priority)
                 + (uniqueness == null ? "" : ", unique=" + uniqueness + (uniqueKey == null ? "" : " key " + uniqueKey))
                 + (debounceKey == null ? "" : ", debounce=" + debounceKey)
-                + (delay == null ? "" : ", delay=" + delay) + "]";
+                + (delay == null ? "" : ", delay=" + delay)
+                + (traceContext == null ? "" : ", trace=" + traceContext.traceparent()) + "]";
     }
 
     /** Builds {@link SubmitOptions}. */
@@ -99,17 +116,22 @@ public final class SubmitOptions {
         private String uniqueKey;
         private final Config.Once<String> debounce = new Config.Once<>("debounce", null);
         private final Config.Once<java.time.Duration> delay = new Config.Once<>("delay", null);
+        private final Config.Once<TraceContext> trace = new Config.Once<>("traceContext", null);
 
         private Builder() { }
 
         /**
          * Headers the message carries (trace context, an idempotency key, a tenant). Names
-         * {@link Message#CODEC} and {@link Message#TRACK} are reserved. Defaults to none.
+         * {@link Message#CODEC} and {@link Message#TRACK} are reserved. A {@value TraceContext#TRACEPARENT}
+         * header must be a W3C traceparent, and a {@value TraceContext#TRACESTATE} needs one. Defaults to none.
+         *
+         * @throws IllegalArgumentException for a malformed trace context, naming the fix
          */
         public Builder headers(Map<String, String> value) {
             if (value == null) {
                 throw new IllegalArgumentException("headers must not be null; leave the setting out for none");
             }
+            TraceContext.requireValidHeaders(value);
             headers.set(Map.copyOf(value));
             return this;
         }
@@ -171,6 +193,20 @@ public final class SubmitOptions {
                 throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's");
             }
             this.delay.set(delay);
+            return this;
+        }
+
+        /**
+         * The W3C trace context this job carries to its handler ({@link TaskContext#traceContext()}),
+         * in its {@value TraceContext#TRACEPARENT} and {@value TraceContext#TRACESTATE} headers.
+         * Defaults to a {@code traceparent} among the {@link #headers}, else to what the application's
+         * {@link io.binomic.api.spi.TraceContextProvider} gives, else none.
+         */
+        public Builder traceContext(TraceContext context) {
+            if (context == null) {
+                throw new IllegalArgumentException("traceContext must not be null; leave the setting out for the provider's");
+            }
+            trace.set(context);
             return this;
         }
 

@@ -39,6 +39,16 @@ public interface TaskContext {
     /** The message headers. */
     Map<String, String> headers();
 
+    /**
+     * The W3C trace context the job was submitted with ({@link TraceContext}), the same on every
+     * attempt and after a replay: a handler that traces starts its span as a child of
+     * {@link TraceContext#parentId()}. Empty when the submit had none, or when its
+     * {@code traceparent} header is malformed.
+     */
+    default Optional<TraceContext> traceContext() {
+        return TraceContext.fromHeaders(headers());
+    }
+
     /** True on the last attempt the budget allows. */
     default boolean isLastAttempt() {
         return attempt() >= maxAttempts();

@@ -8,6 +8,7 @@ import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.SubmitOptions;
+import io.binomic.api.TraceContext;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskHandler;
@@ -86,6 +87,8 @@ public final class Binomic implements AutoCloseable {
     private volatile State state = State.NEW;
     private volatile boolean clockSkewWarned;
     private final boolean prepareQueues;
+    /** Gives a submit without a traceparent the submitting thread's trace context; null when the application has none. */
+    private final io.binomic.api.spi.TraceContextProvider traceContexts;
 
     private enum State { NEW, STARTED, CLOSED }
 
@@ -106,10 +109,41 @@ public final class Binomic implements AutoCloseable {
         this.queues = new Queues(broker);
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
+        this.traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
+                Providers.load(io.binomic.api.spi.TraceContextProvider.class,
+                        ServiceLoader.load(io.binomic.api.spi.TraceContextProvider.class)));
+    }
+
+    static {
+        io.binomic.core.internal.CoreAccess.install(new io.binomic.core.internal.CoreAccess.Bridge() {
+            @Override
+            public StatsRecorder stats(Binomic binomic) {
+                return binomic.stats;
+            }
+
+            @Override
+            public List<Worker> workers(Binomic binomic) {
+                return binomic.workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList();
+            }
+
+            @Override
+            public List<String> queues(Binomic binomic) {
+                return binomic.allQueues();
+            }
+        });
     }
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * A builder for the HTTP {@link Dashboard} of this client: {@code /metrics} for Prometheus and
+     * the operators' pages. Nothing listens until {@link Dashboard.Builder#start()}.
+     */
+    public Dashboard.Builder dashboard() {
+        requireStarted();
+        return new Dashboard.Builder(this);
     }
 
     /**
@@ -161,7 +195,7 @@ public final class Binomic implements AutoCloseable {
      * then another client may have fired it, which is fine: each tick fires once).
      */
     private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
-        Message message = newMessage(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build());
+        Message message = newMessage(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build(), null);
         Duration claimLifetime = claimLifetime(trigger, tick);
         while (true) {
             TickResult result = scheduler.fireTick(task.name(), tick, message, claimLifetime);
@@ -221,7 +255,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submit(Task, Object)} with options for this one job ({@link SubmitOptions}). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         requireSubmittable(task);
-        Message message = newMessage(task, argument, options);
+        Message message = newMessage(task, argument, options, traceFor(options));
         Instant due = FlowSubmits.dueAt(task, options, clock);
         if (FlowSubmits.applies(task, options)) {
             UUID id = FlowSubmits.submit(task, argument, options, message, due, broker);
@@ -247,8 +281,9 @@ public final class Binomic implements AutoCloseable {
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         requireSubmittable(task);
         List<Message> messages = new ArrayList<>(arguments.size());
+        TraceContext trace = traceFor(options);
         for (A argument : arguments) {
-            messages.add(newMessage(task, argument, options));
+            messages.add(newMessage(task, argument, options, trace));
         }
         Instant due = FlowSubmits.dueAt(task, options, clock);
         if (FlowSubmits.applies(task, options)) {
@@ -325,6 +360,10 @@ public final class Binomic implements AutoCloseable {
         }
         int priority = io.binomic.core.internal.PriorityHeaders.priorityOf(definition, options);
         Map<String, String> headers = new HashMap<>(options.headers());
+        TraceContext trace = traceFor(options);
+        if (trace != null) {
+            headers.putAll(trace.headers());
+        }
         headers.put(Message.CODEC, codec.id());
         headers.put(Message.TRACK, Long.toString(Task.DEFAULT_RESULT_RETENTION.toMillis()));
         headers = io.binomic.core.internal.PriorityHeaders.withPriority(headers, priority);
@@ -429,8 +468,27 @@ public final class Binomic implements AutoCloseable {
         }
     }
 
-    private Message newMessage(Task<?, ?> task, Object argument, SubmitOptions options) {
+    /**
+     * The trace context to add to a submit's headers: the one its options name, else none when its
+     * headers carry a traceparent already, else the provider's. Asked once per submit call.
+     */
+    private TraceContext traceFor(SubmitOptions options) {
+        if (options.traceContext().isPresent()) {
+            return options.traceContext().get();
+        }
+        if (traceContexts == null || options.headers().containsKey(TraceContext.TRACEPARENT)) {
+            return null;
+        }
+        return traceContexts.current().orElse(null);
+    }
+
+    private Message newMessage(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
         Map<String, String> headers = options.headers();
+        if (trace != null) {
+            Map<String, String> traced = new HashMap<>(headers);
+            traced.putAll(trace.headers());
+            headers = traced;
+        }
         FlowSubmits.requireNoReservedHeaders(options);
         requireArgumentFits(task, argument);
         if (headers.containsKey(Message.CODEC)) {
@@ -597,6 +655,8 @@ public final class Binomic implements AutoCloseable {
         private Scheduler scheduler;
         private Clock clock = Clock.systemUTC();
         private boolean prepareQueues = true;
+        private io.binomic.api.spi.TraceContextProvider traceContexts;
+        private boolean traceContextsGiven;
 
         private Builder() { }
 
@@ -694,6 +754,17 @@ public final class Binomic implements AutoCloseable {
          */
         public Builder prepareQueues(boolean prepare) {
             this.prepareQueues = prepare;
+            return this;
+        }
+
+        /**
+         * Where a submit without a trace context of its own takes the submitting thread's
+         * ({@link io.binomic.api.spi.TraceContextProvider}); {@code null} for nowhere. Defaults to the
+         * provider found by {@link ServiceLoader}, if exactly one is (several are an error), else none.
+         */
+        public Builder traceContextProvider(io.binomic.api.spi.TraceContextProvider provider) {
+            this.traceContexts = provider;
+            this.traceContextsGiven = true;
             return this;
         }
 

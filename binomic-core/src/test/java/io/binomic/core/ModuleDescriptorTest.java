@@ -35,7 +35,7 @@ class ModuleDescriptorTest {
         assertEquals(Set.of("io.binomic.core", "io.binomic.core.testing"), core.exports().stream().filter(e -> !e.isQualified())
                 .map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
         Set<String> requires = core.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toCollection(TreeSet::new));
-        assertEquals(new TreeSet<>(Set.of("java.base", "io.binomic.api", "jdk.jfr")), requires,
+        assertEquals(new TreeSet<>(Set.of("java.base", "io.binomic.api", "jdk.jfr", "jdk.httpserver")), requires,
                 "the core must need nothing outside the JDK and the API");
         Set<String> provides = core.provides().stream().map(p -> p.service() + " with " + p.providers())
                 .collect(Collectors.toCollection(TreeSet::new));
@@ -44,6 +44,7 @@ class ModuleDescriptorTest {
                 "io.binomic.api.spi.PayloadCodec with [io.binomic.core.internal.codec.JdkJsonCodec]",
                 "io.binomic.api.spi.SchedulerProvider with [io.binomic.core.internal.memory.MemorySchedulerProvider]")), provides);
         assertEquals(new TreeSet<>(Set.of("io.binomic.api.spi.BrokerProvider", "io.binomic.api.spi.PayloadCodec",
-                "io.binomic.api.spi.SchedulerProvider", "io.binomic.api.spi.TaskProvider")), new TreeSet<>(core.uses()));
+                "io.binomic.api.spi.SchedulerProvider", "io.binomic.api.spi.TaskProvider", "io.binomic.api.spi.TraceContextProvider")),
+                new TreeSet<>(core.uses()));
     }
 }

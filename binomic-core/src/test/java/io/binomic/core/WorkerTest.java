@@ -429,14 +429,14 @@ class WorkerTest {
         Binomic binomic = start(List.of(contextualBinding), TaskDefaults.defaults(), fastWorker().build());
         Worker worker = binomic.startWorker();
 
-        JobHandle<Void> job = binomic.submit(contextual, "x", Map.of("traceparent", "00-abc-01"));
+        JobHandle<Void> job = binomic.submit(contextual, "x", Map.of("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"));
         java.util.UUID id = job.id();
         assertEquals("default", job.queue());
 
         await("second attempt succeeded", () -> worker.counters().succeeded() == 1);
         assertEquals(List.of(1, 2), seen.stream().map(io.binomic.api.TaskContext::attempt).toList());
         assertTrue(seen.stream().allMatch(c -> c.messageId().equals(id)), "the id is stable across attempts");
-        assertEquals("00-abc-01", seen.get(1).headers().get("traceparent"));
+        assertEquals("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", seen.get(1).headers().get("traceparent"));
         assertTrue(seen.get(1).maxAttempts() == 3 && !seen.get(1).isLastAttempt());
         assertTrue(io.binomic.api.TaskContext.find().isEmpty(), "no context outside a handler");
     }

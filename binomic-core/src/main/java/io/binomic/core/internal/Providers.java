@@ -142,6 +142,21 @@ public final class Providers {
         return byId;
     }
 
+    /**
+     * The application's trace context provider: the one found, or none. Several are an error
+     * listing each, since picking one would attach the wrong tracer's context without a word.
+     */
+    public static io.binomic.api.spi.TraceContextProvider selectTraceContextProvider(
+            Loaded<io.binomic.api.spi.TraceContextProvider> loaded) {
+        List<io.binomic.api.spi.TraceContextProvider> found = loaded.providers();
+        if (found.size() <= 1) {
+            return found.isEmpty() ? null : found.getFirst();
+        }
+        List<String> lines = describe(found, p -> "TraceContextProvider");
+        throw new IllegalArgumentException("several TraceContextProviders are on the module path; keep one, or give it with"
+                + " Binomic.Builder.traceContextProvider:\n" + String.join("\n", lines));
+    }
+
     private static <T> List<String> describe(List<T> providers, Function<T, String> what) {
         List<String> lines = new ArrayList<>();
         for (T p : providers) {

@@ -8,9 +8,26 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.atomic.LongAccumulator;
 
-/** Per queue and task counters, updated by workers without locking. */
+/**
+ * Per queue and task counters and a duration histogram, updated by workers without locking (one
+ * {@link LongAdder} increment per bucket and counter: no allocation, no broker round trip).
+ */
 public final class StatsRecorder {
+    /**
+     * Upper bounds of the duration histogram's buckets, in seconds: from a cache hit to a report
+     * that runs minutes. Fixed, so that every process's histograms add up in Prometheus.
+     */
+    public static final double[] BUCKET_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+    private static final long[] BUCKET_NANOS = new long[BUCKET_SECONDS.length];
+
+    static {
+        for (int i = 0; i < BUCKET_SECONDS.length; i++) {
+            BUCKET_NANOS[i] = (long) (BUCKET_SECONDS[i] * 1e9);
+        }
+    }
+
     private final ConcurrentHashMap<String, Counters> byKey = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> reclaimsByQueue = new ConcurrentHashMap<>();
 
     private static final class Counters {
         final String queue;
@@ -21,6 +38,24 @@ public final class StatsRecorder {
         final LongAdder deadLettered = new LongAdder();
         final LongAdder totalNanos = new LongAdder();
         final LongAccumulator maxNanos = new LongAccumulator(Math::max, 0);
+        /** Executions per bucket (not cumulative); the last counts those over every bound. */
+        final LongAdder[] buckets = new LongAdder[BUCKET_SECONDS.length + 1];
+
+        {
+            for (int i = 0; i < buckets.length; i++) {
+                buckets[i] = new LongAdder();
+            }
+        }
+
+        void time(long nanos) {
+            totalNanos.add(nanos);
+            maxNanos.accumulate(nanos);
+            int i = 0;
+            while (i < BUCKET_NANOS.length && nanos > BUCKET_NANOS[i]) {
+                i++;
+            }
+            buckets[i].increment();
+        }
 
         Counters(String queue, String task) {
             this.queue = queue;
@@ -35,15 +70,13 @@ public final class StatsRecorder {
     public void succeeded(String queue, String task, long nanos) {
         Counters c = of(queue, task);
         c.succeeded.increment();
-        c.totalNanos.add(nanos);
-        c.maxNanos.accumulate(nanos);
+        c.time(nanos);
     }
 
     public void failed(String queue, String task, long nanos) {
         Counters c = of(queue, task);
         c.failed.increment();
-        c.totalNanos.add(nanos);
-        c.maxNanos.accumulate(nanos);
+        c.time(nanos);
     }
 
     public void retried(String queue, String task) {
@@ -52,6 +85,37 @@ public final class StatsRecorder {
 
     public void deadLettered(String queue, String task) {
         of(queue, task).deadLettered.increment();
+    }
+
+    /** A worker of this process took over a stranded delivery of {@code queue} (its owner stopped renewing). */
+    public void reclaimed(String queue) {
+        reclaimsByQueue.computeIfAbsent(queue, q -> new LongAdder()).increment();
+    }
+
+    /** Reclaims per queue, by the workers of this process. */
+    public java.util.Map<String, Long> reclaims() {
+        java.util.Map<String, Long> all = new java.util.TreeMap<>();
+        reclaimsByQueue.forEach((q, n) -> all.put(q, n.sum()));
+        return all;
+    }
+
+    /**
+     * A task's duration histogram: executions per bucket of {@link #BUCKET_SECONDS}, cumulative
+     * (the last is every execution), and their summed duration.
+     */
+    public record Histogram(String queue, String task, long[] cumulative, long sumNanos) { }
+
+    /** Every task's histogram, ordered by queue and task. */
+    public List<Histogram> histograms() {
+        return byKey.values().stream().map(c -> {
+            long[] cumulative = new long[c.buckets.length];
+            long running = 0;
+            for (int i = 0; i < cumulative.length; i++) {
+                running += c.buckets[i].sum();
+                cumulative[i] = running;
+            }
+            return new Histogram(c.queue, c.task, cumulative, c.totalNanos.sum());
+        }).sorted(Comparator.comparing(Histogram::queue).thenComparing(Histogram::task)).toList();
     }
 
     public List<TaskStats> snapshot() {

@@ -60,6 +60,10 @@ class MasterOnRedisTest {
                         .map(MasterEvent.Replaced.class::cast).findFirst().orElseThrow();
                 assertEquals(expectedCause, replaced.cause());
                 assertEquals(victim, replaced.oldPid());
+                String metrics = io.binomic.core.internal.web.MetricsSource.render(new io.binomic.core.internal.web.BinomicMetrics(client),
+                        new io.binomic.core.internal.web.MetricsSource.Slots(master.slots(), master::restarts));
+                assertTrue(metrics.lines().anyMatch(l -> l.equals("binomic_worker_restarts_total{slot=\"0\"} 1")), metrics);
+                assertTrue(metrics.lines().anyMatch(l -> l.equals("binomic_worker_restarts_total{slot=\"1\"} 0")), metrics);
                 assertNotEquals(victim, replaced.newPid());
 
                 Fixture.await("every job done", () -> "done " + fixture.ledger.doneJobs().size() + " of " + JOBS

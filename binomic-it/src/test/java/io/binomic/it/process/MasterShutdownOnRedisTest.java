@@ -35,7 +35,7 @@ class MasterShutdownOnRedisTest {
             List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
                     "--workers", "2", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s",
                     "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
-                    "--state-dir", dir.toString()));
+                    "--state-dir", dir.toString(), "--dashboard-port", "0"));
             fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
             Path log = dir.resolve("master.log");
             Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
@@ -43,6 +43,7 @@ class MasterShutdownOnRedisTest {
             try {
                 Fixture.await("4 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 4);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
+                masterDashboardShowsEveryWorkerJvm(log, workers);
 
                 master.destroy(); // SIGTERM, mid-run: each worker has tasks running
 
@@ -66,6 +67,34 @@ class MasterShutdownOnRedisTest {
             } finally {
                 master.destroyForcibly();
             }
+        }
+    }
+
+    /** The master's /metrics adds up its worker JVMs (promtool accepts it), and its workers page lists them. */
+    private static void masterDashboardShowsEveryWorkerJvm(Path log, List<Long> workers) throws Exception {
+        Fixture.await("the dashboard's address in the log", () -> read(log), () -> read(log).contains("dashboard on http://"));
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("dashboard on (http://\\S+/) ").matcher(read(log));
+        assertTrue(m.find(), read(log));
+        java.net.URI base = java.net.URI.create(m.group(1));
+        assertEquals("127.0.0.1", base.getHost(), "loopback unless told");
+        Fixture.await("both worker JVMs counted", () -> get(base.resolve("metrics")), () -> {
+            String metrics = get(base.resolve("metrics"));
+            return metrics.lines().filter(l -> l.startsWith("binomic_worker_tasks_total{") && l.contains("outcome=\"succeeded\""))
+                    .mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).sum() >= 4;
+        });
+        io.binomic.core.internal.web.Promtool.assertValid(get(base.resolve("metrics")));
+        String page = get(base.resolve("workers"));
+        assertTrue(page.contains("Worker JVMs of this master"), page);
+        for (long pid : workers) {
+            assertTrue(page.contains("<td>" + pid + "</td>"), "worker pid " + pid + " on the workers page");
+        }
+    }
+
+    private static String get(java.net.URI uri) {
+        try (var in = uri.toURL().openStream()) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(" + e + ")";
         }
     }
 

@@ -56,6 +56,7 @@ public final class BinomicCli {
         this.commands = List.of(
                 new MasterCommand(out, commandEnv, () -> settings),
                 new QueuesCommand(out, commandEnv, connect),
+                new DashboardCommand(out, commandEnv, connect),
                 new WorkersCommand(out, () -> settings),
                 new DlqListCommand(out, commandEnv, connect),
                 new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, commandEnv, connect),

@@ -9,6 +9,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import io.binomic.core.internal.web.BinomicMetrics;
+import io.binomic.core.internal.web.DashboardServer;
+import io.binomic.core.internal.web.MetricsSource;
 import java.util.function.Supplier;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
@@ -52,7 +56,11 @@ final class MasterCommand implements Command {
                 Option.value("restart-backoff", "DURATION", "wait before the 2nd restart in a row, doubling after. Defaults to 1s"),
                 Option.value("restart-backoff-max", "DURATION", "longest restart wait. Defaults to 60s"),
                 Option.value("state-dir", "DIR", "segment file and worker logs. Defaults to " + MasterConfig.defaultStateDirectory()),
-                Option.repeatable("jvm-option", "OPTION", "extra option for the worker JVMs, e.g. --jvm-option=-Xmx512m"));
+                Option.repeatable("jvm-option", "OPTION", "extra option for the worker JVMs, e.g. --jvm-option=-Xmx512m"),
+                Option.value("dashboard-port", "PORT", "serve /metrics (all worker JVMs) and the dashboard on this port. Defaults to none"),
+                Option.value("dashboard-address", "ADDRESS", "address the dashboard listens on. Defaults to 127.0.0.1; another"
+                        + " needs $BINOMIC_MASTER_DASHBOARD_TOKEN"),
+                Option.flag("dashboard-read-only", "the dashboard refuses every change"));
     }
 
     @Override
@@ -71,6 +79,7 @@ final class MasterCommand implements Command {
     @Override
     public int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
+        DashboardServer.Settings dashboardSettings = dashboardSettings(args);
         // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
         // its handlers in its own shutdown hook, so log records written while draining may be lost.
         Master master = new Master(config, event -> {
@@ -79,8 +88,35 @@ final class MasterCommand implements Command {
                         + (d.killed() ? "killed: it did not drain in time" : "stopped, exit code " + d.exitCode()));
             }
         });
-        master.start();
+        DashboardServer dashboard;
+        io.binomic.core.Binomic viewer = null;
+        try {
+            master.start();
+            if (dashboardSettings != null) {
+                viewer = BinomicCli.connect(settings.get().with("broker.url", config.broker().url(), "the master's broker"),
+                        config.broker().url(), config.queues());
+                io.binomic.core.Binomic client = viewer;
+                dashboard = DashboardServer.start(dashboardSettings, () -> MetricsSource.render(new BinomicMetrics(client),
+                        new MetricsSource.Slots(master.slots(), master::restarts)),
+                        new io.binomic.core.internal.web.DashboardPages(client, () -> master.slots().snapshot(), master::restarts,
+                                dashboardSettings.readOnly()));
+                out.println("dashboard on " + dashboard.uri() + " (metrics at " + dashboard.uri().resolve("metrics") + ")");
+            } else {
+                dashboard = null;
+            }
+        } catch (RuntimeException e) {
+            master.close();
+            if (viewer != null) {
+                viewer.close();
+            }
+            throw e;
+        }
+        io.binomic.core.Binomic viewing = viewer;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (dashboard != null) {
+                dashboard.close();
+                viewing.close();
+            }
             int status = BinomicCli.EXIT_OK;
             out.println("master pid " + ProcessHandle.current().pid() + " draining its workers");
             try {
@@ -102,6 +138,31 @@ final class MasterCommand implements Command {
             // Only the shutdown hook ends a master.
         }
         return BinomicCli.EXIT_OK;
+    }
+
+    /** The dashboard's settings from the options over the settings file and environment; null for no dashboard. */
+    private DashboardServer.Settings dashboardSettings(Arguments args) throws UsageException {
+        Settings given = settings.get();
+        Optional<String> port = args.value("dashboard-port").or(() -> given.value("master.dashboardPort"));
+        if (port.isEmpty()) {
+            return null;
+        }
+        String address = args.value("dashboard-address").or(() -> given.value("master.dashboardAddress")).orElse("127.0.0.1");
+        String token = given.value("master.dashboardToken").orElse(null);
+        boolean readOnly = args.has("dashboard-read-only") || given.value("master.dashboardReadOnly").map(Boolean::parseBoolean).orElse(false);
+        try {
+            int p;
+            try {
+                p = Integer.parseInt(port.get().strip());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("dashboard port must be a number 0..65535, was '" + port.get() + "'");
+            }
+            return new DashboardServer.Settings(java.net.InetAddress.getByName(address), p, token, readOnly);
+        } catch (java.net.UnknownHostException e) {
+            throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
     }
 
     /** File and environment first, then each option given here over them. */

@@ -38,6 +38,8 @@ public final class Master implements AutoCloseable {
     private final List<Thread> supervisors = new ArrayList<>();
     private WorkerSlots slots;
     private boolean started;
+    /** Per slot: how often its worker went and was replaced, for {@code binomic_worker_restarts_total}. */
+    private volatile java.util.concurrent.atomic.AtomicLongArray restarts = new java.util.concurrent.atomic.AtomicLongArray(0);
 
     /** A master that only logs what it observes. */
     public Master(MasterConfig config) {
@@ -77,6 +79,7 @@ public final class Master implements AutoCloseable {
             slots = null;
             throw e;
         }
+        restarts = new java.util.concurrent.atomic.AtomicLongArray(config.workers());
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
@@ -98,6 +101,16 @@ public final class Master implements AutoCloseable {
             throw new IllegalStateException("the master is not started");
         }
         return slots;
+    }
+
+    /** How often the worker of {@code slot} went and was (or is about to be) replaced since the master started. */
+    public long restarts(int slot) {
+        java.util.concurrent.atomic.AtomicLongArray r = restarts;
+        return slot < r.length() ? r.get(slot) : 0;
+    }
+
+    void restarted(int slot) {
+        restarts.incrementAndGet(slot);
     }
 
     boolean shuttingDown() {

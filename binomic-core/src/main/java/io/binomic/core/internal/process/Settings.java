@@ -67,7 +67,8 @@ public final class Settings {
             "worker.queues", "worker.concurrency", "worker.shutdownGrace", "worker.leaseTimeout", "worker.pollTimeout",
             "worker.reclaimInterval",
             "master.workers", "master.heartbeatInterval", "master.heartbeatTimeout", "master.startTimeout",
-            "master.killGrace", "master.restartBackoff", "master.restartBackoffMax", "master.stateDir", "master.jvmOptions");
+            "master.killGrace", "master.restartBackoff", "master.restartBackoffMax", "master.stateDir", "master.jvmOptions",
+            "master.dashboardPort", "master.dashboardAddress", "master.dashboardToken", "master.dashboardReadOnly");
     private static final Set<String> KNOWN = Set.copyOf(KEYS);
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");

@@ -142,6 +142,7 @@ final class SlotSupervisor {
 
     /** Tells {@code binomic workers} that the slot's worker is gone and when the next one starts. */
     private void publishRestart(int streak) {
+        master.restarted(slot.index());
         slot.supervision(Supervision.RESTART_PENDING, System.currentTimeMillis() + backoff.delay(streak).toMillis());
     }
 

@@ -103,6 +103,7 @@ public final class WorkerRuntime implements Worker {
     private final boolean tracksJobs;
     /** Pause and unique jobs: which queues to fetch, which deliveries to park. */
     private final FlowGate flow;
+    private final StatsRecorder stats;
 
     /**
      * @param maxResultBytes the largest encoded result a tracked job's record keeps (the broker's payload limit)
@@ -117,6 +118,7 @@ public final class WorkerRuntime implements Worker {
                   Broker broker, Scheduler scheduler, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker,
                   int maxResultBytes) {
         this.config = config;
+        this.stats = stats;
         this.queues = List.copyOf(queues);
         this.broker = broker;
         this.scheduler = scheduler;
@@ -400,6 +402,7 @@ public final class WorkerRuntime implements Worker {
                     }
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
                             consumerName, d.receipt(), queue, d.attempt());
+                    stats.reclaimed(queue);
                     dispatch(d);
                     taken++;
                 }

@@ -39,6 +39,7 @@ class BinomicCliUsageTest {
                 Commands:
                   master         Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
                   queues         Show each queue: ready, pending, delayed, dead letters and consumers
+                  dashboard      Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C
                   workers        Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
                   dlq list       Show dead letters grouped by task, reason and failure class (--details: one per line)
                   dlq replay     Put dead letters back on their queue (attempt reset, replayedFrom header set)
@@ -139,6 +140,26 @@ class BinomicCliUsageTest {
         assertUsageError(run("master", "--broker", "memory://", "--heartbeat-interval", "5s", "--heartbeat-timeout", "6s"),
                 "binomic master: heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S",
                 "Usage: binomic master [options]");
+    }
+
+    @Test
+    void aMasterDashboardOffLoopbackWithoutATokenIsAUsageError() {
+        assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "0", "--dashboard-address", "0.0.0.0"),
+                "binomic master: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one (at least"
+                        + " 16 random characters), or bind to 127.0.0.1",
+                "Usage: binomic master [options]");
+        assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "web"),
+                "binomic master: dashboard port must be a number 0..65535, was 'web'", "Usage: binomic master [options]");
+    }
+
+    @Test
+    void aDashboardOffLoopbackWithoutATokenIsAUsageErrorBeforeAnyConnection() {
+        assertUsageError(CliRun.of(Map.of(), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "dashboard", "--address", "0.0.0.0", "--port", "0"),
+                "binomic dashboard: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one (at least"
+                        + " 16 random characters), or bind to 127.0.0.1",
+                "Usage: binomic dashboard [options]");
     }
 
     @Test

@@ -1,0 +1,121 @@
+package io.binomic.core;
+
+import io.binomic.core.internal.web.BinomicMetrics;
+import io.binomic.core.internal.web.DashboardServer;
+import io.binomic.core.internal.web.MetricsSource;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.util.Objects;
+
+/**
+ * The operators' view of a {@link Binomic} client, served over HTTP by this JVM: {@code /metrics}
+ * in the Prometheus text format, and the dashboard pages (overview, workers, jobs, dead letters,
+ * schedules, queues) where an operator replays or purges dead letters, cancels jobs and pauses
+ * queues, each change a POST with a CSRF token and a confirmation. Started with
+ * {@code binomic.dashboard().start()}; {@link #close()} stops it (closing the client does not).
+ * JDK only ({@code jdk.httpserver}).
+ *
+ * <pre>{@code
+ * try (Dashboard dashboard = binomic.dashboard().port(9470).start()) {
+ *     System.out.println("metrics at " + dashboard.uri().resolve("metrics"));
+ * }
+ * }</pre>
+ */
+public final class Dashboard implements AutoCloseable {
+    /** The port a dashboard listens on unless told otherwise. */
+    public static final int DEFAULT_PORT = 9470;
+
+    private final DashboardServer server;
+
+    private Dashboard(DashboardServer server) {
+        this.server = server;
+    }
+
+    /** The address it listens on, with the actual port when port 0 was asked. */
+    public InetSocketAddress address() {
+        return server.address();
+    }
+
+    /** Its base address, such as {@code http://127.0.0.1:9470/}. */
+    public URI uri() {
+        return server.uri();
+    }
+
+    /** Whether it refuses every change. */
+    public boolean isReadOnly() {
+        return server.settings().readOnly();
+    }
+
+    /** Stops serving. */
+    @Override
+    public void close() {
+        server.close();
+    }
+
+    /** Builds and starts a {@link Dashboard}; obtained from {@link Binomic#dashboard()}. */
+    public static final class Builder {
+        private final Binomic binomic;
+        private String bindAddress = "127.0.0.1";
+        private int port = DEFAULT_PORT;
+        private String token;
+        private boolean readOnly;
+
+        Builder(Binomic binomic) {
+            this.binomic = Objects.requireNonNull(binomic, "binomic");
+        }
+
+        /**
+         * The address to listen on: an IP address or host name. Defaults to {@code 127.0.0.1}, so
+         * only this host sees it; any other address needs a {@link #token}.
+         */
+        public Builder bindAddress(String address) {
+            this.bindAddress = Objects.requireNonNull(address, "bindAddress must not be null");
+            return this;
+        }
+
+        /** The port, 0 for any free one. Defaults to {@value #DEFAULT_PORT}. */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /**
+         * The secret (at least 16 characters) every request must show, as
+         * {@code Authorization: Bearer <token>} (Prometheus' {@code authorization} setting) or once
+         * in a browser as {@code ?token=<token>}, kept then as an HttpOnly cookie. Required for an
+         * address other than loopback. Defaults to none.
+         */
+        public Builder token(String token) {
+            this.token = Objects.requireNonNull(token, "token must not be null; leave it out for none");
+            return this;
+        }
+
+        /** Whether to refuse every change (replay, purge, cancel, pause, resume). Defaults to false. */
+        public Builder readOnly(boolean readOnly) {
+            this.readOnly = readOnly;
+            return this;
+        }
+
+        /**
+         * Starts listening.
+         *
+         * @throws IllegalArgumentException for a bad port or token, or a non-loopback address without a token
+         * @throws java.io.UncheckedIOException when the port cannot be bound
+         */
+        public Dashboard start() {
+            InetAddress bind;
+            try {
+                bind = InetAddress.getByName(bindAddress);
+            } catch (UnknownHostException e) {
+                throw new IllegalArgumentException("dashboard bind address '" + bindAddress + "' is not an address of this host: "
+                        + e.getMessage() + "; give an IP address such as 127.0.0.1", e);
+            }
+            DashboardServer.Settings settings = new DashboardServer.Settings(bind, port, token, readOnly);
+            BinomicMetrics metrics = new BinomicMetrics(binomic);
+            return new Dashboard(DashboardServer.start(settings, () -> MetricsSource.render(metrics, null),
+                    new io.binomic.core.internal.web.DashboardPages(binomic, null, null, readOnly)));
+        }
+    }
+}

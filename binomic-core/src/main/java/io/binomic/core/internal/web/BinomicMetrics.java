@@ -1,0 +1,36 @@
+package io.binomic.core.internal.web;
+
+import io.binomic.api.QueueStats;
+import io.binomic.core.Binomic;
+import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.CoreAccess;
+import io.binomic.core.internal.StatsRecorder;
+import java.util.List;
+
+/** The metrics view of one client: its broker's queues and the workers it runs in this JVM. */
+public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
+    @Override
+    public List<String> queues() {
+        return CoreAccess.get().queues(binomic);
+    }
+
+    @Override
+    public QueueStats queueStats(String queue) {
+        return binomic.queueStats(queue);
+    }
+
+    @Override
+    public boolean isPaused(String queue) {
+        return binomic.queues().isPaused(queue);
+    }
+
+    @Override
+    public StatsRecorder stats() {
+        return CoreAccess.get().stats(binomic);
+    }
+
+    @Override
+    public List<WorkerCounters> workers() {
+        return CoreAccess.get().workers(binomic).stream().map(io.binomic.core.Worker::counters).toList();
+    }
+}

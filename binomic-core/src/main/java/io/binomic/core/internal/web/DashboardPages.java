@@ -1,0 +1,444 @@
+package io.binomic.core.internal.web;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.DeadLetterGroup;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobNotFoundException;
+import io.binomic.api.JobStatus;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.TaskMode;
+import io.binomic.api.TraceContext;
+import io.binomic.core.Binomic;
+import io.binomic.core.TaskStats;
+import io.binomic.core.Worker;
+import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.CoreAccess;
+import io.binomic.core.internal.process.SlotSnapshot;
+import io.binomic.core.internal.schedule.Trigger;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Supplier;
+
+/**
+ * The dashboard's pages: overview, workers, jobs, dead letters, schedules, queues. Rendered on the
+ * server as plain HTML (no build step, no CDN, works offline), with one small script for
+ * confirmations and live refresh. Changes are POSTs carrying the page's CSRF token; in read-only
+ * mode there are no buttons, and a POST is refused.
+ */
+public final class DashboardPages implements HttpHandler {
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(java.time.ZoneOffset.UTC);
+    private static final int LETTERS_SHOWN = 50;
+    private static final int PAYLOAD_SHOWN = 400;
+    private static final String[][] NAV = {
+            {"/", "Overview"}, {"/workers", "Workers"}, {"/jobs", "Jobs"}, {"/dead-letters", "Dead letters"},
+            {"/schedules", "Schedules"}, {"/queues", "Queues"}};
+
+    private final Binomic binomic;
+    private final Supplier<List<SlotSnapshot>> slots;
+    private final java.util.function.IntToLongFunction restarts;
+    private final boolean readOnly;
+    /** One per server: a page from another origin cannot read it, so it cannot forge a change. */
+    private final String csrf;
+
+    /**
+     * @param slots a master's worker slots, or null in an application
+     * @param restarts restarts per slot, when {@code slots} is given
+     */
+    public DashboardPages(Binomic binomic, Supplier<List<SlotSnapshot>> slots, java.util.function.IntToLongFunction restarts,
+                          boolean readOnly) {
+        this.binomic = binomic;
+        this.slots = slots;
+        this.restarts = restarts;
+        this.readOnly = readOnly;
+        byte[] random = new byte[24];
+        new SecureRandom().nextBytes(random);
+        this.csrf = HexFormat.of().formatHex(random);
+    }
+
+    @Override
+    public void handle(HttpExchange exchange) throws IOException {
+        String path = exchange.getRequestURI().getPath();
+        if (path.startsWith("/static/")) {
+            serveStatic(exchange, path.substring("/static/".length()));
+            return;
+        }
+        if (exchange.getRequestMethod().equals("POST")) {
+            post(exchange, path);
+            return;
+        }
+        if (!exchange.getRequestMethod().equals("GET") && !exchange.getRequestMethod().equals("HEAD")) {
+            DashboardServer.send(exchange, 405, "text/plain; charset=utf-8", "use GET or POST\n");
+            return;
+        }
+        Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
+        Html body = new Html();
+        String title;
+        switch (path) {
+            case "/" -> { title = "Overview"; overview(body); }
+            case "/workers" -> { title = "Workers"; workers(body); }
+            case "/jobs" -> { title = "Jobs"; jobs(body, query.get("id")); }
+            case "/dead-letters" -> { title = "Dead letters"; deadLetters(body); }
+            case "/schedules" -> { title = "Schedules"; schedules(body); }
+            case "/queues" -> { title = "Queues"; queues(body); }
+            default -> {
+                DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such page\n");
+                return;
+            }
+        }
+        send(exchange, title, path, query.get("done"), body);
+    }
+
+    private void send(HttpExchange exchange, String title, String path, String done, Html body) throws IOException {
+        Html page = new Html();
+        page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Binomic: ").text(title)
+                .raw("</title><link rel=\"stylesheet\" href=\"/static/dashboard.css\"><script src=\"/static/dashboard.js\" defer></script>"
+                        + "</head><body><header><span class=\"brand\">Binomic</span><nav>");
+        for (String[] item : NAV) {
+            page.raw("<a href=\"").raw(item[0]).raw("\"").raw(item[0].equals(path) ? " class=\"current\"" : "").raw(" id=\"nav-")
+                    .raw(item[1].toLowerCase(java.util.Locale.ROOT).replace(' ', '-')).raw("\">").raw(item[1]).raw("</a>");
+        }
+        page.raw("</nav>").raw(readOnly ? "<span class=\"badge\">read-only</span>" : "").raw("</header><main><h1>").text(title).raw("</h1>");
+        if (done != null && !done.isEmpty()) {
+            page.raw("<p class=\"flash\" id=\"flash\">").text(done).raw("</p>");
+        }
+        page.raw(body.toString()).raw("</main><footer>").text(TIME.format(Instant.now())).raw("</footer></body></html>\n");
+        exchange.getResponseHeaders().set("Content-Security-Policy",
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'");
+        DashboardServer.send(exchange, 200, "text/html; charset=utf-8", page.toString());
+    }
+
+    // ---- pages
+
+    private void overview(Html h) {
+        h.raw("<section><h2>Queues</h2><table id=\"queues\" data-live=\"5000\">").head("queue", "ready", "pending", "delayed", "dead", "consumers", "paused").raw("<tbody>");
+        for (String q : queues()) {
+            try {
+                QueueStats s = binomic.queueStats(q);
+                h.raw("<tr data-queue=\"").text(q).raw("\">").raw("<td>").text(q).raw("</td><td class=\"ready\">").text(s.ready())
+                        .raw("</td><td class=\"pending\">").text(s.pending()).raw("</td><td class=\"delayed\">").text(s.delayed())
+                        .raw("</td><td class=\"dead\">").text(s.deadLetters()).raw("</td><td>").text(s.consumers())
+                        .raw("</td><td class=\"paused\">").text(binomic.queues().isPaused(q) ? "paused" : "").raw("</td></tr>\n");
+            } catch (RuntimeException e) {
+                h.row(q, "broker error: " + e.getMessage(), "", "", "", "", "");
+            }
+        }
+        h.raw("</tbody></table></section>");
+        h.raw("<section><h2>Tasks run by this process</h2><table id=\"tasks\">")
+                .head("queue", "task", "succeeded", "failed", "retried", "dead-lettered", "mean", "max").raw("<tbody>");
+        for (TaskStats t : binomic.taskStats()) {
+            h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()), millis(t.maxDuration()));
+        }
+        h.raw("</tbody></table><p class=\"hint\">Rates over time: scrape <a href=\"/metrics\">/metrics</a> with Prometheus.</p></section>");
+    }
+
+    private void workers(Html h) {
+        h.raw("<section><h2>Workers in this process</h2><table id=\"local-workers\">")
+                .head("consumer", "health", "in flight", "succeeded", "failed", "retried", "dead-lettered", "stale settlements").raw("<tbody>");
+        for (Worker w : CoreAccess.get().workers(binomic)) {
+            WorkerCounters c = w.counters();
+            var health = w.health();
+            h.row(w.consumerName(), health.state() + health.problem().map(p -> ": " + p).orElse(""), c.inFlight(), c.succeeded(),
+                    c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
+        }
+        h.raw("</tbody></table></section>");
+        if (slots != null) {
+            h.raw("<section><h2>Worker JVMs of this master</h2><table id=\"slots\">")
+                    .head("slot", "pid", "state", "health", "last heartbeat", "supervision", "restarts", "in flight", "succeeded", "failed")
+                    .raw("<tbody>");
+            Instant now = Instant.now();
+            for (SlotSnapshot s : slots.get()) {
+                WorkerCounters c = s.counters();
+                h.row(s.index(), s.pid(), s.state(), s.health() + s.problem().map(p -> ": " + p).orElse(""),
+                        s.heartbeatAge(now).map(a -> millis(a) + " ago").orElse("never"), s.supervision(),
+                        restarts.applyAsLong(s.index()), c.inFlight(), c.succeeded(), c.failed());
+            }
+            h.raw("</tbody></table></section>");
+        }
+        h.raw("<section><h2>Consumers the broker knows</h2><table id=\"consumers\">").head("queue", "consumers").raw("<tbody>");
+        for (String q : queues()) {
+            try {
+                h.row(q, binomic.queueStats(q).consumers());
+            } catch (RuntimeException e) {
+                h.row(q, "broker error: " + e.getMessage());
+            }
+        }
+        h.raw("</tbody></table></section>");
+    }
+
+    private void jobs(Html h, String id) {
+        h.raw("<form method=\"get\" action=\"/jobs\" class=\"search\"><label>Job id <input name=\"id\" id=\"job-id\" size=\"40\" value=\"")
+                .text(id == null ? "" : id).raw("\"></label> <button type=\"submit\" id=\"job-search\">Show</button></form>");
+        if (id == null || id.isBlank()) {
+            h.raw("<p class=\"hint\">Tracked jobs (tasks with <code>keepStatusFor</code>, and jobs submitted by name) keep a status.</p>");
+            return;
+        }
+        UUID uuid;
+        try {
+            uuid = UUID.fromString(id.strip());
+        } catch (IllegalArgumentException e) {
+            h.raw("<p class=\"error\">").text("'" + id + "' is not a job id (a UUID such as 01890a5d-ac96-774b-bcce-b302099a8057)").raw("</p>");
+            return;
+        }
+        JobStatus s;
+        try {
+            s = binomic.job(uuid).status();
+        } catch (JobNotFoundException | IllegalStateException e) {
+            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + ": " + e.getMessage()).raw("</p>");
+            return;
+        }
+        h.raw("<table class=\"fields\" id=\"job\"><tbody>");
+        h.row("id", s.id()).row("queue", s.queue()).row("task", s.task());
+        h.raw("<tr><td>state</td><td id=\"job-state\">").text(s.state()).raw("</td></tr>");
+        h.row("attempt", s.attempt()).row("due", s.due().map(TIME::format).orElse("")).row("worker", s.worker().orElse(""))
+                .row("started", s.startedAt().map(TIME::format).orElse("")).row("ended", s.endedAt().map(TIME::format).orElse(""))
+                .row("duration", s.duration().map(DashboardPages::millis).orElse(""))
+                .row("progress", s.progress().isPresent() ? s.progress().getAsInt() + "% " + s.progressNote().orElse("") : "")
+                .row("result", s.result().orElse("")).row("error", s.error().orElse(""))
+                .row("dead letter", s.deadLetterReason().map(Object::toString).orElse(""))
+                .row("cancel requested", s.cancelRequested() ? "yes" : "");
+        h.raw("</tbody></table>");
+        if (!s.attempts().isEmpty()) {
+            h.raw("<h2>Attempts</h2><table id=\"attempts\">").head("attempt", "worker", "started", "ended", "outcome", "error").raw("<tbody>");
+            for (JobStatus.Attempt a : s.attempts()) {
+                h.row(a.attempt(), a.worker(), a.startedAt() == null ? "" : TIME.format(a.startedAt()),
+                        a.endedAt() == null ? "" : TIME.format(a.endedAt()), a.outcome(), a.error());
+            }
+            h.raw("</tbody></table>");
+        }
+        if (!readOnly && !s.state().isFinal()) {
+            h.raw(actionForm("/jobs/cancel", Map.of("id", s.id().toString()), "Cancel job", "job-cancel", "Cancel job " + s.id() + "?"));
+        }
+    }
+
+    private void deadLetters(Html h) {
+        for (String q : queues()) {
+            List<DeadLetterGroup> groups;
+            List<DeadLetter> letters;
+            try {
+                groups = binomic.deadLetters().groups(q);
+                letters = binomic.deadLetters().list(q, DeadLetterFilter.all(), LETTERS_SHOWN);
+            } catch (RuntimeException e) {
+                h.raw("<section><h2>").text(q).raw("</h2><p class=\"error\">").text("broker error: " + e.getMessage()).raw("</p></section>");
+                continue;
+            }
+            h.raw("<section class=\"dlq\" data-queue=\"").text(q).raw("\"><h2>").text(q).raw("</h2>");
+            if (groups.isEmpty()) {
+                h.raw("<p class=\"hint\">No dead letters.</p></section>");
+                continue;
+            }
+            h.raw("<table class=\"groups\">").head("task", "reason", "error class", "count").raw("<tbody>");
+            for (DeadLetterGroup g : groups) {
+                h.row(g.task(), g.reason(), g.errorClass(), g.count());
+            }
+            h.raw("</tbody></table><table class=\"letters\">")
+                    .head("id", "task", "reason", "error", "attempts", "failed at", "payload", "trace", "").raw("<tbody>");
+            for (DeadLetter d : letters) {
+                String payload = d.message().map(m -> new String(m.payload(), StandardCharsets.UTF_8)).orElse(d.rawFields().getOrDefault("payload", ""));
+                if (payload.length() > PAYLOAD_SHOWN) {
+                    payload = payload.substring(0, PAYLOAD_SHOWN) + "...";
+                }
+                String trace = d.message().flatMap(m -> TraceContext.fromHeaders(m.headers())).map(TraceContext::traceId).orElse("");
+                h.raw("<tr data-letter=\"").text(d.id()).raw("\">");
+                for (Object cell : new Object[] {d.id(), d.task(), d.failure().reason(),
+                        d.failure().errorClass() + ": " + d.failure().errorMessage(), d.failure().attempts(),
+                        TIME.format(d.failure().failedAt()), payload, trace}) {
+                    h.raw("<td>").text(cell).raw("</td>");
+                }
+                h.raw("<td class=\"actions\">");
+                if (!readOnly) {
+                    Map<String, String> fields = Map.of("queue", q, "letter", d.id());
+                    h.raw(actionForm("/dead-letters/replay", fields, "Replay", "replay-" + d.id(), "Replay dead letter " + d.id() + " onto queue " + q + "?"));
+                    h.raw(actionForm("/dead-letters/purge", fields, "Purge", "purge-" + d.id(), "Delete dead letter " + d.id() + " for good?"));
+                }
+                h.raw("</td></tr>\n");
+            }
+            h.raw("</tbody></table></section>");
+        }
+    }
+
+    private void schedules(Html h) {
+        h.raw("<table id=\"schedules\">").head("task", "queue", "mode", "when", "zone", "next fire times").raw("<tbody>");
+        Instant now = Instant.now();
+        for (Task<?, ?> t : binomic.tasks().all()) {
+            if (t.mode() != TaskMode.CRON && t.mode() != TaskMode.INTERVAL) {
+                continue;
+            }
+            Trigger trigger = t.mode() == TaskMode.CRON ? Trigger.cron(t.cron().orElseThrow(), t.zone()) : Trigger.every(t.interval().orElseThrow());
+            StringBuilder next = new StringBuilder();
+            Instant at = now;
+            for (int i = 0; i < 3; i++) {
+                at = trigger.nextAfter(at);
+                next.append(i == 0 ? "" : ", ").append(ZonedDateTime.ofInstant(at, t.zone()).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z")));
+            }
+            h.row(t.name(), t.queue(), t.mode(), t.mode() == TaskMode.CRON ? String.valueOf(t.cron().orElseThrow()) : t.interval().orElseThrow(),
+                    t.zone(), next);
+        }
+        h.raw("</tbody></table><p class=\"hint\">The CRON and INTERVAL tasks this process knows; each tick fires once however many clients schedule it.</p>");
+    }
+
+    private void queues(Html h) {
+        h.raw("<table id=\"queue-controls\">").head("queue", "state", "paused tasks", "").raw("<tbody>");
+        for (String q : queues()) {
+            boolean paused;
+            String tasks;
+            try {
+                paused = binomic.queues().isPaused(q);
+                tasks = String.join(", ", binomic.queues().pausedTasks(q));
+            } catch (RuntimeException e) {
+                h.row(q, "broker error: " + e.getMessage(), "", "");
+                continue;
+            }
+            h.raw("<tr data-queue=\"").text(q).raw("\"><td>").text(q).raw("</td><td class=\"state\">").text(paused ? "paused" : "running")
+                    .raw("</td><td>").text(tasks).raw("</td><td class=\"actions\">");
+            if (!readOnly) {
+                h.raw(paused ? actionForm("/queues/resume", Map.of("queue", q), "Resume", "resume-" + q, null)
+                        : actionForm("/queues/pause", Map.of("queue", q), "Pause", "pause-" + q, "Pause queue " + q + "? Its running jobs finish; no new one starts."));
+            }
+            h.raw("</td></tr>\n");
+        }
+        h.raw("</tbody></table>");
+    }
+
+    // ---- changes
+
+    private void post(HttpExchange exchange, String path) throws IOException {
+        if (readOnly) {
+            DashboardServer.send(exchange, 403, "text/plain; charset=utf-8", "this dashboard is read-only\n");
+            return;
+        }
+        Map<String, String> form;
+        try (InputStream in = exchange.getRequestBody()) {
+            form = form(new String(in.readNBytes(16 * 1024), StandardCharsets.UTF_8));
+        }
+        if (!java.security.MessageDigest.isEqual(csrf.getBytes(StandardCharsets.UTF_8),
+                form.getOrDefault("csrf", "").getBytes(StandardCharsets.UTF_8))) {
+            DashboardServer.send(exchange, 403, "text/plain; charset=utf-8", "missing or stale CSRF token: reload the page and try again\n");
+            return;
+        }
+        String back;
+        String done;
+        switch (path) {
+            case "/jobs/cancel" -> {
+                UUID id = UUID.fromString(form.getOrDefault("id", ""));
+                JobHandle.CancelOutcome outcome = binomic.job(id).cancel();
+                back = "/jobs?id=" + id;
+                done = "job " + id + ": " + outcome;
+            }
+            case "/dead-letters/replay" -> {
+                String q = form.getOrDefault("queue", "");
+                String letter = form.getOrDefault("letter", "");
+                back = "/dead-letters";
+                done = binomic.deadLetters().replayOne(requireQueue(q), letter) ? "replayed " + letter + " onto " + q
+                        : "dead letter " + letter + " is gone or cannot be replayed";
+            }
+            case "/dead-letters/purge" -> {
+                String q = form.getOrDefault("queue", "");
+                String letter = form.getOrDefault("letter", "");
+                back = "/dead-letters";
+                done = binomic.deadLetters().purgeOne(requireQueue(q), letter) ? "purged " + letter : "dead letter " + letter + " was already gone";
+            }
+            case "/queues/pause" -> {
+                String q = requireQueue(form.getOrDefault("queue", ""));
+                binomic.queues().pause(q);
+                back = "/queues";
+                done = "paused " + q;
+            }
+            case "/queues/resume" -> {
+                String q = requireQueue(form.getOrDefault("queue", ""));
+                binomic.queues().resume(q);
+                back = "/queues";
+                done = "resumed " + q;
+            }
+            default -> {
+                DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such action\n");
+                return;
+            }
+        }
+        String sep = back.contains("?") ? "&" : "?";
+        exchange.getResponseHeaders().set("Location", back + sep + "done=" + URLEncoder.encode(done, StandardCharsets.UTF_8));
+        exchange.sendResponseHeaders(303, -1);
+    }
+
+    /** Only queues this client knows are changed: a forged name must not create keys. */
+    private String requireQueue(String q) {
+        if (!queues().contains(q)) {
+            throw new IllegalArgumentException("unknown queue '" + q + "'");
+        }
+        return q;
+    }
+
+    private String actionForm(String action, Map<String, String> fields, String label, String id, String confirm) {
+        Html f = new Html();
+        f.raw("<form method=\"post\" action=\"").raw(action).raw("\"");
+        if (confirm != null) {
+            f.raw(" data-confirm=\"").text(confirm).raw("\"");
+        }
+        f.raw("><input type=\"hidden\" name=\"csrf\" value=\"").raw(csrf).raw("\">");
+        for (Map.Entry<String, String> e : new java.util.TreeMap<>(fields).entrySet()) {
+            f.raw("<input type=\"hidden\" name=\"").raw(e.getKey()).raw("\" value=\"").text(e.getValue()).raw("\">");
+        }
+        f.raw("<button type=\"submit\" id=\"").text(id).raw("\">").text(label).raw("</button></form>");
+        return f.toString();
+    }
+
+    private List<String> queues() {
+        return CoreAccess.get().queues(binomic);
+    }
+
+    private static String millis(Duration d) {
+        return d.toMillis() + " ms";
+    }
+
+    static Map<String, String> form(String raw) {
+        Map<String, String> m = new HashMap<>();
+        if (raw == null || raw.isEmpty()) {
+            return m;
+        }
+        for (String part : raw.split("&")) {
+            int eq = part.indexOf('=');
+            String k = URLDecoder.decode(eq < 0 ? part : part.substring(0, eq), StandardCharsets.UTF_8);
+            String v = eq < 0 ? "" : URLDecoder.decode(part.substring(eq + 1), StandardCharsets.UTF_8);
+            m.putIfAbsent(k, v);
+        }
+        return m;
+    }
+
+    private static void serveStatic(HttpExchange exchange, String name) throws IOException {
+        String type = name.equals("dashboard.css") ? "text/css; charset=utf-8" : name.equals("dashboard.js") ? "text/javascript; charset=utf-8" : null;
+        if (type == null) {
+            DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
+            return;
+        }
+        try (InputStream in = DashboardPages.class.getResourceAsStream("static/" + name)) {
+            if (in == null) {
+                DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
+                return;
+            }
+            DashboardServer.send(exchange, 200, type, new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        }
+    }
+
+    /** For tests: whether a rendered page would carry this server's token. */
+    String csrfToken() {
+        return csrf;
+    }
+
+}

@@ -1,0 +1,139 @@
+package io.binomic.core.internal.web;
+
+import io.binomic.api.QueueStats;
+import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.StatsRecorder;
+import io.binomic.core.internal.process.SlotHealth;
+import io.binomic.core.internal.process.SlotSnapshot;
+import io.binomic.core.internal.process.WorkerSlots;
+import java.util.List;
+import java.util.function.IntToLongFunction;
+
+/**
+ * Renders {@code /metrics}. Names and units follow Prometheus' conventions: counters end in
+ * {@code _total}, durations are seconds, gauges are what they measure now. Two groups:
+ * <ul>
+ * <li>the serving process's own view: per task counters and the duration histogram of the
+ *     workers running in this JVM, and each queue's depth as the broker reports it;</li>
+ * <li>for a master, one series per worker slot from the shared-memory segment, so Prometheus
+ *     adds up the worker JVMs ({@code sum without (slot) (rate(binomic_worker_tasks_total[5m]))}).
+ *     A restarted worker starts its counters at zero again, which Prometheus reads as a counter
+ *     reset, as it should.</li>
+ * </ul>
+ */
+public final class MetricsSource {
+
+    /** The serving process's view of its broker and workers. */
+    public interface Local {
+        List<String> queues();
+
+        QueueStats queueStats(String queue);
+
+        boolean isPaused(String queue);
+
+        StatsRecorder stats();
+
+        List<WorkerCounters> workers();
+    }
+
+    /** A master's worker slots and how often each was restarted. */
+    public record Slots(WorkerSlots slots, IntToLongFunction restarts) { }
+
+    private MetricsSource() { }
+
+    /** The exposition of {@code local} and, when not null, of a master's {@code slots}. */
+    public static String render(Local local, Slots slots) {
+        PrometheusText p = new PrometheusText();
+        queues(p, local);
+        tasks(p, local.stats());
+        workers(p, local.workers());
+        if (slots != null) {
+            slots(p, slots);
+        }
+        return p.toString();
+    }
+
+    private static void queues(PrometheusText p, Local local) {
+        p.family("binomic_queue_messages", "gauge", "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (scheduled), dead (dead letters).");
+        p.family("binomic_queue_consumers", "gauge", "Consumers the broker knows for a queue.");
+        p.family("binomic_queue_paused", "gauge", "1 when the queue is paused.");
+        p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries.");
+        boolean up = true;
+        for (String q : local.queues()) {
+            try {
+                QueueStats s = local.queueStats(q);
+                p.sample("binomic_queue_messages", s.ready(), "queue", q, "state", "ready");
+                p.sample("binomic_queue_messages", s.pending(), "queue", q, "state", "pending");
+                p.sample("binomic_queue_messages", s.delayed(), "queue", q, "state", "delayed");
+                p.sample("binomic_queue_messages", s.deadLetters(), "queue", q, "state", "dead");
+                p.sample("binomic_queue_consumers", s.consumers(), "queue", q);
+                p.sample("binomic_queue_paused", local.isPaused(q) ? 1 : 0, "queue", q);
+            } catch (RuntimeException e) {
+                // One scrape without depths beats a failed scrape: the counters still count.
+                up = false;
+            }
+        }
+        p.sample("binomic_broker_up", up ? 1 : 0);
+    }
+
+    private static void tasks(PrometheusText p, StatsRecorder stats) {
+        p.family("binomic_tasks_total", "counter", "Task executions by the workers of this process, by outcome (succeeded: returned; failed: threw or timed out).");
+        p.family("binomic_task_retries_total", "counter", "Messages scheduled for another attempt by the workers of this process.");
+        p.family("binomic_dead_letters_total", "counter", "Messages dead-lettered by the workers of this process.");
+        for (var t : stats.snapshot()) {
+            p.sample("binomic_tasks_total", t.succeeded(), "queue", t.queue(), "task", t.task(), "outcome", "succeeded");
+            p.sample("binomic_tasks_total", t.failed(), "queue", t.queue(), "task", t.task(), "outcome", "failed");
+            p.sample("binomic_task_retries_total", t.retried(), "queue", t.queue(), "task", t.task());
+            p.sample("binomic_dead_letters_total", t.deadLettered(), "queue", t.queue(), "task", t.task());
+        }
+        p.family("binomic_task_duration_seconds", "histogram", "How long task executions took, by the workers of this process.");
+        for (StatsRecorder.Histogram h : stats.histograms()) {
+            for (int i = 0; i < StatsRecorder.BUCKET_SECONDS.length; i++) {
+                p.sample("binomic_task_duration_seconds_bucket", h.cumulative()[i], "queue", h.queue(), "task", h.task(),
+                        "le", PrometheusText.format(StatsRecorder.BUCKET_SECONDS[i]));
+            }
+            long count = h.cumulative()[h.cumulative().length - 1];
+            p.sample("binomic_task_duration_seconds_bucket", count, "queue", h.queue(), "task", h.task(), "le", "+Inf");
+            p.sample("binomic_task_duration_seconds_sum", h.sumNanos() / 1e9, "queue", h.queue(), "task", h.task());
+            p.sample("binomic_task_duration_seconds_count", count, "queue", h.queue(), "task", h.task());
+        }
+        p.family("binomic_reclaims_total", "counter", "Stranded deliveries (their worker stopped renewing) taken over by the workers of this process.");
+        stats.reclaims().forEach((q, n) -> p.sample("binomic_reclaims_total", n, "queue", q));
+    }
+
+    private static void workers(PrometheusText p, List<WorkerCounters> workers) {
+        long inFlight = 0;
+        long stale = 0;
+        for (WorkerCounters c : workers) {
+            inFlight += c.inFlight();
+            stale += c.staleSettlements();
+        }
+        p.family("binomic_tasks_in_flight", "gauge", "Tasks running now in the workers of this process.");
+        p.sample("binomic_tasks_in_flight", inFlight);
+        p.family("binomic_stale_settlements_total", "counter", "Outcomes the broker refused because the delivery had been reclaimed, in the workers of this process.");
+        p.sample("binomic_stale_settlements_total", stale);
+    }
+
+    private static void slots(PrometheusText p, Slots s) {
+        List<SlotSnapshot> all = s.slots().snapshot();
+        p.family("binomic_worker_tasks_total", "counter", "Task executions by a master's worker JVM (slot), by outcome.");
+        p.family("binomic_worker_retries_total", "counter", "Retries scheduled by a master's worker JVM.");
+        p.family("binomic_worker_dead_letters_total", "counter", "Messages dead-lettered by a master's worker JVM.");
+        p.family("binomic_worker_stale_settlements_total", "counter", "Outcomes refused as stale in a master's worker JVM.");
+        p.family("binomic_worker_tasks_in_flight", "gauge", "Tasks running now in a master's worker JVM.");
+        p.family("binomic_worker_consuming", "gauge", "1 when a master's worker JVM reports itself consuming (fetching and settling).");
+        p.family("binomic_worker_restarts_total", "counter", "Times the master replaced the worker JVM of a slot.");
+        for (SlotSnapshot slot : all) {
+            String i = Integer.toString(slot.index());
+            WorkerCounters c = slot.counters();
+            p.sample("binomic_worker_tasks_total", c.succeeded(), "slot", i, "outcome", "succeeded");
+            p.sample("binomic_worker_tasks_total", c.failed(), "slot", i, "outcome", "failed");
+            p.sample("binomic_worker_retries_total", c.retried(), "slot", i);
+            p.sample("binomic_worker_dead_letters_total", c.deadLettered(), "slot", i);
+            p.sample("binomic_worker_stale_settlements_total", c.staleSettlements(), "slot", i);
+            p.sample("binomic_worker_tasks_in_flight", c.inFlight(), "slot", i);
+            p.sample("binomic_worker_consuming", slot.health() == SlotHealth.CONSUMING ? 1 : 0, "slot", i);
+            p.sample("binomic_worker_restarts_total", s.restarts().applyAsLong(slot.index()), "slot", i);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.Backoff;
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.NonRetryableException;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.internal.web.Promtool;
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code /metrics} of a client's dashboard: task outcomes, retries, dead letters and durations
+ * of the workers in this JVM, queue depths as the broker reports them; promtool accepts it; the
+ * server listens on loopback unless given a token.
+ */
+class DashboardMetricsTest {
+    record Job(int n) { }
+
+    private final Task<Job, String> ok = Task.builder("ok", Job.class, String.class).queue("metered").build();
+    private final Task<Job, String> flaky = Task.builder("flaky", Job.class, String.class).queue("metered")
+            .maxAttempts(2).backoff(Backoff.fixed(Duration.ofMillis(10))).build();
+    private final Task<Job, String> doomed = Task.builder("doomed", Job.class, String.class).queue("metered").build();
+    private Binomic binomic;
+
+    @AfterEach
+    void close() {
+        if (binomic != null) {
+            binomic.close();
+        }
+    }
+
+    private Binomic started() {
+        binomic = Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().pollTimeout(Duration.ofMillis(100)).build()).build())
+                .handle(ok, j -> "ok")
+                .handle(flaky, j -> {
+                    if (TaskContext.current().attempt() == 1) {
+                        throw new IllegalStateException("once");
+                    }
+                    return "second";
+                })
+                .handle(doomed, j -> {
+                    throw new NonRetryableException("never");
+                })
+                .build().start();
+        return binomic;
+    }
+
+    static String get(URI uri, String authorization) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) uri.toURL().openConnection();
+        if (authorization != null) {
+            c.setRequestProperty("Authorization", authorization);
+        }
+        int status = c.getResponseCode();
+        try (var in = status < 400 ? c.getInputStream() : c.getErrorStream()) {
+            return status + " " + new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void metricsCountOutcomesRetriesDeadLettersAndDepthsAndPassPromtool() throws Exception {
+        Binomic b = started();
+        b.startWorker();
+        b.submit(ok, new Job(1)).await(Duration.ofSeconds(10));
+        b.submit(ok, new Job(2)).await(Duration.ofSeconds(10));
+        b.submit(flaky, new Job(3)).await(Duration.ofSeconds(10));
+        b.submit(doomed, new Job(4));
+        while (b.queueStats("metered").deadLetters() < 1) {
+            Thread.sleep(20);
+        }
+        b.queues().pause("metered");
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            assertEquals("127.0.0.1", dashboard.address().getAddress().getHostAddress(), "loopback unless told");
+            String response = get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(response.startsWith("200 "), response);
+            String text = response.substring(4);
+            for (String line : List.of(
+                    "binomic_tasks_total{queue=\"metered\",task=\"ok\",outcome=\"succeeded\"} 2",
+                    "binomic_tasks_total{queue=\"metered\",task=\"flaky\",outcome=\"failed\"} 1",
+                    "binomic_tasks_total{queue=\"metered\",task=\"flaky\",outcome=\"succeeded\"} 1",
+                    "binomic_task_retries_total{queue=\"metered\",task=\"flaky\"} 1",
+                    "binomic_dead_letters_total{queue=\"metered\",task=\"doomed\"} 1",
+                    "binomic_task_duration_seconds_count{queue=\"metered\",task=\"ok\"} 2",
+                    "binomic_task_duration_seconds_bucket{queue=\"metered\",task=\"flaky\",le=\"+Inf\"} 2",
+                    "binomic_queue_messages{queue=\"metered\",state=\"dead\"} 1",
+                    "binomic_queue_messages{queue=\"metered\",state=\"ready\"} 0",
+                    "binomic_queue_paused{queue=\"metered\"} 1",
+                    "binomic_broker_up 1")) {
+                assertTrue(text.lines().anyMatch(line::equals), "missing line " + line + " in\n" + text);
+            }
+            Promtool.assertValid(text);
+        }
+    }
+
+    @Test
+    void anotherAddressThanLoopbackNeedsATokenAndRequestsMustShowIt() throws Exception {
+        Binomic b = started();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.dashboard().bindAddress("0.0.0.0").port(0).start());
+        assertEquals("a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one (at least 16"
+                + " random characters), or bind to 127.0.0.1", e.getMessage());
+        String token = "0123456789abcdef0123";
+        try (Dashboard dashboard = b.dashboard().bindAddress("127.0.0.1").port(0).token(token).start()) {
+            URI metrics = dashboard.uri().resolve("metrics");
+            assertTrue(get(metrics, null).startsWith("401 this dashboard needs its token"));
+            assertTrue(get(metrics, "Bearer wrong-token-wrong-token").startsWith("401 "));
+            assertTrue(get(metrics, "Bearer " + token).startsWith("200 # HELP"));
+        }
+    }
+}

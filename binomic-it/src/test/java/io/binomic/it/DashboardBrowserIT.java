@@ -1,0 +1,246 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
+import io.binomic.api.Message;
+import io.binomic.api.NonRetryableException;
+import io.binomic.api.QueueStats;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.TraceContext;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The dashboard in a real browser (Debian's headless chromium through /usr/bin/chromedriver,
+ * installed by .ci/run) against Redis with a live worker: every page renders, counts match the
+ * broker, a dead letter is replayed and another purged through the UI (and the broker agrees), a
+ * job is cancelled, a queue paused; a payload holding {@code <script>} shows as text. Screenshots
+ * go to target/dashboard-*.png.
+ */
+class DashboardBrowserIT {
+    record Order(String note) { }
+
+    private static final String QUEUE = "shop-" + UUID.randomUUID().toString().substring(0, 6);
+    private static final String SCRIPT = "<script>document.title='pwned'</script>";
+    private static final TraceContext TRACE = TraceContext.of("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+    private static final Task<Order, String> ship = Task.builder("ship", Order.class, String.class).queue(QUEUE)
+            .keepStatusFor(Duration.ofHours(1)).build();
+    private static final Task<Order, String> charge = Task.builder("charge", Order.class, String.class).queue(QUEUE).build();
+    private static final Task<Void, Void> nightly = Task.builder("nightly-report").queue(QUEUE)
+            .cron("0 2 * * *", ZoneId.of("Europe/Paris")).build();
+
+    private static Binomic binomic;
+    private static Dashboard dashboard;
+    private static ChromeDriver browser;
+    private static final Path SHOTS = Path.of("target");
+    /** How long findElement waits for an element of a page still loading. */
+    private static final Duration IMPLICIT_WAIT = Duration.ofSeconds(5);
+
+    @BeforeAll
+    static void start() {
+        for (String binary : List.of("/usr/bin/chromium", "/usr/bin/chromedriver")) {
+            if (!Files.isExecutable(Path.of(binary))) {
+                throw new AssertionError(binary + " is missing, and the dashboard is tested in a real browser: install Debian's"
+                        + " chromium and chromium-driver (apt-get install -y chromium chromium-driver), as .ci/run does");
+            }
+        }
+        // Chromium takes seconds to start on a loaded machine: start it while Redis and the client start.
+        java.util.concurrent.CompletableFuture<ChromeDriver> starting = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            ChromeOptions options = new ChromeOptions();
+            options.setBinary("/usr/bin/chromium");
+            options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,900");
+            ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile())
+                    .usingAnyFreePort().build();
+            return new ChromeDriver(service, options);
+        });
+        binomic = Binomic.builder()
+                .config(BinomicConfig.builder().brokerUrl(RedisServer.shared().url()).schedulePeriodicTasks(false)
+                        .worker(WorkerConfig.builder().queues(QUEUE).pollTimeout(Duration.ofMillis(200)).build()).build())
+                .handle(ship, o -> "shipped " + o.note())
+                .handle(charge, o -> {
+                    if (TaskContext.current().headers().get(Message.REPLAYED_FROM) == null) {
+                        throw new NonRetryableException("card declined for " + o.note());
+                    }
+                    return "charged on replay";
+                })
+                .handle(nightly, () -> { })
+                .build().start();
+        binomic.startWorker();
+        dashboard = binomic.dashboard().port(0).start();
+        browser = starting.join();
+        browser.manage().timeouts().implicitlyWait(IMPLICIT_WAIT);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (browser != null) {
+            browser.quit();
+        }
+        if (dashboard != null) {
+            dashboard.close();
+        }
+        if (binomic != null) {
+            binomic.close();
+        }
+    }
+
+    private static void open(String path) {
+        browser.get(dashboard.uri().resolve(path).toString());
+    }
+
+    private static void shot(String name) throws IOException {
+        Path file = ((TakesScreenshot) browser).getScreenshotAs(OutputType.FILE).toPath();
+        Files.copy(file, SHOTS.resolve("dashboard-" + name + ".png"), StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        for (int i = 0; i < 200; i++) {
+            if (condition.getAsBoolean()) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("not within 10 s: " + what);
+    }
+
+    /** Waits for the page after a form's redirect: the flash message of the action starts with {@code prefix}. */
+    private static void awaitFlash(String prefix) throws InterruptedException {
+        browser.manage().timeouts().implicitlyWait(Duration.ZERO); // this loop polls: an implicit wait would only slow it
+        try {
+            await("a flash starting with '" + prefix + "'", () -> {
+                try {
+                    return browser.findElements(By.id("flash")).stream().anyMatch(e -> e.getText().startsWith(prefix));
+                } catch (org.openqa.selenium.WebDriverException e) {
+                    return false; // the page was replaced while we read it
+                }
+            });
+        } finally {
+            browser.manage().timeouts().implicitlyWait(IMPLICIT_WAIT);
+        }
+    }
+
+    private static String cell(WebElement row, String cls) {
+        return row.findElement(By.cssSelector("td." + cls)).getText();
+    }
+
+    @Test
+    void anOperatorClicksThroughEveryPageAndChangesAreWhatTheBrokerSees() throws Exception {
+        // Live traffic: two shipped, two charges dead-lettered (one with a script in its payload), one job scheduled for later.
+        binomic.submit(ship, new Order("a")).await(Duration.ofSeconds(10));
+        binomic.submit(ship, new Order("b")).await(Duration.ofSeconds(10));
+        binomic.submit(charge, new Order(SCRIPT), SubmitOptions.builder().traceContext(TRACE).build());
+        binomic.submit(charge, new Order("to purge"));
+        JobHandle<String> later = binomic.submit(ship, new Order("later"), SubmitOptions.builder().delay(Duration.ofHours(1)).build());
+        await("two dead letters", () -> binomic.queueStats(QUEUE).deadLetters() == 2);
+
+        // Overview: the counts are the broker's.
+        open("/");
+        QueueStats stats = binomic.queueStats(QUEUE);
+        WebElement row = browser.findElement(By.cssSelector("#queues tr[data-queue='" + QUEUE + "']"));
+        assertEquals(Long.toString(stats.deadLetters()), cell(row, "dead"));
+        assertEquals(Long.toString(stats.delayed()), cell(row, "delayed"));
+        assertEquals(Long.toString(stats.ready()), cell(row, "ready"));
+        assertTrue(browser.findElement(By.id("tasks")).getText().contains("ship"));
+        shot("overview");
+
+        // Workers: this process's worker, consuming.
+        browser.findElement(By.id("nav-workers")).click();
+        assertTrue(browser.findElement(By.id("local-workers")).getText().contains("CONSUMING"));
+        shot("workers");
+
+        // Schedules: the cron task with its next fire times in its zone.
+        browser.findElement(By.id("nav-schedules")).click();
+        String schedules = browser.findElement(By.id("schedules")).getText();
+        assertTrue(schedules.contains("nightly-report") && schedules.contains("Europe/Paris") && schedules.contains("02:00:00"), schedules);
+        shot("schedules");
+
+        // Dead letters: the script shows as text and did not run; replay one, purge the other.
+        browser.findElement(By.id("nav-dead-letters")).click();
+        assertTrue(browser.getPageSource().contains("&lt;script&gt;"), "the payload is escaped");
+        assertFalse(browser.getTitle().contains("pwned"), "the payload's script did not run");
+        assertTrue(browser.findElement(By.tagName("main")).getText().contains(SCRIPT), "it shows as text");
+        assertTrue(browser.findElement(By.tagName("main")).getText().contains(TRACE.traceId()), "the trace id shows");
+        shot("dead-letters");
+        List<DeadLetter> letters = binomic.deadLetters().list(QUEUE, DeadLetterFilter.all(), 10);
+        DeadLetter scripted = letters.stream().filter(d -> d.failure().errorMessage().contains("<script>")).findFirst().orElseThrow();
+        DeadLetter other = letters.stream().filter(d -> d != scripted).findFirst().orElseThrow();
+        browser.findElement(By.id("replay-" + scripted.id())).click();
+        browser.switchTo().alert().accept();
+        awaitFlash("replayed " + scripted.id());
+        browser.findElement(By.id("purge-" + other.id())).click();
+        browser.switchTo().alert().dismiss(); // the confirmation guards: nothing happens
+        assertEquals(1, binomic.deadLetters().list(QUEUE, DeadLetterFilter.all(), 10).stream().filter(d -> d.id().equals(other.id())).count());
+        browser.findElement(By.id("purge-" + other.id())).click();
+        browser.switchTo().alert().accept();
+        awaitFlash("purged " + other.id());
+        await("the broker has no dead letter left", () -> binomic.queueStats(QUEUE).deadLetters() == 0);
+
+        // Jobs: find the scheduled one by id and cancel it.
+        browser.findElement(By.id("nav-jobs")).click();
+        browser.findElement(By.id("job-id")).sendKeys(later.id().toString());
+        browser.findElement(By.id("job-search")).click();
+        assertEquals("SCHEDULED", browser.findElement(By.id("job-state")).getText());
+        shot("job");
+        browser.findElement(By.id("job-cancel")).click();
+        browser.switchTo().alert().accept();
+        awaitFlash("job " + later.id() + ": CANCELLED");
+        assertEquals("CANCELLED", browser.findElement(By.id("job-state")).getText());
+        assertEquals(JobState.CANCELLED, later.status().state(), "the broker agrees");
+
+        // Queues: pause.
+        browser.findElement(By.id("nav-queues")).click();
+        browser.findElement(By.id("pause-" + QUEUE)).click();
+        browser.switchTo().alert().accept();
+        awaitFlash("paused " + QUEUE);
+        assertTrue(binomic.queues().isPaused(QUEUE), "the broker has the queue paused");
+        assertEquals("paused", browser.findElement(By.cssSelector("#queue-controls tr[data-queue='" + QUEUE + "'] td.state")).getText());
+        shot("queues");
+        browser.findElement(By.id("resume-" + QUEUE)).click();
+        awaitFlash("resumed " + QUEUE);
+        assertFalse(binomic.queues().isPaused(QUEUE));
+    }
+
+    @Test
+    void aReadOnlyDashboardShowsNoButtonAndRefusesAPost() throws Exception {
+        try (Dashboard readOnly = binomic.dashboard().port(0).readOnly(true).start()) {
+            browser.get(readOnly.uri().resolve("/queues").toString());
+            assertTrue(browser.findElement(By.id("queue-controls")).getText().contains(QUEUE));
+            assertFalse(browser.getPageSource().contains("<button"), "no button in read-only mode");
+            java.net.HttpURLConnection c = (java.net.HttpURLConnection) readOnly.uri().resolve("/queues/pause").toURL().openConnection();
+            c.setRequestMethod("POST");
+            c.setDoOutput(true);
+            c.getOutputStream().write(("queue=" + QUEUE).getBytes());
+            assertEquals(403, c.getResponseCode());
+            assertFalse(binomic.queues().isPaused(QUEUE));
+        }
+    }
+}
