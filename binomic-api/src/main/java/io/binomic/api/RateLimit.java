@@ -6,10 +6,12 @@ import java.util.Objects;
 /**
  * At most {@link #permits()} starts per {@link #period()}, counted across every worker and host
  * (in Redis, or in the embedded broker). Starts are spaced evenly, one every
- * {@code period / permits}, with up to {@link #burst()} of them at once after a quiet spell: any
- * window of one period then holds at most {@code permits + burst - 1} starts (exactly
- * {@code permits} with the default burst of 1). The algorithm is GCRA (the generic cell rate
- * algorithm): one timestamp per limit, so the cost does not grow with the rate.
+ * {@code period / permits}, with up to {@link #burst()} of them at once after a quiet spell. The
+ * limiter allows one start of jitter on top (a start that comes a little late does not cost the
+ * next one its turn), so any window of one period holds at most {@code permits + burst} starts, and
+ * after a quiet spell {@code burst + 1} may start at once (two with the default burst of 1). The
+ * algorithm is GCRA (the generic cell rate algorithm): one timestamp per limit, so the cost does
+ * not grow with the rate.
  *
  * <pre>{@code
  * RateLimit fiftyPerSecond = RateLimit.perSecond(50);

@@ -86,6 +86,11 @@ public final class Queues {
      */
     public boolean drain(String queue, Duration timeout) throws InterruptedException {
         Objects.requireNonNull(timeout, "timeout must not be null");
+        if (timeout.isNegative()) {
+            // checked before the pause: a refused call must leave the queue as it was
+            throw new IllegalArgumentException("drain timeout must be zero or positive, was " + timeout
+                    + "; give how long to wait for running jobs, e.g. Duration.ofMinutes(2)");
+        }
         pause(queue);
         long deadline = System.nanoTime() + timeout.toNanos();
         // Workers see the pause within REFRESH_MILLIS: one that fetched just before may start a job that late.

@@ -72,6 +72,38 @@ public abstract class BrokerContractTest {
         broker.close();
     }
 
+    @Test
+    void backedUpQueuesOfOneWorkerTakeTurnsWhateverEmptyQueuesLieBetweenThem() throws InterruptedException {
+        String suffix = queue.substring(queue.lastIndexOf('-') + 1);
+        List<String> queues = List.of("empty1-" + suffix, queue, otherQueue, "empty2-" + suffix, "empty3-" + suffix);
+        broker.close();
+        broker = createBroker(); // a worker's broker, started on all five queues
+        broker.start(queues);
+        List<Message> backlog = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            backlog.add(message(queue, "t", "{\"i\":" + i + "}", 1));
+            backlog.add(message(otherQueue, "t", "{\"i\":" + i + "}", 1));
+        }
+        broker.enqueueAll(backlog);
+
+        Map<String, Integer> served = new java.util.HashMap<>();
+        for (int i = 0; i < 20; i++) { // one free slot at a time, as a busy worker fetches
+            for (Delivery d : broker.fetch(queues, "c1", 1, Duration.ofMillis(200))) {
+                served.merge(d.queue(), 1, Integer::sum);
+            }
+        }
+        assertEquals(Map.of(queue, 10, otherQueue, 10), served, "one each in turn");
+
+        served.clear();
+        for (int i = 0; i < 5; i++) { // four free slots at a time
+            for (Delivery d : broker.fetch(queues, "c1", 4, Duration.ofMillis(200))) {
+                served.merge(d.queue(), 1, Integer::sum);
+            }
+        }
+        assertEquals(20, served.values().stream().mapToInt(Integer::intValue).sum());
+        assertTrue(Math.abs(served.get(queue) - served.get(otherQueue)) <= 4, "shared within a fetch's worth: " + served);
+    }
+
     protected Message message(String task, String payload) {
         return message(queue, task, payload, 1);
     }

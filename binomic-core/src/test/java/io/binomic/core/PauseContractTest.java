@@ -146,6 +146,15 @@ public abstract class PauseContractTest {
     }
 
     @Test
+    void aDrainWithANegativeTimeoutIsRefusedAndLeavesTheQueueRunning() {
+        Binomic binomic = started(Binomic.builder());
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> binomic.queues().drain(mail, Duration.ofSeconds(-1)));
+        assertTrue(e.getMessage().startsWith("drain timeout must be zero or positive, was PT-1S"), e.getMessage());
+        assertFalse(binomic.queues().isPaused(mail), "a refused drain paused nothing");
+    }
+
+    @Test
     void pauseAndResumeAreIdempotentAndResumingTheQueueLeavesPausedTasksPaused() {
         Binomic binomic = started(Binomic.builder());
         binomic.queues().pause(mail);

@@ -317,8 +317,18 @@ final class RedisBroker implements Broker {
         }
         int first = Math.floorMod(fetchRotation.getAndIncrement(), k);
         List<Delivery> all = new ArrayList<>();
+        int lastServed = -1;
         for (int i = 0; i < k && all.size() < max; i++) {
-            all.addAll(read(List.of(queues.get((first + i) % k)), consumer, max - all.size(), Duration.ZERO));
+            List<Delivery> got = read(List.of(queues.get((first + i) % k)), consumer, max - all.size(), Duration.ZERO);
+            all.addAll(got);
+            if (!got.isEmpty()) {
+                lastServed = (first + i) % k;
+            }
+        }
+        if (lastServed >= 0) {
+            // the next fetch starts after the queue served last: backed-up queues take turns,
+            // whatever empty queues sit between them in the list
+            fetchRotation.set(lastServed + 1);
         }
         if (all.isEmpty() && wait.toMillis() >= k) {
             all.addAll(read(List.of(queues.get(first)), consumer, max, wait.dividedBy(k)));

@@ -192,8 +192,31 @@ final class RedisPriorities {
         int k = queues.size();
         int first = Math.floorMod(rotation.getAndIncrement(), k);
         List<Delivery> all = new ArrayList<>();
+        // Each queue its share first, then the rest to those that had more; the next fetch starts
+        // after the last queue served, so backed-up queues take turns whatever empty queues sit
+        // between them in the list (starting after a fixed rotation would favour the queue that
+        // follows empty ones).
+        int perQueue = Math.max(1, (max + k - 1) / k);
+        boolean[] full = new boolean[k];
+        int lastServed = -1;
         for (int i = 0; i < k && all.size() < max; i++) {
-            all.addAll(readLevels(queues.get((first + i) % k), consumer, max - all.size()));
+            int q = (first + i) % k;
+            int ask = Math.min(perQueue, max - all.size());
+            List<Delivery> got = readLevels(queues.get(q), consumer, ask);
+            all.addAll(got);
+            full[q] = got.size() == ask;
+            if (!got.isEmpty()) {
+                lastServed = q;
+            }
+        }
+        for (int i = 0; i < k && all.size() < max; i++) {
+            int q = (first + i) % k;
+            if (full[q]) {
+                all.addAll(readLevels(queues.get(q), consumer, max - all.size()));
+            }
+        }
+        if (lastServed >= 0) {
+            rotation.set(lastServed + 1);
         }
         if (!all.isEmpty() || wait.toMillis() < k) {
             return all;

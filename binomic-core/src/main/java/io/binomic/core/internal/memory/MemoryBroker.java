@@ -199,17 +199,34 @@ public final class MemoryBroker implements Broker {
                 List<Delivery> out = new ArrayList<>();
                 long now = System.nanoTime();
                 // Start at a different queue each call, so no queue is always served first.
-                int first = names.isEmpty() ? 0 : Math.floorMod(fetchRound++, names.size());
-                for (int i = 0; i < names.size(); i++) {
-                    String name = names.get((first + i) % names.size());
-                    QueueState q = queue(name);
-                    q.consumersLastSeenNanos.put(consumer, now);
-                    q.ready.beginFetch();
-                    while (out.size() < max && !q.ready.isEmpty()) {
-                        Entry e = q.ready.pollFirst();
-                        q.pending.put(e.receipt(), new Pending(e, consumer, now));
-                        out.add(Delivery.of(name, e.receipt(), e.message(), 1));
+                int k = names.size();
+                int first = names.isEmpty() ? 0 : Math.floorMod(fetchRound++, k);
+                // Each queue its share first, then the rest; the next fetch starts after the last queue
+                // served, so backed-up queues take turns whatever empty queues sit between them.
+                int share = k == 0 ? max : Math.max(1, (max + k - 1) / k);
+                int lastServed = -1;
+                for (int pass = 0; pass < 2; pass++) {
+                    for (int i = 0; i < k && out.size() < max; i++) {
+                        String name = names.get((first + i) % k);
+                        QueueState q = queue(name);
+                        if (pass == 0) {
+                            q.consumersLastSeenNanos.put(consumer, now);
+                            q.ready.beginFetch();
+                        }
+                        int limit = pass == 0 ? Math.min(max, out.size() + share) : max;
+                        int before = out.size();
+                        while (out.size() < limit && !q.ready.isEmpty()) {
+                            Entry e = q.ready.pollFirst();
+                            q.pending.put(e.receipt(), new Pending(e, consumer, now));
+                            out.add(Delivery.of(name, e.receipt(), e.message(), 1));
+                        }
+                        if (pass == 0 && out.size() > before) {
+                            lastServed = (first + i) % k;
+                        }
                     }
+                }
+                if (lastServed >= 0) {
+                    fetchRound = lastServed + 1;
                 }
                 long left = deadline - System.nanoTime();
                 if (!out.isEmpty() || left <= 0 || closed) {
