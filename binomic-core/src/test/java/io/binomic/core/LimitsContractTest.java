@@ -201,6 +201,29 @@ public abstract class LimitsContractTest {
     }
 
     @Test
+    void changingAQueuesLimitsReleasesWhatTheOldOnesHeldBack() throws Exception {
+        FlowLimit oneSlot = FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, 1);
+        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.builder().concurrencyLimit(1).build());
+        List<Delivery> ds = enqueueAndFetch(3, "c1");
+        assertEquals(List.of(Decision.RUN, Decision.WAIT_SLOT, Decision.WAIT_SLOT), decisions(admit("c1", ds, oneSlot)));
+
+        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.NONE);
+        assertEquals(0, broker.stats(queue).delayed(), "the waiters left the delayed set at once, not at their 10 s fallback");
+        assertEquals(2, broker.fetch(List.of(queue), "c2", 10, Duration.ofMillis(500)).size(), "and are back on the queue");
+
+        FlowLimit onePerMinute = FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.of(1, Duration.ofMinutes(1)));
+        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.builder().rateLimit(RateLimit.of(1, Duration.ofMinutes(1))).build());
+        List<Delivery> more = enqueueAndFetch(3, "c1");
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_RATE), decisions(admit("c1", more, onePerMinute)));
+        assertEquals(1, broker.stats(queue).delayed(), "pushed back about a minute");
+
+        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.builder().rateLimit(RateLimit.perSecond(100)).build());
+        Delivery back = fetchSoon("c3", 1).getFirst();
+        assertEquals(more.get(2).message().orElseThrow().id(), back.message().orElseThrow().id(), "due at once under the new limit");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c3", List.of(back), FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.perSecond(100)))));
+    }
+
+    @Test
     void aRetryOrDeadLetterReleasesTheSlotToo() throws Exception {
         List<Delivery> ds = enqueueAndFetch(2, "c1");
         admit("c1", ds, TWO_SLOTS);

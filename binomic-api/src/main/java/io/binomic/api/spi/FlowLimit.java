@@ -31,6 +31,12 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMillis, 
      */
     public static final String TURN_HEADER = "limit.turn";
 
+    /**
+     * The id of a queue's own limits ({@link io.binomic.api.QueueLimits}, {@link Broker#setQueueLimits}):
+     * a broker that changes them releases what that id holds back.
+     */
+    public static final String QUEUE_LIMIT_ID = "q";
+
     private static final Pattern ID = Pattern.compile("[A-Za-z0-9_.:%+*~-]{1,600}");
 
     /** The kind of a limit. */

@@ -589,7 +589,26 @@ public final class MemoryBroker implements Broker {
     @Override
     public void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
         java.util.Objects.requireNonNull(limits, "limits must not be null");
-        locked(() -> limits.isEmpty() ? queueLimits.remove(queue) : queueLimits.put(queue, limits));
+        locked(() -> {
+            if (limits.isEmpty()) {
+                queueLimits.remove(queue);
+            } else {
+                queueLimits.put(queue, limits);
+            }
+            // what the old limits held back is decided on again under the new ones
+            this.limits.queueLimitsChanged(queue, io.binomic.api.spi.FlowLimit.QUEUE_LIMIT_ID);
+            QueueState q = queue(queue);
+            long now = clock.millis();
+            List<Map.Entry<Scheduled, Message>> rateWaiting = q.delayed.entrySet().stream()
+                    .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < io.binomic.api.spi.PauseState.PARKED_UNTIL.toEpochMilli()
+                            && e.getValue().headers().containsKey(io.binomic.api.spi.FlowLimit.RATE_ADMITTED_HEADER))
+                    .limit(10_000).toList();
+            for (Map.Entry<Scheduled, Message> e : rateWaiting) {
+                q.delayed.remove(e.getKey());
+                q.delayed.put(new Scheduled(now, ++nextEntry), e.getValue());
+            }
+            messageArrived.signalAll();
+        });
     }
 
     // ---- job records ----

@@ -171,6 +171,19 @@ final class MemoryLimits {
         }
     }
 
+    /** Limit {@code id} of {@code queueName} changed: its waiters go back to the queue, its rate state starts afresh. */
+    void queueLimitsChanged(String queueName, String id) {
+        QueueLimits q = queues.get(queueName);
+        if (q == null) {
+            return;
+        }
+        q.rates.remove(id);
+        ArrayDeque<Object> line = q.waiting.remove(id);
+        while (line != null && !line.isEmpty()) {
+            store.moveNow(queueName, line.pollFirst());
+        }
+    }
+
     int slotsHeld(String queueName, String id) {
         QueueLimits q = queues.get(queueName);
         return q == null ? 0 : q.slots.getOrDefault(id, Set.of()).size();

@@ -39,7 +39,7 @@ public final class FlowLimiter {
     final LongAdder waitedForSlot = new LongAdder();
 
     /** The limit id of a queue's own limits ({@link QueueLimits}); task ids start with {@code t:}, key ids with {@code k:}. */
-    static final String QUEUE_LIMIT_ID = "q";
+    static final String QUEUE_LIMIT_ID = FlowLimit.QUEUE_LIMIT_ID;
     static final long QUEUE_LIMITS_REFRESH_NANOS = 1_000_000_000L;
 
     private final List<String> queues;
