@@ -224,6 +224,23 @@ public abstract class LimitsContractTest {
     }
 
     @Test
+    void aHigherPriorityJobWaitingForASlotGetsItBeforeOlderLowerOnes() throws Exception {
+        FlowLimit oneSlot = FlowLimit.concurrency("t:work", 1);
+        broker.enqueue(message(0, Map.of("codec", "json-jdk", Message.PRIORITY, "1")));
+        broker.enqueue(message(1, Map.of("codec", "json-jdk", Message.PRIORITY, "1")));
+        List<Delivery> low = fetchSoon("c1", 2);
+        assertEquals(List.of(Decision.RUN, Decision.WAIT_SLOT), decisions(admit("c1", low, oneSlot)));
+        broker.enqueue(message(2, Map.of("codec", "json-jdk", Message.PRIORITY, "9")));
+        List<Delivery> urgent = fetchSoon("c1", 1);
+        assertEquals(List.of(Decision.WAIT_SLOT), decisions(admit("c1", urgent, oneSlot)), "the slot is taken");
+
+        broker.settle("c1", List.of(new Settlement.Ack(low.get(0))));
+        Delivery next = fetchSoon("c2", 1).getFirst();
+        assertEquals(urgent.getFirst().message().orElseThrow().id(), next.message().orElseThrow().id(),
+                "the priority-9 job took the freed slot ahead of the older priority-1 one");
+    }
+
+    @Test
     void aRetryOrDeadLetterReleasesTheSlotToo() throws Exception {
         List<Delivery> ds = enqueueAndFetch(2, "c1");
         admit("c1", ds, TWO_SLOTS);

@@ -146,7 +146,7 @@ final class LuaScripts {
      * keys they touch are named from the stream key's hash tag (same Cluster slot): {@code held}
      * (hash: receipt of an admitted delivery to the concurrency limits it holds slots of),
      * {@code slots:<limit>} (sorted set of the receipts holding a slot), {@code wait:<limit>} (sorted
-     * set of the delayed-set members waiting for a slot, oldest first), {@code rate:<limit>} (the
+     * set of the delayed-set members waiting for a slot, higher priority first, then oldest), {@code rate:<limit>} (the
      * GCRA theoretical arrival time, epoch ms, expiring when it passes).
      * {@code lim_release} frees the slots of a settled delivery and moves, per slot, the oldest live
      * waiter back onto the stream with the turn header; it does nothing (one EXISTS per call) on a
@@ -345,7 +345,11 @@ final class LuaScripts {
                     m['headers'] = cjson.encode(h)
                     local member = cjson.encode(m)
                     redis.call('ZADD', KEYS[2], due, member)
-                    if code == 'S' then redis.call('ZADD', base .. 'wait:' .. wait_lid, now, member) end
+                    if code == 'S' then
+                      -- the line for a slot: higher priority first, then oldest first (1e13 ms is over 300 years)
+                      local p = tonumber(m['priority'] or '5') or 5
+                      redis.call('ZADD', base .. 'wait:' .. wait_lid, string.format('%d', (9 - p) * 10000000000000 + now), member)
+                    end
                     if jk > 0 then
                       local state = redis.call('HGET', KEYS[jk], 'state')
                       if state and state ~= 'SUCCEEDED' and state ~= 'DEAD_LETTERED' and state ~= 'CANCELLED' then

@@ -47,6 +47,25 @@ final class MemoryLimits {
         /** Receipt to the concurrency limits it holds slots of (empty: admitted by rate limits only). */
         final Map<String, List<String>> held = new HashMap<>();
         final Map<String, ArrayDeque<Object>> waiting = new HashMap<>();
+        /** The priority of each waiting handle: a line is ordered by priority, then by arrival. */
+        final Map<Object, Integer> waiterPriority = new HashMap<>();
+
+        Object pollWaiter(ArrayDeque<Object> line) {
+            Object handle = line.pollFirst();
+            waiterPriority.remove(handle);
+            return handle;
+        }
+
+        /** Behind the waiters of its priority and higher, ahead of the lower ones. */
+        void addWaiter(ArrayDeque<Object> line, Object handle, int priority) {
+            ArrayDeque<Object> lower = new ArrayDeque<>();
+            while (!line.isEmpty() && waiterPriority.getOrDefault(line.peekLast(), io.binomic.api.Priority.DEFAULT) < priority) {
+                lower.addFirst(line.pollLast());
+            }
+            line.addLast(handle);
+            line.addAll(lower);
+            waiterPriority.put(handle, priority);
+        }
     }
 
     private final Map<String, QueueLimits> queues = new HashMap<>();
@@ -82,7 +101,7 @@ final class MemoryLimits {
                 // A free slot, but messages waiting for one go first: drop the stale ones (moved back
                 // meanwhile by their fallback), give the slot to the oldest live one, queue behind it.
                 while (!line.isEmpty()) {
-                    if (store.moveNow(d.queue(), line.pollFirst())) {
+                    if (store.moveNow(d.queue(), q.pollWaiter(line))) {
                         free = false;
                         break;
                     }
@@ -91,7 +110,7 @@ final class MemoryLimits {
             if (!free) {
                 long due = now + SLOT_WAIT_FALLBACK_MILLIS;
                 Object handle = store.delay(d.queue(), waiting, due);
-                q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>()).addLast(handle);
+                q.addWaiter(q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>()), handle, m.priority());
                 return new Admission(d, Admission.Decision.WAIT_SLOT, java.util.Optional.of(java.time.Instant.ofEpochMilli(due)));
             }
             concurrency.add(limit.id());
@@ -161,7 +180,7 @@ final class MemoryLimits {
             }
             ArrayDeque<Object> line = q.waiting.get(id);
             while (line != null && !line.isEmpty()) {
-                if (store.moveNow(queueName, line.pollFirst())) {
+                if (store.moveNow(queueName, q.pollWaiter(line))) {
                     break;
                 }
             }
@@ -180,7 +199,7 @@ final class MemoryLimits {
         q.rates.remove(id);
         ArrayDeque<Object> line = q.waiting.remove(id);
         while (line != null && !line.isEmpty()) {
-            store.moveNow(queueName, line.pollFirst());
+            store.moveNow(queueName, q.pollWaiter(line));
         }
     }
 
