@@ -64,6 +64,18 @@ final class Arguments {
         return new Arguments(values);
     }
 
+    /**
+     * The queue named by {@code --queue} (or the command's first word), checked as a queue name:
+     * a bad one is bad usage (exit 2), not a failed operation.
+     */
+    Optional<String> queueName() throws UsageException {
+        Optional<String> queue = value("queue");
+        if (queue.isPresent() && !QUEUE_NAME.matcher(queue.get()).matches()) {
+            throw new UsageException("'" + queue.get() + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+        }
+        return queue;
+    }
+
     boolean has(String name) {
         return values.containsKey(name);
     }

@@ -86,7 +86,7 @@ final class QueueCommand implements Command {
 
     @Override
     public int run(Arguments args) throws UsageException {
-        String queue = args.value("queue").orElseThrow(() -> new UsageException("name the queue: binomic queue " + action.verb + " NAME"));
+        String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue " + action.verb + " NAME"));
         Optional<String> task = args.value("task");
         String url = BrokerOptions.url(args, env);
         try (Binomic binomic = connector.connect(url, List.of(queue))) {

@@ -70,7 +70,7 @@ final class QueueLimitCommand implements Command {
 
     @Override
     public int run(Arguments args) throws UsageException {
-        String queue = args.value("queue").orElseThrow(() -> new UsageException("name the queue: binomic queue limit NAME --rate 50/s"));
+        String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue limit NAME --rate 50/s"));
         boolean none = args.has("none");
         boolean setting = args.has("rate") || args.has("concurrency") || args.has("burst");
         if (none && setting) {

@@ -70,6 +70,15 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void aBadQueueNameForTheQueueCommandsIsBadUsage() {
+        for (String verb : new String[] {"pause", "resume", "limit"}) {
+            CliRun run = run("queue", verb, "bad/name");
+            assertEquals(2, run.exit(), run.toString());
+            assertTrue(run.err().startsWith("binomic queue " + verb + ": 'bad/name' is not a queue name"), run.toString());
+        }
+    }
+
+    @Test
     void noCommandIsAUsageError() {
         assertUsageError(run(), "binomic: no command given", "Usage: binomic <command> [options]");
     }
