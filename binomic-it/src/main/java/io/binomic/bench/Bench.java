@@ -76,6 +76,10 @@ public final class Bench {
             }
             return;
         }
+        if ("start".equals(System.getProperty("bench.only"))) { // issue 14: worker start to RUNNING, jlink image, AOT cache or not
+            BenchWorkerStart.run();
+            return;
+        }
         try (BenchRedis redis = BenchRedis.start()) {
             Bench bench = new Bench(redis);
             Recording recording = bench.jfr == null ? null : startRecording();

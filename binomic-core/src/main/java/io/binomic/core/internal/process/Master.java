@@ -38,6 +38,8 @@ public final class Master implements AutoCloseable {
     private final List<Thread> supervisors = new ArrayList<>();
     private WorkerSlots slots;
     private boolean started;
+    /** The configured worker JVM options plus the AOT cache's, if one applies (decided once, at start). */
+    private volatile List<String> workerJvmOptions;
 
     /** A master that only logs what it observes. */
     public Master(MasterConfig config) {
@@ -77,6 +79,7 @@ public final class Master implements AutoCloseable {
             slots = null;
             throw e;
         }
+        workerJvmOptions = AotCache.workerOptions(config.jvmOptions());
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
@@ -85,6 +88,11 @@ public final class Master implements AutoCloseable {
                 ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.broker().url()),
                 config.queues().isEmpty() ? "(all of the discovered tasks)" : config.queues(), config.stateDirectory());
         return this;
+    }
+
+    /** The options of each worker JVM: the configured ones, plus the AOT cache when one applies ({@link AotCache}). */
+    List<String> workerJvmOptions() {
+        return workerJvmOptions;
     }
 
     /** The configuration. */
