@@ -139,6 +139,11 @@ public final class Bench {
             flowControl(r);
             return r;
         }
+        if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains alone
+            enqueueAndDrain(run, r);
+            r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
+            return r;
+        }
         enqueueAndDrain(run, r);
         priorities(run, r);
         latency(run, r);
@@ -509,6 +514,12 @@ public final class Bench {
                 Files.createDirectories(bench.jfr);
                 command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                         + bench.jfr.resolve("worker-" + mode + (warm ? "-warm-" : "-") + run + ".jfr"));
+            }
+            // e.g. -XX:AOTCacheOutput=FILE to train an AOT cache on a worker, -XX:AOTCache=FILE to use it (issue 14)
+            for (String option : System.getProperty("bench.workerJvmOptions", "").split(" ")) {
+                if (!option.isBlank()) {
+                    command.add(option);
+                }
             }
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchWorker.class.getName(),
                     bench.redis.url(), queue, mode, Integer.toString(concurrency), Integer.toString(expected), Integer.toString(warmup),
