@@ -516,18 +516,41 @@ public final class Bench {
                         + bench.jfr.resolve("worker-" + mode + (warm ? "-warm-" : "-") + run + ".jfr"));
             }
             // e.g. -XX:AOTCacheOutput=FILE to train an AOT cache on a worker, -XX:AOTCache=FILE to use it (issue 14)
+            boolean aot = false;
             for (String option : System.getProperty("bench.workerJvmOptions", "").split(" ")) {
                 if (!option.isBlank()) {
                     command.add(option);
+                    aot |= option.startsWith("-XX:AOT");
                 }
             }
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchWorker.class.getName(),
+            command.addAll(List.of("-cp", aot ? jarsOnly(System.getProperty("java.class.path")) : System.getProperty("java.class.path"),
+                    BenchWorker.class.getName(),
                     bench.redis.url(), queue, mode, Integer.toString(concurrency), Integer.toString(expected), Integer.toString(warmup),
                     warm ? "warm" : "cold"));
             Path log = Files.createTempFile("binomic-bench-worker-" + mode + "-", ".log");
             WorkerProcess worker = new WorkerProcess(new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
             worker.awaitLine("ready", 120);
             return worker;
+        }
+
+        /**
+         * The class path with each {@code target/classes} directory replaced by its module's jar: the JVM refuses to write
+         * (or use) an AOT cache for a class path with a non-empty directory ("Cannot have non-empty directory in paths").
+         */
+        private static String jarsOnly(String classPath) throws IOException {
+            List<String> entries = new ArrayList<>();
+            for (String entry : classPath.split(java.io.File.pathSeparator)) {
+                Path path = Path.of(entry);
+                if (Files.isDirectory(path) && path.endsWith(Path.of("target", "classes"))) {
+                    try (var jars = Files.list(path.getParent())) {
+                        entry = jars.filter(j -> j.toString().endsWith(".jar") && !j.toString().endsWith("-tests.jar")
+                                && !j.toString().endsWith("-sources.jar")).findFirst()
+                                .orElseThrow(() -> new IllegalStateException("no jar next to " + path)).toString();
+                    }
+                }
+                entries.add(entry);
+            }
+            return String.join(java.io.File.pathSeparator, entries);
         }
 
         /** CPU time the worker JVM has used so far (the OS counts it in clock ticks: 10 ms steps). */
@@ -552,8 +575,18 @@ public final class Bench {
 
         @Override
         public void close() {
-            // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written.
-            BenchRedis.stop(process, 30);
+            // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written. Through the handle, not
+            // Process.destroy(), which also closes the pipes: a JVM writing its AOT cache at exit (-XX:AOTCacheOutput)
+            // reports on stdout, and lost the cache to the broken pipe.
+            process.toHandle().destroy();
+            try {
+                if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
