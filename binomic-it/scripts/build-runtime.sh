@@ -211,7 +211,9 @@ if [ "${BINOMIC_TRAIN_AOT:-yes}" != "no" ]; then
     fi
     trap '[ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2> /dev/null; rm -rf "$STAGE"' EXIT
     echo "build-runtime: training on $BROKER_URL" >&2
-    env -u BINOMIC_MODULE_PATH "$OUT/bin/binomic-train-aot" "$BROKER_URL"
+    # Not fatal: the image works without the cache (workers just start slower); RuntimeImageTest insists on it.
+    env -u BINOMIC_MODULE_PATH "$OUT/bin/binomic-train-aot" "$BROKER_URL" \
+        || echo "build-runtime: WARNING: the AOT training failed (see above); the image has no worker cache; retry with $OUT/bin/binomic-train-aot" >&2
     if [ -n "$REDIS_PID" ]; then
         kill "$REDIS_PID" 2> /dev/null || true
         wait "$REDIS_PID" 2> /dev/null || true
