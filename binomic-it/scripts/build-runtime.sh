@@ -13,6 +13,13 @@
 # Output (default: ./runtime):
 #   bin/binomic   the launcher: `bin/binomic master --broker redis://host:6379 --queues emails`
 #   bin/java      the linked JDK (only the JDK modules the jars need)
+#   bin/binomic-train-aot  retrains lib/binomic-worker.aot (below), e.g. after adding task jars
+#   lib/binomic-worker.aot the JDK's ahead-of-time cache for the worker JVMs (JEP 483/514/515):
+#                 classes loaded and linked, and method profiles, from a short training run of a
+#                 master-spawned worker (on a temporary redis-server when one is on the PATH, else on
+#                 the memory broker). The master passes it to its workers (-XX:AOTCache) when their
+#                 module path is the one it was trained with (lib/binomic-worker.aot.modulepath).
+#                 BINOMIC_TRAIN_AOT=no skips the training.
 #   app/          the application module path: Binomic, Redisson and their dependencies.
 #                 Put the jars of your tasks (the modules that provide TaskProvider) here too,
 #                 or point BINOMIC_MODULE_PATH at them.
@@ -125,5 +132,93 @@ exec "$HOME_DIR/bin/java" --enable-preview ${BINOMIC_JAVA_OPTS:-} \
     -m io.binomic.core/io.binomic.core.internal.cli.BinomicCli "$@"
 LAUNCHER
 chmod +x "$OUT/bin/binomic"
+
+cat > "$OUT/bin/binomic-train-aot" <<'TRAIN'
+#!/bin/sh
+# Trains lib/binomic-worker.aot, the ahead-of-time cache of the worker JVMs (JEP 483/514/515),
+# with a representative short run: a master of this image starts one worker with
+# -XX:AOTCacheOutput on the broker given (default: the in-JVM memory broker), the worker starts,
+# polls its queue for a few seconds and drains; at its exit the JVM writes the cache.
+#
+#   bin/binomic-train-aot [BROKER_URL]     e.g. redis://localhost:6379 (only a queue named
+#                                          binomic-aot-training is read; nothing is written to others)
+#
+# The JVM uses a cache only with the module path it was trained with, so train again with the same
+# BINOMIC_MODULE_PATH as the master after adding or changing task jars (and after replacing app/).
+# The module path is written to lib/binomic-worker.aot.modulepath; the master passes the cache only
+# to workers with that module path. BINOMIC_AOT_TRAINING_SECONDS: how long the worker runs (3).
+set -eu
+HOME_DIR="$(cd "$(dirname "$0")/.." && pwd)"
+MODULE_PATH="$HOME_DIR/app"
+if [ -n "${BINOMIC_MODULE_PATH:-}" ]; then
+    MODULE_PATH="$MODULE_PATH:$BINOMIC_MODULE_PATH"
+fi
+CACHE="$HOME_DIR/lib/binomic-worker.aot"
+BROKER="${1:-memory://binomic-aot-training}"
+STATE="$(mktemp -d)"
+trap 'rm -rf "$STATE"' EXIT
+rm -f "$CACHE" "$CACHE.modulepath"
+# A long kill grace: at exit the worker JVM starts a second JVM that writes the cache (seconds).
+"$HOME_DIR/bin/binomic" master --broker "$BROKER" --queues binomic-aot-training --workers 1 --concurrency 5 \
+    --state-dir "$STATE" --heartbeat-interval 200ms --shutdown-grace 1s --kill-grace 120s \
+    --jvm-option=-XX:AOTCacheOutput="$CACHE" > "$STATE/master.log" 2>&1 &
+MASTER=$!
+i=0
+until grep -q "running after" "$STATE/master.log" 2>/dev/null; do
+    i=$((i + 1))
+    if [ "$i" -gt 1200 ] || ! kill -0 "$MASTER" 2>/dev/null; then
+        kill "$MASTER" 2>/dev/null || true
+        echo "binomic-train-aot: the training worker did not start; master log:" >&2
+        cat "$STATE/master.log" "$STATE/logs/worker-0.log" >&2 2>/dev/null || true
+        exit 1
+    fi
+    sleep 0.1
+done
+sleep "${BINOMIC_AOT_TRAINING_SECONDS:-3}"
+kill -TERM "$MASTER"
+wait "$MASTER" || true
+if [ ! -s "$CACHE" ]; then
+    echo "binomic-train-aot: no cache written; worker log:" >&2
+    cat "$STATE/logs/worker-0.log" >&2 2>/dev/null || true
+    exit 1
+fi
+printf '%s\n' "$MODULE_PATH" > "$CACHE.modulepath"
+echo "binomic-train-aot: $CACHE ($(du -h "$CACHE" | cut -f1)) for module path $MODULE_PATH" >&2
+TRAIN
+chmod +x "$OUT/bin/binomic-train-aot"
+
+if [ "${BINOMIC_TRAIN_AOT:-yes}" != "no" ]; then
+    echo "build-runtime: training the worker AOT cache" >&2
+    BROKER_URL="memory://binomic-aot-training"
+    REDIS_PID=""
+    # Redis when it is there: the worker's Redis client (Redisson, Netty) is most of its start.
+    if command -v redis-server > /dev/null 2>&1; then
+        for _ in 1 2 3 4 5; do
+            PORT=$((20000 + RANDOM % 40000))
+            redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$STAGE" > "$STAGE/redis.log" 2>&1 &
+            REDIS_PID=$!
+            for _ in $(seq 1 50); do
+                grep -q "Ready to accept connections" "$STAGE/redis.log" && break
+                kill -0 "$REDIS_PID" 2> /dev/null || break
+                sleep 0.1
+            done
+            if kill -0 "$REDIS_PID" 2> /dev/null && grep -q "Ready to accept connections" "$STAGE/redis.log"; then
+                BROKER_URL="redis://127.0.0.1:$PORT"
+                break
+            fi
+            REDIS_PID=""
+        done
+    fi
+    trap '[ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2> /dev/null; rm -rf "$STAGE"' EXIT
+    echo "build-runtime: training on $BROKER_URL" >&2
+    # Not fatal: the image works without the cache (workers just start slower); RuntimeImageTest insists on it.
+    env -u BINOMIC_MODULE_PATH "$OUT/bin/binomic-train-aot" "$BROKER_URL" \
+        || echo "build-runtime: WARNING: the AOT training failed (see above); the image has no worker cache; retry with $OUT/bin/binomic-train-aot" >&2
+    if [ -n "$REDIS_PID" ]; then
+        kill "$REDIS_PID" 2> /dev/null || true
+        wait "$REDIS_PID" 2> /dev/null || true
+        REDIS_PID=""
+    fi
+fi
 
 echo "build-runtime: $OUT ($(du -sh "$OUT" | cut -f1)); try: $OUT/bin/binomic --help" >&2

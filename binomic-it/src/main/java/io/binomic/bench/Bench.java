@@ -76,6 +76,10 @@ public final class Bench {
             }
             return;
         }
+        if ("start".equals(System.getProperty("bench.only"))) { // issue 14: worker start to RUNNING, jlink image, AOT cache or not
+            BenchWorkerStart.run();
+            return;
+        }
         try (BenchRedis redis = BenchRedis.start()) {
             Bench bench = new Bench(redis);
             Recording recording = bench.jfr == null ? null : startRecording();
@@ -137,6 +141,11 @@ public final class Bench {
         }
         if ("limits".equals(System.getProperty("bench.only"))) {
             limits(run, r);
+            return r;
+        }
+        if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains alone
+            enqueueAndDrain(run, r);
+            r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
             return r;
         }
         enqueueAndDrain(run, r);
@@ -569,13 +578,42 @@ public final class Bench {
                 command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                         + bench.jfr.resolve("worker-" + mode + (warm ? "-warm-" : "-") + run + ".jfr"));
             }
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchWorker.class.getName(),
+            // e.g. -XX:AOTCacheOutput=FILE to train an AOT cache on a worker, -XX:AOTCache=FILE to use it (issue 14)
+            boolean aot = false;
+            for (String option : System.getProperty("bench.workerJvmOptions", "").split(" ")) {
+                if (!option.isBlank()) {
+                    command.add(option);
+                    aot |= option.startsWith("-XX:AOT");
+                }
+            }
+            command.addAll(List.of("-cp", aot ? jarsOnly(System.getProperty("java.class.path")) : System.getProperty("java.class.path"),
+                    BenchWorker.class.getName(),
                     bench.redis.url(), queue, mode, Integer.toString(concurrency), Integer.toString(expected), Integer.toString(warmup),
                     warm ? "warm" : "cold"));
             Path log = Files.createTempFile("binomic-bench-worker-" + mode + "-", ".log");
             WorkerProcess worker = new WorkerProcess(new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
             worker.awaitLine("ready", 120);
             return worker;
+        }
+
+        /**
+         * The class path with each {@code target/classes} directory replaced by its module's jar: the JVM refuses to write
+         * (or use) an AOT cache for a class path with a non-empty directory ("Cannot have non-empty directory in paths").
+         */
+        private static String jarsOnly(String classPath) throws IOException {
+            List<String> entries = new ArrayList<>();
+            for (String entry : classPath.split(java.io.File.pathSeparator)) {
+                Path path = Path.of(entry);
+                if (Files.isDirectory(path) && path.endsWith(Path.of("target", "classes"))) {
+                    try (var jars = Files.list(path.getParent())) {
+                        entry = jars.filter(j -> j.toString().endsWith(".jar") && !j.toString().endsWith("-tests.jar")
+                                && !j.toString().endsWith("-sources.jar")).findFirst()
+                                .orElseThrow(() -> new IllegalStateException("no jar next to " + path)).toString();
+                    }
+                }
+                entries.add(entry);
+            }
+            return String.join(java.io.File.pathSeparator, entries);
         }
 
         /** CPU time the worker JVM has used so far (the OS counts it in clock ticks: 10 ms steps). */
@@ -600,8 +638,18 @@ public final class Bench {
 
         @Override
         public void close() {
-            // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written.
-            BenchRedis.stop(process, 30);
+            // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written. Through the handle, not
+            // Process.destroy(), which also closes the pipes: a JVM writing its AOT cache at exit (-XX:AOTCacheOutput)
+            // reports on stdout, and lost the cache to the broken pipe.
+            process.toHandle().destroy();
+            try {
+                if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

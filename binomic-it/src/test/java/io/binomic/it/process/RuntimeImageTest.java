@@ -1,6 +1,7 @@
 package io.binomic.it.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.Binomic;
@@ -21,6 +22,11 @@ import org.junit.jupiter.api.io.TempDir;
  * jars this build just made (target/runtime-jars, copied by the pom before the tests), then used:
  * {@code bin/binomic --help}, and a master from the image whose worker JVM (the image's java, the
  * image's module path plus an application jar) runs tasks against Redis.
+ *
+ * <p>Issue 14: the build trains the worker's AOT cache ({@code lib/binomic-worker.aot}) for the
+ * image's module path; {@code bin/binomic-train-aot} retrains it for the module path with the
+ * application jar (about 5 s, on the memory broker), and the master's worker then opens it (its
+ * {@code -Xlog:aot} output, in the worker log, says so; no {@code [error]} line from a rejected cache).
  */
 class RuntimeImageTest {
     private static final Path SCRIPT = Path.of("scripts", "build-runtime.sh");
@@ -40,6 +46,21 @@ class RuntimeImageTest {
         assertTrue(build.waitFor(5, TimeUnit.MINUTES), "build-runtime.sh finished; " + read(buildLog));
         assertEquals(0, build.exitValue(), read(buildLog));
         Path binomic = image.resolve("bin").resolve("binomic");
+        Path cache = image.resolve("lib").resolve("binomic-worker.aot");
+        assertTrue(Files.isRegularFile(cache) && Files.size(cache) > 0, "no trained AOT cache; " + read(buildLog));
+        assertEquals(image.resolve("app").toRealPath(), Path.of(read(image.resolve("lib").resolve("binomic-worker.aot.modulepath")).strip())
+                .toRealPath(), read(buildLog));
+        Path tasksJar = tasksJar();
+        Path trainLog = dir.resolve("train.log");
+        ProcessBuilder trainBuilder = new ProcessBuilder(image.resolve("bin").resolve("binomic-train-aot").toString())
+                .redirectErrorStream(true).redirectOutput(trainLog.toFile());
+        trainBuilder.environment().put("BINOMIC_MODULE_PATH", tasksJar.toString());
+        trainBuilder.environment().put("BINOMIC_AOT_TRAINING_SECONDS", "1");
+        trainBuilder.environment().remove("BINOMIC_CONFIG");
+        Process train = trainBuilder.start();
+        assertTrue(train.waitFor(3, TimeUnit.MINUTES), "binomic-train-aot finished; " + read(trainLog));
+        assertEquals(0, train.exitValue(), read(trainLog));
+        assertTrue(read(image.resolve("lib").resolve("binomic-worker.aot.modulepath")).contains(tasksJar.toString()), read(trainLog));
 
         Path helpLog = dir.resolve("help.txt");
         Process help = new ProcessBuilder(binomic.toString(), "--help").redirectErrorStream(true).redirectOutput(helpLog.toFile()).start();
@@ -54,9 +75,10 @@ class RuntimeImageTest {
         List<String> command = new ArrayList<>(List.of(binomic.toString(), "master", "--config", config.toString(), "--workers", "1",
                 "--state-dir", state.toString(), "--heartbeat-interval", "500ms", "--shutdown-grace", "2s"));
         fixture.workerJvmOptions().forEach(option -> command.add("--jvm-option=" + option));
+        command.add("--jvm-option=-Xlog:aot"); // the JVM's own word that it opened the cache
         ProcessBuilder masterBuilder = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("master.log").toFile());
-        masterBuilder.environment().put("BINOMIC_MODULE_PATH", tasksJar().toString());
+        masterBuilder.environment().put("BINOMIC_MODULE_PATH", tasksJar.toString());
         masterBuilder.environment().remove("BINOMIC_CONFIG");
         Process master = masterBuilder.start();
         try (Binomic client = fixture.client()) {
@@ -66,6 +88,9 @@ class RuntimeImageTest {
                     () -> fixture.ledger.doneJobs().size() == JOBS);
             String workerLog = read(state.resolve("logs").resolve("worker-0.log"));
             assertTrue(workerLog.contains("worker 0 settings from"), workerLog);
+            assertTrue(workerLog.contains("Opened AOT cache " + cache.toRealPath()) || workerLog.contains("Opened AOT cache " + cache),
+                    workerLog);
+            assertFalse(workerLog.contains("[error"), workerLog);
 
             master.destroy(); // SIGTERM: drain, exit 0
             assertTrue(master.waitFor(30, TimeUnit.SECONDS), read(dir.resolve("master.log")));

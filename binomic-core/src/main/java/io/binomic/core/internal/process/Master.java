@@ -40,6 +40,8 @@ public final class Master implements AutoCloseable {
     private boolean started;
     /** Per slot: how often its worker went and was replaced, for {@code binomic_worker_restarts_total}. */
     private volatile java.util.concurrent.atomic.AtomicLongArray restarts = new java.util.concurrent.atomic.AtomicLongArray(0);
+    /** The configured worker JVM options plus the AOT cache's, if one applies (decided once, at start). */
+    private volatile List<String> workerJvmOptions;
 
     /** A master that only logs what it observes. */
     public Master(MasterConfig config) {
@@ -80,6 +82,7 @@ public final class Master implements AutoCloseable {
             throw e;
         }
         restarts = new java.util.concurrent.atomic.AtomicLongArray(config.workers());
+        workerJvmOptions = AotCache.workerOptions(config.jvmOptions());
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
@@ -88,6 +91,11 @@ public final class Master implements AutoCloseable {
                 ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.broker().url()),
                 config.queues().isEmpty() ? "(all of the discovered tasks)" : config.queues(), config.stateDirectory());
         return this;
+    }
+
+    /** The options of each worker JVM: the configured ones, plus the AOT cache when one applies ({@link AotCache}). */
+    List<String> workerJvmOptions() {
+        return workerJvmOptions;
     }
 
     /** The configuration. */

@@ -177,7 +177,7 @@ final class SlotSupervisor {
         Files.writeString(logFile, "---- " + Instant.now() + " master pid " + ProcessHandle.current().pid()
                         + " starts worker " + slot.index() + " (incarnation " + incarnations + ")" + System.lineSeparator(),
                 StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, config.jvmOptions(), launch.toArgs()))
+        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, master.workerJvmOptions(), launch.toArgs()))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
         Process process = builder.start();
