@@ -61,6 +61,7 @@ public final class Dashboard implements AutoCloseable {
         private int port = DEFAULT_PORT;
         private String token;
         private boolean readOnly;
+        private final java.util.Set<String> given = new java.util.HashSet<>();
 
         Builder(Binomic binomic) {
             this.binomic = Objects.requireNonNull(binomic, "binomic");
@@ -71,12 +72,14 @@ public final class Dashboard implements AutoCloseable {
          * only this host sees it; any other address needs a {@link #token}.
          */
         public Builder bindAddress(String address) {
+            once("bindAddress");
             this.bindAddress = Objects.requireNonNull(address, "bindAddress must not be null");
             return this;
         }
 
         /** The port, 0 for any free one. Defaults to {@value #DEFAULT_PORT}. */
         public Builder port(int port) {
+            once("port");
             this.port = port;
             return this;
         }
@@ -88,14 +91,23 @@ public final class Dashboard implements AutoCloseable {
          * address other than loopback. Defaults to none.
          */
         public Builder token(String token) {
+            once("token");
             this.token = Objects.requireNonNull(token, "token must not be null; leave it out for none");
             return this;
         }
 
         /** Whether to refuse every change (replay, purge, cancel, pause, resume). Defaults to false. */
         public Builder readOnly(boolean readOnly) {
+            once("readOnly");
             this.readOnly = readOnly;
             return this;
+        }
+
+        /** A setting given twice is a mistake (which one was meant?): refused, naming it. */
+        private void once(String setting) {
+            if (!given.add(setting)) {
+                throw new IllegalArgumentException("dashboard " + setting + " is set twice; set it once");
+            }
         }
 
         /**

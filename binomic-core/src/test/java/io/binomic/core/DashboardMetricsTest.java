@@ -105,6 +105,14 @@ class DashboardMetricsTest {
     }
 
     @Test
+    void aDashboardSettingGivenTwiceIsRefusedNamingIt() {
+        Binomic b = started();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.dashboard().port(0).port(9470));
+        assertEquals("dashboard port is set twice; set it once", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> b.dashboard().readOnly(true).readOnly(false));
+    }
+
+    @Test
     void anotherAddressThanLoopbackNeedsATokenAndRequestsMustShowIt() throws Exception {
         Binomic b = started();
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> b.dashboard().bindAddress("0.0.0.0").port(0).start());
