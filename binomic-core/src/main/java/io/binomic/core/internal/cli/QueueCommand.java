@@ -56,9 +56,13 @@ final class QueueCommand implements Command {
         return List.of(BrokerOptions.BROKER, QUEUE, TASK);
     }
 
-    /** {@code queue pause NAME}: the first word, when it is not an option, is the queue. */
     @Override
     public List<String> takeOperands(List<String> rest) {
+        return queueAsFirstWord(rest);
+    }
+
+    /** {@code queue pause NAME}, {@code queue limit NAME}: the first word, when it is not an option, is the queue. */
+    static List<String> queueAsFirstWord(List<String> rest) {
         if (rest.isEmpty() || rest.getFirst().startsWith("-")) {
             return rest;
         }

@@ -5,7 +5,6 @@ import io.binomic.api.RateLimit;
 import io.binomic.core.Binomic;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,12 +48,7 @@ final class QueueLimitCommand implements Command {
 
     @Override
     public List<String> takeOperands(List<String> rest) {
-        if (rest.isEmpty() || rest.getFirst().startsWith("-")) {
-            return rest;
-        }
-        List<String> rewritten = new ArrayList<>(List.of("--queue", rest.getFirst()));
-        rewritten.addAll(rest.subList(1, rest.size()));
-        return rewritten;
+        return QueueCommand.queueAsFirstWord(rest);
     }
 
     @Override
