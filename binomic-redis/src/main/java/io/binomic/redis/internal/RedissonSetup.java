@@ -128,7 +128,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
                 .setReconnectionDelay(new EqualJitterDelay(java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(2)))
                 .setClientName("binomic");
         redisson.setTcpKeepAlive(true);
-        userInfo(config, url, redisson);
+        credentials(config, url.getRawUserInfo(), redisson);
         String username = redisson.getUsername();
         String password = redisson.getPassword();
         SSLContext tls = null;
@@ -254,11 +254,13 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
     }
 
-    /** {@code user:password@}, {@code :password@} or {@code user@}; explicit config values win. */
-    private static void userInfo(BrokerConfig config, URI url, Config redisson) {
+    /**
+     * The credentials of a URL's raw user info ({@code user:password}, {@code :password} or
+     * {@code user}, percent-encoded), for every URL form; explicit config values win.
+     */
+    static void credentials(BrokerConfig config, String info, Config redisson) {
         String username = null;
         String password = null;
-        String info = url.getRawUserInfo();
         if (info != null && !info.isEmpty()) {
             int colon = info.indexOf(':');
             if (colon < 0) {

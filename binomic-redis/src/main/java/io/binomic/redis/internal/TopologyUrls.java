@@ -118,25 +118,7 @@ final class TopologyUrls {
                 .setRetryDelay(new EqualJitterDelay(java.time.Duration.ofMillis(250), java.time.Duration.ofMillis(500)))
                 .setReconnectionDelay(new EqualJitterDelay(java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(2)))
                 .setClientName("binomic");
-        String username = null;
-        String password = null;
-        if (userInfo != null && !userInfo.isEmpty()) {
-            int colon = userInfo.indexOf(':');
-            if (colon < 0) {
-                username = decode(userInfo);
-            } else {
-                username = colon == 0 ? null : decode(userInfo.substring(0, colon));
-                password = decode(userInfo.substring(colon + 1));
-            }
-        }
-        username = config.username().orElse(username);
-        password = config.password().orElse(password);
-        if (username != null) {
-            redisson.setUsername(username);
-        }
-        if (password != null) {
-            redisson.setPassword(password);
-        }
+        RedissonSetup.credentials(config, userInfo, redisson);
         if (tls) {
             redisson.setSslVerificationMode(SslVerificationMode.STRICT);
             TrustManagerFactory trust = RedissonSetup.trustManagers(config);
@@ -160,9 +142,5 @@ final class TopologyUrls {
                     + " from replicas (readMode {1}): listings and stats may lag behind what was written; add readMode: \"MASTER\""
                     + " to its clusterServersConfig or sentinelServersConfig", yaml, mode);
         }
-    }
-
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
     }
 }
