@@ -82,6 +82,8 @@ public final class Binomic implements AutoCloseable {
     private final Clock clock;
     private final StatsRecorder stats = new StatsRecorder();
     private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
+    /** Sends the workers' counts to the broker's per-minute activity; started with the first worker. */
+    private io.binomic.core.internal.ActivityFlusher activity;
     private final DeadLetters deadLetters;
     private final Queues queues;
     private volatile State state = State.NEW;
@@ -129,6 +131,18 @@ public final class Binomic implements AutoCloseable {
             @Override
             public List<String> queues(Binomic binomic) {
                 return binomic.allQueues();
+            }
+
+            @Override
+            public Broker broker(Binomic binomic) {
+                binomic.requireStarted();
+                return binomic.broker;
+            }
+
+            @Override
+            public Scheduler scheduler(Binomic binomic) {
+                binomic.requireStarted();
+                return binomic.scheduler;
             }
         });
     }
@@ -570,6 +584,11 @@ public final class Binomic implements AutoCloseable {
         WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, scheduler,
                 workerCodec, clock, stats, config.broker().maxPayloadBytes());
         workers.add(worker);
+        synchronized (this) {
+            if (activity == null) {
+                activity = io.binomic.core.internal.ActivityFlusher.start(stats, broker, clock);
+            }
+        }
         worker.start();
         return worker;
     }
@@ -634,6 +653,9 @@ public final class Binomic implements AutoCloseable {
         jobs.close();
         for (WorkerRuntime worker : workers) {
             worker.close();
+        }
+        if (activity != null) {
+            activity.close();
         }
         if (scheduler != null) {
             scheduler.close();

@@ -322,6 +322,27 @@ public abstract class BrokerContractTest {
         assertTrue(broker.reclaim(queue, "c2", Duration.ZERO, 10).isEmpty(), "an acked message must not be reclaimable");
     }
 
+    /**
+     * The dashboard's charts: what several processes add to the same minute adds up, the longest
+     * run is the longest any of them saw, and a read from a later minute leaves earlier ones out.
+     */
+    @Test
+    void activityOfSeveralProcessesAddsUpPerMinute() {
+        Instant thisMinute = io.binomic.api.spi.ActivityBucket.minuteOf(Instant.now());
+        Instant before = thisMinute.minusSeconds(120);
+        broker.addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
+                new io.binomic.api.spi.ActivityBucket(thisMinute, 3, 0, 0, 1, 3_000_000, 1_500_000))));
+        broker.addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 2, 2, 1, 1, 8_000_000, 4_000_000)),
+                otherQueue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 100, 0, 0, 0, 1, 1))));
+
+        assertEquals(List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
+                        new io.binomic.api.spi.ActivityBucket(thisMinute, 5, 2, 1, 2, 11_000_000, 4_000_000)),
+                broker.activity(queue, before.plusSeconds(30)), "two processes' counts of a minute add up; the queue's own only");
+        assertEquals(List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 5, 2, 1, 2, 11_000_000, 4_000_000)),
+                broker.activity(queue, thisMinute), "from a minute on");
+        assertTrue(broker.activity("never-used-" + UUID.randomUUID(), before).isEmpty());
+    }
+
     @Test
     void unackedMessageIsPendingAndReclaimedAsTheNextAttempt() throws Exception {
         broker.enqueue(message("t", "{}"));

@@ -141,4 +141,14 @@ public class ForwardingBroker implements Broker {
     public void close() {
         delegate.close();
     }
+
+    @Override
+    public void addActivity(Map<String, List<io.binomic.api.spi.ActivityBucket>> byQueue) {
+        delegate.addActivity(byQueue);
+    }
+
+    @Override
+    public List<io.binomic.api.spi.ActivityBucket> activity(String queue, Instant since) {
+        return delegate.activity(queue, since);
+    }
 }

@@ -273,6 +273,19 @@ public abstract class SchedulerContractTest {
         assertTrue(fetch(1).isEmpty(), "a refused tick enqueues nothing");
     }
 
+    /** The schedules page shows the last tick any process fired, per job. */
+    @Test
+    void theLastFiredTickIsTheLatestClaimedOfItsJob() {
+        Instant tick = Instant.now().minusSeconds(5).truncatedTo(ChronoUnit.MILLIS);
+        assertEquals(Optional.empty(), scheduler.lastFiredTick(queue, "report"), "nothing fired yet");
+        scheduler.fireTick("report", tick.minusSeconds(1), tickMessage(tick.minusSeconds(1)), CLAIM_LIFETIME);
+        scheduler.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME);
+        scheduler.fireTick("report", tick.minusSeconds(2), tickMessage(tick.minusSeconds(2)), CLAIM_LIFETIME);
+
+        assertEquals(Optional.of(tick), scheduler.lastFiredTick(queue, "report"), "an older tick refused changes nothing");
+        assertEquals(Optional.empty(), scheduler.lastFiredTick(queue, "other-job"));
+    }
+
     @Test
     void aTickClaimIsForgottenAfterItsLifetime() throws Exception {
         Instant tick = Instant.now().minusSeconds(1);

@@ -57,6 +57,9 @@ class DashboardBrowserIT {
     private static final Task<Order, String> charge = Task.builder("charge", Order.class, String.class).queue(QUEUE).build();
     private static final Task<Void, Void> nightly = Task.builder("nightly-report").queue(QUEUE)
             .cron("0 2 * * *", ZoneId.of("Europe/Paris")).build();
+    /** Fires every second onto a queue no worker reads: the schedules page shows its last tick. */
+    private static final Task<Void, Void> heartbeat = Task.builder("heartbeat").queue(QUEUE + "-ticks")
+            .interval(Duration.ofSeconds(1)).build();
 
     private static Binomic binomic;
     private static Dashboard dashboard;
@@ -83,7 +86,7 @@ class DashboardBrowserIT {
             return new ChromeDriver(service, options);
         });
         binomic = Binomic.builder()
-                .config(BinomicConfig.builder().brokerUrl(RedisServer.shared().url()).schedulePeriodicTasks(false)
+                .config(BinomicConfig.builder().brokerUrl(RedisServer.shared().url())
                         .worker(WorkerConfig.builder().queues(QUEUE).pollTimeout(Duration.ofMillis(200)).build()).build())
                 .handle(ship, o -> "shipped " + o.note())
                 .handle(charge, o -> {
@@ -93,6 +96,7 @@ class DashboardBrowserIT {
                     return "charged on replay";
                 })
                 .handle(nightly, () -> { })
+                .task(heartbeat)
                 .build().start();
         binomic.startWorker();
         dashboard = binomic.dashboard().port(0).start();
@@ -170,17 +174,18 @@ class DashboardBrowserIT {
         assertEquals(Long.toString(stats.delayed()), cell(row, "delayed"));
         assertEquals(Long.toString(stats.ready()), cell(row, "ready"));
         assertTrue(browser.findElement(By.id("tasks")).getText().contains("ship"));
-        shot("overview");
 
         // Workers: this process's worker, consuming.
         browser.findElement(By.id("nav-workers")).click();
         assertTrue(browser.findElement(By.id("local-workers")).getText().contains("CONSUMING"));
         shot("workers");
 
-        // Schedules: the cron task with its next fire times in its zone.
+        // Schedules: the cron task with its next fire times in its zone; the interval task's last tick.
         browser.findElement(By.id("nav-schedules")).click();
         String schedules = browser.findElement(By.id("schedules")).getText();
         assertTrue(schedules.contains("nightly-report") && schedules.contains("Europe/Paris") && schedules.contains("02:00:00"), schedules);
+        String lastTick = browser.findElement(By.cssSelector("#schedules tr[data-task='heartbeat'] td.last-fired")).getText();
+        assertTrue(lastTick.matches("\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d .*"), "the last tick fired: " + lastTick);
         shot("schedules");
 
         // Dead letters: the script shows as text and did not run; replay one, purge the other.
@@ -209,7 +214,6 @@ class DashboardBrowserIT {
         browser.findElement(By.id("job-id")).sendKeys(later.id().toString());
         browser.findElement(By.id("job-search")).click();
         assertEquals("SCHEDULED", browser.findElement(By.id("job-state")).getText());
-        shot("job");
         browser.findElement(By.id("job-cancel")).click();
         browser.switchTo().alert().accept();
         awaitFlash("job " + later.id() + ": CANCELLED");
@@ -227,6 +231,57 @@ class DashboardBrowserIT {
         browser.findElement(By.id("resume-" + QUEUE)).click();
         awaitFlash("resumed " + QUEUE);
         assertFalse(binomic.queues().isPaused(QUEUE));
+
+        // A traced job that ran: its page shows the trace it was submitted with.
+        JobHandle<String> traced = binomic.submit(ship, new Order("traced"), SubmitOptions.builder().traceContext(TRACE).build());
+        traced.await(Duration.ofSeconds(10));
+        open("/jobs?id=" + traced.id());
+        assertEquals("SUCCEEDED", browser.findElement(By.id("job-state")).getText());
+        assertEquals(TRACE.traceId(), browser.findElement(By.id("job-trace")).getText());
+        shot("job");
+
+        // Overview charts: drawn, and (once the worker's counts reach the broker, every few seconds)
+        // they add up to what the workers ran.
+        long succeeded = binomic.taskStats().stream().mapToLong(t -> t.succeeded()).sum();
+        long failed = binomic.taskStats().stream().mapToLong(t -> t.failed()).sum();
+        long deadLettered = binomic.taskStats().stream().mapToLong(t -> t.deadLettered()).sum();
+        assertEquals(List.of(4L, 2L, 2L), List.of(succeeded, failed, deadLettered), "ship x3 and the replayed charge; two charges failed");
+        open("/");
+        awaitLong("the charts count what ran", () -> {
+            WebElement throughput = browser.findElement(By.id("chart-throughput"));
+            WebElement failures = browser.findElement(By.id("chart-failures"));
+            return throughput.getDomAttribute("data-total-succeeded").equals(Long.toString(succeeded))
+                    && throughput.getDomAttribute("data-total-failed").equals(Long.toString(failed))
+                    && failures.getDomAttribute("data-total-dead-lettered").equals(Long.toString(deadLettered));
+        });
+        for (String chart : List.of("chart-throughput", "chart-failures", "chart-latency")) {
+            WebElement svg = browser.findElement(By.cssSelector("#" + chart + " svg"));
+            assertTrue(svg.isDisplayed() && svg.getSize().getWidth() > 200, chart + " is drawn: " + svg.getSize());
+            List<WebElement> bars = svg.findElements(By.tagName("rect"));
+            assertFalse(bars.isEmpty(), chart + " has bars");
+            assertTrue(bars.stream().allMatch(bar -> bar.getSize().getHeight() > 0), chart + "'s bars have a height");
+        }
+        shot("overview");
+    }
+
+    /** {@link #await} for what the browser shows after a live refresh: up to 20 s, without implicit waits. */
+    private static void awaitLong(String what, BooleanSupplier condition) throws InterruptedException {
+        browser.manage().timeouts().implicitlyWait(Duration.ZERO);
+        try {
+            for (int i = 0; i < 80; i++) {
+                try {
+                    if (condition.getAsBoolean()) {
+                        return;
+                    }
+                } catch (org.openqa.selenium.WebDriverException e) {
+                    // the live refresh replaced what we read
+                }
+                Thread.sleep(250);
+            }
+            throw new AssertionError("not within 20 s: " + what + "\n" + browser.findElement(By.id("charts")).getText());
+        } finally {
+            browser.manage().timeouts().implicitlyWait(IMPLICIT_WAIT);
+        }
     }
 
     @Test

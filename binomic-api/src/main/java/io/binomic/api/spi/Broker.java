@@ -127,6 +127,23 @@ public interface Broker extends AutoCloseable {
     }
 
     /**
+     * Adds what the workers of one process did, per queue, to the minute buckets every process
+     * adds to (see {@link ActivityBucket}): called every few seconds with the counts since the
+     * last call, never per message (on Redis: one script per queue). A bucket older than
+     * {@link ActivityBucket#KEPT} is forgotten. Does nothing by default.
+     */
+    default void addActivity(Map<String, List<ActivityBucket>> byQueue) {
+    }
+
+    /**
+     * The minute buckets of {@code queue} from {@code since} (inclusive, rounded down to its
+     * minute), oldest first; minutes in which nothing was counted may be absent. Empty by default.
+     */
+    default List<ActivityBucket> activity(String queue, java.time.Instant since) {
+        return List.of();
+    }
+
+    /**
      * The flow-control decision for deliveries {@code consumer} holds, in as few round trips as the
      * broker allows (one on Redis), atomically per delivery with its effect. For each, in order: a
      * delivery that is not pending under {@code consumer} is {@code NOT_PENDING}; one that already

@@ -58,6 +58,15 @@ public interface Scheduler extends AutoCloseable {
     TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime);
 
     /**
+     * The last tick of the periodic task {@code jobName} fired on {@code queue} by any process,
+     * while its claim is kept (the {@code claimLifetime} given to {@link #fireTick}); empty when
+     * none is known. Empty by default.
+     */
+    default Optional<Instant> lastFiredTick(String queue, String jobName) {
+        return Optional.empty();
+    }
+
+    /**
      * Releases what this scheduler holds of its own. The storage belongs to the broker: closing the
      * scheduler leaves the scheduled messages where they are, and closing the broker ends the
      * scheduler too. Idempotent.

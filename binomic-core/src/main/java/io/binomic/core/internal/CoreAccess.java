@@ -20,6 +20,12 @@ public final class CoreAccess {
 
         /** Every queue the client knows: its tasks' and its worker configuration's. */
         List<String> queues(Binomic binomic);
+
+        /** The started client's broker. */
+        io.binomic.api.spi.Broker broker(Binomic binomic);
+
+        /** The started client's scheduler. */
+        io.binomic.api.spi.Scheduler scheduler(Binomic binomic);
     }
 
     private static volatile Bridge bridge;

@@ -1,6 +1,10 @@
 package io.binomic.core.internal;
 
+import io.binomic.api.spi.ActivityBucket;
 import io.binomic.core.TaskStats;
+import java.time.Instant;
+import java.util.Map;
+import java.util.TreeMap;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
@@ -38,6 +42,10 @@ public final class StatsRecorder {
         final LongAdder deadLettered = new LongAdder();
         final LongAdder totalNanos = new LongAdder();
         final LongAccumulator maxNanos = new LongAccumulator(Math::max, 0);
+        /** The longest execution since {@link #activitySinceLastCall} last read it. */
+        final LongAccumulator maxNanosSinceRead = new LongAccumulator(Math::max, 0);
+        /** The totals {@link #activitySinceLastCall} last read: its next result is the difference. */
+        long readSucceeded, readFailed, readRetried, readDeadLettered, readNanos;
         /** Executions per bucket (not cumulative); the last counts those over every bound. */
         final LongAdder[] buckets = new LongAdder[BUCKET_SECONDS.length + 1];
 
@@ -50,6 +58,7 @@ public final class StatsRecorder {
         void time(long nanos) {
             totalNanos.add(nanos);
             maxNanos.accumulate(nanos);
+            maxNanosSinceRead.accumulate(nanos);
             int i = 0;
             while (i < BUCKET_NANOS.length && nanos > BUCKET_NANOS[i]) {
                 i++;
@@ -116,6 +125,34 @@ public final class StatsRecorder {
             }
             return new Histogram(c.queue, c.task, cumulative, c.totalNanos.sum());
         }).sorted(Comparator.comparing(Histogram::queue).thenComparing(Histogram::task)).toList();
+    }
+
+    /**
+     * What was counted since the previous call, per queue, as a bucket of the minute holding
+     * {@code now} (queues with nothing new left out): what a process adds to the broker's
+     * {@linkplain io.binomic.api.spi.Broker#addActivity activity} every few seconds. Reads the
+     * counters the workers update; adds nothing to their path.
+     */
+    public synchronized Map<String, ActivityBucket> activitySinceLastCall(Instant now) {
+        Map<String, ActivityBucket> byQueue = new TreeMap<>();
+        for (Counters c : byKey.values()) {
+            long s = c.succeeded.sum();
+            long f = c.failed.sum();
+            long r = c.retried.sum();
+            long d = c.deadLettered.sum();
+            long n = c.totalNanos.sum();
+            ActivityBucket b = new ActivityBucket(ActivityBucket.minuteOf(now), s - c.readSucceeded, f - c.readFailed,
+                    r - c.readRetried, d - c.readDeadLettered, Math.max(0, n - c.readNanos), c.maxNanosSinceRead.getThenReset());
+            c.readSucceeded = s;
+            c.readFailed = f;
+            c.readRetried = r;
+            c.readDeadLettered = d;
+            c.readNanos = n;
+            if (!b.isEmpty()) {
+                byQueue.merge(c.queue, b, ActivityBucket::plus);
+            }
+        }
+        return byQueue;
     }
 
     public List<TaskStats> snapshot() {

@@ -716,6 +716,47 @@ final class LuaScripts {
             return n
             """;
 
+    /** Reads the last fired tick of a periodic job. KEYS: its claim. Returns {tick epoch ms}, or {} when none is kept. */
+    static final String READ_TICK = """
+            local v = redis.call('GET', KEYS[1])
+            if v then return {v} end
+            return {}
+            """;
+
+    /**
+     * Adds one process's counts to minute buckets of the dashboard's activity (hashes, each
+     * expiring {@code ttl} after its last write): HINCRBY of the counts, the longest run kept as a
+     * maximum. KEYS: the bucket of each minute. ARGV: ttl ms, then per key: succeeded, failed,
+     * retried, deadLettered, runNanos, maxRunNanos.
+     */
+    static final String ADD_ACTIVITY = """
+            for i = 1, #KEYS do
+              local a = 1 + (i - 1) * 6
+              redis.call('HINCRBY', KEYS[i], 's', ARGV[a + 1])
+              redis.call('HINCRBY', KEYS[i], 'f', ARGV[a + 2])
+              redis.call('HINCRBY', KEYS[i], 'r', ARGV[a + 3])
+              redis.call('HINCRBY', KEYS[i], 'd', ARGV[a + 4])
+              redis.call('HINCRBY', KEYS[i], 'n', ARGV[a + 5])
+              local max = tonumber(redis.call('HGET', KEYS[i], 'm') or '0')
+              if tonumber(ARGV[a + 6]) > max then redis.call('HSET', KEYS[i], 'm', ARGV[a + 6]) end
+              redis.call('PEXPIRE', KEYS[i], ARGV[1])
+            end
+            return #KEYS
+            """;
+
+    /**
+     * Reads minute buckets of the dashboard's activity. KEYS: the bucket of each minute. Returns,
+     * per key, succeeded, failed, retried, deadLettered, runNanos, maxRunNanos (0 for an absent bucket).
+     */
+    static final String READ_ACTIVITY = """
+            local out = {}
+            for i = 1, #KEYS do
+              local v = redis.call('HMGET', KEYS[i], 's', 'f', 'r', 'd', 'n', 'm')
+              for j = 1, 6 do out[#out + 1] = v[j] or '0' end
+            end
+            return out
+            """;
+
     /**
      * Every script, for loading them again on a server that lost its script cache: Redis does not
      * replicate the cache, so a promoted replica starts without any, and a script sent by SHA in a
@@ -724,5 +765,5 @@ final class LuaScripts {
     static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, FlowScripts.SUBMIT_UNIQUE, FlowScripts.RELEASE_UNIQUE, FlowScripts.SUBMIT_DEBOUNCED,
-            FlowScripts.RESUME, ADMIT);
+            FlowScripts.RESUME, ADMIT, ADD_ACTIVITY, READ_ACTIVITY, READ_TICK);
 }

@@ -8,6 +8,7 @@ import io.binomic.api.Message;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
@@ -874,6 +875,54 @@ final class RedisBroker implements Broker {
                 List.of(k.stream(), k.delayed(), k.deadLetters()), GROUP);
         return priorities.withLevels(queue, new QueueStats(queue, toLong(r.get(0)), toLong(r.get(1)), toLong(r.get(2)),
                 toLong(r.get(3)), Math.toIntExact(toLong(r.get(4)))));
+    }
+
+    @Override
+    public void addActivity(Map<String, List<ActivityBucket>> byQueue) {
+        String ttl = Long.toString(ActivityBucket.KEPT.toMillis());
+        byQueue.forEach((queue, buckets) -> {
+            if (buckets.isEmpty()) {
+                return;
+            }
+            RedisKeys k = keys(queue);
+            List<Object> keys = new ArrayList<>();
+            List<Object> args = new ArrayList<>(List.of(ttl));
+            for (ActivityBucket b : buckets) {
+                keys.add(k.activity(b.minute()));
+                for (long n : new long[] {b.succeeded(), b.failed(), b.retried(), b.deadLettered(), b.runNanos(), b.maxRunNanos()}) {
+                    args.add(Long.toString(n));
+                }
+            }
+            eval("activity of '" + queue + "'", LuaScripts.ADD_ACTIVITY, RScript.ReturnType.LONG, keys, args.toArray());
+        });
+    }
+
+    @Override
+    public List<ActivityBucket> activity(String queue, Instant since) {
+        RedisKeys k = keys(queue);
+        Instant first = ActivityBucket.minuteOf(since);
+        Instant last = ActivityBucket.minuteOf(Instant.now());
+        if (first.isAfter(last) || Duration.between(first, last).compareTo(ActivityBucket.KEPT) > 0) {
+            first = last.minus(ActivityBucket.KEPT);
+        }
+        List<Instant> minutes = new ArrayList<>();
+        for (Instant m = first; !m.isAfter(last); m = m.plusSeconds(60)) {
+            minutes.add(m);
+        }
+        List<Object> flat = eval("activity of '" + queue + "'", LuaScripts.READ_ACTIVITY, RScript.ReturnType.LIST,
+                minutes.stream().map(m -> (Object) k.activity(m)).toList());
+        List<ActivityBucket> buckets = new ArrayList<>();
+        for (int i = 0; i < minutes.size(); i++) {
+            long[] n = new long[6];
+            for (int j = 0; j < 6; j++) {
+                n[j] = Long.parseLong(String.valueOf(flat.get(i * 6 + j)));
+            }
+            ActivityBucket b = new ActivityBucket(minutes.get(i), n[0], n[1], n[2], n[3], n[4], n[5]);
+            if (!b.isEmpty()) {
+                buckets.add(b);
+            }
+        }
+        return buckets;
     }
 
     @Override

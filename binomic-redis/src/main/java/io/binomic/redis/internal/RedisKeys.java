@@ -36,6 +36,11 @@ record RedisKeys(String prefix, String queue) {
         return base() + "cron:" + job;
     }
 
+    /** What the workers did in one minute (a hash; see {@link io.binomic.api.spi.ActivityBucket}), expiring after two hours. */
+    String activity(java.time.Instant minute) {
+        return base() + "activity:" + minute.getEpochSecond() / 60;
+    }
+
     /** The record of a tracked job (a hash; see {@link io.binomic.api.spi.JobRecords}). */
     String job(java.util.UUID id) {
         return base() + "job:" + id;

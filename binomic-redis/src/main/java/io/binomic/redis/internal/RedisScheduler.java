@@ -143,6 +143,13 @@ final class RedisScheduler implements Scheduler {
         return new TickResult(outcome, Instant.ofEpochMilli(RedisBroker.toLong(r.get(1))));
     }
 
+    @Override
+    public Optional<Instant> lastFiredTick(String queue, String jobName) {
+        List<Object> r = broker.eval("last tick of '" + jobName + "'", LuaScripts.READ_TICK, RScript.ReturnType.LIST,
+                List.of(broker.keys(queue).cron(jobName)));
+        return r.isEmpty() || r.getFirst() == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(Long.parseLong(String.valueOf(r.getFirst()))));
+    }
+
     /** Nothing of its own to release: the connection is the broker's, closed with it. */
     @Override
     public void close() {

@@ -55,6 +55,8 @@ public final class JobRecordFormat {
         set.put(ATTEMPT, Integer.toString(attempt));
         set.put(WORKER, worker);
         set.put(STARTED_AT, Long.toString(now.toEpochMilli()));
+        // The message's trace context, for the job page: its headers are not in the record otherwise.
+        io.binomic.api.TraceContext.fromHeaders(message.headers()).ifPresent(trace -> set.putAll(trace.headers()));
         List<String> delete = List.of(JobRecords.DUE, PROGRESS, NOTE);
         return new JobUpdate(queue, message.id(), set, delete, Duration.ZERO, false);
     }

@@ -111,6 +111,11 @@ record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) impl
     }
 
     @Override
+    public java.util.Optional<io.binomic.api.TraceContext> traceContext() {
+        return io.binomic.api.TraceContext.fromHeaders(fields);
+    }
+
+    @Override
     public boolean cancelRequested() {
         return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED));
     }

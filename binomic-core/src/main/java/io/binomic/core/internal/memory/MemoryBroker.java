@@ -6,6 +6,7 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
@@ -99,6 +100,8 @@ public final class MemoryBroker implements Broker {
         final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
         final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
         final Map<String, TickClaim> lastTick = new HashMap<>();
+        /** Minute buckets of what the workers did, by minute. */
+        final TreeMap<Instant, ActivityBucket> activity = new TreeMap<>();
 
         QueueState(int lowerFirstEvery) {
             ready = new PriorityReady<>(lowerFirstEvery, e -> e.message().priority());
@@ -447,6 +450,39 @@ public final class MemoryBroker implements Broker {
                 }
             }
             return deleted;
+        });
+    }
+
+    @Override
+    public void addActivity(Map<String, List<ActivityBucket>> byQueue) {
+        locked(() -> {
+            Instant oldest = ActivityBucket.minuteOf(clock.instant().minus(ActivityBucket.KEPT));
+            byQueue.forEach((name, buckets) -> {
+                var activity = queue(name).activity;
+                for (var b : buckets) {
+                    activity.merge(b.minute(), b, ActivityBucket::plus);
+                }
+                activity.headMap(oldest).clear();
+            });
+            return null;
+        });
+    }
+
+    @Override
+    public List<ActivityBucket> activity(String name, Instant since) {
+        return locked(() -> {
+            QueueState q = queues.get(name);
+            return q == null ? List.of() : List.copyOf(q.activity.tailMap(ActivityBucket.minuteOf(since), true).values());
+        });
+    }
+
+    /** The last tick of {@code jobName} fired on {@code name}, while its claim lasts. */
+    Optional<Instant> lastFiredTick(String name, String jobName) {
+        return locked(() -> {
+            QueueState q = queues.get(name);
+            TickClaim claim = q == null ? null : q.lastTick.get(jobName);
+            return claim == null || !claim.expiresAt().isAfter(clock.instant()) ? Optional.<Instant>empty()
+                    : Optional.of(Instant.ofEpochMilli(claim.tickMillis()));
         });
     }
 

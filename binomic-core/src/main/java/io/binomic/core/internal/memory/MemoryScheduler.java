@@ -47,6 +47,11 @@ public final class MemoryScheduler implements Scheduler {
         return broker.fireTick(jobName, tick, message, claimLifetime);
     }
 
+    @Override
+    public Optional<Instant> lastFiredTick(String queue, String jobName) {
+        return broker.lastFiredTick(queue, jobName);
+    }
+
     /** Nothing of its own to release: the messages it holds are the broker's, dropped when the broker closes. */
     @Override
     public void close() {

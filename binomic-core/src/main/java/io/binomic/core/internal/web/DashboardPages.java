@@ -12,6 +12,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TraceContext;
+import io.binomic.api.spi.ActivityBucket;
 import io.binomic.core.Binomic;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
@@ -45,6 +46,7 @@ import java.util.function.Supplier;
  */
 public final class DashboardPages implements HttpHandler {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(java.time.ZoneOffset.UTC);
+    private static final DateTimeFormatter ZONED = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z");
     private static final int LETTERS_SHOWN = 50;
     private static final int PAYLOAD_SHOWN = 400;
     private static final String[][] NAV = {
@@ -141,12 +143,34 @@ public final class DashboardPages implements HttpHandler {
             }
         }
         h.raw("</tbody></table></section>");
+        charts(h);
         h.raw("<section><h2>Tasks run by this process</h2><table id=\"tasks\">")
                 .head("queue", "task", "succeeded", "failed", "retried", "dead-lettered", "mean", "max").raw("<tbody>");
         for (TaskStats t : binomic.taskStats()) {
             h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()), millis(t.maxDuration()));
         }
-        h.raw("</tbody></table><p class=\"hint\">Rates over time: scrape <a href=\"/metrics\">/metrics</a> with Prometheus.</p></section>");
+        h.raw("</tbody></table><p class=\"hint\">For alerting and longer history, scrape <a href=\"/metrics\">/metrics</a> with Prometheus.</p></section>");
+    }
+
+    /** The last hour of every worker of every process on these queues, from the broker's minute buckets. */
+    private void charts(Html h) {
+        Instant now = Instant.now();
+        List<List<ActivityBucket>> perQueue = new java.util.ArrayList<>();
+        String problem = null;
+        for (String q : queues()) {
+            try {
+                perQueue.add(CoreAccess.get().broker(binomic).activity(q, now.minusSeconds(60L * ActivityCharts.MINUTES)));
+            } catch (RuntimeException e) {
+                problem = "broker error: " + e.getMessage();
+            }
+        }
+        h.raw("<section id=\"charts\" data-live=\"5000\"><h2>Last hour, every worker</h2>");
+        if (problem != null) {
+            h.raw("<p class=\"error\">").text(problem).raw("</p>");
+        }
+        ActivityCharts.render(h, ActivityCharts.lastHour(perQueue, now));
+        h.raw("<p class=\"hint\">Workers add their counts every ").text(io.binomic.core.internal.ActivityFlusher.PERIOD.toSeconds())
+                .raw(" s (one write per queue, not per task), so the current minute lags by that much.</p></section>");
     }
 
     private void workers(Html h) {
@@ -214,6 +238,13 @@ public final class DashboardPages implements HttpHandler {
                 .row("result", s.result().orElse("")).row("error", s.error().orElse(""))
                 .row("dead letter", s.deadLetterReason().map(Object::toString).orElse(""))
                 .row("cancel requested", s.cancelRequested() ? "yes" : "");
+        s.traceContext().ifPresent(trace -> {
+            h.raw("<tr><td>trace id</td><td id=\"job-trace\">").text(trace.traceId()).raw("</td></tr>");
+            h.row("traceparent", trace.traceparent());
+            if (!trace.tracestate().isEmpty()) {
+                h.row("tracestate", trace.tracestate());
+            }
+        });
         h.raw("</tbody></table>");
         if (!s.attempts().isEmpty()) {
             h.raw("<h2>Attempts</h2><table id=\"attempts\">").head("attempt", "worker", "started", "ended", "outcome", "error").raw("<tbody>");
@@ -275,7 +306,7 @@ public final class DashboardPages implements HttpHandler {
     }
 
     private void schedules(Html h) {
-        h.raw("<table id=\"schedules\">").head("task", "queue", "mode", "when", "zone", "next fire times").raw("<tbody>");
+        h.raw("<table id=\"schedules\">").head("task", "queue", "mode", "when", "zone", "last fired", "next fire times").raw("<tbody>");
         Instant now = Instant.now();
         for (Task<?, ?> t : binomic.tasks().all()) {
             if (t.mode() != TaskMode.CRON && t.mode() != TaskMode.INTERVAL) {
@@ -286,12 +317,23 @@ public final class DashboardPages implements HttpHandler {
             Instant at = now;
             for (int i = 0; i < 3; i++) {
                 at = trigger.nextAfter(at);
-                next.append(i == 0 ? "" : ", ").append(ZonedDateTime.ofInstant(at, t.zone()).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z")));
+                next.append(i == 0 ? "" : ", ").append(ZonedDateTime.ofInstant(at, t.zone()).format(ZONED));
             }
-            h.row(t.name(), t.queue(), t.mode(), t.mode() == TaskMode.CRON ? String.valueOf(t.cron().orElseThrow()) : t.interval().orElseThrow(),
-                    t.zone(), next);
+            String last;
+            try {
+                last = CoreAccess.get().scheduler(binomic).lastFiredTick(t.queue(), t.name())
+                        .map(i -> ZonedDateTime.ofInstant(i, t.zone()).format(ZONED)).orElse("not in the last periods");
+            } catch (RuntimeException e) {
+                last = "broker error: " + e.getMessage();
+            }
+            h.raw("<tr data-task=\"").text(t.name()).raw("\">");
+            for (Object cell : new Object[] {t.name(), t.queue(), t.mode(),
+                    t.mode() == TaskMode.CRON ? String.valueOf(t.cron().orElseThrow()) : t.interval().orElseThrow(), t.zone()}) {
+                h.raw("<td>").text(cell).raw("</td>");
+            }
+            h.raw("<td class=\"last-fired\">").text(last).raw("</td><td class=\"next\">").text(next).raw("</td></tr>\n");
         }
-        h.raw("</tbody></table><p class=\"hint\">The CRON and INTERVAL tasks this process knows; each tick fires once however many clients schedule it.</p>");
+        h.raw("</tbody></table><p class=\"hint\">The CRON and INTERVAL tasks this process knows; each tick fires once however many clients schedule it. The last fired tick is the broker's, kept a few periods.</p>");
     }
 
     private void queues(Html h) {

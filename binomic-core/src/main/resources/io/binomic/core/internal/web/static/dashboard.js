@@ -1,5 +1,5 @@
 // Binomic dashboard: the only script. Served from the dashboard itself (the page's CSP allows no
-// other), it asks before a change and refreshes live tables in place.
+// other), it asks before a change and refreshes live tables and charts in place.
 "use strict";
 document.addEventListener("submit", (event) => {
   const message = event.target.getAttribute("data-confirm");
@@ -7,14 +7,19 @@ document.addEventListener("submit", (event) => {
     event.preventDefault();
   }
 });
-for (const table of document.querySelectorAll("table[data-live]")) {
-  const period = Number(table.getAttribute("data-live"));
+// One request per refresh, whatever the number of live parts of the page.
+const live = [...document.querySelectorAll("[data-live]")];
+if (live.length > 0) {
+  const period = Math.min(...live.map((element) => Number(element.getAttribute("data-live"))));
   setInterval(async () => {
     try {
-      const response = await fetch(window.location.pathname, { credentials: "same-origin" });
+      const response = await fetch(window.location.pathname + window.location.search, { credentials: "same-origin" });
       if (!response.ok) return;
-      const fresh = new DOMParser().parseFromString(await response.text(), "text/html").getElementById(table.id);
-      if (fresh) table.replaceChildren(...fresh.childNodes);
+      const page = new DOMParser().parseFromString(await response.text(), "text/html");
+      for (const element of live) {
+        const fresh = page.getElementById(element.id);
+        if (fresh) element.replaceChildren(...fresh.childNodes);
+      }
     } catch (e) {
       // the next tick tries again
     }

@@ -1,0 +1,119 @@
+package io.binomic.core.internal.web;
+
+import io.binomic.api.spi.ActivityBucket;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.ToLongFunction;
+
+/**
+ * The overview's charts of the last hour, one bar per minute, drawn on the server as inline SVG:
+ * no script, no chart library, nothing fetched from elsewhere, and the page's Content-Security-Policy
+ * needs no exception (colours come from classes in dashboard.css, never from style attributes).
+ */
+final class ActivityCharts {
+    static final int MINUTES = 60;
+    private static final int WIDTH = 600;
+    private static final int HEIGHT = 120;
+    private static final DateTimeFormatter HOUR_MINUTE = DateTimeFormatter.ofPattern("HH:mm").withZone(ZoneOffset.UTC);
+
+    private ActivityCharts() { }
+
+    /** One stacked series of a chart: its label, its CSS class and how it reads a bucket. */
+    private record Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) { }
+
+    /** The buckets of the last {@link #MINUTES} minutes up to {@code now}, every queue added up, one per minute (empty ones included). */
+    static List<ActivityBucket> lastHour(List<List<ActivityBucket>> perQueue, Instant now) {
+        Instant last = ActivityBucket.minuteOf(now);
+        Map<Instant, ActivityBucket> byMinute = new TreeMap<>();
+        for (int i = MINUTES - 1; i >= 0; i--) {
+            Instant m = last.minusSeconds(60L * i);
+            byMinute.put(m, ActivityBucket.empty(m));
+        }
+        for (List<ActivityBucket> buckets : perQueue) {
+            for (ActivityBucket b : buckets) {
+                byMinute.computeIfPresent(b.minute(), (m, sum) -> sum.plus(b));
+            }
+        }
+        return new ArrayList<>(byMinute.values());
+    }
+
+    /** Appends the three charts (throughput, failures, latency) of {@code minutes}. */
+    static void render(Html h, List<ActivityBucket> minutes) {
+        chart(h, "chart-throughput", "Executions per minute", "", minutes, List.of(
+                new Series("succeeded", "s-ok", ActivityBucket::succeeded),
+                new Series("failed", "s-bad", ActivityBucket::failed)));
+        chart(h, "chart-failures", "Retries and dead letters per minute", "", minutes, List.of(
+                new Series("retried", "s-warn", ActivityBucket::retried),
+                new Series("dead-lettered", "s-bad", ActivityBucket::deadLettered)));
+        chart(h, "chart-latency", "Run time per minute (ms): mean, and the longest above it", " ms", minutes, List.of(
+                new Series("mean", "s-ok", b -> b.meanRun().toMillis()),
+                new Series("longest", "s-muted", b -> Math.max(0, Duration.ofNanos(b.maxRunNanos()).toMillis() - b.meanRun().toMillis()))));
+    }
+
+    private static void chart(Html h, String id, String title, String unit, List<ActivityBucket> minutes, List<Series> series) {
+        long top = 1;
+        long[] totals = new long[series.size()];
+        for (ActivityBucket b : minutes) {
+            long stacked = 0;
+            for (int s = 0; s < series.size(); s++) {
+                long v = series.get(s).value().applyAsLong(b);
+                stacked += v;
+                totals[s] += v;
+            }
+            top = Math.max(top, stacked);
+        }
+        h.raw("<figure class=\"chart\" id=\"").raw(id).raw("\"");
+        for (int s = 0; s < series.size(); s++) {
+            h.raw(" data-total-").raw(series.get(s).label()).raw("=\"").raw(Long.toString(totals[s])).raw("\"");
+        }
+        h.raw("><figcaption>").text(title).raw("</figcaption><svg viewBox=\"0 0 ").raw(Integer.toString(WIDTH + 60)).raw(" ")
+                .raw(Integer.toString(HEIGHT + 20)).raw("\" role=\"img\" aria-label=\"").text(title).raw("\">");
+        h.raw("<line class=\"axis\" x1=\"0\" y1=\"").raw(Integer.toString(HEIGHT)).raw("\" x2=\"").raw(Integer.toString(WIDTH))
+                .raw("\" y2=\"").raw(Integer.toString(HEIGHT)).raw("\"/>");
+        h.raw("<text class=\"tick\" x=\"").raw(Integer.toString(WIDTH + 4)).raw("\" y=\"10\">").text(top + unit).raw("</text>");
+        h.raw("<text class=\"tick\" x=\"").raw(Integer.toString(WIDTH + 4)).raw("\" y=\"").raw(Integer.toString(HEIGHT)).raw("\">0</text>");
+        double slot = (double) WIDTH / minutes.size();
+        for (int i = 0; i < minutes.size(); i++) {
+            ActivityBucket b = minutes.get(i);
+            double base = HEIGHT;
+            StringBuilder tip = new StringBuilder(HOUR_MINUTE.format(b.minute())).append(" UTC");
+            for (Series s : series) {
+                tip.append(", ").append(s.value().applyAsLong(b)).append(unit).append(' ').append(s.label());
+            }
+            for (Series s : series) {
+                long v = s.value().applyAsLong(b);
+                if (v == 0) {
+                    continue;
+                }
+                double height = Math.max(1, v * (double) HEIGHT / top);
+                base -= height;
+                h.raw("<rect class=\"").raw(s.cssClass()).raw("\" data-minute=\"").raw(HOUR_MINUTE.format(b.minute()))
+                        .raw("\" data-value=\"").raw(Long.toString(v)).raw("\" x=\"").raw(fmt(i * slot + 1)).raw("\" y=\"").raw(fmt(base))
+                        .raw("\" width=\"").raw(fmt(Math.max(1, slot - 2))).raw("\" height=\"").raw(fmt(height)).raw("\"><title>")
+                        .text(tip).raw("</title></rect>");
+            }
+        }
+        h.raw("<text class=\"tick\" x=\"0\" y=\"").raw(Integer.toString(HEIGHT + 16)).raw("\">").text(HOUR_MINUTE.format(minutes.getFirst().minute()))
+                .raw("</text><text class=\"tick\" x=\"").raw(Integer.toString(WIDTH - 34)).raw("\" y=\"").raw(Integer.toString(HEIGHT + 16))
+                .raw("\">").text(HOUR_MINUTE.format(minutes.getLast().minute())).raw("</text></svg><p class=\"legend\">");
+        for (int s = 0; s < series.size(); s++) {
+            h.raw("<span class=\"key ").raw(series.get(s).cssClass()).raw("\"></span>").text(series.get(s).label());
+            if (unit.isEmpty()) {
+                h.raw(" <span class=\"total\">").text(totals[s]).raw("</span>");
+            }
+            h.raw(" ");
+        }
+        h.raw("</p></figure>");
+    }
+
+    private static String fmt(double v) {
+        return String.format(Locale.ROOT, "%.1f", v);
+    }
+}
