@@ -143,6 +143,10 @@ public final class Bench {
             limits(run, r);
             return r;
         }
+        if ("activity".equals(System.getProperty("bench.only"))) { // issue 12: what the dashboard's charts cost
+            BenchActivity.measure(redis, nextQueue(), r);
+            return r;
+        }
         if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains alone
             enqueueAndDrain(run, r);
             r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
@@ -521,7 +525,10 @@ public final class Bench {
                 new Row("submit_all_unique_redis_cpu_us", "7. submitAll, unique: Redis CPU per msg, us", "", v -> true, false),
                 new Row("submit_all_plain_per_s", "7. submitAll, plain, msgs/s", "", v -> true, false),
                 new Row("submit_all_unique_per_s", "7. submitAll, unique, msgs/s", "", v -> true, false),
-                new Row("pause_state_reads_per_worker_s", "7. paused-state reads per idle worker per s", "", v -> true, false));
+                new Row("pause_state_reads_per_worker_s", "7. paused-state reads per idle worker per s", "", v -> true, false),
+                new Row("activity_writes_per_1000_tasks", "D. dashboard activity writes per 1000 tasks (drain)", "", v -> true, false),
+                new Row("activity_redis_cpu_us_per_write", "D. Redis CPU per activity write, us", "", v -> true, false),
+                new Row("activity_redis_cpu_us_per_task", "D. Redis CPU of activity writes per task, us", "", v -> true, false));
         double ceiling = median(results, "ceiling_xadd_per_s");
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%-56s %12s %9s %10s %s%n",
                 "medians of " + results.size() + " runs", "median", "target", "of ceiling", "met"));

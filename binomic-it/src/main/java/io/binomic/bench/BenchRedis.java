@@ -116,6 +116,14 @@ final class BenchRedis implements AutoCloseable {
         return Double.parseDouble(last.substring(colon + 2, end));
     }
 
+    /** Runs {@code command} {@code n} times with redis-benchmark (one connection, unpipelined), for its cost alone. */
+    void benchmark(int n, List<String> command) {
+        List<String> args = new ArrayList<>(List.of("redis-benchmark", "-h", HOST, "-p", Integer.toString(port), "-q", "-c", "1",
+                "-n", Integer.toString(n)));
+        args.addAll(command);
+        run(args);
+    }
+
     private boolean answersPing() {
         try {
             return cli("PING").strip().equals("PONG");
