@@ -77,6 +77,17 @@ public record TraceContext(String traceparent, String tracestate) {
      * @throws IllegalArgumentException naming the bad header and the fix
      */
     static void requireValidHeaders(Map<String, String> headers) {
+        for (String name : headers.keySet()) {
+            for (String trace : new String[] {TRACEPARENT, TRACESTATE}) {
+                if (name.equalsIgnoreCase(trace) && !name.equals(trace)) {
+                    // HTTP header names ignore case and frameworks hand over 'Traceparent': silently
+                    // keeping it as an ordinary header would lose the trace.
+                    throw new IllegalArgumentException("header '" + name + "' is the W3C '" + trace + "' header with other"
+                            + " letter case: message headers are case-sensitive and the trace context is read only as '" + trace
+                            + "'; pass it under that name (or with SubmitOptions.traceContext)");
+                }
+            }
+        }
         String parent = headers.get(TRACEPARENT);
         String state = headers.get(TRACESTATE);
         if (parent == null) {

@@ -44,6 +44,17 @@ class TraceContextTest {
         assertReason(null, "it is missing");
     }
 
+    /** HTTP frameworks hand over 'Traceparent': kept as an ordinary header, the trace was lost without a word. */
+    @Test
+    void aTraceHeaderInOtherLetterCaseIsRefusedNamingTheW3CName() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SubmitOptions.builder().headers(java.util.Map.of("Traceparent", VALID)));
+        assertEquals("header 'Traceparent' is the W3C 'traceparent' header with other letter case: message headers are"
+                + " case-sensitive and the trace context is read only as 'traceparent'; pass it under that name (or with"
+                + " SubmitOptions.traceContext)", e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> SubmitOptions.builder().headers(java.util.Map.of("traceparent", VALID, "TRACESTATE", "a=b")));
+    }
+
     @Test
     void aBadTracestateIsRefused() {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> TraceContext.of(VALID, "a=" + "b".repeat(600)))

@@ -1,6 +1,7 @@
 package io.binomic.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -124,6 +125,65 @@ class DashboardMetricsTest {
             assertTrue(get(metrics, null).startsWith("401 this dashboard needs its token"));
             assertTrue(get(metrics, "Bearer wrong-token-wrong-token").startsWith("401 "));
             assertTrue(get(metrics, "Bearer " + token).startsWith("200 # HELP"));
+        }
+    }
+
+    /** One raw HTTP/1.1 exchange, so that the test can set Host and Origin as a browser under DNS rebinding would. */
+    static String raw(URI base, String method, String path, String body, String... headers) throws IOException {
+        try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\nConnection: close\r\n");
+            boolean host = false;
+            for (String h : headers) {
+                request.append(h).append("\r\n");
+                host |= h.startsWith("Host:");
+            }
+            if (!host) {
+                request.append("Host: ").append(base.getHost()).append(':').append(base.getPort()).append("\r\n");
+            }
+            byte[] content = body.getBytes(StandardCharsets.UTF_8);
+            if (method.equals("POST")) {
+                request.append("Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ").append(content.length).append("\r\n");
+            }
+            request.append("\r\n");
+            socket.getOutputStream().write(request.toString().getBytes(StandardCharsets.UTF_8));
+            socket.getOutputStream().write(content);
+            socket.getOutputStream().flush();
+            String response = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            return response.isEmpty() ? "no response" : response;
+        }
+    }
+
+    @Test
+    void aTokenlessDashboardAnswersOnlyToLoopbackNamesAndChangesOnlyFromItsOwnPagesWithClearRefusals() throws Exception {
+        Binomic b = started();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            URI base = dashboard.uri();
+            String port = Integer.toString(base.getPort());
+            assertTrue(raw(base, "GET", "/queues", "", "Host: attacker.example:" + port).startsWith("HTTP/1.1 421"),
+                    "a rebound name is refused before any page (and its CSRF token) is served");
+            assertTrue(raw(base, "GET", "/metrics", "", "Host: attacker.example").startsWith("HTTP/1.1 421"));
+            String page = raw(base, "GET", "/queues", "", "Host: localhost:" + port);
+            assertTrue(page.startsWith("HTTP/1.1 200"), page);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("name=\"csrf\" value=\"([0-9a-f]+)\"").matcher(page);
+            assertTrue(m.find(), page);
+            String csrf = m.group(1);
+
+            String foreign = raw(base, "POST", "/queues/pause", "csrf=" + csrf + "&queue=metered", "Origin: http://attacker.example:" + port);
+            assertTrue(foreign.startsWith("HTTP/1.1 403"), foreign);
+            assertFalse(b.queues().isPaused("metered"), "nothing changed");
+            String unknown = raw(base, "POST", "/queues/pause", "csrf=" + csrf + "&queue=nope", "Origin: " + base.toString().replaceAll("/$", ""));
+            assertTrue(unknown.startsWith("HTTP/1.1 400") && unknown.contains("bad request: unknown queue 'nope'"), unknown);
+            String badId = raw(base, "POST", "/jobs/cancel", "csrf=" + csrf + "&id=not-a-uuid");
+            assertTrue(badId.startsWith("HTTP/1.1 400") && badId.contains("'not-a-uuid' is not a job id"), badId);
+            String badEncoding = raw(base, "POST", "/dead-letters/purge", "csrf=" + csrf + "&queue=metered&letter=%zz");
+            assertTrue(badEncoding.startsWith("HTTP/1.1 400"), badEncoding);
+
+            String done = raw(base, "POST", "/queues/pause", "csrf=" + csrf + "&queue=metered");
+            assertTrue(done.startsWith("HTTP/1.1 303") && b.queues().isPaused("metered"), done);
+            String location = done.lines().filter(l -> l.startsWith("Location: ")).findFirst().orElseThrow().substring(10);
+            assertTrue(raw(base, "GET", location, "").contains("paused metered"), "the flash of the change");
+            assertFalse(raw(base, "GET", "/queues?done=Session+expired", "").contains("Session expired"),
+                    "a link cannot put its own text in the flash");
         }
     }
 }

@@ -28,7 +28,8 @@ public final class ActivityFlusher implements AutoCloseable {
     /** Buckets not yet stored, by queue, then minute. Only touched under this object's lock. */
     private final Map<String, TreeMap<Instant, ActivityBucket>> unsent = new TreeMap<>();
     private final Thread thread;
-    private volatile boolean running = true;
+    /** Counted down by {@link #close}: ends the wait between flushes without interrupting a write. */
+    private final java.util.concurrent.CountDownLatch stopping = new java.util.concurrent.CountDownLatch(1);
     private boolean failing;
 
     // Package-private for tests, which flush by hand.
@@ -48,13 +49,12 @@ public final class ActivityFlusher implements AutoCloseable {
     }
 
     private void loop() {
-        while (running) {
-            try {
-                Thread.sleep(PERIOD);
-            } catch (InterruptedException e) {
-                return;
+        try {
+            while (!stopping.await(PERIOD.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                flush();
             }
-            flush();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -89,16 +89,23 @@ public final class ActivityFlusher implements AutoCloseable {
         }
     }
 
-    /** Stops the thread and sends what is left, once. */
+    /**
+     * Stops the thread and sends what is left, once, unless the last write failed: a close must
+     * not wait out a broker outage for the charts (what is left then is lost to them, never to
+     * the queue).
+     */
     @Override
     public void close() {
-        running = false;
-        thread.interrupt();
+        stopping.countDown();
         try {
             thread.join(Duration.ofSeconds(2));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        flush();
+        synchronized (this) {
+            if (!failing) {
+                flush();
+            }
+        }
     }
 }

@@ -150,20 +150,20 @@ final class JobCommand implements Command {
                     + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
             return BinomicCli.EXIT_FAILED;
         }
-        out.println("task     " + s.task());
+        out.println("task     " + Table.printable(s.task()));
         out.println("attempt  " + s.attempt());
         s.due().ifPresent(d -> out.println("due      " + d));
-        s.worker().ifPresent(w -> out.println("worker   " + w));
+        s.worker().ifPresent(w -> out.println("worker   " + Table.printable(w)));
         s.startedAt().ifPresent(t -> out.println("started  " + t));
         s.endedAt().ifPresent(t -> out.println("ended    " + t));
         s.duration().ifPresent(d -> out.println("took     " + d.toMillis() + " ms"));
-        s.progress().ifPresent(p -> out.println("progress " + p + "%" + s.progressNote().filter(n -> !n.isEmpty()).map(n -> " " + n).orElse("")));
+        s.progress().ifPresent(p -> out.println("progress " + p + "%" + s.progressNote().filter(n -> !n.isEmpty()).map(n -> " " + Table.printable(n)).orElse("")));
         if (s.cancelRequested()) {
             out.println("cancel   requested");
         }
         s.deadLetterReason().ifPresent(r -> out.println("reason   " + r));
-        s.error().ifPresent(e -> out.println("error    " + e));
-        s.result().ifPresent(r -> out.println("result   " + r));
+        s.error().ifPresent(e -> out.println("error    " + Table.printable(e)));
+        s.result().ifPresent(r -> out.println("result   " + Table.printable(r)));
         if (!s.attempts().isEmpty()) {
             Table table = new Table("ATTEMPT", "WORKER", "STARTED", "MS", "OUTCOME", "ERROR");
             for (JobStatus.Attempt a : s.attempts()) {

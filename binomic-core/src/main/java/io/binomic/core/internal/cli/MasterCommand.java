@@ -149,13 +149,15 @@ final class MasterCommand implements Command {
         }
         String address = args.value("dashboard-address").or(() -> given.value("master.dashboardAddress")).orElse("127.0.0.1");
         String token = given.value("master.dashboardToken").orElse(null);
-        boolean readOnly = args.has("dashboard-read-only") || given.value("master.dashboardReadOnly").map(Boolean::parseBoolean).orElse(false);
+        String portOrigin = args.value("dashboard-port").isPresent() ? "--dashboard-port"
+                : given.origin("master.dashboardPort").orElse("master.dashboardPort");
+        boolean readOnly = args.has("dashboard-read-only") || readOnlySetting(given);
         try {
             int p;
             try {
                 p = Integer.parseInt(port.get().strip());
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("dashboard port must be a number 0..65535, was '" + port.get() + "'");
+                throw new IllegalArgumentException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
             }
             return new DashboardServer.Settings(java.net.InetAddress.getByName(address), p, token, readOnly);
         } catch (java.net.UnknownHostException e) {
@@ -163,6 +165,22 @@ final class MasterCommand implements Command {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
+    }
+
+    /**
+     * {@code master.dashboardReadOnly}: {@code true} or {@code false} only. Anything else is refused,
+     * never read as false: a typo must not leave a dashboard the operator meant read-only writable.
+     */
+    private static boolean readOnlySetting(Settings given) throws UsageException {
+        Optional<String> value = given.value("master.dashboardReadOnly").map(String::strip);
+        if (value.isEmpty() || value.get().equalsIgnoreCase("false")) {
+            return false;
+        }
+        if (value.get().equalsIgnoreCase("true")) {
+            return true;
+        }
+        throw new UsageException(given.origin("master.dashboardReadOnly").orElse("master.dashboardReadOnly")
+                + ": master.dashboardReadOnly must be true or false, was '" + value.get() + "'");
     }
 
     /** File and environment first, then each option given here over them. */

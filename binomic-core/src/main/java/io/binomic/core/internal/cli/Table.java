@@ -19,10 +19,31 @@ final class Table {
         }
         List<String> row = new ArrayList<>();
         for (Object cell : cells) {
-            row.add(String.valueOf(cell));
+            row.add(printable(String.valueOf(cell)));
         }
         rows.add(row);
         return this;
+    }
+
+    /**
+     * {@code text} with every control character shown as {@code \\uXXXX}: an error message or a
+     * payload (a handler's, a producer's) must not move the cursor, recolour or retitle the
+     * operator's terminal, nor hide text behind a carriage return.
+     */
+    static String printable(String text) {
+        StringBuilder b = null;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029' || (c >= '\u202a' && c <= '\u202e')) {
+                if (b == null) {
+                    b = new StringBuilder(text.length() + 16).append(text, 0, i);
+                }
+                b.append(String.format("\\u%04x", (int) c));
+            } else if (b != null) {
+                b.append(c);
+            }
+        }
+        return b == null ? text : b.toString();
     }
 
     boolean isEmpty() {

@@ -23,7 +23,6 @@ import io.binomic.core.internal.schedule.Trigger;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLDecoder;
-import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -48,6 +47,7 @@ public final class DashboardPages implements HttpHandler {
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(java.time.ZoneOffset.UTC);
     private static final DateTimeFormatter ZONED = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z");
     private static final int LETTERS_SHOWN = 50;
+    private static final SecureRandom RANDOM = new SecureRandom();
     private static final int PAYLOAD_SHOWN = 400;
     private static final String[][] NAV = {
             {"/", "Overview"}, {"/workers", "Workers"}, {"/jobs", "Jobs"}, {"/dead-letters", "Dead letters"},
@@ -59,6 +59,16 @@ public final class DashboardPages implements HttpHandler {
     private final boolean readOnly;
     /** One per server: a page from another origin cannot read it, so it cannot forge a change. */
     private final String csrf;
+    /**
+     * What the last changes did, by a random id the redirect carries ({@code ?done=<id>}): the page
+     * shows only messages this server wrote, never text a link puts in its address. Shown once.
+     */
+    private final Map<String, String> flashes = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+            return size() > 100;
+        }
+    });
 
     /**
      * @param slots a master's worker slots, or null in an application
@@ -71,7 +81,7 @@ public final class DashboardPages implements HttpHandler {
         this.restarts = restarts;
         this.readOnly = readOnly;
         byte[] random = new byte[24];
-        new SecureRandom().nextBytes(random);
+        RANDOM.nextBytes(random);
         this.csrf = HexFormat.of().formatHex(random);
     }
 
@@ -91,21 +101,39 @@ public final class DashboardPages implements HttpHandler {
             return;
         }
         Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
-        Html body = new Html();
-        String title;
-        switch (path) {
-            case "/" -> { title = "Overview"; overview(body); }
-            case "/workers" -> { title = "Workers"; workers(body); }
-            case "/jobs" -> { title = "Jobs"; jobs(body, query.get("id")); }
-            case "/dead-letters" -> { title = "Dead letters"; deadLetters(body); }
-            case "/schedules" -> { title = "Schedules"; schedules(body); }
-            case "/queues" -> { title = "Queues"; queues(body); }
-            default -> {
-                DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such page\n");
-                return;
-            }
+        String title = switch (path) {
+            case "/" -> "Overview";
+            case "/workers" -> "Workers";
+            case "/jobs" -> "Jobs";
+            case "/dead-letters" -> "Dead letters";
+            case "/schedules" -> "Schedules";
+            case "/queues" -> "Queues";
+            default -> null;
+        };
+        if (title == null) {
+            DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such page\n");
+            return;
         }
-        send(exchange, title, path, query.get("done"), body);
+        Html body;
+        try {
+            body = BrokerDeadline.within(() -> {
+                Html h = new Html();
+                switch (path) {
+                    case "/" -> overview(h);
+                    case "/workers" -> workers(h);
+                    case "/jobs" -> jobs(h, query.get("id"));
+                    case "/dead-letters" -> deadLetters(h);
+                    case "/schedules" -> schedules(h);
+                    default -> queues(h);
+                }
+                return h;
+            });
+        } catch (java.util.concurrent.TimeoutException e) {
+            body = new Html().raw("<p class=\"error\" id=\"broker-slow\">").text("The broker did not answer within "
+                    + BrokerDeadline.LIMIT.toSeconds() + " s: is it down or unreachable? The workers keep what they run and write"
+                    + " it when it is back; this page tries again on reload.").raw("</p>");
+        }
+        send(exchange, title, path, flashes.remove(query.getOrDefault("done", "")), body);
     }
 
     private void send(HttpExchange exchange, String title, String path, String done, Html body) throws IOException {
@@ -379,21 +407,26 @@ public final class DashboardPages implements HttpHandler {
         String done;
         switch (path) {
             case "/jobs/cancel" -> {
-                UUID id = UUID.fromString(form.getOrDefault("id", ""));
+                UUID id;
+                try {
+                    id = UUID.fromString(form.getOrDefault("id", "").strip());
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a job id");
+                }
                 JobHandle.CancelOutcome outcome = binomic.job(id).cancel();
                 back = "/jobs?id=" + id;
                 done = "job " + id + ": " + outcome;
             }
             case "/dead-letters/replay" -> {
                 String q = form.getOrDefault("queue", "");
-                String letter = form.getOrDefault("letter", "");
+                String letter = requireLetter(form);
                 back = "/dead-letters";
                 done = binomic.deadLetters().replayOne(requireQueue(q), letter) ? "replayed " + letter + " onto " + q
                         : "dead letter " + letter + " is gone or cannot be replayed";
             }
             case "/dead-letters/purge" -> {
                 String q = form.getOrDefault("queue", "");
-                String letter = form.getOrDefault("letter", "");
+                String letter = requireLetter(form);
                 back = "/dead-letters";
                 done = binomic.deadLetters().purgeOne(requireQueue(q), letter) ? "purged " + letter : "dead letter " + letter + " was already gone";
             }
@@ -415,14 +448,26 @@ public final class DashboardPages implements HttpHandler {
             }
         }
         String sep = back.contains("?") ? "&" : "?";
-        exchange.getResponseHeaders().set("Location", back + sep + "done=" + URLEncoder.encode(done, StandardCharsets.UTF_8));
+        byte[] random = new byte[12];
+        RANDOM.nextBytes(random);
+        String flash = HexFormat.of().formatHex(random);
+        flashes.put(flash, done);
+        exchange.getResponseHeaders().set("Location", back + sep + "done=" + flash);
         exchange.sendResponseHeaders(303, -1);
+    }
+
+    private static String requireLetter(Map<String, String> form) {
+        String letter = form.getOrDefault("letter", "").strip();
+        if (letter.isEmpty()) {
+            throw new IllegalArgumentException("no dead letter named: give its id as 'letter'");
+        }
+        return letter;
     }
 
     /** Only queues this client knows are changed: a forged name must not create keys. */
     private String requireQueue(String q) {
         if (!queues().contains(q)) {
-            throw new IllegalArgumentException("unknown queue '" + q + "'");
+            throw new IllegalArgumentException(q.isEmpty() ? "no queue named: give it as 'queue'" : "unknown queue '" + q + "'");
         }
         return q;
     }

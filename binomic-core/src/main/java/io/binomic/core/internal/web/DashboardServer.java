@@ -21,6 +21,8 @@ public final class DashboardServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DashboardServer.class.getName());
     /** Cookie a browser keeps after opening the dashboard once with {@code ?token=}. */
     static final String TOKEN_COOKIE = "binomic_dashboard_token";
+    /** RFC 6750's b64token: what a Bearer header, a cookie and a query parameter all carry unchanged. */
+    private static final java.util.regex.Pattern TOKEN_CHARACTERS = java.util.regex.Pattern.compile("[A-Za-z0-9._~+/=-]+");
 
     /**
      * How the server listens.
@@ -38,6 +40,10 @@ public final class DashboardServer implements AutoCloseable {
             if (token != null && token.length() < 16) {
                 throw new IllegalArgumentException("dashboard token must have at least 16 characters, has " + token.length()
                         + "; use a random one, such as the output of 'openssl rand -hex 16'");
+            }
+            if (token != null && !TOKEN_CHARACTERS.matcher(token).matches()) {
+                throw new IllegalArgumentException("dashboard token may hold only letters, digits and - . _ ~ + / = (it travels in"
+                        + " an HTTP header, a cookie and a URL); use a random one, such as the output of 'openssl rand -hex 16'");
             }
             if (!bind.isLoopbackAddress() && token == null) {
                 throw new IllegalArgumentException("a dashboard bound to " + bind.getHostAddress() + " is reachable from other"
@@ -65,7 +71,9 @@ public final class DashboardServer implements AutoCloseable {
             throw new UncheckedIOException("cannot listen on " + settings.bind().getHostAddress() + ":" + settings.port()
                     + ": " + e.getMessage() + "; choose another port", e);
         }
-        ExecutorService executor = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("binomic-dashboard-", 0).factory());
+        // Platform threads: handlers that keep every virtual-thread carrier busy (CPU-bound tasks are
+        // not time-sliced) must not make the dashboard and /metrics time out when they matter most.
+        ExecutorService executor = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().name("binomic-dashboard-", 0).factory());
         server.setExecutor(executor);
         server.createContext("/metrics", guarded(settings, exchange -> {
             if (!exchange.getRequestMethod().equals("GET") && !exchange.getRequestMethod().equals("HEAD")) {
@@ -85,52 +93,125 @@ public final class DashboardServer implements AutoCloseable {
 
     private static HttpHandler guarded(Settings settings, HttpHandler inner) {
         return exchange -> {
-            try (exchange) {
+            try {
                 exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
                 exchange.getResponseHeaders().set("X-Frame-Options", "DENY");
                 exchange.getResponseHeaders().set("Referrer-Policy", "no-referrer");
-                if (settings.token() != null && !authorised(settings.token(), exchange)) {
+                if (settings.token() == null && !loopbackHost(exchange)) {
+                    // A page of another site that had its name resolve to 127.0.0.1 (DNS rebinding) is
+                    // "same origin" to the browser: only the Host header tells it apart.
+                    send(exchange, 421, "text/plain; charset=utf-8", "this dashboard answers only to 127.0.0.1, localhost and [::1];"
+                            + " to reach it under another name, give it a token\n");
+                    return;
+                }
+                if (exchange.getRequestMethod().equals("POST") && !sameOrigin(exchange)) {
+                    send(exchange, 403, "text/plain; charset=utf-8", "a change must come from the dashboard's own pages\n");
+                    return;
+                }
+                Access access = settings.token() == null ? Access.GRANTED : access(settings.token(), exchange);
+                if (access == Access.REDIRECTED) {
+                    return;
+                }
+                if (access == Access.DENIED) {
                     send(exchange, 401, "text/plain; charset=utf-8",
                             "this dashboard needs its token: send 'Authorization: Bearer <token>', or open it once with ?token=<token>\n");
                     return;
                 }
                 inner.handle(exchange);
+            } catch (IllegalArgumentException e) {
+                // Bad input (an unknown queue, a malformed id): the caller's to fix, not the server's log's.
+                LOG.log(System.Logger.Level.DEBUG, "dashboard request {0} refused: {1}", exchange.getRequestURI().getPath(), e.getMessage());
+                sendQuietly(exchange, 400, "bad request: " + e.getMessage() + "\n");
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "dashboard request " + exchange.getRequestURI().getPath() + " failed", e);
-                try {
-                    send(exchange, 500, "text/plain; charset=utf-8", "internal error: see the server log\n");
-                } catch (IOException | RuntimeException ignored) {
-                    // headers were already sent
-                }
+                sendQuietly(exchange, 500, "internal error: see the server log\n");
+            } finally {
+                exchange.close();
             }
         };
     }
 
-    private static boolean authorised(String token, HttpExchange exchange) {
+    private static void sendQuietly(HttpExchange exchange, int status, String body) {
+        try {
+            send(exchange, status, "text/plain; charset=utf-8", body);
+        } catch (IOException | RuntimeException ignored) {
+            // the response had started: the client sees a cut response
+        }
+    }
+
+    /** Whether the Host header names a loopback address: 127.0.0.1, localhost or [::1] (any port). */
+    private static boolean loopbackHost(HttpExchange exchange) {
+        String host = exchange.getRequestHeaders().getFirst("Host");
+        if (host == null) {
+            return true; // HTTP/1.0 without Host: no browser sends that
+        }
+        String name = host.strip().toLowerCase(java.util.Locale.ROOT);
+        if (name.startsWith("[")) {
+            int end = name.indexOf(']');
+            name = end < 0 ? name : name.substring(0, end + 1);
+        } else if (name.indexOf(':') >= 0) {
+            name = name.substring(0, name.indexOf(':'));
+        }
+        return name.equals("127.0.0.1") || name.equals("localhost") || name.equals("[::1]");
+    }
+
+    /**
+     * Whether a POST came from a page of this server: its Origin (or, without one, its Referer)
+     * names the host it was sent to. A request with neither (curl, scripts) still needs the CSRF
+     * token, which only the dashboard's pages carry.
+     */
+    private static boolean sameOrigin(HttpExchange exchange) {
+        String host = exchange.getRequestHeaders().getFirst("Host");
+        String origin = exchange.getRequestHeaders().getFirst("Origin");
+        String site = exchange.getRequestHeaders().getFirst("Sec-Fetch-Site");
+        if (site != null && site.equals("cross-site")) {
+            return false;
+        }
+        if (origin != null && !origin.equals("null")) {
+            return host != null && (origin.equals("http://" + host) || origin.equals("https://" + host));
+        }
+        String referer = exchange.getRequestHeaders().getFirst("Referer");
+        if (referer != null) {
+            return host != null && (referer.startsWith("http://" + host + "/") || referer.startsWith("https://" + host + "/"));
+        }
+        return true;
+    }
+
+    private enum Access { GRANTED, DENIED, REDIRECTED }
+
+    private static Access access(String token, HttpExchange exchange) throws IOException {
         String auth = exchange.getRequestHeaders().getFirst("Authorization");
-        if (auth != null && auth.startsWith("Bearer ") && same(token, auth.substring(7).strip())) {
-            return true;
+        if (auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7) && same(token, auth.substring(7).strip())) {
+            return Access.GRANTED;
         }
         String cookies = exchange.getRequestHeaders().getFirst("Cookie");
         if (cookies != null) {
             for (String c : cookies.split(";")) {
                 String[] kv = c.strip().split("=", 2);
                 if (kv.length == 2 && kv[0].equals(TOKEN_COOKIE) && same(token, kv[1])) {
-                    return true;
+                    return Access.GRANTED;
                 }
             }
         }
         String query = exchange.getRequestURI().getRawQuery();
         if (query != null) {
             for (String part : query.split("&")) {
-                if (part.startsWith("token=") && same(token, java.net.URLDecoder.decode(part.substring(6), StandardCharsets.UTF_8))) {
-                    // Kept as an HttpOnly cookie, so the token leaves the address bar after the first page.
+                // '+' stays '+': a base64 token needs no percent-encoding in the address bar.
+                if (part.startsWith("token=") && same(token, java.net.URLDecoder.decode(part.substring(6).replace("+", "%2B"), StandardCharsets.UTF_8))) {
+                    // Kept as an HttpOnly cookie, and the page reloaded without it: the token leaves the address bar and history.
                     exchange.getResponseHeaders().add("Set-Cookie", TOKEN_COOKIE + "=" + token + "; Path=/; HttpOnly; SameSite=Strict");
-                    return true;
+                    if (exchange.getRequestMethod().equals("GET") && !exchange.getRequestURI().getPath().equals("/metrics")) {
+                        String rest = java.util.Arrays.stream(query.split("&")).filter(p -> !p.startsWith("token="))
+                                .collect(java.util.stream.Collectors.joining("&"));
+                        exchange.getResponseHeaders().set("Location", exchange.getRequestURI().getRawPath() + (rest.isEmpty() ? "" : "?" + rest));
+                        exchange.sendResponseHeaders(303, -1);
+                        return Access.REDIRECTED;
+                    }
+                    return Access.GRANTED;
                 }
             }
         }
-        return false;
+        return Access.DENIED;
     }
 
     private static boolean same(String expected, String given) {

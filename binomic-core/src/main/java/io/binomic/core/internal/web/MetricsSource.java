@@ -57,21 +57,35 @@ public final class MetricsSource {
         p.family("binomic_queue_messages", "gauge", "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (scheduled), dead (dead letters).");
         p.family("binomic_queue_consumers", "gauge", "Consumers the broker knows for a queue.");
         p.family("binomic_queue_paused", "gauge", "1 when the queue is paused.");
-        p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries.");
-        boolean up = true;
-        for (String q : local.queues()) {
-            try {
-                QueueStats s = local.queueStats(q);
-                p.sample("binomic_queue_messages", s.ready(), "queue", q, "state", "ready");
-                p.sample("binomic_queue_messages", s.pending(), "queue", q, "state", "pending");
-                p.sample("binomic_queue_messages", s.delayed(), "queue", q, "state", "delayed");
-                p.sample("binomic_queue_messages", s.deadLetters(), "queue", q, "state", "dead");
-                p.sample("binomic_queue_consumers", s.consumers(), "queue", q);
-                p.sample("binomic_queue_paused", local.isPaused(q) ? 1 : 0, "queue", q);
-            } catch (RuntimeException e) {
-                // One scrape without depths beats a failed scrape: the counters still count.
-                up = false;
-            }
+        p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries within 3 s.");
+        record Depth(String queue, QueueStats stats, boolean paused) { }
+        List<Depth> depths = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        boolean up;
+        try {
+            up = BrokerDeadline.within(() -> {
+                boolean all = true;
+                for (String q : local.queues()) {
+                    try {
+                        depths.add(new Depth(q, local.queueStats(q), local.isPaused(q)));
+                    } catch (RuntimeException e) {
+                        all = false;
+                    }
+                }
+                return all;
+            });
+        } catch (java.util.concurrent.TimeoutException e) {
+            // One scrape without (some) depths beats a scrape that times out: the counters still count.
+            up = false;
+        }
+        for (Depth d : List.copyOf(depths)) {
+            QueueStats s = d.stats();
+            String q = d.queue();
+            p.sample("binomic_queue_messages", s.ready(), "queue", q, "state", "ready");
+            p.sample("binomic_queue_messages", s.pending(), "queue", q, "state", "pending");
+            p.sample("binomic_queue_messages", s.delayed(), "queue", q, "state", "delayed");
+            p.sample("binomic_queue_messages", s.deadLetters(), "queue", q, "state", "dead");
+            p.sample("binomic_queue_consumers", s.consumers(), "queue", q);
+            p.sample("binomic_queue_paused", d.paused() ? 1 : 0, "queue", q);
         }
         p.sample("binomic_broker_up", up ? 1 : 0);
     }

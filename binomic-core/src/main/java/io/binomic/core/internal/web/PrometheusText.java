@@ -12,20 +12,37 @@ public final class PrometheusText {
     /** The Content-Type of this format. */
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-    private final StringBuilder out = new StringBuilder(4096);
-    private final java.util.Set<String> declared = new java.util.HashSet<>();
+    /** Each family's lines, in the order declared: the format wants a family's lines together, whatever order samples come in. */
+    private final Map<String, StringBuilder> families = new LinkedHashMap<>();
 
     /** Declares a family once; later calls for the same name do nothing. */
     public PrometheusText family(String name, String type, String help) {
-        if (declared.add(name)) {
-            out.append("# HELP ").append(name).append(' ').append(help.replace("\\", "\\\\").replace("\n", "\\n")).append('\n');
-            out.append("# TYPE ").append(name).append(' ').append(type).append('\n');
-        }
+        families.computeIfAbsent(name, n -> new StringBuilder(256)
+                .append("# HELP ").append(name).append(' ').append(help.replace("\\", "\\\\").replace("\n", "\\n")).append('\n')
+                .append("# TYPE ").append(name).append(' ').append(type).append('\n'));
         return this;
+    }
+
+    /** The lines of the family {@code sample} belongs to: its own, or its histogram's for {@code _bucket}, {@code _sum}, {@code _count}. */
+    private StringBuilder familyOf(String sample) {
+        StringBuilder own = families.get(sample);
+        if (own != null) {
+            return own;
+        }
+        for (String suffix : new String[] {"_bucket", "_sum", "_count"}) {
+            if (sample.endsWith(suffix)) {
+                StringBuilder histogram = families.get(sample.substring(0, sample.length() - suffix.length()));
+                if (histogram != null) {
+                    return histogram;
+                }
+            }
+        }
+        throw new IllegalStateException("sample " + sample + " of an undeclared family: call family() first");
     }
 
     /** One sample; {@code labels} alternate names and values. */
     public PrometheusText sample(String name, double value, String... labels) {
+        StringBuilder out = familyOf(name);
         out.append(name);
         if (labels.length > 0) {
             out.append('{');
@@ -68,6 +85,8 @@ public final class PrometheusText {
 
     @Override
     public String toString() {
-        return out.toString();
+        StringBuilder all = new StringBuilder(4096);
+        families.values().forEach(all::append);
+        return all.toString();
     }
 }

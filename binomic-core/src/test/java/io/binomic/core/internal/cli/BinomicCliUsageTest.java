@@ -158,7 +158,30 @@ class BinomicCliUsageTest {
                         + " 16 random characters), or bind to 127.0.0.1",
                 "Usage: binomic master [options]");
         assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "web"),
-                "binomic master: dashboard port must be a number 0..65535, was 'web'", "Usage: binomic master [options]");
+                "binomic master: --dashboard-port: the dashboard port must be a number 0..65535, was 'web'", "Usage: binomic master [options]");
+    }
+
+    /** An error message a handler wrote must not recolour, retitle or overwrite the operator's terminal. */
+    @Test
+    void controlCharactersOfUserTextAreShownEscapedNotSentToTheTerminal() {
+        assertEquals("ansi \\u001b[31mRED\\u001b[0m \\u001b]0;title\\u0007 \\u000d hidden\\u202e",
+                Table.printable("ansi \u001b[31mRED\u001b[0m \u001b]0;title\u0007 \r hidden\u202e"));
+        assertEquals("plain text, unchanged", Table.printable("plain text, unchanged"));
+    }
+
+    /** A read-only setting that is neither true nor false is refused: read as false, it left a dashboard writable. */
+    @Test
+    void aMasterDashboardReadOnlySettingThatIsNotABooleanIsRefusedNamingWhereItCameFrom() {
+        assertUsageError(CliRun.of(Map.of("BINOMIC_MASTER_DASHBOARD_READ_ONLY", "yes"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "master", "--broker", "memory://", "--dashboard-port", "0"),
+                "binomic master: environment variable BINOMIC_MASTER_DASHBOARD_READ_ONLY: master.dashboardReadOnly must be true or"
+                        + " false, was 'yes'", "Usage: binomic master [options]");
+        assertUsageError(CliRun.of(Map.of("BINOMIC_MASTER_DASHBOARD_PORT", "abc"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "master", "--broker", "memory://"),
+                "binomic master: environment variable BINOMIC_MASTER_DASHBOARD_PORT: the dashboard port must be a number 0..65535,"
+                        + " was 'abc'", "Usage: binomic master [options]");
     }
 
     @Test
