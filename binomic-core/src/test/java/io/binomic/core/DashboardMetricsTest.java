@@ -186,4 +186,44 @@ class DashboardMetricsTest {
                     "a link cannot put its own text in the flash");
         }
     }
+
+    /**
+     * A broker that stops answering (Redis down: its client's timeouts and retries take about 15 s)
+     * must not hold a page or a scrape past Prometheus' 10 s timeout: both answer after the 3 s
+     * deadline, the scrape with broker_up 0 and the counters. The stats call here answers after
+     * 20 s, so a 1 would mean the scrape waited for it.
+     */
+    @Test
+    void aBrokerThatHangsGetsPagesAndScrapesThatSaySoInsteadOfTimingOut() throws Exception {
+        java.util.concurrent.CountDownLatch hanging = new java.util.concurrent.CountDownLatch(1);
+        boolean[] hang = {false};
+        ForwardingBroker broker = new ForwardingBroker(new io.binomic.core.internal.memory.MemoryBrokerProvider()
+                .create(io.binomic.api.BrokerConfig.defaults())) {
+            @Override
+            public io.binomic.api.QueueStats stats(String queue) {
+                if (hang[0]) {
+                    try {
+                        hanging.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return super.stats(queue);
+            }
+        };
+        binomic = Binomic.builder().broker(broker).scheduler(broker.scheduler()).handle(ok, j -> "ok").build().start();
+        binomic.startWorker();
+        binomic.submit(ok, new Job(1)).await(Duration.ofSeconds(10));
+        try (Dashboard dashboard = binomic.dashboard().port(0).start()) {
+            assertTrue(get(dashboard.uri().resolve("metrics"), null).contains("binomic_broker_up 1"));
+            hang[0] = true;
+            String metrics = get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(metrics.startsWith("200 ") && metrics.contains("\nbinomic_broker_up 0\n")
+                    && metrics.contains("binomic_tasks_total{queue=\"metered\",task=\"ok\",outcome=\"succeeded\"} 1"), metrics);
+            String page = get(dashboard.uri(), null);
+            assertTrue(page.startsWith("200 ") && page.contains("The broker did not answer within 3 s"), page);
+        } finally {
+            hanging.countDown();
+        }
+    }
 }

@@ -52,7 +52,7 @@ final class ActivityCharts {
         chart(h, "chart-failures", "Retries and dead letters per minute", "", minutes, List.of(
                 new Series("retried", "s-warn", ActivityBucket::retried),
                 new Series("dead-lettered", "s-bad", ActivityBucket::deadLettered)));
-        chart(h, "chart-latency", "Run time per minute (ms): mean, and the longest above it", " ms", minutes, List.of(
+        chart(h, "chart-latency", "Run time per minute, ms", " ms", minutes, List.of(
                 new Series("mean", "s-ok", b -> b.meanRun().toMillis()),
                 new Series("longest", "s-muted", b -> Math.max(0, Duration.ofNanos(b.maxRunNanos()).toMillis() - b.meanRun().toMillis()))));
     }
