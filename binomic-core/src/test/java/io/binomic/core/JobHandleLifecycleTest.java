@@ -129,6 +129,9 @@ class JobHandleLifecycleTest {
         assertEquals(0, binomic.queueStats("default").deadLetters());
         assertEquals(0, binomic.queueStats("default").delayed(), "no retry");
         assertEquals(0, worker.counters().retried());
+        var counted = io.binomic.core.internal.CoreAccess.get().stats(binomic).cancellations();
+        assertEquals(java.util.Map.of(List.of("default", "stubborn"), 1L), counted, "counted as cancelled, for /metrics");
+        assertEquals(0, binomic.taskStats().getFirst().failed(), "not as a failure");
     }
 
     @Test

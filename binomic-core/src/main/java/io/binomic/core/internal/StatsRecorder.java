@@ -38,6 +38,7 @@ public final class StatsRecorder {
         final String task;
         final LongAdder succeeded = new LongAdder();
         final LongAdder failed = new LongAdder();
+        final LongAdder cancelled = new LongAdder();
         final LongAdder retried = new LongAdder();
         final LongAdder deadLettered = new LongAdder();
         final LongAdder totalNanos = new LongAdder();
@@ -86,6 +87,26 @@ public final class StatsRecorder {
         Counters c = of(queue, task);
         c.failed.increment();
         c.time(nanos);
+    }
+
+    /**
+     * An execution its submitter cancelled while it ran: counted apart from failures, and kept out
+     * of the durations (an interrupted run says nothing of how long the task takes).
+     */
+    public void cancelled(String queue, String task, long nanos) {
+        of(queue, task).cancelled.increment();
+    }
+
+    /** Executions cancelled by their submitters, per queue and task, by the workers of this process. */
+    public java.util.Map<List<String>, Long> cancellations() {
+        java.util.Map<List<String>, Long> all = new TreeMap<>(Comparator.comparing((List<String> k) -> k.get(0)).thenComparing(k -> k.get(1)));
+        byKey.values().forEach(c -> {
+            long n = c.cancelled.sum();
+            if (n > 0) {
+                all.put(List.of(c.queue, c.task), n);
+            }
+        });
+        return all;
     }
 
     public void retried(String queue, String task) {

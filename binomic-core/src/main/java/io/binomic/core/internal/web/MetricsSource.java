@@ -91,12 +91,17 @@ public final class MetricsSource {
     }
 
     private static void tasks(PrometheusText p, StatsRecorder stats) {
-        p.family("binomic_tasks_total", "counter", "Task executions by the workers of this process, by outcome (succeeded: returned; failed: threw or timed out).");
+        p.family("binomic_tasks_total", "counter", "Task executions by the workers of this process, by outcome (succeeded: returned; failed: threw or timed out; cancelled: by its submitter while it ran).");
         p.family("binomic_task_retries_total", "counter", "Messages scheduled for another attempt by the workers of this process.");
         p.family("binomic_dead_letters_total", "counter", "Messages dead-lettered by the workers of this process.");
+        var cancellations = stats.cancellations();
         for (var t : stats.snapshot()) {
             p.sample("binomic_tasks_total", t.succeeded(), "queue", t.queue(), "task", t.task(), "outcome", "succeeded");
             p.sample("binomic_tasks_total", t.failed(), "queue", t.queue(), "task", t.task(), "outcome", "failed");
+            long cancelled = cancellations.getOrDefault(List.of(t.queue(), t.task()), 0L);
+            if (cancelled > 0) {
+                p.sample("binomic_tasks_total", cancelled, "queue", t.queue(), "task", t.task(), "outcome", "cancelled");
+            }
             p.sample("binomic_task_retries_total", t.retried(), "queue", t.queue(), "task", t.task());
             p.sample("binomic_dead_letters_total", t.deadLettered(), "queue", t.queue(), "task", t.task());
         }

@@ -298,6 +298,7 @@ public final class DeliveryProcessor {
             if (cause instanceof CancellationException || cancelledByRequest) {
                 outcome = "cancelled";
                 if (cancelledByRequest) {
+                    stats.cancelled(delivery.queue(), task.name(), System.nanoTime() - start);
                     return cancelled(run);
                 }
                 LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
@@ -319,6 +320,7 @@ public final class DeliveryProcessor {
             if (run.tracked() && tracking.cancelRequested(delivery.receipt())) {
                 // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
                 Thread.interrupted();
+                stats.cancelled(delivery.queue(), task.name(), System.nanoTime() - start);
                 return cancelled(run);
             }
             Thread.currentThread().interrupt();
