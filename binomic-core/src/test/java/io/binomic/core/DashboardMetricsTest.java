@@ -221,7 +221,8 @@ class DashboardMetricsTest {
             assertTrue(metrics.startsWith("200 ") && metrics.contains("\nbinomic_broker_up 0\n")
                     && metrics.contains("binomic_tasks_total{queue=\"metered\",task=\"ok\",outcome=\"succeeded\"} 1"), metrics);
             String page = get(dashboard.uri(), null);
-            assertTrue(page.startsWith("200 ") && page.contains("The broker did not answer within 3 s"), page);
+            assertTrue(page.startsWith("200 ") && page.contains("The broker did not answer within 3 s")
+                    && page.contains("Tasks run by this process"), "what needs no broker still shows: " + page);
         } finally {
             hanging.countDown();
         }

@@ -129,9 +129,15 @@ public final class DashboardPages implements HttpHandler {
                 return h;
             });
         } catch (java.util.concurrent.TimeoutException e) {
+            // What needs no broker still shows: an outage is when operators look at their workers.
             body = new Html().raw("<p class=\"error\" id=\"broker-slow\">").text("The broker did not answer within "
                     + BrokerDeadline.LIMIT.toSeconds() + " s: is it down or unreachable? The workers keep what they run and write"
-                    + " it when it is back; this page tries again on reload.").raw("</p>");
+                    + " it when it is back; this page shows what needs no broker, and tries again on reload.").raw("</p>");
+            switch (path) {
+                case "/" -> localTasks(body);
+                case "/workers" -> localWorkers(body);
+                default -> { }
+            }
         }
         send(exchange, title, path, flashes.remove(query.getOrDefault("done", "")), body);
     }
@@ -172,6 +178,11 @@ public final class DashboardPages implements HttpHandler {
         }
         h.raw("</tbody></table></section>");
         charts(h);
+        localTasks(h);
+    }
+
+    /** What this process's workers ran: no broker call. */
+    private void localTasks(Html h) {
         h.raw("<section><h2>Tasks run by this process</h2><table id=\"tasks\">")
                 .head("queue", "task", "succeeded", "failed", "retried", "dead-lettered", "mean", "max").raw("<tbody>");
         for (TaskStats t : binomic.taskStats()) {
@@ -202,6 +213,20 @@ public final class DashboardPages implements HttpHandler {
     }
 
     private void workers(Html h) {
+        localWorkers(h);
+        h.raw("<section><h2>Consumers the broker knows</h2><table id=\"consumers\">").head("queue", "consumers").raw("<tbody>");
+        for (String q : queues()) {
+            try {
+                h.row(q, binomic.queueStats(q).consumers());
+            } catch (RuntimeException e) {
+                h.row(q, "broker error: " + e.getMessage());
+            }
+        }
+        h.raw("</tbody></table></section>");
+    }
+
+    /** This process's workers and a master's worker JVMs: no broker call, so it shows while the broker is down. */
+    private void localWorkers(Html h) {
         h.raw("<section><h2>Workers in this process</h2><table id=\"local-workers\">")
                 .head("consumer", "health", "in flight", "succeeded", "failed", "retried", "dead-lettered", "stale settlements").raw("<tbody>");
         for (Worker w : CoreAccess.get().workers(binomic)) {
@@ -224,15 +249,6 @@ public final class DashboardPages implements HttpHandler {
             }
             h.raw("</tbody></table></section>");
         }
-        h.raw("<section><h2>Consumers the broker knows</h2><table id=\"consumers\">").head("queue", "consumers").raw("<tbody>");
-        for (String q : queues()) {
-            try {
-                h.row(q, binomic.queueStats(q).consumers());
-            } catch (RuntimeException e) {
-                h.row(q, "broker error: " + e.getMessage());
-            }
-        }
-        h.raw("</tbody></table></section>");
     }
 
     private void jobs(Html h, String id) {
