@@ -63,7 +63,7 @@ final class DashboardCommand implements Command {
         } catch (java.net.UnknownHostException e) {
             throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
+            throw new UsageException(e.getMessage().replace("needs a token: set one", "needs a token: set one in $" + TOKEN_ENV));
         }
         String url = BrokerOptions.url(args, env);
         Binomic binomic = connector.connect(url, args.list("queues"));

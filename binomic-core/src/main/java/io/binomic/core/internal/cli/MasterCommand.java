@@ -145,6 +145,17 @@ final class MasterCommand implements Command {
         Settings given = settings.get();
         Optional<String> port = args.value("dashboard-port").or(() -> given.value("master.dashboardPort"));
         if (port.isEmpty()) {
+            for (String without : new String[] {"master.dashboardAddress", "master.dashboardToken", "master.dashboardReadOnly"}) {
+                if (given.value(without).isPresent()) {
+                    throw new UsageException(given.origin(without).orElse(without) + ": " + without + " has no effect without a dashboard"
+                            + " port: set master.dashboardPort (or --dashboard-port), or remove it");
+                }
+            }
+            for (String option : new String[] {"dashboard-address", "dashboard-read-only"}) {
+                if (args.has(option)) {
+                    throw new UsageException("--" + option + " has no effect without --dashboard-port: add it, or leave --" + option + " out");
+                }
+            }
             return null;
         }
         String address = args.value("dashboard-address").or(() -> given.value("master.dashboardAddress")).orElse("127.0.0.1");
@@ -163,7 +174,8 @@ final class MasterCommand implements Command {
         } catch (java.net.UnknownHostException e) {
             throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
+            throw new UsageException(e.getMessage().replace("needs a token: set one",
+                    "needs a token: set one in master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN)"));
         }
     }
 

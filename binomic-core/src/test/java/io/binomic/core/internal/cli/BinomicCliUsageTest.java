@@ -154,11 +154,14 @@ class BinomicCliUsageTest {
     @Test
     void aMasterDashboardOffLoopbackWithoutATokenIsAUsageError() {
         assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "0", "--dashboard-address", "0.0.0.0"),
-                "binomic master: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one (at least"
-                        + " 16 random characters), or bind to 127.0.0.1",
+                "binomic master: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one in"
+                        + " master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN) (at least 16 random characters), or bind to 127.0.0.1",
                 "Usage: binomic master [options]");
         assertUsageError(run("master", "--broker", "memory://", "--dashboard-port", "web"),
                 "binomic master: --dashboard-port: the dashboard port must be a number 0..65535, was 'web'", "Usage: binomic master [options]");
+        assertUsageError(run("master", "--broker", "memory://", "--dashboard-read-only"),
+                "binomic master: --dashboard-read-only has no effect without --dashboard-port: add it, or leave --dashboard-read-only out",
+                "Usage: binomic master [options]");
     }
 
     /** An error message a handler wrote must not recolour, retitle or overwrite the operator's terminal. */
@@ -189,8 +192,8 @@ class BinomicCliUsageTest {
         assertUsageError(CliRun.of(Map.of(), (url, queues) -> {
             throw new AssertionError("no connection with a bad setting");
         }, "dashboard", "--address", "0.0.0.0", "--port", "0"),
-                "binomic dashboard: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one (at least"
-                        + " 16 random characters), or bind to 127.0.0.1",
+                "binomic dashboard: a dashboard bound to 0.0.0.0 is reachable from other hosts and needs a token: set one in"
+                        + " $BINOMIC_DASHBOARD_TOKEN (at least 16 random characters), or bind to 127.0.0.1",
                 "Usage: binomic dashboard [options]");
     }
 
