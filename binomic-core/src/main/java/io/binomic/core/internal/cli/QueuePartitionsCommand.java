@@ -78,9 +78,14 @@ final class QueuePartitionsCommand implements Command {
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage());
             }
-            out.println("partitions of queue " + queue + ": " + p.count()
-                    + (p.highest() > p.count() ? " (workers still drain partitions " + p.count() + " to " + (p.highest() - 1)
-                    + ": run it again once they are empty to forget them)" : ""));
+            String draining = "";
+            if (p.highest() - p.count() == 1) {
+                draining = " (workers still drain partition " + p.count() + ": run it again once it is empty to forget it)";
+            } else if (p.highest() > p.count()) {
+                draining = " (workers still drain partitions " + p.count() + " to " + (p.highest() - 1)
+                        + ": run it again once they are empty to forget them)";
+            }
+            out.println("partitions of queue " + queue + ": " + p.count() + draining);
             return BinomicCli.EXIT_OK;
         }
     }
