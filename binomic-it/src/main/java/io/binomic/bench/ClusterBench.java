@@ -115,7 +115,8 @@ public final class ClusterBench {
             for (int r = 1; r <= runs && partitions > 0; r++) {
                 print("one Redis, 1 queue", single, measure(singleUrl, single, tasks, List.of("busy-s" + r), 1));
                 print("cluster, 1 queue", cluster, measure(clusterUrl, cluster, tasks, List.of("busy-c" + r), 1));
-                print("cluster, 1 queue x " + partitions, cluster, measure(clusterUrl, cluster, tasks, List.of("busy-p" + r), partitions));
+                print("cluster, 1 queue x " + partitions, cluster,
+                        measure(clusterUrl, cluster, tasks, List.of(partitionedName(cluster, "busy-p" + r, partitions)), partitions));
             }
         } finally {
             single.forEach(n -> BenchRedis.stop(n.process(), 10));
@@ -252,6 +253,50 @@ public final class ClusterBench {
             }
         }
         return names;
+    }
+
+    /**
+     * A queue name for {@code partitions} partitions. With {@code bench.cluster.balanced} (the
+     * default) one whose partitions fall evenly on the masters (as an operator checking
+     * {@code CLUSTER KEYSLOT} would choose, or by taking more partitions than masters); otherwise
+     * {@code base} as its partitions fall.
+     */
+    private static String partitionedName(List<Node> nodes, String base, int partitions) {
+        if (!Boolean.parseBoolean(System.getProperty("bench.cluster.balanced", "true")) || partitions % nodes.size() != 0) {
+            return base;
+        }
+        List<List<int[]>> slots = slotRanges(nodes);
+        for (int i = 0; ; i++) {
+            String q = base + "-" + i;
+            int[] count = new int[nodes.size()];
+            for (int p = 0; p < partitions; p++) {
+                String partition = p == 0 ? q : q + "@" + p;
+                int slot = Integer.parseInt(cli(nodes.getFirst().port(), "CLUSTER", "KEYSLOT", "binomic:{" + partition + "}:stream").strip());
+                for (int m = 0; m < nodes.size(); m++) {
+                    if (slots.get(m).stream().anyMatch(r -> r[0] <= slot && slot <= r[1])) {
+                        count[m]++;
+                    }
+                }
+            }
+            if (java.util.Arrays.stream(count).allMatch(c -> c == partitions / nodes.size())) {
+                return q;
+            }
+        }
+    }
+
+    private static List<List<int[]>> slotRanges(List<Node> nodes) {
+        List<List<int[]>> slots = new ArrayList<>();
+        for (Node n : nodes) {
+            List<int[]> ranges = new ArrayList<>();
+            String myself = cli(n.port(), "CLUSTER", "NODES").lines().filter(l -> l.contains("myself")).findFirst().orElseThrow();
+            String[] parts = myself.split(" ");
+            for (int i = 8; i < parts.length; i++) {
+                String[] ab = parts[i].split("-");
+                ranges.add(new int[] {Integer.parseInt(ab[0]), Integer.parseInt(ab[ab.length - 1])});
+            }
+            slots.add(ranges);
+        }
+        return slots;
     }
 
     private static double[] cpu(List<Node> nodes) {

@@ -37,6 +37,10 @@ public final class PartitionRouter {
 
     /** The partitions of logical queue {@code queue}, read at most every second. */
     public QueuePartitions of(String queue) {
+        Known k = known.get(queue);
+        if (k != null && System.nanoTime() - k.readNanos() < REFRESH_MILLIS * 1_000_000) {
+            return k.partitions(); // the submit path: no allocation while the last read is fresh
+        }
         return of(List.of(queue)).get(queue);
     }
 
