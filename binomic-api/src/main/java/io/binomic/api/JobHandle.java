@@ -17,7 +17,10 @@ public interface JobHandle<R> {
     /** The job id (the message id): stable across attempts and replays. */
     UUID id();
 
-    /** The queue the job is on. */
+    /**
+     * The queue the job is on; for a partitioned queue, the partition ({@code queue@i} for
+     * partition {@code i > 0}: see {@link io.binomic.api.spi.QueuePartitions}), where its record is.
+     */
     String queue();
 
     /** What became of the job, read from the broker now. */

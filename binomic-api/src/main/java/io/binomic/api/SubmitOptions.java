@@ -26,6 +26,7 @@ public final class SubmitOptions {
     private final String debounceKey;
     private final java.time.Duration delay;
     private final TraceContext traceContext;
+    private final String partitionKey;
 
     private SubmitOptions(Builder b) {
         this.headers = b.headers.get();
@@ -35,6 +36,7 @@ public final class SubmitOptions {
         this.debounceKey = b.debounce.get();
         this.delay = b.delay.get();
         this.traceContext = b.trace.get();
+        this.partitionKey = b.partitionKey.get();
         if (traceContext != null && headers.containsKey(TraceContext.TRACEPARENT)) {
             throw new IllegalArgumentException("the trace context was given twice, as traceContext(...) and as header '"
                     + TraceContext.TRACEPARENT + "'; give one");
@@ -56,6 +58,7 @@ public final class SubmitOptions {
         b.debounce.copy(debounceKey);
         b.delay.copy(delay);
         b.trace.copy(traceContext);
+        b.partitionKey.copy(partitionKey);
         return b;
     }
 
@@ -98,13 +101,22 @@ public final class SubmitOptions {
         return java.util.Optional.ofNullable(traceContext);
     }
 
+    /**
+     * The key that picks this job's partition on a partitioned queue ({@link Builder#partitionKey});
+     * empty to spread jobs round robin.
+     */
+    public java.util.Optional<String> partitionKey() {
+        return java.util.Optional.ofNullable(partitionKey);
+    }
+
     @Override
     public String toString() {
         return "SubmitOptions[headers=" + headers + (priority == null ? "" : ", priority=" + priority)
                 + (uniqueness == null ? "" : ", unique=" + uniqueness + (uniqueKey == null ? "" : " key " + uniqueKey))
                 + (debounceKey == null ? "" : ", debounce=" + debounceKey)
                 + (delay == null ? "" : ", delay=" + delay)
-                + (traceContext == null ? "" : ", trace=" + traceContext.traceparent()) + "]";
+                + (traceContext == null ? "" : ", trace=" + traceContext.traceparent())
+                + (partitionKey == null ? "" : ", partitionKey=" + partitionKey) + "]";
     }
 
     /** Builds {@link SubmitOptions}. */
@@ -117,6 +129,7 @@ public final class SubmitOptions {
         private final Config.Once<String> debounce = new Config.Once<>("debounce", null);
         private final Config.Once<java.time.Duration> delay = new Config.Once<>("delay", null);
         private final Config.Once<TraceContext> trace = new Config.Once<>("traceContext", null);
+        private final Config.Once<String> partitionKey = new Config.Once<>("partitionKey", null);
 
         private Builder() { }
 
@@ -207,6 +220,19 @@ public final class SubmitOptions {
                 throw new IllegalArgumentException("traceContext must not be null; leave the setting out for the provider's");
             }
             trace.set(context);
+            return this;
+        }
+
+        /**
+         * On a partitioned queue, sends this job to the partition {@code key} (1-500 characters)
+         * hashes to, so that jobs of one key stay in one partition, in order (while the partition
+         * count is unchanged). Without it, jobs are spread round robin. A unique or debounced job
+         * goes by its unique or debounce key instead, and refuses this setting. Ignored on a queue
+         * of one partition.
+         */
+        public Builder partitionKey(String key) {
+            requireKey("partition key", key);
+            partitionKey.set(key);
             return this;
         }
 

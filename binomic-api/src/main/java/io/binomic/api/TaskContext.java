@@ -24,7 +24,7 @@ public interface TaskContext {
     /** The task name. */
     String task();
 
-    /** The queue. */
+    /** The queue (the task's: for a partitioned queue, the queue's own name, not its partition's). */
     String queue();
 
     /** This execution's attempt, from 1. */

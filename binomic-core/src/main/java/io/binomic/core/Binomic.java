@@ -86,6 +86,8 @@ public final class Binomic implements AutoCloseable {
     private io.binomic.core.internal.ActivityFlusher activity;
     private final DeadLetters deadLetters;
     private final Queues queues;
+    /** The partitions of partitioned queues: where a submit goes, what a worker reads. */
+    private final io.binomic.core.internal.PartitionRouter partitions;
     private volatile State state = State.NEW;
     private volatile boolean clockSkewWarned;
     private final boolean prepareQueues;
@@ -107,8 +109,9 @@ public final class Binomic implements AutoCloseable {
         this.schedulerProvider = b.scheduler != null ? null : Providers.selectScheduler(config.broker(),
                 Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class)));
         this.ticker = new PeriodicScheduler(clock);
-        this.deadLetters = new DeadLetters(broker, registry, config.worker().queues());
-        this.queues = new Queues(broker);
+        this.partitions = new io.binomic.core.internal.PartitionRouter(broker);
+        this.deadLetters = new DeadLetters(broker, registry, config.worker().queues(), partitions);
+        this.queues = new Queues(broker, partitions);
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
         this.traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
@@ -272,15 +275,16 @@ public final class Binomic implements AutoCloseable {
         Message message = newMessage(task, argument, options, traceFor(options));
         Instant due = FlowSubmits.dueAt(task, options, clock);
         if (FlowSubmits.applies(task, options)) {
-            UUID id = FlowSubmits.submit(task, argument, options, message, due, broker);
-            return jobs.handle(task.queue(), id, task.name(), task.resultType(), task.isTracked());
+            FlowSubmits.Submitted submitted = FlowSubmits.submit(task, argument, options, message, due, broker, partitions);
+            return jobs.handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked());
         }
+        message = partitions.route(message, options.partitionKey().orElse(null));
         if (due != null) {
             scheduler.schedule(message, due);
         } else {
             broker.enqueue(message);
         }
-        return jobs.handle(task.queue(), message.id(), task.name(), task.resultType(), task.isTracked());
+        return jobs.handle(message.queue(), message.id(), task.name(), task.resultType(), task.isTracked());
     }
 
     /**
@@ -301,9 +305,11 @@ public final class Binomic implements AutoCloseable {
         }
         Instant due = FlowSubmits.dueAt(task, options, clock);
         if (FlowSubmits.applies(task, options)) {
-            List<UUID> ids = FlowSubmits.submitAll(task, List.copyOf(arguments), options, messages, due, broker);
-            return ids.stream().map(id -> jobs.handle(task.queue(), id, task.name(), task.resultType(), task.isTracked())).toList();
+            return FlowSubmits.submitAll(task, List.copyOf(arguments), options, messages, due, broker, partitions).stream()
+                    .map(s -> jobs.handle(s.queue(), s.id(), task.name(), task.resultType(), task.isTracked())).toList();
         }
+        String partitionKey = options.partitionKey().orElse(null);
+        messages.replaceAll(m -> partitions.route(m, partitionKey));
         if (due != null) {
             scheduler.scheduleAll(messages, due);
         } else {
@@ -311,7 +317,7 @@ public final class Binomic implements AutoCloseable {
         }
         List<JobHandle<R>> handles = new ArrayList<>(messages.size());
         for (Message message : messages) {
-            handles.add(jobs.handle(task.queue(), message.id(), task.name(), task.resultType(), task.isTracked()));
+            handles.add(jobs.handle(message.queue(), message.id(), task.name(), task.resultType(), task.isTracked()));
         }
         return handles;
     }
@@ -384,14 +390,16 @@ public final class Binomic implements AutoCloseable {
         Message message = new Message(Uuid7.next(clock), task, queue, 1, clock.instant(), payload, headers);
         Instant due = FlowSubmits.dueAt(definition, options, clock);
         if (FlowSubmits.applies(definition, options)) {
-            return job(queue, FlowSubmits.submit(definition, null, options, message, due, broker));
+            FlowSubmits.Submitted submitted = FlowSubmits.submit(definition, null, options, message, due, broker, partitions);
+            return new JsonResultHandle(jobs.handle(submitted.queue(), submitted.id(), null, Void.class, true));
         }
+        message = partitions.route(message, options.partitionKey().orElse(null));
         if (due != null) {
             scheduler.schedule(message, due);
         } else {
             broker.enqueue(message);
         }
-        return job(queue, message.id());
+        return new JsonResultHandle(jobs.handle(message.queue(), message.id(), null, Void.class, true));
     }
 
     /**
@@ -400,7 +408,7 @@ public final class Binomic implements AutoCloseable {
      */
     public <R> JobHandle<R> job(Task<?, R> task, UUID id) {
         requireStarted();
-        return jobs.handle(task.queue(), id, task.name(), task.resultType(), true);
+        return jobs.handle(partitionOf(task.queue(), id), id, task.name(), task.resultType(), true);
     }
 
     /**
@@ -409,7 +417,26 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> job(String queue, UUID id) {
         requireStarted();
-        return new JsonResultHandle(jobs.handle(queue, id, null, Void.class, true));
+        return new JsonResultHandle(jobs.handle(partitionOf(queue, id), id, null, Void.class, true));
+    }
+
+    /**
+     * The physical queue holding the record of job {@code id} of {@code queue}: the queue itself
+     * unless it is partitioned, else the partition that has the record (the queue when none has).
+     * A handle names its partition ({@link JobHandle#queue()}), so this look-up is needed only for
+     * an id without its handle.
+     */
+    private String partitionOf(String queue, UUID id) {
+        io.binomic.api.spi.QueuePartitions p = partitions.of(queue);
+        if (!p.partitioned()) {
+            return queue;
+        }
+        for (String partition : p.all(queue)) {
+            if (broker.readJob(partition, id).isPresent()) {
+                return partition;
+            }
+        }
+        return queue;
     }
 
     /**
@@ -426,9 +453,9 @@ public final class Binomic implements AutoCloseable {
         if (queues.isEmpty()) {
             throw new IllegalStateException("this instance knows no queue to look for job " + id + " in: use job(queue, id)");
         }
-        for (String queue : queues) {
+        for (String queue : partitions.physical(queues)) {
             if (broker.readJob(queue, id).isPresent()) {
-                return job(queue, id);
+                return new JsonResultHandle(jobs.handle(queue, id, null, Void.class, true));
             }
         }
         return job(queues.getFirst(), id);
@@ -479,6 +506,11 @@ public final class Binomic implements AutoCloseable {
         if (registered != null && registered != task && !registered.queue().equals(task.queue())) {
             throw new IllegalArgumentException("task '" + task.name() + "' is registered with this instance on queue '"
                     + registered.queue() + "' but submitted on queue '" + task.queue() + "': share one definition");
+        }
+        if (!task.limits().isEmpty() && partitions.of(task.queue()).partitioned()) {
+            throw new IllegalArgumentException("task '" + task.name() + "' has rate or concurrency limits, and its queue '" + task.queue()
+                    + "' is partitioned: limits are counted per partition (one Redis slot each), so they would not hold; keep"
+                    + " limited tasks on a queue of one partition (binomic queue partitions " + task.queue() + " 1, once drained)");
         }
     }
 
@@ -582,7 +614,7 @@ public final class Binomic implements AutoCloseable {
                     + " WorkerConfig.queues");
         }
         WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, scheduler,
-                workerCodec, clock, stats, config.broker().maxPayloadBytes());
+                workerCodec, clock, stats, config.broker().maxPayloadBytes(), partitions);
         workers.add(worker);
         synchronized (this) {
             if (activity == null) {
@@ -605,10 +637,14 @@ public final class Binomic implements AutoCloseable {
         return deadLetters;
     }
 
-    /** Broker-side counts of {@code queue}: ready, pending, delayed, dead letters, consumers. */
+    /**
+     * Broker-side counts of {@code queue}: ready, pending, delayed, dead letters, consumers. For a
+     * partitioned queue, the sums over its partitions (consumers: the most any partition has, as
+     * every worker of the queue reads all of them).
+     */
     public QueueStats queueStats(String queue) {
         requireStarted();
-        return broker.stats(queue);
+        return queues.stats(queue);
     }
 
     /** Execution statistics per queue and task, from the workers of this process. */

@@ -6,6 +6,8 @@ import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.QueuePartitions;
+import io.binomic.core.internal.PartitionRouter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -18,6 +20,11 @@ import java.util.function.LongConsumer;
  * The dead-letter queue of every queue: inspect (list, count, group by failure class and task),
  * replay (back to the original queue, attempt reset, {@code replayedFrom} header) and purge.
  * The same code serves every broker; brokers only store and move entries.
+ *
+ * <p>A partitioned queue is named by its own (logical) name here too: its dead letters are those of
+ * all its partitions, partition after partition. The id of a dead letter of partition {@code i > 0}
+ * is the broker's id followed by {@code @i} (e.g. {@code 1733030000000-0@2}), and its
+ * {@link DeadLetter#queue()} is the logical queue; a replay puts it back on its partition.
  */
 public final class DeadLetters {
     private static final int PAGE = 500;
@@ -25,11 +32,52 @@ public final class DeadLetters {
     private final Broker broker;
     private final TaskRegistry registry;
     private final List<String> extraQueues;
+    private final PartitionRouter router;
 
-    DeadLetters(Broker broker, TaskRegistry registry, List<String> extraQueues) {
+    DeadLetters(Broker broker, TaskRegistry registry, List<String> extraQueues, PartitionRouter router) {
         this.broker = broker;
         this.registry = registry;
         this.extraQueues = List.copyOf(extraQueues);
+        this.router = router;
+    }
+
+    /** A broker's dead-letter id within one partition. */
+    private record Located(String partition, String id) { }
+
+    /** Where the dead letter {@code id} of {@code queue}, as this class gives ids, lives. */
+    private static Located locate(String queue, String id) {
+        int at = id.lastIndexOf(QueuePartitions.SEPARATOR);
+        if (at > 0 && at < id.length() - 1 && id.substring(at + 1).chars().allMatch(Character::isDigit) && id.length() - at <= 3) {
+            int index = Integer.parseInt(id.substring(at + 1));
+            if (index > 0 && index < QueuePartitions.MAX) {
+                return new Located(QueuePartitions.physical(queue, index), id.substring(0, at));
+            }
+        }
+        return new Located(queue, id);
+    }
+
+    /** {@code letter} of partition {@code partition}, as users see it: the logical queue, an id naming the partition. */
+    private static DeadLetter present(String queue, String partition, DeadLetter letter) {
+        int index = QueuePartitions.index(partition);
+        if (index == 0) {
+            return letter;
+        }
+        return new DeadLetter(letter.id() + QueuePartitions.SEPARATOR + index, queue, letter.task(), letter.failure(), letter.message(),
+                letter.rawFields());
+    }
+
+    /** Runs {@code action} once per partition over the ids of {@code queue} that live there; returns the sum. */
+    private static long perPartition(String queue, List<String> ids, java.util.function.BiFunction<String, List<String>, Long> action) {
+        Map<String, List<String>> byPartition = new LinkedHashMap<>();
+        for (String id : ids) {
+            Located l = locate(queue, id);
+            byPartition.computeIfAbsent(l.partition(), p -> new ArrayList<>()).add(l.id());
+        }
+        long done = 0;
+        for (Map.Entry<String, List<String>> e : byPartition.entrySet()) {
+            done += action.apply(e.getKey(), e.getValue());
+        }
+        return done;
     }
 
     /** The queues this instance knows: its tasks' and its workers'. */
@@ -117,7 +165,12 @@ public final class DeadLetters {
             }
             return true;
         });
-        long replayed = inBatches(ids, batch -> broker.replayDeadLetters(queue, batch), progress);
+        long[] sofar = {0};
+        long replayed = perPartition(queue, ids, (partition, inPartition) -> {
+            long n = inBatches(inPartition, batch -> broker.replayDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
+            sofar[0] += n;
+            return n;
+        });
         return new ReplayOutcome(replayed, undecodable[0], ids.size() - replayed);
     }
 
@@ -127,7 +180,8 @@ public final class DeadLetters {
      * @throws IllegalArgumentException when {@code deadLetterId} is not an id the broker could have given
      */
     public Optional<DeadLetter> find(String queue, String deadLetterId) {
-        return broker.readDeadLetter(queue, deadLetterId);
+        Located l = locate(queue, deadLetterId);
+        return broker.readDeadLetter(l.partition(), l.id()).map(letter -> present(queue, l.partition(), letter));
     }
 
     /**
@@ -137,12 +191,14 @@ public final class DeadLetters {
      * @throws IllegalArgumentException when {@code deadLetterId} is not an id the broker could have given
      */
     public boolean replayOne(String queue, String deadLetterId) {
-        return broker.replayDeadLetters(queue, List.of(deadLetterId)) == 1;
+        Located l = locate(queue, deadLetterId);
+        return broker.replayDeadLetters(l.partition(), List.of(l.id())) == 1;
     }
 
     /** Deletes one dead letter by id; true when it existed. */
     public boolean purgeOne(String queue, String deadLetterId) {
-        return broker.deleteDeadLetters(queue, List.of(deadLetterId)) == 1;
+        Located l = locate(queue, deadLetterId);
+        return broker.deleteDeadLetters(l.partition(), List.of(l.id())) == 1;
     }
 
     /** Deletes every dead letter of {@code queue} matching {@code filter}; returns how many. */
@@ -158,7 +214,12 @@ public final class DeadLetters {
             ids.add(letter.id());
             return true;
         });
-        return inBatches(ids, batch -> broker.deleteDeadLetters(queue, batch), progress);
+        long[] sofar = {0};
+        return perPartition(queue, ids, (partition, inPartition) -> {
+            long n = inBatches(inPartition, batch -> broker.deleteDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
+            sofar[0] += n;
+            return n;
+        });
     }
 
     private static long inBatches(List<String> ids, java.util.function.ToIntFunction<List<String>> action, LongConsumer progress) {
@@ -175,16 +236,27 @@ public final class DeadLetters {
     }
 
     private void scan(String queue, DeadLetterFilter filter, Visitor visitor) {
+        router.forget(queue);
+        for (String partition : router.of(queue).all(queue)) {
+            if (!scanPartition(queue, partition, filter, visitor)) {
+                return;
+            }
+        }
+    }
+
+    /** Scans one partition; false when the visitor asked to stop. */
+    private boolean scanPartition(String queue, String partition, DeadLetterFilter filter, Visitor visitor) {
         Optional<String> cursor = Optional.empty();
         while (true) {
-            List<DeadLetter> page = broker.readDeadLetters(queue, cursor, PAGE);
+            List<DeadLetter> page = broker.readDeadLetters(partition, cursor, PAGE);
             for (DeadLetter letter : page) {
-                if (filter.matches(letter) && !visitor.visit(letter)) {
-                    return;
+                DeadLetter shown = present(queue, partition, letter);
+                if (filter.matches(shown) && !visitor.visit(shown)) {
+                    return false;
                 }
             }
             if (page.size() < PAGE) {
-                return;
+                return true;
             }
             cursor = Optional.of(page.getLast().id());
         }

@@ -3,6 +3,8 @@ package io.binomic.core;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.QueuePartitions;
+import io.binomic.core.internal.PartitionRouter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -33,14 +35,23 @@ public final class Queues {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     private final Broker broker;
+    private final PartitionRouter router;
 
-    Queues(Broker broker) {
+    Queues(Broker broker, PartitionRouter router) {
         this.broker = broker;
+        this.router = router;
     }
 
     /** Pauses {@code queue}: no worker starts a job of it within about a second, running jobs finish. Idempotent. */
     public void pause(String queue) {
-        broker.pause(checkQueue(queue), Optional.empty());
+        forEachPartition(queue, p -> broker.pause(p, Optional.empty()));
+    }
+
+    /** Runs {@code action} on every partition of {@code queue} (the queue itself when it is not partitioned). */
+    private void forEachPartition(String queue, java.util.function.Consumer<String> action) {
+        checkQueue(queue);
+        router.forget(queue);
+        router.of(queue).all(queue).forEach(action);
     }
 
     /**
@@ -48,7 +59,7 @@ public final class Queues {
      * parked messages run again. Idempotent.
      */
     public void resume(String queue) {
-        broker.resume(checkQueue(queue), Optional.empty());
+        forEachPartition(queue, p -> broker.resume(p, Optional.empty()));
     }
 
     /** True when {@code queue} itself is paused (see {@link #pausedTasks} for tasks paused one by one). */
@@ -58,12 +69,14 @@ public final class Queues {
 
     /** Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run on. Idempotent. */
     public void pauseTask(String queue, String task) {
-        broker.pause(checkQueue(queue), Optional.of(checkTask(task)));
+        checkTask(task);
+        forEachPartition(queue, p -> broker.pause(p, Optional.of(task)));
     }
 
     /** Resumes {@code task} of {@code queue}; its parked messages run again unless the queue is paused. Idempotent. */
     public void resumeTask(String queue, String task) {
-        broker.resume(checkQueue(queue), Optional.of(checkTask(task)));
+        checkTask(task);
+        forEachPartition(queue, p -> broker.resume(p, Optional.of(task)));
     }
 
     /** True when {@code task} of {@code queue} is paused one by one. */
@@ -96,7 +109,7 @@ public final class Queues {
         // Workers see the pause within REFRESH_MILLIS: one that fetched just before may start a job that late.
         Thread.sleep(Math.min(timeout.toMillis(), REFRESH_MILLIS * 2));
         while (true) {
-            QueueStats stats = broker.stats(queue);
+            QueueStats stats = stats(queue);
             if (stats.pending() == 0) {
                 return true;
             }
@@ -117,7 +130,103 @@ public final class Queues {
      */
     public void setLimits(String queue, io.binomic.api.QueueLimits limits) {
         Objects.requireNonNull(limits, "limits must not be null (QueueLimits.NONE removes them)");
-        broker.setQueueLimits(checkQueue(queue), limits);
+        checkQueue(queue);
+        if (!limits.isEmpty() && freshPartitions(queue).partitioned()) {
+            throw new IllegalArgumentException("queue '" + queue + "' is partitioned: its limits would be counted per partition (one"
+                    + " Redis slot each) and would not hold; set limits on a queue of one partition (binomic queue partitions "
+                    + queue + " 1, then again once its other partitions are empty)");
+        }
+        broker.setQueueLimits(queue, limits);
+    }
+
+    /**
+     * Splits {@code queue} into {@code count} partitions (1 to {@value QueuePartitions#MAX}), durably:
+     * producers spread its jobs over them and workers read them all, so that on Redis Cluster one
+     * busy queue runs on several masters. Every producer and worker applies the change within about
+     * a second ({@value PartitionRouter#REFRESH_MILLIS} ms), while they run.
+     *
+     * <p>Raising the count takes effect at once. Lowering it stops producers writing to the partitions
+     * beyond {@code count}, while workers keep reading them until they are empty: nothing is
+     * stranded. Calling it again with the same {@code count} once those partitions hold nothing (no
+     * message ready, running, delayed or dead-lettered) forgets them, and the queue is then exactly
+     * as if it had always had {@code count} partitions ({@code 1}: unpartitioned). Returns the
+     * partitions now set.
+     *
+     * @throws IllegalArgumentException when the count is out of range, or the queue has limits
+     *         ({@link #setLimits}): limits hold on a queue of one partition only
+     * @throws UnsupportedOperationException when the broker cannot partition queues
+     */
+    public QueuePartitions setPartitions(String queue, int count) {
+        checkQueue(queue);
+        QueuePartitions.requireCount(count);
+        QueuePartitions was = freshPartitions(queue);
+        if (count > 1 && !limits(queue).isEmpty()) {
+            throw new IllegalArgumentException("queue '" + queue + "' has limits (" + limits(queue) + "): limits hold on a queue of one"
+                    + " partition only; remove them first (binomic queue limit " + queue + " --none) or keep the queue whole");
+        }
+        int highest = Math.max(was.highest(), count);
+        if (count == was.count() && highest > count && emptyFrom(queue, count, highest)) {
+            highest = count;
+        }
+        QueuePartitions now = new QueuePartitions(count, highest);
+        broker.setPartitions(queue, now);
+        if (now.highest() > was.highest()) {
+            // new partitions of a paused queue are paused too
+            PauseState paused = broker.pauseStates(List.of(queue)).getOrDefault(queue, PauseState.NONE);
+            for (int i = was.highest(); i < now.highest(); i++) {
+                String partition = QueuePartitions.physical(queue, i);
+                if (paused.queuePaused()) {
+                    broker.pause(partition, Optional.empty());
+                }
+                paused.pausedTasks().forEach(t -> broker.pause(partition, Optional.of(t)));
+            }
+        }
+        router.forget(queue);
+        return now;
+    }
+
+    /** The partitions of {@code queue}; {@link QueuePartitions#ONE} when it is not partitioned. */
+    public QueuePartitions partitions(String queue) {
+        return freshPartitions(checkQueue(queue));
+    }
+
+    private QueuePartitions freshPartitions(String queue) {
+        return broker.partitions(List.of(queue)).getOrDefault(queue, QueuePartitions.ONE);
+    }
+
+    private boolean emptyFrom(String queue, int from, int highest) {
+        for (int i = from; i < highest; i++) {
+            QueueStats s = broker.stats(QueuePartitions.physical(queue, i));
+            if (s.ready() + s.pending() + s.delayed() + s.deadLetters() > 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Broker-side counts of {@code queue}; for a partitioned queue, the sums over its partitions
+     * (consumers: the most any partition has, as every worker of the queue reads all of them).
+     */
+    public QueueStats stats(String queue) {
+        QueuePartitions p = router.of(checkQueue(queue));
+        if (!p.partitioned()) {
+            return broker.stats(queue);
+        }
+        long ready = 0;
+        long pending = 0;
+        long delayed = 0;
+        long dead = 0;
+        int consumers = 0;
+        for (String partition : p.all(queue)) {
+            QueueStats s = broker.stats(partition);
+            ready += s.ready();
+            pending += s.pending();
+            delayed += s.delayed();
+            dead += s.deadLetters();
+            consumers = Math.max(consumers, s.consumers());
+        }
+        return new QueueStats(queue, ready, pending, delayed, dead, consumers);
     }
 
     /** The limits of {@code queue}; {@link io.binomic.api.QueueLimits#NONE} when it has none. */

@@ -131,6 +131,36 @@ public abstract class BrokerContractTest {
     }
 
     @Test
+    void partitionsAreStoredPerQueueAndAPartitionIsAQueueOfItsOwnAtEveryPriority() throws Exception {
+        assertEquals(Map.of(), broker.partitions(List.of(queue, otherQueue)));
+        broker.setPartitions(queue, new io.binomic.api.spi.QueuePartitions(3, 4));
+        assertEquals(Map.of(queue, new io.binomic.api.spi.QueuePartitions(3, 4)), broker.partitions(List.of(queue, otherQueue)));
+
+        // partitions 0 and 3, at the default priority and at another: fetched, renewed and settled
+        // on their own streams ('@' in a physical queue's name clashes with nothing)
+        String last = io.binomic.api.spi.QueuePartitions.physical(queue, 3);
+        List<Message> sent = new java.util.ArrayList<>();
+        for (String q : List.of(queue, last)) {
+            sent.add(message(q, "t", "{}", 1));
+            sent.add(message(q, "t", "{}", 1).withHeader(Message.PRIORITY, "8"));
+        }
+        broker.enqueueAll(sent);
+        List<Delivery> got = new java.util.ArrayList<>();
+        for (int round = 0; round < 10 && got.size() < 4; round++) {
+            got.addAll(broker.fetch(List.of(queue, last), "c1", 4, Duration.ofMillis(100)));
+        }
+        assertEquals(4, got.size());
+        assertEquals(2, got.stream().filter(d -> d.queue().equals(last)).count());
+        broker.renewLeases("c1", got);
+        assertEquals(List.of(), ack("c1", got));
+        assertEquals(0, broker.stats(last).pending());
+        assertEquals(0, broker.stats(queue).pending());
+
+        broker.setPartitions(queue, io.binomic.api.spi.QueuePartitions.ONE);
+        assertEquals(Map.of(), broker.partitions(List.of(queue)), "one partition is no partitioning");
+    }
+
+    @Test
     void fetchOverSeveralQueuesNeverHandsOutMoreThanMaxInTotal() throws Exception {
         for (int i = 0; i < 10; i++) {
             broker.enqueue(message(queue, "t", "{\"i\":" + i + "}", 1));

@@ -30,6 +30,10 @@ import java.util.stream.Collectors;
  * of the messages and its Redis CPU per task (INFO cpu, user + sys), and the projection per Redis
  * core: a master whose CPU per task is c µs serves at most 10^6 / c tasks/s on a core of its own.
  *
+ * <p>Then one busy queue: unpartitioned on one Redis and on the cluster (bound to one master), and
+ * split into {@code bench.cluster.partitions} partitions (default 6) on the cluster, where its
+ * partitions spread over the masters ({@code bench.cluster.partitions=0} skips it).
+ *
  * <p>{@code ./mvnw -B -Pbench-cluster verify} (or {@code java -cp ... io.binomic.bench.ClusterBench}).
  */
 public final class ClusterBench {
@@ -79,6 +83,8 @@ public final class ClusterBench {
         java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
         int tasks = Integer.getInteger("bench.cluster.tasks", 200_000);
         int runs = Integer.getInteger("bench.runs", 1);
+        int partitions = Integer.getInteger("bench.cluster.partitions", 6);
+        boolean onlyPartitioned = Boolean.getBoolean("bench.cluster.onlyPartitioned");
         System.out.println("cores=" + Runtime.getRuntime().availableProcessors() + " tasks=" + tasks + " queues=" + QUEUES
                 + " concurrency=" + CONCURRENCY + " runs=" + runs);
         List<Node> single = List.of(startNode(false));
@@ -102,9 +108,15 @@ public final class ClusterBench {
             String clusterUrl = "redis+cluster://" + cluster.stream().map(n -> HOST + ":" + n.port()).collect(Collectors.joining(","));
             measure("warm-up (one Redis)", singleUrl, single, tasks / 4, "w1");
             measure("warm-up (cluster)", clusterUrl, cluster, tasks / 4, "w2");
-            for (int r = 1; r <= runs; r++) {
+            for (int r = 1; r <= runs && !onlyPartitioned; r++) {
                 print("one Redis", single, measure("one Redis", singleUrl, single, tasks, "s" + r));
                 print("cluster, 3 masters", cluster, measure("cluster", clusterUrl, cluster, tasks, "c" + r));
+            }
+            for (int r = 1; r <= runs && partitions > 0; r++) {
+                print("one Redis, 1 queue", single, measure(singleUrl, single, tasks, List.of("busy-s" + r), 1));
+                print("cluster, 1 queue", cluster, measure(clusterUrl, cluster, tasks, List.of("busy-c" + r), 1));
+                print("cluster, 1 queue x " + partitions, cluster,
+                        measure(clusterUrl, cluster, tasks, List.of(partitionedName(cluster, "busy-p" + r, partitions)), partitions));
             }
         } finally {
             single.forEach(n -> BenchRedis.stop(n.process(), 10));
@@ -113,8 +125,16 @@ public final class ClusterBench {
     }
 
     private static Sample measure(String name, String url, List<Node> nodes, int tasks, String runId) throws Exception {
+        return measure(url, nodes, tasks, queueNames(nodes, runId), 1);
+    }
+
+    /**
+     * {@code tasks} no-op tasks over {@code queues} ({@value #QUEUES} producer threads, taking the
+     * queues in turn), each queue split into {@code partitions}, drained by one worker.
+     */
+    private static Sample measure(String url, List<Node> nodes, int tasks, List<String> queues, int partitions) throws Exception {
         List<Task<Long, Void>> defs = new ArrayList<>();
-        for (String queue : queueNames(nodes, runId)) {
+        for (String queue : queues) {
             defs.add(Task.builder("scale-" + queue, Long.class).queue(queue).build());
         }
         AtomicInteger done = new AtomicInteger();
@@ -129,6 +149,9 @@ public final class ClusterBench {
         }));
         long cross0 = nodes.stream().mapToLong(n -> n.errors("CROSSSLOT")).sum();
         try (Binomic binomic = builder.build().start()) {
+            if (partitions > 1) {
+                queues.forEach(q -> binomic.queues().setPartitions(q, partitions));
+            }
             double[] cpu0 = cpu(nodes);
             long[] xadd0 = calls(nodes, "xadd");
             long reads0 = java.util.Arrays.stream(calls(nodes, "xreadgroup")).sum();
@@ -140,7 +163,7 @@ public final class ClusterBench {
             }
             Thread[] producers = new Thread[QUEUES];
             for (int q = 0; q < QUEUES; q++) {
-                Task<Long, Void> d = defs.get(q);
+                Task<Long, Void> d = defs.get(q % defs.size());
                 producers[q] = Thread.ofPlatform().start(() -> binomic.submitAll(d, args));
             }
             for (Thread t : producers) {
@@ -230,6 +253,50 @@ public final class ClusterBench {
             }
         }
         return names;
+    }
+
+    /**
+     * A queue name for {@code partitions} partitions. With {@code bench.cluster.balanced} (the
+     * default) one whose partitions fall evenly on the masters (as an operator checking
+     * {@code CLUSTER KEYSLOT} would choose, or by taking more partitions than masters); otherwise
+     * {@code base} as its partitions fall.
+     */
+    private static String partitionedName(List<Node> nodes, String base, int partitions) {
+        if (!Boolean.parseBoolean(System.getProperty("bench.cluster.balanced", "true")) || partitions % nodes.size() != 0) {
+            return base;
+        }
+        List<List<int[]>> slots = slotRanges(nodes);
+        for (int i = 0; ; i++) {
+            String q = base + "-" + i;
+            int[] count = new int[nodes.size()];
+            for (int p = 0; p < partitions; p++) {
+                String partition = p == 0 ? q : q + "@" + p;
+                int slot = Integer.parseInt(cli(nodes.getFirst().port(), "CLUSTER", "KEYSLOT", "binomic:{" + partition + "}:stream").strip());
+                for (int m = 0; m < nodes.size(); m++) {
+                    if (slots.get(m).stream().anyMatch(r -> r[0] <= slot && slot <= r[1])) {
+                        count[m]++;
+                    }
+                }
+            }
+            if (java.util.Arrays.stream(count).allMatch(c -> c == partitions / nodes.size())) {
+                return q;
+            }
+        }
+    }
+
+    private static List<List<int[]>> slotRanges(List<Node> nodes) {
+        List<List<int[]>> slots = new ArrayList<>();
+        for (Node n : nodes) {
+            List<int[]> ranges = new ArrayList<>();
+            String myself = cli(n.port(), "CLUSTER", "NODES").lines().filter(l -> l.contains("myself")).findFirst().orElseThrow();
+            String[] parts = myself.split(" ");
+            for (int i = 8; i < parts.length; i++) {
+                String[] ab = parts[i].split("-");
+                ranges.add(new int[] {Integer.parseInt(ab[0]), Integer.parseInt(ab[ab.length - 1])});
+            }
+            slots.add(ranges);
+        }
+        return slots;
     }
 
     private static double[] cpu(List<Node> nodes) {

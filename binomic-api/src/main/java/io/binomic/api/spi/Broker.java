@@ -191,6 +191,29 @@ public interface Broker extends AutoCloseable {
         throw new UnsupportedOperationException(getClass().getName() + " has no flow control (rate and concurrency limits)");
     }
 
+    // ---- Partitioned queues ----
+
+    /**
+     * The partitions of each of {@code queues} (logical queues) that has been split with
+     * {@link #setPartitions}, one round trip for all on Redis; an unpartitioned queue is left out.
+     * Producers and workers read them at most every second. None by default.
+     */
+    default Map<String, QueuePartitions> partitions(List<String> queues) {
+        return Map.of();
+    }
+
+    /**
+     * Stores the partitions of logical queue {@code queue}, durably (the core decides them: see
+     * {@code Queues.setPartitions}), and prepares the physical queues of
+     * {@link QueuePartitions#all} (streams, consumer groups). Every producer and worker applies
+     * them at its next read (within about a second).
+     *
+     * @throws UnsupportedOperationException when this broker cannot partition queues
+     */
+    default void setPartitions(String queue, QueuePartitions partitions) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot partition queues");
+    }
+
     // ---- Tracked jobs: records kept for messages with the Message.TRACK header ----
     //
     // enqueue and enqueueAll of a tracked message (and Scheduler.schedule and scheduleAll) also create

@@ -56,13 +56,30 @@ public final class FlowSubmits {
      * Stores a unique or debounced job; returns the id of the job the submit stands for (the
      * earlier job for a duplicate or a debounced replacement).
      */
-    public static <A> UUID submit(Task<A, ?> task, A argument, SubmitOptions options, Message message, Instant due, Broker broker) {
-        return submitAll(task, java.util.Collections.singletonList(argument), options, List.of(message), due, broker).getFirst(); // null: no argument
+    public static <A> Submitted submit(Task<A, ?> task, A argument, SubmitOptions options, Message message, Instant due, Broker broker,
+                                       PartitionRouter router) {
+        return submitAll(task, java.util.Collections.singletonList(argument), options, List.of(message), due, broker, router).getFirst(); // null: no argument
     }
 
-    /** {@link #submit} for many jobs of one task and options, in order. */
-    public static <A> List<UUID> submitAll(Task<A, ?> task, List<? extends A> arguments, SubmitOptions options, List<Message> messages,
-                                           Instant due, Broker broker) {
+    /**
+     * A job stored by {@link #submit}: its id, and the physical queue (partition) it went to.
+     *
+     * @param id the id of the job the submit stands for
+     * @param queue the physical queue of the job
+     */
+    public record Submitted(UUID id, String queue) { }
+
+    /**
+     * {@link #submit} for many jobs of one task and options, in order. On a partitioned queue each
+     * job goes to the partition its unique or debounce key picks, so the key's claim and every
+     * duplicate of it live in one partition (one Redis Cluster slot).
+     */
+    public static <A> List<Submitted> submitAll(Task<A, ?> task, List<? extends A> arguments, SubmitOptions options, List<Message> messages,
+                                                Instant due, Broker broker, PartitionRouter router) {
+        if (options.partitionKey().isPresent()) {
+            throw new IllegalArgumentException("task '" + task.name() + "': a unique or debounced job goes to the partition of its unique"
+                    + " or debounce key, so it takes no partition key; leave SubmitOptions.partitionKey out");
+        }
         Optional<Uniqueness> uniqueness = options.uniqueness().or(task::uniqueness);
         boolean debounced = options.debounceKey().isPresent() || (uniqueness.isEmpty() && task.isDebounced());
         if (uniqueness.isPresent() && debounced && options.debounceKey().isPresent()) {
@@ -75,25 +92,29 @@ public final class FlowSubmits {
             Message m = messages.get(i);
             if (uniqueness.isPresent()) {
                 String key = options.uniqueKey().or(() -> task.uniqueKeyOf(argument)).orElseGet(() -> argumentKey(m.payload()));
-                marked.add(m.withHeader(UniqueClaim.HEADER,
-                        new UniqueClaim(uniqueness.get().scope(), uniqueness.get().ttl(), key).headerValue()));
+                marked.add(router.route(m.withHeader(UniqueClaim.HEADER,
+                        new UniqueClaim(uniqueness.get().scope(), uniqueness.get().ttl(), key).headerValue()), key));
             } else {
                 if (due == null) {
                     throw new IllegalArgumentException("task '" + task.name() + "': debounce needs a delay, and this job has none:"
                             + " declare a DELAY task, or give SubmitOptions.delay");
                 }
                 String key = options.debounceKey().or(() -> task.debounceKeyOf(argument)).orElseThrow();
-                marked.add(m.withHeader(UniqueClaim.DEBOUNCE_HEADER, key));
+                marked.add(router.route(m.withHeader(UniqueClaim.DEBOUNCE_HEADER, key), key));
             }
         }
+        List<Submitted> out = new ArrayList<>(marked.size());
         if (uniqueness.isPresent()) {
-            return broker.submitAllUnique(marked, due);
+            List<UUID> ids = broker.submitAllUnique(marked, due);
+            for (int i = 0; i < ids.size(); i++) {
+                out.add(new Submitted(ids.get(i), marked.get(i).queue()));
+            }
+            return out;
         }
-        List<UUID> ids = new ArrayList<>(marked.size());
         for (Message m : marked) {
-            ids.add(broker.submitDebounced(m, due));
+            out.add(new Submitted(broker.submitDebounced(m, due), m.queue()));
         }
-        return ids;
+        return out;
     }
 
     /** The argument as its own key: its JSON when short, else its SHA-256. */

@@ -73,7 +73,9 @@ public final class StatsRecorder {
         }
     }
 
-    private Counters of(String queue, String task) {
+    /** Counted under the logical queue: the partitions of a partitioned queue count as the queue. */
+    private Counters of(String physicalQueue, String task) {
+        String queue = io.binomic.api.spi.QueuePartitions.logical(physicalQueue);
         return byKey.computeIfAbsent(queue + '\u0000' + task, k -> new Counters(queue, task));
     }
 
@@ -119,7 +121,7 @@ public final class StatsRecorder {
 
     /** A worker of this process took over a stranded delivery of {@code queue} (its owner stopped renewing). */
     public void reclaimed(String queue) {
-        reclaimsByQueue.computeIfAbsent(queue, q -> new LongAdder()).increment();
+        reclaimsByQueue.computeIfAbsent(io.binomic.api.spi.QueuePartitions.logical(queue), q -> new LongAdder()).increment();
     }
 
     /** Reclaims per queue, by the workers of this process. */

@@ -708,6 +708,24 @@ final class RedisBroker implements Broker {
     }
 
     @Override
+    public Map<String, io.binomic.api.spi.QueuePartitions> partitions(List<String> queues) {
+        return queues.isEmpty() ? Map.of() : flow.partitions(queues);
+    }
+
+    @Override
+    public void setPartitions(String queue, io.binomic.api.spi.QueuePartitions set) {
+        java.util.Objects.requireNonNull(set, "partitions must not be null");
+        for (String partition : set.all(queue)) {
+            call("create the stream of partition '" + partition + "'", () -> {
+                createGroup(client(), partition);
+                return null;
+            });
+        }
+        // the streams first: a worker that sees the new partitions finds their groups
+        flow.setPartitions(queue, set);
+    }
+
+    @Override
     public void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
         java.util.Objects.requireNonNull(limits, "limits must not be null");
         flow.setQueueLimits(queue, limits);

@@ -240,6 +240,44 @@ final class RedisFlowControl {
         return b.build();
     }
 
+    Map<String, io.binomic.api.spi.QueuePartitions> partitions(List<String> queues) {
+        List<?> replies = broker.call("read the partitions of " + queues, () -> {
+            RBatch batch = broker.client().createBatch(BatchOptions.defaults());
+            for (String q : queues) {
+                batch.<String, String>getMap(broker.keys(q).partitions(), StringCodec.INSTANCE).readAllMapAsync();
+            }
+            return batch.execute().getResponses();
+        });
+        Map<String, io.binomic.api.spi.QueuePartitions> out = new LinkedHashMap<>();
+        for (int i = 0; i < queues.size(); i++) {
+            if (replies.get(i) instanceof Map<?, ?> fields && !fields.isEmpty()) {
+                try {
+                    int count = Integer.parseInt(String.valueOf(fields.get("count")));
+                    int highest = Integer.parseInt(String.valueOf(fields.get("highest")));
+                    out.put(queues.get(i), new io.binomic.api.spi.QueuePartitions(count, Math.max(count, highest)));
+                } catch (RuntimeException e) {
+                    System.getLogger(RedisFlowControl.class.getName()).log(System.Logger.Level.WARNING,
+                            "ignoring the partitions of queue {0}: {1} ({2}); set them again with: binomic queue partitions {0} COUNT",
+                            queues.get(i), fields, e.getMessage());
+                }
+            }
+        }
+        return out;
+    }
+
+    void setPartitions(String queue, io.binomic.api.spi.QueuePartitions set) {
+        String key = broker.keys(queue).partitions();
+        broker.callRetryingBrokenConnections("set the partitions of " + queue, () -> {
+            org.redisson.api.RMap<String, String> map = broker.client().getMap(key, StringCodec.INSTANCE);
+            if (set.equals(io.binomic.api.spi.QueuePartitions.ONE)) {
+                map.delete();
+            } else {
+                map.putAll(Map.of("count", Integer.toString(set.count()), "highest", Integer.toString(set.highest())));
+            }
+            return null;
+        });
+    }
+
     void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
         List<Object> args = new java.util.ArrayList<>();
         limits.rate().ifPresent(r -> args.addAll(List.of("rate.permits", Integer.toString(r.permits()),

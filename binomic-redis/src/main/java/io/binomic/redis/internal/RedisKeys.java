@@ -73,6 +73,14 @@ record RedisKeys(String prefix, String queue) {
         return base() + "limits";
     }
 
+    /**
+     * The partitions of the logical queue (hash: count, highest); see
+     * {@link io.binomic.api.spi.QueuePartitions}. Kept under the logical queue's tag (partition 0's).
+     */
+    String partitions() {
+        return base() + "partitions";
+    }
+
     /** The prefix of the job record keys ({@link #job}). */
     String jobPrefix() {
         return base() + "job:";

@@ -85,18 +85,24 @@ final class RedisPriorities {
     /** Which stream a delivery came from, as a key to group settlements by: {@code queue}, or {@code queue@level}. */
     static String streamOf(Delivery d) {
         int level = levelOf(d.receipt());
-        return level == Priority.DEFAULT ? d.queue() : d.queue() + "@" + level;
+        return level == Priority.DEFAULT ? d.queue() : d.queue() + LEVEL_SEPARATOR + level;
     }
 
-    /** The queue of a {@link #streamOf} key (queue names have no '@'). */
+    /**
+     * Separates a queue from a priority level in a {@link #streamOf} key: a character no queue name
+     * has, not even a partition's ({@code q@2}: see {@link io.binomic.api.spi.QueuePartitions}).
+     */
+    private static final char LEVEL_SEPARATOR = '#';
+
+    /** The queue of a {@link #streamOf} key (queue names have no '#'). */
     static String queueOf(String stream) {
-        int at = stream.indexOf('@');
+        int at = stream.indexOf(LEVEL_SEPARATOR);
         return at < 0 ? stream : stream.substring(0, at);
     }
 
     /** The Redis key of a {@link #streamOf} key. */
     static String streamKey(RedisKeys k, String stream) {
-        int at = stream.indexOf('@');
+        int at = stream.indexOf(LEVEL_SEPARATOR);
         return at < 0 ? k.stream() : streamKey(k, Priority.parse(stream.substring(at + 1)));
     }
 

@@ -66,7 +66,8 @@ public final class BinomicCli {
                 new JobCommand(JobCommand.Action.SUBMIT, out, err, commandEnv, connect),
                 new QueueCommand(QueueCommand.Action.PAUSE, out, commandEnv, connect),
                 new QueueCommand(QueueCommand.Action.RESUME, out, commandEnv, connect),
-                new QueueLimitCommand(out, commandEnv, connect));
+                new QueueLimitCommand(out, commandEnv, connect),
+                new QueuePartitionsCommand(out, commandEnv, connect));
     }
 
     public static void main(String[] args) {

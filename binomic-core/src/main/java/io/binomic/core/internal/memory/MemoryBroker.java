@@ -607,6 +607,34 @@ public final class MemoryBroker implements Broker {
     }
 
     private final Map<String, io.binomic.api.QueueLimits> queueLimits = new HashMap<>();
+    private final Map<String, io.binomic.api.spi.QueuePartitions> partitions = new HashMap<>();
+
+    @Override
+    public Map<String, io.binomic.api.spi.QueuePartitions> partitions(List<String> names) {
+        return locked(() -> {
+            Map<String, io.binomic.api.spi.QueuePartitions> out = new LinkedHashMap<>();
+            for (String name : names) {
+                io.binomic.api.spi.QueuePartitions p = partitions.get(name);
+                if (p != null) {
+                    out.put(name, p);
+                }
+            }
+            return out;
+        });
+    }
+
+    @Override
+    public void setPartitions(String queue, io.binomic.api.spi.QueuePartitions set) {
+        java.util.Objects.requireNonNull(set, "partitions must not be null");
+        locked(() -> {
+            if (set.equals(io.binomic.api.spi.QueuePartitions.ONE)) {
+                partitions.remove(queue);
+            } else {
+                partitions.put(queue, set);
+            }
+            set.all(queue).forEach(this::queue);
+        });
+    }
 
     @Override
     public Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> names) {

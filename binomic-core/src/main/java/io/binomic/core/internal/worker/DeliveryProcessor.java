@@ -166,7 +166,8 @@ public final class DeliveryProcessor {
 
         @Override
         public String queue() {
-            return delivery.queue();
+            // the logical queue: a handler of a partitioned queue sees the queue its task names
+            return io.binomic.api.spi.QueuePartitions.logical(delivery.queue());
         }
 
         @Override

@@ -26,7 +26,7 @@ final class FlowGate {
     static final long REFRESH_MILLIS = 500;
 
     private final Broker broker;
-    private final List<String> queues;
+    private volatile List<String> queues;
     private final String consumer;
     private volatile Map<String, PauseState> states = Map.of();
     private volatile long refreshedNanos;
@@ -39,6 +39,12 @@ final class FlowGate {
         this.queues = List.copyOf(queues);
         this.consumer = consumer;
         this.refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
+    }
+
+    /** The queues to read from now on (partitions were added); their paused state is read at once. */
+    void queues(List<String> now) {
+        queues = List.copyOf(now);
+        refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
     }
 
     private void refreshIfStale() {

@@ -63,7 +63,12 @@ public final class WorkerRuntime implements Worker {
     private static final Duration SLOW_CALL = Duration.ofSeconds(1);
 
     private final WorkerConfig config;
-    private final List<String> queues;
+    /** The queues configured (logical). */
+    private final List<String> logicalQueues;
+    /** The physical queues read: every partition of each logical queue, refreshed about once a second. */
+    private volatile List<String> queues;
+    private final io.binomic.core.internal.PartitionRouter partitions;
+    private long partitionsReadNanos;
     private final Broker broker;
     private final Scheduler scheduler;
     private final Clock clock;
@@ -110,16 +115,19 @@ public final class WorkerRuntime implements Worker {
      */
     public WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
                          Broker broker, Scheduler scheduler, PayloadCodec codec, Clock clock, StatsRecorder stats,
-                         int maxResultBytes) {
-        this(config, queues, defaults, handlers, broker, scheduler, codec, clock, stats, TaskInvokers.best(), maxResultBytes);
+                         int maxResultBytes, io.binomic.core.internal.PartitionRouter partitions) {
+        this(config, queues, defaults, handlers, broker, scheduler, codec, clock, stats, TaskInvokers.best(), maxResultBytes, partitions);
     }
 
     WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
                   Broker broker, Scheduler scheduler, PayloadCodec codec, Clock clock, StatsRecorder stats, TaskInvoker invoker,
-                  int maxResultBytes) {
+                  int maxResultBytes, io.binomic.core.internal.PartitionRouter partitions) {
         this.config = config;
         this.stats = stats;
-        this.queues = List.copyOf(queues);
+        this.logicalQueues = List.copyOf(queues);
+        this.partitions = partitions != null ? partitions : new io.binomic.core.internal.PartitionRouter(broker);
+        this.queues = this.partitions.physical(this.logicalQueues);
+        this.partitionsReadNanos = System.nanoTime();
         this.broker = broker;
         this.scheduler = scheduler;
         this.clock = clock;
@@ -145,7 +153,7 @@ public final class WorkerRuntime implements Worker {
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         this.flow = new FlowGate(broker, this.queues, consumerName);
-        this.limiter = new FlowLimiter(handlers, broker, consumerName, codec, this.queues);
+        this.limiter = new FlowLimiter(handlers, broker, consumerName, codec, this.logicalQueues);
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 
@@ -175,6 +183,33 @@ public final class WorkerRuntime implements Worker {
         loops.add(loop("lease", this::leaseRound));
         loops.add(loop("move", this::moveRound));
         LOG.log(Level.INFO, "worker {0} started on queues {1} with concurrency {2}", consumerName, queues, config.concurrency());
+    }
+
+    /**
+     * Reads the partitions of this worker's queues about once a second: a partition added while it
+     * runs is read from then on (and listened to for cancels). A partition is never dropped while
+     * the worker runs: lowering a queue's count leaves its highest partitions to be drained.
+     */
+    private void refreshPartitions() {
+        long now = System.nanoTime();
+        if (now - partitionsReadNanos < io.binomic.core.internal.PartitionRouter.REFRESH_MILLIS * 1_000_000) {
+            return;
+        }
+        partitionsReadNanos = now;
+        List<String> read = partitions.physical(logicalQueues);
+        List<String> was = queues;
+        if (read.equals(was) || was.containsAll(read)) {
+            return;
+        }
+        List<String> grown = new java.util.ArrayList<>(was);
+        List<String> added = read.stream().filter(q -> !was.contains(q)).toList();
+        grown.addAll(added);
+        queues = List.copyOf(grown);
+        flow.queues(queues);
+        LOG.log(Level.INFO, "worker {0}: now reads partitions {1} too", consumerName, added);
+        if (tracksJobs) {
+            subscribeToCancels(added);
+        }
     }
 
     /** One round of a control loop; may block and may throw anything. Returns false when the loop is done. */
@@ -233,6 +268,7 @@ public final class WorkerRuntime implements Worker {
                 Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
                 return true;
             }
+            refreshPartitions();
             free -= runOverflow(free);
             if (free > 0 && recoverRoundsLeft > 0 && System.nanoTime() - nextRecoverNanos >= 0 && fetchFailingSinceNanos == 0) {
                 free -= recoverOwn(free);
@@ -420,7 +456,11 @@ public final class WorkerRuntime implements Worker {
      * interrupted here, in whichever process submitted the cancel.
      */
     private void subscribeToCancels() {
-        for (String queue : queues) {
+        subscribeToCancels(queues);
+    }
+
+    private void subscribeToCancels(List<String> toQueues) {
+        for (String queue : toQueues) {
             try {
                 jobEventSubscriptions.add(broker.subscribeJobEvents(queue, this::onJobEvent));
             } catch (UnsupportedOperationException e) {

@@ -102,6 +102,34 @@ class BinomicCliBrokerTest {
     }
 
     @Test
+    void queuePartitionsSetsShowsAndLowersAndTheOtherCommandsNameTheQueueItself() throws Exception {
+        assertEquals("partitions of queue clicks: 1\n", run("queue", "partitions", "clicks").out());
+        CliRun set = run("queue", "partitions", "clicks", "3");
+        assertEquals(0, set.exit(), set.toString());
+        assertEquals("partitions of queue clicks: 3\n", set.out());
+        assertEquals("partitions of queue clicks: 3\n", run("queue", "partitions", "clicks").out());
+        enqueue("clicks", "track", 2);
+        enqueue("clicks@2", "track", 4);
+        deadLetter("clicks@1", "track", 1, DeadLetterReason.MAX_ATTEMPTS, "java.io.IOException");
+
+        assertEquals("""
+                QUEUE   READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED
+                clicks      6        0        0     1          1       -
+                """, run("queues", "--queues", "clicks").out(), "the sums over the partitions");
+        String details = run("dlq", "list", "--queues", "clicks", "--details").out();
+        String id = broker.readDeadLetters("clicks@1", java.util.Optional.empty(), 1).getFirst().id() + "@1";
+        assertTrue(details.contains(id), details);
+        CliRun replay = run("dlq", "replay", "--queues", "clicks", "--id", id);
+        assertEquals(0, replay.exit(), replay.toString());
+        assertEquals(1, broker.stats("clicks@1").ready(), "back on its partition");
+
+        assertEquals("partitions of queue clicks: 2 (workers still drain partition 2: run it again once it is empty to forget it)\n", run("queue", "partitions", "clicks", "--count", "2").out());
+        CliRun limit = run("queue", "limit", "clicks", "--concurrency", "2");
+        assertEquals(2, limit.exit(), limit.toString());
+        assertTrue(limit.err().startsWith("binomic queue limit: queue 'clicks' is partitioned"), limit.err());
+    }
+
+    @Test
     void queuesWithoutAnyKnownQueueSaysHowToName() {
         CliRun run = run("queues");
         assertEquals(2, run.exit());

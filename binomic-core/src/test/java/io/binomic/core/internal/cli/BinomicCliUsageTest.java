@@ -37,19 +37,20 @@ class BinomicCliUsageTest {
                 Usage: binomic <command> [options]
 
                 Commands:
-                  master         Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
-                  queues         Show each queue: ready, pending, delayed, dead letters and consumers
-                  dashboard      Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C
-                  workers        Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
-                  dlq list       Show dead letters grouped by task, reason and failure class (--details: one per line)
-                  dlq replay     Put dead letters back on their queue (attempt reset, replayedFrom header set)
-                  dlq purge      Delete dead letters for good
-                  job show       Show a job's status, attempts, result or error
-                  job cancel     Cancel a job: a queued one never runs, a running one is interrupted
-                  job submit     Submit a job by task name with a JSON argument
-                  queue pause    Pause a queue, or one task of it: no worker starts its jobs; running ones finish
-                  queue resume   Resume a paused queue, or task: its waiting and parked jobs run again
-                  queue limit    Set, remove or show the rate and concurrency limits of a whole queue, for every worker
+                  master             Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
+                  queues             Show each queue: ready, pending, delayed, dead letters and consumers
+                  dashboard          Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C
+                  workers            Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
+                  dlq list           Show dead letters grouped by task, reason and failure class (--details: one per line)
+                  dlq replay         Put dead letters back on their queue (attempt reset, replayedFrom header set)
+                  dlq purge          Delete dead letters for good
+                  job show           Show a job's status, attempts, result or error
+                  job cancel         Cancel a job: a queued one never runs, a running one is interrupted
+                  job submit         Submit a job by task name with a JSON argument
+                  queue pause        Pause a queue, or one task of it: no worker starts its jobs; running ones finish
+                  queue resume       Resume a paused queue, or task: its waiting and parked jobs run again
+                  queue limit        Set, remove or show the rate and concurrency limits of a whole queue, for every worker
+                  queue partitions   Split a queue into partitions spread over the Redis Cluster's masters, or show them
 
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both.
@@ -70,8 +71,21 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void aPartitionCountOutOfRangeSaysWhatToType() {
+        CliRun zero = run("queue", "partitions", "mail", "0");
+        assertEquals(2, zero.exit(), zero.toString());
+        assertTrue(zero.err().startsWith("binomic queue partitions: --count must be at least 1, was 0"), zero.toString());
+        CliRun many = run("queue", "partitions", "mail", "--count", "65");
+        assertEquals(2, many.exit(), many.toString());
+        assertTrue(many.err().startsWith("binomic queue partitions: --count must be at most 64, was 65"), many.toString());
+        CliRun word = run("queue", "partitions", "mail", "three");
+        assertEquals(2, word.exit(), word.toString());
+        assertTrue(word.err().startsWith("binomic queue partitions: --count must be a whole number, was 'three'"), word.toString());
+    }
+
+    @Test
     void aBadQueueNameForTheQueueCommandsIsBadUsage() {
-        for (String verb : new String[] {"pause", "resume", "limit"}) {
+        for (String verb : new String[] {"pause", "resume", "limit", "partitions"}) {
             CliRun run = run("queue", verb, "bad/name");
             assertEquals(2, run.exit(), run.toString());
             assertTrue(run.err().startsWith("binomic queue " + verb + ": 'bad/name' is not a queue name"), run.toString());
@@ -91,7 +105,7 @@ class BinomicCliUsageTest {
     @Test
     void everyCommandHasHelp() {
         for (String[] command : new String[][] {{"master"}, {"queues"}, {"workers"}, {"dlq", "list"}, {"dlq", "replay"},
-                {"dlq", "purge"}, {"queue", "pause"}, {"queue", "resume"}}) {
+                {"dlq", "purge"}, {"queue", "pause"}, {"queue", "resume"}, {"queue", "partitions"}}) {
             String[] args = java.util.Arrays.copyOf(command, command.length + 1);
             args[command.length] = "--help";
             CliRun run = run(args);

@@ -1,0 +1,120 @@
+package io.binomic.core.internal;
+
+import io.binomic.api.Message;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.QueuePartitions;
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.CRC32;
+
+/**
+ * Which physical queue (partition) a message of a logical queue goes to, and which physical
+ * queues a worker reads. The partitions of a queue ({@link QueuePartitions}) are read from the
+ * broker at most every {@value #REFRESH_MILLIS} ms per queue, never per submit; when the broker
+ * cannot answer, the last answer stays (an unpartitioned queue before the first). A message
+ * without a key goes round robin over partitions {@code 0..count-1}; one with a key goes to the
+ * partition the CRC-32 of the key picks, the same in every process.
+ */
+public final class PartitionRouter {
+    private static final System.Logger LOG = System.getLogger(PartitionRouter.class.getName());
+    /** How often the partitions of a queue are read, at most. */
+    public static final long REFRESH_MILLIS = 1000;
+
+    private record Known(QueuePartitions partitions, long readNanos) { }
+
+    private final Broker broker;
+    private final Map<String, Known> known = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> turns = new ConcurrentHashMap<>();
+
+    public PartitionRouter(Broker broker) {
+        this.broker = broker;
+    }
+
+    /** The partitions of logical queue {@code queue}, read at most every second. */
+    public QueuePartitions of(String queue) {
+        Known k = known.get(queue);
+        if (k != null && System.nanoTime() - k.readNanos() < REFRESH_MILLIS * 1_000_000) {
+            return k.partitions(); // the submit path: no allocation while the last read is fresh
+        }
+        return of(List.of(queue)).get(queue);
+    }
+
+    /** The partitions of each logical queue, in one broker call for those not read within the last second. */
+    public Map<String, QueuePartitions> of(List<String> queues) {
+        long now = System.nanoTime();
+        List<String> stale = new ArrayList<>();
+        for (String q : queues) {
+            Known k = known.get(q);
+            if (k == null || now - k.readNanos() >= REFRESH_MILLIS * 1_000_000) {
+                stale.add(q);
+            }
+        }
+        if (!stale.isEmpty()) {
+            try {
+                Map<String, QueuePartitions> read = broker.partitions(stale);
+                for (String q : stale) {
+                    QueuePartitions p = read.getOrDefault(q, QueuePartitions.ONE);
+                    Known before = known.put(q, new Known(p, now));
+                    if (before != null && !before.partitions().equals(p)) {
+                        LOG.log(Level.INFO, "queue {0}: partitions now {1} (workers read {2})", q, p.count(), p.highest());
+                    }
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "reading the partitions of {0} failed ({1}); keeping the last ones read", stale, e.getMessage());
+                for (String q : stale) {
+                    Known k = known.get(q);
+                    known.put(q, new Known(k == null ? QueuePartitions.ONE : k.partitions(), now));
+                }
+            }
+        }
+        Map<String, QueuePartitions> out = new java.util.LinkedHashMap<>();
+        for (String q : queues) {
+            out.put(q, known.get(q).partitions());
+        }
+        return out;
+    }
+
+    /** Forgets what was read of {@code queue}, so the next look reads it again (after this process changed it). */
+    public void forget(String queue) {
+        known.remove(queue);
+    }
+
+    /** The physical queues a worker reads for {@code logicalQueues}: every partition up to the highest count ever set. */
+    public List<String> physical(List<String> logicalQueues) {
+        Map<String, QueuePartitions> all = of(logicalQueues);
+        List<String> out = new ArrayList<>();
+        for (String q : logicalQueues) {
+            out.addAll(all.get(q).all(q));
+        }
+        return out;
+    }
+
+    /** {@code message} on the partition of its queue that {@code key} picks, or the next in turn when {@code key} is null. */
+    public Message route(Message message, String key) {
+        QueuePartitions p = of(message.queue());
+        if (p.count() == 1) {
+            return message;
+        }
+        int index = key == null
+                ? Math.floorMod(turns.computeIfAbsent(message.queue(), q -> new AtomicInteger()).getAndIncrement(), p.count())
+                : indexOf(key, p.count());
+        return index == 0 ? message : withQueue(message, QueuePartitions.physical(message.queue(), index));
+    }
+
+    /** The partition {@code key} picks among {@code count}: the CRC-32 of its UTF-8 bytes, modulo the count. */
+    public static int indexOf(String key, int count) {
+        CRC32 crc = new CRC32();
+        crc.update(key.getBytes(StandardCharsets.UTF_8));
+        return (int) (crc.getValue() % count);
+    }
+
+    /** {@code m} on another queue. */
+    public static Message withQueue(Message m, String queue) {
+        return new Message(m.id(), m.task(), queue, m.attempt(), m.enqueuedAt(), m.payload(), m.headers());
+    }
+}
