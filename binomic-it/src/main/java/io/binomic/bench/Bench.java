@@ -203,7 +203,7 @@ public final class Bench {
 
             long fetches0 = redis.calls("xreadgroup");
             long acks0 = redis.calls("xack");
-            drain(client, queue, false, run, r);
+            drain(client, queue, false, "drain_", List.of(), run, r);
             double cpu2 = redis.cpuSeconds();
             // Each fetch is one XREADGROUP; each ack batch one pipeline of one XACK and one XDEL.
             r.put("drain_msgs_per_fetch", (double) messages / (redis.calls("xreadgroup") - fetches0));
@@ -219,7 +219,10 @@ public final class Bench {
             r.put("left_used_memory_after_drain", (double) (redis.usedMemory() - memory0));
 
             client.submitAll(task, arguments);
-            drain(client, queue, true, run, r);
+            drain(client, queue, true, "drain_warm_", List.of(), run, r);
+            // The ack path before fenced settlement (issue 14's lever): an XDEL per acked entry, no periodic trim.
+            client.submitAll(task, arguments);
+            drain(client, queue, true, "drain_warm_xdel_", List.of("-Dbinomic.bench.xdelPerAck=true"), run, r);
         }
     }
 
@@ -267,6 +270,8 @@ public final class Bench {
 
     /** Binomic against the baseline of the same run (issue 14's targets are ratios to it). */
     private static void ratios(Map<String, Double> r) {
+        r.put("ratio_drain_warm_trim_to_xdel", r.get("drain_warm_tasks_per_s") / r.get("drain_warm_xdel_tasks_per_s"));
+        r.put("ratio_redis_cpu_drain_warm_trim_to_xdel", r.get("drain_warm_redis_cpu_us_per_task") / r.get("drain_warm_xdel_redis_cpu_us_per_task"));
         r.put("ratio_enqueue_to_baseline_xadd", r.get("enqueue_msgs_per_s") / r.get("baseline_xadd_per_s"));
         r.put("ratio_drain_warm_to_baseline", r.get("drain_warm_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
         r.put("ratio_drain_warm_to_baseline_ackonly", r.get("drain_warm_tasks_per_s") / r.get("baseline_ackonly_drain_tasks_per_s"));
@@ -281,9 +286,9 @@ public final class Bench {
      * last ack, and its CPU per task. A cold worker is a fresh JVM; a warm one has drained a
      * queue of its own first (see {@link BenchWorker}), as a long-running worker has.
      */
-    private void drain(Binomic client, String queue, boolean warm, int run, Map<String, Double> r) throws Exception {
-        String prefix = warm ? "drain_warm_" : "drain_";
-        try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, messages, 0, warm, run)) {
+    private void drain(Binomic client, String queue, boolean warm, String prefix, List<String> jvmOptions, int run,
+                       Map<String, Double> r) throws Exception {
+        try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, messages, 0, warm, run, jvmOptions)) {
             // From "ready" (the warm-up's queue drained and closed): misses what the worker drains before this reads INFO.
             double redisCpu0 = redis.cpuSeconds();
             long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
@@ -294,7 +299,7 @@ public final class Bench {
             r.put(prefix + "tasks_per_s", messages / ((lastAck - firstStart) / 1e6));
             r.put(prefix + "worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / messages);
             if (warm) {
-                r.put("drain_warm_redis_cpu_us_per_task", (redisCpu1 - redisCpu0) * 1e6 / messages);
+                r.put(prefix + "redis_cpu_us_per_task", (redisCpu1 - redisCpu0) * 1e6 / messages);
             }
         }
         r.put("drain_concurrency", (double) drainConcurrency);
@@ -560,6 +565,11 @@ public final class Bench {
                 new Row("baseline_redis_cpu_us_per_task", "B. baseline Redis CPU XADD+drain (XACK+XDEL), us/task", "", v -> true, false),
                 new Row("baseline_ackonly_redis_cpu_us_per_task", "B. baseline Redis CPU XADD+drain (XACK alone), us/task", "", v -> true, false),
                 new Row("drain_warm_redis_cpu_us_per_task", "B. Binomic Redis CPU drain, warmed, us/task", "", v -> true, false),
+                new Row("drain_warm_xdel_tasks_per_s", "A. drain warmed, XDEL per ack (before), tasks/s", "", v -> true, false),
+                new Row("ratio_drain_warm_trim_to_xdel", "A. drain warmed: XTRIM (now) / XDEL per ack (before)", "", v -> true, false),
+                new Row("drain_warm_xdel_redis_cpu_us_per_task", "A. Redis CPU drain warmed, XDEL per ack (before), us/task", "", v -> true, false),
+                new Row("ratio_redis_cpu_drain_warm_trim_to_xdel", "A. Redis CPU drain warmed: XTRIM / XDEL per ack", "", v -> true, false),
+                new Row("drain_warm_xdel_worker_cpu_us_per_task", "A. worker CPU per task, warmed, XDEL per ack, us", "", v -> true, false),
                 new Row("ratio_redis_cpu_to_baseline", "B. Binomic Redis CPU enq+drain (fresh) / baseline", "", v -> true, false),
                 new Row("ratio_redis_cpu_warm_to_baseline", "B. Binomic Redis CPU enq+drain (warmed) / baseline", "", v -> true, false),
                 new Row("baseline_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, XACK+XDEL, us", "", v -> true, false),
@@ -690,8 +700,14 @@ public final class Bench {
 
         static WorkerProcess start(Bench bench, String queue, String mode, int concurrency, int expected, int warmup, boolean warm,
                                    int run) throws IOException, InterruptedException {
+            return start(bench, queue, mode, concurrency, expected, warmup, warm, run, List.of());
+        }
+
+        static WorkerProcess start(Bench bench, String queue, String mode, int concurrency, int expected, int warmup, boolean warm,
+                                   int run, List<String> jvmOptions) throws IOException, InterruptedException {
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-preview", "-Xmx1g"));
+            command.addAll(jvmOptions);
             if (bench.jfr != null) {
                 Files.createDirectories(bench.jfr);
                 command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
