@@ -153,6 +153,10 @@ public final class Bench {
             limits(run, r);
             return r;
         }
+        if ("gc".equals(System.getProperty("bench.only"))) { // issue 14: the workers' GC, default (G1) against -Dbench.gcOptions
+            gc(run, r);
+            return r;
+        }
         if ("baseline".equals(System.getProperty("bench.only"))) { // issue 14: the bare-Redisson baseline alone
             baseline(run, r);
             return r;
@@ -255,6 +259,7 @@ public final class Bench {
             }
             try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, messages, xdel, run)) {
                 double cpu2 = redis.cpuSeconds();
+                Map<String, Long> usec0 = redis.usecByCommand();
                 long workerCpu0 = worker.cpuNanos();
                 worker.go();
                 long first = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
@@ -263,9 +268,45 @@ public final class Bench {
                 r.put(prefix + "drain_tasks_per_s", messages / ((done - first) / 1e6));
                 r.put(prefix + "drain_redis_cpu_us_per_task", (cpu3 - cpu2) * 1e6 / messages);
                 r.put(prefix + "drain_worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / messages);
+                commandTimes(prefix + "drain_", usec0, r);
             }
             r.put(prefix + "redis_cpu_us_per_task", r.get("baseline_xadd_redis_cpu_us_per_msg") + r.get(prefix + "drain_redis_cpu_us_per_task"));
         }
+    }
+
+    /**
+     * The worker JVM's garbage collector (issue 14): the default (G1) against {@code -Dbench.gcOptions}
+     * (default {@code -XX:+UseZGC}, generational in JDK 25), each a warmed drain of {@code bench.messages}
+     * no-op tasks and the footprint of {@code bench.sleepers} sleeping tasks; the order alternates
+     * between runs, so that a load drifting over the run does not favour one.
+     */
+    private void gc(int run, Map<String, Double> r) throws Exception {
+        List<String> other = Arrays.stream(System.getProperty("bench.gcOptions", "-XX:+UseZGC").split(" "))
+                .filter(o -> !o.isBlank()).toList();
+        redis.flushAll();
+        String queue = nextQueue();
+        Task<Long, Void> task = submitOnly(queue);
+        List<Boolean> order = run % 2 == 1 ? List.of(false, true) : List.of(true, false);
+        try (Binomic client = client(task)) {
+            for (boolean useOther : order) {
+                client.submitAll(task, Collections.nCopies(messages, 0L));
+                drain(client, queue, true, useOther ? "gc_other_drain_" : "gc_g1_drain_", useOther ? other : List.of(), run, r);
+            }
+        }
+        for (boolean useOther : order) {
+            footprint(run, r, useOther ? "gc_other_footprint_" : "gc_g1_footprint_", useOther ? other : List.of());
+        }
+        r.put("gc_other_to_g1_drain", r.get("gc_other_drain_tasks_per_s") / r.get("gc_g1_drain_tasks_per_s"));
+    }
+
+    /** Redis' time per task in each command since {@code usec0} (INFO commandstats), as {@code <prefix>usec_<command>}; 0.05 µs and up. */
+    private void commandTimes(String prefix, Map<String, Long> usec0, Map<String, Double> r) {
+        redis.usecByCommand().forEach((command, usec) -> {
+            double perTask = (double) (usec - usec0.getOrDefault(command, 0L)) / messages;
+            if (perTask >= 0.05) {
+                r.put(prefix + "usec_" + command, perTask);
+            }
+        });
     }
 
     /** Binomic against the baseline of the same run (issue 14's targets are ratios to it). */
@@ -291,6 +332,7 @@ public final class Bench {
         try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, messages, 0, warm, run, jvmOptions)) {
             // From "ready" (the warm-up's queue drained and closed): misses what the worker drains before this reads INFO.
             double redisCpu0 = redis.cpuSeconds();
+            Map<String, Long> usec0 = redis.usecByCommand();
             long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
             long workerCpu0 = worker.cpuNanos();
             awaitEmpty(client, queue, 120);
@@ -300,6 +342,7 @@ public final class Bench {
             r.put(prefix + "worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / messages);
             if (warm) {
                 r.put(prefix + "redis_cpu_us_per_task", (redisCpu1 - redisCpu0) * 1e6 / messages);
+                commandTimes(prefix, usec0, r);
             }
         }
         r.put("drain_concurrency", (double) drainConcurrency);
@@ -483,18 +526,22 @@ public final class Bench {
     }
 
     private void footprint(int run, Map<String, Double> r) throws Exception {
+        footprint(run, r, "footprint_", List.of());
+    }
+
+    private void footprint(int run, Map<String, Double> r, String prefix, List<String> jvmOptions) throws Exception {
         redis.flushAll();
         String queue = nextQueue();
         Task<Long, Void> task = submitOnly(queue);
         try (Binomic client = client(task)) {
             client.submitAll(task, Collections.nCopies(sleepers, 0L));
-            try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, false, run)) {
+            try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, false, run, jvmOptions)) {
                 String[] bytes = worker.awaitLine("footprint", 120).split(" ");
                 r.put("footprint_tasks", (double) sleepers);
-                r.put("footprint_peak_heap_mib", Long.parseLong(bytes[1]) / 1048576.0);
-                r.put("footprint_live_heap_mib", Long.parseLong(bytes[2]) / 1048576.0);
-                r.put("footprint_rss_mib", Long.parseLong(bytes[3]) / 1048576.0);
-                r.put("footprint_peak_rss_mib", Long.parseLong(bytes[4]) / 1048576.0);
+                r.put(prefix + "peak_heap_mib", Long.parseLong(bytes[1]) / 1048576.0);
+                r.put(prefix + "live_heap_mib", Long.parseLong(bytes[2]) / 1048576.0);
+                r.put(prefix + "rss_mib", Long.parseLong(bytes[3]) / 1048576.0);
+                r.put(prefix + "peak_rss_mib", Long.parseLong(bytes[4]) / 1048576.0);
                 awaitEmpty(client, queue, 120);
             }
         }
@@ -574,6 +621,17 @@ public final class Bench {
                 new Row("ratio_redis_cpu_warm_to_baseline", "B. Binomic Redis CPU enq+drain (warmed) / baseline", "", v -> true, false),
                 new Row("baseline_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, XACK+XDEL, us", "", v -> true, false),
                 new Row("baseline_ackonly_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, XACK alone, us", "", v -> true, false),
+                new Row("gc_g1_drain_tasks_per_s", "G. drain warmed, G1, tasks/s", "", v -> true, false),
+                new Row("gc_other_drain_tasks_per_s", "G. drain warmed, bench.gcOptions, tasks/s", "", v -> true, false),
+                new Row("gc_other_to_g1_drain", "G. drain warmed, bench.gcOptions / G1", "", v -> true, false),
+                new Row("gc_g1_drain_worker_cpu_us_per_task", "G. worker CPU per task, G1, us", "", v -> true, false),
+                new Row("gc_other_drain_worker_cpu_us_per_task", "G. worker CPU per task, bench.gcOptions, us", "", v -> true, false),
+                new Row("gc_g1_footprint_peak_heap_mib", "G. sleeping tasks, peak heap, G1, MiB", "", v -> true, false),
+                new Row("gc_other_footprint_peak_heap_mib", "G. sleeping tasks, peak heap, bench.gcOptions, MiB", "", v -> true, false),
+                new Row("gc_g1_footprint_live_heap_mib", "G. sleeping tasks, live heap, G1, MiB", "", v -> true, false),
+                new Row("gc_other_footprint_live_heap_mib", "G. sleeping tasks, live heap, bench.gcOptions, MiB", "", v -> true, false),
+                new Row("gc_g1_footprint_peak_rss_mib", "G. sleeping tasks, peak RSS, G1, MiB", "", v -> true, false),
+                new Row("gc_other_footprint_peak_rss_mib", "G. sleeping tasks, peak RSS, bench.gcOptions, MiB", "", v -> true, false),
                 new Row("enqueue_client_cpu_us_per_msg", "1. client CPU per enqueued msg, us", "", v -> true, false),
                 new Row("drain_worker_cpu_us_per_task", "2. worker CPU per drained task, fresh JVM, us", "", v -> true, false),
                 new Row("drain_warm_worker_cpu_us_per_task", "2. worker CPU per drained task, warmed JVM, us", "", v -> true, false),
