@@ -120,6 +120,16 @@ public final class Bench {
      */
     private void warmUp() {
         redis.flushAll();
+        org.redisson.api.RedissonClient producer = org.redisson.Redisson.create(BenchBaseline.redissonConfig(redis.url()));
+        try {
+            BenchBaseline.createGroup(producer, "baseline:warmup");
+            for (int i = 0; i < 3; i++) {
+                BenchBaseline.xadd(producer, "baseline:warmup", "baseline", messages / 10);
+            }
+        } finally {
+            producer.shutdown(0, 2, TimeUnit.SECONDS);
+        }
+        redis.flushAll();
         Task<Long, Void> task = submitOnly(nextQueue());
         try (Binomic client = client(task)) {
             for (int i = 0; i < 3; i++) {
@@ -147,12 +157,25 @@ public final class Bench {
             BenchActivity.measure(redis, nextQueue(), r);
             return r;
         }
-        if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains alone
+        if ("gc".equals(System.getProperty("bench.only"))) { // issue 14: the workers' GC, default (G1) against -Dbench.gcOptions
+            gc(run, r);
+            return r;
+        }
+        if ("baseline".equals(System.getProperty("bench.only"))) { // issue 14: the bare-Redisson baseline alone
+            baseline(run, r);
+            return r;
+        }
+        if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains, and the baseline
             enqueueAndDrain(run, r);
             r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
+            baseline(run, r);
+            ratios(r);
             return r;
         }
         enqueueAndDrain(run, r);
+        r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
+        baseline(run, r);
+        ratios(r);
         priorities(run, r);
         limits(run, r);
         latency(run, r);
@@ -188,7 +211,7 @@ public final class Bench {
 
             long fetches0 = redis.calls("xreadgroup");
             long acks0 = redis.calls("xack");
-            drain(client, queue, false, run, r);
+            drain(client, queue, false, "drain_", List.of(), run, r);
             double cpu2 = redis.cpuSeconds();
             // Each fetch is one XREADGROUP; each ack batch one pipeline of one XACK and one XDEL.
             r.put("drain_msgs_per_fetch", (double) messages / (redis.calls("xreadgroup") - fetches0));
@@ -204,8 +227,103 @@ public final class Bench {
             r.put("left_used_memory_after_drain", (double) (redis.usedMemory() - memory0));
 
             client.submitAll(task, arguments);
-            drain(client, queue, true, run, r);
+            drain(client, queue, true, "drain_warm_", List.of(), run, r);
+            // The ack path before fenced settlement (issue 14's lever): an XDEL per acked entry, no periodic trim.
+            client.submitAll(task, arguments);
+            drain(client, queue, true, "drain_warm_xdel_", List.of("-Dbinomic.bench.xdelPerAck=true"), run, r);
         }
+    }
+
+    /**
+     * The bare-Redisson baseline ({@link BenchBaseline}), twice: {@code XACK}+{@code XDEL} per batch,
+     * then {@code XACK} alone. Each time: a fresh server state ({@code FLUSHALL}), the pipelined
+     * {@code XADD} of {@code bench.messages} entries from this JVM (rate and Redis CPU), then a
+     * warmed baseline JVM drains them (tasks/s from its first read to its last ack's reply, Redis
+     * CPU and the JVM's CPU over the drain). The XADD rate and its Redis CPU are kept from the first.
+     */
+    private void baseline(int run, Map<String, Double> r) throws Exception {
+        for (boolean xdel : new boolean[] {true, false}) {
+            redis.flushAll();
+            String stream = "baseline:" + nextQueue();
+            String prefix = xdel ? "baseline_" : "baseline_ackonly_";
+            org.redisson.api.RedissonClient producer = org.redisson.Redisson.create(BenchBaseline.redissonConfig(redis.url()));
+            try {
+                BenchBaseline.createGroup(producer, stream);
+                double cpu0 = redis.cpuSeconds();
+                long start = System.nanoTime();
+                BenchBaseline.xadd(producer, stream, "baseline", messages);
+                long nanos = System.nanoTime() - start;
+                double cpu1 = redis.cpuSeconds();
+                if (xdel) {
+                    r.put("baseline_xadd_per_s", messages / (nanos / 1e9));
+                    r.put("baseline_xadd_redis_cpu_us_per_msg", (cpu1 - cpu0) * 1e6 / messages);
+                }
+            } finally {
+                producer.shutdown(0, 2, TimeUnit.SECONDS);
+            }
+            try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, messages, xdel, run)) {
+                double cpu2 = redis.cpuSeconds();
+                Map<String, Long> usec0 = redis.usecByCommand();
+                long workerCpu0 = worker.cpuNanos();
+                worker.go();
+                long first = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
+                long done = Long.parseLong(worker.awaitLine("done", 120).split(" ")[1]);
+                double cpu3 = redis.cpuSeconds();
+                r.put(prefix + "drain_tasks_per_s", messages / ((done - first) / 1e6));
+                r.put(prefix + "drain_redis_cpu_us_per_task", (cpu3 - cpu2) * 1e6 / messages);
+                r.put(prefix + "drain_worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / messages);
+                commandTimes(prefix + "drain_", usec0, r);
+            }
+            r.put(prefix + "redis_cpu_us_per_task", r.get("baseline_xadd_redis_cpu_us_per_msg") + r.get(prefix + "drain_redis_cpu_us_per_task"));
+        }
+    }
+
+    /**
+     * The worker JVM's garbage collector (issue 14): the default (G1) against {@code -Dbench.gcOptions}
+     * (default {@code -XX:+UseZGC}, generational in JDK 25), each a warmed drain of {@code bench.messages}
+     * no-op tasks and the footprint of {@code bench.sleepers} sleeping tasks; the order alternates
+     * between runs, so that a load drifting over the run does not favour one.
+     */
+    private void gc(int run, Map<String, Double> r) throws Exception {
+        List<String> other = Arrays.stream(System.getProperty("bench.gcOptions", "-XX:+UseZGC").split(" "))
+                .filter(o -> !o.isBlank()).toList();
+        redis.flushAll();
+        String queue = nextQueue();
+        Task<Long, Void> task = submitOnly(queue);
+        List<Boolean> order = run % 2 == 1 ? List.of(false, true) : List.of(true, false);
+        try (Binomic client = client(task)) {
+            for (boolean useOther : order) {
+                client.submitAll(task, Collections.nCopies(messages, 0L));
+                drain(client, queue, true, useOther ? "gc_other_drain_" : "gc_g1_drain_", useOther ? other : List.of(), run, r);
+            }
+        }
+        for (boolean useOther : order) {
+            footprint(run, r, useOther ? "gc_other_footprint_" : "gc_g1_footprint_", useOther ? other : List.of());
+        }
+        r.put("gc_other_to_g1_drain", r.get("gc_other_drain_tasks_per_s") / r.get("gc_g1_drain_tasks_per_s"));
+    }
+
+    /** Redis' time per task in each command since {@code usec0} (INFO commandstats), as {@code <prefix>usec_<command>}; 0.05 µs and up. */
+    private void commandTimes(String prefix, Map<String, Long> usec0, Map<String, Double> r) {
+        redis.usecByCommand().forEach((command, usec) -> {
+            double perTask = (double) (usec - usec0.getOrDefault(command, 0L)) / messages;
+            if (perTask >= 0.05) {
+                r.put(prefix + "usec_" + command, perTask);
+            }
+        });
+    }
+
+    /** Binomic against the baseline of the same run (issue 14's targets are ratios to it). */
+    private static void ratios(Map<String, Double> r) {
+        r.put("ratio_drain_warm_trim_to_xdel", r.get("drain_warm_tasks_per_s") / r.get("drain_warm_xdel_tasks_per_s"));
+        r.put("ratio_redis_cpu_drain_warm_trim_to_xdel", r.get("drain_warm_redis_cpu_us_per_task") / r.get("drain_warm_xdel_redis_cpu_us_per_task"));
+        r.put("ratio_enqueue_to_baseline_xadd", r.get("enqueue_msgs_per_s") / r.get("baseline_xadd_per_s"));
+        r.put("ratio_drain_warm_to_baseline", r.get("drain_warm_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+        r.put("ratio_drain_warm_to_baseline_ackonly", r.get("drain_warm_tasks_per_s") / r.get("baseline_ackonly_drain_tasks_per_s"));
+        r.put("ratio_drain_fresh_to_baseline", r.get("drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+        r.put("ratio_redis_cpu_to_baseline", r.get("redis_cpu_us_per_task") / r.get("baseline_redis_cpu_us_per_task"));
+        r.put("ratio_redis_cpu_warm_to_baseline", (r.get("enqueue_redis_cpu_us_per_msg") + r.get("drain_warm_redis_cpu_us_per_task"))
+                / r.get("baseline_redis_cpu_us_per_task"));
     }
 
     /**
@@ -213,15 +331,23 @@ public final class Bench {
      * last ack, and its CPU per task. A cold worker is a fresh JVM; a warm one has drained a
      * queue of its own first (see {@link BenchWorker}), as a long-running worker has.
      */
-    private void drain(Binomic client, String queue, boolean warm, int run, Map<String, Double> r) throws Exception {
-        String prefix = warm ? "drain_warm_" : "drain_";
-        try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, messages, 0, warm, run)) {
+    private void drain(Binomic client, String queue, boolean warm, String prefix, List<String> jvmOptions, int run,
+                       Map<String, Double> r) throws Exception {
+        try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, messages, 0, warm, run, jvmOptions)) {
+            // From "ready" (the warm-up's queue drained and closed): misses what the worker drains before this reads INFO.
+            double redisCpu0 = redis.cpuSeconds();
+            Map<String, Long> usec0 = redis.usecByCommand();
             long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
             long workerCpu0 = worker.cpuNanos();
             awaitEmpty(client, queue, 120);
             long lastAck = BenchWorker.nowMicros();
+            double redisCpu1 = redis.cpuSeconds();
             r.put(prefix + "tasks_per_s", messages / ((lastAck - firstStart) / 1e6));
             r.put(prefix + "worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / messages);
+            if (warm) {
+                r.put(prefix + "redis_cpu_us_per_task", (redisCpu1 - redisCpu0) * 1e6 / messages);
+                commandTimes(prefix, usec0, r);
+            }
         }
         r.put("drain_concurrency", (double) drainConcurrency);
     }
@@ -404,18 +530,22 @@ public final class Bench {
     }
 
     private void footprint(int run, Map<String, Double> r) throws Exception {
+        footprint(run, r, "footprint_", List.of());
+    }
+
+    private void footprint(int run, Map<String, Double> r, String prefix, List<String> jvmOptions) throws Exception {
         redis.flushAll();
         String queue = nextQueue();
         Task<Long, Void> task = submitOnly(queue);
         try (Binomic client = client(task)) {
             client.submitAll(task, Collections.nCopies(sleepers, 0L));
-            try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, false, run)) {
+            try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, false, run, jvmOptions)) {
                 String[] bytes = worker.awaitLine("footprint", 120).split(" ");
                 r.put("footprint_tasks", (double) sleepers);
-                r.put("footprint_peak_heap_mib", Long.parseLong(bytes[1]) / 1048576.0);
-                r.put("footprint_live_heap_mib", Long.parseLong(bytes[2]) / 1048576.0);
-                r.put("footprint_rss_mib", Long.parseLong(bytes[3]) / 1048576.0);
-                r.put("footprint_peak_rss_mib", Long.parseLong(bytes[4]) / 1048576.0);
+                r.put(prefix + "peak_heap_mib", Long.parseLong(bytes[1]) / 1048576.0);
+                r.put(prefix + "live_heap_mib", Long.parseLong(bytes[2]) / 1048576.0);
+                r.put(prefix + "rss_mib", Long.parseLong(bytes[3]) / 1048576.0);
+                r.put(prefix + "peak_rss_mib", Long.parseLong(bytes[4]) / 1048576.0);
                 awaitEmpty(client, queue, 120);
             }
         }
@@ -472,6 +602,40 @@ public final class Bench {
                 new Row("enqueue_msgs_per_s", "1. bulk enqueue, msgs/s", ">= 80000", v -> v >= 80_000, true),
                 new Row("drain_tasks_per_s", "2. drain, tasks/s, fresh worker JVM (concurrency " + drainConcurrency + ")", ">= 40000", v -> v >= 40_000, true),
                 new Row("drain_warm_tasks_per_s", "2. drain, tasks/s, warmed worker JVM", ">= 40000", v -> v >= 40_000, true),
+                new Row("baseline_xadd_per_s", "B. baseline: pipelined XADD, msgs/s", "", v -> true, false),
+                new Row("ratio_enqueue_to_baseline_xadd", "B. bulk enqueue / baseline XADD", ">= 0.9", v -> v >= 0.9, false),
+                new Row("baseline_drain_tasks_per_s", "B. baseline drain, XACK+XDEL, tasks/s (warmed JVM)", "", v -> true, false),
+                new Row("baseline_ackonly_drain_tasks_per_s", "B. baseline drain, XACK alone, tasks/s (warmed JVM)", "", v -> true, false),
+                new Row("ratio_drain_warm_to_baseline", "B. drain warmed / baseline XACK+XDEL", ">= 0.9", v -> v >= 0.9, false),
+                new Row("ratio_drain_warm_to_baseline_ackonly", "B. drain warmed / baseline XACK alone", "", v -> true, false),
+                new Row("ratio_drain_fresh_to_baseline", "B. drain fresh / baseline XACK+XDEL", "", v -> true, false),
+                new Row("drain_fresh_to_warm", "B. drain fresh / drain warmed", ">= 0.85", v -> v >= 0.85, false),
+                new Row("baseline_xadd_redis_cpu_us_per_msg", "B. baseline Redis CPU XADD, us/msg", "", v -> true, false),
+                new Row("baseline_drain_redis_cpu_us_per_task", "B. baseline Redis CPU drain XACK+XDEL, us/task", "", v -> true, false),
+                new Row("baseline_ackonly_drain_redis_cpu_us_per_task", "B. baseline Redis CPU drain XACK alone, us/task", "", v -> true, false),
+                new Row("baseline_redis_cpu_us_per_task", "B. baseline Redis CPU XADD+drain (XACK+XDEL), us/task", "", v -> true, false),
+                new Row("baseline_ackonly_redis_cpu_us_per_task", "B. baseline Redis CPU XADD+drain (XACK alone), us/task", "", v -> true, false),
+                new Row("drain_warm_redis_cpu_us_per_task", "B. Binomic Redis CPU drain, warmed, us/task", "", v -> true, false),
+                new Row("drain_warm_xdel_tasks_per_s", "A. drain warmed, XDEL per ack (before), tasks/s", "", v -> true, false),
+                new Row("ratio_drain_warm_trim_to_xdel", "A. drain warmed: XTRIM (now) / XDEL per ack (before)", "", v -> true, false),
+                new Row("drain_warm_xdel_redis_cpu_us_per_task", "A. Redis CPU drain warmed, XDEL per ack (before), us/task", "", v -> true, false),
+                new Row("ratio_redis_cpu_drain_warm_trim_to_xdel", "A. Redis CPU drain warmed: XTRIM / XDEL per ack", "", v -> true, false),
+                new Row("drain_warm_xdel_worker_cpu_us_per_task", "A. worker CPU per task, warmed, XDEL per ack, us", "", v -> true, false),
+                new Row("ratio_redis_cpu_to_baseline", "B. Binomic Redis CPU enq+drain (fresh) / baseline", "", v -> true, false),
+                new Row("ratio_redis_cpu_warm_to_baseline", "B. Binomic Redis CPU enq+drain (warmed) / baseline", "", v -> true, false),
+                new Row("baseline_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, XACK+XDEL, us", "", v -> true, false),
+                new Row("baseline_ackonly_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, XACK alone, us", "", v -> true, false),
+                new Row("gc_g1_drain_tasks_per_s", "G. drain warmed, G1, tasks/s", "", v -> true, false),
+                new Row("gc_other_drain_tasks_per_s", "G. drain warmed, bench.gcOptions, tasks/s", "", v -> true, false),
+                new Row("gc_other_to_g1_drain", "G. drain warmed, bench.gcOptions / G1", "", v -> true, false),
+                new Row("gc_g1_drain_worker_cpu_us_per_task", "G. worker CPU per task, G1, us", "", v -> true, false),
+                new Row("gc_other_drain_worker_cpu_us_per_task", "G. worker CPU per task, bench.gcOptions, us", "", v -> true, false),
+                new Row("gc_g1_footprint_peak_heap_mib", "G. sleeping tasks, peak heap, G1, MiB", "", v -> true, false),
+                new Row("gc_other_footprint_peak_heap_mib", "G. sleeping tasks, peak heap, bench.gcOptions, MiB", "", v -> true, false),
+                new Row("gc_g1_footprint_live_heap_mib", "G. sleeping tasks, live heap, G1, MiB", "", v -> true, false),
+                new Row("gc_other_footprint_live_heap_mib", "G. sleeping tasks, live heap, bench.gcOptions, MiB", "", v -> true, false),
+                new Row("gc_g1_footprint_peak_rss_mib", "G. sleeping tasks, peak RSS, G1, MiB", "", v -> true, false),
+                new Row("gc_other_footprint_peak_rss_mib", "G. sleeping tasks, peak RSS, bench.gcOptions, MiB", "", v -> true, false),
                 new Row("enqueue_client_cpu_us_per_msg", "1. client CPU per enqueued msg, us", "", v -> true, false),
                 new Row("drain_worker_cpu_us_per_task", "2. worker CPU per drained task, fresh JVM, us", "", v -> true, false),
                 new Row("drain_warm_worker_cpu_us_per_task", "2. worker CPU per drained task, warmed JVM, us", "", v -> true, false),
@@ -576,10 +740,39 @@ public final class Bench {
             });
         }
 
-        static WorkerProcess start(Bench bench, String queue, String mode, int concurrency, int expected, int warmup, boolean warm,
-                                   int run) throws IOException, InterruptedException {
+        /** A {@link BenchBaseline} drain JVM, started as the worker JVMs are; it waits for {@link #go()} once warmed. */
+        static WorkerProcess startBaseline(Bench bench, String stream, int expected, boolean xdel, int run)
+                throws IOException, InterruptedException {
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-preview", "-Xmx1g"));
+            if (bench.jfr != null) {
+                Files.createDirectories(bench.jfr);
+                command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+                        + bench.jfr.resolve("baseline-" + (xdel ? "xdel-" : "ack-") + run + ".jfr"));
+            }
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchBaseline.class.getName(),
+                    bench.redis.url(), stream, Integer.toString(expected), xdel ? "xdel" : "ack"));
+            Path log = Files.createTempFile("binomic-bench-baseline-", ".log");
+            WorkerProcess worker = new WorkerProcess(new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
+            worker.awaitLine("ready", 120);
+            return worker;
+        }
+
+        void go() throws IOException {
+            process.getOutputStream().write("go\n".getBytes(StandardCharsets.UTF_8));
+            process.getOutputStream().flush();
+        }
+
+        static WorkerProcess start(Bench bench, String queue, String mode, int concurrency, int expected, int warmup, boolean warm,
+                                   int run) throws IOException, InterruptedException {
+            return start(bench, queue, mode, concurrency, expected, warmup, warm, run, List.of());
+        }
+
+        static WorkerProcess start(Bench bench, String queue, String mode, int concurrency, int expected, int warmup, boolean warm,
+                                   int run, List<String> jvmOptions) throws IOException, InterruptedException {
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "--enable-preview", "-Xmx1g"));
+            command.addAll(jvmOptions);
             if (bench.jfr != null) {
                 Files.createDirectories(bench.jfr);
                 command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="

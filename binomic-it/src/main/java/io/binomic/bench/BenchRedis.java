@@ -85,6 +85,22 @@ final class BenchRedis implements AutoCloseable {
         return Long.parseLong(stats.substring(from, stats.indexOf(',', from)));
     }
 
+    /**
+     * Microseconds Redis has spent in each command since it started (INFO commandstats {@code usec}), by lower-case name.
+     * Commands a script runs are counted on their own and again inside the script's {@code evalsha}.
+     */
+    Map<String, Long> usecByCommand() {
+        Map<String, Long> usec = new java.util.TreeMap<>();
+        info("commandstats").forEach((key, stats) -> {
+            int from = stats.indexOf("usec=");
+            if (key.startsWith("cmdstat_") && from >= 0) {
+                from += "usec=".length();
+                usec.put(key.substring("cmdstat_".length()).replace('|', '_'), Long.parseLong(stats.substring(from, stats.indexOf(',', from))));
+            }
+        });
+        return usec;
+    }
+
     long usedMemory() {
         return Long.parseLong(info("memory").get("used_memory"));
     }

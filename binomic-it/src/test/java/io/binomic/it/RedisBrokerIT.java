@@ -128,6 +128,83 @@ class RedisBrokerIT {
         assertEquals(0L, pelSize());
     }
 
+    /**
+     * Acks never XDEL their entries: the stream is trimmed in bulk ({@code XTRIM MINID ~}, issue 14's
+     * ack path). The trim must stop at the oldest entry still pending (a reclaim or a dead letter reads
+     * it) and at the last delivered one (what follows was never delivered), whatever the stream's nodes.
+     */
+    @Test
+    void trimmingTheAcknowledgedEntriesRemovesNoPendingAndNoUndeliveredEntry() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            sent.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+        List<Delivery> got = new ArrayList<>();
+        while (got.size() < 600) {
+            got.addAll(fetch(600 - got.size()));
+        }
+        Delivery early = got.get(250);
+        Delivery late = got.get(550);
+        List<Delivery> acked = new ArrayList<>(got);
+        acked.removeAll(List.of(early, late));
+
+        assertEquals(List.of(), ack(acked)); // the settle pipeline trims too (the queue's first settle)
+        broker.removeSettled(queue);
+
+        assertTrue((Long) redis.call("XLEN", stream()) < 1000, "acked entries before the oldest pending one are trimmed");
+        assertEquals(750, ((List<?>) redis.call("XRANGE", stream(), early.receipt(), "+")).size(),
+                "nothing from the oldest pending entry on is removed (pending, acked after it, undelivered)");
+        List<Delivery> rest = new ArrayList<>();
+        while (rest.size() < 400) {
+            rest.addAll(fetch(400 - rest.size()));
+        }
+        for (int i = 0; i < 400; i++) {
+            assertArrayEquals(sent.get(600 + i).payload(), rest.get(i).message().orElseThrow().payload(), "undelivered entry " + (600 + i));
+        }
+        assertEquals(List.of(), ack(rest));
+
+        List<Delivery> reclaimed = broker.reclaim(queue, "c2", Duration.ZERO, 10);
+        assertEquals(List.of(early.receipt(), late.receipt()), reclaimed.stream().map(Delivery::receipt).toList());
+        assertArrayEquals(sent.get(250).payload(), reclaimed.get(0).message().orElseThrow().payload());
+        assertEquals(List.of(), broker.settle("c2", List.of(new Settlement.DeadLetter(reclaimed.get(0),
+                new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now())))).notApplied());
+        assertArrayEquals(sent.get(250).payload(),
+                broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().message().orElseThrow().payload());
+
+        broker.removeSettled(queue);
+        assertEquals(1, ((List<?>) redis.call("XRANGE", stream(), late.receipt(), late.receipt())).size(), "still pending, still there");
+        assertEquals(List.of(), broker.settle("c2", List.of(new Settlement.Ack(reclaimed.get(1)))).notApplied());
+        broker.removeSettled(queue);
+        assertEquals(0L, redis.call("XLEN", stream()), "all settled: all trimmed");
+    }
+
+    /** A group moved back by hand ({@code XGROUP SETID}, to run entries again): what follows its new last-delivered id is not trimmed. */
+    @Test
+    void trimmingStopsAtTheLastDeliveredIdEvenWhenAnOlderEntryIsStillPending() throws Exception {
+        List<Message> sent = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            sent.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(sent);
+        List<Delivery> got = new ArrayList<>();
+        while (got.size() < 300) {
+            got.addAll(fetch(300 - got.size()));
+        }
+        redis.call("XGROUP", "SETID", stream(), "binomic", got.getFirst().receipt());
+
+        assertEquals(List.of(), ack(got.subList(0, 299))); // the last one stays pending; the settle pipeline trims too
+        broker.removeSettled(queue);
+
+        assertEquals(299, ((List<?>) redis.call("XRANGE", stream(), "(" + got.getFirst().receipt(), "+")).size(),
+                "the entries after the group's last-delivered id are all still there");
+        List<Delivery> again = new ArrayList<>();
+        for (List<Delivery> batch = fetch(300); !batch.isEmpty(); batch = fetch(300)) {
+            again.addAll(batch);
+        }
+        assertEquals(299, again.size());
+    }
+
     /** Before: XACK and XDEL were two pipelined commands; a break between them left an acked entry counted as ready forever. */
     @Test
     void anAcknowledgedEntryLeftInTheStreamIsNeverCountedAsReadyAndIsRemovedByTheCleanUp() throws Exception {

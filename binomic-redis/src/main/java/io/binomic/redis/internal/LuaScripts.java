@@ -439,6 +439,23 @@ final class LuaScripts {
             """;
 
     /**
+     * {@link #SETTLE} as the ack path was before fenced settlement: each acked entry is also deleted
+     * ({@code XDEL}, by batch). Only for the benchmark's before/after of the ack path (issue 14),
+     * selected by {@code -Dbinomic.bench.xdelPerAck=true} in {@link RedisBroker}.
+     */
+    static final String SETTLE_XDEL = replaceOnce(SETTLE,
+            "redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))",
+            "redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))\n"
+                    + "              redis.call('XDEL', KEYS[1], unpack(acks, from, math.min(#acks, from + 999)))");
+
+    private static String replaceOnce(String text, String what, String with) {
+        if (text.indexOf(what) < 0 || text.indexOf(what) != text.lastIndexOf(what)) {
+            throw new IllegalStateException("not exactly once in the script: " + what);
+        }
+        return text.replace(what, with);
+    }
+
+    /**
      * The entries pending under one consumer, with their delivery counts and fields, unchanged.
      * KEYS: stream. ARGV: group, consumer, max. Returns per entry: id, delivery count, number of
      * field strings, fields... (an entry deleted from the stream is skipped).
@@ -477,13 +494,16 @@ final class LuaScripts {
               elseif groups[1][j] == 'last-delivered-id' then last = groups[1][j + 1] end
             end
             if name ~= ARGV[1] or not last or last == '0-0' then return 0 end
+            -- the bound: the entry after the last-delivered one, or the oldest pending entry if that is older
+            -- (it always is, unless XGROUP SETID moved the group back: then entries after it are undelivered again)
+            local dash = string.find(last, '-', 1, true)
+            local lms, lseq = tonumber(string.sub(last, 1, dash - 1)), tonumber(string.sub(last, dash + 1))
+            local bound = string.sub(last, 1, dash - 1) .. '-' .. string.format('%d', lseq + 1)
             local p = redis.call('XPENDING', KEYS[1], ARGV[1])
-            local bound
             if tonumber(p[1]) > 0 then
-              bound = p[2]
-            else
-              local dash = string.find(last, '-', 1, true)
-              bound = string.sub(last, 1, dash - 1) .. '-' .. string.format('%d', tonumber(string.sub(last, dash + 1)) + 1)
+              local pdash = string.find(p[2], '-', 1, true)
+              local pms, pseq = tonumber(string.sub(p[2], 1, pdash - 1)), tonumber(string.sub(p[2], pdash + 1))
+              if pms < lms or (pms == lms and pseq <= lseq) then bound = p[2] end
             end
             return redis.call('XTRIM', KEYS[1], 'MINID', '~', bound, 'LIMIT', 100000)
             """;
@@ -765,5 +785,5 @@ final class LuaScripts {
     static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, FlowScripts.SUBMIT_UNIQUE, FlowScripts.RELEASE_UNIQUE, FlowScripts.SUBMIT_DEBOUNCED,
-            FlowScripts.RESUME, ADMIT, ADD_ACTIVITY, READ_ACTIVITY, READ_TICK);
+            FlowScripts.RESUME, ADMIT, ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, SETTLE_XDEL);
 }

@@ -73,6 +73,12 @@ final class RedisBroker implements Broker {
     private static final int REPLAY_CHUNK = 500;
     private static final int PRODUCER_TRIES = 3;
     private static final Duration TRIM_EVERY = Duration.ofMillis(200);
+    /**
+     * Benchmark only, not an option: {@code -Dbinomic.bench.xdelPerAck=true} acks as before fenced
+     * settlement, an {@code XDEL} of every acked entry and no periodic trim, so that the bench can
+     * measure the ack path's two forms in one run (issue 14). Nothing documents or configures it.
+     */
+    private static final boolean XDEL_PER_ACK = Boolean.getBoolean("binomic.bench.xdelPerAck");
 
     private final BrokerConfig config;
     final RedissonSetup setup;
@@ -447,7 +453,7 @@ final class RedisBroker implements Broker {
         Set<String> trimmed = new java.util.HashSet<>();
         for (String queue : byQueue.keySet()) {
             Long last = lastTrim.get(queue);
-            if (last == null || now - last >= TRIM_EVERY.toNanos()) {
+            if (!XDEL_PER_ACK && (last == null || now - last >= TRIM_EVERY.toNanos())) {
                 lastTrim.put(queue, now);
                 trimmed.add(queue);
             }
@@ -459,8 +465,8 @@ final class RedisBroker implements Broker {
                 RedisKeys k = keys(RedisPriorities.queueOf(queue));
                 List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
                 Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
-                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE, RScript.ReturnType.LIST,
-                        settleKeys, args);
+                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
+                        XDEL_PER_ACK ? LuaScripts.SETTLE_XDEL : LuaScripts.SETTLE, RScript.ReturnType.LIST, settleKeys, args);
                 if (trimmed.contains(queue)) {
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
                             RScript.ReturnType.LONG, List.of(RedisPriorities.streamKey(k, queue)), GROUP);

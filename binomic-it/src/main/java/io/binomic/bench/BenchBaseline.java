@@ -1,0 +1,199 @@
+package io.binomic.bench;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.Message;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.redisson.Redisson;
+import org.redisson.api.RBatch;
+import org.redisson.api.RStream;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.stream.StreamAddArgs;
+import org.redisson.api.stream.StreamCreateGroupArgs;
+import org.redisson.api.stream.StreamMessageId;
+import org.redisson.api.stream.StreamReadGroupArgs;
+import org.redisson.client.codec.ByteArrayCodec;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+
+/**
+ * The bare-Redisson baseline of issue 14: what the same Redisson client, configured exactly as the
+ * Binomic Redis broker configures it ({@code RedissonSetup}, read reflectively: the bench runs on
+ * the class path), does with the same stream entries and no framework at all.
+ * <ul>
+ *   <li>{@link #xadd}: pipelined {@code XADD} of entries with the fields a Binomic message of the
+ *       bench's task has (encoded once, a fresh id per entry), in pipelines of 1,000 with two in
+ *       flight, as the broker's {@code enqueueAll} sends them; run in the bench's JVM;</li>
+ *   <li>{@link #main} (drain): a separate JVM, like the Binomic worker: one loop of
+ *       {@code XREADGROUP ... COUNT 1000} (read with {@code StringCodec}, as the broker reads), no-op
+ *       work (each entry's fields are looked at), then one pipeline of {@code XACK} of the batch's
+ *       ids plus {@code XDEL} of them ({@code xdel}) or {@code XACK} alone ({@code ack}), sent
+ *       asynchronously while the next read goes out (one ack pipeline in flight).</li>
+ * </ul>
+ * Drain protocol on standard output: {@code ready} once warmed up (it first drains
+ * {@value #WARMUP} entries of a stream of its own), then, after {@code go} on standard input,
+ * {@code first-start <epoch µs>} when the first batch arrives and {@code done <epoch µs>} when the
+ * last ack pipeline has been answered.
+ */
+public final class BenchBaseline {
+    static final String GROUP = "binomic";
+    static final int CHUNK = 1000;
+    private static final int IN_FLIGHT = 2;
+    private static final int WARMUP = 100_000;
+
+    private BenchBaseline() { }
+
+    /** The Redisson configuration the Binomic Redis broker builds for {@code url}. */
+    static Config redissonConfig(String url) {
+        try {
+            Class<?> setup = Class.forName("io.binomic.redis.internal.RedissonSetup");
+            Method of = setup.getDeclaredMethod("of", BrokerConfig.class);
+            of.setAccessible(true);
+            Object built = of.invoke(null, BrokerConfig.builder().url(url).build());
+            Method redisson = setup.getDeclaredMethod("redisson");
+            redisson.setAccessible(true);
+            return (Config) redisson.invoke(built);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot read the broker's Redisson settings (RedissonSetup.of(...).redisson()): " + e, e);
+        }
+    }
+
+    /** The fields of one bench message as the broker writes them ({@code StreamFields.encode}), as UTF-8 bytes. */
+    static Map<byte[], byte[]> entryFields(String queue) {
+        try {
+            Class<?> fields = Class.forName("io.binomic.redis.internal.StreamFields");
+            Method encode = fields.getDeclaredMethod("encode", Message.class);
+            encode.setAccessible(true);
+            Message m = new Message(UUID.randomUUID(), "bench", queue, 1, Instant.now(), "0".getBytes(StandardCharsets.UTF_8), Map.of());
+            @SuppressWarnings("unchecked")
+            Map<String, String> encoded = (Map<String, String>) encode.invoke(null, m);
+            Map<byte[], byte[]> bytes = new LinkedHashMap<>();
+            encoded.forEach((k, v) -> bytes.put(k.getBytes(StandardCharsets.UTF_8), v.getBytes(StandardCharsets.UTF_8)));
+            return bytes;
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot encode a message as the broker does (StreamFields.encode): " + e, e);
+        }
+    }
+
+    static void createGroup(RedissonClient client, String stream) {
+        try {
+            client.getStream(stream, StringCodec.INSTANCE).createGroup(StreamCreateGroupArgs.name(GROUP).id(StreamMessageId.ALL).makeStream());
+        } catch (RuntimeException e) {
+            if (!String.valueOf(e.getMessage()).contains("BUSYGROUP")) {
+                throw e;
+            }
+        }
+    }
+
+    /** Pipelined XADD of {@code n} entries onto {@code stream}; each gets a fresh message id, the other fields are shared. */
+    static void xadd(RedissonClient client, String stream, String queue, int n) {
+        Map<byte[], byte[]> template = entryFields(queue);
+        byte[] idKey = idFieldOf(template, "id".getBytes(StandardCharsets.UTF_8));
+        Deque<CompletableFuture<?>> inFlight = new ArrayDeque<>();
+        for (int from = 0; from < n; from += CHUNK) {
+            RBatch batch = client.createBatch();
+            org.redisson.api.RStreamAsync<byte[], byte[]> s = batch.getStream(stream, ByteArrayCodec.INSTANCE);
+            for (int i = from; i < Math.min(n, from + CHUNK); i++) {
+                Map<byte[], byte[]> fields = new LinkedHashMap<>();
+                template.forEach((k, v) -> fields.put(k, k == idKey ? UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8) : v));
+                s.addAsync(StreamAddArgs.entries(fields));
+            }
+            inFlight.add(batch.executeAsync().toCompletableFuture());
+            if (inFlight.size() >= IN_FLIGHT) {
+                inFlight.poll().join();
+            }
+        }
+        inFlight.forEach(CompletableFuture::join);
+    }
+
+    private static byte[] idFieldOf(Map<byte[], byte[]> template, byte[] name) {
+        for (byte[] k : template.keySet()) {
+            if (java.util.Arrays.equals(k, name)) {
+                return k;
+            }
+        }
+        throw new IllegalStateException("a broker entry without an id field: " + template.size() + " fields");
+    }
+
+    /**
+     * Drains {@code expected} entries of {@code stream}; returns the epoch µs of the first batch's
+     * arrival and of the last ack's reply.
+     */
+    static long[] drain(RedissonClient client, String stream, String consumer, int expected, boolean xdel, Runnable onFirst) {
+        RStream<String, String> s = client.getStream(stream, StringCodec.INSTANCE);
+        StreamReadGroupArgs args = StreamReadGroupArgs.neverDelivered().count(CHUNK);
+        CompletableFuture<?> ack = CompletableFuture.completedFuture(null);
+        long first = 0;
+        int done = 0;
+        long touched = 0;
+        while (done < expected) {
+            Map<StreamMessageId, Map<String, String>> got = s.readGroup(GROUP, consumer, args);
+            if (got == null || got.isEmpty()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                continue;
+            }
+            if (first == 0) {
+                first = BenchWorker.nowMicros();
+                onFirst.run();
+            }
+            StreamMessageId[] ids = new StreamMessageId[got.size()];
+            int i = 0;
+            for (Map.Entry<StreamMessageId, Map<String, String>> e : got.entrySet()) {
+                ids[i++] = e.getKey();
+                touched += e.getValue().size(); // the no-op work: look at the entry
+            }
+            ack.join();
+            RBatch batch = client.createBatch();
+            org.redisson.api.RStreamAsync<String, String> b = batch.getStream(stream, StringCodec.INSTANCE);
+            b.ackAsync(GROUP, ids);
+            if (xdel) {
+                b.removeAsync(ids);
+            }
+            ack = batch.executeAsync().toCompletableFuture();
+            done += ids.length;
+        }
+        ack.join();
+        if (touched < expected) {
+            throw new IllegalStateException("entries without fields: " + touched);
+        }
+        return new long[] {first, BenchWorker.nowMicros()};
+    }
+
+    /** Arguments: redis URL, stream, expected entries, {@code xdel} or {@code ack}. */
+    public static void main(String[] args) throws Exception {
+        String url = args[0];
+        String stream = args[1];
+        int expected = Integer.parseInt(args[2]);
+        boolean xdel = args[3].equals("xdel");
+        RedissonClient client = Redisson.create(redissonConfig(url));
+        try {
+            String warm = stream + "-warmup";
+            createGroup(client, warm);
+            xadd(client, warm, "warmup", WARMUP);
+            drain(client, warm, "baseline-warmup", WARMUP, xdel, () -> { });
+            client.getKeys().delete(warm);
+            System.out.println("ready");
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+            if (!"go".equals(in.readLine())) {
+                return;
+            }
+            long[] times = drain(client, stream, "baseline", expected, xdel, () -> { });
+            System.out.println("first-start " + times[0]);
+            System.out.println("done " + times[1]);
+            System.out.flush();
+            in.readLine(); // the bench closes standard input (or kills this JVM) when it has read the figures
+        } finally {
+            client.shutdown(0, 2, TimeUnit.SECONDS);
+        }
+    }
+}
