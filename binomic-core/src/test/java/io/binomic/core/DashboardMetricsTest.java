@@ -161,7 +161,10 @@ class DashboardMetricsTest {
             String port = Integer.toString(base.getPort());
             assertTrue(raw(base, "GET", "/queues", "", "Host: attacker.example:" + port).startsWith("HTTP/1.1 421"),
                     "a rebound name is refused before any page (and its CSRF token) is served");
-            assertTrue(raw(base, "GET", "/metrics", "", "Host: attacker.example").startsWith("HTTP/1.1 421"));
+            for (String host : List.of("attacker.example", "127.0.0.1.attacker.example", "localhost.", "127.0.0.1:abc",
+                    "127.0.0.1:" + port + "@attacker.example", "")) {
+                assertTrue(raw(base, "GET", "/metrics", "", "Host: " + host).startsWith("HTTP/1.1 421"), "Host: " + host);
+            }
             String page = raw(base, "GET", "/queues", "", "Host: localhost:" + port);
             assertTrue(page.startsWith("HTTP/1.1 200"), page);
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("name=\"csrf\" value=\"([0-9a-f]+)\"").matcher(page);
@@ -170,6 +173,8 @@ class DashboardMetricsTest {
 
             String foreign = raw(base, "POST", "/queues/pause", "csrf=" + csrf + "&queue=metered", "Origin: http://attacker.example:" + port);
             assertTrue(foreign.startsWith("HTTP/1.1 403"), foreign);
+            assertTrue(raw(base, "POST", "/queues/pause", "csrf=" + csrf + "&queue=metered", "Origin: null").startsWith("HTTP/1.1 403"),
+                    "an opaque origin (a sandboxed frame) is no page of the dashboard");
             assertFalse(b.queues().isPaused("metered"), "nothing changed");
             String unknown = raw(base, "POST", "/queues/pause", "csrf=" + csrf + "&queue=nope", "Origin: " + base.toString().replaceAll("/$", ""));
             assertTrue(unknown.startsWith("HTTP/1.1 400") && unknown.contains("bad request: unknown queue 'nope'"), unknown);

@@ -228,7 +228,7 @@ public abstract class PartitionContractTest {
     }
 
     @Test
-    void limitsAndPartitionsAreRefusedTogetherAndAUniqueJobStaysInTheKeysPartition() {
+    void limitsAndPartitionsAreRefusedTogetherAndAUniqueJobStaysInPartitionZeroAcrossAChangeOfTheCount() {
         Binomic binomic = started(1);
         binomic.queues().setLimits(queue, QueueLimits.builder().concurrencyLimit(2).build());
         IllegalArgumentException limited = assertThrows(IllegalArgumentException.class, () -> binomic.queues().setPartitions(queue, 2));
@@ -250,6 +250,11 @@ public abstract class PartitionContractTest {
             assertEquals(first.id(), again.id(), "a duplicate finds the key's claim in its partition");
             assertEquals(first.queue(), again.queue());
         }
+        assertEquals(1, binomic.queueStats(queue).ready());
+        assertEquals(queue, first.queue(), "unique jobs live in partition 0");
+        binomic.queues().setPartitions(queue, 5);
+        assertEquals(first.id(), binomic.submit(work, new Item(8), unique).id(),
+                "a change of the count does not move the key: its duplicate still finds the claim (it ran twice when keys were hashed)");
         assertEquals(1, binomic.queueStats(queue).ready());
         IllegalArgumentException keyed = assertThrows(IllegalArgumentException.class, () -> binomic.submit(work, new Item(9),
                 unique.toBuilder().partitionKey("x").build()));

@@ -92,15 +92,17 @@ public final class FlowSubmits {
             Message m = messages.get(i);
             if (uniqueness.isPresent()) {
                 String key = options.uniqueKey().or(() -> task.uniqueKeyOf(argument)).orElseGet(() -> argumentKey(m.payload()));
-                marked.add(router.route(m.withHeader(UniqueClaim.HEADER,
-                        new UniqueClaim(uniqueness.get().scope(), uniqueness.get().ttl(), key).headerValue()), key));
+                // Partition 0 whatever the partition count: a key hashed over the count would move when the
+                // count changes, and its duplicates would no longer meet its claim (they ran twice).
+                marked.add(m.withHeader(UniqueClaim.HEADER,
+                        new UniqueClaim(uniqueness.get().scope(), uniqueness.get().ttl(), key).headerValue()));
             } else {
                 if (due == null) {
                     throw new IllegalArgumentException("task '" + task.name() + "': debounce needs a delay, and this job has none:"
                             + " declare a DELAY task, or give SubmitOptions.delay");
                 }
                 String key = options.debounceKey().or(() -> task.debounceKeyOf(argument)).orElseThrow();
-                marked.add(router.route(m.withHeader(UniqueClaim.DEBOUNCE_HEADER, key), key));
+                marked.add(m.withHeader(UniqueClaim.DEBOUNCE_HEADER, key)); // partition 0, as unique jobs
             }
         }
         List<Submitted> out = new ArrayList<>(marked.size());

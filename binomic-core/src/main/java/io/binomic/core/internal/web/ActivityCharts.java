@@ -25,8 +25,15 @@ final class ActivityCharts {
 
     private ActivityCharts() { }
 
-    /** One stacked series of a chart: its label, its CSS class and how it reads a bucket. */
-    private record Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) { }
+    /**
+     * One stacked series of a chart: its label, its CSS class, the height of its bar in a bucket,
+     * and the value its tooltip gives (the same, but for a series drawn above another).
+     */
+    private record Series(String label, String cssClass, ToLongFunction<ActivityBucket> value, ToLongFunction<ActivityBucket> shown) {
+        Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) {
+            this(label, cssClass, value, value);
+        }
+    }
 
     /** The buckets of the last {@link #MINUTES} minutes up to {@code now}, every queue added up, one per minute (empty ones included). */
     static List<ActivityBucket> lastHour(List<List<ActivityBucket>> perQueue, Instant now) {
@@ -52,9 +59,11 @@ final class ActivityCharts {
         chart(h, "chart-failures", "Retries and dead letters per minute", "", minutes, List.of(
                 new Series("retried", "s-warn", ActivityBucket::retried),
                 new Series("dead-lettered", "s-bad", ActivityBucket::deadLettered)));
+        // The longest run is drawn above the mean (the bar's top is the longest), its tooltip says the longest itself.
         chart(h, "chart-latency", "Run time per minute, ms", " ms", minutes, List.of(
                 new Series("mean", "s-ok", b -> b.meanRun().toMillis()),
-                new Series("longest", "s-muted", b -> Math.max(0, Duration.ofNanos(b.maxRunNanos()).toMillis() - b.meanRun().toMillis()))));
+                new Series("longest", "s-muted", b -> Math.max(0, Duration.ofNanos(b.maxRunNanos()).toMillis() - b.meanRun().toMillis()),
+                        b -> Duration.ofNanos(b.maxRunNanos()).toMillis())));
     }
 
     private static void chart(Html h, String id, String title, String unit, List<ActivityBucket> minutes, List<Series> series) {
@@ -70,8 +79,15 @@ final class ActivityCharts {
             top = Math.max(top, stacked);
         }
         h.raw("<figure class=\"chart\" id=\"").raw(id).raw("\"");
-        for (int s = 0; s < series.size(); s++) {
-            h.raw(" data-total-").raw(series.get(s).label()).raw("=\"").raw(Long.toString(totals[s])).raw("\"");
+        if (unit.isEmpty()) { // counts add up over the hour; times do not
+            for (int s = 0; s < series.size(); s++) {
+                h.raw(" data-total-").raw(series.get(s).label()).raw("=\"").raw(Long.toString(totals[s])).raw("\"");
+            }
+        } else {
+            ActivityBucket hour = minutes.stream().map(b -> new ActivityBucket(minutes.getFirst().minute(), b.succeeded(), b.failed(),
+                    b.retried(), b.deadLettered(), b.runNanos(), b.maxRunNanos())).reduce(ActivityBucket::plus).orElseThrow();
+            h.raw(" data-hour-mean-ms=\"").raw(Long.toString(hour.meanRun().toMillis())).raw("\" data-hour-longest-ms=\"")
+                    .raw(Long.toString(Duration.ofNanos(hour.maxRunNanos()).toMillis())).raw("\"");
         }
         h.raw("><figcaption>").text(title).raw("</figcaption><svg viewBox=\"0 0 ").raw(Integer.toString(WIDTH + 60)).raw(" ")
                 .raw(Integer.toString(HEIGHT + 20)).raw("\" role=\"img\" aria-label=\"").text(title).raw("\">");
@@ -85,7 +101,7 @@ final class ActivityCharts {
             double base = HEIGHT;
             StringBuilder tip = new StringBuilder(HOUR_MINUTE.format(b.minute())).append(" UTC");
             for (Series s : series) {
-                tip.append(", ").append(s.value().applyAsLong(b)).append(unit).append(' ').append(s.label());
+                tip.append(", ").append(s.shown().applyAsLong(b)).append(unit).append(' ').append(s.label());
             }
             for (Series s : series) {
                 long v = s.value().applyAsLong(b);

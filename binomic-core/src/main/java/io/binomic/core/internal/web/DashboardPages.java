@@ -438,13 +438,14 @@ public final class DashboardPages implements HttpHandler {
                 String letter = requireLetter(form);
                 back = "/dead-letters";
                 done = binomic.deadLetters().replayOne(requireQueue(q), letter) ? "replayed " + letter + " onto " + q
-                        : "dead letter " + letter + " is gone or cannot be replayed";
+                        : "no dead letter " + letter + " of queue " + q + " could be replayed: it is gone, or its message cannot be decoded";
             }
             case "/dead-letters/purge" -> {
                 String q = form.getOrDefault("queue", "");
                 String letter = requireLetter(form);
                 back = "/dead-letters";
-                done = binomic.deadLetters().purgeOne(requireQueue(q), letter) ? "purged " + letter : "dead letter " + letter + " was already gone";
+                done = binomic.deadLetters().purgeOne(requireQueue(q), letter) ? "purged " + letter
+                        : "no dead letter " + letter + " in queue " + q + ": nothing purged";
             }
             case "/queues/pause" -> {
                 String q = requireQueue(form.getOrDefault("queue", ""));

@@ -21,6 +21,8 @@ public final class DashboardServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DashboardServer.class.getName());
     /** Cookie a browser keeps after opening the dashboard once with {@code ?token=}. */
     static final String TOKEN_COOKIE = "binomic_dashboard_token";
+    /** A Host header naming loopback: 127.0.0.1, localhost or [::1], with an optional port and nothing else. */
+    private static final java.util.regex.Pattern LOOPBACK_HOST = java.util.regex.Pattern.compile("(127\\.0\\.0\\.1|localhost|\\[::1\\])(:\\d{1,5})?");
     /** RFC 6750's b64token: what a Bearer header, a cookie and a query parameter all carry unchanged. */
     private static final java.util.regex.Pattern TOKEN_CHARACTERS = java.util.regex.Pattern.compile("[A-Za-z0-9._~+/=-]+");
 
@@ -96,7 +98,8 @@ public final class DashboardServer implements AutoCloseable {
             try {
                 exchange.getResponseHeaders().set("X-Content-Type-Options", "nosniff");
                 exchange.getResponseHeaders().set("X-Frame-Options", "DENY");
-                exchange.getResponseHeaders().set("Referrer-Policy", "no-referrer");
+                // same-origin, not no-referrer: with no-referrer, Chromium sends "Origin: null" on the pages' own form POSTs.
+                exchange.getResponseHeaders().set("Referrer-Policy", "same-origin");
                 if (settings.token() == null && !loopbackHost(exchange)) {
                     // A page of another site that had its name resolve to 127.0.0.1 (DNS rebinding) is
                     // "same origin" to the browser: only the Host header tells it apart.
@@ -141,23 +144,16 @@ public final class DashboardServer implements AutoCloseable {
 
     /** Whether the Host header names a loopback address: 127.0.0.1, localhost or [::1] (any port). */
     private static boolean loopbackHost(HttpExchange exchange) {
-        String host = exchange.getRequestHeaders().getFirst("Host");
-        if (host == null) {
-            return true; // HTTP/1.0 without Host: no browser sends that
+        java.util.List<String> hosts = exchange.getRequestHeaders().get("Host");
+        if (hosts == null || hosts.size() != 1) {
+            return false;
         }
-        String name = host.strip().toLowerCase(java.util.Locale.ROOT);
-        if (name.startsWith("[")) {
-            int end = name.indexOf(']');
-            name = end < 0 ? name : name.substring(0, end + 1);
-        } else if (name.indexOf(':') >= 0) {
-            name = name.substring(0, name.indexOf(':'));
-        }
-        return name.equals("127.0.0.1") || name.equals("localhost") || name.equals("[::1]");
+        return LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(java.util.Locale.ROOT)).matches();
     }
 
     /**
      * Whether a POST came from a page of this server: its Origin (or, without one, its Referer)
-     * names the host it was sent to. A request with neither (curl, scripts) still needs the CSRF
+     * is {@code http://} and the host it was sent to (the server speaks plain HTTP only). A request with neither (curl, scripts) still needs the CSRF
      * token, which only the dashboard's pages carry.
      */
     private static boolean sameOrigin(HttpExchange exchange) {
@@ -167,12 +163,13 @@ public final class DashboardServer implements AutoCloseable {
         if (site != null && site.equals("cross-site")) {
             return false;
         }
-        if (origin != null && !origin.equals("null")) {
-            return host != null && (origin.equals("http://" + host) || origin.equals("https://" + host));
+        if (origin != null) {
+            // "null" is an opaque origin (a sandboxed frame, a file): never one of the dashboard's pages.
+            return host != null && origin.equals("http://" + host);
         }
         String referer = exchange.getRequestHeaders().getFirst("Referer");
         if (referer != null) {
-            return host != null && (referer.startsWith("http://" + host + "/") || referer.startsWith("https://" + host + "/"));
+            return host != null && referer.startsWith("http://" + host + "/");
         }
         return true;
     }

@@ -20,6 +20,19 @@ if (live.length > 0) {
         const fresh = page.getElementById(element.id);
         if (fresh) element.replaceChildren(...fresh.childNodes);
       }
+      // While the broker does not answer, the numbers above are the last it gave: say so.
+      const slow = page.getElementById("broker-slow");
+      let warning = document.getElementById("live-warning");
+      if (slow && !warning) {
+        warning = document.createElement("p");
+        warning.id = "live-warning";
+        warning.className = "error";
+        document.querySelector("main").prepend(warning);
+      }
+      if (slow) warning.textContent = slow.textContent + " The numbers below are from before.";
+      else if (warning) warning.remove();
+      const footer = page.querySelector("footer");
+      if (footer) document.querySelector("footer").textContent = footer.textContent;
     } catch (e) {
       // the next tick tries again
     }
