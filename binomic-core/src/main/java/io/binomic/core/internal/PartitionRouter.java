@@ -17,7 +17,8 @@ import java.util.zip.CRC32;
  * queues a worker reads. The partitions of a queue ({@link QueuePartitions}) are read from the
  * broker at most every {@value #REFRESH_MILLIS} ms per queue, never per submit; when the broker
  * cannot answer, the last answer stays (an unpartitioned queue before the first). A message
- * without a key goes round robin over partitions {@code 0..count-1}; one with a key goes to the
+ * without a key goes round robin over partitions {@code 0..count-1}, from a random one in each process (so that
+ * short-lived producers, one job each, spread too); one with a key goes to the
  * partition the CRC-32 of the key picks, the same in every process.
  */
 public final class PartitionRouter {
@@ -101,7 +102,7 @@ public final class PartitionRouter {
             return message;
         }
         int index = key == null
-                ? Math.floorMod(turns.computeIfAbsent(message.queue(), q -> new AtomicInteger()).getAndIncrement(), p.count())
+                ? Math.floorMod(turns.computeIfAbsent(message.queue(), q -> new AtomicInteger(java.util.concurrent.ThreadLocalRandom.current().nextInt(QueuePartitions.MAX))).getAndIncrement(), p.count())
                 : indexOf(key, p.count());
         return index == 0 ? message : withQueue(message, QueuePartitions.physical(message.queue(), index));
     }

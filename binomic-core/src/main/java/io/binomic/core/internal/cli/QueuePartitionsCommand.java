@@ -79,11 +79,13 @@ final class QueuePartitionsCommand implements Command {
                 throw new UsageException(e.getMessage());
             }
             String draining = "";
+            String again = "run 'binomic queue partitions " + queue + " " + p.count() + "' again once";
+            String left = " no ready, pending or delayed job and no dead letter (purge those with binomic dlq purge; a replay puts"
+                    + " them back on the same partition)";
             if (p.highest() - p.count() == 1) {
-                draining = " (workers still drain partition " + p.count() + ": run it again once it is empty to forget it)";
+                draining = " (workers still drain partition " + p.count() + ": " + again + " it holds" + left + ")";
             } else if (p.highest() > p.count()) {
-                draining = " (workers still drain partitions " + p.count() + " to " + (p.highest() - 1)
-                        + ": run it again once they are empty to forget them)";
+                draining = " (workers still drain partitions " + p.count() + " to " + (p.highest() - 1) + ": " + again + " they hold" + left + ")";
             }
             out.println("partitions of queue " + queue + ": " + p.count() + draining);
             return BinomicCli.EXIT_OK;

@@ -123,7 +123,9 @@ class BinomicCliBrokerTest {
         assertEquals(0, replay.exit(), replay.toString());
         assertEquals(1, broker.stats("clicks@1").ready(), "back on its partition");
 
-        assertEquals("partitions of queue clicks: 2 (workers still drain partition 2: run it again once it is empty to forget it)\n", run("queue", "partitions", "clicks", "--count", "2").out());
+        assertEquals("partitions of queue clicks: 2 (workers still drain partition 2: run 'binomic queue partitions clicks 2' again once it"
+                + " holds no ready, pending or delayed job and no dead letter (purge those with binomic dlq purge; a replay puts them back"
+                + " on the same partition))\n", run("queue", "partitions", "clicks", "--count", "2").out());
         CliRun limit = run("queue", "limit", "clicks", "--concurrency", "2");
         assertEquals(2, limit.exit(), limit.toString());
         assertTrue(limit.err().startsWith("binomic queue limit: queue 'clicks' is partitioned"), limit.err());
