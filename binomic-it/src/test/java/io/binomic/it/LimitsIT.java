@@ -75,14 +75,14 @@ class LimitsIT {
             }
             redis.call("DEL", LimitedApp.logKey(queue));
             Thread.sleep(1000);
-            producer.submitAll(task, IntStream.range(0, 1700).mapToObj(n -> new LimitedApp.Work(n, 5)).toList());
+            producer.submitAll(task, IntStream.range(0, 950).mapToObj(n -> new LimitedApp.Work(n, 5)).toList());
             long deadline = System.currentTimeMillis() + 60_000;
             long first = Long.MAX_VALUE;
             while (System.currentTimeMillis() < deadline) {
                 List<LimitedApp.Run> runs = LimitedApp.runs(redis, queue);
                 if (!runs.isEmpty()) {
                     first = runs.stream().mapToLong(LimitedApp.Run::start).min().orElseThrow();
-                    if (System.currentTimeMillis() > first + 31_000) {
+                    if (System.currentTimeMillis() > first + 16_000) {
                         break;
                     }
                 }
@@ -90,7 +90,8 @@ class LimitsIT {
             }
             List<Long> starts = LimitedApp.runs(redis, queue).stream().map(LimitedApp.Run::start).sorted().toList();
             long t0 = first;
-            long inThirty = starts.stream().filter(s -> s >= t0 && s < t0 + 30_000).count();
+            // 15 s of starts: enough 1 s windows for the bound, and the rate within 2% (the CI budget is 15 minutes).
+            long inFifteen = starts.stream().filter(s -> s >= t0 && s < t0 + 15_000).count();
             int maxWindow = 0;
             for (int i = 0, j = 0; i < starts.size(); i++) {
                 while (j < starts.size() && starts.get(j) < starts.get(i) + 1000) {
@@ -98,7 +99,7 @@ class LimitsIT {
                 }
                 maxWindow = Math.max(maxWindow, j - i);
             }
-            int[] perTenth = new int[400];
+            int[] perTenth = new int[200];
             for (long st : starts) {
                 int b = (int) ((st - t0) / 100);
                 if (b >= 0 && b < perTenth.length) {
@@ -111,9 +112,9 @@ class LimitsIT {
                     + ((List<?>) redis.call("ZRANGE", "binomic:{" + queue + "}:delayed", "0", "-1", "WITHSCORES")).stream()
                             .filter(o -> String.valueOf(o).matches("\\d+")).map(o -> Long.parseLong(String.valueOf(o)) - t0).limit(50).toList());
             Set<Integer> workersUsed = LimitedApp.runs(redis, queue).stream().map(r -> (int) r.pid()).collect(Collectors.toSet());
-            System.out.println("LIMITS rate limit=" + perSecond + "/s workers=4 starts_in_30s=" + inThirty + " max_in_any_1s_window="
+            System.out.println("LIMITS rate limit=" + perSecond + "/s workers=4 starts_in_15s=" + inFifteen + " max_in_any_1s_window="
                     + maxWindow + " tolerance=" + WINDOW_TOLERANCE + " worker_jvms_that_ran=" + workersUsed.size());
-            assertTrue(Math.abs(inThirty - 1500) <= 30, "30 s at 50/s start 1,500 (within 2%), were " + inThirty);
+            assertTrue(Math.abs(inFifteen - 750) <= 15, "15 s at 50/s start 750 (within 2%), were " + inFifteen);
             assertTrue(maxWindow <= perSecond + WINDOW_TOLERANCE, "at most " + perSecond + " (+" + WINDOW_TOLERANCE
                     + ") starts in any 1 s window, saw " + maxWindow);
             assertTrue(workersUsed.size() >= 2, "the limit held across several worker JVMs, but only " + workersUsed.size() + " ran jobs");
