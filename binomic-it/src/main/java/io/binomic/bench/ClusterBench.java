@@ -230,26 +230,14 @@ public final class ClusterBench {
             }
             return names;
         }
-        List<List<int[]>> slots = new ArrayList<>();
-        for (Node n : nodes) {
-            List<int[]> ranges = new ArrayList<>();
-            String myself = cli(n.port(), "CLUSTER", "NODES").lines().filter(l -> l.contains("myself")).findFirst().orElseThrow();
-            String[] parts = myself.split(" ");
-            for (int i = 8; i < parts.length; i++) {
-                String[] ab = parts[i].split("-");
-                ranges.add(new int[] {Integer.parseInt(ab[0]), Integer.parseInt(ab[ab.length - 1])});
-            }
-            slots.add(ranges);
-        }
+        List<List<int[]>> slots = slotRanges(nodes);
         int[] count = new int[nodes.size()];
         for (int i = 0; names.size() < QUEUES; i++) {
             String q = "scale-" + runId + "-" + i;
-            int slot = Integer.parseInt(cli(nodes.getFirst().port(), "CLUSTER", "KEYSLOT", "binomic:{" + q + "}:stream").strip());
-            for (int m = 0; m < nodes.size(); m++) {
-                if (slots.get(m).stream().anyMatch(r -> r[0] <= slot && slot <= r[1]) && count[m] < QUEUES / nodes.size()) {
-                    count[m]++;
-                    names.add(q);
-                }
+            int m = masterOf(nodes, slots, q);
+            if (count[m] < QUEUES / nodes.size()) {
+                count[m]++;
+                names.add(q);
             }
         }
         return names;
@@ -270,18 +258,23 @@ public final class ClusterBench {
             String q = base + "-" + i;
             int[] count = new int[nodes.size()];
             for (int p = 0; p < partitions; p++) {
-                String partition = p == 0 ? q : q + "@" + p;
-                int slot = Integer.parseInt(cli(nodes.getFirst().port(), "CLUSTER", "KEYSLOT", "binomic:{" + partition + "}:stream").strip());
-                for (int m = 0; m < nodes.size(); m++) {
-                    if (slots.get(m).stream().anyMatch(r -> r[0] <= slot && slot <= r[1])) {
-                        count[m]++;
-                    }
-                }
+                count[masterOf(nodes, slots, p == 0 ? q : q + "@" + p)]++;
             }
             if (java.util.Arrays.stream(count).allMatch(c -> c == partitions / nodes.size())) {
                 return q;
             }
         }
+    }
+
+    /** The index in {@code nodes} of the master whose {@code slots} hold the keys of {@code queue}. */
+    private static int masterOf(List<Node> nodes, List<List<int[]>> slots, String queue) {
+        int slot = Integer.parseInt(cli(nodes.getFirst().port(), "CLUSTER", "KEYSLOT", "binomic:{" + queue + "}:stream").strip());
+        for (int m = 0; m < nodes.size(); m++) {
+            if (slots.get(m).stream().anyMatch(r -> r[0] <= slot && slot <= r[1])) {
+                return m;
+            }
+        }
+        throw new IllegalStateException("no master holds slot " + slot + " of queue " + queue);
     }
 
     private static List<List<int[]>> slotRanges(List<Node> nodes) {

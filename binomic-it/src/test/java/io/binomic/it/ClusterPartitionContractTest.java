@@ -10,8 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,19 +18,8 @@ import org.junit.jupiter.api.Test;
  * masters. No command may be refused with {@code CROSSSLOT} (counted in {@code INFO errorstats} of
  * every node, over the whole class).
  */
+@org.junit.jupiter.api.extension.ExtendWith(NoCrossSlotErrors.class)
 class ClusterPartitionContractTest extends PartitionContractTest {
-    private static long crossSlotBefore;
-
-    @BeforeAll
-    static void countCrossSlotErrors() {
-        crossSlotBefore = RedisClusterSet.shared().errors("CROSSSLOT");
-    }
-
-    @AfterAll
-    static void noCommandSpannedTwoSlots() {
-        assertEquals(crossSlotBefore, RedisClusterSet.shared().errors("CROSSSLOT"), "CROSSSLOT errors on the cluster");
-    }
-
     @Override
     protected String brokerUrl() {
         return RedisClusterSet.shared().url();

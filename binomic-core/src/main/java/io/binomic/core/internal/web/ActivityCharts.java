@@ -84,10 +84,11 @@ final class ActivityCharts {
                 h.raw(" data-total-").raw(series.get(s).label()).raw("=\"").raw(Long.toString(totals[s])).raw("\"");
             }
         } else {
-            ActivityBucket hour = minutes.stream().map(b -> new ActivityBucket(minutes.getFirst().minute(), b.succeeded(), b.failed(),
-                    b.retried(), b.deadLettered(), b.runNanos(), b.maxRunNanos())).reduce(ActivityBucket::plus).orElseThrow();
-            h.raw(" data-hour-mean-ms=\"").raw(Long.toString(hour.meanRun().toMillis())).raw("\" data-hour-longest-ms=\"")
-                    .raw(Long.toString(Duration.ofNanos(hour.maxRunNanos()).toMillis())).raw("\"");
+            long runs = minutes.stream().mapToLong(ActivityBucket::executions).sum();
+            long runNanos = minutes.stream().mapToLong(ActivityBucket::runNanos).sum();
+            long longest = minutes.stream().mapToLong(ActivityBucket::maxRunNanos).max().orElse(0);
+            h.raw(" data-hour-mean-ms=\"").raw(Long.toString(runs == 0 ? 0 : Duration.ofNanos(runNanos / runs).toMillis()))
+                    .raw("\" data-hour-longest-ms=\"").raw(Long.toString(Duration.ofNanos(longest).toMillis())).raw("\"");
         }
         h.raw("><figcaption>").text(title).raw("</figcaption><svg viewBox=\"0 0 ").raw(Integer.toString(WIDTH + 60)).raw(" ")
                 .raw(Integer.toString(HEIGHT + 20)).raw("\" role=\"img\" aria-label=\"").text(title).raw("\">");
