@@ -145,25 +145,44 @@ final class ChaosReport {
             Fault fault = e.getKey();
             if (fault.pid() != 0 && e.getValue() > inFlight(fault)) {
                 failures.add(e.getValue() + " duplicates laid at " + describe(fault) + ", more than the " + inFlight(fault)
-                        + " deliveries that JVM could hold in flight at that moment");
+                        + " deliveries that JVM could hold in flight at that moment; the first of them: " + executionsOf(fault, 5));
             }
         }
+    }
+
+    /** The executions (pid, start..end from the phase's start) of the first {@code limit} duplicates laid at {@code fault}. */
+    private String executionsOf(Fault fault, int limit) {
+        return duplicates.stream().filter(d -> d.cause() == fault).limit(limit)
+                .map(d -> "job " + d.n() + " " + byMessage.get(d.id()).stream()
+                        .map(r -> String.format("pid %d +%.2fs..%s", r.pid(), (r.start() - phaseStart) / 1000.0,
+                                r.over() < 0 ? "never" : String.format("+%.2fs", (r.over() - phaseStart) / 1000.0)))
+                        .toList())
+                .toList().toString();
     }
 
     /**
      * A SIGKILL or SIGSTOP of a JVM that ran the message while that execution was in flight
      * (running, or returned with its ack not yet surely written); else a Redis outage longer than
      * the lease's margin that an execution's outcome could not outlast.
+     *
+     * <p>When several faults of one JVM catch an execution, the latest one explains it: a JVM
+     * frozen, thawed and then killed 2.7 s later had the executions it ran after the thaw caught
+     * by both, and laying them at the freeze (whose bound is one slot each, nothing had returned
+     * before it) failed a run on 56 duplicates that the kill's bound of hundreds explains.
      */
-    private Fault cause(List<Run> executions) {
+    Fault cause(List<Run> executions) {
+        Fault latest = null;
         for (Fault f : faults) {
             if (f.kind().equals("SIGKILL") || f.kind().equals("SIGSTOP")) {
                 for (Run r : executions) {
-                    if (r.pid() == f.pid() && caught(r, f)) {
-                        return f;
+                    if (r.pid() == f.pid() && caught(r, f) && (latest == null || f.start() > latest.start())) {
+                        latest = f;
                     }
                 }
             }
+        }
+        if (latest != null) {
+            return latest;
         }
         for (Fault f : faults) {
             if (f.onRedis() && longerThanLeaseMargin(f)) {
