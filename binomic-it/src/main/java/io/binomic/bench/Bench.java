@@ -165,6 +165,13 @@ public final class Bench {
             baseline(run, r);
             return r;
         }
+        if ("compare".equals(System.getProperty("bench.only"))) { // issue 14: a worker lever before/after, and the baseline
+            compare(run, r);
+            baseline(run, r);
+            r.put("ratio_cmp_a_to_baseline", r.get("cmp_a_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+            r.put("ratio_cmp_b_to_baseline", r.get("cmp_b_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+            return r;
+        }
         if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains, and the baseline
             enqueueAndDrain(run, r);
             r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
@@ -232,6 +239,29 @@ public final class Bench {
             client.submitAll(task, arguments);
             drain(client, queue, true, "drain_warm_xdel_", List.of("-Dbinomic.bench.xdelPerAck=true"), run, r);
         }
+    }
+
+    /**
+     * A worker lever before and after in the same run: two warmed drains of one queue, {@code cmp_a_}
+     * with the worker JVM's default options and {@code cmp_b_} with {@code -Dbench.compareOptions}
+     * added (e.g. {@code -Dbinomic.taskInvoker=structured}); the order alternates between runs, so
+     * that a load drifting over the run favours neither.
+     */
+    private void compare(int run, Map<String, Double> r) throws Exception {
+        List<String> other = Arrays.stream(System.getProperty("bench.compareOptions", "").split(" "))
+                .filter(o -> !o.isBlank()).toList();
+        redis.flushAll();
+        String queue = nextQueue();
+        Task<Long, Void> task = submitOnly(queue);
+        List<Boolean> order = run % 2 == 1 ? List.of(false, true) : List.of(true, false);
+        try (Binomic client = client(task)) {
+            for (boolean useOther : order) {
+                client.submitAll(task, Collections.nCopies(messages, 0L));
+                drain(client, queue, true, useOther ? "cmp_b_" : "cmp_a_", useOther ? other : List.of(), run, r);
+            }
+        }
+        r.put("ratio_cmp_b_to_a_tasks_per_s", r.get("cmp_b_tasks_per_s") / r.get("cmp_a_tasks_per_s"));
+        r.put("ratio_cmp_b_to_a_worker_cpu", r.get("cmp_b_worker_cpu_us_per_task") / r.get("cmp_a_worker_cpu_us_per_task"));
     }
 
     /**

@@ -31,6 +31,8 @@ public final class StatsRecorder {
     }
 
     private final ConcurrentHashMap<String, Counters> byKey = new ConcurrentHashMap<>();
+    /** The same counters by physical queue, then task: what a worker looks up per execution. */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counters>> byPhysicalQueue = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> reclaimsByQueue = new ConcurrentHashMap<>();
 
     private static final class Counters {
@@ -75,6 +77,17 @@ public final class StatsRecorder {
 
     /** Counted under the logical queue: the partitions of a partitioned queue count as the queue. */
     private Counters of(String physicalQueue, String task) {
+        // Two plain lookups on the hot path: the logical queue and the key are built once per
+        // physical queue and task, not once per execution.
+        ConcurrentHashMap<String, Counters> ofQueue = byPhysicalQueue.get(physicalQueue);
+        if (ofQueue == null) {
+            ofQueue = byPhysicalQueue.computeIfAbsent(physicalQueue, q -> new ConcurrentHashMap<>());
+        }
+        Counters counters = ofQueue.get(task);
+        return counters != null ? counters : ofQueue.computeIfAbsent(task, t -> ofLogical(physicalQueue, t));
+    }
+
+    private Counters ofLogical(String physicalQueue, String task) {
         String queue = io.binomic.api.spi.QueuePartitions.logical(physicalQueue);
         return byKey.computeIfAbsent(queue + '\u0000' + task, k -> new Counters(queue, task));
     }

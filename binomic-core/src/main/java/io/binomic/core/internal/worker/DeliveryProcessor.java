@@ -105,11 +105,11 @@ public final class DeliveryProcessor {
             return deadLetter(delivery, task.name(), DeadLetterReason.MAX_ATTEMPTS, "io.binomic.LeaseExpired",
                     "delivered " + delivery.deliveryCount() + " times without an outcome; attempt budget spent", "");
         }
-        Instant now = clock.instant();
         var staleAfter = defaults.staleAfter();
-        if (staleAfter.isPresent() && Duration.between(message.enqueuedAt(), now).compareTo(staleAfter.get()) > 0) {
+        Instant now = staleAfter.isPresent() ? clock.instant() : null; // no clock read per task when staleAfter is off
+        if (now != null && Duration.between(message.enqueuedAt(), now).compareTo(staleAfter.get()) > 0) {
             failed.increment();
-            Run stale = new Run(delivery, message, binding, attempt);
+            Run stale = new Run(delivery, message, binding, attempt, maxAttempts, null);
             stale.started = now;
             return failure(stale, "io.binomic.Stale",
                     "waited " + Duration.between(message.enqueuedAt(), now) + " in the queue, over staleAfter " + staleAfter.get(), "");
@@ -122,32 +122,60 @@ public final class DeliveryProcessor {
                     message.id(), task.name(), task.argumentType().getName(), e.getMessage());
             return deadLetter(delivery, task.name(), DeadLetterReason.DECODE_ERROR, e.getClass().getName(), e.getMessage(), stackHead(e));
         }
-        Run run = new Run(delivery, message, binding, attempt);
+        Run run = new Run(delivery, message, binding, attempt, maxAttempts, argument);
         if (message.isTracked() && !startTracked(run)) {
             LOG.log(Level.INFO, "job {0} of task {1} was cancelled (or has ended) before it ran; not running it", message.id(), task.name());
             return new Outcome.Settle(new Settlement.Ack(delivery));
         }
-        return execute(run, argument, maxAttempts);
+        return execute(run);
     }
 
-    /** One execution, and what its job record needs to know about it. */
-    private final class Run implements TaskContext {
+    /**
+     * One execution, and what its job record needs to know about it. It is also what the invoker
+     * calls (the handler with this context bound): one object per execution, not three lambdas.
+     */
+    private final class Run implements TaskContext, java.util.concurrent.Callable<Object> {
+        private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Run, io.binomic.api.spi.JobUpdate> PENDING_PROGRESS =
+                java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Run.class, io.binomic.api.spi.JobUpdate.class,
+                        "pendingProgress");
         final Delivery delivery;
         final Message message;
         final TaskBinding<?, ?> binding;
         final int attempt;
         final int maxAttempts;
+        private final Object argument;
+        /** When it started; read from the clock only when a job record or a failure needs it. */
         Instant started;
         private long lastProgressWrite;
-        private final java.util.concurrent.atomic.AtomicReference<io.binomic.api.spi.JobUpdate> pendingProgress =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        private volatile io.binomic.api.spi.JobUpdate pendingProgress;
 
-        Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt) {
+        Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt, int maxAttempts, Object argument) {
             this.delivery = delivery;
             this.message = message;
             this.binding = binding;
             this.attempt = attempt;
-            this.maxAttempts = defaults.maxAttemptsOf(binding.task());
+            this.maxAttempts = maxAttempts;
+            this.argument = argument;
+        }
+
+        /** The handler, with this context bound (on the handler's own thread, so every invoker sees it). */
+        @Override
+        public Object call() throws Exception {
+            return CurrentTask.callWith(this, this::invokeHandler);
+        }
+
+        private Object invokeHandler() throws Exception {
+            @SuppressWarnings("unchecked")
+            var handler = (TaskHandler<Object, ?>) binding.handler();
+            return handler.handle(argument);
+        }
+
+        /** When it started, read now if nothing needed it before (an untracked run that failed). */
+        Instant started() {
+            if (started == null) {
+                started = clock.instant();
+            }
+            return started;
         }
 
         boolean tracked() {
@@ -206,19 +234,19 @@ public final class DeliveryProcessor {
             lastProgressWrite = now;
             // Written off the handler's thread, latest report first: a slow or unreachable broker
             // must not hold the handler up (nor eat its timeout); a report it cannot take is dropped.
-            if (pendingProgress.getAndSet(JobRecordFormat.progress(message, delivery.queue(), percent, note == null ? "" : note)) == null) {
+            if (PENDING_PROGRESS.getAndSet(this, JobRecordFormat.progress(message, delivery.queue(), percent, note == null ? "" : note)) == null) {
                 Thread.ofVirtual().name("binomic-progress").start(this::writeProgress);
             }
         }
 
         private void writeProgress() {
-            for (var update = pendingProgress.get(); update != null; update = pendingProgress.get()) {
+            for (var update = pendingProgress; update != null; update = pendingProgress) {
                 try {
                     tracking.progress(update);
                 } catch (RuntimeException e) {
                     LOG.log(Level.DEBUG, "progress of job {0} not recorded: {1}", message.id(), e.getMessage());
                 }
-                if (pendingProgress.compareAndSet(update, null)) {
+                if (PENDING_PROGRESS.compareAndSet(this, update, null)) {
                     return;
                 }
             }
@@ -251,13 +279,13 @@ public final class DeliveryProcessor {
         }
     }
 
-    private Outcome execute(Run run, Object argument, int maxAttempts) {
+    private Outcome execute(Run run) {
         Delivery delivery = run.delivery;
         Task<?, ?> task = run.binding.task();
         int attempt = run.attempt;
         Message message = run.message;
-        if (run.started == null) {
-            run.started = clock.instant();
+        if (run.tracked()) {
+            run.started(); // its job record says when it started
         }
         Duration timeout = defaults.timeoutOf(task);
         TaskExecutionEvent event = new TaskExecutionEvent();
@@ -265,18 +293,17 @@ public final class DeliveryProcessor {
         long start = System.nanoTime();
         String outcome = "succeeded";
         try {
-            // Bound on the handler's own thread, so both invokers (structured or future) see it.
             Object result;
             if (run.tracked()) {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
                 tracking.handlerStarted(delivery.receipt());
                 try {
-                    result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
+                    result = invoker.invoke(run, timeout);
                 } finally {
                     tracking.handlerEnded(delivery.receipt());
                 }
             } else {
-                result = invoker.invoke(() -> CurrentTask.callWith(run, () -> invokeHandler(run.binding, argument)), timeout);
+                result = invoker.invoke(run, timeout);
             }
             long nanos = System.nanoTime() - start;
             succeeded.increment();
@@ -287,7 +314,7 @@ public final class DeliveryProcessor {
             String json = task.resultType() == Void.class || result == null ? null
                     : new String(codec.encode(result), StandardCharsets.UTF_8);
             return new Outcome.Settle(new Settlement.Ack(delivery, JobRecordFormat.succeeded(message, delivery.queue(), attempt,
-                    tracking.worker(), run.started, clock.instant(), json, tracking.maxResultBytes())));
+                    tracking.worker(), run.started(), clock.instant(), json, tracking.maxResultBytes())));
         } catch (TimeoutException e) {
             outcome = "timed out";
             failed.increment();
@@ -340,15 +367,9 @@ public final class DeliveryProcessor {
         }
     }
 
-    private static Object invokeHandler(TaskBinding<?, ?> binding, Object argument) throws Exception {
-        @SuppressWarnings("unchecked")
-        var handler = (TaskHandler<Object, ?>) binding.handler();
-        return handler.handle(argument);
-    }
-
     private Outcome cancelled(Run run) {
         LOG.log(Level.INFO, "task {0} (message {1}) was cancelled by request while it ran", run.message.task(), run.message.id());
-        var update = JobRecordFormat.cancelled(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started,
+        var update = JobRecordFormat.cancelled(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started(),
                 clock.instant());
         return new Outcome.Settle(new Settlement.Ack(run.delivery, update));
     }
@@ -368,7 +389,7 @@ public final class DeliveryProcessor {
         Duration wait = defaults.backoffOf(task).delay(attempt, random);
         Instant now = clock.instant();
         Instant due = DueTimes.notBefore(now.plus(wait));
-        var update = run.tracked() ? JobRecordFormat.retrying(message, delivery.queue(), attempt, tracking.worker(), run.started, now,
+        var update = run.tracked() ? JobRecordFormat.retrying(message, delivery.queue(), attempt, tracking.worker(), run.started(), now,
                 due, errorClass.equals(TimeoutException.class.getName()) ? "timed out" : "failed", errorClass + ": " + errorMessage) : null;
         var retry = new Settlement.RetryLater(delivery, message.withAttempt(attempt + 1, now), due, update);
         retried.increment();
@@ -396,7 +417,7 @@ public final class DeliveryProcessor {
         deadLettered.increment();
         stats.deadLettered(delivery.queue(), run.message.task());
         var update = run.tracked() ? JobRecordFormat.deadLettered(run.message, delivery.queue(), run.attempt, tracking.worker(),
-                run.started, clock.instant(), reason, errorClass + ": " + errorMessage) : null;
+                run.started(), clock.instant(), reason, errorClass + ": " + errorMessage) : null;
         return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure, update));
     }
 

@@ -2,13 +2,37 @@ package io.binomic.core.internal.worker;
 
 import java.util.function.Supplier;
 
-/** Chooses the structured invoker when preview features are enabled, the future-based one otherwise. */
+/**
+ * Chooses how handlers run. Workers run them on the delivery's own thread ({@link #forWorkers()});
+ * {@link #best()} is the structured invoker when preview features are enabled, the future-based
+ * one otherwise.
+ */
 public final class TaskInvokers {
     private static final System.Logger LOG = System.getLogger(TaskInvokers.class.getName());
+    /**
+     * {@code -Dbinomic.taskInvoker=structured} (or {@code future}) runs each handler on a second
+     * virtual thread as before issue 14: kept selectable to compare, and as a way back should a
+     * handler depend on running on a thread of its own.
+     */
+    static final String PROPERTY = "binomic.taskInvoker";
 
     private TaskInvokers() { }
 
-    /** The best invoker this JVM can load. */
+    /** The invoker a worker runs its handlers with: {@link DirectTaskInvoker} unless {@value #PROPERTY} says otherwise. */
+    public static TaskInvoker forWorkers() {
+        return switch (System.getProperty(PROPERTY, "direct")) {
+            case "structured" -> best();
+            case "future" -> fallback();
+            default -> direct();
+        };
+    }
+
+    /** Runs the handler on the calling thread, a shared watchdog enforcing the timeout. */
+    public static TaskInvoker direct() {
+        return new DirectTaskInvoker();
+    }
+
+    /** The best invoker that forks the handler onto a thread of its own that this JVM can load. */
     public static TaskInvoker best() {
         // Not StructuredTaskInvoker::new: a constructor reference is linked where it is written,
         // outside select's try, so a JVM without --enable-preview threw instead of falling back.

@@ -116,7 +116,7 @@ public final class WorkerRuntime implements Worker {
     public WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,
                          Broker broker, Scheduler scheduler, PayloadCodec codec, Clock clock, StatsRecorder stats,
                          int maxResultBytes, io.binomic.core.internal.PartitionRouter partitions) {
-        this(config, queues, defaults, handlers, broker, scheduler, codec, clock, stats, TaskInvokers.best(), maxResultBytes, partitions);
+        this(config, queues, defaults, handlers, broker, scheduler, codec, clock, stats, TaskInvokers.forWorkers(), maxResultBytes, partitions);
     }
 
     WorkerRuntime(WorkerConfig config, List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers,

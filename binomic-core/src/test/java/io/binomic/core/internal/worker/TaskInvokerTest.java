@@ -22,11 +22,50 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Both invokers (structured, and the timed-future fallback) honour the same contract. */
+/** The invokers (direct, structured, and the timed-future fallback) honour the same contract. */
 class TaskInvokerTest {
 
     static Stream<TaskInvoker> invokers() {
-        return Stream.of(new StructuredTaskInvoker(), new FutureTaskInvoker());
+        return Stream.of(new DirectTaskInvoker(), new StructuredTaskInvoker(), new FutureTaskInvoker());
+    }
+
+    /**
+     * The watchdog and the handler's end race on every task whose handler ends near its deadline:
+     * whichever wins, the outcome is a result or a timeout, and the watchdog's interrupt never
+     * outlives the call (it would fail the settlement that follows on the same thread).
+     */
+    @Test
+    void directInvokersTimeoutInterruptNeverOutlivesTheCall() throws Exception {
+        TaskInvoker invoker = new DirectTaskInvoker();
+        int timedOut = 0;
+        int calls = 300;
+        for (int i = 0; i < calls; i++) {
+            // From well before the 1.5 ms deadline to well after it (the watchdog looks about once a millisecond).
+            long busyUntil = System.nanoTime() + 300_000 + (i % 30) * 100_000;
+            try {
+                invoker.invoke(() -> {
+                    while (System.nanoTime() < busyUntil && !Thread.currentThread().isInterrupted()) {
+                        Thread.onSpinWait();
+                    }
+                    return null;
+                }, Duration.ofNanos(1_500_000));
+            } catch (TimeoutException e) {
+                timedOut++;
+            }
+            assertTrue(!Thread.currentThread().isInterrupted(), "interrupt flag left set after call " + i);
+        }
+        assertTrue(timedOut > 0 && timedOut < calls, "some handlers end before their deadline and some after: " + timedOut);
+    }
+
+    @Test
+    void directInvokerRunsTheHandlerOnTheCallersThread() throws Exception {
+        Thread caller = Thread.currentThread();
+        assertEquals(caller, new DirectTaskInvoker().invoke(Thread::currentThread, Duration.ofSeconds(5)));
+    }
+
+    @Test
+    void workersUseTheDirectInvoker() {
+        assertEquals("direct", TaskInvokers.forWorkers().name());
     }
 
     @ParameterizedTest
