@@ -161,6 +161,14 @@ public final class Bench {
             gc(run, r);
             return r;
         }
+        if ("latency".equals(System.getProperty("bench.only"))) { // issue 14: submit to start at 1,000 and 10,000/s, G1 and ZGC
+            latencyRates(run, r);
+            return r;
+        }
+        if ("footprint".equals(System.getProperty("bench.only"))) { // issue 14: sleeping tasks under several -Xmx
+            footprintHeaps(run, r);
+            return r;
+        }
         if ("baseline".equals(System.getProperty("bench.only"))) { // issue 14: the bare-Redisson baseline alone
             baseline(run, r);
             return r;
@@ -494,26 +502,134 @@ public final class Bench {
     }
 
     private void latency(int run, Map<String, Double> r) throws Exception {
+        latency(run, r, "latency_", LATENCY_RATE, 1, List.of());
+    }
+
+    /**
+     * Issue 14's latency targets alone ({@code -Dbench.only=latency}): submit to handler start at each
+     * rate of {@code bench.latencyRates} (default 1000 and 10000 submits/s), each with the worker on G1
+     * and on {@code bench.gcOptions} (default {@code -XX:+UseZGC}), the order alternating between runs.
+     * {@code bench.latencyProducers} (default: one thread per 2,500/s) threads share one client, as an
+     * application's request threads would; each submits one message at a time.
+     */
+    private void latencyRates(int run, Map<String, Double> r) throws Exception {
+        List<String> other = Arrays.stream(System.getProperty("bench.gcOptions", "-XX:+UseZGC").split(" "))
+                .filter(o -> !o.isBlank()).toList();
+        List<Boolean> order = run % 2 == 1 ? List.of(false, true) : List.of(true, false);
+        for (String rateText : System.getProperty("bench.latencyRates", "1000,10000").split(",")) {
+            int rate = Integer.parseInt(rateText.strip());
+            int producers = Integer.getInteger("bench.latencyProducers", 0);
+            producers = producers > 0 ? producers : Math.max(1, (rate + 2499) / 2500);
+            for (boolean useOther : order) {
+                latency(run, r, "lat_" + rate + (useOther ? "_other_" : "_g1_"), rate, producers, useOther ? other : List.of());
+            }
+            baselineLatency(run, r, "lat_" + rate + "_baseline_", rate, producers);
+        }
+    }
+
+    /**
+     * The stack's floor at the same rate ({@link BenchBaseline#latency}): bare Redisson, one {@code XADD}
+     * per submit from the same number of threads, read by one {@code XREADGROUP BLOCK} loop in a warmed
+     * JVM (G1) that takes the time where it reads, with no hand-off to a handler thread.
+     */
+    private void baselineLatency(int run, Map<String, Double> r, String prefix, int rate, int producers) throws Exception {
+        redis.flushAll();
+        String stream = "baseline:" + nextQueue();
+        int warmup = rate;
+        int total = warmup + rate * LATENCY_SECONDS;
+        org.redisson.api.RedissonClient producer = org.redisson.Redisson.create(BenchBaseline.redissonConfig(redis.url()));
+        try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, total, "latency", warmup, run)) {
+            Map<byte[], byte[]> template = BenchBaseline.entryFields("baseline");
+            long end = pace(rate, producers, total, () -> BenchBaseline.xaddOne(producer, stream, template), null, null);
+            String[] micros = worker.awaitLine("latency", 60).split(" ");
+            r.put(prefix + "achieved_per_s", (double) rate * LATENCY_SECONDS / ((end - paceStart) / 1e9 - 1));
+            r.put(prefix + "p50_ms", Long.parseLong(micros[1]) / 1e3);
+            r.put(prefix + "p99_ms", Long.parseLong(micros[2]) / 1e3);
+            r.put(prefix + "p999_ms", Long.parseLong(micros[3]) / 1e3);
+            r.put(prefix + "max_ms", Long.parseLong(micros[4]) / 1e3);
+        } finally {
+            producer.shutdown(0, 2, TimeUnit.SECONDS);
+        }
+    }
+
+    private long paceStart;
+
+    /**
+     * Calls {@code submit} {@code total} times at {@code rate}/s from {@code producers} threads (each its
+     * share of the schedule, one call at a time); records per call how late it began against the
+     * schedule and how long it took, when given arrays. Returns when the last call returned (nanoTime).
+     */
+    private long pace(int rate, int producers, int total, Runnable submit, long[] lateNanos, long[] submitNanos)
+            throws InterruptedException {
+        long interval = TimeUnit.SECONDS.toNanos(1) / rate;
+        long start = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(10);
+        paceStart = start;
+        List<Thread> threads = new ArrayList<>();
+        for (int p = 0; p < producers; p++) {
+            int first = p;
+            threads.add(Thread.ofPlatform().name("bench-producer-" + p).start(() -> {
+                for (int i = first; i < total; i += producers) {
+                    long due = start + i * interval;
+                    for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
+                        LockSupport.parkNanos(wait);
+                    }
+                    long before = System.nanoTime();
+                    submit.run();
+                    if (lateNanos != null) {
+                        lateNanos[i] = before - due;
+                        submitNanos[i] = System.nanoTime() - before;
+                    }
+                }
+            }));
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        return System.nanoTime();
+    }
+
+    /**
+     * Submits at {@code rate}/s for {@value #LATENCY_SECONDS} s (after 1 s of warm-up) from
+     * {@code producers} threads, to a warmed worker JVM, which measures submit to handler start.
+     * Besides the worker's percentiles: the rate the producers achieved, how late against their
+     * schedule they submitted, how long one {@code submit} took, and the worker's GC pauses.
+     */
+    private void latency(int run, Map<String, Double> r, String prefix, int rate, int producers, List<String> jvmOptions)
+            throws Exception {
         redis.flushAll();
         String queue = nextQueue();
-        int total = LATENCY_WARMUP + LATENCY_RATE * LATENCY_SECONDS;
+        int warmup = rate;
+        int total = warmup + rate * LATENCY_SECONDS;
+        long[] submitNanos = new long[total];
+        long[] lateNanos = new long[total];
         Task<Long, Void> task = submitOnly(queue);
         try (Binomic client = client(task);
-             WorkerProcess worker = WorkerProcess.start(this, queue, "latency", LATENCY_CONCURRENCY, total, LATENCY_WARMUP, true, run)) {
-            long interval = TimeUnit.SECONDS.toNanos(1) / LATENCY_RATE;
-            long start = System.nanoTime();
-            for (int i = 0; i < total; i++) {
-                long due = start + i * interval;
-                for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) {
-                    LockSupport.parkNanos(wait);
-                }
-                client.submit(task, BenchWorker.nowMicros());
+             WorkerProcess worker = WorkerProcess.start(this, queue, "latency", LATENCY_CONCURRENCY, total, warmup, true, run, jvmOptions)) {
+            long end = pace(rate, producers, total, () -> client.submit(task, BenchWorker.nowMicros()), lateNanos, submitNanos);
+            long measuredFrom = paceStart + warmup * (TimeUnit.SECONDS.toNanos(1) / rate);
+            String[] micros = worker.awaitLine("latency", 60).split(" ");
+            r.put(prefix + "rate", (double) rate);
+            r.put(prefix + "producers", (double) producers);
+            // Achieved: the measured submits over the time from their first due time to the last one's return.
+            r.put(prefix + "achieved_per_s", (total - warmup) / ((end - measuredFrom) / 1e9));
+            r.put(prefix + "p50_ms", Long.parseLong(micros[1]) / 1e3);
+            r.put(prefix + "p99_ms", Long.parseLong(micros[2]) / 1e3);
+            r.put(prefix + "p999_ms", Long.parseLong(micros[3]) / 1e3);
+            r.put(prefix + "max_ms", Long.parseLong(micros[4]) / 1e3);
+            if (micros.length > 5) {
+                r.put(prefix + "gc_pauses", Double.parseDouble(micros[5]));
+                r.put(prefix + "gc_pause_total_ms", Long.parseLong(micros[6]) / 1e3);
+                r.put(prefix + "gc_pause_max_ms", Long.parseLong(micros[7]) / 1e3);
             }
-            String[] micros = worker.awaitLine("latency", 30).split(" ");
-            r.put("latency_p50_ms", Long.parseLong(micros[1]) / 1e3);
-            r.put("latency_p99_ms", Long.parseLong(micros[2]) / 1e3);
-            r.put("latency_p999_ms", Long.parseLong(micros[3]) / 1e3);
-            r.put("latency_max_ms", Long.parseLong(micros[4]) / 1e3);
+            if (!prefix.equals("latency_")) {
+                long[] late = Arrays.copyOfRange(lateNanos, warmup, total);
+                long[] took = Arrays.copyOfRange(submitNanos, warmup, total);
+                Arrays.sort(late);
+                Arrays.sort(took);
+                r.put(prefix + "submit_p50_ms", took[took.length / 2] / 1e6);
+                r.put(prefix + "submit_p99_ms", took[(int) (took.length * 0.99)] / 1e6);
+                r.put(prefix + "submit_late_p99_ms", late[(int) (late.length * 0.99)] / 1e6);
+            }
         }
     }
 
@@ -570,13 +686,64 @@ public final class Bench {
         try (Binomic client = client(task)) {
             client.submitAll(task, Collections.nCopies(sleepers, 0L));
             try (WorkerProcess worker = WorkerProcess.start(this, queue, "footprint", sleepers, sleepers, 0, false, run, jvmOptions)) {
-                String[] bytes = worker.awaitLine("footprint", 120).split(" ");
+                long started = System.nanoTime();
+                long cpu0 = worker.cpuNanos();
+                String[] bytes = worker.awaitLine("footprint", 120 + Integer.getInteger("bench.sleepSeconds", 5)).split(" ");
                 r.put("footprint_tasks", (double) sleepers);
                 r.put(prefix + "peak_heap_mib", Long.parseLong(bytes[1]) / 1048576.0);
                 r.put(prefix + "live_heap_mib", Long.parseLong(bytes[2]) / 1048576.0);
                 r.put(prefix + "rss_mib", Long.parseLong(bytes[3]) / 1048576.0);
                 r.put(prefix + "peak_rss_mib", Long.parseLong(bytes[4]) / 1048576.0);
-                awaitEmpty(client, queue, 120);
+                if (bytes.length > 5) {
+                    r.put(prefix + "peak_heap_at_gc_mib", Long.parseLong(bytes[5]) / 1048576.0);
+                    r.put(prefix + "live_heap_before_mib", Long.parseLong(bytes[6]) / 1048576.0);
+                    r.put(prefix + "sleeping_when_measured", Double.parseDouble(bytes[7]));
+                    r.put(prefix + "start_spread_s", Long.parseLong(bytes[8]) / 1e6);
+                    r.put(prefix + "gc_pauses", Double.parseDouble(bytes[9]));
+                    r.put(prefix + "gc_pause_s", Long.parseLong(bytes[10]) / 1e3);
+                    // What each sleeping task keeps alive: the live heap over the worker's own before any task.
+                    r.put(prefix + "live_bytes_per_sleeping_task",
+                            (Long.parseLong(bytes[2]) - Long.parseLong(bytes[6])) / Math.max(1.0, Double.parseDouble(bytes[7])));
+                }
+                awaitEmpty(client, queue, 120 + Integer.getInteger("bench.sleepSeconds", 5));
+                double seconds = (System.nanoTime() - started) / 1e9;
+                r.put(prefix + "tasks_per_s", sleepers / seconds);
+                r.put(prefix + "worker_cpu_s", (worker.cpuNanos() - cpu0) / 1e9);
+            }
+        }
+    }
+
+    /**
+     * Issue 14's footprint target alone ({@code -Dbench.only=footprint}): {@code bench.sleepers} tasks
+     * sleeping 5 s in one worker, once per maximum heap of {@code bench.footprintHeaps} (default
+     * 1g, 512m, 384m, 256m; the order reversed every other run), each with {@code bench.footprintGcOptions}
+     * (default none: G1). A worker that runs out of heap exits ({@code -XX:+ExitOnOutOfMemoryError}) and
+     * counts as {@code <prefix>failed}. {@code -Dbench.sleepSeconds} makes the tasks sleep longer than 5 s. With {@code -Dbench.histogram=DIR} each worker writes its class
+     * histogram at the plateau to {@code DIR/histogram-<heap>-<run>.txt}.
+     */
+    private void footprintHeaps(int run, Map<String, Double> r) throws Exception {
+        List<String> heaps = new ArrayList<>(Arrays.stream(System.getProperty("bench.footprintHeaps", "1g,512m,384m,256m").split(","))
+                .map(String::strip).toList());
+        if (run % 2 == 0) {
+            Collections.reverse(heaps);
+        }
+        List<String> gcOptions = Arrays.stream(System.getProperty("bench.footprintGcOptions", "").split(" ")).filter(o -> !o.isBlank()).toList();
+        String histograms = System.getProperty("bench.histogram", "");
+        for (String heap : heaps) {
+            String prefix = "fp_" + heap + "_";
+            List<String> options = new ArrayList<>(List.of("-Xmx" + heap, "-XX:+ExitOnOutOfMemoryError",
+                    "-Dbench.sleepSeconds=" + Integer.getInteger("bench.sleepSeconds", 5)));
+            options.addAll(gcOptions);
+            if (!histograms.isBlank()) {
+                Files.createDirectories(Path.of(histograms));
+                options.add("-Dbench.histogram=" + Path.of(histograms).toAbsolutePath().resolve("histogram-" + heap + "-" + run + ".txt"));
+            }
+            try {
+                footprint(run, r, prefix, options);
+                r.put(prefix + "failed", 0.0);
+            } catch (IllegalStateException e) {
+                System.err.println(prefix + "failed: " + e.getMessage());
+                r.put(prefix + "failed", 1.0);
             }
         }
     }
@@ -726,11 +893,21 @@ public final class Bench {
         double ceiling = median(results, "ceiling_xadd_per_s");
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "%-56s %12s %9s %10s %s%n",
                 "medians of " + results.size() + " runs", "median", "target", "of ceiling", "met"));
+        boolean partial = !System.getProperty("bench.only", "").isBlank();
         for (Row row : rows) {
             double median = median(results, row.key());
+            if (partial && Double.isNaN(median)) {
+                continue; // not measured by this -Dbench.only
+            }
             out.append(String.format(Locale.ROOT, "%-56s %12s %9s %10s %s%n", row.label(), format(median), row.target(),
                     row.ofCeiling() ? String.format(Locale.ROOT, "%.0f%%", 100 * median / ceiling) : "",
                     row.target().isEmpty() ? "" : row.meets().test(median) ? "yes" : "NO"));
+        }
+        // Measures named per parameter (-Dbench.only=latency, footprint): every key of the first run, in its order.
+        for (String key : results.getFirst().keySet()) {
+            if (key.startsWith("lat_") || key.startsWith("fp_")) {
+                out.append(String.format(Locale.ROOT, "%-56s %12s%n", key, format(median(results, key))));
+            }
         }
         return out.toString();
     }
@@ -773,6 +950,12 @@ public final class Bench {
         /** A {@link BenchBaseline} drain JVM, started as the worker JVMs are; it waits for {@link #go()} once warmed. */
         static WorkerProcess startBaseline(Bench bench, String stream, int expected, boolean xdel, int run)
                 throws IOException, InterruptedException {
+            return startBaseline(bench, stream, expected, xdel ? "xdel" : "ack", 0, run);
+        }
+
+        static WorkerProcess startBaseline(Bench bench, String stream, int expected, String mode, int warmup, int run)
+                throws IOException, InterruptedException {
+            boolean xdel = mode.equals("xdel");
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-preview", "-Xmx1g"));
             if (bench.jfr != null) {
@@ -781,7 +964,7 @@ public final class Bench {
                         + bench.jfr.resolve("baseline-" + (xdel ? "xdel-" : "ack-") + run + ".jfr"));
             }
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchBaseline.class.getName(),
-                    bench.redis.url(), stream, Integer.toString(expected), xdel ? "xdel" : "ack"));
+                    bench.redis.url(), stream, Integer.toString(expected), mode, Integer.toString(warmup)));
             Path log = Files.createTempFile("binomic-bench-baseline-", ".log");
             WorkerProcess worker = new WorkerProcess(new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
             worker.awaitLine("ready", 120);

@@ -169,11 +169,72 @@ public final class BenchBaseline {
         return new long[] {first, BenchWorker.nowMicros()};
     }
 
-    /** Arguments: redis URL, stream, expected entries, {@code xdel} or {@code ack}. */
+    /** One entry as {@link #xadd} writes it, plus field {@code t}: the epoch µs of its submit. */
+    static void xaddOne(RedissonClient client, String stream, Map<byte[], byte[]> template) {
+        Map<byte[], byte[]> fields = new LinkedHashMap<>(template);
+        fields.put(T, Long.toString(BenchWorker.nowMicros()).getBytes(StandardCharsets.UTF_8));
+        client.<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).add(StreamAddArgs.entries(fields));
+    }
+
+    private static final byte[] T = "t".getBytes(StandardCharsets.UTF_8);
+
+    /**
+     * The latency floor of the stack: one loop of {@code XREADGROUP ... COUNT 100 BLOCK 1000} (as the
+     * worker's fetcher blocks for its poll timeout), the entry's {@code t} subtracted from the time it
+     * is read, the batch acked asynchronously; no hand-off to another thread. Prints
+     * {@code latency <p50> <p99> <p99.9> <max>} (µs) over the entries after the first {@code warmup}.
+     */
+    static void latency(RedissonClient client, String stream, int expected, int warmup) {
+        RStream<String, String> s = client.getStream(stream, StringCodec.INSTANCE);
+        StreamReadGroupArgs args = StreamReadGroupArgs.neverDelivered().count(100).timeout(java.time.Duration.ofSeconds(1));
+        long[] micros = new long[expected];
+        int done = 0;
+        while (done < expected) {
+            Map<StreamMessageId, Map<String, String>> got = s.readGroup(GROUP, "baseline", args);
+            if (got == null || got.isEmpty()) {
+                continue;
+            }
+            long now = BenchWorker.nowMicros();
+            for (Map<String, String> fields : got.values()) {
+                if (done < expected) {
+                    micros[done++] = now - Long.parseLong(fields.get("t"));
+                }
+            }
+            s.ackAsync(GROUP, got.keySet().toArray(StreamMessageId[]::new));
+        }
+        long[] measured = java.util.Arrays.copyOfRange(micros, warmup, expected);
+        java.util.Arrays.sort(measured);
+        System.out.printf("latency %d %d %d %d%n", measured[(int) Math.ceil(0.5 * measured.length) - 1],
+                measured[(int) Math.ceil(0.99 * measured.length) - 1], measured[(int) Math.ceil(0.999 * measured.length) - 1],
+                measured[measured.length - 1]);
+        System.out.flush();
+    }
+
+    /**
+     * Arguments: redis URL, stream, expected entries, {@code xdel} or {@code ack} (drain), or
+     * {@code latency} and the warm-up entries ({@link #latency}; warmed by a drain first).
+     */
     public static void main(String[] args) throws Exception {
         String url = args[0];
         String stream = args[1];
         int expected = Integer.parseInt(args[2]);
+        if (args[3].equals("latency")) {
+            RedissonClient client = Redisson.create(redissonConfig(url));
+            try {
+                String warm = stream + "-warmup";
+                createGroup(client, warm);
+                xadd(client, warm, "warmup", WARMUP);
+                drain(client, warm, "baseline-warmup", WARMUP, false, () -> { });
+                client.getKeys().delete(warm);
+                createGroup(client, stream);
+                System.out.println("ready");
+                latency(client, stream, expected, Integer.parseInt(args[4]));
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
+            } finally {
+                client.shutdown(0, 2, TimeUnit.SECONDS);
+            }
+            return;
+        }
         boolean xdel = args[3].equals("xdel");
         RedissonClient client = Redisson.create(redissonConfig(url));
         try {

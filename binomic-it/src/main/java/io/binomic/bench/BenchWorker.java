@@ -24,8 +24,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The worker process of the benchmark: one JVM running one Binomic worker on the bench queue, as
  * a deployment would. It reports to {@link Bench} through lines on standard output:
  * {@code ready}; in {@code drain} mode {@code first-start <epoch µs>}; in {@code latency} mode
- * {@code latency <p50> <p99> <p99.9> <max>} (µs); in {@code footprint} mode
- * {@code footprint <peak heap> <live heap> <RSS> <peak RSS>} (bytes).
+ * {@code latency <p50> <p99> <p99.9> <max> <GC pauses> <their total> <the longest>} (µs; the pauses
+ * of the measured window, at the MXBeans' millisecond resolution); in {@code footprint} mode the line
+ * {@link #reportFootprint} describes.
  *
  * <p>Arguments: redis URL, queue, mode, concurrency, expected messages, warm-up messages
  * (latency mode: the first arrivals that are not counted), and {@code warm} or {@code cold}.
@@ -34,8 +35,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * on two cores a fresh JVM otherwise spends seconds of CPU compiling while it drains.
  */
 public final class BenchWorker {
-    /** How long each footprint task sleeps. */
-    static final Duration SLEEP = Duration.ofSeconds(5);
+    /**
+     * How long each footprint task sleeps: 5 s, or {@code -Dbench.sleepSeconds} (longer than it takes to
+     * start them all, so that they all sleep at once when measured).
+     */
+    static final Duration SLEEP = Duration.ofSeconds(Long.getLong("bench.sleepSeconds", 5));
     private static final int WARMUP_MESSAGES = 100_000;
 
     private BenchWorker() { }
@@ -78,12 +82,18 @@ public final class BenchWorker {
         };
         BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
+        HeapPeak heapPeak = mode.equals("footprint") ? new HeapPeak() : null;
         try (Binomic binomic = Binomic.builder().config(config).handle(task(queue), handler).build().start()) {
+            long liveBefore = 0;
+            if (heapPeak != null) {
+                System.gc();
+                liveBefore = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+            }
             binomic.startWorker();
             System.out.println("ready");
-            if (mode.equals("footprint")) {
+            if (heapPeak != null) {
                 allRunning.await();
-                reportFootprint();
+                reportFootprint(heapPeak, liveBefore);
             }
             // Bench ends this process when it has what it measures; until then, keep working.
             new CountDownLatch(1).await();
@@ -131,11 +141,15 @@ public final class BenchWorker {
     private static TaskHandler<Long, Void> latency(int expected, int warmup) {
         long[] micros = new long[expected];
         AtomicInteger arrived = new AtomicInteger();
+        GcPauses pauses = new GcPauses();
         return submitted -> {
             long latency = nowMicros() - submitted;
             int i = arrived.getAndIncrement();
             if (i < expected) {
                 micros[i] = latency;
+            }
+            if (i == warmup) {
+                pauses.start(); // the measured window: GC pauses from the first counted arrival on
             }
             if (i == expected - 1) {
                 // Arrivals are counted before the store of a concurrent handler may land: give
@@ -143,44 +157,164 @@ public final class BenchWorker {
                 Thread.sleep(50);
                 long[] measured = Arrays.copyOfRange(micros, warmup, expected);
                 Arrays.sort(measured);
-                System.out.printf("latency %d %d %d %d%n", percentile(measured, 0.50), percentile(measured, 0.99),
-                        percentile(measured, 0.999), measured[measured.length - 1]);
+                System.out.printf("latency %d %d %d %d %d %d %d%n", percentile(measured, 0.50), percentile(measured, 0.99),
+                        percentile(measured, 0.999), measured[measured.length - 1], pauses.count(), pauses.totalMicros(),
+                        pauses.maxMicros());
             }
             return null;
         };
+    }
+
+    /**
+     * The worker JVM's stop-the-world GC pauses over a window, from the collectors' notifications: G1's
+     * young and full collections are pauses (its "Concurrent GC" bean is not); ZGC reports its pauses
+     * on beans of their own ("ZGC Minor Pauses", "ZGC Major Pauses"), its cycles ("... Cycles") are concurrent.
+     */
+    static final class GcPauses {
+        private final java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong totalMicros = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong maxMicros = new java.util.concurrent.atomic.AtomicLong();
+        private volatile boolean counting;
+
+        GcPauses() {
+            for (java.lang.management.GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                String name = gc.getName();
+                if (name.contains("Concurrent") || name.contains("Cycles")) {
+                    continue;
+                }
+                ((javax.management.NotificationEmitter) gc).addNotificationListener((notification, handback) -> {
+                    if (!counting) {
+                        return;
+                    }
+                    var info = com.sun.management.GarbageCollectionNotificationInfo.from(
+                            (javax.management.openmbean.CompositeData) notification.getUserData());
+                    long micros = info.getGcInfo().getDuration() * 1000; // the MXBean reports whole milliseconds
+                    count.incrementAndGet();
+                    totalMicros.addAndGet(micros);
+                    maxMicros.accumulateAndGet(micros, Math::max);
+                }, n -> n.getType().equals(com.sun.management.GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION), null);
+            }
+        }
+
+        void start() {
+            counting = true;
+        }
+
+        long count() {
+            return count.get();
+        }
+
+        long totalMicros() {
+            return totalMicros.get();
+        }
+
+        long maxMicros() {
+            return maxMicros.get();
+        }
     }
 
     private static long percentile(long[] sorted, double p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)];
     }
 
+    /** Footprint mode: how many have started and ended, and when the first and the last started. */
+    private static final AtomicInteger FOOTPRINT_STARTED = new AtomicInteger();
+    private static final AtomicInteger FOOTPRINT_ENDED = new AtomicInteger();
+    private static volatile long firstStartNanos;
+    private static volatile long lastStartNanos;
+
     private static TaskHandler<Long, Void> footprint(int expected, CountDownLatch allRunning) {
-        AtomicInteger started = new AtomicInteger();
         return submitted -> {
-            if (started.incrementAndGet() == expected) {
+            int n = FOOTPRINT_STARTED.incrementAndGet();
+            if (n == 1) {
+                firstStartNanos = System.nanoTime();
+            }
+            if (n == expected) {
+                lastStartNanos = System.nanoTime();
                 allRunning.countDown();
             }
-            Thread.sleep(SLEEP);
+            try {
+                Thread.sleep(SLEEP);
+            } finally {
+                FOOTPRINT_ENDED.incrementAndGet();
+            }
             return null;
         };
     }
 
     /**
-     * Peak heap is the sum of each heap pool's peak (an upper bound: pools peak at different
-     * times); live heap is what a full GC leaves while every task still sleeps.
+     * The heap's true peak: the largest occupancy any collection found when it began (the sum of the
+     * heap pools' usage before that GC), the moment the saw tooth turns; and the stop-the-world time.
+     * The pools' own peaks, summed, overstate it (each pool peaks at a different time).
      */
-    private static void reportFootprint() throws IOException {
+    static final class HeapPeak {
+        private final java.util.Set<String> heapPools = new java.util.HashSet<>();
+        private final java.util.concurrent.atomic.AtomicLong peakBeforeGc = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong collections = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong pauseMillis = new java.util.concurrent.atomic.AtomicLong();
+
+        HeapPeak() {
+            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                if (pool.getType() == MemoryType.HEAP) {
+                    heapPools.add(pool.getName());
+                }
+            }
+            for (java.lang.management.GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                boolean pause = !gc.getName().contains("Concurrent") && !gc.getName().contains("Cycles");
+                ((javax.management.NotificationEmitter) gc).addNotificationListener((notification, handback) -> {
+                    var info = com.sun.management.GarbageCollectionNotificationInfo.from(
+                            (javax.management.openmbean.CompositeData) notification.getUserData());
+                    long before = 0;
+                    for (var e : info.getGcInfo().getMemoryUsageBeforeGc().entrySet()) {
+                        if (heapPools.contains(e.getKey())) {
+                            before += e.getValue().getUsed();
+                        }
+                    }
+                    peakBeforeGc.accumulateAndGet(before, Math::max);
+                    if (pause) {
+                        collections.incrementAndGet();
+                        pauseMillis.addAndGet(info.getGcInfo().getDuration());
+                    }
+                }, n -> n.getType().equals(com.sun.management.GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION), null);
+            }
+        }
+
+        long peak() {
+            return Math.max(peakBeforeGc.get(), ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+    }
+
+    /**
+     * Reports, once every task has started: {@code footprint <sum of the pools' peaks> <live heap>
+     * <RSS> <peak RSS> <true peak heap> <live heap before any task> <tasks sleeping when measured>
+     * <first to last start, µs> <GC pauses> <GC pause time, ms>}. Live heap is what a full GC leaves
+     * while the tasks sleep; with {@code -Dbench.histogram=FILE} the class histogram of that moment
+     * (jcmd GC.class_histogram) is written to FILE first.
+     */
+    private static void reportFootprint(HeapPeak heapPeak, long liveBefore) throws Exception {
+        long sleeping = FOOTPRINT_STARTED.get() - FOOTPRINT_ENDED.get();
         long peakHeap = 0;
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
             if (pool.getType() == MemoryType.HEAP) {
                 peakHeap += pool.getPeakUsage().getUsed();
             }
         }
+        long truePeak = heapPeak.peak();
+        long collections = heapPeak.collections.get();
+        long pauseMillis = heapPeak.pauseMillis.get();
+        String histogram = System.getProperty("bench.histogram", "");
+        if (!histogram.isBlank()) {
+            Object text = ManagementFactory.getPlatformMBeanServer().invoke(
+                    new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
+                    new Object[] {new String[0]}, new String[] {String[].class.getName()});
+            Files.writeString(Path.of(histogram), "sleeping " + (FOOTPRINT_STARTED.get() - FOOTPRINT_ENDED.get()) + "\n" + text);
+        }
         System.gc();
         long liveHeap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
         String status = Files.readString(Path.of("/proc/self/status"));
-        System.out.printf("footprint %d %d %d %d%n", peakHeap, liveHeap, procKilobytes(status, "VmRSS") * 1024,
-                procKilobytes(status, "VmHWM") * 1024);
+        System.out.printf("footprint %d %d %d %d %d %d %d %d %d %d%n", peakHeap, liveHeap, procKilobytes(status, "VmRSS") * 1024,
+                procKilobytes(status, "VmHWM") * 1024, truePeak, liveBefore, sleeping,
+                (lastStartNanos - firstStartNanos) / 1000, collections, pauseMillis);
     }
 
     private static long procKilobytes(String status, String field) {
