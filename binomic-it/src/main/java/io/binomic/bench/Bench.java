@@ -227,8 +227,8 @@ public final class Bench {
             r.put("left_used_memory_after_drain", (double) (redis.usedMemory() - memory0));
 
             // The settle script's fence before the listing by id range (issue 14): an XPENDING per entry, three arguments
-            // per ack. Before the current code in odd runs, after it in even ones: the first warmed drain of a run has
-            // measured up to 10 us more worker CPU per task than a later one with the same code.
+            // per ack. Before the current code in odd runs, after it in even ones, so that
+            // a load drifting over the run favours neither.
             if (run % 2 != 0) {
                 client.submitAll(task, arguments);
                 drain(client, queue, true, "drain_warm_fence1_", List.of("-Dbinomic.bench.settlePerEntry=true"), run, r);
