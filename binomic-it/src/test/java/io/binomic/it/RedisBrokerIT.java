@@ -15,6 +15,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.SettleReport;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -460,6 +461,79 @@ class RedisBrokerIT {
         // The cursor now sits somewhere in the PEL: entries stranded by c2 (ids before it) must still come back.
         Thread.sleep(60);
         assertEquals(7, broker.reclaim(queue, "c3", Duration.ofMillis(50), 7).size());
+    }
+
+    /**
+     * The settle script fences a batch by listing the consumer's pending entries over runs of its ids
+     * (LuaScripts.SETTLE): what the listing does not show must still be told apart exactly. Runs of 64,
+     * a listing cut at twice the run: 130 of c1's entries around 20 of c2's, some taken over by c2,
+     * one re-delivered to c1 itself, one already acked, one settled twice, sent in shuffled order.
+     */
+    @Test
+    void aBatchFencedByRangeAppliesExactlyWhatThisConsumerStillHolds() throws Exception {
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < 150; i++) {
+            messages.add(message("{\"i\":" + i + "}"));
+        }
+        broker.enqueueAll(messages);
+        List<Delivery> mine = new ArrayList<>(fetch(50));
+        List<Delivery> theirs = broker.fetch(List.of(queue), "c2", 20, Duration.ofMillis(200));
+        mine.addAll(fetch(80));
+        assertEquals(130, mine.size());
+        assertEquals(20, theirs.size());
+        Set<Delivery> takenOver = Set.of(mine.get(3), mine.get(49), mine.get(50), mine.get(120));
+        for (Delivery d : takenOver) {
+            redis.call("XCLAIM", stream(), "binomic", "c2", "0", d.receipt());
+        }
+        Delivery redelivered = mine.get(70);
+        redis.call("XCLAIM", stream(), "binomic", "c1", "0", redelivered.receipt());
+        Delivery alreadyAcked = mine.get(100);
+        assertEquals(List.of(), ack(List.of(alreadyAcked)));
+
+        List<Settlement> batch = new ArrayList<>();
+        mine.forEach(d -> batch.add(new Settlement.Ack(d)));
+        theirs.forEach(d -> batch.add(new Settlement.Ack(d)));
+        Settlement twice = new Settlement.Ack(mine.get(10));
+        batch.add(twice);
+        java.util.Collections.shuffle(batch, new java.util.Random(14));
+        SettleReport report = broker.settle("c1", batch);
+
+        Set<String> refused = new HashSet<>();
+        theirs.forEach(d -> refused.add(d.receipt()));
+        takenOver.forEach(d -> refused.add(d.receipt()));
+        assertEquals(refused, new HashSet<>(report.reclaimed().stream().map(s -> s.delivery().receipt()).toList()),
+                "another consumer's entries and the ones taken over are refused as reclaimed");
+        assertEquals(24, report.reclaimed().size());
+        assertEquals(Set.of(alreadyAcked.receipt(), twice.delivery().receipt()),
+                new HashSet<>(report.notPending().stream().map(s -> s.delivery().receipt()).toList()),
+                "the acked one and the second settlement of one entry are not pending");
+        assertEquals(2, report.notPending().size());
+        List<?> pending = (List<?>) redis.call("XPENDING", stream(), "binomic", "-", "+", "1000");
+        assertEquals(24, pending.size(), "only c2's entries are left, the re-delivered one is acked");
+        for (Object entry : pending) {
+            assertEquals("c2", ((List<?>) entry).get(1));
+        }
+    }
+
+    /** A sparse batch: the listing of the consumer's entries in its range is cut, the rest is fenced entry by entry. */
+    @Test
+    void aSparseBatchWhoseListingIsCutIsStillSettledInFull() throws Exception {
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            messages.add(message("{}"));
+        }
+        broker.enqueueAll(messages);
+        List<Delivery> mine = fetch(200);
+        List<Delivery> everyThird = new ArrayList<>();
+        List<Delivery> rest = new ArrayList<>();
+        for (int i = 0; i < mine.size(); i++) {
+            (i % 3 == 0 ? everyThird : rest).add(mine.get(i));
+        }
+
+        assertEquals(List.of(), ack(everyThird));
+        assertEquals(rest.size(), pelSize());
+        assertEquals(List.of(), ack(rest));
+        assertEquals(0, pelSize());
     }
 
     @Test

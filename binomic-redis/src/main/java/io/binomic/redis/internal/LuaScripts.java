@@ -368,42 +368,95 @@ final class LuaScripts {
             return out
             """;
 
+    /** Entries per fence listing in {@link #SETTLE}: one XPENDING call per run, its overhead spread over the run. */
+    static final int FENCE_RUN = 64;
+
+    /** A lone settlement {@link #SETTLE} fences alone: a listing of one entry saves nothing. */
+    static final int FENCE_MIN = 2;
+
     /**
      * Settles deliveries of one queue, each fenced: it is applied only if the entry is still
      * pending and owned by this consumer, with a delivery count at least the one the settling
-     * worker was handed (XPENDING for that one id gives owner and count; a consumer that reclaimed
-     * an entry it still held settles it either way). Otherwise it is a no-op. An ack is an XACK (no
-     * XDEL: acknowledged entries are trimmed in bulk by {@link #TRIM_ACKED}); a retry is the XACK and
-     * a ZADD onto the delayed set; a dead letter is the XACK and an XADD to the dead-letter stream,
-     * bounded by count (approximately) and by age (MINID).
+     * worker was handed (a consumer that reclaimed an entry it still held settles it either way).
+     * Otherwise it is a no-op. An ack is an XACK (no XDEL: acknowledged entries are trimmed in bulk
+     * by {@link #TRIM_ACKED}); a retry is the XACK and a ZADD onto the delayed set; a dead letter is
+     * the XACK and an XADD to the dead-letter stream, bounded by count (approximately) and by age (MINID).
+     * <p>
+     * The fence reads owner and count with one {@code XPENDING start end count consumer} per run of
+     * {@code FENCE_RUN} entries (the caller sends them in id order), which lists this consumer's pending
+     * entries in the run's id range: on a settle batch that is dense in the consumer's pending entries
+     * it costs less than half of an {@code XPENDING id id 1} per entry, whose call overhead dominates.
+     * An entry not in the listing (owned by another consumer, not pending, or past a listing cut at
+     * twice the run) gets the exact per-entry {@code XPENDING}, which also says which of the two it
+     * is; once a listing is cut the batch is sparse, and the rest of it goes per entry, so a sparse
+     * batch costs about what it did before.
      * KEYS: stream, delayed, dlq. ARGV: group, consumer, dlq max count, dlq min id, then per
-     * settlement: 'A', id, count | 'R', id, count, due epoch ms, member | 'D', id, count, n, n field strings;
+     * settlement: id (an ack of a first delivery) | 'A', id, count | 'R', id, count, due epoch ms,
+     * member | 'D', id, count, n, n field strings;
      * a tracked job's settlement is followed by 'J', index of its record in KEYS, and its update
-     * ({@link #JOB_FUNCTIONS}), applied only when the settlement is. Returns the 1-based positions of the settlements not applied: positive when the entry is
-     * pending under another consumer, negative when it is not pending at all.
+     * ({@link #JOB_FUNCTIONS}), applied only when the settlement is; a unique job's by 'U', index of
+     * its key in KEYS, job id. Returns the 1-based positions of the settlements not applied: positive
+     * when the entry is pending under another consumer, negative when it is not pending at all.
      */
-    static final String SETTLE = JOB_FUNCTIONS + FlowScripts.UNIQUE_FUNCTIONS + LIMIT_FUNCTIONS + """
+    private static final String SETTLE_BODY = JOB_FUNCTIONS + FlowScripts.UNIQUE_FUNCTIONS + LIMIT_FUNCTIONS + """
             local group, consumer = ARGV[1], ARGV[2]
-            local skipped, acks, seen = {}, {}, {}
-            local i, n, owned = 5, 0, false
+            -- the settlements' ids, in order (markers are one character, an entry id is longer)
+            local ids = {}
+            local i = 5
             while i <= #ARGV do
-              if ARGV[i] == 'U' then
+              local a = ARGV[i]
+              if #a > 1 then ids[#ids + 1] = a i = i + 1
+              elseif a == 'U' then i = i + 3
+              elseif a == 'J' then i = skip_job(i + 2)
+              else
+                ids[#ids + 1] = ARGV[i + 1]
+                if a == 'A' then i = i + 3 elseif a == 'R' then i = i + 5 else i = i + 4 + tonumber(ARGV[i + 3]) end
+              end
+            end
+            -- this consumer's delivery count of each entry pending under it, listed run by run
+            local mine, run, listing = {}, FENCE_RUN, #ids >= FENCE_MIN
+            local from = 1
+            while listing and from <= #ids do
+              local to = math.min(#ids, from + run - 1)
+              local cut = 2 * (to - from + 1)
+              local p = redis.call('XPENDING', KEYS[1], group, ids[from], ids[to], cut, consumer)
+              for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
+              if #p >= cut then listing = false end
+              from = to + 1
+            end
+            local skipped, acks, seen = {}, {}, {}
+            local n, owned = 0, false
+            i = 5
+            while i <= #ARGV do
+              local kind = ARGV[i]
+              if kind == 'U' then
                 -- a unique job's key, given back with the ack or dead letter just before: only with it (FlowScripts)
                 if owned then release_unique(KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]) end
                 i = i + 3
-              elseif ARGV[i] == 'J' then
+              elseif kind == 'J' then
                 -- the job record update of the settlement just before: applied only with it
                 if owned then i = apply_job(KEYS[tonumber(ARGV[i + 1])], i + 2) else i = skip_job(i + 2) end
               else
-              local kind, id, count = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+              local id, count
+              if #kind > 1 then
+                id, count, kind = kind, 1, 'A'
+              else
+                id, count = ARGV[i + 1], tonumber(ARGV[i + 2])
+              end
               n = n + 1
               owned = false
               local why = -n
               if seen[id] == nil then
-                local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-                if #p == 1 then
-                  owned = p[1][2] == consumer and tonumber(p[1][4]) >= count
+                local c = mine[id]
+                if c ~= nil then
+                  owned = c >= count
                   why = n
+                else
+                  local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+                  if #p == 1 then
+                    owned = p[1][2] == consumer and tonumber(p[1][4]) >= count
+                    why = n
+                  end
                 end
                 -- a later settlement of the same entry in this call: not pending once this one applies
                 seen[id] = (owned or why < 0) and -1 or 1
@@ -412,7 +465,7 @@ final class LuaScripts {
               end
               if kind == 'A' then
                 if owned then acks[#acks + 1] = id end
-                i = i + 3
+                if #ARGV[i] > 1 then i = i + 1 else i = i + 3 end
               elseif kind == 'R' then
                 if owned then
                   redis.call('XACK', KEYS[1], group, id)
@@ -437,6 +490,18 @@ final class LuaScripts {
             end
             return skipped
             """;
+
+    static final String SETTLE = settle(FENCE_MIN);
+
+    /**
+     * {@link #SETTLE} with the fence of one {@code XPENDING} per entry, as before the listing. Only for
+     * the benchmark's before/after (issue 14), selected by {@code -Dbinomic.bench.settlePerEntry=true}.
+     */
+    static final String SETTLE_PER_ENTRY = settle(Integer.MAX_VALUE);
+
+    private static String settle(int fenceMin) {
+        return SETTLE_BODY.replace("FENCE_RUN", Integer.toString(FENCE_RUN)).replace("FENCE_MIN", Integer.toString(fenceMin));
+    }
 
     /**
      * {@link #SETTLE} as the ack path was before fenced settlement: each acked entry is also deleted
@@ -785,5 +850,5 @@ final class LuaScripts {
     static final java.util.List<String> ALL = java.util.List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, FlowScripts.SUBMIT_UNIQUE, FlowScripts.RELEASE_UNIQUE, FlowScripts.SUBMIT_DEBOUNCED,
-            FlowScripts.RESUME, ADMIT, ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, SETTLE_XDEL);
+            FlowScripts.RESUME, ADMIT, ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, SETTLE_XDEL, SETTLE_PER_ENTRY);
 }

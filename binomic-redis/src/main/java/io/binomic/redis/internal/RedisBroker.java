@@ -79,6 +79,12 @@ final class RedisBroker implements Broker {
      * measure the ack path's two forms in one run (issue 14). Nothing documents or configures it.
      */
     private static final boolean XDEL_PER_ACK = Boolean.getBoolean("binomic.bench.xdelPerAck");
+    /**
+     * Benchmark only, not an option: {@code -Dbinomic.bench.settlePerEntry=true} settles as before
+     * the fence listing (issue 14): settlements in the order they came, an {@code XPENDING} per entry,
+     * three arguments per ack, so that the bench can measure both in one run.
+     */
+    private static final boolean SETTLE_PER_ENTRY = Boolean.getBoolean("binomic.bench.settlePerEntry");
 
     private final BrokerConfig config;
     final RedissonSetup setup;
@@ -447,6 +453,10 @@ final class RedisBroker implements Broker {
             }
             byQueue.computeIfAbsent(RedisPriorities.streamOf(s.delivery()), q -> new ArrayList<>()).add(s);
         }
+        if (!SETTLE_PER_ENTRY) {
+            // the script's fence lists runs of consecutive ids (LuaScripts.SETTLE); stable, so a repeated entry keeps its order
+            byQueue.values().forEach(list -> list.sort(BY_ENTRY_ID));
+        }
         String dlqMaxCount = Integer.toString(config.deadLetterMaxCount());
         String dlqMinId = Long.toString(Instant.now().minus(config.deadLetterMaxAge()).toEpochMilli());
         long now = System.nanoTime();
@@ -466,7 +476,8 @@ final class RedisBroker implements Broker {
                 List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
                 Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
                 batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
-                        XDEL_PER_ACK ? LuaScripts.SETTLE_XDEL : LuaScripts.SETTLE, RScript.ReturnType.LIST, settleKeys, args);
+                        XDEL_PER_ACK ? LuaScripts.SETTLE_XDEL : SETTLE_PER_ENTRY ? LuaScripts.SETTLE_PER_ENTRY : LuaScripts.SETTLE,
+                        RScript.ReturnType.LIST, settleKeys, args);
                 if (trimmed.contains(queue)) {
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
                             RScript.ReturnType.LONG, List.of(RedisPriorities.streamKey(k, queue)), GROUP);
@@ -491,6 +502,39 @@ final class RedisBroker implements Broker {
         return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
     }
 
+    /** Stream entry ids ({@code <ms>-<seq>}) in Redis' order; anything else after them, as text. */
+    static final java.util.Comparator<Settlement> BY_ENTRY_ID = (a, b) ->
+            compareEntryIds(RedisPriorities.entryId(a.delivery().receipt()), RedisPriorities.entryId(b.delivery().receipt()));
+
+    static int compareEntryIds(String a, String b) {
+        int dashA = a.indexOf('-');
+        int dashB = b.indexOf('-');
+        boolean idA = isEntryId(a, dashA);
+        boolean idB = isEntryId(b, dashB);
+        if (idA != idB) {
+            return idA ? -1 : 1;
+        }
+        if (!idA) {
+            return a.compareTo(b);
+        }
+        int c = Long.compareUnsigned(Long.parseUnsignedLong(a, 0, dashA, 10), Long.parseUnsignedLong(b, 0, dashB, 10));
+        return c != 0 ? c : Long.compareUnsigned(Long.parseUnsignedLong(a, dashA + 1, a.length(), 10),
+                Long.parseUnsignedLong(b, dashB + 1, b.length(), 10));
+    }
+
+    private static boolean isEntryId(String s, int dash) {
+        if (dash < 1 || dash > 20 || dash == s.length() - 1 || s.length() - dash - 1 > 20) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (i != dash && (c < '0' || c > '9')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements,
                                             RedisKeys k, List<Object> keys) {
         List<Object> args = new ArrayList<>(4 + settlements.size() * 3);
@@ -501,6 +545,9 @@ final class RedisBroker implements Broker {
         for (Settlement s : settlements) {
             Delivery d = s.delivery();
             switch (s) {
+                case Settlement.Ack ack when d.deliveryCount() == 1 && !SETTLE_PER_ENTRY ->
+                    // the drain's common case as one argument: the script reads an ack of count 1 from the id alone
+                    args.add(RedisPriorities.entryId(d.receipt()));
                 case Settlement.Ack ack -> {
                     args.add("A");
                     args.add(RedisPriorities.entryId(d.receipt()));
