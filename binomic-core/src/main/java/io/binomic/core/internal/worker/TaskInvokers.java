@@ -20,10 +20,17 @@ public final class TaskInvokers {
 
     /** The invoker a worker runs its handlers with: {@link DirectTaskInvoker} unless {@value #PROPERTY} says otherwise. */
     public static TaskInvoker forWorkers() {
-        return switch (System.getProperty(PROPERTY, "direct")) {
+        return forWorkers(System.getProperty(PROPERTY));
+    }
+
+    /** A misspelt value fails the worker's start instead of silently running the default. */
+    static TaskInvoker forWorkers(String chosen) {
+        return switch (chosen == null || chosen.isBlank() ? "direct" : chosen.strip()) {
+            case "direct" -> direct();
             case "structured" -> best();
             case "future" -> fallback();
-            default -> direct();
+            default -> throw new IllegalArgumentException("-D" + PROPERTY + "=" + chosen
+                    + " is not an invoker: use direct (the default), structured or future, or leave it unset");
         };
     }
 

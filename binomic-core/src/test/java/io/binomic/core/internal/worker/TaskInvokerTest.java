@@ -168,4 +168,14 @@ class TaskInvokerTest {
         assertTrue(output.contains("invoker=future succeeded=1 failed=1 deadLetterError=java.util.concurrent.TimeoutException"),
                 output);
     }
+
+    @Test
+    void aMisspeltInvokerSettingIsRefusedWithTheValuesItTakes() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> TaskInvokers.forWorkers("structred"));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("binomic.taskInvoker=structred")
+                && e.getMessage().contains("direct (the default), structured or future"), e.getMessage());
+        assertEquals("direct", TaskInvokers.forWorkers(" ").name());
+        assertEquals("future", TaskInvokers.forWorkers("future").name());
+    }
 }
