@@ -194,6 +194,50 @@ class JobHandleTest {
     }
 
     @Test
+    void aHandlerThatInterruptsItselfIsNotTakenForACancelOrAShutdown() throws Exception {
+        // Three shapes of a handler's own interrupt, with no cancel and the worker running: each
+        // must end as its handler ended (returned, or failed and retried), never left pending
+        // until its lease lapses as if the worker were stopping.
+        AtomicInteger runs = new AtomicInteger();
+        Binomic binomic = started(builder().handle(CHARGE, order -> {
+            int run = runs.incrementAndGet();
+            switch (order.id()) {
+                case 1 -> {
+                    Thread.currentThread().interrupt(); // restored after catching one, then done
+                    return new Receipt(1, "paid, flag set");
+                }
+                case 2 -> {
+                    if (run % 2 == 1) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("gave up after an interrupt");
+                    }
+                    return new Receipt(2, "paid on retry");
+                }
+                default -> {
+                    if (run % 2 == 1) {
+                        throw new InterruptedException("its own");
+                    }
+                    return new Receipt(3, "paid on retry");
+                }
+            }
+        }));
+        binomic.startWorker();
+
+        runs.set(0);
+        assertEquals(new Receipt(1, "paid, flag set"), binomic.submit(CHARGE, new Order(1)).await(Duration.ofSeconds(10)));
+        assertEquals(1, runs.get());
+        runs.set(0);
+        JobHandle<Receipt> second = binomic.submit(CHARGE, new Order(2));
+        assertEquals(new Receipt(2, "paid on retry"), second.await(Duration.ofSeconds(10)));
+        assertEquals("failed", second.status().attempts().getFirst().outcome());
+        runs.set(0);
+        JobHandle<Receipt> third = binomic.submit(CHARGE, new Order(3));
+        assertEquals(new Receipt(3, "paid on retry"), third.await(Duration.ofSeconds(10)));
+        assertEquals(2, third.status().attempt());
+        assertEquals(0, binomic.queueStats("payments").pending());
+    }
+
+    @Test
     void cancellingAnUnknownJobSaysSo() {
         Binomic binomic = started(builder().task(CHARGE));
         assertEquals(JobHandle.CancelOutcome.NOT_FOUND, binomic.job(CHARGE, java.util.UUID.randomUUID()).cancel());

@@ -294,16 +294,27 @@ public final class DeliveryProcessor {
         String outcome = "succeeded";
         try {
             Object result;
+            boolean flaggedOnReturn = false;
             if (run.tracked()) {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
                 tracking.handlerStarted(delivery.receipt());
                 try {
                     result = invoker.invoke(run, timeout);
+                    flaggedOnReturn = Thread.currentThread().isInterrupted(); // before handlerEnded clears a cancel's
                 } finally {
                     tracking.handlerEnded(delivery.receipt());
                 }
             } else {
                 result = invoker.invoke(run, timeout);
+            }
+            // A handler that returned with its interrupt flag set: cancelled if its submitter asked
+            // (it saw the cancel and said so); otherwise its own flag or a stop after its work was
+            // done, and it succeeded. The flag is cleared either way: left set, it failed the
+            // outcome's hand-over to the settler, leaving the delivery pending to run again.
+            if ((Thread.interrupted() | flaggedOnReturn) && run.tracked() && tracking.cancelRequested(delivery.receipt())) {
+                outcome = "cancelled";
+                stats.cancelled(delivery.queue(), task.name(), System.nanoTime() - start);
+                return cancelled(run);
             }
             long nanos = System.nanoTime() - start;
             succeeded.increment();
@@ -322,7 +333,14 @@ public final class DeliveryProcessor {
             return failure(run, TimeoutException.class.getName(), "overran its timeout of " + timeout, "");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
+            boolean flagged = Thread.interrupted(); // as on return: never into the settler's hand-over
             boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.receipt());
+            if (!cancelledByRequest && (cause instanceof InterruptedException || flagged) && tracking.workerStopping()) {
+                outcome = "cancelled";
+                Thread.currentThread().interrupt();
+                LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", task.name(), message.id());
+                return new Outcome.LeavePending("worker shutdown");
+            }
             if (cause instanceof CancellationException || cancelledByRequest) {
                 outcome = "cancelled";
                 if (cancelledByRequest) {

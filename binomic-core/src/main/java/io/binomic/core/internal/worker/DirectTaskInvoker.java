@@ -48,10 +48,10 @@ final class DirectTaskInvoker implements TaskInvoker {
         if (!inTime) {
             throw new TimeoutException("task overran its timeout of " + timeout);
         }
-        // Interrupted from outside (a cancel, or the worker stopping), whether or not the handler noticed.
-        if (Thread.interrupted() || failure instanceof InterruptedException) {
-            throw new InterruptedException("the handler was interrupted");
-        }
+        // A thrown InterruptedException is reported like any failure, and an interrupt flag is left
+        // as the handler left it: whether a cancel or the worker stopping caused it, or the handler
+        // itself (restoring the flag after catching one is common), only the caller knows. Taken
+        // for an outside interrupt here, a handler's own left its job pending until its lease lapsed.
         if (failure != null) {
             throw new ExecutionException(failure); // an Error too, as the structured invoker's failed fork does
         }

@@ -27,6 +27,14 @@ public interface JobTracking {
     /** True when a cancel was asked for the delivery with this receipt while it ran. */
     boolean cancelRequested(String receipt);
 
+    /**
+     * True once the worker is stopping: an interrupt then may be its own (after the grace), and a
+     * handler it ended is left pending for reclaim instead of failing. False when there is no worker.
+     */
+    default boolean workerStopping() {
+        return false;
+    }
+
     /** The handler of this delivery starts on the calling thread: from now a cancel may interrupt it. */
     default void handlerStarted(String receipt) { }
 
@@ -73,6 +81,11 @@ public interface JobTracking {
             }
 
             @Override
+            public boolean workerStopping() {
+                return handlers != null && handlers.stopping();
+            }
+
+            @Override
             public boolean start(JobUpdate started) {
                 Boolean inBatch = handlers == null ? null : handlers.startedWithItsFetch(started.id());
                 if (inBatch != null) {
@@ -106,6 +119,11 @@ public interface JobTracking {
          */
         default Boolean startedWithItsFetch(UUID id) {
             return null;
+        }
+
+        /** True once the worker is stopping. */
+        default boolean stopping() {
+            return false;
         }
     }
 }

@@ -149,6 +149,11 @@ public final class WorkerRuntime implements Worker {
                     public Boolean startedWithItsFetch(java.util.UUID id) {
                         return startedInBulk.remove(id);
                     }
+
+                    @Override
+                    public boolean stopping() {
+                        return !active;
+                    }
                 }, maxResultBytes));
         this.tracksJobs = handlers.values().stream().anyMatch(b -> b.task().isTracked());
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
