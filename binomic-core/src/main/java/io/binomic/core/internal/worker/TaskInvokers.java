@@ -27,7 +27,15 @@ public final class TaskInvokers {
     static TaskInvoker forWorkers(String chosen) {
         return switch (chosen == null || chosen.isBlank() ? "direct" : chosen.strip()) {
             case "direct" -> direct();
-            case "structured" -> best();
+            case "structured" -> {
+                TaskInvoker best = best();
+                if (!best.name().equals("structured")) {
+                    // Asked for by name: a silent fallback would change how a timed-out handler ends.
+                    LOG.log(System.Logger.Level.WARNING, "-D{0}=structured needs --enable-preview on this JVM; running handlers"
+                            + " with timed futures instead, whose timed-out handler is interrupted but not awaited", PROPERTY);
+                }
+                yield best;
+            }
             case "future" -> fallback();
             default -> throw new IllegalArgumentException("-D" + PROPERTY + "=" + chosen
                     + " is not an invoker: use direct (the default), structured or future, or leave it unset");
