@@ -255,11 +255,19 @@ class DashboardBrowserIT {
                     && failures.getDomAttribute("data-total-dead-lettered").equals(Long.toString(deadLettered));
         });
         for (String chart : List.of("chart-throughput", "chart-failures", "chart-latency")) {
-            WebElement svg = browser.findElement(By.cssSelector("#" + chart + " svg"));
-            assertTrue(svg.isDisplayed() && svg.getSize().getWidth() > 200, chart + " is drawn: " + svg.getSize());
-            List<WebElement> bars = svg.findElements(By.tagName("rect"));
-            assertFalse(bars.isEmpty(), chart + " has bars");
-            assertTrue(bars.stream().allMatch(bar -> bar.getSize().getHeight() > 0), chart + "'s bars have a height");
+            // Read in one script run: the live refresh replaces the charts every 5 s, and elements
+            // found before a refresh went stale between two reads (CI, 2026-12-01).
+            List<?> drawn = (List<?>) browser.executeScript("""
+                    const svg = document.querySelector('#' + arguments[0] + ' svg');
+                    if (!svg) return [0, 0, 0, 0];
+                    const box = svg.getBoundingClientRect();
+                    const heights = [...svg.querySelectorAll('rect')].map(bar => bar.getBoundingClientRect().height);
+                    const shown = getComputedStyle(svg).visibility !== 'hidden' && box.height > 0 ? 1 : 0;
+                    return [shown, box.width, heights.length, heights.filter(h => !(h > 0)).length];""", chart);
+            List<Long> read = drawn.stream().map(v -> Math.round(((Number) v).doubleValue())).toList();
+            assertTrue(read.get(0) == 1 && read.get(1) > 200, chart + " is drawn: [shown, width, bars, flat bars] " + read);
+            assertTrue(read.get(2) > 0, chart + " has bars: " + read);
+            assertEquals(0L, read.get(3), chart + "'s bars have a height: " + read);
         }
         shot("overview");
     }
