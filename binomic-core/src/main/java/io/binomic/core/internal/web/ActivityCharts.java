@@ -60,10 +60,15 @@ final class ActivityCharts {
                 new Series("retried", "s-warn", ActivityBucket::retried),
                 new Series("dead-lettered", "s-bad", ActivityBucket::deadLettered)));
         // The longest run is drawn above the mean (the bar's top is the longest), its tooltip says the longest itself.
-        chart(h, "chart-latency", "Run time per minute, ms", " ms", minutes, List.of(
-                new Series("mean", "s-ok", b -> b.meanRun().toMillis()),
-                new Series("longest", "s-muted", b -> Math.max(0, Duration.ofNanos(b.maxRunNanos()).toMillis() - b.meanRun().toMillis()),
-                        b -> Duration.ofNanos(b.maxRunNanos()).toMillis())));
+        // Microseconds when the hour's longest run is under 10 ms: in milliseconds, sub-millisecond
+        // tasks rounded to 0 and the chart of a busy queue was empty.
+        long hourLongest = minutes.stream().mapToLong(ActivityBucket::maxRunNanos).max().orElse(0);
+        long perUnit = hourLongest < 10_000_000 ? 1_000 : 1_000_000;
+        String unit = perUnit == 1_000 ? " µs" : " ms";
+        chart(h, "chart-latency", "Run time per minute," + unit, unit, minutes, List.of(
+                new Series("mean", "s-ok", b -> b.meanRun().toNanos() / perUnit),
+                new Series("longest", "s-muted", b -> Math.max(0, b.maxRunNanos() / perUnit - b.meanRun().toNanos() / perUnit),
+                        b -> b.maxRunNanos() / perUnit)));
     }
 
     private static void chart(Html h, String id, String title, String unit, List<ActivityBucket> minutes, List<Series> series) {
