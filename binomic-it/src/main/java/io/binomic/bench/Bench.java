@@ -267,18 +267,7 @@ public final class Bench {
      * that a load drifting over the run favours neither.
      */
     private void compare(int run, Map<String, Double> r) throws Exception {
-        List<String> other = Arrays.stream(System.getProperty("bench.compareOptions", "").split(" "))
-                .filter(o -> !o.isBlank()).toList();
-        redis.flushAll();
-        String queue = nextQueue();
-        Task<Long, Void> task = submitOnly(queue);
-        List<Boolean> order = run % 2 == 1 ? List.of(false, true) : List.of(true, false);
-        try (Binomic client = client(task)) {
-            for (boolean useOther : order) {
-                client.submitAll(task, Collections.nCopies(messages, 0L));
-                drain(client, queue, true, useOther ? "cmp_b_" : "cmp_a_", useOther ? other : List.of(), run, r);
-            }
-        }
+        twoWarmedDrains(run, r, jvmOptions("bench.compareOptions", ""), "cmp_a_", "cmp_b_");
         r.put("ratio_cmp_b_to_a_tasks_per_s", r.get("cmp_b_tasks_per_s") / r.get("cmp_a_tasks_per_s"));
         r.put("ratio_cmp_b_to_a_worker_cpu", r.get("cmp_b_worker_cpu_us_per_task") / r.get("cmp_a_worker_cpu_us_per_task"));
     }
@@ -328,14 +317,12 @@ public final class Bench {
     }
 
     /**
-     * The worker JVM's garbage collector (issue 14): the default (G1) against {@code -Dbench.gcOptions}
-     * (default {@code -XX:+UseZGC}, generational in JDK 25), each a warmed drain of {@code bench.messages}
-     * no-op tasks and the footprint of {@code bench.sleepers} sleeping tasks; the order alternates
-     * between runs, so that a load drifting over the run does not favour one.
+     * Two warmed drains of one queue, the second worker JVM with {@code other} options added; the
+     * order alternates between runs, so that a load drifting over the run favours neither. Returns
+     * the order (false: the default options first).
      */
-    private void gc(int run, Map<String, Double> r) throws Exception {
-        List<String> other = Arrays.stream(System.getProperty("bench.gcOptions", "-XX:+UseZGC").split(" "))
-                .filter(o -> !o.isBlank()).toList();
+    private List<Boolean> twoWarmedDrains(int run, Map<String, Double> r, List<String> other, String defaultPrefix,
+                                          String otherPrefix) throws Exception {
         redis.flushAll();
         String queue = nextQueue();
         Task<Long, Void> task = submitOnly(queue);
@@ -343,9 +330,26 @@ public final class Bench {
         try (Binomic client = client(task)) {
             for (boolean useOther : order) {
                 client.submitAll(task, Collections.nCopies(messages, 0L));
-                drain(client, queue, true, useOther ? "gc_other_drain_" : "gc_g1_drain_", useOther ? other : List.of(), run, r);
+                drain(client, queue, true, useOther ? otherPrefix : defaultPrefix, useOther ? other : List.of(), run, r);
             }
         }
+        return order;
+    }
+
+    /** A space-separated list of JVM options from system property {@code name}. */
+    private static List<String> jvmOptions(String name, String fallback) {
+        return Arrays.stream(System.getProperty(name, fallback).split(" ")).filter(o -> !o.isBlank()).toList();
+    }
+
+    /**
+     * The worker JVM's garbage collector (issue 14): the default (G1) against {@code -Dbench.gcOptions}
+     * (default {@code -XX:+UseZGC}, generational in JDK 25), each a warmed drain of {@code bench.messages}
+     * no-op tasks and the footprint of {@code bench.sleepers} sleeping tasks; the order alternates
+     * between runs, so that a load drifting over the run does not favour one.
+     */
+    private void gc(int run, Map<String, Double> r) throws Exception {
+        List<String> other = jvmOptions("bench.gcOptions", "-XX:+UseZGC");
+        List<Boolean> order = twoWarmedDrains(run, r, other, "gc_g1_drain_", "gc_other_drain_");
         for (boolean useOther : order) {
             footprint(run, r, useOther ? "gc_other_footprint_" : "gc_g1_footprint_", useOther ? other : List.of());
         }
