@@ -273,17 +273,26 @@ public final class Bench {
     }
 
     /**
-     * The bare-Redisson baseline ({@link BenchBaseline}), twice: {@code XACK}+{@code XDEL} per batch,
-     * then {@code XACK} alone. Each time: a fresh server state ({@code FLUSHALL}), the pipelined
-     * {@code XADD} of {@code bench.messages} entries from this JVM (rate and Redis CPU), then a
-     * warmed baseline JVM drains them (tasks/s from its first read to its last ack's reply, Redis
-     * CPU and the JVM's CPU over the drain). The XADD rate and its Redis CPU are kept from the first.
+     * The bare-Redisson baseline ({@link BenchBaseline}), four times: {@code XACK}+{@code XDEL} per
+     * batch, {@code XACK} alone, the least a fenced settlement does ({@code fenced}), and
+     * {@code XACK}+{@code XDEL} by a JVM that has just started ({@code xdel-fresh}). Each time: a fresh
+     * server state ({@code FLUSHALL}), the pipelined {@code XADD} of {@code bench.messages} entries
+     * from this JVM (rate and Redis CPU), then a baseline JVM, warmed but for the last, drains them
+     * (tasks/s from its first read to its last ack's reply, Redis CPU and the JVM's CPU over the
+     * drain). The XADD rate and its Redis CPU are kept from the first.
      */
     private void baseline(int run, Map<String, Double> r) throws Exception {
-        for (boolean xdel : new boolean[] {true, false}) {
+        Map<String, String> prefixByMode = new LinkedHashMap<>();
+        prefixByMode.put("xdel", "baseline_");
+        prefixByMode.put("ack", "baseline_ackonly_");
+        prefixByMode.put("fenced", "baseline_fenced_");
+        prefixByMode.put("xdel-fresh", "baseline_fresh_");
+        for (Map.Entry<String, String> variant : prefixByMode.entrySet()) {
+            String mode = variant.getKey();
+            boolean xdel = mode.equals("xdel");
             redis.flushAll();
             String stream = "baseline:" + nextQueue();
-            String prefix = xdel ? "baseline_" : "baseline_ackonly_";
+            String prefix = variant.getValue();
             org.redisson.api.RedissonClient producer = org.redisson.Redisson.create(BenchBaseline.redissonConfig(redis.url()));
             try {
                 BenchBaseline.createGroup(producer, stream);
@@ -299,7 +308,7 @@ public final class Bench {
             } finally {
                 producer.shutdown(0, 2, TimeUnit.SECONDS);
             }
-            try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, messages, xdel, run)) {
+            try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, messages, mode, 0, run)) {
                 double cpu2 = redis.cpuSeconds();
                 Map<String, Long> usec0 = redis.usecByCommand();
                 long workerCpu0 = worker.cpuNanos();
@@ -314,6 +323,9 @@ public final class Bench {
             }
             r.put(prefix + "redis_cpu_us_per_task", r.get("baseline_xadd_redis_cpu_us_per_msg") + r.get(prefix + "drain_redis_cpu_us_per_task"));
         }
+        // what the stack allows a framework that fences its acks, and a JVM that has just started
+        r.put("ratio_baseline_fenced_to_xdel", r.get("baseline_fenced_drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+        r.put("ratio_baseline_fresh_to_warm", r.get("baseline_fresh_drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
     }
 
     /**
@@ -377,6 +389,7 @@ public final class Bench {
         r.put("ratio_drain_warm_to_baseline", r.get("drain_warm_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
         r.put("ratio_drain_warm_to_baseline_ackonly", r.get("drain_warm_tasks_per_s") / r.get("baseline_ackonly_drain_tasks_per_s"));
         r.put("ratio_drain_fresh_to_baseline", r.get("drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+        r.put("ratio_drain_warm_to_baseline_fenced", r.get("drain_warm_tasks_per_s") / r.get("baseline_fenced_drain_tasks_per_s"));
         r.put("ratio_redis_cpu_to_baseline", r.get("redis_cpu_us_per_task") / r.get("baseline_redis_cpu_us_per_task"));
         r.put("ratio_redis_cpu_warm_to_baseline", (r.get("enqueue_redis_cpu_us_per_msg") + r.get("drain_warm_redis_cpu_us_per_task"))
                 / r.get("baseline_redis_cpu_us_per_task"));
@@ -822,6 +835,14 @@ public final class Bench {
                 new Row("baseline_drain_tasks_per_s", "B. baseline drain, XACK+XDEL, tasks/s (warmed JVM)", "", v -> true, false),
                 new Row("baseline_ackonly_drain_tasks_per_s", "B. baseline drain, XACK alone, tasks/s (warmed JVM)", "", v -> true, false),
                 new Row("ratio_drain_warm_to_baseline", "B. drain warmed / baseline XACK+XDEL", ">= 0.9", v -> v >= 0.9, false),
+                new Row("ratio_drain_warm_to_baseline_fenced", "B. drain warmed / baseline fenced", "", v -> true, false),
+                new Row("baseline_fenced_drain_tasks_per_s", "B. baseline drain, least fenced ack (XPENDING runs + XACK), tasks/s", "", v -> true, false),
+                new Row("ratio_baseline_fenced_to_xdel", "B. baseline fenced / baseline XACK+XDEL", "", v -> true, false),
+                new Row("baseline_fresh_drain_tasks_per_s", "B. baseline drain, XACK+XDEL, fresh JVM, tasks/s", "", v -> true, false),
+                new Row("ratio_baseline_fresh_to_warm", "B. baseline fresh / baseline warmed", "", v -> true, false),
+                new Row("baseline_fenced_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, fenced, us", "", v -> true, false),
+                new Row("baseline_fresh_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, fresh JVM, us", "", v -> true, false),
+                new Row("baseline_fenced_drain_redis_cpu_us_per_task", "B. baseline Redis CPU drain fenced, us/task", "", v -> true, false),
                 new Row("ratio_drain_warm_to_baseline_ackonly", "B. drain warmed / baseline XACK alone", "", v -> true, false),
                 new Row("ratio_drain_fresh_to_baseline", "B. drain fresh / baseline XACK+XDEL", "", v -> true, false),
                 new Row("drain_fresh_to_warm", "B. drain fresh / drain warmed", ">= 0.85", v -> v >= 0.85, false),
@@ -970,21 +991,18 @@ public final class Bench {
             });
         }
 
-        /** A {@link BenchBaseline} drain JVM, started as the worker JVMs are; it waits for {@link #go()} once warmed. */
-        static WorkerProcess startBaseline(Bench bench, String stream, int expected, boolean xdel, int run)
-                throws IOException, InterruptedException {
-            return startBaseline(bench, stream, expected, xdel ? "xdel" : "ack", 0, run);
-        }
-
+        /**
+         * A {@link BenchBaseline} JVM of {@code mode}, started as the worker JVMs are; a drain waits
+         * for {@link #go()} once ready (warmed, unless the mode ends in {@code -fresh}).
+         */
         static WorkerProcess startBaseline(Bench bench, String stream, int expected, String mode, int warmup, int run)
                 throws IOException, InterruptedException {
-            boolean xdel = mode.equals("xdel");
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-preview", "-Xmx1g"));
             if (bench.jfr != null) {
                 Files.createDirectories(bench.jfr);
                 command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-                        + bench.jfr.resolve("baseline-" + (xdel ? "xdel-" : "ack-") + run + ".jfr"));
+                        + bench.jfr.resolve("baseline-" + mode + "-" + run + ".jfr"));
             }
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), BenchBaseline.class.getName(),
                     bench.redis.url(), stream, Integer.toString(expected), mode, Integer.toString(warmup)));

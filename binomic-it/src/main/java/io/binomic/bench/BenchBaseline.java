@@ -10,12 +10,14 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.redisson.Redisson;
 import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
 import org.redisson.api.RStream;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamAddArgs;
@@ -37,8 +39,12 @@ import org.redisson.config.Config;
  *   <li>{@link #main} (drain): a separate JVM, like the Binomic worker: one loop of
  *       {@code XREADGROUP ... COUNT 1000} (read with {@code StringCodec}, as the broker reads), no-op
  *       work (each entry's fields are looked at), then one pipeline of {@code XACK} of the batch's
- *       ids plus {@code XDEL} of them ({@code xdel}) or {@code XACK} alone ({@code ack}), sent
- *       asynchronously while the next read goes out (one ack pipeline in flight).</li>
+ *       ids plus {@code XDEL} of them ({@code xdel}), {@code XACK} alone ({@code ack}), or the least
+ *       a fenced settlement must do ({@code fenced}: one script per batch that lists what this
+ *       consumer still holds, one {@code XPENDING} per run of 64 ids as the broker's settle script
+ *       does, and acks only that), sent asynchronously while the next read goes out (one ack
+ *       pipeline in flight). A mode ending in {@code -fresh} skips the warm-up: the drain of a JVM
+ *       that has just started, against which the fresh Binomic worker is measured.</li>
  * </ul>
  * Drain protocol on standard output: {@code ready} once warmed up (it first drains
  * {@value #WARMUP} entries of a stream of its own), then, after {@code go} on standard input,
@@ -129,7 +135,7 @@ public final class BenchBaseline {
      * Drains {@code expected} entries of {@code stream}; returns the epoch µs of the first batch's
      * arrival and of the last ack's reply.
      */
-    static long[] drain(RedissonClient client, String stream, String consumer, int expected, boolean xdel, Runnable onFirst) {
+    static long[] drain(RedissonClient client, String stream, String consumer, int expected, Ack ackMode, Runnable onFirst) {
         RStream<String, String> s = client.getStream(stream, StringCodec.INSTANCE);
         StreamReadGroupArgs args = StreamReadGroupArgs.neverDelivered().count(CHUNK);
         CompletableFuture<?> ack = CompletableFuture.completedFuture(null);
@@ -154,10 +160,21 @@ public final class BenchBaseline {
             }
             ack.join();
             RBatch batch = client.createBatch();
-            org.redisson.api.RStreamAsync<String, String> b = batch.getStream(stream, StringCodec.INSTANCE);
-            b.ackAsync(GROUP, ids);
-            if (xdel) {
-                b.removeAsync(ids);
+            if (ackMode == Ack.FENCED) {
+                Object[] argv = new Object[ids.length + 2];
+                argv[0] = GROUP;
+                argv[1] = consumer;
+                for (int k = 0; k < ids.length; k++) {
+                    argv[k + 2] = ids[k].toString();
+                }
+                batch.getScript(StringCodec.INSTANCE).evalAsync(stream, RScript.Mode.READ_WRITE, FENCED_ACK,
+                        RScript.ReturnType.LONG, List.of(stream), argv);
+            } else {
+                org.redisson.api.RStreamAsync<String, String> b = batch.getStream(stream, StringCodec.INSTANCE);
+                b.ackAsync(GROUP, ids);
+                if (ackMode == Ack.XDEL) {
+                    b.removeAsync(ids);
+                }
             }
             ack = batch.executeAsync().toCompletableFuture();
             done += ids.length;
@@ -168,6 +185,32 @@ public final class BenchBaseline {
         }
         return new long[] {first, BenchWorker.nowMicros()};
     }
+
+    /** How the bare loop settles a batch. */
+    enum Ack { XDEL, ACK, FENCED }
+
+    /**
+     * The least a fenced settlement costs: ack only what this consumer still holds, found as the
+     * broker's settle script finds it (one {@code XPENDING start end count consumer} per run of 64
+     * ids of the sorted batch). No lease, job record, limit or stats work: a lower bound of the
+     * broker's script, not a copy of it.
+     */
+    private static final String FENCED_ACK = """
+            local key, group, consumer = KEYS[1], ARGV[1], ARGV[2]
+            local held = {}
+            local i, n = 3, #ARGV
+            while i <= n do
+              local j = math.min(i + 63, n)
+              for _, e in ipairs(redis.call('XPENDING', key, group, ARGV[i], ARGV[j], j - i + 1, consumer)) do
+                held[#held + 1] = e[1]
+              end
+              i = j + 1
+            end
+            if #held > 0 then
+              redis.call('XACK', key, group, unpack(held))
+            end
+            return #held
+            """;
 
     /** One entry as {@link #xadd} writes it, plus field {@code t}: the epoch µs of its submit. */
     static void xaddOne(RedissonClient client, String stream, Map<byte[], byte[]> template) {
@@ -211,7 +254,8 @@ public final class BenchBaseline {
     }
 
     /**
-     * Arguments: redis URL, stream, expected entries, {@code xdel} or {@code ack} (drain), or
+     * Arguments: redis URL, stream, expected entries, {@code xdel}, {@code ack} or {@code fenced},
+     * each optionally with {@code -fresh} (drain), or
      * {@code latency} and the warm-up entries ({@link #latency}; warmed by a drain first).
      */
     public static void main(String[] args) throws Exception {
@@ -224,7 +268,7 @@ public final class BenchBaseline {
                 String warm = stream + "-warmup";
                 createGroup(client, warm);
                 xadd(client, warm, "warmup", WARMUP);
-                drain(client, warm, "baseline-warmup", WARMUP, false, () -> { });
+                drain(client, warm, "baseline-warmup", WARMUP, Ack.ACK, () -> { });
                 client.getKeys().delete(warm);
                 createGroup(client, stream);
                 System.out.println("ready");
@@ -235,20 +279,23 @@ public final class BenchBaseline {
             }
             return;
         }
-        boolean xdel = args[3].equals("xdel");
+        boolean fresh = args[3].endsWith("-fresh");
+        Ack ackMode = Ack.valueOf(args[3].replace("-fresh", "").toUpperCase(java.util.Locale.ROOT));
         RedissonClient client = Redisson.create(redissonConfig(url));
         try {
-            String warm = stream + "-warmup";
-            createGroup(client, warm);
-            xadd(client, warm, "warmup", WARMUP);
-            drain(client, warm, "baseline-warmup", WARMUP, xdel, () -> { });
-            client.getKeys().delete(warm);
+            if (!fresh) {
+                String warm = stream + "-warmup";
+                createGroup(client, warm);
+                xadd(client, warm, "warmup", WARMUP);
+                drain(client, warm, "baseline-warmup", WARMUP, ackMode, () -> { });
+                client.getKeys().delete(warm);
+            }
             System.out.println("ready");
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             if (!"go".equals(in.readLine())) {
                 return;
             }
-            long[] times = drain(client, stream, "baseline", expected, xdel, () -> { });
+            long[] times = drain(client, stream, "baseline", expected, ackMode, () -> { });
             System.out.println("first-start " + times[0]);
             System.out.println("done " + times[1]);
             System.out.flush();
