@@ -85,6 +85,12 @@ final class RedisBroker implements Broker {
      * three arguments per ack, so that the bench can measure both in one run.
      */
     private static final boolean SETTLE_PER_ENTRY = Boolean.getBoolean("binomic.bench.settlePerEntry");
+    /**
+     * Benchmark only, not an option: {@code -Dbinomic.bench.stringFetch=true} reads fetched entries
+     * with {@code StringCodec} as before {@link EntryCodec} (issue 14), so that the bench can measure
+     * both in one run.
+     */
+    private static final boolean STRING_FETCH = Boolean.getBoolean("binomic.bench.stringFetch");
 
     private final BrokerConfig config;
     final RedissonSetup setup;
@@ -364,10 +370,10 @@ final class RedisBroker implements Broker {
         if (wait.toMillis() > 0) {
             args = args.timeout(wait); // BLOCK 0 would mean forever: never pass a zero wait.
         }
-        RStream<String, String> first = client().getStream(streams.get(0), StringCodec.INSTANCE);
-        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, String>>>> read =
+        RStream<String, Object> first = client().getStream(streams.get(0), entryCodec());
+        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
                 first.readGroupAsync(GROUP, consumer, args).toCompletableFuture();
-        Map<String, Map<StreamMessageId, Map<String, String>>> result;
+        Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
             result = read.get();
         } catch (InterruptedException e) {
@@ -388,9 +394,21 @@ final class RedisBroker implements Broker {
         List<Delivery> deliveries = new ArrayList<>();
         result.forEach((stream, entries) -> {
             String queue = queueByStream.getOrDefault(stream, stream);
-            entries.forEach((id, fields) -> deliveries.add(StreamFields.toDelivery(queue, id.toString(), fields, 1)));
+            entries.forEach((id, fields) -> deliveries.add(fetched(queue, id.toString(), fields)));
         });
         return deliveries;
+    }
+
+    /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
+    static org.redisson.client.codec.Codec entryCodec() {
+        return STRING_FETCH ? StringCodec.INSTANCE : EntryCodec.INSTANCE;
+    }
+
+    /** The delivery of an entry read with {@link #entryCodec()}. */
+    @SuppressWarnings("unchecked")
+    static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
+        return STRING_FETCH ? StreamFields.toDelivery(queue, receipt, (Map<String, String>) fields, 1)
+                : StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, 1);
     }
 
     private void recreateGroups(List<String> queues) {

@@ -278,10 +278,10 @@ final class RedisPriorities {
         streams.subList(1, streams.size()).forEach(s -> others.put(s, StreamMessageId.NEVER_DELIVERED));
         StreamMultiReadGroupArgs args = StreamMultiReadGroupArgs.greaterThan(StreamMessageId.NEVER_DELIVERED, others)
                 .count(count).timeout(wait);
-        RStream<String, String> first = broker.client().getStream(streams.getFirst(), StringCodec.INSTANCE);
-        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, String>>>> read =
+        RStream<String, Object> first = broker.client().getStream(streams.getFirst(), RedisBroker.entryCodec());
+        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
                 first.readGroupAsync(RedisKeys.GROUP, consumer, args).toCompletableFuture();
-        Map<String, Map<StreamMessageId, Map<String, String>>> result;
+        Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
             result = read.get();
         } catch (InterruptedException e) {
@@ -298,7 +298,7 @@ final class RedisPriorities {
         if (result != null) {
             result.forEach((stream, entries) -> {
                 int level = levelByStream.getOrDefault(stream, Priority.DEFAULT);
-                entries.forEach((id, fields) -> deliveries.add(StreamFields.toDelivery(queue, receipt(id.toString(), level), fields, 1)));
+                entries.forEach((id, fields) -> deliveries.add(RedisBroker.fetched(queue, receipt(id.toString(), level), fields)));
             });
         }
         return deliveries;
