@@ -625,6 +625,36 @@ class RedisBrokerIT {
         assertTrue(fetch(10).isEmpty(), "fetching goes on past it");
     }
 
+    /** The same through the priority levels' fetch, a script whose reply's strings the broker reads as bytes. */
+    @Test
+    void entriesFetchedThroughThePriorityScriptKeepTheirBytesAndABrokenOneIsMalformed() throws Exception {
+        Message urgent = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                "{\"to\":\"Zoë 東京\"}".getBytes(StandardCharsets.UTF_8), Map.of(Message.PRIORITY, "8"));
+        broker.enqueue(urgent);
+        byte[] notUtf8 = {(byte) 0xff, (byte) 0xfe, 0, 'x'};
+        Message binary = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                notUtf8, Map.of());
+        broker.enqueue(binary);
+        String brokenId = (String) redis.callBytes(utf8("XADD"), utf8(stream()), utf8("*"), utf8("id"), utf8(UUID.randomUUID().toString()),
+                utf8("task"), new byte[] {(byte) 0xc3, '(', 'x'}, utf8("queue"), utf8(queue), utf8("attempt"), utf8("0x1"),
+                utf8("enqueuedAt"), utf8("1"), utf8("payload"), utf8("{}"), utf8("tool"), new byte[] {(byte) 0xff});
+
+        List<Delivery> got = fetch(10);
+
+        assertEquals(3, got.size(), got.toString());
+        assertEquals(urgent, got.get(0).message().orElseThrow(), "the higher level first");
+        assertArrayEquals(urgent.payload(), got.get(0).message().orElseThrow().payload());
+        assertEquals(binary, got.get(1).message().orElseThrow());
+        assertArrayEquals(notUtf8, got.get(1).message().orElseThrow().payload());
+        Delivery broken = got.get(2);
+        assertTrue(broken.receipt().startsWith(brokenId), broken.receipt());
+        assertTrue(broken.decodeProblem().orElseThrow().endsWith("is not a Binomic message: field 'attempt' has a bad value '0x1': "
+                + "For input string: \"0x1\""), broken.decodeProblem().orElseThrow());
+        assertEquals("\uFFFD(x", broken.rawFields().get("task"));
+        assertEquals("\uFFFD", broken.rawFields().get("tool"));
+        assertEquals("0x1", broken.rawFields().get("attempt"));
+    }
+
     private static byte[] utf8(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
     }

@@ -13,7 +13,8 @@ import org.redisson.client.protocol.Encoder;
  * field names as the constants of {@link StreamFields} (compared in the reply buffer, no String built),
  * field values as the bytes Redis sent. Redisson decodes an XREADGROUP reply on its single Netty
  * thread; with {@code StringCodec} that thread UTF-8-decoded every value into a String, which the
- * worker then encoded back into bytes (the payload) or parsed as ASCII digits.
+ * worker then encoded back into bytes (the payload) or parsed as ASCII digits. Also the codec of
+ * a script that returns entries ({@link RedisBroker#evalEntries}): its strings come back as bytes.
  */
 final class EntryCodec extends BaseCodec {
     static final EntryCodec INSTANCE = new EntryCodec();
@@ -88,8 +89,9 @@ final class EntryCodec extends BaseCodec {
         return ByteArrayCodec.INSTANCE.getValueDecoder();
     }
 
+    /** Only reads use this codec; the arguments of a script that returns entries are strings. */
     @Override
     public Encoder getValueEncoder() {
-        return ByteArrayCodec.INSTANCE.getValueEncoder();
+        return StringCodec.INSTANCE.getValueEncoder();
     }
 }

@@ -1128,6 +1128,25 @@ final class RedisBroker implements Broker {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
+    /**
+     * {@link #eval} for a script that returns stream entries to {@link #fetched}: its reply's strings
+     * come back as {@link #entryCodec()} reads them (bytes; read them with {@link #replyText} and
+     * {@link #replyFieldName}), its integers as numbers.
+     */
+    <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+        return call(what, () -> client().getScript(entryCodec()).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+    }
+
+    /** A string of a reply of {@link #evalEntries}. */
+    static String replyText(Object string) {
+        return string instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(string);
+    }
+
+    /** A field name in a reply of {@link #evalEntries}: one of {@link StreamFields}' constants when it is one. */
+    static String replyFieldName(Object string) {
+        return string instanceof byte[] bytes ? EntryCodec.fieldName(bytes) : String.valueOf(string);
+    }
+
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
     <R> R call(String what, Supplier<R> operation) {
         return call(what, operation, 1);
