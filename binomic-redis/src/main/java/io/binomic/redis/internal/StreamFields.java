@@ -194,7 +194,7 @@ final class StreamFields {
             return false;
         }
         for (int i = 0; i < bytes.length; i++) {
-            if (bytes[i] != ascii.charAt(i)) { // a non-ASCII char never equals a byte widened to a char below 0x80
+            if (bytes[i] != ascii.charAt(i)) { // equal only when both are ASCII: UTF-8's other bytes are negative, other chars above 0x7f
                 return false;
             }
         }
