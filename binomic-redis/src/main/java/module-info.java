@@ -9,6 +9,7 @@
 module io.binomic.redis {
     requires io.binomic.api;
     requires redisson;
+    requires io.netty.buffer;
     requires com.fasterxml.jackson.databind;
     requires com.fasterxml.jackson.datatype.jsr310;
     requires com.fasterxml.jackson.datatype.jdk8;

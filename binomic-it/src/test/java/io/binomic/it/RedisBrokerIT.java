@@ -573,6 +573,92 @@ class RedisBrokerIT {
         assertTrue(got.get(3).message().isPresent());
     }
 
+    /**
+     * The fetch reads entries as bytes (issue 14): a non-ASCII payload comes back byte for byte, a
+     * hand-written {@code payload64} and an id or attempt in a form Binomic does not write are read
+     * as before, and a broken entry with bytes that are not UTF-8 is a malformed delivery whose raw
+     * fields are still readable text, down to its dead letter.
+     */
+    @Test
+    void fetchedEntriesKeepTheirBytesAndABrokenOneWithBytesThatAreNotUtf8IsDeadLettered() throws Exception {
+        Message accented = message("{\"to\":\"Zoë\",\"city\":\"東京\",\"mood\":\"🚀\"}");
+        broker.enqueue(accented);
+        byte[] notUtf8 = {(byte) 0xff, (byte) 0xfe, 0, 'x'};
+        Message binary = new Message(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                notUtf8, Map.of(Message.CODEC, "jackson"));
+        broker.enqueue(binary);
+        List<?> storedFields = (List<?>) ((List<?>) ((List<?>) redis.call("XRANGE", stream(), "-", "+")).get(1)).get(1);
+        assertEquals("//4AeA==", storedFields.get(storedFields.indexOf("payload64") + 1), "stored as payload64: " + storedFields);
+        UUID upper = UUID.randomUUID();
+        redis.call("XADD", stream(), "*", "id", upper.toString().toUpperCase(), "task", "t", "queue", queue, "attempt", "+3",
+                "enqueuedAt", "1700000000000", "payload64", "//4AeA==", "other", "tool");
+        byte[] badTask = {(byte) 0xc3, '(', 'x'};
+        String brokenId = (String) redis.callBytes(utf8("XADD"), utf8(stream()), utf8("*"), utf8("id"), utf8(UUID.randomUUID().toString()),
+                utf8("task"), badTask, utf8("queue"), utf8(queue), utf8("attempt"), utf8("0x1"), utf8("enqueuedAt"), utf8("1"),
+                utf8("payload"), new byte[] {(byte) 0xe9, '}'});
+
+        List<Delivery> got = fetch(10);
+
+        assertEquals(4, got.size());
+        assertEquals(accented, got.get(0).message().orElseThrow());
+        assertArrayEquals(accented.payload(), got.get(0).message().orElseThrow().payload());
+        assertArrayEquals(notUtf8, got.get(1).message().orElseThrow().payload());
+        assertEquals(binary, got.get(1).message().orElseThrow());
+        Message handWritten = got.get(2).message().orElseThrow();
+        assertEquals(upper, handWritten.id());
+        assertEquals(3, handWritten.attempt());
+        assertEquals(Instant.ofEpochMilli(1_700_000_000_000L), handWritten.enqueuedAt());
+        assertArrayEquals(notUtf8, handWritten.payload());
+        Delivery broken = got.get(3);
+        assertEquals(brokenId, broken.receipt());
+        assertTrue(broken.message().isEmpty());
+        assertEquals("stream entry " + brokenId + " of queue '" + queue + "' is not a Binomic message: field 'attempt' has a bad value '0x1': "
+                + "For input string: \"0x1\"", broken.decodeProblem().orElseThrow());
+        assertEquals("\uFFFD(x", broken.rawFields().get("task"));
+        assertEquals("\uFFFD}", broken.rawFields().get("payload"));
+
+        settle(broker, new Settlement.DeadLetter(broken, new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode",
+                broken.decodeProblem().orElseThrow(), "", 1, Instant.now())));
+        DeadLetter letter = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst();
+        assertEquals(broken.rawFields(), letter.rawFields());
+        assertEquals("\uFFFD(x", letter.task());
+        assertTrue(fetch(10).isEmpty(), "fetching goes on past it");
+    }
+
+    /** The same through the priority levels' fetch, a script whose reply's strings the broker reads as bytes. */
+    @Test
+    void entriesFetchedThroughThePriorityScriptKeepTheirBytesAndABrokenOneIsMalformed() throws Exception {
+        Message urgent = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                "{\"to\":\"Zoë 東京\"}".getBytes(StandardCharsets.UTF_8), Map.of(Message.PRIORITY, "8"));
+        broker.enqueue(urgent);
+        byte[] notUtf8 = {(byte) 0xff, (byte) 0xfe, 0, 'x'};
+        Message binary = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                notUtf8, Map.of());
+        broker.enqueue(binary);
+        String brokenId = (String) redis.callBytes(utf8("XADD"), utf8(stream()), utf8("*"), utf8("id"), utf8(UUID.randomUUID().toString()),
+                utf8("task"), new byte[] {(byte) 0xc3, '(', 'x'}, utf8("queue"), utf8(queue), utf8("attempt"), utf8("0x1"),
+                utf8("enqueuedAt"), utf8("1"), utf8("payload"), utf8("{}"), utf8("tool"), new byte[] {(byte) 0xff});
+
+        List<Delivery> got = fetch(10);
+
+        assertEquals(3, got.size(), got.toString());
+        assertEquals(urgent, got.get(0).message().orElseThrow(), "the higher level first");
+        assertArrayEquals(urgent.payload(), got.get(0).message().orElseThrow().payload());
+        assertEquals(binary, got.get(1).message().orElseThrow());
+        assertArrayEquals(notUtf8, got.get(1).message().orElseThrow().payload());
+        Delivery broken = got.get(2);
+        assertTrue(broken.receipt().startsWith(brokenId), broken.receipt());
+        assertTrue(broken.decodeProblem().orElseThrow().endsWith("is not a Binomic message: field 'attempt' has a bad value '0x1': "
+                + "For input string: \"0x1\""), broken.decodeProblem().orElseThrow());
+        assertEquals("\uFFFD(x", broken.rawFields().get("task"));
+        assertEquals("\uFFFD", broken.rawFields().get("tool"));
+        assertEquals("0x1", broken.rawFields().get("attempt"));
+    }
+
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
     @Test
     void aBrokenDeadLetterKeepsItsRawFieldsAndCannotBeReplayed() throws Exception {
         redis.call("XADD", stream(), "*", "task", "orphan", "reason", "clash");

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -150,6 +151,15 @@ public final class RedisServer implements AutoCloseable {
         Object reply = Resp.call(HOST, port, args);
         if (reply instanceof Resp.Error e) {
             throw new IllegalStateException("Redis replied " + e.message() + " to " + List.of(args));
+        }
+        return reply;
+    }
+
+    /** Sends one raw command whose arguments are bytes (which need not be UTF-8). */
+    public Object callBytes(byte[]... args) {
+        Object reply = Resp.call(HOST, port, args);
+        if (reply instanceof Resp.Error e) {
+            throw new IllegalStateException("Redis replied " + e.message() + " to " + java.util.Arrays.stream(args).map(a -> new String(a, StandardCharsets.UTF_8)).toList());
         }
         return reply;
     }

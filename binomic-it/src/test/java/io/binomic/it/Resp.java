@@ -24,14 +24,22 @@ final class Resp {
 
     /** Sends one command; returns String, Long, List (nested), null or {@link Error}. */
     static Object call(String host, int port, String... args) {
+        byte[][] bytes = new byte[args.length][];
+        for (int i = 0; i < args.length; i++) {
+            bytes[i] = args[i].getBytes(StandardCharsets.UTF_8);
+        }
+        return call(host, port, bytes);
+    }
+
+    /** {@link #call(String, int, String...)} with arguments as raw bytes (which need not be UTF-8). */
+    static Object call(String host, int port, byte[]... args) {
         try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress(host, port), 2000);
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
             ByteArrayOutputStream request = new ByteArrayOutputStream();
             request.writeBytes(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
-            for (String a : args) {
-                byte[] b = a.getBytes(StandardCharsets.UTF_8);
+            for (byte[] b : args) {
                 request.writeBytes(("$" + b.length + "\r\n").getBytes(StandardCharsets.UTF_8));
                 request.writeBytes(b);
                 request.writeBytes("\r\n".getBytes(StandardCharsets.UTF_8));
@@ -40,7 +48,7 @@ final class Resp {
             out.flush();
             return read(new BufferedInputStream(socket.getInputStream()));
         } catch (IOException e) {
-            throw new UncheckedIOException("Redis command " + List.of(args) + " at " + host + ":" + port + " failed", e);
+            throw new UncheckedIOException("Redis command " + java.util.Arrays.stream(args).map(a -> new String(a, StandardCharsets.UTF_8)).toList() + " at " + host + ":" + port + " failed", e);
         }
     }
 

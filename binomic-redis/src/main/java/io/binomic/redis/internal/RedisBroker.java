@@ -85,6 +85,12 @@ final class RedisBroker implements Broker {
      * three arguments per ack, so that the bench can measure both in one run.
      */
     private static final boolean SETTLE_PER_ENTRY = Boolean.getBoolean("binomic.bench.settlePerEntry");
+    /**
+     * Benchmark only, not an option: {@code -Dbinomic.bench.stringFetch=true} reads fetched entries
+     * with {@code StringCodec} as before {@link EntryCodec} (issue 14), so that the bench can measure
+     * both in one run.
+     */
+    private static final boolean STRING_FETCH = Boolean.getBoolean("binomic.bench.stringFetch");
 
     private final BrokerConfig config;
     final RedissonSetup setup;
@@ -364,10 +370,10 @@ final class RedisBroker implements Broker {
         if (wait.toMillis() > 0) {
             args = args.timeout(wait); // BLOCK 0 would mean forever: never pass a zero wait.
         }
-        RStream<String, String> first = client().getStream(streams.get(0), StringCodec.INSTANCE);
-        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, String>>>> read =
+        RStream<String, Object> first = client().getStream(streams.get(0), entryCodec());
+        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
                 first.readGroupAsync(GROUP, consumer, args).toCompletableFuture();
-        Map<String, Map<StreamMessageId, Map<String, String>>> result;
+        Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
             result = read.get();
         } catch (InterruptedException e) {
@@ -388,9 +394,21 @@ final class RedisBroker implements Broker {
         List<Delivery> deliveries = new ArrayList<>();
         result.forEach((stream, entries) -> {
             String queue = queueByStream.getOrDefault(stream, stream);
-            entries.forEach((id, fields) -> deliveries.add(StreamFields.toDelivery(queue, id.toString(), fields, 1)));
+            entries.forEach((id, fields) -> deliveries.add(fetched(queue, id.toString(), fields)));
         });
         return deliveries;
+    }
+
+    /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
+    static org.redisson.client.codec.Codec entryCodec() {
+        return STRING_FETCH ? StringCodec.INSTANCE : EntryCodec.INSTANCE;
+    }
+
+    /** The delivery of an entry read with {@link #entryCodec()}. */
+    @SuppressWarnings("unchecked")
+    static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
+        return STRING_FETCH ? StreamFields.toDelivery(queue, receipt, (Map<String, String>) fields, 1)
+                : StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, 1);
     }
 
     private void recreateGroups(List<String> queues) {
@@ -1108,6 +1126,25 @@ final class RedisBroker implements Broker {
 
     <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+    }
+
+    /**
+     * {@link #eval} for a script that returns stream entries to {@link #fetched}: its reply's strings
+     * come back as {@link #entryCodec()} reads them (bytes; read them with {@link #replyText} and
+     * {@link #replyFieldName}), its integers as numbers.
+     */
+    <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+        return call(what, () -> client().getScript(entryCodec()).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+    }
+
+    /** A string of a reply of {@link #evalEntries}. */
+    static String replyText(Object string) {
+        return string instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(string);
+    }
+
+    /** A field name in a reply of {@link #evalEntries}: one of {@link StreamFields}' constants when it is one. */
+    static String replyFieldName(Object string) {
+        return string instanceof byte[] bytes ? EntryCodec.fieldName(bytes) : String.valueOf(string);
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */

@@ -242,7 +242,7 @@ final class RedisPriorities {
 
     private List<Delivery> readLevels(String queue, String consumer, int max) {
         int turn = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).nextTurn();
-        List<Object> flat = broker.eval("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
+        List<Object> flat = broker.evalEntries("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
                 List.of(broker.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
         int m = Math.toIntExact(RedisBroker.toLong(flat.getFirst()));
         int[] read = new int[m];
@@ -254,13 +254,13 @@ final class RedisPriorities {
         int i = 1 + m;
         while (i < flat.size()) {
             int level = Math.toIntExact(RedisBroker.toLong(flat.get(i)));
-            String id = String.valueOf(flat.get(i + 1));
+            String id = RedisBroker.replyText(flat.get(i + 1));
             int n = Math.toIntExact(RedisBroker.toLong(flat.get(i + 2)));
-            Map<String, String> fields = new LinkedHashMap<>();
+            Map<String, Object> fields = new LinkedHashMap<>();
             for (int j = 0; j < n; j += 2) {
-                fields.put(String.valueOf(flat.get(i + 3 + j)), String.valueOf(flat.get(i + 4 + j)));
+                fields.put(RedisBroker.replyFieldName(flat.get(i + 3 + j)), flat.get(i + 4 + j));
             }
-            out.add(StreamFields.toDelivery(queue, receipt(id, level), fields, 1));
+            out.add(RedisBroker.fetched(queue, receipt(id, level), fields));
             i += 3 + n;
         }
         return out;
@@ -278,10 +278,10 @@ final class RedisPriorities {
         streams.subList(1, streams.size()).forEach(s -> others.put(s, StreamMessageId.NEVER_DELIVERED));
         StreamMultiReadGroupArgs args = StreamMultiReadGroupArgs.greaterThan(StreamMessageId.NEVER_DELIVERED, others)
                 .count(count).timeout(wait);
-        RStream<String, String> first = broker.client().getStream(streams.getFirst(), StringCodec.INSTANCE);
-        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, String>>>> read =
+        RStream<String, Object> first = broker.client().getStream(streams.getFirst(), RedisBroker.entryCodec());
+        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
                 first.readGroupAsync(RedisKeys.GROUP, consumer, args).toCompletableFuture();
-        Map<String, Map<StreamMessageId, Map<String, String>>> result;
+        Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
             result = read.get();
         } catch (InterruptedException e) {
@@ -298,7 +298,7 @@ final class RedisPriorities {
         if (result != null) {
             result.forEach((stream, entries) -> {
                 int level = levelByStream.getOrDefault(stream, Priority.DEFAULT);
-                entries.forEach((id, fields) -> deliveries.add(StreamFields.toDelivery(queue, receipt(id.toString(), level), fields, 1)));
+                entries.forEach((id, fields) -> deliveries.add(RedisBroker.fetched(queue, receipt(id.toString(), level), fields)));
             });
         }
         return deliveries;

@@ -124,6 +124,148 @@ final class StreamFields {
         }
     }
 
+    /**
+     * {@link #toDelivery} for fields read as bytes ({@link EntryCodec}): the payload is used as it is,
+     * the numbers and the id are parsed from their ASCII bytes. A broken entry fails with the same
+     * message as from strings, and its raw fields are the strings a string read would have held.
+     */
+    static Delivery toDeliveryFromBytes(String queue, String entryId, Map<String, byte[]> fields, int deliveryCount) {
+        try {
+            return Delivery.of(queue, entryId, decodeBytes(fields, queue), deliveryCount);
+        } catch (RuntimeException e) {
+            return Delivery.malformed(queue, entryId, strings(fields), deliveryCount, "stream entry " + entryId + " of queue '"
+                    + queue + "' is not a Binomic message: " + e.getMessage());
+        }
+    }
+
+    /**
+     * {@link #decode} from bytes. Where the bytes are not in the form Binomic writes (an id not in
+     * canonical form, a number with a sign or out of the fast range), the field goes through the
+     * string parser, so what is accepted and each error message stay those of {@link #decode}.
+     * {@code streamQueue}, the queue the entry was read from, is reused for the {@code queue} field
+     * when they are equal.
+     */
+    static Message decodeBytes(Map<String, byte[]> fields, String streamQueue) {
+        UUID id = uuid(fields);
+        String task = text(requireBytes(fields, TASK));
+        byte[] queueBytes = requireBytes(fields, QUEUE);
+        String queue = sameText(queueBytes, streamQueue) ? streamQueue : text(queueBytes);
+        int attempt = (int) number(fields, ATTEMPT, 9, Integer::parseInt);
+        if (attempt < 1) {
+            throw new IllegalArgumentException("field 'attempt' must be >= 1, was " + attempt);
+        }
+        Instant enqueuedAt = Instant.ofEpochMilli(number(fields, ENQUEUED_AT, 18, s -> Instant.ofEpochMilli(Long.parseLong(s)).toEpochMilli()));
+        byte[] payload;
+        if (fields.containsKey(PAYLOAD)) {
+            payload = fields.get(PAYLOAD);
+        } else if (fields.containsKey(PAYLOAD_BASE64)) {
+            payload = parse(PAYLOAD_BASE64, text(requireBytes(fields, PAYLOAD_BASE64)), Base64.getDecoder()::decode);
+        } else {
+            throw new IllegalArgumentException("field '" + PAYLOAD + "' is missing (and so is '" + PAYLOAD_BASE64 + "', its base64 form)");
+        }
+        byte[] headerBytes = fields.get(HEADERS);
+        String headerField = headerBytes == null ? null : text(headerBytes);
+        Map<String, String> headers = headerField == null ? DEFAULT_CODEC_ONLY
+                : headerField.equals(NO_HEADERS) ? Map.of()
+                : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
+                : parse(HEADERS, require(HEADERS, headerField), StreamFields::fromJson);
+        byte[] priorityBytes = fields.get(PRIORITY);
+        String priority = priorityBytes == null ? null : text(priorityBytes);
+        if (priority != null && io.binomic.api.Priority.parse(priority) != io.binomic.api.Priority.DEFAULT) {
+            headers = new java.util.HashMap<>(headers);
+            headers.put(Message.PRIORITY, priority);
+        }
+        return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
+    }
+
+    /** The fields as a string read would have returned them (malformed UTF-8 replaced, as Redisson's StringCodec does). */
+    static Map<String, String> strings(Map<String, byte[]> fields) {
+        Map<String, String> strings = new LinkedHashMap<>();
+        fields.forEach((name, value) -> strings.put(name, value == null ? null : text(value)));
+        return strings;
+    }
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static boolean sameText(byte[] bytes, String ascii) {
+        if (bytes.length != ascii.length()) {
+            return false;
+        }
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] != ascii.charAt(i)) { // equal only when both are ASCII: UTF-8's other bytes are negative, other chars above 0x7f
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static byte[] requireBytes(Map<String, byte[]> fields, String name) {
+        byte[] value = fields.get(name);
+        if (value == null || value.length == 0) {
+            throw new IllegalArgumentException("field '" + name + "' is missing");
+        }
+        return value;
+    }
+
+    /**
+     * A field of at most {@code maxDigits} ASCII digits, parsed in place; anything else (a sign,
+     * more digits, not a digit) goes to {@code parser} as a string, for its result or its error.
+     */
+    private static long number(Map<String, byte[]> fields, String name, int maxDigits,
+                               java.util.function.ToLongFunction<String> parser) {
+        byte[] value = requireBytes(fields, name);
+        if (value.length <= maxDigits) {
+            long n = 0;
+            boolean digits = true;
+            for (byte b : value) {
+                if (b < '0' || b > '9') {
+                    digits = false;
+                    break;
+                }
+                n = n * 10 + (b - '0');
+            }
+            if (digits) {
+                return n;
+            }
+        }
+        return parse(name, text(value), parser::applyAsLong);
+    }
+
+    /** The id field: a canonical UUID (as Binomic writes it) parsed in place, any other form by {@link UUID#fromString}. */
+    private static UUID uuid(Map<String, byte[]> fields) {
+        byte[] value = requireBytes(fields, ID);
+        if (value.length == 36 && value[8] == '-' && value[13] == '-' && value[18] == '-' && value[23] == '-') {
+            long a = hex(value, 0, 8);
+            long b = hex(value, 9, 13);
+            long c = hex(value, 14, 18);
+            long d = hex(value, 19, 23);
+            long e = hex(value, 24, 36);
+            if ((a | b | c | d | e) >= 0) {
+                return new UUID(a << 32 | b << 16 | c, d << 48 | e);
+            }
+        }
+        return parse(ID, text(value), UUID::fromString);
+    }
+
+    /** The hex digits {@code from} to {@code to} (at most 12) as a number, or -1 if one is not a hex digit. */
+    private static long hex(byte[] bytes, int from, int to) {
+        long n = 0;
+        for (int i = from; i < to; i++) {
+            int b = bytes[i];
+            int digit = b >= '0' && b <= '9' ? b - '0'
+                    : b >= 'a' && b <= 'f' ? b - 'a' + 10
+                    : b >= 'A' && b <= 'F' ? b - 'A' + 10
+                    : -1;
+            if (digit < 0) {
+                return -1;
+            }
+            n = n << 4 | digit;
+        }
+        return n;
+    }
+
     /** Decodes stored fields; throws IllegalArgumentException naming the first bad field. */
     static Message decode(Map<String, String> fields) {
         UUID id = parse(fields, ID, UUID::fromString);
@@ -176,7 +318,10 @@ final class StreamFields {
     }
 
     private static String require(Map<String, String> fields, String name) {
-        String value = fields.get(name);
+        return require(name, fields.get(name));
+    }
+
+    private static String require(String name, String value) {
         if (value == null || value.isEmpty()) {
             throw new IllegalArgumentException("field '" + name + "' is missing");
         }
@@ -184,7 +329,10 @@ final class StreamFields {
     }
 
     private static <T> T parse(Map<String, String> fields, String name, java.util.function.Function<String, T> parser) {
-        String value = require(fields, name);
+        return parse(name, require(fields, name), parser);
+    }
+
+    private static <T> T parse(String name, String value, java.util.function.Function<String, T> parser) {
         try {
             return parser.apply(value);
         } catch (RuntimeException e) {

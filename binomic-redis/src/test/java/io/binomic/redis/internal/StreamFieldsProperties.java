@@ -72,6 +72,31 @@ class StreamFieldsProperties {
         assertAtLeast(MIN_CASES, cases);
     }
 
+    @Test
+    void fieldsReadAsBytesDecodeAsTheyDidReadAsStrings() {
+        Gen<String> keys = Generate.oneOf(Generate.pick(List.of(StreamFields.ID, StreamFields.TASK, StreamFields.QUEUE,
+                StreamFields.ATTEMPT, StreamFields.ENQUEUED_AT, StreamFields.PAYLOAD, StreamFields.PAYLOAD_BASE64,
+                StreamFields.HEADERS, StreamFields.PRIORITY)), text(0, 20));
+        // Values that nearly pass as well as any text, so that decoding gets to every field's parser.
+        Gen<String> values = Generate.oneOf(Generate.pick(List.of("1", "007", "+1", "-1", "0", "2147483648", "q", "t",
+                "1700000000000", "99999999999999999999", UUID.randomUUID().toString(), UUID.randomUUID().toString().toUpperCase(),
+                "1-2-3-4-5", "{}", "{\"codec\":\"jackson\"}", "AAEC", "5", "")), text(0, 40));
+        AtomicInteger cases = new AtomicInteger();
+        qt().withExamples(FIELDS_EXAMPLES).forAll(maps().of(keys, values).ofSizeBetween(0, 9)).checkAssert(fields -> {
+            cases.incrementAndGet();
+            Map<String, byte[]> stored = new java.util.LinkedHashMap<>();
+            fields.forEach((name, value) -> stored.put(name, value.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            // What a read with StringCodec returned for the same stored bytes:
+            Delivery fromStrings = StreamFields.toDelivery("q", "1-0", StreamFields.strings(stored), 1);
+            Delivery fromBytes = StreamFields.toDeliveryFromBytes("q", "1-0", stored, 1);
+
+            assertEquals(fromStrings.message(), fromBytes.message());
+            assertEquals(fromStrings.decodeProblem(), fromBytes.decodeProblem());
+            assertEquals(fromStrings.rawFields(), fromBytes.rawFields());
+        });
+        assertAtLeast(MIN_CASES, cases);
+    }
+
     /** Any UTF-16 text (control characters, unpaired surrogates) or text of any code points (supplementary pairs). */
     private static Gen<String> text(int minLength, int maxLength) {
         return Generate.oneOf(
