@@ -199,7 +199,7 @@ public final class WorkerConfig {
 
         /**
          * Time without renewal after which a fetched message counts as stranded and may be
-         * reclaimed by another worker. The owner renews at a third of it, so a long task on a
+         * reclaimed by another worker. The owner renews every quarter of it, so a long task on a
          * live worker is never stolen. Defaults to 30 s.
          */
         public Builder leaseTimeout(Duration leaseTimeout) {

@@ -399,6 +399,41 @@ class RedisBrokerIT {
         assertEquals(4, third.attempt());
     }
 
+    /**
+     * A reclaimed entry is decoded from its bytes as a fetched one is: a payload that is not UTF-8
+     * comes back byte for byte (a string read replaced it with U+FFFD and ran the handler on altered
+     * data), a bad priority fails the entry, and a stored attempt at the top of the range reads as a
+     * spent budget instead of wrapping to a negative attempt.
+     */
+    @Test
+    void reclaimedEntriesAreDecodedAsFetchedOnesAre() throws Exception {
+        byte[] notUtf8Json = {'"', (byte) 0xed, (byte) 0xa0, (byte) 0x80, '"'};
+        redis.callBytes(utf8("XADD"), utf8(stream()), utf8("*"), utf8("id"), utf8(UUID.randomUUID().toString()),
+                utf8("task"), utf8("t"), utf8("queue"), utf8(queue), utf8("attempt"), utf8("1"), utf8("enqueuedAt"), utf8("1"),
+                utf8("payload"), notUtf8Json);
+        redis.call("XADD", stream(), "*", "id", UUID.randomUUID().toString(), "task", "t", "queue", queue, "attempt", "1",
+                "enqueuedAt", "1", "payload", "{}", "priority", "abc");
+        redis.call("XADD", stream(), "*", "id", UUID.randomUUID().toString(), "task", "t", "queue", queue,
+                "attempt", Integer.toString(Integer.MAX_VALUE), "enqueuedAt", "1", "payload", "{}");
+        List<Delivery> fetched = fetch(10);
+        assertEquals(3, fetched.size());
+
+        Thread.sleep(60);
+        List<Delivery> reclaimed = broker.reclaim(queue, "c2", Duration.ofMillis(50), 10);
+
+        assertEquals(3, reclaimed.size());
+        assertArrayEquals(notUtf8Json, fetched.get(0).message().orElseThrow().payload());
+        assertArrayEquals(notUtf8Json, reclaimed.get(0).message().orElseThrow().payload(), "byte for byte after a reclaim too");
+        for (Delivery d : List.of(fetched.get(1), reclaimed.get(1))) {
+            assertTrue(d.decodeProblem().orElseThrow().endsWith("field 'priority' has a bad value 'abc': "
+                    + "a priority is one digit, from 0 (lowest) to 9 (highest)"), d.decodeProblem().orElseThrow());
+            assertEquals("abc", d.rawFields().get("priority"), "kept for a replay: " + d.rawFields());
+        }
+        assertEquals(Integer.MAX_VALUE, fetched.get(2).attempt());
+        assertEquals(2, reclaimed.get(2).deliveryCount());
+        assertEquals(Integer.MAX_VALUE, reclaimed.get(2).attempt(), "saturates, never wraps to a negative attempt");
+    }
+
     @Test
     void reclaimSkipsEntriesDeletedWhilePendingAndFollowsTheCursorPastThem() throws Exception {
         List<Message> sent = new ArrayList<>();

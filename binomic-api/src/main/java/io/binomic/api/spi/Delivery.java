@@ -44,9 +44,11 @@ public record Delivery(String queue, String receipt, Optional<Message> message, 
 
     /**
      * The attempt this delivery represents: the stored attempt plus every earlier hand-out of the
-     * same entry that ended without an ack (a worker died or was stopped holding it).
+     * same entry that ended without an ack (a worker died or was stopped holding it). Saturates
+     * at {@link Integer#MAX_VALUE}: a stored attempt near it (written by hand) must read as a spent
+     * budget, never wrap to a negative attempt that a worker would run.
      */
     public int attempt() {
-        return message.map(m -> m.attempt() + deliveryCount - 1).orElse(deliveryCount);
+        return message.map(m -> (int) Math.min(Integer.MAX_VALUE, (long) m.attempt() + deliveryCount - 1)).orElse(deliveryCount);
     }
 }

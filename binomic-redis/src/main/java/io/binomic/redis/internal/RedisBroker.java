@@ -405,10 +405,15 @@ final class RedisBroker implements Broker {
     }
 
     /** The delivery of an entry read with {@link #entryCodec()}. */
-    @SuppressWarnings("unchecked")
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
-        return STRING_FETCH ? StreamFields.toDelivery(queue, receipt, (Map<String, String>) fields, 1)
-                : StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, 1);
+        return fetched(queue, receipt, fields, 1);
+    }
+
+    /** {@link #fetched} of an entry handed out {@code deliveryCount} times. */
+    @SuppressWarnings("unchecked")
+    static Delivery fetched(String queue, String receipt, Map<String, ?> fields, int deliveryCount) {
+        return STRING_FETCH ? StreamFields.toDelivery(queue, receipt, (Map<String, String>) fields, deliveryCount)
+                : StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);
     }
 
     private void recreateGroups(List<String> queues) {
@@ -841,9 +846,9 @@ final class RedisBroker implements Broker {
             return priorities.reclaim(queue, consumer, minIdle, max);
         }
         String cursor = reclaimCursors.getOrDefault(queue, "0-0");
-        List<Object> flat = eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
+        List<Object> flat = evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
                 List.of(keys(queue).stream()), GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(max), cursor);
-        reclaimCursors.put(queue, String.valueOf(flat.getFirst()));
+        reclaimCursors.put(queue, replyText(flat.getFirst()));
         return deliveries(queue, flat, 1);
     }
 
@@ -855,23 +860,27 @@ final class RedisBroker implements Broker {
         if (priorities.levels(queue).length > 1) {
             return priorities.pendingOf(queue, consumer, max);
         }
-        List<Object> flat = eval("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
+        List<Object> flat = evalEntries("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
                 List.of(keys(queue).stream()), GROUP, consumer, Integer.toString(max));
         return deliveries(queue, flat, 0);
     }
 
-    /** Decodes entries flattened by a script as id, delivery count, number of field strings, fields..., from {@code i}. */
+    /**
+     * Decodes entries flattened by a script read with {@link #evalEntries} as id, delivery count,
+     * number of field strings, fields..., from {@code i}: decoded from bytes as a fetch decodes them,
+     * so a re-delivered entry is taken or refused exactly as its first delivery was.
+     */
     static List<Delivery> deliveries(String queue, List<Object> flat, int i) {
         List<Delivery> deliveries = new ArrayList<>();
         while (i < flat.size()) {
-            String id = String.valueOf(flat.get(i));
-            int deliveryCount = Math.max(1, Integer.parseInt(String.valueOf(flat.get(i + 1))));
-            int n = Integer.parseInt(String.valueOf(flat.get(i + 2)));
-            Map<String, String> fields = new LinkedHashMap<>();
+            String id = replyText(flat.get(i));
+            int deliveryCount = Math.max(1, Integer.parseInt(replyText(flat.get(i + 1))));
+            int n = Integer.parseInt(replyText(flat.get(i + 2)));
+            Map<String, Object> fields = new LinkedHashMap<>();
             for (int j = 0; j < n; j += 2) {
-                fields.put(String.valueOf(flat.get(i + 3 + j)), String.valueOf(flat.get(i + 4 + j)));
+                fields.put(replyFieldName(flat.get(i + 3 + j)), flat.get(i + 4 + j));
             }
-            deliveries.add(StreamFields.toDelivery(queue, id, fields, deliveryCount));
+            deliveries.add(fetched(queue, id, fields, deliveryCount));
             i += 3 + n;
         }
         return deliveries;

@@ -315,10 +315,10 @@ final class RedisPriorities {
                 break;
             }
             String stream = streamKey(k, p);
-            List<Object> flat = broker.eval("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
+            List<Object> flat = broker.evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
                     List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()),
                     Integer.toString(max - all.size()), reclaimCursors.getOrDefault(stream, "0-0"));
-            reclaimCursors.put(stream, String.valueOf(flat.getFirst()));
+            reclaimCursors.put(stream, RedisBroker.replyText(flat.getFirst()));
             RedisBroker.deliveries(queue, flat, 1).forEach(d -> all.add(withLevel(d, p)));
         }
         return all;
@@ -332,7 +332,7 @@ final class RedisPriorities {
             if (all.size() >= max) {
                 break;
             }
-            List<Object> flat = broker.eval("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
+            List<Object> flat = broker.evalEntries("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
                     List.of(streamKey(k, p)), RedisKeys.GROUP, consumer, Integer.toString(max - all.size()));
             RedisBroker.deliveries(queue, flat, 0).forEach(d -> all.add(withLevel(d, p)));
         }

@@ -170,12 +170,8 @@ final class StreamFields {
                 : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
                 : parse(HEADERS, require(HEADERS, headerField), StreamFields::fromJson);
         byte[] priorityBytes = fields.get(PRIORITY);
-        String priority = priorityBytes == null ? null : text(priorityBytes);
-        if (priority != null && io.binomic.api.Priority.parse(priority) != io.binomic.api.Priority.DEFAULT) {
-            headers = new java.util.HashMap<>(headers);
-            headers.put(Message.PRIORITY, priority);
-        }
-        return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
+        return new Message(id, task, queue, attempt, enqueuedAt, payload,
+                withPriority(headers, priorityBytes == null ? null : text(priorityBytes)));
     }
 
     /** The fields as a string read would have returned them (malformed UTF-8 replaced, as Redisson's StringCodec does). */
@@ -289,12 +285,28 @@ final class StreamFields {
                 : headerField.equals(NO_HEADERS) ? Map.of()
                 : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
                 : parse(fields, HEADERS, StreamFields::fromJson);
-        String priority = fields.get(PRIORITY);
-        if (priority != null && io.binomic.api.Priority.parse(priority) != io.binomic.api.Priority.DEFAULT) {
-            headers = new java.util.HashMap<>(headers);
-            headers.put(Message.PRIORITY, priority);
+        return new Message(id, task, queue, attempt, enqueuedAt, payload, withPriority(headers, fields.get(PRIORITY)));
+    }
+
+    /**
+     * {@code headers} with the {@code priority} field's value, when it is not the default. A value
+     * that is not a priority fails the entry (dead-lettered with its raw fields): run at the default
+     * instead, a replay of its dead letter would lose the priority it was meant to have.
+     */
+    private static Map<String, String> withPriority(Map<String, String> headers, String priority) {
+        if (priority == null) {
+            return headers;
         }
-        return new Message(id, task, queue, attempt, enqueuedAt, payload, headers);
+        if (priority.length() != 1 || priority.charAt(0) < '0' || priority.charAt(0) > '9') {
+            throw new IllegalArgumentException("field '" + PRIORITY + "' has a bad value '" + abbreviate(priority)
+                    + "': a priority is one digit, from 0 (lowest) to 9 (highest)");
+        }
+        if (io.binomic.api.Priority.parse(priority) == io.binomic.api.Priority.DEFAULT) {
+            return headers;
+        }
+        Map<String, String> with = new java.util.HashMap<>(headers);
+        with.put(Message.PRIORITY, priority);
+        return with;
     }
 
     private static String headersJson(Map<String, String> headers) {

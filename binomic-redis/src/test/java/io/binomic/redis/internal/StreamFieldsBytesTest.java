@@ -107,6 +107,17 @@ class StreamFieldsBytesTest {
         assertTrue(outcome(() -> StreamFields.decodeBytes(bytes(valid()), "q")).startsWith("ok " + UUID_TEXT + " send-mail q 3 1700000000123"));
     }
 
+    /** A priority that is not one: the entry is refused (dead-lettered with it), not run at the default priority. */
+    @Test
+    void aPriorityFieldThatIsNotADigitFailsTheEntryOnBothDecoders() {
+        for (String bad : new String[] {"x", "", "42", "-1", "７"}) {
+            String expected = "field 'priority' has a bad value '" + bad + "': a priority is one digit, from 0 (lowest) to 9 (highest)";
+            assertEquals("IllegalArgumentException: " + expected, outcome(() -> StreamFields.decode(with(StreamFields.PRIORITY, bad))), bad);
+            assertEquals("IllegalArgumentException: " + expected, outcome(() -> StreamFields.decodeBytes(bytes(with(StreamFields.PRIORITY, bad)), "q")), bad);
+        }
+        assertEquals("7", StreamFields.decodeBytes(bytes(with(StreamFields.PRIORITY, "7")), "q").headers().get(io.binomic.api.Message.PRIORITY));
+    }
+
     @Test
     void thePayloadIsTheBytesRedisHeldAndPayload64IsDecoded() {
         Map<String, byte[]> fields = bytes(valid());

@@ -99,6 +99,15 @@ public final class DeliveryProcessor {
         Task<?, ?> task = binding.task();
         int attempt = delivery.attempt();
         int maxAttempts = defaults.maxAttemptsOf(task);
+        if (attempt > maxAttempts && delivery.deliveryCount() == 1) {
+            // Not a lease story: the message was queued as an attempt beyond today's budget
+            // (maxAttempts lowered since it was retried, or an entry written by another tool).
+            String why = "queued as attempt " + attempt + " but task '" + task.name() + "' allows " + maxAttempts
+                    + " (maxAttempts lowered since it was retried, or the entry was written by another tool);"
+                    + " replay it from the dead-letter queue to run it again as attempt 1";
+            LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), why);
+            return deadLetter(delivery, task.name(), DeadLetterReason.MAX_ATTEMPTS, "io.binomic.AttemptBudgetSpent", why, "");
+        }
         if (attempt > maxAttempts) {
             LOG.log(Level.ERROR, "dead-lettering message {0} of task {1}: reclaimed as attempt {2} of {3} (its workers stopped holding it)",
                     message.id(), task.name(), attempt, maxAttempts);

@@ -264,6 +264,37 @@ class DeliveryStateMachineProperties {
         }
     }
 
+    /**
+     * A message queued as an attempt beyond the budget (maxAttempts lowered since its retry, or an
+     * entry written by another tool) is dead-lettered without running, for that reason: not as a
+     * lease that expired, which is what a reclaimed one over the budget is.
+     */
+    @Test
+    void aMessageQueuedBeyondItsBudgetIsDeadLetteredForThatAndAReclaimedOneForItsLease() {
+        Task<String, Void> task = Task.builder("budget", String.class).queue("q").build();
+        AtomicInteger runs = new AtomicInteger();
+        TaskBinding<String, Void> binding = task.handledBy(s -> {
+            runs.incrementAndGet();
+            return null;
+        });
+        DeliveryProcessor processor = new DeliveryProcessor(Map.of(task.name(), binding),
+                TaskDefaults.builder().maxAttempts(3).build(), new TextCodec(), new ScriptedInvoker(), Clock.systemUTC(),
+                new StatsRecorder(), new Random(1), UNTRACKED);
+        Message queuedAsFifth = new Message(UUID.randomUUID(), task.name(), "q", 5, Instant.now(),
+                "x".getBytes(StandardCharsets.UTF_8), Map.of());
+
+        Outcome first = processor.process(Delivery.of("q", "1-0", queuedAsFifth, 1));
+        Outcome reclaimed = processor.process(Delivery.of("q", "1-0", queuedAsFifth.withAttempt(3, Instant.now()), 2));
+
+        assertEquals(0, runs.get(), "neither ran");
+        DeadLetter.Failure budget = ((Settlement.DeadLetter) ((Outcome.Settle) first).settlement()).failure();
+        assertEquals(DeadLetterReason.MAX_ATTEMPTS, budget.reason());
+        assertEquals("io.binomic.AttemptBudgetSpent", budget.errorClass());
+        assertTrue(budget.errorMessage().startsWith("queued as attempt 5 but task 'budget' allows 3"), budget.errorMessage());
+        DeadLetter.Failure lease = ((Settlement.DeadLetter) ((Outcome.Settle) reclaimed).settlement()).failure();
+        assertEquals("io.binomic.LeaseExpired", lease.errorClass());
+    }
+
     private static List<Delivery> fetch(io.binomic.api.spi.Broker broker, String queue, String consumer) {
         try {
             return broker.fetch(List.of(queue), consumer, 10_000, Duration.ofMillis(1));
