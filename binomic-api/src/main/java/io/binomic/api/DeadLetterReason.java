@@ -4,7 +4,10 @@ package io.binomic.api;
 public enum DeadLetterReason {
     /** Every attempt failed or timed out (or the message was stranded past its budget). */
     MAX_ATTEMPTS,
-    /** The handler threw a non-retryable exception: running it again cannot help. */
+    /**
+     * The handler threw a non-retryable exception, or returned a result the payload codec cannot
+     * encode (error class {@code io.binomic.ResultNotEncodable}): running it again cannot help.
+     */
     NON_RETRYABLE,
     /** The stored message or its payload could not be decoded; the raw fields are kept. */
     DECODE_ERROR,

@@ -134,6 +134,116 @@ class JobHandleTest {
         assertEquals(DeadLetterReason.NON_RETRYABLE, status.deadLetterReason().orElseThrow());
     }
 
+    /**
+     * Found by an outside tester: a codec that throws encoding the result left the job counted as
+     * succeeded, unacknowledged, run again after each lease and dead-lettered as a lease expiry.
+     */
+    @Test
+    void aResultTheCodecCannotEncodeDeadLettersTheJobAtOnceNamingTheCodec() throws Exception {
+        Task<Integer, String> shout = Task.builder("shout", Integer.class, String.class).queue("payments")
+                .maxAttempts(3).backoff(Backoff.fixed(Duration.ofMillis(10))).build();
+        AtomicInteger runs = new AtomicInteger();
+        WorkerConfig shortLease = WorkerConfig.builder().queues("payments").pollTimeout(Duration.ofMillis(50))
+                .leaseTimeout(Duration.ofMillis(300)).reclaimInterval(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2)).build();
+        Binomic binomic = started(Binomic.builder().config(BinomicConfig.builder().worker(shortLease).build()).broker(shared)
+                .scheduler(new MemoryScheduler(memory)).codec(new IntegersOnlyCodec()).handle(shout, n -> {
+                    runs.incrementAndGet();
+                    return "n=" + n;
+                }));
+        Worker worker = binomic.startWorker();
+
+        JobHandle<String> job = binomic.submit(shout, 5);
+
+        JobFailedException failure = assertThrows(JobFailedException.class, () -> job.await(Duration.ofSeconds(10)));
+        String problem = "the result of task 'shout' (java.lang.String) could not be encoded by codec 'integers-only':"
+                + " java.lang.ClassCastException: integers only, not java.lang.String; fix the codec or the task's result type";
+        assertTrue(failure.getMessage().contains("NON_RETRYABLE") && failure.getMessage().contains(problem), failure.getMessage());
+        JobStatus status = job.status();
+        assertEquals(JobState.DEAD_LETTERED, status.state());
+        assertEquals(DeadLetterReason.NON_RETRYABLE, status.deadLetterReason().orElseThrow());
+        assertEquals("io.binomic.ResultNotEncodable: " + problem, status.error().orElseThrow());
+        var letters = binomic.deadLetters().list("payments", io.binomic.api.DeadLetterFilter.all(), 10);
+        assertEquals(1, letters.size(), letters.toString());
+        assertEquals(DeadLetterReason.NON_RETRYABLE, letters.getFirst().failure().reason());
+        assertEquals("io.binomic.ResultNotEncodable", letters.getFirst().failure().errorClass());
+        assertEquals(problem, letters.getFirst().failure().errorMessage());
+        assertEquals(1, letters.getFirst().failure().attempts());
+        Thread.sleep(900); // three leases: a delivery left pending would have been reclaimed and run again by now
+        assertEquals(1, runs.get(), "run once, not again after each lease");
+        var counters = worker.counters();
+        assertEquals(0, counters.succeeded(), counters.toString());
+        assertEquals(1, counters.failed(), counters.toString());
+        assertEquals(1, counters.deadLettered(), counters.toString());
+        assertEquals(0, counters.retried(), counters.toString());
+    }
+
+    /**
+     * An exception where none was foreseen (here marking the job running fails with something that
+     * is not a BrokerException) used to leave the delivery pending, unexplained until its lease
+     * lapsed: it is a failed attempt, retried, with the exception in the job's history.
+     */
+    @Test
+    void anUnexpectedFailureOutsideTheHandlerIsAFailedAttemptRetriedNotALeaseWaitedOut() throws Exception {
+        AtomicInteger startCalls = new AtomicInteger();
+        Broker failsFirstStart = new ForwardingBroker(memory) {
+            @Override
+            public java.util.Set<java.util.UUID> startJobs(List<io.binomic.api.spi.JobUpdate> starts) {
+                if (startCalls.incrementAndGet() == 1) {
+                    throw new IllegalStateException("a bug marking the job running");
+                }
+                return super.startJobs(starts);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        AtomicInteger runs = new AtomicInteger();
+        Binomic binomic = started(builder().broker(failsFirstStart).handle(CHARGE, order -> {
+            runs.incrementAndGet();
+            return new Receipt(order.id(), "paid");
+        }));
+        Worker worker = binomic.startWorker();
+
+        JobHandle<Receipt> job = binomic.submit(CHARGE, new Order(21));
+
+        // The default lease is far longer than this wait: only a retry gets it done in time.
+        assertEquals(new Receipt(21, "paid"), job.await(Duration.ofSeconds(5)));
+        JobStatus status = job.status();
+        assertEquals(2, status.attempt());
+        assertEquals(1, runs.get());
+        List<JobStatus.Attempt> attempts = status.attempts();
+        assertEquals(2, attempts.size(), attempts.toString());
+        assertEquals("failed", attempts.get(0).outcome());
+        assertTrue(attempts.get(0).error().startsWith("io.binomic.UnexpectedFailure: ")
+                && attempts.get(0).error().contains("java.lang.IllegalStateException: a bug marking the job running"),
+                attempts.get(0).error());
+        WorkerTest.await("the counters are written", () -> worker.counters().succeeded() == 1);
+        assertEquals(1, worker.counters().failed(), worker.counters().toString());
+        assertEquals(1, worker.counters().retried(), worker.counters().toString());
+    }
+
+    /** Encodes integers (the argument) as text and refuses anything else, as a codec with a gap in its types does. */
+    static final class IntegersOnlyCodec implements io.binomic.api.spi.PayloadCodec {
+        @Override
+        public String id() {
+            return "integers-only";
+        }
+
+        @Override
+        public byte[] encode(Object value) {
+            if (!(value instanceof Integer n)) {
+                throw new ClassCastException("integers only, not " + value.getClass().getName());
+            }
+            return n.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public <T> T decode(byte[] bytes, Class<T> type) {
+            return type.cast(Integer.valueOf(new String(bytes, java.nio.charset.StandardCharsets.UTF_8)));
+        }
+    }
+
     @Test
     void aCancelledQueuedJobNeverRuns() throws Exception {
         AtomicInteger runs = new AtomicInteger();

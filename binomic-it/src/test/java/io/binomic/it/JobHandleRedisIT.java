@@ -96,6 +96,78 @@ class JobHandleRedisIT {
         assertTrue(ttl > 0 && ttl <= Task.DEFAULT_RESULT_RETENTION.toMillis(), "expires after its retention, was " + ttl);
     }
 
+    /**
+     * Found by an outside tester on Redis: a codec that throws encoding the result left each job
+     * pending, counted as succeeded, run again after each lease and dead-lettered as a lease expiry.
+     */
+    @Test
+    void aResultTheCodecCannotEncodeIsDeadLetteredAtOnceNamingTheCodec() throws Exception {
+        Task<Integer, String> shout = Task.builder("shout", Integer.class, String.class).queue(queue).maxAttempts(3).build();
+        AtomicInteger runs = new AtomicInteger();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(RedisServer.shared().url())
+                .worker(WorkerConfig.builder().queues(queue).pollTimeout(Duration.ofMillis(100)).leaseTimeout(Duration.ofMillis(600))
+                        .reclaimInterval(Duration.ofMillis(200)).shutdownGrace(Duration.ofSeconds(2)).build())
+                .build();
+        Binomic binomic = started(Binomic.builder().config(config).codec(new IntegersOnlyCodec()).handle(shout, n -> {
+            runs.incrementAndGet();
+            return "n=" + n;
+        }));
+        io.binomic.core.Worker worker = binomic.startWorker();
+
+        List<JobHandle<String>> jobs = new ArrayList<>();
+        for (int n = 0; n < 5; n++) {
+            jobs.add(binomic.submit(shout, n));
+        }
+
+        String problem = "the result of task 'shout' (java.lang.String) could not be encoded by codec 'integers-only':"
+                + " java.lang.ClassCastException: integers only; fix the codec or the task's result type";
+        for (JobHandle<String> job : jobs) {
+            var failure = assertThrows(io.binomic.api.JobFailedException.class, () -> job.await(Duration.ofSeconds(20)));
+            assertTrue(failure.getMessage().contains("NON_RETRYABLE") && failure.getMessage().contains(problem), failure.getMessage());
+            assertEquals(JobState.DEAD_LETTERED, job.status().state());
+        }
+        var letters = binomic.deadLetters().list(queue, io.binomic.api.DeadLetterFilter.all(), 10);
+        assertEquals(5, letters.size(), letters.toString());
+        for (var letter : letters) {
+            assertEquals(io.binomic.api.DeadLetterReason.NON_RETRYABLE, letter.failure().reason());
+            assertEquals("io.binomic.ResultNotEncodable", letter.failure().errorClass());
+            assertEquals(problem, letter.failure().errorMessage());
+        }
+        Thread.sleep(1_500); // past two leases: a delivery left pending would have run again by now
+        assertEquals(5, runs.get(), "each job ran once");
+        assertEquals(0L, pendingCount(), "nothing left pending");
+        var counters = worker.counters();
+        assertEquals(0, counters.succeeded(), counters.toString());
+        assertEquals(5, counters.failed(), counters.toString());
+        assertEquals(5, counters.deadLettered(), counters.toString());
+    }
+
+    private long pendingCount() {
+        Object reply = RedisServer.shared().call("XPENDING", "binomic:{" + queue + "}:stream", "binomic");
+        return (Long) ((List<?>) reply).getFirst();
+    }
+
+    /** Encodes integers (the argument) as text and refuses anything else, as a codec with a gap in its types does. */
+    static final class IntegersOnlyCodec implements io.binomic.api.spi.PayloadCodec {
+        @Override
+        public String id() {
+            return "integers-only";
+        }
+
+        @Override
+        public byte[] encode(Object value) {
+            if (!(value instanceof Integer n)) {
+                throw new ClassCastException("integers only");
+            }
+            return n.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public <T> T decode(byte[] bytes, Class<T> type) {
+            return type.cast(Integer.valueOf(new String(bytes, java.nio.charset.StandardCharsets.UTF_8)));
+        }
+    }
+
     @Test
     void aRunningJobIsCancelledFromAnotherInstanceAndEndsCancelled() throws Exception {
         CountDownLatch started = new CountDownLatch(1);

@@ -141,7 +141,12 @@ public final class TestMode implements AutoCloseable {
                     break;
                 }
                 for (Delivery d : deliveries) {
-                    Outcome outcome = processor.process(d);
+                    Outcome outcome;
+                    try {
+                        outcome = processor.process(d);
+                    } catch (RuntimeException | Error e) {
+                        outcome = processor.unexpectedFailure(d, e); // as a worker does: a failed attempt, not an escape
+                    }
                     if (outcome instanceof Outcome.Settle(var settlement)) {
                         broker.settle("test-mode", List.of(settlement));
                         boolean skipped = settlement instanceof Settlement.Ack ack && ack.job() == null

@@ -45,6 +45,7 @@ import java.util.random.RandomGenerator;
  *   <tr><td>handler returns</td><td>ack</td></tr>
  *   <tr><td>retryable failure or timeout</td><td>attempt &lt; max: retry later, atomically with the ack; else dead-letter MAX_ATTEMPTS</td></tr>
  *   <tr><td>non-retryable failure</td><td>dead-letter NON_RETRYABLE</td></tr>
+ *   <tr><td>handler returns a result the codec cannot encode (tracked job)</td><td>dead-letter NON_RETRYABLE</td></tr>
  *   <tr><td>undecodable entry or payload</td><td>dead-letter DECODE_ERROR</td></tr>
  *   <tr><td>unknown task</td><td>dead-letter TASK_NOT_FOUND</td></tr>
  *   <tr><td>stale (if configured)</td><td>not executed; the retry path</td></tr>
@@ -55,6 +56,10 @@ import java.util.random.RandomGenerator;
 public final class DeliveryProcessor {
     private static final System.Logger LOG = System.getLogger(DeliveryProcessor.class.getName());
     private static final int STACK_HEAD_LINES = 8;
+    /** The error class of a job whose result the codec could not encode (the codec's own exception is in the message). */
+    public static final String RESULT_NOT_ENCODABLE = "io.binomic.ResultNotEncodable";
+    /** The error class of an attempt whose processing threw outside the handler (the exception is in the message). */
+    public static final String UNEXPECTED_FAILURE = "io.binomic.UnexpectedFailure";
 
     private final Map<String, TaskBinding<?, ?>> handlers;
     private final JobTracking tracking;
@@ -326,15 +331,27 @@ public final class DeliveryProcessor {
                 return cancelled(run);
             }
             long nanos = System.nanoTime() - start;
+            Outcome acked;
+            if (!run.tracked()) {
+                acked = new Outcome.Settle(new Settlement.Ack(delivery));
+            } else {
+                String json;
+                try {
+                    json = task.resultType() == Void.class || result == null ? null
+                            : new String(codec.encode(result), StandardCharsets.UTF_8);
+                } catch (RuntimeException | StackOverflowError e) { // a cyclic result overflows a recursive codec
+                    outcome = "non-retryable";
+                    failed.increment();
+                    stats.failed(delivery.queue(), task.name(), nanos);
+                    return resultNotEncodable(run, result, e);
+                }
+                acked = new Outcome.Settle(new Settlement.Ack(delivery, JobRecordFormat.succeeded(message, delivery.queue(), attempt,
+                        tracking.worker(), run.started(), clock.instant(), json, tracking.maxResultBytes())));
+            }
+            // Counted once the outcome exists: a throw before this point is not a success.
             succeeded.increment();
             stats.succeeded(delivery.queue(), task.name(), nanos);
-            if (!run.tracked()) {
-                return new Outcome.Settle(new Settlement.Ack(delivery));
-            }
-            String json = task.resultType() == Void.class || result == null ? null
-                    : new String(codec.encode(result), StandardCharsets.UTF_8);
-            return new Outcome.Settle(new Settlement.Ack(delivery, JobRecordFormat.succeeded(message, delivery.queue(), attempt,
-                    tracking.worker(), run.started(), clock.instant(), json, tracking.maxResultBytes())));
+            return acked;
         } catch (TimeoutException e) {
             outcome = "timed out";
             failed.increment();
@@ -391,6 +408,47 @@ public final class DeliveryProcessor {
                 event.outcome = outcome;
                 event.commit();
             }
+        }
+    }
+
+    /**
+     * The handler returned, but the codec cannot encode its result for the job record. Running it
+     * again would only fail the same way (after another run of its side effects), so it is
+     * dead-lettered at once, saying what to fix; left unsettled, it ran again after each lease and
+     * ended as a lease expiry that hid the cause.
+     */
+    private Outcome resultNotEncodable(Run run, Object result, Throwable e) {
+        String problem = "the result of task '" + run.message.task() + "' (" + result.getClass().getName()
+                + ") could not be encoded by codec '" + codec.id() + "': " + e.getClass().getName() + ": " + e.getMessage()
+                + "; fix the codec or the task's result type";
+        LOG.log(Level.ERROR, "task {0} (message {1}) returned, but {2}; dead-lettering", run.message.task(), run.message.id(), problem);
+        return deadLetter(run, DeadLetterReason.NON_RETRYABLE, RESULT_NOT_ENCODABLE, problem, stackHead(e));
+    }
+
+    /**
+     * The outcome of a delivery whose processing threw where nothing should (a bug, or a codec,
+     * clock or record format that failed unforeseen): a failed attempt, retried while the budget
+     * lasts and recorded with its error, so that it neither stays pending unexplained until its
+     * lease lapses nor counts as a success. Never throws: if even this fails, the delivery is left
+     * pending for reclaim, as before.
+     */
+    public Outcome unexpectedFailure(Delivery delivery, Throwable e) {
+        try {
+            Message message = delivery.message().orElse(null);
+            TaskBinding<?, ?> binding = message == null ? null : handlers.get(message.task());
+            if (binding == null) {
+                return new Outcome.LeavePending("unexpected failure: " + e);
+            }
+            Task<?, ?> task = binding.task();
+            failed.increment();
+            stats.failed(delivery.queue(), task.name(), 0);
+            Run run = new Run(delivery, message, binding, delivery.attempt(), defaults.maxAttemptsOf(task), null);
+            return failure(run, UNEXPECTED_FAILURE, "processing the delivery failed unexpectedly with " + e.getClass().getName()
+                    + ": " + e.getMessage(), stackHead(e));
+        } catch (RuntimeException | Error again) {
+            LOG.log(Level.ERROR, "recording the unexpected failure of " + delivery.receipt() + " failed too; it stays pending for reclaim",
+                    again);
+            return new Outcome.LeavePending("unexpected failure: " + e);
         }
     }
 

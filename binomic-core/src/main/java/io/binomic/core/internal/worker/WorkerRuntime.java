@@ -552,7 +552,16 @@ public final class WorkerRuntime implements Worker {
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.receipt()).unstarted(() -> {
             Outcome outcome = null;
             try {
-                outcome = processor.process(d);
+                try {
+                    outcome = processor.process(d);
+                } catch (RuntimeException | Error e) {
+                    // The processor records every task fault itself; reaching here is a bug. Left
+                    // unsettled, the worker went on as if it were done while the delivery waited out
+                    // its lease to run again, its cause nowhere but this log: it is a failed attempt.
+                    LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure processing " + d.receipt()
+                            + "; recording it as a failed attempt", e);
+                    outcome = processor.unexpectedFailure(d, e);
+                }
                 if (outcome instanceof Outcome.Settle(var settlement)) {
                     settler.submit(settlement);
                 }
@@ -561,9 +570,8 @@ public final class WorkerRuntime implements Worker {
                         consumerName, d.receipt());
                 outcome = null;
             } catch (RuntimeException | Error e) {
-                // The processor records every task fault itself; reaching here is a bug, and the
-                // delivery stays pending so reclaim still brings it back.
-                LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure processing " + d.receipt(), e);
+                LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure queueing the outcome of " + d.receipt()
+                        + "; it stays pending for reclaim", e);
                 outcome = null;
             } finally {
                 running.remove(d.receipt());
