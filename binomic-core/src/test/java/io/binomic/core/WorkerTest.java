@@ -473,6 +473,49 @@ class WorkerTest {
     }
 
     @Test
+    void deliveriesLostWithAFailedFetchRunAtOnceAsTheirAttemptEvenWhileAnotherQueueCannotBeSearched() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean lostOne = new java.util.concurrent.atomic.AtomicBoolean();
+        Broker losing = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
+            @Override
+            public List<io.binomic.api.spi.Delivery> fetch(List<String> queues, String consumer, int max, Duration wait)
+                    throws InterruptedException {
+                List<io.binomic.api.spi.Delivery> got = super.fetch(queues, consumer, max, wait);
+                if (!got.isEmpty() && lostOne.compareAndSet(false, true)) {
+                    // handed out, pending to this consumer, and the reply never arrives
+                    throw new io.binomic.api.BrokerException("injected: the reply of a fetch was lost");
+                }
+                return got;
+            }
+
+            @Override
+            public List<io.binomic.api.spi.Delivery> pendingOf(String queue, String consumer, int max) {
+                if (queue.equals("broken")) {
+                    throw new io.binomic.api.BrokerException("injected: WRONGTYPE on a key of queue 'broken'");
+                }
+                return super.pendingOf(queue, consumer, max);
+            }
+        };
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        Task<String, Void> good = Task.builder("good", String.class).queue("good").build();
+        TaskBinding<String, Void> goodBinding = good.handledBy((String s) -> {
+            attempts.merge(s, io.binomic.api.TaskContext.current().attempt(), (a, b) -> a * 100 + b);
+            return null;
+        });
+        Duration lease = Duration.ofSeconds(10);
+        Binomic binomic = start(List.of(goodBinding), TaskDefaults.defaults(),
+                fastWorker().queues("broken", "good").leaseTimeout(lease).build(), losing);
+        binomic.startWorker();
+        long submitted = System.nanoTime();
+        binomic.submit(good, "lost");
+
+        await("the lost delivery ran", () -> attempts.containsKey("lost"));
+        assertTrue(lostOne.get(), "a fetch reply was lost");
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - submitted);
+        assertTrue(tookMillis < lease.toMillis() / 2, "it waited " + tookMillis + " ms, as for its lease to lapse");
+        assertEquals(Map.of("lost", 1), attempts, "it ran once, as the attempt it was handed out as");
+    }
+
+    @Test
     void aBrokerHandingOutMoreThanAskedNeverMakesTheWorkerRunMoreThanItsConcurrency() throws Exception {
         Broker greedy = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
             @Override

@@ -48,10 +48,12 @@ final class PriorityScripts {
      * use are read from the set, highest first, or (turn t > 0: {@code PriorityFetchOrder}) starting
      * at the (1 + (t - 1) mod (m - 1))-th of the m levels. A stream that lost its group (Redis
      * restarted empty) gets it again. The consumer is created on each stream, so an idle worker is
-     * listed (Redis before 7.2 creates it only on a delivery).
+     * listed (Redis before 7.2 creates it only on a delivery). A level whose read fails (its key is
+     * not a stream: WRONGTYPE) is skipped and named in the reply: a script that failed after reading
+     * other levels would leave their entries pending to the consumer with no reply to deliver them.
      * KEYS: the queue's default stream. ARGV: group, consumer, max, turn.
-     * Returns a flat list: the number of levels, the levels (highest first), then per entry: its
-     * level, id, number of field strings, fields...
+     * Returns a flat list: the number of levels, the levels (highest first), the first failed read
+     * ({@code "<key>: <error>"}, or empty), then per entry: its level, id, number of field strings, fields...
      */
     static final String FETCH = """
             local group, consumer = ARGV[1], ARGV[2]
@@ -70,6 +72,8 @@ final class PriorityScripts {
             end
             local out = {m}
             for _, p in ipairs(levels) do out[#out + 1] = p end
+            out[#out + 1] = ''
+            local problem = #out
             for _, p in ipairs(order) do
               if left <= 0 then break end
               local key = KEYS[1]
@@ -79,8 +83,10 @@ final class PriorityScripts {
                 redis.pcall('XGROUP', 'CREATE', key, group, '0', 'MKSTREAM')
                 redis.pcall('XGROUP', 'CREATECONSUMER', key, group, consumer)
               end
-              local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', left, 'STREAMS', key, '>')
-              if r then
+              local r = redis.pcall('XREADGROUP', 'GROUP', group, consumer, 'COUNT', left, 'STREAMS', key, '>')
+              if type(r) == 'table' and r.err then
+                if out[problem] == '' then out[problem] = key .. ': ' .. r.err end
+              elseif r then
                 for _, e in ipairs(r[1][2]) do
                   out[#out + 1] = p
                   out[#out + 1] = e[1]

@@ -108,6 +108,7 @@ final class RedisBroker implements Broker {
     private volatile boolean closed;
     /** Priority levels other than the default: extra streams of a queue, used only when a message has such a priority. */
     private final RedisPriorities priorities;
+    private final QueueFetchFailures fetchFailures = new QueueFetchFailures();
 
     RedisBroker(BrokerConfig config) {
         this.config = config;
@@ -324,21 +325,47 @@ final class RedisBroker implements Broker {
         if (queues.isEmpty() || max < 1) {
             return List.of();
         }
+        queues = fetchFailures.readable(queues);
         if (priorities.anyLevels(queues)) {
             return priorities.fetch(queues, consumer, max, wait);
         }
         int k = queues.size();
         if (k == 1) {
-            return read(queues, consumer, max, wait);
+            try {
+                List<Delivery> got = read(queues, consumer, max, wait);
+                fetchFailures.answered(queues.getFirst());
+                return got;
+            } catch (BrokerException e) {
+                fetchFailures.failed(queues.getFirst(), e);
+                throw e;
+            }
         }
         if (max >= k && !setup.redisson().isClusterConfig()) {
-            return read(queues, consumer, max / k, wait);
+            try {
+                List<Delivery> got = read(queues, consumer, max / k, wait);
+                queues.forEach(fetchFailures::answered);
+                return got;
+            } catch (BrokerException e) {
+                // XREADGROUP checks every stream before it reads any: nothing was handed out. Read
+                // the queues one at a time below, so the broken one fails alone.
+            }
         }
         int first = Math.floorMod(fetchRotation.getAndIncrement(), k);
         List<Delivery> all = new ArrayList<>();
+        List<BrokerException> failures = new ArrayList<>();
         int lastServed = -1;
         for (int i = 0; i < k && all.size() < max; i++) {
-            List<Delivery> got = read(List.of(queues.get((first + i) % k)), consumer, max - all.size(), Duration.ZERO);
+            String queue = queues.get((first + i) % k);
+            List<Delivery> got;
+            try {
+                got = read(List.of(queue), consumer, max - all.size(), Duration.ZERO);
+            } catch (BrokerException e) {
+                // what the other queues handed out is pending to this consumer already: keep it
+                failures.add(e);
+                fetchFailures.failed(queue, e);
+                continue;
+            }
+            fetchFailures.answered(queue);
             all.addAll(got);
             if (!got.isEmpty()) {
                 lastServed = (first + i) % k;
@@ -349,10 +376,22 @@ final class RedisBroker implements Broker {
             // whatever empty queues sit between them in the list
             fetchRotation.set(lastServed + 1);
         }
+        if (all.isEmpty() && failures.size() == k) {
+            throw QueueFetchFailures.first(failures);
+        }
         if (all.isEmpty() && wait.toMillis() >= k) {
-            all.addAll(read(List.of(queues.get(first)), consumer, max, wait.dividedBy(k)));
+            int blockOn = first;
+            for (int i = 0; i < k && fetchFailures.failing(queues.get(blockOn)); i++) {
+                blockOn = (blockOn + 1) % k;
+            }
+            all.addAll(read(List.of(queues.get(blockOn)), consumer, max, wait.dividedBy(k)));
         }
         return all;
+    }
+
+    /** The queues of fetches that fail on their own while the others are read. */
+    QueueFetchFailures fetchFailures() {
+        return fetchFailures;
     }
 
     /** One XREADGROUP over the streams of {@code queues}, up to {@code countPerStream} entries from each. */

@@ -1,5 +1,6 @@
 package io.binomic.redis.internal;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
@@ -135,8 +136,12 @@ final class RedisPriorities {
     /** True when any of {@code queues} has a level other than the default in use. */
     boolean anyLevels(List<String> queues) {
         for (String queue : queues) {
-            if (levels(queue).length > 1) {
-                return true;
+            try {
+                if (levels(queue).length > 1) {
+                    return true;
+                }
+            } catch (BrokerException e) {
+                return true; // its set of levels is unreadable: the priority fetch reads and reports each queue on its own
             }
         }
         return false;
@@ -198,6 +203,10 @@ final class RedisPriorities {
         int k = queues.size();
         int first = Math.floorMod(rotation.getAndIncrement(), k);
         List<Delivery> all = new ArrayList<>();
+        // A queue whose read fails is left out of this fetch, not the others: what they handed out
+        // is pending to this consumer already, and only the reply delivers it.
+        List<BrokerException> failures = new ArrayList<>();
+        boolean[] failed = new boolean[k];
         // Each queue its share first, then the rest to those that had more; the next fetch starts
         // after the last queue served, so backed-up queues take turns whatever empty queues sit
         // between them in the list (starting after a fixed rotation would favour the queue that
@@ -208,7 +217,15 @@ final class RedisPriorities {
         for (int i = 0; i < k && all.size() < max; i++) {
             int q = (first + i) % k;
             int ask = Math.min(perQueue, max - all.size());
-            List<Delivery> got = readLevels(queues.get(q), consumer, ask);
+            List<Delivery> got;
+            try {
+                got = readLevels(queues.get(q), consumer, ask);
+            } catch (BrokerException e) {
+                failed[q] = true;
+                failures.add(e);
+                broker.fetchFailures().failed(queues.get(q), e);
+                continue;
+            }
             all.addAll(got);
             full[q] = got.size() == ask;
             if (!got.isEmpty()) {
@@ -218,16 +235,31 @@ final class RedisPriorities {
         for (int i = 0; i < k && all.size() < max; i++) {
             int q = (first + i) % k;
             if (full[q]) {
-                all.addAll(readLevels(queues.get(q), consumer, max - all.size()));
+                try {
+                    all.addAll(readLevels(queues.get(q), consumer, max - all.size()));
+                } catch (BrokerException e) {
+                    broker.fetchFailures().failed(queues.get(q), e);
+                }
             }
         }
         if (lastServed >= 0) {
             rotation.set(lastServed + 1);
         }
-        if (!all.isEmpty() || wait.toMillis() < k) {
+        if (!all.isEmpty()) {
             return all;
         }
-        String queue = queues.get(first);
+        if (failures.size() == k) {
+            throw QueueFetchFailures.first(failures);
+        }
+        if (wait.toMillis() < k) {
+            return all;
+        }
+        // block on a queue that answered: a broken one would fail the read (and delay the others)
+        int blockOn = first;
+        for (int i = 0; i < k && (failed[blockOn] || broker.fetchFailures().failing(queues.get(blockOn))); i++) {
+            blockOn = (blockOn + 1) % k;
+        }
+        String queue = queues.get(blockOn);
         int[] lv = levels(queue);
         Duration share = wait.dividedBy(k);
         if (max >= lv.length) {
@@ -250,8 +282,15 @@ final class RedisPriorities {
             read[j] = Math.toIntExact(RedisBroker.toLong(flat.get(1 + j)));
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
+        String problem = RedisBroker.replyText(flat.get(1 + m));
+        if (problem.isEmpty()) {
+            broker.fetchFailures().answered(queue);
+        } else {
+            // the other levels' entries are in this reply: deliver them, and report the broken level
+            broker.fetchFailures().failed(queue, "a level of the queue cannot be read: " + problem);
+        }
         List<Delivery> out = new ArrayList<>();
-        int i = 1 + m;
+        int i = 2 + m;
         while (i < flat.size()) {
             int level = Math.toIntExact(RedisBroker.toLong(flat.get(i)));
             String id = RedisBroker.replyText(flat.get(i + 1));

@@ -376,15 +376,17 @@ public final class WorkerRuntime implements Worker {
         recoverRoundsLeft--;
         nextRecoverNanos = System.nanoTime() + Duration.ofSeconds(1).toNanos();
         int started = 0;
+        boolean lookAgain = false;
         for (String queue : queues) {
             List<Delivery> pending;
             try {
                 pending = broker.pendingOf(queue, consumerName, FETCH_BATCH);
             } catch (RuntimeException e) {
+                // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
                 LOG.log(Level.WARNING, "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
                         consumerName, queue, e.getMessage());
-                recoverRoundsLeft++;
-                return started;
+                lookAgain = true;
+                continue;
             }
             for (Delivery d : pending) {
                 if (held.containsKey(d.receipt()) || settler.settledRecently(d.receipt())) {
@@ -399,6 +401,9 @@ public final class WorkerRuntime implements Worker {
                     hold(d);
                 }
             }
+        }
+        if (lookAgain) {
+            recoverRoundsLeft++;
         }
         return started;
     }

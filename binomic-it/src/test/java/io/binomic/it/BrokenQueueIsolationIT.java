@@ -1,0 +1,113 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A worker reading several queues, one of which has a key that is not a stream (an operator's
+ * mistake, a clash with another application): the healthy queues' jobs run at once as their first
+ * attempt, the broken queue's healthy priority levels too (at its retry pace), and its broken part
+ * once the key is repaired, none of them having burned an attempt while it was broken.
+ */
+class BrokenQueueIsolationIT {
+    private static final Duration LEASE = Duration.ofSeconds(6);
+    /** Well before the lease: a job read and dropped with a failed fetch would run only after it. */
+    private static final Duration PROMPTLY = Duration.ofSeconds(3);
+
+    private final RedisServer redis = RedisServer.shared();
+
+    @Test
+    void aPriorityStreamOfTheWrongTypeOnOneQueueNeitherDelaysTheOthersNorBurnsAttempts() throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String qk = "qk-" + suffix;
+        String ql = "ql-" + suffix;
+        String qm = "qm-" + suffix;
+        String qn = "qn-" + suffix;
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        Map<String, Integer> runs = new ConcurrentHashMap<>();
+        WorkerConfig workerConfig = WorkerConfig.builder().queues(qk, ql, qm, qn).concurrency(20)
+                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        Task<String, Void> onK = Task.builder("work", String.class).queue(qk).maxAttempts(1).build();
+        Task<String, Void> onL = Task.builder("work", String.class).queue(ql).maxAttempts(1).build();
+        try (Binomic producer = Binomic.builder().config(config).build().start();
+             Binomic worker = Binomic.builder().config(config).handle(onK, name -> {
+                 attempts.put(name, TaskContext.current().attempt());
+                 runs.merge(name, 1, Integer::sum);
+                 return null;
+             }).build().start()) {
+            worker.startWorker();
+            // the queue levels in use include 3, whose stream is a string
+            redis.call("SADD", "binomic:{" + ql + "}:stream:levels", "3");
+            redis.call("SET", "binomic:{" + ql + "}:stream:p3", "notastream");
+            Thread.sleep(1500); // the worker reads the set of levels at most once a second
+
+            for (int p : new int[] {5, 8}) {
+                producer.submit(onL, ql + "-p" + p, SubmitOptions.builder().priority(p).build());
+            }
+            long submitted = System.nanoTime();
+            for (int p : new int[] {5, 8}) {
+                producer.submit(onK, qk + "-p" + p, SubmitOptions.builder().priority(p).build());
+            }
+            Await.until(PROMPTLY, () -> attempts.containsKey(qk + "-p5") && attempts.containsKey(qk + "-p8"),
+                    () -> "the healthy queue's jobs did not run within " + PROMPTLY + " (lease " + LEASE + "): " + attempts);
+            System.out.println("BROKEN QUEUE: healthy queue's jobs ran " + Duration.ofNanos(System.nanoTime() - submitted).toMillis()
+                    + " ms after submission");
+
+            redis.call("DEL", "binomic:{" + ql + "}:stream:p3");
+            producer.submit(onL, ql + "-p3", SubmitOptions.builder().priority(3).build());
+            Await.until(Duration.ofSeconds(10), () -> attempts.keySet().containsAll(
+                    java.util.List.of(ql + "-p3", ql + "-p5", ql + "-p8")), () -> "the broken queue's jobs never all ran: " + attempts);
+            Thread.sleep(LEASE.toMillis() / 2); // anything lost and reclaimed would run again (as a later attempt) about now
+            for (String job : java.util.List.of(qk + "-p5", qk + "-p8", ql + "-p3", ql + "-p5", ql + "-p8")) {
+                assertEquals(1, attempts.get(job), job + " ran as attempt " + attempts.get(job) + ": " + attempts);
+                assertEquals(1, runs.get(job), job + " ran " + runs.get(job) + " times");
+            }
+        }
+    }
+
+    @Test
+    void aQueueStreamOfTheWrongTypeDoesNotStopTheOtherQueuesOfAPlainFetch() throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String qa = "qa-" + suffix;
+        String qb = "qb-" + suffix;
+        String qc = "qc-" + suffix;
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        WorkerConfig workerConfig = WorkerConfig.builder().queues(qa, qb, qc).concurrency(20)
+                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
+        Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
+        try (Binomic producer = Binomic.builder().config(config).build().start();
+             Binomic worker = Binomic.builder().config(config).handle(onA, name -> {
+                 attempts.merge(name, TaskContext.current().attempt(), (a, b) -> a * 100 + b); // a second run shows
+                 return null;
+             }).build().start()) {
+            worker.startWorker();
+            // no priorities anywhere: one XREADGROUP reads every queue, and one stream is a string
+            redis.call("DEL", "binomic:{" + qb + "}:stream");
+            redis.call("SET", "binomic:{" + qb + "}:stream", "notastream");
+            Thread.sleep(500);
+            producer.submit(onA, qa + "-1");
+            Await.until(PROMPTLY, () -> attempts.containsKey(qa + "-1"),
+                    () -> "the healthy queue's job did not run within " + PROMPTLY + " (lease " + LEASE + "): " + attempts);
+
+            redis.call("DEL", "binomic:{" + qb + "}:stream");
+            producer.submit(onB, qb + "-1");
+            Await.until(Duration.ofSeconds(10), () -> attempts.containsKey(qb + "-1"), () -> "the repaired queue's job never ran: " + attempts);
+            Thread.sleep(LEASE.toMillis() / 2);
+            assertEquals(Map.of(qa + "-1", 1, qb + "-1", 1), attempts, "each job ran once, as attempt 1");
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.BrokerException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The queues of a worker's fetch whose own keys fail to read (a key of the wrong type, a Cluster
+ * shard down) while the others answer. One fetch reads all of a worker's queues, and a broken queue
+ * must neither fail it for the healthy ones (their entries, once read, are pending to the consumer:
+ * dropped with the exception they would wait a whole lease and come back as a later attempt) nor be
+ * retried on every fetch: it sits out {@link #BACKOFF} after each failure, and is logged when it
+ * starts failing, when its error changes, and every {@link #LOG_EVERY} while it lasts.
+ */
+final class QueueFetchFailures {
+    private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
+    static final Duration BACKOFF = Duration.ofMillis(500);
+    private static final Duration LOG_EVERY = Duration.ofSeconds(30);
+
+    private record Failing(String error, long sinceNanos, long retryAtNanos, long loggedAtNanos) { }
+
+    private final Map<String, Failing> failing = new ConcurrentHashMap<>();
+
+    /**
+     * The queues to read now: all but those backing off, or all of them when every one is (then the
+     * failure reaches the caller, whose own backoff applies).
+     */
+    List<String> readable(List<String> queues) {
+        if (failing.isEmpty()) {
+            return queues;
+        }
+        long now = System.nanoTime();
+        List<String> readable = new ArrayList<>(queues.size());
+        for (String queue : queues) {
+            Failing f = failing.get(queue);
+            if (f == null || now - f.retryAtNanos >= 0) {
+                readable.add(queue);
+            }
+        }
+        return readable.isEmpty() ? queues : readable;
+    }
+
+    /** Reading {@code queue} failed with {@code e}; the other queues' deliveries are kept. */
+    void failed(String queue, RuntimeException e) {
+        failed(queue, String.valueOf(e.getMessage()));
+    }
+
+    void failed(String queue, String error) {
+        long now = System.nanoTime();
+        Failing before = failing.get(queue);
+        boolean log = before == null || !sameError(before.error, error) || now - before.loggedAtNanos >= LOG_EVERY.toNanos();
+        long since = before == null ? now : before.sinceNanos;
+        failing.put(queue, new Failing(error, since, now + BACKOFF.toNanos(), log ? now : before.loggedAtNanos));
+        if (log) {
+            LOG.log(System.Logger.Level.ERROR, "fetching from queue '" + queue + "' fails (for " + Duration.ofNanos(now - since).toMillis()
+                    + " ms): " + error + ". The worker's other queues are read meanwhile; this one is tried again every "
+                    + BACKOFF.toMillis() + " ms. On WRONGTYPE a key of the queue ({" + queue + "}:stream, its :stream:levels set"
+                    + " or a :stream:p<N> level stream) holds something else: check it with TYPE, then delete or rename it."
+                    + " Entries already read are not lost");
+        }
+    }
+
+    /** True while reading {@code queue} fails. */
+    boolean failing(String queue) {
+        return !failing.isEmpty() && failing.containsKey(queue);
+    }
+
+    /** The same error but for the connection it came on (Redisson names it, and a pool has many). */
+    private static boolean sameError(String a, String b) {
+        return withoutChannel(a).equals(withoutChannel(b));
+    }
+
+    private static String withoutChannel(String error) {
+        return error.replaceAll("channel: \\[[^\\]]*\\]", "");
+    }
+
+    /** Reading {@code queue} worked. */
+    void answered(String queue) {
+        if (!failing.isEmpty()) {
+            Failing f = failing.remove(queue);
+            if (f != null) {
+                LOG.log(System.Logger.Level.INFO, "fetching from queue ''{0}'' works again after {1} ms", queue,
+                        String.valueOf(Duration.ofNanos(System.nanoTime() - f.sinceNanos).toMillis()));
+            }
+        }
+    }
+
+    /** The first of {@code failures}, the others suppressed in it, to throw when no queue answered. */
+    static BrokerException first(List<BrokerException> failures) {
+        BrokerException first = failures.getFirst();
+        failures.subList(1, failures.size()).forEach(first::addSuppressed);
+        return first;
+    }
+}
