@@ -336,7 +336,9 @@ final class RedisBroker implements Broker {
                 fetchFailures.answered(queues.getFirst());
                 return got;
             } catch (BrokerException e) {
-                fetchFailures.failed(queues.getFirst(), e);
+                if (!serverUnreachable(e)) {
+                    fetchFailures.failed(queues.getFirst(), e);
+                }
                 throw e;
             }
         }
@@ -346,6 +348,9 @@ final class RedisBroker implements Broker {
                 queues.forEach(fetchFailures::answered);
                 return got;
             } catch (BrokerException e) {
+                if (serverUnreachable(e)) {
+                    throw e; // no queue would answer: reading them one at a time would only wait k times as long
+                }
                 // XREADGROUP checks every stream before it reads any: nothing was handed out. Read
                 // the queues one at a time below, so the broken one fails alone.
             }
@@ -360,6 +365,9 @@ final class RedisBroker implements Broker {
             try {
                 got = read(List.of(queue), consumer, max - all.size(), Duration.ZERO);
             } catch (BrokerException e) {
+                if (serverUnreachable(e) && all.isEmpty()) {
+                    throw e;
+                }
                 // what the other queues handed out is pending to this consumer already: keep it
                 failures.add(e);
                 fetchFailures.failed(queue, e);
@@ -387,6 +395,15 @@ final class RedisBroker implements Broker {
             all.addAll(read(List.of(queues.get(blockOn)), consumer, max, wait.dividedBy(k)));
         }
         return all;
+    }
+
+    /**
+     * True when {@code e} is Redis not answering (a timeout, a connection refused or lost), not one
+     * queue's keys refusing a command: then every queue fails alike, and the worker's own outage
+     * handling applies rather than one queue sitting out.
+     */
+    static boolean serverUnreachable(BrokerException e) {
+        return causedBy(e, RedisTimeoutException.class) || causedBy(e, RedisConnectionException.class);
     }
 
     /** The queues of fetches that fail on their own while the others are read. */

@@ -141,6 +141,9 @@ final class RedisPriorities {
                     return true;
                 }
             } catch (BrokerException e) {
+                if (RedisBroker.serverUnreachable(e)) {
+                    throw e;
+                }
                 return true; // its set of levels is unreadable: the priority fetch reads and reports each queue on its own
             }
         }
@@ -221,6 +224,9 @@ final class RedisPriorities {
             try {
                 got = readLevels(queues.get(q), consumer, ask);
             } catch (BrokerException e) {
+                if (RedisBroker.serverUnreachable(e) && all.isEmpty()) {
+                    throw e; // no queue would answer: the worker's outage handling applies, not k waits
+                }
                 failed[q] = true;
                 failures.add(e);
                 broker.fetchFailures().failed(queues.get(q), e);
