@@ -118,6 +118,26 @@ class StreamFieldsBytesTest {
         assertEquals("7", StreamFields.decodeBytes(bytes(with(StreamFields.PRIORITY, "7")), "q").headers().get(io.binomic.api.Message.PRIORITY));
     }
 
+    /** The XADD's bytes of the common messages (built without the string map) are those of the string form. */
+    @Test
+    void encodedBytesAreTheStringFormsUtf8ForCommonMessages() {
+        for (int i = 0; i < 200; i++) {
+            UUID id = i == 0 ? new UUID(0, 0) : i == 1 ? new UUID(-1, -1) : UUID.randomUUID();
+            for (String payload : new String[] {"", "0", "{\"to\":\"Zoë\",\"city\":\"東京\",\"mood\":\"🚀\"}"}) {
+                for (Map<String, String> headers : List.of(Map.<String, String>of(), StreamFields.DEFAULT_CODEC_ONLY,
+                        Map.of(io.binomic.api.Message.CODEC, "jackson"))) {
+                    io.binomic.api.Message m = new io.binomic.api.Message(id, "tâsk", "q", 1 + i, java.time.Instant.ofEpochMilli(1_700_000_000_000L + i),
+                            payload.getBytes(StandardCharsets.UTF_8), headers);
+                    List<String> expected = new ArrayList<>();
+                    StreamFields.utf8(StreamFields.encode(m)).forEach((k, v) -> expected.add(new String(k, StandardCharsets.UTF_8) + "=" + java.util.Arrays.toString(v)));
+                    List<String> actual = new ArrayList<>();
+                    StreamFields.encodeBytes(m).forEach((k, v) -> actual.add(new String(k, StandardCharsets.UTF_8) + "=" + java.util.Arrays.toString(v)));
+                    assertEquals(expected, actual, m.toString());
+                }
+            }
+        }
+    }
+
     @Test
     void thePayloadIsTheBytesRedisHeldAndPayload64IsDecoded() {
         Map<String, byte[]> fields = bytes(valid());

@@ -47,6 +47,14 @@ class StreamFieldsProperties {
                     Instant.ofEpochMilli(envelope.enqueuedMs()), payload, header);
 
             assertEquals(message, StreamFields.decode(StreamFields.encode(message)));
+            assertEquals(asText(StreamFields.utf8(StreamFields.encode(message))), asText(StreamFields.encodeBytes(message)),
+                    "an XADD sends the same fields, in the same order, as the string form's UTF-8");
+            Message codecOnly = new Message(message.id(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
+                    payload, StreamFields.DEFAULT_CODEC_ONLY);
+            assertEquals(asText(StreamFields.utf8(StreamFields.encode(codecOnly))), asText(StreamFields.encodeBytes(codecOnly)));
+            Message noHeaders = new Message(message.id(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
+                    payload, Map.of());
+            assertEquals(asText(StreamFields.utf8(StreamFields.encode(noHeaders))), asText(StreamFields.encodeBytes(noHeaders)));
             assertEquals(message, StreamFields.decode(StreamFields.fromJson(StreamFields.toJson(StreamFields.encode(message)))),
                     "the delayed-set member (one JSON object) decodes back too");
         });
@@ -102,6 +110,13 @@ class StreamFieldsProperties {
         return Generate.oneOf(
                 strings().betweenCodePoints(Character.MIN_VALUE, Character.MAX_VALUE).ofLengthBetween(minLength, maxLength),
                 strings().betweenCodePoints(Character.MIN_CODE_POINT, Character.MAX_CODE_POINT).ofLengthBetween(minLength, maxLength));
+    }
+
+    /** Byte fields as comparable text: each name and value as its bytes' list, in order. */
+    private static List<String> asText(Map<byte[], byte[]> fields) {
+        List<String> out = new java.util.ArrayList<>();
+        fields.forEach((k, v) -> out.add(java.util.Arrays.toString(k) + "=" + java.util.Arrays.toString(v)));
+        return out;
     }
 
     private static void assertAtLeast(int expected, AtomicInteger cases) {
