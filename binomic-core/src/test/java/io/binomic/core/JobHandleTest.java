@@ -223,8 +223,39 @@ class JobHandleTest {
         assertEquals(1, worker.counters().retried(), worker.counters().toString());
     }
 
+    /** A codec that refuses a result with an Error, not an exception, is as final: dead-lettered after one run. */
+    @Test
+    void aCodecThatThrowsAnErrorOnTheResultDeadLettersTheJobAtOnceToo() throws Exception {
+        Task<Integer, String> shout = Task.builder("shout", Integer.class, String.class).queue("payments")
+                .maxAttempts(3).backoff(Backoff.fixed(Duration.ofMillis(10))).build();
+        AtomicInteger runs = new AtomicInteger();
+        Binomic binomic = started(Binomic.builder().broker(shared).scheduler(new MemoryScheduler(memory))
+                .codec(new IntegersOnlyCodec(true)).handle(shout, n -> {
+                    runs.incrementAndGet();
+                    return "n=" + n;
+                }));
+        binomic.startWorker();
+
+        JobHandle<String> job = binomic.submit(shout, 5);
+
+        JobFailedException failure = assertThrows(JobFailedException.class, () -> job.await(Duration.ofSeconds(10)));
+        assertTrue(failure.getMessage().contains("NON_RETRYABLE") && failure.getMessage().contains("java.lang.AssertionError"),
+                failure.getMessage());
+        assertEquals(1, runs.get(), "run once");
+    }
+
     /** Encodes integers (the argument) as text and refuses anything else, as a codec with a gap in its types does. */
     static final class IntegersOnlyCodec implements io.binomic.api.spi.PayloadCodec {
+        private final boolean refusesWithAnError;
+
+        IntegersOnlyCodec() {
+            this(false);
+        }
+
+        IntegersOnlyCodec(boolean refusesWithAnError) {
+            this.refusesWithAnError = refusesWithAnError;
+        }
+
         @Override
         public String id() {
             return "integers-only";
@@ -233,6 +264,9 @@ class JobHandleTest {
         @Override
         public byte[] encode(Object value) {
             if (!(value instanceof Integer n)) {
+                if (refusesWithAnError) {
+                    throw new AssertionError("integers only");
+                }
                 throw new ClassCastException("integers only, not " + value.getClass().getName());
             }
             return n.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);

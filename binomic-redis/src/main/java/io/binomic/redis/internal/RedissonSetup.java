@@ -302,6 +302,11 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             hint = "is the server's TLS port in BrokerConfig.url, and does it speak TLS (rediss://) at all?";
         } else if (has(failure, UnknownHostException.class)) {
             hint = "check the host name in BrokerConfig.url";
+        } else if (upper.contains("WRONGTYPE")) {
+            // Redis answered: a queue's key holds something Binomic did not write there
+            return new BrokerException("Redis at " + target + " refused to set up a queue: " + cause
+                    + "; a key of the queue (binomic:{queue}:stream or its :stream:levels or :stream:p<N>) holds another type:"
+                    + " check it with TYPE, then delete or rename it", failure);
         } else {
             hint = "is redis-server running? check BrokerConfig.url";
         }

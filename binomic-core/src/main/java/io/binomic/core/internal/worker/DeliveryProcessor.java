@@ -339,7 +339,10 @@ public final class DeliveryProcessor {
                 try {
                     json = task.resultType() == Void.class || result == null ? null
                             : new String(codec.encode(result), StandardCharsets.UTF_8);
-                } catch (RuntimeException | StackOverflowError e) { // a cyclic result overflows a recursive codec
+                } catch (RuntimeException | Error e) { // an Error too: a cyclic result overflows a recursive codec, a codec asserts
+                    if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                        throw e; // out of memory says nothing about the result
+                    }
                     outcome = "non-retryable";
                     failed.increment();
                     stats.failed(delivery.queue(), task.name(), nanos);
