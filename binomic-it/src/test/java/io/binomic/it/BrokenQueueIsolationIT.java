@@ -77,6 +77,53 @@ class BrokenQueueIsolationIT {
         }
     }
 
+    /**
+     * A queue's stream replaced by another type while its jobs run: their outcomes cannot be written,
+     * and a worker whose outcomes are stuck takes no new work. It used to wait, every queue with it,
+     * until the key was repaired; the broker answering other calls, those outcomes are given up (their
+     * jobs return by reclaim once the queue is repaired) and the other queues go on.
+     */
+    @Test
+    void aStreamReplacedUnderRunningJobsDoesNotHoldTheOtherQueuesUntilItIsRepaired() throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String qa = "qa-" + suffix;
+        String qb = "qb-" + suffix;
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        WorkerConfig workerConfig = WorkerConfig.builder().queues(qa, qb).concurrency(4)
+                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
+        Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
+        java.util.concurrent.CountDownLatch bRunning = new java.util.concurrent.CountDownLatch(2);
+        try (Binomic producer = Binomic.builder().config(config).build().start();
+             Binomic worker = Binomic.builder().config(config).handle(onA, name -> {
+                 if (name.startsWith(qb)) {
+                     bRunning.countDown();
+                     Thread.sleep(1000);
+                 }
+                 attempts.merge(name, TaskContext.current().attempt(), (a, b) -> a * 100 + b);
+                 return null;
+             }).build().start()) {
+            io.binomic.core.Worker running = worker.startWorker();
+            producer.submit(onB, qb + "-1");
+            producer.submit(onB, qb + "-2");
+            assertEquals(true, bRunning.await(5, java.util.concurrent.TimeUnit.SECONDS), "qb's jobs started");
+            // in one step, so that no settle finds the key missing: the stream becomes a string under its running jobs
+            redis.call("EVAL", "redis.call('RENAME', KEYS[1], KEYS[2]); redis.call('SET', KEYS[1], 'notastream'); return 1", "2",
+                    "binomic:{" + qb + "}:stream", "binomic:{" + qb + "}:stream.bak");
+            Thread.sleep(1500); // their outcomes fail to be written now
+            long submitted = System.nanoTime();
+            producer.submit(onA, qa + "-1");
+
+            Await.until(Duration.ofSeconds(25), () -> attempts.containsKey(qa + "-1"),
+                    () -> "the healthy queue's job did not run while the other queue stayed broken: " + attempts + "; "
+                            + running.health());
+            System.out.println("BROKEN QUEUE: a healthy queue's job ran " + Duration.ofNanos(System.nanoTime() - submitted).toMillis()
+                    + " ms after submission, the other queue's stream replaced under its running jobs");
+            assertEquals(1, attempts.get(qa + "-1"));
+        }
+    }
+
     @Test
     void aQueueStreamOfTheWrongTypeDoesNotStopTheOtherQueuesOfAPlainFetch() throws Exception {
         String suffix = UUID.randomUUID().toString().substring(0, 8);

@@ -118,7 +118,9 @@ final class Settler {
             }
             // Too few replicas confirmed: not a batch Redis refuses but one it cannot make durable yet; keep
             // sending it (applied parts are no-ops) until they do, as during an outage, and never give it up.
-            boolean brokerAnswersOthers = lastBrokerAnswerNanos - before > 0 && !(e instanceof NotReplicatedException);
+            // Answered since these writes began failing (a fetch, a lease renewal, the fetcher's probe):
+            // a refusal, not an outage. A refusal comes back at once, so "during this call" would never hold.
+            boolean brokerAnswersOthers = lastBrokerAnswerNanos - failingSinceNanos > 0 && !(e instanceof NotReplicatedException);
             if (headTries >= TRIES_BEFORE_SPLIT && brokerAnswersOthers) {
                 headTries = 0;
                 giveUpOrSplit(batch, e);
@@ -148,6 +150,10 @@ final class Settler {
         LOG.log(Level.ERROR, "worker " + consumer + ": giving up writing the outcome of " + s.delivery().receipt() + " of queue "
                 + s.delivery().queue() + "; it stays pending and returns by reclaim (it will run again)", e);
         done.accept(s.delivery());
+        if (retrying.isEmpty()) {
+            // nothing refused is left: writes are not failing any more, and the worker may take work again
+            failingSinceNanos = 0;
+        }
     }
 
     private void written(List<Settlement> sent, SettleReport report, boolean resend) {

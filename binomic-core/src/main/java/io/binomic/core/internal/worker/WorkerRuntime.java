@@ -270,6 +270,7 @@ public final class WorkerRuntime implements Worker {
                 lastFetchRoundNanos = System.nanoTime();
                 slots.release(free);
                 free = 0;
+                probeWhileOutcomesFail();
                 Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
                 return true;
             }
@@ -524,6 +525,32 @@ public final class WorkerRuntime implements Worker {
                     consumerName, starts.size(), e.getMessage());
         }
     }
+
+    /**
+     * While outcomes fail to be written, asks the broker something cheap (one queue's stats, a
+     * different queue each second): an answer tells the settler the broker is up and refuses that
+     * batch (a queue's stream replaced by another type), which it then splits and gives up part by
+     * part instead of holding every queue's work until the key is repaired. Nothing else would tell
+     * it: the fetch is stopped meanwhile, and the leases held are those of the stuck outcomes.
+     */
+    private void probeWhileOutcomesFail() {
+        long now = System.nanoTime();
+        if (settler.failingSinceNanos() == 0 || now - nextProbeNanos < 0) {
+            return;
+        }
+        nextProbeNanos = now + PROBE_EVERY.toNanos();
+        List<String> all = queues;
+        try {
+            broker.stats(all.get(Math.floorMod(probeTurn++, all.size())));
+            settler.brokerAnswered();
+        } catch (RuntimeException e) {
+            // that queue is the broken one, or the broker is away: another queue next time
+        }
+    }
+
+    private static final Duration PROBE_EVERY = Duration.ofSeconds(1);
+    private long nextProbeNanos;
+    private int probeTurn;
 
     /** True while the settle call under way has taken longer than {@link #OUTCOMES_STUCK_AFTER}, or writes are failing. */
     private boolean outcomesStuck() {
