@@ -124,6 +124,35 @@ class BrokenQueueIsolationIT {
         }
     }
 
+    /** A worker starting while one of its queues' stream is a string starts, serves the others, and that one once repaired. */
+    @Test
+    void aWorkerStartsAndServesItsOtherQueuesWhileOneQueueStreamHasTheWrongType() throws Exception {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String qa = "qa-" + suffix;
+        String qb = "qb-" + suffix;
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        redis.call("SET", "binomic:{" + qb + "}:stream", "notastream");
+        WorkerConfig workerConfig = WorkerConfig.builder().queues(qa, qb).concurrency(4)
+                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
+        Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
+        try (Binomic producer = Binomic.builder().config(config).build().start();
+             Binomic worker = Binomic.builder().config(config).handle(onA, name -> {
+                 attempts.merge(name, TaskContext.current().attempt(), (a, b) -> a * 100 + b);
+                 return null;
+             }).build().start()) {
+            worker.startWorker();
+            producer.submit(onA, qa + "-1");
+            Await.until(PROMPTLY, () -> attempts.containsKey(qa + "-1"), () -> "the healthy queue's job did not run: " + attempts);
+
+            redis.call("DEL", "binomic:{" + qb + "}:stream");
+            producer.submit(onB, qb + "-1");
+            Await.until(Duration.ofSeconds(10), () -> attempts.containsKey(qb + "-1"), () -> "the repaired queue's job never ran: " + attempts);
+            assertEquals(Map.of(qa + "-1", 1, qb + "-1", 1), attempts, "each job ran once, as attempt 1");
+        }
+    }
+
     @Test
     void aQueueStreamOfTheWrongTypeDoesNotStopTheOtherQueuesOfAPlainFetch() throws Exception {
         String suffix = UUID.randomUUID().toString().substring(0, 8);

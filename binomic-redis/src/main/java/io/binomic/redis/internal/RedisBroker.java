@@ -134,8 +134,27 @@ final class RedisBroker implements Broker {
         try {
             // The first real commands: a server that accepted the connection but refuses us
             // (NOAUTH, NOPERM, wrong database) fails here, still inside start().
+            RuntimeException refused = null;
+            int refusedQueues = 0;
             for (String queue : queues) {
-                createGroup(created, queue);
+                try {
+                    createGroup(created, queue);
+                } catch (RuntimeException e) {
+                    if (!String.valueOf(e.getMessage()).contains("WRONGTYPE")) {
+                        throw e;
+                    }
+                    // One queue's key holding something else must not keep the others from starting
+                    // (under a master, every worker would fail to start): fetching isolates it, and
+                    // once the key is repaired the group is created on the first read.
+                    refused = refused == null ? e : refused;
+                    refusedQueues++;
+                    LOG.log(System.Logger.Level.ERROR, "queue ''{0}'' cannot be set up: its stream key {1} holds another type ({2});"
+                            + " the other queues start; check it with TYPE, then delete or rename it", queue, keys(queue).stream(),
+                            RedissonSetup.rootMessage(e));
+                }
+            }
+            if (refused != null && refusedQueues == queues.size()) {
+                throw refused; // no queue at all: fail the start, saying why
             }
         } catch (RuntimeException e) {
             created.shutdown(0, 2, TimeUnit.SECONDS);
