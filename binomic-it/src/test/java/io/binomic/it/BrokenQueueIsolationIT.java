@@ -27,18 +27,28 @@ class BrokenQueueIsolationIT {
 
     private final RedisServer redis = RedisServer.shared();
 
+    /** Queue names of one test's own, so the shared server's other keys never meet them. */
+    private static String suffix() {
+        return UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** A worker on {@code queues} with a lease short enough that a lost delivery would show within a test. */
+    private BinomicConfig config(int concurrency, String... queues) {
+        WorkerConfig worker = WorkerConfig.builder().queues(queues).concurrency(concurrency)
+                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
+        return BinomicConfig.builder().brokerUrl(redis.url()).worker(worker).build();
+    }
+
     @Test
     void aPriorityStreamOfTheWrongTypeOnOneQueueNeitherDelaysTheOthersNorBurnsAttempts() throws Exception {
-        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String suffix = suffix();
         String qk = "qk-" + suffix;
         String ql = "ql-" + suffix;
         String qm = "qm-" + suffix;
         String qn = "qn-" + suffix;
         Map<String, Integer> attempts = new ConcurrentHashMap<>();
         Map<String, Integer> runs = new ConcurrentHashMap<>();
-        WorkerConfig workerConfig = WorkerConfig.builder().queues(qk, ql, qm, qn).concurrency(20)
-                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        BinomicConfig config = config(20, qk, ql, qm, qn);
         Task<String, Void> onK = Task.builder("work", String.class).queue(qk).maxAttempts(1).build();
         Task<String, Void> onL = Task.builder("work", String.class).queue(ql).maxAttempts(1).build();
         try (Binomic producer = Binomic.builder().config(config).build().start();
@@ -85,13 +95,11 @@ class BrokenQueueIsolationIT {
      */
     @Test
     void aStreamReplacedUnderRunningJobsDoesNotHoldTheOtherQueuesUntilItIsRepaired() throws Exception {
-        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String suffix = suffix();
         String qa = "qa-" + suffix;
         String qb = "qb-" + suffix;
         Map<String, Integer> attempts = new ConcurrentHashMap<>();
-        WorkerConfig workerConfig = WorkerConfig.builder().queues(qa, qb).concurrency(4)
-                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        BinomicConfig config = config(4, qa, qb);
         Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
         Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
         java.util.concurrent.CountDownLatch bRunning = new java.util.concurrent.CountDownLatch(2);
@@ -127,14 +135,12 @@ class BrokenQueueIsolationIT {
     /** A worker starting while one of its queues' stream is a string starts, serves the others, and that one once repaired. */
     @Test
     void aWorkerStartsAndServesItsOtherQueuesWhileOneQueueStreamHasTheWrongType() throws Exception {
-        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String suffix = suffix();
         String qa = "qa-" + suffix;
         String qb = "qb-" + suffix;
         Map<String, Integer> attempts = new ConcurrentHashMap<>();
         redis.call("SET", "binomic:{" + qb + "}:stream", "notastream");
-        WorkerConfig workerConfig = WorkerConfig.builder().queues(qa, qb).concurrency(4)
-                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        BinomicConfig config = config(4, qa, qb);
         Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
         Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
         try (Binomic producer = Binomic.builder().config(config).build().start();
@@ -155,14 +161,12 @@ class BrokenQueueIsolationIT {
 
     @Test
     void aQueueStreamOfTheWrongTypeDoesNotStopTheOtherQueuesOfAPlainFetch() throws Exception {
-        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String suffix = suffix();
         String qa = "qa-" + suffix;
         String qb = "qb-" + suffix;
         String qc = "qc-" + suffix;
         Map<String, Integer> attempts = new ConcurrentHashMap<>();
-        WorkerConfig workerConfig = WorkerConfig.builder().queues(qa, qb, qc).concurrency(20)
-                .leaseTimeout(LEASE).pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).build();
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).worker(workerConfig).build();
+        BinomicConfig config = config(20, qa, qb, qc);
         Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
         Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
         try (Binomic producer = Binomic.builder().config(config).build().start();

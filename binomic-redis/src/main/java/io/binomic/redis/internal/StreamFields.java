@@ -94,6 +94,8 @@ final class StreamFields {
     private static final byte[] ATTEMPT_BYTES = ATTEMPT.getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ENQUEUED_AT_BYTES = ENQUEUED_AT.getBytes(StandardCharsets.US_ASCII);
     private static final byte[] PAYLOAD_BYTES = PAYLOAD.getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] HEADERS_BYTES = HEADERS.getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NO_HEADERS_BYTES = NO_HEADERS.getBytes(StandardCharsets.US_ASCII);
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
     /**
@@ -120,7 +122,7 @@ final class StreamFields {
         fields.put(ENQUEUED_AT_BYTES, Long.toString(message.enqueuedAt().toEpochMilli()).getBytes(StandardCharsets.US_ASCII));
         fields.put(PAYLOAD_BYTES, payload);
         if (headers.isEmpty()) {
-            fields.put(HEADERS.getBytes(StandardCharsets.US_ASCII), NO_HEADERS.getBytes(StandardCharsets.US_ASCII));
+            fields.put(HEADERS_BYTES, NO_HEADERS_BYTES);
         }
         return fields;
     }
