@@ -287,6 +287,7 @@ public final class Bench {
         prefixByMode.put("ack", "baseline_ackonly_");
         prefixByMode.put("fenced", "baseline_fenced_");
         prefixByMode.put("xdel-fresh", "baseline_fresh_");
+        prefixByMode.put("fenced-vthread", "baseline_vthread_");
         for (Map.Entry<String, String> variant : prefixByMode.entrySet()) {
             String mode = variant.getKey();
             boolean xdel = mode.equals("xdel");
@@ -326,6 +327,9 @@ public final class Bench {
         // what the stack allows a framework that fences its acks, and a JVM that has just started
         r.put("ratio_baseline_fenced_to_xdel", r.get("baseline_fenced_drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
         r.put("ratio_baseline_fresh_to_warm", r.get("baseline_fresh_drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
+        // what the design's one virtual thread per task costs the bare loop by itself
+        r.put("ratio_baseline_vthread_to_fenced", r.get("baseline_vthread_drain_tasks_per_s") / r.get("baseline_fenced_drain_tasks_per_s"));
+        r.put("ratio_baseline_vthread_to_xdel", r.get("baseline_vthread_drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
     }
 
     /**
@@ -390,6 +394,7 @@ public final class Bench {
         r.put("ratio_drain_warm_to_baseline_ackonly", r.get("drain_warm_tasks_per_s") / r.get("baseline_ackonly_drain_tasks_per_s"));
         r.put("ratio_drain_fresh_to_baseline", r.get("drain_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
         r.put("ratio_drain_warm_to_baseline_fenced", r.get("drain_warm_tasks_per_s") / r.get("baseline_fenced_drain_tasks_per_s"));
+        r.put("ratio_drain_warm_to_baseline_vthread", r.get("drain_warm_tasks_per_s") / r.get("baseline_vthread_drain_tasks_per_s"));
         r.put("ratio_redis_cpu_to_baseline", r.get("redis_cpu_us_per_task") / r.get("baseline_redis_cpu_us_per_task"));
         r.put("ratio_redis_cpu_warm_to_baseline", (r.get("enqueue_redis_cpu_us_per_msg") + r.get("drain_warm_redis_cpu_us_per_task"))
                 / r.get("baseline_redis_cpu_us_per_task"));
@@ -554,22 +559,24 @@ public final class Bench {
             for (boolean useOther : order) {
                 latency(run, r, "lat_" + rate + (useOther ? "_other_" : "_g1_"), rate, producers, useOther ? other : List.of());
             }
-            baselineLatency(run, r, "lat_" + rate + "_baseline_", rate, producers);
+            baselineLatency(run, r, "lat_" + rate + "_baseline_", rate, producers, "latency");
+            baselineLatency(run, r, "lat_" + rate + "_baseline_vthread_", rate, producers, "latency-vthread");
         }
     }
 
     /**
      * The stack's floor at the same rate ({@link BenchBaseline#latency}): bare Redisson, one {@code XADD}
      * per submit from the same number of threads, read by one {@code XREADGROUP BLOCK} loop in a warmed
-     * JVM (G1) that takes the time where it reads, with no hand-off to a handler thread.
+     * JVM (G1) that takes the time where it reads, with no hand-off to a handler thread; with
+     * {@code latency-vthread}, where a virtual thread started per entry (the design's hand-off) begins.
      */
-    private void baselineLatency(int run, Map<String, Double> r, String prefix, int rate, int producers) throws Exception {
+    private void baselineLatency(int run, Map<String, Double> r, String prefix, int rate, int producers, String mode) throws Exception {
         redis.flushAll();
         String stream = "baseline:" + nextQueue();
         int warmup = rate;
         int total = warmup + rate * LATENCY_SECONDS;
         org.redisson.api.RedissonClient producer = org.redisson.Redisson.create(BenchBaseline.redissonConfig(redis.url()));
-        try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, total, "latency", warmup, run)) {
+        try (WorkerProcess worker = WorkerProcess.startBaseline(this, stream, total, mode, warmup, run)) {
             Map<byte[], byte[]> template = BenchBaseline.entryFields("baseline");
             long end = pace(rate, producers, total, () -> BenchBaseline.xaddOne(producer, stream, template), null, null);
             String[] micros = worker.awaitLine("latency", 60).split(" ");
@@ -836,8 +843,12 @@ public final class Bench {
                 new Row("baseline_ackonly_drain_tasks_per_s", "B. baseline drain, XACK alone, tasks/s (warmed JVM)", "", v -> true, false),
                 new Row("ratio_drain_warm_to_baseline", "B. drain warmed / baseline XACK+XDEL", ">= 0.9", v -> v >= 0.9, false),
                 new Row("ratio_drain_warm_to_baseline_fenced", "B. drain warmed / baseline fenced", "", v -> true, false),
+                new Row("ratio_drain_warm_to_baseline_vthread", "B. drain warmed / baseline fenced+vthread", "", v -> true, false),
                 new Row("baseline_fenced_drain_tasks_per_s", "B. baseline drain, least fenced ack (XPENDING runs + XACK), tasks/s", "", v -> true, false),
                 new Row("ratio_baseline_fenced_to_xdel", "B. baseline fenced / baseline XACK+XDEL", "", v -> true, false),
+                new Row("baseline_vthread_drain_tasks_per_s", "B. baseline drain, fenced, a virtual thread per task, tasks/s", "", v -> true, false),
+                new Row("ratio_baseline_vthread_to_xdel", "B. baseline fenced+vthread / baseline XACK+XDEL", "", v -> true, false),
+                new Row("baseline_vthread_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, fenced+vthread, us", "", v -> true, false),
                 new Row("baseline_fresh_drain_tasks_per_s", "B. baseline drain, XACK+XDEL, fresh JVM, tasks/s", "", v -> true, false),
                 new Row("ratio_baseline_fresh_to_warm", "B. baseline fresh / baseline warmed", "", v -> true, false),
                 new Row("baseline_fenced_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, fenced, us", "", v -> true, false),

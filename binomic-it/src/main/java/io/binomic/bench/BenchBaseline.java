@@ -136,6 +136,16 @@ public final class BenchBaseline {
      * arrival and of the last ack's reply.
      */
     static long[] drain(RedissonClient client, String stream, String consumer, int expected, Ack ackMode, Runnable onFirst) {
+        return drain(client, stream, consumer, expected, ackMode, false, onFirst);
+    }
+
+    /**
+     * As {@link #drain(RedissonClient, String, String, int, Ack, Runnable)}; with {@code threadPerTask}
+     * each entry's no-op work runs on a virtual thread of its own, as a Binomic worker runs each task
+     * (the design's one virtual thread per task), and a batch is acked once all its threads are done.
+     */
+    static long[] drain(RedissonClient client, String stream, String consumer, int expected, Ack ackMode, boolean threadPerTask,
+                        Runnable onFirst) {
         // bytes, as the broker reads since issue 14 (a String per value would make the bare loop dearer than Binomic's read)
         RStream<byte[], byte[]> s = client.getStream(stream, ByteArrayCodec.INSTANCE);
         StreamReadGroupArgs args = StreamReadGroupArgs.neverDelivered().count(CHUNK);
@@ -155,9 +165,29 @@ public final class BenchBaseline {
             }
             StreamMessageId[] ids = new StreamMessageId[got.size()];
             int i = 0;
-            for (Map.Entry<StreamMessageId, Map<byte[], byte[]>> e : got.entrySet()) {
-                ids[i++] = e.getKey();
-                touched += e.getValue().size(); // the no-op work: look at the entry
+            if (threadPerTask) {
+                java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(got.size());
+                java.util.concurrent.atomic.LongAdder seen = new java.util.concurrent.atomic.LongAdder();
+                for (Map.Entry<StreamMessageId, Map<byte[], byte[]>> e : got.entrySet()) {
+                    ids[i++] = e.getKey();
+                    Map<byte[], byte[]> fields = e.getValue();
+                    Thread.ofVirtual().start(() -> {
+                        seen.add(fields.size()); // the no-op work: look at the entry
+                        finished.countDown();
+                    });
+                }
+                try {
+                    finished.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while a batch's tasks ran", e);
+                }
+                touched += seen.sum();
+            } else {
+                for (Map.Entry<StreamMessageId, Map<byte[], byte[]>> e : got.entrySet()) {
+                    ids[i++] = e.getKey();
+                    touched += e.getValue().size(); // the no-op work: look at the entry
+                }
             }
             ack.join();
             RBatch batch = client.createBatch();
@@ -228,10 +258,11 @@ public final class BenchBaseline {
      * is read, the batch acked asynchronously; no hand-off to another thread. Prints
      * {@code latency <p50> <p99> <p99.9> <max>} (µs) over the entries after the first {@code warmup}.
      */
-    static void latency(RedissonClient client, String stream, int expected, int warmup) {
+    static void latency(RedissonClient client, String stream, int expected, int warmup, boolean threadPerTask) throws InterruptedException {
         RStream<String, String> s = client.getStream(stream, StringCodec.INSTANCE);
         StreamReadGroupArgs args = StreamReadGroupArgs.neverDelivered().count(100).timeout(java.time.Duration.ofSeconds(1));
         long[] micros = new long[expected];
+        java.util.concurrent.CountDownLatch taken = new java.util.concurrent.CountDownLatch(expected);
         int done = 0;
         while (done < expected) {
             Map<StreamMessageId, Map<String, String>> got = s.readGroup(GROUP, "baseline", args);
@@ -241,11 +272,23 @@ public final class BenchBaseline {
             long now = BenchWorker.nowMicros();
             for (Map<String, String> fields : got.values()) {
                 if (done < expected) {
-                    micros[done++] = now - Long.parseLong(fields.get("t"));
+                    int index = done++;
+                    long submitted = Long.parseLong(fields.get("t"));
+                    if (threadPerTask) {
+                        // the design's hand-off: the time is taken where the task's own virtual thread starts
+                        Thread.ofVirtual().start(() -> {
+                            micros[index] = BenchWorker.nowMicros() - submitted;
+                            taken.countDown();
+                        });
+                    } else {
+                        micros[index] = now - submitted;
+                        taken.countDown();
+                    }
                 }
             }
             s.ackAsync(GROUP, got.keySet().toArray(StreamMessageId[]::new));
         }
+        taken.await();
         long[] measured = java.util.Arrays.copyOfRange(micros, warmup, expected);
         java.util.Arrays.sort(measured);
         System.out.printf("latency %d %d %d %d%n", measured[(int) Math.ceil(0.5 * measured.length) - 1],
@@ -256,14 +299,15 @@ public final class BenchBaseline {
 
     /**
      * Arguments: redis URL, stream, expected entries, {@code xdel}, {@code ack} or {@code fenced},
-     * each optionally with {@code -fresh} (drain), or
-     * {@code latency} and the warm-up entries ({@link #latency}; warmed by a drain first).
+     * each optionally with {@code -vthread} (a virtual thread per entry) and {@code -fresh} (drain), or
+     * {@code latency} or {@code latency-vthread} (the time taken on a virtual thread per entry) and the
+     * warm-up entries ({@link #latency}; warmed by a drain first).
      */
     public static void main(String[] args) throws Exception {
         String url = args[0];
         String stream = args[1];
         int expected = Integer.parseInt(args[2]);
-        if (args[3].equals("latency")) {
+        if (args[3].startsWith("latency")) {
             RedissonClient client = Redisson.create(redissonConfig(url));
             try {
                 String warm = stream + "-warmup";
@@ -273,7 +317,7 @@ public final class BenchBaseline {
                 client.getKeys().delete(warm);
                 createGroup(client, stream);
                 System.out.println("ready");
-                latency(client, stream, expected, Integer.parseInt(args[4]));
+                latency(client, stream, expected, Integer.parseInt(args[4]), args[3].equals("latency-vthread"));
                 new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
             } finally {
                 client.shutdown(0, 2, TimeUnit.SECONDS);
@@ -281,14 +325,15 @@ public final class BenchBaseline {
             return;
         }
         boolean fresh = args[3].endsWith("-fresh");
-        Ack ackMode = Ack.valueOf(args[3].replace("-fresh", "").toUpperCase(java.util.Locale.ROOT));
+        boolean threadPerTask = args[3].contains("-vthread");
+        Ack ackMode = Ack.valueOf(args[3].replace("-fresh", "").replace("-vthread", "").toUpperCase(java.util.Locale.ROOT));
         RedissonClient client = Redisson.create(redissonConfig(url));
         try {
             if (!fresh) {
                 String warm = stream + "-warmup";
                 createGroup(client, warm);
                 xadd(client, warm, "warmup", WARMUP);
-                drain(client, warm, "baseline-warmup", WARMUP, ackMode, () -> { });
+                drain(client, warm, "baseline-warmup", WARMUP, ackMode, threadPerTask, () -> { });
                 client.getKeys().delete(warm);
             }
             System.out.println("ready");
@@ -296,7 +341,7 @@ public final class BenchBaseline {
             if (!"go".equals(in.readLine())) {
                 return;
             }
-            long[] times = drain(client, stream, "baseline", expected, ackMode, () -> { });
+            long[] times = drain(client, stream, "baseline", expected, ackMode, threadPerTask, () -> { });
             System.out.println("first-start " + times[0]);
             System.out.println("done " + times[1]);
             System.out.flush();
