@@ -190,4 +190,57 @@ class BrokenQueueIsolationIT {
             assertEquals(Map.of(qa + "-1", 1, qb + "-1", 1), attempts, "each job ran once, as attempt 1");
         }
     }
+
+    /**
+     * A broken low priority level under a busy high one: a fetch filled by the high level never
+     * reaches the broken one, and was taken as "works again", so the queue was logged failing and
+     * recovered over and over while nothing had changed. It is logged once, and recovers only once
+     * a fetch has read every level.
+     */
+    @Test
+    void aBrokenLowPriorityLevelUnderABusyHighOneIsLoggedOnceNotAsFlappingBetweenFailingAndWorking() throws Exception {
+        String queue = "qp-" + suffix();
+        Task<Integer, Void> work = Task.builder("work", Integer.class).queue(queue).maxAttempts(1).build();
+        java.util.List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger brokerLog = java.util.logging.Logger.getLogger("io.binomic.redis.internal.RedisBroker");
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                String text = record.getMessage() + " " + java.util.Arrays.toString(record.getParameters());
+                if (text.contains(queue)) {
+                    messages.add(text);
+                }
+            }
+
+            @Override
+            public void flush() { }
+
+            @Override
+            public void close() { }
+        };
+        brokerLog.addHandler(capture);
+        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        BinomicConfig config = config(2, queue);
+        try (Binomic producer = Binomic.builder().config(config).build().start();
+             Binomic worker = Binomic.builder().config(config).handle(work, n -> {
+                 Thread.sleep(20);
+                 ran.incrementAndGet();
+                 return null;
+             }).build().start()) {
+            // level 8 busy (far more jobs than the two slots), level 3 a string
+            for (int n = 0; n < 300; n++) {
+                producer.submit(work, n, SubmitOptions.builder().priority(8).build());
+            }
+            redis.call("SADD", "binomic:{" + queue + "}:stream:levels", "3");
+            redis.call("SET", "binomic:{" + queue + "}:stream:p3", "notastream");
+            worker.startWorker();
+            Await.until(Duration.ofSeconds(20), () -> ran.get() >= 100, () -> "only " + ran.get() + " jobs ran");
+            long failing = messages.stream().filter(m -> m.contains("fails (for")).count();
+            long recovered = messages.stream().filter(m -> m.contains("works again")).count();
+            assertEquals(0, recovered, "a broken level reported as working again while still broken: " + messages);
+            assertEquals(1, failing, "the broken level logged more than once within 30 s: " + messages);
+        } finally {
+            brokerLog.removeHandler(capture);
+        }
+    }
 }

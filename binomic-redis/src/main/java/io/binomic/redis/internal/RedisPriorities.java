@@ -289,12 +289,6 @@ final class RedisPriorities {
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
         String problem = RedisBroker.replyText(flat.get(1 + m));
-        if (problem.isEmpty()) {
-            broker.fetchFailures().answered(queue);
-        } else {
-            // the other levels' entries are in this reply: deliver them, and report the broken level
-            broker.fetchFailures().failed(queue, "a level of the queue cannot be read: " + problem);
-        }
         List<Delivery> out = new ArrayList<>();
         int i = 2 + m;
         while (i < flat.size()) {
@@ -307,6 +301,17 @@ final class RedisPriorities {
             }
             out.add(RedisBroker.fetched(queue, receipt(id, level), fields));
             i += 3 + n;
+        }
+        if (problem.isEmpty()) {
+            if (out.size() < max) {
+                // Every level was read. A filled reply may have stopped before a broken level: taken
+                // as "works again", a queue failing on a low level was logged as failing, then as
+                // working, on every other fetch while its higher levels were busy.
+                broker.fetchFailures().answered(queue);
+            }
+        } else {
+            // the other levels' entries are in this reply: deliver them, and report the broken level
+            broker.fetchFailures().failed(queue, "a level of the queue cannot be read: " + problem);
         }
         return out;
     }
