@@ -102,10 +102,10 @@ class BrokenQueueIsolationIT {
         BinomicConfig config = config(4, qa, qb);
         Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
         Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
-        java.util.concurrent.CountDownLatch bRunning = new java.util.concurrent.CountDownLatch(2);
+        java.util.concurrent.CountDownLatch bRunning = new java.util.concurrent.CountDownLatch(3);
         try (Binomic producer = Binomic.builder().config(config).build().start();
              Binomic worker = Binomic.builder().config(config).handle(onA, name -> {
-                 if (name.startsWith(qb)) {
+                 if (name.startsWith(qb) || name.equals(qa + "-0")) {
                      bRunning.countDown();
                      Thread.sleep(1000);
                  }
@@ -115,7 +115,8 @@ class BrokenQueueIsolationIT {
             io.binomic.core.Worker running = worker.startWorker();
             producer.submit(onB, qb + "-1");
             producer.submit(onB, qb + "-2");
-            assertEquals(true, bRunning.await(5, java.util.concurrent.TimeUnit.SECONDS), "qb's jobs started");
+            producer.submit(onA, qa + "-0"); // ends with qb's: its outcome shares their refused batch
+            assertEquals(true, bRunning.await(5, java.util.concurrent.TimeUnit.SECONDS), "qb's jobs and qa-0 started");
             // in one step, so that no settle finds the key missing: the stream becomes a string under its running jobs
             redis.call("EVAL", "redis.call('RENAME', KEYS[1], KEYS[2]); redis.call('SET', KEYS[1], 'notastream'); return 1", "2",
                     "binomic:{" + qb + "}:stream", "binomic:{" + qb + "}:stream.bak");
@@ -129,6 +130,10 @@ class BrokenQueueIsolationIT {
             System.out.println("BROKEN QUEUE: a healthy queue's job ran " + Duration.ofNanos(System.nanoTime() - submitted).toMillis()
                     + " ms after submission, the other queue's stream replaced under its running jobs");
             assertEquals(1, attempts.get(qa + "-1"));
+            assertEquals(1, attempts.get(qa + "-0"));
+            // qa-0's outcome was written with the first send of the batch; sent again alone after the
+            // split, it is found settled: its own earlier write, not a delivery reclaimed from this worker
+            assertEquals(0, running.counters().staleSettlements(), "outcomes counted stale: " + running.counters());
         }
     }
 

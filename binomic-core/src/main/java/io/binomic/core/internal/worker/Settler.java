@@ -88,6 +88,9 @@ final class Settler {
      */
     boolean sendOnce(Duration wait) throws InterruptedException {
         List<Settlement> batch = retrying.pollFirst();
+        // Sent before, whole or as part of a batch since split: what it finds not pending is most
+        // likely its own earlier write (a split batch's other queues were applied by its first send).
+        boolean resend = batch != null;
         if (batch == null) {
             Settlement first = buffer.poll(wait.toMillis(), TimeUnit.MILLISECONDS);
             if (first == null) {
@@ -101,7 +104,6 @@ final class Settler {
         sending = batch.size();
         long before = System.nanoTime();
         sendingSinceNanos = before;
-        boolean resend = headTries > 0;
         try {
             List<Settlement> sent = batch.stream().map(this::asHeldNow).toList();
             SettleReport report = broker.settle(consumer, sent);
@@ -148,7 +150,8 @@ final class Settler {
         Settlement s = batch.getFirst();
         abandoned.increment();
         LOG.log(Level.ERROR, "worker " + consumer + ": giving up writing the outcome of " + s.delivery().receipt() + " of queue "
-                + s.delivery().queue() + "; it stays pending and returns by reclaim (it will run again)", e);
+                + s.delivery().queue() + "; it stays pending: once its queue can be written again, reclaim runs it again, or"
+                + " dead-letters it (MAX_ATTEMPTS, io.binomic.LeaseExpired) if that was its last attempt", e);
         done.accept(s.delivery());
         if (retrying.isEmpty()) {
             // nothing refused is left: writes are not failing any more, and the worker may take work again
