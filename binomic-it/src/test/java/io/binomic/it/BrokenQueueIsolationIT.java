@@ -248,4 +248,36 @@ class BrokenQueueIsolationIT {
             brokerLog.removeHandler(capture);
         }
     }
+
+    /**
+     * The fix the error names for a set of levels of the wrong type is to delete it: the messages
+     * already on its level streams were then read by nothing (the set lists the levels read), even
+     * by a worker started afterwards, until a message of the same level was submitted. The levels
+     * whose streams exist are found again.
+     */
+    @Test
+    void messagesOfAPriorityLevelRunAfterTheSetOfLevelsIsDeletedAsItsErrorSays() throws Exception {
+        String queue = "qs-" + suffix();
+        Task<String, Void> work = Task.builder("work", String.class).queue(queue).maxAttempts(1).build();
+        Map<String, Integer> attempts = new ConcurrentHashMap<>();
+        BinomicConfig config = config(4, queue);
+        try (Binomic producer = Binomic.builder().config(config).build().start()) {
+            for (int n = 0; n < 3; n++) {
+                producer.submit(work, "p8-" + n, SubmitOptions.builder().priority(8).build());
+            }
+            producer.submit(work, "default");
+            redis.call("DEL", "binomic:{" + queue + "}:stream:levels");
+            redis.call("SET", "binomic:{" + queue + "}:stream:levels", "broken");
+            redis.call("DEL", "binomic:{" + queue + "}:stream:levels"); // as the error's fix says
+            try (Binomic worker = Binomic.builder().config(config).handle(work, name -> {
+                attempts.merge(name, TaskContext.current().attempt(), (a, b) -> a * 100 + b);
+                return null;
+            }).build().start()) {
+                worker.startWorker();
+                Await.until(Duration.ofSeconds(15), () -> attempts.size() == 4,
+                        () -> "not every job ran after the set of levels was deleted: " + attempts);
+                assertEquals(Map.of("p8-0", 1, "p8-1", 1, "p8-2", 1, "default", 1), attempts, "each job ran once, as attempt 1");
+            }
+        }
+    }
 }

@@ -12,7 +12,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -46,6 +45,9 @@ final class RedisPriorities {
     private final int lowerFirstEvery;
     private final Map<String, PriorityFetchOrder> orders = new ConcurrentHashMap<>();
     private final Map<String, Levels> levels = new ConcurrentHashMap<>();
+    /** When each queue's level streams were last looked for ({@link PriorityScripts#LEVELS}). */
+    private final Map<String, Long> levelStreamsProbedAt = new ConcurrentHashMap<>();
+    private static final long LEVEL_STREAMS_PROBE_NANOS = Duration.ofSeconds(10).toNanos();
     /** Where each level stream's XAUTOCLAIM scan stopped. */
     private final Map<String, String> reclaimCursors = new ConcurrentHashMap<>();
     private final AtomicInteger rotation = new AtomicInteger();
@@ -121,9 +123,14 @@ final class RedisPriorities {
         if (known != null && now - known.readAtNanos < LEVELS_FRESH_NANOS) {
             return known.descending;
         }
-        Set<String> members = broker.call("levels of queue '" + queue + "'",
-                () -> broker.client().<String>getSet(levelsKey(broker.keys(queue)), StringCodec.INSTANCE).readAll());
-        int[] read = descending(members.stream().mapToInt(Priority::parse));
+        Long probed = levelStreamsProbedAt.get(queue);
+        boolean probe = probed == null || now - probed >= LEVEL_STREAMS_PROBE_NANOS;
+        List<Object> members = broker.eval("levels of queue '" + queue + "'", PriorityScripts.LEVELS, RScript.ReturnType.LIST,
+                List.of(broker.keys(queue).stream()), probe ? "1" : "0");
+        if (probe) {
+            levelStreamsProbedAt.put(queue, now);
+        }
+        int[] read = descending(members.stream().map(String::valueOf).filter(p -> p.matches("[0-9]")).mapToInt(Priority::parse));
         levels.put(queue, new Levels(read, now));
         return read;
     }
