@@ -229,10 +229,22 @@ final class MasterCommand implements Command {
         args.duration("reclaim-interval").ifPresent(builder::reclaimInterval);
         args.duration("restart-backoff").ifPresent(builder::restartBackoffInitial);
         args.duration("restart-backoff-max").ifPresent(builder::restartBackoffMax);
+        MasterConfig config;
         try {
-            return builder.build();
+            config = builder.build();
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage() + given.originsOf("master"));
         }
+        try {
+            // The workers run on this module path: a URL no broker here serves would only show as
+            // workers failing to start, restarted with a growing back-off, the reason in their logs.
+            io.binomic.core.internal.Providers.selectBroker(config.broker(), io.binomic.core.internal.Providers.load(
+                    io.binomic.api.spi.BrokerProvider.class, java.util.ServiceLoader.load(io.binomic.api.spi.BrokerProvider.class)));
+        } catch (io.binomic.api.ProviderNotFoundException e) {
+            String first = e.getMessage().lines().findFirst().orElse("").replace(" Providers found:", "");
+            throw new UsageException(first + " (found: " + (e.found().isEmpty() ? "none"
+                    : String.join(", ", e.found().stream().map(String::strip).toList())) + ")" + given.originsOf("master"));
+        }
+        return config;
     }
 }

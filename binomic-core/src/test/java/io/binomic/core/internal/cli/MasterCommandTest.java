@@ -1,6 +1,8 @@
 package io.binomic.core.internal.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.internal.process.WorkerSlots;
 import java.nio.file.Files;
@@ -34,5 +36,22 @@ class MasterCommandTest {
             assertEquals("broker.url = redis://theirs:6379\n", Files.readString(theirSettings),
                     "the live master's workers keep reading its own settings");
         }
+    }
+
+    /**
+     * A broker URL that no broker on the module path serves was accepted: the master started and
+     * its workers failed to start over and over, the reason only in their log files.
+     */
+    @Test
+    void aBrokerUrlNoProviderServesIsRefusedWithExitTwoBeforeAnyWorkerStarts() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new AssertionError("the master needs no broker connection");
+        }, "master", "--broker", "foo://x", "--queues", "q", "--workers", "1", "--state-dir", dir.toString());
+
+        assertEquals(2, run.exit(), run.toString());
+        assertTrue(run.err().startsWith("binomic master: no broker provider for URL scheme 'foo': use memory://, redis:// or rediss://"),
+                run.err());
+        assertTrue(run.err().contains("(found: memory"), "the providers found are listed: " + run.err());
+        assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
     }
 }
