@@ -456,7 +456,7 @@ public final class WorkerRuntime implements Worker {
                 broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
                 broker.removeSettled(queue);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue, e.getMessage());
+                LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue, brief(e));
             }
         }
         return taken;
@@ -621,6 +621,20 @@ public final class WorkerRuntime implements Worker {
         thread.start();
     }
 
+    /**
+     * A broker error without what Redisson appends after it (the connection, with ids that differ
+     * on every call, and the command's arguments: a script's whole Lua source).
+     */
+    private static String brief(RuntimeException e) {
+        String error = String.valueOf(e.getMessage());
+        int channel = error.indexOf("channel: [");
+        return channel < 0 ? error : error.substring(0, channel).strip();
+    }
+
+    private static final Duration RENEWAL_LOG_EVERY = Duration.ofSeconds(30);
+    private String lastRenewalError = "";
+    private long lastRenewalLoggedNanos;
+
     private boolean leaseRound() throws InterruptedException {
         Thread.sleep(config.leaseTimeout().dividedBy(4));
         if (held.isEmpty()) {
@@ -631,11 +645,20 @@ public final class WorkerRuntime implements Worker {
             try {
                 broker.renewLeases(consumerName, List.copyOf(held.values()));
                 settler.brokerAnswered();
+                lastRenewalError = "";
                 return true;
             } catch (RuntimeException e) {
                 // Retry soon rather than a whole period later: after an outage, the sooner the
                 // leases are renewed, the smaller the chance another worker takes them over.
-                LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", consumerName, e.getMessage());
+                // Logged when the error changes and every 30 s: a queue whose key is broken fails
+                // every try (four a second) while the other queues' leases are renewed.
+                String error = brief(e);
+                long now = System.nanoTime();
+                if (!error.equals(lastRenewalError) || now - lastRenewalLoggedNanos >= RENEWAL_LOG_EVERY.toNanos()) {
+                    LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", consumerName, error);
+                    lastRenewalError = error;
+                    lastRenewalLoggedNanos = now;
+                }
                 if (System.nanoTime() - roundEnds >= 0) {
                     return true;
                 }
