@@ -72,6 +72,26 @@ class CliOnRedisTest {
         assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+ +-"), lines[1]);
     }
 
+    /** One queue's stream of another type made 'queues' print nothing, for the healthy queues too. */
+    @Test
+    void queuesShowsTheOtherQueuesWhenOneQueuesStreamHasTheWrongTypeAndFailsNamingIt() {
+        String broken = queue + "-broken";
+        redis.call("SET", "binomic:{" + broken + "}:stream", "notastream");
+        try {
+            CliRun run = cli("queues", "--broker", redis.url(), "--queues", queue + "," + broken);
+            assertEquals(1, run.exit(), run.toString());
+            String[] lines = run.out().split("\n");
+            assertEquals(3, lines.length, run.out());
+            assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+ +-"), lines[1]);
+            assertTrue(lines[2].matches(broken + " +\\? +\\? +\\? +\\? +\\? +\\?"), lines[2]);
+            assertTrue(run.err().startsWith("binomic queues: the figures of 1 queue(s) could not be read (shown as ?): '" + broken
+                    + "': "), run.err());
+            assertTrue(run.err().contains("WRONGTYPE") && run.err().contains("with TYPE, then delete or rename"), run.err());
+        } finally {
+            redis.call("DEL", "binomic:{" + broken + "}:stream");
+        }
+    }
+
     @Test
     void dlqListGroupsByTaskReasonAndFailureClass() {
         CliRun run = cli("dlq", "list", "--broker", redis.url(), "--queues", queue);

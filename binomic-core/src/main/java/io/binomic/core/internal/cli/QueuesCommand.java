@@ -62,11 +62,33 @@ final class QueuesCommand implements Command {
         try (Binomic binomic = connector.connect(url, args.list("queues"))) {
             List<String> queues = Queues.resolve(args, binomic);
             Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED");
+            // One queue whose keys are broken (a key of another type) must not hide the others' figures.
+            Map<String, io.binomic.api.BrokerException> failed = new java.util.LinkedHashMap<>();
             for (String queue : queues) {
-                QueueStats s = binomic.queueStats(queue);
+                QueueStats s;
+                try {
+                    s = binomic.queueStats(queue);
+                } catch (io.binomic.api.BrokerException e) {
+                    failed.put(queue, e);
+                    table.row(queue, "?", "?", "?", "?", "?", "?");
+                    continue;
+                }
                 table.row(queue, s.ready(), s.pending(), s.delayed(), s.deadLetters(), s.consumers(), paused(binomic, queue));
             }
+            if (!failed.isEmpty() && failed.size() == queues.size()) {
+                throw failed.values().iterator().next(); // Redis down, most likely: its own message says so
+            }
             table.print(out);
+            if (!failed.isEmpty()) {
+                StringBuilder why = new StringBuilder("the figures of " + failed.size() + " queue(s) could not be read (shown as ?):");
+                failed.forEach((queue, e) -> {
+                    String error = String.valueOf(e.getMessage());
+                    int channel = error.indexOf("channel: [");
+                    why.append(" '").append(queue).append("': ").append(channel < 0 ? error : error.substring(0, channel).strip());
+                });
+                throw new io.binomic.api.BrokerException(why + ". On WRONGTYPE a key of the queue holds another type: check its"
+                        + " keys (binomic:{<queue>}:stream and those beginning with it) with TYPE, then delete or rename the wrong one");
+            }
             return BinomicCli.EXIT_OK;
         }
     }
