@@ -97,9 +97,13 @@ final class Arguments {
         if (value.isEmpty()) {
             return List.of();
         }
-        List<String> items = Arrays.stream(value.get().split(",")).map(String::strip).filter(s -> !s.isEmpty()).toList();
-        if (items.isEmpty()) {
+        List<String> items = Arrays.stream(value.get().split(",", -1)).map(String::strip).toList();
+        if (items.stream().allMatch(String::isEmpty)) {
             throw new UsageException("--" + name + " is empty: name at least one, or leave the option out");
+        }
+        if (items.contains("")) {
+            // "a,,b": a name left out by mistake, not a list of two
+            throw new UsageException("--" + name + " has an empty name in '" + value.get() + "': list names separated by commas");
         }
         if (name.equals("queues")) {
             for (String queue : items) {

@@ -15,7 +15,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -251,7 +250,7 @@ public final class Settings {
     /** The worker settings (the consumer name is never a setting: each worker has its own). */
     public WorkerConfig worker() {
         WorkerConfig.Builder b = WorkerConfig.builder();
-        value("worker.queues").map(Settings::list).ifPresent(b::queues);
+        value("worker.queues").map(text -> list("worker.queues", text)).ifPresent(b::queues);
         intValue("worker.concurrency").ifPresent(b::concurrency);
         duration("worker.shutdownGrace").ifPresent(b::shutdownGrace);
         duration("worker.leaseTimeout").ifPresent(b::leaseTimeout);
@@ -309,7 +308,9 @@ public final class Settings {
         v.put("task.backoff.cap", tasks.backoff().cap().toString());
         v.put("task.backoff.jitter", Double.toString(tasks.backoff().jitter()));
         tasks.staleAfter().ifPresent(d -> v.put("task.staleAfter", d.toString()));
-        v.put("worker.queues", String.join(",", worker.queues()));
+        if (!worker.queues().isEmpty()) { // none: the tasks' queues, as when the key is left out
+            v.put("worker.queues", String.join(",", worker.queues()));
+        }
         v.put("worker.concurrency", Integer.toString(worker.concurrency()));
         v.put("worker.shutdownGrace", worker.shutdownGrace().toString());
         v.put("worker.leaseTimeout", worker.leaseTimeout().toString());
@@ -392,9 +393,20 @@ public final class Settings {
         }
     }
 
-    private static List<String> list(String text) {
+    /**
+     * Comma-separated names. An empty one is refused, not skipped: "a,,b" is a name left out by
+     * mistake, and an empty value meant every queue where {@code --queues ''} was refused.
+     */
+    private List<String> list(String key, String text) {
         List<String> items = new ArrayList<>();
-        Arrays.stream(text.split(",")).map(String::strip).filter(s -> !s.isEmpty()).forEach(items::add);
+        for (String part : text.split(",", -1)) {
+            String item = part.strip();
+            if (item.isEmpty()) {
+                throw new IllegalArgumentException(where(key) + key + (text.isBlank() ? " is empty" : " has an empty name in '" + text + "'")
+                        + ": list names separated by commas, or leave " + key + " out");
+            }
+            items.add(item);
+        }
         return items;
     }
 

@@ -365,6 +365,8 @@ class BinomicCliUsageTest {
     void anEmptyOrInvalidQueueListIsAUsageError() {
         assertUsageError(run("queues", "--queues", ""), "binomic queues: --queues is empty: name at least one, or leave the option out",
                 "Usage: binomic queues [options]");
+        assertUsageError(run("queues", "--queues", "a,,b"), "binomic queues: --queues has an empty name in 'a,,b': list names separated"
+                + " by commas", "Usage: binomic queues [options]");
         assertUsageError(run("dlq", "list", "--queues", "a b"),
                 "binomic dlq list: --queues: 'a b' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')",
                 "Usage: binomic dlq list [options]");

@@ -125,6 +125,10 @@ class SettingsTest {
         assertEquals(tasks, read.taskDefaults());
         assertEquals(worker, read.worker());
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+
+        WorkerConfig tasksQueues = WorkerConfig.builder().concurrency(3).build(); // no queues: the tasks' queues
+        Settings.write(file, broker, tasks, tasksQueues);
+        assertEquals(tasksQueues, Settings.ofFile(file).worker(), "an empty queue list is refused in a file: it is left out");
     }
 
     @Test
@@ -139,5 +143,21 @@ class SettingsTest {
         assertEquals("concurrency must be >= 1, was 0 (worker.concurrency from b.conf line 1)", e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> Settings.parse("just words\n", "b.conf"));
         assertEquals("b.conf line 1: expected 'key = value', was 'just words'", e.getMessage());
+    }
+
+    /**
+     * Found by an outside check: an empty worker.queues in the file meant every queue (where
+     * --queues '' was refused), and a name left out between two commas was silently dropped.
+     */
+    @Test
+    void anEmptyQueueListOrAnEmptyNameInItIsRefusedNamingTheKeyAndLine() {
+        IllegalArgumentException empty = assertThrows(IllegalArgumentException.class,
+                () -> Settings.parse("worker.queues =\n", "app.conf").worker());
+        assertEquals("app.conf line 1: worker.queues is empty: list names separated by commas, or leave worker.queues out",
+                empty.getMessage());
+        IllegalArgumentException gap = assertThrows(IllegalArgumentException.class,
+                () -> Settings.parse("worker.queues = a,,b\n", "app.conf").worker());
+        assertEquals("app.conf line 1: worker.queues has an empty name in 'a,,b': list names separated by commas, or leave"
+                + " worker.queues out", gap.getMessage());
     }
 }
