@@ -86,8 +86,10 @@ final class QueuesCommand implements Command {
                     int channel = error.indexOf("channel: [");
                     why.append(" '").append(queue).append("': ").append(channel < 0 ? error : error.substring(0, channel).strip());
                 });
+                String example = failed.keySet().iterator().next();
                 throw new io.binomic.api.BrokerException(why + ". On WRONGTYPE a key of the queue holds another type: check its"
-                        + " keys (binomic:{<queue>}:stream and those beginning with it) with TYPE, then delete or rename the wrong one");
+                        + " keys (for '" + example + "': binomic:{" + example + "}:stream and the keys beginning with it, under"
+                        + " broker.keyPrefix if set) with TYPE, then delete or rename the wrong one");
             }
             return BinomicCli.EXIT_OK;
         }

@@ -52,6 +52,13 @@ final class Settler {
     private volatile int sending;
     private volatile long sendingSinceNanos;
     private static final int REMEMBERED = 1 << 16;
+    /**
+     * Deliveries whose outcome was given up (a batch Redis refuses): still pending to this consumer
+     * on purpose, for reclaim to run again, or dead-letter, at their next delivery count. The
+     * recovery of lost reads must not take them for entries it never received (it ran them again at
+     * once, as the same attempt). Removed when reclaim takes them; rare, so bounded crudely.
+     */
+    private final java.util.Set<String> givenUp = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final AtomicReferenceArray<String> recentlySettled = new AtomicReferenceArray<>(REMEMBERED);
     private int nextSettled;
     /** Failed tries of the batch at the head of {@link #retrying}. */
@@ -149,6 +156,10 @@ final class Settler {
         }
         Settlement s = batch.getFirst();
         abandoned.increment();
+        if (givenUp.size() >= REMEMBERED) {
+            givenUp.clear();
+        }
+        givenUp.add(s.delivery().receipt());
         LOG.log(Level.ERROR, "worker " + consumer + ": giving up writing the outcome of " + s.delivery().receipt() + " of queue "
                 + s.delivery().queue() + "; it stays pending: once its queue can be written again, reclaim runs it again, or"
                 + " dead-letters it (MAX_ATTEMPTS, io.binomic.LeaseExpired) if that was its last attempt", e);
@@ -201,6 +212,18 @@ final class Settler {
             }
         }
         return false;
+    }
+
+    /** Whether the outcome of {@code receipt} was given up and reclaim has not taken it since. */
+    boolean gaveUp(String receipt) {
+        return !givenUp.isEmpty() && givenUp.contains(receipt);
+    }
+
+    /** Reclaim took {@code receipt}: its next outcome is written as any other. */
+    void reclaimed(String receipt) {
+        if (!givenUp.isEmpty()) {
+            givenUp.remove(receipt);
+        }
     }
 
     /**

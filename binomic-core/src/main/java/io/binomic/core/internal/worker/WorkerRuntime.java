@@ -345,8 +345,12 @@ public final class WorkerRuntime implements Worker {
             LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", consumerName,
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fetchFailingSinceNanos)));
             fetchFailingSinceNanos = 0;
+            lastFetchLogged = ""; // a new failure is logged at once
         }
     }
+
+    private String lastFetchLogged = "";
+    private long lastFetchLoggedNanos;
 
     private void fetchFailed(RuntimeException e) {
         lastFetchError = String.valueOf(e.getMessage());
@@ -354,8 +358,15 @@ public final class WorkerRuntime implements Worker {
         if (fetchFailingSinceNanos == 0) {
             fetchFailingSinceNanos = System.nanoTime();
         }
-        LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying in {2} ms", consumerName, e.getMessage(),
-                String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
+        // Logged when the error changes and every 30 s: a worker whose every queue is refused fails twice a second.
+        String error = brief(e);
+        long now = System.nanoTime();
+        if (!error.equals(lastFetchLogged) || now - lastFetchLoggedNanos >= RENEWAL_LOG_EVERY.toNanos()) {
+            LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying every {2} ms", consumerName, error,
+                    String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
+            lastFetchLogged = error;
+            lastFetchLoggedNanos = now;
+        }
         pause(BROKER_ERROR_PAUSE);
     }
 
@@ -390,8 +401,8 @@ public final class WorkerRuntime implements Worker {
                 continue;
             }
             for (Delivery d : pending) {
-                if (held.containsKey(d.receipt()) || settler.settledRecently(d.receipt())) {
-                    continue;
+                if (held.containsKey(d.receipt()) || settler.settledRecently(d.receipt()) || settler.gaveUp(d.receipt())) {
+                    continue; // running, written, or left on purpose for reclaim (at its next delivery count)
                 }
                 LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
                         consumerName, d.receipt(), queue);
@@ -434,6 +445,7 @@ public final class WorkerRuntime implements Worker {
             }
             try {
                 for (Delivery d : limiter.admit(broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken))) {
+                    settler.reclaimed(d.receipt());
                     if (held.computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
                         // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.
