@@ -81,11 +81,8 @@ final class QueuesCommand implements Command {
             table.print(out);
             if (!failed.isEmpty()) {
                 StringBuilder why = new StringBuilder("the figures of " + failed.size() + " queue(s) could not be read (shown as ?):");
-                failed.forEach((queue, e) -> {
-                    String error = String.valueOf(e.getMessage());
-                    int channel = error.indexOf("channel: [");
-                    why.append(" '").append(queue).append("': ").append(channel < 0 ? error : error.substring(0, channel).strip());
-                });
+                failed.forEach((queue, e) -> why.append(" '").append(queue).append("': ")
+                        .append(io.binomic.core.internal.RepeatedErrorLog.brief(e)));
                 String example = failed.keySet().iterator().next();
                 throw new io.binomic.api.BrokerException(why + ". On WRONGTYPE a key of the queue holds another type: check its"
                         + " keys (for '" + example + "': binomic:{" + example + "}:stream and the keys beginning with it, under"

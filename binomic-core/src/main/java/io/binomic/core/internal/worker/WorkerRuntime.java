@@ -345,12 +345,11 @@ public final class WorkerRuntime implements Worker {
             LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", consumerName,
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fetchFailingSinceNanos)));
             fetchFailingSinceNanos = 0;
-            lastFetchLogged = ""; // a new failure is logged at once
+            fetchFailureLog.reset();
         }
     }
 
-    private String lastFetchLogged = "";
-    private long lastFetchLoggedNanos;
+    private final io.binomic.core.internal.RepeatedErrorLog fetchFailureLog = new io.binomic.core.internal.RepeatedErrorLog();
 
     private void fetchFailed(RuntimeException e) {
         lastFetchError = String.valueOf(e.getMessage());
@@ -358,14 +357,10 @@ public final class WorkerRuntime implements Worker {
         if (fetchFailingSinceNanos == 0) {
             fetchFailingSinceNanos = System.nanoTime();
         }
-        // Logged when the error changes and every 30 s: a worker whose every queue is refused fails twice a second.
-        String error = brief(e);
-        long now = System.nanoTime();
-        if (!error.equals(lastFetchLogged) || now - lastFetchLoggedNanos >= RENEWAL_LOG_EVERY.toNanos()) {
+        String error = io.binomic.core.internal.RepeatedErrorLog.brief(e);
+        if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second
             LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying every {2} ms", consumerName, error,
                     String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
-            lastFetchLogged = error;
-            lastFetchLoggedNanos = now;
         }
         pause(BROKER_ERROR_PAUSE);
     }
@@ -468,7 +463,8 @@ public final class WorkerRuntime implements Worker {
                 broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
                 broker.removeSettled(queue);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue, brief(e));
+                LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
+                        io.binomic.core.internal.RepeatedErrorLog.brief(e));
             }
         }
         return taken;
@@ -633,19 +629,7 @@ public final class WorkerRuntime implements Worker {
         thread.start();
     }
 
-    /**
-     * A broker error without what Redisson appends after it (the connection, with ids that differ
-     * on every call, and the command's arguments: a script's whole Lua source).
-     */
-    private static String brief(RuntimeException e) {
-        String error = String.valueOf(e.getMessage());
-        int channel = error.indexOf("channel: [");
-        return channel < 0 ? error : error.substring(0, channel).strip();
-    }
-
-    private static final Duration RENEWAL_LOG_EVERY = Duration.ofSeconds(30);
-    private String lastRenewalError = "";
-    private long lastRenewalLoggedNanos;
+    private final io.binomic.core.internal.RepeatedErrorLog renewalFailureLog = new io.binomic.core.internal.RepeatedErrorLog();
 
     private boolean leaseRound() throws InterruptedException {
         Thread.sleep(config.leaseTimeout().dividedBy(4));
@@ -657,19 +641,15 @@ public final class WorkerRuntime implements Worker {
             try {
                 broker.renewLeases(consumerName, List.copyOf(held.values()));
                 settler.brokerAnswered();
-                lastRenewalError = "";
+                renewalFailureLog.reset();
                 return true;
             } catch (RuntimeException e) {
                 // Retry soon rather than a whole period later: after an outage, the sooner the
                 // leases are renewed, the smaller the chance another worker takes them over.
-                // Logged when the error changes and every 30 s: a queue whose key is broken fails
-                // every try (four a second) while the other queues' leases are renewed.
-                String error = brief(e);
-                long now = System.nanoTime();
-                if (!error.equals(lastRenewalError) || now - lastRenewalLoggedNanos >= RENEWAL_LOG_EVERY.toNanos()) {
+                // a queue whose key is broken fails every try (four a second) while the others' leases are renewed
+                String error = io.binomic.core.internal.RepeatedErrorLog.brief(e);
+                if (renewalFailureLog.shouldLog(error)) {
                     LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", consumerName, error);
-                    lastRenewalError = error;
-                    lastRenewalLoggedNanos = now;
                 }
                 if (System.nanoTime() - roundEnds >= 0) {
                     return true;
