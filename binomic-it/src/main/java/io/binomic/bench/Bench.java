@@ -249,7 +249,7 @@ public final class Bench {
     /**
      * A worker lever before and after in the same run: two warmed drains of one queue, {@code cmp_a_}
      * with the worker JVM's default options and {@code cmp_b_} with {@code -Dbench.compareOptions}
-     * added (e.g. {@code -Dbinomic.taskInvoker=structured}); the order alternates between runs, so
+     * added (e.g. {@code -XX:+UseParallelGC}); the order alternates between runs, so
      * that a load drifting over the run favours neither.
      */
     private void compare(int run, Map<String, Double> r) throws Exception {
