@@ -241,29 +241,15 @@ public final class Bench {
             r.put("left_stream_bytes_per_task", (double) streamGrowth / messages);
             r.put("left_used_memory_after_drain", (double) (redis.usedMemory() - memory0));
 
-            // The settle script's fence before the listing by id range (issue 14): an XPENDING per entry, three arguments
-            // per ack. Before the current code in odd runs, after it in even ones, so that
-            // a load drifting over the run favours neither.
-            if (run % 2 != 0) {
-                client.submitAll(task, arguments);
-                drain(client, queue, true, "drain_warm_fence1_", List.of("-Dbinomic.bench.settlePerEntry=true"), run, r);
-            }
             client.submitAll(task, arguments);
             drain(client, queue, true, "drain_warm_", List.of(), run, r);
-            // The ack path before fenced settlement (issue 14's lever): an XDEL per acked entry, no periodic trim.
-            client.submitAll(task, arguments);
-            drain(client, queue, true, "drain_warm_xdel_", List.of("-Dbinomic.bench.xdelPerAck=true"), run, r);
-            if (run % 2 == 0) {
-                client.submitAll(task, arguments);
-                drain(client, queue, true, "drain_warm_fence1_", List.of("-Dbinomic.bench.settlePerEntry=true"), run, r);
-            }
         }
     }
 
     /**
      * A worker lever before and after in the same run: two warmed drains of one queue, {@code cmp_a_}
      * with the worker JVM's default options and {@code cmp_b_} with {@code -Dbench.compareOptions}
-     * added (e.g. {@code -Dbinomic.taskInvoker=structured}); the order alternates between runs, so
+     * added (e.g. {@code -XX:+UseParallelGC}); the order alternates between runs, so
      * that a load drifting over the run favours neither.
      */
     private void compare(int run, Map<String, Double> r) throws Exception {
@@ -384,11 +370,6 @@ public final class Bench {
 
     /** Binomic against the baseline of the same run (issue 14's targets are ratios to it). */
     private static void ratios(Map<String, Double> r) {
-        r.put("ratio_drain_warm_trim_to_xdel", r.get("drain_warm_tasks_per_s") / r.get("drain_warm_xdel_tasks_per_s"));
-        r.put("ratio_redis_cpu_drain_warm_trim_to_xdel", r.get("drain_warm_redis_cpu_us_per_task") / r.get("drain_warm_xdel_redis_cpu_us_per_task"));
-        r.put("ratio_drain_warm_listed_to_fence1", r.get("drain_warm_tasks_per_s") / r.get("drain_warm_fence1_tasks_per_s"));
-        r.put("ratio_redis_cpu_drain_warm_listed_to_fence1",
-                r.get("drain_warm_redis_cpu_us_per_task") / r.get("drain_warm_fence1_redis_cpu_us_per_task"));
         r.put("ratio_enqueue_to_baseline_xadd", r.get("enqueue_msgs_per_s") / r.get("baseline_xadd_per_s"));
         r.put("ratio_drain_warm_to_baseline", r.get("drain_warm_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
         r.put("ratio_drain_warm_to_baseline_ackonly", r.get("drain_warm_tasks_per_s") / r.get("baseline_ackonly_drain_tasks_per_s"));
@@ -863,16 +844,6 @@ public final class Bench {
                 new Row("baseline_redis_cpu_us_per_task", "B. baseline Redis CPU XADD+drain (XACK+XDEL), us/task", "", v -> true, false),
                 new Row("baseline_ackonly_redis_cpu_us_per_task", "B. baseline Redis CPU XADD+drain (XACK alone), us/task", "", v -> true, false),
                 new Row("drain_warm_redis_cpu_us_per_task", "B. Binomic Redis CPU drain, warmed, us/task", "", v -> true, false),
-                new Row("drain_warm_xdel_tasks_per_s", "A. drain warmed, XDEL per ack (before), tasks/s", "", v -> true, false),
-                new Row("ratio_drain_warm_trim_to_xdel", "A. drain warmed: XTRIM (now) / XDEL per ack (before)", "", v -> true, false),
-                new Row("drain_warm_xdel_redis_cpu_us_per_task", "A. Redis CPU drain warmed, XDEL per ack (before), us/task", "", v -> true, false),
-                new Row("ratio_redis_cpu_drain_warm_trim_to_xdel", "A. Redis CPU drain warmed: XTRIM / XDEL per ack", "", v -> true, false),
-                new Row("drain_warm_fence1_tasks_per_s", "F. drain warmed, XPENDING per settled entry (before), tasks/s", "", v -> true, false),
-                new Row("ratio_drain_warm_listed_to_fence1", "F. drain warmed: fence listing (now) / XPENDING per entry", "", v -> true, false),
-                new Row("drain_warm_fence1_redis_cpu_us_per_task", "F. Redis CPU drain warmed, XPENDING per entry, us/task", "", v -> true, false),
-                new Row("ratio_redis_cpu_drain_warm_listed_to_fence1", "F. Redis CPU drain warmed: listing / per entry", "", v -> true, false),
-                new Row("drain_warm_fence1_worker_cpu_us_per_task", "F. worker CPU per task, warmed, XPENDING per entry, us", "", v -> true, false),
-                new Row("drain_warm_xdel_worker_cpu_us_per_task", "A. worker CPU per task, warmed, XDEL per ack, us", "", v -> true, false),
                 new Row("ratio_redis_cpu_to_baseline", "B. Binomic Redis CPU enq+drain (fresh) / baseline", "", v -> true, false),
                 new Row("ratio_redis_cpu_warm_to_baseline", "B. Binomic Redis CPU enq+drain (warmed) / baseline", "", v -> true, false),
                 new Row("baseline_drain_worker_cpu_us_per_task", "B. baseline JVM CPU per task, XACK+XDEL, us", "", v -> true, false),

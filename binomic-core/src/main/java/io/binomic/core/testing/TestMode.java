@@ -76,7 +76,7 @@ public final class TestMode implements AutoCloseable {
         b.bindings.values().forEach(builder::handle);
         this.binomic = builder.build();
         var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
-        this.processor = new DeliveryProcessor(Map.copyOf(b.bindings), b.defaults, codec, TaskInvokers.best(), Clock.systemUTC(),
+        this.processor = new DeliveryProcessor(Map.copyOf(b.bindings), b.defaults, codec, TaskInvokers.forWorkers(), Clock.systemUTC(),
                 new StatsRecorder(), RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false, null, config.broker().maxPayloadBytes()));
         this.queues = b.bindings.values().stream().map(t -> t.task().queue()).distinct().toList();
         broker.onSubmission(this::stored);
@@ -143,7 +143,7 @@ public final class TestMode implements AutoCloseable {
                 for (Delivery d : deliveries) {
                     Outcome outcome;
                     try {
-                        outcome = processor.process(d);
+                        outcome = process(d);
                     } catch (RuntimeException | Error e) {
                         outcome = processor.unexpectedFailure(d, e); // as a worker does: a failed attempt, not an escape
                     }
@@ -170,6 +170,20 @@ public final class TestMode implements AutoCloseable {
             }
         }
         return new DrainResult(succeeded, retried, deadLettered, cancelled, notRun);
+    }
+
+    /**
+     * Processes a delivery as a worker does, its handler on this thread. A job the handler submits
+     * in inline mode runs inside that submit, as any inline submit does: the drain in progress is
+     * set aside while the handler runs.
+     */
+    private Outcome process(Delivery d) {
+        draining.set(false);
+        try {
+            return processor.process(d);
+        } finally {
+            draining.set(true);
+        }
     }
 
     private List<String> knownQueues() {

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** The test mode an application's own unit tests use: what was submitted, run on demand or inline. */
@@ -55,6 +56,27 @@ class TestModeTest {
             assertEquals(2, result.succeeded());
             assertEquals(List.of("remind ada@example.com", "welcome ada@example.com"), sent.stream().sorted().toList());
             assertEquals("sent to ada@example.com", job.await(Duration.ofSeconds(1)));
+        }
+    }
+
+    @Test
+    void inlineModeRunsAJobAHandlerSubmitsInsideThatSubmit() {
+        Task<Welcome, String> signUp = Task.builder("signUp", Welcome.class, String.class).build();
+        AtomicReference<Binomic> binomic = new AtomicReference<>();
+        List<String> order = new CopyOnWriteArrayList<>();
+        try (TestMode jobs = TestMode.inline().handle(WELCOME, w -> {
+            order.add("welcome ran");
+            return "sent";
+        }).handle(signUp, w -> {
+            binomic.get().submit(WELCOME, w);
+            order.add("welcome submitted");
+            return "registered";
+        }).start()) {
+            binomic.set(jobs.binomic());
+            JobHandle<String> job = jobs.binomic().submit(signUp, new Welcome("eve@example.com"));
+
+            assertEquals(List.of("welcome ran", "welcome submitted"), order);
+            assertEquals(JobState.SUCCEEDED, job.status().state());
         }
     }
 

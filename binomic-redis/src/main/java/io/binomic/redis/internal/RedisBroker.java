@@ -73,24 +73,6 @@ final class RedisBroker implements Broker {
     private static final int REPLAY_CHUNK = 500;
     private static final int PRODUCER_TRIES = 3;
     private static final Duration TRIM_EVERY = Duration.ofMillis(200);
-    /**
-     * Benchmark only, not an option: {@code -Dbinomic.bench.xdelPerAck=true} acks as before fenced
-     * settlement, an {@code XDEL} of every acked entry and no periodic trim, so that the bench can
-     * measure the ack path's two forms in one run (issue 14). Nothing documents or configures it.
-     */
-    private static final boolean XDEL_PER_ACK = Boolean.getBoolean("binomic.bench.xdelPerAck");
-    /**
-     * Benchmark only, not an option: {@code -Dbinomic.bench.settlePerEntry=true} settles as before
-     * the fence listing (issue 14): settlements in the order they came, an {@code XPENDING} per entry,
-     * three arguments per ack, so that the bench can measure both in one run.
-     */
-    private static final boolean SETTLE_PER_ENTRY = Boolean.getBoolean("binomic.bench.settlePerEntry");
-    /**
-     * Benchmark only, not an option: {@code -Dbinomic.bench.stringFetch=true} reads fetched entries
-     * with {@code StringCodec} as before {@link EntryCodec} (issue 14), so that the bench can measure
-     * both in one run.
-     */
-    private static final boolean STRING_FETCH = Boolean.getBoolean("binomic.bench.stringFetch");
 
     private final BrokerConfig config;
     final RedissonSetup setup;
@@ -468,7 +450,7 @@ final class RedisBroker implements Broker {
 
     /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
     static org.redisson.client.codec.Codec entryCodec() {
-        return STRING_FETCH ? StringCodec.INSTANCE : EntryCodec.INSTANCE;
+        return EntryCodec.INSTANCE;
     }
 
     /** The delivery of an entry read with {@link #entryCodec()}. */
@@ -479,8 +461,7 @@ final class RedisBroker implements Broker {
     /** {@link #fetched} of an entry handed out {@code deliveryCount} times. */
     @SuppressWarnings("unchecked")
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields, int deliveryCount) {
-        return STRING_FETCH ? StreamFields.toDelivery(queue, receipt, (Map<String, String>) fields, deliveryCount)
-                : StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);
+        return StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);
     }
 
     private void recreateGroups(List<String> queues) {
@@ -543,17 +524,15 @@ final class RedisBroker implements Broker {
             }
             byQueue.computeIfAbsent(RedisPriorities.streamOf(s.delivery()), q -> new ArrayList<>()).add(s);
         }
-        if (!SETTLE_PER_ENTRY) {
-            // the script's fence lists runs of consecutive ids (LuaScripts.SETTLE); stable, so a repeated entry keeps its order
-            byQueue.values().forEach(list -> list.sort(BY_ENTRY_ID));
-        }
+        // the script's fence lists runs of consecutive ids (LuaScripts.SETTLE); stable, so a repeated entry keeps its order
+        byQueue.values().forEach(list -> list.sort(BY_ENTRY_ID));
         String dlqMaxCount = Integer.toString(config.deadLetterMaxCount());
         String dlqMinId = Long.toString(Instant.now().minus(config.deadLetterMaxAge()).toEpochMilli());
         long now = System.nanoTime();
         Set<String> trimmed = new java.util.HashSet<>();
         for (String queue : byQueue.keySet()) {
             Long last = lastTrim.get(queue);
-            if (!XDEL_PER_ACK && (last == null || now - last >= TRIM_EVERY.toNanos())) {
+            if (last == null || now - last >= TRIM_EVERY.toNanos()) {
                 lastTrim.put(queue, now);
                 trimmed.add(queue);
             }
@@ -565,8 +544,7 @@ final class RedisBroker implements Broker {
                 RedisKeys k = keys(RedisPriorities.queueOf(queue));
                 List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
                 Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
-                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
-                        XDEL_PER_ACK ? LuaScripts.SETTLE_XDEL : SETTLE_PER_ENTRY ? LuaScripts.SETTLE_PER_ENTRY : LuaScripts.SETTLE,
+                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE,
                         RScript.ReturnType.LIST, settleKeys, args);
                 if (trimmed.contains(queue)) {
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
@@ -635,7 +613,7 @@ final class RedisBroker implements Broker {
         for (Settlement s : settlements) {
             Delivery d = s.delivery();
             switch (s) {
-                case Settlement.Ack ack when d.deliveryCount() == 1 && !SETTLE_PER_ENTRY ->
+                case Settlement.Ack ack when d.deliveryCount() == 1 ->
                     // the drain's common case as one argument: the script reads an ack of count 1 from the id alone
                     args.add(RedisPriorities.entryId(d.receipt()));
                 case Settlement.Ack ack -> {
@@ -673,7 +651,7 @@ final class RedisBroker implements Broker {
         return args.toArray();
     }
 
-    /** A job update as the scripts' {@code apply_job} reads it (LuaScripts.JOB_FUNCTIONS). */
+    /** A job update as the scripts' {@code apply_job} reads it (lib.lua). */
     private static void addJobArguments(List<Object> args, JobUpdate update, RedisKeys k) {
         args.add(Integer.toString(update.set().size() * 2));
         update.set().forEach((name, value) -> {

@@ -136,7 +136,7 @@ final class RedisFlowControl {
 
     /**
      * Adds to a settle script's arguments the release of the unique key of an ack or a dead letter
-     * (marker {@code 'U'}, see {@link FlowScripts#UNIQUE_FUNCTIONS}); nothing for other settlements.
+     * (marker {@code 'U'}, see {@code release_unique} in {@code lib.lua}); nothing for other settlements.
      */
     static void addSettleArguments(Settlement s, RedisKeys k, List<Object> keys, List<Object> args) {
         if (s instanceof Settlement.RetryLater) {
@@ -175,30 +175,6 @@ final class RedisFlowControl {
         }
         return out;
     }
-
-    /**
-     * Replaces a queue's limits (DEL, then HSET of what is set) and releases what the old ones held
-     * back, so the new ones decide on it: the messages waiting for one of the queue's slots go back to
-     * their streams, and those pushed back by a rate limit (up to 10,000, parked ones excepted) are
-     * due now; the queue's rate state starts afresh. KEYS: limits hash, the queue's default stream.
-     * ARGV: the hash's fields and values.
-     */
-    private static final String SET_QUEUE_LIMITS = LuaScripts.LIMIT_FUNCTIONS + """
-            redis.call('DEL', KEYS[1])
-            if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
-            local base = lim_base(KEYS[2])
-            local now = lim_now()
-            local wkey = base .. 'wait:q'
-            local waiting = redis.call('ZRANGE', wkey, 0, -1)
-            redis.call('DEL', wkey)
-            for _, w in ipairs(waiting) do lim_move_now(KEYS[2], w, now) end
-            redis.call('DEL', base .. 'rate:q')
-            local later = redis.call('ZRANGEBYSCORE', base .. 'delayed', '(' .. now, '(8000000000000000', 'LIMIT', 0, 10000)
-            for _, member in ipairs(later) do
-              if string.find(member, 'limit.rate', 1, true) then redis.call('ZADD', base .. 'delayed', now, member) end
-            end
-            return #waiting
-            """;
 
     Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) {
         List<?> replies = broker.call("read the limits of " + queues, () -> {
@@ -285,7 +261,7 @@ final class RedisFlowControl {
         limits.concurrency().ifPresent(c -> args.addAll(List.of("concurrency", Integer.toString(c))));
         broker.callRetryingBrokenConnections("set the limits of " + queue, () ->
                 broker.client().getScript(StringCodec.INSTANCE).eval(broker.keys(queue).queueLimits(), org.redisson.api.RScript.Mode.READ_WRITE,
-                        SET_QUEUE_LIMITS, org.redisson.api.RScript.ReturnType.LONG,
+                        FlowScripts.SET_QUEUE_LIMITS, org.redisson.api.RScript.ReturnType.LONG,
                         List.of(broker.keys(queue).queueLimits(), broker.keys(queue).stream()), args.toArray()));
     }
 

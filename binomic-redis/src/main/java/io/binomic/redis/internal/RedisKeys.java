@@ -86,7 +86,7 @@ record RedisKeys(String prefix, String queue) {
         return base() + "job:";
     }
 
-    /** Admitted deliveries (hash: receipt to the concurrency limits whose slots it holds); see LuaScripts.LIMIT_FUNCTIONS. */
+    /** Admitted deliveries (hash: receipt to the concurrency limits whose slots it holds); see the flow limits of lib.lua. */
     String held() {
         return base() + "held";
     }

@@ -14,8 +14,8 @@ public final class JavaCommand {
 
     /**
      * The command: {@code java --enable-preview <jvmOptions> <module path or class path> <main> <args>}.
-     * {@code --enable-preview} because the worker runs tasks in a {@code StructuredTaskScope},
-     * a preview API in Java 25; {@code --add-modules ALL-MODULE-PATH} because the application's
+     * {@code --enable-preview} so that task code may use Java 25's preview APIs (such as
+     * {@code StructuredTaskScope}); {@code --add-modules ALL-MODULE-PATH} because the application's
      * modules (task providers, the Redis broker and its automatic-module dependencies) are found
      * only by services, and nothing {@code requires} them.
      */

@@ -13,18 +13,17 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The worker's invoker: runs the handler on the calling thread (the delivery's own virtual
  * thread), so a task costs one virtual thread, not two; a shared watchdog thread interrupts it at
- * its deadline (issue 14: the forked thread and its scope were much of the worker's CPU per
- * no-op task). The structured invoker stays selectable ({@link TaskInvokers#forWorkers()}).
+ * its deadline (a thread forked per handler, and its scope, were much of the worker's CPU per
+ * no-op task).
  *
- * <p>The contract is the structured invoker's: a timed-out handler is interrupted and its
- * outcome is known only once it has returned (it is this thread, so it can never run beside its
- * retry); an interrupt from outside (a cancel, the worker stopping) reaches the handler and
- * surfaces as {@link InterruptedException}. The watchdog and the handler's end race on one state
- * word, so exactly one wins: a handler that returns first is never interrupted, and one the
- * watchdog reached first reports a timeout, with the watchdog's interrupt cleared before the
- * thread goes on to record the outcome. One difference: the structured invoker sees an outside
- * interrupt even when the handler swallows it; here a handler that swallows it and returns
- * normally has succeeded (one that restores the flag, as it should, is seen).
+ * <p>A timed-out handler is interrupted and its outcome is known only once it has returned (it is
+ * this thread, so it can never run beside its retry); an interrupt from outside (a cancel, the
+ * worker stopping) reaches the handler and surfaces as {@link InterruptedException}. The watchdog
+ * and the handler's end race on one state word, so exactly one wins: a handler that returns first
+ * is never interrupted, and one the watchdog reached first reports a timeout, with the watchdog's
+ * interrupt cleared before the thread goes on to record the outcome. A handler that swallows an
+ * outside interrupt and returns normally has succeeded (one that restores the flag, as it should,
+ * is seen).
  */
 final class DirectTaskInvoker implements TaskInvoker {
     private static final Watchdog WATCHDOG = new Watchdog();
@@ -53,7 +52,7 @@ final class DirectTaskInvoker implements TaskInvoker {
         // itself (restoring the flag after catching one is common), only the caller knows. Taken
         // for an outside interrupt here, a handler's own left its job pending until its lease lapsed.
         if (failure != null) {
-            throw new ExecutionException(failure); // an Error too, as the structured invoker's failed fork does
+            throw new ExecutionException(failure); // an Error too: the handler's failure, not the worker's
         }
         return result;
     }

@@ -12,7 +12,7 @@ import java.time.Duration;
 /**
  * Runs in a child JVM started without {@code --enable-preview} (see {@link TaskInvokerTest}): an
  * embedded worker runs one task that returns and one that overruns its timeout, and prints what
- * happened. Exit 0 when both behaved as with the structured invoker.
+ * happened. Exit 0 when both behaved as in a JVM with preview features.
  */
 public final class NoPreviewWorkerMain {
     private NoPreviewWorkerMain() { }
@@ -37,7 +37,7 @@ public final class NoPreviewWorkerMain {
             }
             String error = binomic.deadLetters().queues().isEmpty() ? "none"
                     : binomic.deadLetters().list("default", DeadLetterFilter.all(), 1).getFirst().failure().errorClass();
-            System.out.println("invoker=" + TaskInvokers.best().name() + " succeeded=" + worker.counters().succeeded()
+            System.out.println("invoker=" + TaskInvokers.forWorkers().name() + " succeeded=" + worker.counters().succeeded()
                     + " failed=" + worker.counters().failed() + " deadLetterError=" + error);
             worker.stop(Duration.ofSeconds(1));
         }

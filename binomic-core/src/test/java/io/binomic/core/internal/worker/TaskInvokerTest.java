@@ -22,11 +22,11 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The invokers (direct, structured, and the timed-future fallback) honour the same contract. */
+/** The workers' invoker: the handler on the caller's thread, a shared watchdog enforcing its timeout. */
 class TaskInvokerTest {
 
     static Stream<TaskInvoker> invokers() {
-        return Stream.of(new DirectTaskInvoker(), new StructuredTaskInvoker(), new FutureTaskInvoker());
+        return Stream.of(TaskInvokers.forWorkers());
     }
 
     /**
@@ -139,27 +139,12 @@ class TaskInvokerTest {
         assertTrue(handlerInterrupted.await(5, TimeUnit.SECONDS), "the handler must be interrupted too");
     }
 
-    @Test
-    void structuredInvokerIsChosenWhenPreviewIsEnabled() {
-        // Surefire runs with --enable-preview, so the preview-marked class loads.
-        assertEquals("structured", TaskInvokers.best().name());
-    }
-
-    @Test
-    void futureInvokerIsTheFallbackWhenThePreviewClassCannotLoad() {
-        TaskInvoker chosen = TaskInvokers.select(() -> {
-            throw new UnsupportedClassVersionError("Preview features are not enabled for StructuredTaskInvoker");
-        });
-        assertEquals("future", chosen.name());
-    }
-
     /**
-     * The fallback as users meet it: a JVM started without {@code --enable-preview} runs an
-     * embedded worker, whose overrunning task times out through a timed future. Before the fix,
-     * {@code startWorker()} threw {@code UnsupportedClassVersionError} there.
+     * A JVM started without {@code --enable-preview} runs an embedded worker, whose overrunning
+     * task times out: the invoker needs no preview API.
      */
     @Test
-    void workerInAJvmWithoutPreviewFallsBackToTimedFutures(@TempDir Path dir) throws Exception {
+    void workerInAJvmWithoutPreviewRunsAndTimesOutItsTasks(@TempDir Path dir) throws Exception {
         List<String> classPath = new ArrayList<>(List.of(System.getProperty("jdk.module.path").split(File.pathSeparator)));
         // Surefire patches the test classes into the module; the child takes both on its class path.
         classPath.add(Path.of("target", "test-classes").toAbsolutePath().toString());
@@ -171,17 +156,7 @@ class TaskInvokerTest {
         assertTrue(child.waitFor(60, TimeUnit.SECONDS), "child JVM finished");
         String output = Files.readString(log);
         assertEquals(0, child.exitValue(), output);
-        assertTrue(output.contains("invoker=future succeeded=1 failed=1 deadLetterError=java.util.concurrent.TimeoutException"),
+        assertTrue(output.contains("invoker=direct succeeded=1 failed=1 deadLetterError=java.util.concurrent.TimeoutException"),
                 output);
-    }
-
-    @Test
-    void aMisspeltInvokerSettingIsRefusedWithTheValuesItTakes() {
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> TaskInvokers.forWorkers("structred"));
-        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("binomic.taskInvoker=structred")
-                && e.getMessage().contains("direct (the default), structured or future"), e.getMessage());
-        assertEquals("direct", TaskInvokers.forWorkers(" ").name());
-        assertEquals("future", TaskInvokers.forWorkers("future").name());
     }
 }

@@ -1,0 +1,148 @@
+-- The library of the broker's scripts: LuaSources prepends it to every script when it loads it, so
+-- each script is one chunk of its own (EVALSHA by the chunk's SHA1) that can call any of these.
+-- Everything here is local; nothing runs but the definitions. Names in {{...}} are the Java
+-- constants LuaSources substitutes once at load (it refuses a name it does not know).
+
+local DEFAULT_PRIORITY = {{DEFAULT_PRIORITY}}
+local GROUP = '{{GROUP}}'
+
+-- Priority levels (PriorityScripts). level_stream(stream, priority): the stream of a message of
+-- priority (a field value, or nil) on the queue whose default stream is stream; a level used for
+-- the first time gets its stream and group (from 0, so nothing added before is skipped) and joins
+-- the set of levels.
+local function level_stream(stream, priority)
+  if type(priority) ~= 'string' or not string.match(priority, '^[0-9]$') or priority == tostring(DEFAULT_PRIORITY) then return stream end
+  local key = stream .. ':p' .. priority
+  if redis.call('EXISTS', key) == 0 then
+    redis.pcall('XGROUP', 'CREATE', key, GROUP, '0', 'MKSTREAM')
+    redis.call('SADD', stream .. ':levels', priority)
+  end
+  return key
+end
+
+-- Puts a member of the delayed set (a message as JSON) onto its queue, whose default stream is
+-- stream: onto the stream of its priority level, its fields in the order the broker writes them,
+-- stamped with enqueued_at (epoch ms as text). A member that is not a JSON object goes onto the
+-- default stream as field 'raw', so that it surfaces as a malformed delivery and is dead-lettered,
+-- not lost. edit, when given, changes the decoded message first.
+local function add_member_to_stream(stream, member, enqueued_at, edit)
+  local ok, m = pcall(cjson.decode, member)
+  if not ok or type(m) ~= 'table' then
+    redis.call('XADD', stream, '*', 'raw', member)
+    return
+  end
+  if edit then edit(m) end
+  local args = {level_stream(stream, m['priority']), '*'}
+  if type(m['priority']) == 'string' then args[#args + 1] = 'priority'; args[#args + 1] = m['priority'] end
+  for _, name in ipairs({'id', 'task', 'queue', 'attempt', 'payload', 'payload64', 'headers'}) do
+    local v = m[name]
+    if v ~= nil and v ~= cjson.null then
+      args[#args + 1] = name
+      args[#args + 1] = tostring(v)
+    end
+  end
+  args[#args + 1] = 'enqueuedAt'
+  args[#args + 1] = enqueued_at
+  redis.call('XADD', unpack(args))
+end
+
+-- Job records. apply_job(key, at) applies a job record update serialised by
+-- RedisBroker.addJobArguments from ARGV[at]: number of field strings, fields..., number of
+-- deletions, names..., expiry ms (0 = keep), event channel, event message ('' = none); it and
+-- skip_job return the index after it.
+local function skip_job(at)
+  local ns = tonumber(ARGV[at])
+  local nd = tonumber(ARGV[at + 1 + ns])
+  return at + 2 + ns + nd + 3
+end
+local function apply_job(key, at)
+  local ns = tonumber(ARGV[at])
+  if ns > 0 then redis.call('HSET', key, unpack(ARGV, at + 1, at + ns)) end
+  local j = at + 1 + ns
+  local nd = tonumber(ARGV[j])
+  if nd > 0 then redis.call('HDEL', key, unpack(ARGV, j + 1, j + nd)) end
+  j = j + 1 + nd
+  local ttl = tonumber(ARGV[j])
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+  if ARGV[j + 2] ~= '' then redis.call('PUBLISH', ARGV[j + 1], ARGV[j + 2]) end
+  return j + 3
+end
+local function is_final(state)
+  return state == 'SUCCEEDED' or state == 'DEAD_LETTERED' or state == 'CANCELLED'
+end
+
+-- Unique keys (FlowScripts): a key is given back only if it still holds the given job id. settle.lua
+-- gives back the keys of its 'U' markers, cancel_job.lua the key a cancelled job's record names in
+-- uniqueKey (a key of the same queue, so of the same slot).
+local function release_unique(key, id)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+local function release_unique_of_job(job)
+  local key = redis.call('HGET', job, 'uniqueKey')
+  if key then release_unique(key, string.sub(job, -36)) end
+end
+
+-- Flow limits, used by admit.lua, settle.lua, reclaim.lua and set_queue_limits.lua. The keys they
+-- touch are named from the stream key's hash tag (same Cluster slot): held (hash: receipt of an
+-- admitted delivery to the concurrency limits it holds slots of), slots:<limit> (sorted set of the
+-- receipts holding a slot), wait:<limit> (sorted set of the delayed-set members waiting for a slot,
+-- higher priority first, then oldest), rate:<limit> (the GCRA theoretical arrival time, epoch ms,
+-- expiring when it passes). lim_release frees the slots of a settled delivery and moves, per slot,
+-- the oldest live waiter back onto the stream with the turn header; it does nothing (one EXISTS per
+-- call) on a queue where no delivery holds an admission.
+local function lim_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lim_base(stream)
+  -- the queue's prefix ('...{queue}:') of its default stream or of a priority level's ('...:stream:p7')
+  local e = string.find(stream, '}:[^}]*$')
+  return string.sub(stream, 1, e + 1)
+end
+local function lim_member(stream, id)
+  -- entry ids are unique per stream only: a level stream's carry its level
+  local level = string.match(stream, ':stream:p(%d)$')
+  if level then return id .. '/' .. level end
+  return id
+end
+local function lim_turn(m)
+  local h = {codec = 'json-jdk'}
+  if m['headers'] ~= nil and m['headers'] ~= cjson.null then
+    local ok, hh = pcall(cjson.decode, m['headers'])
+    if ok and type(hh) == 'table' then h = hh end
+  end
+  h['limit.turn'] = tostring(m['attempt'])
+  m['headers'] = cjson.encode(h)
+end
+local function lim_move_now(stream, member, now)
+  if redis.call('ZREM', lim_base(stream) .. 'delayed', member) == 0 then return false end
+  add_member_to_stream(lim_base(stream) .. 'stream', member, string.format('%d', now), lim_turn)
+  return true
+end
+local function lim_promote(stream, lid, now)
+  local wkey = lim_base(stream) .. 'wait:' .. lid
+  for _ = 1, 100 do
+    local w = redis.call('ZPOPMIN', wkey)
+    if #w == 0 then return false end
+    if lim_move_now(stream, w[1], now) then return true end
+  end
+  return false
+end
+local lim_any = nil
+local function lim_release(stream, id)
+  if lim_any == nil then lim_any = redis.call('EXISTS', lim_base(stream) .. 'held') == 1 end
+  if not lim_any then return end
+  local held = lim_base(stream) .. 'held'
+  local member = lim_member(stream, id)
+  local lids = redis.call('HGET', held, member)
+  if not lids then return end
+  redis.call('HDEL', held, member)
+  local now = nil
+  for lid in string.gmatch(lids, '%S+') do
+    redis.call('ZREM', lim_base(stream) .. 'slots:' .. lid, member)
+    if redis.call('EXISTS', lim_base(stream) .. 'wait:' .. lid) == 1 then
+      now = now or lim_now()
+      lim_promote(stream, lid, now)
+    end
+  end
+end

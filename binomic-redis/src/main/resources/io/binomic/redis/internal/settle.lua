@@ -1,0 +1,118 @@
+-- Settles deliveries of one queue, each fenced: it is applied only if the entry is still
+-- pending and owned by this consumer, with a delivery count at least the one the settling
+-- worker was handed (a consumer that reclaimed an entry it still held settles it either way).
+-- Otherwise it is a no-op. An ack is an XACK (no XDEL: acknowledged entries are trimmed in bulk
+-- by trim_acked.lua); a retry is the XACK and a ZADD onto the delayed set; a dead letter is
+-- the XACK and an XADD to the dead-letter stream, bounded by count (approximately) and by age (MINID).
+--
+-- The fence reads owner and count with one XPENDING start end count consumer per run of
+-- FENCE_RUN entries (the caller sends them in id order: RedisBroker.BY_ENTRY_ID), which lists
+-- this consumer's pending entries in the run's id range: on a settle batch that is dense in the
+-- consumer's pending entries it costs less than half of an XPENDING id id 1 per entry, whose
+-- call overhead dominates. An entry not in the listing (owned by another consumer, not pending,
+-- or past a listing cut at twice the run) gets the exact per-entry XPENDING, which also says
+-- which of the two it is; once a listing is cut the batch is sparse, and the rest of it goes per
+-- entry, so a sparse batch costs about what a per-entry fence costs.
+-- KEYS: stream, delayed, dlq. ARGV: group, consumer, dlq max count, dlq min id, then per
+-- settlement: id (an ack of a first delivery) | 'A', id, count | 'R', id, count, due epoch ms,
+-- member | 'D', id, count, n, n field strings;
+-- a tracked job's settlement is followed by 'J', index of its record in KEYS, and its update
+-- (apply_job in lib.lua), applied only when the settlement is; a unique job's by 'U', index of
+-- its key in KEYS, job id. Returns the 1-based positions of the settlements not applied: positive
+-- when the entry is pending under another consumer, negative when it is not pending at all.
+
+-- Entries per fence listing: one XPENDING call per run, its overhead spread over the run.
+local FENCE_RUN = 64
+-- A lone settlement is fenced alone: a listing of one entry saves nothing.
+local FENCE_MIN = 2
+
+local group, consumer = ARGV[1], ARGV[2]
+-- the settlements' ids, in order (markers are one character, an entry id is longer)
+local ids = {}
+local i = 5
+while i <= #ARGV do
+  local a = ARGV[i]
+  if #a > 1 then ids[#ids + 1] = a i = i + 1
+  elseif a == 'U' then i = i + 3
+  elseif a == 'J' then i = skip_job(i + 2)
+  else
+    ids[#ids + 1] = ARGV[i + 1]
+    if a == 'A' then i = i + 3 elseif a == 'R' then i = i + 5 else i = i + 4 + tonumber(ARGV[i + 3]) end
+  end
+end
+-- this consumer's delivery count of each entry pending under it, listed run by run
+local mine, run, listing = {}, FENCE_RUN, #ids >= FENCE_MIN
+local from = 1
+while listing and from <= #ids do
+  local to = math.min(#ids, from + run - 1)
+  local cut = 2 * (to - from + 1)
+  local p = redis.call('XPENDING', KEYS[1], group, ids[from], ids[to], cut, consumer)
+  for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
+  if #p >= cut then listing = false end
+  from = to + 1
+end
+local skipped, acks, seen = {}, {}, {}
+local n, owned = 0, false
+i = 5
+while i <= #ARGV do
+  local kind = ARGV[i]
+  if kind == 'U' then
+    -- a unique job's key, given back with the ack or dead letter just before: only with it (release_unique in lib.lua)
+    if owned then release_unique(KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]) end
+    i = i + 3
+  elseif kind == 'J' then
+    -- the job record update of the settlement just before: applied only with it
+    if owned then i = apply_job(KEYS[tonumber(ARGV[i + 1])], i + 2) else i = skip_job(i + 2) end
+  else
+  local id, count
+  if #kind > 1 then
+    id, count, kind = kind, 1, 'A'
+  else
+    id, count = ARGV[i + 1], tonumber(ARGV[i + 2])
+  end
+  n = n + 1
+  owned = false
+  local why = -n
+  if seen[id] == nil then
+    local c = mine[id]
+    if c ~= nil then
+      owned = c >= count
+      why = n
+    else
+      local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+      if #p == 1 then
+        owned = p[1][2] == consumer and tonumber(p[1][4]) >= count
+        why = n
+      end
+    end
+    -- a later settlement of the same entry in this call: not pending once this one applies
+    seen[id] = (owned or why < 0) and -1 or 1
+  else
+    why = seen[id] * n
+  end
+  if kind == 'A' then
+    if owned then acks[#acks + 1] = id end
+    if #ARGV[i] > 1 then i = i + 1 else i = i + 3 end
+  elseif kind == 'R' then
+    if owned then
+      redis.call('XACK', KEYS[1], group, id)
+      redis.call('ZADD', KEYS[2], ARGV[i + 3], ARGV[i + 4])
+    end
+    i = i + 5
+  else
+    local fields = tonumber(ARGV[i + 3])
+    if owned then
+      redis.call('XACK', KEYS[1], group, id)
+      redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[3], '*', unpack(ARGV, i + 4, i + 3 + fields))
+      redis.call('XTRIM', KEYS[3], 'MINID', ARGV[4])
+    end
+    i = i + 4 + fields
+  end
+  if not owned then skipped[#skipped + 1] = why end
+  if owned then lim_release(KEYS[1], id) end -- frees its concurrency slots, if it holds any (lib.lua)
+  end
+end
+for from = 1, #acks, 1000 do
+  redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))
+end
+return skipped
