@@ -11,6 +11,8 @@ import io.binomic.api.NonRetryableException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.core.internal.web.Promtool;
 import java.io.IOException;
 import java.net.HttpURLConnection;
@@ -230,6 +232,52 @@ class DashboardMetricsTest {
                     && page.contains("Tasks run by this process"), "what needs no broker still shows: " + page);
         } finally {
             hanging.countDown();
+        }
+    }
+
+    /** A broker reporting its servers' settings, as the Redis broker reports maxmemory-policy. */
+    private static final class ReportingBroker extends ForwardingBroker implements BrokerHealthReport {
+        volatile List<ServerSetting> settings = List.of();
+
+        ReportingBroker(Broker delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public List<ServerSetting> serverSettings() {
+            return settings;
+        }
+    }
+
+    /**
+     * What the broker reports of its servers shows in {@code /metrics} (1 safe, 0 at risk; a
+     * setting it could not read is left out) and, when at risk or unknown, on the overview.
+     */
+    @Test
+    void aBrokerServerSettingAtRiskShowsInMetricsAndOnTheOverview() throws Exception {
+        ReportingBroker broker = new ReportingBroker(new io.binomic.core.internal.memory.MemoryBrokerProvider()
+                .create(io.binomic.api.BrokerConfig.defaults()));
+        broker.settings = List.of(new BrokerHealthReport.ServerSetting("maxmemory-policy", "10.0.0.1:6379",
+                java.util.Optional.of("noeviction"), java.util.Optional.empty()));
+        binomic = Binomic.builder().broker(broker).scheduler(broker.scheduler()).handle(ok, j -> "ok").build().start();
+        try (Dashboard dashboard = binomic.dashboard().port(0).start()) {
+            String safe = get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(safe.contains("# TYPE binomic_broker_setting_ok gauge\n")
+                    && safe.contains("binomic_broker_setting_ok{setting=\"maxmemory-policy\",server=\"10.0.0.1:6379\",value=\"noeviction\"} 1\n"), safe);
+            assertFalse(get(dashboard.uri(), null).contains("server-settings"), "nothing at risk, nothing shown");
+
+            broker.settings = List.of(
+                    new BrokerHealthReport.ServerSetting("maxmemory-policy", "10.0.0.1:6379", java.util.Optional.of("allkeys-lru"),
+                            java.util.Optional.of("queued jobs may be deleted")),
+                    new BrokerHealthReport.ServerSetting("maxmemory-policy", "10.0.0.2:6379", java.util.Optional.empty(),
+                            java.util.Optional.of("CONFIG GET refused")));
+            String risky = get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(risky.contains("binomic_broker_setting_ok{setting=\"maxmemory-policy\",server=\"10.0.0.1:6379\",value=\"allkeys-lru\"} 0\n")
+                    && !risky.contains("10.0.0.2"), risky);
+            Promtool.assertValid(risky.substring("200 ".length()));
+            String page = get(dashboard.uri(), null);
+            assertTrue(page.contains("id=\"server-settings\"") && page.contains("allkeys-lru") && page.contains("queued jobs may be deleted")
+                    && page.contains("unknown") && page.contains("CONFIG GET refused"), page);
         }
     }
 }

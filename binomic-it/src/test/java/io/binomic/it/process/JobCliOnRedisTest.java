@@ -119,4 +119,20 @@ class JobCliOnRedisTest {
         assertEquals(2, bad.exit(), bad.toString());
         assertTrue(bad.err().contains("is not a job id"), bad.toString());
     }
+
+    /** Redis at maxmemory under noeviction: one line that says so and what became of the job, not the script and its buffers. */
+    @Test
+    void aSubmitWhileRedisIsOutOfMemoryPrintsOneLineAndExits1() {
+        try (RedisServer full = RedisServer.startNew()) {
+            full.call("CONFIG", "SET", "maxmemory", "1");
+            CliRun submitted = cli("job", "submit", "--broker", full.url(), "--task", "greet", "--queue", queue,
+                    "--json", "{\"name\":\"Ada\"}");
+
+            assertEquals(1, submitted.exit(), submitted.toString());
+            String err = submitted.err().strip();
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.startsWith("binomic job submit: Redis at 127.0.0.1:" + full.port() + " is out of memory (maxmemory reached, OOM)")
+                    && err.contains("the job was not enqueued") && !err.contains("redis.call"), err);
+        }
+    }
 }

@@ -10,6 +10,7 @@ import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobUpdate;
@@ -65,7 +66,7 @@ import org.redisson.client.codec.StringCodec;
  * entries. The stream is never trimmed by length, because a stream trimmed past its backlog
  * silently loses messages.
  */
-final class RedisBroker implements Broker {
+final class RedisBroker implements Broker, BrokerHealthReport {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
     private static final String GROUP = RedisKeys.GROUP;
     static final int BULK_CHUNK = 1000;
@@ -91,10 +92,12 @@ final class RedisBroker implements Broker {
     /** Priority levels other than the default: extra streams of a queue, used only when a message has such a priority. */
     private final RedisPriorities priorities;
     private final QueueFetchFailures fetchFailures = new QueueFetchFailures();
+    private final EvictionPolicyCheck evictionPolicy;
 
     RedisBroker(BrokerConfig config) {
         this.config = config;
         this.setup = RedissonSetup.of(config);
+        this.evictionPolicy = new EvictionPolicyCheck(config, setup.target());
         this.replicaWait = setup.replicaWait();
         this.priorities = new RedisPriorities(this, io.binomic.api.Priority.fairness(config));
     }
@@ -142,6 +145,12 @@ final class RedisBroker implements Broker {
             created.shutdown(0, 2, TimeUnit.SECONDS);
             throw setup.startFailure(e);
         }
+        try {
+            evictionPolicy.atStart(created, setup.redisson());
+        } catch (RuntimeException e) {
+            created.shutdown(0, 2, TimeUnit.SECONDS);
+            throw e;
+        }
         client = created;
         LOG.log(System.Logger.Level.DEBUG, "Redis broker connected to {0}, queues {1}", setup.target(), queues);
     }
@@ -184,6 +193,12 @@ final class RedisBroker implements Broker {
 
     RedisKeys keys(String queue) {
         return new RedisKeys(config.keyPrefix(), queue);
+    }
+
+    /** The {@code maxmemory-policy} of every primary, as last read (see {@link EvictionPolicyCheck}). */
+    @Override
+    public List<ServerSetting> serverSettings() {
+        return evictionPolicy.settings();
     }
 
     // ---- enqueue -----------------------------------------------------------------------------
@@ -1218,6 +1233,7 @@ final class RedisBroker implements Broker {
     }
 
     private <R> R call(String what, Supplier<R> operation, int tries) {
+        evictionPolicy.recheckIfDue(this::client, setup.redisson());
         for (int attempt = 1; ; attempt++) {
             try {
                 return operation.get();
@@ -1270,6 +1286,9 @@ final class RedisBroker implements Broker {
 
     private BrokerException failure(String what, Throwable cause) {
         Throwable c = cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null ? cause.getCause() : cause;
+        if (OutOfMemoryReplies.isOutOfMemory(c)) {
+            return OutOfMemoryReplies.failure(setup.target(), what, c);
+        }
         return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c), c);
     }
 

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.schedule;
 
+import io.binomic.api.BrokerOutOfMemoryException;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -120,6 +121,10 @@ public final class PeriodicScheduler implements AutoCloseable {
             action.fire(tick);
         } catch (InterruptedException e) {
             throw e;
+        } catch (BrokerOutOfMemoryException e) {
+            // The message says all: the trace would add only the broker client's internals.
+            LOG.log(Level.WARNING, () -> "periodic job '" + jobName + "' failed at tick " + tick + ": " + e.getMessage()
+                    + "; it will fire again at its next tick");
         } catch (Exception e) {
             LOG.log(Level.WARNING, () -> "periodic job '" + jobName + "' failed at tick " + tick
                     + "; it will fire again at its next tick", e);

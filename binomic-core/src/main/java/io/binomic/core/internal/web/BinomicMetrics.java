@@ -1,6 +1,8 @@
 package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.BrokerHealthReport;
+import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.core.Binomic;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.CoreAccess;
@@ -27,6 +29,12 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     @Override
     public StatsRecorder stats() {
         return CoreAccess.get().stats(binomic);
+    }
+
+    /** What the broker last read of its servers' settings, if it reports them: no broker call. */
+    @Override
+    public List<ServerSetting> serverSettings() {
+        return CoreAccess.get().broker(binomic) instanceof BrokerHealthReport report ? report.serverSettings() : List.of();
     }
 
     @Override

@@ -13,6 +13,7 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TraceContext;
 import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.core.Binomic;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
@@ -164,6 +165,7 @@ public final class DashboardPages implements HttpHandler {
     // ---- pages
 
     private void overview(Html h) {
+        serverSettings(h);
         h.raw("<section><h2>Queues</h2><table id=\"queues\" data-live=\"5000\">").head("queue", "ready", "pending", "delayed", "dead", "consumers", "paused").raw("<tbody>");
         for (String q : queues()) {
             try {
@@ -179,6 +181,21 @@ public final class DashboardPages implements HttpHandler {
         h.raw("</tbody></table></section>");
         charts(h);
         localTasks(h);
+    }
+
+    /** The broker's servers' settings that put data at risk or could not be read: no broker call. */
+    private void serverSettings(Html h) {
+        List<ServerSetting> unsafe = new BinomicMetrics(binomic).serverSettings().stream().filter(s -> !s.safe()).toList();
+        if (unsafe.isEmpty()) {
+            return;
+        }
+        h.raw("<section><h2>Broker server settings</h2><table id=\"server-settings\">").head("server", "setting", "value", "risk")
+                .raw("<tbody>");
+        for (ServerSetting s : unsafe) {
+            h.raw("<tr class=\"error\">").raw("<td>").text(s.server()).raw("</td><td>").text(s.name()).raw("</td><td>")
+                    .text(s.value().orElse("unknown")).raw("</td><td>").text(s.warning().orElse("")).raw("</td></tr>\n");
+        }
+        h.raw("</tbody></table></section>");
     }
 
     /** What this process's workers ran: no broker call. */

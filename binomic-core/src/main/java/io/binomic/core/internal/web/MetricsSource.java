@@ -1,6 +1,7 @@
 package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.process.SlotHealth;
@@ -34,6 +35,11 @@ public final class MetricsSource {
         StatsRecorder stats();
 
         List<WorkerCounters> workers();
+
+        /** The broker's servers' settings as it last read them; none when it does not report them. */
+        default List<ServerSetting> serverSettings() {
+            return List.of();
+        }
     }
 
     /** A master's worker slots and how often each was restarted. */
@@ -45,6 +51,7 @@ public final class MetricsSource {
     public static String render(Local local, Slots slots) {
         PrometheusText p = new PrometheusText();
         queues(p, local);
+        serverSettings(p, local.serverSettings());
         tasks(p, local.stats());
         workers(p, local.workers());
         if (slots != null) {
@@ -88,6 +95,19 @@ public final class MetricsSource {
             p.sample("binomic_queue_paused", d.paused() ? 1 : 0, "queue", q);
         }
         p.sample("binomic_broker_up", up ? 1 : 0);
+    }
+
+    /** Settings the broker could not read are left out: the log says so once, and nothing is known of them. */
+    private static void serverSettings(PrometheusText p, List<ServerSetting> settings) {
+        if (settings.isEmpty()) {
+            return;
+        }
+        p.family("binomic_broker_setting_ok", "gauge", "1 when a setting of a broker server puts no data at risk, 0 when it may"
+                + " (Redis: maxmemory-policy other than noeviction lets Redis delete keys when memory is full).");
+        for (ServerSetting s : settings) {
+            s.value().ifPresent(value -> p.sample("binomic_broker_setting_ok", s.safe() ? 1 : 0, "setting", s.name(),
+                    "server", s.server(), "value", value));
+        }
     }
 
     private static void tasks(PrometheusText p, StatsRecorder stats) {

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.BrokerOutOfMemoryException;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -30,8 +31,9 @@ import java.util.function.Function;
  * reclaim racing with this worker's own settlement does not run a delivery twice. A batch that keeps failing while the broker answers
  * other calls is split, and a single settlement that still fails is given up with an error: its
  * delivery stays pending and comes back by reclaim (one more run, never a loss). A batch applied
- * but not confirmed by enough replicas ({@link NotReplicatedException}) is never given up: it is
- * sent again, as during an outage, until the replicas confirm it.
+ * but not confirmed by enough replicas ({@link NotReplicatedException}), or refused because the
+ * server's memory is full ({@link BrokerOutOfMemoryException}), is never given up: it is sent
+ * again, as during an outage, until the replicas confirm it or memory is freed.
  */
 final class Settler {
     private static final System.Logger LOG = System.getLogger(Settler.class.getName());
@@ -125,11 +127,13 @@ final class Settler {
                 LOG.log(Level.WARNING, "worker {0}: could not write {1} outcome(s) ({2}); keeping them and trying again",
                         consumer, batch.size(), e.getMessage());
             }
-            // Too few replicas confirmed: not a batch Redis refuses but one it cannot make durable yet; keep
-            // sending it (applied parts are no-ops) until they do, as during an outage, and never give it up.
-            // Answered since these writes began failing (a fetch, a lease renewal, the fetcher's probe):
-            // a refusal, not an outage. A refusal comes back at once, so "during this call" would never hold.
-            boolean brokerAnswersOthers = lastBrokerAnswerNanos - failingSinceNanos > 0 && !(e instanceof NotReplicatedException);
+            // Too few replicas confirmed, or the server's memory is full: not a batch Redis refuses but one it
+            // cannot take yet; keep sending it (applied parts are no-ops) until it does, as during an outage,
+            // and never give it up. Answered since these writes began failing (a fetch, a lease renewal, the
+            // fetcher's probe): a refusal, not an outage. A refusal comes back at once, so "during this call"
+            // would never hold.
+            boolean notYet = e instanceof NotReplicatedException || e instanceof BrokerOutOfMemoryException;
+            boolean brokerAnswersOthers = lastBrokerAnswerNanos - failingSinceNanos > 0 && !notYet;
             if (headTries >= TRIES_BEFORE_SPLIT && brokerAnswersOthers) {
                 headTries = 0;
                 giveUpOrSplit(batch, e);
