@@ -52,6 +52,8 @@ class PeriodicAndJsonTest {
         Binomic second = Binomic.builder().config(config()).task(sameReport).broker(shared).build().start();
         try {
             Thread.sleep(1500);
+            // A loaded machine fires fewer ticks in 1.5 s: wait for enough of them, however long that takes.
+            WorkerTest.await("four ticks enqueued", () -> shared.stats("default").ready() >= 4);
             first.close();
             second.close();
             for (var d : shared.fetch(List.of("default"), "inspector", 1000, Duration.ofMillis(100))) {
@@ -61,7 +63,7 @@ class PeriodicAndJsonTest {
             first.close();
             second.close();
         }
-        assertTrue(ticks.size() >= 4, "expected about 7 ticks in 1.5 s, got " + ticks.size());
+        assertTrue(ticks.size() >= 4, "expected at least 4 ticks, got " + ticks.size());
         assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
     }
 
@@ -83,6 +85,7 @@ class PeriodicAndJsonTest {
         Instant end;
         try {
             Thread.sleep(1500);
+            WorkerTest.await("five ticks enqueued", () -> shared.stats("default").ready() >= 5);
             end = Instant.now();
             for (var d : shared.fetch(List.of("default"), "inspector", 1000, Duration.ofMillis(100))) {
                 ticks.add(Instant.parse(d.message().orElseThrow().headers().get("tick")));
@@ -92,7 +95,7 @@ class PeriodicAndJsonTest {
             correct.close();
         }
         assertTrue(ticks.stream().noneMatch(t -> t.isAfter(end)), "ticks fired before their time: " + ticks);
-        assertTrue(ticks.size() >= 5, "expected about 7 ticks in 1.5 s (none blocked), got " + ticks.size() + ": " + ticks);
+        assertTrue(ticks.size() >= 5, "expected at least 5 ticks (none blocked), got " + ticks.size() + ": " + ticks);
         assertEquals(ticks.size(), ticks.stream().distinct().count(), "a tick was enqueued twice: " + ticks);
         assertTrue(ticks.stream().allMatch(t -> t.isAfter(start)), ticks.toString());
     }

@@ -483,19 +483,21 @@ class RedisBrokerIT {
         while (fetched < 30) {
             fetched += broker.fetch(List.of(queue), "ghost", 30, Duration.ofMillis(100)).size();
         }
-        Thread.sleep(60);
+        // Idle longer than the loop below takes even on a loaded machine: an entry c2 took must not be idle
+        // enough to be taken again before the loop ends.
+        Thread.sleep(1100);
 
         List<String> taken = new ArrayList<>();
         List<Delivery> batch;
-        while (!(batch = broker.reclaim(queue, "c2", Duration.ofMillis(50), 7)).isEmpty()) {
+        while (!(batch = broker.reclaim(queue, "c2", Duration.ofMillis(1000), 7)).isEmpty()) {
             batch.forEach(d -> taken.add(d.receipt()));
         }
         assertEquals(30, taken.size());
         assertEquals(30, new HashSet<>(taken).size(), "no entry taken twice");
 
         // The cursor now sits somewhere in the PEL: entries stranded by c2 (ids before it) must still come back.
-        Thread.sleep(60);
-        assertEquals(7, broker.reclaim(queue, "c3", Duration.ofMillis(50), 7).size());
+        Thread.sleep(1100);
+        assertEquals(7, broker.reclaim(queue, "c3", Duration.ofMillis(1000), 7).size());
     }
 
     /**

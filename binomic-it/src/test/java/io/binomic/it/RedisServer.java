@@ -82,14 +82,37 @@ public final class RedisServer implements AutoCloseable {
         return shared;
     }
 
-    /** A server of its own (for tests that restart it or change its settings); close it after. */
+    /**
+     * A server of its own (for tests that restart it or change its settings); close it after. A
+     * free port can be taken by another test JVM's server between the probe and the bind (test
+     * classes run in parallel forks): then it starts again on another.
+     */
     public static RedisServer startNew(String... extraArgs) {
-        try {
-            RedisServer server = new RedisServer(freePort(), List.of(extraArgs), Files.createTempDirectory("binomic-redis-"));
-            server.start();
-            return server;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        for (int tries = 1; ; tries++) {
+            RedisServer server;
+            try {
+                server = new RedisServer(freePort(), List.of(extraArgs), Files.createTempDirectory("binomic-redis-"));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            try {
+                server.start();
+                return server;
+            } catch (PortTakenException e) {
+                server.close();
+                if (tries == 3) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** The port answered, but not from the redis-server this object started. */
+    private static final class PortTakenException extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        PortTakenException(String message) {
+            super(message);
         }
     }
 
@@ -252,13 +275,17 @@ public final class RedisServer implements AutoCloseable {
         RuntimeException last = null;
         while (System.nanoTime() < deadline) {
             if (process != null && !process.isAlive()) {
-                throw new IllegalStateException("redis-server exited at start with code " + process.exitValue()
-                        + "; see " + dir.resolve("redis.log"));
+                String message = "redis-server exited at start with code " + process.exitValue() + "; see " + dir.resolve("redis.log");
+                throw log().contains("Address already in use") ? new PortTakenException(message) : new IllegalStateException(message);
             }
             try {
                 Object reply = Resp.call(HOST, port, "PING");
-                if ("PONG".equals(reply) || reply instanceof Resp.Error(String m) && m.startsWith("NOAUTH")) {
+                if (reply instanceof Resp.Error(String m) && m.startsWith("NOAUTH")) {
                     return; // a password-protected server is up too
+                }
+                if ("PONG".equals(reply)) {
+                    checkItIsOurs();
+                    return;
                 }
             } catch (RuntimeException e) {
                 last = e;
@@ -266,6 +293,25 @@ public final class RedisServer implements AutoCloseable {
             sleep(50);
         }
         throw new IllegalStateException("Redis on port " + port + " did not answer PING within " + timeout, last);
+    }
+
+    private String log() {
+        try {
+            return Files.readString(dir.resolve("redis.log"));
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** Another test JVM's server on this port answers PING as well as this one would. */
+    private void checkItIsOurs() {
+        if (process == null) {
+            return;
+        }
+        String info = String.valueOf(Resp.call(HOST, port, "INFO", "server"));
+        if (!info.contains("process_id:" + process.pid() + "\r\n")) {
+            throw new PortTakenException("port " + port + " is served by another redis-server than pid " + process.pid());
+        }
     }
 
     private static int freePort() throws IOException {

@@ -76,6 +76,9 @@ class ClusterMasterAndCliTest {
             }
             // A worker JVM SIGKILLed mid-run: the master replaces it, and what it held comes back through reclaim.
             Fixture.await("10 jobs done", events::toString, () -> ledgerOf.values().stream().mapToInt(l -> l.doneJobs().size()).sum() >= 10);
+            // On a loaded machine slot 0 may still be starting when slot 1 has run 10: kill it once it runs.
+            Fixture.await("slot 0 running", events::toString, () -> events.stream()
+                    .anyMatch(e -> e instanceof MasterEvent.Running r && r.slot() == 0));
             long victim = master.slots().slot(0).pid();
             Fixture.signal(victim, "KILL");
             Set<Integer> all = IntStream.range(0, JOBS_PER_QUEUE).boxed().collect(Collectors.toSet());
@@ -110,6 +113,8 @@ class ClusterMasterAndCliTest {
             CliRun dlq = CliRun.of("dlq", "list", "--broker", cluster.url(), "--queues", String.join(",", queues));
             assertEquals(0, dlq.exit(), dlq.toString());
             assertTrue(dlq.out().endsWith("1 dead letter(s)\n"), dlq.out());
+            Fixture.await("the killed worker replaced", events::toString,
+                    () -> events.stream().anyMatch(e -> e instanceof MasterEvent.Replaced r && r.oldPid() == victim));
             assertTrue(events.stream().anyMatch(e -> e instanceof MasterEvent.Replaced r && r.oldPid() == victim),
                     "the killed worker was replaced: " + events);
         }
