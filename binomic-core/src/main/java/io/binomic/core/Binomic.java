@@ -499,8 +499,8 @@ public final class Binomic implements AutoCloseable {
         Objects.requireNonNull(task, "task must not be null");
         requireStarted();
         if (task.mode() == TaskMode.CRON || task.mode() == TaskMode.INTERVAL) {
-            throw new IllegalArgumentException("task '" + task.name() + "' is a " + task.mode()
-                    + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
+            throw new IllegalArgumentException("task '" + task.name() + "' is " + (task.mode() == TaskMode.INTERVAL ? "an " : "a ")
+                    + task.mode() + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
         }
         Task<?, ?> registered = registry.find(task.name()).orElse(null);
         if (registered != null && registered != task && !registered.queue().equals(task.queue())) {

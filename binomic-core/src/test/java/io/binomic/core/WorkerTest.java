@@ -365,7 +365,7 @@ class WorkerTest {
         opened.add(binomic);
 
         var periodic = assertThrows(IllegalArgumentException.class, () -> binomic.submit(tick));
-        assertTrue(periodic.getMessage().contains("'tick' is a INTERVAL task"), periodic.getMessage());
+        assertTrue(periodic.getMessage().contains("'tick' is an INTERVAL task"), periodic.getMessage());
         var large = assertThrows(PayloadTooLargeException.class, () -> binomic.submit(echo, "x".repeat(17)));
         assertEquals(17, large.size());
         var missing = assertThrows(IllegalArgumentException.class, () -> binomic.submit(echo, null));
