@@ -25,6 +25,7 @@ import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.Uuid7;
+import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobHandles;
 import io.binomic.core.internal.schedule.PeriodicScheduler;
@@ -99,6 +100,7 @@ public final class Binomic implements AutoCloseable {
     private Binomic(Builder b) {
         this.config = b.config;
         this.registry = TaskRegistry.of(b.tasks);
+        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec());
         this.handlers = Map.copyOf(b.handlers);
         this.clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
