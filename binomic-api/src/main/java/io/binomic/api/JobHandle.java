@@ -41,6 +41,9 @@ public interface JobHandle<R> {
      * @throws JobFailedException when the job was dead-lettered
      * @throws JobCancelledException when it was cancelled
      * @throws JobTimeoutException when it did not end in time (it goes on)
+     * @throws JobNotFoundException when the broker keeps no record of the job (a wrong id or queue,
+     *     a task that is not tracked, a status past its retention)
+     * @throws IllegalStateException as {@link #result()} does, when the task is known not to be tracked
      */
     R await(Duration timeout);
 

@@ -512,15 +512,20 @@ public final class Task<A, R> {
                         + " time can be replaced; or give the delay with each submit (SubmitOptions.delay) and debounce there");
             }
             if (unique.get() != null && (mode == TaskMode.CRON || mode == TaskMode.INTERVAL)) {
-                throw new IllegalArgumentException(who + "a " + mode + " task cannot be unique: the scheduler fires each tick once already");
+                throw new IllegalArgumentException(who + withArticle(mode) + " task cannot be unique: the scheduler fires each tick once already");
             }
             limits.build(name, argumentType); // validates
             return new Task<>(this);
         }
 
+        /** "a CRON", "an INTERVAL": the article as the mode's name is spoken. */
+        private static String withArticle(TaskMode mode) {
+            return (mode == TaskMode.INTERVAL ? "an " : "a ") + mode;
+        }
+
         private void requireNoArgument(String who) {
             if (argumentType != Void.class) {
-                throw new IllegalArgumentException(who + "a " + mode + " task is fired by the scheduler without argument, but it takes "
+                throw new IllegalArgumentException(who + withArticle(mode) + " task is fired by the scheduler without argument, but it takes "
                         + argumentType.getSimpleName() + "; declare it with Task.builder(name)");
             }
         }

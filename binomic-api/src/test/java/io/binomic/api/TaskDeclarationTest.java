@@ -82,7 +82,7 @@ class TaskDeclarationTest {
         assertEquals("task 'c': a CRON task is fired by the scheduler without argument, but it takes Greeting;"
                 + " declare it with Task.builder(name)", cron);
         String interval = rejection(Task.builder("i", Greeting.class, String.class).interval(Duration.ofSeconds(1)));
-        assertTrue(interval.startsWith("task 'i': a INTERVAL task is fired by the scheduler without argument"), interval);
+        assertTrue(interval.startsWith("task 'i': an INTERVAL task is fired by the scheduler without argument"), interval);
     }
 
     @Test

@@ -25,6 +25,7 @@ import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.Uuid7;
+import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobHandles;
 import io.binomic.core.internal.schedule.PeriodicScheduler;
@@ -99,6 +100,7 @@ public final class Binomic implements AutoCloseable {
     private Binomic(Builder b) {
         this.config = b.config;
         this.registry = TaskRegistry.of(b.tasks);
+        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec());
         this.handlers = Map.copyOf(b.handlers);
         this.clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
@@ -499,8 +501,8 @@ public final class Binomic implements AutoCloseable {
         Objects.requireNonNull(task, "task must not be null");
         requireStarted();
         if (task.mode() == TaskMode.CRON || task.mode() == TaskMode.INTERVAL) {
-            throw new IllegalArgumentException("task '" + task.name() + "' is a " + task.mode()
-                    + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
+            throw new IllegalArgumentException("task '" + task.name() + "' is " + (task.mode() == TaskMode.INTERVAL ? "an " : "a ")
+                    + task.mode() + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
         }
         Task<?, ?> registered = registry.find(task.name()).orElse(null);
         if (registered != null && registered != task && !registered.queue().equals(task.queue())) {

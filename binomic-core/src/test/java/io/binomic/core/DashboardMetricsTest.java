@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.Backoff;
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.JobHandle;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
@@ -104,6 +106,32 @@ class DashboardMetricsTest {
                 assertTrue(text.lines().anyMatch(line::equals), "missing line " + line + " in\n" + text);
             }
             Promtool.assertValid(text);
+        }
+    }
+
+    @Test
+    void deadLettersShowTheirJobLinkedToItsPageOnlyNonZeroDeadCountsAreMarkedAndANonWorkerHasNoTasksTable() throws Exception {
+        Binomic b = started();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            String before = get(dashboard.uri(), null);
+            assertTrue(before.contains("<td class=\"dead\">0</td>"), before);
+            assertFalse(before.contains("Tasks run by this process"), "no worker runs here: no empty table");
+            assertTrue(before.contains("id=\"no-local-tasks\""), before);
+
+            b.startWorker();
+            JobHandle<String> job = b.submit(doomed, new Job(1));
+            while (b.queueStats("metered").deadLetters() < 1) {
+                Thread.sleep(20);
+            }
+            String entry = b.deadLetters().list("metered", DeadLetterFilter.all(), 10).getFirst().id();
+
+            String overview = get(dashboard.uri(), null);
+            assertTrue(overview.contains("<td class=\"dead nonzero\">1</td>"), overview);
+            assertTrue(overview.contains("Tasks run by this process"), overview);
+            String letters = get(dashboard.uri().resolve("dead-letters"), null);
+            assertTrue(letters.contains("<td class=\"job\"><a href=\"/jobs?id=" + job.id() + "\">" + job.id() + "</a></td>"), letters);
+            assertTrue(letters.contains("data-letter=\"" + entry + "\"") && letters.contains("<td class=\"entry\">" + entry + "</td>"),
+                    "the entry id stays where replay and purge need it: " + letters);
         }
     }
 

@@ -365,7 +365,7 @@ class WorkerTest {
         opened.add(binomic);
 
         var periodic = assertThrows(IllegalArgumentException.class, () -> binomic.submit(tick));
-        assertTrue(periodic.getMessage().contains("'tick' is a INTERVAL task"), periodic.getMessage());
+        assertTrue(periodic.getMessage().contains("'tick' is an INTERVAL task"), periodic.getMessage());
         var large = assertThrows(PayloadTooLargeException.class, () -> binomic.submit(echo, "x".repeat(17)));
         assertEquals(17, large.size());
         var missing = assertThrows(IllegalArgumentException.class, () -> binomic.submit(echo, null));
@@ -383,6 +383,9 @@ class WorkerTest {
         assertEquals(JobState.UNKNOWN, accepted.status().state(), "a Void task is not tracked");
         var noResult = assertThrows(IllegalStateException.class, accepted::result);
         assertTrue(noResult.getMessage().contains("not tracked"), noResult.getMessage());
+        // What jobs.md says of await on such a handle: the same error, at once.
+        var noAwait = assertThrows(IllegalStateException.class, () -> accepted.await(Duration.ofSeconds(5)));
+        assertTrue(noAwait.getMessage().contains("not tracked"), noAwait.getMessage());
 
         Task<String, Void> other = Task.builder("other", String.class).build();
         Binomic worker = start(List.of(other.handledBy(s -> null)), TaskDefaults.defaults(), fastWorker().build(), shared);

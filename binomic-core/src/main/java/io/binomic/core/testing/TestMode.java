@@ -2,6 +2,7 @@ package io.binomic.core.testing;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
+import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
@@ -80,6 +81,8 @@ public final class TestMode implements AutoCloseable {
                 new StatsRecorder(), RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false, null, config.broker().maxPayloadBytes()));
         this.queues = b.bindings.values().stream().map(t -> t.task().queue()).distinct().toList();
         broker.onSubmission(this::stored);
+        // What a test leaves queued is the test's business: the close need not warn that it is lost.
+        broker.dropOnCloseQuietly();
         binomic.start();
     }
 
@@ -158,6 +161,9 @@ public final class TestMode implements AutoCloseable {
                             case Settlement.RetryLater retry -> retried++;
                             case Settlement.DeadLetter dead -> deadLettered++;
                         }
+                        if (settlement instanceof Settlement.DeadLetter dead && dead.failure().reason() == DeadLetterReason.TASK_NOT_FOUND) {
+                            throw unbound(d);
+                        }
                     } else {
                         notRun++;
                         broker.settle("test-mode", List.of(new Settlement.Ack(d)));
@@ -184,6 +190,13 @@ public final class TestMode implements AutoCloseable {
         } finally {
             draining.set(true);
         }
+    }
+
+    /** A test that forgot to bind a handler would otherwise see only a dead letter it may never look at. */
+    private static IllegalStateException unbound(Delivery delivery) {
+        String task = delivery.message().map(Message::task).orElse("?");
+        return new IllegalStateException("task '" + task + "' was submitted but the test mode has no handler bound to it:"
+                + " bind it with TestMode.manual().handle(task, handler) (or inline()), before start()");
     }
 
     private List<String> knownQueues() {

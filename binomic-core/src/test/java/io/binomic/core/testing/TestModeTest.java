@@ -1,6 +1,7 @@
 package io.binomic.core.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.JobHandle;
@@ -26,6 +27,17 @@ class TestModeTest {
         JobHandle<String> register(String email) {
             binomic.submit(REMIND, new Welcome(email));
             return binomic.submit(WELCOME, new Welcome(email));
+        }
+    }
+
+    @Test
+    void aTaskWithoutABoundHandlerFailsTheDrainNamingTheTask() {
+        try (TestMode jobs = TestMode.manual().handle(WELCOME, w -> "sent").start()) {
+            jobs.binomic().submit(REMIND, new Welcome("ada@example.com"));
+
+            IllegalStateException e = assertThrows(IllegalStateException.class, jobs::drain);
+
+            assertTrue(e.getMessage().contains("task 'remind'") && e.getMessage().contains(".handle(task, handler)"), e.getMessage());
         }
     }
 

@@ -188,8 +188,9 @@ public final class BinomicCli {
         return file;
     }
 
+    /** The failure's message, in the CLI's terms: a broker's hint names the API setting, the user here typed --broker. */
     private static String describe(RuntimeException e) {
-        return e.getMessage() == null ? e.getClass().getName() : e.getMessage();
+        return e.getMessage() == null ? e.getClass().getName() : e.getMessage().replace("BrokerConfig.url", "--broker");
     }
 
     private Optional<Command> find(List<String> words) {
@@ -211,6 +212,7 @@ public final class BinomicCli {
             PrintStream to = help ? out : err;
             if (!help) {
                 err.println("binomic " + first + ": " + (words.size() > 1 ? "unknown command '" + words.get(1) + "'"
+                        + ClosestName.hint(words.get(1), group.stream().map(c -> c.name().substring(first.length() + 1)).toList())
                         : "say which: " + String.join(", ", group.stream().map(c -> c.name().substring(first.length() + 1)).toList())));
                 err.println();
             }
@@ -219,7 +221,8 @@ public final class BinomicCli {
             printCommandList(group, to);
             return help ? EXIT_OK : EXIT_USAGE;
         }
-        err.println("binomic: unknown command '" + first + "'");
+        err.println("binomic: unknown command '" + first + "'"
+                + ClosestName.hint(first, commands.stream().map(c -> c.name().split(" ")[0]).distinct().toList()));
         err.println();
         printOverview(err);
         return EXIT_USAGE;

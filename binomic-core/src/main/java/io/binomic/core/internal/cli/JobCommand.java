@@ -5,6 +5,7 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.JobStatus;
 import io.binomic.api.JobTimeoutException;
 import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
 import java.io.PrintStream;
@@ -182,6 +183,16 @@ final class JobCommand implements Command {
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
 
+    /**
+     * The warning for {@code task} given the task names on the module path; empty when it is one of
+     * them or near none. A name one typo away from a known task is most likely that task; the job is
+     * submitted anyway, since the definition is not needed and the workers may know tasks this CLI does not.
+     */
+    static Optional<String> mistypedTask(String task, List<String> known) {
+        return known.contains(task) ? Optional.empty() : ClosestName.to(task, known).map(closest -> "binomic job submit: no task '"
+                + task + "' among the tasks on the module path; did you mean '" + closest + "'? (submitted as typed)");
+    }
+
     private int submit(Binomic binomic, Arguments args) throws UsageException {
         String task = args.value("task").orElseThrow(() -> new UsageException("--task is required: the task's name"));
         String queue = args.value("queue").orElseThrow(() -> new UsageException(
@@ -209,6 +220,7 @@ final class JobCommand implements Command {
             options.unique(uniqueness, unique.get());
         }
         args.value("debounce").ifPresent(options::debounce);
+        mistypedTask(task, binomic.tasks().all().stream().map(Task::name).toList()).ifPresent(err::println);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
         if (wait.isEmpty()) {

@@ -101,6 +101,12 @@ final class JsonBinder {
         return bindScalar(node, raw, path);
     }
 
+    /** Whether {@link #bindScalar} reads {@code type}: what {@link ArgumentTypes} checks declared types against. */
+    static boolean isScalar(Class<?> type) {
+        return type == String.class || type == Boolean.class || type == Character.class || type == Double.class
+                || type == Float.class || EXACT_NUMBER_TYPES.contains(type) || TEXT_TYPES.containsKey(type);
+    }
+
     private static Object bindScalar(Object node, Class<?> type, JsonPath path) {
         if (type == String.class) {
             return expect(node, String.class, "a string", path);

@@ -48,6 +48,7 @@ public final class MemoryBroker implements Broker {
     private final BrokerConfig config;
     private final Clock clock;
     private final System.Logger log;
+    private volatile System.Logger.Level droppedOnCloseLevel = System.Logger.Level.WARNING;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition messageArrived = lock.newCondition();
     private final Map<String, QueueState> queues = new HashMap<>();
@@ -130,6 +131,11 @@ public final class MemoryBroker implements Broker {
         if (listener != null) {
             listener.stored(messages, due);
         }
+    }
+
+    /** Logs what {@link #close()} drops at DEBUG instead of WARNING: for owners that expect to drop it. */
+    public void dropOnCloseQuietly() {
+        droppedOnCloseLevel = System.Logger.Level.DEBUG;
     }
 
     MemoryBroker(BrokerConfig config, Clock clock) {
@@ -539,7 +545,7 @@ public final class MemoryBroker implements Broker {
                     + " broker keeps nothing after close; use a redis:// broker for messages that must survive";
         });
         if (dropped != null) {
-            log.log(System.Logger.Level.WARNING, dropped);
+            log.log(droppedOnCloseLevel, dropped);
         }
     }
 

@@ -22,8 +22,10 @@ public sealed interface MasterEvent {
      * A worker process exited on its own (or was killed from outside).
      *
      * @param beforeRunning true when it never reported RUNNING: a start-up failure
+     * @param startupFailure for a start-up failure, the line of its log that says why (empty when none does)
      */
-    record Exited(int slot, long pid, int exitCode, boolean beforeRunning, Path logFile) implements MasterEvent { }
+    record Exited(int slot, long pid, int exitCode, boolean beforeRunning, Path logFile, String startupFailure)
+            implements MasterEvent { }
 
     /** A live worker's heartbeat stopped (or its start took too long); the master is about to stop it. */
     record Hung(int slot, long pid, Duration silentFor) implements MasterEvent { }

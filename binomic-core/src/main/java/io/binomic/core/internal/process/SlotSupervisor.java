@@ -54,6 +54,8 @@ final class SlotSupervisor {
     /** One worker JVM in this slot. */
     private static final class Incarnation {
         final Process process;
+        /** Where this JVM's output starts in the slot's log file, which earlier incarnations share. */
+        final long logOffset;
         final long spawnedAt = System.nanoTime();
         long runningAt;
         long endedAt;
@@ -64,9 +66,12 @@ final class SlotSupervisor {
         boolean seenConsuming;
         /** The reason it gave when it reported itself not consuming. */
         String problem;
+        /** The line of its log that says why it exited before RUNNING; empty when none does. */
+        String startupFailure = "";
 
-        Incarnation(Process process) {
+        Incarnation(Process process, long logOffset) {
             this.process = process;
+            this.logOffset = logOffset;
         }
 
         boolean reachedRunning() {
@@ -118,7 +123,7 @@ final class SlotSupervisor {
                 } else {
                     cause = Cause.EXITED;
                     int exit = worker.process.exitValue();
-                    detail = "exited with code " + exit + (worker.reachedRunning() ? "" : " during start-up");
+                    detail = "exited with code " + exit + (worker.reachedRunning() ? "" : " during start-up" + quoted(worker.startupFailure));
                 }
                 // Only start-up failures back off: a worker that reached RUNNING and served (however it
                 // ended: killed, crashed, hung, not consuming) is replaced at once, and ends any streak.
@@ -132,6 +137,10 @@ final class SlotSupervisor {
             // Nothing should get here; if something does, the slot stays empty and the log says why.
             LOG.log(Level.ERROR, "supervisor of worker " + slot.index() + " failed; the slot is left empty", e);
         }
+    }
+
+    private static String quoted(String startupFailure) {
+        return startupFailure.isEmpty() ? "" : " (" + startupFailure + ")";
     }
 
     /** True when the worker reached RUNNING and ran for at least {@link #SERVED} (or one heartbeat interval, if shorter). */
@@ -180,11 +189,12 @@ final class SlotSupervisor {
         ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(WorkerProcessMain.class, master.workerJvmOptions(), launch.toArgs()))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        long logOffset = Files.size(logFile);
         Process process = builder.start();
         process.getOutputStream().close();
         master.emit(new MasterEvent.Spawned(slot.index(), process.pid(), incarnations));
         LOG.log(Level.DEBUG, "worker {0} started: pid {1,number,#}", slot.index(), process.pid());
-        return new Incarnation(process);
+        return new Incarnation(process, logOffset);
     }
 
     /** Watches a worker until it exits, hangs or the master shuts down. */
@@ -211,9 +221,10 @@ final class SlotSupervisor {
             if (!worker.process.isAlive()) {
                 worker.endedAt = now;
                 int exit = worker.process.exitValue();
-                master.emit(new MasterEvent.Exited(slot.index(), pid, exit, !worker.reachedRunning(), logFile));
+                worker.startupFailure = worker.reachedRunning() ? "" : StartupFailureLine.read(logFile, worker.logOffset).orElse("");
+                master.emit(new MasterEvent.Exited(slot.index(), pid, exit, !worker.reachedRunning(), logFile, worker.startupFailure));
                 LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) exited with code {2}{3}; see {4}", slot.index(), pid, exit,
-                        worker.reachedRunning() ? "" : " before it was running", logFile);
+                        worker.reachedRunning() ? "" : " before it was running" + quoted(worker.startupFailure), logFile);
                 return Outcome.EXITED;
             }
             SlotSnapshot seen = slot.snapshot();

@@ -172,7 +172,8 @@ public final class DashboardPages implements HttpHandler {
                 QueueStats s = binomic.queueStats(q);
                 h.raw("<tr data-queue=\"").text(q).raw("\">").raw("<td>").text(q).raw("</td><td class=\"ready\">").text(s.ready())
                         .raw("</td><td class=\"pending\">").text(s.pending()).raw("</td><td class=\"delayed\">").text(s.delayed())
-                        .raw("</td><td class=\"dead\">").text(s.deadLetters()).raw("</td><td>").text(s.consumers())
+                        .raw("</td><td class=\"dead").raw(s.deadLetters() > 0 ? " nonzero" : "").raw("\">").text(s.deadLetters())
+                        .raw("</td><td>").text(s.consumers())
                         .raw("</td><td class=\"paused\">").text(binomic.queues().isPaused(q) ? "paused" : "").raw("</td></tr>\n");
             } catch (RuntimeException e) {
                 h.row(q, "broker error: " + e.getMessage(), "", "", "", "", "");
@@ -198,11 +199,17 @@ public final class DashboardPages implements HttpHandler {
         h.raw("</tbody></table></section>");
     }
 
-    /** What this process's workers ran: no broker call. */
+    /** What this process's workers ran: no broker call. Left out where no worker runs (a master's, a producer's dashboard). */
     private void localTasks(Html h) {
+        List<TaskStats> stats = binomic.taskStats();
+        if (stats.isEmpty() && CoreAccess.get().workers(binomic).isEmpty()) {
+            h.raw("<section><p class=\"hint\" id=\"no-local-tasks\">This process runs no worker, so it has no task counts of its own:"
+                    + " the charts above show what every worker on these queues ran.</p></section>");
+            return;
+        }
         h.raw("<section><h2>Tasks run by this process</h2><table id=\"tasks\">")
                 .head("queue", "task", "succeeded", "failed", "retried", "dead-lettered", "mean", "max").raw("<tbody>");
-        for (TaskStats t : binomic.taskStats()) {
+        for (TaskStats t : stats) {
             h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()), millis(t.maxDuration()));
         }
         h.raw("</tbody></table><p class=\"hint\">For alerting and longer history, scrape <a href=\"/metrics\">/metrics</a> with Prometheus.</p></section>");
@@ -341,7 +348,7 @@ public final class DashboardPages implements HttpHandler {
                 h.row(g.task(), g.reason(), g.errorClass(), g.count());
             }
             h.raw("</tbody></table><table class=\"letters\">")
-                    .head("id", "task", "reason", "error", "attempts", "failed at", "payload", "trace", "").raw("<tbody>");
+                    .head("job", "task", "reason", "error", "attempts", "failed at", "payload", "trace", "entry", "").raw("<tbody>");
             for (DeadLetter d : letters) {
                 String payload = d.message().map(m -> new String(m.payload(), StandardCharsets.UTF_8)).orElse(d.rawFields().getOrDefault("payload", ""));
                 if (payload.length() > PAYLOAD_SHOWN) {
@@ -349,11 +356,17 @@ public final class DashboardPages implements HttpHandler {
                 }
                 String trace = d.message().flatMap(m -> TraceContext.fromHeaders(m.headers())).map(TraceContext::traceId).orElse("");
                 h.raw("<tr data-letter=\"").text(d.id()).raw("\">");
-                for (Object cell : new Object[] {d.id(), d.task(), d.failure().reason(),
+                // Users search by the job's id; the stream entry id is what replay and purge act on.
+                h.raw("<td class=\"job\">");
+                d.message().map(m -> m.id().toString()).ifPresent(job ->
+                        h.raw("<a href=\"/jobs?id=").text(job).raw("\">").text(job).raw("</a>"));
+                h.raw("</td>");
+                for (Object cell : new Object[] {d.task(), d.failure().reason(),
                         d.failure().errorClass() + ": " + d.failure().errorMessage(), d.failure().attempts(),
                         TIME.format(d.failure().failedAt()), payload, trace}) {
                     h.raw("<td>").text(cell).raw("</td>");
                 }
+                h.raw("<td class=\"entry\">").text(d.id()).raw("</td>");
                 h.raw("<td class=\"actions\">");
                 if (!readOnly) {
                     Map<String, String> fields = Map.of("queue", q, "letter", d.id());

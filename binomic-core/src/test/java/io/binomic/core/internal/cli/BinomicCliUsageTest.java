@@ -3,6 +3,7 @@ package io.binomic.core.internal.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BrokerException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -100,6 +101,23 @@ class BinomicCliUsageTest {
     @Test
     void unknownCommandIsAUsageError() {
         assertUsageError(run("frobnicate"), "binomic: unknown command 'frobnicate'", "Usage: binomic <command> [options]");
+    }
+
+    @Test
+    void aMistypedCommandGetsTheClosestOneSuggested() {
+        assertUsageError(run("queus"), "binomic: unknown command 'queus'; did you mean 'queues'?", "Usage: binomic <command> [options]");
+        assertUsageError(run("dlq", "lst"), "binomic dlq: unknown command 'lst'; did you mean 'list'?", "Usage: binomic dlq <command> [options]");
+    }
+
+    @Test
+    void aBrokerThatCannotBeReachedIsBlamedOnTheBrokerOptionNotTheApiSetting() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new BrokerException("cannot connect to Redis at localhost:1: refused; is redis-server running? check BrokerConfig.url");
+        }, "queues", "--queues", "q", "--broker", "redis://localhost:1");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals("binomic queues: cannot connect to Redis at localhost:1: refused; is redis-server running? check --broker\n",
+                run.err());
     }
 
     @Test

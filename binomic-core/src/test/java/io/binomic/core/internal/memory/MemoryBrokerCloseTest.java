@@ -1,6 +1,7 @@
 package io.binomic.core.internal.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.Message;
@@ -63,6 +64,20 @@ class MemoryBrokerCloseTest {
         assertEquals(List.of("WARNING memory broker memory:// closed with 4 message(s) dropped (2 ready, 1 pending, 1 delayed)"
                 + " and 0 dead letter(s) dropped: the embedded broker keeps nothing after close; use a redis:// broker for"
                 + " messages that must survive"), log.lines, "one warning, on the first close only");
+    }
+
+    @Test
+    void anOwnerThatExpectsToDropTheBacklogGetsADebugLineInstead() throws Exception {
+        RecordingLogger log = new RecordingLogger();
+        MemoryBroker broker = new MemoryBroker(BrokerConfig.defaults(), Clock.systemUTC(), log);
+        broker.start(List.of("a"));
+        broker.enqueueAll(List.of(message("a")));
+        broker.dropOnCloseQuietly();
+
+        broker.close();
+
+        assertEquals(1, log.lines.size(), log.lines.toString());
+        assertTrue(log.lines.getFirst().startsWith("DEBUG memory broker memory:// closed with 1 message(s) dropped"), log.lines.toString());
     }
 
     @Test

@@ -151,6 +151,9 @@ class MasterTest {
         assertTrue(exits.stream().allMatch(e -> e.exitCode() != 0 && e.beforeRunning()), exits + "\n" + log);
         assertTrue(exits.stream().filter(e -> e.exitCode() == 3).count() >= 4, exits + "\n" + log);
         assertTrue(log.contains("start-up failed") && log.contains("nosuch"), log);
+        // The master repeats the worker's own reason, so an operator need not open the log to read it.
+        assertTrue(exits.stream().filter(e -> e.exitCode() == 3)
+                .allMatch(e -> e.startupFailure().contains("start-up failed") && e.startupFailure().contains("nosuch")), exits + "\n" + log);
         assertTrue(log.contains("(incarnation 5)"), "one marker per start in the log file");
     }
 

@@ -1,0 +1,102 @@
+package io.binomic.core.internal.codec;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.Task;
+import java.lang.reflect.GenericArrayType;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
+import java.lang.reflect.TypeVariable;
+import java.lang.reflect.WildcardType;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Checks, when tasks are registered, that the JDK codec can decode their declared argument types.
+ * The writer encodes the runtime value, so a component declared as an interface it cannot build
+ * ({@code CharSequence} holding a String) would pass every submit and fail every run at the worker.
+ */
+public final class ArgumentTypes {
+    private ArgumentTypes() { }
+
+    /**
+     * @param codecId the id of the codec the instance encodes with; only {@code json-jdk} is checked
+     * @throws IllegalArgumentException naming the task, the component, its type and the fix
+     */
+    public static void requireDecodable(Collection<Task<?, ?>> tasks, String codecId) {
+        if (!BinomicConfig.JDK_JSON_CODEC.equals(codecId)) {
+            return;
+        }
+        for (Task<?, ?> task : tasks) {
+            undecodable(task.argumentType(), task.argumentType().getSimpleName(), new HashSet<>()).ifPresent(where -> {
+                throw new IllegalArgumentException("task '" + task.name() + "': argument " + where + ", which the JSON codec "
+                        + BinomicConfig.JDK_JSON_CODEC + " cannot decode at the worker (it decodes " + JsonWriter.SUPPORTED_TYPES
+                        + "); declare a type it decodes (String for text), or choose the Jackson codec with payloadCodec(\"jackson\")");
+            });
+        }
+    }
+
+    /** Where in {@code type} (called {@code where}) a type the binder cannot build is declared, and which. */
+    static Optional<String> undecodable(Type type, String where, Set<Class<?>> seenRecords) {
+        Class<?> raw = rawClass(type);
+        if (raw == Void.class || raw.isPrimitive() || raw.isEnum() || raw == Object.class || JsonBinder.isScalar(raw)) {
+            return Optional.empty();
+        }
+        if (raw == Optional.class) {
+            return undecodable(typeArgument(type, 0), where, seenRecords);
+        }
+        if (raw.isArray()) {
+            Type element = type instanceof GenericArrayType generic ? generic.getGenericComponentType() : raw.getComponentType();
+            return undecodable(element, where + "[]", seenRecords);
+        }
+        if (raw.isRecord()) {
+            if (!seenRecords.add(raw)) {
+                return Optional.empty(); // a recursive record: its components are being checked already
+            }
+            for (RecordComponent component : raw.getRecordComponents()) {
+                Optional<String> found = undecodable(component.getGenericType(), where + "." + component.getName(), seenRecords);
+                if (found.isPresent()) {
+                    return found;
+                }
+            }
+            return Optional.empty();
+        }
+        if ((Iterable.class.isAssignableFrom(raw) && raw.isAssignableFrom(ArrayList.class))
+                || (Set.class.isAssignableFrom(raw) && raw.isAssignableFrom(LinkedHashSet.class))) {
+            return undecodable(typeArgument(type, 0), where + "[]", seenRecords);
+        }
+        if (Map.class.isAssignableFrom(raw) && raw.isAssignableFrom(LinkedHashMap.class)) {
+            Class<?> key = rawClass(typeArgument(type, 0));
+            if (key != String.class && key != Object.class) {
+                return Optional.of(where + " is declared " + type.getTypeName() + ": JSON object keys are strings, so Map<String, ...>");
+            }
+            return undecodable(typeArgument(type, 1), where + "{}", seenRecords);
+        }
+        return Optional.of(where + " is declared " + type.getTypeName());
+    }
+
+    private static Type typeArgument(Type type, int index) {
+        if (type instanceof ParameterizedType p) {
+            Type argument = p.getActualTypeArguments()[index];
+            return argument instanceof WildcardType wildcard ? wildcard.getUpperBounds()[0] : argument;
+        }
+        return Object.class;
+    }
+
+    private static Class<?> rawClass(Type type) {
+        return switch (type) {
+            case Class<?> c -> c;
+            case ParameterizedType p -> (Class<?>) p.getRawType();
+            case GenericArrayType array -> rawClass(array.getGenericComponentType()).arrayType();
+            case WildcardType wildcard -> rawClass(wildcard.getUpperBounds()[0]);
+            case TypeVariable<?> variable -> rawClass(variable.getBounds()[0]);
+            default -> Object.class;
+        };
+    }
+}

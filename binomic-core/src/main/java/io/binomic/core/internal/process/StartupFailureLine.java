@@ -1,0 +1,56 @@
+package io.binomic.core.internal.process;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The line of a worker's log that says why it did not start, so the master can repeat it where an
+ * operator looks first instead of only pointing at the log file.
+ */
+final class StartupFailureLine {
+    /** A failing start writes a few kilobytes at most; more than this is read from its end. */
+    private static final int MAX_BYTES = 256 * 1024;
+    /** The worker's own one-line account, written before its stack trace. */
+    private static final String WORKER_FAILURE = "start-up failed";
+    /** What the JVM itself writes when it cannot start the worker's main class at all. */
+    private static final List<String> JVM_FAILURES = List.of("Error:", "Error occurred", "Exception in thread", "Caused by:");
+
+    private StartupFailureLine() { }
+
+    /**
+     * The last line written from {@code offset} on that tells why the worker failed: its own
+     * {@code start-up failed} line when there is one, otherwise the JVM's last error line.
+     */
+    static Optional<String> read(Path log, long offset) {
+        List<String> lines;
+        try {
+            lines = lines(log, offset);
+        } catch (IOException unreadable) {
+            return Optional.empty();
+        }
+        Optional<String> own = last(lines, line -> line.contains(WORKER_FAILURE));
+        return own.isPresent() ? own : last(lines, line -> JVM_FAILURES.stream().anyMatch(line::startsWith));
+    }
+
+    private static Optional<String> last(List<String> lines, Predicate<String> wanted) {
+        return lines.reversed().stream().map(String::strip).filter(wanted).findFirst();
+    }
+
+    private static List<String> lines(Path log, long offset) throws IOException {
+        long size = Files.size(log);
+        long from = Math.max(offset, size - MAX_BYTES);
+        if (from >= size) {
+            return List.of();
+        }
+        try (InputStream in = Files.newInputStream(log)) {
+            in.skipNBytes(from);
+            return new String(in.readNBytes((int) (size - from)), StandardCharsets.UTF_8).lines().toList();
+        }
+    }
+}

@@ -1,0 +1,56 @@
+package io.binomic.core.internal.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StartupFailureLineTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theWorkersOwnLineOfThisIncarnationIsPreferredOverItsStackAndEarlierIncarnations() throws Exception {
+        Path log = dir.resolve("worker-0.log");
+        Files.writeString(log, """
+                ---- master starts worker 0 (incarnation 1)
+                binomic worker 0: start-up failed: cannot use the master's segment: gone
+                """);
+        long offset = Files.size(log);
+        Files.writeString(log, """
+                ---- master starts worker 0 (incarnation 2)
+                INFO worker 0 settings from /tmp/s: {}
+                binomic worker 0: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at localhost:1: refused
+                io.binomic.api.BrokerException: cannot connect to Redis at localhost:1: refused
+                \tat io.binomic.redis.internal.RedissonSetup.connect(RedissonSetup.java:313)
+                Caused by: java.net.ConnectException: refused
+                """, StandardOpenOption.APPEND);
+
+        assertEquals(Optional.of("binomic worker 0: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at localhost:1: refused"),
+                StartupFailureLine.read(log, offset));
+    }
+
+    @Test
+    void aJvmThatCouldNotStartTheWorkerGivesItsLastErrorLine() throws Exception {
+        Path log = Files.writeString(dir.resolve("worker-0.log"), """
+                ---- master starts worker 0 (incarnation 1)
+                Error: Could not find or load main class io.binomic.core.internal.process.WorkerProcessMain
+                Caused by: java.lang.ClassNotFoundException: io.binomic.core.internal.process.WorkerProcessMain
+                """);
+
+        assertEquals(Optional.of("Caused by: java.lang.ClassNotFoundException: io.binomic.core.internal.process.WorkerProcessMain"),
+                StartupFailureLine.read(log, 0));
+    }
+
+    @Test
+    void nothingWhenThisIncarnationWroteNoErrorOrTheLogIsGone() throws Exception {
+        Path log = Files.writeString(dir.resolve("worker-0.log"), "binomic worker 0: start-up failed: old\n---- incarnation 2\n");
+
+        assertEquals(Optional.empty(), StartupFailureLine.read(log, Files.size(log) - "---- incarnation 2\n".length()));
+        assertEquals(Optional.empty(), StartupFailureLine.read(dir.resolve("missing.log"), 0));
+    }
+}
