@@ -20,7 +20,6 @@ import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.api.spi.TraceContextProvider;
-import io.binomic.core.internal.ActivityFlusher;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.Providers;
@@ -28,11 +27,11 @@ import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.client.ClientContext;
 import io.binomic.core.internal.client.JobLookup;
 import io.binomic.core.internal.client.JobMessages;
+import io.binomic.core.internal.client.LocalWorkers;
 import io.binomic.core.internal.client.PeriodicFirer;
 import io.binomic.core.internal.client.Submitter;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobHandles;
-import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -43,7 +42,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
@@ -62,10 +60,8 @@ public final class Binomic implements AutoCloseable {
 
     private final BinomicConfig config;
     private final TaskRegistry registry;
-    private final Map<String, TaskBinding<?, ?>> handlers;
     private final JobHandles jobs;
     private final Broker broker;
-    private final WorkerCodec workerCodec;
     /** The scheduler given to the builder, if any; otherwise the provider that creates one for the started broker. */
     private final Scheduler givenScheduler;
     private final SchedulerProvider schedulerProvider;
@@ -74,11 +70,8 @@ public final class Binomic implements AutoCloseable {
     private final Submitter submitter;
     private final PeriodicFirer periodic;
     private final JobLookup lookup;
-    private final Clock clock;
     private final StatsRecorder stats = new StatsRecorder();
-    private final List<WorkerRuntime> workers = new CopyOnWriteArrayList<>();
-    /** Sends the workers' counts to the broker's per-minute activity; started with the first worker. */
-    private ActivityFlusher activity;
+    private final LocalWorkers workers;
     private final DeadLetters deadLetters;
     private final Queues queues;
     /** The partitions of partitioned queues: where a submit goes, what a worker reads. */
@@ -91,11 +84,11 @@ public final class Binomic implements AutoCloseable {
     private Binomic(Builder b) {
         this.config = b.config;
         this.registry = TaskRegistry.of(b.tasks);
-        this.handlers = Map.copyOf(b.handlers);
-        this.clock = b.clock;
+        Map<String, TaskBinding<?, ?>> handlers = Map.copyOf(b.handlers);
+        Clock clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
         PayloadCodec codec = b.codec != null ? b.codec : Providers.selectCodec(config.payloadCodec());
-        this.workerCodec = new WorkerCodec(codec, Providers.codecsById());
+        WorkerCodec workerCodec = new WorkerCodec(codec, Providers.codecsById());
         this.givenScheduler = b.scheduler;
         // Selected now, so a missing provider fails the build as a missing broker provider does.
         this.schedulerProvider = b.scheduler != null ? null : Providers.selectScheduler(config.broker(),
@@ -112,6 +105,7 @@ public final class Binomic implements AutoCloseable {
         this.submitter = new Submitter(context, registry, messages);
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
+        this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
     }
 
     static {
@@ -123,7 +117,7 @@ public final class Binomic implements AutoCloseable {
 
             @Override
             public List<Worker> workers(Binomic binomic) {
-                return binomic.workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList();
+                return binomic.workers.running();
             }
 
             @Override
@@ -313,31 +307,7 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalStateException("this instance was built with prepareQueues(false), for inspection only:"
                     + " build the instance that runs workers without it");
         }
-        List<String> queues = workerConfig.queues().isEmpty() ? registry.queues() : workerConfig.queues();
-        if (queues.isEmpty()) {
-            throw new IllegalStateException("the worker has no queue to read: bind handlers or set WorkerConfig.queues");
-        }
-        List<String> missing = new ArrayList<>();
-        for (Task<?, ?> task : registry.all()) {
-            if (queues.contains(task.queue()) && !handlers.containsKey(task.name())) {
-                missing.add(task.name() + " (queue " + task.queue() + ")");
-            }
-        }
-        if (!missing.isEmpty()) {
-            throw new IllegalStateException("the worker reads queues " + queues + " but has no handler for task(s) " + missing
-                    + ": bind each with Binomic.builder().handle(task, handler) (or a TaskProvider), or leave its queue out of"
-                    + " WorkerConfig.queues");
-        }
-        WorkerRuntime worker = new WorkerRuntime(workerConfig, queues, config.taskDefaults(), handlers, broker, scheduler,
-                workerCodec, clock, stats, config.broker().maxPayloadBytes(), partitions);
-        workers.add(worker);
-        synchronized (this) {
-            if (activity == null) {
-                activity = ActivityFlusher.start(stats, broker, clock);
-            }
-        }
-        worker.start();
-        return worker;
+        return workers.start(workerConfig);
     }
 
     /** Pause, resume and drain queues and tasks, across every worker. */
@@ -402,12 +372,7 @@ public final class Binomic implements AutoCloseable {
         state = State.CLOSED;
         periodic.close();
         jobs.close();
-        for (WorkerRuntime worker : workers) {
-            worker.close();
-        }
-        if (activity != null) {
-            activity.close();
-        }
+        workers.close();
         if (scheduler != null) {
             scheduler.close();
         }

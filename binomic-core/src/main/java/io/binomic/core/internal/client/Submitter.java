@@ -61,7 +61,11 @@ public final class Submitter {
         for (A argument : arguments) {
             built.add(messages.ofArgument(task, argument, options, trace));
         }
-        return send(task, arguments, options, built, true).stream().map(s -> handleOf(task, s)).toList();
+        List<JobHandle<R>> handles = new ArrayList<>(built.size());
+        for (Submitted submitted : send(task, arguments, options, built, true)) {
+            handles.add(handleOf(task, submitted));
+        }
+        return handles;
     }
 
     /** One job of a task known by name only, its argument JSON text; tracked, its result read as JSON text. */
