@@ -9,6 +9,7 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.core.internal.client.PeriodicFirer;
 import io.binomic.core.internal.schedule.Trigger;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.time.Clock;
@@ -103,8 +104,8 @@ class PeriodicAndJsonTest {
     @Test
     void aTickClaimLivesSeveralPeriodsAndAtLeastAMinute() {
         Instant tick = Instant.parse("2026-11-30T10:00:00Z");
-        assertEquals(Duration.ofMinutes(1), Binomic.claimLifetime(Trigger.every(Duration.ofMillis(200)), tick));
-        assertEquals(Duration.ofHours(3), Binomic.claimLifetime(Trigger.every(Duration.ofHours(1)), tick));
+        assertEquals(Duration.ofMinutes(1), PeriodicFirer.claimLifetime(Trigger.every(Duration.ofMillis(200)), tick));
+        assertEquals(Duration.ofHours(3), PeriodicFirer.claimLifetime(Trigger.every(Duration.ofHours(1)), tick));
     }
 
     @Test

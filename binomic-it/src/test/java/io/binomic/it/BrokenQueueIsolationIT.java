@@ -8,10 +8,20 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.Worker;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -78,9 +88,9 @@ class BrokenQueueIsolationIT {
             redis.call("DEL", "binomic:{" + ql + "}:stream:p3");
             producer.submit(onL, ql + "-p3", SubmitOptions.builder().priority(3).build());
             Await.until(Duration.ofSeconds(10), () -> attempts.keySet().containsAll(
-                    java.util.List.of(ql + "-p3", ql + "-p5", ql + "-p8")), () -> "the broken queue's jobs never all ran: " + attempts);
+                    List.of(ql + "-p3", ql + "-p5", ql + "-p8")), () -> "the broken queue's jobs never all ran: " + attempts);
             Thread.sleep(LEASE.toMillis() / 2); // anything lost and reclaimed would run again (as a later attempt) about now
-            for (String job : java.util.List.of(qk + "-p5", qk + "-p8", ql + "-p3", ql + "-p5", ql + "-p8")) {
+            for (String job : List.of(qk + "-p5", qk + "-p8", ql + "-p3", ql + "-p5", ql + "-p8")) {
                 assertEquals(1, attempts.get(job), job + " ran as attempt " + attempts.get(job) + ": " + attempts);
                 assertEquals(1, runs.get(job), job + " ran " + runs.get(job) + " times");
             }
@@ -102,7 +112,7 @@ class BrokenQueueIsolationIT {
         BinomicConfig config = config(4, qa, qb);
         Task<String, Void> onA = Task.builder("work", String.class).queue(qa).maxAttempts(1).build();
         Task<String, Void> onB = Task.builder("work", String.class).queue(qb).maxAttempts(1).build();
-        java.util.concurrent.CountDownLatch bRunning = new java.util.concurrent.CountDownLatch(3);
+        CountDownLatch bRunning = new CountDownLatch(3);
         try (Binomic producer = Binomic.builder().config(config).build().start();
              Binomic worker = Binomic.builder().config(config).handle(onA, name -> {
                  if (name.startsWith(qb) || name.equals(qa + "-0")) {
@@ -112,14 +122,14 @@ class BrokenQueueIsolationIT {
                  attempts.merge(name, TaskContext.current().attempt(), (a, b) -> a * 100 + b);
                  return null;
              }).build().start()) {
-            io.binomic.core.Worker running = worker.startWorker();
-            java.util.List<String> renewalFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
-            java.util.logging.Handler renewals = capture("io.binomic.core.internal.worker.WorkerRuntime", "lease renewal failed",
+            Worker running = worker.startWorker();
+            List<String> renewalFailures = new CopyOnWriteArrayList<>();
+            Handler renewals = capture("io.binomic.core.internal.worker.LeaseKeeper", "lease renewal failed",
                     renewalFailures);
             producer.submit(onB, qb + "-1");
             producer.submit(onB, qb + "-2");
             producer.submit(onA, qa + "-0"); // ends with qb's: its outcome shares their refused batch
-            assertEquals(true, bRunning.await(5, java.util.concurrent.TimeUnit.SECONDS), "qb's jobs and qa-0 started");
+            assertEquals(true, bRunning.await(5, TimeUnit.SECONDS), "qb's jobs and qa-0 started");
             // in one step, so that no settle finds the key missing: the stream becomes a string under its running jobs
             redis.call("EVAL", "redis.call('RENAME', KEYS[1], KEYS[2]); redis.call('SET', KEYS[1], 'notastream'); return 1", "2",
                     "binomic:{" + qb + "}:stream", "binomic:{" + qb + "}:stream.bak");
@@ -138,7 +148,7 @@ class BrokenQueueIsolationIT {
             // split, it is found settled: its own earlier write, not a delivery reclaimed from this worker
             assertEquals(0, running.counters().staleSettlements(), "outcomes counted stale: " + running.counters());
             // renewals fail four times a second while qb's deliveries are held: logged once, not each time
-            java.util.logging.Logger.getLogger("io.binomic.core.internal.worker.WorkerRuntime").removeHandler(renewals);
+            Logger.getLogger("io.binomic.core.internal.worker.LeaseKeeper").removeHandler(renewals);
             assertEquals(true, renewalFailures.size() <= 2, renewalFailures.size() + " renewal failures logged: " + renewalFailures);
         }
     }
@@ -212,9 +222,9 @@ class BrokenQueueIsolationIT {
     void aBrokenLowPriorityLevelUnderABusyHighOneIsLoggedOnceNotAsFlappingBetweenFailingAndWorking() throws Exception {
         String queue = "qp-" + suffix();
         Task<Integer, Void> work = Task.builder("work", Integer.class).queue(queue).maxAttempts(1).build();
-        java.util.List<String> messages = new java.util.concurrent.CopyOnWriteArrayList<>();
-        java.util.logging.Handler capture = capture("io.binomic.redis.internal.RedisBroker", queue, messages);
-        java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+        List<String> messages = new CopyOnWriteArrayList<>();
+        Handler capture = capture("io.binomic.redis.internal.RedisBroker", queue, messages);
+        AtomicInteger ran = new AtomicInteger();
         BinomicConfig config = config(2, queue);
         try (Binomic producer = Binomic.builder().config(config).build().start();
              Binomic worker = Binomic.builder().config(config).handle(work, n -> {
@@ -235,7 +245,7 @@ class BrokenQueueIsolationIT {
             assertEquals(0, recovered, "a broken level reported as working again while still broken: " + messages);
             assertEquals(1, failing, "the broken level logged more than once within 30 s: " + messages);
         } finally {
-            java.util.logging.Logger.getLogger("io.binomic.redis.internal.RedisBroker").removeHandler(capture);
+            Logger.getLogger("io.binomic.redis.internal.RedisBroker").removeHandler(capture);
         }
     }
 
@@ -272,11 +282,11 @@ class BrokenQueueIsolationIT {
     }
 
     /** Adds to {@code into} each record of logger {@code name} whose text or parameters mention {@code mentioning}. */
-    private static java.util.logging.Handler capture(String name, String mentioning, java.util.List<String> into) {
-        java.util.logging.Handler handler = new java.util.logging.Handler() {
+    private static Handler capture(String name, String mentioning, List<String> into) {
+        Handler handler = new Handler() {
             @Override
-            public void publish(java.util.logging.LogRecord record) {
-                String text = record.getMessage() + " " + java.util.Arrays.toString(record.getParameters());
+            public void publish(LogRecord record) {
+                String text = record.getMessage() + " " + Arrays.toString(record.getParameters());
                 if (text.contains(mentioning)) {
                     into.add(text);
                 }
@@ -288,7 +298,7 @@ class BrokenQueueIsolationIT {
             @Override
             public void close() { }
         };
-        java.util.logging.Logger.getLogger(name).addHandler(handler);
+        Logger.getLogger(name).addHandler(handler);
         return handler;
     }
 }

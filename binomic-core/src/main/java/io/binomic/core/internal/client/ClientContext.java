@@ -1,0 +1,19 @@
+package io.binomic.core.internal.client;
+
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.core.internal.PartitionRouter;
+import io.binomic.core.internal.jobs.JobHandles;
+import java.time.Clock;
+import java.util.function.Supplier;
+
+/**
+ * What the client's submitter and job lookup share: where jobs go and how their handles are made.
+ *
+ * @param broker the broker jobs are enqueued on and their records read from
+ * @param scheduler the broker's store of deferred work, created when the client starts
+ * @param partitions the partitions of partitioned queues: where a submit goes
+ * @param jobs makes the handles of submitted and looked-up jobs
+ * @param clock the client's clock
+ */
+public record ClientContext(Broker broker, Supplier<Scheduler> scheduler, PartitionRouter partitions, JobHandles jobs, Clock clock) { }

@@ -1,0 +1,133 @@
+package io.binomic.core.internal.client;
+
+import io.binomic.api.Message;
+import io.binomic.api.PayloadTooLargeException;
+import io.binomic.api.Priority;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TraceContext;
+import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.TraceContextProvider;
+import io.binomic.core.internal.FlowSubmits;
+import io.binomic.core.internal.PriorityHeaders;
+import io.binomic.core.internal.Uuid7;
+import io.binomic.core.internal.codec.JsonText;
+import io.binomic.core.internal.worker.FlowLimiter;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Validates a submit's options and builds its message: payload, codec, tracking, priority,
+ * trace context and limit key. Every submit (typed, JSON, periodic tick) builds its message here,
+ * so a rule about headers holds for all of them; sending it is {@link Submitter}'s.
+ */
+public final class JobMessages {
+    private final PayloadCodec codec;
+    private final int maxPayloadBytes;
+    private final Clock clock;
+    /** Gives a submit without a traceparent the submitting thread's trace context; null when the application has none. */
+    private final TraceContextProvider traceContexts;
+
+    public JobMessages(PayloadCodec codec, int maxPayloadBytes, Clock clock, TraceContextProvider traceContexts) {
+        this.codec = codec;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.clock = clock;
+        this.traceContexts = traceContexts;
+    }
+
+    /**
+     * The trace context to add to a submit's headers: the one its options name, else none when its
+     * headers carry a traceparent already, else the provider's. Asked once per submit call.
+     */
+    TraceContext traceFor(SubmitOptions options) {
+        if (options.traceContext().isPresent()) {
+            return options.traceContext().get();
+        }
+        if (traceContexts == null || options.headers().containsKey(TraceContext.TRACEPARENT)) {
+            return null;
+        }
+        return traceContexts.current().orElse(null);
+    }
+
+    /** The message of one job of {@code task} with {@code argument}, encoded by this client's codec. */
+    Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
+        requireValidOptions(options);
+        requireArgumentFits(task, argument);
+        return build(task, argument, codec.encode(argument), options, trace);
+    }
+
+    /** The message of one job of {@code definition} whose argument is JSON text ({@code null} for none). */
+    Message ofJson(Task<?, ?> definition, String jsonArgument, SubmitOptions options, TraceContext trace) {
+        requireValidOptions(options);
+        byte[] payload;
+        if (jsonArgument == null) {
+            payload = codec.encode(null);
+        } else {
+            JsonText.requireJson(jsonArgument);
+            payload = jsonArgument.getBytes(StandardCharsets.UTF_8);
+        }
+        return build(definition, null, payload, options, trace);
+    }
+
+    /** Refuses the headers submit sets itself. */
+    private static void requireValidOptions(SubmitOptions options) {
+        FlowSubmits.requireNoReservedHeaders(options);
+        Map<String, String> headers = options.headers();
+        if (headers.containsKey(Message.CODEC)) {
+            throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
+                    + " that wrote the message there (BinomicConfig.payloadCodec); remove it from the headers");
+        }
+        if (headers.containsKey(Message.TRACK)) {
+            throw new IllegalArgumentException("header '" + Message.TRACK + "' is reserved: it is set for tasks whose status is kept"
+                    + " (Task.Builder.keepStatusFor); remove it from the headers");
+        }
+    }
+
+    private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace) {
+        if (payload.length > maxPayloadBytes) {
+            throw new PayloadTooLargeException(task.name(), payload.length, maxPayloadBytes);
+        }
+        Map<String, String> headers = options.headers();
+        if (trace != null) {
+            Map<String, String> traced = new HashMap<>(headers);
+            traced.putAll(trace.headers());
+            headers = traced;
+        }
+        int priority = PriorityHeaders.priorityOf(task, options); // refuses the header among the caller's
+        Map<String, String> withCodec;
+        if (priority != Priority.DEFAULT) {
+            withCodec = PriorityHeaders.with(headers, codec.id(), task, priority);
+        } else if (headers.isEmpty() && !task.isTracked()) {
+            withCodec = Map.of(Message.CODEC, codec.id());
+        } else {
+            withCodec = new HashMap<>(headers);
+            withCodec.put(Message.CODEC, codec.id());
+            if (task.isTracked()) {
+                withCodec.put(Message.TRACK, Long.toString(task.statusRetention().toMillis()));
+            }
+        }
+        withCodec = FlowLimiter.withKeyHeader(task, argument, withCodec);
+        return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
+    }
+
+    /**
+     * Refuses at submit what could only fail in the worker: a missing argument, or one of another
+     * type (possible through raw types), would otherwise be retried to the dead-letter queue.
+     */
+    private static void requireArgumentFits(Task<?, ?> task, Object argument) {
+        if (task.hasNoArgument()) {
+            if (argument != null) {
+                throw new IllegalArgumentException("task '" + task.name() + "' takes no argument, got a "
+                        + argument.getClass().getName() + "; submit it with submit(task)");
+            }
+        } else if (argument == null) {
+            throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName()
+                    + ", got null; pass an argument (an empty record if there is nothing to say)");
+        } else if (!task.argumentType().isInstance(argument)) {
+            throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName()
+                    + ", got a " + argument.getClass().getName());
+        }
+    }
+}

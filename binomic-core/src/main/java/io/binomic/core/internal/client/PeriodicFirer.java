@@ -1,0 +1,110 @@
+package io.binomic.core.internal.client;
+
+import io.binomic.api.Message;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.TickResult;
+import io.binomic.core.internal.schedule.PeriodicScheduler;
+import io.binomic.core.internal.schedule.Trigger;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Fires the CRON and INTERVAL tasks of a client: sleeps until each one's next tick in this
+ * process, then has the broker's scheduler claim the tick and enqueue its job in one step, so
+ * every client may fire the same task and each tick still runs once.
+ */
+public final class PeriodicFirer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(PeriodicFirer.class.getName());
+    /** A tick's claim lives this many periods... */
+    private static final int CLAIM_PERIODS = 3;
+    /** ...and at least this long. */
+    private static final Duration MIN_CLAIM_LIFETIME = Duration.ofMinutes(1);
+    /** A clock this far ahead of the broker's is worth a warning (a few ms are normal between hosts). */
+    private static final Duration CLOCK_SKEW_WARNING = Duration.ofSeconds(1);
+
+    /** Sleeps until each periodic task's next tick, in this process. */
+    private final PeriodicScheduler ticker;
+    private final Supplier<Scheduler> scheduler;
+    private final JobMessages messages;
+    private volatile boolean clockSkewWarned;
+
+    public PeriodicFirer(Clock clock, Supplier<Scheduler> scheduler, JobMessages messages) {
+        this.ticker = new PeriodicScheduler(clock);
+        this.scheduler = scheduler;
+        this.messages = messages;
+    }
+
+    /** Fires each CRON and INTERVAL task of {@code tasks} at its ticks, until closed; other tasks are left alone. */
+    public void start(Collection<Task<?, ?>> tasks) {
+        for (Task<?, ?> task : tasks) {
+            schedulePeriodic(task);
+        }
+    }
+
+    private void schedulePeriodic(Task<?, ?> task) {
+        Trigger trigger = switch (task.mode()) {
+            case CRON -> Trigger.cron(task.cron().orElseThrow(), task.zone());
+            case INTERVAL -> Trigger.every(task.interval().orElseThrow());
+            default -> null;
+        };
+        if (trigger == null) {
+            return;
+        }
+        ticker.schedule(task.name(), trigger, tick -> fireTick(task, trigger, tick));
+    }
+
+    /**
+     * Fires one tick through the scheduler, which claims it and enqueues its message in one step.
+     * The scheduler judges by its broker's clock: when it says the tick is not due yet, this
+     * process's clock runs ahead, and the tick is tried again once the broker's clock reaches it (by
+     * then another client may have fired it, which is fine: each tick fires once).
+     */
+    private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
+        Message message = messages.ofArgument(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build(), null);
+        Duration claimLifetime = claimLifetime(trigger, tick);
+        while (true) {
+            TickResult result = scheduler.get().fireTick(task.name(), tick, message, claimLifetime);
+            switch (result.outcome()) {
+                case FIRED -> {
+                    LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
+                    return;
+                }
+                case ALREADY_FIRED -> {
+                    return;
+                }
+                case NOT_DUE -> {
+                    Duration early = Duration.between(result.brokerTime(), tick);
+                    if (early.compareTo(CLOCK_SKEW_WARNING) > 0 && !clockSkewWarned) {
+                        clockSkewWarned = true;
+                        LOG.log(Level.WARNING, "this process''s clock runs about {0} ms ahead of the broker''s:"
+                                + " periodic ticks wait for the broker''s clock; synchronise the clocks (NTP)", early.toMillis());
+                    }
+                    Thread.sleep(early.plusMillis(1));
+                }
+            }
+        }
+    }
+
+    /**
+     * How long the broker keeps a tick's claim: several periods, and at least a minute, so that a
+     * client a little late never fires a tick again, while a job that is gone leaves nothing behind.
+     */
+    public static Duration claimLifetime(Trigger trigger, Instant tick) {
+        Duration period = Duration.between(tick, trigger.nextAfter(tick));
+        Duration several = period.multipliedBy(CLAIM_PERIODS);
+        return several.compareTo(MIN_CLAIM_LIFETIME) < 0 ? MIN_CLAIM_LIFETIME : several;
+    }
+
+    /** Stops firing. */
+    @Override
+    public void close() {
+        ticker.close();
+    }
+}

@@ -1,0 +1,133 @@
+package io.binomic.core.internal.client;
+
+import io.binomic.api.JobHandle;
+import io.binomic.api.Message;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TaskMode;
+import io.binomic.api.TaskRegistry;
+import io.binomic.api.TraceContext;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.core.internal.FlowSubmits;
+import io.binomic.core.internal.FlowSubmits.Submitted;
+import io.binomic.core.internal.PartitionRouter;
+import io.binomic.core.internal.jobs.JobHandles;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Submits jobs: every typed and JSON submit of the client goes through {@link #send}, which stores
+ * a job as unique or debounced, deferred or ready, on the partition it belongs to. It is separate
+ * from the message's content ({@link JobMessages}) so that the choice of broker call is made once.
+ */
+public final class Submitter {
+    private final Broker broker;
+    private final Supplier<Scheduler> scheduler;
+    private final PartitionRouter partitions;
+    private final JobHandles jobs;
+    private final Clock clock;
+    private final TaskRegistry registry;
+    private final JobMessages messages;
+
+    public Submitter(ClientContext context, TaskRegistry registry, JobMessages messages) {
+        this.broker = context.broker();
+        this.scheduler = context.scheduler();
+        this.partitions = context.partitions();
+        this.jobs = context.jobs();
+        this.clock = context.clock();
+        this.registry = registry;
+        this.messages = messages;
+    }
+
+    /** One job of a DIRECT or DELAY task. */
+    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
+        requireSubmittable(task);
+        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options));
+        Submitted submitted = send(task, Collections.singletonList(argument), options, List.of(message), false).getFirst();
+        return handleOf(task, submitted);
+    }
+
+    /** One job per argument, sent in one batch; the handles in argument order. */
+    public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
+        requireSubmittable(task);
+        List<Message> built = new ArrayList<>(arguments.size());
+        TraceContext trace = messages.traceFor(options);
+        for (A argument : arguments) {
+            built.add(messages.ofArgument(task, argument, options, trace));
+        }
+        List<JobHandle<R>> handles = new ArrayList<>(built.size());
+        for (Submitted submitted : send(task, arguments, options, built, true)) {
+            handles.add(handleOf(task, submitted));
+        }
+        return handles;
+    }
+
+    /** One job of a task known by name only, its argument JSON text; tracked, its result read as JSON text. */
+    public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
+        // Validates the names as a definition would, with the same messages; tracked like a task that returns a value.
+        Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
+        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options));
+        Submitted submitted = send(definition, Collections.singletonList(null), options, List.of(message), false).getFirst();
+        return new JsonResultHandle(jobs.handle(submitted.queue(), submitted.id(), null, Void.class, true));
+    }
+
+    /**
+     * Stores the jobs of one submit call: unique or debounced ones through {@link FlowSubmits},
+     * the rest routed to their partition and enqueued, or scheduled when they have a delay.
+     *
+     * @param batch whether the call submitted a collection (sent with the broker's batch calls)
+     */
+    private <A> List<Submitted> send(Task<A, ?> task, Collection<? extends A> arguments, SubmitOptions options, List<Message> built,
+                                     boolean batch) {
+        Instant due = FlowSubmits.dueAt(task, options, clock);
+        if (FlowSubmits.applies(task, options)) {
+            List<? extends A> argumentList = batch ? List.copyOf(arguments) : new ArrayList<>(arguments);
+            return FlowSubmits.submitAll(task, argumentList, options, built, due, broker, partitions);
+        }
+        String partitionKey = options.partitionKey().orElse(null);
+        List<Message> routed = new ArrayList<>(built.size());
+        for (Message message : built) {
+            routed.add(partitions.route(message, partitionKey));
+        }
+        if (!batch) {
+            Message message = routed.getFirst();
+            if (due != null) {
+                scheduler.get().schedule(message, due);
+            } else {
+                broker.enqueue(message);
+            }
+        } else if (due != null) {
+            scheduler.get().scheduleAll(routed, due);
+        } else {
+            broker.enqueueAll(routed);
+        }
+        return routed.stream().map(m -> new Submitted(m.id(), m.queue())).toList();
+    }
+
+    private <R> JobHandle<R> handleOf(Task<?, R> task, Submitted submitted) {
+        return jobs.handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked());
+    }
+
+    private void requireSubmittable(Task<?, ?> task) {
+        if (task.mode() == TaskMode.CRON || task.mode() == TaskMode.INTERVAL) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is " + (task.mode() == TaskMode.INTERVAL ? "an " : "a ")
+                    + task.mode() + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");
+        }
+        Task<?, ?> registered = registry.find(task.name()).orElse(null);
+        if (registered != null && registered != task && !registered.queue().equals(task.queue())) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is registered with this instance on queue '"
+                    + registered.queue() + "' but submitted on queue '" + task.queue() + "': share one definition");
+        }
+        if (!task.limits().isEmpty() && partitions.of(task.queue()).partitioned()) {
+            throw new IllegalArgumentException("task '" + task.name() + "' has rate or concurrency limits, and its queue '" + task.queue()
+                    + "' is partitioned: limits are counted per partition (one Redis slot each), so they would not hold; keep"
+                    + " limited tasks on a queue of one partition (binomic queue partitions " + task.queue() + " 1, once drained)");
+        }
+    }
+}

@@ -1,0 +1,194 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.core.internal.RepeatedErrorLog;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The fetch loop of a worker: reads at most as many messages as there are free slots and hands
+ * each to the {@link Dispatcher}. It owns the free slots while it runs, so it also runs what else
+ * takes slots (held deliveries, {@link Reclaimer reclaim}, {@link LostReadRecovery recovery of lost
+ * reads}), and it holds back while outcomes are not being written ({@link StuckOutcomes}). What it
+ * keeps of its calls (the last round, a call under way, failures) is what the worker's health reads.
+ */
+final class Fetcher {
+    private static final System.Logger LOG = System.getLogger(Fetcher.class.getName());
+    /**
+     * Most messages asked for in one fetch (or reclaim), however many slots are free. A reply of
+     * 100k entries (~15 MB) takes longer to decode than a command timeout: the client then
+     * retries the read, and the first read's entries sit pending until reclaim.
+     */
+    static final int FETCH_BATCH = 1000;
+    private static final Duration BROKER_ERROR_PAUSE = Duration.ofMillis(500);
+    /** A broker call this much slower than its own wait was likely retried by the client. */
+    private static final Duration SLOW_CALL = Duration.ofSeconds(1);
+    private static final Duration OUTCOMES_STUCK_PAUSE = Duration.ofMillis(50);
+
+    private final WorkerContext context;
+    private final WorkerConfig config;
+    private final String consumerName;
+    private final Broker broker;
+    private final Dispatcher dispatcher;
+    private final Semaphore slots;
+    private final Settler settler;
+    private final WorkerQueues queues;
+    private final FlowGate flow;
+    private final FlowLimiter limiter;
+    private final Reclaimer reclaimer;
+    private final LostReadRecovery recovery;
+    private final StuckOutcomes stuckOutcomes;
+    private final RepeatedErrorLog fetchFailureLog = new RepeatedErrorLog();
+    private final ControlLoop loop;
+    private volatile long lastRoundNanos = System.nanoTime();
+    private volatile long failingSinceNanos;
+    private volatile String lastError = "";
+    private volatile long callSinceNanos;
+
+    Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter) {
+        this.context = context;
+        this.config = context.config();
+        this.consumerName = context.consumerName();
+        this.broker = context.broker();
+        this.dispatcher = dispatcher;
+        this.slots = dispatcher.slots();
+        this.settler = settler;
+        this.queues = queues;
+        this.flow = flow;
+        this.limiter = limiter;
+        this.reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
+        this.recovery = new LostReadRecovery(context, dispatcher, settler);
+        this.stuckOutcomes = new StuckOutcomes(context, settler);
+        this.loop = new ControlLoop("fetch", consumerName, this::fetchRound);
+    }
+
+    ControlLoop loop() {
+        return loop;
+    }
+
+    /** When a fetch round last completed, or found nothing it should fetch (every slot busy, every queue paused). */
+    long lastRoundNanos() {
+        return lastRoundNanos;
+    }
+
+    /** Since when fetching fails; 0 while it works. */
+    long failingSinceNanos() {
+        return failingSinceNanos;
+    }
+
+    /** The message of the last failure to fetch. */
+    String lastError() {
+        return lastError;
+    }
+
+    /** Since when the fetch call under way has been waiting; 0 when none is. */
+    long callSinceNanos() {
+        return callSinceNanos;
+    }
+
+    private boolean fetchRound() throws InterruptedException {
+        if (!context.active().getAsBoolean()) {
+            return false;
+        }
+        if (!slots.tryAcquire(config.pollTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+            lastRoundNanos = System.nanoTime(); // every slot busy: nothing to fetch, and that is healthy
+            return true;
+        }
+        int free = 1 + slots.drainPermits();
+        try {
+            if (!context.active().getAsBoolean()) {
+                return false;
+            }
+            if (stuckOutcomes.stuck()) {
+                // Outcomes this worker cannot write yet (a settle call hanging on a killed connection,
+                // Redis restarting) would run again elsewhere if this JVM died now: take no new work
+                // until they are written, so a crash then costs the few it holds, not seconds of work.
+                lastRoundNanos = System.nanoTime();
+                slots.release(free);
+                free = 0;
+                stuckOutcomes.probe(queues.all());
+                Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
+                return true;
+            }
+            queues.refresh();
+            free -= dispatcher.runOverflow(free);
+            if (failingSinceNanos == 0) {
+                free -= recovery.recoverIfDue(free, queues.all());
+            }
+            free -= reclaimer.reclaimIfDue(free, queues.all());
+            List<String> fetchQueues = flow.fetchable();
+            if (free > 0 && fetchQueues.isEmpty()) {
+                lastRoundNanos = System.nanoTime(); // every queue paused: healthy, and nothing to fetch
+                Thread.sleep(Math.min(config.pollTimeout().toMillis(), FlowGate.REFRESH_MILLIS));
+            } else if (free > 0) {
+                List<Delivery> deliveries;
+                long callStarted = System.nanoTime();
+                callSinceNanos = callStarted;
+                try {
+                    deliveries = broker.fetch(fetchQueues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
+                } catch (RuntimeException e) {
+                    fetchFailed(e);
+                    return true;
+                } finally {
+                    callSinceNanos = 0;
+                }
+                if (System.nanoTime() - callStarted > config.pollTimeout().plus(SLOW_CALL).toNanos()) {
+                    // The client may have retried a read whose first reply was lost (Redis hung):
+                    // that read handed entries to this consumer that it never received.
+                    recovery.schedule();
+                }
+                fetchSucceeded();
+                deliveries = flow.admit(deliveries, dispatcher::park);
+                deliveries = limiter.admit(deliveries); // the ones over a rate or concurrency limit wait
+                dispatcher.tracked().startInBulk(deliveries);
+                for (Delivery d : deliveries) {
+                    if (free > 0) {
+                        dispatcher.dispatch(d);
+                        free--;
+                    } else {
+                        dispatcher.hold(d);
+                    }
+                }
+                if (deliveries.size() > Math.min(config.concurrency(), FETCH_BATCH)) {
+                    LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
+                            + "wait for a free slot (a broker bug)", consumerName, deliveries.size(), config.concurrency());
+                }
+            } else {
+                lastRoundNanos = System.nanoTime();
+            }
+            return true;
+        } finally {
+            slots.release(free);
+        }
+    }
+
+    private void fetchSucceeded() {
+        lastRoundNanos = System.nanoTime();
+        settler.brokerAnswered();
+        if (failingSinceNanos != 0) {
+            LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", consumerName,
+                    String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSinceNanos)));
+            failingSinceNanos = 0;
+            fetchFailureLog.reset();
+        }
+    }
+
+    private void fetchFailed(RuntimeException e) {
+        lastError = String.valueOf(e.getMessage());
+        recovery.schedule();
+        if (failingSinceNanos == 0) {
+            failingSinceNanos = System.nanoTime();
+        }
+        String error = RepeatedErrorLog.brief(e);
+        if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second
+            LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying every {2} ms", consumerName, error,
+                    String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
+        }
+        ControlLoop.pause(BROKER_ERROR_PAUSE);
+    }
+}

@@ -1,0 +1,120 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.Message;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobUpdate;
+import io.binomic.core.internal.jobs.JobRecordFormat;
+import java.lang.System.Logger.Level;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What a worker keeps about the tracked jobs it runs: which were marked started with their fetch,
+ * which thread runs each handler, and which a submitter asked to cancel. The handler threads, the
+ * fetcher and the cancel listener meet here, so a cancel interrupts a handler and never a thread
+ * already recording its outcome.
+ */
+final class TrackedJobs implements JobTracking.WorkerHooks {
+    private static final System.Logger LOG = System.getLogger(TrackedJobs.class.getName());
+
+    private final WorkerContext context;
+    private final Broker broker;
+    private final String consumerName;
+    private final boolean enabled;
+    /** Receipts of running deliveries whose submitter asked to cancel them. */
+    private final Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
+    /** Tracked jobs of the last fetches, marked started in one round trip: whether each may run. */
+    private final Map<UUID, Boolean> startedInBulk = new ConcurrentHashMap<>();
+    /** Threads running a handler, by receipt: the only ones a cancel interrupts (not one recording its outcome). */
+    private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
+
+    /** @param enabled whether any task the worker runs is tracked */
+    TrackedJobs(WorkerContext context, boolean enabled) {
+        this.context = context;
+        this.broker = context.broker();
+        this.consumerName = context.consumerName();
+        this.enabled = enabled;
+    }
+
+    /** Whether any task the worker runs is tracked: else there are no records to mark, nor cancels to hear. */
+    boolean enabled() {
+        return enabled;
+    }
+
+    @Override
+    public void started(String receipt, Thread thread) {
+        inHandler.put(receipt, thread);
+    }
+
+    @Override
+    public void ended(String receipt) {
+        inHandler.remove(receipt);
+    }
+
+    @Override
+    public Boolean startedWithItsFetch(UUID id) {
+        return startedInBulk.remove(id);
+    }
+
+    @Override
+    public boolean stopping() {
+        return !context.active().getAsBoolean();
+    }
+
+    boolean cancelRequested(String receipt) {
+        return cancelRequested.contains(receipt);
+    }
+
+    /** Marks the delivery's job cancelled and interrupts its handler, if it is in it. */
+    void requestCancel(String receipt) {
+        cancelRequested.add(receipt);
+        // Atomic with the handler's end: a thread already recording its outcome is left alone.
+        inHandler.computeIfPresent(receipt, (r, thread) -> {
+            thread.interrupt();
+            return thread;
+        });
+    }
+
+    /** Forgets what was kept of {@code d}, whose run ended (or never reached its start). */
+    void forget(Delivery d) {
+        cancelRequested.remove(d.receipt());
+        if (enabled) {
+            d.message().ifPresent(m -> startedInBulk.remove(m.id())); // one that never reached its start
+        }
+    }
+
+    /**
+     * Marks the tracked jobs of one fetch started in one round trip, instead of one each as their
+     * handlers begin. A job marked here whose handler never runs (its delivery is held, or it is
+     * dead-lettered before it runs) ends by its settlement like any other.
+     */
+    void startInBulk(List<Delivery> deliveries) {
+        if (!enabled) {
+            return;
+        }
+        List<JobUpdate> starts = new ArrayList<>();
+        Instant now = context.clock().instant();
+        for (Delivery d : deliveries) {
+            d.message().filter(Message::isTracked).ifPresent(m ->
+                    starts.add(JobRecordFormat.started(m, d.queue(), d.attempt(), consumerName, now)));
+        }
+        if (starts.size() < 2) {
+            return; // one job is marked as its handler begins, in the same single round trip
+        }
+        try {
+            Set<UUID> notStarted = broker.startJobs(starts);
+            for (var start : starts) {
+                startedInBulk.put(start.id(), !notStarted.contains(start.id()));
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "worker {0}: marking {1} jobs started at once failed ({2}); each is marked as it starts",
+                    consumerName, starts.size(), e.getMessage());
+        }
+    }
+}
