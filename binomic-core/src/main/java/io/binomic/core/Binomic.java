@@ -100,7 +100,8 @@ public final class Binomic implements AutoCloseable {
     private Binomic(Builder b) {
         this.config = b.config;
         this.registry = TaskRegistry.of(b.tasks);
-        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec());
+        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec(),
+                Providers.codecsById().keySet());
         this.handlers = Map.copyOf(b.handlers);
         this.clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
@@ -539,6 +540,7 @@ public final class Binomic implements AutoCloseable {
         }
         FlowSubmits.requireNoReservedHeaders(options);
         requireArgumentFits(task, argument);
+        ArgumentTypes.requireDecodable(task, codec.id());
         if (headers.containsKey(Message.CODEC)) {
             throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
                     + " that wrote the message there (BinomicConfig.payloadCodec); remove it from the headers");
