@@ -85,7 +85,8 @@ public final class Binomic implements AutoCloseable {
     private Binomic(Builder b) {
         this.config = b.config;
         this.registry = TaskRegistry.of(b.tasks);
-        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec());
+        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec(),
+                Providers.codecsById().keySet());
         Map<String, TaskBinding<?, ?>> handlers = Map.copyOf(b.handlers);
         Clock clock = b.clock;
         this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());

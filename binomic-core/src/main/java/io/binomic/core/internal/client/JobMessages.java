@@ -11,6 +11,7 @@ import io.binomic.api.spi.TraceContextProvider;
 import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.PriorityHeaders;
 import io.binomic.core.internal.Uuid7;
+import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.JsonText;
 import io.binomic.core.internal.worker.FlowLimiter;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +56,7 @@ public final class JobMessages {
     Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
         requireValidOptions(options);
         requireArgumentFits(task, argument);
+        ArgumentTypes.requireDecodable(task, codec.id());
         return build(task, argument, codec.encode(argument), options, trace);
     }
 

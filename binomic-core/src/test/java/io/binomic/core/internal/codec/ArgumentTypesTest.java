@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -58,7 +59,20 @@ class ArgumentTypesTest {
     }
 
     @Test
+    void submittingThroughTheJdkCodecIsRefusedToo() {
+        BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().url("memory://argument-types-submit").build()).build();
+        try (Binomic producer = Binomic.builder().config(config).build().start()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> producer.submit(DRAW, new Shape("circle")));
+
+            assertTrue(e.getMessage().startsWith("task 'draw': argument Shape.text is declared java.lang.CharSequence"), e.getMessage());
+            assertEquals(0, producer.queueStats("default").ready(), "nothing was enqueued");
+        }
+    }
+
+    @Test
     void anotherCodecIsNotHeldToTheJdkCodecsRules() {
-        ArgumentTypes.requireDecodable(List.of(DRAW), "jackson");
+        ArgumentTypes.requireDecodable(DRAW, "jackson");
+        // A worker with another codec decodes what that codec wrote: its producers may use it.
+        ArgumentTypes.requireDecodable(List.of(DRAW), "json-jdk", Set.of("json-jdk", "jackson"));
     }
 }
