@@ -8,14 +8,15 @@ import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.SubmitOptions;
-import io.binomic.api.TraceContext;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskHandler;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TaskRegistry;
+import io.binomic.api.TraceContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
@@ -177,7 +178,7 @@ public final class Binomic implements AutoCloseable {
         List<String> queues = allQueues();
         broker.start(prepareQueues ? queues : List.of());
         try {
-            scheduler = givenScheduler != null ? givenScheduler : schedulerProvider.create(broker);
+            scheduler = givenScheduler != null ? givenScheduler : Providers.createScheduler(schedulerProvider, broker);
         } catch (RuntimeException e) {
             broker.close();
             throw e;
@@ -432,7 +433,7 @@ public final class Binomic implements AutoCloseable {
             return queue;
         }
         for (String partition : p.all(queue)) {
-            if (broker.readJob(partition, id).isPresent()) {
+            if (broker.capability(JobStore.class).flatMap(store -> store.readJob(partition, id)).isPresent()) {
                 return partition;
             }
         }
@@ -454,7 +455,7 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalStateException("this instance knows no queue to look for job " + id + " in: use job(queue, id)");
         }
         for (String queue : partitions.physical(queues)) {
-            if (broker.readJob(queue, id).isPresent()) {
+            if (broker.capability(JobStore.class).flatMap(store -> store.readJob(queue, id)).isPresent()) {
                 return new JsonResultHandle(jobs.handle(queue, id, null, Void.class, true));
             }
         }

@@ -132,9 +132,9 @@ public abstract class BrokerContractTest {
 
     @Test
     void partitionsAreStoredPerQueueAndAPartitionIsAQueueOfItsOwnAtEveryPriority() throws Exception {
-        assertEquals(Map.of(), broker.partitions(List.of(queue, otherQueue)));
-        broker.setPartitions(queue, new io.binomic.api.spi.QueuePartitions(3, 4));
-        assertEquals(Map.of(queue, new io.binomic.api.spi.QueuePartitions(3, 4)), broker.partitions(List.of(queue, otherQueue)));
+        assertEquals(Map.of(), BrokerCapabilities.partitioning(broker).partitions(List.of(queue, otherQueue)));
+        BrokerCapabilities.partitioning(broker).setPartitions(queue, new io.binomic.api.spi.QueuePartitions(3, 4));
+        assertEquals(Map.of(queue, new io.binomic.api.spi.QueuePartitions(3, 4)), BrokerCapabilities.partitioning(broker).partitions(List.of(queue, otherQueue)));
 
         // partitions 0 and 3, at the default priority and at another: fetched, renewed and settled
         // on their own streams ('@' in a physical queue's name clashes with nothing)
@@ -156,8 +156,8 @@ public abstract class BrokerContractTest {
         assertEquals(0, broker.stats(last).pending());
         assertEquals(0, broker.stats(queue).pending());
 
-        broker.setPartitions(queue, io.binomic.api.spi.QueuePartitions.ONE);
-        assertEquals(Map.of(), broker.partitions(List.of(queue)), "one partition is no partitioning");
+        BrokerCapabilities.partitioning(broker).setPartitions(queue, io.binomic.api.spi.QueuePartitions.ONE);
+        assertEquals(Map.of(), BrokerCapabilities.partitioning(broker).partitions(List.of(queue)), "one partition is no partitioning");
     }
 
     @Test
@@ -238,7 +238,7 @@ public abstract class BrokerContractTest {
         List<Delivery> theirs = broker.fetch(List.of(queue), "c2", 1, Duration.ofMillis(200));
         assertEquals(1, theirs.size());
 
-        List<Delivery> pending = broker.pendingOf(queue, "c1", 10);
+        List<Delivery> pending = BrokerCapabilities.lostReadRecovery(broker).pendingOf(queue, "c1", 10);
 
         if (!pending.isEmpty()) { // optional for a broker whose fetch cannot lose what it handed out
             assertEquals(mine, pending, "the same deliveries, at the same counts");
@@ -360,17 +360,17 @@ public abstract class BrokerContractTest {
     void activityOfSeveralProcessesAddsUpPerMinute() {
         Instant thisMinute = io.binomic.api.spi.ActivityBucket.minuteOf(Instant.now());
         Instant before = thisMinute.minusSeconds(120);
-        broker.addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
+        BrokerCapabilities.activity(broker).addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
                 new io.binomic.api.spi.ActivityBucket(thisMinute, 3, 0, 0, 1, 3_000_000, 1_500_000))));
-        broker.addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 2, 2, 1, 1, 8_000_000, 4_000_000)),
+        BrokerCapabilities.activity(broker).addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 2, 2, 1, 1, 8_000_000, 4_000_000)),
                 otherQueue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 100, 0, 0, 0, 1, 1))));
 
         assertEquals(List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
                         new io.binomic.api.spi.ActivityBucket(thisMinute, 5, 2, 1, 2, 11_000_000, 4_000_000)),
-                broker.activity(queue, before.plusSeconds(30)), "two processes' counts of a minute add up; the queue's own only");
+                BrokerCapabilities.activity(broker).activity(queue, before.plusSeconds(30)), "two processes' counts of a minute add up; the queue's own only");
         assertEquals(List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 5, 2, 1, 2, 11_000_000, 4_000_000)),
-                broker.activity(queue, thisMinute), "from a minute on");
-        assertTrue(broker.activity("never-used-" + UUID.randomUUID(), before).isEmpty());
+                BrokerCapabilities.activity(broker).activity(queue, thisMinute), "from a minute on");
+        assertTrue(BrokerCapabilities.activity(broker).activity("never-used-" + UUID.randomUUID(), before).isEmpty());
     }
 
     @Test
@@ -449,7 +449,7 @@ public abstract class BrokerContractTest {
         QueueStats stats = broker.stats(queue);
         assertEquals(0, stats.pending());
         assertEquals(1, stats.deadLetters());
-        List<DeadLetter> letters = broker.readDeadLetters(queue, Optional.empty(), 10);
+        List<DeadLetter> letters = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10);
         assertEquals(1, letters.size());
         DeadLetter letter = letters.getFirst();
         assertEquals("t", letter.task());
@@ -469,10 +469,10 @@ public abstract class BrokerContractTest {
         broker.enqueue(m);
         Delivery d = fetch(1).getFirst();
         deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now()));
-        String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
+        String letterId = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
 
-        assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
-        assertEquals(0, broker.replayDeadLetters(queue, List.of(letterId)), "a replayed letter is gone from the DLQ");
+        assertEquals(1, BrokerCapabilities.deadLetterStore(broker).replayDeadLetters(queue, List.of(letterId)));
+        assertEquals(0, BrokerCapabilities.deadLetterStore(broker).replayDeadLetters(queue, List.of(letterId)), "a replayed letter is gone from the DLQ");
 
         Message back = fetch(1).getFirst().message().orElseThrow();
         assertEquals(m.id(), back.id());
@@ -491,8 +491,8 @@ public abstract class BrokerContractTest {
             deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
         }
 
-        List<DeadLetter> page1 = broker.readDeadLetters(queue, Optional.empty(), 4);
-        List<DeadLetter> page2 = broker.readDeadLetters(queue, Optional.of(page1.getLast().id()), 4);
+        List<DeadLetter> page1 = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 4);
+        List<DeadLetter> page2 = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.of(page1.getLast().id()), 4);
         assertEquals(4, page1.size());
         assertEquals(3, page2.size());
         Set<String> ids = new HashSet<>();
@@ -500,7 +500,7 @@ public abstract class BrokerContractTest {
         page2.forEach(l -> ids.add(l.id()));
         assertEquals(7, ids.size());
 
-        assertEquals(2, broker.deleteDeadLetters(queue, List.of(page1.get(0).id(), page1.get(1).id(), "0-1")));
+        assertEquals(2, BrokerCapabilities.deadLetterStore(broker).deleteDeadLetters(queue, List.of(page1.get(0).id(), page1.get(1).id(), "0-1")));
         assertEquals(5, broker.stats(queue).deadLetters());
     }
 
@@ -552,7 +552,7 @@ public abstract class BrokerContractTest {
     }
 
     private String state(Message m) {
-        return broker.readJob(queue, m.id()).map(f -> f.get(JobRecords.STATE)).orElse("none");
+        return BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).map(f -> f.get(JobRecords.STATE)).orElse("none");
     }
 
     @Test
@@ -561,11 +561,11 @@ public abstract class BrokerContractTest {
         Message untracked = message("t", "{}");
         broker.enqueueAll(List.of(tracked, untracked));
 
-        Map<String, String> record = broker.readJob(queue, tracked.id()).orElseThrow();
+        Map<String, String> record = BrokerCapabilities.jobStore(broker).readJob(queue, tracked.id()).orElseThrow().fields();
         assertEquals("QUEUED", record.get(JobRecords.STATE));
         assertEquals("t", record.get(JobRecords.TASK));
         assertEquals("60000", record.get(JobRecords.RETENTION));
-        assertEquals(Optional.empty(), broker.readJob(queue, untracked.id()));
+        assertEquals(Optional.empty(), BrokerCapabilities.jobStore(broker).readJob(queue, untracked.id()));
         assertEquals(2, fetch(10).size(), "tracking changes nothing about delivery");
     }
 
@@ -573,25 +573,25 @@ public abstract class BrokerContractTest {
     void aSettlementCarriesItsJobUpdateAndAnEndingOneNotifiesSubscribers() throws Exception {
         Message m = trackedMessage("t", 60_000);
         LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
+        try (AutoCloseable _ = BrokerCapabilities.jobStore(broker).subscribeJobEvents(queue, events::add)) {
             broker.enqueue(m);
             Delivery d = fetch(1).getFirst();
-            assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
+            assertEquals(Set.of(), BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
             assertEquals("RUNNING", state(m));
 
-            broker.updateRunningJob(update(m, Map.of("progress", "50"), Duration.ZERO, false));
-            assertEquals("50", broker.readJob(queue, m.id()).orElseThrow().get("progress"));
+            BrokerCapabilities.jobStore(broker).updateRunningJob(update(m, Map.of("progress", "50"), Duration.ZERO, false));
+            assertEquals("50", BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).orElseThrow().get("progress"));
 
             var done = update(m, Map.of(JobRecords.STATE, "SUCCEEDED", "result", "42"), Duration.ofMinutes(1), true);
             assertEquals(List.of(), broker.settle("c1", List.of(new Settlement.Ack(d, done))).notApplied());
 
             JobEvent event = events.poll(5, TimeUnit.SECONDS);
             assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.ENDED), event);
-            Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+            Map<String, String> record = BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).orElseThrow().fields();
             assertEquals("SUCCEEDED", record.get(JobRecords.STATE));
             assertEquals("42", record.get("result"));
-            broker.updateRunningJob(update(m, Map.of("progress", "99"), Duration.ZERO, false));
-            assertEquals("50", broker.readJob(queue, m.id()).orElseThrow().get("progress"), "progress only while running");
+            BrokerCapabilities.jobStore(broker).updateRunningJob(update(m, Map.of("progress", "99"), Duration.ZERO, false));
+            assertEquals("50", BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).orElseThrow().get("progress"), "progress only while running");
         }
     }
 
@@ -614,28 +614,28 @@ public abstract class BrokerContractTest {
         broker.enqueue(m);
         var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
 
-        assertEquals(JobHandle.CancelOutcome.CANCELLED, broker.cancelJob(cancelled));
+        assertEquals(JobHandle.CancelOutcome.CANCELLED, BrokerCapabilities.jobStore(broker).cancelJob(cancelled));
         assertEquals("CANCELLED", state(m));
         fetch(1);
-        assertEquals(Set.of(m.id()), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
+        assertEquals(Set.of(m.id()), BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
         assertEquals("CANCELLED", state(m));
-        assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, broker.cancelJob(cancelled));
+        assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, BrokerCapabilities.jobStore(broker).cancelJob(cancelled));
     }
 
     @Test
     void cancellingARunningJobAsksItsWorkerAndLeavesItRunning() throws Exception {
         Message m = trackedMessage("t", 60_000);
         LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
+        try (AutoCloseable _ = BrokerCapabilities.jobStore(broker).subscribeJobEvents(queue, events::add)) {
             broker.enqueue(m);
             fetch(1);
-            broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false)));
+            BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false)));
 
             var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, broker.cancelJob(cancelled));
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, BrokerCapabilities.jobStore(broker).cancelJob(cancelled));
 
             assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.CANCEL_REQUESTED), events.poll(5, TimeUnit.SECONDS));
-            Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+            Map<String, String> record = BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).orElseThrow().fields();
             assertEquals("RUNNING", record.get(JobRecords.STATE));
             assertEquals("1", record.get(JobRecords.CANCEL_REQUESTED));
         }
@@ -645,8 +645,8 @@ public abstract class BrokerContractTest {
     void cancellingAnUnknownJobSaysSoAndCreatesNothing() {
         Message m = trackedMessage("t", 60_000);
         var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-        assertEquals(JobHandle.CancelOutcome.NOT_FOUND, broker.cancelJob(cancelled));
-        assertEquals(Optional.empty(), broker.readJob(queue, m.id()));
+        assertEquals(JobHandle.CancelOutcome.NOT_FOUND, BrokerCapabilities.jobStore(broker).cancelJob(cancelled));
+        assertEquals(Optional.empty(), BrokerCapabilities.jobStore(broker).readJob(queue, m.id()));
     }
 
     @Test
@@ -657,7 +657,7 @@ public abstract class BrokerContractTest {
         broker.settle("c1", List.of(new Settlement.Ack(d, update(m, Map.of(JobRecords.STATE, "SUCCEEDED"), Duration.ofMillis(300), true))));
         assertEquals("SUCCEEDED", state(m));
         Thread.sleep(1_000);
-        assertEquals(Optional.empty(), broker.readJob(queue, m.id()));
+        assertEquals(Optional.empty(), BrokerCapabilities.jobStore(broker).readJob(queue, m.id()));
     }
 
     @Test
@@ -668,29 +668,29 @@ public abstract class BrokerContractTest {
         broker.settle("c1", List.of(new Settlement.DeadLetter(d, failure(),
                 update(m, Map.of(JobRecords.STATE, "DEAD_LETTERED"), Duration.ofMinutes(1), true))));
         assertEquals("DEAD_LETTERED", state(m));
-        String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
+        String letterId = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
 
-        assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
+        assertEquals(1, BrokerCapabilities.deadLetterStore(broker).replayDeadLetters(queue, List.of(letterId)));
         assertEquals("QUEUED", state(m));
         fetch(1);
-        assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
+        assertEquals(Set.of(), BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
     }
 
     @Test
     void aJobAskedToCancelWhileItsWorkerDiedEndsCancelledInsteadOfRunningAgain() throws Exception {
         Message m = trackedMessage("t", 60_000);
         LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
+        try (AutoCloseable _ = BrokerCapabilities.jobStore(broker).subscribeJobEvents(queue, events::add)) {
             broker.enqueue(m);
             fetch(1);
-            broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1"), Duration.ZERO, false)));
+            BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1"), Duration.ZERO, false)));
             var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, broker.cancelJob(cancelled));
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, BrokerCapabilities.jobStore(broker).cancelJob(cancelled));
             assertEquals(JobEvent.Kind.CANCEL_REQUESTED, events.poll(5, TimeUnit.SECONDS).kind());
             Thread.sleep(30);
             assertEquals(1, broker.reclaim(queue, "c2", Duration.ofMillis(10), 10).size(), "its worker died: reclaimed");
 
-            Set<UUID> notStarted = broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2"),
+            Set<UUID> notStarted = BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2"),
                     Duration.ZERO, false)));
 
             assertEquals(Set.of(m.id()), notStarted);
@@ -704,12 +704,12 @@ public abstract class BrokerContractTest {
         Message m = trackedMessage("t", 60_000);
         broker.enqueue(m);
         fetch(1);
-        broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1", "worker", "w1", "startedAt", "1000"),
+        BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1", "worker", "w1", "startedAt", "1000"),
                 Duration.ZERO, false)));
 
-        broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2", "worker", "w2"), Duration.ZERO, false)));
+        BrokerCapabilities.jobStore(broker).startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2", "worker", "w2"), Duration.ZERO, false)));
 
-        Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+        Map<String, String> record = BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).orElseThrow().fields();
         assertEquals("2", record.get("attempt"));
         String[] first = record.get("a.1").split("\t");
         assertEquals("w1", first[0]);

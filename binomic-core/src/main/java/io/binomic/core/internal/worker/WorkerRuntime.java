@@ -1,16 +1,20 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.LostReadRecovery;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.WorkerHealth;
+import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.StatsRecorder;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
@@ -18,14 +22,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.Deque;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -387,7 +391,7 @@ public final class WorkerRuntime implements Worker {
         for (String queue : queues) {
             List<Delivery> pending;
             try {
-                pending = broker.pendingOf(queue, consumerName, FETCH_BATCH);
+                pending = broker.capability(LostReadRecovery.class).map(r -> r.pendingOf(queue, consumerName, FETCH_BATCH)).orElse(List.of());
             } catch (RuntimeException e) {
                 // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
                 LOG.log(Level.WARNING, "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
@@ -461,7 +465,7 @@ public final class WorkerRuntime implements Worker {
                     taken++;
                 }
                 broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
-                broker.removeSettled(queue);
+                broker.capability(SettledCleanup.class).ifPresent(cleanup -> cleanup.removeSettled(queue));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         io.binomic.core.internal.RepeatedErrorLog.brief(e));
@@ -479,12 +483,14 @@ public final class WorkerRuntime implements Worker {
     }
 
     private void subscribeToCancels(List<String> toQueues) {
+        JobStore store = broker.capability(JobStore.class).orElse(null);
+        if (store == null) {
+            LOG.log(Level.DEBUG, "worker {0}: {1}", consumerName, Capabilities.missing(broker, JobStore.class, "running jobs cannot be cancelled"));
+            return;
+        }
         for (String queue : toQueues) {
             try {
-                jobEventSubscriptions.add(broker.subscribeJobEvents(queue, this::onJobEvent));
-            } catch (UnsupportedOperationException e) {
-                LOG.log(Level.DEBUG, "worker {0}: the broker keeps no job records: {1}", consumerName, e.getMessage());
-                return;
+                jobEventSubscriptions.add(store.subscribeJobEvents(queue, this::onJobEvent));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: cannot listen for job cancels on queue {1}: {2}", consumerName, queue, e.getMessage());
             }
@@ -523,8 +529,12 @@ public final class WorkerRuntime implements Worker {
         if (starts.size() < 2) {
             return; // one job is marked as its handler begins, in the same single round trip
         }
+        JobStore store = broker.capability(JobStore.class).orElse(null);
+        if (store == null) {
+            return; // each is let run as it starts: JobTracking reports the missing records once
+        }
         try {
-            java.util.Set<java.util.UUID> notStarted = broker.startJobs(starts);
+            java.util.Set<java.util.UUID> notStarted = store.startJobs(starts);
             for (var start : starts) {
                 startedInBulk.put(start.id(), !notStarted.contains(start.id()));
             }
