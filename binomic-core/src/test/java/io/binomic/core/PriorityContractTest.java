@@ -8,6 +8,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobRecords;
@@ -247,7 +248,7 @@ public abstract class PriorityContractTest {
         assertEquals(4, after.pending(), "pending summed over levels");
         assertEquals(List.of(), ack("c1", four));
         assertEquals(0, broker.stats(queue).pending());
-        BrokerCapabilities.settledCleanup(broker).removeSettled(queue);
+        broker.capability(SettledCleanup.class).ifPresent(cleanup -> cleanup.removeSettled(queue)); // a broker that keeps nothing settled has none
         assertEquals(2, broker.stats(queue).ready(), "trimming settled entries leaves the ready ones of every level");
     }
 
