@@ -169,7 +169,7 @@ public final class Binomic implements AutoCloseable {
         List<String> queues = allQueues();
         broker.start(prepareQueues ? queues : List.of());
         try {
-            scheduler = givenScheduler != null ? givenScheduler : schedulerProvider.create(broker);
+            scheduler = givenScheduler != null ? givenScheduler : Providers.createScheduler(schedulerProvider, broker);
         } catch (RuntimeException e) {
             broker.close();
             throw e;

@@ -6,7 +6,9 @@ import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.DeadLetterStore;
 import io.binomic.api.spi.QueuePartitions;
+import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.PartitionRouter;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -39,6 +41,10 @@ public final class DeadLetters {
         this.registry = registry;
         this.extraQueues = List.copyOf(extraQueues);
         this.router = router;
+    }
+
+    private DeadLetterStore store() {
+        return Capabilities.require(broker, DeadLetterStore.class, "its dead letters cannot be listed, replayed or deleted");
     }
 
     /** A broker's dead-letter id within one partition. */
@@ -167,7 +173,7 @@ public final class DeadLetters {
         });
         long[] sofar = {0};
         long replayed = perPartition(queue, ids, (partition, inPartition) -> {
-            long n = inBatches(inPartition, batch -> broker.replayDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
+            long n = inBatches(inPartition, batch -> store().replayDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
             sofar[0] += n;
             return n;
         });
@@ -181,7 +187,7 @@ public final class DeadLetters {
      */
     public Optional<DeadLetter> find(String queue, String deadLetterId) {
         Located l = locate(queue, deadLetterId);
-        return broker.readDeadLetter(l.partition(), l.id()).map(letter -> present(queue, l.partition(), letter));
+        return store().readDeadLetter(l.partition(), l.id()).map(letter -> present(queue, l.partition(), letter));
     }
 
     /**
@@ -192,13 +198,13 @@ public final class DeadLetters {
      */
     public boolean replayOne(String queue, String deadLetterId) {
         Located l = locate(queue, deadLetterId);
-        return broker.replayDeadLetters(l.partition(), List.of(l.id())) == 1;
+        return store().replayDeadLetters(l.partition(), List.of(l.id())) == 1;
     }
 
     /** Deletes one dead letter by id; true when it existed. */
     public boolean purgeOne(String queue, String deadLetterId) {
         Located l = locate(queue, deadLetterId);
-        return broker.deleteDeadLetters(l.partition(), List.of(l.id())) == 1;
+        return store().deleteDeadLetters(l.partition(), List.of(l.id())) == 1;
     }
 
     /** Deletes every dead letter of {@code queue} matching {@code filter}; returns how many. */
@@ -216,7 +222,7 @@ public final class DeadLetters {
         });
         long[] sofar = {0};
         return perPartition(queue, ids, (partition, inPartition) -> {
-            long n = inBatches(inPartition, batch -> broker.deleteDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
+            long n = inBatches(inPartition, batch -> store().deleteDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
             sofar[0] += n;
             return n;
         });
@@ -248,7 +254,7 @@ public final class DeadLetters {
     private boolean scanPartition(String queue, String partition, DeadLetterFilter filter, Visitor visitor) {
         Optional<String> cursor = Optional.empty();
         while (true) {
-            List<DeadLetter> page = broker.readDeadLetters(partition, cursor, PAGE);
+            List<DeadLetter> page = store().readDeadLetters(partition, cursor, PAGE);
             for (DeadLetter letter : page) {
                 DeadLetter shown = present(queue, partition, letter);
                 if (filter.matches(shown) && !visitor.visit(shown)) {

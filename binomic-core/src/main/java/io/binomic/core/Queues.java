@@ -2,8 +2,12 @@ package io.binomic.core;
 
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.FlowLimits;
+import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.QueuePartitions;
+import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.PartitionRouter;
 import java.time.Duration;
 import java.util.List;
@@ -44,7 +48,7 @@ public final class Queues {
 
     /** Pauses {@code queue}: no worker starts a job of it within about a second, running jobs finish. Idempotent. */
     public void pause(String queue) {
-        forEachPartition(queue, p -> broker.pause(p, Optional.empty()));
+        forEachPartition(queue, p -> pausing().pause(p, Optional.empty()));
     }
 
     /** Runs {@code action} on every partition of {@code queue} (the queue itself when it is not partitioned). */
@@ -59,7 +63,7 @@ public final class Queues {
      * parked messages run again. Idempotent.
      */
     public void resume(String queue) {
-        forEachPartition(queue, p -> broker.resume(p, Optional.empty()));
+        forEachPartition(queue, p -> pausing().resume(p, Optional.empty()));
     }
 
     /** True when {@code queue} itself is paused (see {@link #pausedTasks} for tasks paused one by one). */
@@ -70,13 +74,13 @@ public final class Queues {
     /** Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run on. Idempotent. */
     public void pauseTask(String queue, String task) {
         checkTask(task);
-        forEachPartition(queue, p -> broker.pause(p, Optional.of(task)));
+        forEachPartition(queue, p -> pausing().pause(p, Optional.of(task)));
     }
 
     /** Resumes {@code task} of {@code queue}; its parked messages run again unless the queue is paused. Idempotent. */
     public void resumeTask(String queue, String task) {
         checkTask(task);
-        forEachPartition(queue, p -> broker.resume(p, Optional.of(task)));
+        forEachPartition(queue, p -> pausing().resume(p, Optional.of(task)));
     }
 
     /** True when {@code task} of {@code queue} is paused one by one. */
@@ -136,7 +140,7 @@ public final class Queues {
                     + " Redis slot each) and would not hold; set limits on a queue of one partition (binomic queue partitions "
                     + queue + " 1, then again once its other partitions are empty)");
         }
-        broker.setQueueLimits(queue, limits);
+        Capabilities.require(broker, FlowLimits.class, "queues cannot have rate or concurrency limits").setQueueLimits(queue, limits);
     }
 
     /**
@@ -169,16 +173,16 @@ public final class Queues {
             highest = count;
         }
         QueuePartitions now = new QueuePartitions(count, highest);
-        broker.setPartitions(queue, now);
+        Capabilities.require(broker, Partitioning.class, "queues cannot be partitioned").setPartitions(queue, now);
         if (now.highest() > was.highest()) {
             // new partitions of a paused queue are paused too
-            PauseState paused = broker.pauseStates(List.of(queue)).getOrDefault(queue, PauseState.NONE);
+            PauseState paused = pauseState(queue);
             for (int i = was.highest(); i < now.highest(); i++) {
                 String partition = QueuePartitions.physical(queue, i);
                 if (paused.queuePaused()) {
-                    broker.pause(partition, Optional.empty());
+                    pausing().pause(partition, Optional.empty());
                 }
-                paused.pausedTasks().forEach(t -> broker.pause(partition, Optional.of(t)));
+                paused.pausedTasks().forEach(t -> pausing().pause(partition, Optional.of(t)));
             }
         }
         router.forget(queue);
@@ -191,7 +195,8 @@ public final class Queues {
     }
 
     private QueuePartitions freshPartitions(String queue) {
-        return broker.partitions(List.of(queue)).getOrDefault(queue, QueuePartitions.ONE);
+        return broker.capability(Partitioning.class).map(p -> p.partitions(List.of(queue)).getOrDefault(queue, QueuePartitions.ONE))
+                .orElse(QueuePartitions.ONE);
     }
 
     private boolean emptyFrom(String queue, int from, int highest) {
@@ -231,11 +236,13 @@ public final class Queues {
 
     /** The limits of {@code queue}; {@link io.binomic.api.QueueLimits#NONE} when it has none. */
     public io.binomic.api.QueueLimits limits(String queue) {
-        return broker.queueLimits(List.of(checkQueue(queue))).getOrDefault(queue, io.binomic.api.QueueLimits.NONE);
+        checkQueue(queue);
+        return broker.capability(FlowLimits.class).map(f -> f.queueLimits(List.of(queue)).getOrDefault(queue, io.binomic.api.QueueLimits.NONE))
+                .orElse(io.binomic.api.QueueLimits.NONE);
     }
 
     private PauseState state(String queue) {
-        return broker.pauseStates(List.of(checkQueue(queue))).getOrDefault(queue, PauseState.NONE);
+        return pauseState(checkQueue(queue));
     }
 
     private static String checkQueue(String queue) {
@@ -250,5 +257,15 @@ public final class Queues {
             throw new IllegalArgumentException("task must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + task + "'");
         }
         return task;
+    }
+
+    private Pausing pausing() {
+        return Capabilities.require(broker, Pausing.class, "queues cannot be paused");
+    }
+
+    /** What is paused on {@code queue}: nothing, on a broker that cannot pause. */
+    private PauseState pauseState(String queue) {
+        return broker.capability(Pausing.class).map(p -> p.pauseStates(List.of(queue)).getOrDefault(queue, PauseState.NONE))
+                .orElse(PauseState.NONE);
     }
 }

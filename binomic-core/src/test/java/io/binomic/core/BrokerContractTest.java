@@ -40,36 +40,9 @@ import org.junit.jupiter.api.Test;
  * how to create an unstarted broker; every test uses fresh queue names so a shared server is fine.
  * This is what makes "swap the broker via ServiceLoader" safe.
  */
-public abstract class BrokerContractTest {
+public abstract class BrokerContractTest extends BrokerContractFixture {
 
     protected BrokerContractTest() {
-    }
-
-    /** A new, not yet started broker. */
-    protected abstract Broker createBroker();
-
-    /** The scheduler of {@code started} (the broker stores retries in the scheduler's store, atomically with the ack). */
-    protected abstract Scheduler createScheduler(Broker started);
-
-    protected Broker broker;
-    protected Scheduler scheduler;
-    protected String queue;
-    protected String otherQueue;
-
-    @BeforeEach
-    void startBroker() {
-        String suffix = UUID.randomUUID().toString().substring(0, 8);
-        queue = "contract-" + suffix;
-        otherQueue = "contract-other-" + suffix;
-        broker = createBroker();
-        broker.start(List.of(queue, otherQueue));
-        scheduler = createScheduler(broker);
-    }
-
-    @AfterEach
-    void closeBroker() {
-        scheduler.close();
-        broker.close();
     }
 
     @Test
@@ -104,37 +77,11 @@ public abstract class BrokerContractTest {
         assertTrue(Math.abs(served.get(queue) - served.get(otherQueue)) <= 4, "shared within a fetch's worth: " + served);
     }
 
-    protected Message message(String task, String payload) {
-        return message(queue, task, payload, 1);
-    }
-
-    protected static Message message(String queue, String task, String payload, int attempt) {
-        return new Message(UUID.randomUUID(), task, queue, attempt, Instant.now().truncatedTo(ChronoUnit.MILLIS),
-                payload.getBytes(StandardCharsets.UTF_8), Map.of("trace", "t-1"));
-    }
-
-    protected List<Delivery> fetch(int max) throws InterruptedException {
-        return broker.fetch(List.of(queue), "c1", max, Duration.ofMillis(200));
-    }
-
-    /** Acks as {@code consumer}; returns the acks that were not applied. */
-    protected List<Settlement> ack(String consumer, List<Delivery> deliveries) {
-        return broker.settle(consumer, deliveries.stream().<Settlement>map(Settlement.Ack::new).toList()).notApplied();
-    }
-
-    protected List<Settlement> deadLetter(String consumer, Delivery d, DeadLetter.Failure failure) {
-        return broker.settle(consumer, List.of(new Settlement.DeadLetter(d, failure))).notApplied();
-    }
-
-    private static DeadLetter.Failure failure() {
-        return new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now());
-    }
-
     @Test
     void partitionsAreStoredPerQueueAndAPartitionIsAQueueOfItsOwnAtEveryPriority() throws Exception {
-        assertEquals(Map.of(), broker.partitions(List.of(queue, otherQueue)));
-        broker.setPartitions(queue, new io.binomic.api.spi.QueuePartitions(3, 4));
-        assertEquals(Map.of(queue, new io.binomic.api.spi.QueuePartitions(3, 4)), broker.partitions(List.of(queue, otherQueue)));
+        assertEquals(Map.of(), BrokerCapabilities.partitioning(broker).partitions(List.of(queue, otherQueue)));
+        BrokerCapabilities.partitioning(broker).setPartitions(queue, new io.binomic.api.spi.QueuePartitions(3, 4));
+        assertEquals(Map.of(queue, new io.binomic.api.spi.QueuePartitions(3, 4)), BrokerCapabilities.partitioning(broker).partitions(List.of(queue, otherQueue)));
 
         // partitions 0 and 3, at the default priority and at another: fetched, renewed and settled
         // on their own streams ('@' in a physical queue's name clashes with nothing)
@@ -156,8 +103,8 @@ public abstract class BrokerContractTest {
         assertEquals(0, broker.stats(last).pending());
         assertEquals(0, broker.stats(queue).pending());
 
-        broker.setPartitions(queue, io.binomic.api.spi.QueuePartitions.ONE);
-        assertEquals(Map.of(), broker.partitions(List.of(queue)), "one partition is no partitioning");
+        BrokerCapabilities.partitioning(broker).setPartitions(queue, io.binomic.api.spi.QueuePartitions.ONE);
+        assertEquals(Map.of(), BrokerCapabilities.partitioning(broker).partitions(List.of(queue)), "one partition is no partitioning");
     }
 
     @Test
@@ -238,7 +185,7 @@ public abstract class BrokerContractTest {
         List<Delivery> theirs = broker.fetch(List.of(queue), "c2", 1, Duration.ofMillis(200));
         assertEquals(1, theirs.size());
 
-        List<Delivery> pending = broker.pendingOf(queue, "c1", 10);
+        List<Delivery> pending = BrokerCapabilities.pendingDeliveries(broker).pendingOf(queue, "c1", 10);
 
         if (!pending.isEmpty()) { // optional for a broker whose fetch cannot lose what it handed out
             assertEquals(mine, pending, "the same deliveries, at the same counts");
@@ -352,27 +299,6 @@ public abstract class BrokerContractTest {
         assertTrue(broker.reclaim(queue, "c2", Duration.ZERO, 10).isEmpty(), "an acked message must not be reclaimable");
     }
 
-    /**
-     * The dashboard's charts: what several processes add to the same minute adds up, the longest
-     * run is the longest any of them saw, and a read from a later minute leaves earlier ones out.
-     */
-    @Test
-    void activityOfSeveralProcessesAddsUpPerMinute() {
-        Instant thisMinute = io.binomic.api.spi.ActivityBucket.minuteOf(Instant.now());
-        Instant before = thisMinute.minusSeconds(120);
-        broker.addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
-                new io.binomic.api.spi.ActivityBucket(thisMinute, 3, 0, 0, 1, 3_000_000, 1_500_000))));
-        broker.addActivity(Map.of(queue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 2, 2, 1, 1, 8_000_000, 4_000_000)),
-                otherQueue, List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 100, 0, 0, 0, 1, 1))));
-
-        assertEquals(List.of(new io.binomic.api.spi.ActivityBucket(before, 5, 1, 1, 0, 6_000_000, 2_000_000),
-                        new io.binomic.api.spi.ActivityBucket(thisMinute, 5, 2, 1, 2, 11_000_000, 4_000_000)),
-                broker.activity(queue, before.plusSeconds(30)), "two processes' counts of a minute add up; the queue's own only");
-        assertEquals(List.of(new io.binomic.api.spi.ActivityBucket(thisMinute, 5, 2, 1, 2, 11_000_000, 4_000_000)),
-                broker.activity(queue, thisMinute), "from a minute on");
-        assertTrue(broker.activity("never-used-" + UUID.randomUUID(), before).isEmpty());
-    }
-
     @Test
     void unackedMessageIsPendingAndReclaimedAsTheNextAttempt() throws Exception {
         broker.enqueue(message("t", "{}"));
@@ -437,82 +363,6 @@ public abstract class BrokerContractTest {
     }
 
     @Test
-    void deadLetterKeepsTheMessageAndWhyItFailed() throws Exception {
-        Message m = message("t", "{\"x\":1}");
-        broker.enqueue(m);
-        Delivery d = fetch(1).getFirst();
-        Instant failedAt = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-
-        deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.NON_RETRYABLE, "java.lang.IllegalStateException",
-                "no such account", "java.lang.IllegalStateException: no such account\n\tat x.y(Z.java:1)", 1, failedAt));
-
-        QueueStats stats = broker.stats(queue);
-        assertEquals(0, stats.pending());
-        assertEquals(1, stats.deadLetters());
-        List<DeadLetter> letters = broker.readDeadLetters(queue, Optional.empty(), 10);
-        assertEquals(1, letters.size());
-        DeadLetter letter = letters.getFirst();
-        assertEquals("t", letter.task());
-        assertEquals(queue, letter.queue());
-        assertEquals(m, letter.message().orElseThrow());
-        assertEquals(DeadLetterReason.NON_RETRYABLE, letter.failure().reason());
-        assertEquals("java.lang.IllegalStateException", letter.failure().errorClass());
-        assertEquals("no such account", letter.failure().errorMessage());
-        assertTrue(letter.failure().stackHead().contains("x.y(Z.java:1)"));
-        assertEquals(1, letter.failure().attempts());
-        assertEquals(failedAt, letter.failure().failedAt());
-    }
-
-    @Test
-    void replayedDeadLetterReturnsToItsQueueAsAFirstAttempt() throws Exception {
-        Message m = message(queue, "t", "{}", 3);
-        broker.enqueue(m);
-        Delivery d = fetch(1).getFirst();
-        deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now()));
-        String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
-
-        assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
-        assertEquals(0, broker.replayDeadLetters(queue, List.of(letterId)), "a replayed letter is gone from the DLQ");
-
-        Message back = fetch(1).getFirst().message().orElseThrow();
-        assertEquals(m.id(), back.id());
-        assertEquals(1, back.attempt());
-        assertEquals(letterId, back.headers().get(Message.REPLAYED_FROM));
-        assertEquals("t-1", back.headers().get("trace"));
-        assertEquals(0, broker.stats(queue).deadLetters());
-    }
-
-    @Test
-    void deadLettersArePagedByCursorAndDeletable() throws Exception {
-        for (int i = 0; i < 7; i++) {
-            broker.enqueue(message("t", "{\"i\":" + i + "}"));
-        }
-        for (Delivery d : fetch(7)) {
-            deadLetter("c1", d, new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now()));
-        }
-
-        List<DeadLetter> page1 = broker.readDeadLetters(queue, Optional.empty(), 4);
-        List<DeadLetter> page2 = broker.readDeadLetters(queue, Optional.of(page1.getLast().id()), 4);
-        assertEquals(4, page1.size());
-        assertEquals(3, page2.size());
-        Set<String> ids = new HashSet<>();
-        page1.forEach(l -> ids.add(l.id()));
-        page2.forEach(l -> ids.add(l.id()));
-        assertEquals(7, ids.size());
-
-        assertEquals(2, broker.deleteDeadLetters(queue, List.of(page1.get(0).id(), page1.get(1).id(), "0-1")));
-        assertEquals(5, broker.stats(queue).deadLetters());
-    }
-
-    /** Sleeps until the wall clock is past {@code instant}. */
-    protected static void sleepPast(Instant instant) throws InterruptedException {
-        long millis = Duration.between(Instant.now(), instant).toMillis() + 5;
-        if (millis > 0) {
-            Thread.sleep(millis);
-        }
-    }
-
-    @Test
     void statsCountReadyPendingDelayedAndConsumers() throws Exception {
         broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}"), message("t", "{}")));
         scheduler.schedule(message("t", "{}"), Instant.now().plusSeconds(60));
@@ -538,182 +388,5 @@ public abstract class BrokerContractTest {
 
         assertEquals(1, removed, "only the consumer without pending messages goes");
         assertEquals(1, broker.stats(queue).consumers());
-    }
-
-    // ---- job records (tracked messages) ----
-
-    protected Message trackedMessage(String task, long retentionMillis) {
-        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
-                "{}".getBytes(StandardCharsets.UTF_8), Map.of(Message.TRACK, Long.toString(retentionMillis)));
-    }
-
-    private JobUpdate update(Message m, Map<String, String> set, Duration expireAfter, boolean ends) {
-        return new JobUpdate(queue, m.id(), set, List.of(), expireAfter, ends);
-    }
-
-    private String state(Message m) {
-        return broker.readJob(queue, m.id()).map(f -> f.get(JobRecords.STATE)).orElse("none");
-    }
-
-    @Test
-    void aTrackedMessageHasAQueuedRecordAndAnUntrackedOneHasNone() throws Exception {
-        Message tracked = trackedMessage("t", 60_000);
-        Message untracked = message("t", "{}");
-        broker.enqueueAll(List.of(tracked, untracked));
-
-        Map<String, String> record = broker.readJob(queue, tracked.id()).orElseThrow();
-        assertEquals("QUEUED", record.get(JobRecords.STATE));
-        assertEquals("t", record.get(JobRecords.TASK));
-        assertEquals("60000", record.get(JobRecords.RETENTION));
-        assertEquals(Optional.empty(), broker.readJob(queue, untracked.id()));
-        assertEquals(2, fetch(10).size(), "tracking changes nothing about delivery");
-    }
-
-    @Test
-    void aSettlementCarriesItsJobUpdateAndAnEndingOneNotifiesSubscribers() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
-            broker.enqueue(m);
-            Delivery d = fetch(1).getFirst();
-            assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
-            assertEquals("RUNNING", state(m));
-
-            broker.updateRunningJob(update(m, Map.of("progress", "50"), Duration.ZERO, false));
-            assertEquals("50", broker.readJob(queue, m.id()).orElseThrow().get("progress"));
-
-            var done = update(m, Map.of(JobRecords.STATE, "SUCCEEDED", "result", "42"), Duration.ofMinutes(1), true);
-            assertEquals(List.of(), broker.settle("c1", List.of(new Settlement.Ack(d, done))).notApplied());
-
-            JobEvent event = events.poll(5, TimeUnit.SECONDS);
-            assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.ENDED), event);
-            Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
-            assertEquals("SUCCEEDED", record.get(JobRecords.STATE));
-            assertEquals("42", record.get("result"));
-            broker.updateRunningJob(update(m, Map.of("progress", "99"), Duration.ZERO, false));
-            assertEquals("50", broker.readJob(queue, m.id()).orElseThrow().get("progress"), "progress only while running");
-        }
-    }
-
-    @Test
-    void aStaleSettlementChangesNoJobRecord() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        broker.enqueue(m);
-        Delivery first = fetch(1).getFirst();
-        Thread.sleep(30);
-        assertEquals(1, broker.reclaim(queue, "c2", Duration.ofMillis(10), 10).size());
-
-        var late = update(m, Map.of(JobRecords.STATE, "SUCCEEDED"), Duration.ofMinutes(1), true);
-        assertEquals(1, broker.settle("c1", List.of(new Settlement.Ack(first, late))).notApplied().size());
-        assertEquals("QUEUED", state(m), "the former owner's outcome is not the job's");
-    }
-
-    @Test
-    void aCancelledQueuedJobIsNeverStartedAndStaysCancelled() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        broker.enqueue(m);
-        var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-
-        assertEquals(JobHandle.CancelOutcome.CANCELLED, broker.cancelJob(cancelled));
-        assertEquals("CANCELLED", state(m));
-        fetch(1);
-        assertEquals(Set.of(m.id()), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
-        assertEquals("CANCELLED", state(m));
-        assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, broker.cancelJob(cancelled));
-    }
-
-    @Test
-    void cancellingARunningJobAsksItsWorkerAndLeavesItRunning() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
-            broker.enqueue(m);
-            fetch(1);
-            broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false)));
-
-            var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, broker.cancelJob(cancelled));
-
-            assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.CANCEL_REQUESTED), events.poll(5, TimeUnit.SECONDS));
-            Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
-            assertEquals("RUNNING", record.get(JobRecords.STATE));
-            assertEquals("1", record.get(JobRecords.CANCEL_REQUESTED));
-        }
-    }
-
-    @Test
-    void cancellingAnUnknownJobSaysSoAndCreatesNothing() {
-        Message m = trackedMessage("t", 60_000);
-        var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-        assertEquals(JobHandle.CancelOutcome.NOT_FOUND, broker.cancelJob(cancelled));
-        assertEquals(Optional.empty(), broker.readJob(queue, m.id()));
-    }
-
-    @Test
-    void anEndedJobsRecordExpiresAfterItsRetention() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        broker.enqueue(m);
-        Delivery d = fetch(1).getFirst();
-        broker.settle("c1", List.of(new Settlement.Ack(d, update(m, Map.of(JobRecords.STATE, "SUCCEEDED"), Duration.ofMillis(300), true))));
-        assertEquals("SUCCEEDED", state(m));
-        Thread.sleep(1_000);
-        assertEquals(Optional.empty(), broker.readJob(queue, m.id()));
-    }
-
-    @Test
-    void aReplayedTrackedDeadLetterIsQueuedAgainAndRunsAgain() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        broker.enqueue(m);
-        Delivery d = fetch(1).getFirst();
-        broker.settle("c1", List.of(new Settlement.DeadLetter(d, failure(),
-                update(m, Map.of(JobRecords.STATE, "DEAD_LETTERED"), Duration.ofMinutes(1), true))));
-        assertEquals("DEAD_LETTERED", state(m));
-        String letterId = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
-
-        assertEquals(1, broker.replayDeadLetters(queue, List.of(letterId)));
-        assertEquals("QUEUED", state(m));
-        fetch(1);
-        assertEquals(Set.of(), broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING"), Duration.ZERO, false))));
-    }
-
-    @Test
-    void aJobAskedToCancelWhileItsWorkerDiedEndsCancelledInsteadOfRunningAgain() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        LinkedBlockingQueue<JobEvent> events = new LinkedBlockingQueue<>();
-        try (AutoCloseable _ = broker.subscribeJobEvents(queue, events::add)) {
-            broker.enqueue(m);
-            fetch(1);
-            broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1"), Duration.ZERO, false)));
-            var cancelled = update(m, Map.of(JobRecords.STATE, "CANCELLED"), Duration.ZERO, true);
-            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, broker.cancelJob(cancelled));
-            assertEquals(JobEvent.Kind.CANCEL_REQUESTED, events.poll(5, TimeUnit.SECONDS).kind());
-            Thread.sleep(30);
-            assertEquals(1, broker.reclaim(queue, "c2", Duration.ofMillis(10), 10).size(), "its worker died: reclaimed");
-
-            Set<UUID> notStarted = broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2"),
-                    Duration.ZERO, false)));
-
-            assertEquals(Set.of(m.id()), notStarted);
-            assertEquals("CANCELLED", state(m));
-            assertEquals(new JobEvent(queue, m.id(), JobEvent.Kind.ENDED), events.poll(5, TimeUnit.SECONDS));
-        }
-    }
-
-    @Test
-    void anAttemptWhoseWorkerStoppedIsKeptInTheHistoryAsAbandoned() throws Exception {
-        Message m = trackedMessage("t", 60_000);
-        broker.enqueue(m);
-        fetch(1);
-        broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1", "worker", "w1", "startedAt", "1000"),
-                Duration.ZERO, false)));
-
-        broker.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2", "worker", "w2"), Duration.ZERO, false)));
-
-        Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
-        assertEquals("2", record.get("attempt"));
-        String[] first = record.get("a.1").split("\t");
-        assertEquals("w1", first[0]);
-        assertEquals("1000", first[1]);
-        assertEquals("abandoned", first[3]);
     }
 }

@@ -211,8 +211,8 @@ public abstract class BrokerModelProperties {
                     model.values().stream().filter(m -> m.place == Place.DELAYED).forEach(m -> m.place = Place.READY);
                 }
                 case 11 -> {
-                    List<String> ids = broker.readDeadLetters(queue, Optional.empty(), 1000).stream().map(DeadLetter::id).toList();
-                    int replayed = broker.replayDeadLetters(queue, ids);
+                    List<String> ids = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 1000).stream().map(DeadLetter::id).toList();
+                    int replayed = BrokerCapabilities.deadLetterStore(broker).replayDeadLetters(queue, ids);
                     trace.add("replay -> " + replayed);
                     long dead = model.values().stream().filter(m -> m.place == Place.DEAD).count();
                     assertEquals(dead, replayed, trace.toString());
@@ -222,8 +222,8 @@ public abstract class BrokerModelProperties {
                     });
                 }
                 default -> {
-                    List<String> ids = broker.readDeadLetters(queue, Optional.empty(), 1000).stream().map(DeadLetter::id).toList();
-                    int purged = broker.deleteDeadLetters(queue, ids);
+                    List<String> ids = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 1000).stream().map(DeadLetter::id).toList();
+                    int purged = BrokerCapabilities.deadLetterStore(broker).deleteDeadLetters(queue, ids);
                     trace.add("purge -> " + purged);
                     long dead = model.values().stream().filter(m -> m.place == Place.DEAD).count();
                     assertEquals(dead, purged, trace.toString());

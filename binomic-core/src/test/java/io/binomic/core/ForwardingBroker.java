@@ -4,7 +4,13 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.DeadLetterStore;
+import io.binomic.api.spi.JobRecord;
+import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
@@ -22,7 +28,7 @@ import java.util.UUID;
 import java.util.function.Consumer;
 
 /** A broker that forwards every call to another: tests override the calls they want to break. */
-public class ForwardingBroker implements Broker {
+public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Activity, PendingDeliveries, SettledCleanup {
     protected final Broker delegate;
 
     public ForwardingBroker(Broker delegate) {
@@ -74,22 +80,22 @@ public class ForwardingBroker implements Broker {
 
     @Override
     public Optional<DeadLetter> readDeadLetter(String queue, String deadLetterId) {
-        return delegate.readDeadLetter(queue, deadLetterId);
+        return delegate.capability(DeadLetterStore.class).orElseThrow().readDeadLetter(queue, deadLetterId);
     }
 
     @Override
     public List<DeadLetter> readDeadLetters(String queue, Optional<String> cursor, int count) {
-        return delegate.readDeadLetters(queue, cursor, count);
+        return delegate.capability(DeadLetterStore.class).orElseThrow().readDeadLetters(queue, cursor, count);
     }
 
     @Override
     public int replayDeadLetters(String queue, List<String> deadLetterIds) {
-        return delegate.replayDeadLetters(queue, deadLetterIds);
+        return delegate.capability(DeadLetterStore.class).orElseThrow().replayDeadLetters(queue, deadLetterIds);
     }
 
     @Override
     public int deleteDeadLetters(String queue, List<String> deadLetterIds) {
-        return delegate.deleteDeadLetters(queue, deadLetterIds);
+        return delegate.capability(DeadLetterStore.class).orElseThrow().deleteDeadLetters(queue, deadLetterIds);
     }
 
     @Override
@@ -104,37 +110,50 @@ public class ForwardingBroker implements Broker {
 
     @Override
     public List<Delivery> pendingOf(String queue, String consumer, int max) {
-        return delegate.pendingOf(queue, consumer, max);
+        return delegate.capability(PendingDeliveries.class).orElseThrow().pendingOf(queue, consumer, max);
     }
 
     @Override
     public long removeSettled(String queue) {
-        return delegate.removeSettled(queue);
+        return delegate.capability(SettledCleanup.class).orElseThrow().removeSettled(queue);
     }
 
     @Override
-    public Optional<Map<String, String>> readJob(String queue, UUID id) {
-        return delegate.readJob(queue, id);
+    public Optional<JobRecord> readJob(String queue, UUID id) {
+        return delegate.capability(JobStore.class).orElseThrow().readJob(queue, id);
     }
 
     @Override
     public Set<UUID> startJobs(List<JobUpdate> starts) {
-        return delegate.startJobs(starts);
+        return delegate.capability(JobStore.class).orElseThrow().startJobs(starts);
     }
 
     @Override
     public void updateRunningJob(JobUpdate update) {
-        delegate.updateRunningJob(update);
+        delegate.capability(JobStore.class).orElseThrow().updateRunningJob(update);
     }
 
     @Override
     public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
-        return delegate.cancelJob(cancelled);
+        return delegate.capability(JobStore.class).orElseThrow().cancelJob(cancelled);
     }
 
     @Override
     public AutoCloseable subscribeJobEvents(String queue, Consumer<JobEvent> listener) {
-        return delegate.subscribeJobEvents(queue, listener);
+        return delegate.capability(JobStore.class).orElseThrow().subscribeJobEvents(queue, listener);
+    }
+
+    /**
+     * The capabilities of the delegate, those this class forwards answered by this broker itself, so
+     * that a test overriding one of their calls sees it; a type of the delegate's own (what a
+     * scheduler provider asks for) is the delegate's.
+     */
+    @Override
+    public <T> Optional<T> capability(Class<T> type) {
+        if (type.isInstance(this)) {
+            return delegate.capability(type).map(ignored -> type.cast(this));
+        }
+        return type.getPackage() == Broker.class.getPackage() ? Optional.empty() : delegate.capability(type);
     }
 
     @Override
@@ -144,11 +163,11 @@ public class ForwardingBroker implements Broker {
 
     @Override
     public void addActivity(Map<String, List<io.binomic.api.spi.ActivityBucket>> byQueue) {
-        delegate.addActivity(byQueue);
+        delegate.capability(Activity.class).orElseThrow().addActivity(byQueue);
     }
 
     @Override
     public List<io.binomic.api.spi.ActivityBucket> activity(String queue, Instant since) {
-        return delegate.activity(queue, since);
+        return delegate.capability(Activity.class).orElseThrow().activity(queue, since);
     }
 }

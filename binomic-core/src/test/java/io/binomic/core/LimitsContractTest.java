@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The flow-control behaviour ({@link Broker#admit}) every broker with rate and concurrency limits
+ * The flow-control behaviour ({@link FlowLimits#admit}) every broker with rate and concurrency limits
  * must have: the in-memory broker in core, the Redis broker in binomic-it. Fresh queue names per
  * test, so a shared server is fine.
  */
@@ -80,7 +80,7 @@ public abstract class LimitsContractTest {
     }
 
     private List<Admission> admit(String consumer, List<Delivery> deliveries, FlowLimit... limits) {
-        return broker.admit(consumer, deliveries.stream().map(d -> new Admission.Request(d, List.of(limits))).toList());
+        return BrokerCapabilities.flowLimits(broker).admit(consumer, deliveries.stream().map(d -> new Admission.Request(d, List.of(limits))).toList());
     }
 
     private static List<Decision> decisions(List<Admission> admissions) {
@@ -102,7 +102,7 @@ public abstract class LimitsContractTest {
         List<Admission> a = admit("c1", enqueueAndFetch(3, "c1"), TWO_SLOTS);
 
         assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_SLOT), decisions(a));
-        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+        assertEquals(2, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"));
         assertEquals(2, broker.stats(queue).pending(), "the waiting one was acked");
         assertEquals(1, broker.stats(queue).delayed(), "the waiting one is in the delayed set");
         assertTrue(a.get(2).dueAt().orElseThrow().isAfter(Instant.now().plusSeconds(5)),
@@ -116,13 +116,13 @@ public abstract class LimitsContractTest {
 
         assertTrue(broker.settle("c1", List.of(new Settlement.Ack(ds.get(0)))).notApplied().isEmpty());
 
-        assertEquals(1, broker.slotsHeld(queue, "t:work"), "the settled delivery's slot is free");
+        assertEquals(1, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"), "the settled delivery's slot is free");
         assertEquals(0, broker.stats(queue).delayed(), "the waiter left the delayed set at once, not at its fallback time");
         Delivery back = broker.fetch(List.of(queue), "c2", 10, Duration.ofMillis(500)).getFirst();
         assertEquals(ds.get(2).message().orElseThrow().id(), back.message().orElseThrow().id());
         assertEquals(1, back.attempt(), "waiting used no attempt");
         assertEquals(List.of(Decision.RUN), decisions(admit("c2", List.of(back), TWO_SLOTS)));
-        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+        assertEquals(2, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"));
     }
 
     @Test
@@ -149,11 +149,11 @@ public abstract class LimitsContractTest {
 
         assertEquals(List.of(Decision.NOT_PENDING), decisions(admit("c1", ds, TWO_SLOTS)), "c1 no longer holds it");
         assertEquals(List.of(Decision.RUN), decisions(admit("c2", List.of(reclaimed), TWO_SLOTS)));
-        assertEquals(1, broker.slotsHeld(queue, "t:work"), "the slot followed the delivery");
+        assertEquals(1, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"), "the slot followed the delivery");
         broker.settle("c1", List.of(new Settlement.Ack(ds.getFirst())));
-        assertEquals(1, broker.slotsHeld(queue, "t:work"), "a stale settlement releases nothing");
+        assertEquals(1, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"), "a stale settlement releases nothing");
         broker.settle("c2", List.of(new Settlement.Ack(reclaimed)));
-        assertEquals(0, broker.slotsHeld(queue, "t:work"), "released by the owner's settlement");
+        assertEquals(0, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"), "released by the owner's settlement");
     }
 
     @Test
@@ -167,57 +167,57 @@ public abstract class LimitsContractTest {
         assertEquals(3, ds.size());
         List<Admission> a = admit("c1", ds, TWO_SLOTS);
         assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_SLOT), decisions(a));
-        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+        assertEquals(2, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"));
         int waitingPriority = ds.get(2).message().orElseThrow().priority();
 
         assertTrue(broker.settle("c1", List.of(new Settlement.Ack(ds.get(0)))).notApplied().isEmpty());
-        assertEquals(1, broker.slotsHeld(queue, "t:work"), "the settled delivery released exactly its own slot");
+        assertEquals(1, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"), "the settled delivery released exactly its own slot");
         Delivery back = fetchSoon("c2", 1).getFirst();
         assertEquals(ds.get(2).message().orElseThrow().id(), back.message().orElseThrow().id());
         assertEquals(waitingPriority, back.message().orElseThrow().priority(), "the waiter kept its priority");
         assertEquals(List.of(Decision.RUN), decisions(admit("c2", List.of(back), TWO_SLOTS)));
-        assertEquals(2, broker.slotsHeld(queue, "t:work"));
+        assertEquals(2, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"));
 
         broker.settle("c1", List.of(new Settlement.Ack(ds.get(1))));
         broker.settle("c2", List.of(new Settlement.Ack(back)));
-        assertEquals(0, broker.slotsHeld(queue, "t:work"), "no slot left held on any level");
+        assertEquals(0, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"), "no slot left held on any level");
         assertEquals(0, broker.stats(queue).pending());
     }
 
     @Test
     void aQueuesLimitsAreStoredReplacedAndRemovedAndOtherQueuesHaveNone() {
-        assertEquals(Map.of(), broker.queueLimits(List.of(queue)), "none set yet");
+        assertEquals(Map.of(), BrokerCapabilities.flowLimits(broker).queueLimits(List.of(queue)), "none set yet");
         io.binomic.api.QueueLimits both = io.binomic.api.QueueLimits.builder()
                 .rateLimit(RateLimit.of(120, Duration.ofMinutes(1)).withBurst(5)).concurrencyLimit(3).build();
-        broker.setQueueLimits(queue, both);
-        assertEquals(Map.of(queue, both), broker.queueLimits(List.of(queue, queue + "-other")));
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, both);
+        assertEquals(Map.of(queue, both), BrokerCapabilities.flowLimits(broker).queueLimits(List.of(queue, queue + "-other")));
 
         io.binomic.api.QueueLimits slotsOnly = io.binomic.api.QueueLimits.builder().concurrencyLimit(7).build();
-        broker.setQueueLimits(queue, slotsOnly);
-        assertEquals(slotsOnly, broker.queueLimits(List.of(queue)).get(queue), "replaced, not merged: the rate limit is gone");
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, slotsOnly);
+        assertEquals(slotsOnly, BrokerCapabilities.flowLimits(broker).queueLimits(List.of(queue)).get(queue), "replaced, not merged: the rate limit is gone");
 
-        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.NONE);
-        assertEquals(Map.of(), broker.queueLimits(List.of(queue)));
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, io.binomic.api.QueueLimits.NONE);
+        assertEquals(Map.of(), BrokerCapabilities.flowLimits(broker).queueLimits(List.of(queue)));
     }
 
     @Test
     void changingAQueuesLimitsReleasesWhatTheOldOnesHeldBack() throws Exception {
         FlowLimit oneSlot = FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, 1);
-        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.builder().concurrencyLimit(1).build());
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, io.binomic.api.QueueLimits.builder().concurrencyLimit(1).build());
         List<Delivery> ds = enqueueAndFetch(3, "c1");
         assertEquals(List.of(Decision.RUN, Decision.WAIT_SLOT, Decision.WAIT_SLOT), decisions(admit("c1", ds, oneSlot)));
 
-        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.NONE);
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, io.binomic.api.QueueLimits.NONE);
         assertEquals(0, broker.stats(queue).delayed(), "the waiters left the delayed set at once, not at their 10 s fallback");
         assertEquals(2, broker.fetch(List.of(queue), "c2", 10, Duration.ofMillis(500)).size(), "and are back on the queue");
 
         FlowLimit onePerMinute = FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.of(1, Duration.ofMinutes(1)));
-        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.builder().rateLimit(RateLimit.of(1, Duration.ofMinutes(1))).build());
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, io.binomic.api.QueueLimits.builder().rateLimit(RateLimit.of(1, Duration.ofMinutes(1))).build());
         List<Delivery> more = enqueueAndFetch(3, "c1");
         assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_RATE), decisions(admit("c1", more, onePerMinute)));
         assertEquals(1, broker.stats(queue).delayed(), "pushed back about a minute");
 
-        broker.setQueueLimits(queue, io.binomic.api.QueueLimits.builder().rateLimit(RateLimit.perSecond(100)).build());
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, io.binomic.api.QueueLimits.builder().rateLimit(RateLimit.perSecond(100)).build());
         Delivery back = fetchSoon("c3", 1).getFirst();
         assertEquals(more.get(2).message().orElseThrow().id(), back.message().orElseThrow().id(), "due at once under the new limit");
         assertEquals(List.of(Decision.RUN), decisions(admit("c3", List.of(back), FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.perSecond(100)))));
@@ -248,7 +248,7 @@ public abstract class LimitsContractTest {
         broker.settle("c1", List.of(new Settlement.RetryLater(ds.get(0), m.withAttempt(2, Instant.now()), Instant.now().plusSeconds(60)),
                 new Settlement.DeadLetter(ds.get(1), new io.binomic.api.DeadLetter.Failure(io.binomic.api.DeadLetterReason.NON_RETRYABLE,
                         "E", "boom", "", 1, Instant.now()))));
-        assertEquals(0, broker.slotsHeld(queue, "t:work"));
+        assertEquals(0, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"));
     }
 
     @Test
@@ -288,7 +288,7 @@ public abstract class LimitsContractTest {
     @Test
     void limitsOfDifferentKeysAreIndependent() throws Exception {
         List<Delivery> ds = enqueueAndFetch(2, "c1");
-        List<Admission> a = broker.admit("c1", List.of(
+        List<Admission> a = BrokerCapabilities.flowLimits(broker).admit("c1", List.of(
                 new Admission.Request(ds.get(0), List.of(FlowLimit.concurrency("k:work:acme", 1))),
                 new Admission.Request(ds.get(1), List.of(FlowLimit.concurrency("k:work:globex", 1)))));
         assertEquals(List.of(Decision.RUN, Decision.RUN), decisions(a));
@@ -297,7 +297,7 @@ public abstract class LimitsContractTest {
     @Test
     void aTrackedJobThatWaitsShowsScheduledWithItsDueTime() throws Exception {
         try {
-            broker.readJob(queue, UUID.randomUUID());
+            BrokerCapabilities.jobStore(broker).readJob(queue, UUID.randomUUID());
         } catch (UnsupportedOperationException e) {
             return; // keeps no job records
         }
@@ -312,7 +312,7 @@ public abstract class LimitsContractTest {
         List<Admission> a = admit("c1", ds, TEN_PER_SECOND);
 
         assertEquals(Decision.WAIT_RATE, a.get(2).decision());
-        Map<String, String> record = broker.readJob(queue, ds.get(2).message().orElseThrow().id()).orElseThrow();
+        Map<String, String> record = BrokerCapabilities.jobStore(broker).readJob(queue, ds.get(2).message().orElseThrow().id()).orElseThrow().fields();
         assertEquals("SCHEDULED", record.get(JobRecords.STATE));
         assertEquals(Long.toString(a.get(2).dueAt().orElseThrow().toEpochMilli()), record.get(JobRecords.DUE));
         assertEquals("rate limit", record.get("waiting"));

@@ -8,6 +8,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobRecords;
@@ -247,7 +248,7 @@ public abstract class PriorityContractTest {
         assertEquals(4, after.pending(), "pending summed over levels");
         assertEquals(List.of(), ack("c1", four));
         assertEquals(0, broker.stats(queue).pending());
-        broker.removeSettled(queue);
+        broker.capability(SettledCleanup.class).ifPresent(cleanup -> cleanup.removeSettled(queue)); // a broker that keeps nothing settled has none
         assertEquals(2, broker.stats(queue).ready(), "trimming settled entries leaves the ready ones of every level");
     }
 
@@ -309,11 +310,11 @@ public abstract class PriorityContractTest {
         Delivery d = fetch(1).getFirst();
         broker.settle("c1", List.of(new Settlement.DeadLetter(d,
                 new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 3, Instant.now()))));
-        DeadLetter letter = broker.readDeadLetters(queue, java.util.Optional.empty(), 10).getFirst();
+        DeadLetter letter = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, java.util.Optional.empty(), 10).getFirst();
         assertEquals(8, letter.message().orElseThrow().priority(), "the dead letter keeps the priority");
         broker.enqueue(message("plain", Priority.DEFAULT));
 
-        assertEquals(1, broker.replayDeadLetters(queue, List.of(letter.id())));
+        assertEquals(1, BrokerCapabilities.deadLetterStore(broker).replayDeadLetters(queue, List.of(letter.id())));
         List<Delivery> got = fetch(2);
 
         assertEquals(List.of("dead", "plain"), got.stream().map(PriorityContractTest::payload).toList());
@@ -349,7 +350,7 @@ public abstract class PriorityContractTest {
         broker.enqueueAll(List.of(message("high", 9), message("plain", Priority.DEFAULT), message("low", 0)));
         List<Delivery> held = fetch(3);
 
-        List<Delivery> pending = broker.pendingOf(queue, "c1", 10);
+        List<Delivery> pending = BrokerCapabilities.pendingDeliveries(broker).pendingOf(queue, "c1", 10);
 
         if (!pending.isEmpty()) { // a broker whose fetch cannot lose a reply lists nothing (the SPI default)
             assertEquals(Set.copyOf(held.stream().map(Delivery::receipt).toList()),
@@ -362,7 +363,7 @@ public abstract class PriorityContractTest {
     void aTrackedJobOfAnyPriorityHasItsRecord() throws Exception {
         Message tracked = message("tracked", 9).withHeader(Message.TRACK, "60000");
         broker.enqueue(tracked);
-        assertEquals("QUEUED", broker.readJob(queue, tracked.id()).orElseThrow().get(JobRecords.STATE));
+        assertEquals("QUEUED", BrokerCapabilities.jobStore(broker).readJob(queue, tracked.id()).orElseThrow().get(JobRecords.STATE));
         Delivery d = fetch(1).getFirst();
         assertEquals(tracked.id(), d.message().orElseThrow().id());
         assertTrue(d.message().orElseThrow().isTracked());

@@ -327,15 +327,15 @@ public abstract class SchedulerContractTest {
         Instant due = Instant.now().plusSeconds(60).truncatedTo(ChronoUnit.MILLIS);
         scheduler.schedule(m, due);
 
-        Map<String, String> record = broker.readJob(queue, m.id()).orElseThrow();
+        Map<String, String> record = BrokerCapabilities.jobStore(broker).readJob(queue, m.id()).orElseThrow().fields();
         assertEquals("SCHEDULED", record.get(JobRecords.STATE));
         assertEquals(Long.toString(due.toEpochMilli()), record.get(JobRecords.DUE));
 
         Message inBulk = trackedMessage("t", 60_000);
         Message untracked = message("t", "{}");
         scheduler.scheduleAll(List.of(inBulk, untracked), due);
-        assertEquals("SCHEDULED", broker.readJob(queue, inBulk.id()).orElseThrow().get(JobRecords.STATE), "scheduleAll tracks too");
-        assertEquals(Optional.empty(), broker.readJob(queue, untracked.id()));
+        assertEquals("SCHEDULED", BrokerCapabilities.jobStore(broker).readJob(queue, inBulk.id()).orElseThrow().get(JobRecords.STATE), "scheduleAll tracks too");
+        assertEquals(Optional.empty(), BrokerCapabilities.jobStore(broker).readJob(queue, untracked.id()));
         assertEquals(3, broker.stats(queue).delayed());
     }
 }

@@ -5,6 +5,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
+import io.binomic.core.internal.Providers;
 import java.util.ServiceLoader;
 import java.util.function.UnaryOperator;
 
@@ -41,9 +42,9 @@ final class Brokers {
 
     /** The durable scheduler of {@code started}, a Redis broker. */
     static Scheduler scheduler(Broker started) {
-        return ServiceLoader.load(SchedulerProvider.class).stream().map(ServiceLoader.Provider::get)
+        SchedulerProvider redis = ServiceLoader.load(SchedulerProvider.class).stream().map(ServiceLoader.Provider::get)
                 .filter(p -> p.id().equals("redis")).findFirst()
-                .orElseThrow(() -> new AssertionError("no SchedulerProvider with id 'redis' found by ServiceLoader"))
-                .create(started);
+                .orElseThrow(() -> new AssertionError("no SchedulerProvider with id 'redis' found by ServiceLoader"));
+        return Providers.createScheduler(redis, started); // where the core checks that a scheduler serves its broker
     }
 }

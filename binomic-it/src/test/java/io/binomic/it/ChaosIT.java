@@ -2,6 +2,7 @@ package io.binomic.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.QueueStats;
@@ -206,7 +207,7 @@ class ChaosIT {
             int slotsLeft;
             try (io.binomic.api.spi.Broker inspector = Brokers.redis(redis)) {
                 inspector.start(List.of());
-                slotsLeft = inspector.slotsHeld(ChaosJobs.QUEUE_A, "t:" + ChaosJobs.LIMITED);
+                slotsLeft = BrokerCapabilities.flowLimits(inspector).slotsHeld(ChaosJobs.QUEUE_A, "t:" + ChaosJobs.LIMITED);
             }
             out.add("concurrency limit " + ChaosJobs.LIMIT + ": at most " + limitedAtOnce[0] + " running at once (runs in a frozen JVM"
                     + " left out: its deliveries were taken over, slots with them), " + limitedAtOnce[1] + " counting them; slots held"

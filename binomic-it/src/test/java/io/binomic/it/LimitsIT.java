@@ -3,6 +3,7 @@ package io.binomic.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.api.Task;
 import io.binomic.core.Binomic;
 import java.time.Duration;
@@ -156,7 +157,7 @@ class LimitsIT {
                     dying = w;
                 }
             }
-            int heldAtKill = broker(queue).slotsHeld(queue, "t:limited");
+            int heldAtKill = BrokerCapabilities.flowLimits(broker(queue)).slotsHeld(queue, "t:limited");
             dying.kill9();
             killedAt = System.currentTimeMillis();
 
@@ -170,7 +171,7 @@ class LimitsIT {
             assertEquals(jobs, done.size(), "every job completed after the kill: " + done);
             int heldAtEnd = -1;
             for (int i = 0; i < 50 && heldAtEnd != 0; i++) {
-                heldAtEnd = broker(queue).slotsHeld(queue, "t:limited");
+                heldAtEnd = BrokerCapabilities.flowLimits(broker(queue)).slotsHeld(queue, "t:limited");
                 Thread.sleep(100);
             }
             // Concurrent runs from the log; a run the kill cut short ended at the kill.
@@ -241,7 +242,7 @@ class LimitsIT {
             }
             int heldAtEnd = -1;
             for (int i = 0; i < 50 && heldAtEnd != 0; i++) {
-                heldAtEnd = broker(queue).slotsHeld(queue, "q");
+                heldAtEnd = BrokerCapabilities.flowLimits(broker(queue)).slotsHeld(queue, "q");
                 Thread.sleep(100);
             }
             long pids = runs.stream().map(LimitedApp.Run::pid).distinct().count();

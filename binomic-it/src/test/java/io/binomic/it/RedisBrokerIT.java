@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
@@ -151,7 +152,7 @@ class RedisBrokerIT {
         acked.removeAll(List.of(early, late));
 
         assertEquals(List.of(), ack(acked)); // the settle pipeline trims too (the queue's first settle)
-        broker.removeSettled(queue);
+        BrokerCapabilities.settledCleanup(broker).removeSettled(queue);
 
         assertTrue((Long) redis.call("XLEN", stream()) < 1000, "acked entries before the oldest pending one are trimmed");
         assertEquals(750, ((List<?>) redis.call("XRANGE", stream(), early.receipt(), "+")).size(),
@@ -171,12 +172,12 @@ class RedisBrokerIT {
         assertEquals(List.of(), broker.settle("c2", List.of(new Settlement.DeadLetter(reclaimed.get(0),
                 new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now())))).notApplied());
         assertArrayEquals(sent.get(250).payload(),
-                broker.readDeadLetters(queue, Optional.empty(), 10).getFirst().message().orElseThrow().payload());
+                BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10).getFirst().message().orElseThrow().payload());
 
-        broker.removeSettled(queue);
+        BrokerCapabilities.settledCleanup(broker).removeSettled(queue);
         assertEquals(1, ((List<?>) redis.call("XRANGE", stream(), late.receipt(), late.receipt())).size(), "still pending, still there");
         assertEquals(List.of(), broker.settle("c2", List.of(new Settlement.Ack(reclaimed.get(1)))).notApplied());
-        broker.removeSettled(queue);
+        BrokerCapabilities.settledCleanup(broker).removeSettled(queue);
         assertEquals(0L, redis.call("XLEN", stream()), "all settled: all trimmed");
     }
 
@@ -195,7 +196,7 @@ class RedisBrokerIT {
         redis.call("XGROUP", "SETID", stream(), "binomic", got.getFirst().receipt());
 
         assertEquals(List.of(), ack(got.subList(0, 299))); // the last one stays pending; the settle pipeline trims too
-        broker.removeSettled(queue);
+        BrokerCapabilities.settledCleanup(broker).removeSettled(queue);
 
         assertEquals(299, ((List<?>) redis.call("XRANGE", stream(), "(" + got.getFirst().receipt(), "+")).size(),
                 "the entries after the group's last-delivered id are all still there");
@@ -218,7 +219,7 @@ class RedisBrokerIT {
         assertEquals(2, broker.stats(queue).pending());
 
         assertEquals(List.of(), ack(got.subList(1, 3)));
-        broker.removeSettled(queue);
+        BrokerCapabilities.settledCleanup(broker).removeSettled(queue);
         assertEquals(0L, redis.call("XLEN", stream()), "the clean-up removes every acknowledged entry");
         assertEquals(0, broker.stats(queue).ready());
     }
@@ -656,7 +657,7 @@ class RedisBrokerIT {
 
         settle(broker, new Settlement.DeadLetter(broken, new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode",
                 broken.decodeProblem().orElseThrow(), "", 1, Instant.now())));
-        DeadLetter letter = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst();
+        DeadLetter letter = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10).getFirst();
         assertEquals(broken.rawFields(), letter.rawFields());
         assertEquals("\uFFFD(x", letter.task());
         assertTrue(fetch(10).isEmpty(), "fetching goes on past it");
@@ -704,12 +705,12 @@ class RedisBrokerIT {
         settle(broker, new Settlement.DeadLetter(broken, new DeadLetter.Failure(DeadLetterReason.DECODE_ERROR, "decode",
                 broken.decodeProblem().orElseThrow(), "", 1, Instant.now())));
 
-        DeadLetter letter = broker.readDeadLetters(queue, Optional.empty(), 10).getFirst();
+        DeadLetter letter = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10).getFirst();
         assertEquals(Map.of("task", "orphan", "reason", "clash"), letter.rawFields());
         assertEquals("orphan", letter.task());
         assertEquals(DeadLetterReason.DECODE_ERROR, letter.failure().reason());
         assertTrue(letter.message().isEmpty());
-        assertEquals(0, broker.replayDeadLetters(queue, List.of(letter.id())));
+        assertEquals(0, BrokerCapabilities.deadLetterStore(broker).replayDeadLetters(queue, List.of(letter.id())));
         assertEquals(1, broker.stats(queue).deadLetters());
     }
 
@@ -745,7 +746,7 @@ class RedisBrokerIT {
         settle(broker, new Settlement.DeadLetter(fetch(1).getFirst(),
                 new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "", "", 3, Instant.now())));
 
-        List<DeadLetter> letters = broker.readDeadLetters(queue, Optional.empty(), 10);
+        List<DeadLetter> letters = BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10);
         assertEquals(1, letters.size(), "the 30-day-old letter is gone (default max age 14 days)");
     }
 

@@ -39,7 +39,8 @@ class RedisSchedulerContractTest extends SchedulerContractTest {
         try (Broker memory = memoryProvider.create(BrokerConfig.defaults())) {
             memory.start(List.of());
             var e = assertThrows(IllegalArgumentException.class, () -> Brokers.scheduler(memory));
-            assertTrue(e.getMessage().startsWith("the Redis scheduler keeps deferred messages in the delayed sets of its Redis broker"),
+            assertTrue(e.getMessage().startsWith("the redis scheduler keeps its deferred messages in the store of a"
+                    + " io.binomic.redis.internal.RedisBroker, so it cannot serve the broker "),
                     e.getMessage());
         }
     }

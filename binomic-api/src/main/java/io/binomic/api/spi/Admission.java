@@ -6,7 +6,7 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The flow-control decision on one fetched delivery ({@link Broker#admit}).
+ * The flow-control decision on one fetched delivery ({@link FlowLimits#admit}).
  *
  * @param delivery the delivery decided on
  * @param decision run it now, or it waits (already moved to the delayed set, its delivery acked), or

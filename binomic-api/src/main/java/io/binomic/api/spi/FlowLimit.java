@@ -5,7 +5,7 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * One limit a delivery must pass before it runs, as a worker hands it to {@link Broker#admit}: a
+ * One limit a delivery must pass before it runs, as a worker hands it to {@link FlowLimits#admit}: a
  * rate limit (GCRA: one start every {@code intervalMillis}, up to {@code burst} at once) or a
  * concurrency limit ({@code permits} slots). Limits with the same {@code id} on one queue share
  * their state, whichever worker or host asks.
@@ -32,7 +32,7 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMillis, 
     public static final String TURN_HEADER = "limit.turn";
 
     /**
-     * The id of a queue's own limits ({@link io.binomic.api.QueueLimits}, {@link Broker#setQueueLimits}):
+     * The id of a queue's own limits ({@link io.binomic.api.QueueLimits}, {@link FlowLimits#setQueueLimits}):
      * a broker that changes them releases what that id holds back.
      */
     public static final String QUEUE_LIMIT_ID = "q";

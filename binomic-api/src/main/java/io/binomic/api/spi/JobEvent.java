@@ -4,7 +4,7 @@ import java.util.UUID;
 
 /**
  * A notification about a tracked job, published by the broker to the processes that
- * {@linkplain Broker#subscribeJobEvents subscribed} to its queue. Best effort (a subscriber that
+ * {@linkplain JobStore#subscribeJobEvents subscribed} to its queue. Best effort (a subscriber that
  * was disconnected misses it): subscribers read the job record after subscribing and after a
  * reconnect, so a missed event only delays them.
  *

@@ -18,7 +18,7 @@ import java.util.UUID;
  * @param delete fields to remove
  * @param expireAfter when positive, the record is removed that long after this update; zero leaves its expiry alone
  * @param ends true when this update puts the job in a final state: the broker then notifies
- *        {@linkplain Broker#subscribeJobEvents subscribers} with {@link JobEvent.Kind#ENDED}
+ *        {@linkplain JobStore#subscribeJobEvents subscribers} with {@link JobEvent.Kind#ENDED}
  */
 public record JobUpdate(String queue, UUID id, Map<String, String> set, List<String> delete, Duration expireAfter, boolean ends) {
 

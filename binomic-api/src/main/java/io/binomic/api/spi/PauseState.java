@@ -18,7 +18,7 @@ public record PauseState(boolean queuePaused, Set<String> pausedTasks) {
     /**
      * The due time of a parked message: a worker that fetched a message of a paused queue or task
      * settles it as a {@link Settlement.RetryLater} due then, with its attempt unchanged (no attempt
-     * used, nothing failed); {@link Broker#resume} makes the parked messages of what it resumes due
+     * used, nothing failed); {@link Pausing#resume} makes the parked messages of what it resumes due
      * at once. Far enough that nothing else is ever due then, exact as a Redis sorted-set score.
      */
     public static final Instant PARKED_UNTIL = Instant.ofEpochMilli(8_000_000_000_000_000L);

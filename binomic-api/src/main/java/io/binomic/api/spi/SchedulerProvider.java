@@ -16,11 +16,16 @@ public interface SchedulerProvider {
     Set<String> schemes();
 
     /**
-     * The scheduler of {@code broker}, which is started. A scheduler shares its broker's storage
-     * (a retry is scheduled atomically with the ack, inside the broker's settle), so a provider
-     * accepts only the brokers of its own kind.
-     *
-     * @throws IllegalArgumentException when {@code broker} is not a broker this provider's scheduler can share storage with
+     * The kind of broker whose storage this provider's scheduler shares (a retry is scheduled
+     * atomically with the ack, inside the broker's settle): the core creates a scheduler only for a
+     * broker that is, or offers as its {@linkplain Broker#capability capability}, this type, and
+     * refuses any other broker with a message naming both.
+     */
+    Class<? extends Broker> brokerType();
+
+    /**
+     * The scheduler of {@code broker}, which is started and is an instance of {@link #brokerType()}
+     * (the core checks it before calling).
      */
     Scheduler create(Broker broker);
 }

@@ -7,8 +7,8 @@ import java.util.Optional;
 
 /**
  * The unique key a message claims, as it travels in its {@value #HEADER} header: scope, time-to-live
- * and key. A broker takes the key when it stores the message ({@link Broker#submitUnique}) and gives
- * it back as the scope says: when the job starts ({@link Broker#releaseUniqueAtStart}), when it ends
+ * and key. A broker takes the key when it stores the message ({@link UniqueSubmits#submitUnique}) and gives
+ * it back as the scope says: when the job starts ({@link UniqueSubmits#releaseUniqueAtStart}), when it ends
  * (the settlement of an ack or a dead letter, a cancel), or when the time-to-live passes. A key is
  * given back only by the job that holds it (compare and delete), so a late release never frees
  * another job's key.

@@ -1,5 +1,6 @@
 package io.binomic.core.internal;
 
+import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Broker;
 import java.lang.System.Logger.Level;
@@ -72,7 +73,7 @@ public final class ActivityFlusher implements AutoCloseable {
         Map<String, List<ActivityBucket>> batch = new TreeMap<>();
         unsent.forEach((queue, byMinute) -> batch.put(queue, new ArrayList<>(byMinute.values())));
         try {
-            broker.addActivity(batch);
+            broker.capability(Activity.class).ifPresent(activity -> activity.addActivity(batch));
             unsent.clear();
             if (failing) {
                 LOG.log(Level.INFO, "activity counts are written again");

@@ -7,6 +7,7 @@ import io.binomic.api.TaskMode;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -107,16 +108,20 @@ public final class FlowSubmits {
         }
         List<Submitted> out = new ArrayList<>(marked.size());
         if (uniqueness.isPresent()) {
-            List<UUID> ids = broker.submitAllUnique(marked, due);
+            List<UUID> ids = uniqueSubmits(broker).submitAllUnique(marked, due);
             for (int i = 0; i < ids.size(); i++) {
                 out.add(new Submitted(ids.get(i), marked.get(i).queue()));
             }
             return out;
         }
         for (Message m : marked) {
-            out.add(new Submitted(broker.submitDebounced(m, due), m.queue()));
+            out.add(new Submitted(uniqueSubmits(broker).submitDebounced(m, due), m.queue()));
         }
         return out;
+    }
+
+    private static UniqueSubmits uniqueSubmits(Broker broker) {
+        return Capabilities.require(broker, UniqueSubmits.class, "unique and debounced jobs cannot be submitted");
     }
 
     /** The argument as its own key: its JSON when short, else its SHA-256. */

@@ -2,12 +2,14 @@ package io.binomic.core.internal;
 
 import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.QueuePartitions;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32;
@@ -28,12 +30,12 @@ public final class PartitionRouter {
 
     private record Known(QueuePartitions partitions, long readNanos) { }
 
-    private final Broker broker;
+    private final Optional<Partitioning> partitioning;
     private final Map<String, Known> known = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> turns = new ConcurrentHashMap<>();
 
     public PartitionRouter(Broker broker) {
-        this.broker = broker;
+        this.partitioning = broker.capability(Partitioning.class);
     }
 
     /** The partitions of logical queue {@code queue}, read at most every second. */
@@ -57,7 +59,7 @@ public final class PartitionRouter {
         }
         if (!stale.isEmpty()) {
             try {
-                Map<String, QueuePartitions> read = broker.partitions(stale);
+                Map<String, QueuePartitions> read = partitioning.map(p -> p.partitions(stale)).orElse(Map.of());
                 for (String q : stale) {
                     QueuePartitions p = read.getOrDefault(q, QueuePartitions.ONE);
                     Known before = known.put(q, new Known(p, now));

@@ -66,7 +66,24 @@ public final class Providers {
      * @throws IllegalArgumentException when that provider cannot serve {@code broker} (a broker of another kind)
      */
     public static Scheduler createScheduler(BrokerConfig config, Broker broker) {
-        return selectScheduler(config, load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class))).create(broker);
+        return createScheduler(selectScheduler(config, load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class))), broker);
+    }
+
+    /**
+     * The scheduler {@code provider} creates for {@code broker}: the one place that checks the pair,
+     * since a scheduler shares its broker's storage (a retry is stored atomically with the ack). A
+     * broker that offers the provider's {@link SchedulerProvider#brokerType() broker type} as a
+     * capability (a wrapper) is served through what it offers.
+     *
+     * @throws IllegalArgumentException when {@code broker} is not of the kind {@code provider} serves
+     */
+    public static Scheduler createScheduler(SchedulerProvider provider, Broker broker) {
+        Class<? extends Broker> served = provider.brokerType();
+        Broker own = broker.capability(served).orElseThrow(() -> new IllegalArgumentException("the " + provider.id()
+                + " scheduler keeps its deferred messages in the store of a " + served.getName() + ", so it cannot serve the broker "
+                + broker.getClass().getName() + ": select the broker and the scheduler with the same URL scheme or broker id, or give"
+                + " Binomic.Builder.scheduler(...) the scheduler that belongs with the broker"));
+        return provider.create(own);
     }
 
     /** Chooses the scheduler provider for {@code config} among {@code loaded}, by the rules of {@link #selectBroker}. */

@@ -166,7 +166,7 @@ public final class StatsRecorder {
     /**
      * What was counted since the previous call, per queue, as a bucket of the minute holding
      * {@code now} (queues with nothing new left out): what a process adds to the broker's
-     * {@linkplain io.binomic.api.spi.Broker#addActivity activity} every few seconds. Reads the
+     * {@linkplain io.binomic.api.spi.Activity#addActivity activity} every few seconds. Reads the
      * counters the workers update; adds nothing to their path.
      */
     public synchronized Map<String, ActivityBucket> activitySinceLastCall(Instant now) {

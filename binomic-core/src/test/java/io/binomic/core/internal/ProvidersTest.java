@@ -12,6 +12,7 @@ import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import io.binomic.core.internal.memory.MemoryBroker;
 import io.binomic.core.internal.memory.MemoryScheduler;
 import io.binomic.core.internal.memory.MemorySchedulerProvider;
 import java.util.List;
@@ -90,6 +91,11 @@ class ProvidersTest {
 
     record FakeSchedulerProvider(String id, Set<String> schemes) implements SchedulerProvider {
         @Override
+        public Class<? extends Broker> brokerType() {
+            return Broker.class;
+        }
+
+        @Override
         public Scheduler create(Broker broker) {
             throw new UnsupportedOperationException();
         }
@@ -123,10 +129,11 @@ class ProvidersTest {
     void theMemorySchedulerServesOnlyTheMemoryBroker() {
         Broker memory = MEMORY.create(BrokerConfig.defaults());
         Broker other = (Broker) java.lang.reflect.Proxy.newProxyInstance(Broker.class.getClassLoader(), new Class<?>[] {Broker.class},
-                (proxy, method, args) -> null);
-        assertEquals(MemoryScheduler.class, MEMORY_SCHEDULER.create(memory).getClass());
-        var e = assertThrows(IllegalArgumentException.class, () -> MEMORY_SCHEDULER.create(other));
-        assertTrue(e.getMessage().startsWith("the memory scheduler keeps its messages in the memory broker's own store"), e.getMessage());
+                (proxy, method, args) -> method.isDefault() ? java.lang.reflect.InvocationHandler.invokeDefault(proxy, method, args) : null);
+        assertEquals(MemoryScheduler.class, Providers.createScheduler(MEMORY_SCHEDULER, memory).getClass());
+        var e = assertThrows(IllegalArgumentException.class, () -> Providers.createScheduler(MEMORY_SCHEDULER, other));
+        assertTrue(e.getMessage().startsWith("the memory scheduler keeps its deferred messages in the store of a "
+                + MemoryBroker.class.getName() + ", so it cannot serve the broker "), e.getMessage());
     }
 
     @Test

@@ -9,8 +9,18 @@ import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerHealthReport;
+import io.binomic.api.spi.DeadLetterStore;
+import io.binomic.api.spi.FlowLimits;
+import io.binomic.api.spi.JobRecord;
+import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.Partitioning;
+import io.binomic.api.spi.Pausing;
+import io.binomic.api.spi.SettledCleanup;
+import io.binomic.api.spi.UniqueSubmits;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobUpdate;
@@ -66,7 +76,8 @@ import org.redisson.client.codec.StringCodec;
  * entries. The stream is never trimmed by length, because a stream trimmed past its backlog
  * silently loses messages.
  */
-final class RedisBroker implements Broker, BrokerHealthReport {
+final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits, UniqueSubmits, Pausing, Partitioning, Activity,
+        PendingDeliveries, SettledCleanup, BrokerHealthReport {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
     private static final String GROUP = RedisKeys.GROUP;
     static final int BULK_CHUNK = 1000;
@@ -683,10 +694,10 @@ final class RedisBroker implements Broker, BrokerHealthReport {
     // ---- job records ---------------------------------------------------------------------
 
     @Override
-    public Optional<Map<String, String>> readJob(String queue, UUID id) {
+    public Optional<JobRecord> readJob(String queue, UUID id) {
         Map<String, String> fields = call("readJob " + id + " of '" + queue + "'",
                 () -> client().<String, String>getMap(keys(queue).job(id), StringCodec.INSTANCE).readAllMap());
-        return fields == null || fields.isEmpty() ? Optional.empty() : Optional.of(fields);
+        return fields == null || fields.isEmpty() ? Optional.empty() : Optional.of(new JobRecord(fields));
     }
 
     @Override

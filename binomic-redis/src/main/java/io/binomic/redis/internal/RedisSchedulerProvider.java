@@ -19,12 +19,12 @@ public final class RedisSchedulerProvider implements SchedulerProvider {
     }
 
     @Override
+    public Class<RedisBroker> brokerType() {
+        return RedisBroker.class;
+    }
+
+    @Override
     public Scheduler create(Broker broker) {
-        if (broker instanceof RedisBroker redis) {
-            return new RedisScheduler(redis);
-        }
-        throw new IllegalArgumentException("the Redis scheduler keeps deferred messages in the delayed sets of its Redis broker,"
-                + " which stores retries there atomically with the ack, so it serves only the Redis broker, not "
-                + broker.getClass().getName() + ": select the broker and the scheduler with the same URL scheme or broker id");
+        return new RedisScheduler((RedisBroker) broker);
     }
 }

@@ -45,15 +45,12 @@ final class QueuesCommand implements Command {
 
     /** "yes", the paused tasks ("task:a,b"), or "-". */
     private static String paused(Binomic binomic, String queue) {
-        try {
-            if (binomic.queues().isPaused(queue)) {
-                return "yes";
-            }
-            java.util.Set<String> tasks = binomic.queues().pausedTasks(queue);
-            return tasks.isEmpty() ? "-" : "task:" + String.join(",", new java.util.TreeSet<>(tasks));
-        } catch (UnsupportedOperationException e) {
-            return "-";
+        // a broker that cannot pause reports nothing paused
+        if (binomic.queues().isPaused(queue)) {
+            return "yes";
         }
+        java.util.Set<String> tasks = binomic.queues().pausedTasks(queue);
+        return tasks.isEmpty() ? "-" : "task:" + String.join(",", new java.util.TreeSet<>(tasks));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.client;
 
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.JobHandle;
 import io.binomic.api.Task;
 import io.binomic.api.spi.Broker;
@@ -45,7 +46,7 @@ public final class JobLookup {
             throw new IllegalStateException("this instance knows no queue to look for job " + id + " in: use job(queue, id)");
         }
         for (String queue : partitions.physical(queues)) {
-            if (broker.readJob(queue, id).isPresent()) {
+            if (broker.capability(JobStore.class).flatMap(store -> store.readJob(queue, id)).isPresent()) {
                 return new JsonResultHandle(jobs.handle(queue, id, null, Void.class, true));
             }
         }
@@ -62,7 +63,7 @@ public final class JobLookup {
             return queue;
         }
         for (String partition : p.all(queue)) {
-            if (broker.readJob(partition, id).isPresent()) {
+            if (broker.capability(JobStore.class).flatMap(store -> store.readJob(partition, id)).isPresent()) {
                 return partition;
             }
         }

@@ -1,9 +1,9 @@
 package io.binomic.core.internal.jobs;
 
+import io.binomic.api.BinomicException;
 import io.binomic.api.BrokerException;
 import io.binomic.api.JobCancelledException;
 import io.binomic.api.JobFailedException;
-import io.binomic.api.BinomicException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobNotFoundException;
 import io.binomic.api.JobState;
@@ -12,7 +12,10 @@ import io.binomic.api.JobTimeoutException;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobRecord;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.core.internal.Capabilities;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -101,11 +104,15 @@ public final class JobHandles implements AutoCloseable {
 
     /** The status of job {@code id} of {@code queue}, {@link JobState#UNKNOWN} when there is no record. */
     public JobStatus status(String queue, UUID id) {
-        return JobRecordFormat.read(queue, id, broker.readJob(queue, id).orElse(Map.of()));
+        return JobRecordFormat.read(queue, id, store().readJob(queue, id).map(JobRecord::fields).orElse(Map.of()));
+    }
+
+    private JobStore store() {
+        return Capabilities.require(broker, JobStore.class, "it keeps no job records, so a job's status cannot be read, waited for or cancelled");
     }
 
     private void subscribe(String queue) {
-        subscriptions.computeIfAbsent(queue, q -> broker.subscribeJobEvents(q, this::onEvent));
+        subscriptions.computeIfAbsent(queue, q -> store().subscribeJobEvents(q, this::onEvent));
     }
 
     private void onEvent(JobEvent event) {
@@ -297,7 +304,7 @@ public final class JobHandles implements AutoCloseable {
 
         @Override
         public CancelOutcome cancel() {
-            return broker.cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, clock.instant()));
+            return store().cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, clock.instant()));
         }
 
         @Override

@@ -7,7 +7,16 @@ import io.binomic.api.JobState;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.DeadLetterStore;
+import io.binomic.api.spi.FlowLimits;
+import io.binomic.api.spi.JobRecord;
+import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.Partitioning;
+import io.binomic.api.spi.Pausing;
+import io.binomic.api.spi.UniqueSubmits;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecords;
@@ -43,7 +52,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Its delayed set and tick claims are reached through {@link MemoryScheduler}, which shares this
  * lock: a retry is stored by {@link #settle} atomically with the ack, and moved by the scheduler.
  */
-public final class MemoryBroker implements Broker {
+public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, FlowLimits, UniqueSubmits, Pausing, Partitioning,
+        Activity, PendingDeliveries {
 
     private final BrokerConfig config;
     private final Clock clock;
@@ -53,12 +63,12 @@ public final class MemoryBroker implements Broker {
     private final Condition messageArrived = lock.newCondition();
     private final Map<String, QueueState> queues = new HashMap<>();
     /** Job records by queue and id; an expired record is removed when next looked at. */
-    private final Map<String, Map<UUID, JobRecord>> jobs = new HashMap<>();
+    private final Map<String, Map<UUID, StoredJob>> jobs = new HashMap<>();
     private final Map<String, List<Consumer<JobEvent>>> jobListeners = new java.util.concurrent.ConcurrentHashMap<>();
     /** Events published under the lock, delivered after it is released. */
     private final List<JobEvent> undelivered = new ArrayList<>();
 
-    private static final class JobRecord {
+    private static final class StoredJob {
         final Map<String, String> fields = new HashMap<>();
         Instant expiresAt;
     }
@@ -588,7 +598,7 @@ public final class MemoryBroker implements Broker {
                 if (admission.decision() != io.binomic.api.spi.Admission.Decision.RUN) {
                     q.pending.remove(d.receipt()); // acked: it waits in the delayed set
                     Message m = d.message().orElseThrow();
-                    JobRecord rec = m.isTracked() ? job(d.queue(), m.id()) : null;
+                    StoredJob rec = m.isTracked() ? job(d.queue(), m.id()) : null;
                     if (rec != null && !isFinal(stateOf(rec))) {
                         rec.fields.put(JobRecords.STATE, JobState.SCHEDULED.name());
                         rec.fields.put(JobRecords.DUE, Long.toString(admission.dueAt().orElseThrow().toEpochMilli()));
@@ -688,7 +698,7 @@ public final class MemoryBroker implements Broker {
         if (!m.isTracked()) {
             return;
         }
-        JobRecord rec = new JobRecord();
+        StoredJob rec = new StoredJob();
         rec.fields.put(JobRecords.STATE, state.name());
         rec.fields.put(JobRecords.TASK, m.task());
         rec.fields.put(JobRecords.ENQUEUED_AT, Long.toString(clock.instant().toEpochMilli()));
@@ -699,12 +709,12 @@ public final class MemoryBroker implements Broker {
         jobs.computeIfAbsent(m.queue(), k -> new HashMap<>()).put(m.id(), rec);
     }
 
-    private JobRecord job(String queue, UUID id) {
-        Map<UUID, JobRecord> byId = jobs.get(queue);
+    private StoredJob job(String queue, UUID id) {
+        Map<UUID, StoredJob> byId = jobs.get(queue);
         if (byId == null) {
             return null;
         }
-        JobRecord rec = byId.get(id);
+        StoredJob rec = byId.get(id);
         if (rec != null && rec.expiresAt != null && !clock.instant().isBefore(rec.expiresAt)) {
             byId.remove(id);
             return null;
@@ -714,9 +724,9 @@ public final class MemoryBroker implements Broker {
 
     /** Applies {@code update}, creating the record if missing. Called under the lock. */
     private void applyJob(JobUpdate update) {
-        JobRecord rec = job(update.queue(), update.id());
+        StoredJob rec = job(update.queue(), update.id());
         if (rec == null) {
-            rec = new JobRecord();
+            rec = new StoredJob();
             jobs.computeIfAbsent(update.queue(), k -> new HashMap<>()).put(update.id(), rec);
         }
         rec.fields.putAll(update.set());
@@ -729,7 +739,7 @@ public final class MemoryBroker implements Broker {
         }
     }
 
-    private static JobState stateOf(JobRecord rec) {
+    private static JobState stateOf(StoredJob rec) {
         try {
             return JobState.valueOf(rec.fields.getOrDefault(JobRecords.STATE, "UNKNOWN"));
         } catch (IllegalArgumentException e) {
@@ -738,10 +748,10 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
-    public Optional<Map<String, String>> readJob(String queue, UUID id) {
+    public Optional<JobRecord> readJob(String queue, UUID id) {
         return locked(() -> {
-            JobRecord rec = job(queue, id);
-            return rec == null ? Optional.<Map<String, String>>empty() : Optional.of(Map.copyOf(rec.fields));
+            StoredJob rec = job(queue, id);
+            return rec == null ? Optional.<JobRecord>empty() : Optional.of(new JobRecord(rec.fields));
         });
     }
 
@@ -751,7 +761,7 @@ public final class MemoryBroker implements Broker {
             Set<UUID> notStarted = new java.util.HashSet<>();
             String now = Long.toString(clock.instant().toEpochMilli());
             for (JobUpdate start : starts) {
-                JobRecord rec = job(start.queue(), start.id());
+                StoredJob rec = job(start.queue(), start.id());
                 if (rec != null && (stateOf(rec).isFinal())) {
                     notStarted.add(start.id());
                     continue;
@@ -785,7 +795,7 @@ public final class MemoryBroker implements Broker {
     @Override
     public void updateRunningJob(JobUpdate update) {
         locked(() -> {
-            JobRecord rec = job(update.queue(), update.id());
+            StoredJob rec = job(update.queue(), update.id());
             if (rec != null && stateOf(rec) == JobState.RUNNING) {
                 applyJob(update);
             }
@@ -796,7 +806,7 @@ public final class MemoryBroker implements Broker {
     @Override
     public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
         JobHandle.CancelOutcome outcome = locked(() -> {
-            JobRecord rec = job(cancelled.queue(), cancelled.id());
+            StoredJob rec = job(cancelled.queue(), cancelled.id());
             if (rec == null) {
                 return JobHandle.CancelOutcome.NOT_FOUND;
             }
@@ -1006,7 +1016,7 @@ public final class MemoryBroker implements Broker {
                 q.delayed.put(slot, new Message(prev.job(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
                         message.payload(), message.headers()));
                 debounced.put(k, new DebounceSlot(slot, prev.job()));
-                JobRecord rec = job(message.queue(), prev.job());
+                StoredJob rec = job(message.queue(), prev.job());
                 if (rec != null) {
                     rec.fields.put(JobRecords.DUE, Long.toString(dueAt.toEpochMilli()));
                 }

@@ -18,12 +18,12 @@ public final class MemorySchedulerProvider implements SchedulerProvider {
     }
 
     @Override
+    public Class<MemoryBroker> brokerType() {
+        return MemoryBroker.class;
+    }
+
+    @Override
     public Scheduler create(Broker broker) {
-        if (broker instanceof MemoryBroker memory) {
-            return new MemoryScheduler(memory);
-        }
-        throw new IllegalArgumentException("the memory scheduler keeps its messages in the memory broker's own store, so it"
-                + " serves only a MemoryBroker, not " + broker.getClass().getName() + ": use the scheduler provider of that"
-                + " broker's kind, or give Binomic.Builder.scheduler(...) the scheduler that belongs with it");
+        return new MemoryScheduler((MemoryBroker) broker);
     }
 }

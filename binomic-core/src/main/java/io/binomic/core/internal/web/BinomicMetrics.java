@@ -34,7 +34,7 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     /** What the broker last read of its servers' settings, if it reports them: no broker call. */
     @Override
     public List<ServerSetting> serverSettings() {
-        return CoreAccess.get().broker(binomic) instanceof BrokerHealthReport report ? report.serverSettings() : List.of();
+        return CoreAccess.get().broker(binomic).capability(BrokerHealthReport.class).map(BrokerHealthReport::serverSettings).orElse(List.of());
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TraceContext;
+import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.core.Binomic;
@@ -222,7 +223,8 @@ public final class DashboardPages implements HttpHandler {
         String problem = null;
         for (String q : queues()) {
             try {
-                perQueue.add(CoreAccess.get().broker(binomic).activity(q, now.minusSeconds(60L * ActivityCharts.MINUTES)));
+                perQueue.add(CoreAccess.get().broker(binomic).capability(Activity.class)
+                        .map(a -> a.activity(q, now.minusSeconds(60L * ActivityCharts.MINUTES))).orElse(List.of()));
             } catch (RuntimeException e) {
                 problem = "broker error: " + e.getMessage();
             }

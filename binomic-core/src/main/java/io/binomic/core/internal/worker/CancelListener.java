@@ -1,5 +1,7 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.core.internal.Capabilities;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.JobEvent;
 import java.lang.System.Logger.Level;
@@ -27,12 +29,14 @@ final class CancelListener implements AutoCloseable {
 
     /** Listens on {@code queues} too. */
     void subscribe(List<String> queues) {
+        JobStore store = broker.capability(JobStore.class).orElse(null);
+        if (store == null) {
+            LOG.log(Level.DEBUG, "worker {0}: {1}", consumerName, Capabilities.missing(broker, JobStore.class, "running jobs cannot be cancelled"));
+            return;
+        }
         for (String queue : queues) {
             try {
-                jobEventSubscriptions.add(broker.subscribeJobEvents(queue, this::onJobEvent));
-            } catch (UnsupportedOperationException e) {
-                LOG.log(Level.DEBUG, "worker {0}: the broker keeps no job records: {1}", consumerName, e.getMessage());
-                return;
+                jobEventSubscriptions.add(store.subscribeJobEvents(queue, this::onJobEvent));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: cannot listen for job cancels on queue {1}: {2}", consumerName, queue, e.getMessage());
             }

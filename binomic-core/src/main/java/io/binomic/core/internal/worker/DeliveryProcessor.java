@@ -69,7 +69,6 @@ public final class DeliveryProcessor {
     private final Clock clock;
     private final StatsRecorder stats;
     private final RandomGenerator random;
-    private volatile boolean warnedNoJobRecords;
     final LongAdder succeeded = new LongAdder();
     final LongAdder failed = new LongAdder();
     final LongAdder retried = new LongAdder();
@@ -282,13 +281,6 @@ public final class DeliveryProcessor {
             return tracking.start(JobRecordFormat.started(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started));
         } catch (BrokerException e) {
             LOG.log(Level.WARNING, "could not mark job {0} running ({1}); running it anyway", run.message.id(), e.getMessage());
-            return true;
-        } catch (UnsupportedOperationException e) {
-            if (!warnedNoJobRecords) {
-                warnedNoJobRecords = true;
-                LOG.log(Level.WARNING, "the broker keeps no job records ({0}): tracked jobs run, but their status and results"
-                        + " are not kept", e.getMessage());
-            }
             return true;
         }
     }

@@ -5,12 +5,16 @@ import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A worker's side of pause and unique jobs. It reads the paused state of its queues at most every
@@ -25,20 +29,28 @@ final class FlowGate {
     private static final System.Logger LOG = System.getLogger(FlowGate.class.getName());
     static final long REFRESH_MILLIS = 500;
 
-    private final Broker broker;
+    private final Optional<Pausing> pausing;
+    private final Optional<UniqueSubmits> uniqueSubmits;
     private volatile List<String> queues;
     private final String consumer;
     private volatile Map<String, PauseState> states = Map.of();
     private volatile long refreshedNanos;
     private volatile boolean anyPaused;
-    /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Broker#unpark}). */
+    /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Pausing#unpark}). */
     private final Map<String, Integer> unparking = new java.util.HashMap<>();
 
     FlowGate(Broker broker, List<String> queues, String consumer) {
-        this.broker = broker;
+        this.pausing = broker.capability(Pausing.class);
+        this.uniqueSubmits = broker.capability(UniqueSubmits.class);
         this.queues = List.copyOf(queues);
         this.consumer = consumer;
         this.refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
+    }
+
+    private static Map<String, PauseState> nothingPaused(List<String> queues) {
+        Map<String, PauseState> none = new LinkedHashMap<>();
+        queues.forEach(q -> none.put(q, PauseState.NONE));
+        return none;
     }
 
     /** The queues to read from now on (partitions were added); their paused state is read at once. */
@@ -54,7 +66,7 @@ final class FlowGate {
         }
         refreshedNanos = now;
         try {
-            Map<String, PauseState> read = Map.copyOf(broker.pauseStates(queues));
+            Map<String, PauseState> read = Map.copyOf(pausing.map(p -> p.pauseStates(queues)).orElseGet(() -> nothingPaused(queues)));
             boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
             for (Map.Entry<String, PauseState> e : states.entrySet()) {
                 PauseState was = e.getValue();
@@ -82,7 +94,7 @@ final class FlowGate {
         var it = unparking.entrySet().iterator();
         while (it.hasNext()) {
             Map.Entry<String, Integer> e = it.next();
-            broker.unpark(e.getKey());
+            pausing.ifPresent(p -> p.unpark(e.getKey()));
             if (e.getValue() <= 1) {
                 it.remove();
             } else {
@@ -154,11 +166,11 @@ final class FlowGate {
                 release.add(m);
             }
         }
-        if (release == null) {
+        if (release == null || uniqueSubmits.isEmpty()) {
             return;
         }
         try {
-            broker.releaseUniqueAtStart(release);
+            uniqueSubmits.get().releaseUniqueAtStart(release);
         } catch (RuntimeException e) {
             // The job runs anyway; its key goes at its end or with its time-to-live.
             LOG.log(Level.WARNING, "worker {0}: giving back the unique keys of {1} starting job(s) failed ({2}); they go when the jobs"

@@ -9,7 +9,9 @@ import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.codec.WorkerCodec;
 import java.lang.System.Logger.Level;
 import java.net.URLEncoder;
@@ -18,12 +20,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The worker's side of rate and concurrency limits: between a fetch (or a reclaim) and the
  * dispatch, it asks the broker to decide on every delivery whose task declares a limit, all of
- * one fetch in one call ({@link Broker#admit}: one Lua script per queue, one round trip). A
+ * one fetch in one call ({@link FlowLimits#admit}: one Lua script per queue, one round trip). A
  * delivery whose task declares none is passed through untouched, and a worker none of whose
  * tasks declares one never calls the broker at all: limits cost nothing when unused.
  */
@@ -32,6 +35,8 @@ public final class FlowLimiter {
 
     private final Map<String, TaskBinding<?, ?>> handlers;
     private final Broker broker;
+    private final Optional<FlowLimits> flowLimits;
+    private boolean reportedNoFlowLimits;
     private final String consumer;
     private final WorkerCodec codec;
     private final boolean any;
@@ -50,6 +55,7 @@ public final class FlowLimiter {
     public FlowLimiter(Map<String, TaskBinding<?, ?>> handlers, Broker broker, String consumer, PayloadCodec codec, List<String> queues) {
         this.handlers = Map.copyOf(handlers);
         this.broker = broker;
+        this.flowLimits = broker.capability(FlowLimits.class);
         this.consumer = consumer;
         this.codec = WorkerCodec.of(codec);
         this.any = handlers.values().stream().anyMatch(b -> !b.task().limits().isEmpty());
@@ -66,7 +72,7 @@ public final class FlowLimiter {
         if (now - queueLimitsReadNanos >= QUEUE_LIMITS_REFRESH_NANOS) {
             queueLimitsReadNanos = now;
             try {
-                Map<String, QueueLimits> read = Map.copyOf(broker.queueLimits(queues));
+                Map<String, QueueLimits> read = Map.copyOf(flowLimits.map(f -> f.queueLimits(queues)).orElse(Map.of()));
                 if (!read.equals(queueLimits)) {
                     LOG.log(Level.INFO, "worker {0}: queue limits now: {1}", consumer, read.isEmpty() ? "none" : read);
                 }
@@ -106,9 +112,18 @@ public final class FlowLimiter {
         if (requests.isEmpty()) {
             return deliveries;
         }
+        if (flowLimits.isEmpty()) {
+            // Left pending and not held, like a failed decision: reclaimed after a lease.
+            if (!reportedNoFlowLimits) {
+                reportedNoFlowLimits = true;
+                LOG.log(Level.WARNING, "worker {0}: {1}", consumer, Capabilities.missing(broker, FlowLimits.class,
+                        "deliveries of tasks with rate or concurrency limits cannot be admitted; they come back after a lease"));
+            }
+            return out;
+        }
         List<Admission> decisions;
         try {
-            decisions = broker.admit(consumer, requests);
+            decisions = flowLimits.get().admit(consumer, requests);
         } catch (RuntimeException e) {
             // Left pending and not held: reclaimed after a lease, and decided on again then.
             LOG.log(Level.WARNING, "worker {0}: deciding the flow limits of {1} deliveries failed ({2}); they come back after a lease",

@@ -1,8 +1,12 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.core.internal.Capabilities;
+import java.lang.System.Logger.Level;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
@@ -52,6 +56,11 @@ public interface JobTracking {
     /** Tracking through {@code broker}, telling {@code handlers} when a handler may be interrupted by a cancel. */
     static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested, WorkerHooks handlers,
                                int maxResultBytes) {
+        Optional<JobStore> store = broker.capability(JobStore.class);
+        if (store.isEmpty()) {
+            System.getLogger(JobTracking.class.getName()).log(Level.WARNING, "worker {0}: {1}", worker, Capabilities.missing(broker, JobStore.class,
+                    "tracked jobs run, but their status and results are not kept"));
+        }
         return new JobTracking() {
             @Override
             public int maxResultBytes() {
@@ -91,13 +100,16 @@ public interface JobTracking {
                 if (inBatch != null) {
                     return inBatch;
                 }
-                Set<UUID> notStarted = broker.startJobs(List.of(started));
+                if (store.isEmpty()) {
+                    return true;
+                }
+                Set<UUID> notStarted = store.get().startJobs(List.of(started));
                 return !notStarted.contains(started.id());
             }
 
             @Override
             public void progress(JobUpdate progress) {
-                broker.updateRunningJob(progress);
+                store.ifPresent(s -> s.updateRunningJob(progress));
             }
 
             @Override

@@ -2,6 +2,7 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.PendingDeliveries;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
@@ -59,7 +60,7 @@ final class LostReadRecovery {
         for (String queue : queues) {
             List<Delivery> pending;
             try {
-                pending = broker.pendingOf(queue, consumerName, Fetcher.FETCH_BATCH);
+                pending = broker.capability(PendingDeliveries.class).map(r -> r.pendingOf(queue, consumerName, Fetcher.FETCH_BATCH)).orElse(List.of());
             } catch (RuntimeException e) {
                 // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
                 LOG.log(Level.WARNING, "worker {0}: could not look for deliveries of queue {1} it never received: {2}",

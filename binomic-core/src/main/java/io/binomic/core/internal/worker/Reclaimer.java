@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -76,7 +77,7 @@ final class Reclaimer {
                     taken++;
                 }
                 broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
-                broker.removeSettled(queue);
+                broker.capability(SettledCleanup.class).ifPresent(cleanup -> cleanup.removeSettled(queue));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -107,8 +108,12 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
         if (starts.size() < 2) {
             return; // one job is marked as its handler begins, in the same single round trip
         }
+        JobStore store = broker.capability(JobStore.class).orElse(null);
+        if (store == null) {
+            return; // each is let run as it starts: JobTracking reports the missing records once
+        }
         try {
-            Set<UUID> notStarted = broker.startJobs(starts);
+            Set<UUID> notStarted = store.startJobs(starts);
             for (var start : starts) {
                 startedInBulk.put(start.id(), !notStarted.contains(start.id()));
             }

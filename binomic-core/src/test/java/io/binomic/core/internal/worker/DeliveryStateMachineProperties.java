@@ -7,6 +7,8 @@ import static org.quicktheories.generators.SourceDSL.arbitrary;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.lists;
 
+import io.binomic.core.BrokerCapabilities;
+import io.binomic.api.spi.JobRecord;
 import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
@@ -224,7 +226,7 @@ class DeliveryStateMachineProperties {
         QueueStats end = broker.stats(queue);
         assertEquals(0, end.ready() + end.pending() + end.delayed(), "nothing may be left in flight: " + end);
         Map<String, DeadLetter> dead = new HashMap<>();
-        for (DeadLetter letter : broker.readDeadLetters(queue, Optional.empty(), 10_000)) {
+        for (DeadLetter letter : BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10_000)) {
             String key = letter.message().orElseThrow().headers().get("key");
             assertTrue(dead.put(key, letter) == null, "dead-lettered twice: " + key);
         }
@@ -240,7 +242,7 @@ class DeliveryStateMachineProperties {
             Script script = byKey.get(key);
             if (tracked.containsKey(key)) {
                 UUID id = tracked.get(key);
-                JobStatus status = JobRecordFormat.read(queue, id, broker.readJob(queue, id).orElse(Map.of()));
+                JobStatus status = JobRecordFormat.read(queue, id, BrokerCapabilities.jobStore(broker).readJob(queue, id).map(JobRecord::fields).orElse(Map.of()));
                 if (deadLettered) {
                     assertEquals(JobState.DEAD_LETTERED, status.state(), key + " steps " + script.steps() + ": " + status);
                     assertEquals(dead.get(key).failure().reason(), status.deadLetterReason().orElseThrow(), key + ": " + status);

@@ -1,0 +1,48 @@
+package io.binomic.api.spi;
+
+import io.binomic.api.QueueLimits;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A {@link Broker} capability: rate and concurrency limits of queues, decided atomically with
+ * the deliveries they hold back. Without it a queue has no limits: setting one is refused, and
+ * every delivery runs.
+ */
+public interface FlowLimits {
+
+    /**
+     * The flow-control decision for deliveries {@code consumer} holds, in as few round trips as the
+     * broker allows (one on Redis), atomically per delivery with its effect. For each, in order: a
+     * delivery that is not pending under {@code consumer} is {@code NOT_PENDING}; one that already
+     * holds its admission (it was reclaimed after it was admitted: the slot follows the delivery) is
+     * {@code RUN} without counting again; one whose concurrency limit has no free slot (or has
+     * messages waiting for one, unless this message's turn came: {@link FlowLimit#TURN_HEADER}) is
+     * acked and stored in the delayed set to wait for a slot ({@code WAIT_SLOT}); one over a rate
+     * limit (unless {@link FlowLimit#RATE_ADMITTED_HEADER} says it was admitted for its attempt) takes
+     * the next start the limit allows, and is acked and stored in the delayed set due then
+     * ({@code WAIT_RATE}); otherwise it takes a slot of each concurrency limit, counts against each
+     * rate limit, and is {@code RUN}. Waiting uses no attempt; a tracked job's record says SCHEDULED
+     * with its due time. Every slot a delivery holds is released when its settlement is applied;
+     * each release moves the oldest message waiting for that slot back to its queue.
+     */
+    List<Admission> admit(String consumer, List<Admission.Request> requests);
+
+    /**
+     * How many concurrency slots of limit {@code limitId} of {@code queue} are held now (by running
+     * or pending deliveries). For operators and tests.
+     */
+    int slotsHeld(String queue, String limitId);
+
+    /**
+     * The limits set on each of {@code queues} ({@link #setQueueLimits}), one round trip for all on
+     * Redis; a queue with none is left out. Workers read them at most every second, never per fetch.
+     */
+    Map<String, QueueLimits> queueLimits(List<String> queues);
+
+    /**
+     * Sets (or, with {@link QueueLimits#NONE}, removes) the limits of {@code queue}, durably; every
+     * worker applies them at its next read.
+     */
+    void setQueueLimits(String queue, QueueLimits limits);
+}
