@@ -41,7 +41,6 @@ import org.junit.jupiter.api.Test;
  * records may go; a server that refuses {@code CONFIG} is logged once and does not stop the start.
  */
 class RedisEvictionPolicyIT {
-    private static final String RECHECK_PROPERTY = "binomic.test.evictionRecheckMillis";
     private static final String LOGGER = "io.binomic.redis.internal.RedisBroker";
 
     private final String queue = "evict-" + UUID.randomUUID().toString().substring(0, 8);
@@ -73,7 +72,6 @@ class RedisEvictionPolicyIT {
     @AfterEach
     void stop() {
         brokerLog.removeHandler(capture);
-        System.clearProperty(RECHECK_PROPERTY);
         if (redis != null) {
             redis.close();
         }
@@ -131,8 +129,7 @@ class RedisEvictionPolicyIT {
     @Test
     void aPolicyChangedAfterStartIsLoggedOnceAndShownInMetricsAndOnTheOverview() throws Exception {
         redis = RedisServer.startNew("--maxmemory", "20mb");
-        System.setProperty(RECHECK_PROPERTY, "200");
-        try (Binomic binomic = Binomic.builder().config(config(Map.of())).handle(echo, s -> s).build().start();
+        try (Binomic binomic = Binomic.builder().config(config(Map.of("eviction.recheck", "PT0.2S"))).handle(echo, s -> s).build().start();
              Dashboard dashboard = binomic.dashboard().port(0).start()) {
             binomic.startWorker();
             assertTrue(settings(binomic).getFirst().safe(), settings(binomic).toString());
@@ -206,8 +203,7 @@ class RedisEvictionPolicyIT {
     @Test
     void aServerThatRefusesConfigIsLoggedOnceAndTheClientStarts() throws Exception {
         redis = RedisServer.startNew("--rename-command", "CONFIG", "");
-        System.setProperty(RECHECK_PROPERTY, "200");
-        try (Binomic binomic = Binomic.builder().config(config(Map.of())).handle(echo, s -> s).build().start()) {
+        try (Binomic binomic = Binomic.builder().config(config(Map.of("eviction.recheck", "PT0.2S"))).handle(echo, s -> s).build().start()) {
             binomic.startWorker();
             assertEquals("ok", binomic.submit(echo, "ok").await(Duration.ofSeconds(10)));
             for (int i = 0; i < 10; i++) {

@@ -43,7 +43,7 @@ class RuntimeImageTest {
         Path buildLog = dir.resolve("build.log");
         Process build = new ProcessBuilder("bash", SCRIPT.toString(), "--jars", JARS.toString(), image.toString())
                 .redirectErrorStream(true).redirectOutput(buildLog.toFile()).start();
-        assertTrue(build.waitFor(5, TimeUnit.MINUTES), "build-runtime.sh finished; " + read(buildLog));
+        assertTrue(build.waitFor(10, TimeUnit.MINUTES), "build-runtime.sh finished; " + read(buildLog));
         assertEquals(0, build.exitValue(), read(buildLog));
         Path binomic = image.resolve("bin").resolve("binomic");
         Path cache = image.resolve("lib").resolve("binomic-worker.aot");

@@ -6,6 +6,7 @@ import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -29,7 +30,7 @@ import org.redisson.config.Config;
  * uniqueness and debounce claims, tick claims, rate-limit windows and activity buckets, never a
  * stream or a delayed set. Both are refused at start unless {@value #OPTION} accepts the risk.
  *
- * <p>Read with {@code CONFIG GET} at start and again every {@link #RECHECK_EVERY} (on a virtual
+ * <p>Read with {@code CONFIG GET} at start and again every {@link #RECHECK_EVERY} or {@value #RECHECK_OPTION} (on a virtual
  * thread started by a broker call, so no call waits for it and none costs a round trip more), which
  * also catches a failover to a primary with another policy. A change to an evicting policy is
  * logged once per change and reported by {@link #settings()}. A server that refuses {@code CONFIG}
@@ -43,11 +44,8 @@ final class EvictionPolicyCheck {
 
     static final String SETTING = "maxmemory-policy";
     static final Duration RECHECK_EVERY = Duration.ofSeconds(60);
-    /**
-     * Tests only, not an option: {@code -Dbinomic.test.evictionRecheckMillis=200} re-reads the policy
-     * that often, so that a test sees a change without waiting a minute. Nothing documents or configures it.
-     */
-    private static final String RECHECK_PROPERTY = "binomic.test.evictionRecheckMillis";
+    /** Option key: how often the policy is read again, an ISO-8601 duration ({@code PT60S} by default). */
+    static final String RECHECK_OPTION = "eviction.recheck";
 
     private final boolean allowed;
     private final Duration recheckEvery;
@@ -61,7 +59,24 @@ final class EvictionPolicyCheck {
     EvictionPolicyCheck(BrokerConfig config, String target) {
         this.allowed = allowed(config);
         this.target = target;
-        this.recheckEvery = Duration.ofMillis(Long.getLong(RECHECK_PROPERTY, RECHECK_EVERY.toMillis()));
+        this.recheckEvery = recheckEvery(config);
+    }
+
+    private static Duration recheckEvery(BrokerConfig config) {
+        String text = config.options().get(RECHECK_OPTION);
+        if (text == null) {
+            return RECHECK_EVERY;
+        }
+        try {
+            Duration every = Duration.parse(text.strip());
+            if (every.isNegative() || every.isZero()) {
+                throw new IllegalArgumentException("BrokerConfig option " + RECHECK_OPTION + " must be positive, was '" + text + "'");
+            }
+            return every;
+        } catch (DateTimeParseException e) {
+            throw new IllegalArgumentException("BrokerConfig option " + RECHECK_OPTION + " must be an ISO-8601 duration such as PT60S, was '"
+                    + text + "'", e);
+        }
     }
 
     private static boolean allowed(BrokerConfig config) {
