@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.PayloadCodec;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -16,7 +17,7 @@ import java.util.regex.Pattern;
  *       {@link WorkerConfig#defaults()};</li>
  *   <li>{@link #schedulePeriodicTasks()}: whether {@code start()} registers the CRON and INTERVAL
  *       tasks; defaults to true;</li>
- *   <li>{@link #payloadCodec()}: id of the {@link io.binomic.api.spi.PayloadCodec} that encodes
+ *   <li>{@link #payloadCodec()}: id of the {@link PayloadCodec} that encodes
  *       task arguments; defaults to {@value #JDK_JSON_CODEC}.</li>
  * </ul>
  *
@@ -101,7 +102,7 @@ public final class BinomicConfig {
     }
 
     /**
-     * Id of the {@link io.binomic.api.spi.PayloadCodec} that encodes task arguments
+     * Id of the {@link PayloadCodec} that encodes task arguments
      * ({@code json-jdk}, {@code jackson}); chosen here, never by what is on the module path.
      */
     public String payloadCodec() {
@@ -180,7 +181,7 @@ public final class BinomicConfig {
         /**
          * Id of the payload codec that encodes task arguments: {@code json-jdk} (the JDK-only
          * codec in {@code io.binomic.core}) or {@code jackson} (in {@code io.binomic.redis}), or
-         * the id of another {@link io.binomic.api.spi.PayloadCodec} provider. Defaults to
+         * the id of another {@link PayloadCodec} provider. Defaults to
          * {@value #JDK_JSON_CODEC}, whatever else is on the module path; building a
          * {@code Binomic} fails, listing the codecs found, when no provider has this id. Every
          * message records the codec that wrote it, and a worker decodes with that one, so

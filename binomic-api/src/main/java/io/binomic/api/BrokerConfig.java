@@ -1,6 +1,7 @@
 package io.binomic.api;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -187,7 +188,7 @@ public final class BrokerConfig {
 
     /** The URL scheme in lower case: {@code memory}, {@code redis}, {@code rediss}. */
     public String scheme() {
-        return url.substring(0, url.indexOf("://")).toLowerCase(java.util.Locale.ROOT);
+        return url.substring(0, url.indexOf("://")).toLowerCase(Locale.ROOT);
     }
 
     /** The URL with any password replaced by {@code ****}, safe to log. */

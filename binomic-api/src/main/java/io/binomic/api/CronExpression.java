@@ -7,6 +7,7 @@ import java.time.ZoneId;
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
 import java.time.zone.ZoneRules;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -87,7 +88,7 @@ public final class CronExpression {
         this.expression = expression;
         // The 6-field form has a leading second field; the 5-field form fires at second 0.
         this.seconds = all.length == 6 ? parseField(Field.SECOND, all[0]) : SECOND_ZERO;
-        String[] fields = all.length == 6 ? java.util.Arrays.copyOfRange(all, 1, 6) : all;
+        String[] fields = all.length == 6 ? Arrays.copyOfRange(all, 1, 6) : all;
         this.minutes = parseField(Field.MINUTE, fields[0]);
         this.hours = parseField(Field.HOUR, fields[1]);
         this.daysOfMonth = parseField(Field.DAY_OF_MONTH, fields[2]);

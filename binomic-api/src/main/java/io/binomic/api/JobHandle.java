@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.QueuePartitions;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +20,7 @@ public interface JobHandle<R> {
 
     /**
      * The queue the job is on; for a partitioned queue, the partition ({@code queue@i} for
-     * partition {@code i > 0}: see {@link io.binomic.api.spi.QueuePartitions}), where its record is.
+     * partition {@code i > 0}: see {@link QueuePartitions}), where its record is.
      */
     String queue();
 

@@ -1,7 +1,11 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.PayloadCodec;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.Objects;
@@ -28,7 +32,7 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
     public static final String REPLAYED_FROM = "replayedFrom";
 
     /**
-     * Header naming the {@linkplain io.binomic.api.spi.PayloadCodec#id() payload codec} that wrote
+     * Header naming the {@linkplain PayloadCodec#id() payload codec} that wrote
      * the payload, such as {@code json-jdk}. {@code submit} sets it and refuses it among the
      * caller's headers. A worker decodes the payload with that codec when it has it, and
      * dead-letters the message ({@code DECODE_ERROR}) saying which codec is missing when it does not;
@@ -37,9 +41,9 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
     public static final String CODEC = "codec";
 
     /**
-     * Header of a tracked job (its task {@linkplain io.binomic.api.Task#isTracked() is tracked}):
+     * Header of a tracked job (its task {@linkplain Task#isTracked() is tracked}):
      * how long its status and result are kept after it ends, in milliseconds. A broker that stores
-     * such a message creates the job's record with it ({@link io.binomic.api.spi.JobRecords}); a
+     * such a message creates the job's record with it ({@link JobRecords}); a
      * worker records the job's progress and outcome there. A message without it costs nothing more.
      */
     public static final String TRACK = "track";
@@ -86,7 +90,7 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
 
     /** This message with one more header. */
     public Message withHeader(String name, String value) {
-        var copy = new java.util.HashMap<>(headers);
+        var copy = new HashMap<>(headers);
         copy.put(name, value);
         return new Message(id, task, queue, attempt, enqueuedAt, payload, copy);
     }
@@ -105,7 +109,7 @@ public record Message(UUID id, String task, String queue, int attempt, Instant e
 
     @Override
     public String toString() {
-        String body = payload.length <= 64 ? new String(payload, java.nio.charset.StandardCharsets.UTF_8)
+        String body = payload.length <= 64 ? new String(payload, StandardCharsets.UTF_8)
                 : HexFormat.of().formatHex(payload, 0, 16) + "...(" + payload.length + " bytes)";
         return "Message[id=" + id + ", task=" + task + ", queue=" + queue + ", attempt=" + attempt
                 + ", enqueuedAt=" + enqueuedAt + ", payload=" + body + ", headers=" + headers + "]";

@@ -1,6 +1,10 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.TraceContextProvider;
+import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * How one submit differs from its task's defaults: headers, and the flow-control and trace
@@ -24,7 +28,7 @@ public final class SubmitOptions {
     private final Uniqueness uniqueness;
     private final String uniqueKey;
     private final String debounceKey;
-    private final java.time.Duration delay;
+    private final Duration delay;
     private final TraceContext traceContext;
     private final String partitionKey;
 
@@ -68,45 +72,45 @@ public final class SubmitOptions {
     }
 
     /** This submit's {@linkplain Priority priority}, if it overrides the task's ({@link Builder#priority(int)}). */
-    public java.util.OptionalInt priority() {
-        return priority == null ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(priority);
+    public OptionalInt priority() {
+        return priority == null ? OptionalInt.empty() : OptionalInt.of(priority);
     }
 
     /** How this job is unique, overriding its task's; empty to keep the task's. */
-    public java.util.Optional<Uniqueness> uniqueness() {
-        return java.util.Optional.ofNullable(uniqueness);
+    public Optional<Uniqueness> uniqueness() {
+        return Optional.ofNullable(uniqueness);
     }
 
     /** The unique key given with {@link Builder#unique(Uniqueness, String)}; empty to derive it as the task does. */
-    public java.util.Optional<String> uniqueKey() {
-        return java.util.Optional.ofNullable(uniqueKey);
+    public Optional<String> uniqueKey() {
+        return Optional.ofNullable(uniqueKey);
     }
 
     /** The debounce key of this job; empty for the task's. */
-    public java.util.Optional<String> debounceKey() {
-        return java.util.Optional.ofNullable(debounceKey);
+    public Optional<String> debounceKey() {
+        return Optional.ofNullable(debounceKey);
     }
 
     /** How long after the submit this job is enqueued, overriding its task's delay; empty for the task's. */
-    public java.util.Optional<java.time.Duration> delay() {
-        return java.util.Optional.ofNullable(delay);
+    public Optional<Duration> delay() {
+        return Optional.ofNullable(delay);
     }
 
     /**
      * The trace context given with {@link Builder#traceContext}; empty when none was (a
      * {@code traceparent} among the {@link #headers()} is then the submit's, else the
-     * application's {@link io.binomic.api.spi.TraceContextProvider} is asked).
+     * application's {@link TraceContextProvider} is asked).
      */
-    public java.util.Optional<TraceContext> traceContext() {
-        return java.util.Optional.ofNullable(traceContext);
+    public Optional<TraceContext> traceContext() {
+        return Optional.ofNullable(traceContext);
     }
 
     /**
      * The key that picks this job's partition on a partitioned queue ({@link Builder#partitionKey});
      * empty to spread jobs round robin.
      */
-    public java.util.Optional<String> partitionKey() {
-        return java.util.Optional.ofNullable(partitionKey);
+    public Optional<String> partitionKey() {
+        return Optional.ofNullable(partitionKey);
     }
 
     @Override
@@ -127,7 +131,7 @@ public final class SubmitOptions {
         private final Config.Once<Uniqueness> unique = new Config.Once<>("unique", null);
         private String uniqueKey;
         private final Config.Once<String> debounce = new Config.Once<>("debounce", null);
-        private final Config.Once<java.time.Duration> delay = new Config.Once<>("delay", null);
+        private final Config.Once<Duration> delay = new Config.Once<>("delay", null);
         private final Config.Once<TraceContext> trace = new Config.Once<>("traceContext", null);
         private final Config.Once<String> partitionKey = new Config.Once<>("partitionKey", null);
 
@@ -201,7 +205,7 @@ public final class SubmitOptions {
          * Enqueues this job {@code delay} after the submit, durably, instead of at once (a DIRECT
          * task) or after the task's delay (a DELAY task). At least 1 ms. Defaults to the task's.
          */
-        public Builder delay(java.time.Duration delay) {
+        public Builder delay(Duration delay) {
             if (delay == null || delay.toMillis() < 1) {
                 throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's");
             }
@@ -213,7 +217,7 @@ public final class SubmitOptions {
          * The W3C trace context this job carries to its handler ({@link TaskContext#traceContext()}),
          * in its {@value TraceContext#TRACEPARENT} and {@value TraceContext#TRACESTATE} headers.
          * Defaults to a {@code traceparent} among the {@link #headers}, else to what the application's
-         * {@link io.binomic.api.spi.TraceContextProvider} gives, else none.
+         * {@link TraceContextProvider} gives, else none.
          */
         public Builder traceContext(TraceContext context) {
             if (context == null) {

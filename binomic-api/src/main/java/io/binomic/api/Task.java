@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -55,8 +56,8 @@ public final class Task<A, R> {
     private final Duration statusRetention;
     private final int priority;
     private final Uniqueness uniqueness;
-    private final java.util.function.Function<? super A, String> uniqueKey;
-    private final java.util.function.Function<? super A, String> debounceKey;
+    private final Function<? super A, String> uniqueKey;
+    private final Function<? super A, String> debounceKey;
     private final TaskLimits<A> limits;
 
     private Task(Builder<A, R> b) {
@@ -175,7 +176,7 @@ public final class Task<A, R> {
     public Optional<Uniqueness> uniqueness() { return Optional.ofNullable(uniqueness); }
 
     /**
-     * The unique key the task derives from {@code argument} ({@link Builder#unique(Uniqueness, java.util.function.Function)});
+     * The unique key the task derives from {@code argument} ({@link Builder#unique(Uniqueness, Function)});
      * empty when the task derives none (the argument itself is then the key).
      */
     public Optional<String> uniqueKeyOf(A argument) {
@@ -246,8 +247,8 @@ public final class Task<A, R> {
         private final Config.Once<Duration> statusRetention;
         private final Config.Once<Integer> priority;
         private final Config.Once<Uniqueness> unique;
-        private java.util.function.Function<? super A, String> uniqueKey;
-        private final Config.Once<java.util.function.Function<? super A, String>> debounce;
+        private Function<? super A, String> uniqueKey;
+        private final Config.Once<Function<? super A, String>> debounce;
         private final TaskLimits.Builder<A> limits;
 
         private Builder(String name, Class<A> argumentType, Class<R> resultType) {
@@ -292,7 +293,7 @@ public final class Task<A, R> {
          * function of the argument: a tenant, an API host. Computed where the job is submitted and
          * carried in a header, so a worker decides without decoding the argument. Defaults to none.
          */
-        public Builder<A, R> limitKey(java.util.function.Function<? super A, String> key) {
+        public Builder<A, R> limitKey(Function<? super A, String> key) {
             limits.key.set(Objects.requireNonNull(key, "limitKey must not be null; leave it out for none"));
             return this;
         }
@@ -409,7 +410,7 @@ public final class Task<A, R> {
          * Makes this task's jobs unique: a submit whose key is held (by a job queued, or running, or
          * submitted within the period, as {@code uniqueness} says) enqueues nothing and returns that
          * job's handle. The key is the argument itself (its encoded form); see
-         * {@link #unique(Uniqueness, java.util.function.Function)} to derive it. Defaults to not unique.
+         * {@link #unique(Uniqueness, Function)} to derive it. Defaults to not unique.
          */
         public Builder<A, R> unique(Uniqueness uniqueness) {
             if (uniqueness == null) {
@@ -424,7 +425,7 @@ public final class Task<A, R> {
          * {@code account -> account.id()}: jobs with the same key (for this task and queue) are duplicates.
          * The function must return 1-500 characters.
          */
-        public Builder<A, R> unique(Uniqueness uniqueness, java.util.function.Function<? super A, String> key) {
+        public Builder<A, R> unique(Uniqueness uniqueness, Function<? super A, String> key) {
             if (key == null) {
                 throw new IllegalArgumentException("task '" + name + "': the unique key function must not be null; use unique(uniqueness) to key by the argument");
             }
@@ -439,7 +440,7 @@ public final class Task<A, R> {
          * due time to this submit's; one after it became due schedules a new job. The function must
          * return 1-500 characters. Defaults to no debounce.
          */
-        public Builder<A, R> debounce(java.util.function.Function<? super A, String> key) {
+        public Builder<A, R> debounce(Function<? super A, String> key) {
             if (key == null) {
                 throw new IllegalArgumentException("task '" + name + "': debounce key function must not be null; leave the setting out for no debounce");
             }

@@ -1,11 +1,12 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.TaskProvider;
 import java.util.Objects;
 
 /**
  * A task and the code that runs it: what a worker needs, and a producer does not. Made by
  * {@link Task#handledBy}; handed to a worker by {@code Binomic.builder().handle(...)} or by a
- * {@link io.binomic.api.spi.TaskProvider}.
+ * {@link TaskProvider}.
  *
  * @param <A> argument type
  * @param <R> result type

@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.TraceContextProvider;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -14,7 +15,7 @@ import java.util.Optional;
  *
  * <p>A submit takes it from {@link SubmitOptions.Builder#traceContext(TraceContext)}, from the
  * headers given at submit, or else from the application's
- * {@link io.binomic.api.spi.TraceContextProvider}.
+ * {@link TraceContextProvider}.
  *
  * @param traceparent {@code version-traceid-parentid-flags}, such as
  *     {@code 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01}

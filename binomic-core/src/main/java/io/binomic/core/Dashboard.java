@@ -1,13 +1,17 @@
 package io.binomic.core;
 
 import io.binomic.core.internal.web.BinomicMetrics;
+import io.binomic.core.internal.web.DashboardPages;
 import io.binomic.core.internal.web.DashboardServer;
 import io.binomic.core.internal.web.MetricsSource;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.HashSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The operators' view of a {@link Binomic} client, served over HTTP by this JVM: {@code /metrics}
@@ -61,7 +65,7 @@ public final class Dashboard implements AutoCloseable {
         private int port = DEFAULT_PORT;
         private String token;
         private boolean readOnly;
-        private final java.util.Set<String> given = new java.util.HashSet<>();
+        private final Set<String> given = new HashSet<>();
 
         Builder(Binomic binomic) {
             this.binomic = Objects.requireNonNull(binomic, "binomic");
@@ -114,7 +118,7 @@ public final class Dashboard implements AutoCloseable {
          * Starts listening.
          *
          * @throws IllegalArgumentException for a bad port or token, or a non-loopback address without a token
-         * @throws java.io.UncheckedIOException when the port cannot be bound
+         * @throws UncheckedIOException when the port cannot be bound
          */
         public Dashboard start() {
             InetAddress bind;
@@ -127,7 +131,7 @@ public final class Dashboard implements AutoCloseable {
             DashboardServer.Settings settings = new DashboardServer.Settings(bind, port, token, readOnly);
             BinomicMetrics metrics = new BinomicMetrics(binomic);
             return new Dashboard(DashboardServer.start(settings, () -> MetricsSource.render(metrics, null),
-                    new io.binomic.core.internal.web.DashboardPages(binomic, null, null, readOnly)));
+                    new DashboardPages(binomic, null, null, readOnly)));
         }
     }
 }

@@ -16,7 +16,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiFunction;
 import java.util.function.LongConsumer;
+import java.util.function.ToIntFunction;
 
 /**
  * The dead-letter queue of every queue: inspect (list, count, group by failure class and task),
@@ -73,7 +75,7 @@ public final class DeadLetters {
     }
 
     /** Runs {@code action} once per partition over the ids of {@code queue} that live there; returns the sum. */
-    private static long perPartition(String queue, List<String> ids, java.util.function.BiFunction<String, List<String>, Long> action) {
+    private static long perPartition(String queue, List<String> ids, BiFunction<String, List<String>, Long> action) {
         Map<String, List<String>> byPartition = new LinkedHashMap<>();
         for (String id : ids) {
             Located l = locate(queue, id);
@@ -228,7 +230,7 @@ public final class DeadLetters {
         });
     }
 
-    private static long inBatches(List<String> ids, java.util.function.ToIntFunction<List<String>> action, LongConsumer progress) {
+    private static long inBatches(List<String> ids, ToIntFunction<List<String>> action, LongConsumer progress) {
         long done = 0;
         for (int from = 0; from < ids.size(); from += PAGE) {
             done += action.applyAsInt(ids.subList(from, Math.min(ids.size(), from + PAGE)));

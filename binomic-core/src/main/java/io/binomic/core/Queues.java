@@ -1,5 +1,6 @@
 package io.binomic.core;
 
+import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.FlowLimits;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -52,7 +54,7 @@ public final class Queues {
     }
 
     /** Runs {@code action} on every partition of {@code queue} (the queue itself when it is not partitioned). */
-    private void forEachPartition(String queue, java.util.function.Consumer<String> action) {
+    private void forEachPartition(String queue, Consumer<String> action) {
         checkQueue(queue);
         router.forget(queue);
         router.of(queue).all(queue).forEach(action);
@@ -128,11 +130,11 @@ public final class Queues {
      * Sets the limits of {@code queue} (replacing any it had): at most so many starts per period and
      * so many running at once, for all its tasks together, across every worker and host. Workers
      * apply them within about a second ({@value #LIMITS_REFRESH_MILLIS} ms); a job also passes its
-     * task's own limits. {@link io.binomic.api.QueueLimits#NONE} removes them. Durable, like a pause.
+     * task's own limits. {@link QueueLimits#NONE} removes them. Durable, like a pause.
      *
      * @throws UnsupportedOperationException when the broker has no flow control
      */
-    public void setLimits(String queue, io.binomic.api.QueueLimits limits) {
+    public void setLimits(String queue, QueueLimits limits) {
         Objects.requireNonNull(limits, "limits must not be null (QueueLimits.NONE removes them)");
         checkQueue(queue);
         if (!limits.isEmpty() && freshPartitions(queue).partitioned()) {
@@ -234,11 +236,11 @@ public final class Queues {
         return new QueueStats(queue, ready, pending, delayed, dead, consumers);
     }
 
-    /** The limits of {@code queue}; {@link io.binomic.api.QueueLimits#NONE} when it has none. */
-    public io.binomic.api.QueueLimits limits(String queue) {
+    /** The limits of {@code queue}; {@link QueueLimits#NONE} when it has none. */
+    public QueueLimits limits(String queue) {
         checkQueue(queue);
-        return broker.capability(FlowLimits.class).map(f -> f.queueLimits(List.of(queue)).getOrDefault(queue, io.binomic.api.QueueLimits.NONE))
-                .orElse(io.binomic.api.QueueLimits.NONE);
+        return broker.capability(FlowLimits.class).map(f -> f.queueLimits(List.of(queue)).getOrDefault(queue, QueueLimits.NONE))
+                .orElse(QueueLimits.NONE);
     }
 
     private PauseState state(String queue) {

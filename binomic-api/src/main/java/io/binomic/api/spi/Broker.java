@@ -1,5 +1,6 @@
 package io.binomic.api.spi;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import java.time.Duration;
@@ -29,7 +30,7 @@ public interface Broker extends AutoCloseable {
 
     /**
      * Connects and prepares the given queues (streams, consumer groups). Fails fast with a
-     * {@link io.binomic.api.BrokerException}. An empty list connects without creating anything:
+     * {@link BrokerException}. An empty list connects without creating anything:
      * what inspection tools use, so that looking at a queue never creates it.
      */
     void start(List<String> queues);
@@ -56,7 +57,7 @@ public interface Broker extends AutoCloseable {
      * the ack of the failed delivery.
      *
      * @return what was not applied, and why
-     * @throws io.binomic.api.BrokerException when the broker cannot be reached; the caller keeps the
+     * @throws BrokerException when the broker cannot be reached; the caller keeps the
      *         settlements and sends them again (a settlement that did land the first time is then
      *         reported {@linkplain SettleReport#notPending() not pending}, and changes nothing)
      */

@@ -1,9 +1,10 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.BrokerConfig;
+import java.util.ServiceLoader;
 import java.util.Set;
 
-/** Creates {@link Broker}s; found with {@link java.util.ServiceLoader}. */
+/** Creates {@link Broker}s; found with {@link ServiceLoader}. */
 public interface BrokerProvider {
 
     /** A short unique id such as {@code memory} or {@code redis}. */

@@ -1,5 +1,6 @@
 package io.binomic.api.spi;
 
+import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -32,7 +33,7 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMillis, 
     public static final String TURN_HEADER = "limit.turn";
 
     /**
-     * The id of a queue's own limits ({@link io.binomic.api.QueueLimits}, {@link FlowLimits#setQueueLimits}):
+     * The id of a queue's own limits ({@link QueueLimits}, {@link FlowLimits#setQueueLimits}):
      * a broker that changes them releases what that id holds back.
      */
     public static final String QUEUE_LIMIT_ID = "q";

@@ -1,6 +1,7 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.JobHandle;
+import io.binomic.api.Message;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -8,7 +9,7 @@ import java.util.UUID;
 import java.util.function.Consumer;
 
 /**
- * A {@link Broker} capability: records kept for messages with the {@link io.binomic.api.Message#TRACK}
+ * A {@link Broker} capability: records kept for messages with the {@link Message#TRACK}
  * header. A broker with it also creates the record when it stores a tracked message
  * ({@link Broker#enqueue}, {@link Broker#enqueueAll}, {@link Scheduler#schedule} and
  * {@link Scheduler#scheduleAll}), in the same atomic step: {state: QUEUED (SCHEDULED with due for a

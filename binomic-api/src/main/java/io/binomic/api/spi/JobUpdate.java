@@ -1,5 +1,6 @@
 package io.binomic.api.spi;
 
+import io.binomic.api.Message;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -8,7 +9,7 @@ import java.util.UUID;
 
 /**
  * A change to the record a broker keeps for a tracked job (a message with the
- * {@link io.binomic.api.Message#TRACK} header): a hash of string fields, under the queue's key
+ * {@link Message#TRACK} header): a hash of string fields, under the queue's key
  * space. The core decides what to write; a broker applies it atomically, and reads only the
  * fields named in {@link JobRecords} to decide whether to apply it.
  *

@@ -1,9 +1,10 @@
 package io.binomic.api.spi;
 
+import java.util.ServiceLoader;
 import java.util.Set;
 
 /**
- * Creates {@link Scheduler}s; found with {@link java.util.ServiceLoader} and selected like
+ * Creates {@link Scheduler}s; found with {@link ServiceLoader} and selected like
  * {@link BrokerProvider}s: by the broker's id when one is configured, otherwise by the broker
  * URL's scheme.
  */

@@ -2,6 +2,7 @@ package io.binomic.api.spi;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * What {@link Broker#settle} did not apply, and why. Both kinds are no-ops: nothing changed.
@@ -27,7 +28,7 @@ public record SettleReport(List<Settlement> reclaimed, List<Settlement> notPendi
         if (notPending.isEmpty()) {
             return reclaimed;
         }
-        return java.util.stream.Stream.concat(reclaimed.stream(), notPending.stream()).toList();
+        return Stream.concat(reclaimed.stream(), notPending.stream()).toList();
     }
 
     /** True when every settlement was applied. */

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Adds what the workers of this process did to the broker's per-minute activity (the dashboard's
@@ -30,7 +32,7 @@ public final class ActivityFlusher implements AutoCloseable {
     private final Map<String, TreeMap<Instant, ActivityBucket>> unsent = new TreeMap<>();
     private final Thread thread;
     /** Counted down by {@link #close}: ends the wait between flushes without interrupting a write. */
-    private final java.util.concurrent.CountDownLatch stopping = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch stopping = new CountDownLatch(1);
     private boolean failing;
 
     // Package-private for tests, which flush by hand.
@@ -51,7 +53,7 @@ public final class ActivityFlusher implements AutoCloseable {
 
     private void loop() {
         try {
-            while (!stopping.await(PERIOD.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            while (!stopping.await(PERIOD.toMillis(), TimeUnit.MILLISECONDS)) {
                 flush();
             }
         } catch (InterruptedException e) {

@@ -1,5 +1,7 @@
 package io.binomic.core.internal;
 
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
 import java.util.List;
@@ -22,10 +24,10 @@ public final class CoreAccess {
         List<String> queues(Binomic binomic);
 
         /** The started client's broker. */
-        io.binomic.api.spi.Broker broker(Binomic binomic);
+        Broker broker(Binomic binomic);
 
         /** The started client's scheduler. */
-        io.binomic.api.spi.Scheduler scheduler(Binomic binomic);
+        Scheduler scheduler(Binomic binomic);
     }
 
     private static volatile Bridge bridge;

@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -59,7 +60,7 @@ public final class FlowSubmits {
      */
     public static <A> Submitted submit(Task<A, ?> task, A argument, SubmitOptions options, Message message, Instant due, Broker broker,
                                        PartitionRouter router) {
-        return submitAll(task, java.util.Collections.singletonList(argument), options, List.of(message), due, broker, router).getFirst(); // null: no argument
+        return submitAll(task, Collections.singletonList(argument), options, List.of(message), due, broker, router).getFirst(); // null: no argument
     }
 
     /**

@@ -7,10 +7,12 @@ import io.binomic.api.spi.QueuePartitions;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32;
 
@@ -75,7 +77,7 @@ public final class PartitionRouter {
                 }
             }
         }
-        Map<String, QueuePartitions> out = new java.util.LinkedHashMap<>();
+        Map<String, QueuePartitions> out = new LinkedHashMap<>();
         for (String q : queues) {
             out.put(q, known.get(q).partitions());
         }
@@ -104,7 +106,7 @@ public final class PartitionRouter {
             return message;
         }
         int index = key == null
-                ? Math.floorMod(turns.computeIfAbsent(message.queue(), q -> new AtomicInteger(java.util.concurrent.ThreadLocalRandom.current().nextInt(QueuePartitions.MAX))).getAndIncrement(), p.count())
+                ? Math.floorMod(turns.computeIfAbsent(message.queue(), q -> new AtomicInteger(ThreadLocalRandom.current().nextInt(QueuePartitions.MAX))).getAndIncrement(), p.count())
                 : indexOf(key, p.count());
         return index == 0 ? message : withQueue(message, QueuePartitions.physical(message.queue(), index));
     }

@@ -7,6 +7,7 @@ import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
+import io.binomic.api.spi.TraceContextProvider;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -163,9 +164,9 @@ public final class Providers {
      * The application's trace context provider: the one found, or none. Several are an error
      * listing each, since picking one would attach the wrong tracer's context without a word.
      */
-    public static io.binomic.api.spi.TraceContextProvider selectTraceContextProvider(
-            Loaded<io.binomic.api.spi.TraceContextProvider> loaded) {
-        List<io.binomic.api.spi.TraceContextProvider> found = loaded.providers();
+    public static TraceContextProvider selectTraceContextProvider(
+            Loaded<TraceContextProvider> loaded) {
+        List<TraceContextProvider> found = loaded.providers();
         if (found.size() <= 1) {
             return found.isEmpty() ? null : found.getFirst();
         }

@@ -1,16 +1,18 @@
 package io.binomic.core.internal;
 
+import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.TaskStats;
-import java.time.Instant;
-import java.util.Map;
-import java.util.TreeMap;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.atomic.LongAccumulator;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Per queue and task counters and a duration histogram, updated by workers without locking (one
@@ -88,7 +90,7 @@ public final class StatsRecorder {
     }
 
     private Counters ofLogical(String physicalQueue, String task) {
-        String queue = io.binomic.api.spi.QueuePartitions.logical(physicalQueue);
+        String queue = QueuePartitions.logical(physicalQueue);
         return byKey.computeIfAbsent(queue + '\u0000' + task, k -> new Counters(queue, task));
     }
 
@@ -113,8 +115,8 @@ public final class StatsRecorder {
     }
 
     /** Executions cancelled by their submitters, per queue and task, by the workers of this process. */
-    public java.util.Map<List<String>, Long> cancellations() {
-        java.util.Map<List<String>, Long> all = new TreeMap<>(Comparator.comparing((List<String> k) -> k.get(0)).thenComparing(k -> k.get(1)));
+    public Map<List<String>, Long> cancellations() {
+        Map<List<String>, Long> all = new TreeMap<>(Comparator.comparing((List<String> k) -> k.get(0)).thenComparing(k -> k.get(1)));
         byKey.values().forEach(c -> {
             long n = c.cancelled.sum();
             if (n > 0) {
@@ -134,12 +136,12 @@ public final class StatsRecorder {
 
     /** A worker of this process took over a stranded delivery of {@code queue} (its owner stopped renewing). */
     public void reclaimed(String queue) {
-        reclaimsByQueue.computeIfAbsent(io.binomic.api.spi.QueuePartitions.logical(queue), q -> new LongAdder()).increment();
+        reclaimsByQueue.computeIfAbsent(QueuePartitions.logical(queue), q -> new LongAdder()).increment();
     }
 
     /** Reclaims per queue, by the workers of this process. */
-    public java.util.Map<String, Long> reclaims() {
-        java.util.Map<String, Long> all = new java.util.TreeMap<>();
+    public Map<String, Long> reclaims() {
+        Map<String, Long> all = new TreeMap<>();
         reclaimsByQueue.forEach((q, n) -> all.put(q, n.sum()));
         return all;
     }
@@ -166,7 +168,7 @@ public final class StatsRecorder {
     /**
      * What was counted since the previous call, per queue, as a bucket of the minute holding
      * {@code now} (queues with nothing new left out): what a process adds to the broker's
-     * {@linkplain io.binomic.api.spi.Activity#addActivity activity} every few seconds. Reads the
+     * {@linkplain Activity#addActivity activity} every few seconds. Reads the
      * counters the workers update; adds nothing to their path.
      */
     public synchronized Map<String, ActivityBucket> activitySinceLastCall(Instant now) {

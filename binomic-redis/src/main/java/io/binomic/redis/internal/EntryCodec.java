@@ -2,6 +2,7 @@ package io.binomic.redis.internal;
 
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.redisson.client.codec.BaseCodec;
 import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
@@ -67,7 +68,7 @@ final class EntryCodec extends BaseCodec {
     /** The field name of {@code bytes}: a constant of {@link StreamFields} when it is one. */
     static String fieldName(byte[] bytes) {
         for (int i = 0; i < NAME_BYTES.length; i++) {
-            if (java.util.Arrays.equals(NAME_BYTES[i], bytes)) {
+            if (Arrays.equals(NAME_BYTES[i], bytes)) {
                 return NAMES[i];
             }
         }

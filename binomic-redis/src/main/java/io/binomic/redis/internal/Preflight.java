@@ -7,6 +7,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import javax.net.ssl.SSLContext;
@@ -51,7 +52,7 @@ final class Preflight {
             }
         } catch (IOException e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            throw new IllegalStateException(e instanceof java.net.SocketTimeoutException
+            throw new IllegalStateException(e instanceof SocketTimeoutException
                     ? "no answer within " + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
         }
     }

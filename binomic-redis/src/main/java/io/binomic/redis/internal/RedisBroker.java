@@ -7,41 +7,53 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.Message;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
+import io.binomic.api.Priority;
+import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
-import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Activity;
+import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.DeadLetterStore;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.FlowLimits;
+import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobStore;
-import io.binomic.api.spi.PendingDeliveries;
-import io.binomic.api.spi.Partitioning;
-import io.binomic.api.spi.Pausing;
-import io.binomic.api.spi.SettledCleanup;
-import io.binomic.api.spi.UniqueSubmits;
-import io.binomic.api.spi.Delivery;
-import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Partitioning;
+import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.Pausing;
+import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.SettleReport;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.UniqueSubmits;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.redisson.Redisson;
@@ -61,6 +73,7 @@ import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.ByteArrayCodec;
+import org.redisson.client.codec.Codec;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -97,7 +110,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     /** When each queue's acknowledged entries were last trimmed (System.nanoTime). */
     private final Map<String, Long> lastTrim = new ConcurrentHashMap<>();
     /** Which queue a one-at-a-time fetch starts with, so no queue is always served first. */
-    private final java.util.concurrent.atomic.AtomicInteger fetchRotation = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger fetchRotation = new AtomicInteger();
     private volatile RedissonClient client;
     private volatile boolean closed;
     /** Priority levels other than the default: extra streams of a queue, used only when a message has such a priority. */
@@ -110,7 +123,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
         this.setup = RedissonSetup.of(config);
         this.evictionPolicy = new EvictionPolicyCheck(config, setup.target());
         this.replicaWait = setup.replicaWait();
-        this.priorities = new RedisPriorities(this, io.binomic.api.Priority.fairness(config));
+        this.priorities = new RedisPriorities(this, Priority.fairness(config));
     }
 
     // ---- lifecycle -------------------------------------------------------------------------
@@ -217,7 +230,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     @Override
     public void enqueue(Message message) {
         checkSize(message);
-        if (message.priority() != io.binomic.api.Priority.DEFAULT) {
+        if (message.priority() != Priority.DEFAULT) {
             priorities.enqueue(message);
             return;
         }
@@ -261,7 +274,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
                 RBatch batch = client().createBatch(options);
                 for (Message m : messages.subList(from, Math.min(messages.size(), from + BULK_CHUNK))) {
-                    if (m.priority() != io.binomic.api.Priority.DEFAULT) {
+                    if (m.priority() != Priority.DEFAULT) {
                         priorities.enqueue(batch, m);
                         continue;
                     }
@@ -475,7 +488,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     }
 
     /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
-    static org.redisson.client.codec.Codec entryCodec() {
+    static Codec entryCodec() {
         return EntryCodec.INSTANCE;
     }
 
@@ -555,7 +568,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
         String dlqMaxCount = Integer.toString(config.deadLetterMaxCount());
         String dlqMinId = Long.toString(Instant.now().minus(config.deadLetterMaxAge()).toEpochMilli());
         long now = System.nanoTime();
-        Set<String> trimmed = new java.util.HashSet<>();
+        Set<String> trimmed = new HashSet<>();
         for (String queue : byQueue.keySet()) {
             Long last = lastTrim.get(queue);
             if (last == null || now - last >= TRIM_EVERY.toNanos()) {
@@ -597,7 +610,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     }
 
     /** Stream entry ids ({@code <ms>-<seq>}) in Redis' order; anything else after them, as text. */
-    static final java.util.Comparator<Settlement> BY_ENTRY_ID = (a, b) ->
+    static final Comparator<Settlement> BY_ENTRY_ID = (a, b) ->
             compareEntryIds(RedisPriorities.entryId(a.delivery().receipt()), RedisPriorities.entryId(b.delivery().receipt()));
 
     static int compareEntryIds(String a, String b) {
@@ -722,7 +735,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
             });
             return batch.execute().getResponses();
         });
-        Set<UUID> notStarted = new java.util.HashSet<>();
+        Set<UUID> notStarted = new HashSet<>();
         int reply = 0;
         for (List<JobUpdate> updates : byQueue.values()) {
             if (replies.get(reply++) instanceof List<?> positions) {
@@ -782,11 +795,11 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
 
     /** One {@link LuaScripts#ADMIT} per queue, every queue in one pipeline: one round trip for a whole fetch. */
     @Override
-    public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests) {
+    public List<Admission> admit(String consumer, List<Admission.Request> requests) {
         if (requests.isEmpty()) {
             return List.of();
         }
-        Map<String, List<io.binomic.api.spi.Admission.Request>> byQueue = new LinkedHashMap<>();
+        Map<String, List<Admission.Request>> byQueue = new LinkedHashMap<>();
         for (var r : requests) {
             // per stream: a priority level's deliveries are pending on its own stream (RedisPriorities)
             byQueue.computeIfAbsent(RedisPriorities.streamOf(r.delivery()), q -> new ArrayList<>()).add(r);
@@ -805,8 +818,8 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
                     args.add(RedisPriorities.entryId(d.receipt()));
                     args.add(Integer.toString(d.deliveryCount()));
                     args.add(attempt);
-                    args.add(attempt.equals(m.headers().get(io.binomic.api.spi.FlowLimit.RATE_ADMITTED_HEADER)) ? "1" : "0");
-                    args.add(attempt.equals(m.headers().get(io.binomic.api.spi.FlowLimit.TURN_HEADER)) ? "1" : "0");
+                    args.add(attempt.equals(m.headers().get(FlowLimit.RATE_ADMITTED_HEADER)) ? "1" : "0");
+                    args.add(attempt.equals(m.headers().get(FlowLimit.TURN_HEADER)) ? "1" : "0");
                     if (m.isTracked()) {
                         keys.add(k.job(m.id()));
                         args.add(Integer.toString(keys.size()));
@@ -815,7 +828,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
                     }
                     args.add(Integer.toString(r.limits().size()));
                     for (var limit : r.limits()) {
-                        args.add(limit.kind() == io.binomic.api.spi.FlowLimit.Kind.RATE ? "r" : "c");
+                        args.add(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c");
                         args.add(limit.id());
                         args.add(Integer.toString(limit.permits()));
                         args.add(Long.toString(limit.intervalMillis()));
@@ -828,7 +841,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
             return confirmed(what, "the decisions stand on the primary; a lost one leaves its delivery pending for reclaim",
                     batch.execute()).getResponses();
         });
-        List<io.binomic.api.spi.Admission> out = new ArrayList<>(requests.size());
+        List<Admission> out = new ArrayList<>(requests.size());
         int reply = 0;
         for (var list : byQueue.values()) {
             List<?> flat = (List<?>) replies.get(reply++);
@@ -836,13 +849,13 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
                 String code = String.valueOf(flat.get(2 * i));
                 Instant due = Instant.ofEpochMilli(toLong(flat.get(2 * i + 1)));
                 var decision = switch (code) {
-                    case "R" -> io.binomic.api.spi.Admission.Decision.RUN;
-                    case "W" -> io.binomic.api.spi.Admission.Decision.WAIT_RATE;
-                    case "S" -> io.binomic.api.spi.Admission.Decision.WAIT_SLOT;
-                    default -> io.binomic.api.spi.Admission.Decision.NOT_PENDING;
+                    case "R" -> Admission.Decision.RUN;
+                    case "W" -> Admission.Decision.WAIT_RATE;
+                    case "S" -> Admission.Decision.WAIT_SLOT;
+                    default -> Admission.Decision.NOT_PENDING;
                 };
-                out.add(new io.binomic.api.spi.Admission(list.get(i).delivery(), decision,
-                        decision == io.binomic.api.spi.Admission.Decision.RUN || decision == io.binomic.api.spi.Admission.Decision.NOT_PENDING
+                out.add(new Admission(list.get(i).delivery(), decision,
+                        decision == Admission.Decision.RUN || decision == Admission.Decision.NOT_PENDING
                                 ? Optional.empty() : Optional.of(due)));
             }
         }
@@ -850,18 +863,18 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     }
 
     @Override
-    public Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) {
+    public Map<String, QueueLimits> queueLimits(List<String> queues) {
         return flow.queueLimits(queues);
     }
 
     @Override
-    public Map<String, io.binomic.api.spi.QueuePartitions> partitions(List<String> queues) {
+    public Map<String, QueuePartitions> partitions(List<String> queues) {
         return queues.isEmpty() ? Map.of() : flow.partitions(queues);
     }
 
     @Override
-    public void setPartitions(String queue, io.binomic.api.spi.QueuePartitions set) {
-        java.util.Objects.requireNonNull(set, "partitions must not be null");
+    public void setPartitions(String queue, QueuePartitions set) {
+        Objects.requireNonNull(set, "partitions must not be null");
         for (String partition : set.all(queue)) {
             call("create the stream of partition '" + partition + "'", () -> {
                 createGroup(client(), partition);
@@ -873,8 +886,8 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     }
 
     @Override
-    public void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
-        java.util.Objects.requireNonNull(limits, "limits must not be null");
+    public void setQueueLimits(String queue, QueueLimits limits) {
+        Objects.requireNonNull(limits, "limits must not be null");
         flow.setQueueLimits(queue, limits);
     }
 
@@ -1026,7 +1039,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     @Override
     public int deleteDeadLetters(String queue, List<String> deadLetterIds) {
         StreamMessageId[] ids = deadLetterIds.stream().map(RedisBroker::parseIdOrNull)
-                .filter(java.util.Objects::nonNull).toArray(StreamMessageId[]::new);
+                .filter(Objects::nonNull).toArray(StreamMessageId[]::new);
         if (ids.length == 0) {
             return 0;
         }
@@ -1133,7 +1146,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     }
 
     @Override
-    public Map<String, io.binomic.api.spi.PauseState> pauseStates(List<String> queues) {
+    public Map<String, PauseState> pauseStates(List<String> queues) {
         return flow.pauseStates(queues);
     }
 
@@ -1256,7 +1269,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
                 }
                 LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
             } catch (RuntimeException e) {
-                if (e instanceof java.util.concurrent.CompletionException && e.getCause() instanceof BrokerException own) {
+                if (e instanceof CompletionException && e.getCause() instanceof BrokerException own) {
                     throw own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
                 }
                 if (causedBy(e, RedisNoScriptException.class)) {
@@ -1270,7 +1283,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
 
     private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
-            if (type.isInstance(c) || java.util.Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
+            if (type.isInstance(c) || Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
                 return true;
             }
         }
@@ -1296,7 +1309,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
     }
 
     private BrokerException failure(String what, Throwable cause) {
-        Throwable c = cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null ? cause.getCause() : cause;
+        Throwable c = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
         if (OutOfMemoryReplies.isOutOfMemory(c)) {
             return OutOfMemoryReplies.failure(setup.target(), what, c);
         }

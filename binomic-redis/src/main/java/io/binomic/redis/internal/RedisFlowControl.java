@@ -1,13 +1,17 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.Message;
+import io.binomic.api.QueueLimits;
+import io.binomic.api.RateLimit;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.UniqueClaim;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +21,7 @@ import java.util.Set;
 import java.util.UUID;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
+import org.redisson.api.RMap;
 import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
@@ -167,7 +172,7 @@ final class RedisFlowControl {
         Map<String, PauseState> out = new LinkedHashMap<>();
         for (int i = 0; i < queues.size(); i++) {
             Set<String> members = new HashSet<>();
-            if (replies.get(i) instanceof java.util.Collection<?> c) {
+            if (replies.get(i) instanceof Collection<?> c) {
                 c.forEach(o -> members.add(String.valueOf(o)));
             }
             boolean queue = members.remove("*");
@@ -176,7 +181,7 @@ final class RedisFlowControl {
         return out;
     }
 
-    Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) {
+    Map<String, QueueLimits> queueLimits(List<String> queues) {
         List<?> replies = broker.call("read the limits of " + queues, () -> {
             RBatch batch = broker.client().createBatch(BatchOptions.defaults());
             for (String q : queues) {
@@ -184,7 +189,7 @@ final class RedisFlowControl {
             }
             return batch.execute().getResponses();
         });
-        Map<String, io.binomic.api.QueueLimits> out = new LinkedHashMap<>();
+        Map<String, QueueLimits> out = new LinkedHashMap<>();
         for (int i = 0; i < queues.size(); i++) {
             if (replies.get(i) instanceof Map<?, ?> fields && !fields.isEmpty()) {
                 try {
@@ -200,12 +205,12 @@ final class RedisFlowControl {
         return out;
     }
 
-    private static io.binomic.api.QueueLimits decodeLimits(Map<?, ?> fields) {
-        var b = io.binomic.api.QueueLimits.builder();
+    private static QueueLimits decodeLimits(Map<?, ?> fields) {
+        var b = QueueLimits.builder();
         Object permits = fields.get("rate.permits");
         if (permits != null) {
-            var rate = io.binomic.api.RateLimit.of(Integer.parseInt(String.valueOf(permits)),
-                    java.time.Duration.ofMillis(Long.parseLong(String.valueOf(fields.get("rate.periodMillis")))));
+            var rate = RateLimit.of(Integer.parseInt(String.valueOf(permits)),
+                    Duration.ofMillis(Long.parseLong(String.valueOf(fields.get("rate.periodMillis")))));
             Object burst = fields.get("rate.burst");
             b.rateLimit(burst == null ? rate : rate.withBurst(Integer.parseInt(String.valueOf(burst))));
         }
@@ -216,7 +221,7 @@ final class RedisFlowControl {
         return b.build();
     }
 
-    Map<String, io.binomic.api.spi.QueuePartitions> partitions(List<String> queues) {
+    Map<String, QueuePartitions> partitions(List<String> queues) {
         List<?> replies = broker.call("read the partitions of " + queues, () -> {
             RBatch batch = broker.client().createBatch(BatchOptions.defaults());
             for (String q : queues) {
@@ -224,13 +229,13 @@ final class RedisFlowControl {
             }
             return batch.execute().getResponses();
         });
-        Map<String, io.binomic.api.spi.QueuePartitions> out = new LinkedHashMap<>();
+        Map<String, QueuePartitions> out = new LinkedHashMap<>();
         for (int i = 0; i < queues.size(); i++) {
             if (replies.get(i) instanceof Map<?, ?> fields && !fields.isEmpty()) {
                 try {
                     int count = Integer.parseInt(String.valueOf(fields.get("count")));
                     int highest = Integer.parseInt(String.valueOf(fields.get("highest")));
-                    out.put(queues.get(i), new io.binomic.api.spi.QueuePartitions(count, Math.max(count, highest)));
+                    out.put(queues.get(i), new QueuePartitions(count, Math.max(count, highest)));
                 } catch (RuntimeException e) {
                     System.getLogger(RedisFlowControl.class.getName()).log(System.Logger.Level.WARNING,
                             "ignoring the partitions of queue {0}: {1} ({2}); set them again with: binomic queue partitions {0} COUNT",
@@ -241,11 +246,11 @@ final class RedisFlowControl {
         return out;
     }
 
-    void setPartitions(String queue, io.binomic.api.spi.QueuePartitions set) {
+    void setPartitions(String queue, QueuePartitions set) {
         String key = broker.keys(queue).partitions();
         broker.callRetryingBrokenConnections("set the partitions of " + queue, () -> {
-            org.redisson.api.RMap<String, String> map = broker.client().getMap(key, StringCodec.INSTANCE);
-            if (set.equals(io.binomic.api.spi.QueuePartitions.ONE)) {
+            RMap<String, String> map = broker.client().getMap(key, StringCodec.INSTANCE);
+            if (set.equals(QueuePartitions.ONE)) {
                 map.delete();
             } else {
                 map.putAll(Map.of("count", Integer.toString(set.count()), "highest", Integer.toString(set.highest())));
@@ -254,14 +259,14 @@ final class RedisFlowControl {
         });
     }
 
-    void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
-        List<Object> args = new java.util.ArrayList<>();
+    void setQueueLimits(String queue, QueueLimits limits) {
+        List<Object> args = new ArrayList<>();
         limits.rate().ifPresent(r -> args.addAll(List.of("rate.permits", Integer.toString(r.permits()),
                 "rate.periodMillis", Long.toString(r.period().toMillis()), "rate.burst", Integer.toString(r.burst()))));
         limits.concurrency().ifPresent(c -> args.addAll(List.of("concurrency", Integer.toString(c))));
         broker.callRetryingBrokenConnections("set the limits of " + queue, () ->
-                broker.client().getScript(StringCodec.INSTANCE).eval(broker.keys(queue).queueLimits(), org.redisson.api.RScript.Mode.READ_WRITE,
-                        FlowScripts.SET_QUEUE_LIMITS, org.redisson.api.RScript.ReturnType.LONG,
+                broker.client().getScript(StringCodec.INSTANCE).eval(broker.keys(queue).queueLimits(), RScript.Mode.READ_WRITE,
+                        FlowScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG,
                         List.of(broker.keys(queue).queueLimits(), broker.keys(queue).stream()), args.toArray()));
     }
 

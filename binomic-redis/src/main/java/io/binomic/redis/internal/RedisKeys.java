@@ -1,4 +1,9 @@
 package io.binomic.redis.internal;
+import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.QueuePartitions;
+import java.time.Instant;
+import java.util.UUID;
 
 /**
  * The Redis key layout of one queue. Every key carries the hash tag {@code {queue}}, so all keys
@@ -36,13 +41,13 @@ record RedisKeys(String prefix, String queue) {
         return base() + "cron:" + job;
     }
 
-    /** What the workers did in one minute (a hash; see {@link io.binomic.api.spi.ActivityBucket}), expiring after two hours. */
-    String activity(java.time.Instant minute) {
+    /** What the workers did in one minute (a hash; see {@link ActivityBucket}), expiring after two hours. */
+    String activity(Instant minute) {
         return base() + "activity:" + minute.getEpochSecond() / 60;
     }
 
-    /** The record of a tracked job (a hash; see {@link io.binomic.api.spi.JobRecords}). */
-    String job(java.util.UUID id) {
+    /** The record of a tracked job (a hash; see {@link JobRecords}). */
+    String job(UUID id) {
         return base() + "job:" + id;
     }
 
@@ -75,7 +80,7 @@ record RedisKeys(String prefix, String queue) {
 
     /**
      * The partitions of the logical queue (hash: count, highest); see
-     * {@link io.binomic.api.spi.QueuePartitions}. Kept under the logical queue's tag (partition 0's).
+     * {@link QueuePartitions}. Kept under the logical queue's tag (partition 0's).
      */
     String partitions() {
         return base() + "partitions";

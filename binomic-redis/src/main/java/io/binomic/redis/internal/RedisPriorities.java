@@ -6,6 +6,7 @@ import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PriorityFetchOrder;
+import io.binomic.api.spi.QueuePartitions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.api.RStream;
@@ -93,7 +95,7 @@ final class RedisPriorities {
 
     /**
      * Separates a queue from a priority level in a {@link #streamOf} key: a character no queue name
-     * has, not even a partition's ({@code q@2}: see {@link io.binomic.api.spi.QueuePartitions}).
+     * has, not even a partition's ({@code q@2}: see {@link QueuePartitions}).
      */
     private static final char LEVEL_SEPARATOR = '#';
 
@@ -135,8 +137,8 @@ final class RedisPriorities {
         return read;
     }
 
-    private static int[] descending(java.util.stream.IntStream used) {
-        return java.util.stream.IntStream.concat(used, java.util.stream.IntStream.of(Priority.DEFAULT)).distinct()
+    private static int[] descending(IntStream used) {
+        return IntStream.concat(used, IntStream.of(Priority.DEFAULT)).distinct()
                 .map(p -> -p).sorted().map(p -> -p).toArray();
     }
 
@@ -161,8 +163,8 @@ final class RedisPriorities {
     private void noteLevel(String queue, int level) {
         Levels known = levels.get(queue);
         if (known != null && Arrays.stream(known.descending).noneMatch(p -> p == level)) {
-            levels.put(queue, new Levels(descending(java.util.stream.IntStream.concat(Arrays.stream(known.descending),
-                    java.util.stream.IntStream.of(level))), known.readAtNanos));
+            levels.put(queue, new Levels(descending(IntStream.concat(Arrays.stream(known.descending),
+                    IntStream.of(level))), known.readAtNanos));
         }
     }
 
@@ -348,7 +350,7 @@ final class RedisPriorities {
             if (String.valueOf(e.getCause().getMessage()).contains("NOGROUP")) {
                 return List.of(); // the next fetch's script creates the group again
             }
-            throw new io.binomic.api.BrokerException("Redis fetch from '" + queue + "' failed: "
+            throw new BrokerException("Redis fetch from '" + queue + "' failed: "
                     + RedissonSetup.rootMessage(e.getCause()), e.getCause());
         }
         List<Delivery> deliveries = new ArrayList<>();

@@ -16,7 +16,10 @@ import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManagerFactory;
@@ -120,12 +123,12 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
                 .setConnectionMinimumIdleSize(2)
                 .setConnectionPoolSize(32);
         int connectMillis = Math.toIntExact(config.connectTimeout().toMillis());
-        DelayStrategy retryDelay = new EqualJitterDelay(java.time.Duration.ofMillis(250), java.time.Duration.ofMillis(500));
+        DelayStrategy retryDelay = new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500));
         server.setConnectTimeout(connectMillis)
                 .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
                 .setRetryAttempts(RETRY_ATTEMPTS)
                 .setRetryDelay(retryDelay)
-                .setReconnectionDelay(new EqualJitterDelay(java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(2)))
+                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
                 .setClientName("binomic");
         redisson.setTcpKeepAlive(true);
         credentials(config, url.getRawUserInfo(), redisson);
@@ -147,7 +150,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         return new RedissonSetup(redisson, target, preflight, replicaWait);
     }
 
-    private static final java.util.regex.Pattern SHORT_DURATION = java.util.regex.Pattern.compile("(\\d{1,9})(ms|s|m)");
+    private static final Pattern SHORT_DURATION = Pattern.compile("(\\d{1,9})(ms|s|m)");
 
     /**
      * The {@value #WAIT_REPLICAS_OPTION} and {@value #WAIT_TIMEOUT_OPTION} options. A bad value is the
@@ -184,7 +187,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
 
     private static Duration parseWaitTimeout(String text) {
         Duration d = null;
-        java.util.regex.Matcher m = SHORT_DURATION.matcher(text);
+        Matcher m = SHORT_DURATION.matcher(text);
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
             d = switch (m.group(2)) {
@@ -195,7 +198,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         } else {
             try {
                 d = Duration.parse(text);
-            } catch (java.time.format.DateTimeParseException e) {
+            } catch (DateTimeParseException e) {
                 d = null;
             }
         }

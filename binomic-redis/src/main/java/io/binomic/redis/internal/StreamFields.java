@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.binomic.api.Message;
+import io.binomic.api.Priority;
 import io.binomic.api.spi.Delivery;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -12,9 +13,12 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
 /**
@@ -75,10 +79,10 @@ final class StreamFields {
         }
         Map<String, String> headers = message.headers();
         if (headers.containsKey(Message.PRIORITY)) {
-            headers = new java.util.HashMap<>(headers);
+            headers = new HashMap<>(headers);
             headers.remove(Message.PRIORITY);
             int priority = message.priority();
-            if (priority != io.binomic.api.Priority.DEFAULT) {
+            if (priority != Priority.DEFAULT) {
                 fields.put(PRIORITY, Integer.toString(priority));
             }
         }
@@ -273,7 +277,7 @@ final class StreamFields {
      * more digits, not a digit) goes to {@code parser} as a string, for its result or its error.
      */
     private static long number(Map<String, byte[]> fields, String name, int maxDigits,
-                               java.util.function.ToLongFunction<String> parser) {
+                               ToLongFunction<String> parser) {
         byte[] value = requireBytes(fields, name);
         if (value.length <= maxDigits) {
             long n = 0;
@@ -364,10 +368,10 @@ final class StreamFields {
             throw new IllegalArgumentException("field '" + PRIORITY + "' has a bad value '" + abbreviate(priority)
                     + "': a priority is one digit, from 0 (lowest) to 9 (highest)");
         }
-        if (io.binomic.api.Priority.parse(priority) == io.binomic.api.Priority.DEFAULT) {
+        if (Priority.parse(priority) == Priority.DEFAULT) {
             return headers;
         }
-        Map<String, String> with = new java.util.HashMap<>(headers);
+        Map<String, String> with = new HashMap<>(headers);
         with.put(Message.PRIORITY, priority);
         return with;
     }
@@ -403,11 +407,11 @@ final class StreamFields {
         return value;
     }
 
-    private static <T> T parse(Map<String, String> fields, String name, java.util.function.Function<String, T> parser) {
+    private static <T> T parse(Map<String, String> fields, String name, Function<String, T> parser) {
         return parse(name, require(fields, name), parser);
     }
 
-    private static <T> T parse(String name, String value, java.util.function.Function<String, T> parser) {
+    private static <T> T parse(String name, String value, Function<String, T> parser) {
         try {
             return parser.apply(value);
         } catch (RuntimeException e) {

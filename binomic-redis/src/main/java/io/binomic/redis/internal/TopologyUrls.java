@@ -4,6 +4,7 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -115,8 +116,8 @@ final class TopologyUrls {
         servers.setConnectTimeout(Math.toIntExact(config.connectTimeout().toMillis()))
                 .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
                 .setRetryAttempts(retryAttempts)
-                .setRetryDelay(new EqualJitterDelay(java.time.Duration.ofMillis(250), java.time.Duration.ofMillis(500)))
-                .setReconnectionDelay(new EqualJitterDelay(java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(2)))
+                .setRetryDelay(new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500)))
+                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
                 .setClientName("binomic");
         RedissonSetup.credentials(config, userInfo, redisson);
         if (tls) {

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.core.internal.process.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -7,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The options of one command, parsed against what it declares. Accepts {@code --name value} and
@@ -14,7 +16,7 @@ import java.util.Optional;
  * {@link UsageException} that says which.
  */
 final class Arguments {
-    private static final java.util.regex.Pattern QUEUE_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
+    private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     private final Map<String, List<String>> values;
 
@@ -143,7 +145,7 @@ final class Arguments {
 
     static Duration parseDuration(String what, String text) throws UsageException {
         try {
-            return io.binomic.core.internal.process.Settings.parseDuration(what, text);
+            return Settings.parseDuration(what, text);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

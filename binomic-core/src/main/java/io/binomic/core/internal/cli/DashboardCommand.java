@@ -2,7 +2,10 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
+import io.binomic.core.internal.web.DashboardServer;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -59,8 +62,8 @@ final class DashboardCommand implements Command {
         boolean readOnly = args.has("read-only");
         try {
             // Checked before connecting: a bad setting is a usage error, with no broker touched.
-            new io.binomic.core.internal.web.DashboardServer.Settings(java.net.InetAddress.getByName(address), port, token, readOnly);
-        } catch (java.net.UnknownHostException e) {
+            new DashboardServer.Settings(InetAddress.getByName(address), port, token, readOnly);
+        } catch (UnknownHostException e) {
             throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage().replace("needs a token: set one", "needs a token: set one in $" + TOKEN_ENV));

@@ -2,8 +2,10 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.api.BinomicException;
 import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.JobTimeoutException;
+import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.Uniqueness;
@@ -146,7 +148,7 @@ final class JobCommand implements Command {
         out.println("job      " + job.id());
         out.println("queue    " + job.queue());
         out.println("state    " + s.state());
-        if (s.state() == io.binomic.api.JobState.UNKNOWN) {
+        if (s.state() == JobState.UNKNOWN) {
             err.println("no status is kept for job " + job.id() + " on queue " + job.queue()
                     + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
             return BinomicCli.EXIT_FAILED;
@@ -198,8 +200,8 @@ final class JobCommand implements Command {
         String queue = args.value("queue").orElseThrow(() -> new UsageException(
                 "--queue is required: the task's queue (the definition is not needed, so the queue cannot be looked up)"));
         Optional<Duration> wait = args.duration("wait");
-        int priority = args.intValue("priority", io.binomic.api.Priority.DEFAULT, io.binomic.api.Priority.MIN);
-        if (priority > io.binomic.api.Priority.MAX) {
+        int priority = args.intValue("priority", Priority.DEFAULT, Priority.MIN);
+        if (priority > Priority.MAX) {
             throw new UsageException("--priority must be from 0 (lowest) to 9 (highest), was " + priority + "; leave it out for 5");
         }
         SubmitOptions.Builder options = SubmitOptions.builder().priority(priority);

@@ -1,18 +1,26 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.ProviderNotFoundException;
+import io.binomic.api.spi.BrokerProvider;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.MasterConfig;
 import io.binomic.core.internal.process.MasterEvent;
 import io.binomic.core.internal.process.Settings;
+import io.binomic.core.internal.web.BinomicMetrics;
+import io.binomic.core.internal.web.DashboardPages;
+import io.binomic.core.internal.web.DashboardServer;
+import io.binomic.core.internal.web.MetricsSource;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import io.binomic.core.internal.web.BinomicMetrics;
-import io.binomic.core.internal.web.DashboardServer;
-import io.binomic.core.internal.web.MetricsSource;
+import java.util.ServiceLoader;
 import java.util.function.Supplier;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
@@ -89,16 +97,16 @@ final class MasterCommand implements Command {
             }
         });
         DashboardServer dashboard;
-        io.binomic.core.Binomic viewer = null;
+        Binomic viewer = null;
         try {
             master.start();
             if (dashboardSettings != null) {
                 viewer = BinomicCli.connect(settings.get().with("broker.url", config.broker().url(), "the master's broker"),
                         config.broker().url(), config.queues());
-                io.binomic.core.Binomic client = viewer;
+                Binomic client = viewer;
                 dashboard = DashboardServer.start(dashboardSettings, () -> MetricsSource.render(new BinomicMetrics(client),
                         new MetricsSource.Slots(master.slots(), master::restarts)),
-                        new io.binomic.core.internal.web.DashboardPages(client, () -> master.slots().snapshot(), master::restarts,
+                        new DashboardPages(client, () -> master.slots().snapshot(), master::restarts,
                                 dashboardSettings.readOnly()));
                 out.println("dashboard on " + dashboard.uri() + " (metrics at " + dashboard.uri().resolve("metrics") + ")");
             } else {
@@ -111,7 +119,7 @@ final class MasterCommand implements Command {
             }
             throw e;
         }
-        io.binomic.core.Binomic viewing = viewer;
+        Binomic viewing = viewer;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             if (dashboard != null) {
                 dashboard.close();
@@ -170,8 +178,8 @@ final class MasterCommand implements Command {
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
             }
-            return new DashboardServer.Settings(java.net.InetAddress.getByName(address), p, token, readOnly);
-        } catch (java.net.UnknownHostException e) {
+            return new DashboardServer.Settings(InetAddress.getByName(address), p, token, readOnly);
+        } catch (UnknownHostException e) {
             throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage().replace("needs a token: set one",
@@ -238,9 +246,9 @@ final class MasterCommand implements Command {
         try {
             // The workers run on this module path: a URL no broker here serves would only show as
             // workers failing to start, restarted with a growing back-off, the reason in their logs.
-            io.binomic.core.internal.Providers.selectBroker(config.broker(), io.binomic.core.internal.Providers.load(
-                    io.binomic.api.spi.BrokerProvider.class, java.util.ServiceLoader.load(io.binomic.api.spi.BrokerProvider.class)));
-        } catch (io.binomic.api.ProviderNotFoundException e) {
+            Providers.selectBroker(config.broker(), Providers.load(
+                    BrokerProvider.class, ServiceLoader.load(BrokerProvider.class)));
+        } catch (ProviderNotFoundException e) {
             String first = e.getMessage().lines().findFirst().orElse("").replace(" Providers found:", "");
             throw new UsageException(first + " (found: " + (e.found().isEmpty() ? "none"
                     : String.join(", ", e.found().stream().map(String::strip).toList())) + ")" + given.originsOf("master"));

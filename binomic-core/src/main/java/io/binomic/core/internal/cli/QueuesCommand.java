@@ -1,10 +1,15 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.QueueStats;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.RepeatedErrorLog;
 import java.io.PrintStream;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /** {@code binomic queues}: one line per queue with its broker-side counts. */
 final class QueuesCommand implements Command {
@@ -49,8 +54,8 @@ final class QueuesCommand implements Command {
         if (binomic.queues().isPaused(queue)) {
             return "yes";
         }
-        java.util.Set<String> tasks = binomic.queues().pausedTasks(queue);
-        return tasks.isEmpty() ? "-" : "task:" + String.join(",", new java.util.TreeSet<>(tasks));
+        Set<String> tasks = binomic.queues().pausedTasks(queue);
+        return tasks.isEmpty() ? "-" : "task:" + String.join(",", new TreeSet<>(tasks));
     }
 
     @Override
@@ -60,12 +65,12 @@ final class QueuesCommand implements Command {
             List<String> queues = Queues.resolve(args, binomic);
             Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED");
             // One queue whose keys are broken (a key of another type) must not hide the others' figures.
-            Map<String, io.binomic.api.BrokerException> failed = new java.util.LinkedHashMap<>();
+            Map<String, BrokerException> failed = new LinkedHashMap<>();
             for (String queue : queues) {
                 QueueStats s;
                 try {
                     s = binomic.queueStats(queue);
-                } catch (io.binomic.api.BrokerException e) {
+                } catch (BrokerException e) {
                     failed.put(queue, e);
                     table.row(queue, "?", "?", "?", "?", "?", "?");
                     continue;
@@ -79,9 +84,9 @@ final class QueuesCommand implements Command {
             if (!failed.isEmpty()) {
                 StringBuilder why = new StringBuilder("the figures of " + failed.size() + " queue(s) could not be read (shown as ?):");
                 failed.forEach((queue, e) -> why.append(" '").append(queue).append("': ")
-                        .append(io.binomic.core.internal.RepeatedErrorLog.brief(e)));
+                        .append(RepeatedErrorLog.brief(e)));
                 String example = failed.keySet().iterator().next();
-                throw new io.binomic.api.BrokerException(why + ". On WRONGTYPE a key of the queue holds another type: check its"
+                throw new BrokerException(why + ". On WRONGTYPE a key of the queue holds another type: check its"
                         + " keys (for '" + example + "': binomic:{" + example + "}:stream and the keys beginning with it, under"
                         + " broker.keyPrefix if set) with TYPE, then delete or rename the wrong one");
             }

@@ -6,6 +6,7 @@ import io.binomic.api.spi.PayloadCodec;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * The codec a worker decodes with: the codec that wrote each message (its {@link Message#CODEC}
@@ -72,7 +73,7 @@ public final class WorkerCodec implements PayloadCodec {
     }
 
     private List<String> available() {
-        return java.util.stream.Stream.concat(java.util.stream.Stream.of(own.id()), others.keySet().stream())
+        return Stream.concat(Stream.of(own.id()), others.keySet().stream())
                 .distinct().sorted().toList();
     }
 }

@@ -22,6 +22,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -197,7 +198,7 @@ public final class JobHandles implements AutoCloseable {
             forget();
             switch (status.state()) {
                 case SUCCEEDED -> {
-                    var dropped = status instanceof RecordedJobStatus recorded ? recorded.resultDropped() : java.util.Optional.<String>empty();
+                    var dropped = status instanceof RecordedJobStatus recorded ? recorded.resultDropped() : Optional.<String>empty();
                     if (dropped.isPresent() && handle.resultType != Void.class) {
                         future.completeExceptionally(new BinomicException("job " + handle.id + " of task '" + status.task()
                                 + "' succeeded, but " + dropped.get()));

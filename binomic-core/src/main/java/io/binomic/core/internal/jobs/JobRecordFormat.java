@@ -4,8 +4,10 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.Message;
+import io.binomic.api.TraceContext;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -56,7 +58,7 @@ public final class JobRecordFormat {
         set.put(WORKER, worker);
         set.put(STARTED_AT, Long.toString(now.toEpochMilli()));
         // The message's trace context, for the job page: its headers are not in the record otherwise.
-        io.binomic.api.TraceContext.fromHeaders(message.headers()).ifPresent(trace -> set.putAll(trace.headers()));
+        TraceContext.fromHeaders(message.headers()).ifPresent(trace -> set.putAll(trace.headers()));
         List<String> delete = List.of(JobRecords.DUE, PROGRESS, NOTE);
         return new JobUpdate(queue, message.id(), set, delete, Duration.ZERO, false);
     }
@@ -71,7 +73,7 @@ public final class JobRecordFormat {
         Map<String, String> set = ended(JobState.SUCCEEDED, now);
         set.put(DURATION, Long.toString(Duration.between(started, now).toMillis()));
         if (resultJson != null) {
-            int bytes = resultJson.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            int bytes = resultJson.getBytes(StandardCharsets.UTF_8).length;
             if (bytes > maxResultBytes) {
                 // The job did succeed; only its result is not kept, and whoever waits for it is told why.
                 set.put(RESULT_DROPPED, "the result of " + bytes + " bytes is over the broker's maxPayloadBytes (" + maxResultBytes

@@ -14,6 +14,7 @@ import static io.binomic.core.internal.jobs.JobRecordFormat.WORKER;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
+import io.binomic.api.TraceContext;
 import io.binomic.api.spi.JobRecords;
 import java.time.Duration;
 import java.time.Instant;
@@ -111,8 +112,8 @@ record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) impl
     }
 
     @Override
-    public java.util.Optional<io.binomic.api.TraceContext> traceContext() {
-        return io.binomic.api.TraceContext.fromHeaders(fields);
+    public Optional<TraceContext> traceContext() {
+        return TraceContext.fromHeaders(fields);
     }
 
     @Override

@@ -5,43 +5,53 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
 import io.binomic.api.Message;
+import io.binomic.api.Priority;
+import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
-import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Activity;
+import io.binomic.api.spi.ActivityBucket;
+import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.DeadLetterStore;
-import io.binomic.api.spi.FlowLimits;
-import io.binomic.api.spi.JobRecord;
-import io.binomic.api.spi.JobStore;
-import io.binomic.api.spi.PendingDeliveries;
-import io.binomic.api.spi.Partitioning;
-import io.binomic.api.spi.Pausing;
-import io.binomic.api.spi.UniqueSubmits;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Partitioning;
+import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.Pausing;
+import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
+import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Consumer;
 import java.util.TreeMap;
-import java.util.function.Supplier;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The embedded broker: every queue lives in this JVM's memory, so nothing survives the process.
@@ -64,7 +74,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     private final Map<String, QueueState> queues = new HashMap<>();
     /** Job records by queue and id; an expired record is removed when next looked at. */
     private final Map<String, Map<UUID, StoredJob>> jobs = new HashMap<>();
-    private final Map<String, List<Consumer<JobEvent>>> jobListeners = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, List<Consumer<JobEvent>>> jobListeners = new ConcurrentHashMap<>();
     /** Events published under the lock, delivered after it is released. */
     private final List<JobEvent> undelivered = new ArrayList<>();
 
@@ -156,10 +166,10 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
         this.config = config;
         this.clock = clock;
         this.log = log;
-        this.lowerFirstEvery = io.binomic.api.Priority.fairness(config);
+        this.lowerFirstEvery = Priority.fairness(config);
     }
 
-    /** The starvation bound of priorities ({@link io.binomic.api.Priority#FAIRNESS_OPTION}). */
+    /** The starvation bound of priorities ({@link Priority#FAIRNESS_OPTION}). */
     private final int lowerFirstEvery;
 
     private QueueState queue(String name) {
@@ -576,7 +586,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
             if (m == null) {
                 return false;
             }
-            Message turn = m.withHeader(io.binomic.api.spi.FlowLimit.TURN_HEADER, Integer.toString(m.attempt()));
+            Message turn = m.withHeader(FlowLimit.TURN_HEADER, Integer.toString(m.attempt()));
             q.ready.addLast(new Entry(newReceipt(), turn.withAttempt(m.attempt(), clock.instant())));
             messageArrived.signalAll();
             return true;
@@ -584,25 +594,25 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     });
 
     @Override
-    public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests) {
-        List<io.binomic.api.spi.Admission> out = locked(() -> {
-            List<io.binomic.api.spi.Admission> decisions = new ArrayList<>(requests.size());
+    public List<Admission> admit(String consumer, List<Admission.Request> requests) {
+        List<Admission> out = locked(() -> {
+            List<Admission> decisions = new ArrayList<>(requests.size());
             for (var request : requests) {
                 Delivery d = request.delivery();
                 QueueState q = queue(d.queue());
                 if (!owns(q.pending.get(d.receipt()), consumer, d)) {
-                    decisions.add(new io.binomic.api.spi.Admission(d, io.binomic.api.spi.Admission.Decision.NOT_PENDING, Optional.empty()));
+                    decisions.add(new Admission(d, Admission.Decision.NOT_PENDING, Optional.empty()));
                     continue;
                 }
                 var admission = limits.decide(request, clock.millis());
-                if (admission.decision() != io.binomic.api.spi.Admission.Decision.RUN) {
+                if (admission.decision() != Admission.Decision.RUN) {
                     q.pending.remove(d.receipt()); // acked: it waits in the delayed set
                     Message m = d.message().orElseThrow();
                     StoredJob rec = m.isTracked() ? job(d.queue(), m.id()) : null;
                     if (rec != null && !isFinal(stateOf(rec))) {
                         rec.fields.put(JobRecords.STATE, JobState.SCHEDULED.name());
                         rec.fields.put(JobRecords.DUE, Long.toString(admission.dueAt().orElseThrow().toEpochMilli()));
-                        rec.fields.put("waiting", admission.decision() == io.binomic.api.spi.Admission.Decision.WAIT_RATE
+                        rec.fields.put("waiting", admission.decision() == Admission.Decision.WAIT_RATE
                                 ? "rate limit" : "concurrency limit");
                     }
                 }
@@ -622,15 +632,15 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
         return locked(() -> limits.slotsHeld(queue, limitId));
     }
 
-    private final Map<String, io.binomic.api.QueueLimits> queueLimits = new HashMap<>();
-    private final Map<String, io.binomic.api.spi.QueuePartitions> partitions = new HashMap<>();
+    private final Map<String, QueueLimits> queueLimits = new HashMap<>();
+    private final Map<String, QueuePartitions> partitions = new HashMap<>();
 
     @Override
-    public Map<String, io.binomic.api.spi.QueuePartitions> partitions(List<String> names) {
+    public Map<String, QueuePartitions> partitions(List<String> names) {
         return locked(() -> {
-            Map<String, io.binomic.api.spi.QueuePartitions> out = new LinkedHashMap<>();
+            Map<String, QueuePartitions> out = new LinkedHashMap<>();
             for (String name : names) {
-                io.binomic.api.spi.QueuePartitions p = partitions.get(name);
+                QueuePartitions p = partitions.get(name);
                 if (p != null) {
                     out.put(name, p);
                 }
@@ -640,10 +650,10 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     }
 
     @Override
-    public void setPartitions(String queue, io.binomic.api.spi.QueuePartitions set) {
-        java.util.Objects.requireNonNull(set, "partitions must not be null");
+    public void setPartitions(String queue, QueuePartitions set) {
+        Objects.requireNonNull(set, "partitions must not be null");
         locked(() -> {
-            if (set.equals(io.binomic.api.spi.QueuePartitions.ONE)) {
+            if (set.equals(QueuePartitions.ONE)) {
                 partitions.remove(queue);
             } else {
                 partitions.put(queue, set);
@@ -653,11 +663,11 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     }
 
     @Override
-    public Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> names) {
+    public Map<String, QueueLimits> queueLimits(List<String> names) {
         return locked(() -> {
-            Map<String, io.binomic.api.QueueLimits> out = new LinkedHashMap<>();
+            Map<String, QueueLimits> out = new LinkedHashMap<>();
             for (String name : names) {
-                io.binomic.api.QueueLimits l = queueLimits.get(name);
+                QueueLimits l = queueLimits.get(name);
                 if (l != null) {
                     out.put(name, l);
                 }
@@ -667,8 +677,8 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     }
 
     @Override
-    public void setQueueLimits(String queue, io.binomic.api.QueueLimits limits) {
-        java.util.Objects.requireNonNull(limits, "limits must not be null");
+    public void setQueueLimits(String queue, QueueLimits limits) {
+        Objects.requireNonNull(limits, "limits must not be null");
         locked(() -> {
             if (limits.isEmpty()) {
                 queueLimits.remove(queue);
@@ -676,12 +686,12 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
                 queueLimits.put(queue, limits);
             }
             // what the old limits held back is decided on again under the new ones
-            this.limits.queueLimitsChanged(queue, io.binomic.api.spi.FlowLimit.QUEUE_LIMIT_ID);
+            this.limits.queueLimitsChanged(queue, FlowLimit.QUEUE_LIMIT_ID);
             QueueState q = queue(queue);
             long now = clock.millis();
             List<Map.Entry<Scheduled, Message>> rateWaiting = q.delayed.entrySet().stream()
-                    .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < io.binomic.api.spi.PauseState.PARKED_UNTIL.toEpochMilli()
-                            && e.getValue().headers().containsKey(io.binomic.api.spi.FlowLimit.RATE_ADMITTED_HEADER))
+                    .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < PauseState.PARKED_UNTIL.toEpochMilli()
+                            && e.getValue().headers().containsKey(FlowLimit.RATE_ADMITTED_HEADER))
                     .limit(10_000).toList();
             for (Map.Entry<Scheduled, Message> e : rateWaiting) {
                 q.delayed.remove(e.getKey());
@@ -758,7 +768,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     @Override
     public Set<UUID> startJobs(List<JobUpdate> starts) {
         Set<UUID> result = locked(() -> {
-            Set<UUID> notStarted = new java.util.HashSet<>();
+            Set<UUID> notStarted = new HashSet<>();
             String now = Long.toString(clock.instant().toEpochMilli());
             for (JobUpdate start : starts) {
                 StoredJob rec = job(start.queue(), start.id());
@@ -906,9 +916,9 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
             Instant now = clock.instant();
             purgeExpiredUniqueKeys(now, messages.size());
             for (Message m : messages) {
-                io.binomic.api.spi.UniqueClaim claim = io.binomic.api.spi.UniqueClaim.of(m).orElseThrow(
+                UniqueClaim claim = UniqueClaim.of(m).orElseThrow(
                         () -> new IllegalArgumentException("message " + m.id() + " has no unique claim (header '"
-                                + io.binomic.api.spi.UniqueClaim.HEADER + "')"));
+                                + UniqueClaim.HEADER + "')"));
                 String k = flowKey(m, claim.key());
                 UniqueHold hold = uniqueKeys.get(k);
                 if (hold != null && hold.expiresAt().isAfter(now)) {
@@ -969,7 +979,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
 
     @Override
     public void releaseUniqueAtStart(List<Message> started) {
-        locked(() -> started.forEach(m -> io.binomic.api.spi.UniqueClaim.of(m)
+        locked(() -> started.forEach(m -> UniqueClaim.of(m)
                 .ifPresent(c -> releaseUnique(flowKey(m, c.key()), m.id()))));
     }
 
@@ -987,8 +997,8 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
         if (settlement instanceof Settlement.RetryLater) {
             return;
         }
-        settlement.delivery().message().ifPresent(m -> io.binomic.api.spi.UniqueClaim.of(m)
-                .filter(io.binomic.api.spi.UniqueClaim::releasedAtEnd)
+        settlement.delivery().message().ifPresent(m -> UniqueClaim.of(m)
+                .filter(UniqueClaim::releasedAtEnd)
                 .ifPresent(c -> releaseUnique(flowKey(m, c.key()), m.id())));
     }
 
@@ -1002,9 +1012,9 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
 
     @Override
     public UUID submitDebounced(Message message, Instant dueAt) {
-        String key = io.binomic.api.spi.UniqueClaim.debounceKey(message).orElseThrow(
+        String key = UniqueClaim.debounceKey(message).orElseThrow(
                 () -> new IllegalArgumentException("message " + message.id() + " has no debounce key (header '"
-                        + io.binomic.api.spi.UniqueClaim.DEBOUNCE_HEADER + "')"));
+                        + UniqueClaim.DEBOUNCE_HEADER + "')"));
         UUID id = locked(() -> {
             String k = flowKey(message, key);
             QueueState q = queue(message.queue());
@@ -1034,14 +1044,14 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     }
 
     @Override
-    public Map<String, io.binomic.api.spi.PauseState> pauseStates(List<String> names) {
+    public Map<String, PauseState> pauseStates(List<String> names) {
         return locked(() -> {
-            Map<String, io.binomic.api.spi.PauseState> out = new LinkedHashMap<>();
+            Map<String, PauseState> out = new LinkedHashMap<>();
             for (String name : names) {
                 Set<String> p = paused.getOrDefault(name, Set.of());
-                Set<String> tasks = new java.util.HashSet<>(p);
+                Set<String> tasks = new HashSet<>(p);
                 tasks.remove("*");
-                out.put(name, p.isEmpty() ? io.binomic.api.spi.PauseState.NONE : new io.binomic.api.spi.PauseState(p.contains("*"), tasks));
+                out.put(name, p.isEmpty() ? PauseState.NONE : new PauseState(p.contains("*"), tasks));
             }
             return out;
         });
@@ -1050,7 +1060,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     @Override
     public void pause(String name, Optional<String> task) {
         locked(() -> {
-            paused.computeIfAbsent(name, n -> new java.util.HashSet<>()).add(task.orElse("*"));
+            paused.computeIfAbsent(name, n -> new HashSet<>()).add(task.orElse("*"));
         });
     }
 
@@ -1062,10 +1072,10 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
     @Override
     public void resume(String name, Optional<String> task) {
         locked(() -> {
-            Set<String> p = paused.getOrDefault(name, new java.util.HashSet<>());
+            Set<String> p = paused.getOrDefault(name, new HashSet<>());
             p.remove(task.orElse("*"));
             QueueState q = queue(name);
-            long parked = io.binomic.api.spi.PauseState.PARKED_UNTIL.toEpochMilli();
+            long parked = PauseState.PARKED_UNTIL.toEpochMilli();
             List<Map.Entry<Scheduled, Message>> due = new ArrayList<>();
             for (Map.Entry<Scheduled, Message> e : q.delayed.tailMap(new Scheduled(parked, 0), true).entrySet()) {
                 if (!p.contains("*") && !p.contains(e.getValue().task())) {

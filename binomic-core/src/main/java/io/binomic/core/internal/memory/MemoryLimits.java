@@ -1,14 +1,17 @@
 package io.binomic.core.internal.memory;
 
 import io.binomic.api.Message;
+import io.binomic.api.Priority;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.FlowLimit;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -59,7 +62,7 @@ final class MemoryLimits {
         /** Behind the waiters of its priority and higher, ahead of the lower ones. */
         void addWaiter(ArrayDeque<Object> line, Object handle, int priority) {
             ArrayDeque<Object> lower = new ArrayDeque<>();
-            while (!line.isEmpty() && waiterPriority.getOrDefault(line.peekLast(), io.binomic.api.Priority.DEFAULT) < priority) {
+            while (!line.isEmpty() && waiterPriority.getOrDefault(line.peekLast(), Priority.DEFAULT) < priority) {
                 lower.addFirst(line.pollLast());
             }
             line.addLast(handle);
@@ -85,7 +88,7 @@ final class MemoryLimits {
         Message m = d.message().orElseThrow();
         QueueLimits q = queue(d.queue());
         if (q.held.containsKey(d.receipt())) {
-            return new Admission(d, Admission.Decision.RUN, java.util.Optional.empty());
+            return new Admission(d, Admission.Decision.RUN, Optional.empty());
         }
         String attempt = Integer.toString(m.attempt());
         boolean turn = attempt.equals(m.headers().get(FlowLimit.TURN_HEADER));
@@ -111,7 +114,7 @@ final class MemoryLimits {
                 long due = now + SLOT_WAIT_FALLBACK_MILLIS;
                 Object handle = store.delay(d.queue(), waiting, due);
                 q.addWaiter(q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>()), handle, m.priority());
-                return new Admission(d, Admission.Decision.WAIT_SLOT, java.util.Optional.of(java.time.Instant.ofEpochMilli(due)));
+                return new Admission(d, Admission.Decision.WAIT_SLOT, Optional.of(Instant.ofEpochMilli(due)));
             }
             concurrency.add(limit.id());
         }
@@ -153,14 +156,14 @@ final class MemoryLimits {
             }
             if (!runs) {
                 store.delay(d.queue(), waiting.withHeader(FlowLimit.RATE_ADMITTED_HEADER, attempt), due);
-                return new Admission(d, Admission.Decision.WAIT_RATE, java.util.Optional.of(java.time.Instant.ofEpochMilli(due)));
+                return new Admission(d, Admission.Decision.WAIT_RATE, Optional.of(Instant.ofEpochMilli(due)));
             }
         }
         for (String id : concurrency) {
             q.slots.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(d.receipt());
         }
         q.held.put(d.receipt(), List.copyOf(concurrency));
-        return new Admission(d, Admission.Decision.RUN, java.util.Optional.empty());
+        return new Admission(d, Admission.Decision.RUN, Optional.empty());
     }
 
     /** Releases what {@code receipt} holds (its settlement was applied); each slot freed moves the oldest waiter back. */

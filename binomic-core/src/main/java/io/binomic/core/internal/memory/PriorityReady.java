@@ -3,6 +3,9 @@ package io.binomic.core.internal.memory;
 import io.binomic.api.Priority;
 import io.binomic.api.spi.PriorityFetchOrder;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.function.ToIntFunction;
 
 /**
@@ -12,7 +15,7 @@ import java.util.function.ToIntFunction;
  * the broker's lock guards it.
  */
 final class PriorityReady<E> {
-    private final java.util.List<ArrayDeque<E>> levels = new java.util.ArrayList<>();
+    private final List<ArrayDeque<E>> levels = new ArrayList<>();
     private final ToIntFunction<E> priority;
     private final PriorityFetchOrder order;
     private int size;
@@ -49,7 +52,7 @@ final class PriorityReady<E> {
                 used[n++] = p;
             }
         }
-        current = n < 2 ? java.util.Arrays.copyOf(used, n) : PriorityFetchOrder.order(java.util.Arrays.copyOf(used, n), order.nextTurn());
+        current = n < 2 ? Arrays.copyOf(used, n) : PriorityFetchOrder.order(Arrays.copyOf(used, n), order.nextTurn());
     }
 
     /** The next message of this fetch, by the order {@link #beginFetch} chose; null when empty. */

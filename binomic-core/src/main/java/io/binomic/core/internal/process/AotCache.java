@@ -1,5 +1,6 @@
 package io.binomic.core.internal.process;
 
+import java.io.File;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -88,7 +89,7 @@ final class AotCache {
         if (modulePath == null || modulePath.isBlank()) {
             return entries;
         }
-        for (String entry : modulePath.split(java.io.File.pathSeparator)) {
+        for (String entry : modulePath.split(File.pathSeparator)) {
             if (entry.isBlank()) {
                 continue;
             }

@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
 
 /**
@@ -39,7 +40,7 @@ public final class Master implements AutoCloseable {
     private WorkerSlots slots;
     private boolean started;
     /** Per slot: how often its worker went and was replaced, for {@code binomic_worker_restarts_total}. */
-    private volatile java.util.concurrent.atomic.AtomicLongArray restarts = new java.util.concurrent.atomic.AtomicLongArray(0);
+    private volatile AtomicLongArray restarts = new AtomicLongArray(0);
     /** The configured worker JVM options plus the AOT cache's, if one applies (decided once, at start). */
     private volatile List<String> workerJvmOptions;
 
@@ -81,7 +82,7 @@ public final class Master implements AutoCloseable {
             slots = null;
             throw e;
         }
-        restarts = new java.util.concurrent.atomic.AtomicLongArray(config.workers());
+        restarts = new AtomicLongArray(config.workers());
         workerJvmOptions = AotCache.workerOptions(config.jvmOptions());
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
@@ -113,7 +114,7 @@ public final class Master implements AutoCloseable {
 
     /** How often the worker of {@code slot} went and was (or is about to be) replaced since the master started. */
     public long restarts(int slot) {
-        java.util.concurrent.atomic.AtomicLongArray r = restarts;
+        AtomicLongArray r = restarts;
         return slot < r.length() ? r.get(slot) : 0;
     }
 

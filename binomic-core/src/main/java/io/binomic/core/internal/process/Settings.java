@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -415,7 +416,7 @@ public final class Settings {
     }
 
     /** Runs a config builder; its message names the field, this adds where the section's values came from. */
-    private <T> T build(String section, java.util.function.Supplier<T> builder) {
+    private <T> T build(String section, Supplier<T> builder) {
         try {
             return builder.get();
         } catch (IllegalArgumentException e) {

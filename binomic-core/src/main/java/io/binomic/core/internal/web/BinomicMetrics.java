@@ -1,9 +1,10 @@
 package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
-import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
+import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.core.Binomic;
+import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.StatsRecorder;
@@ -39,6 +40,6 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
 
     @Override
     public List<WorkerCounters> workers() {
-        return CoreAccess.get().workers(binomic).stream().map(io.binomic.core.Worker::counters).toList();
+        return CoreAccess.get().workers(binomic).stream().map(Worker::counters).toList();
     }
 }

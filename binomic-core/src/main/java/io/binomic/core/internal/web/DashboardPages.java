@@ -19,6 +19,7 @@ import io.binomic.core.Binomic;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.ActivityFlusher;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.process.SlotSnapshot;
 import io.binomic.core.internal.schedule.Trigger;
@@ -26,17 +27,26 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.TimeoutException;
+import java.util.function.IntToLongFunction;
 import java.util.function.Supplier;
 
 /**
@@ -46,7 +56,7 @@ import java.util.function.Supplier;
  * mode there are no buttons, and a POST is refused.
  */
 public final class DashboardPages implements HttpHandler {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(java.time.ZoneOffset.UTC);
+    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(ZoneOffset.UTC);
     private static final DateTimeFormatter ZONED = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z");
     private static final int LETTERS_SHOWN = 50;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -57,7 +67,7 @@ public final class DashboardPages implements HttpHandler {
 
     private final Binomic binomic;
     private final Supplier<List<SlotSnapshot>> slots;
-    private final java.util.function.IntToLongFunction restarts;
+    private final IntToLongFunction restarts;
     private final boolean readOnly;
     /** One per server: a page from another origin cannot read it, so it cannot forge a change. */
     private final String csrf;
@@ -65,7 +75,7 @@ public final class DashboardPages implements HttpHandler {
      * What the last changes did, by a random id the redirect carries ({@code ?done=<id>}): the page
      * shows only messages this server wrote, never text a link puts in its address. Shown once.
      */
-    private final Map<String, String> flashes = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>() {
+    private final Map<String, String> flashes = Collections.synchronizedMap(new LinkedHashMap<>() {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
             return size() > 100;
@@ -76,7 +86,7 @@ public final class DashboardPages implements HttpHandler {
      * @param slots a master's worker slots, or null in an application
      * @param restarts restarts per slot, when {@code slots} is given
      */
-    public DashboardPages(Binomic binomic, Supplier<List<SlotSnapshot>> slots, java.util.function.IntToLongFunction restarts,
+    public DashboardPages(Binomic binomic, Supplier<List<SlotSnapshot>> slots, IntToLongFunction restarts,
                           boolean readOnly) {
         this.binomic = binomic;
         this.slots = slots;
@@ -130,7 +140,7 @@ public final class DashboardPages implements HttpHandler {
                 }
                 return h;
             });
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             // What needs no broker still shows: an outage is when operators look at their workers.
             body = new Html().raw("<p class=\"error\" id=\"broker-slow\">").text("The broker did not answer within "
                     + BrokerDeadline.LIMIT.toSeconds() + " s: is it down or unreachable? The workers keep what they run and write"
@@ -151,7 +161,7 @@ public final class DashboardPages implements HttpHandler {
                         + "</head><body><header><span class=\"brand\">Binomic</span><nav>");
         for (String[] item : NAV) {
             page.raw("<a href=\"").raw(item[0]).raw("\"").raw(item[0].equals(path) ? " class=\"current\"" : "").raw(" id=\"nav-")
-                    .raw(item[1].toLowerCase(java.util.Locale.ROOT).replace(' ', '-')).raw("\">").raw(item[1]).raw("</a>");
+                    .raw(item[1].toLowerCase(Locale.ROOT).replace(' ', '-')).raw("\">").raw(item[1]).raw("</a>");
         }
         page.raw("</nav>").raw(readOnly ? "<span class=\"badge\">read-only</span>" : "").raw("</header><main><h1>").text(title).raw("</h1>");
         if (done != null && !done.isEmpty()) {
@@ -219,7 +229,7 @@ public final class DashboardPages implements HttpHandler {
     /** The last hour of every worker of every process on these queues, from the broker's minute buckets. */
     private void charts(Html h) {
         Instant now = Instant.now();
-        List<List<ActivityBucket>> perQueue = new java.util.ArrayList<>();
+        List<List<ActivityBucket>> perQueue = new ArrayList<>();
         String problem = null;
         for (String q : queues()) {
             try {
@@ -234,7 +244,7 @@ public final class DashboardPages implements HttpHandler {
             h.raw("<p class=\"error\">").text(problem).raw("</p>");
         }
         ActivityCharts.render(h, ActivityCharts.lastHour(perQueue, now));
-        h.raw("<p class=\"hint\">Workers add their counts every ").text(io.binomic.core.internal.ActivityFlusher.PERIOD.toSeconds())
+        h.raw("<p class=\"hint\">Workers add their counts every ").text(ActivityFlusher.PERIOD.toSeconds())
                 .raw(" s (one write per queue, not per task), so the current minute lags by that much.</p></section>");
     }
 
@@ -446,7 +456,7 @@ public final class DashboardPages implements HttpHandler {
         try (InputStream in = exchange.getRequestBody()) {
             form = form(new String(in.readNBytes(16 * 1024), StandardCharsets.UTF_8));
         }
-        if (!java.security.MessageDigest.isEqual(csrf.getBytes(StandardCharsets.UTF_8),
+        if (!MessageDigest.isEqual(csrf.getBytes(StandardCharsets.UTF_8),
                 form.getOrDefault("csrf", "").getBytes(StandardCharsets.UTF_8))) {
             DashboardServer.send(exchange, 403, "text/plain; charset=utf-8", "missing or stale CSRF token: reload the page and try again\n");
             return;
@@ -528,7 +538,7 @@ public final class DashboardPages implements HttpHandler {
             f.raw(" data-confirm=\"").text(confirm).raw("\"");
         }
         f.raw("><input type=\"hidden\" name=\"csrf\" value=\"").raw(csrf).raw("\">");
-        for (Map.Entry<String, String> e : new java.util.TreeMap<>(fields).entrySet()) {
+        for (Map.Entry<String, String> e : new TreeMap<>(fields).entrySet()) {
             f.raw("<input type=\"hidden\" name=\"").raw(e.getKey()).raw("\" value=\"").text(e.getValue()).raw("\">");
         }
         f.raw("<button type=\"submit\" id=\"").text(id).raw("\">").text(label).raw("</button></form>");

@@ -8,10 +8,17 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The HTTP server behind {@code /metrics} and the dashboard pages, on the JDK's own
@@ -22,9 +29,9 @@ public final class DashboardServer implements AutoCloseable {
     /** Cookie a browser keeps after opening the dashboard once with {@code ?token=}. */
     static final String TOKEN_COOKIE = "binomic_dashboard_token";
     /** A Host header naming loopback: 127.0.0.1, localhost or [::1], with an optional port and nothing else. */
-    private static final java.util.regex.Pattern LOOPBACK_HOST = java.util.regex.Pattern.compile("(127\\.0\\.0\\.1|localhost|\\[::1\\])(:\\d{1,5})?");
+    private static final Pattern LOOPBACK_HOST = Pattern.compile("(127\\.0\\.0\\.1|localhost|\\[::1\\])(:\\d{1,5})?");
     /** RFC 6750's b64token: what a Bearer header, a cookie and a query parameter all carry unchanged. */
-    private static final java.util.regex.Pattern TOKEN_CHARACTERS = java.util.regex.Pattern.compile("[A-Za-z0-9._~+/=-]+");
+    private static final Pattern TOKEN_CHARACTERS = Pattern.compile("[A-Za-z0-9._~+/=-]+");
 
     /**
      * How the server listens.
@@ -65,7 +72,7 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     /** Starts serving {@code metrics} at {@code /metrics} and {@code pages} (may be null) at {@code /}. */
-    public static DashboardServer start(Settings settings, java.util.function.Supplier<String> metrics, HttpHandler pages) {
+    public static DashboardServer start(Settings settings, Supplier<String> metrics, HttpHandler pages) {
         HttpServer server;
         try {
             server = HttpServer.create(new InetSocketAddress(settings.bind(), settings.port()), 50);
@@ -144,11 +151,11 @@ public final class DashboardServer implements AutoCloseable {
 
     /** Whether the Host header names a loopback address: 127.0.0.1, localhost or [::1] (any port). */
     private static boolean loopbackHost(HttpExchange exchange) {
-        java.util.List<String> hosts = exchange.getRequestHeaders().get("Host");
+        List<String> hosts = exchange.getRequestHeaders().get("Host");
         if (hosts == null || hosts.size() != 1) {
             return false;
         }
-        return LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(java.util.Locale.ROOT)).matches();
+        return LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(Locale.ROOT)).matches();
     }
 
     /**
@@ -194,12 +201,12 @@ public final class DashboardServer implements AutoCloseable {
         if (query != null) {
             for (String part : query.split("&")) {
                 // '+' stays '+': a base64 token needs no percent-encoding in the address bar.
-                if (part.startsWith("token=") && same(token, java.net.URLDecoder.decode(part.substring(6).replace("+", "%2B"), StandardCharsets.UTF_8))) {
+                if (part.startsWith("token=") && same(token, URLDecoder.decode(part.substring(6).replace("+", "%2B"), StandardCharsets.UTF_8))) {
                     // Kept as an HttpOnly cookie, and the page reloaded without it: the token leaves the address bar and history.
                     exchange.getResponseHeaders().add("Set-Cookie", TOKEN_COOKIE + "=" + token + "; Path=/; HttpOnly; SameSite=Strict");
                     if (exchange.getRequestMethod().equals("GET") && !exchange.getRequestURI().getPath().equals("/metrics")) {
-                        String rest = java.util.Arrays.stream(query.split("&")).filter(p -> !p.startsWith("token="))
-                                .collect(java.util.stream.Collectors.joining("&"));
+                        String rest = Arrays.stream(query.split("&")).filter(p -> !p.startsWith("token="))
+                                .collect(Collectors.joining("&"));
                         exchange.getResponseHeaders().set("Location", exchange.getRequestURI().getRawPath() + (rest.isEmpty() ? "" : "?" + rest));
                         exchange.sendResponseHeaders(303, -1);
                         return Access.REDIRECTED;

@@ -7,7 +7,10 @@ import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.process.SlotHealth;
 import io.binomic.core.internal.process.SlotSnapshot;
 import io.binomic.core.internal.process.WorkerSlots;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.TimeoutException;
 import java.util.function.IntToLongFunction;
 
 /**
@@ -66,7 +69,7 @@ public final class MetricsSource {
         p.family("binomic_queue_paused", "gauge", "1 when the queue is paused.");
         p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries within 3 s.");
         record Depth(String queue, QueueStats stats, boolean paused) { }
-        List<Depth> depths = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        List<Depth> depths = Collections.synchronizedList(new ArrayList<>());
         boolean up;
         try {
             up = BrokerDeadline.within(() -> {
@@ -80,7 +83,7 @@ public final class MetricsSource {
                 }
                 return all;
             });
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             // One scrape without (some) depths beats a scrape that times out: the counters still count.
             up = false;
         }

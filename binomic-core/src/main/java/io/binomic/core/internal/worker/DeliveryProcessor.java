@@ -1,38 +1,43 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
-import io.binomic.api.TaskNotFoundException;
-import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskHandler;
-import io.binomic.api.BrokerException;
+import io.binomic.api.TaskNotFoundException;
 import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobRecordFormat;
-import java.nio.charset.StandardCharsets;
-import java.util.Map;
-import java.util.UUID;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.random.RandomGenerator;
+import java.util.stream.Collectors;
 
 /**
  * The delivery state machine (DESIGN.md section 5), in one place for every broker: runs one
@@ -147,9 +152,9 @@ public final class DeliveryProcessor {
      * One execution, and what its job record needs to know about it. It is also what the invoker
      * calls (the handler with this context bound): one object per execution, not three lambdas.
      */
-    private final class Run implements TaskContext, java.util.concurrent.Callable<Object> {
-        private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<Run, io.binomic.api.spi.JobUpdate> PENDING_PROGRESS =
-                java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(Run.class, io.binomic.api.spi.JobUpdate.class,
+    private final class Run implements TaskContext, Callable<Object> {
+        private static final AtomicReferenceFieldUpdater<Run, JobUpdate> PENDING_PROGRESS =
+                AtomicReferenceFieldUpdater.newUpdater(Run.class, JobUpdate.class,
                         "pendingProgress");
         final Delivery delivery;
         final Message message;
@@ -160,7 +165,7 @@ public final class DeliveryProcessor {
         /** When it started; read from the clock only when a job record or a failure needs it. */
         Instant started;
         private long lastProgressWrite;
-        private volatile io.binomic.api.spi.JobUpdate pendingProgress;
+        private volatile JobUpdate pendingProgress;
 
         Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt, int maxAttempts, Object argument) {
             this.delivery = delivery;
@@ -208,7 +213,7 @@ public final class DeliveryProcessor {
         @Override
         public String queue() {
             // the logical queue: a handler of a partitioned queue sees the queue its task names
-            return io.binomic.api.spi.QueuePartitions.logical(delivery.queue());
+            return QueuePartitions.logical(delivery.queue());
         }
 
         @Override
@@ -504,6 +509,6 @@ public final class DeliveryProcessor {
     static String stackHead(Throwable t) {
         StringWriter out = new StringWriter();
         t.printStackTrace(new PrintWriter(out));
-        return out.toString().lines().limit(STACK_HEAD_LINES).collect(java.util.stream.Collectors.joining("\n"));
+        return out.toString().lines().limit(STACK_HEAD_LINES).collect(Collectors.joining("\n"));
     }
 }

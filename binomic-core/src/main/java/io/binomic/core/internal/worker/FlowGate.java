@@ -11,10 +11,12 @@ import io.binomic.api.spi.UniqueClaim;
 import io.binomic.api.spi.UniqueSubmits;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * A worker's side of pause and unique jobs. It reads the paused state of its queues at most every
@@ -37,7 +39,7 @@ final class FlowGate {
     private volatile long refreshedNanos;
     private volatile boolean anyPaused;
     /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Pausing#unpark}). */
-    private final Map<String, Integer> unparking = new java.util.HashMap<>();
+    private final Map<String, Integer> unparking = new HashMap<>();
 
     FlowGate(Broker broker, List<String> queues, String consumer) {
         this.pausing = broker.capability(Pausing.class);
@@ -131,7 +133,7 @@ final class FlowGate {
     }
 
     /** The deliveries that may run, after a fresh look at the paused state; {@code parking} gets the others. */
-    List<Delivery> admit(List<Delivery> deliveries, java.util.function.Consumer<Delivery> parking) {
+    List<Delivery> admit(List<Delivery> deliveries, Consumer<Delivery> parking) {
         if (deliveries.isEmpty()) {
             return deliveries;
         }

@@ -197,7 +197,7 @@ public final class FlowLimiter {
     private String keyByDecoding(Task<?, ?> task, Message m) {
         try {
             Object argument = codec.decode(m, task.argumentType());
-            java.util.Optional<String> key = ((TaskLimits) task.limits()).keyOf(argument);
+            Optional<String> key = ((TaskLimits) task.limits()).keyOf(argument);
             return key.orElse(null);
         } catch (RuntimeException e) {
             return null;

@@ -10,12 +10,15 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -49,7 +52,7 @@ final class Settler {
     /** The delivery as this worker holds it now (a self-reclaim raises its count), by receipt. */
     private final Function<String, Delivery> current;
     /** Called once a settlement is written (or given up): the worker stops renewing its lease. */
-    private final java.util.function.Consumer<Delivery> done;
+    private final Consumer<Delivery> done;
     private final Deque<List<Settlement>> retrying = new ConcurrentLinkedDeque<>();
     private volatile int sending;
     private volatile long sendingSinceNanos;
@@ -60,7 +63,7 @@ final class Settler {
      * recovery of lost reads must not take them for entries it never received (it ran them again at
      * once, as the same attempt). Removed when reclaim takes them; rare, so bounded crudely.
      */
-    private final java.util.Set<String> givenUp = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> givenUp = ConcurrentHashMap.newKeySet();
     private final AtomicReferenceArray<String> recentlySettled = new AtomicReferenceArray<>(REMEMBERED);
     private int nextSettled;
     /** Failed tries of the batch at the head of {@link #retrying}. */
@@ -73,7 +76,7 @@ final class Settler {
     private volatile String lastError = "";
 
     Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
-            java.util.function.Consumer<Delivery> done) {
+            Consumer<Delivery> done) {
         this.broker = broker;
         this.consumer = consumer;
         this.buffer = new LinkedBlockingQueue<>(capacity);
