@@ -22,6 +22,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -274,6 +275,12 @@ class DashboardMetricsTest {
         @Override
         public List<ServerSetting> serverSettings() {
             return settings;
+        }
+
+        /** Its own report, which the memory broker it forwards to does not have. */
+        @Override
+        public <T> Optional<T> capability(Class<T> type) {
+            return type == BrokerHealthReport.class ? Optional.of(type.cast(this)) : super.capability(type);
         }
     }
 
