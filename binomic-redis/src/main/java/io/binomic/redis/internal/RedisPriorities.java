@@ -26,9 +26,8 @@ import org.redisson.api.stream.StreamMultiReadGroupArgs;
 import org.redisson.client.codec.StringCodec;
 
 /**
- * Priorities on Redis. A queue's messages of the default priority stay where they always were, on
- * {@code binomic:{q}:stream}, so a queue that uses no priority is read exactly as before: one
- * XREADGROUP per fetch. A message of another level goes to {@code binomic:{q}:stream:p<level>}
+ * Priorities on Redis. A queue's messages of the default priority are on
+ * {@code binomic:{q}:stream}, so a queue that uses no priority costs one XREADGROUP per fetch. A message of another level goes to {@code binomic:{q}:stream:p<level>}
  * ({@link PriorityScripts}), and the level joins the set {@code binomic:{q}:stream:levels}. A worker
  * reads that set at most once a second per queue; when a queue has levels, one fetch is one
  * script ({@link PriorityScripts#FETCH}) that reads the level streams highest first (now and then
@@ -36,7 +35,7 @@ import org.redisson.client.codec.StringCodec;
  * empty a blocking XREADGROUP over them.
  *
  * <p>A delivery from a level stream carries the level in its receipt, {@code <entry id>@<level>}
- * (the default level's receipt is the plain entry id, as before), so settling, renewing and the
+ * (the default level's receipt is the plain entry id), so settling, renewing and the
  * fences apply to the stream it came from.
  */
 final class RedisPriorities {

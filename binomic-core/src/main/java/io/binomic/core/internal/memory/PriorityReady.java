@@ -11,7 +11,7 @@ import java.util.function.ToIntFunction;
 /**
  * The ready messages of one queue of the memory broker: one FIFO per priority level, read highest
  * first, with the starvation bound of {@link PriorityFetchOrder} (the same as the Redis broker's).
- * With only the default priority in use it is one FIFO, as before priorities existed. Not thread-safe:
+ * With only the default priority in use it is one FIFO. Not thread-safe:
  * the broker's lock guards it.
  */
 final class PriorityReady<E> {

@@ -430,7 +430,7 @@ public final class DeliveryProcessor {
      * clock or record format that failed unforeseen): a failed attempt, retried while the budget
      * lasts and recorded with its error, so that it neither stays pending unexplained until its
      * lease lapses nor counts as a success. Never throws: if even this fails, the delivery is left
-     * pending for reclaim, as before.
+     * pending for reclaim.
      */
     public Outcome unexpectedFailure(Delivery delivery, Throwable e) {
         try {
