@@ -6,7 +6,6 @@ import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -44,7 +43,7 @@ final class EvictionPolicyCheck {
 
     static final String SETTING = "maxmemory-policy";
     static final Duration RECHECK_EVERY = Duration.ofSeconds(60);
-    /** Option key: how often the policy is read again, an ISO-8601 duration ({@code PT60S} by default). */
+    /** Option key: how often the policy is read again ({@code 60s} by default). */
     static final String RECHECK_OPTION = "eviction.recheck";
 
     private final boolean allowed;
@@ -64,19 +63,7 @@ final class EvictionPolicyCheck {
 
     private static Duration recheckEvery(BrokerConfig config) {
         String text = config.options().get(RECHECK_OPTION);
-        if (text == null) {
-            return RECHECK_EVERY;
-        }
-        try {
-            Duration every = Duration.parse(text.strip());
-            if (every.isNegative() || every.isZero()) {
-                throw new IllegalArgumentException("BrokerConfig option " + RECHECK_OPTION + " must be positive, was '" + text + "'");
-            }
-            return every;
-        } catch (DateTimeParseException e) {
-            throw new IllegalArgumentException("BrokerConfig option " + RECHECK_OPTION + " must be an ISO-8601 duration such as PT60S, was '"
-                    + text + "'", e);
-        }
+        return text == null ? RECHECK_EVERY : RedissonSetup.positiveDuration(RECHECK_OPTION, text, "60s");
     }
 
     private static boolean allowed(BrokerConfig config) {

@@ -186,8 +186,16 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     }
 
     private static Duration parseWaitTimeout(String text) {
+        return positiveDuration(WAIT_TIMEOUT_OPTION, text, "1s");
+    }
+
+    /**
+     * A broker option's duration: {@code 500ms}, {@code 2s}, {@code 5m} or ISO-8601 ({@code PT2S}),
+     * at least a millisecond (Redis' {@code WAIT} counts whole milliseconds, and 0 would mean forever).
+     */
+    static Duration positiveDuration(String option, String text, String example) {
         Duration d = null;
-        Matcher m = SHORT_DURATION.matcher(text);
+        Matcher m = SHORT_DURATION.matcher(text.strip());
         if (m.matches()) {
             long n = Long.parseLong(m.group(1));
             d = switch (m.group(2)) {
@@ -197,15 +205,14 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             };
         } else {
             try {
-                d = Duration.parse(text);
+                d = Duration.parse(text.strip());
             } catch (DateTimeParseException e) {
                 d = null;
             }
         }
-        // WAIT's timeout is whole milliseconds, and 0 would mean "wait forever".
         if (d == null || d.toMillis() < 1) {
-            throw new IllegalArgumentException("BrokerConfig option " + WAIT_TIMEOUT_OPTION + " must be a positive duration such as"
-                    + " 500ms, 2s or PT2S, was '" + text + "'; e.g. broker.option." + WAIT_TIMEOUT_OPTION + " = 1s");
+            throw new IllegalArgumentException("BrokerConfig option " + option + " must be a positive duration such as"
+                    + " 500ms, 2s or PT2S, was '" + text + "'; e.g. broker.option." + option + " = " + example);
         }
         return d;
     }

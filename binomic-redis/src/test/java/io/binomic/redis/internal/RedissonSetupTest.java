@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import java.net.ConnectException;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.redisson.config.SingleServerConfig;
 
@@ -123,5 +124,19 @@ class RedissonSetupTest {
 
         assertTrue(setup.redisson().isSentinelConfig());
         assertEquals(1, setup.replicaWait().replicas());
+    }
+
+    /** Every duration option reads the same forms: a short one, or ISO-8601. */
+    @Test
+    void aDurationOptionTakesShortAndIsoFormsAndNamesItselfWhenBad() {
+        assertEquals(Duration.ofSeconds(5), RedissonSetup.positiveDuration("eviction.recheck", "5s", "60s"));
+        assertEquals(Duration.ofMillis(200), RedissonSetup.positiveDuration("eviction.recheck", "PT0.2S", "60s"));
+        assertEquals(Duration.ofMinutes(2), RedissonSetup.positiveDuration("eviction.recheck", " 2m ", "60s"));
+        for (String bad : new String[] {"60", "0s", "-PT5S", "soon"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> RedissonSetup.positiveDuration("eviction.recheck", bad, "60s"));
+            assertTrue(e.getMessage().contains("eviction.recheck") && e.getMessage().contains("'" + bad + "'")
+                    && e.getMessage().contains("broker.option.eviction.recheck = 60s"), e.getMessage());
+        }
     }
 }
