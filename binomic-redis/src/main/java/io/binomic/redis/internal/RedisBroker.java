@@ -25,6 +25,7 @@ import io.binomic.api.spi.UniqueSubmits;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -167,7 +168,7 @@ final class RedisBroker implements Broker {
         if (message.isTracked()) {
             RedisKeys k = redis.keys(message.queue());
             redis.writeScriptRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", LuaScripts.ENQUEUE_TRACKED,
-                    RScript.ReturnType.LONG, List.of(k.stream(), k.job(message.id())), trackedEnqueueArguments(message));
+                    RScript.ReturnType.LONG, List.of(k.stream(), k.job(message.id())), enqueueArguments(message));
             return;
         }
         StreamAddArgs<byte[], byte[]> entry = StreamAddArgs.entries(StreamFields.encodeBytes(message));
@@ -203,7 +204,7 @@ final class RedisBroker implements Broker {
                     if (m.isTracked()) {
                         RedisKeys k = redis.keys(m.queue());
                         batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED,
-                                RScript.ReturnType.LONG, List.of(k.stream(), k.job(m.id())), trackedEnqueueArguments(m));
+                                RScript.ReturnType.LONG, List.of(k.stream(), k.job(m.id())), enqueueArguments(m));
                         continue;
                     }
                     batch.<byte[], byte[]>getStream(redis.keys(m.queue()).stream(), ByteArrayCodec.INSTANCE)
@@ -230,15 +231,13 @@ final class RedisBroker implements Broker {
     // into it; an XADD of a message has 14 arguments, and in a JFR profile of submitAll that
     // allocator alone took ~20% of the client's CPU. ByteArrayCodec wraps the array instead.
 
-    private static Object[] trackedEnqueueArguments(Message m) {
-        List<Object> args = new ArrayList<>();
+    /** ARGV of {@link LuaScripts#ENQUEUE_TRACKED}, after {@code first} ({@link PriorityScripts#ENQUEUE} takes the priority first). */
+    static Object[] enqueueArguments(Message m, Object... first) {
+        List<Object> args = new ArrayList<>(Arrays.asList(first));
         args.add(m.task());
         args.add(Long.toString(System.currentTimeMillis()));
-        args.add(m.headers().get(Message.TRACK));
-        StreamFields.encode(m).forEach((name, value) -> {
-            args.add(name);
-            args.add(value);
-        });
+        args.add(m.isTracked() ? m.headers().get(Message.TRACK) : "");
+        RedisContext.addFields(args, StreamFields.encode(m));
         return args.toArray();
     }
 

@@ -128,12 +128,7 @@ final class RedisContext {
      */
     <R> R writeScriptRetryingBrokenConnections(String what, String script, RScript.ReturnType type, List<Object> keys,
                                                Object... args) {
-        return this.callRetryingBrokenConnections(what, () -> {
-            if (!replicaWait.on()) {
-                return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args);
-            }
-            return firstReply(what, SUBMIT_AGAIN, script, type, keys, args);
-        });
+        return evalWrite(what, SUBMIT_AGAIN, PRODUCER_TRIES, script, type, keys, args);
     }
 
     /**
@@ -222,18 +217,20 @@ final class RedisContext {
     /** {@link #eval} for a script that writes: the same call when waiting is off, a pipeline ending in WAIT when on. */
     <R> R evalWrite(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
                     Object... args) {
-        if (!replicaWait.on()) {
-            return eval(what, script, type, keys, args);
-        }
-        return call(what, () -> firstReply(what, consequence, script, type, keys, args));
+        return evalWrite(what, consequence, 1, script, type, keys, args);
     }
 
     @SuppressWarnings("unchecked")
-    private <R> R firstReply(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
-                             Object... args) {
-        RBatch batch = client().createBatch(writeOptions());
-        batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args);
-        return (R) confirmed(what, consequence, batch.execute()).getResponses().getFirst();
+    private <R> R evalWrite(String what, String consequence, int tries, String script, RScript.ReturnType type, List<Object> keys,
+                            Object... args) {
+        return call(what, () -> {
+            if (!replicaWait.on()) {
+                return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args);
+            }
+            RBatch batch = client().createBatch(writeOptions());
+            batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args);
+            return (R) confirmed(what, consequence, batch.execute()).getResponses().getFirst();
+        }, tries);
     }
 
     <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
@@ -332,6 +329,14 @@ final class RedisContext {
             return OutOfMemoryReplies.failure(setup.target(), what, c);
         }
         return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c), c);
+    }
+
+    /** Adds {@code fields} to a script's arguments: name, value, name, value... */
+    static void addFields(List<Object> args, Map<String, String> fields) {
+        fields.forEach((name, value) -> {
+            args.add(name);
+            args.add(value);
+        });
     }
 
     // ---- replies -------------------------------------------------------------------------

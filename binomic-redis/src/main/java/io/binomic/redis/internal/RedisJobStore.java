@@ -77,8 +77,8 @@ final class RedisJobStore implements JobStore {
     @Override
     public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
         RedisKeys k = redis.keys(cancelled.queue());
-        long r = redis.evalWrite("cancel of job " + cancelled.id(),
-                "the cancel is on the primary only; if it fails over first, cancel again", LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG, List.of(k.job(cancelled.id())), jobArguments(cancelled, k));
+        long r = redis.evalWrite("cancel of job " + cancelled.id(), "the cancel is on the primary only; if it fails over first,"
+                + " cancel again", LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG, List.of(k.job(cancelled.id())), jobArguments(cancelled, k));
         return switch (Math.toIntExact(r)) {
             case 0 -> JobHandle.CancelOutcome.NOT_FOUND;
             case 1 -> JobHandle.CancelOutcome.ALREADY_ENDED;
@@ -113,10 +113,7 @@ final class RedisJobStore implements JobStore {
     /** A job update as the scripts' {@code apply_job} reads it (lib.lua). */
     static void addJobArguments(List<Object> args, JobUpdate update, RedisKeys k) {
         args.add(Integer.toString(update.set().size() * 2));
-        update.set().forEach((name, value) -> {
-            args.add(name);
-            args.add(value);
-        });
+        RedisContext.addFields(args, update.set());
         args.add(Integer.toString(update.delete().size()));
         args.addAll(update.delete());
         args.add(Long.toString(update.expireAfter().toMillis()));

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.stream.IntStream;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
@@ -172,7 +173,7 @@ final class RedisPriorities {
     void enqueue(Message m) {
         RedisKeys k = redis.keys(m.queue());
         redis.writeScriptRetryingBrokenConnections("enqueue on queue '" + m.queue() + "'", PriorityScripts.ENQUEUE,
-                RScript.ReturnType.LONG, enqueueKeys(k, m), enqueueArguments(m));
+                RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
 
@@ -180,25 +181,12 @@ final class RedisPriorities {
     void enqueue(RBatch batch, Message m) {
         RedisKeys k = redis.keys(m.queue());
         batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, PriorityScripts.ENQUEUE,
-                RScript.ReturnType.LONG, enqueueKeys(k, m), enqueueArguments(m));
+                RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
 
     private static List<Object> enqueueKeys(RedisKeys k, Message m) {
         return m.isTracked() ? List.of(k.stream(), k.job(m.id())) : List.of(k.stream());
-    }
-
-    private static Object[] enqueueArguments(Message m) {
-        List<Object> args = new ArrayList<>();
-        args.add(Integer.toString(m.priority()));
-        args.add(m.task());
-        args.add(Long.toString(System.currentTimeMillis()));
-        args.add(m.isTracked() ? m.headers().get(Message.TRACK) : "");
-        StreamFields.encode(m).forEach((name, value) -> {
-            args.add(name);
-            args.add(value);
-        });
-        return args.toArray();
     }
 
     // ---- fetch ---------------------------------------------------------------------------
@@ -358,33 +346,31 @@ final class RedisPriorities {
      * other), highest first, up to {@code max} in total.
      */
     List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
-        RedisKeys k = redis.keys(queue);
-        List<Delivery> all = new ArrayList<>();
-        for (int p : levels(queue)) {
-            if (all.size() >= max) {
-                break;
-            }
-            String stream = streamKey(k, p);
+        return eachLevel(queue, max, (stream, wanted) -> {
             List<Object> flat = redis.evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
-                    List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()),
-                    Integer.toString(max - all.size()), reclaimCursors.getOrDefault(stream, "0-0"));
+                    List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(wanted),
+                    reclaimCursors.getOrDefault(stream, "0-0"));
             reclaimCursors.put(stream, RedisContext.replyText(flat.getFirst()));
-            RedisContext.deliveries(queue, flat, 1).forEach(d -> all.add(withLevel(d, p)));
-        }
-        return all;
+            return RedisContext.deliveries(queue, flat, 1);
+        });
     }
 
     /** {@code PendingDeliveries.pendingOf} over every level of {@code queue} (the default's alone when it has no other). */
     List<Delivery> pendingOf(String queue, String consumer, int max) {
+        return eachLevel(queue, max, (stream, wanted) -> RedisContext.deliveries(queue, redis.evalEntries("pendingOf on queue '"
+                + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST, List.of(stream), RedisKeys.GROUP, consumer,
+                Integer.toString(wanted)), 0));
+    }
+
+    /** What {@code read} (of a level's stream key, up to so many) returns of each level of {@code queue}, highest first. */
+    private List<Delivery> eachLevel(String queue, int max, BiFunction<String, Integer, List<Delivery>> read) {
         RedisKeys k = redis.keys(queue);
         List<Delivery> all = new ArrayList<>();
         for (int p : levels(queue)) {
             if (all.size() >= max) {
                 break;
             }
-            List<Object> flat = redis.evalEntries("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
-                    List.of(streamKey(k, p)), RedisKeys.GROUP, consumer, Integer.toString(max - all.size()));
-            RedisContext.deliveries(queue, flat, 0).forEach(d -> all.add(withLevel(d, p)));
+            read.apply(streamKey(k, p), max - all.size()).forEach(d -> all.add(withLevel(d, p)));
         }
         return all;
     }

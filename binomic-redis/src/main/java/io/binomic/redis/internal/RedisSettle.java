@@ -171,10 +171,7 @@ final class RedisSettle implements SettledCleanup {
                     args.add(RedisPriorities.entryId(d.receipt()));
                     args.add(Integer.toString(d.deliveryCount()));
                     args.add(Integer.toString(fields.size() * 2));
-                    fields.forEach((name, value) -> {
-                        args.add(name);
-                        args.add(value);
-                    });
+                    RedisContext.addFields(args, fields);
                 }
             }
             if (s.job() != null) {

@@ -82,10 +82,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                 Long.toString(System.currentTimeMillis()), m.isTracked() ? m.headers().get(Message.TRACK) : "0",
                 claim.releasedAtEnd() ? "1" : "0"));
         if (dueAt == null) {
-            StreamFields.encode(m).forEach((name, value) -> {
-                args.add(name);
-                args.add(value);
-            });
+            RedisContext.addFields(args, StreamFields.encode(m));
         }
         return args.toArray();
     }
