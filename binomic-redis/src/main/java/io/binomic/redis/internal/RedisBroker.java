@@ -149,7 +149,7 @@ final class RedisBroker implements Broker {
     public void close() {
         RedissonClient c;
         synchronized (this) {
-            c = redis.close();
+            c = redis.disconnect();
         }
         if (c != null) {
             c.shutdown(0, 5, TimeUnit.SECONDS);

@@ -68,7 +68,7 @@ final class RedisContext {
         this.replicaWait = setup.replicaWait();
     }
 
-    /** Fails unless the connection may be made: never made before, and not closed. */
+    /** Fails unless the connection may be made: never made before, and not closed. The broker's start and close hold its lock. */
     void checkStartable() {
         if (client != null || closed) {
             throw new IllegalStateException(closed ? "the Redis broker is closed" : "the Redis broker is already started");
@@ -81,7 +81,7 @@ final class RedisContext {
     }
 
     /** The connection to shut down, null when there is none or it was closed already; every command fails from now on. */
-    RedissonClient close() {
+    RedissonClient disconnect() {
         if (closed) {
             return null;
         }
@@ -357,22 +357,30 @@ final class RedisContext {
         return StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);
     }
 
-    /**
-     * Decodes entries flattened by a script read with {@link #evalEntries} as id, delivery count,
-     * number of field strings, fields..., from {@code i}: decoded from bytes as a fetch decodes them,
-     * so a re-delivered entry is taken or refused exactly as its first delivery was.
-     */
+    /** {@link #entries} of a script's entries headed by id and delivery count. */
     static List<Delivery> deliveries(String queue, List<Object> flat, int i) {
+        return entries(flat, i, (id, count, fields) -> fetched(queue, id, fields, Math.max(1, Integer.parseInt(count))));
+    }
+
+    /** The delivery of an entry of a script's reply, from the two values heading it and its fields. */
+    interface EntryReader {
+        Delivery read(String first, String second, Map<String, Object> fields);
+    }
+
+    /**
+     * Decodes entries flattened by a script read with {@link #evalEntries} as two head values (such
+     * as id and delivery count), number of field strings, fields..., from {@code i}: decoded from bytes
+     * as a fetch decodes them, so a re-delivered entry is taken or refused exactly as its first delivery was.
+     */
+    static List<Delivery> entries(List<Object> flat, int i, EntryReader reader) {
         List<Delivery> deliveries = new ArrayList<>();
         while (i < flat.size()) {
-            String id = replyText(flat.get(i));
-            int deliveryCount = Math.max(1, Integer.parseInt(replyText(flat.get(i + 1))));
             int n = Integer.parseInt(replyText(flat.get(i + 2)));
             Map<String, Object> fields = new LinkedHashMap<>();
             for (int j = 0; j < n; j += 2) {
                 fields.put(replyFieldName(flat.get(i + 3 + j)), flat.get(i + 4 + j));
             }
-            deliveries.add(fetched(queue, id, fields, deliveryCount));
+            deliveries.add(reader.read(replyText(flat.get(i)), replyText(flat.get(i + 1)), fields));
             i += 3 + n;
         }
         return deliveries;

@@ -78,7 +78,8 @@ final class RedisJobStore implements JobStore {
     public JobHandle.CancelOutcome cancelJob(JobUpdate cancelled) {
         RedisKeys k = redis.keys(cancelled.queue());
         long r = redis.evalWrite("cancel of job " + cancelled.id(), "the cancel is on the primary only; if it fails over first,"
-                + " cancel again", LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG, List.of(k.job(cancelled.id())), jobArguments(cancelled, k));
+                + " cancel again", LuaScripts.CANCEL_JOB, RScript.ReturnType.LONG, List.of(k.job(cancelled.id())),
+                jobArguments(cancelled, k));
         return switch (Math.toIntExact(r)) {
             case 0 -> JobHandle.CancelOutcome.NOT_FOUND;
             case 1 -> JobHandle.CancelOutcome.ALREADY_ENDED;

@@ -284,19 +284,8 @@ final class RedisPriorities {
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
         String problem = RedisContext.replyText(flat.get(1 + m));
-        List<Delivery> out = new ArrayList<>();
-        int i = 2 + m;
-        while (i < flat.size()) {
-            int level = Math.toIntExact(RedisContext.toLong(flat.get(i)));
-            String id = RedisContext.replyText(flat.get(i + 1));
-            int n = Math.toIntExact(RedisContext.toLong(flat.get(i + 2)));
-            Map<String, Object> fields = new LinkedHashMap<>();
-            for (int j = 0; j < n; j += 2) {
-                fields.put(RedisContext.replyFieldName(flat.get(i + 3 + j)), flat.get(i + 4 + j));
-            }
-            out.add(RedisContext.fetched(queue, receipt(id, level), fields));
-            i += 3 + n;
-        }
+        List<Delivery> out = RedisContext.entries(flat, 2 + m,
+                (level, id, fields) -> RedisContext.fetched(queue, receipt(id, Integer.parseInt(level)), fields));
         if (problem.isEmpty()) {
             if (out.size() < max) {
                 // Every level was read. A filled reply may have stopped before a broken level: taken

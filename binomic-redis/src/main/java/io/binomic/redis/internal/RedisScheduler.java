@@ -78,8 +78,8 @@ final class RedisScheduler implements Scheduler {
         RedisKeys k = redis.keys(message.queue());
         String member = StreamFields.toJson(StreamFields.encode(message));
         redis.writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
-                RScript.ReturnType.LONG, List.of(k.delayed(), k.job(message.id())), message.task(),
-                Long.toString(System.currentTimeMillis()), message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
+                RScript.ReturnType.LONG, List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
+                message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
     }
 
     /** Due by Redis' clock ({@code TIME}), not by {@code now}: a worker whose clock runs ahead cannot move messages early. */
