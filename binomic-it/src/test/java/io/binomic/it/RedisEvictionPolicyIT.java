@@ -84,7 +84,7 @@ class RedisEvictionPolicyIT {
     }
 
     private static List<ServerSetting> settings(Binomic binomic) {
-        return ((BrokerHealthReport) CoreAccess.get().broker(binomic)).serverSettings();
+        return CoreAccess.get().broker(binomic).capability(BrokerHealthReport.class).orElseThrow().serverSettings();
     }
 
     private static String get(URI uri) throws IOException, InterruptedException {

@@ -22,8 +22,8 @@ final class ClusterWrites {
     }
 
     /** Whether writes spanning queues must be split: waiting for replicas, on a cluster. */
-    static boolean splitByQueue(RedisBroker broker) {
-        return broker.replicaWait.on() && broker.setup.redisson().isClusterConfig();
+    static boolean splitByQueue(RedisContext redis) {
+        return redis.replicaWait.on() && redis.setup.redisson().isClusterConfig();
     }
 
     /** {@code settle} per queue, the reports joined; a failure of any queue fails the call (the worker resends, fenced). */

@@ -15,7 +15,7 @@ import org.redisson.client.protocol.Encoder;
  * field values as the bytes Redis sent. Redisson decodes an XREADGROUP reply on its single Netty
  * thread; with {@code StringCodec} that thread UTF-8-decoded every value into a String, which the
  * worker then encoded back into bytes (the payload) or parsed as ASCII digits. Also the codec of
- * a script that returns entries ({@link RedisBroker#evalEntries}): its strings come back as bytes.
+ * a script that returns entries ({@link RedisContext#evalEntries}): its strings come back as bytes.
  */
 final class EntryCodec extends BaseCodec {
     static final EntryCodec INSTANCE = new EntryCodec();

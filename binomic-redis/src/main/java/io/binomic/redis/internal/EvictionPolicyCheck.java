@@ -2,6 +2,7 @@ package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
+import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
@@ -32,10 +33,10 @@ import org.redisson.config.Config;
  * <p>Read with {@code CONFIG GET} at start and again every {@link #RECHECK_EVERY} or {@value #RECHECK_OPTION} (on a virtual
  * thread started by a broker call, so no call waits for it and none costs a round trip more), which
  * also catches a failover to a primary with another policy. A change to an evicting policy is
- * logged once per change and reported by {@link #settings()}. A server that refuses {@code CONFIG}
+ * logged once per change and reported by {@link #serverSettings()}. A server that refuses {@code CONFIG}
  * (managed Redis often renames or forbids it) is logged once and not held against the start.
  */
-final class EvictionPolicyCheck {
+final class EvictionPolicyCheck implements BrokerHealthReport {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
 
     /** Option key: {@code true} starts even when Redis may evict Binomic's keys. */
@@ -136,7 +137,8 @@ final class EvictionPolicyCheck {
     }
 
     /** The policy of every primary, as last read. */
-    List<ServerSetting> settings() {
+    @Override
+    public List<ServerSetting> serverSettings() {
         return settings;
     }
 

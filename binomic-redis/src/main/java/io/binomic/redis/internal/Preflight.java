@@ -123,17 +123,7 @@ final class Preflight {
 
     /** Reads one reply line; an error reply ({@code -NOAUTH ...}) becomes the exception message. */
     private static void expectOk(InputStream in) throws IOException {
-        ByteArrayOutputStream line = new ByteArrayOutputStream();
-        int c;
-        while ((c = in.read()) != '\n') {
-            if (c == -1) {
-                throw new IOException("the server closed the connection (is it Redis? is TLS expected: rediss://?)");
-            }
-            if (c != '\r') {
-                line.write(c);
-            }
-        }
-        String reply = line.toString(StandardCharsets.UTF_8);
+        String reply = line(in);
         if (reply.startsWith("-")) {
             throw new BrokerException(reply.substring(1));
         }

@@ -7,15 +7,20 @@ import java.util.Set;
 
 /** Provides {@link RedisBroker} for {@code redis://} and {@code rediss://} (TLS) URLs. */
 public final class RedisBrokerProvider implements BrokerProvider {
+    /** The id of this provider and of {@link RedisSchedulerProvider}, which serves its brokers. */
+    static final String ID = "redis";
+    /** The URL schemes of this provider and of {@link RedisSchedulerProvider}. */
+    static final Set<String> SCHEMES = Set.of("redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel",
+            "rediss+sentinel");
 
     @Override
     public String id() {
-        return "redis";
+        return ID;
     }
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel");
+        return SCHEMES;
     }
 
     @Override

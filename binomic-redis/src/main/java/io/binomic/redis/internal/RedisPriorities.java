@@ -13,16 +13,14 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.stream.IntStream;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
-import org.redisson.api.RStream;
 import org.redisson.api.stream.StreamMessageId;
-import org.redisson.api.stream.StreamMultiReadGroupArgs;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -42,22 +40,24 @@ final class RedisPriorities {
     private static final long LEVELS_FRESH_NANOS = Duration.ofSeconds(1).toNanos();
     private static final int[] DEFAULT_ONLY = {Priority.DEFAULT};
 
-    private final RedisBroker broker;
+    private final RedisContext redis;
+    private final QueueFetchFailures fetchFailures;
     private final int lowerFirstEvery;
     private final Map<String, PriorityFetchOrder> orders = new ConcurrentHashMap<>();
     private final Map<String, Levels> levels = new ConcurrentHashMap<>();
     /** When each queue's level streams were last looked for ({@link PriorityScripts#LEVELS}). */
     private final Map<String, Long> levelStreamsProbedAt = new ConcurrentHashMap<>();
     private static final long LEVEL_STREAMS_PROBE_NANOS = Duration.ofSeconds(10).toNanos();
-    /** Where each level stream's XAUTOCLAIM scan stopped. */
+    /** Where each stream's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
     private final Map<String, String> reclaimCursors = new ConcurrentHashMap<>();
     private final AtomicInteger rotation = new AtomicInteger();
 
     /** The levels of a queue in use, highest first (the default always among them), and when they were read. */
     private record Levels(int[] descending, long readAtNanos) { }
 
-    RedisPriorities(RedisBroker broker, int lowerFirstEvery) {
-        this.broker = broker;
+    RedisPriorities(RedisContext redis, QueueFetchFailures fetchFailures, int lowerFirstEvery) {
+        this.redis = redis;
+        this.fetchFailures = fetchFailures;
         this.lowerFirstEvery = lowerFirstEvery;
     }
 
@@ -126,8 +126,8 @@ final class RedisPriorities {
         }
         Long probed = levelStreamsProbedAt.get(queue);
         boolean probe = probed == null || now - probed >= LEVEL_STREAMS_PROBE_NANOS;
-        List<Object> members = broker.eval("levels of queue '" + queue + "'", PriorityScripts.LEVELS, RScript.ReturnType.LIST,
-                List.of(broker.keys(queue).stream()), probe ? "1" : "0");
+        List<Object> members = redis.eval("levels of queue '" + queue + "'", PriorityScripts.LEVELS, RScript.ReturnType.LIST,
+                List.of(redis.keys(queue).stream()), probe ? "1" : "0");
         if (probe) {
             levelStreamsProbedAt.put(queue, now);
         }
@@ -149,7 +149,7 @@ final class RedisPriorities {
                     return true;
                 }
             } catch (BrokerException e) {
-                if (RedisBroker.serverUnreachable(e)) {
+                if (RedisContext.serverUnreachable(e)) {
                     throw e;
                 }
                 return true; // its set of levels is unreadable: the priority fetch reads and reports each queue on its own
@@ -171,35 +171,22 @@ final class RedisPriorities {
 
     /** Enqueues a message of a priority other than the default: one script, one round trip. */
     void enqueue(Message m) {
-        RedisKeys k = broker.keys(m.queue());
-        broker.writeScriptRetryingBrokenConnections("enqueue on queue '" + m.queue() + "'", PriorityScripts.ENQUEUE,
-                enqueueKeys(k, m), enqueueArguments(m));
+        RedisKeys k = redis.keys(m.queue());
+        redis.writeScriptRetryingBrokenConnections("enqueue on queue '" + m.queue() + "'", PriorityScripts.ENQUEUE,
+                RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
 
     /** Adds the enqueue of a message of a priority other than the default to a pipeline. */
     void enqueue(RBatch batch, Message m) {
-        RedisKeys k = broker.keys(m.queue());
+        RedisKeys k = redis.keys(m.queue());
         batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, PriorityScripts.ENQUEUE,
-                RScript.ReturnType.LONG, enqueueKeys(k, m), enqueueArguments(m));
+                RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
 
     private static List<Object> enqueueKeys(RedisKeys k, Message m) {
         return m.isTracked() ? List.of(k.stream(), k.job(m.id())) : List.of(k.stream());
-    }
-
-    private static Object[] enqueueArguments(Message m) {
-        List<Object> args = new ArrayList<>();
-        args.add(Integer.toString(m.priority()));
-        args.add(m.task());
-        args.add(Long.toString(System.currentTimeMillis()));
-        args.add(m.isTracked() ? m.headers().get(Message.TRACK) : "");
-        StreamFields.encode(m).forEach((name, value) -> {
-            args.add(name);
-            args.add(value);
-        });
-        return args.toArray();
     }
 
     // ---- fetch ---------------------------------------------------------------------------
@@ -232,12 +219,12 @@ final class RedisPriorities {
             try {
                 got = readLevels(queues.get(q), consumer, ask);
             } catch (BrokerException e) {
-                if (RedisBroker.serverUnreachable(e) && all.isEmpty()) {
+                if (RedisContext.serverUnreachable(e) && all.isEmpty()) {
                     throw e; // no queue would answer: the worker's outage handling applies, not k waits
                 }
                 failed[q] = true;
                 failures.add(e);
-                broker.fetchFailures().failed(queues.get(q), e);
+                fetchFailures.failed(queues.get(q), e);
                 continue;
             }
             all.addAll(got);
@@ -252,7 +239,7 @@ final class RedisPriorities {
                 try {
                     all.addAll(readLevels(queues.get(q), consumer, max - all.size()));
                 } catch (BrokerException e) {
-                    broker.fetchFailures().failed(queues.get(q), e);
+                    fetchFailures.failed(queues.get(q), e);
                 }
             }
         }
@@ -270,7 +257,7 @@ final class RedisPriorities {
         }
         // block on a queue that answered: a broken one would fail the read (and delay the others)
         int blockOn = first;
-        for (int i = 0; i < k && (failed[blockOn] || broker.fetchFailures().failing(queues.get(blockOn))); i++) {
+        for (int i = 0; i < k && (failed[blockOn] || fetchFailures.failing(queues.get(blockOn))); i++) {
             blockOn = (blockOn + 1) % k;
         }
         String queue = queues.get(blockOn);
@@ -288,63 +275,42 @@ final class RedisPriorities {
 
     private List<Delivery> readLevels(String queue, String consumer, int max) {
         int turn = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).nextTurn();
-        List<Object> flat = broker.evalEntries("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
-                List.of(broker.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
-        int m = Math.toIntExact(RedisBroker.toLong(flat.getFirst()));
+        List<Object> flat = redis.evalEntries("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
+                List.of(redis.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
+        int m = Math.toIntExact(RedisContext.toLong(flat.getFirst()));
         int[] read = new int[m];
         for (int j = 0; j < m; j++) {
-            read[j] = Math.toIntExact(RedisBroker.toLong(flat.get(1 + j)));
+            read[j] = Math.toIntExact(RedisContext.toLong(flat.get(1 + j)));
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
-        String problem = RedisBroker.replyText(flat.get(1 + m));
-        List<Delivery> out = new ArrayList<>();
-        int i = 2 + m;
-        while (i < flat.size()) {
-            int level = Math.toIntExact(RedisBroker.toLong(flat.get(i)));
-            String id = RedisBroker.replyText(flat.get(i + 1));
-            int n = Math.toIntExact(RedisBroker.toLong(flat.get(i + 2)));
-            Map<String, Object> fields = new LinkedHashMap<>();
-            for (int j = 0; j < n; j += 2) {
-                fields.put(RedisBroker.replyFieldName(flat.get(i + 3 + j)), flat.get(i + 4 + j));
-            }
-            out.add(RedisBroker.fetched(queue, receipt(id, level), fields));
-            i += 3 + n;
-        }
+        String problem = RedisContext.replyText(flat.get(1 + m));
+        List<Delivery> out = RedisContext.entries(flat, 2 + m,
+                (level, id, fields) -> RedisContext.fetched(queue, receipt(id, Integer.parseInt(level)), fields));
         if (problem.isEmpty()) {
             if (out.size() < max) {
                 // Every level was read. A filled reply may have stopped before a broken level: taken
                 // as "works again", a queue failing on a low level was logged as failing, then as
                 // working, on every other fetch while its higher levels were busy.
-                broker.fetchFailures().answered(queue);
+                fetchFailures.answered(queue);
             }
         } else {
             // the other levels' entries are in this reply: deliver them, and report the broken level
-            broker.fetchFailures().failed(queue, "a level of the queue cannot be read: " + problem);
+            fetchFailures.failed(queue, "a level of the queue cannot be read: " + problem);
         }
         return out;
     }
 
     /** One blocking XREADGROUP over the streams of {@code lv} of one queue (one slot), up to {@code count} from each. */
     private List<Delivery> block(String queue, int[] lv, String consumer, int count, Duration wait) throws InterruptedException {
-        RedisKeys k = broker.keys(queue);
+        RedisKeys k = redis.keys(queue);
         Map<String, Integer> levelByStream = new LinkedHashMap<>();
         for (int p : lv) {
             levelByStream.put(streamKey(k, p), p);
         }
-        List<String> streams = new ArrayList<>(levelByStream.keySet());
-        Map<String, StreamMessageId> others = new LinkedHashMap<>();
-        streams.subList(1, streams.size()).forEach(s -> others.put(s, StreamMessageId.NEVER_DELIVERED));
-        StreamMultiReadGroupArgs args = StreamMultiReadGroupArgs.greaterThan(StreamMessageId.NEVER_DELIVERED, others)
-                .count(count).timeout(wait);
-        RStream<String, Object> first = broker.client().getStream(streams.getFirst(), RedisBroker.entryCodec());
-        CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
-                first.readGroupAsync(RedisKeys.GROUP, consumer, args).toCompletableFuture();
         Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
-            result = read.get();
-        } catch (InterruptedException e) {
-            read.cancel(true);
-            throw e;
+            result = RedisFetch.readGroup(redis, levelByStream.keySet(), consumer,
+                    RedisFetch.readArgs(levelByStream.keySet(), count).timeout(wait));
         } catch (ExecutionException e) {
             if (String.valueOf(e.getCause().getMessage()).contains("NOGROUP")) {
                 return List.of(); // the next fetch's script creates the group again
@@ -356,7 +322,7 @@ final class RedisPriorities {
         if (result != null) {
             result.forEach((stream, entries) -> {
                 int level = levelByStream.getOrDefault(stream, Priority.DEFAULT);
-                entries.forEach((id, fields) -> deliveries.add(RedisBroker.fetched(queue, receipt(id.toString(), level), fields)));
+                entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, receipt(id.toString(), level), fields)));
             });
         }
         return deliveries;
@@ -364,52 +330,53 @@ final class RedisPriorities {
 
     // ---- reclaim, pending, inspection ----------------------------------------------------
 
-    /** {@code Broker.reclaim} over every level of {@code queue}, highest first, up to {@code max} in total. */
+    /**
+     * {@code Broker.reclaim} over every level of {@code queue} (the default's alone when it has no
+     * other), highest first, up to {@code max} in total.
+     */
     List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
-        RedisKeys k = broker.keys(queue);
-        List<Delivery> all = new ArrayList<>();
-        for (int p : levels(queue)) {
-            if (all.size() >= max) {
-                break;
-            }
-            String stream = streamKey(k, p);
-            List<Object> flat = broker.evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
-                    List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()),
-                    Integer.toString(max - all.size()), reclaimCursors.getOrDefault(stream, "0-0"));
-            reclaimCursors.put(stream, RedisBroker.replyText(flat.getFirst()));
-            RedisBroker.deliveries(queue, flat, 1).forEach(d -> all.add(withLevel(d, p)));
-        }
-        return all;
+        return eachLevel(queue, max, (stream, wanted) -> {
+            List<Object> flat = redis.evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
+                    List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(wanted),
+                    reclaimCursors.getOrDefault(stream, "0-0"));
+            reclaimCursors.put(stream, RedisContext.replyText(flat.getFirst()));
+            return RedisContext.deliveries(queue, flat, 1);
+        });
     }
 
-    /** {@code Broker.pendingOf} over every level of {@code queue}. */
+    /** {@code PendingDeliveries.pendingOf} over every level of {@code queue} (the default's alone when it has no other). */
     List<Delivery> pendingOf(String queue, String consumer, int max) {
-        RedisKeys k = broker.keys(queue);
+        return eachLevel(queue, max, (stream, wanted) -> RedisContext.deliveries(queue, redis.evalEntries("pendingOf on queue '"
+                + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST, List.of(stream), RedisKeys.GROUP, consumer,
+                Integer.toString(wanted)), 0));
+    }
+
+    /** What {@code read} (of a level's stream key, up to so many) returns of each level of {@code queue}, highest first. */
+    private List<Delivery> eachLevel(String queue, int max, BiFunction<String, Integer, List<Delivery>> read) {
+        RedisKeys k = redis.keys(queue);
         List<Delivery> all = new ArrayList<>();
         for (int p : levels(queue)) {
             if (all.size() >= max) {
                 break;
             }
-            List<Object> flat = broker.evalEntries("pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST,
-                    List.of(streamKey(k, p)), RedisKeys.GROUP, consumer, Integer.toString(max - all.size()));
-            RedisBroker.deliveries(queue, flat, 0).forEach(d -> all.add(withLevel(d, p)));
+            read.apply(streamKey(k, p), max - all.size()).forEach(d -> all.add(withLevel(d, p)));
         }
         return all;
     }
 
     /** {@code base} (the default stream's counts) with the ready and pending entries of every other level added. */
     QueueStats withLevels(String queue, QueueStats base) {
-        RedisKeys k = broker.keys(queue);
+        RedisKeys k = redis.keys(queue);
         long ready = base.ready();
         long pending = base.pending();
         int consumers = base.consumers();
         for (int p : levels(queue)) {
             if (p != Priority.DEFAULT) {
-                List<Object> r = broker.eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
+                List<Object> r = redis.eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
                         List.of(streamKey(k, p), k.delayed(), k.deadLetters()), RedisKeys.GROUP);
-                ready += RedisBroker.toLong(r.get(0));
-                pending += RedisBroker.toLong(r.get(1));
-                consumers = Math.max(consumers, Math.toIntExact(RedisBroker.toLong(r.get(4))));
+                ready += RedisContext.toLong(r.get(0));
+                pending += RedisContext.toLong(r.get(1));
+                consumers = Math.max(consumers, Math.toIntExact(RedisContext.toLong(r.get(4))));
             }
         }
         return new QueueStats(queue, ready, pending, base.delayed(), base.deadLetters(), consumers);
@@ -426,14 +393,14 @@ final class RedisPriorities {
     }
 
     private long eachLevel(String queue, String what, String script, Object... more) {
-        RedisKeys k = broker.keys(queue);
+        RedisKeys k = redis.keys(queue);
         long n = 0;
         for (int p : levels(queue)) {
             if (p != Priority.DEFAULT) {
                 Object[] args = new Object[1 + more.length];
                 args[0] = RedisKeys.GROUP;
                 System.arraycopy(more, 0, args, 1, more.length);
-                n += RedisBroker.toLong(broker.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
+                n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
                         List.of(streamKey(k, p)), args));
             }
         }

@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
@@ -25,37 +24,31 @@ import org.redisson.client.codec.StringCodec;
  */
 final class RedisScheduler implements Scheduler {
     private final RedisBroker broker;
+    private final RedisContext redis;
 
     RedisScheduler(RedisBroker broker) {
         this.broker = Objects.requireNonNull(broker, "broker");
+        this.redis = broker.redis();
     }
 
     @Override
     public void schedule(Message message, Instant dueAt) {
-        broker.checkSize(message);
+        redis.checkSize(message);
         if (message.isTracked()) {
             scheduleTracked(message, dueAt);
             return;
         }
         String member = StreamFields.toJson(StreamFields.encode(message));
-        String what = "schedule on queue '" + message.queue() + "'";
-        if (broker.replicaWait.on()) {
-            broker.callRetryingBrokenConnections(what, () -> {
-                RBatch batch = broker.client().createBatch(broker.writeOptions());
-                batch.getScoredSortedSet(broker.keys(message.queue()).delayed(), StringCodec.INSTANCE)
-                        .addAsync(dueAt.toEpochMilli(), member);
-                return broker.confirmed(what, RedisBroker.SUBMIT_AGAIN, batch.execute());
-            });
-            return;
-        }
-        broker.callRetryingBrokenConnections(what, () -> broker.client().getScoredSortedSet(broker.keys(message.queue()).delayed(),
-                StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
+        String delayed = redis.keys(message.queue()).delayed();
+        redis.producerWrite("schedule on queue '" + message.queue() + "'",
+                batch -> batch.getScoredSortedSet(delayed, StringCodec.INSTANCE).addAsync(dueAt.toEpochMilli(), member),
+                () -> redis.client().getScoredSortedSet(delayed, StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
     }
 
-    /** One {@code ZADD} of up to {@value RedisBroker#BULK_CHUNK} members per round trip. */
+    /** One {@code ZADD} of up to {@value RedisContext#BULK_CHUNK} members per round trip. */
     @Override
     public void scheduleAll(List<Message> messages, Instant dueAt) {
-        messages.forEach(broker::checkSize);
+        messages.forEach(redis::checkSize);
         double score = dueAt.toEpochMilli();
         Map<String, Map<String, Double>> membersByQueue = new LinkedHashMap<>();
         for (Message m : messages) {
@@ -68,31 +61,24 @@ final class RedisScheduler implements Scheduler {
         }
         membersByQueue.forEach((queue, members) -> {
             List<Map.Entry<String, Double>> entries = List.copyOf(members.entrySet());
-            for (int from = 0; from < entries.size(); from += RedisBroker.BULK_CHUNK) {
+            for (int from = 0; from < entries.size(); from += RedisContext.BULK_CHUNK) {
                 Map<String, Double> chunk = new LinkedHashMap<>();
-                entries.subList(from, Math.min(entries.size(), from + RedisBroker.BULK_CHUNK))
+                entries.subList(from, Math.min(entries.size(), from + RedisContext.BULK_CHUNK))
                         .forEach(e -> chunk.put(e.getKey(), e.getValue()));
                 // ZADD of the same member is idempotent, so a retry after a broken connection adds nothing twice.
-                String what = "scheduleAll on queue '" + queue + "'";
-                if (broker.replicaWait.on()) {
-                    broker.callRetryingBrokenConnections(what, () -> {
-                        RBatch batch = broker.client().createBatch(broker.writeOptions());
-                        batch.<String>getScoredSortedSet(broker.keys(queue).delayed(), StringCodec.INSTANCE).addAllAsync(chunk);
-                        return broker.confirmed(what, RedisBroker.SUBMIT_AGAIN, batch.execute());
-                    });
-                } else {
-                    broker.callRetryingBrokenConnections(what, () -> broker.client()
-                            .<String>getScoredSortedSet(broker.keys(queue).delayed(), StringCodec.INSTANCE).addAll(chunk));
-                }
+                String delayed = redis.keys(queue).delayed();
+                redis.producerWrite("scheduleAll on queue '" + queue + "'",
+                        batch -> batch.<String>getScoredSortedSet(delayed, StringCodec.INSTANCE).addAllAsync(chunk),
+                        () -> redis.client().<String>getScoredSortedSet(delayed, StringCodec.INSTANCE).addAll(chunk));
             }
         });
     }
 
     private void scheduleTracked(Message message, Instant dueAt) {
-        RedisKeys k = broker.keys(message.queue());
+        RedisKeys k = redis.keys(message.queue());
         String member = StreamFields.toJson(StreamFields.encode(message));
-        broker.writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
-                List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
+        redis.writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
+                RScript.ReturnType.LONG, List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
                 message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
     }
 
@@ -102,24 +88,24 @@ final class RedisScheduler implements Scheduler {
         if (max < 1) {
             return 0;
         }
-        RedisKeys k = broker.keys(queue);
-        long moved = broker.evalWrite("moveDue on queue '" + queue + "'", RedisBroker.MOVE_AGAIN, LuaScripts.MOVE_DUE,
+        RedisKeys k = redis.keys(queue);
+        long moved = redis.evalWrite("moveDue on queue '" + queue + "'", RedisContext.MOVE_AGAIN, LuaScripts.MOVE_DUE,
                 RScript.ReturnType.LONG, List.of(k.delayed(), k.stream()), Integer.toString(max));
         return Math.toIntExact(moved);
     }
 
     @Override
     public Optional<Instant> nextDue(String queue) {
-        Double score = broker.call("nextDue on queue '" + queue + "'",
-                () -> broker.client().getScoredSortedSet(broker.keys(queue).delayed(), StringCodec.INSTANCE).firstScore());
+        Double score = redis.call("nextDue on queue '" + queue + "'",
+                () -> redis.client().getScoredSortedSet(redis.keys(queue).delayed(), StringCodec.INSTANCE).firstScore());
         return Optional.ofNullable(score).map(s -> Instant.ofEpochMilli(s.longValue()));
     }
 
     /** One script: the claim and the XADD of the tick's message, judged by Redis' clock ({@code TIME}). */
     @Override
     public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
-        broker.checkSize(message);
-        RedisKeys k = broker.keys(message.queue());
+        redis.checkSize(message);
+        RedisKeys k = redis.keys(message.queue());
         List<Object> args = new ArrayList<>(List.of(Long.toString(tick.toEpochMilli()),
                 Long.toString(Math.max(1, claimLifetime.toMillis()))));
         StreamFields.encode(message).forEach((name, value) -> {
@@ -128,25 +114,25 @@ final class RedisScheduler implements Scheduler {
                 args.add(value);
             }
         });
-        List<Object> r = broker.evalWrite("fireTick of '" + jobName + "'", RedisBroker.TICK_AGAIN, LuaScripts.CLAIM_TICK,
+        List<Object> r = redis.evalWrite("fireTick of '" + jobName + "'", RedisContext.TICK_AGAIN, LuaScripts.CLAIM_TICK,
                 RScript.ReturnType.LIST, List.of(k.cron(jobName), k.stream()), args.toArray());
-        TickResult.Outcome outcome = switch (Math.toIntExact(RedisBroker.toLong(r.get(0)))) {
+        TickResult.Outcome outcome = switch (Math.toIntExact(RedisContext.toLong(r.get(0)))) {
             case 0 -> TickResult.Outcome.NOT_DUE;
             case 1 -> TickResult.Outcome.ALREADY_FIRED;
             default -> TickResult.Outcome.FIRED;
         };
         if (outcome == TickResult.Outcome.FIRED && message.isTracked()) {
             // After the tick's script, not in it: a worker that ran the tick first created the record itself.
-            broker.eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
+            redis.eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
                     List.of(k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()), message.headers().get(Message.TRACK));
         }
-        return new TickResult(outcome, Instant.ofEpochMilli(RedisBroker.toLong(r.get(1))));
+        return new TickResult(outcome, Instant.ofEpochMilli(RedisContext.toLong(r.get(1))));
     }
 
     @Override
     public Optional<Instant> lastFiredTick(String queue, String jobName) {
-        List<Object> r = broker.eval("last tick of '" + jobName + "'", LuaScripts.READ_TICK, RScript.ReturnType.LIST,
-                List.of(broker.keys(queue).cron(jobName)));
+        List<Object> r = redis.eval("last tick of '" + jobName + "'", LuaScripts.READ_TICK, RScript.ReturnType.LIST,
+                List.of(redis.keys(queue).cron(jobName)));
         return r.isEmpty() || r.getFirst() == null ? Optional.empty() : Optional.of(Instant.ofEpochMilli(Long.parseLong(String.valueOf(r.getFirst()))));
     }
 

@@ -10,12 +10,12 @@ public final class RedisSchedulerProvider implements SchedulerProvider {
 
     @Override
     public String id() {
-        return "redis";
+        return RedisBrokerProvider.ID;
     }
 
     @Override
     public Set<String> schemes() {
-        return Set.of("redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel");
+        return RedisBrokerProvider.SCHEMES;
     }
 
     @Override

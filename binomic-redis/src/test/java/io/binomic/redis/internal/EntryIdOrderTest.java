@@ -12,7 +12,7 @@ class EntryIdOrderTest {
     void entryIdsSortByTimeThenSequenceAsNumbersAndAnythingElseAfterThem() {
         List<String> ids = new ArrayList<>(List.of("not-an-id", "1733000000000-10", "999999999999-5", "1733000000000-9",
                 "1733000000001-0", "abc"));
-        ids.sort(RedisBroker::compareEntryIds);
+        ids.sort(RedisSettle::compareEntryIds);
         assertEquals(List.of("999999999999-5", "1733000000000-9", "1733000000000-10", "1733000000001-0", "abc", "not-an-id"), ids);
     }
 }

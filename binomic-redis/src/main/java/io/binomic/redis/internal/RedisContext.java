@@ -1,0 +1,420 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.BrokerException;
+import io.binomic.api.Message;
+import io.binomic.api.NotReplicatedException;
+import io.binomic.api.PayloadTooLargeException;
+import io.binomic.api.spi.Delivery;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import org.redisson.api.BatchOptions;
+import org.redisson.api.BatchResult;
+import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.stream.StreamCreateGroupArgs;
+import org.redisson.api.stream.StreamMessageId;
+import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisNoScriptException;
+import org.redisson.client.RedisTimeoutException;
+import org.redisson.client.codec.Codec;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * What the parts of the Redis broker share: its configuration, its connection once started, the
+ * keys of a queue, and the plumbing every command goes through (a failure that says what failed
+ * and where, retries of a producer's write when the connection fails under it, {@code WAIT} for
+ * replicas when {@code wait.replicas} asks for it, the reload of the Lua scripts after
+ * {@code NOSCRIPT}). The capabilities ({@link RedisJobStore}, {@link RedisPausing}, ...) each hold
+ * this, not the broker.
+ */
+final class RedisContext {
+    /** The broker's one log category: its parts log as the broker. */
+    static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
+    static final String GROUP = RedisKeys.GROUP;
+    static final int BULK_CHUNK = 1000;
+    private static final int PRODUCER_TRIES = 3;
+
+    static final String SUBMIT_AGAIN = "it may or may not survive a failover; submitting it again may enqueue it twice"
+            + " (with the same message id)";
+    static final String SETTLE_AGAIN = "the worker sends the outcomes again (a settlement already applied is a no-op)";
+    static final String MOVE_AGAIN = "the messages are on the primary's stream; if it fails over before they reach a"
+            + " replica they are still due in the replica's delayed set and move again";
+    static final String TICK_AGAIN = "if the primary fails over before it reaches a replica, the tick fires again";
+    static final String REPLAY_AGAIN = "if the primary fails over before they reach a replica, they are dead letters again";
+
+    final BrokerConfig config;
+    final RedissonSetup setup;
+    /** Opt-in: replicas that must confirm each enqueue and settlement ({@code WAIT}); off by default. */
+    final RedissonSetup.ReplicaWait replicaWait;
+    final EvictionPolicyCheck evictionPolicy;
+    private volatile RedissonClient client;
+    private volatile boolean closed;
+
+    RedisContext(BrokerConfig config) {
+        this.config = config;
+        this.setup = RedissonSetup.of(config);
+        this.evictionPolicy = new EvictionPolicyCheck(config, setup.target());
+        this.replicaWait = setup.replicaWait();
+    }
+
+    /** Fails unless the connection may be made: never made before, and not closed. The broker's start and close hold its lock. */
+    void checkStartable() {
+        if (client != null || closed) {
+            throw new IllegalStateException(closed ? "the Redis broker is closed" : "the Redis broker is already started");
+        }
+    }
+
+    /** The connection every command uses from now on. */
+    void connected(RedissonClient started) {
+        client = started;
+    }
+
+    /** The connection to shut down, null when there is none or it was closed already; every command fails from now on. */
+    RedissonClient disconnect() {
+        if (closed) {
+            return null;
+        }
+        closed = true;
+        RedissonClient c = client;
+        client = null;
+        return c;
+    }
+
+    RedissonClient client() {
+        RedissonClient c = client;
+        if (c == null) {
+            throw new IllegalStateException(closed ? "the Redis broker is closed" : "the Redis broker is not started: call start() first");
+        }
+        return c;
+    }
+
+    RedisKeys keys(String queue) {
+        return new RedisKeys(config.keyPrefix(), queue);
+    }
+
+    void checkSize(Message message) {
+        if (message.payload().length > config.maxPayloadBytes()) {
+            throw new PayloadTooLargeException(message.task(), message.payload().length, config.maxPayloadBytes());
+        }
+    }
+
+    /** Creates the stream and the group reading it from the start (so nothing enqueued earlier is skipped). */
+    void createGroup(RedissonClient redisson, String queue) {
+        try {
+            redisson.getStream(keys(queue).stream(), StringCodec.INSTANCE)
+                    .createGroup(StreamCreateGroupArgs.name(GROUP).id(StreamMessageId.ALL).makeStream());
+        } catch (RuntimeException e) {
+            if (!String.valueOf(e.getMessage()).contains("BUSYGROUP")) {
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * A producer's scripted write (a tracked job's enqueue or schedule, with its record): tried
+     * again when the connection fails under it, like a plain XADD, and ending in WAIT when
+     * {@code wait.replicas} asks for it. Returns the script's reply.
+     */
+    <R> R writeScriptRetryingBrokenConnections(String what, String script, RScript.ReturnType type, List<Object> keys,
+                                               Object... args) {
+        return evalWrite(what, SUBMIT_AGAIN, PRODUCER_TRIES, script, type, keys, args);
+    }
+
+    /**
+     * A producer's write of one command, tried again when the connection fails under it: {@code direct}
+     * alone, or, when {@code wait.replicas} asks for it, {@code batched} in a pipeline ending in WAIT.
+     */
+    void producerWrite(String what, Consumer<RBatch> batched, Supplier<?> direct) {
+        callRetryingBrokenConnections(what, () -> {
+            if (!replicaWait.on()) {
+                return direct.get();
+            }
+            RBatch batch = client().createBatch(writeOptions());
+            batched.accept(batch);
+            return confirmed(what, SUBMIT_AGAIN, batch.execute());
+        });
+    }
+
+    /**
+     * Options of a pipeline that writes: with {@code wait.replicas} set, a {@code WAIT} ends it
+     * (same round trip) and the reply must allow for the wait; otherwise the defaults.
+     */
+    BatchOptions writeOptions() {
+        if (!replicaWait.on()) {
+            return BatchOptions.defaults();
+        }
+        return BatchOptions.defaults().sync(replicaWait.replicas(), replicaWait.timeout())
+                .responseTimeout(config.commandTimeout().plus(replicaWait.timeout()).toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it. Otherwise the
+     * write is on the primary only, and the caller must know: a {@link NotReplicatedException} saying
+     * so and what happens if it is tried again ({@code consequence}).
+     */
+    <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
+        if (replicaWait.on() && result.getSyncedSlaves() < replicaWait.replicas()) {
+            throw new NotReplicatedException("Redis " + what + " at " + setup.target() + " was written to the primary, but only "
+                    + result.getSyncedSlaves() + " of the " + replicaWait.replicas() + " replicas required (BrokerConfig option "
+                    + RedissonSetup.WAIT_REPLICAS_OPTION + ") confirmed it within " + replicaWait.timeout().toMillis() + " ms ("
+                    + RedissonSetup.WAIT_TIMEOUT_OPTION + "): " + consequence, result.getSyncedSlaves(), replicaWait.replicas());
+        }
+        return result;
+    }
+
+    /** The commands {@code commands} adds to one pipeline, as one round trip: their replies, in order. */
+    List<?> pipeline(String what, Consumer<RBatch> commands) {
+        return call(what, () -> {
+            RBatch batch = client().createBatch(BatchOptions.defaults());
+            commands.accept(batch);
+            return batch.execute().getResponses();
+        });
+    }
+
+    /** {@link #pipeline} of writes, ending in WAIT when {@code wait.replicas} asks for it ({@link #confirmed}). */
+    List<?> pipelineWrite(String what, String consequence, Consumer<RBatch> commands) {
+        return call(what, () -> {
+            RBatch batch = client().createBatch(writeOptions());
+            commands.accept(batch);
+            return confirmed(what, consequence, batch.execute()).getResponses();
+        });
+    }
+
+    /**
+     * The {@code what} of each queue that has it: the hash {@code key} names, one HGETALL per queue,
+     * all in one pipeline. A hash that does not decode was edited by hand: it is logged, saying which
+     * and {@code setAgain} (the command that sets it again), and left out rather than stop every worker.
+     */
+    <V> Map<String, V> readHashes(String what, List<String> queues, Function<RedisKeys, String> key,
+                                  Function<Map<?, ?>, V> decode, String setAgain) {
+        List<?> replies = pipeline("read the " + what + " of " + queues, batch -> queues.forEach(q ->
+                batch.<String, String>getMap(key.apply(keys(q)), StringCodec.INSTANCE).readAllMapAsync()));
+        Map<String, V> out = new LinkedHashMap<>();
+        for (int i = 0; i < queues.size(); i++) {
+            if (replies.get(i) instanceof Map<?, ?> fields && !fields.isEmpty()) {
+                try {
+                    out.put(queues.get(i), decode.apply(fields));
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "ignoring the " + what + " of queue {0}: {1} ({2}); set them again with: "
+                            + setAgain, queues.get(i), fields, e.getMessage());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** {@link #eval} for a script that writes: the same call when waiting is off, a pipeline ending in WAIT when on. */
+    <R> R evalWrite(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
+                    Object... args) {
+        return evalWrite(what, consequence, 1, script, type, keys, args);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <R> R evalWrite(String what, String consequence, int tries, String script, RScript.ReturnType type, List<Object> keys,
+                            Object... args) {
+        return call(what, () -> {
+            if (!replicaWait.on()) {
+                return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args);
+            }
+            RBatch batch = client().createBatch(writeOptions());
+            batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args);
+            return (R) confirmed(what, consequence, batch.execute()).getResponses().getFirst();
+        }, tries);
+    }
+
+    <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+        return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+    }
+
+    /**
+     * {@link #eval} for a script that returns stream entries to {@link #fetched}: its reply's strings
+     * come back as {@link #entryCodec()} reads them (bytes; read them with {@link #replyText} and
+     * {@link #replyFieldName}), its integers as numbers.
+     */
+    <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+        return call(what, () -> client().getScript(entryCodec()).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+    }
+
+    /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
+    <R> R call(String what, Supplier<R> operation) {
+        return call(what, operation, 1);
+    }
+
+    /**
+     * {@link #call(String, Supplier)} for a producer's write, tried up to {@value #PRODUCER_TRIES}
+     * times when the connection fails under it. Redisson never retries a non-idempotent command
+     * (XADD) after a response timeout, and a connection killed mid-command ends exactly so: failing
+     * the submit would push the retry onto every caller. If an earlier try did land, the message is
+     * enqueued twice with the same id: at-least-once, never lost.
+     */
+    <R> R callRetryingBrokenConnections(String what, Supplier<R> operation) {
+        return call(what, operation, PRODUCER_TRIES);
+    }
+
+    private <R> R call(String what, Supplier<R> operation, int tries) {
+        evictionPolicy.recheckIfDue(this::client, setup.redisson());
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return operation.get();
+            } catch (BrokerException | IllegalStateException | IllegalArgumentException e) {
+                throw e;
+            } catch (RedisTimeoutException | RedisConnectionException e) {
+                if (attempt >= tries) {
+                    throw failure(what, e);
+                }
+                LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
+            } catch (RuntimeException e) {
+                if (e instanceof CompletionException && e.getCause() instanceof BrokerException own) {
+                    throw own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
+                }
+                if (causedBy(e, RedisNoScriptException.class)) {
+                    // Nothing in the failed pipeline ran its script; the caller's own retry finds them loaded.
+                    reloadScripts(what);
+                }
+                throw failure(what, e);
+            }
+        }
+    }
+
+    /**
+     * True when {@code e} is Redis not answering (a timeout, a connection refused or lost), not one
+     * queue's keys refusing a command: then every queue fails alike, and the worker's own outage
+     * handling applies rather than one queue sitting out.
+     */
+    static boolean serverUnreachable(BrokerException e) {
+        return causedBy(e, RedisTimeoutException.class) || causedBy(e, RedisConnectionException.class);
+    }
+
+    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (type.isInstance(c) || Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Redis does not replicate its script cache: after a failover (or a restart, or SCRIPT FLUSH) the
+     * primary has none, and Redisson, which sends pipelined scripts by SHA, does not reload them, so
+     * every settle pipeline would fail until something else happened to load its script.
+     */
+    private void reloadScripts(String what) {
+        try {
+            RScript scripts = client().getScript(StringCodec.INSTANCE);
+            LuaScripts.ALL.forEach(scripts::scriptLoad);
+            PriorityScripts.ALL.forEach(scripts::scriptLoad);
+            LOG.log(System.Logger.Level.WARNING, "Redis at {0} had lost the broker''s Lua scripts ({1} failed with NOSCRIPT: a"
+                    + " failover, a restart or SCRIPT FLUSH); loaded them again", setup.target(), what);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "Redis at {0}: loading the broker''s Lua scripts again failed: {1}", setup.target(),
+                    e.getMessage());
+        }
+    }
+
+    BrokerException failure(String what, Throwable cause) {
+        Throwable c = cause instanceof CompletionException && cause.getCause() != null ? cause.getCause() : cause;
+        if (OutOfMemoryReplies.isOutOfMemory(c)) {
+            return OutOfMemoryReplies.failure(setup.target(), what, c);
+        }
+        return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c), c);
+    }
+
+    /** Adds {@code fields} to a script's arguments: name, value, name, value... */
+    static void addFields(List<Object> args, Map<String, String> fields) {
+        fields.forEach((name, value) -> {
+            args.add(name);
+            args.add(value);
+        });
+    }
+
+    // ---- replies -------------------------------------------------------------------------
+
+    /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
+    static Codec entryCodec() {
+        return EntryCodec.INSTANCE;
+    }
+
+    /** The delivery of an entry read with {@link #entryCodec()}. */
+    static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
+        return fetched(queue, receipt, fields, 1);
+    }
+
+    /** {@link #fetched} of an entry handed out {@code deliveryCount} times. */
+    @SuppressWarnings("unchecked")
+    static Delivery fetched(String queue, String receipt, Map<String, ?> fields, int deliveryCount) {
+        return StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);
+    }
+
+    /** {@link #entries} of a script's entries headed by id and delivery count. */
+    static List<Delivery> deliveries(String queue, List<Object> flat, int i) {
+        return entries(flat, i, (id, count, fields) -> fetched(queue, id, fields, Math.max(1, Integer.parseInt(count))));
+    }
+
+    /** The delivery of an entry of a script's reply, from the two values heading it and its fields. */
+    interface EntryReader {
+        Delivery read(String first, String second, Map<String, Object> fields);
+    }
+
+    /**
+     * Decodes entries flattened by a script read with {@link #evalEntries} as two head values (such
+     * as id and delivery count), number of field strings, fields..., from {@code i}: decoded from bytes
+     * as a fetch decodes them, so a re-delivered entry is taken or refused exactly as its first delivery was.
+     */
+    static List<Delivery> entries(List<Object> flat, int i, EntryReader reader) {
+        List<Delivery> deliveries = new ArrayList<>();
+        while (i < flat.size()) {
+            int n = Integer.parseInt(replyText(flat.get(i + 2)));
+            Map<String, Object> fields = new LinkedHashMap<>();
+            for (int j = 0; j < n; j += 2) {
+                fields.put(replyFieldName(flat.get(i + 3 + j)), flat.get(i + 4 + j));
+            }
+            deliveries.add(reader.read(replyText(flat.get(i)), replyText(flat.get(i + 1)), fields));
+            i += 3 + n;
+        }
+        return deliveries;
+    }
+
+    /** A string of a reply of {@link #evalEntries}. */
+    static String replyText(Object string) {
+        return string instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(string);
+    }
+
+    /** A field name in a reply of {@link #evalEntries}: one of {@link StreamFields}' constants when it is one. */
+    static String replyFieldName(Object string) {
+        return string instanceof byte[] bytes ? EntryCodec.fieldName(bytes) : String.valueOf(string);
+    }
+
+    static long toLong(Object value) {
+        return value instanceof Number n ? n.longValue() : Long.parseLong(String.valueOf(value));
+    }
+
+    static StreamMessageId parseId(String id) {
+        StreamMessageId parsed = parseIdOrNull(id);
+        if (parsed == null) {
+            throw new IllegalArgumentException("not a stream entry id (<ms>-<seq>): '" + id + "'");
+        }
+        return parsed;
+    }
+
+    static StreamMessageId parseIdOrNull(String id) {
+        int dash = id.indexOf('-');
+        try {
+            return dash < 0 ? new StreamMessageId(Long.parseLong(id))
+                    : new StreamMessageId(Long.parseLong(id.substring(0, dash)), Long.parseLong(id.substring(dash + 1)));
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package io.binomic.redis.internal;
+
+import static io.binomic.redis.internal.RedisContext.GROUP;
+
+import io.binomic.api.Message;
+import io.binomic.api.QueueLimits;
+import io.binomic.api.RateLimit;
+import io.binomic.api.spi.Admission;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimits;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Rate and concurrency limits on Redis: admitted by {@link LuaScripts#ADMIT} at fetch, a slot
+ * released in the settle script; a queue's own limits in a hash ({@link RedisKeys#queueLimits}).
+ */
+final class RedisFlowLimits implements FlowLimits {
+    /** How long a message waiting for a concurrency slot stays in the delayed set if no release moves it back first. */
+    static final Duration SLOT_WAIT_FALLBACK = Duration.ofSeconds(10);
+
+    private final RedisContext redis;
+
+    RedisFlowLimits(RedisContext redis) {
+        this.redis = redis;
+    }
+
+    /** One {@link LuaScripts#ADMIT} per queue, every queue in one pipeline: one round trip for a whole fetch. */
+    @Override
+    public List<Admission> admit(String consumer, List<Admission.Request> requests) {
+        if (requests.isEmpty()) {
+            return List.of();
+        }
+        Map<String, List<Admission.Request>> byQueue = new LinkedHashMap<>();
+        for (var r : requests) {
+            // per stream: a priority level's deliveries are pending on its own stream (RedisPriorities)
+            byQueue.computeIfAbsent(RedisPriorities.streamOf(r.delivery()), q -> new ArrayList<>()).add(r);
+        }
+        String what = "admit on queues " + byQueue.keySet().stream().map(RedisPriorities::queueOf).distinct().toList();
+        List<?> replies = redis.pipelineWrite(what, "the decisions stand on the primary; a lost one leaves its delivery pending for"
+                + " reclaim", batch -> byQueue.forEach((stream, list) -> {
+                    RedisKeys k = redis.keys(RedisPriorities.queueOf(stream));
+                    List<Object> keys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, stream), k.delayed(), k.held()));
+                    List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis())));
+                    for (var r : list) {
+                        addAdmitArguments(r, k, keys, args);
+                    }
+                    batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.ADMIT, RScript.ReturnType.LIST,
+                            keys, args.toArray());
+                }));
+        List<Admission> out = new ArrayList<>(requests.size());
+        int reply = 0;
+        for (var list : byQueue.values()) {
+            List<?> flat = (List<?>) replies.get(reply++);
+            for (int i = 0; i < list.size(); i++) {
+                String code = String.valueOf(flat.get(2 * i));
+                Instant due = Instant.ofEpochMilli(RedisContext.toLong(flat.get(2 * i + 1)));
+                var decision = switch (code) {
+                    case "R" -> Admission.Decision.RUN;
+                    case "W" -> Admission.Decision.WAIT_RATE;
+                    case "S" -> Admission.Decision.WAIT_SLOT;
+                    default -> Admission.Decision.NOT_PENDING;
+                };
+                out.add(new Admission(list.get(i).delivery(), decision,
+                        decision == Admission.Decision.RUN || decision == Admission.Decision.NOT_PENDING
+                                ? Optional.empty() : Optional.of(due)));
+            }
+        }
+        return out;
+    }
+
+    private static void addAdmitArguments(Admission.Request r, RedisKeys k, List<Object> keys, List<Object> args) {
+        Delivery d = r.delivery();
+        Message m = d.message().orElseThrow();
+        String attempt = Integer.toString(m.attempt());
+        args.add(RedisPriorities.entryId(d.receipt()));
+        args.add(Integer.toString(d.deliveryCount()));
+        args.add(attempt);
+        args.add(attempt.equals(m.headers().get(FlowLimit.RATE_ADMITTED_HEADER)) ? "1" : "0");
+        args.add(attempt.equals(m.headers().get(FlowLimit.TURN_HEADER)) ? "1" : "0");
+        if (m.isTracked()) {
+            keys.add(k.job(m.id()));
+            args.add(Integer.toString(keys.size()));
+        } else {
+            args.add("0");
+        }
+        args.add(Integer.toString(r.limits().size()));
+        for (var limit : r.limits()) {
+            args.add(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c");
+            args.add(limit.id());
+            args.add(Integer.toString(limit.permits()));
+            args.add(Long.toString(limit.intervalMillis()));
+            args.add(Integer.toString(limit.burst()));
+        }
+    }
+
+    @Override
+    public int slotsHeld(String queue, String limitId) {
+        Long n = redis.call("slotsHeld of '" + queue + "'", () -> redis.client().getScoredSortedSet(redis.keys(queue).slots(limitId),
+                StringCodec.INSTANCE).size()).longValue();
+        return Math.toIntExact(n);
+    }
+
+    @Override
+    public Map<String, QueueLimits> queueLimits(List<String> queues) {
+        return redis.readHashes("limits", queues, RedisKeys::queueLimits, RedisFlowLimits::decodeLimits,
+                "binomic queue limit {0} ...");
+    }
+
+    private static QueueLimits decodeLimits(Map<?, ?> fields) {
+        var b = QueueLimits.builder();
+        Object permits = fields.get("rate.permits");
+        if (permits != null) {
+            var rate = RateLimit.of(Integer.parseInt(String.valueOf(permits)),
+                    Duration.ofMillis(Long.parseLong(String.valueOf(fields.get("rate.periodMillis")))));
+            Object burst = fields.get("rate.burst");
+            b.rateLimit(burst == null ? rate : rate.withBurst(Integer.parseInt(String.valueOf(burst))));
+        }
+        Object concurrency = fields.get("concurrency");
+        if (concurrency != null) {
+            b.concurrencyLimit(Integer.parseInt(String.valueOf(concurrency)));
+        }
+        return b.build();
+    }
+
+    @Override
+    public void setQueueLimits(String queue, QueueLimits limits) {
+        Objects.requireNonNull(limits, "limits must not be null");
+        List<Object> args = new ArrayList<>();
+        limits.rate().ifPresent(r -> args.addAll(List.of("rate.permits", Integer.toString(r.permits()),
+                "rate.periodMillis", Long.toString(r.period().toMillis()), "rate.burst", Integer.toString(r.burst()))));
+        limits.concurrency().ifPresent(c -> args.addAll(List.of("concurrency", Integer.toString(c))));
+        RedisKeys k = redis.keys(queue);
+        redis.callRetryingBrokenConnections("set the limits of " + queue, () ->
+                redis.client().getScript(StringCodec.INSTANCE).eval(k.queueLimits(), RScript.Mode.READ_WRITE,
+                        FlowScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
+    }
+}

@@ -1,0 +1,187 @@
+package io.binomic.redis.internal;
+
+import static io.binomic.redis.internal.RedisContext.GROUP;
+
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.SettleReport;
+import io.binomic.api.spi.SettledCleanup;
+import io.binomic.api.spi.Settlement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * The broker's settle, and the trimming of acknowledged entries it does on the way
+ * ({@link SettledCleanup}): acked entries are not deleted one by one but trimmed in bulk, at most
+ * five times a second per queue, with {@code XTRIM MINID} below the group's oldest pending and
+ * last-delivered entries.
+ */
+final class RedisSettle implements SettledCleanup {
+    private static final Duration TRIM_EVERY = Duration.ofMillis(200);
+
+    private final RedisContext redis;
+    private final RedisPriorities priorities;
+    /** When each queue's acknowledged entries were last trimmed (System.nanoTime). */
+    private final Map<String, Long> lastTrim = new ConcurrentHashMap<>();
+
+    RedisSettle(RedisContext redis, RedisPriorities priorities) {
+        this.redis = redis;
+        this.priorities = priorities;
+    }
+
+    /**
+     * Every queue's settlements as one fenced script ({@link LuaScripts#SETTLE}), all queues in one
+     * pipeline: one round trip per call, whatever the mix of acks, retries and dead letters. At most
+     * once per {@link #TRIM_EVERY} (200 ms) and queue, the same pipeline also trims acknowledged entries
+     * ({@link LuaScripts#TRIM_ACKED}), which replaces an XDEL per ack.
+     */
+    SettleReport settle(String consumer, List<Settlement> settlements) {
+        if (settlements.isEmpty()) {
+            return SettleReport.ALL_APPLIED;
+        }
+        if (ClusterWrites.splitByQueue(redis) && ClusterWrites.severalQueues(settlements, x -> x.delivery().queue())) {
+            return ClusterWrites.settleByQueue(settlements, one -> settle(consumer, one));
+        }
+        Map<String, List<Settlement>> byQueue = new LinkedHashMap<>();
+        for (Settlement s : settlements) {
+            if (s instanceof Settlement.RetryLater retry) {
+                redis.checkSize(retry.next());
+            }
+            byQueue.computeIfAbsent(RedisPriorities.streamOf(s.delivery()), q -> new ArrayList<>()).add(s);
+        }
+        // the script's fence lists runs of consecutive ids (LuaScripts.SETTLE); stable, so a repeated entry keeps its order
+        byQueue.values().forEach(list -> list.sort(BY_ENTRY_ID));
+        String dlqMaxCount = Integer.toString(redis.config.deadLetterMaxCount());
+        String dlqMinId = Long.toString(Instant.now().minus(redis.config.deadLetterMaxAge()).toEpochMilli());
+        long now = System.nanoTime();
+        Set<String> trimmed = new HashSet<>();
+        for (String queue : byQueue.keySet()) {
+            Long last = lastTrim.get(queue);
+            if (last == null || now - last >= TRIM_EVERY.toNanos()) {
+                lastTrim.put(queue, now);
+                trimmed.add(queue);
+            }
+        }
+        List<?> replies = redis.pipelineWrite("settle on queues " + byQueue.keySet(), RedisContext.SETTLE_AGAIN, batch ->
+                byQueue.forEach((queue, list) -> {
+                    RedisKeys k = redis.keys(RedisPriorities.queueOf(queue));
+                    List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
+                    Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
+                    batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE,
+                            RScript.ReturnType.LIST, settleKeys, args);
+                    if (trimmed.contains(queue)) {
+                        batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.TRIM_ACKED,
+                                RScript.ReturnType.LONG, List.of(RedisPriorities.streamKey(k, queue)), GROUP);
+                    }
+                }));
+        List<Settlement> reclaimed = new ArrayList<>();
+        List<Settlement> notPending = new ArrayList<>();
+        int reply = 0;
+        for (Map.Entry<String, List<Settlement>> e : byQueue.entrySet()) {
+            if (replies.get(reply++) instanceof List<?> positions) {
+                for (Object position : positions) {
+                    int at = Math.toIntExact(RedisContext.toLong(position));
+                    (at > 0 ? reclaimed : notPending).add(e.getValue().get(Math.abs(at) - 1));
+                }
+            }
+            if (trimmed.contains(e.getKey())) {
+                reply++;
+            }
+        }
+        return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
+    }
+
+    @Override
+    public long removeSettled(String queue) {
+        lastTrim.put(queue, System.nanoTime());
+        return redis.<Long>eval("removeSettled of '" + queue + "'", LuaScripts.TRIM_ACKED, RScript.ReturnType.LONG,
+                List.of(redis.keys(queue).stream()), GROUP) + priorities.removeSettled(queue);
+    }
+
+    /** Stream entry ids ({@code <ms>-<seq>}) in Redis' order; anything else after them, as text. */
+    static final Comparator<Settlement> BY_ENTRY_ID = (a, b) ->
+            compareEntryIds(RedisPriorities.entryId(a.delivery().receipt()), RedisPriorities.entryId(b.delivery().receipt()));
+
+    static int compareEntryIds(String a, String b) {
+        int dashA = a.indexOf('-');
+        int dashB = b.indexOf('-');
+        boolean idA = isEntryId(a, dashA);
+        boolean idB = isEntryId(b, dashB);
+        if (idA != idB) {
+            return idA ? -1 : 1;
+        }
+        if (!idA) {
+            return a.compareTo(b);
+        }
+        int c = Long.compareUnsigned(Long.parseUnsignedLong(a, 0, dashA, 10), Long.parseUnsignedLong(b, 0, dashB, 10));
+        return c != 0 ? c : Long.compareUnsigned(Long.parseUnsignedLong(a, dashA + 1, a.length(), 10),
+                Long.parseUnsignedLong(b, dashB + 1, b.length(), 10));
+    }
+
+    private static boolean isEntryId(String s, int dash) {
+        if (dash < 1 || dash > 20 || dash == s.length() - 1 || s.length() - dash - 1 > 20) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (i != dash && (c < '0' || c > '9')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements,
+                                            RedisKeys k, List<Object> keys) {
+        List<Object> args = new ArrayList<>(4 + settlements.size() * 3);
+        args.add(GROUP);
+        args.add(consumer);
+        args.add(dlqMaxCount);
+        args.add(dlqMinId);
+        for (Settlement s : settlements) {
+            Delivery d = s.delivery();
+            switch (s) {
+                case Settlement.Ack ack when d.deliveryCount() == 1 ->
+                    // the drain's common case as one argument: the script reads an ack of count 1 from the id alone
+                    args.add(RedisPriorities.entryId(d.receipt()));
+                case Settlement.Ack ack -> {
+                    args.add("A");
+                    args.add(RedisPriorities.entryId(d.receipt()));
+                    args.add(Integer.toString(d.deliveryCount()));
+                }
+                case Settlement.RetryLater retry -> {
+                    args.add("R");
+                    args.add(RedisPriorities.entryId(d.receipt()));
+                    args.add(Integer.toString(d.deliveryCount()));
+                    args.add(Long.toString(retry.dueAt().toEpochMilli()));
+                    args.add(StreamFields.toJson(StreamFields.encode(retry.next())));
+                }
+                case Settlement.DeadLetter dead -> {
+                    Map<String, String> fields = DeadLetterFields.encode(d, dead.failure());
+                    args.add("D");
+                    args.add(RedisPriorities.entryId(d.receipt()));
+                    args.add(Integer.toString(d.deliveryCount()));
+                    args.add(Integer.toString(fields.size() * 2));
+                    RedisContext.addFields(args, fields);
+                }
+            }
+            if (s.job() != null) {
+                keys.add(k.job(s.job().id()));
+                args.add("J");
+                args.add(Integer.toString(keys.size()));
+                RedisJobStore.addJobArguments(args, s.job(), k);
+            }
+            RedisUniqueSubmits.addSettleArguments(s, k, keys, args);
+        }
+        return args.toArray();
+    }
+}

@@ -1,0 +1,147 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.Message;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Unique and debounced submits on Redis ({@link FlowScripts}): a unique key per claim, a debounce
+ * key pointing at the delayed-set member of the job waiting under it.
+ */
+final class RedisUniqueSubmits implements UniqueSubmits {
+    /** A debounce key outlives its job's due time by this much; the delayed set decides whether it still waits. */
+    private static final Duration DEBOUNCE_KEY_SLACK = Duration.ofDays(1);
+
+    private final RedisContext redis;
+
+    RedisUniqueSubmits(RedisContext redis) {
+        this.redis = redis;
+    }
+
+    @Override
+    public UUID submitUnique(Message message, Instant dueAt) {
+        return submitAllUnique(List.of(message), dueAt).getFirst();
+    }
+
+    /** One script per message, all in one pipeline: one round trip for the lot. */
+    @Override
+    public List<UUID> submitAllUnique(List<Message> messages, Instant dueAt) {
+        if (messages.isEmpty()) {
+            return List.of();
+        }
+        messages.forEach(redis::checkSize);
+        String what = "unique submit on queue '" + messages.getFirst().queue() + "'";
+        if (messages.size() == 1) {
+            Message m = messages.getFirst();
+            Object id = redis.writeScriptRetryingBrokenConnections(what, FlowScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE,
+                    uniqueKeys(m, dueAt, redis.keys(m.queue())), uniqueArguments(m, dueAt));
+            return List.of(UUID.fromString(String.valueOf(id)));
+        }
+        List<?> replies = redis.callRetryingBrokenConnections(what, () -> {
+            RBatch batch = redis.client().createBatch(redis.writeOptions());
+            for (Message m : messages) {
+                RedisKeys k = redis.keys(m.queue());
+                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, FlowScripts.SUBMIT_UNIQUE,
+                        RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
+            }
+            return redis.confirmed(what, RedisContext.SUBMIT_AGAIN, batch.execute()).getResponses();
+        });
+        List<UUID> ids = new ArrayList<>(replies.size());
+        replies.forEach(r -> ids.add(UUID.fromString(String.valueOf(r))));
+        return ids;
+    }
+
+    private static UniqueClaim claim(Message m) {
+        return UniqueClaim.of(m).orElseThrow(() -> new IllegalArgumentException("message " + m.id()
+                + " has no unique claim (header '" + UniqueClaim.HEADER + "')"));
+    }
+
+    /** KEYS of {@link FlowScripts#SUBMIT_UNIQUE}. */
+    private static List<Object> uniqueKeys(Message m, Instant dueAt, RedisKeys k) {
+        return List.of(k.unique(m.task(), claim(m).key()), dueAt == null ? k.stream() : k.delayed(), k.job(m.id()));
+    }
+
+    /** ARGV of {@link FlowScripts#SUBMIT_UNIQUE}. */
+    private static Object[] uniqueArguments(Message m, Instant dueAt) {
+        UniqueClaim claim = claim(m);
+        List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
+                dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
+                dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
+                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.headers().get(Message.TRACK) : "0",
+                claim.releasedAtEnd() ? "1" : "0"));
+        if (dueAt == null) {
+            RedisContext.addFields(args, StreamFields.encode(m));
+        }
+        return args.toArray();
+    }
+
+    @Override
+    public UUID submitDebounced(Message m, Instant dueAt) {
+        redis.checkSize(m);
+        String key = UniqueClaim.debounceKey(m).orElseThrow(() -> new IllegalArgumentException("message " + m.id()
+                + " has no debounce key (header '" + UniqueClaim.DEBOUNCE_HEADER + "')"));
+        RedisKeys k = redis.keys(m.queue());
+        long keyTtl = Math.max(1, Duration.between(Instant.now(), dueAt).plus(DEBOUNCE_KEY_SLACK).toMillis());
+        Object reply = redis.writeScriptRetryingBrokenConnections("debounced submit on queue '" + m.queue() + "'",
+                FlowScripts.SUBMIT_DEBOUNCED, RScript.ReturnType.VALUE, List.of(k.debounce(m.task(), key), k.delayed(), k.job(m.id())),
+                m.id().toString(), Long.toString(dueAt.toEpochMilli()), StreamFields.toJson(StreamFields.encode(m)),
+                Long.toString(keyTtl), m.isTracked() ? "1" : "0", m.task(), Long.toString(System.currentTimeMillis()),
+                m.isTracked() ? m.headers().get(Message.TRACK) : "0", k.jobPrefix());
+        return UUID.fromString(String.valueOf(reply));
+    }
+
+    /** One script per queue, all in one pipeline. */
+    @Override
+    public void releaseUniqueAtStart(List<Message> started) {
+        Map<String, List<Message>> byQueue = new LinkedHashMap<>();
+        started.forEach(m -> byQueue.computeIfAbsent(m.queue(), q -> new ArrayList<>()).add(m));
+        redis.pipeline("give back unique keys on queues " + byQueue.keySet(), batch -> byQueue.forEach((queue, messages) -> {
+            RedisKeys k = redis.keys(queue);
+            List<Object> keys = new ArrayList<>();
+            List<Object> ids = new ArrayList<>();
+            for (Message m : messages) {
+                UniqueClaim.of(m).ifPresent(c -> {
+                    keys.add(k.unique(m.task(), c.key()));
+                    ids.add(m.id().toString());
+                });
+            }
+            if (!keys.isEmpty()) {
+                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, FlowScripts.RELEASE_UNIQUE,
+                        RScript.ReturnType.LONG, keys, ids.toArray());
+            }
+        }));
+    }
+
+    /**
+     * Adds to a settle script's arguments the release of the unique key of an ack or a dead letter
+     * (marker {@code 'U'}, see {@code release_unique} in {@code lib.lua}); nothing for other settlements.
+     */
+    static void addSettleArguments(Settlement s, RedisKeys k, List<Object> keys, List<Object> args) {
+        if (s instanceof Settlement.RetryLater) {
+            return;
+        }
+        Delivery d = s.delivery();
+        if (d.message().isEmpty() || !d.message().get().headers().containsKey(UniqueClaim.HEADER)) {
+            return;
+        }
+        Message m = d.message().get();
+        UniqueClaim.of(m).filter(UniqueClaim::releasedAtEnd).ifPresent(c -> {
+            keys.add(k.unique(m.task(), c.key()));
+            args.add("U");
+            args.add(Integer.toString(keys.size()));
+            args.add(m.id().toString());
+        });
+    }
+}
