@@ -14,6 +14,7 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.core.Binomic;
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.core.Dashboard;
 import io.binomic.core.internal.CoreAccess;
 import java.io.IOException;
@@ -84,7 +85,7 @@ class RedisEvictionPolicyIT {
     }
 
     private static List<ServerSetting> settings(Binomic binomic) {
-        return ((BrokerHealthReport) CoreAccess.get().broker(binomic)).serverSettings();
+        return BrokerCapabilities.of(CoreAccess.get().broker(binomic), BrokerHealthReport.class).serverSettings();
     }
 
     private static String get(URI uri) throws IOException, InterruptedException {
