@@ -78,36 +78,6 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
     }
 
     @Test
-    void partitionsAreStoredPerQueueAndAPartitionIsAQueueOfItsOwnAtEveryPriority() throws Exception {
-        assertEquals(Map.of(), BrokerCapabilities.partitioning(broker).partitions(List.of(queue, otherQueue)));
-        BrokerCapabilities.partitioning(broker).setPartitions(queue, new io.binomic.api.spi.QueuePartitions(3, 4));
-        assertEquals(Map.of(queue, new io.binomic.api.spi.QueuePartitions(3, 4)), BrokerCapabilities.partitioning(broker).partitions(List.of(queue, otherQueue)));
-
-        // partitions 0 and 3, at the default priority and at another: fetched, renewed and settled
-        // on their own streams ('@' in a physical queue's name clashes with nothing)
-        String last = io.binomic.api.spi.QueuePartitions.physical(queue, 3);
-        List<Message> sent = new java.util.ArrayList<>();
-        for (String q : List.of(queue, last)) {
-            sent.add(message(q, "t", "{}", 1));
-            sent.add(message(q, "t", "{}", 1).withHeader(Message.PRIORITY, "8"));
-        }
-        broker.enqueueAll(sent);
-        List<Delivery> got = new java.util.ArrayList<>();
-        for (int round = 0; round < 10 && got.size() < 4; round++) {
-            got.addAll(broker.fetch(List.of(queue, last), "c1", 4, Duration.ofMillis(100)));
-        }
-        assertEquals(4, got.size());
-        assertEquals(2, got.stream().filter(d -> d.queue().equals(last)).count());
-        broker.renewLeases("c1", got);
-        assertEquals(List.of(), ack("c1", got));
-        assertEquals(0, broker.stats(last).pending());
-        assertEquals(0, broker.stats(queue).pending());
-
-        BrokerCapabilities.partitioning(broker).setPartitions(queue, io.binomic.api.spi.QueuePartitions.ONE);
-        assertEquals(Map.of(), BrokerCapabilities.partitioning(broker).partitions(List.of(queue)), "one partition is no partitioning");
-    }
-
-    @Test
     void fetchOverSeveralQueuesNeverHandsOutMoreThanMaxInTotal() throws Exception {
         for (int i = 0; i < 10; i++) {
             broker.enqueue(message(queue, "t", "{\"i\":" + i + "}", 1));
@@ -176,22 +146,6 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
         Settlement late = new Settlement.DeadLetter(d, failure());
         assertEquals(new SettleReport(List.of(), List.of(late)), broker.settle("c1", List.of(late)));
         assertEquals(0, broker.stats(queue).deadLetters());
-    }
-
-    @Test
-    void pendingOfListsOnlyTheConsumersOwnDeliveriesAndChangesNothing() throws Exception {
-        broker.enqueueAll(List.of(message("t", "{\"i\":1}"), message("t", "{\"i\":2}"), message("t", "{\"i\":3}")));
-        List<Delivery> mine = fetch(2);
-        List<Delivery> theirs = broker.fetch(List.of(queue), "c2", 1, Duration.ofMillis(200));
-        assertEquals(1, theirs.size());
-
-        List<Delivery> pending = BrokerCapabilities.pendingDeliveries(broker).pendingOf(queue, "c1", 10);
-
-        if (!pending.isEmpty()) { // optional for a broker whose fetch cannot lose what it handed out
-            assertEquals(mine, pending, "the same deliveries, at the same counts");
-        }
-        assertEquals(List.of(), ack("c1", mine), "listing them counted no delivery");
-        assertEquals(1, broker.stats(queue).pending());
     }
 
     @Test

@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.JobHandle;
+import io.binomic.api.Message;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.api.SubmitOptions;
@@ -16,7 +18,12 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.QueuePartitions;
+import io.binomic.api.spi.Settlement;
+import io.binomic.core.internal.Providers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -118,6 +125,42 @@ public abstract class PartitionContractTest {
     private static void awaitAll(List<JobHandle<String>> jobs) {
         for (JobHandle<String> j : jobs) {
             j.await(Duration.ofSeconds(30));
+        }
+    }
+
+    /** The store behind the feature, on a broker of {@link #brokerUrl()} of its own. */
+    @Test
+    void partitionsAreStoredPerQueueAndAPartitionIsAQueueOfItsOwnAtEveryPriority() throws Exception {
+        String otherQueue = queue + "-other";
+        try (Broker broker = Providers.createBroker(BrokerConfig.builder().url(brokerUrl()).build())) {
+            broker.start(List.of(queue, otherQueue));
+            Partitioning partitioning = BrokerCapabilities.partitioning(broker);
+            assertEquals(Map.of(), partitioning.partitions(List.of(queue, otherQueue)));
+            partitioning.setPartitions(queue, new QueuePartitions(3, 4));
+            assertEquals(Map.of(queue, new QueuePartitions(3, 4)), partitioning.partitions(List.of(queue, otherQueue)));
+
+            // partitions 0 and 3, at the default priority and at another: fetched, renewed and settled
+            // on their own streams ('@' in a physical queue's name clashes with nothing)
+            String last = QueuePartitions.physical(queue, 3);
+            List<Message> sent = new ArrayList<>();
+            for (String q : List.of(queue, last)) {
+                sent.add(BrokerContractFixture.message(q, "t", "{}", 1));
+                sent.add(BrokerContractFixture.message(q, "t", "{}", 1).withHeader(Message.PRIORITY, "8"));
+            }
+            broker.enqueueAll(sent);
+            List<Delivery> got = new ArrayList<>();
+            for (int round = 0; round < 10 && got.size() < 4; round++) {
+                got.addAll(broker.fetch(List.of(queue, last), "c1", 4, Duration.ofMillis(100)));
+            }
+            assertEquals(4, got.size());
+            assertEquals(2, got.stream().filter(d -> d.queue().equals(last)).count());
+            broker.renewLeases("c1", got);
+            assertEquals(List.of(), broker.settle("c1", got.stream().<Settlement>map(Settlement.Ack::new).toList()).notApplied());
+            assertEquals(0, broker.stats(last).pending());
+            assertEquals(0, broker.stats(queue).pending());
+
+            partitioning.setPartitions(queue, QueuePartitions.ONE);
+            assertEquals(Map.of(), partitioning.partitions(List.of(queue)), "one partition is no partitioning");
         }
     }
 

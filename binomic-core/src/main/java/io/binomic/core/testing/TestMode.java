@@ -20,6 +20,7 @@ import io.binomic.core.internal.worker.DeliveryProcessor;
 import io.binomic.core.internal.worker.JobTracking;
 import io.binomic.core.internal.worker.Outcome;
 import io.binomic.core.internal.worker.TaskInvokers;
+import io.binomic.core.internal.worker.WorkerTasks;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -76,10 +77,11 @@ public final class TestMode implements AutoCloseable {
         Binomic.Builder builder = Binomic.builder().config(config).broker(broker).scheduler(scheduler);
         b.bindings.values().forEach(builder::handle);
         this.binomic = builder.build();
-        var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
-        this.processor = new DeliveryProcessor(Map.copyOf(b.bindings), b.defaults, codec, TaskInvokers.forWorkers(), Clock.systemUTC(),
-                new StatsRecorder(), RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false, null, config.broker().maxPayloadBytes()));
         this.queues = b.bindings.values().stream().map(t -> t.task().queue()).distinct().toList();
+        var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
+        var tasks = new WorkerTasks(queues, b.defaults, Map.copyOf(b.bindings), codec, config.broker().maxPayloadBytes());
+        this.processor = new DeliveryProcessor(tasks, TaskInvokers.forWorkers(), Clock.systemUTC(), new StatsRecorder(),
+                RandomGenerator.getDefault(), JobTracking.through(broker, "test-mode", receipt -> false, null, tasks.maxResultBytes()));
         broker.onSubmission(this::stored);
         // What a test leaves queued is the test's business: the close need not warn that it is lost.
         broker.dropOnCloseQuietly();

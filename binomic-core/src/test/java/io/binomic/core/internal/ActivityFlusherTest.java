@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.ActivityBucket;
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.core.ForwardingBroker;
 import io.binomic.core.internal.memory.MemoryBroker;
 import java.time.Clock;
@@ -82,8 +83,8 @@ class ActivityFlusherTest {
 
         assertEquals(List.of(new ActivityBucket(MINUTE, 1, 0, 0, 0, 1_000_000, 1_000_000),
                         new ActivityBucket(MINUTE.plusSeconds(60), 1, 0, 0, 0, 1_000_000, 1_000_000)),
-                memory.activity("mail", MINUTE), "nothing lost, each count in its own minute");
+                BrokerCapabilities.activity(memory).activity("mail", MINUTE), "nothing lost, each count in its own minute");
         assertTrue(flusher.flush(), "and nothing sent twice");
-        assertEquals(2, memory.activity("mail", MINUTE).stream().mapToLong(ActivityBucket::succeeded).sum());
+        assertEquals(2, BrokerCapabilities.activity(memory).activity("mail", MINUTE).stream().mapToLong(ActivityBucket::succeeded).sum());
     }
 }

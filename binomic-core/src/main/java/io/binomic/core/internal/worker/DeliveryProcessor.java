@@ -14,7 +14,6 @@ import io.binomic.api.TaskNotFoundException;
 import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobUpdate;
-import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.DueTimes;
@@ -79,12 +78,13 @@ public final class DeliveryProcessor {
     final LongAdder retried = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
 
-    public DeliveryProcessor(Map<String, TaskBinding<?, ?>> handlers, TaskDefaults defaults, PayloadCodec codec, TaskInvoker invoker,
-                             Clock clock, StatsRecorder stats, RandomGenerator random, JobTracking tracking) {
-        this.handlers = Map.copyOf(handlers);
+    /** Runs the handlers of {@code tasks} (its queues and result limit are the worker's and {@code tracking}'s business). */
+    public DeliveryProcessor(WorkerTasks tasks, TaskInvoker invoker, Clock clock, StatsRecorder stats, RandomGenerator random,
+                             JobTracking tracking) {
+        this.handlers = Map.copyOf(tasks.handlers());
         this.tracking = tracking;
-        this.defaults = defaults;
-        this.codec = WorkerCodec.of(codec);
+        this.defaults = tasks.defaults();
+        this.codec = WorkerCodec.of(tasks.codec());
         this.invoker = invoker;
         this.clock = clock;
         this.stats = stats;

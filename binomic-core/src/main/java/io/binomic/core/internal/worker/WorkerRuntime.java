@@ -63,8 +63,7 @@ public final class WorkerRuntime implements Worker {
         PartitionRouter partitions = services.partitions() != null ? services.partitions() : new PartitionRouter(broker);
         this.queues = new WorkerQueues(partitions, tasks.queues(), consumerName, this::partitionsAdded);
         this.tracked = new TrackedJobs(context, tasks.handlers().values().stream().anyMatch(b -> b.task().isTracked()));
-        this.processor = new DeliveryProcessor(tasks.handlers(), tasks.defaults(), tasks.codec(), invoker, services.clock(),
-                services.stats(), ThreadLocalRandom.current(),
+        this.processor = new DeliveryProcessor(tasks, invoker, services.clock(), services.stats(), ThreadLocalRandom.current(),
                 JobTracking.through(broker, consumerName, tracked::cancelRequested, tracked, tasks.maxResultBytes()));
         HeldDeliveries held = new HeldDeliveries();
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));

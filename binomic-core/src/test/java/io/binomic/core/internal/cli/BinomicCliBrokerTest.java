@@ -13,6 +13,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.core.internal.memory.MemoryBroker;
 import io.binomic.core.internal.memory.MemoryScheduler;
 import java.lang.reflect.InvocationTargetException;
@@ -117,7 +118,7 @@ class BinomicCliBrokerTest {
                 clicks      6        0        0     1          1       -
                 """, run("queues", "--queues", "clicks").out(), "the sums over the partitions");
         String details = run("dlq", "list", "--queues", "clicks", "--details").out();
-        String id = broker.readDeadLetters("clicks@1", java.util.Optional.empty(), 1).getFirst().id() + "@1";
+        String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("clicks@1", java.util.Optional.empty(), 1).getFirst().id() + "@1";
         assertTrue(details.contains(id), details);
         CliRun replay = run("dlq", "replay", "--queues", "clicks", "--id", id);
         assertEquals(0, replay.exit(), replay.toString());
@@ -224,7 +225,7 @@ class BinomicCliBrokerTest {
     @Test
     void replayByIdReplaysThatOneAndFailsForAnUnknownId() throws Exception {
         deadLetter("emails", "send", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
-        String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
+        String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
 
         CliRun run = run("dlq", "replay", "--queues", "emails", "--id", id, "--id", "9999999999");
 
@@ -251,7 +252,7 @@ class BinomicCliBrokerTest {
     @Test
     void replayByIdOfAnUndecodableLetterSaysWhyItCannotBeReplayed() throws Exception {
         deadLetterBroken("emails", 1);
-        String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
+        String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
 
         CliRun run = run("dlq", "replay", "--queues", "emails", "--id", id);
 
@@ -266,7 +267,7 @@ class BinomicCliBrokerTest {
     @Test
     void aMalformedIdIsABadUsageSaidInOneLineAndNothingIsDone() throws Exception {
         deadLetter("emails", "send", 1, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
-        String id = broker.readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
+        String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("emails", java.util.Optional.empty(), 10).getFirst().id();
 
         for (String verb : List.of("replay", "purge")) {
             CliRun run = run("dlq", verb, "--queues", "emails", "--id", id, "--id", "not-an-id");

@@ -56,7 +56,7 @@ class MemoryBrokerCloseTest {
         broker.start(List.of("a", "b"));
         broker.enqueueAll(List.of(message("a"), message("a"), message("b")));
         broker.fetch(List.of("b"), "c1", 1, Duration.ZERO);
-        broker.schedule(message("a"), Instant.now().plusSeconds(60));
+        new MemoryScheduler(broker).schedule(message("a"), Instant.now().plusSeconds(60));
 
         broker.close();
         broker.close();

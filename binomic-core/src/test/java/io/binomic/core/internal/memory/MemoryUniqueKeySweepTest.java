@@ -7,6 +7,8 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.Message;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
+import io.binomic.core.BrokerCapabilities;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -48,16 +50,17 @@ class MemoryUniqueKeySweepTest {
     void keysHeldForAPeriodThatPassedAreDroppedByLaterSubmitsAndLiveOnesStay() {
         try (MemoryBroker broker = new MemoryBroker(BrokerConfig.defaults(), clock)) {
             broker.start(List.of());
-            broker.submitAllUnique(IntStream.range(0, 3000).mapToObj(i -> unique("old-" + i)).toList(), null);
+            UniqueSubmits unique = BrokerCapabilities.uniqueSubmits(broker);
+            unique.submitAllUnique(IntStream.range(0, 3000).mapToObj(i -> unique("old-" + i)).toList(), null);
             assertEquals(3000, broker.uniqueKeysKept());
 
             now = now.plusSeconds(2); // every "old" key's period has passed
             Message live = unique("live");
-            UUID liveId = broker.submitUnique(live, null);
-            broker.submitAllUnique(IntStream.range(0, 3000).mapToObj(i -> unique("new-" + i)).toList(), null);
+            UUID liveId = unique.submitUnique(live, null);
+            unique.submitAllUnique(IntStream.range(0, 3000).mapToObj(i -> unique("new-" + i)).toList(), null);
 
             assertTrue(broker.uniqueKeysKept() <= 3001, "the 3,000 expired keys were swept, kept " + broker.uniqueKeysKept());
-            assertEquals(liveId, broker.submitUnique(unique("live"), null), "a key still within its period is kept and still deduplicates");
+            assertEquals(liveId, unique.submitUnique(unique("live"), null), "a key still within its period is kept and still deduplicates");
         }
     }
 }

@@ -147,6 +147,12 @@ class DeliveryStateMachineProperties {
         assertTrue(cases.get() >= 120, "only " + cases.get() + " cases ran");
     }
 
+    /** What the worker runs: {@code binding} on {@code queue}, encoded as text. */
+    private static WorkerTasks tasks(String queue, TaskBinding<?, ?> binding, TaskDefaults defaults) {
+        return new WorkerTasks(List.of(queue), defaults, Map.of(binding.task().name(), binding), new TextCodec(),
+                BrokerConfig.defaults().maxPayloadBytes());
+    }
+
     private static void runScripts(List<Script> scripts, int maxAttempts, boolean trackSome) {
         String queue = "q";
         Map<String, Script> byKey = new HashMap<>();
@@ -178,7 +184,7 @@ class DeliveryStateMachineProperties {
         broker.start(List.of(queue));
         TaskDefaults defaults = TaskDefaults.builder().maxAttempts(maxAttempts).backoff(Backoff.fixed(Duration.ofMillis(1))).build();
         JobTracking tracking = trackSome ? JobTracking.through(broker, "worker", receipt -> false) : UNTRACKED;
-        DeliveryProcessor processor = new DeliveryProcessor(Map.of(task.name(), binding), defaults, new TextCodec(),
+        DeliveryProcessor processor = new DeliveryProcessor(tasks(queue, binding, defaults),
                 new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1), tracking);
 
         List<Message> messages = new ArrayList<>();
@@ -279,9 +285,8 @@ class DeliveryStateMachineProperties {
             runs.incrementAndGet();
             return null;
         });
-        DeliveryProcessor processor = new DeliveryProcessor(Map.of(task.name(), binding),
-                TaskDefaults.builder().maxAttempts(3).build(), new TextCodec(), new ScriptedInvoker(), Clock.systemUTC(),
-                new StatsRecorder(), new Random(1), UNTRACKED);
+        DeliveryProcessor processor = new DeliveryProcessor(tasks("q", binding, TaskDefaults.builder().maxAttempts(3).build()),
+                new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1), UNTRACKED);
         Message queuedAsFifth = new Message(UUID.randomUUID(), task.name(), "q", 5, Instant.now(),
                 "x".getBytes(StandardCharsets.UTF_8), Map.of());
 
