@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -43,6 +44,8 @@ public final class StatsRecorder {
     private final ConcurrentHashMap<String, LongAdder> reclaimsByQueue = new ConcurrentHashMap<>();
     /** Told of every execution; empty unless a metrics library listens, so the worker's path pays one array read. */
     private final List<TaskExecutionListener> listeners = new CopyOnWriteArrayList<>();
+    /** Listeners whose failure was logged: once each, so a broken one cannot flood the log at the task rate. */
+    private final Set<TaskExecutionListener> reportedListeners = ConcurrentHashMap.newKeySet();
 
     private static final class Counters {
         final String queue;
@@ -145,7 +148,9 @@ public final class StatsRecorder {
                 l.executed(c.queue, c.task, outcome, duration);
             } catch (RuntimeException e) {
                 // A broken metrics listener must not fail the task it reports on: the outcome is settled regardless.
-                LOG.log(Level.WARNING, "task execution listener " + l + " failed", e);
+                if (reportedListeners.add(l)) {
+                    LOG.log(Level.WARNING, "task execution listener " + l + " failed (logged once, its later failures are not)", e);
+                }
             }
         }
     }
