@@ -340,6 +340,32 @@ public final class Binomic implements AutoCloseable {
         return stats.snapshot();
     }
 
+    /**
+     * Stranded deliveries (their worker stopped renewing) that the workers of this process took
+     * over, per queue.
+     */
+    public Map<String, Long> reclaims() {
+        return stats.reclaims();
+    }
+
+    /** The workers this instance started in this JVM and that have not stopped. */
+    public List<Worker> workers() {
+        return workers.running();
+    }
+
+    /**
+     * Tells {@code listener} of every task execution the workers of this instance finish from now
+     * on (for a metrics library's own histograms); remove it with {@link #removeTaskExecutionListener}.
+     */
+    public void addTaskExecutionListener(TaskExecutionListener listener) {
+        stats.addListener(Objects.requireNonNull(listener, "listener must not be null"));
+    }
+
+    /** Stops telling {@code listener}; no-op when it was not added. */
+    public void removeTaskExecutionListener(TaskExecutionListener listener) {
+        stats.removeListener(listener);
+    }
+
     /** The registered tasks. */
     public TaskRegistry tasks() {
         return registry;

@@ -9,12 +9,13 @@ import java.time.Duration;
  * @param task the task name
  * @param succeeded executions that returned
  * @param failed executions that threw or timed out
+ * @param cancelled executions cancelled by their submitters while they ran (neither succeeded nor failed)
  * @param retried messages scheduled for another attempt
  * @param deadLettered messages sent to the dead-letter queue
  * @param totalDuration summed duration of all executions
  * @param maxDuration longest execution
  */
-public record TaskStats(String queue, String task, long succeeded, long failed, long retried, long deadLettered,
+public record TaskStats(String queue, String task, long succeeded, long failed, long cancelled, long retried, long deadLettered,
                         Duration totalDuration, Duration maxDuration) {
 
     /** Executions counted (succeeded + failed). */

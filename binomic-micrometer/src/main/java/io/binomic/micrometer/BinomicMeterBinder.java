@@ -1,0 +1,244 @@
+package io.binomic.micrometer;
+
+import io.binomic.api.Task;
+import io.binomic.core.Binomic;
+import io.binomic.core.TaskExecutionListener;
+import io.binomic.core.TaskStats;
+import io.binomic.core.Worker;
+import io.binomic.core.WorkerCounters;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
+
+/**
+ * Binds the series of Binomic's {@code /metrics} page to a Micrometer {@link MeterRegistry}, named
+ * after Micrometer's conventions (dotted lower-case names, base units, the registry adds
+ * {@code _total} and {@code _seconds}): a Prometheus registry scrapes the same names as
+ * {@code /metrics}, so dashboards and alerts work with either.
+ *
+ * <table>
+ * <caption>Meters</caption>
+ * <tr><th>meter</th><th>type</th><th>tags</th><th>what</th></tr>
+ * <tr><td>{@code binomic.tasks}</td><td>function counter</td><td>queue, task, outcome</td>
+ *     <td>executions by this process's workers: {@code succeeded}, {@code failed} (threw or timed out), {@code cancelled}</td></tr>
+ * <tr><td>{@code binomic.task.duration}</td><td>timer with histogram buckets</td><td>queue, task</td>
+ *     <td>run time of succeeded and failed executions, in the buckets of {@code /metrics} (5 ms to 300 s)</td></tr>
+ * <tr><td>{@code binomic.task.retries}</td><td>function counter</td><td>queue, task</td><td>messages scheduled for another attempt</td></tr>
+ * <tr><td>{@code binomic.dead.letters}</td><td>function counter</td><td>queue, task</td><td>messages dead-lettered</td></tr>
+ * <tr><td>{@code binomic.reclaims}</td><td>function counter</td><td>queue</td><td>stranded deliveries taken over</td></tr>
+ * <tr><td>{@code binomic.stale.settlements}</td><td>function counter</td><td></td><td>outcomes refused because the delivery had been reclaimed</td></tr>
+ * <tr><td>{@code binomic.tasks.in.flight}</td><td>gauge</td><td></td><td>tasks running now</td></tr>
+ * <tr><td>{@code binomic.queue.messages}</td><td>gauge</td><td>queue, state</td>
+ *     <td>the broker's counts: {@code ready}, {@code pending}, {@code delayed}, {@code dead}</td></tr>
+ * <tr><td>{@code binomic.queue.consumers}</td><td>gauge</td><td>queue</td><td>consumers the broker knows</td></tr>
+ * <tr><td>{@code binomic.queue.paused}</td><td>gauge</td><td>queue</td><td>1 when paused</td></tr>
+ * <tr><td>{@code binomic.broker.up}</td><td>gauge</td><td></td><td>1 when the broker answered the queue queries within 3 s</td></tr>
+ * </table>
+ *
+ * <p>The counters read the client's own counts, so they hold every execution since the client
+ * was built. The timer records executions from the first {@link #bindTo} on (a registry's timer
+ * cannot be given past samples): bind before the workers start, as the Spring Boot starter does.
+ * Tasks appear when the client knows them (its registered tasks) or when one of its workers first
+ * runs them; queues are those of the registered tasks and of the worker configuration.
+ *
+ * <pre>{@code
+ * BinomicMeterBinder metrics = new BinomicMeterBinder(binomic);
+ * metrics.bindTo(registry);
+ * binomic.startWorker();
+ * }</pre>
+ */
+public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
+    /** The upper bounds of {@code /metrics}' duration buckets, so every process's histograms add up. */
+    private static final double[] BUCKET_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+    /** How long one snapshot of the client's task counts serves the counters of one scrape. */
+    private static final long STATS_FRESH_NANOS = Duration.ofMillis(500).toNanos();
+
+    private final Binomic binomic;
+    private final QueueDepths depths;
+    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+    /** Each (queue, task) whose meters are registered, per registry: the listener adds those it meets. */
+    private final Map<MeterRegistry, Set<List<String>>> tasksBound = new ConcurrentHashMap<>();
+    private final Map<MeterRegistry, Set<String>> queuesBound = new ConcurrentHashMap<>();
+    /** The timers of each (queue, task), one per registry: the worker's path looks them up once per execution. */
+    private final Map<List<String>, List<Timer>> timers = new ConcurrentHashMap<>();
+    private final TaskExecutionListener listener = this::executed;
+    private volatile boolean listening;
+    private volatile StatsSnapshot stats;
+
+    private record StatsSnapshot(long atNanos, Map<List<String>, TaskStats> byTask, Map<String, Long> reclaims) { }
+
+    /** A binder of {@code binomic}'s series; {@link #bindTo} registers them. */
+    public BinomicMeterBinder(Binomic binomic) {
+        this.binomic = Objects.requireNonNull(binomic, "binomic must not be null");
+        this.depths = new QueueDepths(binomic, this::queues);
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry must not be null");
+        if (registries.contains(registry)) {
+            return;
+        }
+        registries.add(registry);
+        tasksBound.put(registry, ConcurrentHashMap.newKeySet());
+        queuesBound.put(registry, ConcurrentHashMap.newKeySet());
+        synchronized (this) {
+            if (!listening) {
+                binomic.addTaskExecutionListener(listener);
+                listening = true;
+            }
+        }
+        Gauge.builder("binomic.tasks.in.flight", this, b -> b.sumWorkers(WorkerCounters::inFlight))
+                .description("Tasks running now in the workers of this process.").register(registry);
+        FunctionCounter.builder("binomic.stale.settlements", this, b -> b.sumWorkers(WorkerCounters::staleSettlements))
+                .description("Outcomes the broker refused because the delivery had been reclaimed, in the workers of this process.")
+                .register(registry);
+        Gauge.builder("binomic.broker.up", depths, d -> d.brokerUp() ? 1 : 0)
+                .description("1 when the broker answered the queue queries of the last scrape within 3 s.").register(registry);
+        for (String queue : queues()) {
+            bindQueue(registry, queue);
+        }
+        for (Task<?, ?> task : binomic.tasks().all()) {
+            bindTask(registry, task.queue(), task.name());
+        }
+        for (TaskStats s : binomic.taskStats()) {
+            bindTask(registry, s.queue(), s.task());
+        }
+    }
+
+    /** Stops recording run times; the registered meters stay (a registry removes its own). */
+    @Override
+    public synchronized void close() {
+        binomic.removeTaskExecutionListener(listener);
+        listening = false;
+    }
+
+    private List<String> queues() {
+        List<String> all = new ArrayList<>(binomic.tasks().queues());
+        for (String q : binomic.config().worker().queues()) {
+            if (!all.contains(q)) {
+                all.add(q);
+            }
+        }
+        return all;
+    }
+
+    private void executed(String queue, String task, TaskExecutionListener.Outcome outcome, Duration duration) {
+        List<String> key = List.of(queue, task);
+        for (MeterRegistry r : registries) {
+            if (!tasksBound.get(r).contains(key)) {
+                bindTask(r, queue, task);
+            }
+        }
+        if (outcome == TaskExecutionListener.Outcome.CANCELLED) {
+            // As on /metrics: an interrupted run says nothing of how long the task takes.
+            return;
+        }
+        for (Timer t : timers.getOrDefault(key, List.of())) {
+            t.record(duration);
+        }
+    }
+
+    private void bindTask(MeterRegistry r, String queue, String task) {
+        List<String> key = List.of(queue, task);
+        if (!tasksBound.get(r).add(key)) {
+            return;
+        }
+        bindQueue(r, queue);
+        Tags tags = Tags.of("queue", queue, "task", task);
+        taskCounter(r, "binomic.tasks", tags.and("outcome", "succeeded"), key, TaskStats::succeeded,
+                "Task executions by the workers of this process, by outcome (succeeded: returned; failed: threw or timed out;"
+                        + " cancelled: by its submitter while it ran).");
+        taskCounter(r, "binomic.tasks", tags.and("outcome", "failed"), key, TaskStats::failed, null);
+        taskCounter(r, "binomic.tasks", tags.and("outcome", "cancelled"), key, TaskStats::cancelled, null);
+        taskCounter(r, "binomic.task.retries", tags, key, TaskStats::retried,
+                "Messages scheduled for another attempt by the workers of this process.");
+        taskCounter(r, "binomic.dead.letters", tags, key, TaskStats::deadLettered,
+                "Messages dead-lettered by the workers of this process.");
+        Duration[] buckets = new Duration[BUCKET_SECONDS.length];
+        for (int i = 0; i < buckets.length; i++) {
+            buckets[i] = Duration.ofNanos((long) (BUCKET_SECONDS[i] * 1e9));
+        }
+        Timer timer = Timer.builder("binomic.task.duration").tags(tags).serviceLevelObjectives(buckets)
+                .description("How long task executions took, by the workers of this process.").register(r);
+        timers.compute(key, (k, list) -> {
+            List<Timer> more = list == null ? new ArrayList<>() : new ArrayList<>(list);
+            more.add(timer);
+            return List.copyOf(more);
+        });
+    }
+
+    private void taskCounter(MeterRegistry r, String name, Tags tags, List<String> key, ToLongFunction<TaskStats> count,
+                             String description) {
+        FunctionCounter.Builder<BinomicMeterBinder> b = FunctionCounter.builder(name, this, self -> {
+            TaskStats s = self.stats().byTask().get(key);
+            return s == null ? 0 : count.applyAsLong(s);
+        }).tags(tags);
+        if (description != null) {
+            b.description(description);
+        }
+        b.register(r);
+    }
+
+    private void bindQueue(MeterRegistry r, String queue) {
+        if (!queuesBound.get(r).add(queue)) {
+            return;
+        }
+        Tags tags = Tags.of("queue", queue);
+        String messages = "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (scheduled),"
+                + " dead (dead letters).";
+        depthGauge(r, "binomic.queue.messages", tags.and("state", "ready"), queue, d -> d.stats().ready(), messages);
+        depthGauge(r, "binomic.queue.messages", tags.and("state", "pending"), queue, d -> d.stats().pending(), messages);
+        depthGauge(r, "binomic.queue.messages", tags.and("state", "delayed"), queue, d -> d.stats().delayed(), messages);
+        depthGauge(r, "binomic.queue.messages", tags.and("state", "dead"), queue, d -> d.stats().deadLetters(), messages);
+        depthGauge(r, "binomic.queue.consumers", tags, queue, d -> d.stats().consumers(), "Consumers the broker knows for a queue.");
+        depthGauge(r, "binomic.queue.paused", tags, queue, d -> d.paused() ? 1 : 0, "1 when the queue is paused.");
+        FunctionCounter.builder("binomic.reclaims", this, self -> self.stats().reclaims().getOrDefault(queue, 0L)).tags(tags)
+                .description("Stranded deliveries (their worker stopped renewing) taken over by the workers of this process.")
+                .register(r);
+    }
+
+    private void depthGauge(MeterRegistry r, String name, Tags tags, String queue, ToDoubleFunction<QueueDepths.Depth> value,
+                            String description) {
+        Gauge.builder(name, depths, d -> {
+            QueueDepths.Depth depth = d.of(queue);
+            return depth == null ? Double.NaN : value.applyAsDouble(depth);
+        }).tags(tags).description(description).register(r);
+    }
+
+    private StatsSnapshot stats() {
+        StatsSnapshot s = stats;
+        long now = System.nanoTime();
+        if (s != null && now - s.atNanos() < STATS_FRESH_NANOS) {
+            return s;
+        }
+        Map<List<String>, TaskStats> byTask = new ConcurrentHashMap<>();
+        for (TaskStats t : binomic.taskStats()) {
+            byTask.put(List.of(t.queue(), t.task()), t);
+        }
+        s = new StatsSnapshot(now, Map.copyOf(byTask), Map.copyOf(binomic.reclaims()));
+        stats = s;
+        return s;
+    }
+
+    private double sumWorkers(ToLongFunction<WorkerCounters> field) {
+        long sum = 0;
+        for (Worker w : binomic.workers()) {
+            sum += field.applyAsLong(w.counters());
+        }
+        return sum;
+    }
+}

@@ -1,0 +1,95 @@
+package io.binomic.micrometer;
+
+import io.binomic.api.QueueStats;
+import io.binomic.core.Binomic;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+/**
+ * The broker's counts of each queue, read once per scrape, not once per gauge: a registry reads
+ * the six gauges of a queue one after the other, and each read would otherwise be a broker round
+ * trip. The reads run under a deadline shorter than the client's own timeouts and retries, so that
+ * while the broker is down a scrape still answers at once, with {@code binomic.broker.up} 0 and
+ * the depths left out (NaN), as {@code /metrics} does.
+ */
+final class QueueDepths {
+    /** How long the broker queries of one scrape may take. */
+    static final Duration DEADLINE = Duration.ofSeconds(3);
+    /** Reads within this time of the last one share its answer: one scrape reads each gauge once. */
+    private static final long FRESH_NANOS = Duration.ofMillis(500).toNanos();
+
+    /** A queue's counts and whether it is paused. */
+    record Depth(QueueStats stats, boolean paused) { }
+
+    private record Reading(long atNanos, boolean up, Map<String, Depth> depths) { }
+
+    private final Binomic binomic;
+    private final Supplier<List<String>> queues;
+    private volatile Reading last;
+
+    QueueDepths(Binomic binomic, Supplier<List<String>> queues) {
+        this.binomic = binomic;
+        this.queues = queues;
+    }
+
+    /** The counts of {@code queue}, or null when the broker did not answer for it. */
+    Depth of(String queue) {
+        return current().depths().get(queue);
+    }
+
+    /** True when the broker answered every queue query of the last reading in time. */
+    boolean brokerUp() {
+        return current().up();
+    }
+
+    private Reading current() {
+        Reading r = last;
+        long now = System.nanoTime();
+        if (r != null && now - r.atNanos() < FRESH_NANOS) {
+            return r;
+        }
+        synchronized (this) {
+            r = last;
+            if (r == null || System.nanoTime() - r.atNanos() >= FRESH_NANOS) {
+                r = read();
+                last = r;
+            }
+            return r;
+        }
+    }
+
+    private Reading read() {
+        Map<String, Depth> depths = new ConcurrentHashMap<>();
+        CompletableFuture<Boolean> all = new CompletableFuture<>();
+        // A platform thread: busy virtual-thread carriers must not delay a scrape.
+        Thread.ofPlatform().daemon().name("binomic-metrics-query").start(() -> {
+            boolean every = true;
+            for (String q : queues.get()) {
+                try {
+                    depths.put(q, new Depth(binomic.queueStats(q), binomic.queues().isPaused(q)));
+                } catch (RuntimeException e) {
+                    // Not started, closed or broker down: this queue's depths are unknown, the counters still count.
+                    every = false;
+                }
+            }
+            all.complete(every);
+        });
+        boolean up;
+        try {
+            up = all.get(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            up = false;
+        } catch (ExecutionException | TimeoutException e) {
+            up = false;
+        }
+        return new Reading(System.nanoTime(), up, Map.copyOf(depths));
+    }
+}

@@ -1,0 +1,375 @@
+package io.binomic.spring.boot.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
+
+/**
+ * Settings of the auto-configured Binomic client, under {@code binomic.*}: the names of the
+ * configuration builders ({@code BinomicConfig}, {@code BrokerConfig}, {@code WorkerConfig},
+ * {@code TaskDefaults}) in Spring's kebab case, with their defaults.
+ */
+@ConfigurationProperties("binomic")
+public class BinomicProperties {
+    /** Where messages live. */
+    @NestedConfigurationProperty
+    private final Broker broker = new Broker();
+    /** The worker this application runs. */
+    @NestedConfigurationProperty
+    private final Worker worker = new Worker();
+    /** Retry policy and timeout of tasks that do not declare their own. */
+    @NestedConfigurationProperty
+    private final TaskDefaults taskDefaults = new TaskDefaults();
+    /** Whether this application fires CRON and INTERVAL tasks (safe in many processes: each tick is claimed once). */
+    private boolean schedulePeriodicTasks = true;
+    /** Id of the codec that encodes task arguments: json-jdk or jackson. */
+    private String payloadCodec = "json-jdk";
+
+    public Broker getBroker() {
+        return broker;
+    }
+
+    public Worker getWorker() {
+        return worker;
+    }
+
+    public TaskDefaults getTaskDefaults() {
+        return taskDefaults;
+    }
+
+    public boolean isSchedulePeriodicTasks() {
+        return schedulePeriodicTasks;
+    }
+
+    public void setSchedulePeriodicTasks(boolean schedulePeriodicTasks) {
+        this.schedulePeriodicTasks = schedulePeriodicTasks;
+    }
+
+    public String getPayloadCodec() {
+        return payloadCodec;
+    }
+
+    public void setPayloadCodec(String payloadCodec) {
+        this.payloadCodec = payloadCodec;
+    }
+
+    /** Where messages live ({@code BrokerConfig}). */
+    public static class Broker {
+        /**
+         * Broker URL: memory:// (embedded, nothing survives a restart), redis://[user:password@]host:port[/db],
+         * rediss:// for TLS, redis+cluster://host:port,host:port, redis+sentinel://host:port,.../masterName. Defaults to
+         * memory://, unless redisson-config is set.
+         */
+        private String url;
+        /** Explicit broker provider id (memory, redis); wins over the URL's scheme. */
+        private String brokerId;
+        /** ACL user (Redis 6+); defaults to the URL's. */
+        private String username;
+        /** Password; defaults to the URL's. Never printed. */
+        private String password;
+        /** Logical database; defaults to the URL's /db, else 0. */
+        private Integer database;
+        /** Time allowed to connect. */
+        private Duration connectTimeout = Duration.ofSeconds(5);
+        /** Time allowed for one command. */
+        private Duration commandTimeout = Duration.ofSeconds(5);
+        /** Prefix of every key. */
+        private String keyPrefix = "binomic";
+        /** Largest encoded argument a submit accepts, in bytes. */
+        private int maxPayloadBytes = 524_288;
+        /** Dead letters kept per queue, approximately. */
+        private int deadLetterMaxCount = 100_000;
+        /** Dead letters older than this are dropped. */
+        private Duration deadLetterMaxAge = Duration.ofDays(14);
+        /**
+         * Path of a Redisson YAML file (Sentinel, Cluster, TLS settings), which then says where Redis is:
+         * the broker option redisson.config. Leave url unset beside it.
+         */
+        private String redissonConfig;
+        /** Provider options, such as wait.replicas, eviction.allowed or priority.fairness (see configuration.md). */
+        private Map<String, String> options = new LinkedHashMap<>();
+
+        public String getUrl() {
+            return url;
+        }
+
+        public void setUrl(String url) {
+            this.url = url;
+        }
+
+        public String getBrokerId() {
+            return brokerId;
+        }
+
+        public void setBrokerId(String brokerId) {
+            this.brokerId = brokerId;
+        }
+
+        public String getUsername() {
+            return username;
+        }
+
+        public void setUsername(String username) {
+            this.username = username;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        public Integer getDatabase() {
+            return database;
+        }
+
+        public void setDatabase(Integer database) {
+            this.database = database;
+        }
+
+        public Duration getConnectTimeout() {
+            return connectTimeout;
+        }
+
+        public void setConnectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+        }
+
+        public Duration getCommandTimeout() {
+            return commandTimeout;
+        }
+
+        public void setCommandTimeout(Duration commandTimeout) {
+            this.commandTimeout = commandTimeout;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public int getMaxPayloadBytes() {
+            return maxPayloadBytes;
+        }
+
+        public void setMaxPayloadBytes(int maxPayloadBytes) {
+            this.maxPayloadBytes = maxPayloadBytes;
+        }
+
+        public int getDeadLetterMaxCount() {
+            return deadLetterMaxCount;
+        }
+
+        public void setDeadLetterMaxCount(int deadLetterMaxCount) {
+            this.deadLetterMaxCount = deadLetterMaxCount;
+        }
+
+        public Duration getDeadLetterMaxAge() {
+            return deadLetterMaxAge;
+        }
+
+        public void setDeadLetterMaxAge(Duration deadLetterMaxAge) {
+            this.deadLetterMaxAge = deadLetterMaxAge;
+        }
+
+        public String getRedissonConfig() {
+            return redissonConfig;
+        }
+
+        public void setRedissonConfig(String redissonConfig) {
+            this.redissonConfig = redissonConfig;
+        }
+
+        public Map<String, String> getOptions() {
+            return options;
+        }
+
+        public void setOptions(Map<String, String> options) {
+            this.options = options;
+        }
+    }
+
+    /** The worker this application runs ({@code WorkerConfig}). */
+    public static class Worker {
+        /**
+         * Whether the application runs a worker, started and stopped with the application context. It
+         * starts only when there is something to read: a handler bean, or queues set below.
+         */
+        private boolean enabled = true;
+        /** Queues the worker consumes; defaults to every queue of the handler beans' tasks. */
+        private List<String> queues = new ArrayList<>();
+        /** Tasks running at once, each on a virtual thread; also the most messages fetched at once. */
+        private int concurrency = 5;
+        /**
+         * How long stopping waits for running tasks before interrupting them (they return by reclaim). Capped by
+         * spring.lifecycle.timeout-per-shutdown-phase, so the context never gives up on the worker first.
+         */
+        private Duration shutdownGrace = Duration.ofSeconds(10);
+        /** Idle time after which another worker may reclaim a message; running messages are renewed every quarter of it. */
+        private Duration leaseTimeout = Duration.ofSeconds(30);
+        /** Longest block of one fetch; shorter than the lease timeout. */
+        private Duration pollTimeout = Duration.ofSeconds(1);
+        /** How often the worker looks for stranded messages. */
+        private Duration reclaimInterval = Duration.ofSeconds(10);
+        /** This worker's consumer name in the group; defaults to host-pid-random. */
+        private String consumerName;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public List<String> getQueues() {
+            return queues;
+        }
+
+        public void setQueues(List<String> queues) {
+            this.queues = queues;
+        }
+
+        public int getConcurrency() {
+            return concurrency;
+        }
+
+        public void setConcurrency(int concurrency) {
+            this.concurrency = concurrency;
+        }
+
+        public Duration getShutdownGrace() {
+            return shutdownGrace;
+        }
+
+        public void setShutdownGrace(Duration shutdownGrace) {
+            this.shutdownGrace = shutdownGrace;
+        }
+
+        public Duration getLeaseTimeout() {
+            return leaseTimeout;
+        }
+
+        public void setLeaseTimeout(Duration leaseTimeout) {
+            this.leaseTimeout = leaseTimeout;
+        }
+
+        public Duration getPollTimeout() {
+            return pollTimeout;
+        }
+
+        public void setPollTimeout(Duration pollTimeout) {
+            this.pollTimeout = pollTimeout;
+        }
+
+        public Duration getReclaimInterval() {
+            return reclaimInterval;
+        }
+
+        public void setReclaimInterval(Duration reclaimInterval) {
+            this.reclaimInterval = reclaimInterval;
+        }
+
+        public String getConsumerName() {
+            return consumerName;
+        }
+
+        public void setConsumerName(String consumerName) {
+            this.consumerName = consumerName;
+        }
+    }
+
+    /** Retry policy and timeout of tasks that do not declare their own ({@code TaskDefaults}). */
+    public static class TaskDefaults {
+        /** Executions allowed per message, the first included. */
+        private int maxAttempts = 3;
+        /** Longest run of one execution; then it is interrupted and counts as a failed attempt. */
+        private Duration taskTimeout = Duration.ofSeconds(600);
+        /** A message older than this when picked up is retried instead of run; unset: never. */
+        private Duration staleAfter;
+        /** Wait between attempts. */
+        @NestedConfigurationProperty
+        private final Backoff backoff = new Backoff();
+
+        public int getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        public void setMaxAttempts(int maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        public Duration getTaskTimeout() {
+            return taskTimeout;
+        }
+
+        public void setTaskTimeout(Duration taskTimeout) {
+            this.taskTimeout = taskTimeout;
+        }
+
+        public Duration getStaleAfter() {
+            return staleAfter;
+        }
+
+        public void setStaleAfter(Duration staleAfter) {
+            this.staleAfter = staleAfter;
+        }
+
+        public Backoff getBackoff() {
+            return backoff;
+        }
+    }
+
+    /** Wait between attempts: base times factor to the power of the failed attempt, capped, with jitter ({@code Backoff}). */
+    public static class Backoff {
+        /** Wait after the first failed attempt. */
+        private Duration base = Duration.ofMillis(1500);
+        /** Multiplier per further attempt (1 for a fixed wait). */
+        private double factor = 2;
+        /** Longest wait. */
+        private Duration cap = Duration.ofSeconds(30);
+        /** Fraction of each wait that may be randomly removed, 0 to 1, so that failed jobs do not retry in step. */
+        private double jitter = 0;
+
+        public Duration getBase() {
+            return base;
+        }
+
+        public void setBase(Duration base) {
+            this.base = base;
+        }
+
+        public double getFactor() {
+            return factor;
+        }
+
+        public void setFactor(double factor) {
+            this.factor = factor;
+        }
+
+        public Duration getCap() {
+            return cap;
+        }
+
+        public void setCap(Duration cap) {
+            this.cap = cap;
+        }
+
+        public double getJitter() {
+            return jitter;
+        }
+
+        public void setJitter(double jitter) {
+            this.jitter = jitter;
+        }
+    }
+}

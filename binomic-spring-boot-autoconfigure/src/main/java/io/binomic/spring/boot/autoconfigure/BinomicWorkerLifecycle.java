@@ -1,0 +1,96 @@
+package io.binomic.spring.boot.autoconfigure;
+
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.Worker;
+import java.time.Duration;
+import java.util.Optional;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Runs the application's worker with the application context: it starts once every bean is ready
+ * (so handlers and the metrics binder are in place) and, at shutdown, stops fetching, lets running
+ * tasks finish within the grace and returns, before the beans the handlers use are destroyed. The
+ * grace is the worker's {@code shutdown-grace}, cut to fit {@code spring.lifecycle.timeout-per-shutdown-phase}:
+ * the context would otherwise stop waiting first, and close the broker under tasks still settling.
+ */
+public class BinomicWorkerLifecycle implements SmartLifecycle {
+    private static final Log LOG = LogFactory.getLog(BinomicWorkerLifecycle.class);
+    /** Kept of the phase timeout for settling and closing after the grace. */
+    private static final Duration MARGIN = Duration.ofSeconds(1);
+
+    private final Binomic binomic;
+    private final WorkerConfig config;
+    private final Duration grace;
+    private final boolean enabled;
+    private volatile Worker worker;
+
+    /**
+     * A lifecycle that runs a worker of {@code binomic} with {@code config}, stopped within
+     * {@code phaseTimeout}; when not {@code enabled} (nothing to read), it starts none.
+     */
+    public BinomicWorkerLifecycle(Binomic binomic, WorkerConfig config, Duration phaseTimeout, boolean enabled) {
+        this.binomic = binomic;
+        this.config = config;
+        this.enabled = enabled;
+        Duration fit = phaseTimeout.minus(MARGIN);
+        if (fit.compareTo(config.shutdownGrace()) < 0) {
+            LOG.warn("binomic.worker.shutdown-grace (" + config.shutdownGrace() + ") does not fit in"
+                    + " spring.lifecycle.timeout-per-shutdown-phase (" + phaseTimeout + "): running tasks get " + fit
+                    + "; raise the phase timeout to give them the whole grace");
+            this.grace = fit.isNegative() ? Duration.ZERO : fit;
+        } else {
+            this.grace = config.shutdownGrace();
+        }
+    }
+
+    @Override
+    public synchronized void start() {
+        if (enabled && (worker == null || worker.isStopped())) {
+            worker = binomic.startWorker(config);
+        }
+    }
+
+    @Override
+    public void stop() {
+        Worker w = worker;
+        if (w != null) {
+            w.stop(grace);
+        }
+    }
+
+    @Override
+    public void stop(Runnable callback) {
+        Worker w = worker;
+        if (w == null) {
+            callback.run();
+            return;
+        }
+        // Tasks finishing can take the whole grace: stop beside the other lifecycles of this phase, not after them.
+        Thread.ofPlatform().name("binomic-worker-stop").start(() -> {
+            try {
+                w.stop(grace);
+            } finally {
+                callback.run();
+            }
+        });
+    }
+
+    @Override
+    public boolean isRunning() {
+        Worker w = worker;
+        return w != null && !w.isStopped();
+    }
+
+    /** The running worker, if started and not stopped. */
+    public Optional<Worker> worker() {
+        return Optional.ofNullable(worker).filter(w -> !w.isStopped());
+    }
+
+    /** How long stopping waits for running tasks. */
+    public Duration grace() {
+        return grace;
+    }
+}

@@ -1,0 +1,37 @@
+package io.binomic.example.boot;
+
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobStatus;
+import io.binomic.core.Binomic;
+import io.binomic.example.boot.Greetings.Greeting;
+import java.util.UUID;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/** Submits greetings and reports their state: the producer side, in the same application. */
+@RestController
+public class GreetingController {
+    private final Binomic binomic;
+
+    public GreetingController(Binomic binomic) {
+        this.binomic = binomic;
+    }
+
+    /** Submits a greeting and answers its job id at once; a worker runs it. */
+    @PostMapping("/greetings")
+    public String submit(@RequestParam("name") String name,
+                         @RequestParam(name = "workMillis", defaultValue = "0") long workMillis) {
+        JobHandle<String> job = binomic.submit(Greetings.GREET, new Greeting(name, workMillis));
+        return job.id().toString();
+    }
+
+    /** The job's state, and its result once it succeeded: {@code SUCCEEDED Hello Ada}. */
+    @GetMapping("/greetings/{id}")
+    public String status(@PathVariable("id") UUID id) {
+        JobStatus status = binomic.job(Greetings.GREET, id).status();
+        return status.state() + status.result().map(r -> " " + r).orElse("");
+    }
+}

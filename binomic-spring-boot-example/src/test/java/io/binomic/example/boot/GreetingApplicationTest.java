@@ -1,0 +1,74 @@
+package io.binomic.example.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.binomic.core.Binomic;
+import io.binomic.example.boot.Greetings.Greeting;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** The example application on a real redis-server: the starter's client, worker, health and meters. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class GreetingApplicationTest {
+    private static final RedisFixture REDIS = RedisFixture.start();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    /** The binomic component of /actuator/health: consuming, with its details. */
+    static final String BINOMIC_UP_CONSUMING = "\"binomic\":\\{\"details\":\\{\"state\":\"CONSUMING\"[^}]*},\"status\":\"UP\"";
+
+    @LocalServerPort int port;
+    @Autowired Binomic binomic;
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        registry.add("binomic.broker.url", REDIS::url);
+        registry.add("binomic.worker.poll-timeout", () -> "200ms");
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        REDIS.close();
+    }
+
+    private String get(String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    @Test
+    void theStartersClientRunsTheHandlerBeanOnRedis() {
+        assertThat(binomic.config().broker().url()).isEqualTo(REDIS.url());
+        assertThat(binomic.config().broker().keyPrefix()).isEqualTo("example");
+        assertThat(binomic.submit(Greetings.GREET, new Greeting("Ada", 0)).await(Duration.ofSeconds(20))).isEqualTo("Hello Ada");
+    }
+
+    @Test
+    void aJobSubmittedOverHttpRunsAndTheActuatorShowsHealthAndMeters() throws Exception {
+        String id = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/greetings?name=Grace"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).body();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        String status = get("/greetings/" + id);
+        while (!status.startsWith("SUCCEEDED") && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            status = get("/greetings/" + id);
+        }
+        assertThat(status).startsWith("SUCCEEDED").contains("Hello Grace");
+
+        String health = get("/actuator/health");
+        assertThat(health).containsPattern(BINOMIC_UP_CONSUMING);
+        String prometheus = get("/actuator/prometheus");
+        assertThat(prometheus).contains("binomic_tasks_total{")
+                .containsPattern("binomic_task_duration_seconds_count\\{[^}]*task=\"greet\"[^}]*} [1-9]")
+                .contains("binomic_queue_messages{")
+                .contains("binomic_broker_up");
+    }
+}
