@@ -53,21 +53,13 @@ public final class BinomicCli {
         this.env = env;
         this.commandEnv = new HashMap<>(env);
         Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
-        this.commands = List.of(
-                new MasterCommand(out, commandEnv, () -> settings),
-                new QueuesCommand(out, commandEnv, connect),
-                new DashboardCommand(out, commandEnv, connect),
-                new WorkersCommand(out, () -> settings),
-                new DlqListCommand(out, commandEnv, connect),
-                new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, commandEnv, connect),
-                new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.SHOW, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.CANCEL, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.SUBMIT, out, err, commandEnv, connect),
-                new QueueCommand(QueueCommand.Action.PAUSE, out, commandEnv, connect),
-                new QueueCommand(QueueCommand.Action.RESUME, out, commandEnv, connect),
-                new QueueLimitCommand(out, commandEnv, connect),
-                new QueuePartitionsCommand(out, commandEnv, connect));
+        Command.Context cx = new Command.Context(out, err, commandEnv, connect, () -> settings);
+        this.commands = List.of(new MasterCommand(cx), new QueuesCommand(cx), new DashboardCommand(cx), new WorkersCommand(cx),
+                new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.Action.REPLAY),
+                new DlqChangeCommand(cx, DlqChangeCommand.Action.PURGE), new JobCommand(cx, JobCommand.Action.SHOW),
+                new JobCommand(cx, JobCommand.Action.CANCEL), new JobCommand(cx, JobCommand.Action.SUBMIT),
+                new QueueCommand(cx, QueueCommand.Action.PAUSE), new QueueCommand(cx, QueueCommand.Action.RESUME),
+                new QueueLimitCommand(cx), new QueuePartitionsCommand(cx));
     }
 
     public static void main(String[] args) {

@@ -4,10 +4,8 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.core.Binomic;
 import io.binomic.core.DeadLetters;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
@@ -17,7 +15,7 @@ import java.util.function.LongConsumer;
  * a filter), a different action. A selection is required, so that a mistyped command never
  * touches a whole dead-letter queue.
  */
-final class DlqChangeCommand implements Command {
+final class DlqChangeCommand extends Command {
     /** Runs longer than one batch of the dead-letter store get a progress bar. */
     static final long PROGRESS_THRESHOLD = 500;
 
@@ -37,31 +35,15 @@ final class DlqChangeCommand implements Command {
     }
 
     private final Action action;
-    private final PrintStream out;
-    private final PrintStream err;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
 
-    DlqChangeCommand(Action action, PrintStream out, PrintStream err, Map<String, String> env, BinomicCli.Connector connector) {
+    DlqChangeCommand(Context cx, Action action) {
+        super(cx, "dlq " + action.verb, action.summary, optionList(), "Select with --all, with --id, or with at least one filter"
+                + " (--task, --reason, --error-class).\nExample: binomic dlq " + action.verb
+                + " --queues emails --error-class java.net.ConnectException\n");
         this.action = action;
-        this.out = out;
-        this.err = err;
-        this.env = env;
-        this.connector = connector;
     }
 
-    @Override
-    public String name() {
-        return "dlq " + action.verb;
-    }
-
-    @Override
-    public String summary() {
-        return action.summary;
-    }
-
-    @Override
-    public List<Option> options() {
+    private static List<Option> optionList() {
         List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
         options.add(Option.flag("all", "every dead letter of the queues"));
         options.add(Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
@@ -70,13 +52,7 @@ final class DlqChangeCommand implements Command {
     }
 
     @Override
-    public String notes() {
-        return "Select with --all, with --id, or with at least one filter (--task, --reason, --error-class).\n"
-                + "Example: binomic dlq " + action.verb + " --queues emails --error-class java.net.ConnectException\n";
-    }
-
-    @Override
-    public int run(Arguments args) throws UsageException {
+    int run(Arguments args) throws UsageException {
         boolean all = args.has("all");
         List<String> ids = args.values("id");
         boolean filtered = DlqFilterOptions.any(args);
@@ -91,7 +67,7 @@ final class DlqChangeCommand implements Command {
             throw new UsageException("--id needs exactly one queue: add --queues QUEUE");
         }
         DeadLetterFilter filter = DlqFilterOptions.filter(args);
-        try (Binomic binomic = connector.connect(BrokerOptions.url(args, env), args.list("queues"))) {
+        try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             DeadLetters deadLetters = binomic.deadLetters();
             if (!ids.isEmpty()) {
                 return byId(deadLetters, args.list("queues").getFirst(), ids);
