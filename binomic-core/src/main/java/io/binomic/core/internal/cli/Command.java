@@ -25,20 +25,18 @@ abstract class Command {
         }
     }
 
-    private final String name;
-    private final String summary;
-    private final List<Option> options;
-    private final String notes;
+    /** The words that select it, such as {@code dlq replay}. */
+    final String name;
+    /** One line for the command list and the top of its help. */
+    final String summary;
+    /** The options it accepts ({@code --help} is added by the CLI). */
+    final List<Option> options;
+    /** More help after the options: examples, notes; may be empty. */
+    final String notes;
     final PrintStream out;
     final PrintStream err;
     final Context cx;
 
-    /**
-     * @param name the words that select it, such as {@code dlq replay}
-     * @param summary one line for the command list and the top of its help
-     * @param options the options it accepts ({@code --help} is added by the CLI)
-     * @param notes more help after the options: examples, notes; may be empty
-     */
     Command(Context cx, String name, String summary, List<Option> options, String notes) {
         this.cx = cx;
         this.out = cx.out();
@@ -49,28 +47,26 @@ abstract class Command {
         this.notes = notes;
     }
 
-    final String name() {
-        return name;
-    }
-
-    final String summary() {
-        return summary;
-    }
-
-    final List<Option> options() {
-        return options;
-    }
-
-    final String notes() {
-        return notes;
-    }
-
     /**
      * Turns positional words at the front of {@code rest} (what follows the command's name) into
      * options, such as {@code queue pause NAME} into {@code --queue NAME}. None by default.
      */
     List<String> takeOperands(List<String> rest) {
         return rest;
+    }
+
+    /** Which queues a command looks at: the ones named with {@code --queues}, else those of the discovered tasks. */
+    static List<String> queues(Arguments args, Binomic binomic) throws UsageException {
+        List<String> named = args.list("queues");
+        if (!named.isEmpty()) {
+            return named;
+        }
+        List<String> known = binomic.deadLetters().queues();
+        if (known.isEmpty()) {
+            throw new UsageException("no queues to look at: name them with --queues, or put the application's modules"
+                    + " (its TaskProvider) on the module path");
+        }
+        return known;
     }
 
     /**

@@ -27,20 +27,25 @@ final class DashboardCommand extends Command {
                 """);
     }
 
+    /** The server's settings, checked: a bad one is a usage error; {@code tokenSource} says where a token is set. */
+    static DashboardServer.Settings serverSettings(String address, int port, String token, boolean readOnly, String tokenSource)
+            throws UsageException {
+        try {
+            return new DashboardServer.Settings(InetAddress.getByName(address), port, token, readOnly);
+        } catch (UnknownHostException e) {
+            throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage().replace("needs a token: set one", "needs a token: set one in " + tokenSource));
+        }
+    }
+
     @Override
     int run(Arguments args) throws UsageException {
         int port = args.has("port") ? args.intValue("port", Dashboard.DEFAULT_PORT, 0) : Dashboard.DEFAULT_PORT;
         String address = args.value("address").orElse("127.0.0.1");
         String token = cx.env().get(TOKEN_ENV);
         boolean readOnly = args.has("read-only");
-        try {
-            // Checked before connecting: a bad setting is a usage error, with no broker touched.
-            new DashboardServer.Settings(InetAddress.getByName(address), port, token, readOnly);
-        } catch (UnknownHostException e) {
-            throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage().replace("needs a token: set one", "needs a token: set one in $" + TOKEN_ENV));
-        }
+        serverSettings(address, port, token, readOnly, "$" + TOKEN_ENV); // checked before connecting: no broker touched
         Binomic binomic = cx.connect(args, args.list("queues"));
         Dashboard dashboard;
         try {

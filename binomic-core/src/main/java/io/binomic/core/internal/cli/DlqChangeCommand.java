@@ -74,21 +74,22 @@ final class DlqChangeCommand extends Command {
             }
             long total = 0;
             boolean skippedUndecodable = false;
-            for (String queue : Queues.resolve(args, binomic)) {
+            for (String queue : queues(args, binomic)) {
                 if (action == Action.REPLAY) {
-                    DeadLetters.ReplayOutcome outcome = replayByFilter(deadLetters, queue, filter);
+                    DeadLetters.ReplayOutcome outcome = withProgress(deadLetters, queue, filter,
+                            progress -> deadLetters.replayMatching(queue, filter, progress));
                     out.println(action.done + " " + outcome.replayed() + " dead letter(s) of queue " + queue);
                     reportSkipped(queue, outcome);
                     skippedUndecodable |= outcome.undecodable() > 0;
                     total += outcome.replayed() + outcome.skipped();
                 } else {
-                    long n = purgeByFilter(deadLetters, queue, filter);
+                    long n = withProgress(deadLetters, queue, filter, progress -> deadLetters.purge(queue, filter, progress));
                     out.println(action.done + " " + n + " dead letter(s) of queue " + queue);
                     total += n;
                 }
             }
             if (total == 0) {
-                err.println("binomic " + name() + ": nothing matched");
+                err.println("binomic " + name + ": nothing matched");
             }
             return skippedUndecodable ? BinomicCli.EXIT_FAILED : BinomicCli.EXIT_OK;
         }
@@ -96,12 +97,12 @@ final class DlqChangeCommand extends Command {
 
     private void reportSkipped(String queue, DeadLetters.ReplayOutcome outcome) {
         if (outcome.undecodable() > 0) {
-            err.println("binomic " + name() + ": skipped " + outcome.undecodable() + " dead letter(s) of queue " + queue
+            err.println("binomic " + name + ": skipped " + outcome.undecodable() + " dead letter(s) of queue " + queue
                     + " that cannot be replayed: their message could not be decoded, only its raw fields are kept;"
                     + " see them with 'binomic dlq list --details --queues " + queue + "', delete them with 'binomic dlq purge --id ID'");
         }
         if (outcome.gone() > 0) {
-            err.println("binomic " + name() + ": skipped " + outcome.gone() + " dead letter(s) of queue " + queue
+            err.println("binomic " + name + ": skipped " + outcome.gone() + " dead letter(s) of queue " + queue
                     + " that were replayed or purged by someone else meanwhile");
         }
     }
@@ -120,30 +121,22 @@ final class DlqChangeCommand extends Command {
             String id = ids.get(i);
             Optional<DeadLetter> letter = letters.get(i);
             if (letter.isEmpty()) {
-                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue);
+                err.println("binomic " + name + ": no dead letter " + id + " in queue " + queue);
                 failed++;
             } else if (action == Action.REPLAY && letter.get().message().isEmpty()) {
-                err.println("binomic " + name() + ": dead letter " + id + " of queue " + queue + " cannot be replayed:"
+                err.println("binomic " + name + ": dead letter " + id + " of queue " + queue + " cannot be replayed:"
                         + " its message could not be decoded (" + letter.get().failure().reason() + "), only its raw fields"
                         + " are kept; see it with 'binomic dlq list --details', delete it with 'binomic dlq purge --id " + id + "'");
                 failed++;
             } else if (action == Action.REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id)) {
                 out.println(action.done + " " + id);
             } else {
-                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue
+                err.println("binomic " + name + ": no dead letter " + id + " in queue " + queue
                         + " (replayed or purged by someone else meanwhile)");
                 failed++;
             }
         }
         return failed == 0 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
-    }
-
-    private DeadLetters.ReplayOutcome replayByFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
-        return withProgress(deadLetters, queue, filter, progress -> deadLetters.replayMatching(queue, filter, progress));
-    }
-
-    private long purgeByFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
-        return withProgress(deadLetters, queue, filter, progress -> deadLetters.purge(queue, filter, progress));
     }
 
     private <T> T withProgress(DeadLetters deadLetters, String queue, DeadLetterFilter filter, Function<LongConsumer, T> work) {

@@ -37,7 +37,7 @@ final class DlqListCommand extends Command {
         }
         boolean wide = args.has("wide");
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
-            List<String> queues = Queues.resolve(args, binomic);
+            List<String> queues = queues(args, binomic);
             return details ? printDetails(binomic, queues, filter, limit, wide) : printGroups(binomic, queues, filter);
         }
     }

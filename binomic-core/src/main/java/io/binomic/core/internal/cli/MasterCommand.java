@@ -12,8 +12,6 @@ import io.binomic.core.internal.web.BinomicMetrics;
 import io.binomic.core.internal.web.DashboardPages;
 import io.binomic.core.internal.web.DashboardServer;
 import io.binomic.core.internal.web.MetricsSource;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -24,8 +22,7 @@ import java.util.ServiceLoader;
 final class MasterCommand extends Command {
     MasterCommand(Context cx) {
         super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
-                BrokerOptions.BROKER,
-                BrokerOptions.QUEUES,
+                BrokerOptions.BROKER, BrokerOptions.QUEUES,
                 Option.value("workers", "N", "worker JVMs. Defaults to the number of processors ("
                         + Runtime.getRuntime().availableProcessors() + ")"),
                 Option.value("concurrency", "N", "tasks each worker runs at once. Defaults to 5"),
@@ -142,20 +139,14 @@ final class MasterCommand extends Command {
         String portOrigin = args.value("dashboard-port").isPresent() ? "--dashboard-port"
                 : given.origin("master.dashboardPort").orElse("master.dashboardPort");
         boolean readOnly = args.has("dashboard-read-only") || readOnlySetting(given);
+        int p;
         try {
-            int p;
-            try {
-                p = Integer.parseInt(port.get().strip());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
-            }
-            return new DashboardServer.Settings(InetAddress.getByName(address), p, token, readOnly);
-        } catch (UnknownHostException e) {
-            throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage().replace("needs a token: set one",
-                    "needs a token: set one in master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN)"));
+            p = Integer.parseInt(port.get().strip());
+        } catch (NumberFormatException e) {
+            throw new UsageException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
         }
+        return DashboardCommand.serverSettings(address, p, token, readOnly,
+                "master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN)");
     }
 
     /**

@@ -15,26 +15,24 @@ final class QueueCommand extends Command {
     static final Option TASK = Option.value("task", "NAME", "only this task of the queue. Defaults to the whole queue");
 
     enum Action {
-        PAUSE("pause", "paused", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish", """
+        PAUSE("pause", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish", """
                 Example: binomic queue pause mail            (the whole queue)
                          binomic queue pause mail --task send (one task of it)
                 Workers see it within about a second; jobs already running finish. Messages of a
                 paused task that a worker had fetched are parked (no attempt used) until resumed.
                 'binomic queues' shows what is paused.
                 """),
-        RESUME("resume", "resumed", "Resume a paused queue, or task: its waiting and parked jobs run again", """
+        RESUME("resume", "Resume a paused queue, or task: its waiting and parked jobs run again", """
                 Example: binomic queue resume mail
                 Resuming the queue leaves tasks paused one by one paused: resume them with --task.
                 """);
 
         final String verb;
-        final String done;
         final String summary;
         final String notes;
 
-        Action(String verb, String done, String summary, String notes) {
+        Action(String verb, String summary, String notes) {
             this.verb = verb;
-            this.done = done;
             this.summary = summary;
             this.notes = notes;
         }
@@ -77,7 +75,7 @@ final class QueueCommand extends Command {
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage());
             }
-            out.println(action.done + " queue " + queue + task.map(t -> " task " + t).orElse(""));
+            out.println(action.verb + "d queue " + queue + task.map(t -> " task " + t).orElse(""));
             return BinomicCli.EXIT_OK;
         }
     }

@@ -35,7 +35,7 @@ final class QueuesCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
-            List<String> queues = Queues.resolve(args, binomic);
+            List<String> queues = queues(args, binomic);
             Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED");
             // One queue whose keys are broken (a key of another type) must not hide the others' figures.
             Map<String, BrokerException> failed = new LinkedHashMap<>();
