@@ -8,13 +8,7 @@ import java.util.random.RandomGenerator;
  * How long a failed message waits before its next attempt: {@code base * factor^(attempt-1)},
  * capped at {@code cap}, then optionally shortened by a random jitter.
  *
- * <p>The settings, each given once to the {@link #builder()} and checked when built:
- * <ul>
- *   <li>{@link #base()}: the wait after the first failed attempt; positive;</li>
- *   <li>{@link #factor()}: growth per attempt; finite and at least 1 (1 gives a fixed backoff);</li>
- *   <li>{@link #cap()}: the longest wait; at least {@code base};</li>
- *   <li>{@link #jitter()}: fraction of the computed wait that may be randomly removed, in [0, 1]; 0 is off.</li>
- * </ul>
+ * <p>Each setting is given once to the {@link #builder()} and checked when built (see its accessors).
  *
  * <p>The default (1.5 s, factor 2, cap 30 s, no jitter) waits 1.5, 3, 6, 12, 24, 30, 30... s.
  * {@link #exponential}, {@link #fixed} and {@link #withJitter} cover the usual shapes:
@@ -37,12 +31,10 @@ public final class Backoff {
     private final double jitter;
 
     private Backoff(Builder b) {
-        Duration base = b.base.get();
-        double factor = b.factor.get();
-        Duration cap = b.cap.get();
-        double jitter = b.jitter.get();
-        Objects.requireNonNull(base, "backoff.base must not be null");
-        Objects.requireNonNull(cap, "backoff.cap must not be null");
+        this.base = Objects.requireNonNull(b.base.get(), "backoff.base must not be null");
+        this.factor = b.factor.get();
+        this.cap = Objects.requireNonNull(b.cap.get(), "backoff.cap must not be null");
+        this.jitter = b.jitter.get();
         if (base.isNegative() || base.isZero()) {
             throw new IllegalArgumentException("backoff.base must be positive, was " + base);
         }
@@ -55,10 +47,6 @@ public final class Backoff {
         if (!(jitter >= 0.0 && jitter <= 1.0)) {
             throw new IllegalArgumentException("backoff.jitter must be in [0, 1], was " + jitter);
         }
-        this.base = base;
-        this.factor = factor;
-        this.cap = cap;
-        this.jitter = jitter;
     }
 
     /** Starts a backoff; every setting not given keeps the value of {@link #DEFAULT}. */

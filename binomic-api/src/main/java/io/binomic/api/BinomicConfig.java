@@ -7,19 +7,8 @@ import java.util.regex.Pattern;
 /**
  * Everything a Binomic instance needs: the broker, the task defaults and the worker settings.
  *
- * <p>The settings, each given once to the {@link #builder()} and checked when built:
- * <ul>
- *   <li>{@link #broker()}: where messages live; defaults to {@link BrokerConfig#defaults()}
- *       (embedded {@code memory://});</li>
- *   <li>{@link #taskDefaults()}: retry policy of tasks that do not override it; defaults to
- *       {@link TaskDefaults#defaults()};</li>
- *   <li>{@link #worker()}: settings of workers started by this instance; defaults to
- *       {@link WorkerConfig#defaults()};</li>
- *   <li>{@link #schedulePeriodicTasks()}: whether {@code start()} registers the CRON and INTERVAL
- *       tasks; defaults to true;</li>
- *   <li>{@link #payloadCodec()}: id of the {@link PayloadCodec} that encodes
- *       task arguments; defaults to {@value #JDK_JSON_CODEC}.</li>
- * </ul>
+ * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
+ * when built.
  *
  * <pre>{@code
  * BinomicConfig config = BinomicConfig.builder().brokerUrl("redis://localhost:6379")
@@ -42,10 +31,11 @@ public final class BinomicConfig {
     private final String payloadCodec;
 
     private BinomicConfig(Builder b) {
-        BrokerConfig broker = b.broker.get();
-        TaskDefaults taskDefaults = b.taskDefaults.get();
-        WorkerConfig worker = b.worker.get();
-        String payloadCodec = b.payloadCodec.get();
+        this.broker = b.broker.get();
+        this.taskDefaults = b.taskDefaults.get();
+        this.worker = b.worker.get();
+        this.schedulePeriodicTasks = b.schedulePeriodicTasks.get();
+        this.payloadCodec = b.payloadCodec.get();
         if (broker == null || taskDefaults == null || worker == null) {
             throw new IllegalArgumentException("broker, taskDefaults and worker must not be null");
         }
@@ -53,11 +43,6 @@ public final class BinomicConfig {
             throw new IllegalArgumentException("payloadCodec must be a codec id of 1-64 letters, digits, '.', '_' or '-'"
                     + " such as json-jdk or jackson, was " + (payloadCodec == null ? "null" : "'" + payloadCodec + "'"));
         }
-        this.broker = broker;
-        this.taskDefaults = taskDefaults;
-        this.worker = worker;
-        this.schedulePeriodicTasks = b.schedulePeriodicTasks.get();
-        this.payloadCodec = payloadCodec;
     }
 
     /** Every setting at its default: the embedded broker, the default task and worker settings. */

@@ -10,23 +10,8 @@ import java.util.regex.Pattern;
 /**
  * Where messages live and how to reach them.
  *
- * <p>The settings, each given once to the {@link #builder()} and checked when built:
- * <ul>
- *   <li>{@link #url()}: broker URL: {@code memory://} (embedded, the default),
- *       {@code redis://host:port}, {@code rediss://} (TLS);</li>
- *   <li>{@link #brokerId()}: explicit provider id, overriding the URL scheme's choice;</li>
- *   <li>{@link #username()}: ACL user (Redis 6+), if any;</li>
- *   <li>{@link #password()}: password, if any; never printed;</li>
- *   <li>{@link #database()}: logical database number (Redis {@code SELECT}); defaults to 0;</li>
- *   <li>{@link #connectTimeout()}: time allowed to connect; defaults to 5 s;</li>
- *   <li>{@link #commandTimeout()}: time allowed for one command; defaults to 5 s;</li>
- *   <li>{@link #keyPrefix()}: prefix of every key the broker writes; defaults to {@code binomic};</li>
- *   <li>{@link #maxPayloadBytes()}: largest encoded payload accepted by {@code submit}; defaults
- *       to 512 KiB;</li>
- *   <li>{@link #deadLetterMaxCount()}: dead letters kept per queue; defaults to 100,000;</li>
- *   <li>{@link #deadLetterMaxAge()}: dead letters older than this are dropped; defaults to 14 days;</li>
- *   <li>{@link #options()}: provider-specific settings; defaults to none.</li>
- * </ul>
+ * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
+ * when built.
  *
  * <p>Immutable, and equal to another broker configuration with the same settings. Its
  * {@link #toString()} shows neither the password nor the one in the URL.
@@ -57,37 +42,24 @@ public final class BrokerConfig {
         if (b.options.get() == null) {
             throw new IllegalArgumentException("options must not be null");
         }
-        int database = b.database.get();
-        Duration connectTimeout = b.connectTimeout.get();
-        Duration commandTimeout = b.commandTimeout.get();
-        String keyPrefix = b.keyPrefix.get();
-        int maxPayloadBytes = b.maxPayloadBytes.get();
-        int deadLetterMaxCount = b.deadLetterMaxCount.get();
-        Duration deadLetterMaxAge = b.deadLetterMaxAge.get();
         if (!SCHEME.matcher(url).matches()) {
             throw new IllegalArgumentException("url must start with a scheme such as memory://, redis://host:6379 or rediss://host:6380, was '"
                     + url + "'");
         }
-        Config.requireAtLeast("database", 0, database);
-        Config.requirePositive("connectTimeout", connectTimeout);
-        Config.requirePositive("commandTimeout", commandTimeout);
+        this.url = url;
+        this.database = Config.requireAtLeast("database", 0, b.database.get());
+        this.connectTimeout = Config.requirePositive("connectTimeout", b.connectTimeout.get());
+        this.commandTimeout = Config.requirePositive("commandTimeout", b.commandTimeout.get());
+        this.keyPrefix = b.keyPrefix.get();
         if (keyPrefix == null || !PREFIX.matcher(keyPrefix).matches()) {
             throw new IllegalArgumentException("keyPrefix must be 1-64 of letters, digits, '_', '.', ':', '-', was '" + keyPrefix + "'");
         }
-        Config.requireAtLeast("maxPayloadBytes", 1, maxPayloadBytes);
-        Config.requireAtLeast("deadLetterMaxCount", 1, deadLetterMaxCount);
-        Config.requirePositive("deadLetterMaxAge", deadLetterMaxAge);
-        this.url = url;
+        this.maxPayloadBytes = Config.requireAtLeast("maxPayloadBytes", 1, b.maxPayloadBytes.get());
+        this.deadLetterMaxCount = Config.requireAtLeast("deadLetterMaxCount", 1, b.deadLetterMaxCount.get());
+        this.deadLetterMaxAge = Config.requirePositive("deadLetterMaxAge", b.deadLetterMaxAge.get());
         this.brokerId = Optional.ofNullable(b.brokerId.get());
         this.username = Optional.ofNullable(b.username.get());
         this.password = Optional.ofNullable(b.password.get());
-        this.database = database;
-        this.connectTimeout = connectTimeout;
-        this.commandTimeout = commandTimeout;
-        this.keyPrefix = keyPrefix;
-        this.maxPayloadBytes = maxPayloadBytes;
-        this.deadLetterMaxCount = deadLetterMaxCount;
-        this.deadLetterMaxAge = deadLetterMaxAge;
         this.options = Map.copyOf(b.options.get());
     }
 

@@ -7,16 +7,8 @@ import java.util.Optional;
 /**
  * The retry policy every task gets unless its declaration overrides it.
  *
- * <p>The settings, each given once to the {@link #builder()} and checked when built:
- * <ul>
- *   <li>{@link #maxAttempts()}: how many times a message may be executed, including the first;
- *       defaults to 3;</li>
- *   <li>{@link #taskTimeout()}: how long one execution may run before it is interrupted and
- *       retried; defaults to 600 s;</li>
- *   <li>{@link #backoff()}: the wait between attempts; defaults to {@link Backoff#DEFAULT};</li>
- *   <li>{@link #staleAfter()}: when present, a message older than this when picked up is not
- *       executed but retried with a fresh enqueue time; defaults to off.</li>
- * </ul>
+ * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
+ * when built.
  *
  * <p>Immutable, and equal to other task defaults with the same settings.
  */
@@ -28,20 +20,11 @@ public final class TaskDefaults {
     private final Optional<Duration> staleAfter;
 
     private TaskDefaults(Builder b) {
-        int maxAttempts = b.maxAttempts.get();
-        Duration taskTimeout = b.taskTimeout.get();
-        Backoff backoff = b.backoff.get();
-        Optional<Duration> staleAfter = Optional.ofNullable(b.staleAfter.get());
-        if (maxAttempts < 1) {
-            throw new IllegalArgumentException("maxAttempts must be >= 1, was " + maxAttempts);
-        }
-        Config.requirePositive("taskTimeout", taskTimeout);
-        Objects.requireNonNull(backoff, "backoff must not be null");
+        this.maxAttempts = Config.requireAtLeast("maxAttempts", 1, b.maxAttempts.get());
+        this.taskTimeout = Config.requirePositive("taskTimeout", b.taskTimeout.get());
+        this.backoff = Objects.requireNonNull(b.backoff.get(), "backoff must not be null");
+        this.staleAfter = Optional.ofNullable(b.staleAfter.get());
         staleAfter.ifPresent(d -> Config.requirePositive("staleAfter", d));
-        this.maxAttempts = maxAttempts;
-        this.taskTimeout = taskTimeout;
-        this.backoff = backoff;
-        this.staleAfter = staleAfter;
     }
 
     /** The defaults: 3 attempts, 600 s timeout, {@link Backoff#DEFAULT}, staleAfter off. */

@@ -10,23 +10,8 @@ import java.util.regex.Pattern;
  * How one worker runs: which queues it reads, how many tasks at once, how it leases and
  * reclaims messages and how it stops.
  *
- * <p>The settings, each given once to the {@link #builder()} and checked when built:
- * <ul>
- *   <li>{@link #queues()}: queues to consume; empty (the default) means every queue of the
- *       registered tasks;</li>
- *   <li>{@link #concurrency()}: tasks running at once in this worker, each on its own virtual
- *       thread; defaults to 5;</li>
- *   <li>{@link #shutdownGrace()}: how long a stopping worker waits for running tasks before
- *       cancelling them; defaults to 10 s;</li>
- *   <li>{@link #leaseTimeout()}: how long a fetched message may go without lease renewal before
- *       another worker may reclaim it; defaults to 30 s;</li>
- *   <li>{@link #pollTimeout()}: how long one fetch blocks waiting for messages; shorter than the
- *       lease timeout; defaults to 1 s;</li>
- *   <li>{@link #reclaimInterval()}: how often the worker looks for stranded messages; defaults to
- *       10 s;</li>
- *   <li>{@link #consumerName()}: this worker's consumer name; empty (the default) means
- *       host-pid-random.</li>
- * </ul>
+ * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
+ * when built.
  *
  * <p>Immutable, and equal to another worker configuration with the same settings.
  */
@@ -46,38 +31,26 @@ public final class WorkerConfig {
         if (b.queues.get() == null) {
             throw new IllegalArgumentException("queues must not be null (use an empty list for all)");
         }
-        List<String> queues = List.copyOf(b.queues.get());
-        int concurrency = b.concurrency.get();
-        Duration shutdownGrace = b.shutdownGrace.get();
-        Duration leaseTimeout = b.leaseTimeout.get();
-        Duration pollTimeout = b.pollTimeout.get();
-        Duration reclaimInterval = b.reclaimInterval.get();
-        Optional<String> consumerName = Optional.ofNullable(b.consumerName.get());
+        this.queues = List.copyOf(b.queues.get());
         for (String q : queues) {
             if (!NAME.matcher(q).matches()) {
                 throw new IllegalArgumentException("queues must hold valid queue names (1-200 of letters, digits, '_', '.', ':', '-'), got '" + q + "'");
             }
         }
-        Config.requireAtLeast("concurrency", 1, concurrency);
-        Config.requireNotNegative("shutdownGrace", shutdownGrace);
-        Config.requirePositive("leaseTimeout", leaseTimeout);
-        Config.requirePositive("pollTimeout", pollTimeout);
-        Config.requirePositive("reclaimInterval", reclaimInterval);
+        this.concurrency = Config.requireAtLeast("concurrency", 1, b.concurrency.get());
+        this.shutdownGrace = Config.requireNotNegative("shutdownGrace", b.shutdownGrace.get());
+        this.leaseTimeout = Config.requirePositive("leaseTimeout", b.leaseTimeout.get());
+        this.pollTimeout = Config.requirePositive("pollTimeout", b.pollTimeout.get());
+        this.reclaimInterval = Config.requirePositive("reclaimInterval", b.reclaimInterval.get());
         if (pollTimeout.compareTo(leaseTimeout) >= 0) {
             throw new IllegalArgumentException("pollTimeout (" + pollTimeout + ") must be shorter than leaseTimeout (" + leaseTimeout + ")");
         }
+        this.consumerName = Optional.ofNullable(b.consumerName.get());
         consumerName.ifPresent(n -> {
             if (!NAME.matcher(n).matches()) {
                 throw new IllegalArgumentException("consumerName '" + n + "' must be 1-200 of letters, digits, '_', '.', ':', '-'");
             }
         });
-        this.queues = queues;
-        this.concurrency = concurrency;
-        this.shutdownGrace = shutdownGrace;
-        this.leaseTimeout = leaseTimeout;
-        this.pollTimeout = pollTimeout;
-        this.reclaimInterval = reclaimInterval;
-        this.consumerName = consumerName;
     }
 
     /** A worker with every setting at its default. */

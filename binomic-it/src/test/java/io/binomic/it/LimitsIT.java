@@ -211,7 +211,7 @@ class LimitsIT {
         int jobs = 12;
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
         int exit = io.binomic.core.internal.cli.BinomicCli.run(new String[] {"queue", "limit", queue, "--concurrency", Integer.toString(slots),
-                "--broker", redis.url()}, new java.io.PrintStream(out, true), System.err);
+                "--broker", redis.url(), "--create"}, new java.io.PrintStream(out, true), System.err);
         assertEquals(0, exit, out.toString());
         assertEquals("limits of queue " + queue + ": concurrency 2\n", out.toString());
         // workers whose task declares no limit: only the queue's, read from Redis, holds them back

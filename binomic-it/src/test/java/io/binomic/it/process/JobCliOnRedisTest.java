@@ -10,7 +10,10 @@ import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.it.RedisServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -120,13 +123,42 @@ class JobCliOnRedisTest {
         assertTrue(bad.err().contains("is not a job id"), bad.toString());
     }
 
+    /** A mistyped queue is refused with the name meant, writes nothing, and the real queue runs on; --create means a new one. */
+    @Test
+    void aWriteToAQueueNothingKnowsIsRefusedAndCreateMeansIt() throws Exception {
+        Path config = Files.createTempFile("binomic", ".conf");
+        try {
+            Files.writeString(config, "worker.queues = " + queue + "\n");
+            String typo = queue.substring(0, queue.length() - 1) + (queue.endsWith("x") ? "y" : "x");
+            CliRun pause = cli("queue", "pause", typo, "--broker", redis.url(), "--config", config.toString());
+            assertEquals(2, pause.exit(), pause.toString());
+            assertTrue(pause.err().startsWith("binomic queue pause: queue '" + typo + "' is not known")
+                    && pause.err().contains("did you mean '" + queue + "'?"), pause.toString());
+            assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}*"), "nothing of the mistyped queue written");
+        } finally {
+            Files.delete(config);
+        }
+        CliRun known = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue,
+                "--json", "{\"name\":\"Ada\"}", "--wait", "20s");
+        assertEquals(0, known.exit(), known.toString());
+
+        String fresh = "jobcli-new-" + UUID.randomUUID().toString().substring(0, 8);
+        CliRun refused = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", fresh, "--json", "{}");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().contains("queue '" + fresh + "' is not known"), refused.toString());
+        assertEquals(0L, redis.call("EXISTS", "binomic:{" + fresh + "}:stream"));
+        CliRun created = cli("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", fresh, "--json", "{}", "--create");
+        assertEquals(0, created.exit(), created.toString());
+        assertEquals(1L, redis.call("XLEN", "binomic:{" + fresh + "}:stream"));
+    }
+
     /** Redis at maxmemory under noeviction: one line that says so and what became of the job, not the script and its buffers. */
     @Test
     void aSubmitWhileRedisIsOutOfMemoryPrintsOneLineAndExits1() {
         try (RedisServer full = RedisServer.startNew()) {
             full.call("CONFIG", "SET", "maxmemory", "1");
             CliRun submitted = cli("job", "submit", "--broker", full.url(), "--task", "greet", "--queue", queue,
-                    "--json", "{\"name\":\"Ada\"}");
+                    "--json", "{\"name\":\"Ada\"}", "--create");
 
             assertEquals(1, submitted.exit(), submitted.toString());
             String err = submitted.err().strip();

@@ -149,10 +149,10 @@ class PauseOnRedisTest {
     @Test
     void theCliPausesAndResumesAQueueOrATaskAndQueuesShowsIt() {
         RedisServer redis = RedisServer.shared();
-        CliRun pause = CliRun.of("queue", "pause", mail, "--broker", redis.url());
+        CliRun pause = CliRun.of("queue", "pause", mail, "--broker", redis.url(), "--create");
         assertEquals(0, pause.exit(), pause.toString());
         assertEquals("paused queue " + mail + "\n", pause.out());
-        CliRun pauseTask = CliRun.of("queue", "pause", reports, "--task", "render", "--broker", redis.url());
+        CliRun pauseTask = CliRun.of("queue", "pause", reports, "--task", "render", "--broker", redis.url(), "--create");
         assertEquals(0, pauseTask.exit(), pauseTask.toString());
 
         CliRun queues = CliRun.of("queues", "--queues", mail + "," + reports, "--broker", redis.url());

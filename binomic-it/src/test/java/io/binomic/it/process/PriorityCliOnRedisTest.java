@@ -21,9 +21,10 @@ class PriorityCliOnRedisTest {
 
     @Test
     void aJobSubmittedWithAHigherPriorityIsFetchedBeforeEarlierOnes() throws Exception {
-        CliRun plain = CliRun.of("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue, "--json", "{}");
+        CliRun plain = CliRun.of("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue, "--json", "{}",
+                "--create");
         CliRun urgent = CliRun.of("job", "submit", "--broker", redis.url(), "--task", "greet", "--queue", queue, "--json", "{}",
-                "--priority", "9");
+                "--priority", "9", "--create");
         assertEquals(0, plain.exit(), plain.toString());
         assertEquals(0, urgent.exit(), urgent.toString());
 

@@ -14,7 +14,8 @@ class UniqueCliOnRedisTest {
     private final String queue = "uniqcli-" + UUID.randomUUID().toString().substring(0, 8);
 
     private CliRun submit(String... more) {
-        String[] base = {"job", "submit", "--broker", redis.url(), "--task", "refresh", "--queue", queue, "--json", "{\"feed\":7}"};
+        String[] base = {"job", "submit", "--broker", redis.url(), "--task", "refresh", "--queue", queue, "--json", "{\"feed\":7}",
+            "--create"};
         String[] all = new String[base.length + more.length];
         System.arraycopy(base, 0, all, 0, base.length);
         System.arraycopy(more, 0, all, base.length, more.length);
@@ -61,7 +62,8 @@ class UniqueCliOnRedisTest {
         assertEquals(2, badScope.exit(), badScope.toString());
         assertTrue(badScope.err().contains("--unique-scope must be queued, running or period, was 'forever'"), badScope.toString());
 
-        CliRun debounceNow = CliRun.of("job", "submit", "--broker", redis.url(), "--task", "refresh", "--queue", queue, "--debounce", "k");
+        CliRun debounceNow = CliRun.of("job", "submit", "--broker", redis.url(), "--task", "refresh", "--queue", queue, "--debounce", "k",
+                "--create");
         assertEquals(2, debounceNow.exit(), debounceNow.toString());
         assertTrue(debounceNow.err().contains("debounce needs a delay"), debounceNow.toString());
         assertEquals(0, streamLength(), "nothing enqueued by a refused submit");

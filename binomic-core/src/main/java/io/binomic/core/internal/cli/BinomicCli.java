@@ -53,21 +53,13 @@ public final class BinomicCli {
         this.env = env;
         this.commandEnv = new HashMap<>(env);
         Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
-        this.commands = List.of(
-                new MasterCommand(out, commandEnv, () -> settings),
-                new QueuesCommand(out, commandEnv, connect),
-                new DashboardCommand(out, commandEnv, connect),
-                new WorkersCommand(out, () -> settings),
-                new DlqListCommand(out, commandEnv, connect),
-                new DlqChangeCommand(DlqChangeCommand.Action.REPLAY, out, err, commandEnv, connect),
-                new DlqChangeCommand(DlqChangeCommand.Action.PURGE, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.SHOW, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.CANCEL, out, err, commandEnv, connect),
-                new JobCommand(JobCommand.Action.SUBMIT, out, err, commandEnv, connect),
-                new QueueCommand(QueueCommand.Action.PAUSE, out, commandEnv, connect),
-                new QueueCommand(QueueCommand.Action.RESUME, out, commandEnv, connect),
-                new QueueLimitCommand(out, commandEnv, connect),
-                new QueuePartitionsCommand(out, commandEnv, connect));
+        Command.Context cx = new Command.Context(out, err, commandEnv, connect, () -> settings);
+        this.commands = List.of(new MasterCommand(cx), new QueuesCommand(cx), new DashboardCommand(cx), new WorkersCommand(cx),
+                new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.Action.REPLAY),
+                new DlqChangeCommand(cx, DlqChangeCommand.Action.PURGE), new JobCommand(cx, JobCommand.Action.SHOW),
+                new JobCommand(cx, JobCommand.Action.CANCEL), new JobCommand(cx, JobCommand.Action.SUBMIT),
+                new QueueCommand(cx, QueueCommand.Action.PAUSE), new QueueCommand(cx, QueueCommand.Action.RESUME),
+                new QueueLimitCommand(cx), new QueuePartitionsCommand(cx));
     }
 
     public static void main(String[] args) {
@@ -129,7 +121,7 @@ public final class BinomicCli {
             return unknownCommand(words);
         }
         Command chosen = command.get();
-        List<String> rest = chosen.takeOperands(words.subList(chosen.name().split(" ").length, words.size()));
+        List<String> rest = chosen.takeOperands(words.subList(chosen.name.split(" ").length, words.size()));
         if (rest.contains("--help") || rest.contains("-h")) {
             printUsage(chosen, out);
             return EXIT_OK;
@@ -141,22 +133,22 @@ public final class BinomicCli {
             settings.master(BrokerOptions.DEFAULT_URL);
         } catch (IllegalArgumentException e) {
             // A missing file, an unknown key, a bad value: one line that names it; exit 2 as for a bad option.
-            err.println("binomic " + chosen.name() + ": " + e.getMessage());
+            err.println("binomic " + chosen.name + ": " + e.getMessage());
             return EXIT_USAGE;
         }
         if (env.get(Settings.BROKER_URL_ENV) == null || env.get(Settings.BROKER_URL_ENV).isBlank()) {
             settings.value("broker.url").ifPresent(url -> commandEnv.put(Settings.BROKER_URL_ENV, url));
         }
         try {
-            return chosen.run(Arguments.parse(rest, chosen.options()));
+            return chosen.run(Arguments.parse(rest, chosen.options));
         } catch (UsageException e) {
-            err.println("binomic " + chosen.name() + ": " + e.getMessage());
+            err.println("binomic " + chosen.name + ": " + e.getMessage());
             err.println();
             printUsage(chosen, err);
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.
-            err.println("binomic " + chosen.name() + ": " + describe(e));
+            err.println("binomic " + chosen.name + ": " + describe(e));
             return EXIT_FAILED;
         }
     }
@@ -195,7 +187,7 @@ public final class BinomicCli {
 
     private Optional<Command> find(List<String> words) {
         for (Command command : commands) {
-            List<String> name = List.of(command.name().split(" "));
+            List<String> name = List.of(command.name.split(" "));
             if (words.size() >= name.size() && words.subList(0, name.size()).equals(name)) {
                 return Optional.of(command);
             }
@@ -205,15 +197,15 @@ public final class BinomicCli {
 
     private int unknownCommand(List<String> words) {
         String first = words.getFirst();
-        List<Command> group = commands.stream().filter(c -> c.name().startsWith(first + " ")).toList();
+        List<Command> group = commands.stream().filter(c -> c.name.startsWith(first + " ")).toList();
         if (!group.isEmpty()) {
             // "binomic dlq" alone or with an unknown second word: list that group's commands.
             boolean help = words.size() > 1 && (words.get(1).equals("--help") || words.get(1).equals("-h"));
             PrintStream to = help ? out : err;
             if (!help) {
                 err.println("binomic " + first + ": " + (words.size() > 1 ? "unknown command '" + words.get(1) + "'"
-                        + ClosestName.hint(words.get(1), group.stream().map(c -> c.name().substring(first.length() + 1)).toList())
-                        : "say which: " + String.join(", ", group.stream().map(c -> c.name().substring(first.length() + 1)).toList())));
+                        + ClosestName.hint(words.get(1), group.stream().map(c -> c.name.substring(first.length() + 1)).toList())
+                        : "say which: " + String.join(", ", group.stream().map(c -> c.name.substring(first.length() + 1)).toList())));
                 err.println();
             }
             to.println("Usage: binomic " + first + " <command> [options]");
@@ -222,7 +214,7 @@ public final class BinomicCli {
             return help ? EXIT_OK : EXIT_USAGE;
         }
         err.println("binomic: unknown command '" + first + "'"
-                + ClosestName.hint(first, commands.stream().map(c -> c.name().split(" ")[0]).distinct().toList()));
+                + ClosestName.hint(first, commands.stream().map(c -> c.name.split(" ")[0]).distinct().toList()));
         err.println();
         printOverview(err);
         return EXIT_USAGE;
@@ -241,27 +233,27 @@ public final class BinomicCli {
     }
 
     private static void printCommandList(List<Command> list, PrintStream to) {
-        int width = list.stream().mapToInt(c -> c.name().length()).max().orElse(0);
+        int width = list.stream().mapToInt(c -> c.name.length()).max().orElse(0);
         for (Command command : list) {
-            to.println("  " + command.name() + " ".repeat(width - command.name().length() + 3) + command.summary());
+            to.println("  " + command.name + " ".repeat(width - command.name.length() + 3) + command.summary);
         }
     }
 
     static void printUsage(Command command, PrintStream to) {
-        to.println("Usage: binomic " + command.name() + " [options]");
-        to.println(command.summary() + ".");
+        to.println("Usage: binomic " + command.name + " [options]");
+        to.println(command.summary + ".");
         to.println();
         to.println("Options:");
-        List<Option> all = new ArrayList<>(command.options());
+        List<Option> all = new ArrayList<>(command.options);
         all.add(Option.flag("help", "show this help"));
         int width = all.stream().mapToInt(o -> o.synopsis().length()).max().orElse(0);
         for (Option option : all) {
             to.println("  " + option.synopsis() + " ".repeat(width - option.synopsis().length() + 3) + option.description()
                     + (option.repeatable() ? " (repeatable)" : ""));
         }
-        if (!command.notes().isEmpty()) {
+        if (!command.notes.isEmpty()) {
             to.println();
-            to.println(command.notes().stripTrailing());
+            to.println(command.notes.stripTrailing());
         }
     }
 }

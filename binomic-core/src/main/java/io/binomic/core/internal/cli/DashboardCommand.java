@@ -3,73 +3,50 @@ package io.binomic.core.internal.cli;
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
 import io.binomic.core.internal.web.DashboardServer;
-import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code binomic dashboard}: serves the dashboard and /metrics of a broker's queues until SIGTERM or Ctrl-C. */
-final class DashboardCommand implements Command {
+final class DashboardCommand extends Command {
     /** The environment variable holding the token: a secret stays off the command line, where {@code ps} shows it. */
     static final String TOKEN_ENV = "BINOMIC_DASHBOARD_TOKEN";
 
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
-
-    DashboardCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
-        this.out = out;
-        this.env = env;
-        this.connector = connector;
-    }
-
-    @Override
-    public String name() {
-        return "dashboard";
-    }
-
-    @Override
-    public String summary() {
-        return "Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C";
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES,
+    DashboardCommand(Context cx) {
+        super(cx, "dashboard", "Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C", List.of(
+                BrokerOptions.BROKER, BrokerOptions.QUEUES,
                 Option.value("port", "PORT", "port to listen on, 0 for any free one. Defaults to " + Dashboard.DEFAULT_PORT),
                 Option.value("address", "ADDRESS", "address to listen on. Defaults to 127.0.0.1; another needs $" + TOKEN_ENV),
-                Option.flag("read-only", "refuse every change (replay, purge, cancel, pause, resume)"));
-    }
-
-    @Override
-    public String notes() {
-        return """
+                Option.flag("read-only", "refuse every change (replay, purge, cancel, pause, resume)")), """
                 Pages: overview, workers, jobs, dead letters, schedules, queues; Prometheus scrapes
                 /metrics. The token (at least 16 characters) comes from $BINOMIC_DASHBOARD_TOKEN; give
                 it as 'Authorization: Bearer <token>', or open the dashboard once with ?token=<token>.
                 This process runs no worker: its /metrics has the queues' depths, not task counters
                 (a master's --dashboard-port has those of its worker JVMs).
-                """;
+                """);
     }
 
-    @Override
-    public int run(Arguments args) throws UsageException {
-        int port = args.has("port") ? args.intValue("port", Dashboard.DEFAULT_PORT, 0) : Dashboard.DEFAULT_PORT;
-        String address = args.value("address").orElse("127.0.0.1");
-        String token = env.get(TOKEN_ENV);
-        boolean readOnly = args.has("read-only");
+    /** The server's settings, checked: a bad one is a usage error; {@code tokenSource} says where a token is set. */
+    static DashboardServer.Settings serverSettings(String address, int port, String token, boolean readOnly, String tokenSource)
+            throws UsageException {
         try {
-            // Checked before connecting: a bad setting is a usage error, with no broker touched.
-            new DashboardServer.Settings(InetAddress.getByName(address), port, token, readOnly);
+            return new DashboardServer.Settings(InetAddress.getByName(address), port, token, readOnly);
         } catch (UnknownHostException e) {
             throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage().replace("needs a token: set one", "needs a token: set one in $" + TOKEN_ENV));
+            throw new UsageException(e.getMessage().replace("needs a token: set one", "needs a token: set one in " + tokenSource));
         }
-        String url = BrokerOptions.url(args, env);
-        Binomic binomic = connector.connect(url, args.list("queues"));
+    }
+
+    @Override
+    int run(Arguments args) throws UsageException {
+        int port = args.has("port") ? args.intValue("port", Dashboard.DEFAULT_PORT, 0) : Dashboard.DEFAULT_PORT;
+        String address = args.value("address").orElse("127.0.0.1");
+        String token = cx.env().get(TOKEN_ENV);
+        boolean readOnly = args.has("read-only");
+        serverSettings(address, port, token, readOnly, "$" + TOKEN_ENV); // checked before connecting: no broker touched
+        Binomic binomic = cx.connect(args, args.list("queues"));
         Dashboard dashboard;
         try {
             Dashboard.Builder builder = binomic.dashboard().bindAddress(address).port(port).readOnly(readOnly);

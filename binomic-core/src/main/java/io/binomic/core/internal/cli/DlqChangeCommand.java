@@ -4,10 +4,8 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.core.Binomic;
 import io.binomic.core.DeadLetters;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
@@ -17,7 +15,7 @@ import java.util.function.LongConsumer;
  * a filter), a different action. A selection is required, so that a mistyped command never
  * touches a whole dead-letter queue.
  */
-final class DlqChangeCommand implements Command {
+final class DlqChangeCommand extends Command {
     /** Runs longer than one batch of the dead-letter store get a progress bar. */
     static final long PROGRESS_THRESHOLD = 500;
 
@@ -37,31 +35,15 @@ final class DlqChangeCommand implements Command {
     }
 
     private final Action action;
-    private final PrintStream out;
-    private final PrintStream err;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
 
-    DlqChangeCommand(Action action, PrintStream out, PrintStream err, Map<String, String> env, BinomicCli.Connector connector) {
+    DlqChangeCommand(Context cx, Action action) {
+        super(cx, "dlq " + action.verb, action.summary, optionList(), "Select with --all, with --id, or with at least one filter"
+                + " (--task, --reason, --error-class).\nExample: binomic dlq " + action.verb
+                + " --queues emails --error-class java.net.ConnectException\n");
         this.action = action;
-        this.out = out;
-        this.err = err;
-        this.env = env;
-        this.connector = connector;
     }
 
-    @Override
-    public String name() {
-        return "dlq " + action.verb;
-    }
-
-    @Override
-    public String summary() {
-        return action.summary;
-    }
-
-    @Override
-    public List<Option> options() {
+    private static List<Option> optionList() {
         List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
         options.add(Option.flag("all", "every dead letter of the queues"));
         options.add(Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
@@ -70,13 +52,7 @@ final class DlqChangeCommand implements Command {
     }
 
     @Override
-    public String notes() {
-        return "Select with --all, with --id, or with at least one filter (--task, --reason, --error-class).\n"
-                + "Example: binomic dlq " + action.verb + " --queues emails --error-class java.net.ConnectException\n";
-    }
-
-    @Override
-    public int run(Arguments args) throws UsageException {
+    int run(Arguments args) throws UsageException {
         boolean all = args.has("all");
         List<String> ids = args.values("id");
         boolean filtered = DlqFilterOptions.any(args);
@@ -91,28 +67,29 @@ final class DlqChangeCommand implements Command {
             throw new UsageException("--id needs exactly one queue: add --queues QUEUE");
         }
         DeadLetterFilter filter = DlqFilterOptions.filter(args);
-        try (Binomic binomic = connector.connect(BrokerOptions.url(args, env), args.list("queues"))) {
+        try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             DeadLetters deadLetters = binomic.deadLetters();
             if (!ids.isEmpty()) {
                 return byId(deadLetters, args.list("queues").getFirst(), ids);
             }
             long total = 0;
             boolean skippedUndecodable = false;
-            for (String queue : Queues.resolve(args, binomic)) {
+            for (String queue : queues(args, binomic)) {
                 if (action == Action.REPLAY) {
-                    DeadLetters.ReplayOutcome outcome = replayByFilter(deadLetters, queue, filter);
+                    DeadLetters.ReplayOutcome outcome = withProgress(deadLetters, queue, filter,
+                            progress -> deadLetters.replayMatching(queue, filter, progress));
                     out.println(action.done + " " + outcome.replayed() + " dead letter(s) of queue " + queue);
                     reportSkipped(queue, outcome);
                     skippedUndecodable |= outcome.undecodable() > 0;
                     total += outcome.replayed() + outcome.skipped();
                 } else {
-                    long n = purgeByFilter(deadLetters, queue, filter);
+                    long n = withProgress(deadLetters, queue, filter, progress -> deadLetters.purge(queue, filter, progress));
                     out.println(action.done + " " + n + " dead letter(s) of queue " + queue);
                     total += n;
                 }
             }
             if (total == 0) {
-                err.println("binomic " + name() + ": nothing matched");
+                err.println("binomic " + name + ": nothing matched");
             }
             return skippedUndecodable ? BinomicCli.EXIT_FAILED : BinomicCli.EXIT_OK;
         }
@@ -120,12 +97,12 @@ final class DlqChangeCommand implements Command {
 
     private void reportSkipped(String queue, DeadLetters.ReplayOutcome outcome) {
         if (outcome.undecodable() > 0) {
-            err.println("binomic " + name() + ": skipped " + outcome.undecodable() + " dead letter(s) of queue " + queue
+            err.println("binomic " + name + ": skipped " + outcome.undecodable() + " dead letter(s) of queue " + queue
                     + " that cannot be replayed: their message could not be decoded, only its raw fields are kept;"
                     + " see them with 'binomic dlq list --details --queues " + queue + "', delete them with 'binomic dlq purge --id ID'");
         }
         if (outcome.gone() > 0) {
-            err.println("binomic " + name() + ": skipped " + outcome.gone() + " dead letter(s) of queue " + queue
+            err.println("binomic " + name + ": skipped " + outcome.gone() + " dead letter(s) of queue " + queue
                     + " that were replayed or purged by someone else meanwhile");
         }
     }
@@ -144,30 +121,22 @@ final class DlqChangeCommand implements Command {
             String id = ids.get(i);
             Optional<DeadLetter> letter = letters.get(i);
             if (letter.isEmpty()) {
-                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue);
+                err.println("binomic " + name + ": no dead letter " + id + " in queue " + queue);
                 failed++;
             } else if (action == Action.REPLAY && letter.get().message().isEmpty()) {
-                err.println("binomic " + name() + ": dead letter " + id + " of queue " + queue + " cannot be replayed:"
+                err.println("binomic " + name + ": dead letter " + id + " of queue " + queue + " cannot be replayed:"
                         + " its message could not be decoded (" + letter.get().failure().reason() + "), only its raw fields"
                         + " are kept; see it with 'binomic dlq list --details', delete it with 'binomic dlq purge --id " + id + "'");
                 failed++;
             } else if (action == Action.REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id)) {
                 out.println(action.done + " " + id);
             } else {
-                err.println("binomic " + name() + ": no dead letter " + id + " in queue " + queue
+                err.println("binomic " + name + ": no dead letter " + id + " in queue " + queue
                         + " (replayed or purged by someone else meanwhile)");
                 failed++;
             }
         }
         return failed == 0 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
-    }
-
-    private DeadLetters.ReplayOutcome replayByFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
-        return withProgress(deadLetters, queue, filter, progress -> deadLetters.replayMatching(queue, filter, progress));
-    }
-
-    private long purgeByFilter(DeadLetters deadLetters, String queue, DeadLetterFilter filter) {
-        return withProgress(deadLetters, queue, filter, progress -> deadLetters.purge(queue, filter, progress));
     }
 
     private <T> T withProgress(DeadLetters deadLetters, String queue, DeadLetterFilter filter, Function<LongConsumer, T> work) {

@@ -4,37 +4,18 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
 import io.binomic.core.Binomic;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /** {@code binomic dlq list}: dead letters counted by task, reason and failure class, or listed one by one. */
-final class DlqListCommand implements Command {
+final class DlqListCommand extends Command {
     private static final int MESSAGE_WIDTH = 60;
 
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
-
-    DlqListCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
-        this.out = out;
-        this.env = env;
-        this.connector = connector;
+    DlqListCommand(Context cx) {
+        super(cx, "dlq list", "Show dead letters grouped by task, reason and failure class (--details: one per line)", optionList(), "");
     }
 
-    @Override
-    public String name() {
-        return "dlq list";
-    }
-
-    @Override
-    public String summary() {
-        return "Show dead letters grouped by task, reason and failure class (--details: one per line)";
-    }
-
-    @Override
-    public List<Option> options() {
+    private static List<Option> optionList() {
         List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
         options.addAll(DlqFilterOptions.ALL);
         options.add(Option.flag("details", "list the dead letters themselves instead of groups"));
@@ -44,7 +25,7 @@ final class DlqListCommand implements Command {
     }
 
     @Override
-    public int run(Arguments args) throws UsageException {
+    int run(Arguments args) throws UsageException {
         DeadLetterFilter filter = DlqFilterOptions.filter(args);
         boolean details = args.has("details");
         int limit = args.intValue("limit", 100, 1);
@@ -55,8 +36,8 @@ final class DlqListCommand implements Command {
             throw new UsageException("--wide applies to --details only");
         }
         boolean wide = args.has("wide");
-        try (Binomic binomic = connector.connect(BrokerOptions.url(args, env), args.list("queues"))) {
-            List<String> queues = Queues.resolve(args, binomic);
+        try (Binomic binomic = cx.connect(args, args.list("queues"))) {
+            List<String> queues = queues(args, binomic);
             return details ? printDetails(binomic, queues, filter, limit, wide) : printGroups(binomic, queues, filter);
         }
     }

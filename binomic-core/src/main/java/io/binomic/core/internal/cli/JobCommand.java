@@ -10,10 +10,8 @@ import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
-import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -21,7 +19,7 @@ import java.util.UUID;
  * {@code binomic job show}, {@code binomic job cancel} and {@code binomic job submit}: a job by id
  * from any shell, and a job by task name with a JSON argument (validated by the worker).
  */
-final class JobCommand implements Command {
+final class JobCommand extends Command {
     static final Option ID = Option.value("id", "UUID", "the job id (submit prints it; so do dlq list and the logs)");
     static final Option QUEUE = Option.value("queue", "NAME",
             "the job's queue. Defaults to the first of the application's queues (tasks on the module path) that has a record of the job");
@@ -41,78 +39,46 @@ final class JobCommand implements Command {
             "replace the job waiting (with --delay) under this key instead of adding another. Defaults to none");
 
     enum Action {
-        SHOW("show", "Show a job's status, attempts, result or error"),
-        CANCEL("cancel", "Cancel a job: a queued one never runs, a running one is interrupted"),
-        SUBMIT("submit", "Submit a job by task name with a JSON argument");
+        SHOW("show", "Show a job's status, attempts, result or error", List.of(BrokerOptions.BROKER, ID, QUEUE), """
+                Status is kept for tracked tasks (a task with a result type, or declared with
+                keepStatusFor), for their retention after they end. Exit code 1 when the job is unknown.
+                """),
+        CANCEL("cancel", "Cancel a job: a queued one never runs, a running one is interrupted", List.of(BrokerOptions.BROKER, ID, QUEUE), """
+                Prints CANCELLED (it will not run), CANCEL_REQUESTED (it was running: its worker
+                interrupts it), ALREADY_ENDED or NOT_FOUND (both change nothing; exit code 1).
+                """),
+        SUBMIT("submit", "Submit a job by task name with a JSON argument", List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON,
+                PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT, KnownQueues.CREATE), """
+                Example: binomic job submit --task greet --queue mail --json '{"name":"Ada"}' --wait 10s
+                         binomic job submit --task refresh --queue feeds --json '{"feed":7}' --unique feed-7
+                         binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
+                The worker checks the argument against the task's type: one that does not fit goes
+                to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
+                """);
 
         final String verb;
         final String summary;
+        final List<Option> options;
+        final String notes;
 
-        Action(String verb, String summary) {
+        Action(String verb, String summary, List<Option> options, String notes) {
             this.verb = verb;
             this.summary = summary;
+            this.options = options;
+            this.notes = notes;
         }
     }
 
     private final Action action;
-    private final PrintStream out;
-    private final PrintStream err;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
 
-    JobCommand(Action action, PrintStream out, PrintStream err, Map<String, String> env, BinomicCli.Connector connector) {
+    JobCommand(Context cx, Action action) {
+        super(cx, "job " + action.verb, action.summary, action.options, action.notes);
         this.action = action;
-        this.out = out;
-        this.err = err;
-        this.env = env;
-        this.connector = connector;
     }
 
     @Override
-    public String name() {
-        return "job " + action.verb;
-    }
-
-    @Override
-    public String summary() {
-        return action.summary;
-    }
-
-    @Override
-    public List<Option> options() {
-        return switch (action) {
-            case SHOW, CANCEL -> List.of(BrokerOptions.BROKER, ID, QUEUE);
-            case SUBMIT -> List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT);
-        };
-    }
-
-    @Override
-    public String notes() {
-        return switch (action) {
-            case SHOW -> """
-                    Status is kept for tracked tasks (a task with a result type, or declared with
-                    keepStatusFor), for their retention after they end. Exit code 1 when the job is unknown.
-                    """;
-            case CANCEL -> """
-                    Prints CANCELLED (it will not run), CANCEL_REQUESTED (it was running: its worker
-                    interrupts it), ALREADY_ENDED or NOT_FOUND (both change nothing; exit code 1).
-                    """;
-            case SUBMIT -> """
-                    Example: binomic job submit --task greet --queue mail --json '{"name":"Ada"}' --wait 10s
-                             binomic job submit --task refresh --queue feeds --json '{"feed":7}' --unique feed-7
-                             binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
-                    The worker checks the argument against the task's type: one that does not fit goes
-                    to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
-                    """;
-        };
-    }
-
-    @Override
-    public int run(Arguments args) throws UsageException {
-        String url = BrokerOptions.url(args, env);
-        Optional<String> queue = args.value("queue");
-        List<String> queues = queue.map(List::of).orElse(List.of());
-        try (Binomic binomic = connector.connect(url, queues)) {
+    int run(Arguments args) throws UsageException {
+        try (Binomic binomic = cx.connect(args, args.value("queue").map(List::of).orElse(List.of()))) {
             return switch (action) {
                 case SHOW -> show(binomic, handle(binomic, args));
                 case CANCEL -> cancel(handle(binomic, args));
@@ -222,6 +188,7 @@ final class JobCommand implements Command {
             options.unique(uniqueness, unique.get());
         }
         args.value("debounce").ifPresent(options::debounce);
+        KnownQueues.require(args, cx, binomic, queue);
         mistypedTask(task, binomic.tasks().all().stream().map(Task::name).toList()).ifPresent(err::println);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());

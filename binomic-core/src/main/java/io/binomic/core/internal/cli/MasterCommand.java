@@ -12,44 +12,17 @@ import io.binomic.core.internal.web.BinomicMetrics;
 import io.binomic.core.internal.web.DashboardPages;
 import io.binomic.core.internal.web.DashboardServer;
 import io.binomic.core.internal.web.MetricsSource;
-import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
-import java.util.function.Supplier;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
-final class MasterCommand implements Command {
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final Supplier<Settings> settings;
-
-    MasterCommand(PrintStream out, Map<String, String> env, Supplier<Settings> settings) {
-        this.out = out;
-        this.env = env;
-        this.settings = settings;
-    }
-
-    @Override
-    public String name() {
-        return "master";
-    }
-
-    @Override
-    public String summary() {
-        return "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C";
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(
-                BrokerOptions.BROKER,
-                BrokerOptions.QUEUES,
+final class MasterCommand extends Command {
+    MasterCommand(Context cx) {
+        super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
+                BrokerOptions.BROKER, BrokerOptions.QUEUES,
                 Option.value("workers", "N", "worker JVMs. Defaults to the number of processors ("
                         + Runtime.getRuntime().availableProcessors() + ")"),
                 Option.value("concurrency", "N", "tasks each worker runs at once. Defaults to 5"),
@@ -68,12 +41,7 @@ final class MasterCommand implements Command {
                 Option.value("dashboard-port", "PORT", "serve /metrics (all worker JVMs) and the dashboard on this port. Defaults to none"),
                 Option.value("dashboard-address", "ADDRESS", "address the dashboard listens on. Defaults to 127.0.0.1; another"
                         + " needs $BINOMIC_MASTER_DASHBOARD_TOKEN"),
-                Option.flag("dashboard-read-only", "the dashboard refuses every change"));
-    }
-
-    @Override
-    public String notes() {
-        return """
+                Option.flag("dashboard-read-only", "the dashboard refuses every change")), """
                 Settings: --config FILE (or $BINOMIC_CONFIG), then BINOMIC_* environment variables, then
                 these options, each over the one before; the workers get the result, key prefix,
                 Redisson file, task defaults and limits included (module-info-docs/configuration.md).
@@ -81,11 +49,11 @@ final class MasterCommand implements Command {
                 SIGTERM or Ctrl-C drains every worker (running tasks get the shutdown grace; the rest
                 stay pending for another worker to reclaim) and exits 0. Watch it with 'binomic workers'.
                 Durations: 500ms, 5s, 2m, 1h or ISO-8601 (PT5S).
-                """;
+                """);
     }
 
     @Override
-    public int run(Arguments args) throws UsageException {
+    int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
         DashboardServer.Settings dashboardSettings = dashboardSettings(args);
         // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
@@ -101,7 +69,7 @@ final class MasterCommand implements Command {
         try {
             master.start();
             if (dashboardSettings != null) {
-                viewer = BinomicCli.connect(settings.get().with("broker.url", config.broker().url(), "the master's broker"),
+                viewer = BinomicCli.connect(cx.settings().get().with("broker.url", config.broker().url(), "the master's broker"),
                         config.broker().url(), config.queues());
                 Binomic client = viewer;
                 dashboard = DashboardServer.start(dashboardSettings, () -> MetricsSource.render(new BinomicMetrics(client),
@@ -150,7 +118,7 @@ final class MasterCommand implements Command {
 
     /** The dashboard's settings from the options over the settings file and environment; null for no dashboard. */
     private DashboardServer.Settings dashboardSettings(Arguments args) throws UsageException {
-        Settings given = settings.get();
+        Settings given = cx.settings().get();
         Optional<String> port = args.value("dashboard-port").or(() -> given.value("master.dashboardPort"));
         if (port.isEmpty()) {
             for (String without : new String[] {"master.dashboardAddress", "master.dashboardToken", "master.dashboardReadOnly"}) {
@@ -171,20 +139,14 @@ final class MasterCommand implements Command {
         String portOrigin = args.value("dashboard-port").isPresent() ? "--dashboard-port"
                 : given.origin("master.dashboardPort").orElse("master.dashboardPort");
         boolean readOnly = args.has("dashboard-read-only") || readOnlySetting(given);
+        int p;
         try {
-            int p;
-            try {
-                p = Integer.parseInt(port.get().strip());
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
-            }
-            return new DashboardServer.Settings(InetAddress.getByName(address), p, token, readOnly);
-        } catch (UnknownHostException e) {
-            throw new UsageException("dashboard address '" + address + "' is not an address of this host; give an IP address such as 127.0.0.1");
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage().replace("needs a token: set one",
-                    "needs a token: set one in master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN)"));
+            p = Integer.parseInt(port.get().strip());
+        } catch (NumberFormatException e) {
+            throw new UsageException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
         }
+        return DashboardCommand.serverSettings(address, p, token, readOnly,
+                "master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN)");
     }
 
     /**
@@ -206,10 +168,10 @@ final class MasterCommand implements Command {
     /** File and environment first, then each option given here over them. */
     private MasterConfig config(Arguments args) throws UsageException {
         MasterConfig.Builder builder;
-        Settings given = settings.get();
+        Settings given = cx.settings().get();
         try {
             if (args.has(BrokerOptions.BROKER.name())) {
-                given = given.with("broker.url", BrokerOptions.url(args, env), "--broker");
+                given = given.with("broker.url", BrokerOptions.url(args, cx.env()), "--broker");
             }
             builder = given.master(BrokerOptions.DEFAULT_URL);
         } catch (IllegalArgumentException e) {

@@ -1,10 +1,8 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.core.Binomic;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -12,52 +10,44 @@ import java.util.Optional;
  * (or restarts) every worker starting jobs of a queue, or of one task of it, within about a second.
  * The state is kept in the broker, so it holds across worker and Redis restarts.
  */
-final class QueueCommand implements Command {
+final class QueueCommand extends Command {
     static final Option QUEUE = Option.value("queue", "NAME", "the queue (or give it as the first word after the command)");
     static final Option TASK = Option.value("task", "NAME", "only this task of the queue. Defaults to the whole queue");
 
     enum Action {
-        PAUSE("pause", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish"),
-        RESUME("resume", "Resume a paused queue, or task: its waiting and parked jobs run again");
+        PAUSE("pause", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish", """
+                Example: binomic queue pause mail            (the whole queue)
+                         binomic queue pause mail --task send (one task of it)
+                Workers see it within about a second; jobs already running finish. Messages of a
+                paused task that a worker had fetched are parked (no attempt used) until resumed.
+                'binomic queues' shows what is paused.
+                """),
+        RESUME("resume", "Resume a paused queue, or task: its waiting and parked jobs run again", """
+                Example: binomic queue resume mail
+                Resuming the queue leaves tasks paused one by one paused: resume them with --task.
+                """);
 
         final String verb;
         final String summary;
+        final String notes;
 
-        Action(String verb, String summary) {
+        Action(String verb, String summary, String notes) {
             this.verb = verb;
             this.summary = summary;
+            this.notes = notes;
         }
     }
 
     private final Action action;
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
 
-    QueueCommand(Action action, PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
+    QueueCommand(Context cx, Action action) {
+        super(cx, "queue " + action.verb, action.summary, List.of(BrokerOptions.BROKER, QUEUE, TASK, KnownQueues.CREATE),
+                action.notes);
         this.action = action;
-        this.out = out;
-        this.env = env;
-        this.connector = connector;
     }
 
     @Override
-    public String name() {
-        return "queue " + action.verb;
-    }
-
-    @Override
-    public String summary() {
-        return action.summary;
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(BrokerOptions.BROKER, QUEUE, TASK);
-    }
-
-    @Override
-    public List<String> takeOperands(List<String> rest) {
+    List<String> takeOperands(List<String> rest) {
         return queueAsFirstWord(rest);
     }
 
@@ -72,28 +62,11 @@ final class QueueCommand implements Command {
     }
 
     @Override
-    public String notes() {
-        return switch (action) {
-            case PAUSE -> """
-                    Example: binomic queue pause mail            (the whole queue)
-                             binomic queue pause mail --task send (one task of it)
-                    Workers see it within about a second; jobs already running finish. Messages of a
-                    paused task that a worker had fetched are parked (no attempt used) until resumed.
-                    'binomic queues' shows what is paused.
-                    """;
-            case RESUME -> """
-                    Example: binomic queue resume mail
-                    Resuming the queue leaves tasks paused one by one paused: resume them with --task.
-                    """;
-        };
-    }
-
-    @Override
-    public int run(Arguments args) throws UsageException {
+    int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue " + action.verb + " NAME"));
         Optional<String> task = args.value("task");
-        String url = BrokerOptions.url(args, env);
-        try (Binomic binomic = connector.connect(url, List.of(queue))) {
+        try (Binomic binomic = cx.connect(args, List.of(queue))) {
+            KnownQueues.require(args, cx, binomic, queue);
             try {
                 switch (action) {
                     case PAUSE -> task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
@@ -102,7 +75,7 @@ final class QueueCommand implements Command {
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage());
             }
-            out.println((action == Action.PAUSE ? "paused " : "resumed ") + "queue " + queue + task.map(t -> " task " + t).orElse(""));
+            out.println(action.verb + "d queue " + queue + task.map(t -> " task " + t).orElse(""));
             return BinomicCli.EXIT_OK;
         }
     }

@@ -3,10 +3,8 @@ package io.binomic.core.internal.cli;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import io.binomic.core.Binomic;
-import java.io.PrintStream;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -14,56 +12,31 @@ import java.util.Optional;
  * removes or (with no limit option) shows the limits of a whole queue, kept in the broker; every
  * worker of the queue applies them within about a second.
  */
-final class QueueLimitCommand implements Command {
+final class QueueLimitCommand extends Command {
     static final Option RATE = Option.value("rate", "N/PERIOD",
             "at most N starts per PERIOD across all workers: 50/s, 1000/h, 5/500ms, 10/2m. Defaults to no rate limit");
     static final Option BURST = Option.value("burst", "N", "starts allowed at once after a quiet spell (with --rate). Defaults to 1");
     static final Option CONCURRENCY = Option.value("concurrency", "N", "at most N of the queue's jobs running at once. Defaults to no limit");
     static final Option NONE = Option.flag("none", "remove the queue's limits");
 
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
-
-    QueueLimitCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
-        this.out = out;
-        this.env = env;
-        this.connector = connector;
-    }
-
-    @Override
-    public String name() {
-        return "queue limit";
-    }
-
-    @Override
-    public String summary() {
-        return "Set, remove or show the rate and concurrency limits of a whole queue, for every worker";
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE);
-    }
-
-    @Override
-    public List<String> takeOperands(List<String> rest) {
-        return QueueCommand.queueAsFirstWord(rest);
-    }
-
-    @Override
-    public String notes() {
-        return """
+    QueueLimitCommand(Context cx) {
+        super(cx, "queue limit", "Set, remove or show the rate and concurrency limits of a whole queue, for every worker",
+                List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE, KnownQueues.CREATE), """
                 Example: binomic queue limit mail --rate 50/s --concurrency 10
                          binomic queue limit mail            (shows them)
                          binomic queue limit mail --none     (removes them)
                 The limits given replace the queue's current ones (a limit left out is removed).
                 A job also passes its task's own limits (Task.Builder.rateLimit, concurrencyLimit).
-                """;
+                """);
     }
 
     @Override
-    public int run(Arguments args) throws UsageException {
+    List<String> takeOperands(List<String> rest) {
+        return QueueCommand.queueAsFirstWord(rest);
+    }
+
+    @Override
+    int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue limit NAME --rate 50/s"));
         boolean none = args.has("none");
         boolean setting = args.has("rate") || args.has("concurrency") || args.has("burst");
@@ -71,10 +44,10 @@ final class QueueLimitCommand implements Command {
             throw new UsageException("--none removes the limits: give it alone, or give --rate/--concurrency without it");
         }
         Optional<QueueLimits> limits = none ? Optional.of(QueueLimits.NONE) : setting ? Optional.of(parse(args)) : Optional.empty();
-        String url = BrokerOptions.url(args, env);
-        try (Binomic binomic = connector.connect(url, List.of(queue))) {
+        try (Binomic binomic = cx.connect(args, List.of(queue))) {
             try {
                 if (limits.isPresent()) {
+                    KnownQueues.require(args, cx, binomic, queue);
                     binomic.queues().setLimits(queue, limits.get());
                     out.println("limits of queue " + queue + ": " + limits.get());
                 } else {

@@ -2,48 +2,32 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.Binomic;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * {@code binomic queue partitions NAME [COUNT]}: splits a queue into COUNT partitions (or, without
  * COUNT, shows them), kept in the broker; every producer and worker applies the change within about
  * a second, while they run.
  */
-final class QueuePartitionsCommand implements Command {
+final class QueuePartitionsCommand extends Command {
     static final Option COUNT = Option.value("count", "COUNT",
             "the partitions producers write to, 1 to " + QueuePartitions.MAX + " (also the second word). Defaults to showing them");
 
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
-
-    QueuePartitionsCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
-        this.out = out;
-        this.env = env;
-        this.connector = connector;
-    }
-
-    @Override
-    public String name() {
-        return "queue partitions";
-    }
-
-    @Override
-    public String summary() {
-        return "Split a queue into partitions spread over the Redis Cluster's masters, or show them";
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, COUNT);
+    QueuePartitionsCommand(Context cx) {
+        super(cx, "queue partitions", "Split a queue into partitions spread over the Redis Cluster's masters, or show them",
+                List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, COUNT, KnownQueues.CREATE), """
+                Example: binomic queue partitions mail 3     (producers spread mail over 3 partitions)
+                         binomic queue partitions mail       (shows them)
+                Lowering the count stops producers writing to the highest partitions; workers read
+                them until they are empty. Run the same command again once they are empty to forget
+                them. A queue with limits (binomic queue limit) cannot be partitioned.
+                """);
     }
 
     /** {@code NAME COUNT}: the first word is the queue, a second word not an option is the count. */
     @Override
-    public List<String> takeOperands(List<String> rest) {
+    List<String> takeOperands(List<String> rest) {
         List<String> rewritten = new ArrayList<>(QueueCommand.queueAsFirstWord(rest));
         if (rewritten.size() >= 3 && rewritten.getFirst().equals("--queue") && !rewritten.get(2).startsWith("-")) {
             rewritten.add(2, "--count");
@@ -52,28 +36,19 @@ final class QueuePartitionsCommand implements Command {
     }
 
     @Override
-    public String notes() {
-        return """
-                Example: binomic queue partitions mail 3     (producers spread mail over 3 partitions)
-                         binomic queue partitions mail       (shows them)
-                Lowering the count stops producers writing to the highest partitions; workers read
-                them until they are empty. Run the same command again once they are empty to forget
-                them. A queue with limits (binomic queue limit) cannot be partitioned.
-                """;
-    }
-
-    @Override
-    public int run(Arguments args) throws UsageException {
+    int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue partitions NAME 3"));
-        String url = BrokerOptions.url(args, env);
         Integer count = args.has("count") ? args.intValue("count", 1, 1) : null;
         if (count != null && count > QueuePartitions.MAX) {
             throw new UsageException("--count must be at most " + QueuePartitions.MAX + ", was " + count
                     + "; give about one partition per Redis master");
         }
-        try (Binomic binomic = connector.connect(url, List.of(queue))) {
+        try (Binomic binomic = cx.connect(args, List.of(queue))) {
             QueuePartitions p;
             try {
+                if (count != null) {
+                    KnownQueues.require(args, cx, binomic, queue);
+                }
                 p = count == null ? binomic.queues().partitions(queue) : binomic.queues().setPartitions(queue, count);
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage());

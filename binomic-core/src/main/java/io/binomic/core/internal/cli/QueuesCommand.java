@@ -4,7 +4,6 @@ import io.binomic.api.BrokerException;
 import io.binomic.api.QueueStats;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.RepeatedErrorLog;
-import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,40 +11,15 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /** {@code binomic queues}: one line per queue with its broker-side counts. */
-final class QueuesCommand implements Command {
-    private final PrintStream out;
-    private final Map<String, String> env;
-    private final BinomicCli.Connector connector;
-
-    QueuesCommand(PrintStream out, Map<String, String> env, BinomicCli.Connector connector) {
-        this.out = out;
-        this.env = env;
-        this.connector = connector;
-    }
-
-    @Override
-    public String name() {
-        return "queues";
-    }
-
-    @Override
-    public String summary() {
-        return "Show each queue: ready, pending, delayed, dead letters and consumers";
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES);
-    }
-
-    @Override
-    public String notes() {
-        return """
+final class QueuesCommand extends Command {
+    QueuesCommand(Context cx) {
+        super(cx, "queues", "Show each queue: ready, pending, delayed, dead letters and consumers",
+                List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES), """
                 READY: waiting to be fetched. PENDING: fetched, not yet acknowledged (running, or
                 stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff).
                 DEAD: in the dead-letter queue ('binomic dlq list'). PAUSED: yes for a paused
                 queue ('binomic queue pause'), else the tasks paused one by one, else -.
-                """;
+                """);
     }
 
     /** "yes", the paused tasks ("task:a,b"), or "-". */
@@ -59,10 +33,9 @@ final class QueuesCommand implements Command {
     }
 
     @Override
-    public int run(Arguments args) throws UsageException {
-        String url = BrokerOptions.url(args, env);
-        try (Binomic binomic = connector.connect(url, args.list("queues"))) {
-            List<String> queues = Queues.resolve(args, binomic);
+    int run(Arguments args) throws UsageException {
+        try (Binomic binomic = cx.connect(args, args.list("queues"))) {
+            List<String> queues = queues(args, binomic);
             Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED");
             // One queue whose keys are broken (a key of another type) must not hide the others' figures.
             Map<String, BrokerException> failed = new LinkedHashMap<>();

@@ -2,59 +2,33 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.process.MasterConfig;
-import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.process.SlotSnapshot;
 import io.binomic.core.internal.process.Supervision;
 import io.binomic.core.internal.process.WorkerSlots;
-import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.Supplier;
 
 /** {@code binomic workers}: the live state of a master's workers, read from its segment file. */
-final class WorkersCommand implements Command {
-    private final PrintStream out;
-    private final Supplier<Settings> settings;
-
-    WorkersCommand(PrintStream out, Supplier<Settings> settings) {
-        this.out = out;
-        this.settings = settings;
-    }
-
-    @Override
-    public String name() {
-        return "workers";
-    }
-
-    @Override
-    public String summary() {
-        return "Show the workers of a master on this machine: pid, state, health, heartbeat age and counters";
-    }
-
-    @Override
-    public List<Option> options() {
-        return List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to master.stateDir of the"
-                + " settings, else " + MasterConfig.defaultStateDirectory()));
-    }
-
-    @Override
-    public String notes() {
-        return """
+final class WorkersCommand extends Command {
+    WorkersCommand(Context cx) {
+        super(cx, "workers", "Show the workers of a master on this machine: pid, state, health, heartbeat age and counters",
+                List.of(Option.value("state-dir", "DIR", "the master's state directory. Defaults to master.stateDir of the"
+                        + " settings, else " + MasterConfig.defaultStateDirectory())), """
                 Reads the master's shared memory segment; needs no broker. HEALTH is the worker's own
                 report (consuming, or NOT CONSUMING with its reason) or what the master does about it
                 (dead, restarting in N s; hung, stopping). A heartbeat older than the master's timeout
                 is marked LATE: the master is about to replace that worker. STALE counts outcomes the
                 broker refused because another worker had reclaimed the message.
-                """;
+                """);
     }
 
     @Override
-    public int run(Arguments args) {
-        Path dir = args.value("state-dir").or(() -> settings.get().value("master.stateDir")).map(Path::of)
+    int run(Arguments args) {
+        Path dir = args.value("state-dir").or(() -> cx.settings().get().value("master.stateDir")).map(Path::of)
                 .orElse(MasterConfig.defaultStateDirectory());
         Path file = dir.resolve("workers.slots");
         if (!Files.exists(file)) {

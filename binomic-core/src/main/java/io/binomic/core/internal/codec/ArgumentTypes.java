@@ -3,11 +3,8 @@ package io.binomic.core.internal.codec;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import java.lang.reflect.GenericArrayType;
-import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
-import java.lang.reflect.TypeVariable;
-import java.lang.reflect.WildcardType;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -67,12 +64,12 @@ public final class ArgumentTypes {
 
     /** Where in {@code type} (called {@code where}) a type the binder cannot build is declared, and which. */
     static Optional<String> undecodable(Type type, String where, Set<Class<?>> seenRecords) {
-        Class<?> raw = rawClass(type);
+        Class<?> raw = JsonBinder.rawClass(type);
         if (raw == Void.class || raw.isPrimitive() || raw.isEnum() || raw == Object.class || JsonBinder.isScalar(raw)) {
             return Optional.empty();
         }
         if (raw == Optional.class) {
-            return undecodable(typeArgument(type, 0), where, seenRecords);
+            return undecodable(JsonBinder.typeArgument(type, 0), where, seenRecords);
         }
         if (raw.isArray()) {
             Type element = type instanceof GenericArrayType generic ? generic.getGenericComponentType() : raw.getComponentType();
@@ -92,34 +89,15 @@ public final class ArgumentTypes {
         }
         if ((Iterable.class.isAssignableFrom(raw) && raw.isAssignableFrom(ArrayList.class))
                 || (Set.class.isAssignableFrom(raw) && raw.isAssignableFrom(LinkedHashSet.class))) {
-            return undecodable(typeArgument(type, 0), where + "[]", seenRecords);
+            return undecodable(JsonBinder.typeArgument(type, 0), where + "[]", seenRecords);
         }
         if (Map.class.isAssignableFrom(raw) && raw.isAssignableFrom(LinkedHashMap.class)) {
-            Class<?> key = rawClass(typeArgument(type, 0));
+            Class<?> key = JsonBinder.rawClass(JsonBinder.typeArgument(type, 0));
             if (key != String.class && key != Object.class) {
                 return Optional.of(where + " is declared " + type.getTypeName() + ": JSON object keys are strings, so Map<String, ...>");
             }
-            return undecodable(typeArgument(type, 1), where + "{}", seenRecords);
+            return undecodable(JsonBinder.typeArgument(type, 1), where + "{}", seenRecords);
         }
         return Optional.of(where + " is declared " + type.getTypeName());
-    }
-
-    private static Type typeArgument(Type type, int index) {
-        if (type instanceof ParameterizedType p) {
-            Type argument = p.getActualTypeArguments()[index];
-            return argument instanceof WildcardType wildcard ? wildcard.getUpperBounds()[0] : argument;
-        }
-        return Object.class;
-    }
-
-    private static Class<?> rawClass(Type type) {
-        return switch (type) {
-            case Class<?> c -> c;
-            case ParameterizedType p -> (Class<?>) p.getRawType();
-            case GenericArrayType array -> rawClass(array.getGenericComponentType()).arrayType();
-            case WildcardType wildcard -> rawClass(wildcard.getUpperBounds()[0]);
-            case TypeVariable<?> variable -> rawClass(variable.getBounds()[0]);
-            default -> Object.class;
-        };
     }
 }

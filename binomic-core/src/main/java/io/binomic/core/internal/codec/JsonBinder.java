@@ -349,7 +349,7 @@ final class JsonBinder {
         };
     }
 
-    private static Type typeArgument(Type type, int index) {
+    static Type typeArgument(Type type, int index) {
         if (type instanceof ParameterizedType p) {
             Type argument = p.getActualTypeArguments()[index];
             return argument instanceof WildcardType wildcard ? wildcard.getUpperBounds()[0] : argument;
@@ -357,7 +357,7 @@ final class JsonBinder {
         return Object.class; // a raw type: elements read as plain JSON values
     }
 
-    private static Class<?> rawClass(Type type) {
+    static Class<?> rawClass(Type type) {
         return switch (type) {
             case Class<?> c -> c;
             case ParameterizedType p -> (Class<?>) p.getRawType();

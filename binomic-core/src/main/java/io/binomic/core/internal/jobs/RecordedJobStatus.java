@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.UUID;
+import java.util.function.Function;
 
 /** A {@link JobStatus} read from a job record's fields. */
 record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) implements JobStatus {
@@ -145,24 +146,17 @@ record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) impl
     }
 
     private OptionalInt intField(String name) {
-        String v = fields.get(name);
-        if (v == null) {
-            return OptionalInt.empty();
-        }
-        try {
-            return OptionalInt.of(Integer.parseInt(v));
-        } catch (NumberFormatException e) {
-            return OptionalInt.empty();
-        }
+        return parsed(name, Integer::parseInt).map(OptionalInt::of).orElse(OptionalInt.empty());
     }
 
     private Optional<Instant> instant(String name) {
-        String v = fields.get(name);
-        if (v == null) {
-            return Optional.empty();
-        }
+        return parsed(name, v -> Instant.ofEpochMilli(Long.parseLong(v)));
+    }
+
+    /** A field this version did not write, or wrote otherwise, reads as absent rather than failing the whole status. */
+    private <T> Optional<T> parsed(String name, Function<String, T> parse) {
         try {
-            return Optional.of(Instant.ofEpochMilli(Long.parseLong(v)));
+            return Optional.ofNullable(fields.get(name)).map(parse);
         } catch (NumberFormatException e) {
             return Optional.empty();
         }

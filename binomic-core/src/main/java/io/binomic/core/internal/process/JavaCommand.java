@@ -27,16 +27,10 @@ public final class JavaCommand {
         String modulePath = System.getProperty("jdk.module.path");
         Module module = mainClass.getModule();
         if (modulePath != null && module.isNamed()) {
-            command.add("--module-path");
-            command.add(modulePath);
-            command.add("--add-modules");
-            command.add("ALL-MODULE-PATH");
-            command.add("-m");
-            command.add(module.getName() + "/" + mainClass.getName());
+            command.addAll(List.of("--module-path", modulePath, "--add-modules", "ALL-MODULE-PATH", "-m",
+                    module.getName() + "/" + mainClass.getName()));
         } else {
-            command.add("-cp");
-            command.add(System.getProperty("java.class.path"));
-            command.add(mainClass.getName());
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
         }
         command.addAll(args);
         return command;

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -351,21 +352,19 @@ public final class Settings {
     }
 
     private Optional<Integer> intValue(String key) {
-        return value(key).map(text -> {
-            try {
-                return Integer.parseInt(text);
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(where(key) + key + " must be a whole number, was '" + text + "'", e);
-            }
-        });
+        return number(key, Integer::parseInt, "a whole number");
     }
 
     private Optional<Double> doubleValue(String key) {
+        return number(key, Double::parseDouble, "a number such as 2 or 0.5");
+    }
+
+    private <T> Optional<T> number(String key, Function<String, T> parse, String expected) {
         return value(key).map(text -> {
             try {
-                return Double.parseDouble(text);
+                return parse.apply(text);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(where(key) + key + " must be a number such as 2 or 0.5, was '" + text + "'", e);
+                throw new IllegalArgumentException(where(key) + key + " must be " + expected + ", was '" + text + "'", e);
             }
         });
     }

@@ -102,13 +102,11 @@ public final class WorkerSlots implements AutoCloseable {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
-    private final Path file;
     private final Arena arena;
     private final MemorySegment segment;
     private final int slotCount;
 
-    private WorkerSlots(Path file, Arena arena, MemorySegment segment, int slotCount) {
-        this.file = file;
+    private WorkerSlots(Arena arena, MemorySegment segment, int slotCount) {
         this.arena = arena;
         this.segment = segment;
         this.slotCount = slotCount;
@@ -140,7 +138,7 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(s, HEADER_VERSION, FORMAT_VERSION);
             // Magic last: a reader that sees it sees a complete header.
             LONG.setRelease(s, HEADER_MAGIC, MAGIC);
-            return new WorkerSlots(file, mapping.arena(), s, slotCount);
+            return new WorkerSlots(mapping.arena(), s, slotCount);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the worker segment " + file + ": " + e.getMessage(), e);
         }
@@ -200,7 +198,7 @@ public final class WorkerSlots implements AutoCloseable {
                 throw new IllegalStateException(file + " is a damaged worker segment (" + count + " slots in " + size + " bytes)");
             }
             Mapping mapping = map(file, mode, LINE + SLOT * count, options);
-            return new WorkerSlots(file, mapping.arena(), mapping.segment(), (int) count);
+            return new WorkerSlots(mapping.arena(), mapping.segment(), (int) count);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the worker segment " + file + ": " + e.getMessage(), e);
         }
@@ -219,11 +217,6 @@ public final class WorkerSlots implements AutoCloseable {
             arena.close();
             throw e;
         }
-    }
-
-    /** The file backing this segment. */
-    public Path file() {
-        return file;
     }
 
     /** Number of worker slots. */
@@ -334,19 +327,19 @@ public final class WorkerSlots implements AutoCloseable {
         }
 
         public WorkerState state() {
-            return WorkerState.ofCode((int) INT.getAcquire(segment, base + SLOT_STATE));
+            return code(SLOT_STATE, WorkerState.values(), "worker state");
         }
 
         public void state(WorkerState state) {
-            INT.setRelease(segment, base + SLOT_STATE, state.code());
+            code(SLOT_STATE, state);
         }
 
         public WorkerCommand command() {
-            return WorkerCommand.ofCode((int) INT.getAcquire(segment, base + SLOT_COMMAND));
+            return code(SLOT_COMMAND, WorkerCommand.values(), "worker command");
         }
 
         public void command(WorkerCommand command) {
-            INT.setRelease(segment, base + SLOT_COMMAND, command.code());
+            code(SLOT_COMMAND, command);
         }
 
         public WorkerCounters counters() {
@@ -370,7 +363,7 @@ public final class WorkerSlots implements AutoCloseable {
 
         /** The health the worker last reported. */
         public SlotHealth health() {
-            return SlotHealth.ofCode((int) INT.getAcquire(segment, base + SLOT_HEALTH));
+            return code(SLOT_HEALTH, SlotHealth.values(), "worker health");
         }
 
         /** The problem the worker reported with its health (cut to {@value #PROBLEM_BYTES} ASCII bytes); empty when none. */
@@ -402,17 +395,16 @@ public final class WorkerSlots implements AutoCloseable {
                 }
                 LONG.setRelease(segment, base + SLOT_PROBLEM + i, word);
             }
-            SlotHealth code = switch (health.state()) {
+            code(SLOT_HEALTH, switch (health.state()) {
                 case CONSUMING -> SlotHealth.CONSUMING;
                 case BROKER_UNREACHABLE -> SlotHealth.BROKER_UNREACHABLE;
                 case STALLED -> SlotHealth.NOT_CONSUMING;
-            };
-            INT.setRelease(segment, base + SLOT_HEALTH, code.code());
+            });
         }
 
         /** What the master is doing about this slot's worker. */
         public Supervision supervision() {
-            return Supervision.ofCode((int) INT.getAcquire(segment, base + SLOT_SUPERVISION));
+            return code(SLOT_SUPERVISION, Supervision.values(), "supervision");
         }
 
         /** When the master will start the slot's next worker, epoch ms; 0 when no start is pending. */
@@ -423,7 +415,20 @@ public final class WorkerSlots implements AutoCloseable {
         /** The master records what it is doing about the worker, and when it starts the next one (epoch ms, 0 = not planned). */
         public void supervision(Supervision supervision, long nextStartMillis) {
             LONG.setRelease(segment, base + SLOT_NEXT_START, nextStartMillis);
-            INT.setRelease(segment, base + SLOT_SUPERVISION, supervision.code());
+            code(SLOT_SUPERVISION, supervision);
+        }
+
+        /** The enum whose ordinal the int at {@code offset} holds. */
+        private <E extends Enum<E>> E code(long offset, E[] values, String what) {
+            int code = (int) INT.getAcquire(segment, base + offset);
+            if (code < 0 || code >= values.length) {
+                throw new IllegalStateException("unknown " + what + " code " + code + " in the worker segment");
+            }
+            return values[code];
+        }
+
+        private void code(long offset, Enum<?> value) {
+            INT.setRelease(segment, base + offset, value.ordinal());
         }
 
         /** All fields, heartbeat sequence first so the rest is at least as new as it. */

@@ -35,6 +35,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -113,15 +114,7 @@ public final class DashboardPages implements HttpHandler {
             return;
         }
         Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
-        String title = switch (path) {
-            case "/" -> "Overview";
-            case "/workers" -> "Workers";
-            case "/jobs" -> "Jobs";
-            case "/dead-letters" -> "Dead letters";
-            case "/schedules" -> "Schedules";
-            case "/queues" -> "Queues";
-            default -> null;
-        };
+        String title = Arrays.stream(NAV).filter(item -> item[0].equals(path)).map(item -> item[1]).findFirst().orElse(null);
         if (title == null) {
             DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such page\n");
             return;
@@ -580,11 +573,6 @@ public final class DashboardPages implements HttpHandler {
             }
             DashboardServer.send(exchange, 200, type, new String(in.readAllBytes(), StandardCharsets.UTF_8));
         }
-    }
-
-    /** For tests: whether a rendered page would carry this server's token. */
-    String csrfToken() {
-        return csrf;
     }
 
 }

@@ -58,17 +58,6 @@ public final class PrometheusText {
         return this;
     }
 
-    /** Labels as a map, for callers that build them up. */
-    public static String[] labels(Map<String, String> labels) {
-        String[] flat = new String[labels.size() * 2];
-        int i = 0;
-        for (Map.Entry<String, String> e : new LinkedHashMap<>(labels).entrySet()) {
-            flat[i++] = e.getKey();
-            flat[i++] = e.getValue();
-        }
-        return flat;
-    }
-
     static String escape(String value) {
         return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     }

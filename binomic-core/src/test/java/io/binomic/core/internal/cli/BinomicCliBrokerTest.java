@@ -8,9 +8,11 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Message;
+import io.binomic.api.QueueStats;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
 import io.binomic.core.BrokerCapabilities;
@@ -105,7 +107,7 @@ class BinomicCliBrokerTest {
     @Test
     void queuePartitionsSetsShowsAndLowersAndTheOtherCommandsNameTheQueueItself() throws Exception {
         assertEquals("partitions of queue clicks: 1\n", run("queue", "partitions", "clicks").out());
-        CliRun set = run("queue", "partitions", "clicks", "3");
+        CliRun set = run("queue", "partitions", "clicks", "3", "--create");
         assertEquals(0, set.exit(), set.toString());
         assertEquals("partitions of queue clicks: 3\n", set.out());
         assertEquals("partitions of queue clicks: 3\n", run("queue", "partitions", "clicks").out());
@@ -130,6 +132,45 @@ class BinomicCliBrokerTest {
         CliRun limit = run("queue", "limit", "clicks", "--concurrency", "2");
         assertEquals(2, limit.exit(), limit.toString());
         assertTrue(limit.err().startsWith("binomic queue limit: queue 'clicks' is partitioned"), limit.err());
+    }
+
+    @Test
+    void aWriteToAQueueNothingKnowsIsRefusedWithTheClosestNameAndCreateMeansIt() {
+        Map<String, String> env = Map.of("BINOMIC_WORKER_QUEUES", "nc-main");
+        for (String[] write : new String[][] {{"queue", "pause", "nc-mian"}, {"queue", "resume", "nc-mian"},
+                {"queue", "limit", "nc-mian", "--concurrency", "2"}, {"queue", "partitions", "nc-mian", "2"},
+                {"job", "submit", "--task", "send", "--queue", "nc-mian", "--json", "{}"}}) {
+            CliRun refused = CliRun.of(env, this::connect, write);
+            assertEquals(2, refused.exit(), refused.toString());
+            assertTrue(refused.err().startsWith("binomic " + write[0] + " " + write[1] + ": queue 'nc-mian' is not known: no task on"
+                    + " the module path or worker.queues setting names it, and the broker holds no job, consumer, dead letter, pause,"
+                    + " limit or recent activity of it; did you mean 'nc-main'? Else add --create for a new queue\n"), refused.err());
+        }
+        assertEquals(new QueueStats("nc-mian", 0, 0, 0, 0, 0), broker.stats("nc-mian"), "nothing written");
+        assertEquals(PauseState.NONE, broker.pauseStates(List.of("nc-mian")).getOrDefault("nc-mian",
+                PauseState.NONE));
+
+        assertEquals("paused queue nc-main\n", CliRun.of(env, this::connect, "queue", "pause", "nc-main").out(), "named by worker.queues");
+        CliRun created = run("queue", "pause", "nc-mian", "--create");
+        assertEquals(0, created.exit(), created.toString());
+        assertEquals("paused queue nc-mian\n", created.out());
+        assertEquals("resumed queue nc-mian\n", run("queue", "resume", "nc-mian").out(), "known once paused");
+    }
+
+    @Test
+    void aSubmitToAQueueNoWorkerHasReadIsRefusedUnlessCreateSaysSo() {
+        CliRun refused = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().contains("queue 'fresh' is not known") && refused.err().contains("; check the name, or add --create"
+                + " for a new queue"), refused.err());
+        assertEquals(0, broker.stats("fresh").ready());
+
+        broker.start(List.of("busy"));
+        enqueue("busy", "send", 1);
+        assertEquals(0, run("job", "submit", "--task", "send", "--queue", "busy", "--json", "{}").exit(), "a queue with jobs is known");
+        CliRun created = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--create");
+        assertEquals(0, created.exit(), created.toString());
+        assertEquals(1, broker.stats("fresh").ready());
     }
 
     @Test
