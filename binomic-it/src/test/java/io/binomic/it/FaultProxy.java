@@ -91,6 +91,16 @@ final class FaultProxy implements AutoCloseable {
         stalled = on;
     }
 
+    /**
+     * Every open connection stops forwarding for good, its sockets left open (a middlebox that
+     * dropped the flows); connections opened after it work.
+     */
+    void blackHoleOpenConnections() {
+        for (Link link : links) {
+            link.blackHoled = true;
+        }
+    }
+
     /** Every open connection resets after forwarding half of its next chunk from the server. */
     void resetMidReply() {
         resetGeneration.incrementAndGet();
@@ -189,6 +199,7 @@ final class FaultProxy implements AutoCloseable {
         private final Socket server;
         private final long resetSeen;
         private volatile boolean done;
+        private volatile boolean blackHoled;
 
         Link(Socket client, Socket server, long resetSeen) {
             this.client = client;
@@ -255,10 +266,10 @@ final class FaultProxy implements AutoCloseable {
         private void awaitDue(Chunk chunk) throws InterruptedException {
             while (!done) {
                 long wait = chunk.readNanos() + latencyNanos - System.nanoTime();
-                if (!stalled && wait <= 0) {
+                if (!stalled && !blackHoled && wait <= 0) {
                     return;
                 }
-                Thread.sleep(Duration.ofNanos(stalled ? 10_000_000 : Math.min(wait, 10_000_000)));
+                Thread.sleep(Duration.ofNanos(stalled || blackHoled ? 10_000_000 : Math.min(wait, 10_000_000)));
             }
         }
 
@@ -268,7 +279,7 @@ final class FaultProxy implements AutoCloseable {
             while (offset < bytes.length) {
                 long limit = bytesPerSecond;
                 int slice = limit == 0 ? bytes.length - offset : (int) Math.max(1, Math.min(bytes.length - offset, limit / 50));
-                while (stalled && !done) {
+                while ((stalled || blackHoled) && !done) {
                     Thread.sleep(10);
                 }
                 out.write(bytes, offset, slice);
