@@ -25,7 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Binomic's keys: it refuses to start (exit 2, the broker's one-line reason, no worker started),
  * instead of starting workers that each refuse and are restarted for ever. Accepting the risk
  * with {@code broker.option.eviction.allowed} starts it; a Redis that cannot be reached at all does
- * not stop it either (its workers retry, as after an outage).
+ * not stop it either (its workers retry, as after an outage). A policy changed to an evicting one
+ * while the master runs makes a restarted worker refuse; the master restarts it with its back-off
+ * (not in a loop), and the first restart after the policy is fixed runs again, the master untouched.
  */
 class MasterOnEvictingRedisTest {
     @TempDir
@@ -81,6 +83,51 @@ class MasterOnEvictingRedisTest {
             master.destroy();
             master.waitFor(30, TimeUnit.SECONDS);
             master.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aWorkerRefusedAfterThePolicyChangedIsRestartedWithTheBackoffAndRunsOnceItIsFixed() throws Exception {
+        redis = RedisServer.startNew("--maxmemory", "20mb", "--maxmemory-policy", "noeviction");
+        List<String> args = args(redis.url());
+        args.addAll(List.of("--restart-backoff", "500ms", "--restart-backoff-max", "2s"));
+        Path log = dir.resolve("master.log");
+        Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            Fixture.await("the worker running", () -> read(log), () -> workerState() == WorkerState.RUNNING);
+            redis.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru");
+            Fixture.signal(workerPid(), "KILL");
+
+            Fixture.await("a replacement refused twice", () -> read(log), () -> restartWaits(log) >= 2);
+            assertTrue(read(log).contains("exited with code 3 during start-up"), read(log));
+            assertTrue(read(log).contains("may evict Binomic's keys"), "the master's line quotes the reason: " + read(log));
+            long spawnsBefore = spawns();
+            Thread.sleep(3000);
+            // 500 ms, 1 s, 2 s, 2 s...: at most 3 more starts in 3 s, where a loop would start one a second or more.
+            assertTrue(spawns() - spawnsBefore <= 3, "restarts keep to the back-off: " + read(log));
+
+            redis.call("CONFIG", "SET", "maxmemory-policy", "noeviction");
+            Fixture.await("a worker running again", () -> read(log), () -> workerState() == WorkerState.RUNNING);
+            assertTrue(master.isAlive(), read(log));
+        } finally {
+            master.destroy();
+            master.waitFor(30, TimeUnit.SECONDS);
+            master.destroyForcibly();
+        }
+    }
+
+    private long restartWaits(Path log) {
+        return read(log).lines().filter(l -> l.contains("restarting in")).count();
+    }
+
+    private long spawns() {
+        return read(dir.resolve("state").resolve("logs").resolve("worker-0.log")).lines().filter(l -> l.startsWith("---- ")).count();
+    }
+
+    private long workerPid() {
+        try (WorkerSlots slots = WorkerSlots.openReadOnly(dir.resolve("state").resolve("workers.slots"))) {
+            return slots.snapshot().getFirst().pid();
         }
     }
 
