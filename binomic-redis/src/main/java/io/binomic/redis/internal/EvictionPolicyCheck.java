@@ -3,6 +3,7 @@ package io.binomic.redis.internal;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import io.binomic.api.spi.BrokerHealthReport;
+import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
@@ -97,6 +98,8 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
     /**
      * Reads the policy of every primary of the new client; throws when one may evict and
      * {@value #OPTION} does not accept it.
+     *
+     * @throws UnsafeBrokerSettingException when a primary may evict and {@value #OPTION} does not accept it
      */
     void atStart(RedissonClient client, Config redisson) {
         List<ServerSetting> read = read(client, redisson);
@@ -109,7 +112,7 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
             }
         }
         if (!refused.isEmpty()) {
-            throw new BrokerException("Redis at " + target + " may evict Binomic's keys: " + String.join("; ", refused)
+            throw new UnsafeBrokerSettingException("Redis at " + target + " may evict Binomic's keys: " + String.join("; ", refused)
                     + ". Set " + SETTING + " noeviction (CONFIG SET " + SETTING + " noeviction, or in redis.conf), or accept the"
                     + " risk with BrokerConfig option " + OPTION + " = true (broker.option." + OPTION + " = true)");
         }

@@ -75,6 +75,17 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
     }
 
+    /**
+     * How often each connection is sent a PING, and how long the PING has to answer before the
+     * connection is closed and replaced: the command timeout. A connection whose packets vanish
+     * while both ends stay open (a firewall or NAT that dropped the flow, a stalled proxy) gets no
+     * reset; without this, the commands sent on it time out and are retried on it again, and
+     * Redisson's 30 s default let a worker wait more than a minute before a new connection.
+     */
+    static int pingInterval(BrokerConfig config) {
+        return Math.toIntExact(config.commandTimeout().toMillis());
+    }
+
     /** Command retries: with the delay below they ride out a Redis restart of ~10 s. */
     private static final int RETRY_ATTEMPTS = 20;
 
@@ -126,6 +137,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         DelayStrategy retryDelay = new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500));
         server.setConnectTimeout(connectMillis)
                 .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
+                .setPingConnectionInterval(pingInterval(config))
                 .setRetryAttempts(RETRY_ATTEMPTS)
                 .setRetryDelay(retryDelay)
                 .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))

@@ -115,6 +115,7 @@ final class TopologyUrls {
         servers.setReadMode(ReadMode.MASTER);
         servers.setConnectTimeout(Math.toIntExact(config.connectTimeout().toMillis()))
                 .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
+                .setPingConnectionInterval(RedissonSetup.pingInterval(config))
                 .setRetryAttempts(retryAttempts)
                 .setRetryDelay(new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500)))
                 .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.process.Settings;
@@ -19,7 +20,9 @@ import java.util.Optional;
  *
  * <p>Exit codes scripts can rely on: {@value #EXIT_OK} done, {@value #EXIT_FAILED} the operation
  * failed (broker unreachable, dead letter not found...), {@value #EXIT_USAGE} bad usage (the
- * message and the command's usage are printed).
+ * message and the command's usage are printed) or a setting refused (a settings file's value, or a
+ * broker server setting Binomic will not run on, such as a Redis that may evict its keys: the
+ * message alone, which names the fix).
  *
  * <p>Every command reads the same settings: the file of {@code --config FILE} (accepted anywhere
  * on the command line) or {@code $BINOMIC_CONFIG}, then {@code BINOMIC_*} environment variables,
@@ -145,6 +148,10 @@ public final class BinomicCli {
             err.println("binomic " + chosen.name + ": " + e.getMessage());
             err.println();
             printUsage(chosen, err);
+            return EXIT_USAGE;
+        } catch (UnsafeBrokerSettingException e) {
+            // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
+            err.println("binomic " + chosen.name() + ": " + describe(e));
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.

@@ -1,6 +1,8 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.ProviderNotFoundException;
+import io.binomic.api.UnsafeBrokerSettingException;
+import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.Providers;
@@ -12,6 +14,7 @@ import io.binomic.core.internal.web.BinomicMetrics;
 import io.binomic.core.internal.web.DashboardPages;
 import io.binomic.core.internal.web.DashboardServer;
 import io.binomic.core.internal.web.MetricsSource;
+import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +23,8 @@ import java.util.ServiceLoader;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
 final class MasterCommand extends Command {
+    private static final System.Logger LOG = System.getLogger(MasterCommand.class.getName());
+
     MasterCommand(Context cx) {
         super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
                 BrokerOptions.BROKER, BrokerOptions.QUEUES,
@@ -56,6 +61,7 @@ final class MasterCommand extends Command {
     int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
         DashboardServer.Settings dashboardSettings = dashboardSettings(args);
+        inspectBroker(config);
         // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
         // its handlers in its own shutdown hook, so log records written while draining may be lost.
         Master master = new Master(config, event -> {
@@ -114,6 +120,39 @@ final class MasterCommand extends Command {
             // Only the shutdown hook ends a master.
         }
         return BinomicCli.EXIT_OK;
+    }
+
+    /**
+     * Starts the broker once with no queue, which runs its checks of the server's settings, and
+     * closes it again: the master itself keeps no broker connection. A server setting every worker
+     * would refuse (Redis that may evict Binomic's keys) is refused here with the broker's own
+     * message, instead of by each worker JVM on each restart, the reason only in their logs. A broker
+     * that cannot be reached is no reason to refuse: the workers start and retry, as after an outage.
+     *
+     * @throws UnsafeBrokerSettingException when the broker refuses a setting of its server
+     */
+    private void inspectBroker(MasterConfig config) throws UsageException {
+        Broker broker;
+        try {
+            broker = Providers.selectBroker(config.broker(), Providers.load(BrokerProvider.class,
+                    ServiceLoader.load(BrokerProvider.class))).create(config.broker());
+        } catch (IllegalArgumentException e) {
+            // A broker option with a bad value: every worker would fail on it the same way.
+            throw new UsageException(e.getMessage() + cx.settings().get().originsOf("broker"));
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot check the broker before starting the workers: {0}; starting them anyway", e.getMessage());
+            return;
+        }
+        try {
+            broker.start(List.of());
+        } catch (UnsafeBrokerSettingException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot check the settings of the broker at {0} before starting the workers: {1};"
+                    + " starting them, they retry until it answers", config.broker().redactedUrl(), e.getMessage());
+        } finally {
+            broker.close();
+        }
     }
 
     /** The dashboard's settings from the options over the settings file and environment; null for no dashboard. */

@@ -86,7 +86,7 @@ final class Fetcher {
         return lastError;
     }
 
-    /** Since when the fetch call under way has been waiting; 0 when none is. */
+    /** Since when the broker call of this loop under way (a fetch, a reclaim, a search for lost deliveries) has been waiting; 0 when none is. */
     long callSinceNanos() {
         return callSinceNanos;
     }
@@ -117,10 +117,17 @@ final class Fetcher {
             }
             queues.refresh();
             free -= dispatcher.runOverflow(free);
-            if (failingSinceNanos == 0) {
-                free -= recovery.recoverIfDue(free, queues.all());
+            // The search for lost deliveries and the reclaim are broker calls of this loop too: one
+            // caught on a stalled or reset connection must show in the health like a fetch that hangs.
+            callSinceNanos = System.nanoTime();
+            try {
+                if (failingSinceNanos == 0) {
+                    free -= recovery.recoverIfDue(free, queues.all());
+                }
+                free -= reclaimer.reclaimIfDue(free, queues.all());
+            } finally {
+                callSinceNanos = 0;
             }
-            free -= reclaimer.reclaimIfDue(free, queues.all());
             List<String> fetchQueues = flow.fetchable();
             if (free > 0 && fetchQueues.isEmpty()) {
                 lastRoundNanos = System.nanoTime(); // every queue paused: healthy, and nothing to fetch

@@ -56,7 +56,7 @@ final class HealthCheck {
         long fetchCall = fetcher.callSinceNanos();
         if (fetchCall != 0 && now - fetchCall > unreachableAfter) {
             return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
-                    Optional.of("a fetch has not returned for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchCall) + " s"));
+                    Optional.of("a fetch (or reclaim) has not returned for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchCall) + " s"));
         }
         long settleCall = settler.sendingSinceNanos();
         if (settleCall != 0 && now - settleCall > unreachableAfter) {

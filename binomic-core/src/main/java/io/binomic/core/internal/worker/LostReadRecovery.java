@@ -11,7 +11,14 @@ import java.util.List;
  * Finds the deliveries a read handed to this worker whose reply it never received (a timeout
  * while Redis hung, a read the client retried): pending under its name, unknown to it. They never
  * ran, so they run with the attempt they were handed out as, instead of waiting out a lease and
- * spending an attempt in reclaim. Run by the fetcher, within its free slots.
+ * spending an attempt in reclaim (a task of one attempt would be dead-lettered without having run).
+ * Run by the fetcher, within its free slots.
+ *
+ * <p>A fetch that failed or was slow schedules two searches, a second apart. A reply lost to a
+ * connection reset leaves no such trace: the client retries the read on a new connection at once,
+ * and the fetch returns in time with other entries. So the worker also searches once every
+ * {@link #period}: the reclaim interval, at most a quarter of the lease, so that a lost delivery is
+ * found before its lease lapses and reclaim counts an attempt.
  */
 final class LostReadRecovery {
     private static final System.Logger LOG = System.getLogger(LostReadRecovery.class.getName());
@@ -20,14 +27,24 @@ final class LostReadRecovery {
     private final Broker broker;
     private final Dispatcher dispatcher;
     private final Settler settler;
+    private final long periodNanos;
     private int recoverRoundsLeft;
     private long nextRecoverNanos;
+    private long nextPeriodicNanos;
 
     LostReadRecovery(WorkerContext context, Dispatcher dispatcher, Settler settler) {
         this.consumerName = context.consumerName();
         this.broker = context.broker();
         this.dispatcher = dispatcher;
         this.settler = settler;
+        this.periodNanos = period(context.config().reclaimInterval(), context.config().leaseTimeout()).toNanos();
+        this.nextPeriodicNanos = System.nanoTime() + periodNanos;
+    }
+
+    /** How often the worker searches without a sign of a lost read: the reclaim interval, at most a quarter of the lease. */
+    static Duration period(Duration reclaimInterval, Duration leaseTimeout) {
+        Duration quarter = leaseTimeout.dividedBy(4);
+        return reclaimInterval.compareTo(quarter) < 0 ? reclaimInterval : quarter;
     }
 
     /**
@@ -41,9 +58,18 @@ final class LostReadRecovery {
 
     /** When a search is due, runs what it finds on up to {@code free} slots (holding the rest); returns how many slots that used. */
     int recoverIfDue(int free, List<String> queues) {
-        if (free <= 0 || recoverRoundsLeft <= 0 || System.nanoTime() - nextRecoverNanos < 0) {
+        if (free <= 0) {
             return 0;
         }
+        long now = System.nanoTime();
+        if (recoverRoundsLeft <= 0 && now - nextPeriodicNanos >= 0) {
+            recoverRoundsLeft = 1;
+            nextRecoverNanos = now;
+        }
+        if (recoverRoundsLeft <= 0 || now - nextRecoverNanos < 0) {
+            return 0;
+        }
+        nextPeriodicNanos = now + periodNanos;
         return recoverOwn(free, queues);
     }
 

@@ -1,0 +1,317 @@
+package io.binomic.it;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A TCP proxy on loopback between a client and one server, with faults the test switches on and
+ * off while connections are open: latency added per direction, a stall (nothing is forwarded, both
+ * sockets stay open, so no reset tells either side), a bandwidth limit, and resets in the middle of
+ * a reply (half of the next chunk from the server, then an RST both ways).
+ *
+ * <p>Each connection has a reader and a writer per direction on virtual threads; a direction holds
+ * at most {@value #QUEUED_CHUNKS} chunks of up to {@value #CHUNK} bytes, then stops reading, so a
+ * stalled or slow direction pushes back on its sender as a slow network would, and memory stays
+ * bounded. At most {@value #MAX_CONNECTIONS} connections are open at once (more are refused with a
+ * reset), and the proxy closes itself after its lifetime, should a test forget to.
+ */
+final class FaultProxy implements AutoCloseable {
+    private static final int CHUNK = 16 * 1024;
+    private static final int QUEUED_CHUNKS = 256;
+    private static final int MAX_CONNECTIONS = 256;
+
+    private final InetSocketAddress upstream;
+    private final ServerSocket listener;
+    private final Set<Link> links = ConcurrentHashMap.newKeySet();
+    private final Thread closer;
+    private volatile boolean closed;
+    private volatile long latencyNanos;
+    /** Bytes per second per direction and connection; 0 for no limit. */
+    private volatile long bytesPerSecond;
+    private volatile boolean stalled;
+    /** Bumped by {@link #resetMidReply()}: a link whose next reply chunk sees a newer value resets. */
+    private final AtomicLong resetGeneration = new AtomicLong();
+    private final AtomicLong resets = new AtomicLong();
+    private final AtomicLong accepted = new AtomicLong();
+
+    private FaultProxy(InetSocketAddress upstream, Duration lifetime) throws IOException {
+        this.upstream = upstream;
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().name("fault-proxy-accept").start(this::acceptLoop);
+        this.closer = Thread.ofVirtual().name("fault-proxy-lifetime").start(() -> {
+            try {
+                Thread.sleep(lifetime);
+                close();
+            } catch (InterruptedException e) {
+                // closed by the test
+            }
+        });
+    }
+
+    /** A proxy on a free loopback port to {@code host:port}; it closes itself after {@code lifetime}. */
+    static FaultProxy to(String host, int port, Duration lifetime) {
+        try {
+            return new FaultProxy(new InetSocketAddress(host, port), lifetime);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    int port() {
+        return listener.getLocalPort();
+    }
+
+    /** Delay added to every chunk in each direction (a round trip gets twice it); zero for none. */
+    void latency(Duration perDirection) {
+        latencyNanos = perDirection.toNanos();
+    }
+
+    /** At most this many bytes per second per direction on each connection; 0 for no limit. */
+    void bandwidth(long limit) {
+        bytesPerSecond = limit;
+    }
+
+    /** Stops forwarding anything (true) or forwards again what waited and what comes (false); no socket is closed. */
+    void stall(boolean on) {
+        stalled = on;
+    }
+
+    /**
+     * Every open connection stops forwarding for good, its sockets left open (a middlebox that
+     * dropped the flows); connections opened after it work.
+     */
+    void blackHoleOpenConnections() {
+        for (Link link : links) {
+            link.blackHoled = true;
+        }
+    }
+
+    /** Every open connection resets after forwarding half of its next chunk from the server. */
+    void resetMidReply() {
+        resetGeneration.incrementAndGet();
+    }
+
+    /** Connections reset by {@link #resetMidReply()} so far. */
+    long resets() {
+        return resets.get();
+    }
+
+    /** Connections accepted so far. */
+    long accepted() {
+        return accepted.get();
+    }
+
+    /** No fault: no latency, no limit, no stall. */
+    void heal() {
+        latencyNanos = 0;
+        bytesPerSecond = 0;
+        stalled = false;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closer.interrupt();
+        try {
+            listener.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        for (Link link : links) {
+            link.close(false);
+        }
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException e) {
+                return; // closed
+            }
+            if (links.size() >= MAX_CONNECTIONS) {
+                abort(client);
+                continue;
+            }
+            accepted.incrementAndGet();
+            Thread.ofVirtual().name("fault-proxy-connect").start(() -> connect(client));
+        }
+    }
+
+    private void connect(Socket client) {
+        Socket server = new Socket();
+        try {
+            server.connect(upstream, 2000);
+            client.setTcpNoDelay(true);
+            server.setTcpNoDelay(true);
+        } catch (IOException e) {
+            abort(client);
+            abort(server);
+            return;
+        }
+        Link link = new Link(client, server, resetGeneration.get());
+        links.add(link);
+        if (closed) {
+            link.close(false);
+            return;
+        }
+        link.start();
+    }
+
+    /** Closes with an RST instead of a FIN. */
+    private static void abort(Socket socket) {
+        try {
+            socket.setSoLinger(true, 0);
+        } catch (SocketException ignored) {
+            // closing anyway
+        }
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // already gone
+        }
+    }
+
+    private record Chunk(byte[] bytes, long readNanos) { }
+
+    /** One proxied connection: client to server (requests) and server to client (replies). */
+    private final class Link {
+        private final Socket client;
+        private final Socket server;
+        private final long resetSeen;
+        private volatile boolean done;
+        private volatile boolean blackHoled;
+
+        Link(Socket client, Socket server, long resetSeen) {
+            this.client = client;
+            this.server = server;
+            this.resetSeen = resetSeen;
+        }
+
+        void start() {
+            pump(client, server, false);
+            pump(server, client, true);
+        }
+
+        private void pump(Socket from, Socket to, boolean replies) {
+            BlockingQueue<Chunk> queue = new ArrayBlockingQueue<>(QUEUED_CHUNKS);
+            Thread.ofVirtual().name("fault-proxy-read").start(() -> read(from, queue));
+            Thread.ofVirtual().name("fault-proxy-write").start(() -> write(queue, to, replies));
+        }
+
+        private void read(Socket from, BlockingQueue<Chunk> queue) {
+            try (InputStream in = from.getInputStream()) {
+                byte[] buffer = new byte[CHUNK];
+                while (!done) {
+                    int n = in.read(buffer);
+                    if (n < 0) {
+                        break;
+                    }
+                    queue.put(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime()));
+                }
+            } catch (IOException | InterruptedException e) {
+                // closed, reset or stopping
+            }
+            // End of stream: let the writer forward what is queued, then end the link.
+            queue.offer(new Chunk(new byte[0], System.nanoTime()));
+        }
+
+        private void write(BlockingQueue<Chunk> queue, Socket to, boolean replies) {
+            try (OutputStream out = to.getOutputStream()) {
+                while (!done) {
+                    Chunk chunk = queue.poll(100, TimeUnit.MILLISECONDS);
+                    if (chunk == null) {
+                        continue;
+                    }
+                    if (chunk.bytes().length == 0) {
+                        break;
+                    }
+                    awaitDue(chunk);
+                    byte[] bytes = chunk.bytes();
+                    if (replies && resetGeneration.get() != resetSeen && bytes.length > 1) {
+                        out.write(bytes, 0, bytes.length / 2);
+                        out.flush();
+                        resets.incrementAndGet();
+                        close(true);
+                        return;
+                    }
+                    send(out, bytes);
+                }
+            } catch (IOException | InterruptedException e) {
+                // closed, reset or stopping
+            }
+            close(false);
+        }
+
+        /** Waits out the added latency, and a stall for as long as it lasts. */
+        private void awaitDue(Chunk chunk) throws InterruptedException {
+            while (!done) {
+                long wait = chunk.readNanos() + latencyNanos - System.nanoTime();
+                if (!stalled && !blackHoled && wait <= 0) {
+                    return;
+                }
+                Thread.sleep(Duration.ofNanos(stalled || blackHoled ? 10_000_000 : Math.min(wait, 10_000_000)));
+            }
+        }
+
+        /** Writes at most the bandwidth limit per second, in slices of a fiftieth of it. */
+        private void send(OutputStream out, byte[] bytes) throws IOException, InterruptedException {
+            int offset = 0;
+            while (offset < bytes.length) {
+                long limit = bytesPerSecond;
+                int slice = limit == 0 ? bytes.length - offset : (int) Math.max(1, Math.min(bytes.length - offset, limit / 50));
+                while ((stalled || blackHoled) && !done) {
+                    Thread.sleep(10);
+                }
+                out.write(bytes, offset, slice);
+                out.flush();
+                offset += slice;
+                if (limit != 0) {
+                    Thread.sleep(Duration.ofNanos(slice * 1_000_000_000L / limit));
+                }
+            }
+        }
+
+        void close(boolean reset) {
+            if (done) {
+                return;
+            }
+            done = true;
+            links.remove(this);
+            if (reset) {
+                abort(client);
+                abort(server);
+                return;
+            }
+            try {
+                client.close();
+            } catch (IOException ignored) {
+                // already gone
+            }
+            try {
+                server.close();
+            } catch (IOException ignored) {
+                // already gone
+            }
+        }
+    }
+}
