@@ -151,7 +151,7 @@ public final class BinomicCli {
             return EXIT_USAGE;
         } catch (UnsafeBrokerSettingException e) {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
-            err.println("binomic " + chosen.name() + ": " + describe(e));
+            err.println("binomic " + chosen.name + ": " + describe(e));
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.

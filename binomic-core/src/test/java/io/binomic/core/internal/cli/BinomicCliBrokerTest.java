@@ -13,6 +13,7 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.PauseState;
+import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
 import io.binomic.core.BrokerCapabilities;
@@ -147,7 +148,7 @@ class BinomicCliBrokerTest {
                     + " limit or recent activity of it; did you mean 'nc-main'? Else add --create for a new queue\n"), refused.err());
         }
         assertEquals(new QueueStats("nc-mian", 0, 0, 0, 0, 0), broker.stats("nc-mian"), "nothing written");
-        assertEquals(PauseState.NONE, broker.pauseStates(List.of("nc-mian")).getOrDefault("nc-mian",
+        assertEquals(PauseState.NONE, broker.capability(Pausing.class).orElseThrow().pauseStates(List.of("nc-mian")).getOrDefault("nc-mian",
                 PauseState.NONE));
 
         assertEquals("paused queue nc-main\n", CliRun.of(env, this::connect, "queue", "pause", "nc-main").out(), "named by worker.queues");
