@@ -8,6 +8,7 @@ import io.binomic.api.TaskMode;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
 import io.binomic.jdbc.internal.OutboxRows;
+import io.binomic.jdbc.internal.RelayedJobHandle;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -115,7 +116,7 @@ public final class Outbox {
         rows.insert(connection, messages, dueAt, notify && isPostgres(connection) ? rows.channel() : null);
         List<JobHandle<R>> handles = new ArrayList<>(messages.size());
         for (Message m : messages) {
-            handles.add(binomic.job(task, m.id()));
+            handles.add(new RelayedJobHandle<>(binomic, task, m.id()));
         }
         return handles;
     }

@@ -137,6 +137,11 @@ public final class OutboxRelay implements AutoCloseable {
         return relayed.get();
     }
 
+    /** The rounds that failed since the relay was built (the broker or the database down). */
+    public long failures() {
+        return failures.get();
+    }
+
     /** True when the relay waits on PostgreSQL's LISTEN, false while it polls. */
     public boolean listening() {
         return listening;
