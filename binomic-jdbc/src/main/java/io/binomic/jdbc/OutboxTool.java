@@ -85,6 +85,16 @@ public final class OutboxTool {
         return 0;
     }
 
+    /**
+     * {@code status}: prints the rows waiting in {@code table} and the oldest age, and the same as Prometheus metrics.
+     * Called by {@code binomic outbox} when this module is on its path. Returns 0, or 1 when the table cannot be read.
+     *
+     * @param user the database user; null to connect without one (or with the URL's)
+     */
+    public static int status(String jdbcUrl, String user, String password, String table, PrintStream out, PrintStream err) {
+        return status(new UrlDataSource(jdbcUrl, user, password), new OutboxRows(table), out, err);
+    }
+
     private static int status(DataSource dataSource, OutboxRows rows, PrintStream out, PrintStream err) {
         try (Connection c = dataSource.getConnection()) {
             OutboxRows.Waiting w = rows.waiting(c);

@@ -67,7 +67,8 @@ public final class BinomicCli {
                 new QueueCommand(QueueCommand.Action.PAUSE, out, commandEnv, connect),
                 new QueueCommand(QueueCommand.Action.RESUME, out, commandEnv, connect),
                 new QueueLimitCommand(out, commandEnv, connect),
-                new QueuePartitionsCommand(out, commandEnv, connect));
+                new QueuePartitionsCommand(out, commandEnv, connect),
+                new OutboxCommand(out, err, commandEnv));
     }
 
     public static void main(String[] args) {
