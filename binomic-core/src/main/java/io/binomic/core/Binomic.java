@@ -4,6 +4,7 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
+import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.Priority;
 import io.binomic.api.ProviderNotFoundException;
@@ -35,6 +36,8 @@ import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobHandles;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -265,6 +268,42 @@ public final class Binomic implements AutoCloseable {
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
         requireStarted();
         return submitter.submitJson(queue, task, jsonArgument, options);
+    }
+
+    /**
+     * Builds the message that {@link #submit(Task, Object, SubmitOptions)} would store for one job,
+     * without storing it: its id chosen, its argument encoded with this instance's codec, its
+     * headers (priority, tracking, trace context, unique claim) set. For a transactional outbox,
+     * which keeps the message in the application's database and stores it with
+     * {@link #submitPrepared} once committed. The delay is not part of the message: give the due time
+     * to {@link #submitPrepared}.
+     *
+     * @throws IllegalArgumentException as submit does, and for a debounce or a partition key, which
+     *         only a submit straight to the broker can honour
+     */
+    public <A, R> Message prepare(Task<A, R> task, A argument, SubmitOptions options) {
+        Objects.requireNonNull(task, "task must not be null");
+        Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
+        requireStarted();
+        return submitter.prepare(task, argument, options);
+    }
+
+    /**
+     * Stores messages built by {@link #prepare}, in order, each at most once: a message stored again
+     * within {@code window} of its first store (a relay that crashed after the store and before it
+     * recorded it) is a duplicate, and stores nothing. A unique job is a duplicate while its own
+     * claim is held instead. Needs a broker with {@link io.binomic.api.spi.UniqueSubmits}.
+     *
+     * @param dueAt when the jobs are due; null for at once
+     * @param window how long a job's id is remembered after its store
+     * @return for each message, the id of the job it stands for: its own, or the earlier job's for a
+     *         duplicate of a unique job
+     */
+    public List<UUID> submitPrepared(List<Message> messages, Instant dueAt, Duration window) {
+        Objects.requireNonNull(messages, "messages must not be null");
+        Objects.requireNonNull(window, "window must not be null");
+        requireStarted();
+        return submitter.submitPrepared(messages, dueAt, window);
     }
 
     /**

@@ -153,6 +153,10 @@ public final class Bench {
             limits(run, r);
             return r;
         }
+        if ("outbox".equals(System.getProperty("bench.only"))) { // the JDBC outbox: submit, relay, commit to start
+            BenchOutbox.measure(redis, nextQueue(), r);
+            return r;
+        }
         if ("activity".equals(System.getProperty("bench.only"))) { // issue 12: what the dashboard's charts cost
             BenchActivity.measure(redis, nextQueue(), r);
             return r;
@@ -931,7 +935,7 @@ public final class Bench {
         }
         // Measures named per parameter (-Dbench.only=latency, footprint): every key of the first run, in its order.
         for (String key : results.getFirst().keySet()) {
-            if (key.startsWith("lat_") || key.startsWith("fp_")) {
+            if (key.startsWith("lat_") || key.startsWith("fp_") || key.startsWith("outbox_") || key.startsWith("plain_submit_")) {
                 out.append(String.format(Locale.ROOT, "%-56s %12s%n", key, format(median(results, key))));
             }
         }

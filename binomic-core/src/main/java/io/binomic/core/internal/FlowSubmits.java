@@ -93,11 +93,7 @@ public final class FlowSubmits {
             A argument = arguments.get(i);
             Message m = messages.get(i);
             if (uniqueness.isPresent()) {
-                String key = options.uniqueKey().or(() -> task.uniqueKeyOf(argument)).orElseGet(() -> argumentKey(m.payload()));
-                // Partition 0 whatever the partition count: a key hashed over the count would move when the
-                // count changes, and its duplicates would no longer meet its claim (they ran twice).
-                marked.add(m.withHeader(UniqueClaim.HEADER,
-                        new UniqueClaim(uniqueness.get().scope(), uniqueness.get().ttl(), key).headerValue()));
+                marked.add(withUniqueClaim(task, argument, options, uniqueness.get(), m));
             } else {
                 if (due == null) {
                     throw new IllegalArgumentException("task '" + task.name() + "': debounce needs a delay, and this job has none:"
@@ -119,6 +115,17 @@ public final class FlowSubmits {
             out.add(new Submitted(uniqueSubmits(broker).submitDebounced(m, due), m.queue()));
         }
         return out;
+    }
+
+    /**
+     * {@code message} with the claim of its unique key: the key given with the submit, else the one
+     * its task derives from {@code argument}, else its encoded argument.
+     */
+    public static <A> Message withUniqueClaim(Task<A, ?> task, A argument, SubmitOptions options, Uniqueness uniqueness, Message message) {
+        String key = options.uniqueKey().or(() -> task.uniqueKeyOf(argument)).orElseGet(() -> argumentKey(message.payload()));
+        // Partition 0 whatever the partition count: a key hashed over the count would move when the
+        // count changes, and its duplicates would no longer meet its claim (they ran twice).
+        return message.withHeader(UniqueClaim.HEADER, new UniqueClaim(uniqueness.scope(), uniqueness.ttl(), key).headerValue());
     }
 
     private static UniqueSubmits uniqueSubmits(Broker broker) {

@@ -62,7 +62,7 @@ public final class BinomicCli {
                 new DlqChangeCommand(cx, DlqChangeCommand.Action.PURGE), new JobCommand(cx, JobCommand.Action.SHOW),
                 new JobCommand(cx, JobCommand.Action.CANCEL), new JobCommand(cx, JobCommand.Action.SUBMIT),
                 new QueueCommand(cx, QueueCommand.Action.PAUSE), new QueueCommand(cx, QueueCommand.Action.RESUME),
-                new QueueLimitCommand(cx), new QueuePartitionsCommand(cx));
+                new QueueLimitCommand(cx), new QueuePartitionsCommand(cx), new OutboxCommand(cx));
     }
 
     public static void main(String[] args) {

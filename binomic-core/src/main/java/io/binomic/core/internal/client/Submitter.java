@@ -7,18 +7,26 @@ import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.TraceContext;
+import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
+import io.binomic.core.internal.Capabilities;
+import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.FlowSubmits.Submitted;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.jobs.JobHandles;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.function.Supplier;
 
 /**
@@ -75,6 +83,44 @@ public final class Submitter {
         Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options));
         Submitted submitted = send(definition, Collections.singletonList(null), options, List.of(message), false).getFirst();
         return new JsonResultHandle(jobs.handle(submitted.queue(), submitted.id(), null, Void.class, true));
+    }
+
+    /**
+     * The message of one job, built and validated as {@link #submit} would, not stored; unique
+     * jobs carry their claim. Refuses what only a submit to the broker can decide.
+     */
+    public <A> Message prepare(Task<A, ?> task, A argument, SubmitOptions options) {
+        requireSubmittable(task);
+        if (options.debounceKey().isPresent() || (options.uniqueness().isEmpty() && task.uniqueness().isEmpty() && task.isDebounced())) {
+            throw new IllegalArgumentException("task '" + task.name() + "': a debounced job replaces the one waiting in the broker,"
+                    + " which a job prepared ahead (an outbox row) cannot do; submit it with Binomic.submit after the commit, or without"
+                    + " a debounce key");
+        }
+        if (options.partitionKey().isPresent()) {
+            throw new IllegalArgumentException("task '" + task.name() + "': a prepared job is stored once by its id on its queue's"
+                    + " first partition, as unique jobs are, so it takes no partition key; leave SubmitOptions.partitionKey out");
+        }
+        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options));
+        Optional<Uniqueness> uniqueness = options.uniqueness().or(task::uniqueness);
+        return uniqueness.isPresent() ? FlowSubmits.withUniqueClaim(task, argument, options, uniqueness.get(), message) : message;
+    }
+
+    /**
+     * Stores prepared messages, in order, each at most once per id: a message without a unique claim
+     * claims its own id for {@code window}, so a second store of it within the window is a duplicate.
+     * Returns the id of the job each stands for.
+     */
+    public List<UUID> submitPrepared(List<Message> prepared, Instant dueAt, Duration window) {
+        if (window.isNegative() || window.toMillis() < 1) {
+            throw new IllegalArgumentException("the window of a prepared job's id must be at least 1 ms, got " + window);
+        }
+        List<Message> claimed = new ArrayList<>(prepared.size());
+        for (Message m : prepared) {
+            claimed.add(UniqueClaim.of(m).isPresent() ? m
+                    : m.withHeader(UniqueClaim.HEADER, new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, window, "job:" + m.id()).headerValue()));
+        }
+        UniqueSubmits unique = Capabilities.require(broker, UniqueSubmits.class, "a prepared job cannot be stored once by its id");
+        return unique.submitAllUnique(claimed, dueAt == null ? null : DueTimes.notBefore(dueAt));
     }
 
     /**

@@ -30,6 +30,14 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void outboxSaysHowToAddTheJdbcModuleWhenItIsNotOnThePath() {
+        CliRun run = run("outbox", "--jdbc", "jdbc:postgresql://127.0.0.1:1/app");
+        assertEquals(1, run.exit(), run.toString());
+        assertTrue(run.err().contains("binomic outbox needs the binomic-jdbc module, which is not on this command's path"), run.err());
+        assertEquals(2, run("outbox").exit(), "--jdbc is required");
+    }
+
+    @Test
     void helpListsEveryCommandOnStdoutAndExitsZero() {
         CliRun run = run("--help");
         assertEquals(0, run.exit());
@@ -52,6 +60,7 @@ class BinomicCliUsageTest {
                   queue resume       Resume a paused queue, or task: its waiting and parked jobs run again
                   queue limit        Set, remove or show the rate and concurrency limits of a whole queue, for every worker
                   queue partitions   Split a queue into partitions spread over the Redis Cluster's masters, or show them
+                  outbox             Show the transactional outbox's rows waiting for the relay and the oldest age (needs binomic-jdbc)
 
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both.

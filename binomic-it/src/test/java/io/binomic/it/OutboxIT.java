@@ -1,0 +1,288 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.JobHandle;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.Uniqueness;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.jdbc.Outbox;
+import io.binomic.jdbc.OutboxRelay;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The transactional outbox against a PostgreSQL and a Redis of the test's own, with a ledger of
+ * runs per job id: a rollback gives no job, a commit one run, and a relay SIGKILLed between the
+ * store and the delete, two relays at once, Redis down for a while and a database restart each
+ * still give exactly one run per committed job.
+ */
+class OutboxIT {
+    private static PostgresServer postgres;
+    private static RedisServer redis;
+    private static PGSimpleDataSource dataSource;
+
+    /** The argument of the ledger's task: the job's number in its test. */
+    public record Item(int n) { }
+
+    /** Runs per job id, and the numbers in the order the jobs started. */
+    private final Map<UUID, AtomicInteger> runs = new ConcurrentHashMap<>();
+    private final List<Integer> startOrder = new CopyOnWriteArrayList<>();
+    private String queue;
+    private Task<Item, Void> task;
+
+    @BeforeAll
+    static void servers() throws SQLException {
+        postgres = PostgresServer.startNew();
+        redis = RedisServer.startNew();
+        dataSource = new PGSimpleDataSource();
+        dataSource.setURL(postgres.jdbcUrl());
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(Outbox.schemaSql());
+        }
+    }
+
+    @AfterAll
+    static void stopServers() {
+        if (redis != null) {
+            redis.close();
+        }
+        if (postgres != null) {
+            postgres.close();
+        }
+    }
+
+    @BeforeEach
+    void emptyOutbox() throws SQLException {
+        queue = "outbox-" + UUID.randomUUID().toString().substring(0, 8);
+        task = Task.builder("ledger", Item.class).queue(queue).build();
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute("DELETE FROM binomic_outbox");
+        }
+    }
+
+    private Binomic client(int concurrency) {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).leaseTimeout(Duration.ofSeconds(30))
+                        .pollTimeout(Duration.ofMillis(200)).shutdownGrace(Duration.ofSeconds(2)).build())
+                .build();
+        return Binomic.builder().config(config).handle(task, item -> {
+            runs.computeIfAbsent(TaskContext.current().messageId(), id -> new AtomicInteger()).incrementAndGet();
+            startOrder.add(item.n());
+            return null;
+        }).build().start();
+    }
+
+    private OutboxRelay.Builder relay(Binomic binomic) {
+        return OutboxRelay.builder(binomic, dataSource).pollInterval(Duration.ofMillis(500)).errorBackoff(Duration.ofMillis(200));
+    }
+
+    /** Commits one transaction that writes {@code ns} into the outbox; returns the job ids. */
+    private List<UUID> commit(Outbox outbox, List<Item> items) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            List<UUID> ids = outbox.submitAll(c, task, items, SubmitOptions.NONE).stream().map(JobHandle::id).toList();
+            c.commit();
+            return ids;
+        }
+    }
+
+    private static List<Item> items(int from, int count) {
+        return IntStream.range(from, from + count).mapToObj(Item::new).toList();
+    }
+
+    private static long waiting() {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM binomic_outbox")) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot count the outbox rows", e);
+        }
+    }
+
+    /** Waits until every id of {@code ids} ran, then a while longer, and checks that each ran once and nothing else ran. */
+    private void assertEachRanOnce(List<UUID> ids) {
+        Await.until(Duration.ofSeconds(60), () -> ids.stream().allMatch(runs::containsKey),
+                () -> ids.stream().filter(runs::containsKey).count() + " of " + ids.size() + " ran");
+        RedisServer.sleep(1500); // a duplicate would be relayed and run within this
+        for (UUID id : ids) {
+            assertEquals(1, runs.get(id).get(), "job " + id + " ran " + runs.get(id) + " times");
+        }
+        assertEquals(ids.size(), runs.size(), "jobs that ran but were never committed: " + runs.keySet().stream()
+                .filter(id -> !ids.contains(id)).toList());
+    }
+
+    @Test
+    void rolledBackSubmitGivesNoJobAndCommittedOneRunsOnce() throws SQLException {
+        try (Binomic binomic = client(4); OutboxRelay relay = relay(binomic).build().start()) {
+            binomic.startWorker();
+            Outbox outbox = Outbox.of(binomic);
+            UUID rolledBack;
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                rolledBack = outbox.submit(c, task, new Item(1)).id();
+                c.rollback();
+            }
+            List<UUID> committed = commit(outbox, items(2, 1));
+
+            assertEachRanOnce(committed);
+            assertFalse(runs.containsKey(rolledBack), "the rolled-back job ran");
+            assertEquals(0, waiting());
+            assertEquals(1, relay.relayed(), "rows relayed");
+        }
+    }
+
+    @Test
+    void committedJobsRunOnceEachWithDelayPriorityAndUniqueness() throws SQLException {
+        try (Binomic binomic = client(8); OutboxRelay relay = relay(binomic).batchSize(50).build().start()) {
+            binomic.startWorker();
+            Outbox outbox = Outbox.of(binomic);
+            List<UUID> ids = new ArrayList<>();
+            for (int t = 0; t < 30; t++) {
+                ids.addAll(commit(outbox, items(t * 10, 10)));
+            }
+            Instant submitted = Instant.now();
+            UUID delayed;
+            UUID urgent;
+            UUID unique;
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(false);
+                delayed = outbox.submit(c, task, new Item(1000), SubmitOptions.builder().delay(Duration.ofSeconds(2)).build()).id();
+                urgent = outbox.submit(c, task, new Item(1001), SubmitOptions.builder().priority(9).build()).id();
+                SubmitOptions once = SubmitOptions.builder().unique(Uniqueness.forPeriod(Duration.ofMinutes(5)), "order-7").build();
+                unique = outbox.submit(c, task, new Item(1002), once).id();
+                outbox.submit(c, task, new Item(1003), once); // a duplicate of the one above: dropped by the broker
+                c.commit();
+            }
+            ids.add(delayed);
+            ids.add(urgent);
+            ids.add(unique);
+
+            assertEachRanOnce(ids);
+            assertFalse(startOrder.contains(1003), "the duplicate of a unique job ran");
+            assertTrue(startOrder.indexOf(1000) > startOrder.indexOf(1001), "the delayed job ran before its delay");
+            assertTrue(Duration.between(submitted, Instant.now()).compareTo(Duration.ofSeconds(2)) >= 0);
+            assertEquals(0, waiting());
+            assertEquals(304, relay.relayed(), "rows relayed, the unique job's duplicate among them");
+        }
+    }
+
+    @Test
+    void whatTheOutboxCannotKeepIsRefusedWithItsReason() throws SQLException {
+        try (Binomic binomic = client(1); Connection c = dataSource.getConnection()) {
+            Outbox outbox = Outbox.of(binomic);
+            c.setAutoCommit(false);
+            IllegalArgumentException whileQueued = assertThrows(IllegalArgumentException.class, () -> outbox.submit(c, task, new Item(1),
+                    SubmitOptions.builder().unique(Uniqueness.whileQueued(Duration.ofMinutes(1))).build()));
+            assertTrue(whileQueued.getMessage().contains("FOR_PERIOD"), whileQueued.getMessage());
+            IllegalArgumentException debounce = assertThrows(IllegalArgumentException.class, () -> outbox.submit(c, task, new Item(1),
+                    SubmitOptions.builder().debounce("k").delay(Duration.ofSeconds(1)).build()));
+            assertTrue(debounce.getMessage().contains("debounce"), debounce.getMessage());
+            IllegalArgumentException partition = assertThrows(IllegalArgumentException.class, () -> outbox.submit(c, task, new Item(1),
+                    SubmitOptions.builder().partitionKey("p").build()));
+            assertTrue(partition.getMessage().contains("partition key"), partition.getMessage());
+            c.rollback();
+        }
+    }
+
+    @Test
+    void relayKilledBetweenStoreAndDeleteStillGivesOneJobEach() throws Exception {
+        List<UUID> ids;
+        try (Binomic producer = client(1)) {
+            ids = commit(Outbox.of(producer), items(0, 50));
+        }
+        try (ChildWorker child = ChildWorker.start(OutboxRelayChild.class, List.of(redis.url(), postgres.jdbcUrl()))) {
+            child.awaitLog("STORED BEFORE DELETE", Duration.ofSeconds(60));
+            child.kill9();
+        }
+        assertEquals(50, waiting(), "the killed relay's transaction must have rolled back, its rows waiting");
+        assertEquals(50L, redis.call("XLEN", "binomic:{" + queue + "}:stream"), "the killed relay stored the jobs before it died");
+
+        try (Binomic binomic = client(8); OutboxRelay relay = relay(binomic).build().start()) {
+            binomic.startWorker();
+            assertEachRanOnce(ids);
+            assertEquals(0, waiting());
+            assertEquals(50, relay.relayed(), "the second relay moved the rows again; the broker dropped them as duplicates");
+        }
+    }
+
+    @Test
+    void twoRelaysAtOnceRelayEachRowOnce() throws Exception {
+        try (Binomic binomic = client(8);
+             OutboxRelay first = relay(binomic).batchSize(20).build().start();
+             OutboxRelay second = relay(binomic).batchSize(20).build().start()) {
+            binomic.startWorker();
+            Outbox outbox = Outbox.of(binomic);
+            List<UUID> ids = new ArrayList<>();
+            for (int t = 0; t < 100; t++) {
+                ids.addAll(commit(outbox, items(t * 10, 10)));
+            }
+            assertEachRanOnce(ids);
+            assertEquals(1000, first.relayed() + second.relayed(), "rows relayed: " + first.relayed() + " + " + second.relayed());
+        }
+    }
+
+    @Test
+    void whileRedisIsDownRowsWaitThenGoInCommitOrder() throws Exception {
+        List<UUID> ids = new ArrayList<>();
+        try (Binomic binomic = client(1); OutboxRelay relay = relay(binomic).batchSize(30).build().start()) {
+            Outbox outbox = Outbox.of(binomic);
+            redis.stop();
+            try {
+                for (int n = 0; n < 100; n++) {
+                    ids.addAll(commit(outbox, items(n, 1)));
+                }
+                RedisServer.sleep(3000); // the relay tries, and fails or waits on Redis
+                assertEquals(100, waiting(), "rows relayed while Redis was down");
+            } finally {
+                redis.start();
+            }
+            Await.until(Duration.ofSeconds(120), () -> waiting() == 0, () -> "rows still waiting after Redis came back");
+            assertEquals(100, relay.relayed(), "rows relayed");
+            binomic.startWorker(); // one at a time: the runs follow the stream's order
+            assertEachRanOnce(ids);
+            assertEquals(IntStream.range(0, 100).boxed().toList(), startOrder, "jobs went into the queue out of commit order");
+        }
+    }
+
+    @Test
+    void relayReconnectsAfterTheDatabaseRestarts() throws Exception {
+        try (Binomic binomic = client(4); OutboxRelay relay = relay(binomic).build().start()) {
+            binomic.startWorker();
+            Outbox outbox = Outbox.of(binomic);
+            List<UUID> ids = new ArrayList<>(commit(outbox, items(0, 10)));
+            Await.until(Duration.ofSeconds(30), () -> waiting() == 0, () -> "rows waiting before the restart");
+            postgres.stop();
+            Await.until(Duration.ofSeconds(30), () -> !relay.listening(), () -> "relay did not notice");
+            postgres.start();
+            ids.addAll(commit(outbox, items(10, 10)));
+            assertEachRanOnce(ids);
+            Await.until(Duration.ofSeconds(30), relay::listening, () -> "the relay did not LISTEN again");
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.binomic.jdbc.internal;
+
+import io.binomic.api.Message;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The SQL of one outbox table, and how a message is written to a row and read back from it. The
+ * statements are plain SQL plus {@code FOR UPDATE SKIP LOCKED}, so that several relays share the
+ * rows without waiting on each other's locks.
+ */
+public final class OutboxRows {
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
+
+    private final String table;
+
+    /**
+     * @throws IllegalArgumentException when {@code table} is not a plain SQL identifier (it is put into the statements)
+     */
+    public OutboxRows(String table) {
+        if (table == null || !IDENTIFIER.matcher(table).matches()) {
+            throw new IllegalArgumentException("outbox table name must be a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*, optionally"
+                    + " schema-qualified), got '" + table + "'");
+        }
+        this.table = table;
+    }
+
+    public String table() {
+        return table;
+    }
+
+    /** The channel NOTIFY and LISTEN use for this table: its name without the schema. */
+    public String channel() {
+        return table.substring(table.indexOf('.') + 1).toLowerCase(Locale.ROOT);
+    }
+
+    /** A row waiting in the table: its sequence number, its message and its due time (null for at once). */
+    public record Row(long seq, Message message, Instant dueAt) { }
+
+    /** Inserts one row per message, in order, in one batch on {@code connection} (the caller's transaction). */
+    public void insert(Connection connection, List<Message> messages, Instant dueAt, String notifyChannel) throws SQLException {
+        String sql = "INSERT INTO " + table + " (job_id, queue, task, headers, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+        try (PreparedStatement insert = connection.prepareStatement(sql)) {
+            for (Message m : messages) {
+                insert.setString(1, m.id().toString());
+                insert.setString(2, m.queue());
+                insert.setString(3, m.task());
+                insert.setString(4, encodeHeaders(m.headers()));
+                insert.setBytes(5, m.payload());
+                insert.setLong(6, m.enqueuedAt().toEpochMilli());
+                if (dueAt == null) {
+                    insert.setNull(7, Types.BIGINT);
+                } else {
+                    insert.setLong(7, dueAt.toEpochMilli());
+                }
+                insert.addBatch();
+            }
+            if (messages.size() == 1) {
+                insert.executeUpdate();
+                insert.clearBatch();
+            } else {
+                insert.executeBatch();
+            }
+        }
+        if (notifyChannel != null) {
+            // Delivered at commit only, once per transaction whatever the number of rows: a rollback wakes no relay.
+            try (var notify = connection.createStatement()) {
+                notify.execute("NOTIFY " + notifyChannel);
+            }
+        }
+    }
+
+    /** Locks and reads up to {@code limit} rows in insert order, skipping rows another relay holds. */
+    public List<Row> lockBatch(Connection connection, int limit) throws SQLException {
+        String sql = "SELECT seq, job_id, queue, task, headers, payload, created_ms, due_ms FROM " + table
+                + " ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED";
+        List<Row> rows = new ArrayList<>();
+        try (PreparedStatement select = connection.prepareStatement(sql)) {
+            select.setInt(1, limit);
+            try (ResultSet rs = select.executeQuery()) {
+                while (rs.next()) {
+                    long due = rs.getLong(8);
+                    Instant dueAt = rs.wasNull() ? null : Instant.ofEpochMilli(due);
+                    Message m = new Message(UUID.fromString(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
+                            Instant.ofEpochMilli(rs.getLong(7)), rs.getBytes(6), decodeHeaders(rs.getString(5)));
+                    rows.add(new Row(rs.getLong(1), m, dueAt));
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** Deletes the rows of {@code rows}. */
+    public void delete(Connection connection, List<Row> rows) throws SQLException {
+        StringBuilder sql = new StringBuilder("DELETE FROM ").append(table).append(" WHERE seq IN (");
+        for (int i = 0; i < rows.size(); i++) {
+            sql.append(i == 0 ? "?" : ", ?");
+        }
+        sql.append(')');
+        try (PreparedStatement delete = connection.prepareStatement(sql.toString())) {
+            for (int i = 0; i < rows.size(); i++) {
+                delete.setLong(i + 1, rows.get(i).seq());
+            }
+            delete.executeUpdate();
+        }
+    }
+
+    /** Rows waiting, and the creation time of the oldest (null when none waits). */
+    public record Waiting(long rows, Instant oldest) { }
+
+    public Waiting waiting(Connection connection) throws SQLException {
+        try (PreparedStatement count = connection.prepareStatement("SELECT COUNT(*), MIN(created_ms) FROM " + table);
+             ResultSet rs = count.executeQuery()) {
+            rs.next();
+            long rows = rs.getLong(1);
+            long oldest = rs.getLong(2);
+            return new Waiting(rows, rs.wasNull() ? null : Instant.ofEpochMilli(oldest));
+        }
+    }
+
+    /** Headers as {@code application/x-www-form-urlencoded} text: any character survives, in one portable TEXT column. */
+    static String encodeHeaders(Map<String, String> headers) {
+        StringBuilder out = new StringBuilder();
+        for (Map.Entry<String, String> e : headers.entrySet()) {
+            if (!out.isEmpty()) {
+                out.append('&');
+            }
+            out.append(URLEncoder.encode(e.getKey(), StandardCharsets.UTF_8)).append('=')
+                    .append(URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8));
+        }
+        return out.toString();
+    }
+
+    static Map<String, String> decodeHeaders(String text) {
+        if (text.isEmpty()) {
+            return Collections.emptyMap();
+        }
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (String pair : text.split("&")) {
+            int eq = pair.indexOf('=');
+            headers.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                    URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+        }
+        return headers;
+    }
+}
