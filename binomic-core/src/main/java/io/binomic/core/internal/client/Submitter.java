@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
+import java.util.UUID;
 import java.util.function.Supplier;
 
 /**
@@ -48,7 +49,8 @@ public final class Submitter {
     /** One job of a DIRECT or DELAY task. */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         requireSubmittable(task);
-        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options));
+        UUID id = messages.newId();
+        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
         Submitted submitted = send(task, Collections.singletonList(argument), options, List.of(message), false).getFirst();
         return handleOf(task, submitted);
     }
@@ -57,7 +59,7 @@ public final class Submitter {
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         requireSubmittable(task);
         List<Message> built = new ArrayList<>(arguments.size());
-        TraceContext trace = messages.traceFor(options);
+        TraceContext trace = arguments.isEmpty() ? null : messages.traceFor(options, task, arguments.size(), null);
         for (A argument : arguments) {
             built.add(messages.ofArgument(task, argument, options, trace));
         }
@@ -72,7 +74,8 @@ public final class Submitter {
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         // Validates the names as a definition would, with the same messages; tracked like a task that returns a value.
         Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
-        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options));
+        UUID id = messages.newId();
+        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
         Submitted submitted = send(definition, Collections.singletonList(null), options, List.of(message), false).getFirst();
         return new JsonResultHandle(jobs.handle(submitted.queue(), submitted.id(), null, Void.class, true));
     }
