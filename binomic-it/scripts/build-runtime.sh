@@ -63,7 +63,8 @@ else
     # One reactor build from the root that names every module it packages: binomic-redis does not
     # depend on binomic-core, so '-pl binomic-redis -am' left core unbuilt (a fresh clone failed, a
     # built tree packaged whatever old core jar lay in target/).
-    (cd "$ROOT" && ./mvnw -B -q -DskipTests -pl binomic-core,binomic-redis -am package \
+    # binomic-cli for its SLF4J provider (slf4j-jdk14): Redisson's logs go where Binomic's go, without slf4j-api's warning.
+    (cd "$ROOT" && ./mvnw -B -q -DskipTests -pl binomic-core,binomic-redis,binomic-cli -am package \
         dependency:copy-dependencies -DincludeScope=runtime -DexcludeGroupIds=io.binomic -DoutputDirectory="$APP")
     VERSION="$(sed -n 's|^  <version>\(.*\)</version>|\1|p' "$ROOT/pom.xml" | head -1)"
     for module in binomic-api binomic-core binomic-redis; do

@@ -13,6 +13,7 @@ module io.binomic.api {
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;
+    uses io.binomic.api.spi.RunObserver;
     uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
     uses io.binomic.api.spi.TraceContextProvider;

@@ -15,6 +15,7 @@ module io.binomic.core {
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;
+    uses io.binomic.api.spi.RunObserver;
     uses io.binomic.api.spi.SchedulerProvider;
     uses io.binomic.api.spi.TaskProvider;
     uses io.binomic.api.spi.TraceContextProvider;

@@ -17,6 +17,7 @@ import io.binomic.api.TaskRegistry;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.PayloadCodec;
+import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TaskProvider;
@@ -33,6 +34,7 @@ import io.binomic.core.internal.client.PeriodicFirer;
 import io.binomic.core.internal.client.Submitter;
 import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.WorkerCodec;
+import io.binomic.core.internal.worker.RunObservers;
 import io.binomic.core.internal.jobs.JobHandles;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
@@ -107,7 +109,9 @@ public final class Binomic implements AutoCloseable {
         TraceContextProvider traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
                 Providers.load(TraceContextProvider.class, ServiceLoader.load(TraceContextProvider.class)));
         JobMessages messages = new JobMessages(codec, config.broker().maxPayloadBytes(), clock, traceContexts);
-        ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock);
+        RunObserver runObserver = RunObservers.of(b.runObserversGiven ? b.runObservers
+                : Providers.load(RunObserver.class, ServiceLoader.load(RunObserver.class)).providers());
+        ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObserver);
         this.submitter = new Submitter(context, registry, messages);
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
@@ -463,6 +467,8 @@ public final class Binomic implements AutoCloseable {
         private boolean prepareQueues = true;
         private TraceContextProvider traceContexts;
         private boolean traceContextsGiven;
+        private final List<RunObserver> runObservers = new ArrayList<>();
+        private boolean runObserversGiven;
 
         private Builder() { }
 
@@ -571,6 +577,17 @@ public final class Binomic implements AutoCloseable {
         public Builder traceContextProvider(TraceContextProvider provider) {
             this.traceContexts = provider;
             this.traceContextsGiven = true;
+            return this;
+        }
+
+        /**
+         * Adds an observer of the workers' handler runs ({@link RunObserver}: a tracer's span around
+         * each run, for example). Once one is given, those {@link ServiceLoader} finds are not used;
+         * without any, every one it finds is.
+         */
+        public Builder runObserver(RunObserver observer) {
+            this.runObservers.add(Objects.requireNonNull(observer, "observer must not be null"));
+            this.runObserversGiven = true;
             return this;
         }
 

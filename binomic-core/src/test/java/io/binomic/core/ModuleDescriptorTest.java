@@ -44,7 +44,8 @@ class ModuleDescriptorTest {
                 "io.binomic.api.spi.PayloadCodec with [io.binomic.core.internal.codec.JdkJsonCodec]",
                 "io.binomic.api.spi.SchedulerProvider with [io.binomic.core.internal.memory.MemorySchedulerProvider]")), provides);
         assertEquals(new TreeSet<>(Set.of("io.binomic.api.spi.BrokerProvider", "io.binomic.api.spi.PayloadCodec",
-                "io.binomic.api.spi.SchedulerProvider", "io.binomic.api.spi.TaskProvider", "io.binomic.api.spi.TraceContextProvider")),
+                "io.binomic.api.spi.RunObserver", "io.binomic.api.spi.SchedulerProvider", "io.binomic.api.spi.TaskProvider",
+                "io.binomic.api.spi.TraceContextProvider")),
                 new TreeSet<>(core.uses()));
     }
 }

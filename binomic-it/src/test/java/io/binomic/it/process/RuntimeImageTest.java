@@ -91,10 +91,14 @@ class RuntimeImageTest {
             assertTrue(workerLog.contains("Opened AOT cache " + cache.toRealPath()) || workerLog.contains("Opened AOT cache " + cache),
                     workerLog);
             assertFalse(workerLog.contains("[error"), workerLog);
+            // the image's SLF4J provider (slf4j-jdk14): Redisson's logs reach java.util.logging, and slf4j-api warns of nothing
+            assertFalse(workerLog.contains("SLF4J(W)"), workerLog);
+            assertTrue(workerLog.contains("Redisson"), workerLog);
 
             master.destroy(); // SIGTERM: drain, exit 0
             assertTrue(master.waitFor(30, TimeUnit.SECONDS), read(dir.resolve("master.log")));
             assertEquals(0, master.exitValue(), read(dir.resolve("master.log")));
+            assertFalse(read(dir.resolve("master.log")).contains("SLF4J(W)"), read(dir.resolve("master.log")));
         } finally {
             master.destroyForcibly();
         }

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.jobs.JobHandles;
@@ -15,5 +16,7 @@ import java.util.function.Supplier;
  * @param partitions the partitions of partitioned queues: where a submit goes
  * @param jobs makes the handles of submitted and looked-up jobs
  * @param clock the client's clock
+ * @param runObserver what the client's workers tell of each handler run; null for nothing
  */
-public record ClientContext(Broker broker, Supplier<Scheduler> scheduler, PartitionRouter partitions, JobHandles jobs, Clock clock) { }
+public record ClientContext(Broker broker, Supplier<Scheduler> scheduler, PartitionRouter partitions, JobHandles jobs, Clock clock,
+                            RunObserver runObserver) { }

@@ -18,6 +18,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 
 /**
  * Validates a submit's options and builds its message: payload, codec, tracking, priority,
@@ -42,26 +44,37 @@ public final class JobMessages {
      * The trace context to add to a submit's headers: the one its options name, else none when its
      * headers carry a traceparent already, else the provider's. Asked once per submit call.
      */
-    TraceContext traceFor(SubmitOptions options) {
+    TraceContext traceFor(SubmitOptions options, Task<?, ?> task, int jobs, UUID messageId) {
         if (options.traceContext().isPresent()) {
             return options.traceContext().get();
         }
         if (traceContexts == null || options.headers().containsKey(TraceContext.TRACEPARENT)) {
             return null;
         }
-        return traceContexts.current().orElse(null);
+        return traceContexts.forSubmit(new TraceContextProvider.Submit(task.name(), task.queue(), jobs, Optional.ofNullable(messageId)))
+                .orElse(null);
+    }
+
+    /** A new message id, for a submit that names it to its trace context before the message is built. */
+    UUID newId() {
+        return Uuid7.next(clock);
     }
 
     /** The message of one job of {@code task} with {@code argument}, encoded by this client's codec. */
     Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
+        return ofArgument(task, argument, options, trace, null);
+    }
+
+    /** As {@link #ofArgument(Task, Object, SubmitOptions, TraceContext)}, with the message id {@code id} (null for a new one). */
+    Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace, UUID id) {
         requireValidOptions(options);
         requireArgumentFits(task, argument);
         ArgumentTypes.requireDecodable(task, codec.id());
-        return build(task, argument, codec.encode(argument), options, trace);
+        return build(task, argument, codec.encode(argument), options, trace, id);
     }
 
-    /** The message of one job of {@code definition} whose argument is JSON text ({@code null} for none). */
-    Message ofJson(Task<?, ?> definition, String jsonArgument, SubmitOptions options, TraceContext trace) {
+    /** The message of one job of {@code definition} whose argument is JSON text ({@code null} for none), with the message id {@code id}. */
+    Message ofJson(Task<?, ?> definition, String jsonArgument, SubmitOptions options, TraceContext trace, UUID id) {
         requireValidOptions(options);
         byte[] payload;
         if (jsonArgument == null) {
@@ -70,7 +83,7 @@ public final class JobMessages {
             JsonText.requireJson(jsonArgument);
             payload = jsonArgument.getBytes(StandardCharsets.UTF_8);
         }
-        return build(definition, null, payload, options, trace);
+        return build(definition, null, payload, options, trace, id);
     }
 
     /** Refuses the headers submit sets itself. */
@@ -87,7 +100,7 @@ public final class JobMessages {
         }
     }
 
-    private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace) {
+    private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace, UUID id) {
         if (payload.length > maxPayloadBytes) {
             throw new PayloadTooLargeException(task.name(), payload.length, maxPayloadBytes);
         }
@@ -111,7 +124,7 @@ public final class JobMessages {
             }
         }
         withCodec = FlowLimiter.withKeyHeader(task, argument, withCodec);
-        return new Message(Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
+        return new Message(id != null ? id : Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
     }
 
     /**

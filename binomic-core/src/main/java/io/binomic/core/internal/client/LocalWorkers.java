@@ -66,7 +66,8 @@ public final class LocalWorkers implements AutoCloseable {
         }
         WorkerRuntime worker = new WorkerRuntime(workerConfig,
                 new WorkerTasks(queues, config.taskDefaults(), handlers, codec, config.broker().maxPayloadBytes()),
-                new WorkerServices(context.broker(), context.scheduler().get(), context.partitions(), context.clock(), stats));
+                new WorkerServices(context.broker(), context.scheduler().get(), context.partitions(), context.clock(), stats,
+                        context.runObserver()));
         workers.add(worker);
         synchronized (this) {
             if (activity == null) {

@@ -56,7 +56,8 @@ public final class Submitter {
     /** One job of a DIRECT or DELAY task. */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         requireSubmittable(task);
-        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options));
+        UUID id = messages.newId();
+        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
         Submitted submitted = send(task, Collections.singletonList(argument), options, List.of(message), false).getFirst();
         return handleOf(task, submitted);
     }
@@ -65,7 +66,7 @@ public final class Submitter {
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         requireSubmittable(task);
         List<Message> built = new ArrayList<>(arguments.size());
-        TraceContext trace = messages.traceFor(options);
+        TraceContext trace = arguments.isEmpty() ? null : messages.traceFor(options, task, arguments.size(), null);
         for (A argument : arguments) {
             built.add(messages.ofArgument(task, argument, options, trace));
         }
@@ -80,7 +81,8 @@ public final class Submitter {
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         // Validates the names as a definition would, with the same messages; tracked like a task that returns a value.
         Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
-        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options));
+        UUID id = messages.newId();
+        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
         Submitted submitted = send(definition, Collections.singletonList(null), options, List.of(message), false).getFirst();
         return new JsonResultHandle(jobs.handle(submitted.queue(), submitted.id(), null, Void.class, true));
     }
@@ -100,7 +102,8 @@ public final class Submitter {
             throw new IllegalArgumentException("task '" + task.name() + "': a prepared job is stored once by its id on its queue's"
                     + " first partition, as unique jobs are, so it takes no partition key; leave SubmitOptions.partitionKey out");
         }
-        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options));
+        UUID id = messages.newId();
+        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
         Optional<Uniqueness> uniqueness = options.uniqueness().or(task::uniqueness);
         return uniqueness.isPresent() ? FlowSubmits.withUniqueClaim(task, argument, options, uniqueness.get(), message) : message;
     }

@@ -15,6 +15,8 @@ import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.QueuePartitions;
+import io.binomic.api.spi.RunObserver;
+import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
@@ -28,6 +30,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
@@ -77,6 +80,8 @@ public final class DeliveryProcessor {
     final LongAdder failed = new LongAdder();
     final LongAdder retried = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
+    /** Told of each handler run; null for none. Set before the worker's threads start, read by them. */
+    private RunObserver observer;
 
     /** Runs the handlers of {@code tasks} (its queues and result limit are the worker's and {@code tracking}'s business). */
     public DeliveryProcessor(WorkerTasks tasks, TaskInvoker invoker, Clock clock, StatsRecorder stats, RandomGenerator random,
@@ -89,6 +94,12 @@ public final class DeliveryProcessor {
         this.clock = clock;
         this.stats = stats;
         this.random = random;
+    }
+
+    /** Tells {@code observer} (null for nobody) of each handler run from now on; called before the worker starts. */
+    public DeliveryProcessor observedBy(RunObserver observer) {
+        this.observer = observer;
+        return this;
     }
 
     /** Runs the state machine for one delivery. Never throws for a task's or a payload's fault. */
@@ -166,6 +177,14 @@ public final class DeliveryProcessor {
         Instant started;
         private long lastProgressWrite;
         private volatile JobUpdate pendingProgress;
+        /** The observers' view of this run; null when nobody observes. */
+        RunObserver.Run observed;
+        /** What the handler threw; read once its thread has been joined. */
+        volatile Throwable thrown;
+        /** Set when the run overran its timeout: what the observers are told it failed with. */
+        Throwable timedOut;
+        /** Set when its submitter cancelled it while it ran. */
+        boolean cancelled;
 
         Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt, int maxAttempts, Object argument) {
             this.delivery = delivery;
@@ -179,7 +198,18 @@ public final class DeliveryProcessor {
         /** The handler, with this context bound (on the handler's own thread, so every invoker sees it). */
         @Override
         public Object call() throws Exception {
-            return CurrentTask.callWith(this, this::invokeHandler);
+            if (observed == null) {
+                return CurrentTask.callWith(this, this::invokeHandler);
+            }
+            Runnable exit = observed.enter();
+            try {
+                return CurrentTask.callWith(this, this::invokeHandler);
+            } catch (Exception | Error e) {
+                thrown = e;
+                throw e;
+            } finally {
+                exit.run();
+            }
         }
 
         private Object invokeHandler() throws Exception {
@@ -291,6 +321,34 @@ public final class DeliveryProcessor {
     }
 
     private Outcome execute(Run run) {
+        if (observer == null) {
+            return executeRun(run);
+        }
+        run.observed = observer.started(run);
+        Outcome outcome = null;
+        try {
+            outcome = executeRun(run);
+            return outcome;
+        } finally {
+            observed(run, outcome);
+        }
+    }
+
+    /** Tells the observers how a run ended; a null outcome is a run whose processing threw (it is retried). */
+    private void observed(Run run, Outcome outcome) {
+        RunOutcome ended = switch (outcome) {
+            case null -> RunOutcome.RETRYING;
+            case Outcome.LeavePending _ -> RunOutcome.LEFT_PENDING;
+            case Outcome.Settle(Settlement.RetryLater _) -> RunOutcome.RETRYING;
+            case Outcome.Settle(Settlement.DeadLetter _) -> RunOutcome.DEAD_LETTERED;
+            case Outcome.Settle _ when run.cancelled -> RunOutcome.CANCELLED;
+            case Outcome.Settle _ -> RunOutcome.SUCCEEDED;
+        };
+        Throwable failure = run.timedOut != null ? run.timedOut : ended == RunOutcome.SUCCEEDED ? null : run.thrown;
+        run.observed.ended(ended, Optional.ofNullable(failure));
+    }
+
+    private Outcome executeRun(Run run) {
         Delivery delivery = run.delivery;
         Task<?, ?> task = run.binding.task();
         int attempt = run.attempt;
@@ -354,6 +412,7 @@ public final class DeliveryProcessor {
             return acked;
         } catch (TimeoutException e) {
             outcome = "timed out";
+            run.timedOut = new TimeoutException("task '" + task.name() + "' overran its timeout of " + timeout);
             failed.increment();
             stats.failed(delivery.queue(), task.name(), System.nanoTime() - start);
             return failure(run, TimeoutException.class.getName(), "overran its timeout of " + timeout, "");
@@ -453,6 +512,7 @@ public final class DeliveryProcessor {
     }
 
     private Outcome cancelled(Run run) {
+        run.cancelled = true;
         LOG.log(Level.INFO, "task {0} (message {1}) was cancelled by request while it ran", run.message.task(), run.message.id());
         var update = JobRecordFormat.cancelled(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started(),
                 clock.instant());
