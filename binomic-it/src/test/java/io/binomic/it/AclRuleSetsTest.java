@@ -83,4 +83,14 @@ class AclRuleSetsTest {
             assertOneLine(m);
         }
     }
+
+    @Test
+    void aStartThatMayNotCreateTheQueuesNamesTheMissingSubcommand() {
+        String user = userWithout(AclRedis.PRODUCER, "producer-without-xgroup-create", "-xgroup|create");
+        BrokerException e = assertThrows(BrokerException.class, () -> connect(user, true).close());
+        assertTrue(e.getMessage().contains("refused the start (creating the stream and group of queues [" + queue + "])")
+                && e.getMessage().contains("lacks command xgroup|create")
+                && e.getMessage().contains("ACL SETUSER producer-without-xgroup-create +xgroup|create"), e.getMessage());
+        assertOneLine(e.getMessage());
+    }
 }
