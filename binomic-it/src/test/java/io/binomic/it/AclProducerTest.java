@@ -59,5 +59,7 @@ class AclProducerTest {
         assertEquals(7, admin("XLEN", prefix + "stream"), "plain, tracked, four in bulk, one unique");
         assertEquals(2, admin("ZCARD", prefix + "delayed"), "the delayed job and one debounced");
         assertEquals(1, admin("XLEN", prefix + "stream:p9"), "the priority 9 job, on its own stream");
+        assertEquals(1, ((List<?>) redis.call("XINFO", "GROUPS", prefix + "stream:p9")).size(),
+                "the producer's enqueue script created the priority's group with its stream");
     }
 }
