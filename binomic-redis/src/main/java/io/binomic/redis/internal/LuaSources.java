@@ -5,7 +5,20 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -32,9 +45,73 @@ final class LuaSources {
 
     private LuaSources() { }
 
+    /** Each script's file by the SHA1 of its text, as Redis names a script in an error raised inside it. */
+    private static final Map<String, String> FILES_BY_SHA = new ConcurrentHashMap<>();
+    /** The text of each script file read so far, for the commands it calls. */
+    private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
+    private static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([A-Za-z]+)'(?:\\s*,\\s*'([A-Z]+)')?");
+    private static final Pattern FUNCTION = Pattern.compile("(?m)^local function ([a-z_]+)\\(");
+
     /** The script of {@code file}, after the library. */
     static String script(String file) {
-        return LIBRARY + read(file);
+        String own = read(file);
+        String text = LIBRARY + own;
+        TEXTS.put(file, own);
+        FILES_BY_SHA.put(sha1(text), file);
+        return text;
+    }
+
+    /** The file of the script whose SHA1 (as {@code EVALSHA} and Redis' errors name it) is {@code sha}, if it is one of ours. */
+    static Optional<String> fileOf(String sha) {
+        return Optional.ofNullable(FILES_BY_SHA.get(sha.toLowerCase(Locale.ROOT)));
+    }
+
+    /**
+     * The Redis commands the script of {@code file} may call, its own and those of the library
+     * functions it calls (directly or through others), as an ACL rule names them: {@code xadd},
+     * {@code xgroup|create}.
+     */
+    static Set<String> commandsOf(String file) {
+        Map<String, String> functions = new LinkedHashMap<>();
+        Matcher f = FUNCTION.matcher(LIBRARY);
+        int start = -1;
+        String name = null;
+        while (f.find()) {
+            if (name != null) {
+                functions.put(name, LIBRARY.substring(start, f.start()));
+            }
+            name = f.group(1);
+            start = f.start();
+        }
+        if (name != null) {
+            functions.put(name, LIBRARY.substring(start));
+        }
+        Set<String> commands = new TreeSet<>();
+        Set<String> seen = new HashSet<>();
+        Deque<String> bodies = new ArrayDeque<>(List.of(TEXTS.getOrDefault(file, "")));
+        while (!bodies.isEmpty()) {
+            String body = bodies.pop();
+            Matcher c = CALL.matcher(body);
+            while (c.find()) {
+                String command = c.group(1).toLowerCase(Locale.ROOT);
+                boolean container = command.equals("xgroup") || command.equals("xinfo");
+                commands.add(container && c.group(2) != null ? command + "|" + c.group(2).toLowerCase(Locale.ROOT) : command);
+            }
+            functions.forEach((fn, fnBody) -> {
+                if (body.contains(fn + "(") && seen.add(fn)) {
+                    bodies.push(fnBody);
+                }
+            });
+        }
+        return commands;
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JDK has no SHA-1, which every JDK must have", e);
+        }
     }
 
     /** The library, its constants substituted. */

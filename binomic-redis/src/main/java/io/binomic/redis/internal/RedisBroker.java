@@ -133,7 +133,9 @@ final class RedisBroker implements Broker {
             }
         } catch (RuntimeException e) {
             created.shutdown(0, 2, TimeUnit.SECONDS);
-            throw setup.startFailure(e);
+            // connected and authenticated, but the ACL user may not create a queue's stream and group
+            throw PermissionReplies.isRefused(e) ? redis.failure("the start (creating the stream and group of queues " + queues + ")", e)
+                    : setup.startFailure(e);
         }
         try {
             redis.evictionPolicy.atStart(created, setup.redisson());

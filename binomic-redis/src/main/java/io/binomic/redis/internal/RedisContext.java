@@ -328,7 +328,16 @@ final class RedisContext {
         if (OutOfMemoryReplies.isOutOfMemory(c)) {
             return OutOfMemoryReplies.failure(setup.target(), what, c);
         }
+        if (PermissionReplies.isRefused(c)) {
+            return PermissionReplies.failure(setup.target(), user(), what, c);
+        }
         return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c), c);
+    }
+
+    /** The ACL user the broker connects as, for messages: {@code default} when none is configured. */
+    String user() {
+        String named = config.username().orElse(setup.redisson().getUsername());
+        return named == null ? "default" : named;
     }
 
     /** Adds {@code fields} to a script's arguments: name, value, name, value... */

@@ -1,0 +1,65 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.Uniqueness;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A producer connected as the producer ACL user of the documented rule sets submits every way
+ * there is: plain and tracked, in bulk, unique, delayed, debounced and at another priority (whose
+ * first message creates its stream and group). What landed is counted over the admin connection.
+ */
+class AclProducerTest {
+    private final RedisServer redis = AclRedis.shared();
+    private final String queue = "acl-producer-" + UUID.randomUUID().toString().substring(0, 8);
+
+    private long admin(String... command) {
+        return (Long) redis.call(command);
+    }
+
+    @Test
+    void theProducerRuleSetIsEnoughForEveryKindOfSubmit() {
+        Task<String, Void> plain = Task.builder("plain", String.class).queue(queue).build();
+        Task<String, String> tracked = Task.builder("tracked", String.class, String.class).queue(queue).build();
+        Task<String, String> unique = Task.builder("unique", String.class, String.class).queue(queue)
+                .unique(Uniqueness.whileQueued(Duration.ofMinutes(5))).build();
+        Task<String, String> delayed = Task.builder("delayed", String.class, String.class).queue(queue)
+                .delay(Duration.ofHours(1)).build();
+        Task<String, String> debounced = Task.builder("debounced", String.class, String.class).queue(queue)
+                .delay(Duration.ofHours(1)).debounce(s -> s).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.PRODUCER))
+                .schedulePeriodicTasks(false).worker(WorkerConfig.builder().queues(queue).build()).build();
+        try (Binomic producer = Binomic.builder().config(config).build().start()) {
+            producer.submit(plain, "a");
+            JobHandle<String> job = producer.submit(tracked, "b");
+            producer.submitAll(plain, List.of("c", "d"));
+            producer.submitAll(tracked, List.of("e", "f"));
+            JobHandle<String> first = producer.submit(unique, "u");
+            JobHandle<String> again = producer.submit(unique, "u");
+            producer.submit(delayed, "later");
+            producer.submit(debounced, "k");
+            producer.submit(debounced, "k");
+            producer.submit(tracked, "urgent", SubmitOptions.builder().priority(9).build());
+
+            assertEquals(JobState.QUEUED, job.status().state(), "the producer reads its job's status");
+            assertEquals(first.id(), again.id(), "the second unique submit returns the first job");
+        }
+        String prefix = "binomic:{" + queue + "}:";
+        assertEquals(7, admin("XLEN", prefix + "stream"), "plain, tracked, four in bulk, one unique");
+        assertEquals(2, admin("ZCARD", prefix + "delayed"), "the delayed job and one debounced");
+        assertEquals(1, admin("XLEN", prefix + "stream:p9"), "the priority 9 job, on its own stream");
+        assertEquals(1, ((List<?>) redis.call("XINFO", "GROUPS", prefix + "stream:p9")).size(),
+                "the producer's enqueue script created the priority's group with its stream");
+    }
+}

@@ -1,0 +1,110 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.DeadLetter;
+import io.binomic.api.DeadLetterReason;
+import io.binomic.api.Message;
+import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Settlement;
+import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
+import io.binomic.core.internal.cli.BinomicCli;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The reader ACL user of the documented rule sets runs {@code binomic queues}, {@code binomic dlq
+ * list} and a read-only dashboard (its overview and {@code /metrics}); a write it tries is refused
+ * with a message that names the user, the command and the fix. The queue is filled over the admin
+ * connection.
+ */
+class AclReaderTest {
+    private final RedisServer redis = AclRedis.shared();
+    private final String queue = "acl-reader-" + UUID.randomUUID().toString().substring(0, 8);
+
+    /** CLI exit code, stdout and stderr. */
+    record CliRun(int exit, String out, String err) { }
+
+    static CliRun cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exit;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            exit = BinomicCli.run(args, o, e);
+        }
+        return new CliRun(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static Message message(String queue, String task) {
+        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                "{}".getBytes(StandardCharsets.UTF_8), Map.of());
+    }
+
+    @BeforeEach
+    void threeReadyOneDead() throws InterruptedException {
+        try (Broker admin = Brokers.redis(redis)) {
+            admin.start(List.of(queue));
+            admin.enqueueAll(List.of(message(queue, "mail"), message(queue, "mail"), message(queue, "mail"),
+                    message(queue, "broken")));
+            List<Delivery> first = admin.fetch(List.of(queue), "admin", 1, Duration.ofMillis(200));
+            admin.settle("admin", List.of(new Settlement.DeadLetter(first.getFirst(),
+                    new DeadLetter.Failure(DeadLetterReason.MAX_ATTEMPTS, "E", "boom", "", 1, Instant.now()))));
+        }
+    }
+
+    @Test
+    void queuesAndDeadLettersListAsTheReader() {
+        String url = AclRedis.url(redis, AclRedis.READER);
+        CliRun queues = cli("queues", "--broker", url, "--queues", queue);
+        assertEquals(0, queues.exit(), queues.err());
+        assertTrue(queues.out().lines().anyMatch(l -> l.matches(queue + "\\s+3\\s+0\\s+0\\s+1\\s+1\\s+-\\s*")), queues.out());
+
+        CliRun dlq = cli("dlq", "list", "--broker", url, "--queues", queue);
+        assertEquals(0, dlq.exit(), dlq.err());
+        assertTrue(dlq.out().contains("mail") && dlq.out().contains("MAX_ATTEMPTS"), dlq.out());
+    }
+
+    @Test
+    void theDashboardShowsTheQueueAsTheReader() throws Exception {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.READER)).schedulePeriodicTasks(false)
+                .worker(io.binomic.api.WorkerConfig.builder().queues(queue).build()).build();
+        try (Binomic reader = Binomic.builder().config(config).prepareQueues(false).build().start();
+             Dashboard dashboard = reader.dashboard().port(0).readOnly(true).start();
+             HttpClient http = HttpClient.newHttpClient()) {
+            assertEquals(new QueueStats(queue, 3, 0, 0, 1, 1), reader.queueStats(queue));
+            for (String page : List.of("/", "/metrics")) {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(dashboard.uri().resolve(page)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, r.statusCode(), page + ": " + r.body());
+                assertTrue(r.body().contains(queue), page + " shows the queue: " + r.body());
+            }
+        }
+    }
+
+    @Test
+    void aWriteTheReaderMayNotDoNamesTheUserTheCommandAndTheFix() {
+        CliRun pause = cli("queue", "pause", queue, "--broker", AclRedis.url(redis, AclRedis.READER));
+        assertEquals(1, pause.exit(), pause.out());
+        assertTrue(pause.err().contains("ACL user 'binomic-reader' lacks command sadd")
+                && pause.err().contains("ACL SETUSER binomic-reader +sadd") && pause.err().contains("redis.md"), pause.err());
+        assertEquals(0L, redis.call("EXISTS", "binomic:{" + queue + "}:paused"), "nothing was paused");
+    }
+}
