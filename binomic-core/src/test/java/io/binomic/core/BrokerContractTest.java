@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
@@ -89,7 +89,7 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
         List<Message> sent = new java.util.ArrayList<>();
         for (String q : List.of(queue, last)) {
             sent.add(message(q, "t", "{}", 1));
-            sent.add(message(q, "t", "{}", 1).withHeader(Message.PRIORITY, "8"));
+            sent.add(message(q, "t", "{}", 1).toBuilder().priority(8).build());
         }
         broker.enqueueAll(sent);
         List<Delivery> got = new java.util.ArrayList<>();

@@ -4,7 +4,6 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.Priority;
@@ -23,6 +22,7 @@ import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
@@ -312,7 +312,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
         List<Object> args = new ArrayList<>();
         args.add(m.task());
         args.add(Long.toString(System.currentTimeMillis()));
-        args.add(m.headers().get(Message.TRACK));
+        args.add(m.trackForMillis());
         StreamFields.encode(m).forEach((name, value) -> {
             args.add(name);
             args.add(value);
@@ -818,8 +818,8 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
                     args.add(RedisPriorities.entryId(d.receipt()));
                     args.add(Integer.toString(d.deliveryCount()));
                     args.add(attempt);
-                    args.add(attempt.equals(m.headers().get(FlowLimit.RATE_ADMITTED_HEADER)) ? "1" : "0");
-                    args.add(attempt.equals(m.headers().get(FlowLimit.TURN_HEADER)) ? "1" : "0");
+                    args.add(m.isRateAdmitted() ? "1" : "0");
+                    args.add(m.isTurn() ? "1" : "0");
                     if (m.isTracked()) {
                         keys.add(k.job(m.id()));
                         args.add(Integer.toString(keys.size()));
@@ -1032,7 +1032,7 @@ final class RedisBroker implements Broker, JobStore, DeadLetterStore, FlowLimits
         for (String id : deadLetterIds) {
             Optional<Message> message = readDeadLetter(queue, id).flatMap(DeadLetter::message).filter(Message::isTracked);
             message.ifPresent(m -> eval("requeue job " + m.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
-                    List.of(k.job(m.id())), m.task(), Long.toString(System.currentTimeMillis()), m.headers().get(Message.TRACK)));
+                    List.of(k.job(m.id())), m.task(), Long.toString(System.currentTimeMillis()), m.trackForMillis()));
         }
     }
 

@@ -1,9 +1,9 @@
 package io.binomic.redis.internal;
 
-import io.binomic.api.Message;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.Settlement;
@@ -80,7 +80,7 @@ final class RedisFlowControl {
         List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
                 dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
                 dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
-                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.headers().get(Message.TRACK) : "0",
+                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.trackForMillis() : "0",
                 claim.releasedAtEnd() ? "1" : "0"));
         if (dueAt == null) {
             StreamFields.encode(m).forEach((name, value) -> {
@@ -100,7 +100,7 @@ final class RedisFlowControl {
         Object reply = broker.<Object>callRetryingBrokenConnections("debounced submit on queue '" + m.queue() + "'", () -> {
             Object[] args = {m.id().toString(), Long.toString(dueAt.toEpochMilli()), StreamFields.toJson(StreamFields.encode(m)),
                     Long.toString(keyTtl), m.isTracked() ? "1" : "0", m.task(), Long.toString(System.currentTimeMillis()),
-                    m.isTracked() ? m.headers().get(Message.TRACK) : "0", k.jobPrefix()};
+                    m.isTracked() ? m.trackForMillis() : "0", k.jobPrefix()};
             List<Object> keys = List.of(k.debounce(m.task(), key), k.delayed(), k.job(m.id()));
             if (!broker.replicaWait.on()) {
                 return broker.client().getScript(StringCodec.INSTANCE).eval(k.stream(), RScript.Mode.READ_WRITE,
@@ -148,7 +148,7 @@ final class RedisFlowControl {
             return;
         }
         Delivery d = s.delivery();
-        if (d.message().isEmpty() || !d.message().get().headers().containsKey(UniqueClaim.HEADER)) {
+        if (d.message().isEmpty() || d.message().get().unique().isEmpty()) {
             return;
         }
         Message m = d.message().get();

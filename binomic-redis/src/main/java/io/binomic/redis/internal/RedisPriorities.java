@@ -1,10 +1,10 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerException;
-import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PriorityFetchOrder;
 import io.binomic.api.spi.QueuePartitions;
 import java.time.Duration;
@@ -194,7 +194,7 @@ final class RedisPriorities {
         args.add(Integer.toString(m.priority()));
         args.add(m.task());
         args.add(Long.toString(System.currentTimeMillis()));
-        args.add(m.isTracked() ? m.headers().get(Message.TRACK) : "");
+        args.add(m.isTracked() ? m.trackForMillis() : "");
         StreamFields.encode(m).forEach((name, value) -> {
             args.add(name);
             args.add(value);

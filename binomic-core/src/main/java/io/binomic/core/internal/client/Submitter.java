@@ -1,16 +1,16 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.TraceContext;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
-import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.FlowSubmits.Submitted;
+import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.jobs.JobHandles;
 import java.time.Clock;

@@ -4,7 +4,6 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
@@ -21,6 +20,7 @@ import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
@@ -446,7 +446,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
                     continue;
                 }
                 q.deadLetters.remove(id);
-                Message back = letter.message().get().withAttempt(1, now).withHeader(Message.REPLAYED_FROM, id);
+                Message back = letter.message().get().withAttempt(1, now).withReplayedFrom(id);
                 q.ready.addLast(new Entry(newReceipt(), back));
                 createJob(back, JobState.QUEUED, null);
                 replayed++;
@@ -586,7 +586,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
             if (m == null) {
                 return false;
             }
-            Message turn = m.withHeader(FlowLimit.TURN_HEADER, Integer.toString(m.attempt()));
+            Message turn = m.withTurn(true);
             q.ready.addLast(new Entry(newReceipt(), turn.withAttempt(m.attempt(), clock.instant())));
             messageArrived.signalAll();
             return true;
@@ -691,7 +691,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
             long now = clock.millis();
             List<Map.Entry<Scheduled, Message>> rateWaiting = q.delayed.entrySet().stream()
                     .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < PauseState.PARKED_UNTIL.toEpochMilli()
-                            && e.getValue().headers().containsKey(FlowLimit.RATE_ADMITTED_HEADER))
+                            && e.getValue().rateAdmittedAttempt().isPresent())
                     .limit(10_000).toList();
             for (Map.Entry<Scheduled, Message> e : rateWaiting) {
                 q.delayed.remove(e.getKey());
@@ -712,7 +712,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
         rec.fields.put(JobRecords.STATE, state.name());
         rec.fields.put(JobRecords.TASK, m.task());
         rec.fields.put(JobRecords.ENQUEUED_AT, Long.toString(clock.instant().toEpochMilli()));
-        rec.fields.put(JobRecords.RETENTION, m.headers().get(Message.TRACK));
+        rec.fields.put(JobRecords.RETENTION, m.trackForMillis());
         if (due != null) {
             rec.fields.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
         }
@@ -1023,8 +1023,7 @@ public final class MemoryBroker implements Broker, JobStore, DeadLetterStore, Fl
             Scheduled slot = new Scheduled(dueAt.toEpochMilli(), ++nextEntry);
             if (waiting != null && waiting.id().equals(prev.job())) {
                 q.delayed.remove(prev.slot());
-                q.delayed.put(slot, new Message(prev.job(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
-                        message.payload(), message.headers()));
+                q.delayed.put(slot, message.withId(prev.job()));
                 debounced.put(k, new DebounceSlot(slot, prev.job()));
                 StoredJob rec = job(message.queue(), prev.job());
                 if (rec != null) {

@@ -1,6 +1,6 @@
 package io.binomic.core.internal.memory;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TickResult;
 import java.time.Duration;

@@ -3,7 +3,6 @@ package io.binomic.core.internal.worker;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
@@ -14,6 +13,7 @@ import io.binomic.api.TaskNotFoundException;
 import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.Settlement;
@@ -233,7 +233,7 @@ public final class DeliveryProcessor {
 
         @Override
         public Map<String, String> headers() {
-            return message.headers();
+            return message.wireHeaders();
         }
 
         @Override
