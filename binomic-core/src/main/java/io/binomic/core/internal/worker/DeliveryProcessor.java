@@ -10,6 +10,7 @@ import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskHandler;
 import io.binomic.api.TaskNotFoundException;
+import io.binomic.api.TraceContext;
 import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobUpdate;
@@ -29,6 +30,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
@@ -231,9 +233,15 @@ public final class DeliveryProcessor {
             return message.enqueuedAt();
         }
 
+        /** The envelope's reserved headers beside the submitter's, as they travel. */
         @Override
         public Map<String, String> headers() {
             return message.wireHeaders();
+        }
+
+        @Override
+        public Optional<TraceContext> traceContext() {
+            return message.traceContext();
         }
 
         @Override
