@@ -11,7 +11,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -170,7 +169,7 @@ public final class Message {
     public static Message fromWire(UUID id, String task, String queue, int attempt, Instant enqueuedAt, byte[] payload,
                                    Map<String, String> wireHeaders) {
         Builder b = builder().id(id).task(task).queue(queue).attempt(attempt).enqueuedAt(enqueuedAt).payload(payload);
-        readWire(wireHeaders, b);
+        WireHeaders.read(wireHeaders, b);
         return new Message(b, true);
     }
 
@@ -190,48 +189,6 @@ public final class Message {
         putReserved(wire);
         wire.putAll(new TreeMap<>(headers));
         return Collections.unmodifiableMap(wire);
-    }
-
-    /** Reads {@code wire} into {@code b}: the reserved headers into their fields, the rest (and what does not parse) as headers. */
-    private static void readWire(Map<String, String> wire, Builder b) {
-        for (Map.Entry<String, String> header : wire.entrySet()) {
-            String name = header.getKey();
-            if (name.equals(TraceContext.TRACEPARENT) || name.equals(TraceContext.TRACESTATE)) {
-                continue;
-            }
-            if (!RESERVED.contains(name) || !b.readReserved(name, header.getValue())) {
-                b.headers.put(name, header.getValue());
-            }
-        }
-        Optional<TraceContext> trace = TraceContext.fromHeaders(wire);
-        if (trace.isPresent()) {
-            b.traceContext = trace.get();
-        } else {
-            for (String name : List.of(TraceContext.TRACEPARENT, TraceContext.TRACESTATE)) {
-                if (wire.containsKey(name)) {
-                    b.headers.put(name, wire.get(name));
-                }
-            }
-        }
-    }
-
-    /** An attempt as the wire carries it; -1 when it is not one. */
-    private static int wireAttempt(String value) {
-        long n = parseWireNumber(value);
-        return n > Integer.MAX_VALUE ? -1 : (int) n;
-    }
-
-    /** A decimal attempt or retention as the wire carries it; -1 when it is not one. */
-    private static long parseWireNumber(String value) {
-        if (value == null || value.isEmpty() || value.length() > 18) {
-            return -1;
-        }
-        for (int i = 0; i < value.length(); i++) {
-            if (value.charAt(i) < '0' || value.charAt(i) > '9') {
-                return -1;
-            }
-        }
-        return Long.parseLong(value);
     }
 
     /** Message id, UUIDv7. */
@@ -537,54 +494,9 @@ public final class Message {
             return new Message(this, true);
         }
 
-        /** Moves a reserved wire header into its field; false when the value does not parse. */
-        boolean readReserved(String name, String value) {
-            switch (name) {
-                case CODEC -> codec = value;
-                case TRACK -> {
-                    long millis = parseWireNumber(value);
-                    if (millis <= 0) {
-                        return false;
-                    }
-                    trackFor = Duration.ofMillis(millis);
-                }
-                case PRIORITY -> {
-                    if (value.length() != 1 || value.charAt(0) < '0' || value.charAt(0) > '9') {
-                        return false;
-                    }
-                    priority = value.charAt(0) - '0';
-                }
-                case REPLAYED_FROM -> replayedFrom = value;
-                default -> {
-                    return readFlowHeader(name, value);
-                }
-            }
-            return true;
-        }
-
-        private boolean readFlowHeader(String name, String value) {
-            switch (name) {
-                case UniqueClaim.HEADER -> {
-                    unique = UniqueClaim.parse(value).orElse(null);
-                    return unique != null;
-                }
-                case UniqueClaim.DEBOUNCE_HEADER -> debounceKey = value;
-                case TaskLimits.KEY_HEADER -> limitKey = value;
-                case FlowLimit.RATE_ADMITTED_HEADER -> {
-                    int attemptMark = wireAttempt(value);
-                    rateAdmittedAttempt = Math.max(0, attemptMark);
-                    return attemptMark > 0;
-                }
-                case FlowLimit.TURN_HEADER -> {
-                    int attemptMark = wireAttempt(value);
-                    turnAttempt = Math.max(0, attemptMark);
-                    return attemptMark > 0;
-                }
-                default -> {
-                    return false;
-                }
-            }
-            return true;
+        /** Keeps a header as it came from the wire, whatever its name: {@link WireHeaders} reads the rest. */
+        void rawHeader(String name, String value) {
+            headers.put(name, value);
         }
     }
 
