@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.spi.Message;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;

@@ -43,12 +43,6 @@ public final class Priority {
         return value;
     }
 
-    /** The priority of {@code message}: its {@link Message#PRIORITY} header, or {@value #DEFAULT} without one (or a bad one). */
-    public static int of(Message message) {
-        String text = message.headers().get(Message.PRIORITY);
-        return text == null ? DEFAULT : parse(text);
-    }
-
     /** A priority written as text ({@code "7"}), or {@value #DEFAULT} when it is not one. */
     public static int parse(String text) {
         if (text != null && text.length() == 1) {

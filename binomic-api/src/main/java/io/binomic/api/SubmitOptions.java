@@ -138,8 +138,9 @@ public final class SubmitOptions {
         private Builder() { }
 
         /**
-         * Headers the message carries (trace context, an idempotency key, a tenant). Names
-         * {@link Message#CODEC} and {@link Message#TRACK} are reserved. A {@value TraceContext#TRACEPARENT}
+         * Headers the message carries (trace context, an idempotency key, a tenant). The names the
+         * message's envelope uses ({@code codec, track, priority, unique, debounce, limitKey, limit.rate,
+         * limit.turn, replayedFrom}) are refused at submit. A {@value TraceContext#TRACEPARENT}
          * header must be a W3C traceparent, and a {@value TraceContext#TRACESTATE} needs one. Defaults to none.
          *
          * @throws IllegalArgumentException for a malformed trace context, naming the fix

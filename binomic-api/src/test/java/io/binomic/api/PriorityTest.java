@@ -3,11 +3,8 @@ package io.binomic.api;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Map;
 import java.util.OptionalInt;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 class PriorityTest {
@@ -41,14 +38,6 @@ class PriorityTest {
         assertEquals("SubmitOptions priority must be from 0 (lowest) to 9 (highest), was 12; leave it out for the default 5",
                 bad.getMessage());
         assertThrows(IllegalArgumentException.class, () -> SubmitOptions.builder().priority(1).priority(2));
-    }
-
-    @Test
-    void aMessageCarriesItsPriorityInAHeaderAndHasTheDefaultWithoutOne() {
-        Message plain = new Message(UUID.randomUUID(), "t", "q", 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of());
-        assertEquals(Priority.DEFAULT, plain.priority());
-        assertEquals(7, plain.withHeader(Message.PRIORITY, "7").priority());
-        assertEquals(Priority.DEFAULT, plain.withHeader(Message.PRIORITY, "high").priority(), "a bad header reads as the default");
     }
 
     @Test

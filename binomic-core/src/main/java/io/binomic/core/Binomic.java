@@ -4,7 +4,7 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.Priority;
 import io.binomic.api.ProviderNotFoundException;

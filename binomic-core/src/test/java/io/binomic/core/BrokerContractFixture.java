@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
@@ -77,7 +77,7 @@ public abstract class BrokerContractFixture {
     }
 
     protected static Message message(String queue, String task, String payload, int attempt) {
-        return new Message(UUID.randomUUID(), task, queue, attempt, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), task, queue, attempt, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 payload.getBytes(StandardCharsets.UTF_8), Map.of("trace", "t-1"));
     }
 
@@ -109,7 +109,7 @@ public abstract class BrokerContractFixture {
     // ---- job records (tracked messages) ----
 
     protected Message trackedMessage(String task, long retentionMillis) {
-        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of(Message.TRACK, Long.toString(retentionMillis)));
     }
 

@@ -8,11 +8,11 @@ import static org.quicktheories.generators.SourceDSL.lists;
 
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
@@ -121,7 +121,7 @@ public abstract class BrokerModelProperties {
             switch (op % OPS) {
                 case 0, 1 -> {
                     String n = Integer.toString(submitted++);
-                    broker.enqueue(new Message(UUID.randomUUID(), "t", queue, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8),
+                    broker.enqueue(Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8),
                             Map.of("n", n)));
                     model.put(n, new Model());
                     trace.add("submit " + n);
@@ -256,7 +256,7 @@ public abstract class BrokerModelProperties {
     }
 
     private static String n(Delivery d) {
-        return d.message().orElseThrow().headers().get("n");
+        return d.message().orElseThrow().userHeaders().get("n");
     }
 
     private static List<String> names(List<Delivery> deliveries) {

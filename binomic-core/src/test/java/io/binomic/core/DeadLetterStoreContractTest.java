@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
@@ -85,8 +85,8 @@ public abstract class DeadLetterStoreContractTest extends BrokerContractFixture 
         Message back = fetch(1).getFirst().message().orElseThrow();
         assertEquals(m.id(), back.id());
         assertEquals(1, back.attempt());
-        assertEquals(letterId, back.headers().get(Message.REPLAYED_FROM));
-        assertEquals("t-1", back.headers().get("trace"));
+        assertEquals(letterId, back.replayedFrom().orElse(null));
+        assertEquals("t-1", back.userHeaders().get("trace"));
         assertEquals(0, broker.stats(queue).deadLetters());
     }
 

@@ -3,14 +3,14 @@ package io.binomic.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.binomic.api.Message;
 import io.binomic.api.RateLimit;
-import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Admission.Decision;
+import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +63,7 @@ public abstract class LimitsContractTest {
     }
 
     private Message message(int i, Map<String, String> headers) {
-        return new Message(UUID.randomUUID(), "work", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), "work", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), headers);
     }
 

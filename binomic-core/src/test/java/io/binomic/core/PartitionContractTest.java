@@ -10,7 +10,7 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.api.SubmitOptions;
@@ -145,7 +145,7 @@ public abstract class PartitionContractTest {
             List<Message> sent = new ArrayList<>();
             for (String q : List.of(queue, last)) {
                 sent.add(BrokerContractFixture.message(q, "t", "{}", 1));
-                sent.add(BrokerContractFixture.message(q, "t", "{}", 1).withHeader(Message.PRIORITY, "8"));
+                sent.add(BrokerContractFixture.message(q, "t", "{}", 1).toBuilder().priority(8).build());
             }
             broker.enqueueAll(sent);
             List<Delivery> got = new ArrayList<>();

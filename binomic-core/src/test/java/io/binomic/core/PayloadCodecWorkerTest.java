@@ -9,7 +9,6 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.Task;
@@ -17,6 +16,7 @@ import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Message;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -62,7 +62,7 @@ class PayloadCodecWorkerTest {
     }
 
     private static Message raw(String task, String json, Map<String, String> headers) {
-        return new Message(UUID.randomUUID(), task, "default", 1, Instant.now(), json.getBytes(StandardCharsets.UTF_8), headers);
+        return Message.fromWire(UUID.randomUUID(), task, "default", 1, Instant.now(), json.getBytes(StandardCharsets.UTF_8), headers);
     }
 
     @Test

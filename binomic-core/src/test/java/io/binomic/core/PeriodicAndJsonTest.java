@@ -10,8 +10,8 @@ import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.core.internal.client.PeriodicFirer;
-import io.binomic.core.internal.schedule.Trigger;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import io.binomic.core.internal.schedule.Trigger;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,7 +58,7 @@ class PeriodicAndJsonTest {
             first.close();
             second.close();
             for (var d : shared.fetch(List.of("default"), "inspector", 1000, Duration.ofMillis(100))) {
-                ticks.add(Instant.parse(d.message().orElseThrow().headers().get("tick")));
+                ticks.add(Instant.parse(d.message().orElseThrow().userHeaders().get("tick")));
             }
         } finally {
             first.close();
@@ -89,7 +89,7 @@ class PeriodicAndJsonTest {
             WorkerTest.await("five ticks enqueued", () -> shared.stats("default").ready() >= 5);
             end = Instant.now();
             for (var d : shared.fetch(List.of("default"), "inspector", 1000, Duration.ofMillis(100))) {
-                ticks.add(Instant.parse(d.message().orElseThrow().headers().get("tick")));
+                ticks.add(Instant.parse(d.message().orElseThrow().userHeaders().get("tick")));
             }
         } finally {
             fast.close();

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.Uniqueness;
@@ -32,7 +32,7 @@ class PreparedSubmitTest {
         }).build().start()) {
             Message a = binomic.prepare(t, "a", SubmitOptions.NONE);
             Message b = binomic.prepare(t, "b", SubmitOptions.builder().priority(8).build());
-            assertEquals("8", b.headers().get(Message.PRIORITY), "headers are set at prepare: " + b.headers());
+            assertEquals(8, b.priority(), "the priority is set at prepare: " + b);
             assertEquals(List.of(a.id(), b.id()), binomic.submitPrepared(List.of(a, b), null, Duration.ofMinutes(1)));
             assertEquals(List.of(a.id()), binomic.submitPrepared(List.of(a), null, Duration.ofMinutes(1)), "a second store is a duplicate");
             binomic.startWorker();

@@ -5,15 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
-import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -79,7 +79,7 @@ public abstract class PriorityContractTest {
         if (priority != Priority.DEFAULT) {
             headers.put(Message.PRIORITY, Integer.toString(priority));
         }
-        return new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 payload.getBytes(StandardCharsets.UTF_8), headers);
     }
 
@@ -130,8 +130,8 @@ public abstract class PriorityContractTest {
         List<Delivery> got = fetch(3);
 
         assertEquals(List.of(9, Priority.DEFAULT, 0), got.stream().map(PriorityContractTest::priority).toList());
-        assertEquals(Map.of("trace", "t-1"), got.get(1).message().orElseThrow().headers(), "no priority header for the default");
-        assertEquals("9", got.getFirst().message().orElseThrow().headers().get(Message.PRIORITY));
+        assertEquals(Map.of("trace", "t-1"), got.get(1).message().orElseThrow().wireHeaders(), "no priority header for the default");
+        assertEquals("9", got.getFirst().message().orElseThrow().wireHeaders().get(Message.PRIORITY));
     }
 
     @Test
@@ -361,7 +361,7 @@ public abstract class PriorityContractTest {
 
     @Test
     void aTrackedJobOfAnyPriorityHasItsRecord() throws Exception {
-        Message tracked = message("tracked", 9).withHeader(Message.TRACK, "60000");
+        Message tracked = message("tracked", 9).toBuilder().trackFor(Duration.ofMinutes(1)).build();
         broker.enqueue(tracked);
         assertEquals("QUEUED", BrokerCapabilities.jobStore(broker).readJob(queue, tracked.id()).orElseThrow().get(JobRecords.STATE));
         Delivery d = fetch(1).getFirst();

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.TickResult;
@@ -106,17 +106,17 @@ public abstract class SchedulerContractTest {
     }
 
     private Message message(String task, String payload) {
-        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 payload.getBytes(StandardCharsets.UTF_8), Map.of("trace", "t-1"));
     }
 
     private Message trackedMessage(String task, long retentionMillis) {
-        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of(Message.TRACK, Long.toString(retentionMillis)));
     }
 
     private Message tickMessage(Instant tick) {
-        return new Message(UUID.randomUUID(), "report", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), "report", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
     }
 
@@ -212,7 +212,7 @@ public abstract class SchedulerContractTest {
         List<String> ticks = new ArrayList<>();
         List<Delivery> got;
         while (!(got = broker.fetch(List.of(queue), "tick-reader", 100, Duration.ofMillis(50))).isEmpty()) {
-            got.forEach(d -> ticks.add(d.message().orElseThrow().headers().get("tick")));
+            got.forEach(d -> ticks.add(d.message().orElseThrow().userHeaders().get("tick")));
             ack("tick-reader", got);
         }
         return ticks;
@@ -266,7 +266,7 @@ public abstract class SchedulerContractTest {
         assertEquals(1, got.size(), "the claimed tick's message is on the queue");
         Message enqueued = got.getFirst().message().orElseThrow();
         assertEquals(m.id(), enqueued.id());
-        assertEquals(tick.toString(), enqueued.headers().get("tick"));
+        assertEquals(tick.toString(), enqueued.userHeaders().get("tick"));
         assertFalse(enqueued.enqueuedAt().isBefore(before) || enqueued.enqueuedAt().isAfter(Instant.now()),
                 "enqueued at the broker's time: " + enqueued.enqueuedAt());
         assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());

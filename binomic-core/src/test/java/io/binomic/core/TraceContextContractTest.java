@@ -8,13 +8,13 @@ import io.binomic.api.Backoff;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
-import io.binomic.api.Message;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TraceContext;
 import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Message;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,7 +118,7 @@ public abstract class TraceContextContractTest {
         Seen failed = next();
         assertEquals(Optional.of(GIVEN), failed.trace());
         DeadLetter letter = awaitDeadLetter(binomic);
-        assertEquals(GIVEN.traceparent(), letter.message().orElseThrow().headers().get(TraceContext.TRACEPARENT),
+        assertEquals(GIVEN.traceparent(), letter.message().orElseThrow().wireHeaders().get(TraceContext.TRACEPARENT),
                 "the dead letter keeps the trace context");
         assertTrue(binomic.deadLetters().replayOne(queue, letter.id()));
         Seen replayed = next();

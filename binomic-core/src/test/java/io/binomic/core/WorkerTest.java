@@ -13,7 +13,6 @@ import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.QueueStats;
@@ -22,6 +21,7 @@ import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Message;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -209,7 +209,7 @@ class WorkerTest {
         Worker worker = binomic.startWorker();
 
         producer.submit(ghost, "boo");
-        shared.enqueue(new Message(java.util.UUID.randomUUID(), "count", "default", 1, java.time.Instant.now(),
+        shared.enqueue(Message.fromWire(java.util.UUID.randomUUID(), "count", "default", 1, java.time.Instant.now(),
                 "not a number".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
         binomic.submit(count, 7);
 
@@ -410,7 +410,7 @@ class WorkerTest {
         Binomic binomic = start(List.of(freshBinding), staleAfterOneMinute, fastWorker().build(), shared);
         Worker worker = binomic.startWorker();
 
-        shared.enqueue(new Message(java.util.UUID.randomUUID(), "fresh-only", "default", 1,
+        shared.enqueue(Message.fromWire(java.util.UUID.randomUUID(), "fresh-only", "default", 1,
                 java.time.Instant.now().minus(Duration.ofHours(1)), "x".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
 
         await("ran once re-enqueued", () -> worker.counters().succeeded() == 1);

@@ -1,7 +1,7 @@
 package io.binomic.bench;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.reflect.Method;
@@ -80,7 +80,7 @@ public final class BenchBaseline {
             Class<?> fields = Class.forName("io.binomic.redis.internal.StreamFields");
             Method encode = fields.getDeclaredMethod("encode", Message.class);
             encode.setAccessible(true);
-            Message m = new Message(UUID.randomUUID(), "bench", queue, 1, Instant.now(), "0".getBytes(StandardCharsets.UTF_8), Map.of());
+            Message m = Message.fromWire(UUID.randomUUID(), "bench", queue, 1, Instant.now(), "0".getBytes(StandardCharsets.UTF_8), Map.of());
             @SuppressWarnings("unchecked")
             Map<String, String> encoded = (Map<String, String>) encode.invoke(null, m);
             Map<byte[], byte[]> bytes = new LinkedHashMap<>();

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -54,7 +54,7 @@ class AclReaderTest {
     }
 
     private static Message message(String queue, String task) {
-        return new Message(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of());
     }
 

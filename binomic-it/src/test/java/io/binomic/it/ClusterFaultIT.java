@@ -141,8 +141,8 @@ class ClusterFaultIT {
         }
     }
 
-    private static io.binomic.api.Message message(String queue) {
-        return new io.binomic.api.Message(UUID.randomUUID(), "t", queue, 1, java.time.Instant.now(),
+    private static io.binomic.api.spi.Message message(String queue) {
+        return io.binomic.api.spi.Message.fromWire(UUID.randomUUID(), "t", queue, 1, java.time.Instant.now(),
                 "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of());
     }
 

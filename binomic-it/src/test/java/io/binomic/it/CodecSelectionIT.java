@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
 import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
@@ -14,6 +13,7 @@ import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.Message;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
 import java.net.URI;

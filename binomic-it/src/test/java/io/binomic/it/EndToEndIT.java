@@ -122,7 +122,7 @@ class EndToEndIT {
         // A consumer takes the message on its last attempt (5 of 5) and vanishes without acking.
         try (io.binomic.api.spi.Broker ghost = Brokers.redis(redis)) {
             ghost.start(List.of(queue));
-            ghost.enqueue(new io.binomic.api.Message(UUID.randomUUID(), TestApp.TASK, queue, 5, Instant.now(),
+            ghost.enqueue(io.binomic.api.spi.Message.fromWire(UUID.randomUUID(), TestApp.TASK, queue, 5, Instant.now(),
                     "{\"n\":7,\"sleepMillis\":0,\"failures\":0}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
             assertEquals(1, ghost.fetch(List.of(queue), "ghost", 1, Duration.ofSeconds(1)).size());
         }

@@ -128,7 +128,7 @@ class FailoverIT {
         try (io.binomic.api.spi.Broker broker = Brokers.redisProvider().create(BrokerConfig.builder().url(primary.url()).build())) {
             broker.start(List.of(queue));
             for (int i = 0; i < 2; i++) {
-                broker.enqueue(new io.binomic.api.Message(UUID.randomUUID(), "t", queue, 1, java.time.Instant.now(),
+                broker.enqueue(io.binomic.api.spi.Message.fromWire(UUID.randomUUID(), "t", queue, 1, java.time.Instant.now(),
                         "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8), Map.of()));
             }
             List<io.binomic.api.spi.Delivery> fetched = broker.fetch(List.of(queue), "c1", 2, Duration.ofMillis(100));

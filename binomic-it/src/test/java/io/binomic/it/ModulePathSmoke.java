@@ -1,10 +1,10 @@
 package io.binomic.it;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
@@ -34,7 +34,7 @@ public final class ModulePathSmoke {
         try (Broker broker = provider.create(BrokerConfig.builder().url(args[0]).build())) {
             broker.start(List.of(queue));
             Scheduler scheduler = schedulers.create(broker);
-            scheduler.schedule(new Message(UUID.randomUUID(), "t", queue, 1, Instant.now(), codec.encode(Map.of("k", "v")), Map.of()),
+            scheduler.schedule(Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now(), codec.encode(Map.of("k", "v")), Map.of()),
                     Instant.now().minusSeconds(1));
             scheduler.moveDue(queue, Instant.now(), 10);
             List<Delivery> got = broker.fetch(List.of(queue), "smoke", 1, Duration.ofSeconds(2));

@@ -1,8 +1,8 @@
 package io.binomic.it;
 
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,7 +34,7 @@ public final class RedisBrokerBenchmark {
             byte[] payload = "{\"n\":12345,\"name\":\"benchmark\"}".getBytes(StandardCharsets.UTF_8);
             List<Message> messages = new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
-                messages.add(new Message(UUID.randomUUID(), "bench", queue, 1, Instant.now(), payload, Map.of()));
+                messages.add(Message.fromWire(UUID.randomUUID(), "bench", queue, 1, Instant.now(), payload, Map.of()));
             }
 
             double cpu0 = redisCpuSeconds(redis);

@@ -6,17 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.binomic.core.BrokerCapabilities;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Delivery;
-import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SettleReport;
+import io.binomic.api.spi.Settlement;
+import io.binomic.core.BrokerCapabilities;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,7 +72,7 @@ class RedisBrokerIT {
     }
 
     private static Message message(String onQueue, String payload) {
-        return new Message(UUID.randomUUID(), "t", onQueue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), "t", onQueue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 payload.getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
@@ -247,7 +247,7 @@ class RedisBrokerIT {
 
     @Test
     void entryFieldsAreReadableStringsForOtherTools() throws Exception {
-        Message m = message("{\"name\":\"Ada\"}").withHeader("trace", "abc");
+        Message m = message("{\"name\":\"Ada\"}").toBuilder().header("trace", "abc").build();
         broker.enqueue(m);
 
         List<?> entry = (List<?>) ((List<?>) redis.call("XRANGE", stream(), "-", "+")).getFirst();
@@ -361,7 +361,7 @@ class RedisBrokerIT {
                 firers.add(pool.submit(() -> {
                     for (int i = 0; i < 20; i++) {
                         Instant tick = first.plusSeconds(i);
-                        Message m = new Message(UUID.randomUUID(), "report", queue, 1, Instant.now(),
+                        Message m = Message.fromWire(UUID.randomUUID(), "report", queue, 1, Instant.now(),
                                 "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
                         scheduler.fireTick("report", tick, m, Duration.ofMinutes(2));
                         String claimed = (String) redis.call("GET", claimKey);
@@ -384,7 +384,7 @@ class RedisBrokerIT {
 
     @Test
     void reclaimCountsEveryEarlierHandOutInTheAttempt() throws Exception {
-        Message m = new Message(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        Message m = Message.fromWire(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of());
         broker.enqueue(m);
         fetch(1);
@@ -622,7 +622,7 @@ class RedisBrokerIT {
         Message accented = message("{\"to\":\"Zoë\",\"city\":\"東京\",\"mood\":\"🚀\"}");
         broker.enqueue(accented);
         byte[] notUtf8 = {(byte) 0xff, (byte) 0xfe, 0, 'x'};
-        Message binary = new Message(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        Message binary = Message.fromWire(UUID.randomUUID(), "t", queue, 2, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 notUtf8, Map.of(Message.CODEC, "jackson"));
         broker.enqueue(binary);
         List<?> storedFields = (List<?>) ((List<?>) ((List<?>) redis.call("XRANGE", stream(), "-", "+")).get(1)).get(1);
@@ -666,11 +666,11 @@ class RedisBrokerIT {
     /** The same through the priority levels' fetch, a script whose reply's strings the broker reads as bytes. */
     @Test
     void entriesFetchedThroughThePriorityScriptKeepTheirBytesAndABrokenOneIsMalformed() throws Exception {
-        Message urgent = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        Message urgent = Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{\"to\":\"Zoë 東京\"}".getBytes(StandardCharsets.UTF_8), Map.of(Message.PRIORITY, "8"));
         broker.enqueue(urgent);
         byte[] notUtf8 = {(byte) 0xff, (byte) 0xfe, 0, 'x'};
-        Message binary = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        Message binary = Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 notUtf8, Map.of());
         broker.enqueue(binary);
         String brokenId = (String) redis.callBytes(utf8("XADD"), utf8(stream()), utf8("*"), utf8("id"), utf8(UUID.randomUUID().toString()),
@@ -753,7 +753,7 @@ class RedisBrokerIT {
     @Test
     void payloadsThatAreNotUtf8SurviveTheRoundTrip() throws Exception {
         byte[] binary = {(byte) 0xff, 0, (byte) 0xc3, 0x28, 42};
-        Message m = new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS), binary, Map.of());
+        Message m = Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS), binary, Map.of());
         broker.enqueue(m);
 
         assertArrayEquals(binary, fetch(1).getFirst().message().orElseThrow().payload());

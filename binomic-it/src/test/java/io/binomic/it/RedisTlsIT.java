@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -149,7 +149,7 @@ class RedisTlsIT {
         Broker broker = broker(rightNamePort, true);
         try {
             broker.start(List.of("tls"));
-            Message sent = new Message(UUID.randomUUID(), "t", "tls", 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+            Message sent = Message.fromWire(UUID.randomUUID(), "t", "tls", 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                     "{}".getBytes(StandardCharsets.UTF_8), Map.of());
             broker.enqueue(sent);
 

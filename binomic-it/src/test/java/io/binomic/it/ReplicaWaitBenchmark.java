@@ -1,9 +1,9 @@
 package io.binomic.it;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -63,7 +63,7 @@ public final class ReplicaWaitBenchmark {
         long[][] latencies = new long[2][singles];
         for (int i = 0; i < singles; i++) {
             for (int b = 0; b < 2; b++) {
-                Message m = new Message(UUID.randomUUID(), "bench", queues[b], 1, Instant.now(), payload, Map.of());
+                Message m = Message.fromWire(UUID.randomUUID(), "bench", queues[b], 1, Instant.now(), payload, Map.of());
                 long t = System.nanoTime();
                 brokers[b].enqueue(m);
                 latencies[b][i] = System.nanoTime() - t;
@@ -80,7 +80,7 @@ public final class ReplicaWaitBenchmark {
             for (int b = 0; b < 2; b++) {
                 List<Message> chunk = new ArrayList<>();
                 for (int i = from; i < Math.min(bulk, from + 10_000); i++) {
-                    chunk.add(new Message(UUID.randomUUID(), "bench", queues[b], 1, Instant.now(), payload, Map.of()));
+                    chunk.add(Message.fromWire(UUID.randomUUID(), "bench", queues[b], 1, Instant.now(), payload, Map.of()));
                 }
                 long t = System.nanoTime();
                 brokers[b].enqueueAll(chunk);

@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
@@ -56,7 +56,7 @@ class ReplicaWaitIT {
     }
 
     private Message message() {
-        return new Message(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+        return Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of());
     }
 

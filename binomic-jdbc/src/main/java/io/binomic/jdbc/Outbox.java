@@ -1,7 +1,7 @@
 package io.binomic.jdbc;
 
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;

@@ -1,6 +1,6 @@
 package io.binomic.jdbc;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.core.Binomic;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.OutboxRows.Row;

@@ -14,7 +14,7 @@ import static io.binomic.opentelemetry.MessagingAttributes.REPLAYED_FROM;
 import static io.binomic.opentelemetry.MessagingAttributes.SYSTEM;
 import static io.binomic.opentelemetry.MessagingAttributes.TASK;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TraceContext;
 import io.binomic.api.spi.RunObserver;

@@ -1,7 +1,7 @@
 package io.binomic.opentelemetry;
 
 import io.binomic.api.Backoff;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.core.Binomic;

@@ -1,7 +1,6 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.BrokerException;
-import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import java.time.Duration;
 import java.util.List;

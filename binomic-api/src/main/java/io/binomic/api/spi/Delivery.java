@@ -1,6 +1,5 @@
 package io.binomic.api.spi;
 
-import io.binomic.api.Message;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -11,7 +10,10 @@ import java.util.Optional;
  * {@link #decodeProblem()} and the raw fields, so the worker can dead-letter it without loss.
  *
  * @param queue the queue it was fetched from
- * @param receipt the broker's id of this entry (a stream entry id), used to ack it
+ * @param receipt the broker's opaque token for this hand-out, given back to settle it: the core
+ *     compares receipts for equality only (to match a settlement, a reclaim, a cancel to the delivery
+ *     it holds) and never parses or orders them, so a broker may put in it what it needs (the Redis
+ *     broker: the stream entry id, with the priority level's stream)
  * @param message the decoded message, as stored (its attempt is the attempt when it was enqueued)
  * @param deliveryCount how many times this entry has been handed out, this time included (1 at first)
  * @param rawFields the stored fields, kept only for broken entries (empty otherwise)

@@ -1,17 +1,23 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.JobState;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
- * The record a broker keeps for a tracked job, as {@link JobStore#readJob} reads it: string fields,
- * of which the broker itself reads only those named in {@link JobRecords}; the core owns the format
- * of the others.
+ * The record a broker keeps for a tracked job, as {@link JobStore#readJob} reads it: string fields.
+ * The typed accessors read the fields named in {@link JobRecords} (a value that does not parse reads
+ * as absent); the core owns the format of the other fields, which {@link #get} gives as they are.
  *
  * @param fields every field of the record
  */
 public record JobRecord(Map<String, String> fields) {
+
+    /** The record of a job nobody tracks (or whose record has expired): no field. */
+    public static final JobRecord NONE = new JobRecord(Map.of());
 
     public JobRecord {
         fields = Map.copyOf(fields);
@@ -31,6 +37,80 @@ public record JobRecord(Map<String, String> fields) {
         try {
             return Optional.of(JobState.valueOf(state));
         } catch (IllegalArgumentException unknown) {
+            return Optional.empty();
+        }
+    }
+
+    /** The task name ({@link JobRecords#TASK}), empty when the record has none. */
+    public String task() {
+        return fields.getOrDefault(JobRecords.TASK, "");
+    }
+
+    /** The attempt running or last run ({@link JobRecords#ATTEMPT}). */
+    public OptionalInt attempt() {
+        String v = fields.get(JobRecords.ATTEMPT);
+        if (v == null) {
+            return OptionalInt.empty();
+        }
+        try {
+            return OptionalInt.of(Integer.parseInt(v));
+        } catch (NumberFormatException e) {
+            return OptionalInt.empty();
+        }
+    }
+
+    /** When a scheduled or retrying job is due ({@link JobRecords#DUE}). */
+    public Optional<Instant> due() {
+        return instant(JobRecords.DUE);
+    }
+
+    /** When the enqueue that created the record happened ({@link JobRecords#ENQUEUED_AT}). */
+    public Optional<Instant> enqueuedAt() {
+        return instant(JobRecords.ENQUEUED_AT);
+    }
+
+    /** When the current or last attempt started ({@link JobRecords#STARTED_AT}). */
+    public Optional<Instant> startedAt() {
+        return instant(JobRecords.STARTED_AT);
+    }
+
+    /** When the job ended ({@link JobRecords#ENDED_AT}). */
+    public Optional<Instant> endedAt() {
+        return instant(JobRecords.ENDED_AT);
+    }
+
+    /** How long the record is kept after the job ends ({@link JobRecords#RETENTION}). */
+    public Optional<Duration> retention() {
+        return number(JobRecords.RETENTION).map(Duration::ofMillis);
+    }
+
+    /** The result of a succeeded job, as the codec's JSON ({@link JobRecords#RESULT}). */
+    public Optional<String> result() {
+        return Optional.ofNullable(fields.get(JobRecords.RESULT));
+    }
+
+    /** Why the job failed ({@link JobRecords#ERROR}); empty when none is recorded. */
+    public Optional<String> error() {
+        return Optional.ofNullable(fields.get(JobRecords.ERROR)).filter(e -> !e.isEmpty());
+    }
+
+    /** True once a cancel was asked while the job ran ({@link JobRecords#CANCEL_REQUESTED}). */
+    public boolean cancelRequested() {
+        return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED));
+    }
+
+    private Optional<Instant> instant(String name) {
+        return number(name).map(Instant::ofEpochMilli);
+    }
+
+    private Optional<Long> number(String name) {
+        String v = fields.get(name);
+        if (v == null) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Long.parseLong(v));
+        } catch (NumberFormatException e) {
             return Optional.empty();
         }
     }

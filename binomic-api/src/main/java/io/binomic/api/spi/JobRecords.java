@@ -1,10 +1,11 @@
 package io.binomic.api.spi;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
 
 /**
- * The fields of a job record a broker itself reads or writes; the core owns every other field.
- * The values of {@link #STATE} are the names of {@link JobState}.
+ * The fields of a job record ({@link JobRecord}) that a broker itself reads or writes, and those the
+ * core reads back through {@link JobRecord}'s accessors ({@link #ATTEMPT}, {@link #STARTED_AT},
+ * {@link #RESULT}, {@link #ERROR}: written by the core, stored by the broker as they are). The core
+ * owns every other field. The values of {@link #STATE} are the names of {@link JobState}.
  */
 public final class JobRecords {
     private JobRecords() { }
@@ -17,10 +18,18 @@ public final class JobRecords {
     public static final String DUE = "due";
     /** Epoch milliseconds of the enqueue that created the record. */
     public static final String ENQUEUED_AT = "enqueuedAt";
-    /** Milliseconds the record is kept after the job ends: the {@link Message#TRACK} header, written when the record is created. */
+    /** Milliseconds the record is kept after the job ends: the message's {@link Message#trackFor()}, written when the record is created. */
     public static final String RETENTION = "retention";
     /** Epoch milliseconds when the job ended. */
     public static final String ENDED_AT = "endedAt";
     /** {@code 1} once a cancel was asked while the job ran. */
     public static final String CANCEL_REQUESTED = "cancelRequested";
+    /** The attempt running or last run. */
+    public static final String ATTEMPT = "attempt";
+    /** Epoch milliseconds when the current or last attempt started. */
+    public static final String STARTED_AT = "startedAt";
+    /** The result of a succeeded job, as the payload codec's JSON. */
+    public static final String RESULT = "result";
+    /** Why the job failed: the error of its last attempt. */
+    public static final String ERROR = "error";
 }

@@ -1,7 +1,6 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

@@ -1,6 +1,5 @@
 package io.binomic.api.spi;
 
-import io.binomic.api.Message;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

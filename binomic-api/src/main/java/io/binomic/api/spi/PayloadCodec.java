@@ -1,5 +1,4 @@
 package io.binomic.api.spi;
-import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 
 /**

@@ -1,6 +1,5 @@
 package io.binomic.api.spi;
 
-import io.binomic.api.Message;
 import io.binomic.api.Uniqueness;
 import java.time.Duration;
 import java.util.Optional;
@@ -40,9 +39,13 @@ public record UniqueClaim(Uniqueness.Scope scope, Duration ttl, String key) {
         return scope != Uniqueness.Scope.FOR_PERIOD;
     }
 
-    /** The claim of {@code message}, if it is unique (a malformed header counts as none). */
+    /** The claim of {@code message}, if it is unique. */
     public static Optional<UniqueClaim> of(Message message) {
-        String v = message.headers().get(HEADER);
+        return message.unique();
+    }
+
+    /** The claim a {@value #HEADER} header's value says; empty when it is malformed. */
+    public static Optional<UniqueClaim> parse(String v) {
         if (v == null || v.length() < 5 || v.charAt(1) != ' ') {
             return Optional.empty();
         }
@@ -66,6 +69,6 @@ public record UniqueClaim(Uniqueness.Scope scope, Duration ttl, String key) {
 
     /** The debounce key of {@code message}, if it is debounced. */
     public static Optional<String> debounceKey(Message message) {
-        return Optional.ofNullable(message.headers().get(DEBOUNCE_HEADER));
+        return message.debounceKey();
     }
 }

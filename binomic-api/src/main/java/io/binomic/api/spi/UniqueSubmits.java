@@ -1,6 +1,5 @@
 package io.binomic.api.spi;
 
-import io.binomic.api.Message;
 import io.binomic.api.Uniqueness;
 import java.time.Instant;
 import java.util.List;

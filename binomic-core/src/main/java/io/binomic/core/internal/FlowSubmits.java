@@ -1,11 +1,11 @@
 package io.binomic.core.internal;
 
-import io.binomic.api.Message;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.UniqueClaim;
 import io.binomic.api.spi.UniqueSubmits;
 import java.nio.charset.StandardCharsets;
@@ -31,16 +31,6 @@ public final class FlowSubmits {
     private static final int ARGUMENT_KEY_MAX = 200;
 
     private FlowSubmits() { }
-
-    /** Refuses the headers submit reserves for unique jobs and debounce. */
-    public static void requireNoReservedHeaders(SubmitOptions options) {
-        for (String reserved : List.of(UniqueClaim.HEADER, UniqueClaim.DEBOUNCE_HEADER)) {
-            if (options.headers().containsKey(reserved)) {
-                throw new IllegalArgumentException("header '" + reserved + "' is reserved: submit sets it for unique and debounced jobs"
-                        + " (SubmitOptions.unique, SubmitOptions.debounce); remove it from the headers");
-            }
-        }
-    }
 
     /** When the job is due: null for at once, else after the submit's delay or the DELAY task's. */
     public static Instant dueAt(Task<?, ?> task, SubmitOptions options, Clock clock) {
@@ -100,7 +90,7 @@ public final class FlowSubmits {
                             + " declare a DELAY task, or give SubmitOptions.delay");
                 }
                 String key = options.debounceKey().or(() -> task.debounceKeyOf(argument)).orElseThrow();
-                marked.add(m.withHeader(UniqueClaim.DEBOUNCE_HEADER, key)); // partition 0, as unique jobs
+                marked.add(m.toBuilder().debounceKey(key).build()); // partition 0, as unique jobs
             }
         }
         List<Submitted> out = new ArrayList<>(marked.size());
@@ -125,7 +115,7 @@ public final class FlowSubmits {
         String key = options.uniqueKey().or(() -> task.uniqueKeyOf(argument)).orElseGet(() -> argumentKey(message.payload()));
         // Partition 0 whatever the partition count: a key hashed over the count would move when the
         // count changes, and its duplicates would no longer meet its claim (they ran twice).
-        return message.withHeader(UniqueClaim.HEADER, new UniqueClaim(uniqueness.scope(), uniqueness.ttl(), key).headerValue());
+        return message.toBuilder().unique(new UniqueClaim(uniqueness.scope(), uniqueness.ttl(), key)).build();
     }
 
     private static UniqueSubmits uniqueSubmits(Broker broker) {

@@ -1,7 +1,7 @@
 package io.binomic.core.internal;
 
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.QueuePartitions;
 import java.lang.System.Logger.Level;
@@ -120,6 +120,6 @@ public final class PartitionRouter {
 
     /** {@code m} on another queue. */
     public static Message withQueue(Message m, String queue) {
-        return new Message(m.id(), m.task(), queue, m.attempt(), m.enqueuedAt(), m.payload(), m.headers());
+        return m.withQueue(queue);
     }
 }

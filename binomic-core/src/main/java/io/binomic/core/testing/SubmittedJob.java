@@ -1,7 +1,7 @@
 package io.binomic.core.testing;
 
-import io.binomic.api.Message;
 import io.binomic.api.Task;
+import io.binomic.api.spi.Message;
 import io.binomic.core.internal.codec.JdkJsonCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -46,7 +46,7 @@ public final class SubmittedJob {
 
     /** The headers given at submit (the payload codec's and tracking's included). */
     public Map<String, String> headers() {
-        return message.headers();
+        return message.wireHeaders();
     }
 
     /**

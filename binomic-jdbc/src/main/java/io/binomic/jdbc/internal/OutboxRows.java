@@ -1,6 +1,6 @@
 package io.binomic.jdbc.internal;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -60,7 +60,7 @@ public final class OutboxRows {
                 insert.setString(1, m.id().toString());
                 insert.setString(2, m.queue());
                 insert.setString(3, m.task());
-                insert.setString(4, encodeHeaders(m.headers()));
+                insert.setString(4, encodeHeaders(m.wireHeaders()));
                 insert.setBytes(5, m.payload());
                 insert.setLong(6, m.enqueuedAt().toEpochMilli());
                 if (dueAt == null) {
@@ -96,7 +96,7 @@ public final class OutboxRows {
                 while (rs.next()) {
                     long due = rs.getLong(8);
                     Instant dueAt = rs.wasNull() ? null : Instant.ofEpochMilli(due);
-                    Message m = new Message(UUID.fromString(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
+                    Message m = Message.fromWire(UUID.fromString(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
                             Instant.ofEpochMilli(rs.getLong(7)), rs.getBytes(6), decodeHeaders(rs.getString(5)));
                     rows.add(new Row(rs.getLong(1), m, dueAt));
                 }

@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import java.util.ArrayList;

@@ -2,8 +2,8 @@ package io.binomic.redis.internal;
 
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;

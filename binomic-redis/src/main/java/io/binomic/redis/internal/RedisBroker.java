@@ -5,7 +5,7 @@ import static io.binomic.redis.internal.RedisContext.GROUP;
 import static io.binomic.redis.internal.RedisContext.SUBMIT_AGAIN;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Activity;
@@ -238,7 +238,7 @@ final class RedisBroker implements Broker {
         List<Object> args = new ArrayList<>(Arrays.asList(first));
         args.add(m.task());
         args.add(Long.toString(System.currentTimeMillis()));
-        args.add(m.isTracked() ? m.headers().get(Message.TRACK) : "");
+        args.add(m.isTracked() ? m.trackForMillis() : "");
         RedisContext.addFields(args, StreamFields.encode(m));
         return args.toArray();
     }

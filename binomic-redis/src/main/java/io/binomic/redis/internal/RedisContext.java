@@ -2,7 +2,7 @@ package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.spi.Delivery;

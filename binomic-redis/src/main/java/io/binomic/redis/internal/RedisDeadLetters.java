@@ -1,7 +1,7 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.DeadLetter;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.DeadLetterStore;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,7 +87,7 @@ final class RedisDeadLetters implements DeadLetterStore {
         for (String id : deadLetterIds) {
             Optional<Message> message = readDeadLetter(queue, id).flatMap(DeadLetter::message).filter(Message::isTracked);
             message.ifPresent(m -> redis.eval("requeue job " + m.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
-                    List.of(k.job(m.id())), m.task(), Long.toString(System.currentTimeMillis()), m.headers().get(Message.TRACK)));
+                    List.of(k.job(m.id())), m.task(), Long.toString(System.currentTimeMillis()), m.trackForMillis()));
         }
     }
 

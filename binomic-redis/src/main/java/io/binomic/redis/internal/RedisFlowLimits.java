@@ -2,7 +2,7 @@ package io.binomic.redis.internal;
 
 import static io.binomic.redis.internal.RedisContext.GROUP;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import io.binomic.api.spi.Admission;
@@ -85,8 +85,8 @@ final class RedisFlowLimits implements FlowLimits {
         args.add(RedisPriorities.entryId(d.receipt()));
         args.add(Integer.toString(d.deliveryCount()));
         args.add(attempt);
-        args.add(attempt.equals(m.headers().get(FlowLimit.RATE_ADMITTED_HEADER)) ? "1" : "0");
-        args.add(attempt.equals(m.headers().get(FlowLimit.TURN_HEADER)) ? "1" : "0");
+        args.add(m.isRateAdmitted() ? "1" : "0");
+        args.add(m.isTurn() ? "1" : "0");
         if (m.isTracked()) {
             keys.add(k.job(m.id()));
             args.add(Integer.toString(keys.size()));

@@ -1,7 +1,7 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerException;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Delivery;

@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TickResult;
 import java.time.Duration;
@@ -79,7 +79,7 @@ final class RedisScheduler implements Scheduler {
         String member = StreamFields.toJson(StreamFields.encode(message));
         redis.writeScriptRetryingBrokenConnections("schedule on queue '" + message.queue() + "'", LuaScripts.SCHEDULE_TRACKED,
                 RScript.ReturnType.LONG, List.of(k.delayed(), k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()),
-                message.headers().get(Message.TRACK), Long.toString(dueAt.toEpochMilli()), member);
+                message.trackForMillis(), Long.toString(dueAt.toEpochMilli()), member);
     }
 
     /** Due by Redis' clock ({@code TIME}), not by {@code now}: a worker whose clock runs ahead cannot move messages early. */
@@ -124,7 +124,7 @@ final class RedisScheduler implements Scheduler {
         if (outcome == TickResult.Outcome.FIRED && message.isTracked()) {
             // After the tick's script, not in it: a worker that ran the tick first created the record itself.
             redis.eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
-                    List.of(k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()), message.headers().get(Message.TRACK));
+                    List.of(k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()), message.trackForMillis());
         }
         return new TickResult(outcome, Instant.ofEpochMilli(RedisContext.toLong(r.get(1))));
     }

@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.UniqueClaim;
@@ -79,7 +79,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
                 dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
                 dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
-                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.headers().get(Message.TRACK) : "0",
+                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.trackForMillis() : "0",
                 claim.releasedAtEnd() ? "1" : "0"));
         if (dueAt == null) {
             RedisContext.addFields(args, StreamFields.encode(m));
@@ -98,7 +98,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                 FlowScripts.SUBMIT_DEBOUNCED, RScript.ReturnType.VALUE, List.of(k.debounce(m.task(), key), k.delayed(), k.job(m.id())),
                 m.id().toString(), Long.toString(dueAt.toEpochMilli()), StreamFields.toJson(StreamFields.encode(m)),
                 Long.toString(keyTtl), m.isTracked() ? "1" : "0", m.task(), Long.toString(System.currentTimeMillis()),
-                m.isTracked() ? m.headers().get(Message.TRACK) : "0", k.jobPrefix());
+                m.isTracked() ? m.trackForMillis() : "0", k.jobPrefix());
         return UUID.fromString(String.valueOf(reply));
     }
 
@@ -133,7 +133,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
             return;
         }
         Delivery d = s.delivery();
-        if (d.message().isEmpty() || !d.message().get().headers().containsKey(UniqueClaim.HEADER)) {
+        if (d.message().isEmpty() || d.message().get().unique().isEmpty()) {
             return;
         }
         Message m = d.message().get();

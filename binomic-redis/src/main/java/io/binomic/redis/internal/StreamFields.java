@@ -4,9 +4,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -22,7 +22,9 @@ import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
 /**
- * Maps a {@link Message} to the fields of a stream entry and back. The fields are plain strings
+ * Maps a {@link Message} to the fields of a stream entry and back: the envelope's typed fields
+ * travel as the reserved headers {@link Message#wireHeaders()} writes and {@link Message#fromWire}
+ * reads, so entries keep the form every version wrote. The fields are plain strings
  * so that {@code redis-cli} and other tools can read them:
  * {@code id, task, queue, attempt, enqueuedAt} (epoch ms), {@code payload} (the codec's JSON as
  * UTF-8 text; {@code payload64}, base64, when the bytes are not valid UTF-8) and {@code headers}
@@ -77,7 +79,7 @@ final class StreamFields {
         } else {
             fields.put(PAYLOAD_BASE64, Base64.getEncoder().encodeToString(message.payload()));
         }
-        Map<String, String> headers = message.headers();
+        Map<String, String> headers = message.wireHeaders();
         if (headers.containsKey(Message.PRIORITY)) {
             headers = new HashMap<>(headers);
             headers.remove(Message.PRIORITY);
@@ -114,7 +116,7 @@ final class StreamFields {
         if (!isAscii(payload) && utf8OrNull(payload) == null) {
             return utf8(encode(message)); // payload64, rare: the string path says how
         }
-        Map<String, String> headers = message.headers();
+        Map<String, String> headers = message.wireHeaders();
         if (!headers.isEmpty() && !DEFAULT_CODEC_ONLY.equals(headers)) {
             return utf8(encode(message)); // priority or other headers: the string path, one place for their rules
         }
@@ -237,7 +239,7 @@ final class StreamFields {
                 : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
                 : parse(HEADERS, require(HEADERS, headerField), StreamFields::fromJson);
         byte[] priorityBytes = fields.get(PRIORITY);
-        return new Message(id, task, queue, attempt, enqueuedAt, payload,
+        return Message.fromWire(id, task, queue, attempt, enqueuedAt, payload,
                 withPriority(headers, priorityBytes == null ? null : text(priorityBytes)));
     }
 
@@ -352,7 +354,7 @@ final class StreamFields {
                 : headerField.equals(NO_HEADERS) ? Map.of()
                 : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
                 : parse(fields, HEADERS, StreamFields::fromJson);
-        return new Message(id, task, queue, attempt, enqueuedAt, payload, withPriority(headers, fields.get(PRIORITY)));
+        return Message.fromWire(id, task, queue, attempt, enqueuedAt, payload, withPriority(headers, fields.get(PRIORITY)));
     }
 
     /**

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.binomic.api.Message;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,7 +53,7 @@ class StreamFieldsBytesTest {
         try {
             Message m = decode.get();
             return "ok " + m.id() + " " + m.task() + " " + m.queue() + " " + m.attempt() + " " + m.enqueuedAt().toEpochMilli()
-                    + " " + java.util.Arrays.toString(m.payload()) + " " + new java.util.TreeMap<>(m.headers());
+                    + " " + java.util.Arrays.toString(m.payload()) + " " + new java.util.TreeMap<>(m.wireHeaders());
         } catch (RuntimeException e) {
             return e.getClass().getSimpleName() + ": " + e.getMessage();
         }
@@ -115,7 +115,7 @@ class StreamFieldsBytesTest {
             assertEquals("IllegalArgumentException: " + expected, outcome(() -> StreamFields.decode(with(StreamFields.PRIORITY, bad))), bad);
             assertEquals("IllegalArgumentException: " + expected, outcome(() -> StreamFields.decodeBytes(bytes(with(StreamFields.PRIORITY, bad)), "q")), bad);
         }
-        assertEquals("7", StreamFields.decodeBytes(bytes(with(StreamFields.PRIORITY, "7")), "q").headers().get(io.binomic.api.Message.PRIORITY));
+        assertEquals(7, StreamFields.decodeBytes(bytes(with(StreamFields.PRIORITY, "7")), "q").priority());
     }
 
     /** The XADD's bytes of the common messages (built without the string map) are those of the string form. */
@@ -125,8 +125,8 @@ class StreamFieldsBytesTest {
             UUID id = i == 0 ? new UUID(0, 0) : i == 1 ? new UUID(-1, -1) : UUID.randomUUID();
             for (String payload : new String[] {"", "0", "{\"to\":\"Zoë\",\"city\":\"東京\",\"mood\":\"🚀\"}"}) {
                 for (Map<String, String> headers : List.of(Map.<String, String>of(), StreamFields.DEFAULT_CODEC_ONLY,
-                        Map.of(io.binomic.api.Message.CODEC, "jackson"))) {
-                    io.binomic.api.Message m = new io.binomic.api.Message(id, "tâsk", "q", 1 + i, java.time.Instant.ofEpochMilli(1_700_000_000_000L + i),
+                        Map.of(io.binomic.api.spi.Message.CODEC, "jackson"))) {
+                    io.binomic.api.spi.Message m = io.binomic.api.spi.Message.fromWire(id, "tâsk", "q", 1 + i, java.time.Instant.ofEpochMilli(1_700_000_000_000L + i),
                             payload.getBytes(StandardCharsets.UTF_8), headers);
                     List<String> expected = new ArrayList<>();
                     StreamFields.utf8(StreamFields.encode(m)).forEach((k, v) -> expected.add(new String(k, StandardCharsets.UTF_8) + "=" + java.util.Arrays.toString(v)));

@@ -8,8 +8,8 @@ import static org.quicktheories.generators.SourceDSL.longs;
 import static org.quicktheories.generators.SourceDSL.maps;
 import static org.quicktheories.generators.SourceDSL.strings;
 
-import io.binomic.api.Message;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -43,16 +43,16 @@ class StreamFieldsProperties {
         AtomicInteger cases = new AtomicInteger();
         qt().withExamples(EXAMPLES).forAll(envelopes, payloads, headers).checkAssert((envelope, payload, header) -> {
             cases.incrementAndGet();
-            Message message = new Message(UUID.randomUUID(), envelope.task(), envelope.queue(), envelope.attempt(),
+            Message message = Message.fromWire(UUID.randomUUID(), envelope.task(), envelope.queue(), envelope.attempt(),
                     Instant.ofEpochMilli(envelope.enqueuedMs()), payload, header);
 
             assertEquals(message, StreamFields.decode(StreamFields.encode(message)));
             assertEquals(asText(StreamFields.utf8(StreamFields.encode(message))), asText(StreamFields.encodeBytes(message)),
                     "an XADD sends the same fields, in the same order, as the string form's UTF-8");
-            Message codecOnly = new Message(message.id(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
+            Message codecOnly = Message.fromWire(message.id(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
                     payload, StreamFields.DEFAULT_CODEC_ONLY);
             assertEquals(asText(StreamFields.utf8(StreamFields.encode(codecOnly))), asText(StreamFields.encodeBytes(codecOnly)));
-            Message noHeaders = new Message(message.id(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
+            Message noHeaders = Message.fromWire(message.id(), message.task(), message.queue(), message.attempt(), message.enqueuedAt(),
                     payload, Map.of());
             assertEquals(asText(StreamFields.utf8(StreamFields.encode(noHeaders))), asText(StreamFields.encodeBytes(noHeaders)));
             assertEquals(message, StreamFields.decode(StreamFields.fromJson(StreamFields.toJson(StreamFields.encode(message)))),

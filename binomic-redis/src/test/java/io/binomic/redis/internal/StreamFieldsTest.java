@@ -3,7 +3,7 @@ package io.binomic.redis.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /** The codec header, which nearly every message carries, is stored as plain JSON and read back. */
 class StreamFieldsTest {
     private static Message withHeaders(Map<String, String> headers) {
-        return new Message(UUID.randomUUID(), "t", "q", 1, Instant.ofEpochMilli(1_000),
+        return Message.fromWire(UUID.randomUUID(), "t", "q", 1, Instant.ofEpochMilli(1_000),
                 "{}".getBytes(StandardCharsets.UTF_8), headers);
     }
 

@@ -1,22 +1,19 @@
 package io.binomic.core.internal.client;
 
-import io.binomic.api.Message;
 import io.binomic.api.PayloadTooLargeException;
-import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TraceContext;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.TraceContextProvider;
-import io.binomic.core.internal.FlowSubmits;
-import io.binomic.core.internal.PriorityHeaders;
+import io.binomic.core.internal.ReservedHeaders;
 import io.binomic.core.internal.Uuid7;
 import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.JsonText;
 import io.binomic.core.internal.worker.FlowLimiter;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -88,43 +85,22 @@ public final class JobMessages {
 
     /** Refuses the headers submit sets itself. */
     private static void requireValidOptions(SubmitOptions options) {
-        FlowSubmits.requireNoReservedHeaders(options);
-        Map<String, String> headers = options.headers();
-        if (headers.containsKey(Message.CODEC)) {
-            throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
-                    + " that wrote the message there (BinomicConfig.payloadCodec); remove it from the headers");
-        }
-        if (headers.containsKey(Message.TRACK)) {
-            throw new IllegalArgumentException("header '" + Message.TRACK + "' is reserved: it is set for tasks whose status is kept"
-                    + " (Task.Builder.keepStatusFor); remove it from the headers");
-        }
+        ReservedHeaders.refuse(options);
     }
 
     private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace, UUID id) {
         if (payload.length > maxPayloadBytes) {
             throw new PayloadTooLargeException(task.name(), payload.length, maxPayloadBytes);
         }
+        int priority = ReservedHeaders.priorityOf(task, options); // refuses the header among the caller's
         Map<String, String> headers = options.headers();
-        if (trace != null) {
-            Map<String, String> traced = new HashMap<>(headers);
-            traced.putAll(trace.headers());
-            headers = traced;
-        }
-        int priority = PriorityHeaders.priorityOf(task, options); // refuses the header among the caller's
-        Map<String, String> withCodec;
-        if (priority != Priority.DEFAULT) {
-            withCodec = PriorityHeaders.with(headers, codec.id(), task, priority);
-        } else if (headers.isEmpty() && !task.isTracked()) {
-            withCodec = Map.of(Message.CODEC, codec.id());
-        } else {
-            withCodec = new HashMap<>(headers);
-            withCodec.put(Message.CODEC, codec.id());
-            if (task.isTracked()) {
-                withCodec.put(Message.TRACK, Long.toString(task.statusRetention().toMillis()));
-            }
-        }
-        withCodec = FlowLimiter.withKeyHeader(task, argument, withCodec);
-        return new Message(id != null ? id : Uuid7.next(clock), task.name(), task.queue(), 1, clock.instant(), payload, withCodec);
+        return Message.builder().id(id != null ? id : Uuid7.next(clock)).task(task.name()).queue(task.queue()).enqueuedAt(clock.instant())
+                .payload(payload).codec(codec.id()).priority(priority)
+                .trackFor(task.isTracked() ? task.statusRetention() : null)
+                .traceContext(trace != null ? trace : TraceContext.fromHeaders(headers).orElse(null))
+                .limitKey(FlowLimiter.limitKeyOf(task, argument).orElse(null))
+                .headers(ReservedHeaders.userHeaders(headers))
+                .build();
     }
 
     /**

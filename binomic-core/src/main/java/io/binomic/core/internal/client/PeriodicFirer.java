@@ -1,8 +1,8 @@
 package io.binomic.core.internal.client;
 
-import io.binomic.api.Message;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TickResult;
 import io.binomic.core.internal.schedule.PeriodicScheduler;

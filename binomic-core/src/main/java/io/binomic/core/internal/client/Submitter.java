@@ -1,7 +1,6 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.JobHandle;
-import io.binomic.api.Message;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
@@ -9,6 +8,7 @@ import io.binomic.api.TaskRegistry;
 import io.binomic.api.TraceContext;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.UniqueClaim;
 import io.binomic.api.spi.UniqueSubmits;
@@ -119,8 +119,8 @@ public final class Submitter {
         }
         List<Message> claimed = new ArrayList<>(prepared.size());
         for (Message m : prepared) {
-            claimed.add(UniqueClaim.of(m).isPresent() ? m
-                    : m.withHeader(UniqueClaim.HEADER, new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, window, "job:" + m.id()).headerValue()));
+            claimed.add(m.unique().isPresent() ? m
+                    : m.toBuilder().unique(new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, window, "job:" + m.id())).build());
         }
         UniqueSubmits unique = Capabilities.require(broker, UniqueSubmits.class, "a prepared job cannot be stored once by its id");
         return unique.submitAllUnique(claimed, dueAt == null ? null : DueTimes.notBefore(dueAt));

@@ -1,7 +1,7 @@
 package io.binomic.core.internal.codec;
 
-import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PayloadCodec;
 import java.util.List;
 import java.util.Map;
@@ -59,7 +59,7 @@ public final class WorkerCodec implements PayloadCodec {
     }
 
     private <T> T decodeWithWriter(Message message, Class<T> type) {
-        String writer = message.headers().get(Message.CODEC);
+        String writer = message.codec().orElse(null);
         if (writer == null || writer.equals(own.id())) {
             return own.decode(message.payload(), type);
         }

@@ -105,7 +105,7 @@ public final class JobHandles implements AutoCloseable {
 
     /** The status of job {@code id} of {@code queue}, {@link JobState#UNKNOWN} when there is no record. */
     public JobStatus status(String queue, UUID id) {
-        return JobRecordFormat.read(queue, id, store().readJob(queue, id).map(JobRecord::fields).orElse(Map.of()));
+        return JobRecordFormat.read(queue, id, store().readJob(queue, id).orElse(JobRecord.NONE));
     }
 
     private JobStore store() {

@@ -3,10 +3,10 @@ package io.binomic.core.internal.jobs;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
-import io.binomic.api.Message;
-import io.binomic.api.TraceContext;
+import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,14 +21,14 @@ import java.util.UUID;
  * back as a {@link JobStatus}. Brokers store the fields and read only {@link JobRecords}'.
  */
 public final class JobRecordFormat {
-    static final String ATTEMPT = "attempt";
+    static final String ATTEMPT = JobRecords.ATTEMPT;
     static final String WORKER = "worker";
-    static final String STARTED_AT = "startedAt";
+    static final String STARTED_AT = JobRecords.STARTED_AT;
     static final String DURATION = "durationMs";
-    static final String RESULT = "result";
+    static final String RESULT = JobRecords.RESULT;
     static final String RESULT_DROPPED = "resultDropped";
     static final String REASON = "reason";
-    static final String ERROR = "error";
+    static final String ERROR = JobRecords.ERROR;
     static final String PROGRESS = "progress";
     static final String NOTE = "note";
     /** History entries are fields {@code a.<attempt>}: worker, start, end, outcome, error, tab-separated. */
@@ -39,15 +39,7 @@ public final class JobRecordFormat {
 
     /** How long a tracked message's record is kept after it ends; zero when it is not tracked. */
     public static Duration retentionOf(Message message) {
-        String value = message.headers().get(Message.TRACK);
-        if (value == null) {
-            return Duration.ZERO;
-        }
-        try {
-            return Duration.ofMillis(Math.max(1, Long.parseLong(value)));
-        } catch (NumberFormatException e) {
-            return Duration.ofHours(1);
-        }
+        return message.trackFor().orElse(Duration.ZERO);
     }
 
     public static JobUpdate started(Message message, String queue, int attempt, String worker, Instant now) {
@@ -58,7 +50,7 @@ public final class JobRecordFormat {
         set.put(WORKER, worker);
         set.put(STARTED_AT, Long.toString(now.toEpochMilli()));
         // The message's trace context, for the job page: its headers are not in the record otherwise.
-        TraceContext.fromHeaders(message.headers()).ifPresent(trace -> set.putAll(trace.headers()));
+        message.traceContext().ifPresent(trace -> set.putAll(trace.headers()));
         List<String> delete = List.of(JobRecords.DUE, PROGRESS, NOTE);
         return new JobUpdate(queue, message.id(), set, delete, Duration.ZERO, false);
     }
@@ -155,7 +147,7 @@ public final class JobRecordFormat {
     }
 
     /** Reads a record; an absent one is {@link JobState#UNKNOWN}. */
-    public static JobStatus read(String queue, UUID id, Map<String, String> fields) {
-        return new RecordedJobStatus(queue, id, fields);
+    public static JobStatus read(String queue, UUID id, JobRecord record) {
+        return new RecordedJobStatus(queue, id, record);
     }
 }

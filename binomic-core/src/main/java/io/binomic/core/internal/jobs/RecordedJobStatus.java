@@ -1,105 +1,90 @@
 package io.binomic.core.internal.jobs;
 
-import static io.binomic.core.internal.jobs.JobRecordFormat.ATTEMPT;
 import static io.binomic.core.internal.jobs.JobRecordFormat.DURATION;
-import static io.binomic.core.internal.jobs.JobRecordFormat.ERROR;
 import static io.binomic.core.internal.jobs.JobRecordFormat.HISTORY_PREFIX;
 import static io.binomic.core.internal.jobs.JobRecordFormat.NOTE;
 import static io.binomic.core.internal.jobs.JobRecordFormat.PROGRESS;
 import static io.binomic.core.internal.jobs.JobRecordFormat.REASON;
-import static io.binomic.core.internal.jobs.JobRecordFormat.RESULT;
-import static io.binomic.core.internal.jobs.JobRecordFormat.STARTED_AT;
 import static io.binomic.core.internal.jobs.JobRecordFormat.WORKER;
 
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.TraceContext;
-import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobRecord;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.UUID;
-import java.util.function.Function;
 
-/** A {@link JobStatus} read from a job record's fields. */
-record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) implements JobStatus {
-
-    RecordedJobStatus {
-        fields = Map.copyOf(fields);
-    }
+/**
+ * A {@link JobStatus} read from a job record: the fields the broker knows through the record's
+ * typed accessors, the core's own (worker, progress, history) from its fields.
+ */
+record RecordedJobStatus(String queue, UUID id, JobRecord record) implements JobStatus {
 
     @Override
     public String task() {
-        return fields.getOrDefault(JobRecords.TASK, "");
+        return record.task();
     }
 
     @Override
     public JobState state() {
-        String state = fields.get(JobRecords.STATE);
-        if (state == null) {
-            return JobState.UNKNOWN;
-        }
-        try {
-            return JobState.valueOf(state);
-        } catch (IllegalArgumentException e) {
-            return JobState.UNKNOWN;
-        }
+        return record.state().orElse(JobState.UNKNOWN);
     }
 
     @Override
     public int attempt() {
-        return intField(ATTEMPT).orElse(0);
+        return record.attempt().orElse(0);
     }
 
     @Override
     public Optional<Instant> due() {
-        return instant(JobRecords.DUE);
+        return record.due();
     }
 
     @Override
     public Optional<String> worker() {
-        return Optional.ofNullable(fields.get(WORKER));
+        return Optional.ofNullable(record.get(WORKER));
     }
 
     @Override
     public Optional<Instant> startedAt() {
-        return instant(STARTED_AT);
+        return record.startedAt();
     }
 
     @Override
     public Optional<Instant> endedAt() {
-        return instant(JobRecords.ENDED_AT);
+        return record.endedAt();
     }
 
     @Override
     public Optional<Duration> duration() {
-        return Optional.ofNullable(fields.get(DURATION)).map(v -> Duration.ofMillis(Long.parseLong(v)));
+        return Optional.ofNullable(record.get(DURATION)).map(v -> Duration.ofMillis(Long.parseLong(v)));
     }
 
     @Override
     public Optional<String> result() {
-        return Optional.ofNullable(fields.get(RESULT));
+        return record.result();
     }
 
     /** Why a succeeded job's result was not kept (it was too large), if it was not. */
     Optional<String> resultDropped() {
-        return Optional.ofNullable(fields.get(JobRecordFormat.RESULT_DROPPED));
+        return Optional.ofNullable(record.get(JobRecordFormat.RESULT_DROPPED));
     }
 
     @Override
     public Optional<DeadLetterReason> deadLetterReason() {
-        return Optional.ofNullable(fields.get(REASON)).map(DeadLetterReason::valueOf);
+        return Optional.ofNullable(record.get(REASON)).map(DeadLetterReason::valueOf);
     }
 
     @Override
     public Optional<String> error() {
-        return Optional.ofNullable(fields.get(ERROR)).filter(e -> !e.isEmpty());
+        return record.error();
     }
 
     @Override
@@ -109,23 +94,23 @@ record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) impl
 
     @Override
     public Optional<String> progressNote() {
-        return Optional.ofNullable(fields.get(NOTE));
+        return Optional.ofNullable(record.get(NOTE));
     }
 
     @Override
     public Optional<TraceContext> traceContext() {
-        return TraceContext.fromHeaders(fields);
+        return TraceContext.fromHeaders(record.fields());
     }
 
     @Override
     public boolean cancelRequested() {
-        return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED));
+        return record.cancelRequested();
     }
 
     @Override
     public List<Attempt> attempts() {
         List<Attempt> attempts = new ArrayList<>();
-        for (var field : fields.entrySet()) {
+        for (var field : record.fields().entrySet()) {
             if (!field.getKey().startsWith(HISTORY_PREFIX)) {
                 continue;
             }
@@ -146,19 +131,14 @@ record RecordedJobStatus(String queue, UUID id, Map<String, String> fields) impl
     }
 
     private OptionalInt intField(String name) {
-        return parsed(name, Integer::parseInt).map(OptionalInt::of).orElse(OptionalInt.empty());
-    }
-
-    private Optional<Instant> instant(String name) {
-        return parsed(name, v -> Instant.ofEpochMilli(Long.parseLong(v)));
-    }
-
-    /** A field this version did not write, or wrote otherwise, reads as absent rather than failing the whole status. */
-    private <T> Optional<T> parsed(String name, Function<String, T> parse) {
+        String v = record.get(name);
+        if (v == null) {
+            return OptionalInt.empty();
+        }
         try {
-            return Optional.ofNullable(fields.get(name)).map(parse);
+            return OptionalInt.of(Integer.parseInt(v));
         } catch (NumberFormatException e) {
-            return Optional.empty();
+            return OptionalInt.empty();
         }
     }
 

@@ -2,7 +2,7 @@ package io.binomic.core.internal.memory;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.Broker;

@@ -2,7 +2,7 @@ package io.binomic.core.internal.memory;
 
 import io.binomic.api.DeadLetter;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.DeadLetterStore;
 import io.binomic.api.spi.Delivery;
 import io.binomic.core.internal.memory.MemoryState.QueueState;
@@ -72,7 +72,7 @@ final class MemoryDeadLetters implements DeadLetterStore {
                     continue;
                 }
                 q.deadLetters.remove(id);
-                Message back = letter.message().get().withAttempt(1, now).withHeader(Message.REPLAYED_FROM, id);
+                Message back = letter.message().get().withAttempt(1, now).withReplayedFrom(id);
                 state.addReady(name, back);
                 jobs.createJob(back, JobState.QUEUED, null);
                 replayed++;

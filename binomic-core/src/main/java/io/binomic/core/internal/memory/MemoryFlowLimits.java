@@ -1,7 +1,7 @@
 package io.binomic.core.internal.memory;
 
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Delivery;
@@ -45,7 +45,7 @@ final class MemoryFlowLimits implements FlowLimits {
                 if (m == null) {
                     return false;
                 }
-                Message turn = m.withHeader(FlowLimit.TURN_HEADER, Integer.toString(m.attempt()));
+                Message turn = m.withTurn(true);
                 state.addReady(queue, turn.withAttempt(m.attempt(), state.clock.instant()));
                 state.messageArrived.signalAll();
                 return true;
@@ -108,7 +108,7 @@ final class MemoryFlowLimits implements FlowLimits {
             long now = state.clock.millis();
             state.dueNow(q, q.delayed.entrySet().stream()
                     .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < PauseState.PARKED_UNTIL.toEpochMilli()
-                            && e.getValue().headers().containsKey(FlowLimit.RATE_ADMITTED_HEADER))
+                            && e.getValue().rateAdmittedAttempt().isPresent())
                     .limit(10_000).toList(), now);
             state.messageArrived.signalAll();
         });

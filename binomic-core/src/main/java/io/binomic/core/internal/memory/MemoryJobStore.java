@@ -2,7 +2,7 @@ package io.binomic.core.internal.memory;
 
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobRecords;
@@ -59,7 +59,7 @@ final class MemoryJobStore implements JobStore {
         rec.fields.put(JobRecords.STATE, jobState.name());
         rec.fields.put(JobRecords.TASK, m.task());
         rec.fields.put(JobRecords.ENQUEUED_AT, Long.toString(state.clock.instant().toEpochMilli()));
-        rec.fields.put(JobRecords.RETENTION, m.headers().get(Message.TRACK));
+        rec.fields.put(JobRecords.RETENTION, m.trackForMillis());
         if (due != null) {
             rec.fields.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
         }

@@ -1,9 +1,9 @@
 package io.binomic.core.internal.memory;
 
-import io.binomic.api.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.Message;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -90,9 +90,8 @@ final class MemoryLimits {
         if (q.held.containsKey(d.receipt())) {
             return new Admission(d, Admission.Decision.RUN, Optional.empty());
         }
-        String attempt = Integer.toString(m.attempt());
-        boolean turn = attempt.equals(m.headers().get(FlowLimit.TURN_HEADER));
-        Message waiting = turn ? without(m, FlowLimit.TURN_HEADER) : m;
+        boolean turn = m.isTurn();
+        Message waiting = turn ? m.withTurn(false) : m;
         List<String> concurrency = new ArrayList<>();
         for (FlowLimit limit : request.limits()) {
             if (limit.kind() != FlowLimit.Kind.CONCURRENCY) {
@@ -121,7 +120,7 @@ final class MemoryLimits {
         // Rate limits: GCRA on the actual starts (strict), and the waiting line. A message that waited its
         // turn starts when a start is allowed; a new one also needs the line to be empty, or stuck (no
         // waiting message started for two intervals), so it never takes the turn of one that is coming.
-        boolean waited = attempt.equals(m.headers().get(FlowLimit.RATE_ADMITTED_HEADER));
+        boolean waited = m.isRateAdmitted();
         long conform = now;
         long line = now;
         boolean canJump = true;
@@ -155,7 +154,7 @@ final class MemoryLimits {
                 }
             }
             if (!runs) {
-                store.delay(d.queue(), waiting.withHeader(FlowLimit.RATE_ADMITTED_HEADER, attempt), due);
+                store.delay(d.queue(), waiting.withRateAdmitted(), due);
                 return new Admission(d, Admission.Decision.WAIT_RATE, Optional.of(Instant.ofEpochMilli(due)));
             }
         }
@@ -209,11 +208,5 @@ final class MemoryLimits {
     int slotsHeld(String queueName, String id) {
         QueueLimits q = queues.get(queueName);
         return q == null ? 0 : q.slots.getOrDefault(id, Set.of()).size();
-    }
-
-    private static Message without(Message m, String header) {
-        Map<String, String> headers = new HashMap<>(m.headers());
-        headers.remove(header);
-        return new Message(m.id(), m.task(), m.queue(), m.attempt(), m.enqueuedAt(), m.payload(), headers);
     }
 }

@@ -1,6 +1,6 @@
 package io.binomic.core.internal.memory;
 
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
 import io.binomic.core.internal.memory.MemoryState.QueueState;

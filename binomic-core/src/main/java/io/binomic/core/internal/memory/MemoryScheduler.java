@@ -1,7 +1,7 @@
 package io.binomic.core.internal.memory;
 
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.TickResult;
 import io.binomic.core.internal.memory.MemoryState.QueueState;

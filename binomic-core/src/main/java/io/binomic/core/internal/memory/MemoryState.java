@@ -2,7 +2,7 @@ package io.binomic.core.internal.memory;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.Delivery;

@@ -1,7 +1,7 @@
 package io.binomic.core.internal.memory;
 
 import io.binomic.api.JobState;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.UniqueClaim;
@@ -164,8 +164,7 @@ final class MemoryUniqueSubmits implements UniqueSubmits {
             Message waiting = prev == null ? null : q.delayed.get(prev.slot());
             if (waiting != null && waiting.id().equals(prev.job())) {
                 q.delayed.remove(prev.slot());
-                Scheduled slot = state.delay(message.queue(), new Message(prev.job(), message.task(), message.queue(), message.attempt(),
-                        message.enqueuedAt(), message.payload(), message.headers()), dueAt.toEpochMilli());
+                Scheduled slot = state.delay(message.queue(), message.withId(prev.job()), dueAt.toEpochMilli());
                 debounced.put(k, new DebounceSlot(slot, prev.job()));
                 StoredJob rec = jobs.job(message.queue(), prev.job());
                 if (rec != null) {

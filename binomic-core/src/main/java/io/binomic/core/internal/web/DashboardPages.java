@@ -15,6 +15,7 @@ import io.binomic.api.TraceContext;
 import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
+import io.binomic.api.spi.Message;
 import io.binomic.core.Binomic;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
@@ -359,7 +360,7 @@ public final class DashboardPages implements HttpHandler {
                 if (payload.length() > PAYLOAD_SHOWN) {
                     payload = payload.substring(0, PAYLOAD_SHOWN) + "...";
                 }
-                String trace = d.message().flatMap(m -> TraceContext.fromHeaders(m.headers())).map(TraceContext::traceId).orElse("");
+                String trace = d.message().flatMap(Message::traceContext).map(TraceContext::traceId).orElse("");
                 h.raw("<tr data-letter=\"").text(d.id()).raw("\">");
                 // Users search by the job's id; the stream entry id is what replay and purge act on.
                 h.raw("<td class=\"job\">");

@@ -3,7 +3,6 @@ package io.binomic.core.internal.worker;
 import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
@@ -11,9 +10,12 @@ import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskHandler;
 import io.binomic.api.TaskNotFoundException;
+import io.binomic.api.TraceContext;
 import io.binomic.api.internal.CurrentTask;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.RunObserver.RunOutcome;
@@ -261,9 +263,15 @@ public final class DeliveryProcessor {
             return message.enqueuedAt();
         }
 
+        /** The envelope's reserved headers beside the submitter's, as they travel. */
         @Override
         public Map<String, String> headers() {
-            return message.headers();
+            return message.wireHeaders();
+        }
+
+        @Override
+        public Optional<TraceContext> traceContext() {
+            return message.traceContext();
         }
 
         @Override

@@ -1,9 +1,9 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.Message;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.Settlement;
@@ -157,7 +157,7 @@ final class FlowGate {
     private void releaseUniqueKeys(List<Delivery> starting) {
         List<Message> release = null;
         for (Delivery d : starting) {
-            if (d.message().isEmpty() || !d.message().get().headers().containsKey(UniqueClaim.HEADER)) {
+            if (d.message().isEmpty() || d.message().get().unique().isEmpty()) {
                 continue;
             }
             Message m = d.message().get();

@@ -1,6 +1,5 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.Message;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
@@ -10,6 +9,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.FlowLimits;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.codec.WorkerCodec;
@@ -17,7 +17,6 @@ import java.lang.System.Logger.Level;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -175,7 +174,7 @@ public final class FlowLimiter {
         limits.rate().ifPresent(r -> out.add(FlowLimit.rate(taskId, r)));
         limits.concurrency().ifPresent(c -> out.add(FlowLimit.concurrency(taskId, c)));
         if (limits.hasKey()) {
-            String key = m.headers().get(TaskLimits.KEY_HEADER);
+            String key = m.limitKey().orElse(null);
             if (key == null) {
                 key = keyByDecoding(task, m);
             }
@@ -210,18 +209,15 @@ public final class FlowLimiter {
     }
 
     /**
-     * {@code headers} with the limit key of {@code argument}, for a task that declares one; the same
-     * map otherwise. Called by submit, where the argument is at hand.
+     * The limit key of {@code argument}, for a task that declares one; empty otherwise. Called by
+     * submit, where the argument is at hand.
      */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    public static Map<String, String> withKeyHeader(Task<?, ?> task, Object argument, Map<String, String> headers) {
+    public static Optional<String> limitKeyOf(Task<?, ?> task, Object argument) {
         TaskLimits limits = task.limits();
         if (!limits.hasKey()) {
-            return headers;
+            return Optional.empty();
         }
-        String key = (String) limits.keyOf(argument).orElseThrow();
-        Map<String, String> out = new HashMap<>(headers);
-        out.put(TaskLimits.KEY_HEADER, key);
-        return out;
+        return Optional.of((String) limits.keyOf(argument).orElseThrow());
     }
 }

@@ -1,10 +1,10 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.spi.JobStore;
-import io.binomic.api.Message;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Instant;

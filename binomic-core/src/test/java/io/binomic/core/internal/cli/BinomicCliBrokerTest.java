@@ -7,11 +7,11 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.Settlement;
@@ -67,7 +67,7 @@ class BinomicCliBrokerTest {
     }
 
     private static Message message(String queue, String task) {
-        return new Message(UUID.randomUUID(), task, queue, 1, FAILED_AT, "{}".getBytes(StandardCharsets.UTF_8), Map.of());
+        return Message.fromWire(UUID.randomUUID(), task, queue, 1, FAILED_AT, "{}".getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
     private void enqueue(String queue, String task, int n) {

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
+import io.binomic.api.spi.Message;
 import java.nio.charset.StandardCharsets;
 import java.text.MessageFormat;
 import java.time.Clock;
@@ -46,7 +46,7 @@ class MemoryBrokerCloseTest {
     }
 
     private static Message message(String queue) {
-        return new Message(UUID.randomUUID(), "t", queue, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of());
+        return Message.fromWire(UUID.randomUUID(), "t", queue, 1, Instant.now(), "{}".getBytes(StandardCharsets.UTF_8), Map.of());
     }
 
     @Test

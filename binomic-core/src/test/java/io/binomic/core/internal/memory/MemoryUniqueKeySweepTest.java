@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.Message;
 import io.binomic.api.Uniqueness;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.UniqueClaim;
 import io.binomic.api.spi.UniqueSubmits;
 import io.binomic.core.BrokerCapabilities;
@@ -42,7 +42,7 @@ class MemoryUniqueKeySweepTest {
 
     private static Message unique(String key) {
         UniqueClaim claim = new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, Duration.ofSeconds(1), key);
-        return new Message(UUID.randomUUID(), "refresh", "sweep", 1, Instant.parse("2026-12-01T00:00:00Z"),
+        return Message.fromWire(UUID.randomUUID(), "refresh", "sweep", 1, Instant.parse("2026-12-01T00:00:00Z"),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of("codec", "json-jdk", UniqueClaim.HEADER, claim.headerValue()));
     }
 

@@ -7,23 +7,23 @@ import static org.quicktheories.generators.SourceDSL.arbitrary;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.lists;
 
-import io.binomic.core.BrokerCapabilities;
-import io.binomic.api.spi.JobRecord;
 import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
-import io.binomic.api.Message;
 import io.binomic.api.NonRetryableException;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
-import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskDefaults;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
+import io.binomic.core.BrokerCapabilities;
 import io.binomic.core.TextCodec;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.jobs.JobRecordFormat;
@@ -194,7 +194,7 @@ class DeliveryStateMachineProperties {
             byKey.put(key, scripts.get(i));
             String payload = scripts.get(i).undecodable() ? "!" + key : key;
             Map<String, String> headers = trackSome && i % 2 == 0 ? Map.of("key", key, Message.TRACK, "3600000") : Map.of("key", key);
-            Message message = new Message(UUID.randomUUID(), task.name(), queue, 1, Instant.now(),
+            Message message = Message.fromWire(UUID.randomUUID(), task.name(), queue, 1, Instant.now(),
                     payload.getBytes(StandardCharsets.UTF_8), headers);
             if (message.isTracked()) {
                 tracked.put(key, message.id());
@@ -217,13 +217,13 @@ class DeliveryStateMachineProperties {
                 break;
             }
             for (Delivery d : deliveries) {
-                currentAttempt.put(d.message().orElseThrow().headers().get("key"), d.attempt());
+                currentAttempt.put(d.message().orElseThrow().userHeaders().get("key"), d.attempt());
                 Outcome outcome = processor.process(d);
                 Thread.interrupted(); // a simulated cancellation re-asserts the interrupt flag
                 if (outcome instanceof Outcome.Settle(var settlement)) {
                     assertTrue(broker.settle(consumer, List.of(settlement)).allApplied(), "the owner's settlement is always applied");
                     if (settlement instanceof Settlement.Ack) {
-                        acked.merge(d.message().orElseThrow().headers().get("key"), 1, Integer::sum);
+                        acked.merge(d.message().orElseThrow().userHeaders().get("key"), 1, Integer::sum);
                     }
                 }
             }
@@ -233,7 +233,7 @@ class DeliveryStateMachineProperties {
         assertEquals(0, end.ready() + end.pending() + end.delayed(), "nothing may be left in flight: " + end);
         Map<String, DeadLetter> dead = new HashMap<>();
         for (DeadLetter letter : BrokerCapabilities.deadLetterStore(broker).readDeadLetters(queue, Optional.empty(), 10_000)) {
-            String key = letter.message().orElseThrow().headers().get("key");
+            String key = letter.message().orElseThrow().userHeaders().get("key");
             assertTrue(dead.put(key, letter) == null, "dead-lettered twice: " + key);
         }
         for (String key : byKey.keySet()) {
@@ -248,7 +248,7 @@ class DeliveryStateMachineProperties {
             Script script = byKey.get(key);
             if (tracked.containsKey(key)) {
                 UUID id = tracked.get(key);
-                JobStatus status = JobRecordFormat.read(queue, id, BrokerCapabilities.jobStore(broker).readJob(queue, id).map(JobRecord::fields).orElse(Map.of()));
+                JobStatus status = JobRecordFormat.read(queue, id, BrokerCapabilities.jobStore(broker).readJob(queue, id).orElse(JobRecord.NONE));
                 if (deadLettered) {
                     assertEquals(JobState.DEAD_LETTERED, status.state(), key + " steps " + script.steps() + ": " + status);
                     assertEquals(dead.get(key).failure().reason(), status.deadLetterReason().orElseThrow(), key + ": " + status);
@@ -287,7 +287,7 @@ class DeliveryStateMachineProperties {
         });
         DeliveryProcessor processor = new DeliveryProcessor(tasks("q", binding, TaskDefaults.builder().maxAttempts(3).build()),
                 new ScriptedInvoker(), Clock.systemUTC(), new StatsRecorder(), new Random(1), UNTRACKED);
-        Message queuedAsFifth = new Message(UUID.randomUUID(), task.name(), "q", 5, Instant.now(),
+        Message queuedAsFifth = Message.fromWire(UUID.randomUUID(), task.name(), "q", 5, Instant.now(),
                 "x".getBytes(StandardCharsets.UTF_8), Map.of());
 
         Outcome first = processor.process(Delivery.of("q", "1-0", queuedAsFifth, 1));
