@@ -51,7 +51,9 @@ import java.util.UUID;
 
 /**
  * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
- * Holds no static state; {@link #close()} stops its workers and releases the broker.
+ * Holds no static state, but for its running workers being known JVM-wide so that a pause made by
+ * any instance holds for them when it returns ({@link Queues}); {@link #close()} stops its workers
+ * and releases the broker.
  *
  * <pre>{@code
  * try (Binomic binomic = Binomic.builder().handle(greet, g -> "Hello " + g.name()).build().start()) {

@@ -10,6 +10,7 @@ import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.PartitionRouter;
+import io.binomic.core.internal.worker.LocalPauses;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -21,11 +22,13 @@ import java.util.regex.Pattern;
 /**
  * Pause, resume and drain queues, or single tasks of a queue, across every worker and host. The
  * paused state lives in the broker (on Redis, a set under the queue's hash tag, persisted like the
- * rest), so it survives worker and Redis restarts. Every worker looks at it at most every
- * {@value #REFRESH_MILLIS} ms, not once per fetch: within about a second of {@link #pause}, no
- * worker starts a job of the queue; jobs already running finish. A message of a paused queue or
- * task that a worker had fetched is parked (no attempt used, nothing failed) and comes back when
- * it is resumed.
+ * rest), so it survives worker and Redis restarts. When {@link #pause} returns, no worker of this
+ * JVM (of any instance in it) starts a job of the queue: each has read the paused state again.
+ * A worker in another process reads it every {@value #REFRESH_MILLIS} ms, not once per fetch, and
+ * starts nothing with a view older than that: it starts no job of the queue later than
+ * {@value #REFRESH_MILLIS} ms after {@code pause} returned, while it can read the broker. Jobs
+ * already running finish. A message of a paused queue or task that a worker had fetched is parked
+ * (no attempt used, nothing failed) and comes back when it is resumed.
  *
  * <pre>{@code
  * binomic.queues().pause("mail");        // stop starting jobs of queue "mail"
@@ -48,16 +51,22 @@ public final class Queues {
         this.router = router;
     }
 
-    /** Pauses {@code queue}: no worker starts a job of it within about a second, running jobs finish. Idempotent. */
+    /**
+     * Pauses {@code queue}: when it returns, no worker of this JVM starts a job of it; a worker in
+     * another process starts none later than {@value #REFRESH_MILLIS} ms after. Running jobs finish.
+     * Idempotent.
+     */
     public void pause(String queue) {
-        forEachPartition(queue, p -> pausing().pause(p, Optional.empty()));
+        LocalPauses.written(forEachPartition(queue, p -> pausing().pause(p, Optional.empty())), Optional.empty());
     }
 
-    /** Runs {@code action} on every partition of {@code queue} (the queue itself when it is not partitioned). */
-    private void forEachPartition(String queue, Consumer<String> action) {
+    /** Runs {@code action} on every partition of {@code queue} (the queue itself when it is not partitioned); returns them. */
+    private List<String> forEachPartition(String queue, Consumer<String> action) {
         checkQueue(queue);
         router.forget(queue);
-        router.of(queue).all(queue).forEach(action);
+        List<String> partitions = router.of(queue).all(queue);
+        partitions.forEach(action);
+        return partitions;
     }
 
     /**
@@ -73,10 +82,13 @@ public final class Queues {
         return state(queue).queuePaused();
     }
 
-    /** Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run on. Idempotent. */
+    /**
+     * Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run
+     * on. It holds when it returns, as {@link #pause} does. Idempotent.
+     */
     public void pauseTask(String queue, String task) {
         checkTask(task);
-        forEachPartition(queue, p -> pausing().pause(p, Optional.of(task)));
+        LocalPauses.written(forEachPartition(queue, p -> pausing().pause(p, Optional.of(task))), Optional.of(task));
     }
 
     /** Resumes {@code task} of {@code queue}; its parked messages run again unless the queue is paused. Idempotent. */

@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Pause, resume and drain, the same on every broker: a paused queue's jobs do not start while
- * another queue's run on; a paused task's messages are parked without using an attempt and run
- * after resume; a running job finishes; drain waits for it.
+ * another queue's run on; a pause holds for the workers of its own process when it returns; a
+ * paused task's messages are parked without using an attempt and run after resume; a running job
+ * finishes; drain waits for it.
  */
 public abstract class PauseContractTest {
 
@@ -100,6 +101,36 @@ public abstract class PauseContractTest {
         assertFalse(binomic.queues().isPaused(mail));
         for (JobHandle<String> job : mails) {
             job.await(Duration.ofSeconds(20));
+        }
+    }
+
+    @Test
+    void noJobSubmittedAfterPauseReturnsStartsOnAWorkerOfTheSameProcess() throws Exception {
+        Binomic binomic = withHandlers();
+        binomic.startWorker();
+        assertEquals("send100", binomic.submit(send, new Item(100)).await(Duration.ofSeconds(20)), "the worker runs");
+        for (int round = 0; round < 5; round++) {
+            binomic.queues().pause(mail);
+            JobHandle<String> job = binomic.submit(send, new Item(round));
+            Thread.sleep(700);
+            assertEquals(JobState.QUEUED, job.status().state(), "round " + round + ": a job submitted after pause() returned started");
+            binomic.queues().resume(mail);
+            assertEquals("send" + round, job.await(Duration.ofSeconds(20)), "round " + round + ": it runs after resume");
+        }
+    }
+
+    @Test
+    void noJobOfATaskPausedAloneStartsOnceItsPauseReturns() throws Exception {
+        Binomic binomic = withHandlers();
+        binomic.startWorker();
+        assertEquals("bounce100", binomic.submit(bounce, new Item(100)).await(Duration.ofSeconds(20)), "the worker runs");
+        for (int round = 0; round < 5; round++) {
+            binomic.queues().pauseTask(mail, "bounce");
+            JobHandle<String> job = binomic.submit(bounce, new Item(round));
+            Thread.sleep(700);
+            assertEquals(JobState.QUEUED, job.status().state(), "round " + round + ": a job submitted after pauseTask() returned started");
+            binomic.queues().resumeTask(mail, "bounce");
+            assertEquals("bounce" + round, job.await(Duration.ofSeconds(20)), "round " + round + ": it runs after resume");
         }
     }
 

@@ -29,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.random.RandomGenerator;
 
@@ -67,6 +68,8 @@ public final class TestMode implements AutoCloseable {
     private final List<SubmittedJob> submitted = new CopyOnWriteArrayList<>();
     private final ThreadLocal<Boolean> draining = ThreadLocal.withInitial(() -> false);
     private final List<String> queues;
+    /** The names of the tasks with a handler bound. */
+    private final Set<String> bound;
 
     private TestMode(Builder b) {
         this.inline = b.inline;
@@ -77,6 +80,7 @@ public final class TestMode implements AutoCloseable {
         Binomic.Builder builder = Binomic.builder().config(config).broker(broker).scheduler(scheduler);
         b.bindings.values().forEach(builder::handle);
         this.binomic = builder.build();
+        this.bound = Set.copyOf(b.bindings.keySet());
         this.queues = b.bindings.values().stream().map(t -> t.task().queue()).distinct().toList();
         var codec = new WorkerCodec(Providers.selectCodec(config.payloadCodec()), Providers.codecsById());
         var tasks = new WorkerTasks(queues, b.defaults, Map.copyOf(b.bindings), codec, config.broker().maxPayloadBytes());
@@ -146,6 +150,13 @@ public final class TestMode implements AutoCloseable {
                     break;
                 }
                 for (Delivery d : deliveries) {
+                    if (d.message().isPresent() && !bound.contains(d.message().get().task())) {
+                        // dead-lettered as a worker would, without its log line: the exception says it all
+                        if (processor.unknownTask(d) instanceof Outcome.Settle(var dead)) {
+                            broker.settle("test-mode", List.of(dead));
+                        }
+                        throw unbound(d);
+                    }
                     Outcome outcome;
                     try {
                         outcome = process(d);
@@ -162,9 +173,6 @@ public final class TestMode implements AutoCloseable {
                             case Settlement.Ack ack -> succeeded++;
                             case Settlement.RetryLater retry -> retried++;
                             case Settlement.DeadLetter dead -> deadLettered++;
-                        }
-                        if (settlement instanceof Settlement.DeadLetter dead && dead.failure().reason() == DeadLetterReason.TASK_NOT_FOUND) {
-                            throw unbound(d);
                         }
                     } else {
                         notRun++;

@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Pause on a real Redis as operators use it: two workers on two queues under a steady stream of
- * jobs, one queue paused (from Java and from the CLI); the state kept across a Redis restart (from
- * its append-only file) and a worker restart.
+ * jobs, one queue paused (from Java and from the CLI); a pause that holds for the workers of its
+ * own JVM when it returns; the state kept across a Redis restart (from its append-only file) and a
+ * worker restart.
  */
 class PauseOnRedisTest {
     record Job(int n) { }
@@ -118,6 +119,33 @@ class PauseOnRedisTest {
         } finally {
             feeder.interrupt();
             feeder.join();
+        }
+    }
+
+    @Test
+    void whenPauseReturnsNoWorkerOfAnyInstanceInTheJvmStartsTheQueuesJobs() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        Task<Job, String> send = Task.builder("send", Job.class, String.class).queue(mail).build();
+        for (int w = 0; w < 2; w++) {
+            instance(redis, Binomic.builder().handle(send, j -> "sent " + j.n())).startWorker();
+        }
+        Binomic producer = instance(redis, Binomic.builder());
+        assertEquals("sent 100", producer.submit(send, new Job(100)).await(Duration.ofSeconds(20)), "the workers run");
+        for (int round = 0; round < 5; round++) {
+            producer.queues().pause(mail);
+            assertTrue(producer.queues().isPaused(mail));
+            List<JobHandle<String>> jobs = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                jobs.add(producer.submit(send, new Job(round * 10 + i)));
+            }
+            Thread.sleep(700);
+            for (JobHandle<String> job : jobs) {
+                assertEquals(JobState.QUEUED, job.status().state(), "round " + round + ": a job submitted after pause() returned started");
+            }
+            producer.queues().resume(mail);
+            for (int i = 0; i < 3; i++) {
+                assertEquals("sent " + (round * 10 + i), jobs.get(i).await(Duration.ofSeconds(20)));
+            }
         }
     }
 

@@ -141,9 +141,9 @@ final class RedisFetch implements PendingDeliveries {
         try {
             result = readGroup(redis, queueByStream.keySet(), consumer, args);
         } catch (ExecutionException e) {
-            if (String.valueOf(e.getCause().getMessage()).contains("NOGROUP")) {
-                // The stream or group vanished (Redis restarted without persistence, or FLUSHALL):
-                // recreate it and let the caller fetch again.
+            if (groupVanished(e.getCause())) {
+                // The stream or group vanished (Redis restarted without persistence, FLUSHALL, the
+                // stream evicted or deleted): recreate it and let the caller fetch again.
                 recreateGroups(queues);
                 return List.of();
             }
@@ -158,6 +158,15 @@ final class RedisFetch implements PendingDeliveries {
             entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, id.toString(), fields)));
         });
         return deliveries;
+    }
+
+    /**
+     * True when a read failed because its stream or group is gone: NOGROUP, or (Redis 7) the
+     * error that ends a read blocked on a stream that was deleted meanwhile.
+     */
+    static boolean groupVanished(Throwable failure) {
+        String message = String.valueOf(failure.getMessage());
+        return message.contains("NOGROUP") || message.contains("UNBLOCKED the stream key no longer exists");
     }
 
     /** The arguments of an XREADGROUP of new entries of {@code streams}, up to {@code count} from each. */

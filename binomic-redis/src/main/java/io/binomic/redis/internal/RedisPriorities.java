@@ -312,7 +312,7 @@ final class RedisPriorities {
             result = RedisFetch.readGroup(redis, levelByStream.keySet(), consumer,
                     RedisFetch.readArgs(levelByStream.keySet(), count).timeout(wait));
         } catch (ExecutionException e) {
-            if (String.valueOf(e.getCause().getMessage()).contains("NOGROUP")) {
+            if (RedisFetch.groupVanished(e.getCause())) {
                 return List.of(); // the next fetch's script creates the group again
             }
             throw new BrokerException("Redis fetch from '" + queue + "' failed: "

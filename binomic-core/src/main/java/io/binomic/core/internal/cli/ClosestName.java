@@ -5,11 +5,11 @@ import java.util.Comparator;
 import java.util.Optional;
 
 /** The "did you mean" of a mistyped name: the known name fewest edits away, when it is near enough to be the one meant. */
-final class ClosestName {
+public final class ClosestName {
     private ClosestName() { }
 
     /** The candidate closest to {@code typed} by edit distance, if at most a third of its letters (and at least one) differ; none for a known name. */
-    static Optional<String> to(String typed, Collection<String> candidates) {
+    public static Optional<String> to(String typed, Collection<String> candidates) {
         if (candidates.contains(typed)) {
             return Optional.empty();
         }
@@ -22,7 +22,7 @@ final class ClosestName {
     }
 
     /** "; did you mean 'x'?" or nothing. */
-    static String hint(String typed, Collection<String> candidates) {
+    public static String hint(String typed, Collection<String> candidates) {
         return to(typed, candidates).map(name -> "; did you mean '" + name + "'?").orElse("");
     }
 

@@ -4,8 +4,10 @@ import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
+import io.binomic.core.internal.cli.ClosestName;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -71,6 +73,10 @@ public final class Settings {
             "master.killGrace", "master.restartBackoff", "master.restartBackoffMax", "master.stateDir", "master.jvmOptions",
             "master.dashboardPort", "master.dashboardAddress", "master.dashboardToken", "master.dashboardReadOnly");
     private static final Set<String> KNOWN = Set.copyOf(KEYS);
+    /** Variables of the launch scripts and the dashboard, not settings: never warned about. */
+    private static final Set<String> OTHER_VARIABLES = Set.of("BINOMIC_MODULE_PATH", "BINOMIC_JAVA_OPTS", "BINOMIC_TRAIN_AOT",
+            "BINOMIC_AOT_TRAINING_SECONDS", "BINOMIC_DASHBOARD_TOKEN");
+    private static final System.Logger LOG = System.getLogger(Settings.class.getName());
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");
 
@@ -139,8 +145,13 @@ public final class Settings {
         return settings;
     }
 
-    /** These settings with each {@code BINOMIC_*} variable of {@code env} on top. */
+    /**
+     * These settings with each {@code BINOMIC_*} variable of {@code env} on top. A {@code BINOMIC_*}
+     * variable that is no setting is logged as a warning and ignored, not refused: other tools may
+     * set variables of that prefix ({@link #unknownVariables}).
+     */
     public Settings withEnvironment(Map<String, String> env) {
+        unknownVariables(env).forEach(w -> LOG.log(Level.WARNING, w));
         Settings settings = this;
         for (String key : KEYS) {
             String name = envName(key);
@@ -159,6 +170,27 @@ public final class Settings {
         return settings;
     }
 
+    /**
+     * One warning for each {@code BINOMIC_*} variable of {@code env} that is no setting (a
+     * mistyped one is otherwise silently ignored), naming the closest setting's variable.
+     */
+    static List<String> unknownVariables(Map<String, String> env) {
+        List<String> known = new ArrayList<>(KEYS.stream().map(Settings::envName).toList());
+        known.add(FILE_ENV);
+        String optionVariable = envName(OPTION_PREFIX);
+        List<String> warnings = new ArrayList<>();
+        for (String name : new TreeMap<>(env).keySet()) {
+            if (!name.startsWith("BINOMIC_") || known.contains(name) || OTHER_VARIABLES.contains(name)
+                    || (name.startsWith(optionVariable) && name.length() > optionVariable.length())) {
+                continue;
+            }
+            warnings.add("environment variable " + name + " is not a Binomic setting and is ignored" + ClosestName.hint(name, known)
+                    + " (a broker option is " + optionVariable + "<NAME>, e.g. " + optionVariable + "EVICTION_ALLOWED; the settings are"
+                    + " listed in module-info-docs/configuration.md)");
+        }
+        return warnings;
+    }
+
     /** The environment variable of {@code key}: {@code broker.keyPrefix} is {@code BINOMIC_BROKER_KEY_PREFIX}. */
     public static String envName(String key) {
         return "BINOMIC_" + key.replaceAll("([a-z0-9])([A-Z])", "$1_$2").replace('.', '_').toUpperCase(Locale.ROOT);
@@ -172,8 +204,8 @@ public final class Settings {
      */
     public Settings with(String key, String value, String origin) {
         if (!KNOWN.contains(key) && !(key.startsWith(OPTION_PREFIX) && OPTION_NAME.matcher(key.substring(OPTION_PREFIX.length())).matches())) {
-            throw new IllegalArgumentException(origin + ": unknown setting '" + key
-                    + "'; the settings are listed in module-info-docs/configuration.md");
+            throw new IllegalArgumentException(origin + ": unknown setting '" + key + "'" + ClosestName.hint(key, KEYS)
+                    + "; the settings are listed in module-info-docs/configuration.md");
         }
         Map<String, String> v = new LinkedHashMap<>(values);
         Map<String, String> o = new HashMap<>(origins);

@@ -104,6 +104,20 @@ public final class DeliveryProcessor {
         return this;
     }
 
+    private static TaskNotFoundException taskNotFound(Message message) {
+        return new TaskNotFoundException(message.task(), "bind its handler in the worker (Binomic.builder().handle(task, handler), or a TaskProvider)");
+    }
+
+    /**
+     * The dead letter ({@code TASK_NOT_FOUND}) of a delivery whose task has no handler here, not
+     * logged: for a caller that reports it its own way.
+     */
+    public Outcome unknownTask(Delivery delivery) {
+        Message message = delivery.message().orElseThrow();
+        var error = taskNotFound(message);
+        return deadLetter(delivery, message.task(), DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(), error.getMessage(), "");
+    }
+
     /** Runs the state machine for one delivery. Never throws for a task's or a payload's fault. */
     public Outcome process(Delivery delivery) {
         if (delivery.decodeProblem().isPresent()) {
@@ -114,9 +128,8 @@ public final class DeliveryProcessor {
         Message message = delivery.message().orElseThrow();
         TaskBinding<?, ?> binding = handlers.get(message.task());
         if (binding == null) {
-            var error = new TaskNotFoundException(message.task(), "bind its handler in the worker (Binomic.builder().handle(task, handler), or a TaskProvider)");
-            LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), error.getMessage());
-            return deadLetter(delivery, message.task(), DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(), error.getMessage(), "");
+            LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), taskNotFound(message).getMessage());
+            return unknownTask(delivery);
         }
         Task<?, ?> task = binding.task();
         int attempt = delivery.attempt();

@@ -59,11 +59,13 @@ final class Dispatcher {
 
     /** Runs {@code d} on its own virtual thread, with a slot taken by the caller; the slot is released when it ends. */
     void dispatch(Delivery d) {
-        if (flow.paused(d)) {
-            park(d); // handed out by a reclaim or held since before the pause
+        if (!flow.startUnlessPaused(d, this::start)) {
+            park(d); // handed out by a reclaim, held since before the pause, or paused since the fetch
             slots.release();
-            return;
         }
+    }
+
+    private void start(Delivery d) {
         held.put(d);
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.receipt()).unstarted(() -> {
             Outcome outcome = null;

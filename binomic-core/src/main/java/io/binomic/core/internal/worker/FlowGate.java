@@ -12,10 +12,13 @@ import io.binomic.api.spi.UniqueSubmits;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
@@ -26,6 +29,10 @@ import java.util.function.Consumer;
  * came, a reclaim) as a {@link Settlement.RetryLater} due at {@link PauseState#PARKED_UNTIL} with
  * their attempt unchanged, which {@code resume} makes due again; and gives back, in one round trip
  * per fetch, the keys of the {@link Uniqueness.Scope#WHILE_QUEUED} jobs it starts.
+ *
+ * <p>Every start is checked against a view of the paused state at most {@value #REFRESH_MILLIS} ms
+ * old, under a lock that a pause made in this JVM takes too ({@link #pauseWritten}): once that
+ * pause has read the new state here, nothing of the paused queue or task starts on this worker.
  */
 final class FlowGate {
     private static final System.Logger LOG = System.getLogger(FlowGate.class.getName());
@@ -40,6 +47,8 @@ final class FlowGate {
     private volatile boolean anyPaused;
     /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Pausing#unpark}). */
     private final Map<String, Integer> unparking = new HashMap<>();
+    /** Held by each start and by each read of the paused state, so a start never uses a view older than a local pause. */
+    private final ReentrantLock starts = new ReentrantLock();
 
     FlowGate(Broker broker, List<String> queues, String consumer) {
         this.pausing = broker.capability(Pausing.class);
@@ -62,11 +71,22 @@ final class FlowGate {
     }
 
     private void refreshIfStale() {
-        long now = System.nanoTime();
-        if (now - refreshedNanos < REFRESH_MILLIS * 1_000_000) {
+        if (System.nanoTime() - refreshedNanos < REFRESH_MILLIS * 1_000_000) {
             return;
         }
-        refreshedNanos = now;
+        starts.lock();
+        try {
+            if (System.nanoTime() - refreshedNanos >= REFRESH_MILLIS * 1_000_000) {
+                refresh();
+            }
+        } finally {
+            starts.unlock();
+        }
+    }
+
+    /** Reads the paused state of this worker's queues, under {@link #starts}; false when the broker did not answer. */
+    private boolean refresh() {
+        refreshedNanos = System.nanoTime();
         try {
             Map<String, PauseState> read = Map.copyOf(pausing.map(p -> p.pauseStates(queues)).orElseGet(() -> nothingPaused(queues)));
             boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
@@ -83,8 +103,59 @@ final class FlowGate {
             }
             states = read;
             anyPaused = paused;
+            return true;
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "worker {0}: reading the paused queues failed ({1}); keeping the last state", consumer, e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * A pause of {@code task} (or of the whole queue when empty) was written to {@code written}
+     * queues by this JVM: when this returns, nothing it pauses starts here. The state is read
+     * again from this worker's own broker, so a worker of another broker that has a queue of the
+     * same name stays as it is. When the read fails the pause is held as written until a read
+     * succeeds: a start is better held back a refresh too long than let through.
+     */
+    void pauseWritten(List<String> written, Optional<String> task) {
+        List<String> ours = written.stream().filter(queues::contains).toList();
+        if (ours.isEmpty() || pausing.isEmpty()) {
+            return;
+        }
+        starts.lock();
+        try {
+            if (refresh()) {
+                return;
+            }
+            Map<String, PauseState> held = new HashMap<>(states);
+            for (String queue : ours) {
+                PauseState was = held.getOrDefault(queue, PauseState.NONE);
+                Set<String> tasks = new HashSet<>(was.pausedTasks());
+                task.ifPresent(tasks::add);
+                held.put(queue, new PauseState(was.queuePaused() || task.isEmpty(), tasks));
+            }
+            states = Map.copyOf(held);
+            anyPaused = true;
+        } finally {
+            starts.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code start} with {@code d} unless its queue or task is paused, in one step against a
+     * pause made in this JVM; false, having run nothing, when it is paused.
+     */
+    boolean startUnlessPaused(Delivery d, Consumer<Delivery> start) {
+        starts.lock();
+        try {
+            refreshIfStale();
+            if (paused(d)) {
+                return false;
+            }
+            start.accept(d);
+            return true;
+        } finally {
+            starts.unlock();
         }
     }
 

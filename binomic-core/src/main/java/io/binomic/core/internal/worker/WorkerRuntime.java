@@ -111,6 +111,7 @@ public final class WorkerRuntime implements Worker {
             cancels.subscribe(queues.all());
         }
         started = true;
+        LocalPauses.add(flow);
         fetcher.loop().start();
         settleLoop.start();
         leaseKeeper.loop().start();
@@ -158,6 +159,7 @@ public final class WorkerRuntime implements Worker {
         move.interrupt();
         cancels.close();
         fetch.join(config.pollTimeout().plusSeconds(5));
+        LocalPauses.remove(flow);
         dispatcher.dropOverflow();
         dispatcher.awaitIdle(grace);
         if (dispatcher.runningCount() > 0) {

@@ -353,7 +353,7 @@ class BinomicCliUsageTest {
         Path file = configFile("broker.url = redis://h:6379\nbroker.keyprefix = app\n");
         CliRun run = run("master", "--config", file.toString());
         assertEquals(2, run.exit(), run.toString());
-        assertEquals("binomic master: " + file + " line 2: unknown setting 'broker.keyprefix'; the settings are listed in"
+        assertEquals("binomic master: " + file + " line 2: unknown setting 'broker.keyprefix'; did you mean 'broker.keyPrefix'?; the settings are listed in"
                 + " module-info-docs/configuration.md\n", run.err());
 
         configFile("worker.concurrency = 4\n\nworker.concurrency = 8\n");

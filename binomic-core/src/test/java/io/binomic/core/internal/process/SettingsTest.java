@@ -2,6 +2,7 @@ package io.binomic.core.internal.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
@@ -159,5 +160,29 @@ class SettingsTest {
                 () -> Settings.parse("worker.queues = a,,b\n", "app.conf").worker());
         assertEquals("app.conf line 1: worker.queues has an empty name in 'a,,b': list names separated by commas, or leave"
                 + " worker.queues out", gap.getMessage());
+    }
+
+    @Test
+    void aMistypedKeyOfTheFileIsRefusedNamingTheClosestSetting() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Settings.parse("worker.concurency = 4\n", "app.conf"));
+        assertEquals("app.conf line 1: unknown setting 'worker.concurency'; did you mean 'worker.concurrency'?; the settings are"
+                + " listed in module-info-docs/configuration.md", e.getMessage());
+    }
+
+    @Test
+    void aMistypedBinomicVariableIsWarnedAboutNamingTheClosestOneAndOthersAreLeftAlone() {
+        Map<String, String> env = Map.of("BINOMIC_WORKER_CONCURENCY", "4", "BINOMIC_EVICTION_ALLOWD", "allkeys-lru",
+                "BINOMIC_WORKER_CONCURRENCY", "8", "BINOMIC_BROKER_OPTION_EVICTION_ALLOWED", "allkeys-lru",
+                "BINOMIC_MODULE_PATH", "/opt/app/lib", "BINOMIC_CONFIG", "/etc/binomic.conf", "PATH", "/usr/bin");
+
+        List<String> warnings = Settings.unknownVariables(env);
+
+        assertEquals(2, warnings.size(), warnings.toString());
+        assertTrue(warnings.get(0).startsWith("environment variable BINOMIC_EVICTION_ALLOWD is not a Binomic setting and is ignored"
+                + " (a broker option is BINOMIC_BROKER_OPTION_<NAME>, e.g. BINOMIC_BROKER_OPTION_EVICTION_ALLOWED;"), warnings.get(0));
+        assertTrue(warnings.get(1).startsWith("environment variable BINOMIC_WORKER_CONCURENCY is not a Binomic setting and is ignored;"
+                + " did you mean 'BINOMIC_WORKER_CONCURRENCY'?"), warnings.get(1));
+        assertEquals(Optional.of("8"), Settings.defaults().withEnvironment(env).value("worker.concurrency"), "known ones still apply");
     }
 }
