@@ -128,11 +128,6 @@ public final class Binomic implements AutoCloseable {
             }
 
             @Override
-            public List<Worker> workers(Binomic binomic) {
-                return binomic.workers.running();
-            }
-
-            @Override
             public List<String> queues(Binomic binomic) {
                 return binomic.allQueues();
             }
@@ -297,8 +292,7 @@ public final class Binomic implements AutoCloseable {
     /**
      * Stores messages built by {@link #prepare}, in order, each at most once: a message stored again
      * within {@code window} of its first store (a relay that crashed after the store and before it
-     * recorded it) is a duplicate, and stores nothing. A unique job is a duplicate while its own
-     * claim is held instead. Needs a broker with {@link io.binomic.api.spi.UniqueSubmits}.
+     * recorded it) is a duplicate, and stores nothing; a unique job, while its own claim is held.
      *
      * @param dueAt when the jobs are due; null for at once
      * @param window how long a job's id is remembered after its store
@@ -385,10 +379,7 @@ public final class Binomic implements AutoCloseable {
         return stats.snapshot();
     }
 
-    /**
-     * Stranded deliveries (their worker stopped renewing) that the workers of this process took
-     * over, per queue.
-     */
+    /** Stranded deliveries (their worker stopped renewing) that the workers of this process took over, per queue. */
     public Map<String, Long> reclaims() {
         return stats.reclaims();
     }
@@ -398,10 +389,7 @@ public final class Binomic implements AutoCloseable {
         return workers.running();
     }
 
-    /**
-     * Tells {@code listener} of every task execution the workers of this instance finish from now
-     * on (for a metrics library's own histograms); remove it with {@link #removeTaskExecutionListener}.
-     */
+    /** Tells {@code listener} of every task execution the workers of this instance finish from now on (for metrics libraries). */
     public void addTaskExecutionListener(TaskExecutionListener listener) {
         stats.addListener(Objects.requireNonNull(listener, "listener must not be null"));
     }

@@ -3,7 +3,6 @@ package io.binomic.core.internal;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.core.Binomic;
-import io.binomic.core.Worker;
 import java.util.List;
 
 /**
@@ -16,9 +15,6 @@ public final class CoreAccess {
     /** The package-private view of a client. */
     public interface Bridge {
         StatsRecorder stats(Binomic binomic);
-
-        /** The running workers this client started. */
-        List<Worker> workers(Binomic binomic);
 
         /** Every queue the client knows: its tasks' and its worker configuration's. */
         List<String> queues(Binomic binomic);

@@ -40,6 +40,6 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
 
     @Override
     public List<WorkerCounters> workers() {
-        return CoreAccess.get().workers(binomic).stream().map(Worker::counters).toList();
+        return binomic.workers().stream().map(Worker::counters).toList();
     }
 }

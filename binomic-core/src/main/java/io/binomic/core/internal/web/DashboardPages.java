@@ -207,7 +207,7 @@ public final class DashboardPages implements HttpHandler {
     /** What this process's workers ran: no broker call. Left out where no worker runs (a master's, a producer's dashboard). */
     private void localTasks(Html h) {
         List<TaskStats> stats = binomic.taskStats();
-        if (stats.isEmpty() && CoreAccess.get().workers(binomic).isEmpty()) {
+        if (stats.isEmpty() && binomic.workers().isEmpty()) {
             h.raw("<section><p class=\"hint\" id=\"no-local-tasks\">This process runs no worker, so it has no task counts of its own:"
                     + " the charts above show what every worker on these queues ran.</p></section>");
             return;
@@ -259,7 +259,7 @@ public final class DashboardPages implements HttpHandler {
     private void localWorkers(Html h) {
         h.raw("<section><h2>Workers in this process</h2><table id=\"local-workers\">")
                 .head("consumer", "health", "in flight", "succeeded", "failed", "retried", "dead-lettered", "stale settlements").raw("<tbody>");
-        for (Worker w : CoreAccess.get().workers(binomic)) {
+        for (Worker w : binomic.workers()) {
             WorkerCounters c = w.counters();
             var health = w.health();
             h.row(w.consumerName(), health.state() + health.problem().map(p -> ": " + p).orElse(""), c.inFlight(), c.succeeded(),
