@@ -28,7 +28,7 @@ import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 
 /**
- * The benchmark suite of issue 5 ({@code ./mvnw -q -Pbench verify}): starts its own redis-server, then runs
+ * The benchmark suite ({@code ./mvnw -q -Pbench verify}): starts its own redis-server, then runs
  * every measurement {@code bench.runs} times (default 3), printing one JSON line per run and a
  * table of medians against the targets. Each run:
  * <ol>
@@ -76,7 +76,7 @@ public final class Bench {
             }
             return;
         }
-        if ("start".equals(System.getProperty("bench.only"))) { // issue 14: worker start to RUNNING, jlink image, AOT cache or not
+        if ("start".equals(System.getProperty("bench.only"))) { // how long a worker JVM takes to report RUNNING: jlink image, AOT cache or not
             BenchWorkerStart.run();
             return;
         }
@@ -157,34 +157,34 @@ public final class Bench {
             BenchOutbox.measure(redis, nextQueue(), r);
             return r;
         }
-        if ("activity".equals(System.getProperty("bench.only"))) { // issue 12: what the dashboard's charts cost
+        if ("activity".equals(System.getProperty("bench.only"))) { // the Redis CPU the dashboard's activity writes cost per task
             BenchActivity.measure(redis, nextQueue(), r);
             return r;
         }
-        if ("gc".equals(System.getProperty("bench.only"))) { // issue 14: the workers' GC, default (G1) against -Dbench.gcOptions
+        if ("gc".equals(System.getProperty("bench.only"))) { // whether the workers' GC (G1 against -Dbench.gcOptions) changes drain rate and footprint
             gc(run, r);
             return r;
         }
-        if ("latency".equals(System.getProperty("bench.only"))) { // issue 14: submit to start at 1,000 and 10,000/s, G1 and ZGC
+        if ("latency".equals(System.getProperty("bench.only"))) { // submit-to-start latency at 1,000 and 10,000/s, G1 and ZGC: what a caller waits
             latencyRates(run, r);
             return r;
         }
-        if ("footprint".equals(System.getProperty("bench.only"))) { // issue 14: sleeping tasks under several -Xmx
+        if ("footprint".equals(System.getProperty("bench.only"))) { // the smallest -Xmx that holds many sleeping tasks: a worker's memory per task
             footprintHeaps(run, r);
             return r;
         }
-        if ("baseline".equals(System.getProperty("bench.only"))) { // issue 14: the bare-Redisson baseline alone
+        if ("baseline".equals(System.getProperty("bench.only"))) { // the bare-Redisson baseline alone: the ceiling Binomic's rates are judged against
             baseline(run, r);
             return r;
         }
-        if ("compare".equals(System.getProperty("bench.only"))) { // issue 14: a worker lever before/after, and the baseline
+        if ("compare".equals(System.getProperty("bench.only"))) { // one worker lever off and on against the same baseline, to see what it buys
             compare(run, r);
             baseline(run, r);
             r.put("ratio_cmp_a_to_baseline", r.get("cmp_a_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
             r.put("ratio_cmp_b_to_baseline", r.get("cmp_b_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
             return r;
         }
-        if ("drain".equals(System.getProperty("bench.only"))) { // issue 14: the fresh and warmed drains, and the baseline
+        if ("drain".equals(System.getProperty("bench.only"))) { // the fresh and warmed drains and the baseline, without the slower measurements
             enqueueAndDrain(run, r);
             r.put("drain_fresh_to_warm", r.get("drain_tasks_per_s") / r.get("drain_warm_tasks_per_s"));
             baseline(run, r);
@@ -348,7 +348,7 @@ public final class Bench {
     }
 
     /**
-     * The worker JVM's garbage collector (issue 14): the default (G1) against {@code -Dbench.gcOptions}
+     * The worker JVM's garbage collector, to see whether another one pays: the default (G1) against {@code -Dbench.gcOptions}
      * (default {@code -XX:+UseZGC}, generational in JDK 25), each a warmed drain of {@code bench.messages}
      * no-op tasks and the footprint of {@code bench.sleepers} sleeping tasks; the order alternates
      * between runs, so that a load drifting over the run does not favour one.
@@ -372,7 +372,7 @@ public final class Bench {
         });
     }
 
-    /** Binomic against the baseline of the same run (issue 14's targets are ratios to it). */
+    /** Binomic against the baseline of the same run: the targets are ratios to it, so a slower machine does not move them. */
     private static void ratios(Map<String, Double> r) {
         r.put("ratio_enqueue_to_baseline_xadd", r.get("enqueue_msgs_per_s") / r.get("baseline_xadd_per_s"));
         r.put("ratio_drain_warm_to_baseline", r.get("drain_warm_tasks_per_s") / r.get("baseline_drain_tasks_per_s"));
@@ -466,7 +466,7 @@ public final class Bench {
     }
 
     /**
-     * Rate and concurrency limits (issue 11), set on the queue ({@code Queues.setLimits}), so the
+     * What rate and concurrency limits cost, set on the queue ({@code Queues.setLimits}), so the
      * worker JVM is the same as in every other drain: {@code bench.messages / 4} messages drained by
      * a fresh worker JVM with no limit, then with a concurrency limit equal to the worker's
      * concurrency (it never binds: what is measured is the admission and release themselves), back to
@@ -516,7 +516,7 @@ public final class Bench {
         }
     }
 
-    /** Unique jobs and pause (issue 11): see {@link BenchFlowControl}. */
+    /** What unique jobs and pause cost: see {@link BenchFlowControl}. */
     private void flowControl(Map<String, Double> r) throws Exception {
         redis.flushAll();
         BenchFlowControl.measure(redis, nextQueue(), nextQueue(), r);
@@ -527,7 +527,7 @@ public final class Bench {
     }
 
     /**
-     * Issue 14's latency targets alone ({@code -Dbench.only=latency}): submit to handler start at each
+     * The latency targets alone ({@code -Dbench.only=latency}): submit to handler start at each
      * rate of {@code bench.latencyRates} (default 1000 and 10000 submits/s), each with the worker on G1
      * and on {@code bench.gcOptions} (default {@code -XX:+UseZGC}), the order alternating between runs.
      * {@code bench.latencyProducers} (default: one thread per 2,500/s) threads share one client, as an
@@ -737,7 +737,7 @@ public final class Bench {
     }
 
     /**
-     * Issue 14's footprint target alone ({@code -Dbench.only=footprint}): {@code bench.sleepers} tasks
+     * The footprint target alone ({@code -Dbench.only=footprint}): {@code bench.sleepers} tasks
      * sleeping 5 s in one worker, once per maximum heap of {@code bench.footprintHeaps} (default
      * 1g, 512m, 384m, 256m; the order reversed every other run), each with {@code bench.footprintGcOptions}
      * (default none: G1). A worker that runs out of heap exits ({@code -XX:+ExitOnOutOfMemoryError}) and
@@ -1018,7 +1018,7 @@ public final class Bench {
                 command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                         + bench.jfr.resolve("worker-" + mode + (warm ? "-warm-" : "-") + run + ".jfr"));
             }
-            // e.g. -XX:AOTCacheOutput=FILE to train an AOT cache on a worker, -XX:AOTCache=FILE to use it (issue 14)
+            // e.g. -XX:AOTCacheOutput=FILE to train an AOT cache on a worker, -XX:AOTCache=FILE to use it, to measure what the cache saves at start
             boolean aot = false;
             for (String option : System.getProperty("bench.workerJvmOptions", "").split(" ")) {
                 if (!option.isBlank()) {

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What the dashboard's charts cost (issue 12): the per-minute activity buckets workers add to
+ * What the dashboard's charts cost: the per-minute activity buckets workers add to
  * Redis. A drain of {@code bench.activityTasks} no-op tasks by one worker counts the activity
  * writes it made (5 HINCRBY each, from INFO commandstats) per 1,000 tasks, and redis-benchmark
  * runs the write's script alone for its Redis CPU per call: together, the Redis CPU per task.

@@ -29,7 +29,8 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 /**
- * The bare-Redisson baseline of issue 14: what the same Redisson client, configured exactly as the
+ * The bare-Redisson baseline, the ceiling Binomic's Redis rates are judged against: what the same
+ * Redisson client, configured exactly as the
  * Binomic Redis broker configures it ({@code RedissonSetup}, read reflectively: the bench runs on
  * the class path), does with the same stream entries and no framework at all.
  * <ul>
@@ -146,7 +147,7 @@ public final class BenchBaseline {
      */
     static long[] drain(RedissonClient client, String stream, String consumer, int expected, Ack ackMode, boolean threadPerTask,
                         Runnable onFirst) {
-        // bytes, as the broker reads since issue 14 (a String per value would make the bare loop dearer than Binomic's read)
+        // bytes, as the broker reads (a String per value would make the bare loop dearer than Binomic's read)
         RStream<byte[], byte[]> s = client.getStream(stream, ByteArrayCodec.INSTANCE);
         StreamReadGroupArgs args = StreamReadGroupArgs.neverDelivered().count(CHUNK);
         CompletableFuture<?> ack = CompletableFuture.completedFuture(null);

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What unique jobs and pause cost on Redis (issue 11), and that a submit or a worker that uses
+ * What unique jobs and pause cost on Redis, and that a submit or a worker that uses
  * neither pays nothing for them: one submit at a time, plain and unique (a new key, a duplicate),
  * in bulk, counting Redis' CPU and the commands the client sent (each one round trip here); and
  * how many reads of the paused state an idle worker makes per second.

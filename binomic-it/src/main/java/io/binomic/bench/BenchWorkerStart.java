@@ -11,7 +11,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Issue 14's worker start: from the master starting a worker JVM to that worker reporting RUNNING
+ * How long a worker takes to start, which bounds how fast the master replaces a lost one: from
+ * the master starting a worker JVM to that worker reporting RUNNING
  * (connected to Redis, consuming), as the master of a jlink image measures it ("worker 0 (pid ..)
  * running after N ms" in its log), with the image's trained AOT cache ({@code lib/binomic-worker.aot})
  * and without it ({@code -Dbinomic.worker.aotCache=none} for the master), alternating, one master per

@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 /**
- * Scaling out (issue 13): the same load on one Redis and on a Redis Cluster of 3 masters (no
+ * Scaling out, whether a Redis Cluster spreads the load: the same load on one Redis and on a Redis Cluster of 3 masters (no
  * replicas, so that each master's CPU is its own work), both {@code redis-server} processes on this
  * machine. {@value #QUEUES} ordinary queues, {@code bench.cluster.tasks} no-op tasks submitted in bulk,
  * then drained by one in-process worker. Per set-up: enqueue and drain rates, each master's share
