@@ -6,16 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
-import io.binomic.api.spi.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
-import io.binomic.core.internal.cli.BinomicCli;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
+import io.binomic.it.process.CliRun;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -39,20 +37,6 @@ class AclReaderTest {
     private final RedisServer redis = AclRedis.shared();
     private final String queue = "acl-reader-" + UUID.randomUUID().toString().substring(0, 8);
 
-    /** CLI exit code, stdout and stderr. */
-    record CliRun(int exit, String out, String err) { }
-
-    static CliRun cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exit;
-        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
-            exit = BinomicCli.run(args, o, e);
-        }
-        return new CliRun(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    }
-
     private static Message message(String queue, String task) {
         return Message.fromWire(UUID.randomUUID(), task, queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
                 "{}".getBytes(StandardCharsets.UTF_8), Map.of());
@@ -73,11 +57,11 @@ class AclReaderTest {
     @Test
     void queuesAndDeadLettersListAsTheReader() {
         String url = AclRedis.url(redis, AclRedis.READER);
-        CliRun queues = cli("queues", "--broker", url, "--queues", queue);
+        CliRun queues = CliRun.of("queues", "--broker", url, "--queues", queue);
         assertEquals(0, queues.exit(), queues.err());
         assertTrue(queues.out().lines().anyMatch(l -> l.matches(queue + "\\s+3\\s+0\\s+0\\s+1\\s+1\\s+-\\s*")), queues.out());
 
-        CliRun dlq = cli("dlq", "list", "--broker", url, "--queues", queue);
+        CliRun dlq = CliRun.of("dlq", "list", "--broker", url, "--queues", queue);
         assertEquals(0, dlq.exit(), dlq.err());
         assertTrue(dlq.out().contains("mail") && dlq.out().contains("MAX_ATTEMPTS"), dlq.out());
     }
@@ -101,7 +85,7 @@ class AclReaderTest {
 
     @Test
     void aWriteTheReaderMayNotDoNamesTheUserTheCommandAndTheFix() {
-        CliRun pause = cli("queue", "pause", queue, "--broker", AclRedis.url(redis, AclRedis.READER));
+        CliRun pause = CliRun.of("queue", "pause", queue, "--broker", AclRedis.url(redis, AclRedis.READER));
         assertEquals(1, pause.exit(), pause.out());
         assertTrue(pause.err().contains("ACL user 'binomic-reader' lacks command sadd")
                 && pause.err().contains("ACL SETUSER binomic-reader +sadd") && pause.err().contains("redis.md"), pause.err());

@@ -48,7 +48,15 @@ public record JobRecord(Map<String, String> fields) {
 
     /** The attempt running or last run ({@link JobRecords#ATTEMPT}). */
     public OptionalInt attempt() {
-        String v = fields.get(JobRecords.ATTEMPT);
+        return intField(JobRecords.ATTEMPT);
+    }
+
+    /**
+     * Field {@code name} as an int, empty when the record has none or holds no int there (a field
+     * another version wrote otherwise reads as absent rather than failing the whole record).
+     */
+    public OptionalInt intField(String name) {
+        String v = fields.get(name);
         if (v == null) {
             return OptionalInt.empty();
         }

@@ -6,9 +6,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 /** One {@code binomic} command line run in this JVM, as a user would type it: exit code, stdout, stderr. */
-record CliRun(int exit, String out, String err) {
+public record CliRun(int exit, String out, String err) {
 
-    static CliRun of(String... args) {
+    public static CliRun of(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int exit;

@@ -89,7 +89,7 @@ record RecordedJobStatus(String queue, UUID id, JobRecord record) implements Job
 
     @Override
     public OptionalInt progress() {
-        return intField(PROGRESS);
+        return record.intField(PROGRESS);
     }
 
     @Override
@@ -128,18 +128,6 @@ record RecordedJobStatus(String queue, UUID id, JobRecord record) implements Job
         }
         attempts.sort(Comparator.comparingInt(Attempt::attempt));
         return List.copyOf(attempts);
-    }
-
-    private OptionalInt intField(String name) {
-        String v = record.get(name);
-        if (v == null) {
-            return OptionalInt.empty();
-        }
-        try {
-            return OptionalInt.of(Integer.parseInt(v));
-        } catch (NumberFormatException e) {
-            return OptionalInt.empty();
-        }
     }
 
     @Override
