@@ -320,9 +320,7 @@ public final class CronExpression {
     }
 
     /** The expression as parsed (trimmed). */
-    public String expression() {
-        return expression;
-    }
+    public String expression() { return expression; }
 
     /** Two expressions are equal when their (trimmed) text is equal. */
     @Override
@@ -331,12 +329,8 @@ public final class CronExpression {
     }
 
     @Override
-    public int hashCode() {
-        return expression.hashCode();
-    }
+    public int hashCode() { return expression.hashCode(); }
 
     @Override
-    public String toString() {
-        return expression;
-    }
+    public String toString() { return expression; }
 }

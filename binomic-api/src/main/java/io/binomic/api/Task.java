@@ -219,9 +219,7 @@ public final class Task<A, R> {
     }
 
     @Override
-    public String toString() {
-        return "Task[" + name + ", queue=" + queue + ", mode=" + mode + "]";
-    }
+    public String toString() { return "Task[" + name + ", queue=" + queue + ", mode=" + mode + "]"; }
 
     /**
      * Builds a {@link Task}. Each setting may be given once, and a task has one mode: a second
@@ -311,10 +309,7 @@ public final class Task<A, R> {
         }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
-        public Builder<A, R> queue(String queue) {
-            this.queue.set(queue);
-            return this;
-        }
+        public Builder<A, R> queue(String queue) { return Config.set(this, this.queue, queue); }
 
         /** Makes this a {@link TaskMode#DELAY} task enqueued {@code delay} after submission. Defaults to DIRECT (at once). */
         public Builder<A, R> delay(Duration delay) {
@@ -356,16 +351,10 @@ public final class Task<A, R> {
         }
 
         /** Overrides the maximum number of attempts for this task. Defaults to the worker's setting. */
-        public Builder<A, R> maxAttempts(int maxAttempts) {
-            this.maxAttempts.set(maxAttempts);
-            return this;
-        }
+        public Builder<A, R> maxAttempts(int maxAttempts) { return Config.set(this, this.maxAttempts, maxAttempts); }
 
         /** Overrides the execution timeout for this task. Defaults to the worker's setting. */
-        public Builder<A, R> timeout(Duration timeout) {
-            this.timeout.set(timeout);
-            return this;
-        }
+        public Builder<A, R> timeout(Duration timeout) { return Config.set(this, this.timeout, timeout); }
 
         /** Overrides the backoff for this task. Defaults to the worker's setting. */
         public Builder<A, R> backoff(Backoff backoff) {

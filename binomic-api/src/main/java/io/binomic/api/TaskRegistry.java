@@ -38,12 +38,8 @@ public final class TaskRegistry {
     }
 
     /** Every task, in declaration order. */
-    public List<Task<?, ?>> all() {
-        return List.copyOf(byName.values());
-    }
+    public List<Task<?, ?>> all() { return List.copyOf(byName.values()); }
 
     /** The queues the tasks use, in declaration order, without duplicates. */
-    public List<String> queues() {
-        return byName.values().stream().map(Task::queue).distinct().toList();
-    }
+    public List<String> queues() { return byName.values().stream().map(Task::queue).distinct().toList(); }
 }

@@ -33,7 +33,5 @@ public record PauseState(boolean queuePaused, Set<String> pausedTasks) {
     }
 
     /** True when nothing is paused. */
-    public boolean isEmpty() {
-        return !queuePaused && pausedTasks.isEmpty();
-    }
+    public boolean isEmpty() { return !queuePaused && pausedTasks.isEmpty(); }
 }

@@ -35,9 +35,7 @@ public record UniqueClaim(Uniqueness.Scope scope, Duration ttl, String key) {
     }
 
     /** True when the key is given back when the job ends (and not only at start or when its period passes). */
-    public boolean releasedAtEnd() {
-        return scope != Uniqueness.Scope.FOR_PERIOD;
-    }
+    public boolean releasedAtEnd() { return scope != Uniqueness.Scope.FOR_PERIOD; }
 
     /** The claim of {@code message}, if it is unique. */
     public static Optional<UniqueClaim> of(Message message) {

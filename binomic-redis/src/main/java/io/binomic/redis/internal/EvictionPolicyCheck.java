@@ -141,9 +141,7 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
 
     /** The policy of every primary, as last read. */
     @Override
-    public List<ServerSetting> serverSettings() {
-        return settings;
-    }
+    public List<ServerSetting> serverSettings() { return settings; }
 
     /** Logs each server whose policy is evicting or unreadable, once per change. */
     private void report(List<ServerSetting> read) {

@@ -83,9 +83,7 @@ final class RedisBroker implements Broker {
     }
 
     /** The connection, keys and plumbing this broker's parts share; what its {@link RedisScheduler} writes through. */
-    RedisContext redis() {
-        return redis;
-    }
+    RedisContext redis() { return redis; }
 
     /** This broker (as {@link Broker} or {@link RedisBroker}), or the object serving capability {@code type}. */
     @Override

@@ -351,9 +351,7 @@ final class RedisContext {
     // ---- replies -------------------------------------------------------------------------
 
     /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
-    static Codec entryCodec() {
-        return EntryCodec.INSTANCE;
-    }
+    static Codec entryCodec() { return EntryCodec.INSTANCE; }
 
     /** The delivery of an entry read with {@link #entryCodec()}. */
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {

@@ -17,24 +17,16 @@ record RedisKeys(String prefix, String queue) {
     /** The consumer group every worker reads through. */
     static final String GROUP = "binomic";
 
-    private String base() {
-        return prefix + ":{" + queue + "}:";
-    }
+    private String base() { return prefix + ":{" + queue + "}:"; }
 
     /** Ready and pending messages. */
-    String stream() {
-        return base() + "stream";
-    }
+    String stream() { return base() + "stream"; }
 
     /** Scheduled messages (DELAY submissions, retry backoffs); score = due epoch ms. */
-    String delayed() {
-        return base() + "delayed";
-    }
+    String delayed() { return base() + "delayed"; }
 
     /** Dead letters. */
-    String deadLetters() {
-        return base() + "dlq";
-    }
+    String deadLetters() { return base() + "dlq"; }
 
     /** Last fired tick (epoch ms) of a periodic job; expires a few periods after it was set. */
     String cron(String job) {
@@ -52,9 +44,7 @@ record RedisKeys(String prefix, String queue) {
     }
 
     /** The pub/sub channel of the queue's job events: {@code E <id>} (ended), {@code C <id>} (cancel requested). */
-    String jobEvents() {
-        return base() + "jobs";
-    }
+    String jobEvents() { return base() + "jobs"; }
 
     // ---- flow control ----
 
@@ -69,32 +59,22 @@ record RedisKeys(String prefix, String queue) {
     }
 
     /** What is paused: a set of task names, and {@code *} for the whole queue. */
-    String paused() {
-        return base() + "paused";
-    }
+    String paused() { return base() + "paused"; }
 
     /** The queue's own limits (hash: rate.permits, rate.periodMillis, rate.burst, concurrency); see QueueLimits. */
-    String queueLimits() {
-        return base() + "limits";
-    }
+    String queueLimits() { return base() + "limits"; }
 
     /**
      * The partitions of the logical queue (hash: count, highest); see
      * {@link QueuePartitions}. Kept under the logical queue's tag (partition 0's).
      */
-    String partitions() {
-        return base() + "partitions";
-    }
+    String partitions() { return base() + "partitions"; }
 
     /** The prefix of the job record keys ({@link #job}). */
-    String jobPrefix() {
-        return base() + "job:";
-    }
+    String jobPrefix() { return base() + "job:"; }
 
     /** Admitted deliveries (hash: receipt to the concurrency limits whose slots it holds); see the flow limits of lib.lua. */
-    String held() {
-        return base() + "held";
-    }
+    String held() { return base() + "held"; }
 
     /** The receipts holding a slot of concurrency limit {@code id} (sorted set, score = when taken). */
     String slots(String id) {

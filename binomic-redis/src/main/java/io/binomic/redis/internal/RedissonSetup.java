@@ -70,9 +70,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     record ReplicaWait(int replicas, Duration timeout) {
         static final ReplicaWait OFF = new ReplicaWait(0, DEFAULT_WAIT_TIMEOUT);
 
-        boolean on() {
-            return replicas > 0;
-        }
+        boolean on() { return replicas > 0; }
     }
 
     /**
