@@ -231,7 +231,7 @@ final class RedisBroker implements Broker {
     // into it; an XADD of a message has 14 arguments, and in a JFR profile of submitAll that
     // allocator alone took ~20% of the client's CPU. ByteArrayCodec wraps the array instead.
 
-    /** ARGV of {@link LuaScripts#ENQUEUE_TRACKED}, after {@code first} ({@link PriorityScripts#ENQUEUE} takes the priority first). */
+    /** ARGV of {@link LuaScripts#ENQUEUE_TRACKED}, after {@code first} ({@link LuaScripts#ENQUEUE_AT_LEVEL} takes the priority first). */
     static Object[] enqueueArguments(Message m, Object... first) {
         List<Object> args = new ArrayList<>(Arrays.asList(first));
         args.add(m.task());

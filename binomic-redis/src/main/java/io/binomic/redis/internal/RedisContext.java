@@ -314,7 +314,6 @@ final class RedisContext {
         try {
             RScript scripts = client().getScript(StringCodec.INSTANCE);
             LuaScripts.ALL.forEach(scripts::scriptLoad);
-            PriorityScripts.ALL.forEach(scripts::scriptLoad);
             LOG.log(System.Logger.Level.WARNING, "Redis at {0} had lost the broker''s Lua scripts ({1} failed with NOSCRIPT: a"
                     + " failover, a restart or SCRIPT FLUSH); loaded them again", setup.target(), what);
         } catch (RuntimeException e) {
