@@ -65,14 +65,10 @@ public final class Backoff {
     }
 
     /** The same wait after every failure. */
-    public static Backoff fixed(Duration wait) {
-        return builder().base(wait).factor(1.0).cap(wait).build();
-    }
+    public static Backoff fixed(Duration wait) { return builder().base(wait).factor(1.0).cap(wait).build(); }
 
     /** This backoff with a jitter fraction in [0, 1] (replacing its own). */
-    public Backoff withJitter(double fraction) {
-        return toBuilder().jitter(fraction).build();
-    }
+    public Backoff withJitter(double fraction) { return toBuilder().jitter(fraction).build(); }
 
     /** The wait after the first failed attempt; positive. */
     public Duration base() { return base; }

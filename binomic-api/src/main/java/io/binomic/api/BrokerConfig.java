@@ -132,9 +132,7 @@ public final class BrokerConfig {
     /** The URL with any password replaced by {@code ****}, safe to log. */
     public String redactedUrl() { return redact(url); }
 
-    private static String redact(String url) {
-        return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@");
-    }
+    private static String redact(String url) { return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@"); }
 
     @Override
     public boolean equals(Object o) {

@@ -55,9 +55,7 @@ final class Config {
         /** The value given, else the default or the copied value. */
         T get() { return value; }
 
-        private String show(T v) {
-            return v == null ? "null" : shown.apply(v);
-        }
+        private String show(T v) { return v == null ? "null" : shown.apply(v); }
     }
 
     /** Gives {@code setting} its {@code value} ({@link Once#set}) and returns {@code builder}, for a setter's one line. */

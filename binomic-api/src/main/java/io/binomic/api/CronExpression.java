@@ -306,9 +306,7 @@ public final class CronExpression {
         return dayOfMonthMatches || dayOfWeekMatches;
     }
 
-    private static boolean has(long bits, int value) {
-        return (bits & (1L << value)) != 0;
-    }
+    private static boolean has(long bits, int value) { return (bits & (1L << value)) != 0; }
 
     /** The smallest set bit at or above {@code from}, or -1. */
     private static int nextSetBit(long bits, int from) {

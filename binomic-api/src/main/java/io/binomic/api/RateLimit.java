@@ -51,9 +51,7 @@ public final class RateLimit {
     }
 
     /** At most {@code permits} starts per second: {@code of(permits, Duration.ofSeconds(1))}. */
-    public static RateLimit perSecond(int permits) {
-        return of(permits, Duration.ofSeconds(1));
-    }
+    public static RateLimit perSecond(int permits) { return of(permits, Duration.ofSeconds(1)); }
 
     /**
      * This limit allowing up to {@code burst} starts at once after a quiet spell (at most

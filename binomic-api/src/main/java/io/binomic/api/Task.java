@@ -95,9 +95,7 @@ public final class Task<A, R> {
     }
 
     /** Starts a definition of a task without argument or result (the shape CRON and INTERVAL tasks have). */
-    public static Builder<Void, Void> builder(String name) {
-        return builder(name, Void.class, Void.class);
-    }
+    public static Builder<Void, Void> builder(String name) { return builder(name, Void.class, Void.class); }
 
     /** Binds this task to the code that runs it, for a worker. */
     public TaskBinding<A, R> handledBy(TaskHandler<A, R> handler) {
@@ -319,9 +317,7 @@ public final class Task<A, R> {
         }
 
         /** Makes this a {@link TaskMode#CRON} task, read in UTC. Standard 5 fields. */
-        public Builder<A, R> cron(String expression) {
-            return cron(expression, ZoneOffset.UTC);
-        }
+        public Builder<A, R> cron(String expression) { return cron(expression, ZoneOffset.UTC); }
 
         /** Makes this a {@link TaskMode#CRON} task read in {@code zone} (DST handled). */
         public Builder<A, R> cron(String expression, ZoneId zone) {
@@ -509,9 +505,7 @@ public final class Task<A, R> {
         }
 
         /** "a CRON", "an INTERVAL": the article as the mode's name is spoken. */
-        private static String withArticle(TaskMode mode) {
-            return (mode == TaskMode.INTERVAL ? "an " : "a ") + mode;
-        }
+        private static String withArticle(TaskMode mode) { return (mode == TaskMode.INTERVAL ? "an " : "a ") + mode; }
 
         private void requireNoArgument(String who) {
             if (argumentType != Void.class) {

@@ -55,19 +55,13 @@ public final class TaskDefaults {
     public Optional<Duration> staleAfter() { return staleAfter; }
 
     /** The effective max attempts of {@code task}. */
-    public int maxAttemptsOf(Task<?, ?> task) {
-        return task.maxAttempts().orElse(maxAttempts);
-    }
+    public int maxAttemptsOf(Task<?, ?> task) { return task.maxAttempts().orElse(maxAttempts); }
 
     /** The effective timeout of {@code task}. */
-    public Duration timeoutOf(Task<?, ?> task) {
-        return task.timeout().orElse(taskTimeout);
-    }
+    public Duration timeoutOf(Task<?, ?> task) { return task.timeout().orElse(taskTimeout); }
 
     /** The effective backoff of {@code task}. */
-    public Backoff backoffOf(Task<?, ?> task) {
-        return task.backoff().orElse(backoff);
-    }
+    public Backoff backoffOf(Task<?, ?> task) { return task.backoff().orElse(backoff); }
 
     @Override
     public boolean equals(Object o) {

@@ -33,9 +33,7 @@ public final class TaskRegistry {
     }
 
     /** The task named {@code name}, if registered. */
-    public Optional<Task<?, ?>> find(String name) {
-        return Optional.ofNullable(byName.get(name));
-    }
+    public Optional<Task<?, ?>> find(String name) { return Optional.ofNullable(byName.get(name)); }
 
     /** Every task, in declaration order. */
     public List<Task<?, ?>> all() { return List.copyOf(byName.values()); }

@@ -45,9 +45,7 @@ public record TraceContext(String traceparent, String tracestate) {
     }
 
     /** A context without {@code tracestate}. */
-    public static TraceContext of(String traceparent) {
-        return new TraceContext(traceparent, "");
-    }
+    public static TraceContext of(String traceparent) { return new TraceContext(traceparent, ""); }
 
     /** A context with both parts; {@code tracestate} may be empty. */
     public static TraceContext of(String traceparent, String tracestate) {

@@ -85,9 +85,7 @@ public final class Uniqueness {
     public Duration ttl() { return ttl; }
 
     @Override
-    public boolean equals(Object o) {
-        return o instanceof Uniqueness u && u.scope == scope && u.ttl.equals(ttl);
-    }
+    public boolean equals(Object o) { return o instanceof Uniqueness u && u.scope == scope && u.ttl.equals(ttl); }
 
     @Override
     public int hashCode() { return Objects.hash(scope, ttl); }

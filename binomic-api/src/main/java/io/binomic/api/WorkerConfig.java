@@ -125,9 +125,7 @@ public final class WorkerConfig {
         public Builder queues(List<String> queues) { return Config.set(this, this.queues, queues); }
 
         /** Queues to consume. Defaults to every queue used by the registered tasks. */
-        public Builder queues(String... queues) {
-            return queues(List.of(queues));
-        }
+        public Builder queues(String... queues) { return queues(List.of(queues)); }
 
         /** Tasks running at once; at least 1. Defaults to 5, as the Python original. */
         public Builder concurrency(int concurrency) { return Config.set(this, this.concurrency, concurrency); }

@@ -24,9 +24,7 @@ public record JobRecord(Map<String, String> fields) {
     }
 
     /** The value of field {@code name}, or null when the record has none. */
-    public String get(String name) {
-        return fields.get(name);
-    }
+    public String get(String name) { return fields.get(name); }
 
     /** The job's state ({@link JobRecords#STATE}), when the record names a known one. */
     public Optional<JobState> state() {
@@ -87,9 +85,7 @@ public record JobRecord(Map<String, String> fields) {
     /** True once a cancel was asked while the job ran ({@link JobRecords#CANCEL_REQUESTED}). */
     public boolean cancelRequested() { return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED)); }
 
-    private Optional<Instant> instant(String name) {
-        return number(name).map(Instant::ofEpochMilli);
-    }
+    private Optional<Instant> instant(String name) { return number(name).map(Instant::ofEpochMilli); }
 
     private Optional<Long> number(String name) {
         String v = fields.get(name);

@@ -211,7 +211,5 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
         return List.of(client.getRedisNodes(RedisNodes.MASTER_SLAVE).getMaster());
     }
 
-    private static String address(InetSocketAddress a) {
-        return a.getHostString() + ":" + a.getPort();
-    }
+    private static String address(InetSocketAddress a) { return a.getHostString() + ":" + a.getPort(); }
 }

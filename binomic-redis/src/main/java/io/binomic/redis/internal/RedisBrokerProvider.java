@@ -20,7 +20,5 @@ public final class RedisBrokerProvider implements BrokerProvider {
     public Set<String> schemes() { return SCHEMES; }
 
     @Override
-    public Broker create(BrokerConfig config) {
-        return new RedisBroker(config);
-    }
+    public Broker create(BrokerConfig config) { return new RedisBroker(config); }
 }

@@ -99,9 +99,7 @@ final class RedisContext {
         return c;
     }
 
-    RedisKeys keys(String queue) {
-        return new RedisKeys(config.keyPrefix(), queue);
-    }
+    RedisKeys keys(String queue) { return new RedisKeys(config.keyPrefix(), queue); }
 
     void checkSize(Message message) {
         if (message.payload().length > config.maxPayloadBytes()) {
@@ -247,9 +245,7 @@ final class RedisContext {
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
-    <R> R call(String what, Supplier<R> operation) {
-        return call(what, operation, 1);
-    }
+    <R> R call(String what, Supplier<R> operation) { return call(what, operation, 1); }
 
     /**
      * {@link #call(String, Supplier)} for a producer's write, tried up to {@value #PRODUCER_TRIES}

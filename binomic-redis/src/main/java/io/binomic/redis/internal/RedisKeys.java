@@ -29,19 +29,13 @@ record RedisKeys(String prefix, String queue) {
     String deadLetters() { return base() + "dlq"; }
 
     /** Last fired tick (epoch ms) of a periodic job; expires a few periods after it was set. */
-    String cron(String job) {
-        return base() + "cron:" + job;
-    }
+    String cron(String job) { return base() + "cron:" + job; }
 
     /** What the workers did in one minute (a hash; see {@link ActivityBucket}), expiring after two hours. */
-    String activity(Instant minute) {
-        return base() + "activity:" + minute.getEpochSecond() / 60;
-    }
+    String activity(Instant minute) { return base() + "activity:" + minute.getEpochSecond() / 60; }
 
     /** The record of a tracked job (a hash; see {@link JobRecords}). */
-    String job(UUID id) {
-        return base() + "job:" + id;
-    }
+    String job(UUID id) { return base() + "job:" + id; }
 
     /** The pub/sub channel of the queue's job events: {@code E <id>} (ended), {@code C <id>} (cancel requested). */
     String jobEvents() { return base() + "jobs"; }
@@ -49,14 +43,10 @@ record RedisKeys(String prefix, String queue) {
     // ---- flow control ----
 
     /** A unique key of {@code task}: a string holding the id of the job that holds it, with a TTL. */
-    String unique(String task, String key) {
-        return base() + "unique:" + task + ":" + key;
-    }
+    String unique(String task, String key) { return base() + "unique:" + task + ":" + key; }
 
     /** A debounce key of {@code task}: a string holding the delayed-set member of the job waiting under it. */
-    String debounce(String task, String key) {
-        return base() + "debounce:" + task + ":" + key;
-    }
+    String debounce(String task, String key) { return base() + "debounce:" + task + ":" + key; }
 
     /** What is paused: a set of task names, and {@code *} for the whole queue. */
     String paused() { return base() + "paused"; }
@@ -77,7 +67,5 @@ record RedisKeys(String prefix, String queue) {
     String held() { return base() + "held"; }
 
     /** The receipts holding a slot of concurrency limit {@code id} (sorted set, score = when taken). */
-    String slots(String id) {
-        return base() + "slots:" + id;
-    }
+    String slots(String id) { return base() + "slots:" + id; }
 }

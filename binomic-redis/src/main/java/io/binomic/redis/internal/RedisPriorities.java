@@ -379,9 +379,7 @@ final class RedisPriorities {
     }
 
     /** {@code Broker.removeSettled} for the level streams (the default stream's is the caller's). */
-    long removeSettled(String queue) {
-        return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED);
-    }
+    long removeSettled(String queue) { return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED); }
 
     /** {@code Broker.removeIdleConsumers} for the level streams (the default stream's is the caller's). */
     long removeIdleConsumers(String queue, Duration idle) {

@@ -18,7 +18,5 @@ public final class RedisSchedulerProvider implements SchedulerProvider {
     public Class<RedisBroker> brokerType() { return RedisBroker.class; }
 
     @Override
-    public Scheduler create(Broker broker) {
-        return new RedisScheduler((RedisBroker) broker);
-    }
+    public Scheduler create(Broker broker) { return new RedisScheduler((RedisBroker) broker); }
 }

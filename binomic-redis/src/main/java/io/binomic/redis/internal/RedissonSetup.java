@@ -195,9 +195,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         return replicas == 0 ? ReplicaWait.OFF : new ReplicaWait(replicas, timeout);
     }
 
-    private static Duration parseWaitTimeout(String text) {
-        return positiveDuration(WAIT_TIMEOUT_OPTION, text, "1s");
-    }
+    private static Duration parseWaitTimeout(String text) { return positiveDuration(WAIT_TIMEOUT_OPTION, text, "1s"); }
 
     /**
      * A broker option's duration: {@code 500ms}, {@code 2s}, {@code 5m} or ISO-8601 ({@code PT2S}),
@@ -300,9 +298,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
     }
 
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
-    }
+    private static String decode(String s) { return URLDecoder.decode(s, StandardCharsets.UTF_8); }
 
     /** Translates a failure at start into a message that says where, why and what to check. */
     BrokerException startFailure(Throwable failure) {

@@ -250,9 +250,7 @@ final class StreamFields {
         return strings;
     }
 
-    private static String text(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
+    private static String text(byte[] bytes) { return new String(bytes, StandardCharsets.UTF_8); }
 
     private static boolean sameText(byte[] bytes, String ascii) {
         if (bytes.length != ascii.length()) {
@@ -398,9 +396,7 @@ final class StreamFields {
         return PLAIN_CODEC_ID.matcher(codec).matches() ? codec : null;
     }
 
-    private static String require(Map<String, String> fields, String name) {
-        return require(name, fields.get(name));
-    }
+    private static String require(Map<String, String> fields, String name) { return require(name, fields.get(name)); }
 
     private static String require(String name, String value) {
         if (value == null || value.isEmpty()) {

@@ -32,9 +32,7 @@ final class TopologyUrls {
     private TopologyUrls() {
     }
 
-    static boolean handles(String scheme) {
-        return SCHEMES.contains(scheme);
-    }
+    static boolean handles(String scheme) { return SCHEMES.contains(scheme); }
 
     /** The Redisson set-up of a cluster or sentinel URL; a malformed one is refused with the expected form. */
     static RedissonSetup setup(BrokerConfig config, RedissonSetup.ReplicaWait replicaWait) {
