@@ -476,13 +476,11 @@ public final class Task<A, R> {
                     requireNoArgument(who);
                 }
             }
-            Integer attempts = maxAttempts.get();
-            if (attempts != null && attempts < 1) {
-                throw new IllegalArgumentException(who + "maxAttempts must be >= 1, was " + attempts);
+            if (maxAttempts.get() != null) {
+                Config.requireAtLeast(who + "maxAttempts", 1, maxAttempts.get());
             }
-            Duration t = timeout.get();
-            if (t != null && (t.isNegative() || t.isZero())) {
-                throw new IllegalArgumentException(who + "timeout must be positive, was " + t);
+            if (timeout.get() != null) {
+                Config.requirePositive(who + "timeout", timeout.get());
             }
             Duration retention = statusRetention.get();
             if (retention.isNegative()) {

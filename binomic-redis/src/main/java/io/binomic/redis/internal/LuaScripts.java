@@ -14,12 +14,9 @@ import java.util.List;
  * ({@code SET ... PX}); it is given back only by that job (compare and delete, {@code release_unique}
  * in {@code lib.lua}, also used by {@link #SETTLE} and {@link #CANCEL_JOB}).
  *
- * <p>A queue's messages of the default priority stay on its stream ({@code binomic:{q}:stream}); each
- * other level used has a stream of its own, {@code binomic:{q}:stream:p<level>}, read through the same
- * group, and the levels in use are the members of the set {@code binomic:{q}:stream:levels}. All share
- * the queue's hash tag. The scripts that put a message back onto its queue (due moves, ticks, replays)
- * derive the level's keys from the queue's stream key, which they are given ({@code level_stream} in
- * {@code lib.lua}): same slot, so Cluster accepts them.
+ * <p>The scripts that put a message back onto its queue (due moves, ticks, replays) derive a priority
+ * level's stream ({@link RedisPriorities}) from the queue's stream key, which they are given
+ * ({@code level_stream} in {@code lib.lua}): same hash tag, so Cluster accepts them.
  */
 final class LuaScripts {
     private LuaScripts() { }

@@ -49,13 +49,8 @@ import org.redisson.client.codec.StringCodec;
  * string per periodic job. Every state change that must be atomic is one Lua script
  * ({@link LuaScripts}); the rest are single commands or pipelines, so the round trips per message
  * stay at: enqueue 1 (bulk: 1 per 1000), fetch 1 per batch ({@link RedisFetch}), settle 1 per batch
- * (acks, retries and dead letters together: {@link RedisSettle}).
- *
- * <p>This class moves messages; each capability is a class of its own sharing the broker's
- * {@link RedisContext}: {@link RedisJobStore}, {@link RedisDeadLetters}, {@link RedisFlowLimits},
- * {@link RedisUniqueSubmits}, {@link RedisPausing}, {@link RedisPartitioning}, {@link RedisActivity},
- * {@link RedisFetch} (pending deliveries), {@link RedisSettle} (settled cleanup) and
- * {@link EvictionPolicyCheck} (the health report).
+ * (acks, retries and dead letters together: {@link RedisSettle}). This class moves messages; each
+ * capability is a class of its own sharing the broker's {@link RedisContext} ({@link #capability}).
  */
 final class RedisBroker implements Broker {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());

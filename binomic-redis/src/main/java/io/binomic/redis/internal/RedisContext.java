@@ -27,7 +27,6 @@ import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisTimeoutException;
-import org.redisson.client.codec.Codec;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -237,11 +236,11 @@ final class RedisContext {
 
     /**
      * {@link #eval} for a script that returns stream entries to {@link #fetched}: its reply's strings
-     * come back as {@link #entryCodec()} reads them (bytes; read them with {@link #replyText} and
+     * come back as {@link EntryCodec} reads them (bytes; read them with {@link #replyText} and
      * {@link #replyFieldName}), its integers as numbers.
      */
     <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
-        return call(what, () -> client().getScript(entryCodec()).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+        return call(what, () -> client().getScript(EntryCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
@@ -345,10 +344,7 @@ final class RedisContext {
 
     // ---- replies -------------------------------------------------------------------------
 
-    /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
-    static Codec entryCodec() { return EntryCodec.INSTANCE; }
-
-    /** The delivery of an entry read with {@link #entryCodec()}. */
+    /** The delivery of an entry read with {@link EntryCodec}, the codec of an XREADGROUP whose entries go here. */
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
         return fetched(queue, receipt, fields, 1);
     }
