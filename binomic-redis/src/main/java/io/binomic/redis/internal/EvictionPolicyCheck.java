@@ -19,8 +19,6 @@ import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
-import org.redisson.client.RedisConnectionException;
-import org.redisson.client.RedisTimeoutException;
 import org.redisson.config.Config;
 
 /**
@@ -177,7 +175,7 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
                     read.add(new ServerSetting(SETTING, server, Optional.of(policy), risk(policy)));
                 }
             } catch (RuntimeException e) {
-                if (!refused(e)) {
+                if (RedisContext.serverUnreachable(e)) {
                     throw e;
                 }
                 // Managed Redis renames or forbids CONFIG: the warning says so, and the start goes on.
@@ -186,16 +184,6 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
             }
         }
         return List.copyOf(read);
-    }
-
-    /** An error reply (CONFIG not allowed or not known), not a timeout or a lost connection. */
-    private static boolean refused(RuntimeException e) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof RedisTimeoutException || c instanceof RedisConnectionException) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static List<? extends RedisNode> primaries(RedissonClient client, Config redisson) {

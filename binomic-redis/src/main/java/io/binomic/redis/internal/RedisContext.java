@@ -287,11 +287,11 @@ final class RedisContext {
      * queue's keys refusing a command: then every queue fails alike, and the worker's own outage
      * handling applies rather than one queue sitting out.
      */
-    static boolean serverUnreachable(BrokerException e) {
+    static boolean serverUnreachable(Throwable e) {
         return causedBy(e, RedisTimeoutException.class) || causedBy(e, RedisConnectionException.class);
     }
 
-    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+    static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (type.isInstance(c) || Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
                 return true;

@@ -314,9 +314,9 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             hint = "connect with a name the certificate is issued for (BrokerConfig.url), or give the server a certificate for this name";
         } else if (upper.contains("TLS CERTIFICATE NOT TRUSTED")) {
             hint = "add the server's CA to the trust store (BrokerConfig option " + TRUSTSTORE_OPTION + ", or the JDK's)";
-        } else if (has(failure, SSLException.class)) {
+        } else if (RedisContext.causedBy(failure, SSLException.class)) {
             hint = "is the server's TLS port in BrokerConfig.url, and does it speak TLS (rediss://) at all?";
-        } else if (has(failure, UnknownHostException.class)) {
+        } else if (RedisContext.causedBy(failure, UnknownHostException.class)) {
             hint = "check the host name in BrokerConfig.url";
         } else if (upper.contains("WRONGTYPE")) {
             // Redis answered: a queue's key holds something Binomic did not write there
@@ -327,15 +327,6 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             hint = "is redis-server running? check BrokerConfig.url";
         }
         return new BrokerException("cannot connect to Redis at " + target + ": " + cause + "; " + hint, failure);
-    }
-
-    private static boolean has(Throwable t, Class<? extends Throwable> type) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** The most telling message in the chain: a socket error or Redis' own error reply. */
