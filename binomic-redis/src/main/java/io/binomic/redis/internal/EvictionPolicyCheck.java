@@ -1,7 +1,6 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.BrokerException;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;

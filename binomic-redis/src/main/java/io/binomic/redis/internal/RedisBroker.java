@@ -284,8 +284,6 @@ final class RedisBroker implements Broker {
 
     @Override
     public int removeIdleConsumers(String queue, Duration idle) {
-        long n = redis.<Long>eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS, RScript.ReturnType.LONG,
-                List.of(redis.keys(queue).stream()), GROUP, Long.toString(idle.toMillis())) + priorities.removeIdleConsumers(queue, idle);
-        return Math.toIntExact(n);
+        return Math.toIntExact(priorities.removeIdleConsumers(queue, idle));
     }
 }

@@ -118,11 +118,7 @@ final class RedisContext {
         }
     }
 
-    /**
-     * A producer's scripted write (a tracked job's enqueue or schedule, with its record): tried
-     * again when the connection fails under it, like a plain XADD, and ending in WAIT when
-     * {@code wait.replicas} asks for it. Returns the script's reply.
-     */
+    /** {@link #evalWrite} of a producer's script (a tracked enqueue), retried like an XADD ({@link #callRetryingBrokenConnections}). */
     <R> R writeScriptRetryingBrokenConnections(String what, String script, RScript.ReturnType type, List<Object> keys,
                                                Object... args) {
         return evalWrite(what, SUBMIT_AGAIN, PRODUCER_TRIES, script, type, keys, args);
@@ -143,10 +139,7 @@ final class RedisContext {
         });
     }
 
-    /**
-     * Options of a pipeline that writes: with {@code wait.replicas} set, a {@code WAIT} ends it
-     * (same round trip) and the reply must allow for the wait; otherwise the defaults.
-     */
+    /** Options of a pipeline that writes: with {@code wait.replicas}, ending in {@code WAIT}, and a reply timeout allowing for it. */
     BatchOptions writeOptions() {
         if (!replicaWait.on()) {
             return BatchOptions.defaults();
@@ -156,9 +149,8 @@ final class RedisContext {
     }
 
     /**
-     * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it. Otherwise the
-     * write is on the primary only, and the caller must know: a {@link NotReplicatedException} saying
-     * so and what happens if it is tried again ({@code consequence}).
+     * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it; otherwise a
+     * {@link NotReplicatedException} saying what happens if it is tried again ({@code consequence}).
      */
     <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
         if (replicaWait.on() && result.getSyncedSlaves() < replicaWait.replicas()) {
@@ -234,11 +226,7 @@ final class RedisContext {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
-    /**
-     * {@link #eval} for a script that returns stream entries to {@link #fetched}: its reply's strings
-     * come back as {@link EntryCodec} reads them (bytes; read them with {@link #replyText} and
-     * {@link #replyFieldName}), its integers as numbers.
-     */
+    /** {@link #eval} of a script returning stream entries: strings come back as bytes ({@link #replyText}), integers as numbers. */
     <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
         return call(what, () -> client().getScript(EntryCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }

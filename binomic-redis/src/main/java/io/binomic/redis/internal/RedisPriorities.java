@@ -378,10 +378,10 @@ final class RedisPriorities {
         return new QueueStats(queue, ready, pending, base.delayed(), base.deadLetters(), consumers);
     }
 
-    /** {@code Broker.removeSettled} for the level streams (the default stream's is the caller's). */
+    /** {@code Broker.removeSettled} over every level of {@code queue}, the default's included. */
     long removeSettled(String queue) { return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED); }
 
-    /** {@code Broker.removeIdleConsumers} for the level streams (the default stream's is the caller's). */
+    /** {@code Broker.removeIdleConsumers} over every level of {@code queue}, the default's included. */
     long removeIdleConsumers(String queue, Duration idle) {
         return eachLevel(queue, "removeIdleConsumers", LuaScripts.REMOVE_IDLE_CONSUMERS, Long.toString(idle.toMillis()));
     }
@@ -389,14 +389,12 @@ final class RedisPriorities {
     private long eachLevel(String queue, String what, String script, Object... more) {
         RedisKeys k = redis.keys(queue);
         long n = 0;
+        Object[] args = new Object[1 + more.length];
+        args[0] = RedisKeys.GROUP;
+        System.arraycopy(more, 0, args, 1, more.length);
         for (int p : levels(queue)) {
-            if (p != Priority.DEFAULT) {
-                Object[] args = new Object[1 + more.length];
-                args[0] = RedisKeys.GROUP;
-                System.arraycopy(more, 0, args, 1, more.length);
-                n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
-                        List.of(streamKey(k, p)), args));
-            }
+            n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
+                    List.of(streamKey(k, p)), args));
         }
         return n;
     }
