@@ -21,10 +21,7 @@ public final class SubmitOptions {
     public static final SubmitOptions NONE = builder().build();
 
     private final Map<String, String> headers;
-    // ---- priorities
     private final Integer priority;
-
-    // ---- unique jobs, debounce (flow control) ----
     private final Uniqueness uniqueness;
     private final String uniqueKey;
     private final String debounceKey;
@@ -108,7 +105,6 @@ public final class SubmitOptions {
     /** Builds {@link SubmitOptions}. */
     public static final class Builder {
         private final Config.Once<Map<String, String>> headers = new Config.Once<>("headers", Map.of());
-        // ---- priorities
         private final Config.Once<Integer> priority = new Config.Once<>("priority", null);
         private final Config.Once<Uniqueness> unique = new Config.Once<>("unique", null);
         private String uniqueKey;
@@ -145,8 +141,6 @@ public final class SubmitOptions {
             priority.set(Priority.require("SubmitOptions priority", value));
             return this;
         }
-
-        // ---- unique jobs, debounce (flow control) ----
 
         /**
          * Makes this job unique with {@code uniqueness}, keyed as its task keys it (its key function,
