@@ -158,10 +158,7 @@ public final class Task<A, R> {
     /** The exception types this task declared non-retryable (besides {@link NonRetryableException}). */
     public Set<Class<? extends Throwable>> nonRetryableExceptions() { return nonRetryable; }
 
-    /**
-     * How long a job's status and result are kept after it ends; zero when its jobs are not
-     * tracked (they then cost nothing beyond the message itself).
-     */
+    /** How long a job's status and result are kept after it ends ({@link Builder#keepStatusFor}); zero when not tracked. */
     public Duration statusRetention() { return statusRetention; }
 
     /** The {@linkplain Priority priority} of this task's jobs unless a submit says otherwise ({@link Builder#priority(int)}). */
@@ -173,10 +170,7 @@ public final class Task<A, R> {
     /** How this task's jobs are unique ({@link Builder#unique}); empty when they are not. */
     public Optional<Uniqueness> uniqueness() { return Optional.ofNullable(uniqueness); }
 
-    /**
-     * The unique key the task derives from {@code argument} ({@link Builder#unique(Uniqueness, Function)});
-     * empty when the task derives none (the argument itself is then the key).
-     */
+    /** The key {@link Builder#unique(Uniqueness, Function)} derives from {@code argument}; empty: the argument is the key. */
     public Optional<String> uniqueKeyOf(A argument) {
         return uniqueKey == null ? Optional.empty() : Optional.of(requireKey("unique key", uniqueKey.apply(argument)));
     }
@@ -197,10 +191,8 @@ public final class Task<A, R> {
         }
         return key;
     }
-    /**
-     * The flow limits of this task: rate and concurrency limits, task-wide and per key (see
-     * {@link Builder#rateLimit}, {@link Builder#concurrencyLimit}, {@link Builder#limitKey}).
-     */
+
+    /** The flow limits of this task, task-wide and per key ({@link Builder#rateLimit}, {@link Builder#limitKey}, ...). */
     public TaskLimits<A> limits() { return limits; }
 
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
