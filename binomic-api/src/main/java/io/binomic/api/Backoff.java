@@ -6,9 +6,8 @@ import java.util.random.RandomGenerator;
 
 /**
  * How long a failed message waits before its next attempt: {@code base * factor^(attempt-1)},
- * capped at {@code cap}, then optionally shortened by a random jitter.
- *
- * <p>Each setting is given once to the {@link #builder()} and checked when built (see its accessors).
+ * capped at {@code cap}, then optionally shortened by a random jitter. Immutable, and equal to
+ * another {@code Backoff} with the same settings.
  *
  * <p>The default (1.5 s, factor 2, cap 30 s, no jitter) waits 1.5, 3, 6, 12, 24, 30, 30... s.
  * {@link #exponential}, {@link #fixed} and {@link #withJitter} cover the usual shapes:
@@ -17,8 +16,6 @@ import java.util.random.RandomGenerator;
  * Backoff b = Backoff.exponential(Duration.ofSeconds(1), 2, Duration.ofMinutes(1)).withJitter(0.2);
  * Backoff same = Backoff.builder().base(Duration.ofSeconds(1)).factor(2).cap(Duration.ofMinutes(1)).jitter(0.2).build();
  * }</pre>
- *
- * <p>Immutable, and equal to another {@code Backoff} with the same settings.
  */
 public final class Backoff {
 
@@ -50,9 +47,7 @@ public final class Backoff {
     }
 
     /** Starts a backoff; every setting not given keeps the value of {@link #DEFAULT}. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding this backoff's settings, each of which may be replaced once. */
     public Builder toBuilder() {
@@ -70,34 +65,22 @@ public final class Backoff {
     }
 
     /** The same wait after every failure. */
-    public static Backoff fixed(Duration wait) {
-        return builder().base(wait).factor(1.0).cap(wait).build();
-    }
+    public static Backoff fixed(Duration wait) { return builder().base(wait).factor(1.0).cap(wait).build(); }
 
     /** This backoff with a jitter fraction in [0, 1] (replacing its own). */
-    public Backoff withJitter(double fraction) {
-        return toBuilder().jitter(fraction).build();
-    }
+    public Backoff withJitter(double fraction) { return toBuilder().jitter(fraction).build(); }
 
     /** The wait after the first failed attempt; positive. */
-    public Duration base() {
-        return base;
-    }
+    public Duration base() { return base; }
 
     /** Growth per attempt; at least 1 (1 gives a fixed backoff). */
-    public double factor() {
-        return factor;
-    }
+    public double factor() { return factor; }
 
     /** The longest wait; at least {@link #base()}. */
-    public Duration cap() {
-        return cap;
-    }
+    public Duration cap() { return cap; }
 
     /** Fraction of the computed wait that may be randomly removed, in [0, 1]; 0 is off. */
-    public double jitter() {
-        return jitter;
-    }
+    public double jitter() { return jitter; }
 
     /**
      * The wait before retrying a message whose attempt number {@code failedAttempt} (1-based) just
@@ -129,20 +112,14 @@ public final class Backoff {
     }
 
     @Override
-    public int hashCode() {
-        return Objects.hash(base, factor, cap, jitter);
-    }
+    public int hashCode() { return Objects.hash(base, factor, cap, jitter); }
 
     @Override
     public String toString() {
         return "Backoff[base=" + base + ", factor=" + factor + ", cap=" + cap + ", jitter=" + jitter + "]";
     }
 
-    /**
-     * Builds a {@link Backoff}. Each setting may be given once: a second call is an
-     * {@link IllegalArgumentException} naming the setting and both values. The values are checked
-     * by {@link #build()}.
-     */
+    /** Builds {@link Backoff}: each setting once (a second call is an {@link IllegalArgumentException}), checked by {@link #build()}. */
     public static final class Builder {
         private final Config.Once<Duration> base = new Config.Once<>("backoff.base", Duration.ofMillis(1500));
         private final Config.Once<Double> factor = new Config.Once<>("backoff.factor", 2.0);
@@ -152,36 +129,18 @@ public final class Backoff {
         private Builder() { }
 
         /** The wait after the first failed attempt; must be positive. Defaults to 1.5 s. */
-        public Builder base(Duration base) {
-            this.base.set(base);
-            return this;
-        }
+        public Builder base(Duration base) { return Config.set(this, this.base, base); }
 
         /** Growth per attempt; must be finite and at least 1 (1 gives a fixed backoff). Defaults to 2. */
-        public Builder factor(double factor) {
-            this.factor.set(factor);
-            return this;
-        }
+        public Builder factor(double factor) { return Config.set(this, this.factor, factor); }
 
         /** The longest wait; must be at least the base. Defaults to 30 s. */
-        public Builder cap(Duration cap) {
-            this.cap.set(cap);
-            return this;
-        }
+        public Builder cap(Duration cap) { return Config.set(this, this.cap, cap); }
 
         /** Fraction of each wait that may be randomly removed, in [0, 1]. Defaults to 0 (no jitter). */
-        public Builder jitter(double jitter) {
-            this.jitter.set(jitter);
-            return this;
-        }
+        public Builder jitter(double jitter) { return Config.set(this, this.jitter, jitter); }
 
-        /**
-         * Checks the settings and builds the backoff.
-         *
-         * @throws IllegalArgumentException naming the setting that is out of range
-         */
-        public Backoff build() {
-            return new Backoff(this);
-        }
+        /** Checks the settings and builds the backoff, or throws an {@link IllegalArgumentException} naming a bad one. */
+        public Backoff build() { return new Backoff(this); }
     }
 }

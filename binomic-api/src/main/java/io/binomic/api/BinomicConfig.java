@@ -6,16 +6,13 @@ import java.util.regex.Pattern;
 
 /**
  * Everything a Binomic instance needs: the broker, the task defaults and the worker settings.
- *
- * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
- * when built.
+ * Built by {@link #builder()}, whose setters say the defaults; immutable, and equal to another
+ * configuration with the same settings.
  *
  * <pre>{@code
  * BinomicConfig config = BinomicConfig.builder().brokerUrl("redis://localhost:6379")
  *         .worker(WorkerConfig.builder().queues("mail").concurrency(20).build()).build();
  * }</pre>
- *
- * <p>Immutable, and equal to another configuration with the same settings.
  */
 public final class BinomicConfig {
 
@@ -46,14 +43,10 @@ public final class BinomicConfig {
     }
 
     /** Every setting at its default: the embedded broker, the default task and worker settings. */
-    public static BinomicConfig defaults() {
-        return builder().build();
-    }
+    public static BinomicConfig defaults() { return builder().build(); }
 
     /** Starts a configuration; every setting not given keeps its documented default. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding these settings, each of which may be replaced once. */
     public Builder toBuilder() {
@@ -67,32 +60,22 @@ public final class BinomicConfig {
     }
 
     /** Where messages live. */
-    public BrokerConfig broker() {
-        return broker;
-    }
+    public BrokerConfig broker() { return broker; }
 
     /** Retry policy of tasks that do not override it. */
-    public TaskDefaults taskDefaults() {
-        return taskDefaults;
-    }
+    public TaskDefaults taskDefaults() { return taskDefaults; }
 
     /** Settings of workers started by this instance. */
-    public WorkerConfig worker() {
-        return worker;
-    }
+    public WorkerConfig worker() { return worker; }
 
     /** Whether {@code start()} registers the CRON and INTERVAL tasks. */
-    public boolean schedulePeriodicTasks() {
-        return schedulePeriodicTasks;
-    }
+    public boolean schedulePeriodicTasks() { return schedulePeriodicTasks; }
 
     /**
      * Id of the {@link PayloadCodec} that encodes task arguments
      * ({@code json-jdk}, {@code jackson}); chosen here, never by what is on the module path.
      */
-    public String payloadCodec() {
-        return payloadCodec;
-    }
+    public String payloadCodec() { return payloadCodec; }
 
     @Override
     public boolean equals(Object o) {
@@ -102,9 +85,7 @@ public final class BinomicConfig {
     }
 
     @Override
-    public int hashCode() {
-        return Objects.hash(broker, taskDefaults, worker, schedulePeriodicTasks, payloadCodec);
-    }
+    public int hashCode() { return Objects.hash(broker, taskDefaults, worker, schedulePeriodicTasks, payloadCodec); }
 
     /** The settings; the broker's shows no password, so this is safe to log. */
     @Override
@@ -128,40 +109,25 @@ public final class BinomicConfig {
         private Builder() { }
 
         /** Broker settings. Defaults to {@link BrokerConfig#defaults()} (embedded {@code memory://}). */
-        public Builder broker(BrokerConfig broker) {
-            this.broker.set(broker);
-            return this;
-        }
+        public Builder broker(BrokerConfig broker) { return Config.set(this, this.broker, broker); }
 
         /**
          * Shortcut for a broker given only by URL, other broker settings at their defaults; it sets
          * the same setting as {@link #broker(BrokerConfig)}. Defaults to {@code memory://}.
          */
-        public Builder brokerUrl(String url) {
-            this.broker.set(BrokerConfig.builder().url(url).build());
-            return this;
-        }
+        public Builder brokerUrl(String url) { return Config.set(this, this.broker, BrokerConfig.builder().url(url).build()); }
 
         /** Task defaults. Defaults to {@link TaskDefaults#defaults()}. */
-        public Builder taskDefaults(TaskDefaults taskDefaults) {
-            this.taskDefaults.set(taskDefaults);
-            return this;
-        }
+        public Builder taskDefaults(TaskDefaults taskDefaults) { return Config.set(this, this.taskDefaults, taskDefaults); }
 
         /** Worker settings. Defaults to {@link WorkerConfig#defaults()}. */
-        public Builder worker(WorkerConfig worker) {
-            this.worker.set(worker);
-            return this;
-        }
+        public Builder worker(WorkerConfig worker) { return Config.set(this, this.worker, worker); }
 
         /**
          * Whether {@code start()} fires CRON and INTERVAL tasks from this process. With a shared
          * broker every tick is claimed once, so several processes may safely do it. Defaults to true.
          */
-        public Builder schedulePeriodicTasks(boolean schedulePeriodicTasks) {
-            this.schedulePeriodicTasks.set(schedulePeriodicTasks);
-            return this;
-        }
+        public Builder schedulePeriodicTasks(boolean schedule) { return Config.set(this, schedulePeriodicTasks, schedule); }
 
         /**
          * Id of the payload codec that encodes task arguments: {@code json-jdk} (the JDK-only
@@ -172,18 +138,9 @@ public final class BinomicConfig {
          * message records the codec that wrote it, and a worker decodes with that one, so
          * producers and workers need not agree, but a worker must have the codec.
          */
-        public Builder payloadCodec(String payloadCodec) {
-            this.payloadCodec.set(payloadCodec);
-            return this;
-        }
+        public Builder payloadCodec(String payloadCodec) { return Config.set(this, this.payloadCodec, payloadCodec); }
 
-        /**
-         * Checks the settings and builds the configuration.
-         *
-         * @throws IllegalArgumentException naming the setting that is wrong
-         */
-        public BinomicConfig build() {
-            return new BinomicConfig(this);
-        }
+        /** Checks the settings and builds the configuration, or throws an {@link IllegalArgumentException} naming a bad one. */
+        public BinomicConfig build() { return new BinomicConfig(this); }
     }
 }

@@ -8,12 +8,8 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * Where messages live and how to reach them.
- *
- * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
- * when built.
- *
- * <p>Immutable, and equal to another broker configuration with the same settings. Its
+ * Where messages live and how to reach them. Built by {@link #builder()}, whose setters say the
+ * defaults; immutable, and equal to another broker configuration with the same settings. Its
  * {@link #toString()} shows neither the password nor the one in the URL.
  */
 public final class BrokerConfig {
@@ -64,14 +60,10 @@ public final class BrokerConfig {
     }
 
     /** The embedded broker ({@code memory://}) with every other setting at its default. */
-    public static BrokerConfig defaults() {
-        return builder().build();
-    }
+    public static BrokerConfig defaults() { return builder().build(); }
 
     /** Starts a broker configuration; every setting not given keeps its documented default. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding these settings, each of which may be replaced once. */
     public Builder toBuilder() {
@@ -95,82 +87,52 @@ public final class BrokerConfig {
      * Broker URL: {@code memory://} (embedded), {@code redis://host:port}, {@code rediss://} (TLS).
      * It may hold a password: log {@link #redactedUrl()} instead.
      */
-    public String url() {
-        return url;
-    }
+    public String url() { return url; }
 
     /** Explicit provider id, overriding the URL scheme's choice. */
-    public Optional<String> brokerId() {
-        return brokerId;
-    }
+    public Optional<String> brokerId() { return brokerId; }
 
     /** ACL user (Redis 6+), if any. */
-    public Optional<String> username() {
-        return username;
-    }
+    public Optional<String> username() { return username; }
 
     /** Password, if any; never printed. */
-    public Optional<String> password() {
-        return password;
-    }
+    public Optional<String> password() { return password; }
 
     /** Logical database number (Redis {@code SELECT}). */
-    public int database() {
-        return database;
-    }
+    public int database() { return database; }
 
     /** Time allowed to connect. */
-    public Duration connectTimeout() {
-        return connectTimeout;
-    }
+    public Duration connectTimeout() { return connectTimeout; }
 
     /** Time allowed for one command. */
-    public Duration commandTimeout() {
-        return commandTimeout;
-    }
+    public Duration commandTimeout() { return commandTimeout; }
 
     /** Prefix of every key the broker writes. */
-    public String keyPrefix() {
-        return keyPrefix;
-    }
+    public String keyPrefix() { return keyPrefix; }
 
     /** Largest encoded payload accepted by {@code submit}. */
-    public int maxPayloadBytes() {
-        return maxPayloadBytes;
-    }
+    public int maxPayloadBytes() { return maxPayloadBytes; }
 
     /** Dead letters kept per queue; older ones are dropped past it. */
-    public int deadLetterMaxCount() {
-        return deadLetterMaxCount;
-    }
+    public int deadLetterMaxCount() { return deadLetterMaxCount; }
 
     /** Dead letters older than this are dropped. */
-    public Duration deadLetterMaxAge() {
-        return deadLetterMaxAge;
-    }
+    public Duration deadLetterMaxAge() { return deadLetterMaxAge; }
 
     /**
      * Provider-specific settings (for Redis: {@code redisson.config} = a Redisson YAML file for
      * Sentinel or Cluster; {@code wait.replicas}, {@code wait.timeout} = replicas that must confirm
      * each write, and for how long to wait); unmodifiable.
      */
-    public Map<String, String> options() {
-        return options;
-    }
+    public Map<String, String> options() { return options; }
 
     /** The URL scheme in lower case: {@code memory}, {@code redis}, {@code rediss}. */
-    public String scheme() {
-        return url.substring(0, url.indexOf("://")).toLowerCase(Locale.ROOT);
-    }
+    public String scheme() { return url.substring(0, url.indexOf("://")).toLowerCase(Locale.ROOT); }
 
     /** The URL with any password replaced by {@code ****}, safe to log. */
-    public String redactedUrl() {
-        return redact(url);
-    }
+    public String redactedUrl() { return redact(url); }
 
-    private static String redact(String url) {
-        return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@");
-    }
+    private static String redact(String url) { return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@"); }
 
     @Override
     public boolean equals(Object o) {
@@ -198,9 +160,8 @@ public final class BrokerConfig {
     }
 
     /**
-     * Builds {@link BrokerConfig}. Each setting may be given once: a second call is an
-     * {@link IllegalArgumentException} naming the setting and both values (passwords shown as
-     * {@code ****}). The values are checked by {@link #build()}.
+     * Builds {@link BrokerConfig}: each setting once (a second call is an {@link IllegalArgumentException}
+     * naming both values, passwords as {@code ****}), checked by {@link #build()}.
      */
     public static final class Builder {
         private final Config.Once<String> url = new Config.Once<>("url", "memory://", BrokerConfig::redact);
@@ -224,84 +185,42 @@ public final class BrokerConfig {
          * the Redis module, a Redis Cluster is {@code redis+cluster://host:port,host:port} and Sentinel
          * {@code redis+sentinel://host:port,host:port/masterName}.
          */
-        public Builder url(String url) {
-            this.url.set(url);
-            return this;
-        }
+        public Builder url(String url) { return Config.set(this, this.url, url); }
 
         /** Explicit provider id ({@code memory}, {@code redis}); wins over the URL scheme. Defaults to none. */
-        public Builder brokerId(String brokerId) {
-            this.brokerId.set(brokerId);
-            return this;
-        }
+        public Builder brokerId(String brokerId) { return Config.set(this, this.brokerId, brokerId); }
 
         /** ACL user name. Defaults to none (the URL's, if any). */
-        public Builder username(String username) {
-            this.username.set(username);
-            return this;
-        }
+        public Builder username(String username) { return Config.set(this, this.username, username); }
 
         /** Password. Defaults to none (the URL's, if any). */
-        public Builder password(String password) {
-            this.password.set(password);
-            return this;
-        }
+        public Builder password(String password) { return Config.set(this, this.password, password); }
 
         /** Logical database; at least 0. Defaults to 0 (or the URL's path, e.g. {@code /2}). */
-        public Builder database(int database) {
-            this.database.set(database);
-            return this;
-        }
+        public Builder database(int database) { return Config.set(this, this.database, database); }
 
         /** Connect timeout; positive. Defaults to 5 s. */
-        public Builder connectTimeout(Duration connectTimeout) {
-            this.connectTimeout.set(connectTimeout);
-            return this;
-        }
+        public Builder connectTimeout(Duration connectTimeout) { return Config.set(this, this.connectTimeout, connectTimeout); }
 
         /** Timeout of one command; positive. Defaults to 5 s. */
-        public Builder commandTimeout(Duration commandTimeout) {
-            this.commandTimeout.set(commandTimeout);
-            return this;
-        }
+        public Builder commandTimeout(Duration commandTimeout) { return Config.set(this, this.commandTimeout, commandTimeout); }
 
         /** Prefix of every key: 1-64 of letters, digits, '_', '.', ':', '-'. Defaults to {@code binomic}. */
-        public Builder keyPrefix(String keyPrefix) {
-            this.keyPrefix.set(keyPrefix);
-            return this;
-        }
+        public Builder keyPrefix(String keyPrefix) { return Config.set(this, this.keyPrefix, keyPrefix); }
 
         /** Largest encoded payload accepted at submit; at least 1. Defaults to 512 KiB. */
-        public Builder maxPayloadBytes(int maxPayloadBytes) {
-            this.maxPayloadBytes.set(maxPayloadBytes);
-            return this;
-        }
+        public Builder maxPayloadBytes(int maxPayloadBytes) { return Config.set(this, this.maxPayloadBytes, maxPayloadBytes); }
 
         /** Dead letters kept per queue; at least 1. Defaults to 100,000. */
-        public Builder deadLetterMaxCount(int deadLetterMaxCount) {
-            this.deadLetterMaxCount.set(deadLetterMaxCount);
-            return this;
-        }
+        public Builder deadLetterMaxCount(int deadLetterMaxCount) { return Config.set(this, this.deadLetterMaxCount, deadLetterMaxCount); }
 
         /** Age past which dead letters are dropped; positive. Defaults to 14 days. */
-        public Builder deadLetterMaxAge(Duration deadLetterMaxAge) {
-            this.deadLetterMaxAge.set(deadLetterMaxAge);
-            return this;
-        }
+        public Builder deadLetterMaxAge(Duration deadLetterMaxAge) { return Config.set(this, this.deadLetterMaxAge, deadLetterMaxAge); }
 
         /** Provider-specific options, all given at once (copied when built). Defaults to none. */
-        public Builder options(Map<String, String> options) {
-            this.options.set(options);
-            return this;
-        }
+        public Builder options(Map<String, String> options) { return Config.set(this, this.options, options); }
 
-        /**
-         * Checks the settings and builds the broker configuration.
-         *
-         * @throws IllegalArgumentException naming the setting that is out of range
-         */
-        public BrokerConfig build() {
-            return new BrokerConfig(this);
-        }
+        /** Checks the settings and builds the broker configuration, or throws an {@link IllegalArgumentException} naming a bad one. */
+        public BrokerConfig build() { return new BrokerConfig(this); }
     }
 }

@@ -53,13 +53,15 @@ final class Config {
         }
 
         /** The value given, else the default or the copied value. */
-        T get() {
-            return value;
-        }
+        T get() { return value; }
 
-        private String show(T v) {
-            return v == null ? "null" : shown.apply(v);
-        }
+        private String show(T v) { return v == null ? "null" : shown.apply(v); }
+    }
+
+    /** Gives {@code setting} its {@code value} ({@link Once#set}) and returns {@code builder}, for a setter's one line. */
+    static <B, T> B set(B builder, Once<T> setting, T value) {
+        setting.set(value);
+        return builder;
     }
 
     static Duration requirePositive(String field, Duration value) {

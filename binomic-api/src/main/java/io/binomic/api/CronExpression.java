@@ -306,9 +306,7 @@ public final class CronExpression {
         return dayOfMonthMatches || dayOfWeekMatches;
     }
 
-    private static boolean has(long bits, int value) {
-        return (bits & (1L << value)) != 0;
-    }
+    private static boolean has(long bits, int value) { return (bits & (1L << value)) != 0; }
 
     /** The smallest set bit at or above {@code from}, or -1. */
     private static int nextSetBit(long bits, int from) {
@@ -320,9 +318,7 @@ public final class CronExpression {
     }
 
     /** The expression as parsed (trimmed). */
-    public String expression() {
-        return expression;
-    }
+    public String expression() { return expression; }
 
     /** Two expressions are equal when their (trimmed) text is equal. */
     @Override
@@ -331,12 +327,8 @@ public final class CronExpression {
     }
 
     @Override
-    public int hashCode() {
-        return expression.hashCode();
-    }
+    public int hashCode() { return expression.hashCode(); }
 
     @Override
-    public String toString() {
-        return expression;
-    }
+    public String toString() { return expression; }
 }

@@ -17,9 +17,7 @@ public record DeadLetterFilter(Optional<String> task, Optional<DeadLetterReason>
     private static final DeadLetterFilter ALL = new DeadLetterFilter(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
 
     /** Matches every dead letter. */
-    public static DeadLetterFilter all() {
-        return ALL;
-    }
+    public static DeadLetterFilter all() { return ALL; }
 
     public DeadLetterFilter withTask(String name) {
         return new DeadLetterFilter(Optional.of(name), reason, errorClass, failedBefore);

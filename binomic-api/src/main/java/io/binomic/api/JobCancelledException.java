@@ -14,7 +14,5 @@ public class JobCancelledException extends BinomicException {
     }
 
     /** The job. */
-    public UUID jobId() {
-        return jobId;
-    }
+    public UUID jobId() { return jobId; }
 }

@@ -18,7 +18,5 @@ public class JobNotFoundException extends BinomicException {
     }
 
     /** The job. */
-    public UUID jobId() {
-        return jobId;
-    }
+    public UUID jobId() { return jobId; }
 }

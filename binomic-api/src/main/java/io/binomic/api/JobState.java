@@ -23,7 +23,5 @@ public enum JobState {
     UNKNOWN;
 
     /** True for the states a job does not leave. */
-    public boolean isFinal() {
-        return this == SUCCEEDED || this == DEAD_LETTERED || this == CANCELLED;
-    }
+    public boolean isFinal() { return this == SUCCEEDED || this == DEAD_LETTERED || this == CANCELLED; }
 }

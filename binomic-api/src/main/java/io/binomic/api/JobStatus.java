@@ -61,9 +61,7 @@ public interface JobStatus {
      * The W3C trace context the job was submitted with ({@link TraceContext}), recorded when it
      * first starts; empty before that, and for a job submitted without one.
      */
-    default Optional<TraceContext> traceContext() {
-        return Optional.empty();
-    }
+    default Optional<TraceContext> traceContext() { return Optional.empty(); }
 
     /** True when a cancel was asked while the job ran. */
     boolean cancelRequested();

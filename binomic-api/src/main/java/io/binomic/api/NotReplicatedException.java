@@ -21,12 +21,8 @@ public class NotReplicatedException extends BrokerException {
     }
 
     /** Replicas that confirmed the write. */
-    public int confirmed() {
-        return confirmed;
-    }
+    public int confirmed() { return confirmed; }
 
     /** Replicas required. */
-    public int required() {
-        return required;
-    }
+    public int required() { return required; }
 }

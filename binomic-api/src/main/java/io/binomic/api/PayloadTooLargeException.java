@@ -16,11 +16,7 @@ public class PayloadTooLargeException extends BinomicException {
         this.limit = limit;
     }
 
-    public int size() {
-        return size;
-    }
+    public int size() { return size; }
 
-    public int limit() {
-        return limit;
-    }
+    public int limit() { return limit; }
 }

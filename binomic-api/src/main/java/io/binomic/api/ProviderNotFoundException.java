@@ -17,7 +17,5 @@ public class ProviderNotFoundException extends BinomicException {
     }
 
     /** One line per provider found: id, class and module. */
-    public List<String> found() {
-        return found;
-    }
+    public List<String> found() { return found; }
 }

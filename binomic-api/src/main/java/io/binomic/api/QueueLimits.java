@@ -31,24 +31,16 @@ public final class QueueLimits {
     }
 
     /** A builder with no limit set. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** The rate limit, if any. */
-    public Optional<RateLimit> rate() {
-        return Optional.ofNullable(rate);
-    }
+    public Optional<RateLimit> rate() { return Optional.ofNullable(rate); }
 
     /** The most jobs of the queue running at once, if limited. */
-    public Optional<Integer> concurrency() {
-        return concurrency == 0 ? Optional.empty() : Optional.of(concurrency);
-    }
+    public Optional<Integer> concurrency() { return concurrency == 0 ? Optional.empty() : Optional.of(concurrency); }
 
     /** True when neither limit is set. */
-    public boolean isEmpty() {
-        return rate == null && concurrency == 0;
-    }
+    public boolean isEmpty() { return rate == null && concurrency == 0; }
 
     @Override
     public boolean equals(Object o) {
@@ -56,9 +48,7 @@ public final class QueueLimits {
     }
 
     @Override
-    public int hashCode() {
-        return Objects.hash(rate, concurrency);
-    }
+    public int hashCode() { return Objects.hash(rate, concurrency); }
 
     /** As the CLI prints it: {@code rate 50 per PT1S (burst 1), concurrency 10}, or {@code none}. */
     @Override
@@ -115,8 +105,6 @@ public final class QueueLimits {
         }
 
         /** The limits; {@link QueueLimits#NONE} when none was set. */
-        public QueueLimits build() {
-            return rate == null && concurrency == 0 ? NONE : new QueueLimits(rate, concurrency);
-        }
+        public QueueLimits build() { return rate == null && concurrency == 0 ? NONE : new QueueLimits(rate, concurrency); }
     }
 }

@@ -51,9 +51,7 @@ public final class RateLimit {
     }
 
     /** At most {@code permits} starts per second: {@code of(permits, Duration.ofSeconds(1))}. */
-    public static RateLimit perSecond(int permits) {
-        return of(permits, Duration.ofSeconds(1));
-    }
+    public static RateLimit perSecond(int permits) { return of(permits, Duration.ofSeconds(1)); }
 
     /**
      * This limit allowing up to {@code burst} starts at once after a quiet spell (at most
@@ -69,24 +67,16 @@ public final class RateLimit {
     }
 
     /** Starts allowed per period. */
-    public int permits() {
-        return permits;
-    }
+    public int permits() { return permits; }
 
     /** The period the permits are counted over. */
-    public Duration period() {
-        return period;
-    }
+    public Duration period() { return period; }
 
     /** Starts allowed at once after a quiet spell; 1 unless {@link #withBurst} said otherwise. */
-    public int burst() {
-        return burst;
-    }
+    public int burst() { return burst; }
 
     /** The spacing of starts, in milliseconds: {@code period / permits}, rounded up (so never faster than the limit). */
-    public long intervalMillis() {
-        return (period.toMillis() + permits - 1) / permits;
-    }
+    public long intervalMillis() { return (period.toMillis() + permits - 1) / permits; }
 
     @Override
     public boolean equals(Object o) {
@@ -94,12 +84,8 @@ public final class RateLimit {
     }
 
     @Override
-    public int hashCode() {
-        return Objects.hash(permits, period, burst);
-    }
+    public int hashCode() { return Objects.hash(permits, period, burst); }
 
     @Override
-    public String toString() {
-        return permits + "/" + period + (burst > 1 ? " burst " + burst : "");
-    }
+    public String toString() { return permits + "/" + period + (burst > 1 ? " burst " + burst : ""); }
 }

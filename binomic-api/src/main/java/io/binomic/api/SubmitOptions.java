@@ -21,10 +21,7 @@ public final class SubmitOptions {
     public static final SubmitOptions NONE = builder().build();
 
     private final Map<String, String> headers;
-    // ---- priorities
     private final Integer priority;
-
-    // ---- unique jobs, debounce (flow control) ----
     private final Uniqueness uniqueness;
     private final String uniqueKey;
     private final String debounceKey;
@@ -48,9 +45,7 @@ public final class SubmitOptions {
     }
 
     /** A builder with every setting at its default. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding this object's settings, each of which may be replaced once. */
     public Builder toBuilder() {
@@ -67,51 +62,35 @@ public final class SubmitOptions {
     }
 
     /** Free-form headers carried by the message to its handler ({@link TaskContext}). */
-    public Map<String, String> headers() {
-        return headers;
-    }
+    public Map<String, String> headers() { return headers; }
 
     /** This submit's {@linkplain Priority priority}, if it overrides the task's ({@link Builder#priority(int)}). */
-    public OptionalInt priority() {
-        return priority == null ? OptionalInt.empty() : OptionalInt.of(priority);
-    }
+    public OptionalInt priority() { return priority == null ? OptionalInt.empty() : OptionalInt.of(priority); }
 
     /** How this job is unique, overriding its task's; empty to keep the task's. */
-    public Optional<Uniqueness> uniqueness() {
-        return Optional.ofNullable(uniqueness);
-    }
+    public Optional<Uniqueness> uniqueness() { return Optional.ofNullable(uniqueness); }
 
     /** The unique key given with {@link Builder#unique(Uniqueness, String)}; empty to derive it as the task does. */
-    public Optional<String> uniqueKey() {
-        return Optional.ofNullable(uniqueKey);
-    }
+    public Optional<String> uniqueKey() { return Optional.ofNullable(uniqueKey); }
 
     /** The debounce key of this job; empty for the task's. */
-    public Optional<String> debounceKey() {
-        return Optional.ofNullable(debounceKey);
-    }
+    public Optional<String> debounceKey() { return Optional.ofNullable(debounceKey); }
 
     /** How long after the submit this job is enqueued, overriding its task's delay; empty for the task's. */
-    public Optional<Duration> delay() {
-        return Optional.ofNullable(delay);
-    }
+    public Optional<Duration> delay() { return Optional.ofNullable(delay); }
 
     /**
      * The trace context given with {@link Builder#traceContext}; empty when none was (a
      * {@code traceparent} among the {@link #headers()} is then the submit's, else the
      * application's {@link TraceContextProvider} is asked).
      */
-    public Optional<TraceContext> traceContext() {
-        return Optional.ofNullable(traceContext);
-    }
+    public Optional<TraceContext> traceContext() { return Optional.ofNullable(traceContext); }
 
     /**
      * The key that picks this job's partition on a partitioned queue ({@link Builder#partitionKey});
      * empty to spread jobs round robin.
      */
-    public Optional<String> partitionKey() {
-        return Optional.ofNullable(partitionKey);
-    }
+    public Optional<String> partitionKey() { return Optional.ofNullable(partitionKey); }
 
     @Override
     public String toString() {
@@ -126,7 +105,6 @@ public final class SubmitOptions {
     /** Builds {@link SubmitOptions}. */
     public static final class Builder {
         private final Config.Once<Map<String, String>> headers = new Config.Once<>("headers", Map.of());
-        // ---- priorities
         private final Config.Once<Integer> priority = new Config.Once<>("priority", null);
         private final Config.Once<Uniqueness> unique = new Config.Once<>("unique", null);
         private String uniqueKey;
@@ -163,8 +141,6 @@ public final class SubmitOptions {
             priority.set(Priority.require("SubmitOptions priority", value));
             return this;
         }
-
-        // ---- unique jobs, debounce (flow control) ----
 
         /**
          * Makes this job unique with {@code uniqueness}, keyed as its task keys it (its key function,
@@ -249,8 +225,6 @@ public final class SubmitOptions {
         }
 
         /** The options. */
-        public SubmitOptions build() {
-            return new SubmitOptions(this);
-        }
+        public SubmitOptions build() { return new SubmitOptions(this); }
     }
 }

@@ -95,9 +95,7 @@ public final class Task<A, R> {
     }
 
     /** Starts a definition of a task without argument or result (the shape CRON and INTERVAL tasks have). */
-    public static Builder<Void, Void> builder(String name) {
-        return builder(name, Void.class, Void.class);
-    }
+    public static Builder<Void, Void> builder(String name) { return builder(name, Void.class, Void.class); }
 
     /** Binds this task to the code that runs it, for a worker. */
     public TaskBinding<A, R> handledBy(TaskHandler<A, R> handler) {
@@ -160,10 +158,7 @@ public final class Task<A, R> {
     /** The exception types this task declared non-retryable (besides {@link NonRetryableException}). */
     public Set<Class<? extends Throwable>> nonRetryableExceptions() { return nonRetryable; }
 
-    /**
-     * How long a job's status and result are kept after it ends; zero when its jobs are not
-     * tracked (they then cost nothing beyond the message itself).
-     */
+    /** How long a job's status and result are kept after it ends ({@link Builder#keepStatusFor}); zero when not tracked. */
     public Duration statusRetention() { return statusRetention; }
 
     /** The {@linkplain Priority priority} of this task's jobs unless a submit says otherwise ({@link Builder#priority(int)}). */
@@ -175,10 +170,7 @@ public final class Task<A, R> {
     /** How this task's jobs are unique ({@link Builder#unique}); empty when they are not. */
     public Optional<Uniqueness> uniqueness() { return Optional.ofNullable(uniqueness); }
 
-    /**
-     * The unique key the task derives from {@code argument} ({@link Builder#unique(Uniqueness, Function)});
-     * empty when the task derives none (the argument itself is then the key).
-     */
+    /** The key {@link Builder#unique(Uniqueness, Function)} derives from {@code argument}; empty: the argument is the key. */
     public Optional<String> uniqueKeyOf(A argument) {
         return uniqueKey == null ? Optional.empty() : Optional.of(requireKey("unique key", uniqueKey.apply(argument)));
     }
@@ -199,10 +191,8 @@ public final class Task<A, R> {
         }
         return key;
     }
-    /**
-     * The flow limits of this task: rate and concurrency limits, task-wide and per key (see
-     * {@link Builder#rateLimit}, {@link Builder#concurrencyLimit}, {@link Builder#limitKey}).
-     */
+
+    /** The flow limits of this task, task-wide and per key ({@link Builder#rateLimit}, {@link Builder#limitKey}, ...). */
     public TaskLimits<A> limits() { return limits; }
 
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
@@ -219,9 +209,7 @@ public final class Task<A, R> {
     }
 
     @Override
-    public String toString() {
-        return "Task[" + name + ", queue=" + queue + ", mode=" + mode + "]";
-    }
+    public String toString() { return "Task[" + name + ", queue=" + queue + ", mode=" + mode + "]"; }
 
     /**
      * Builds a {@link Task}. Each setting may be given once, and a task has one mode: a second
@@ -311,10 +299,7 @@ public final class Task<A, R> {
         }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
-        public Builder<A, R> queue(String queue) {
-            this.queue.set(queue);
-            return this;
-        }
+        public Builder<A, R> queue(String queue) { return Config.set(this, this.queue, queue); }
 
         /** Makes this a {@link TaskMode#DELAY} task enqueued {@code delay} after submission. Defaults to DIRECT (at once). */
         public Builder<A, R> delay(Duration delay) {
@@ -324,9 +309,7 @@ public final class Task<A, R> {
         }
 
         /** Makes this a {@link TaskMode#CRON} task, read in UTC. Standard 5 fields. */
-        public Builder<A, R> cron(String expression) {
-            return cron(expression, ZoneOffset.UTC);
-        }
+        public Builder<A, R> cron(String expression) { return cron(expression, ZoneOffset.UTC); }
 
         /** Makes this a {@link TaskMode#CRON} task read in {@code zone} (DST handled). */
         public Builder<A, R> cron(String expression, ZoneId zone) {
@@ -356,16 +339,10 @@ public final class Task<A, R> {
         }
 
         /** Overrides the maximum number of attempts for this task. Defaults to the worker's setting. */
-        public Builder<A, R> maxAttempts(int maxAttempts) {
-            this.maxAttempts.set(maxAttempts);
-            return this;
-        }
+        public Builder<A, R> maxAttempts(int maxAttempts) { return Config.set(this, this.maxAttempts, maxAttempts); }
 
         /** Overrides the execution timeout for this task. Defaults to the worker's setting. */
-        public Builder<A, R> timeout(Duration timeout) {
-            this.timeout.set(timeout);
-            return this;
-        }
+        public Builder<A, R> timeout(Duration timeout) { return Config.set(this, this.timeout, timeout); }
 
         /** Overrides the backoff for this task. Defaults to the worker's setting. */
         public Builder<A, R> backoff(Backoff backoff) {
@@ -491,13 +468,11 @@ public final class Task<A, R> {
                     requireNoArgument(who);
                 }
             }
-            Integer attempts = maxAttempts.get();
-            if (attempts != null && attempts < 1) {
-                throw new IllegalArgumentException(who + "maxAttempts must be >= 1, was " + attempts);
+            if (maxAttempts.get() != null) {
+                Config.requireAtLeast(who + "maxAttempts", 1, maxAttempts.get());
             }
-            Duration t = timeout.get();
-            if (t != null && (t.isNegative() || t.isZero())) {
-                throw new IllegalArgumentException(who + "timeout must be positive, was " + t);
+            if (timeout.get() != null) {
+                Config.requirePositive(who + "timeout", timeout.get());
             }
             Duration retention = statusRetention.get();
             if (retention.isNegative()) {
@@ -520,9 +495,7 @@ public final class Task<A, R> {
         }
 
         /** "a CRON", "an INTERVAL": the article as the mode's name is spoken. */
-        private static String withArticle(TaskMode mode) {
-            return (mode == TaskMode.INTERVAL ? "an " : "a ") + mode;
-        }
+        private static String withArticle(TaskMode mode) { return (mode == TaskMode.INTERVAL ? "an " : "a ") + mode; }
 
         private void requireNoArgument(String who) {
             if (argumentType != Void.class) {

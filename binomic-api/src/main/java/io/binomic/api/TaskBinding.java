@@ -21,17 +21,11 @@ public final class TaskBinding<A, R> {
     }
 
     /** The task definition. */
-    public Task<A, R> task() {
-        return task;
-    }
+    public Task<A, R> task() { return task; }
 
     /** The code that runs the task. */
-    public TaskHandler<A, R> handler() {
-        return handler;
-    }
+    public TaskHandler<A, R> handler() { return handler; }
 
     @Override
-    public String toString() {
-        return "TaskBinding[" + task.name() + "]";
-    }
+    public String toString() { return "TaskBinding[" + task.name() + "]"; }
 }

@@ -45,14 +45,10 @@ public interface TaskContext {
      * {@link TraceContext#parentId()}. Empty when the submit had none, or when its
      * {@code traceparent} header is malformed.
      */
-    default Optional<TraceContext> traceContext() {
-        return TraceContext.fromHeaders(headers());
-    }
+    default Optional<TraceContext> traceContext() { return TraceContext.fromHeaders(headers()); }
 
     /** True on the last attempt the budget allows. */
-    default boolean isLastAttempt() {
-        return attempt() >= maxAttempts();
-    }
+    default boolean isLastAttempt() { return attempt() >= maxAttempts(); }
 
     /**
      * Reports how far the job got, shown in its {@link JobStatus#progress() status} (for a tracked
@@ -76,7 +72,5 @@ public interface TaskContext {
     }
 
     /** The context, or empty outside a task handler. */
-    static Optional<TaskContext> find() {
-        return CurrentTask.find();
-    }
+    static Optional<TaskContext> find() { return CurrentTask.find(); }
 }

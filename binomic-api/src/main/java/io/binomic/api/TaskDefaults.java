@@ -5,12 +5,8 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The retry policy every task gets unless its declaration overrides it.
- *
- * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
- * when built.
- *
- * <p>Immutable, and equal to other task defaults with the same settings.
+ * The retry policy every task gets unless its declaration overrides it. Built by {@link #builder()},
+ * whose setters say the defaults; immutable, and equal to other task defaults with the same settings.
  */
 public final class TaskDefaults {
 
@@ -28,14 +24,10 @@ public final class TaskDefaults {
     }
 
     /** The defaults: 3 attempts, 600 s timeout, {@link Backoff#DEFAULT}, staleAfter off. */
-    public static TaskDefaults defaults() {
-        return builder().build();
-    }
+    public static TaskDefaults defaults() { return builder().build(); }
 
     /** Starts task defaults; every setting not given keeps its documented default. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding these settings, each of which may be replaced once. */
     public Builder toBuilder() {
@@ -48,42 +40,28 @@ public final class TaskDefaults {
     }
 
     /** How many times a message may be executed, including the first. */
-    public int maxAttempts() {
-        return maxAttempts;
-    }
+    public int maxAttempts() { return maxAttempts; }
 
     /** How long one execution may run before it is interrupted and retried. */
-    public Duration taskTimeout() {
-        return taskTimeout;
-    }
+    public Duration taskTimeout() { return taskTimeout; }
 
     /** The wait between attempts. */
-    public Backoff backoff() {
-        return backoff;
-    }
+    public Backoff backoff() { return backoff; }
 
     /**
      * When present, a message older than this when picked up is not executed but retried with a
      * fresh enqueue time.
      */
-    public Optional<Duration> staleAfter() {
-        return staleAfter;
-    }
+    public Optional<Duration> staleAfter() { return staleAfter; }
 
     /** The effective max attempts of {@code task}. */
-    public int maxAttemptsOf(Task<?, ?> task) {
-        return task.maxAttempts().orElse(maxAttempts);
-    }
+    public int maxAttemptsOf(Task<?, ?> task) { return task.maxAttempts().orElse(maxAttempts); }
 
     /** The effective timeout of {@code task}. */
-    public Duration timeoutOf(Task<?, ?> task) {
-        return task.timeout().orElse(taskTimeout);
-    }
+    public Duration timeoutOf(Task<?, ?> task) { return task.timeout().orElse(taskTimeout); }
 
     /** The effective backoff of {@code task}. */
-    public Backoff backoffOf(Task<?, ?> task) {
-        return task.backoff().orElse(backoff);
-    }
+    public Backoff backoffOf(Task<?, ?> task) { return task.backoff().orElse(backoff); }
 
     @Override
     public boolean equals(Object o) {
@@ -92,9 +70,7 @@ public final class TaskDefaults {
     }
 
     @Override
-    public int hashCode() {
-        return Objects.hash(maxAttempts, taskTimeout, backoff, staleAfter);
-    }
+    public int hashCode() { return Objects.hash(maxAttempts, taskTimeout, backoff, staleAfter); }
 
     @Override
     public String toString() {
@@ -102,11 +78,7 @@ public final class TaskDefaults {
                 + ", staleAfter=" + staleAfter + "]";
     }
 
-    /**
-     * Builds {@link TaskDefaults}. Each setting may be given once: a second call is an
-     * {@link IllegalArgumentException} naming the setting and both values. The values are checked
-     * by {@link #build()}.
-     */
+    /** Builds {@link TaskDefaults}: each setting once (a second call is an {@link IllegalArgumentException}), checked by {@link #build()}. */
     public static final class Builder {
         private final Config.Once<Integer> maxAttempts = new Config.Once<>("maxAttempts", 3);
         private final Config.Once<Duration> taskTimeout = new Config.Once<>("taskTimeout", Duration.ofSeconds(600));
@@ -116,40 +88,22 @@ public final class TaskDefaults {
         private Builder() { }
 
         /** Executions allowed per message, the first included; at least 1. Defaults to 3. */
-        public Builder maxAttempts(int maxAttempts) {
-            this.maxAttempts.set(maxAttempts);
-            return this;
-        }
+        public Builder maxAttempts(int maxAttempts) { return Config.set(this, this.maxAttempts, maxAttempts); }
 
         /** Longest run of one execution before it counts as a failed attempt; positive. Defaults to 600 s. */
-        public Builder taskTimeout(Duration taskTimeout) {
-            this.taskTimeout.set(taskTimeout);
-            return this;
-        }
+        public Builder taskTimeout(Duration taskTimeout) { return Config.set(this, this.taskTimeout, taskTimeout); }
 
         /** Wait between attempts. Defaults to {@link Backoff#DEFAULT} (1.5 s doubling to 30 s, no jitter). */
-        public Builder backoff(Backoff backoff) {
-            this.backoff.set(backoff);
-            return this;
-        }
+        public Builder backoff(Backoff backoff) { return Config.set(this, this.backoff, backoff); }
 
         /**
          * Age past which a picked-up message is retried instead of executed; positive, or null for
          * off. Defaults to off: tying it to the timeout, as the Python original does, churns every
          * old backlog.
          */
-        public Builder staleAfter(Duration staleAfter) {
-            this.staleAfter.set(staleAfter);
-            return this;
-        }
+        public Builder staleAfter(Duration staleAfter) { return Config.set(this, this.staleAfter, staleAfter); }
 
-        /**
-         * Checks the settings and builds the task defaults.
-         *
-         * @throws IllegalArgumentException naming the setting that is out of range
-         */
-        public TaskDefaults build() {
-            return new TaskDefaults(this);
-        }
+        /** Checks the settings and builds the task defaults, or throws an {@link IllegalArgumentException} naming a bad one. */
+        public TaskDefaults build() { return new TaskDefaults(this); }
     }
 }

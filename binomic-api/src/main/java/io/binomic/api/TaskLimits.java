@@ -34,19 +34,13 @@ public final class TaskLimits<A> {
     }
 
     /** The task-wide rate limit. */
-    public Optional<RateLimit> rate() {
-        return Optional.ofNullable(rate);
-    }
+    public Optional<RateLimit> rate() { return Optional.ofNullable(rate); }
 
     /** The task-wide concurrency limit. */
-    public OptionalInt concurrency() {
-        return concurrency == null ? OptionalInt.empty() : OptionalInt.of(concurrency);
-    }
+    public OptionalInt concurrency() { return concurrency == null ? OptionalInt.empty() : OptionalInt.of(concurrency); }
 
     /** The rate limit of each key. */
-    public Optional<RateLimit> rateLimitPerKey() {
-        return Optional.ofNullable(keyedRate);
-    }
+    public Optional<RateLimit> rateLimitPerKey() { return Optional.ofNullable(keyedRate); }
 
     /** The concurrency limit of each key. */
     public OptionalInt concurrencyLimitPerKey() {
@@ -54,9 +48,7 @@ public final class TaskLimits<A> {
     }
 
     /** True when the task declares a limit key (and so a per-key limit). */
-    public boolean hasKey() {
-        return key != null;
-    }
+    public boolean hasKey() { return key != null; }
 
     /**
      * The limit key of {@code argument}, empty when the task declares no key.
@@ -75,9 +67,7 @@ public final class TaskLimits<A> {
     }
 
     /** True when the task declares no limit at all (its jobs cost nothing more). */
-    public boolean isEmpty() {
-        return rate == null && concurrency == null && keyedRate == null && keyedConcurrency == null;
-    }
+    public boolean isEmpty() { return rate == null && concurrency == null && keyedRate == null && keyedConcurrency == null; }
 
     @Override
     public String toString() {

@@ -13,7 +13,5 @@ public class TaskNotFoundException extends BinomicException {
     }
 
     /** The name the message asked for. */
-    public String taskName() {
-        return taskName;
-    }
+    public String taskName() { return taskName; }
 }

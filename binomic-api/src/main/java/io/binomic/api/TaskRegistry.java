@@ -33,17 +33,11 @@ public final class TaskRegistry {
     }
 
     /** The task named {@code name}, if registered. */
-    public Optional<Task<?, ?>> find(String name) {
-        return Optional.ofNullable(byName.get(name));
-    }
+    public Optional<Task<?, ?>> find(String name) { return Optional.ofNullable(byName.get(name)); }
 
     /** Every task, in declaration order. */
-    public List<Task<?, ?>> all() {
-        return List.copyOf(byName.values());
-    }
+    public List<Task<?, ?>> all() { return List.copyOf(byName.values()); }
 
     /** The queues the tasks use, in declaration order, without duplicates. */
-    public List<String> queues() {
-        return byName.values().stream().map(Task::queue).distinct().toList();
-    }
+    public List<String> queues() { return byName.values().stream().map(Task::queue).distinct().toList(); }
 }

@@ -45,9 +45,7 @@ public record TraceContext(String traceparent, String tracestate) {
     }
 
     /** A context without {@code tracestate}. */
-    public static TraceContext of(String traceparent) {
-        return new TraceContext(traceparent, "");
-    }
+    public static TraceContext of(String traceparent) { return new TraceContext(traceparent, ""); }
 
     /** A context with both parts; {@code tracestate} may be empty. */
     public static TraceContext of(String traceparent, String tracestate) {
@@ -102,19 +100,13 @@ public record TraceContext(String traceparent, String tracestate) {
     }
 
     /** The 32 hex digits naming the trace. */
-    public String traceId() {
-        return traceparent.substring(3, 35);
-    }
+    public String traceId() { return traceparent.substring(3, 35); }
 
     /** The 16 hex digits naming the submitter's span: the parent of the handler's span. */
-    public String parentId() {
-        return traceparent.substring(36, 52);
-    }
+    public String parentId() { return traceparent.substring(36, 52); }
 
     /** Whether the submitter's trace is sampled (flag bit 0). */
-    public boolean sampled() {
-        return (Integer.parseInt(traceparent.substring(53, 55), 16) & 1) == 1;
-    }
+    public boolean sampled() { return (Integer.parseInt(traceparent.substring(53, 55), 16) & 1) == 1; }
 
     /** The message headers that carry this context: {@value #TRACEPARENT}, and {@value #TRACESTATE} unless empty. */
     public Map<String, String> headers() {

@@ -79,24 +79,16 @@ public final class Uniqueness {
     }
 
     /** When the key is given back. */
-    public Scope scope() {
-        return scope;
-    }
+    public Scope scope() { return scope; }
 
     /** The longest the key is held: the period of {@link Scope#FOR_PERIOD}, the bound of the others. */
-    public Duration ttl() {
-        return ttl;
-    }
+    public Duration ttl() { return ttl; }
 
     @Override
-    public boolean equals(Object o) {
-        return o instanceof Uniqueness u && u.scope == scope && u.ttl.equals(ttl);
-    }
+    public boolean equals(Object o) { return o instanceof Uniqueness u && u.scope == scope && u.ttl.equals(ttl); }
 
     @Override
-    public int hashCode() {
-        return Objects.hash(scope, ttl);
-    }
+    public int hashCode() { return Objects.hash(scope, ttl); }
 
     @Override
     public String toString() {

@@ -8,12 +8,8 @@ import java.util.regex.Pattern;
 
 /**
  * How one worker runs: which queues it reads, how many tasks at once, how it leases and
- * reclaims messages and how it stops.
- *
- * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
- * when built.
- *
- * <p>Immutable, and equal to another worker configuration with the same settings.
+ * reclaims messages and how it stops. Built by {@link #builder()}, whose setters say the defaults;
+ * immutable, and equal to another worker configuration with the same settings.
  */
 public final class WorkerConfig {
 
@@ -54,14 +50,10 @@ public final class WorkerConfig {
     }
 
     /** A worker with every setting at its default. */
-    public static WorkerConfig defaults() {
-        return builder().build();
-    }
+    public static WorkerConfig defaults() { return builder().build(); }
 
     /** Starts a worker configuration; every setting not given keeps its documented default. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding these settings, each of which may be replaced once. */
     public Builder toBuilder() {
@@ -77,39 +69,25 @@ public final class WorkerConfig {
     }
 
     /** Queues to consume; empty means every queue of the registered tasks. */
-    public List<String> queues() {
-        return queues;
-    }
+    public List<String> queues() { return queues; }
 
     /** Tasks running at once in this worker (each on its own virtual thread). */
-    public int concurrency() {
-        return concurrency;
-    }
+    public int concurrency() { return concurrency; }
 
     /** How long a stopping worker waits for running tasks before cancelling them. */
-    public Duration shutdownGrace() {
-        return shutdownGrace;
-    }
+    public Duration shutdownGrace() { return shutdownGrace; }
 
     /** How long a fetched message may go without lease renewal before another worker may reclaim it. */
-    public Duration leaseTimeout() {
-        return leaseTimeout;
-    }
+    public Duration leaseTimeout() { return leaseTimeout; }
 
     /** How long one fetch blocks waiting for messages. */
-    public Duration pollTimeout() {
-        return pollTimeout;
-    }
+    public Duration pollTimeout() { return pollTimeout; }
 
     /** How often the worker looks for stranded messages. */
-    public Duration reclaimInterval() {
-        return reclaimInterval;
-    }
+    public Duration reclaimInterval() { return reclaimInterval; }
 
     /** This worker's consumer name; empty means host-pid-random. */
-    public Optional<String> consumerName() {
-        return consumerName;
-    }
+    public Optional<String> consumerName() { return consumerName; }
 
     @Override
     public boolean equals(Object o) {
@@ -131,11 +109,7 @@ public final class WorkerConfig {
                 + ", consumerName=" + consumerName + "]";
     }
 
-    /**
-     * Builds {@link WorkerConfig}. Each setting may be given once: a second call is an
-     * {@link IllegalArgumentException} naming the setting and both values. The values are checked
-     * by {@link #build()}.
-     */
+    /** Builds {@link WorkerConfig}: each setting once (a second call is an {@link IllegalArgumentException}), checked by {@link #build()}. */
     public static final class Builder {
         private final Config.Once<List<String>> queues = new Config.Once<>("queues", List.of());
         private final Config.Once<Integer> concurrency = new Config.Once<>("concurrency", 5);
@@ -148,63 +122,34 @@ public final class WorkerConfig {
         private Builder() { }
 
         /** Queues to consume; empty for all. Defaults to every queue used by the registered tasks. */
-        public Builder queues(List<String> queues) {
-            this.queues.set(queues);
-            return this;
-        }
+        public Builder queues(List<String> queues) { return Config.set(this, this.queues, queues); }
 
         /** Queues to consume. Defaults to every queue used by the registered tasks. */
-        public Builder queues(String... queues) {
-            return queues(List.of(queues));
-        }
+        public Builder queues(String... queues) { return queues(List.of(queues)); }
 
         /** Tasks running at once; at least 1. Defaults to 5, as the Python original. */
-        public Builder concurrency(int concurrency) {
-            this.concurrency.set(concurrency);
-            return this;
-        }
+        public Builder concurrency(int concurrency) { return Config.set(this, this.concurrency, concurrency); }
 
         /** Wait for running tasks on stop before cancelling them (not acked: they come back by reclaim). Defaults to 10 s. */
-        public Builder shutdownGrace(Duration shutdownGrace) {
-            this.shutdownGrace.set(shutdownGrace);
-            return this;
-        }
+        public Builder shutdownGrace(Duration shutdownGrace) { return Config.set(this, this.shutdownGrace, shutdownGrace); }
 
         /**
          * Time without renewal after which a fetched message counts as stranded and may be
          * reclaimed by another worker. The owner renews every quarter of it, so a long task on a
          * live worker is never stolen. Defaults to 30 s.
          */
-        public Builder leaseTimeout(Duration leaseTimeout) {
-            this.leaseTimeout.set(leaseTimeout);
-            return this;
-        }
+        public Builder leaseTimeout(Duration leaseTimeout) { return Config.set(this, this.leaseTimeout, leaseTimeout); }
 
         /** Longest block of one fetch; shorter than the lease timeout. Defaults to 1 s. */
-        public Builder pollTimeout(Duration pollTimeout) {
-            this.pollTimeout.set(pollTimeout);
-            return this;
-        }
+        public Builder pollTimeout(Duration pollTimeout) { return Config.set(this, this.pollTimeout, pollTimeout); }
 
         /** Period of the search for stranded messages. Defaults to 10 s. */
-        public Builder reclaimInterval(Duration reclaimInterval) {
-            this.reclaimInterval.set(reclaimInterval);
-            return this;
-        }
+        public Builder reclaimInterval(Duration reclaimInterval) { return Config.set(this, this.reclaimInterval, reclaimInterval); }
 
         /** This worker's consumer name in the group. Defaults to host-pid-random. */
-        public Builder consumerName(String consumerName) {
-            this.consumerName.set(consumerName);
-            return this;
-        }
+        public Builder consumerName(String consumerName) { return Config.set(this, this.consumerName, consumerName); }
 
-        /**
-         * Checks the settings and builds the worker configuration.
-         *
-         * @throws IllegalArgumentException naming the setting that is out of range
-         */
-        public WorkerConfig build() {
-            return new WorkerConfig(this);
-        }
+        /** Checks the settings and builds the worker configuration, or throws an {@link IllegalArgumentException} naming a bad one. */
+        public WorkerConfig build() { return new WorkerConfig(this); }
     }
 }

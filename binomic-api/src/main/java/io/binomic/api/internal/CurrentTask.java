@@ -14,9 +14,7 @@ public final class CurrentTask {
     private CurrentTask() { }
 
     /** The bound context, if any. */
-    public static Optional<TaskContext> find() {
-        return CURRENT.isBound() ? Optional.of(CURRENT.get()) : Optional.empty();
-    }
+    public static Optional<TaskContext> find() { return CURRENT.isBound() ? Optional.of(CURRENT.get()) : Optional.empty(); }
 
     /** Runs {@code body} with {@code context} bound. */
     public static <R> R callWith(TaskContext context, Callable<R> body) throws Exception {

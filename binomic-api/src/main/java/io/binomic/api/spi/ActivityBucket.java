@@ -44,9 +44,7 @@ public record ActivityBucket(Instant minute, long succeeded, long failed, long r
     }
 
     /** Executions counted (succeeded + failed). */
-    public long executions() {
-        return succeeded + failed;
-    }
+    public long executions() { return succeeded + failed; }
 
     /** Mean execution time; zero when nothing ran. */
     public Duration meanRun() {
@@ -64,7 +62,5 @@ public record ActivityBucket(Instant minute, long succeeded, long failed, long r
     }
 
     /** True when nothing was counted. */
-    public boolean isEmpty() {
-        return executions() == 0 && retried == 0 && deadLettered == 0;
-    }
+    public boolean isEmpty() { return executions() == 0 && retried == 0 && deadLettered == 0; }
 }

@@ -35,8 +35,6 @@ public interface BrokerHealthReport {
         }
 
         /** True when the value was read and puts nothing at risk. */
-        public boolean safe() {
-            return value.isPresent() && warning.isEmpty();
-        }
+        public boolean safe() { return value.isPresent() && warning.isEmpty(); }
     }
 }

@@ -63,7 +63,5 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMillis, 
     }
 
     /** A concurrency limit of {@code max} slots named {@code id}. */
-    public static FlowLimit concurrency(String id, int max) {
-        return new FlowLimit(id, Kind.CONCURRENCY, max, 0, 1);
-    }
+    public static FlowLimit concurrency(String id, int max) { return new FlowLimit(id, Kind.CONCURRENCY, max, 0, 1); }
 }

@@ -24,9 +24,7 @@ public record JobRecord(Map<String, String> fields) {
     }
 
     /** The value of field {@code name}, or null when the record has none. */
-    public String get(String name) {
-        return fields.get(name);
-    }
+    public String get(String name) { return fields.get(name); }
 
     /** The job's state ({@link JobRecords#STATE}), when the record names a known one. */
     public Optional<JobState> state() {
@@ -42,14 +40,10 @@ public record JobRecord(Map<String, String> fields) {
     }
 
     /** The task name ({@link JobRecords#TASK}), empty when the record has none. */
-    public String task() {
-        return fields.getOrDefault(JobRecords.TASK, "");
-    }
+    public String task() { return fields.getOrDefault(JobRecords.TASK, ""); }
 
     /** The attempt running or last run ({@link JobRecords#ATTEMPT}). */
-    public OptionalInt attempt() {
-        return intField(JobRecords.ATTEMPT);
-    }
+    public OptionalInt attempt() { return intField(JobRecords.ATTEMPT); }
 
     /**
      * Field {@code name} as an int, empty when the record has none or holds no int there (a field
@@ -68,48 +62,30 @@ public record JobRecord(Map<String, String> fields) {
     }
 
     /** When a scheduled or retrying job is due ({@link JobRecords#DUE}). */
-    public Optional<Instant> due() {
-        return instant(JobRecords.DUE);
-    }
+    public Optional<Instant> due() { return instant(JobRecords.DUE); }
 
     /** When the enqueue that created the record happened ({@link JobRecords#ENQUEUED_AT}). */
-    public Optional<Instant> enqueuedAt() {
-        return instant(JobRecords.ENQUEUED_AT);
-    }
+    public Optional<Instant> enqueuedAt() { return instant(JobRecords.ENQUEUED_AT); }
 
     /** When the current or last attempt started ({@link JobRecords#STARTED_AT}). */
-    public Optional<Instant> startedAt() {
-        return instant(JobRecords.STARTED_AT);
-    }
+    public Optional<Instant> startedAt() { return instant(JobRecords.STARTED_AT); }
 
     /** When the job ended ({@link JobRecords#ENDED_AT}). */
-    public Optional<Instant> endedAt() {
-        return instant(JobRecords.ENDED_AT);
-    }
+    public Optional<Instant> endedAt() { return instant(JobRecords.ENDED_AT); }
 
     /** How long the record is kept after the job ends ({@link JobRecords#RETENTION}). */
-    public Optional<Duration> retention() {
-        return number(JobRecords.RETENTION).map(Duration::ofMillis);
-    }
+    public Optional<Duration> retention() { return number(JobRecords.RETENTION).map(Duration::ofMillis); }
 
     /** The result of a succeeded job, as the codec's JSON ({@link JobRecords#RESULT}). */
-    public Optional<String> result() {
-        return Optional.ofNullable(fields.get(JobRecords.RESULT));
-    }
+    public Optional<String> result() { return Optional.ofNullable(fields.get(JobRecords.RESULT)); }
 
     /** Why the job failed ({@link JobRecords#ERROR}); empty when none is recorded. */
-    public Optional<String> error() {
-        return Optional.ofNullable(fields.get(JobRecords.ERROR)).filter(e -> !e.isEmpty());
-    }
+    public Optional<String> error() { return Optional.ofNullable(fields.get(JobRecords.ERROR)).filter(e -> !e.isEmpty()); }
 
     /** True once a cancel was asked while the job ran ({@link JobRecords#CANCEL_REQUESTED}). */
-    public boolean cancelRequested() {
-        return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED));
-    }
+    public boolean cancelRequested() { return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED)); }
 
-    private Optional<Instant> instant(String name) {
-        return number(name).map(Instant::ofEpochMilli);
-    }
+    private Optional<Instant> instant(String name) { return number(name).map(Instant::ofEpochMilli); }
 
     private Optional<Long> number(String name) {
         String v = fields.get(name);

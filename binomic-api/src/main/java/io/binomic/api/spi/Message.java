@@ -192,74 +192,46 @@ public final class Message {
     }
 
     /** Message id, UUIDv7. */
-    public UUID id() {
-        return id;
-    }
+    public UUID id() { return id; }
 
     /** The task name. */
-    public String task() {
-        return task;
-    }
+    public String task() { return task; }
 
     /** The queue the message belongs to. */
-    public String queue() {
-        return queue;
-    }
+    public String queue() { return queue; }
 
     /** The attempt this delivery is, starting at 1. */
-    public int attempt() {
-        return attempt;
-    }
+    public int attempt() { return attempt; }
 
     /** When the message was last put on its queue. */
-    public Instant enqueuedAt() {
-        return enqueuedAt;
-    }
+    public Instant enqueuedAt() { return enqueuedAt; }
 
     /** The encoded argument; do not modify the returned array. */
-    public byte[] payload() {
-        return payload;
-    }
+    public byte[] payload() { return payload; }
 
     /** This message's {@linkplain Priority priority}, {@value Priority#DEFAULT} unless set. */
-    public int priority() {
-        return envelope.priority;
-    }
+    public int priority() { return envelope.priority; }
 
     /** True when this message is a tracked job (its status and result are kept: {@link #trackFor()}). */
-    public boolean isTracked() {
-        return envelope.trackFor != null;
-    }
+    public boolean isTracked() { return envelope.trackFor != null; }
 
     /** How long a tracked job's status and result are kept after it ends; empty for an untracked job. */
-    public Optional<Duration> trackFor() {
-        return Optional.ofNullable(envelope.trackFor);
-    }
+    public Optional<Duration> trackFor() { return Optional.ofNullable(envelope.trackFor); }
 
     /** {@link #trackFor()} in milliseconds as the wire and the broker scripts take it; null when untracked. */
-    public String trackForMillis() {
-        return envelope.trackFor == null ? null : Long.toString(envelope.trackFor.toMillis());
-    }
+    public String trackForMillis() { return envelope.trackFor == null ? null : Long.toString(envelope.trackFor.toMillis()); }
 
     /** The id of the payload codec that wrote the payload; empty for a message written before it was recorded. */
-    public Optional<String> codec() {
-        return Optional.ofNullable(envelope.codec);
-    }
+    public Optional<String> codec() { return Optional.ofNullable(envelope.codec); }
 
     /** The unique key this message claims; empty when it is not unique. */
-    public Optional<UniqueClaim> unique() {
-        return Optional.ofNullable(envelope.unique);
-    }
+    public Optional<UniqueClaim> unique() { return Optional.ofNullable(envelope.unique); }
 
     /** The debounce key of a debounced message. */
-    public Optional<String> debounceKey() {
-        return Optional.ofNullable(envelope.debounceKey);
-    }
+    public Optional<String> debounceKey() { return Optional.ofNullable(envelope.debounceKey); }
 
     /** The limit key of a job of a task with per-key limits, computed at submit. */
-    public Optional<String> limitKey() {
-        return Optional.ofNullable(envelope.limitKey);
-    }
+    public Optional<String> limitKey() { return Optional.ofNullable(envelope.limitKey); }
 
     /** The attempt the rate limits already admitted this message for ({@link FlowLimit#RATE_ADMITTED_HEADER}). */
     public OptionalInt rateAdmittedAttempt() {
@@ -267,9 +239,7 @@ public final class Message {
     }
 
     /** True when the rate limits admitted this very attempt. */
-    public boolean isRateAdmitted() {
-        return envelope.rateAdmittedAttempt == attempt;
-    }
+    public boolean isRateAdmitted() { return envelope.rateAdmittedAttempt == attempt; }
 
     /** The attempt whose concurrency turn came ({@link FlowLimit#TURN_HEADER}). */
     public OptionalInt turnAttempt() {
@@ -277,24 +247,16 @@ public final class Message {
     }
 
     /** True when this very attempt's concurrency turn came: it may take a free slot ahead of those waiting. */
-    public boolean isTurn() {
-        return envelope.turnAttempt == attempt;
-    }
+    public boolean isTurn() { return envelope.turnAttempt == attempt; }
 
     /** The W3C trace context the job was submitted with. */
-    public Optional<TraceContext> traceContext() {
-        return Optional.ofNullable(envelope.traceContext);
-    }
+    public Optional<TraceContext> traceContext() { return Optional.ofNullable(envelope.traceContext); }
 
     /** The id of the dead letter this message was replayed from. */
-    public Optional<String> replayedFrom() {
-        return Optional.ofNullable(envelope.replayedFrom);
-    }
+    public Optional<String> replayedFrom() { return Optional.ofNullable(envelope.replayedFrom); }
 
     /** The headers the submitter gave (none of the {@link #RESERVED} names, but for a foreign value kept as it was). */
-    public Map<String, String> userHeaders() {
-        return headers;
-    }
+    public Map<String, String> userHeaders() { return headers; }
 
     /** This message with another attempt number and enqueue time (reclaim, replay). */
     public Message withAttempt(int newAttempt, Instant now) {

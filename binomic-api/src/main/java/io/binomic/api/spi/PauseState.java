@@ -28,12 +28,8 @@ public record PauseState(boolean queuePaused, Set<String> pausedTasks) {
     }
 
     /** True when messages of {@code task} must not run: its queue or the task is paused. */
-    public boolean pauses(String task) {
-        return queuePaused || pausedTasks.contains(task);
-    }
+    public boolean pauses(String task) { return queuePaused || pausedTasks.contains(task); }
 
     /** True when nothing is paused. */
-    public boolean isEmpty() {
-        return !queuePaused && pausedTasks.isEmpty();
-    }
+    public boolean isEmpty() { return !queuePaused && pausedTasks.isEmpty(); }
 }

@@ -63,9 +63,7 @@ public record QueuePartitions(int count, int highest) {
     }
 
     /** True when the queue is split (or was, and may still hold messages in its higher partitions). */
-    public boolean partitioned() {
-        return highest > 1;
-    }
+    public boolean partitioned() { return highest > 1; }
 
     /** The physical queues workers read: partitions {@code 0..highest-1} of {@code queue}. */
     public List<String> all(String queue) {

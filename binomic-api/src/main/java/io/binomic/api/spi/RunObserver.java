@@ -38,9 +38,7 @@ public interface RunObserver {
          *
          * @return run on the same thread once the handler returned or threw, to undo what this did
          */
-        default Runnable enter() {
-            return () -> { };
-        }
+        default Runnable enter() { return () -> { }; }
 
         /**
          * The worker decided how the run ends. Called once, after {@link #enter()}'s undo.

@@ -61,9 +61,7 @@ public interface Scheduler extends AutoCloseable {
      * while its claim is kept (the {@code claimLifetime} given to {@link #fireTick}); empty when
      * none is known. Empty by default.
      */
-    default Optional<Instant> lastFiredTick(String queue, String jobName) {
-        return Optional.empty();
-    }
+    default Optional<Instant> lastFiredTick(String queue, String jobName) { return Optional.empty(); }
 
     /**
      * Releases what this scheduler holds of its own. The storage belongs to the broker: closing the

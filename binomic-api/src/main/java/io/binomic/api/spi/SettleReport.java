@@ -32,7 +32,5 @@ public record SettleReport(List<Settlement> reclaimed, List<Settlement> notPendi
     }
 
     /** True when every settlement was applied. */
-    public boolean allApplied() {
-        return reclaimed.isEmpty() && notPending.isEmpty();
-    }
+    public boolean allApplied() { return reclaimed.isEmpty() && notPending.isEmpty(); }
 }

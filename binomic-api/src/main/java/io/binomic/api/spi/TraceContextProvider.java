@@ -28,9 +28,7 @@ public interface TraceContextProvider {
      * @param submit the task, queue and job count of the call
      * @return the context the submitted messages carry; empty for none
      */
-    default Optional<TraceContext> forSubmit(Submit submit) {
-        return current();
-    }
+    default Optional<TraceContext> forSubmit(Submit submit) { return current(); }
 
     /**
      * What one submit call sends.

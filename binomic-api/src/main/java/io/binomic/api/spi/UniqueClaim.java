@@ -35,14 +35,10 @@ public record UniqueClaim(Uniqueness.Scope scope, Duration ttl, String key) {
     }
 
     /** True when the key is given back when the job ends (and not only at start or when its period passes). */
-    public boolean releasedAtEnd() {
-        return scope != Uniqueness.Scope.FOR_PERIOD;
-    }
+    public boolean releasedAtEnd() { return scope != Uniqueness.Scope.FOR_PERIOD; }
 
     /** The claim of {@code message}, if it is unique. */
-    public static Optional<UniqueClaim> of(Message message) {
-        return message.unique();
-    }
+    public static Optional<UniqueClaim> of(Message message) { return message.unique(); }
 
     /** The claim a {@value #HEADER} header's value says; empty when it is malformed. */
     public static Optional<UniqueClaim> parse(String v) {
@@ -68,7 +64,5 @@ public record UniqueClaim(Uniqueness.Scope scope, Duration ttl, String key) {
     }
 
     /** The debounce key of {@code message}, if it is debounced. */
-    public static Optional<String> debounceKey(Message message) {
-        return message.debounceKey();
-    }
+    public static Optional<String> debounceKey(Message message) { return message.debounceKey(); }
 }

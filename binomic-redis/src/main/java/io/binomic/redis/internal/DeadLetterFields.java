@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import org.redisson.api.stream.StreamMessageId;
 
 /**
@@ -49,59 +50,29 @@ final class DeadLetterFields {
         Map<String, String> raw;
         Optional<Message> message;
         if (fields.containsKey(RAW)) {
-            raw = parseRaw(fields.get(RAW));
+            raw = parsedOr(fields.get(RAW), StreamFields::fromJson, Map.of(RAW, fields.get(RAW)));
             message = Optional.empty();
         } else {
             raw = new LinkedHashMap<>(fields);
             raw.keySet().removeAll(FAILURE_FIELDS);
-            message = tryDecode(raw);
+            message = parsedOr(raw, r -> Optional.of(StreamFields.decode(r)), Optional.empty());
         }
         String task = message.map(Message::task).orElse(raw.getOrDefault(StreamFields.TASK, "?"));
         DeadLetter.Failure failure = new DeadLetter.Failure(
-                reason(fields.get(REASON)),
+                // an unreadable reason: the entry itself is damaged
+                parsedOr(fields.get(REASON), DeadLetterReason::valueOf, DeadLetterReason.DECODE_ERROR),
                 fields.getOrDefault(ERROR_CLASS, ""),
                 fields.getOrDefault(ERROR_MESSAGE, ""),
                 fields.getOrDefault(STACK_HEAD, ""),
-                intOr(fields.get(ATTEMPTS), 0),
-                Instant.ofEpochMilli(longOr(fields.get(FAILED_AT), id.getId0())));
+                parsedOr(fields.get(ATTEMPTS), Integer::parseInt, 0),
+                Instant.ofEpochMilli(parsedOr(fields.get(FAILED_AT), Long::parseLong, id.getId0())));
         return new DeadLetter(id.toString(), queue, task.isEmpty() ? "?" : task, failure, message, raw);
     }
 
-    private static Map<String, String> parseRaw(String json) {
+    /** What {@code parse} makes of {@code input}, or {@code fallback} when it fails: a damaged entry is still listed. */
+    private static <I, T> T parsedOr(I input, Function<I, T> parse, T fallback) {
         try {
-            return StreamFields.fromJson(json);
-        } catch (IllegalArgumentException e) {
-            return Map.of(RAW, json);
-        }
-    }
-
-    private static Optional<Message> tryDecode(Map<String, String> fields) {
-        try {
-            return Optional.of(StreamFields.decode(fields));
-        } catch (RuntimeException e) {
-            return Optional.empty();
-        }
-    }
-
-    private static DeadLetterReason reason(String name) {
-        try {
-            return DeadLetterReason.valueOf(name);
-        } catch (RuntimeException e) {
-            return DeadLetterReason.DECODE_ERROR; // unreadable reason: the entry itself is damaged
-        }
-    }
-
-    private static int intOr(String s, int fallback) {
-        try {
-            return Integer.parseInt(s);
-        } catch (RuntimeException e) {
-            return fallback;
-        }
-    }
-
-    private static long longOr(String s, long fallback) {
-        try {
-            return Long.parseLong(s);
+            return parse.apply(input);
         } catch (RuntimeException e) {
             return fallback;
         }

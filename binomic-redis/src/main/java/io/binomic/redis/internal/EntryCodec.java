@@ -76,23 +76,15 @@ final class EntryCodec extends BaseCodec {
     }
 
     @Override
-    public Decoder<Object> getMapKeyDecoder() {
-        return fieldName;
-    }
+    public Decoder<Object> getMapKeyDecoder() { return fieldName; }
 
     @Override
-    public Encoder getMapKeyEncoder() {
-        return StringCodec.INSTANCE.getValueEncoder();
-    }
+    public Encoder getMapKeyEncoder() { return StringCodec.INSTANCE.getValueEncoder(); }
 
     @Override
-    public Decoder<Object> getValueDecoder() {
-        return ByteArrayCodec.INSTANCE.getValueDecoder();
-    }
+    public Decoder<Object> getValueDecoder() { return ByteArrayCodec.INSTANCE.getValueDecoder(); }
 
     /** Only reads use this codec; the arguments of a script that returns entries are strings. */
     @Override
-    public Encoder getValueEncoder() {
-        return StringCodec.INSTANCE.getValueEncoder();
-    }
+    public Encoder getValueEncoder() { return StringCodec.INSTANCE.getValueEncoder(); }
 }

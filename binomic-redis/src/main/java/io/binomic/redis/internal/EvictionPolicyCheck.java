@@ -1,7 +1,6 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.BrokerException;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
@@ -19,8 +18,6 @@ import java.util.function.Supplier;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
-import org.redisson.client.RedisConnectionException;
-import org.redisson.client.RedisTimeoutException;
 import org.redisson.config.Config;
 
 /**
@@ -141,9 +138,7 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
 
     /** The policy of every primary, as last read. */
     @Override
-    public List<ServerSetting> serverSettings() {
-        return settings;
-    }
+    public List<ServerSetting> serverSettings() { return settings; }
 
     /** Logs each server whose policy is evicting or unreadable, once per change. */
     private void report(List<ServerSetting> read) {
@@ -179,7 +174,7 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
                     read.add(new ServerSetting(SETTING, server, Optional.of(policy), risk(policy)));
                 }
             } catch (RuntimeException e) {
-                if (!refused(e)) {
+                if (RedisContext.serverUnreachable(e)) {
                     throw e;
                 }
                 // Managed Redis renames or forbids CONFIG: the warning says so, and the start goes on.
@@ -188,16 +183,6 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
             }
         }
         return List.copyOf(read);
-    }
-
-    /** An error reply (CONFIG not allowed or not known), not a timeout or a lost connection. */
-    private static boolean refused(RuntimeException e) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof RedisTimeoutException || c instanceof RedisConnectionException) {
-                return false;
-            }
-        }
-        return true;
     }
 
     private static List<? extends RedisNode> primaries(RedissonClient client, Config redisson) {
@@ -213,7 +198,5 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
         return List.of(client.getRedisNodes(RedisNodes.MASTER_SLAVE).getMaster());
     }
 
-    private static String address(InetSocketAddress a) {
-        return a.getHostString() + ":" + a.getPort();
-    }
+    private static String address(InetSocketAddress a) { return a.getHostString() + ":" + a.getPort(); }
 }

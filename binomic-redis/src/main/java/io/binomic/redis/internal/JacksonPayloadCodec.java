@@ -62,9 +62,7 @@ public final class JacksonPayloadCodec implements PayloadCodec {
             .build();
 
     @Override
-    public String id() {
-        return "jackson";
-    }
+    public String id() { return "jackson"; }
 
     @Override
     public byte[] encode(Object value) {

@@ -9,6 +9,14 @@ import java.util.List;
  * retry and the ack of the failed delivery one step, and what lets many workers move due messages
  * without moving one twice. Every script touches the keys of one queue only (one hash tag), so it
  * also runs on Redis Cluster.
+ *
+ * <p>A unique key is a string holding the id of the job that holds it, with the claim's time-to-live
+ * ({@code SET ... PX}); it is given back only by that job (compare and delete, {@code release_unique}
+ * in {@code lib.lua}, also used by {@link #SETTLE} and {@link #CANCEL_JOB}).
+ *
+ * <p>The scripts that put a message back onto its queue (due moves, ticks, replays) derive a priority
+ * level's stream ({@link RedisPriorities}) from the queue's stream key, which they are given
+ * ({@code level_stream} in {@code lib.lua}): same hash tag, so Cluster accepts them.
  */
 final class LuaScripts {
     private LuaScripts() { }
@@ -73,6 +81,30 @@ final class LuaScripts {
     /** {@code read_activity.lua}: reads minute buckets of the dashboard's activity. */
     static final String READ_ACTIVITY = LuaSources.script("read_activity.lua");
 
+    /** {@code submit_unique.lua}: stores a unique message unless its key is held, and takes the key, atomically. */
+    static final String SUBMIT_UNIQUE = LuaSources.script("submit_unique.lua");
+
+    /** {@code release_unique.lua}: gives back unique keys at start. */
+    static final String RELEASE_UNIQUE = LuaSources.script("release_unique.lua");
+
+    /** {@code submit_debounced.lua}: schedules a debounced message, or replaces the one with its key still waiting. */
+    static final String SUBMIT_DEBOUNCED = LuaSources.script("submit_debounced.lua");
+
+    /** {@code resume.lua}: resumes a queue or a task, making due the parked messages nothing paused holds. */
+    static final String RESUME = LuaSources.script("resume.lua");
+
+    /** {@code set_queue_limits.lua}: replaces a queue's limits and releases what the old ones held back. */
+    static final String SET_QUEUE_LIMITS = LuaSources.script("set_queue_limits.lua");
+
+    /** {@code enqueue_at_level.lua}: enqueues a message of another priority than the default on its level's stream. */
+    static final String ENQUEUE_AT_LEVEL = LuaSources.script("enqueue_at_level.lua");
+
+    /** {@code fetch_levels.lua}: one non-blocking read of all the levels of a queue, highest first or by turn. */
+    static final String FETCH_LEVELS = LuaSources.script("fetch_levels.lua");
+
+    /** {@code levels.lua}: the levels of a queue in use, optionally repairing the set of levels. */
+    static final String LEVELS = LuaSources.script("levels.lua");
+
     /**
      * Every script, for loading them again on a server that lost its script cache: Redis does not
      * replicate the cache, so a promoted replica starts without any, and a script sent by SHA in a
@@ -80,6 +112,6 @@ final class LuaScripts {
      */
     static final List<String> ALL = List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
-            CANCEL_JOB, REQUEUE_JOB, FlowScripts.SUBMIT_UNIQUE, FlowScripts.RELEASE_UNIQUE, FlowScripts.SUBMIT_DEBOUNCED,
-            FlowScripts.RESUME, ADMIT, ADD_ACTIVITY, READ_ACTIVITY, READ_TICK);
+            CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, ADMIT,
+            ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, FETCH_LEVELS, LEVELS);
 }

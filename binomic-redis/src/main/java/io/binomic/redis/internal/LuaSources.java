@@ -115,9 +115,7 @@ final class LuaSources {
     }
 
     /** The library, its constants substituted. */
-    static String library() {
-        return LIBRARY;
-    }
+    static String library() { return LIBRARY; }
 
     private static String substitute(String text) {
         Matcher m = PLACEHOLDER.matcher(text);

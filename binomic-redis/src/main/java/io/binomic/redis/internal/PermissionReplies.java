@@ -24,9 +24,7 @@ final class PermissionReplies {
     private PermissionReplies() { }
 
     /** True when {@code failure} is Redis refusing a command or a key to the connection's ACL user. */
-    static boolean isRefused(Throwable failure) {
-        return reply(failure).isPresent();
-    }
+    static boolean isRefused(Throwable failure) { return reply(failure).isPresent(); }
 
     private static Optional<String> reply(Throwable failure) {
         for (Throwable c = failure; c != null; c = c.getCause()) {

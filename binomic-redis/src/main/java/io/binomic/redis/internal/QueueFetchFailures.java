@@ -64,17 +64,13 @@ final class QueueFetchFailures {
     }
 
     /** True while reading {@code queue} fails. */
-    boolean failing(String queue) {
-        return !failing.isEmpty() && failing.containsKey(queue);
-    }
+    boolean failing(String queue) { return !failing.isEmpty() && failing.containsKey(queue); }
 
     /**
      * The same error but for the connection it came on and the command's arguments (Redisson appends
      * both, with buffer ids that differ on every call, and a pool has many connections).
      */
-    static boolean sameError(String a, String b) {
-        return withoutChannel(a).equals(withoutChannel(b));
-    }
+    static boolean sameError(String a, String b) { return withoutChannel(a).equals(withoutChannel(b)); }
 
     private static String withoutChannel(String error) {
         int channel = error.indexOf("channel: [");

@@ -49,13 +49,8 @@ import org.redisson.client.codec.StringCodec;
  * string per periodic job. Every state change that must be atomic is one Lua script
  * ({@link LuaScripts}); the rest are single commands or pipelines, so the round trips per message
  * stay at: enqueue 1 (bulk: 1 per 1000), fetch 1 per batch ({@link RedisFetch}), settle 1 per batch
- * (acks, retries and dead letters together: {@link RedisSettle}).
- *
- * <p>This class moves messages; each capability is a class of its own sharing the broker's
- * {@link RedisContext}: {@link RedisJobStore}, {@link RedisDeadLetters}, {@link RedisFlowLimits},
- * {@link RedisUniqueSubmits}, {@link RedisPausing}, {@link RedisPartitioning}, {@link RedisActivity},
- * {@link RedisFetch} (pending deliveries), {@link RedisSettle} (settled cleanup) and
- * {@link EvictionPolicyCheck} (the health report).
+ * (acks, retries and dead letters together: {@link RedisSettle}). This class moves messages; each
+ * capability is a class of its own sharing the broker's {@link RedisContext} ({@link #capability}).
  */
 final class RedisBroker implements Broker {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
@@ -83,9 +78,7 @@ final class RedisBroker implements Broker {
     }
 
     /** The connection, keys and plumbing this broker's parts share; what its {@link RedisScheduler} writes through. */
-    RedisContext redis() {
-        return redis;
-    }
+    RedisContext redis() { return redis; }
 
     /** This broker (as {@link Broker} or {@link RedisBroker}), or the object serving capability {@code type}. */
     @Override
@@ -233,7 +226,7 @@ final class RedisBroker implements Broker {
     // into it; an XADD of a message has 14 arguments, and in a JFR profile of submitAll that
     // allocator alone took ~20% of the client's CPU. ByteArrayCodec wraps the array instead.
 
-    /** ARGV of {@link LuaScripts#ENQUEUE_TRACKED}, after {@code first} ({@link PriorityScripts#ENQUEUE} takes the priority first). */
+    /** ARGV of {@link LuaScripts#ENQUEUE_TRACKED}, after {@code first} ({@link LuaScripts#ENQUEUE_AT_LEVEL} takes the priority first). */
     static Object[] enqueueArguments(Message m, Object... first) {
         List<Object> args = new ArrayList<>(Arrays.asList(first));
         args.add(m.task());
@@ -291,8 +284,6 @@ final class RedisBroker implements Broker {
 
     @Override
     public int removeIdleConsumers(String queue, Duration idle) {
-        long n = redis.<Long>eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS, RScript.ReturnType.LONG,
-                List.of(redis.keys(queue).stream()), GROUP, Long.toString(idle.toMillis())) + priorities.removeIdleConsumers(queue, idle);
-        return Math.toIntExact(n);
+        return Math.toIntExact(priorities.removeIdleConsumers(queue, idle));
     }
 }

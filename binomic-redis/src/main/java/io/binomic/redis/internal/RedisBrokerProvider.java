@@ -14,17 +14,11 @@ public final class RedisBrokerProvider implements BrokerProvider {
             "rediss+sentinel");
 
     @Override
-    public String id() {
-        return ID;
-    }
+    public String id() { return ID; }
 
     @Override
-    public Set<String> schemes() {
-        return SCHEMES;
-    }
+    public Set<String> schemes() { return SCHEMES; }
 
     @Override
-    public Broker create(BrokerConfig config) {
-        return new RedisBroker(config);
-    }
+    public Broker create(BrokerConfig config) { return new RedisBroker(config); }
 }

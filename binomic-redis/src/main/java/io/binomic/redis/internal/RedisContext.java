@@ -27,7 +27,6 @@ import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisTimeoutException;
-import org.redisson.client.codec.Codec;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -99,9 +98,7 @@ final class RedisContext {
         return c;
     }
 
-    RedisKeys keys(String queue) {
-        return new RedisKeys(config.keyPrefix(), queue);
-    }
+    RedisKeys keys(String queue) { return new RedisKeys(config.keyPrefix(), queue); }
 
     void checkSize(Message message) {
         if (message.payload().length > config.maxPayloadBytes()) {
@@ -121,11 +118,7 @@ final class RedisContext {
         }
     }
 
-    /**
-     * A producer's scripted write (a tracked job's enqueue or schedule, with its record): tried
-     * again when the connection fails under it, like a plain XADD, and ending in WAIT when
-     * {@code wait.replicas} asks for it. Returns the script's reply.
-     */
+    /** {@link #evalWrite} of a producer's script (a tracked enqueue), retried like an XADD ({@link #callRetryingBrokenConnections}). */
     <R> R writeScriptRetryingBrokenConnections(String what, String script, RScript.ReturnType type, List<Object> keys,
                                                Object... args) {
         return evalWrite(what, SUBMIT_AGAIN, PRODUCER_TRIES, script, type, keys, args);
@@ -146,10 +139,7 @@ final class RedisContext {
         });
     }
 
-    /**
-     * Options of a pipeline that writes: with {@code wait.replicas} set, a {@code WAIT} ends it
-     * (same round trip) and the reply must allow for the wait; otherwise the defaults.
-     */
+    /** Options of a pipeline that writes: with {@code wait.replicas}, ending in {@code WAIT}, and a reply timeout allowing for it. */
     BatchOptions writeOptions() {
         if (!replicaWait.on()) {
             return BatchOptions.defaults();
@@ -159,9 +149,8 @@ final class RedisContext {
     }
 
     /**
-     * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it. Otherwise the
-     * write is on the primary only, and the caller must know: a {@link NotReplicatedException} saying
-     * so and what happens if it is tried again ({@code consequence}).
+     * The batch's result, if the replicas {@code wait.replicas} asks for confirmed it; otherwise a
+     * {@link NotReplicatedException} saying what happens if it is tried again ({@code consequence}).
      */
     <R> BatchResult<R> confirmed(String what, String consequence, BatchResult<R> result) {
         if (replicaWait.on() && result.getSyncedSlaves() < replicaWait.replicas()) {
@@ -237,19 +226,13 @@ final class RedisContext {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
-    /**
-     * {@link #eval} for a script that returns stream entries to {@link #fetched}: its reply's strings
-     * come back as {@link #entryCodec()} reads them (bytes; read them with {@link #replyText} and
-     * {@link #replyFieldName}), its integers as numbers.
-     */
+    /** {@link #eval} of a script returning stream entries: strings come back as bytes ({@link #replyText}), integers as numbers. */
     <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
-        return call(what, () -> client().getScript(entryCodec()).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+        return call(what, () -> client().getScript(EntryCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
-    <R> R call(String what, Supplier<R> operation) {
-        return call(what, operation, 1);
-    }
+    <R> R call(String what, Supplier<R> operation) { return call(what, operation, 1); }
 
     /**
      * {@link #call(String, Supplier)} for a producer's write, tried up to {@value #PRODUCER_TRIES}
@@ -292,11 +275,11 @@ final class RedisContext {
      * queue's keys refusing a command: then every queue fails alike, and the worker's own outage
      * handling applies rather than one queue sitting out.
      */
-    static boolean serverUnreachable(BrokerException e) {
+    static boolean serverUnreachable(Throwable e) {
         return causedBy(e, RedisTimeoutException.class) || causedBy(e, RedisConnectionException.class);
     }
 
-    private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+    static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (type.isInstance(c) || Arrays.stream(c.getSuppressed()).anyMatch(type::isInstance)) {
                 return true;
@@ -314,7 +297,6 @@ final class RedisContext {
         try {
             RScript scripts = client().getScript(StringCodec.INSTANCE);
             LuaScripts.ALL.forEach(scripts::scriptLoad);
-            PriorityScripts.ALL.forEach(scripts::scriptLoad);
             LOG.log(System.Logger.Level.WARNING, "Redis at {0} had lost the broker''s Lua scripts ({1} failed with NOSCRIPT: a"
                     + " failover, a restart or SCRIPT FLUSH); loaded them again", setup.target(), what);
         } catch (RuntimeException e) {
@@ -350,12 +332,7 @@ final class RedisContext {
 
     // ---- replies -------------------------------------------------------------------------
 
-    /** The codec of an XREADGROUP whose entries go to {@link #fetched}. */
-    static Codec entryCodec() {
-        return EntryCodec.INSTANCE;
-    }
-
-    /** The delivery of an entry read with {@link #entryCodec()}. */
+    /** The delivery of an entry read with {@link EntryCodec}, the codec of an XREADGROUP whose entries go here. */
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
         return fetched(queue, receipt, fields, 1);
     }

@@ -178,13 +178,13 @@ final class RedisFetch implements PendingDeliveries {
 
     /**
      * The XREADGROUP of {@code args} (over {@code streams}, the first named here), its entries read with
-     * {@link RedisContext#entryCodec()}; an interrupt cancels it.
+     * {@link EntryCodec}; an interrupt cancels it.
      *
      * @throws ExecutionException what Redis replied instead
      */
     static Map<String, Map<StreamMessageId, Map<String, Object>>> readGroup(RedisContext redis, Set<String> streams,
             String consumer, StreamMultiReadGroupArgs args) throws InterruptedException, ExecutionException {
-        RStream<String, Object> first = redis.client().getStream(streams.iterator().next(), RedisContext.entryCodec());
+        RStream<String, Object> first = redis.client().getStream(streams.iterator().next(), EntryCodec.INSTANCE);
         CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
                 first.readGroupAsync(GROUP, consumer, args).toCompletableFuture();
         try {

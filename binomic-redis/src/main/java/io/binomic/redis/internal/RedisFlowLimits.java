@@ -142,6 +142,6 @@ final class RedisFlowLimits implements FlowLimits {
         RedisKeys k = redis.keys(queue);
         redis.callRetryingBrokenConnections("set the limits of " + queue, () ->
                 redis.client().getScript(StringCodec.INSTANCE).eval(k.queueLimits(), RScript.Mode.READ_WRITE,
-                        FlowScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
+                        LuaScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
     }
 }

@@ -17,87 +17,55 @@ record RedisKeys(String prefix, String queue) {
     /** The consumer group every worker reads through. */
     static final String GROUP = "binomic";
 
-    private String base() {
-        return prefix + ":{" + queue + "}:";
-    }
+    private String base() { return prefix + ":{" + queue + "}:"; }
 
     /** Ready and pending messages. */
-    String stream() {
-        return base() + "stream";
-    }
+    String stream() { return base() + "stream"; }
 
     /** Scheduled messages (DELAY submissions, retry backoffs); score = due epoch ms. */
-    String delayed() {
-        return base() + "delayed";
-    }
+    String delayed() { return base() + "delayed"; }
 
     /** Dead letters. */
-    String deadLetters() {
-        return base() + "dlq";
-    }
+    String deadLetters() { return base() + "dlq"; }
 
     /** Last fired tick (epoch ms) of a periodic job; expires a few periods after it was set. */
-    String cron(String job) {
-        return base() + "cron:" + job;
-    }
+    String cron(String job) { return base() + "cron:" + job; }
 
     /** What the workers did in one minute (a hash; see {@link ActivityBucket}), expiring after two hours. */
-    String activity(Instant minute) {
-        return base() + "activity:" + minute.getEpochSecond() / 60;
-    }
+    String activity(Instant minute) { return base() + "activity:" + minute.getEpochSecond() / 60; }
 
     /** The record of a tracked job (a hash; see {@link JobRecords}). */
-    String job(UUID id) {
-        return base() + "job:" + id;
-    }
+    String job(UUID id) { return base() + "job:" + id; }
 
     /** The pub/sub channel of the queue's job events: {@code E <id>} (ended), {@code C <id>} (cancel requested). */
-    String jobEvents() {
-        return base() + "jobs";
-    }
+    String jobEvents() { return base() + "jobs"; }
 
     // ---- flow control ----
 
     /** A unique key of {@code task}: a string holding the id of the job that holds it, with a TTL. */
-    String unique(String task, String key) {
-        return base() + "unique:" + task + ":" + key;
-    }
+    String unique(String task, String key) { return base() + "unique:" + task + ":" + key; }
 
     /** A debounce key of {@code task}: a string holding the delayed-set member of the job waiting under it. */
-    String debounce(String task, String key) {
-        return base() + "debounce:" + task + ":" + key;
-    }
+    String debounce(String task, String key) { return base() + "debounce:" + task + ":" + key; }
 
     /** What is paused: a set of task names, and {@code *} for the whole queue. */
-    String paused() {
-        return base() + "paused";
-    }
+    String paused() { return base() + "paused"; }
 
     /** The queue's own limits (hash: rate.permits, rate.periodMillis, rate.burst, concurrency); see QueueLimits. */
-    String queueLimits() {
-        return base() + "limits";
-    }
+    String queueLimits() { return base() + "limits"; }
 
     /**
      * The partitions of the logical queue (hash: count, highest); see
      * {@link QueuePartitions}. Kept under the logical queue's tag (partition 0's).
      */
-    String partitions() {
-        return base() + "partitions";
-    }
+    String partitions() { return base() + "partitions"; }
 
     /** The prefix of the job record keys ({@link #job}). */
-    String jobPrefix() {
-        return base() + "job:";
-    }
+    String jobPrefix() { return base() + "job:"; }
 
     /** Admitted deliveries (hash: receipt to the concurrency limits whose slots it holds); see the flow limits of lib.lua. */
-    String held() {
-        return base() + "held";
-    }
+    String held() { return base() + "held"; }
 
     /** The receipts holding a slot of concurrency limit {@code id} (sorted set, score = when taken). */
-    String slots(String id) {
-        return base() + "slots:" + id;
-    }
+    String slots(String id) { return base() + "slots:" + id; }
 }

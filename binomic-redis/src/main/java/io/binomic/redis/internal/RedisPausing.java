@@ -14,7 +14,7 @@ import org.redisson.client.codec.StringCodec;
 
 /**
  * Pause on Redis: what is paused is a set per queue ({@link RedisKeys#paused}); a paused message
- * waits parked in the delayed set, and {@link FlowScripts#RESUME} moves it back.
+ * waits parked in the delayed set, and {@link LuaScripts#RESUME} moves it back.
  */
 final class RedisPausing implements Pausing {
     private static final int RESUME_BATCH = 1000;
@@ -65,7 +65,7 @@ final class RedisPausing implements Pausing {
         int offset = 0;
         while (true) {
             List<Object> r = redis.evalWrite("resume " + queue + (member.isEmpty() ? " (parked)" : " " + member),
-                    "the resume is on the primary only; if it fails over first, resume again", FlowScripts.RESUME, RScript.ReturnType.LIST,
+                    "the resume is on the primary only; if it fails over first, resume again", LuaScripts.RESUME, RScript.ReturnType.LIST,
                     List.of(k.paused(), k.delayed()), member, parked, Integer.toString(offset), Integer.toString(RESUME_BATCH));
             long moved = RedisContext.toLong(r.get(0));
             long scanned = RedisContext.toLong(r.get(1));

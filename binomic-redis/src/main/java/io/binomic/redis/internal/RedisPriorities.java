@@ -26,9 +26,9 @@ import org.redisson.client.codec.StringCodec;
 /**
  * Priorities on Redis. A queue's messages of the default priority are on
  * {@code binomic:{q}:stream}, so a queue that uses no priority costs one XREADGROUP per fetch. A message of another level goes to {@code binomic:{q}:stream:p<level>}
- * ({@link PriorityScripts}), and the level joins the set {@code binomic:{q}:stream:levels}. A worker
+ * ({@link LuaScripts#ENQUEUE_AT_LEVEL}), and the level joins the set {@code binomic:{q}:stream:levels}. A worker
  * reads that set at most once a second per queue; when a queue has levels, one fetch is one
- * script ({@link PriorityScripts#FETCH}) that reads the level streams highest first (now and then
+ * script ({@link LuaScripts#FETCH_LEVELS}) that reads the level streams highest first (now and then
  * a lower one first: {@link PriorityFetchOrder}) up to {@code max} in total, and only when all are
  * empty a blocking XREADGROUP over them.
  *
@@ -45,7 +45,7 @@ final class RedisPriorities {
     private final int lowerFirstEvery;
     private final Map<String, PriorityFetchOrder> orders = new ConcurrentHashMap<>();
     private final Map<String, Levels> levels = new ConcurrentHashMap<>();
-    /** When each queue's level streams were last looked for ({@link PriorityScripts#LEVELS}). */
+    /** When each queue's level streams were last looked for ({@link LuaScripts#LEVELS}). */
     private final Map<String, Long> levelStreamsProbedAt = new ConcurrentHashMap<>();
     private static final long LEVEL_STREAMS_PROBE_NANOS = Duration.ofSeconds(10).toNanos();
     /** Where each stream's XAUTOCLAIM scan stopped, so the next reclaim goes on from there. */
@@ -65,10 +65,6 @@ final class RedisPriorities {
 
     static String streamKey(RedisKeys k, int level) {
         return level == Priority.DEFAULT ? k.stream() : k.stream() + ":p" + level;
-    }
-
-    static String levelsKey(RedisKeys k) {
-        return k.stream() + ":levels";
     }
 
     static String receipt(String entryId, int level) {
@@ -126,7 +122,7 @@ final class RedisPriorities {
         }
         Long probed = levelStreamsProbedAt.get(queue);
         boolean probe = probed == null || now - probed >= LEVEL_STREAMS_PROBE_NANOS;
-        List<Object> members = redis.eval("levels of queue '" + queue + "'", PriorityScripts.LEVELS, RScript.ReturnType.LIST,
+        List<Object> members = redis.eval("levels of queue '" + queue + "'", LuaScripts.LEVELS, RScript.ReturnType.LIST,
                 List.of(redis.keys(queue).stream()), probe ? "1" : "0");
         if (probe) {
             levelStreamsProbedAt.put(queue, now);
@@ -172,7 +168,7 @@ final class RedisPriorities {
     /** Enqueues a message of a priority other than the default: one script, one round trip. */
     void enqueue(Message m) {
         RedisKeys k = redis.keys(m.queue());
-        redis.writeScriptRetryingBrokenConnections("enqueue on queue '" + m.queue() + "'", PriorityScripts.ENQUEUE,
+        redis.writeScriptRetryingBrokenConnections("enqueue on queue '" + m.queue() + "'", LuaScripts.ENQUEUE_AT_LEVEL,
                 RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
@@ -180,7 +176,7 @@ final class RedisPriorities {
     /** Adds the enqueue of a message of a priority other than the default to a pipeline. */
     void enqueue(RBatch batch, Message m) {
         RedisKeys k = redis.keys(m.queue());
-        batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, PriorityScripts.ENQUEUE,
+        batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_AT_LEVEL,
                 RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
@@ -275,7 +271,7 @@ final class RedisPriorities {
 
     private List<Delivery> readLevels(String queue, String consumer, int max) {
         int turn = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).nextTurn();
-        List<Object> flat = redis.evalEntries("fetch from '" + queue + "'", PriorityScripts.FETCH, RScript.ReturnType.LIST,
+        List<Object> flat = redis.evalEntries("fetch from '" + queue + "'", LuaScripts.FETCH_LEVELS, RScript.ReturnType.LIST,
                 List.of(redis.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
         int m = Math.toIntExact(RedisContext.toLong(flat.getFirst()));
         int[] read = new int[m];
@@ -382,12 +378,10 @@ final class RedisPriorities {
         return new QueueStats(queue, ready, pending, base.delayed(), base.deadLetters(), consumers);
     }
 
-    /** {@code Broker.removeSettled} for the level streams (the default stream's is the caller's). */
-    long removeSettled(String queue) {
-        return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED);
-    }
+    /** {@code Broker.removeSettled} over every level of {@code queue}, the default's included. */
+    long removeSettled(String queue) { return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED); }
 
-    /** {@code Broker.removeIdleConsumers} for the level streams (the default stream's is the caller's). */
+    /** {@code Broker.removeIdleConsumers} over every level of {@code queue}, the default's included. */
     long removeIdleConsumers(String queue, Duration idle) {
         return eachLevel(queue, "removeIdleConsumers", LuaScripts.REMOVE_IDLE_CONSUMERS, Long.toString(idle.toMillis()));
     }
@@ -395,14 +389,12 @@ final class RedisPriorities {
     private long eachLevel(String queue, String what, String script, Object... more) {
         RedisKeys k = redis.keys(queue);
         long n = 0;
+        Object[] args = new Object[1 + more.length];
+        args[0] = RedisKeys.GROUP;
+        System.arraycopy(more, 0, args, 1, more.length);
         for (int p : levels(queue)) {
-            if (p != Priority.DEFAULT) {
-                Object[] args = new Object[1 + more.length];
-                args[0] = RedisKeys.GROUP;
-                System.arraycopy(more, 0, args, 1, more.length);
-                n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
-                        List.of(streamKey(k, p)), args));
-            }
+            n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
+                    List.of(streamKey(k, p)), args));
         }
         return n;
     }

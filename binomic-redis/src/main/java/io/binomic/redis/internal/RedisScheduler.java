@@ -142,7 +142,5 @@ final class RedisScheduler implements Scheduler {
     }
 
     @Override
-    public String toString() {
-        return "RedisScheduler[" + broker + "]";
-    }
+    public String toString() { return "RedisScheduler[" + broker + "]"; }
 }

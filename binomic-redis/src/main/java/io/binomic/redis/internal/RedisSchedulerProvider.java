@@ -9,22 +9,14 @@ import java.util.Set;
 public final class RedisSchedulerProvider implements SchedulerProvider {
 
     @Override
-    public String id() {
-        return RedisBrokerProvider.ID;
-    }
+    public String id() { return RedisBrokerProvider.ID; }
 
     @Override
-    public Set<String> schemes() {
-        return RedisBrokerProvider.SCHEMES;
-    }
+    public Set<String> schemes() { return RedisBrokerProvider.SCHEMES; }
 
     @Override
-    public Class<RedisBroker> brokerType() {
-        return RedisBroker.class;
-    }
+    public Class<RedisBroker> brokerType() { return RedisBroker.class; }
 
     @Override
-    public Scheduler create(Broker broker) {
-        return new RedisScheduler((RedisBroker) broker);
-    }
+    public Scheduler create(Broker broker) { return new RedisScheduler((RedisBroker) broker); }
 }

@@ -103,8 +103,7 @@ final class RedisSettle implements SettledCleanup {
     @Override
     public long removeSettled(String queue) {
         lastTrim.put(queue, System.nanoTime());
-        return redis.<Long>eval("removeSettled of '" + queue + "'", LuaScripts.TRIM_ACKED, RScript.ReturnType.LONG,
-                List.of(redis.keys(queue).stream()), GROUP) + priorities.removeSettled(queue);
+        return priorities.removeSettled(queue);
     }
 
     /** Stream entry ids ({@code <ms>-<seq>}) in Redis' order; anything else after them, as text. */

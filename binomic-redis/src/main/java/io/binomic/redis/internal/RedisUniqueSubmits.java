@@ -17,7 +17,7 @@ import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
 /**
- * Unique and debounced submits on Redis ({@link FlowScripts}): a unique key per claim, a debounce
+ * Unique and debounced submits on Redis ({@link LuaScripts}): a unique key per claim, a debounce
  * key pointing at the delayed-set member of the job waiting under it.
  */
 final class RedisUniqueSubmits implements UniqueSubmits {
@@ -45,7 +45,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         String what = "unique submit on queue '" + messages.getFirst().queue() + "'";
         if (messages.size() == 1) {
             Message m = messages.getFirst();
-            Object id = redis.writeScriptRetryingBrokenConnections(what, FlowScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE,
+            Object id = redis.writeScriptRetryingBrokenConnections(what, LuaScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE,
                     uniqueKeys(m, dueAt, redis.keys(m.queue())), uniqueArguments(m, dueAt));
             return List.of(UUID.fromString(String.valueOf(id)));
         }
@@ -53,7 +53,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
             RBatch batch = redis.client().createBatch(redis.writeOptions());
             for (Message m : messages) {
                 RedisKeys k = redis.keys(m.queue());
-                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, FlowScripts.SUBMIT_UNIQUE,
+                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_UNIQUE,
                         RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
             }
             return redis.confirmed(what, RedisContext.SUBMIT_AGAIN, batch.execute()).getResponses();
@@ -68,12 +68,12 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                 + " has no unique claim (header '" + UniqueClaim.HEADER + "')"));
     }
 
-    /** KEYS of {@link FlowScripts#SUBMIT_UNIQUE}. */
+    /** KEYS of {@link LuaScripts#SUBMIT_UNIQUE}. */
     private static List<Object> uniqueKeys(Message m, Instant dueAt, RedisKeys k) {
         return List.of(k.unique(m.task(), claim(m).key()), dueAt == null ? k.stream() : k.delayed(), k.job(m.id()));
     }
 
-    /** ARGV of {@link FlowScripts#SUBMIT_UNIQUE}. */
+    /** ARGV of {@link LuaScripts#SUBMIT_UNIQUE}. */
     private static Object[] uniqueArguments(Message m, Instant dueAt) {
         UniqueClaim claim = claim(m);
         List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
@@ -95,7 +95,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         RedisKeys k = redis.keys(m.queue());
         long keyTtl = Math.max(1, Duration.between(Instant.now(), dueAt).plus(DEBOUNCE_KEY_SLACK).toMillis());
         Object reply = redis.writeScriptRetryingBrokenConnections("debounced submit on queue '" + m.queue() + "'",
-                FlowScripts.SUBMIT_DEBOUNCED, RScript.ReturnType.VALUE, List.of(k.debounce(m.task(), key), k.delayed(), k.job(m.id())),
+                LuaScripts.SUBMIT_DEBOUNCED, RScript.ReturnType.VALUE, List.of(k.debounce(m.task(), key), k.delayed(), k.job(m.id())),
                 m.id().toString(), Long.toString(dueAt.toEpochMilli()), StreamFields.toJson(StreamFields.encode(m)),
                 Long.toString(keyTtl), m.isTracked() ? "1" : "0", m.task(), Long.toString(System.currentTimeMillis()),
                 m.isTracked() ? m.trackForMillis() : "0", k.jobPrefix());
@@ -118,7 +118,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                 });
             }
             if (!keys.isEmpty()) {
-                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, FlowScripts.RELEASE_UNIQUE,
+                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.RELEASE_UNIQUE,
                         RScript.ReturnType.LONG, keys, ids.toArray());
             }
         }));

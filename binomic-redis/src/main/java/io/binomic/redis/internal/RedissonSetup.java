@@ -25,9 +25,8 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.TrustManagerFactory;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
-import org.redisson.config.DelayStrategy;
 import org.redisson.config.EqualJitterDelay;
-import org.redisson.config.SingleServerConfig;
+import org.redisson.config.BaseConfig;
 import org.redisson.config.SslVerificationMode;
 
 /**
@@ -70,24 +69,48 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     record ReplicaWait(int replicas, Duration timeout) {
         static final ReplicaWait OFF = new ReplicaWait(0, DEFAULT_WAIT_TIMEOUT);
 
-        boolean on() {
-            return replicas > 0;
-        }
+        boolean on() { return replicas > 0; }
+    }
+
+    /** Command retries: with the retry delay of {@link #timeouts} they ride out a Redis restart of ~10 s. */
+    private static final int RETRY_ATTEMPTS = 20;
+
+    /** A Redisson configuration with what every URL form shares: string codec, EVALSHA, TCP keep-alive. */
+    static Config newConfig() {
+        Config redisson = new Config();
+        redisson.setCodec(StringCodec.INSTANCE);
+        redisson.setUseScriptCache(true); // EVALSHA instead of sending each script's text every time
+        redisson.setTcpKeepAlive(true);
+        return redisson;
     }
 
     /**
-     * How often each connection is sent a PING, and how long the PING has to answer before the
-     * connection is closed and replaced: the command timeout. A connection whose packets vanish
+     * The timeouts and retries of every URL form. Each connection is sent a PING every command
+     * timeout, and replaced when it does not answer within it: a connection whose packets vanish
      * while both ends stay open (a firewall or NAT that dropped the flow, a stalled proxy) gets no
      * reset; without this, the commands sent on it time out and are retried on it again, and
      * Redisson's 30 s default let a worker wait more than a minute before a new connection.
      */
-    static int pingInterval(BrokerConfig config) {
-        return Math.toIntExact(config.commandTimeout().toMillis());
+    static void timeouts(BaseConfig<?> servers, BrokerConfig config) {
+        int commandMillis = Math.toIntExact(config.commandTimeout().toMillis());
+        servers.setConnectTimeout(Math.toIntExact(config.connectTimeout().toMillis()))
+                .setTimeout(commandMillis)
+                .setPingConnectionInterval(commandMillis)
+                .setRetryAttempts(RETRY_ATTEMPTS)
+                .setRetryDelay(new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500)))
+                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
+                .setClientName("binomic");
     }
 
-    /** Command retries: with the delay below they ride out a Redis restart of ~10 s. */
-    private static final int RETRY_ATTEMPTS = 20;
+    /** TLS for every URL form: Redisson checks the certificate and the host name (STRICT); returns the trust, null for the JDK's. */
+    static TrustManagerFactory tls(Config redisson, BrokerConfig config) {
+        TrustManagerFactory trust = trustManagers(config);
+        redisson.setSslVerificationMode(SslVerificationMode.STRICT);
+        if (trust != null) {
+            redisson.setSslTrustManagerFactory(trust);
+        }
+        return trust;
+    }
 
     static RedissonSetup of(BrokerConfig config) {
         ReplicaWait replicaWait = replicaWait(config);
@@ -105,7 +128,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
         String scheme = config.scheme();
         if (TopologyUrls.handles(scheme)) {
-            return TopologyUrls.setup(config, replicaWait, RETRY_ATTEMPTS);
+            return TopologyUrls.setup(config, replicaWait);
         }
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
             throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
@@ -124,39 +147,14 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         int port = url.getPort() == -1 ? 6379 : url.getPort();
         String target = url.getHost() + ":" + port;
 
-        Config redisson = new Config();
-        redisson.setCodec(StringCodec.INSTANCE);
-        // EVALSHA instead of sending each script's text every time.
-        redisson.setUseScriptCache(true);
-        SingleServerConfig server = redisson.useSingleServer()
-                .setAddress(scheme + "://" + target)
-                .setDatabase(database(config, url))
-                .setConnectionMinimumIdleSize(2)
-                .setConnectionPoolSize(32);
-        int connectMillis = Math.toIntExact(config.connectTimeout().toMillis());
-        DelayStrategy retryDelay = new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500));
-        server.setConnectTimeout(connectMillis)
-                .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
-                .setPingConnectionInterval(pingInterval(config))
-                .setRetryAttempts(RETRY_ATTEMPTS)
-                .setRetryDelay(retryDelay)
-                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
-                .setClientName("binomic");
-        redisson.setTcpKeepAlive(true);
+        Config redisson = newConfig();
+        timeouts(redisson.useSingleServer().setAddress(scheme + "://" + target).setDatabase(database(config, url))
+                .setConnectionMinimumIdleSize(2).setConnectionPoolSize(32), config);
         credentials(config, url.getRawUserInfo(), redisson);
         String username = redisson.getUsername();
         String password = redisson.getPassword();
-        SSLContext tls = null;
-        if (scheme.equals("rediss")) {
-            TrustManagerFactory trust = trustManagers(config);
-            tls = sslContext(trust);
-            // Redisson checks the certificate and the host name too (STRICT), with the same trust.
-            redisson.setSslVerificationMode(SslVerificationMode.STRICT);
-            if (trust != null) {
-                redisson.setSslTrustManagerFactory(trust);
-            }
-        }
-        SSLContext preflightTls = tls;
+        // the preflight checks with the same trust as Redisson
+        SSLContext preflightTls = scheme.equals("rediss") ? sslContext(tls(redisson, config)) : null;
         Runnable preflight = () -> Preflight.check(url.getHost(), port, preflightTls, username, password,
                 config.connectTimeout());
         return new RedissonSetup(redisson, target, preflight, replicaWait);
@@ -197,9 +195,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         return replicas == 0 ? ReplicaWait.OFF : new ReplicaWait(replicas, timeout);
     }
 
-    private static Duration parseWaitTimeout(String text) {
-        return positiveDuration(WAIT_TIMEOUT_OPTION, text, "1s");
-    }
+    private static Duration parseWaitTimeout(String text) { return positiveDuration(WAIT_TIMEOUT_OPTION, text, "1s"); }
 
     /**
      * A broker option's duration: {@code 500ms}, {@code 2s}, {@code 5m} or ISO-8601 ({@code PT2S}),
@@ -302,9 +298,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
     }
 
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
-    }
+    private static String decode(String s) { return URLDecoder.decode(s, StandardCharsets.UTF_8); }
 
     /** Translates a failure at start into a message that says where, why and what to check. */
     BrokerException startFailure(Throwable failure) {
@@ -320,9 +314,9 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             hint = "connect with a name the certificate is issued for (BrokerConfig.url), or give the server a certificate for this name";
         } else if (upper.contains("TLS CERTIFICATE NOT TRUSTED")) {
             hint = "add the server's CA to the trust store (BrokerConfig option " + TRUSTSTORE_OPTION + ", or the JDK's)";
-        } else if (has(failure, SSLException.class)) {
+        } else if (RedisContext.causedBy(failure, SSLException.class)) {
             hint = "is the server's TLS port in BrokerConfig.url, and does it speak TLS (rediss://) at all?";
-        } else if (has(failure, UnknownHostException.class)) {
+        } else if (RedisContext.causedBy(failure, UnknownHostException.class)) {
             hint = "check the host name in BrokerConfig.url";
         } else if (upper.contains("WRONGTYPE")) {
             // Redis answered: a queue's key holds something Binomic did not write there
@@ -333,15 +327,6 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             hint = "is redis-server running? check BrokerConfig.url";
         }
         return new BrokerException("cannot connect to Redis at " + target + ": " + cause + "; " + hint, failure);
-    }
-
-    private static boolean has(Throwable t, Class<? extends Throwable> type) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** The most telling message in the chain: a socket error or Redis' own error reply. */

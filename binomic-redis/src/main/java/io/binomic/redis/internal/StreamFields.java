@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
@@ -224,23 +225,28 @@ final class StreamFields {
             throw new IllegalArgumentException("field 'attempt' must be >= 1, was " + attempt);
         }
         Instant enqueuedAt = Instant.ofEpochMilli(number(fields, ENQUEUED_AT, 18, s -> Instant.ofEpochMilli(Long.parseLong(s)).toEpochMilli()));
-        byte[] payload;
-        if (fields.containsKey(PAYLOAD)) {
-            payload = fields.get(PAYLOAD);
-        } else if (fields.containsKey(PAYLOAD_BASE64)) {
-            payload = parse(PAYLOAD_BASE64, text(requireBytes(fields, PAYLOAD_BASE64)), Base64.getDecoder()::decode);
-        } else {
+        byte[] payload = fields.containsKey(PAYLOAD) ? fields.get(PAYLOAD)
+                : base64Payload(fields.containsKey(PAYLOAD_BASE64), () -> text(requireBytes(fields, PAYLOAD_BASE64)));
+        byte[] headerBytes = fields.get(HEADERS);
+        byte[] priorityBytes = fields.get(PRIORITY);
+        return Message.fromWire(id, task, queue, attempt, enqueuedAt, payload, withPriority(
+                headers(headerBytes == null ? null : text(headerBytes)), priorityBytes == null ? null : text(priorityBytes)));
+    }
+
+    /** The payload of an entry without {@code payload}: its {@code payload64}, when {@code present}. */
+    private static byte[] base64Payload(boolean present, Supplier<String> field) {
+        if (!present) {
             throw new IllegalArgumentException("field '" + PAYLOAD + "' is missing (and so is '" + PAYLOAD_BASE64 + "', its base64 form)");
         }
-        byte[] headerBytes = fields.get(HEADERS);
-        String headerField = headerBytes == null ? null : text(headerBytes);
-        Map<String, String> headers = headerField == null ? DEFAULT_CODEC_ONLY
-                : headerField.equals(NO_HEADERS) ? Map.of()
-                : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
-                : parse(HEADERS, require(HEADERS, headerField), StreamFields::fromJson);
-        byte[] priorityBytes = fields.get(PRIORITY);
-        return Message.fromWire(id, task, queue, attempt, enqueuedAt, payload,
-                withPriority(headers, priorityBytes == null ? null : text(priorityBytes)));
+        return parse(PAYLOAD_BASE64, field.get(), Base64.getDecoder()::decode);
+    }
+
+    /** The headers of a {@code headers} field; {@code null} (no field) is the default codec's alone. */
+    private static Map<String, String> headers(String field) {
+        return field == null ? DEFAULT_CODEC_ONLY
+                : field.equals(NO_HEADERS) ? Map.of()
+                : codecOnly(field) != null ? Map.of(Message.CODEC, codecOnly(field))
+                : parse(HEADERS, require(HEADERS, field), StreamFields::fromJson);
     }
 
     /** The fields as a string read would have returned them (malformed UTF-8 replaced, as Redisson's StringCodec does). */
@@ -250,9 +256,7 @@ final class StreamFields {
         return strings;
     }
 
-    private static String text(byte[] bytes) {
-        return new String(bytes, StandardCharsets.UTF_8);
-    }
+    private static String text(byte[] bytes) { return new String(bytes, StandardCharsets.UTF_8); }
 
     private static boolean sameText(byte[] bytes, String ascii) {
         if (bytes.length != ascii.length()) {
@@ -341,20 +345,10 @@ final class StreamFields {
             throw new IllegalArgumentException("field 'attempt' must be >= 1, was " + attempt);
         }
         Instant enqueuedAt = parse(fields, ENQUEUED_AT, s -> Instant.ofEpochMilli(Long.parseLong(s)));
-        byte[] payload;
-        if (fields.containsKey(PAYLOAD)) {
-            payload = fields.get(PAYLOAD).getBytes(StandardCharsets.UTF_8);
-        } else if (fields.containsKey(PAYLOAD_BASE64)) {
-            payload = parse(fields, PAYLOAD_BASE64, Base64.getDecoder()::decode);
-        } else {
-            throw new IllegalArgumentException("field '" + PAYLOAD + "' is missing (and so is '" + PAYLOAD_BASE64 + "', its base64 form)");
-        }
-        String headerField = fields.get(HEADERS);
-        Map<String, String> headers = headerField == null ? DEFAULT_CODEC_ONLY
-                : headerField.equals(NO_HEADERS) ? Map.of()
-                : codecOnly(headerField) != null ? Map.of(Message.CODEC, codecOnly(headerField))
-                : parse(fields, HEADERS, StreamFields::fromJson);
-        return Message.fromWire(id, task, queue, attempt, enqueuedAt, payload, withPriority(headers, fields.get(PRIORITY)));
+        byte[] payload = fields.containsKey(PAYLOAD) ? fields.get(PAYLOAD).getBytes(StandardCharsets.UTF_8)
+                : base64Payload(fields.containsKey(PAYLOAD_BASE64), () -> require(fields, PAYLOAD_BASE64));
+        return Message.fromWire(id, task, queue, attempt, enqueuedAt, payload,
+                withPriority(headers(fields.get(HEADERS)), fields.get(PRIORITY)));
     }
 
     /**
@@ -398,9 +392,7 @@ final class StreamFields {
         return PLAIN_CODEC_ID.matcher(codec).matches() ? codec : null;
     }
 
-    private static String require(Map<String, String> fields, String name) {
-        return require(name, fields.get(name));
-    }
+    private static String require(Map<String, String> fields, String name) { return require(name, fields.get(name)); }
 
     private static String require(String name, String value) {
         if (value == null || value.isEmpty()) {

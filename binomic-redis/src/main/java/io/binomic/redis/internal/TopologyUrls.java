@@ -4,19 +4,14 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import javax.net.ssl.TrustManagerFactory;
-import org.redisson.client.codec.StringCodec;
 import org.redisson.config.BaseMasterSlaveServersConfig;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
-import org.redisson.config.EqualJitterDelay;
 import org.redisson.config.ReadMode;
 import org.redisson.config.SentinelServersConfig;
-import org.redisson.config.SslVerificationMode;
 
 /**
  * The URLs of a Redis Cluster and of a Sentinel set-up, for users who need no Redisson YAML file:
@@ -37,12 +32,10 @@ final class TopologyUrls {
     private TopologyUrls() {
     }
 
-    static boolean handles(String scheme) {
-        return SCHEMES.contains(scheme);
-    }
+    static boolean handles(String scheme) { return SCHEMES.contains(scheme); }
 
     /** The Redisson set-up of a cluster or sentinel URL; a malformed one is refused with the expected form. */
-    static RedissonSetup setup(BrokerConfig config, RedissonSetup.ReplicaWait replicaWait, int retryAttempts) {
+    static RedissonSetup setup(BrokerConfig config, RedissonSetup.ReplicaWait replicaWait) {
         String scheme = config.scheme();
         boolean tls = scheme.startsWith("rediss");
         boolean cluster = scheme.endsWith("+cluster");
@@ -71,10 +64,7 @@ final class TopologyUrls {
             }
             addresses.add((tls ? "rediss://" : "redis://") + h);
         }
-        Config redisson = new Config();
-        redisson.setCodec(StringCodec.INSTANCE);
-        redisson.setUseScriptCache(true);
-        redisson.setTcpKeepAlive(true);
+        Config redisson = RedissonSetup.newConfig();
         BaseMasterSlaveServersConfig<?> servers;
         String target;
         if (cluster) {
@@ -113,20 +103,10 @@ final class TopologyUrls {
             target = "the primary '" + parts[0] + "' of the sentinels " + hostList;
         }
         servers.setReadMode(ReadMode.MASTER);
-        servers.setConnectTimeout(Math.toIntExact(config.connectTimeout().toMillis()))
-                .setTimeout(Math.toIntExact(config.commandTimeout().toMillis()))
-                .setPingConnectionInterval(RedissonSetup.pingInterval(config))
-                .setRetryAttempts(retryAttempts)
-                .setRetryDelay(new EqualJitterDelay(Duration.ofMillis(250), Duration.ofMillis(500)))
-                .setReconnectionDelay(new EqualJitterDelay(Duration.ofMillis(100), Duration.ofSeconds(2)))
-                .setClientName("binomic");
+        RedissonSetup.timeouts(servers, config);
         RedissonSetup.credentials(config, userInfo, redisson);
         if (tls) {
-            redisson.setSslVerificationMode(SslVerificationMode.STRICT);
-            TrustManagerFactory trust = RedissonSetup.trustManagers(config);
-            if (trust != null) {
-                redisson.setSslTrustManagerFactory(trust);
-            }
+            RedissonSetup.tls(redisson, config);
         }
         return new RedissonSetup(redisson, target, () -> { }, replicaWait);
     }

@@ -17,10 +17,7 @@ class LuaSourcesTest {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{[A-Z_]+}}");
 
     private static List<String> everyScript() {
-        List<String> all = new ArrayList<>(LuaScripts.ALL);
-        all.addAll(PriorityScripts.ALL);
-        all.add(FlowScripts.SET_QUEUE_LIMITS);
-        return all;
+        return new ArrayList<>(LuaScripts.ALL);
     }
 
     @Test

@@ -22,7 +22,7 @@ class PermissionRepliesTest {
     @Test
     void aScriptIsKnownByTheSha1RedisNamesItBy() throws Exception {
         assertEquals(Optional.of("stats.lua"), LuaSources.fileOf(sha1(LuaScripts.STATS)));
-        assertEquals(Optional.of("enqueue_at_level.lua"), LuaSources.fileOf(sha1(PriorityScripts.ENQUEUE).toUpperCase()));
+        assertEquals(Optional.of("enqueue_at_level.lua"), LuaSources.fileOf(sha1(LuaScripts.ENQUEUE_AT_LEVEL).toUpperCase()));
         assertEquals(Optional.empty(), LuaSources.fileOf("0".repeat(40)));
     }
 
