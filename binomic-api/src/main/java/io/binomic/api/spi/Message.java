@@ -94,7 +94,7 @@ public final class Message {
         }
         envelope = new Envelope(b.priority, b.trackFor, b.codec, b.unique, b.debounceKey, b.limitKey,
                 b.rateAdmittedAttempt, b.turnAttempt, b.traceContext, b.replayedFrom);
-        headers = Map.copyOf(b.headers);
+        headers = b.headers.isEmpty() ? Map.of() : Map.copyOf(b.headers); // most messages have none: no copy to make
     }
 
     /** What only a message built by the builder must pass: what is read from the wire is taken as written. */
@@ -156,7 +156,9 @@ public final class Message {
         b.turnAttempt = envelope.turnAttempt;
         b.traceContext = envelope.traceContext;
         b.replayedFrom = envelope.replayedFrom;
-        b.headers.putAll(headers);
+        if (!headers.isEmpty()) {
+            b.headers.putAll(headers);
+        }
         return b;
     }
 

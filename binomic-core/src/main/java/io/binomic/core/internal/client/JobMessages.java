@@ -14,6 +14,9 @@ import io.binomic.core.internal.codec.JsonText;
 import io.binomic.core.internal.worker.FlowLimiter;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -70,6 +73,32 @@ public final class JobMessages {
         return build(task, argument, codec.encode(argument), options, trace, id);
     }
 
+    /**
+     * The messages of one submit call, one per argument, in order. The first is built with every
+     * check of {@link #ofArgument}; what depends only on the task and the options (reserved
+     * headers, priority, decodable type, trace context, retention) then holds for the others, which
+     * are built from it with their own argument checks, payload and id, each message validated once
+     * by its builder.
+     */
+    List<Message> ofArguments(Task<?, ?> task, Collection<?> arguments, SubmitOptions options, TraceContext trace) {
+        List<Message> built = new ArrayList<>(arguments.size());
+        Message first = null;
+        for (Object argument : arguments) {
+            if (first == null) {
+                first = ofArgument(task, argument, options, trace, null);
+                built.add(first);
+                continue;
+            }
+            requireArgumentFits(task, argument);
+            byte[] payload = codec.encode(argument);
+            requireFits(task, payload);
+            built.add(first.toBuilder().id(Uuid7.next(clock)).enqueuedAt(clock.instant()).payload(payload)
+                    .limitKey(FlowLimiter.limitKeyOf(task, argument).orElse(null))
+                    .build());
+        }
+        return built;
+    }
+
     /** The message of one job of {@code definition} whose argument is JSON text ({@code null} for none), with the message id {@code id}. */
     Message ofJson(Task<?, ?> definition, String jsonArgument, SubmitOptions options, TraceContext trace, UUID id) {
         requireValidOptions(options);
@@ -89,9 +118,7 @@ public final class JobMessages {
     }
 
     private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace, UUID id) {
-        if (payload.length > maxPayloadBytes) {
-            throw new PayloadTooLargeException(task.name(), payload.length, maxPayloadBytes);
-        }
+        requireFits(task, payload);
         int priority = ReservedHeaders.priorityOf(task, options); // refuses the header among the caller's
         Map<String, String> headers = options.headers();
         return Message.builder().id(id != null ? id : Uuid7.next(clock)).task(task.name()).queue(task.queue()).enqueuedAt(clock.instant())
@@ -101,6 +128,12 @@ public final class JobMessages {
                 .limitKey(FlowLimiter.limitKeyOf(task, argument).orElse(null))
                 .headers(ReservedHeaders.userHeaders(headers))
                 .build();
+    }
+
+    private void requireFits(Task<?, ?> task, byte[] payload) {
+        if (payload.length > maxPayloadBytes) {
+            throw new PayloadTooLargeException(task.name(), payload.length, maxPayloadBytes);
+        }
     }
 
     /**

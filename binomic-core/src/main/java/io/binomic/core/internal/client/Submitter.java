@@ -65,11 +65,8 @@ public final class Submitter {
     /** One job per argument, sent in one batch; the handles in argument order. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         requireSubmittable(task);
-        List<Message> built = new ArrayList<>(arguments.size());
         TraceContext trace = arguments.isEmpty() ? null : messages.traceFor(options, task, arguments.size(), null);
-        for (A argument : arguments) {
-            built.add(messages.ofArgument(task, argument, options, trace));
-        }
+        List<Message> built = messages.ofArguments(task, arguments, options, trace);
         List<JobHandle<R>> handles = new ArrayList<>(built.size());
         for (Submitted submitted : send(task, arguments, options, built, true)) {
             handles.add(handleOf(task, submitted));
