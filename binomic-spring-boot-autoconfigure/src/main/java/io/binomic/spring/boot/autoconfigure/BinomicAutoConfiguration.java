@@ -3,6 +3,7 @@ package io.binomic.spring.boot.autoconfigure;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
+import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
 import io.binomic.core.testing.TestMode;
@@ -39,18 +40,24 @@ public class BinomicAutoConfiguration {
         return BinomicConfigs.of(properties);
     }
 
-    /** The started client; closed (its workers stopped, its broker released) with the context. */
+    /**
+     * The started client; closed (its workers stopped, its broker released) with the context. The
+     * context's {@link RunObserver} beans are added to it, beside those {@code ServiceLoader} finds.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Binomic binomic(BinomicConfig config, ObjectProvider<TaskBinding<?, ?>> bindings, ObjectProvider<TaskProvider> providers,
-                           ObjectProvider<Task<?, ?>> tasks, ObjectProvider<BinomicBuilderCustomizer> customizers) {
+                           ObjectProvider<Task<?, ?>> tasks, ObjectProvider<BinomicBuilderCustomizer> customizers,
+                           ObjectProvider<RunObserver> observers) {
         Binomic.Builder builder = Binomic.builder().config(config);
         // Declared first: binding a declared task then adds its handler, not a second declaration.
         tasks.orderedStream().forEach(builder::task);
         bindings.orderedStream().forEach(builder::handle);
         providers.orderedStream().forEach(p -> p.tasks().forEach(builder::handle));
         customizers.orderedStream().forEach(c -> c.customize(builder));
-        return builder.build().start();
+        Binomic binomic = builder.build();
+        observers.orderedStream().forEach(binomic::addRunObserver);
+        return binomic.start();
     }
 
     /**
