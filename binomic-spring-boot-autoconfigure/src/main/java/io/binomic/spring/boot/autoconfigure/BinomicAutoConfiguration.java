@@ -6,6 +6,7 @@ import io.binomic.api.TaskBinding;
 import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
 import io.binomic.core.testing.TestMode;
 import java.time.Duration;
 import org.apache.commons.logging.Log;
@@ -58,6 +59,31 @@ public class BinomicAutoConfiguration {
         Binomic binomic = builder.build();
         observers.orderedStream().forEach(binomic::addRunObserver);
         return binomic.start();
+    }
+
+    /**
+     * The dashboard and {@code /metrics} of the client when {@code binomic.dashboard.enabled} is
+     * true, on their own port (the JDK's HTTP server, not the application's nor the management
+     * server) with the core's rules: loopback unless given a token. Stopped with the context.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = "binomic.dashboard.enabled")
+    public Dashboard binomicDashboard(Binomic binomic, BinomicProperties properties) {
+        BinomicProperties.Dashboard settings = properties.getDashboard();
+        Dashboard started;
+        try {
+            Dashboard.Builder dashboard = binomic.dashboard().bindAddress(settings.getAddress()).port(settings.getPort())
+                    .readOnly(settings.isReadOnly());
+            if (settings.getToken() != null) {
+                dashboard.token(settings.getToken());
+            }
+            started = dashboard.start();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + " (properties binomic.dashboard.address, port and token)", e);
+        }
+        LOG.info("Binomic dashboard at " + started.uri());
+        return started;
     }
 
     /**
