@@ -10,10 +10,7 @@ import java.util.regex.Pattern;
  * <p>Each setting is given once to the {@link #builder()}, whose setters say its default, and checked
  * when built.
  *
- * <pre>{@code
- * BinomicConfig config = BinomicConfig.builder().brokerUrl("redis://localhost:6379")
- *         .worker(WorkerConfig.builder().queues("mail").concurrency(20).build()).build();
- * }</pre>
+ * {@snippet class=io.binomic.api.JavadocSnippetsTest region=config}
  *
  * <p>Immutable, and equal to another configuration with the same settings.
  */

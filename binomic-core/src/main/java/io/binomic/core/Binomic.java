@@ -55,13 +55,7 @@ import java.util.UUID;
  * any instance holds for them when it returns ({@link Queues}); {@link #close()} stops its workers
  * and releases the broker.
  *
- * <pre>{@code
- * try (Binomic binomic = Binomic.builder().handle(greet, g -> "Hello " + g.name()).build().start()) {
- *     binomic.startWorker();
- *     JobHandle<String> job = binomic.submit(greet, new Greeting("Ada"));
- *     String greeting = job.await(Duration.ofSeconds(5));
- * }
- * }</pre>
+ * {@snippet class=io.binomic.core.JavadocSnippetsTest region=binomic}
  */
 public final class Binomic implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Binomic.class.getName());

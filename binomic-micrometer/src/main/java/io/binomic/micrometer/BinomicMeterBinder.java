@@ -58,11 +58,7 @@ import java.util.function.ToLongFunction;
  * Tasks appear when the client knows them (its registered tasks) or when one of its workers first
  * runs them; queues are those of the registered tasks and of the worker configuration.
  *
- * <pre>{@code
- * BinomicMeterBinder metrics = new BinomicMeterBinder(binomic);
- * metrics.bindTo(registry);
- * binomic.startWorker();
- * }</pre>
+ * {@snippet class=io.binomic.micrometer.JavadocSnippetsTest region=bind}
  */
 public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     /** The upper bounds of {@code /metrics}' duration buckets, so every process's histograms add up. */
