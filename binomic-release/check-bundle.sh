@@ -3,7 +3,8 @@
 # (each <module> of the root pom.xml, and the root itself, except those whose pom sets
 # maven.deploy.skip) has its POM and, for jar modules, its jar, sources jar and javadoc jar; each of
 # those files has its .asc signature (verified with gpg) and .md5 and .sha1 checksums (compared);
-# and the root POM (inherited by the modules) and the BOM name a url, licences, scm and developers.
+# the BOM lists every published module; and the root POM (inherited by the modules) and the BOM name a
+# url, licences, scm and developers.
 #
 #   check-bundle.sh STAGING_REPO ROOT VERSION UNSIGNED
 #
@@ -28,10 +29,11 @@ staged() {
                 .jar) case "$f" in *-sources.jar|*-javadoc.jar|*-tests.jar) continue ;; esac ;;
             esac
             echo "$f"; break
-        done
+        done || true # none staged: the caller names what is missing (set -e must not end the check silently)
 }
 
 checked=0
+published=()
 for module in "${modules[@]}"; do
     pom="$ROOT/$module/pom.xml"
     [ -f "$pom" ] || continue
@@ -70,7 +72,14 @@ for module in "${modules[@]}"; do
     for element in name description; do
         grep -q "^  <$element>" "$pom" || problem "$artifact: its POM has no <$element>"
     done
+    published+=("$artifact")
     checked=$((checked + 1))
+done
+
+# The BOM must list every published module but the parent and itself, or a user's import misses one.
+for artifact in "${published[@]}"; do
+    case "$artifact" in binomic-parent|binomic-bom) continue ;; esac
+    grep -q "<artifactId>$artifact</artifactId>" "$ROOT/binomic-bom/pom.xml" || problem "$artifact: binomic-bom does not list it"
 done
 
 for pom in "$ROOT/pom.xml" "$ROOT/binomic-bom/pom.xml"; do

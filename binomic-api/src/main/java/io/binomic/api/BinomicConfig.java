@@ -9,10 +9,7 @@ import java.util.regex.Pattern;
  * Built by {@link #builder()}, whose setters say the defaults; immutable, and equal to another
  * configuration with the same settings.
  *
- * <pre>{@code
- * BinomicConfig config = BinomicConfig.builder().brokerUrl("redis://localhost:6379")
- *         .worker(WorkerConfig.builder().queues("mail").concurrency(20).build()).build();
- * }</pre>
+ * {@snippet class=io.binomic.api.JavadocSnippetsTest region=config}
  */
 public final class BinomicConfig {
 

@@ -19,13 +19,7 @@ import java.util.regex.Pattern;
  * {@code Binomic.builder().handle(task, handler)}). Immutable; validated when built, so a bad
  * definition fails at start-up and not when the first message arrives.
  *
- * <pre>{@code
- * // shared by producers and workers: no handler code
- * Task<Greeting, String> greet = Task.builder("greet", Greeting.class, String.class).queue("mail").build();
- * Task<Void, Void> report = Task.builder("report").cron("0 7 * * MON-FRI", ZoneId.of("Europe/Paris")).build();
- * // on the worker side
- * Binomic.builder().handle(greet, g -> "Hello " + g.name()).handle(report, () -> sendReport());
- * }</pre>
+ * {@snippet class=io.binomic.api.JavadocSnippetsTest region=task}
  *
  * @param <A> argument type ({@link Void} for none)
  * @param <R> result type ({@link Void} for none)

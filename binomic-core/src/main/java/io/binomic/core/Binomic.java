@@ -55,13 +55,7 @@ import java.util.UUID;
  * any instance holds for them when it returns ({@link Queues}); {@link #close()} stops its workers
  * and releases the broker.
  *
- * <pre>{@code
- * try (Binomic binomic = Binomic.builder().handle(greet, g -> "Hello " + g.name()).build().start()) {
- *     binomic.startWorker();
- *     JobHandle<String> job = binomic.submit(greet, new Greeting("Ada"));
- *     String greeting = job.await(Duration.ofSeconds(5));
- * }
- * }</pre>
+ * {@snippet class=io.binomic.core.JavadocSnippetsTest region=binomic}
  */
 public final class Binomic implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Binomic.class.getName());
@@ -80,6 +74,7 @@ public final class Binomic implements AutoCloseable {
     private final JobLookup lookup;
     private final StatsRecorder stats = new StatsRecorder();
     private final LocalWorkers workers;
+    private final RunObservers runObservers;
     private final DeadLetters deadLetters;
     private final Queues queues;
     /** The partitions of partitioned queues: where a submit goes, what a worker reads. */
@@ -111,9 +106,9 @@ public final class Binomic implements AutoCloseable {
         TraceContextProvider traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
                 Providers.load(TraceContextProvider.class, ServiceLoader.load(TraceContextProvider.class)));
         JobMessages messages = new JobMessages(codec, config.broker().maxPayloadBytes(), clock, traceContexts);
-        RunObserver runObserver = RunObservers.of(b.runObserversGiven ? b.runObservers
+        this.runObservers = new RunObservers(b.runObserversGiven ? b.runObservers
                 : Providers.load(RunObserver.class, ServiceLoader.load(RunObserver.class)).providers());
-        ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObserver);
+        ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
         this.submitter = new Submitter(context, registry, messages);
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
@@ -389,14 +384,18 @@ public final class Binomic implements AutoCloseable {
         return workers.running();
     }
 
-    /** Tells {@code listener} of every task execution the workers of this instance finish from now on (for metrics libraries). */
-    public void addTaskExecutionListener(TaskExecutionListener listener) {
-        stats.addListener(Objects.requireNonNull(listener, "listener must not be null"));
+    /**
+     * Adds {@code observer} beside those of the builder: it is told of every handler run the
+     * workers of this instance start from now on, to its end (for a library bound after the client
+     * is built, such as a metrics registry).
+     */
+    public void addRunObserver(RunObserver observer) {
+        runObservers.add(Objects.requireNonNull(observer, "observer must not be null"));
     }
 
-    /** Stops telling {@code listener}; no-op when it was not added. */
-    public void removeTaskExecutionListener(TaskExecutionListener listener) {
-        stats.removeListener(listener);
+    /** Stops telling {@code observer} of runs that start from now on; no-op when it was not added. */
+    public void removeRunObserver(RunObserver observer) {
+        runObservers.remove(observer);
     }
 
     /** The registered tasks. */

@@ -21,11 +21,7 @@ import java.util.Set;
  * {@code binomic.dashboard().start()}; {@link #close()} stops it (closing the client does not).
  * JDK only ({@code jdk.httpserver}).
  *
- * <pre>{@code
- * try (Dashboard dashboard = binomic.dashboard().port(9470).start()) {
- *     System.out.println("metrics at " + dashboard.uri().resolve("metrics"));
- * }
- * }</pre>
+ * {@snippet class=io.binomic.core.JavadocSnippetsTest region=dashboard}
  */
 public final class Dashboard implements AutoCloseable {
     /** The port a dashboard listens on unless told otherwise. */

@@ -1,8 +1,10 @@
 package io.binomic.micrometer;
 
 import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.api.spi.RunObserver;
+import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.core.Binomic;
-import io.binomic.core.TaskExecutionListener;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
@@ -17,9 +19,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import java.util.function.ToLongFunction;
 
@@ -54,11 +58,7 @@ import java.util.function.ToLongFunction;
  * Tasks appear when the client knows them (its registered tasks) or when one of its workers first
  * runs them; queues are those of the registered tasks and of the worker configuration.
  *
- * <pre>{@code
- * BinomicMeterBinder metrics = new BinomicMeterBinder(binomic);
- * metrics.bindTo(registry);
- * binomic.startWorker();
- * }</pre>
+ * {@snippet class=io.binomic.micrometer.JavadocSnippetsTest region=bind}
  */
 public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     /** The upper bounds of {@code /metrics}' duration buckets, so every process's histograms add up. */
@@ -69,13 +69,13 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     private final Binomic binomic;
     private final QueueDepths depths;
     private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
-    /** Each (queue, task) whose meters are registered, per registry: the listener adds those it meets. */
+    /** Each (queue, task) whose meters are registered, per registry: the run observer adds those it meets. */
     private final Map<MeterRegistry, Set<List<String>>> tasksBound = new ConcurrentHashMap<>();
     private final Map<MeterRegistry, Set<String>> queuesBound = new ConcurrentHashMap<>();
     /** The timers of each (queue, task), one per registry: the worker's path looks them up once per execution. */
     private final Map<List<String>, List<Timer>> timers = new ConcurrentHashMap<>();
-    private final TaskExecutionListener listener = this::executed;
-    private volatile boolean listening;
+    private final RunObserver observer = this::started;
+    private volatile boolean observing;
     private volatile StatsSnapshot stats;
 
     private record StatsSnapshot(long atNanos, Map<List<String>, TaskStats> byTask, Map<String, Long> reclaims) { }
@@ -96,9 +96,9 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         tasksBound.put(registry, ConcurrentHashMap.newKeySet());
         queuesBound.put(registry, ConcurrentHashMap.newKeySet());
         synchronized (this) {
-            if (!listening) {
-                binomic.addTaskExecutionListener(listener);
-                listening = true;
+            if (!observing) {
+                binomic.addRunObserver(observer);
+                observing = true;
             }
         }
         Gauge.builder("binomic.tasks.in.flight", this, b -> b.sumWorkers(WorkerCounters::inFlight))
@@ -122,8 +122,8 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     /** Stops recording run times; the registered meters stay (a registry removes its own). */
     @Override
     public synchronized void close() {
-        binomic.removeTaskExecutionListener(listener);
-        listening = false;
+        binomic.removeRunObserver(observer);
+        observing = false;
     }
 
     private List<String> queues() {
@@ -136,19 +136,40 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         return all;
     }
 
-    private void executed(String queue, String task, TaskExecutionListener.Outcome outcome, Duration duration) {
-        List<String> key = List.of(queue, task);
+    private RunObserver.Run started(TaskContext job) {
+        List<String> key = List.of(job.queue(), job.task());
         for (MeterRegistry r : registries) {
             if (!tasksBound.get(r).contains(key)) {
-                bindTask(r, queue, task);
+                bindTask(r, job.queue(), job.task());
             }
         }
-        if (outcome == TaskExecutionListener.Outcome.CANCELLED) {
-            // As on /metrics: an interrupted run says nothing of how long the task takes.
-            return;
+        return new TimedRun(key);
+    }
+
+    /** Times one run from just before its handler to just after, and records it once its outcome is known. */
+    private final class TimedRun implements RunObserver.Run {
+        private final List<String> key;
+        private volatile long nanos = -1;
+
+        TimedRun(List<String> key) {
+            this.key = key;
         }
-        for (Timer t : timers.getOrDefault(key, List.of())) {
-            t.record(duration);
+
+        @Override
+        public Runnable enter() {
+            long start = System.nanoTime();
+            return () -> nanos = System.nanoTime() - start;
+        }
+
+        @Override
+        public void ended(RunOutcome outcome, Optional<Throwable> failure) {
+            // As on /metrics: a run cancelled or cut by a stopping worker says nothing of how long the task takes.
+            if (nanos < 0 || outcome == RunOutcome.CANCELLED || outcome == RunOutcome.LEFT_PENDING) {
+                return;
+            }
+            for (Timer t : timers.getOrDefault(key, List.of())) {
+                t.record(nanos, TimeUnit.NANOSECONDS);
+            }
         }
     }
 

@@ -6,12 +6,17 @@ import java.util.ServiceLoader;
 
 /**
  * Sees every run of a handler in a worker: told before the handler runs, on the handler's own
- * thread around it, and once the worker has decided the run's outcome. It is how an integration
- * module (a tracer's span around the run, for example) follows runs without the core depending
- * on it. Found with {@link ServiceLoader} by {@code Binomic.builder()} (declare it with
- * {@code provides io.binomic.api.spi.RunObserver with ...} and in {@code META-INF/services}):
+ * thread around it, and once the worker has decided the run's outcome. It is the one hook an
+ * integration module follows runs with without the core depending on it: a tracer's span around
+ * the run, a metrics library's timer (the time from {@link Run#enter()} to its undo is the
+ * handler's run time). Found with {@link ServiceLoader} by {@code Binomic.builder()} (declare it
+ * with {@code provides io.binomic.api.spi.RunObserver with ...} and in {@code META-INF/services}):
  * every observer found is used; or given with {@code Binomic.Builder.runObserver}, which then
- * replaces those found.
+ * replaces those found; or added to a built client with {@code Binomic.addRunObserver}, beside
+ * the others, for the runs that start from then on.
+ *
+ * <p>For each run an observer is told of, it is told in this order, each once: {@link #started},
+ * then (when the handler is called) {@link Run#enter()} and its undo, then {@link Run#ended}.
  *
  * <p>Deliveries that never reach a handler (undecodable, unknown task, stale, attempt budget
  * spent before the run) are not runs and are not observed. An observer must be cheap and must

@@ -3,19 +3,14 @@ package io.binomic.core.internal;
 import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.api.spi.QueuePartitions;
-import io.binomic.core.TaskExecutionListener;
-import io.binomic.core.TaskExecutionListener.Outcome;
 import io.binomic.core.TaskStats;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -24,7 +19,6 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link LongAdder} increment per bucket and counter: no allocation, no broker round trip).
  */
 public final class StatsRecorder {
-    private static final System.Logger LOG = System.getLogger(StatsRecorder.class.getName());
     /**
      * Upper bounds of the duration histogram's buckets, in seconds: from a cache hit to a report
      * that runs minutes. Fixed, so that every process's histograms add up in Prometheus.
@@ -42,10 +36,6 @@ public final class StatsRecorder {
     /** The same counters by physical queue, then task: what a worker looks up per execution. */
     private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counters>> byPhysicalQueue = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> reclaimsByQueue = new ConcurrentHashMap<>();
-    /** Told of every execution; empty unless a metrics library listens, so the worker's path pays one array read. */
-    private final List<TaskExecutionListener> listeners = new CopyOnWriteArrayList<>();
-    /** Listeners whose failure was logged: once each, so a broken one cannot flood the log at the task rate. */
-    private final Set<TaskExecutionListener> reportedListeners = ConcurrentHashMap.newKeySet();
 
     private static final class Counters {
         final String queue;
@@ -108,14 +98,12 @@ public final class StatsRecorder {
         Counters c = of(queue, task);
         c.succeeded.increment();
         c.time(nanos);
-        tell(c, Outcome.SUCCEEDED, nanos);
     }
 
     public void failed(String queue, String task, long nanos) {
         Counters c = of(queue, task);
         c.failed.increment();
         c.time(nanos);
-        tell(c, Outcome.FAILED, nanos);
     }
 
     /**
@@ -125,34 +113,6 @@ public final class StatsRecorder {
     public void cancelled(String queue, String task, long nanos) {
         Counters c = of(queue, task);
         c.cancelled.increment();
-        tell(c, Outcome.CANCELLED, nanos);
-    }
-
-    /** Adds {@code listener}, told of every execution from now on. */
-    public void addListener(TaskExecutionListener listener) {
-        listeners.add(listener);
-    }
-
-    /** Removes {@code listener}; no-op when it was not added. */
-    public void removeListener(TaskExecutionListener listener) {
-        listeners.remove(listener);
-    }
-
-    private void tell(Counters c, Outcome outcome, long nanos) {
-        if (listeners.isEmpty()) {
-            return;
-        }
-        Duration duration = Duration.ofNanos(nanos);
-        for (TaskExecutionListener l : listeners) {
-            try {
-                l.executed(c.queue, c.task, outcome, duration);
-            } catch (RuntimeException e) {
-                // A broken metrics listener must not fail the task it reports on: the outcome is settled regardless.
-                if (reportedListeners.add(l)) {
-                    LOG.log(Level.WARNING, "task execution listener " + l + " failed (logged once, its later failures are not)", e);
-                }
-            }
-        }
     }
 
     /** Executions cancelled by their submitters, per queue and task, by the workers of this process. */

@@ -48,13 +48,7 @@ import java.util.random.RandomGenerator;
  * Jobs go through the same state machine as on a worker: retries up to the attempt budget, dead
  * letters (readable through {@code binomic().deadLetters()}), job status and results.
  *
- * <pre>{@code
- * try (TestMode jobs = TestMode.manual().handle(Tasks.WELCOME, mailer::welcome).start()) {
- *     new SignUp(jobs.binomic()).register("ada@example.com");
- *     assertEquals(List.of(new Welcome("ada@example.com")), jobs.enqueued(Tasks.WELCOME));
- *     assertEquals(1, jobs.drain().succeeded());
- * }
- * }</pre>
+ * {@snippet class=io.binomic.core.JavadocSnippetsTest region=test-mode}
  */
 public final class TestMode implements AutoCloseable {
     /** A job runs at most this many rounds of retries in one drain: a handler that always fails still ends. */

@@ -3,6 +3,7 @@ package io.binomic.example.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
 import io.binomic.example.boot.Greetings.Greeting;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,7 +18,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** The example application on a real redis-server: the starter's client, worker, health and meters. */
+/** The example application on a real redis-server: the starter's client, worker, health, meters and dashboard. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class GreetingApplicationTest {
     private static final RedisFixture REDIS = RedisFixture.start();
@@ -27,11 +28,14 @@ class GreetingApplicationTest {
 
     @LocalServerPort int port;
     @Autowired Binomic binomic;
+    @Autowired Dashboard dashboard;
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
         registry.add("binomic.broker.url", REDIS::url);
         registry.add("binomic.worker.poll-timeout", () -> "200ms");
+        registry.add("binomic.dashboard.enabled", () -> "true");
+        registry.add("binomic.dashboard.port", () -> "0");
     }
 
     @AfterAll
@@ -49,6 +53,22 @@ class GreetingApplicationTest {
         assertThat(binomic.config().broker().url()).isEqualTo(REDIS.url());
         assertThat(binomic.config().broker().keyPrefix()).isEqualTo("example");
         assertThat(binomic.submit(Greetings.GREET, new Greeting("Ada", 0)).await(Duration.ofSeconds(20))).isEqualTo("Hello Ada");
+    }
+
+    @Test
+    void theDashboardServesItsPagesAndMetricsOnItsOwnLoopbackPort() throws Exception {
+        assertThat(dashboard.address().getAddress().isLoopbackAddress()).isTrue();
+        assertThat(dashboard.address().getPort()).isNotEqualTo(port);
+        binomic.submit(Greetings.GREET, new Greeting("Edsger", 0)).await(Duration.ofSeconds(20));
+
+        HttpResponse<String> queues = HTTP.send(HttpRequest.newBuilder(dashboard.uri().resolve("queues")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(queues.statusCode()).isEqualTo(200);
+        assertThat(queues.body()).contains("<title>Binomic: ").contains("greetings");
+        HttpResponse<String> metrics = HTTP.send(HttpRequest.newBuilder(dashboard.uri().resolve("metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).containsPattern("binomic_tasks_total\\{[^}]*task=\"greet\"[^}]*} [1-9]");
     }
 
     @Test

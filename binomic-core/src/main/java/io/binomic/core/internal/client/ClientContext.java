@@ -1,10 +1,10 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.jobs.JobHandles;
+import io.binomic.core.internal.worker.RunObservers;
 import java.time.Clock;
 import java.util.function.Supplier;
 
@@ -16,7 +16,7 @@ import java.util.function.Supplier;
  * @param partitions the partitions of partitioned queues: where a submit goes
  * @param jobs makes the handles of submitted and looked-up jobs
  * @param clock the client's clock
- * @param runObserver what the client's workers tell of each handler run; null for nothing
+ * @param runObservers what the client's workers tell of each handler run
  */
 public record ClientContext(Broker broker, Supplier<Scheduler> scheduler, PartitionRouter partitions, JobHandles jobs, Clock clock,
-                            RunObserver runObserver) { }
+                            RunObservers runObservers) { }

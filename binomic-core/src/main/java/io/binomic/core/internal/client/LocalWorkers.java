@@ -67,7 +67,7 @@ public final class LocalWorkers implements AutoCloseable {
         WorkerRuntime worker = new WorkerRuntime(workerConfig,
                 new WorkerTasks(queues, config.taskDefaults(), handlers, codec, config.broker().maxPayloadBytes()),
                 new WorkerServices(context.broker(), context.scheduler().get(), context.partitions(), context.clock(), stats,
-                        context.runObserver()));
+                        context.runObservers()));
         workers.add(worker);
         synchronized (this) {
             if (activity == null) {

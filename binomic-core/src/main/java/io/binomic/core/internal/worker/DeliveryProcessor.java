@@ -83,7 +83,7 @@ public final class DeliveryProcessor {
     final LongAdder retried = new LongAdder();
     final LongAdder deadLettered = new LongAdder();
     /** Told of each handler run; null for none. Set before the worker's threads start, read by them. */
-    private RunObserver observer;
+    private RunObservers observers;
 
     /** Runs the handlers of {@code tasks} (its queues and result limit are the worker's and {@code tracking}'s business). */
     public DeliveryProcessor(WorkerTasks tasks, TaskInvoker invoker, Clock clock, StatsRecorder stats, RandomGenerator random,
@@ -98,9 +98,9 @@ public final class DeliveryProcessor {
         this.random = random;
     }
 
-    /** Tells {@code observer} (null for nobody) of each handler run from now on; called before the worker starts. */
-    public DeliveryProcessor observedBy(RunObserver observer) {
-        this.observer = observer;
+    /** Tells {@code observers} (null for nobody) of each handler run from now on; called before the worker starts. */
+    public DeliveryProcessor observedBy(RunObservers observers) {
+        this.observers = observers;
         return this;
     }
 
@@ -342,10 +342,10 @@ public final class DeliveryProcessor {
     }
 
     private Outcome execute(Run run) {
-        if (observer == null) {
+        run.observed = observers == null ? null : observers.started(run);
+        if (run.observed == null) {
             return executeRun(run);
         }
-        run.observed = observer.started(run);
         Outcome outcome = null;
         try {
             outcome = executeRun(run);

@@ -2,30 +2,40 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.api.TaskContext;
 import io.binomic.api.spi.RunObserver;
+import io.binomic.api.spi.RunObserver.Run;
+import io.binomic.api.spi.RunObserver.RunOutcome;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The run observers of a worker as one, each call guarded: an observer that throws is logged and
- * skipped, so that tracing can never change a job's outcome.
+ * The run observers of a client's workers as one, each call guarded: an observer that throws is
+ * logged and skipped, so that tracing or metrics can never change a job's outcome. Observers may be
+ * added and removed while workers run; a run is told by those there when it started, to its end.
  */
-public final class RunObservers implements RunObserver {
+public final class RunObservers {
     private static final System.Logger LOG = System.getLogger(RunObservers.class.getName());
     private final List<RunObserver> observers;
 
-    private RunObservers(List<RunObserver> observers) {
-        this.observers = observers;
+    public RunObservers(List<RunObserver> observers) {
+        this.observers = new CopyOnWriteArrayList<>(observers);
     }
 
-    /** The observers as one; null when there is none, so that a run without observers costs a null check. */
-    public static RunObserver of(List<RunObserver> observers) {
-        return observers.isEmpty() ? null : new RunObservers(List.copyOf(observers));
+    public void add(RunObserver observer) {
+        observers.add(observer);
     }
 
-    @Override
+    public void remove(RunObserver observer) {
+        observers.remove(observer);
+    }
+
+    /** The observers' view of a run; null when there is none, so that a run without observers costs a null check. */
     public Run started(TaskContext job) {
+        if (observers.isEmpty()) {
+            return null;
+        }
         List<Run> runs = new ArrayList<>(observers.size());
         for (RunObserver observer : observers) {
             try {

@@ -65,7 +65,7 @@ public final class WorkerRuntime implements Worker {
         this.tracked = new TrackedJobs(context, tasks.handlers().values().stream().anyMatch(b -> b.task().isTracked()));
         this.processor = new DeliveryProcessor(tasks, invoker, services.clock(), services.stats(), ThreadLocalRandom.current(),
                 JobTracking.through(broker, consumerName, tracked::cancelRequested, tracked, tasks.maxResultBytes()))
-                .observedBy(services.runObserver());
+                .observedBy(services.runObservers());
         HeldDeliveries held = new HeldDeliveries();
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         this.flow = new FlowGate(broker, queues.all(), consumerName);

@@ -1,7 +1,6 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.StatsRecorder;
@@ -16,7 +15,7 @@ import java.time.Clock;
  * @param partitions the partitions of partitioned queues; null for a router of the worker's own
  * @param clock the clock
  * @param stats the statistics of this process
- * @param runObserver what is told of each handler run; null for nothing
+ * @param runObservers what is told of each handler run; null for nothing
  */
 public record WorkerServices(Broker broker, Scheduler scheduler, PartitionRouter partitions, Clock clock, StatsRecorder stats,
-                             RunObserver runObserver) { }
+                             RunObservers runObservers) { }

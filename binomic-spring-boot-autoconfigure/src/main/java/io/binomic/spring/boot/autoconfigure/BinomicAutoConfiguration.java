@@ -3,8 +3,10 @@ package io.binomic.spring.boot.autoconfigure;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
+import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
 import io.binomic.core.testing.TestMode;
 import java.time.Duration;
 import org.apache.commons.logging.Log;
@@ -39,18 +41,49 @@ public class BinomicAutoConfiguration {
         return BinomicConfigs.of(properties);
     }
 
-    /** The started client; closed (its workers stopped, its broker released) with the context. */
+    /**
+     * The started client; closed (its workers stopped, its broker released) with the context. The
+     * context's {@link RunObserver} beans are added to it, beside those {@code ServiceLoader} finds.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Binomic binomic(BinomicConfig config, ObjectProvider<TaskBinding<?, ?>> bindings, ObjectProvider<TaskProvider> providers,
-                           ObjectProvider<Task<?, ?>> tasks, ObjectProvider<BinomicBuilderCustomizer> customizers) {
+                           ObjectProvider<Task<?, ?>> tasks, ObjectProvider<BinomicBuilderCustomizer> customizers,
+                           ObjectProvider<RunObserver> observers) {
         Binomic.Builder builder = Binomic.builder().config(config);
         // Declared first: binding a declared task then adds its handler, not a second declaration.
         tasks.orderedStream().forEach(builder::task);
         bindings.orderedStream().forEach(builder::handle);
         providers.orderedStream().forEach(p -> p.tasks().forEach(builder::handle));
         customizers.orderedStream().forEach(c -> c.customize(builder));
-        return builder.build().start();
+        Binomic binomic = builder.build();
+        observers.orderedStream().forEach(binomic::addRunObserver);
+        return binomic.start();
+    }
+
+    /**
+     * The dashboard and {@code /metrics} of the client when {@code binomic.dashboard.enabled} is
+     * true, on their own port (the JDK's HTTP server, not the application's nor the management
+     * server) with the core's rules: loopback unless given a token. Stopped with the context.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = "binomic.dashboard.enabled")
+    public Dashboard binomicDashboard(Binomic binomic, BinomicProperties properties) {
+        BinomicProperties.Dashboard settings = properties.getDashboard();
+        Dashboard started;
+        try {
+            Dashboard.Builder dashboard = binomic.dashboard().bindAddress(settings.getAddress()).port(settings.getPort())
+                    .readOnly(settings.isReadOnly());
+            if (settings.getToken() != null) {
+                dashboard.token(settings.getToken());
+            }
+            started = dashboard.start();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + " (properties binomic.dashboard.address, port and token)", e);
+        }
+        LOG.info("Binomic dashboard at " + started.uri());
+        return started;
     }
 
     /**

@@ -24,6 +24,9 @@ public class BinomicProperties {
     /** Retry policy and timeout of tasks that do not declare their own. */
     @NestedConfigurationProperty
     private final TaskDefaults taskDefaults = new TaskDefaults();
+    /** Binomic's dashboard and /metrics, served on a port of their own. */
+    @NestedConfigurationProperty
+    private final Dashboard dashboard = new Dashboard();
     /** Whether this application fires CRON and INTERVAL tasks (safe in many processes: each tick is claimed once). */
     private boolean schedulePeriodicTasks = true;
     /** Id of the codec that encodes task arguments: json-jdk or jackson. */
@@ -39,6 +42,10 @@ public class BinomicProperties {
 
     public TaskDefaults getTaskDefaults() {
         return taskDefaults;
+    }
+
+    public Dashboard getDashboard() {
+        return dashboard;
     }
 
     public boolean isSchedulePeriodicTasks() {
@@ -285,6 +292,60 @@ public class BinomicProperties {
 
         public void setConsumerName(String consumerName) {
             this.consumerName = consumerName;
+        }
+    }
+
+    /** Binomic's dashboard and /metrics ({@code Dashboard.Builder}), served by the JDK's HTTP server on a port of their own. */
+    public static class Dashboard {
+        /** Whether the application serves the dashboard, started with the client and stopped with the context. */
+        private boolean enabled;
+        /** Address to listen on; any other than loopback needs a token. */
+        private String address = "127.0.0.1";
+        /** Port to listen on, 0 for any free one. */
+        private int port = 9470;
+        /** Secret (16 characters or more) every request must show as Authorization: Bearer, or once as ?token= in a browser. */
+        private String token;
+        /** Whether to refuse every change (replay, purge, cancel, pause, resume). */
+        private boolean readOnly;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public String getAddress() {
+            return address;
+        }
+
+        public void setAddress(String address) {
+            this.address = address;
+        }
+
+        public int getPort() {
+            return port;
+        }
+
+        public void setPort(int port) {
+            this.port = port;
+        }
+
+        public String getToken() {
+            return token;
+        }
+
+        public void setToken(String token) {
+            this.token = token;
+        }
+
+        public boolean isReadOnly() {
+            return readOnly;
+        }
+
+        public void setReadOnly(boolean readOnly) {
+            this.readOnly = readOnly;
         }
     }
 

@@ -5,9 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
+import io.binomic.api.TaskContext;
+import io.binomic.api.spi.RunObserver;
+import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
 import io.binomic.micrometer.BinomicMeterBinder;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
@@ -88,6 +95,35 @@ class BinomicAutoConfigurationTest {
                     .containsKey("sinceFetchRound").containsKey("consumer");
             assertThat(context).hasSingleBean(BinomicMeterBinder.class);
         });
+    }
+
+    @Test
+    void runObserverBeansAreToldOfEveryRun() {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        RunObserver observer = (TaskContext job) -> (RunOutcome outcome, Optional<Throwable> failure) ->
+                seen.add(job.task() + " " + outcome);
+        runner.withUserConfiguration(Handlers.class).withBean(RunObserver.class, () -> observer)
+                .withPropertyValues("binomic.worker.poll-timeout=100ms").run(context -> {
+                    Binomic binomic = context.getBean(Binomic.class);
+                    assertThat(binomic.submit(GREET, new Greeting("Ada")).await(Duration.ofSeconds(10))).isEqualTo("Hello Ada");
+                    assertThat(seen).containsExactly("greet SUCCEEDED");
+                });
+    }
+
+    @Test
+    void aDashboardReachableFromOtherHostsWithoutATokenFailsTheStartNamingTheProperties() {
+        runner.withPropertyValues("binomic.dashboard.enabled=true", "binomic.dashboard.address=0.0.0.0", "binomic.dashboard.port=0")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("needs a token");
+                    assertThat(context.getStartupFailure()).hasStackTraceContaining("binomic.dashboard.address, port and token");
+                });
+        runner.withPropertyValues("binomic.dashboard.enabled=true", "binomic.dashboard.address=0.0.0.0", "binomic.dashboard.port=0",
+                "binomic.dashboard.token=0123456789abcdef0123", "binomic.dashboard.read-only=true").run(context -> {
+                    Dashboard dashboard = context.getBean(Dashboard.class);
+                    assertThat(dashboard.isReadOnly()).isTrue();
+                    assertThat(dashboard.address().getAddress().isAnyLocalAddress()).isTrue();
+                });
     }
 
     @Test
