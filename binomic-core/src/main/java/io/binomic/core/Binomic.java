@@ -48,6 +48,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
@@ -79,6 +80,7 @@ public final class Binomic implements AutoCloseable {
     private final PeriodicFirer periodic;
     private final JobLookup lookup;
     private final StatsRecorder stats = new StatsRecorder();
+    private final List<OutboxMonitor> outboxes = new CopyOnWriteArrayList<>();
     private final LocalWorkers workers;
     private final DeadLetters deadLetters;
     private final Queues queues;
@@ -142,6 +144,11 @@ public final class Binomic implements AutoCloseable {
             public Scheduler scheduler(Binomic binomic) {
                 binomic.requireStarted();
                 return binomic.scheduler;
+            }
+
+            @Override
+            public List<OutboxMonitor> outboxes(Binomic binomic) {
+                return List.copyOf(binomic.outboxes);
             }
         });
     }
@@ -397,6 +404,16 @@ public final class Binomic implements AutoCloseable {
     /** Stops telling {@code listener}; no-op when it was not added. */
     public void removeTaskExecutionListener(TaskExecutionListener listener) {
         stats.removeListener(listener);
+    }
+
+    /** Shows {@code monitor}'s outbox on this client's {@code /metrics} and dashboard (binomic-jdbc's relay adds itself). */
+    public void addOutboxMonitor(OutboxMonitor monitor) {
+        outboxes.add(Objects.requireNonNull(monitor, "monitor must not be null"));
+    }
+
+    /** Stops showing {@code monitor}'s outbox; no-op when it was not added. */
+    public void removeOutboxMonitor(OutboxMonitor monitor) {
+        outboxes.remove(monitor);
     }
 
     /** The registered tasks. */

@@ -2,6 +2,7 @@ package io.binomic.jdbc;
 
 import io.binomic.api.spi.Message;
 import io.binomic.core.Binomic;
+import io.binomic.core.OutboxMonitor;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.OutboxRows.Row;
 import io.binomic.jdbc.internal.Wakeups;
@@ -52,6 +53,19 @@ public final class OutboxRelay implements AutoCloseable {
     private volatile boolean listening;
     private volatile Wakeups wakeups;
     private Thread thread;
+    /** What the client's /metrics and dashboard read of this relay's table while it runs. */
+    private final OutboxMonitor monitor = new OutboxMonitor() {
+        @Override
+        public String table() {
+            return rows.table();
+        }
+
+        @Override
+        public Reading read() throws SQLException {
+            OutboxStats s = stats();
+            return new Reading(s.waiting(), s.oldestAge(), s.relayed(), s.failures());
+        }
+    };
 
     private OutboxRelay(Builder b) {
         this.binomic = b.binomic;
@@ -69,13 +83,17 @@ public final class OutboxRelay implements AutoCloseable {
         return new Builder(binomic, dataSource);
     }
 
-    /** Starts relaying on a thread of its own; returns this relay. */
+    /**
+     * Starts relaying on a thread of its own, and shows the table's rows waiting and oldest age on
+     * the client's {@code /metrics} and dashboard until {@link #close()}; returns this relay.
+     */
     public synchronized OutboxRelay start() {
         if (thread != null) {
             throw new IllegalStateException("this relay is started already");
         }
         running = true;
         thread = Thread.ofPlatform().daemon().name("binomic-outbox-relay").start(this::run);
+        binomic.addOutboxMonitor(monitor);
         return this;
     }
 
@@ -214,6 +232,7 @@ public final class OutboxRelay implements AutoCloseable {
         if (t == null) {
             return;
         }
+        binomic.removeOutboxMonitor(monitor);
         dropWakeups();
         t.interrupt();
         try {

@@ -1,0 +1,33 @@
+package io.binomic.core;
+
+import java.time.Duration;
+
+/**
+ * A transactional outbox as its operators see it: rows waiting for a relay and the age of the
+ * oldest. binomic-jdbc's relay registers one with its client when it starts
+ * ({@link Binomic#addOutboxMonitor}), and the client's {@code /metrics} and dashboard overview then
+ * show the outbox; the core itself reads no database.
+ */
+public interface OutboxMonitor {
+
+    /** The outbox table: the {@code table} label of its series. */
+    String table();
+
+    /**
+     * Reads the table now. It may wait on the database: {@code /metrics} and the dashboard give it
+     * two seconds, then report the outbox as unreadable.
+     *
+     * @throws Exception when the table cannot be read (the database is down, the table is missing)
+     */
+    Reading read() throws Exception;
+
+    /**
+     * One reading of an outbox.
+     *
+     * @param waiting rows committed and not yet relayed
+     * @param oldestAge how long ago the oldest waiting row was written; zero when none waits
+     * @param relayed rows the registering relay moved into the broker since it started
+     * @param failures failed rounds of that relay (the broker or the database down)
+     */
+    record Reading(long waiting, Duration oldestAge, long relayed, long failures) { }
+}
