@@ -24,6 +24,9 @@ public class BinomicProperties {
     /** Retry policy and timeout of tasks that do not declare their own. */
     @NestedConfigurationProperty
     private final TaskDefaults taskDefaults = new TaskDefaults();
+    /** The transactional outbox, when binomic-jdbc and a DataSource are present. */
+    @NestedConfigurationProperty
+    private final Outbox outbox = new Outbox();
     /** Whether this application fires CRON and INTERVAL tasks (safe in many processes: each tick is claimed once). */
     private boolean schedulePeriodicTasks = true;
     /** Id of the codec that encodes task arguments: json-jdk or jackson. */
@@ -39,6 +42,10 @@ public class BinomicProperties {
 
     public TaskDefaults getTaskDefaults() {
         return taskDefaults;
+    }
+
+    public Outbox getOutbox() {
+        return outbox;
     }
 
     public boolean isSchedulePeriodicTasks() {
@@ -370,6 +377,23 @@ public class BinomicProperties {
 
         public void setJitter(double jitter) {
             this.jitter = jitter;
+        }
+    }
+
+    /** The transactional outbox of binomic-jdbc, on the application's DataSource. */
+    public static class Outbox {
+        /**
+         * Whether this application runs a relay that moves committed outbox rows into the broker. Turn it off where
+         * another process relays the same table.
+         */
+        private boolean relay = true;
+
+        public boolean isRelay() {
+            return relay;
+        }
+
+        public void setRelay(boolean relay) {
+            this.relay = relay;
         }
     }
 }
