@@ -150,6 +150,11 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
+    /** The outbox table this relay reads. */
+    public String table() {
+        return rows.table();
+    }
+
     /** The rows this relay has moved into the broker since it was built. */
     public long relayed() {
         return relayed.get();

@@ -2,13 +2,17 @@ package io.binomic.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.binomic.api.SubmitOptions;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskContext;
+import io.binomic.core.Binomic;
 import io.binomic.example.outbox.OrderService;
 import io.binomic.example.outbox.OrderService.ShipOrder;
 import io.binomic.it.PostgresServer;
 import io.binomic.jdbc.Outbox;
 import io.binomic.jdbc.OutboxRelay;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,10 +20,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,6 +39,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -113,6 +120,41 @@ class BinomicOutboxAutoConfigurationTest {
             assertThat(jdbc.queryForList("SELECT id FROM orders", Long.class)).containsExactly(2L);
             assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM binomic_outbox", Long.class)).isZero();
             assertThat(context.getBean(OutboxRelay.class).listening()).as("the relay waits on LISTEN").isTrue();
+        });
+    }
+
+    /** A relay of the application's own, never started: the rows it would relay wait for the meters to read. */
+    @Configuration(proxyBeanMethods = false)
+    static class IdleRelay {
+        @Bean
+        OutboxRelay idleRelay(Binomic binomic, DataSource dataSource) {
+            return OutboxRelay.builder(binomic, dataSource).build();
+        }
+    }
+
+    @Test
+    void metersGiveTheRowsWaitingAndTheOldestAge() {
+        withDatabase().withUserConfiguration(IdleRelay.class).run(context -> {
+            assertThat(context).hasSingleBean(OutboxRelay.class).hasBean("idleRelay");
+            Outbox outbox = context.getBean(Outbox.class);
+            DataSource dataSource = context.getBean(DataSource.class);
+            context.getBean(TransactionTemplate.class).executeWithoutResult(status -> {
+                try {
+                    outbox.submitAll(DataSourceUtils.getConnection(dataSource), OrderService.SHIP,
+                            List.of(new ShipOrder(10), new ShipOrder(11)), SubmitOptions.NONE);
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(20);
+            try {
+                SimpleMeterRegistry registry = new SimpleMeterRegistry();
+                context.getBean("binomicOutboxMeters", MeterBinder.class).bindTo(registry);
+                assertThat(registry.get("binomic.outbox.waiting").tag("table", "binomic_outbox").gauge().value()).isEqualTo(2.0);
+                assertThat(registry.get("binomic.outbox.oldest.age").tag("table", "binomic_outbox").gauge().value()).isPositive();
+            } finally {
+                context.getBean(JdbcTemplate.class).update("DELETE FROM binomic_outbox");
+            }
         });
     }
 
