@@ -303,8 +303,8 @@ public final class Binomic implements AutoCloseable {
      *
      * @param dueAt when the jobs are due; null for at once
      * @param window how long a job's id is remembered after its store
-     * @return for each message, the id of the job it stands for: its own, or the earlier job's for a
-     *         duplicate of a unique job
+     * @return for each message, the id of the job it stands for: its own, the earlier job's for a
+     *         duplicate of a unique job, null when it was stored before (nothing stored)
      */
     public List<UUID> submitPrepared(List<Message> messages, Instant dueAt, Duration window) {
         Objects.requireNonNull(messages, "messages must not be null");
