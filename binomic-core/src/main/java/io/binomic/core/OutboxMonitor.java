@@ -26,8 +26,16 @@ public interface OutboxMonitor {
      *
      * @param waiting rows committed and not yet relayed
      * @param oldestAge how long ago the oldest waiting row was written; zero when none waits
-     * @param relayed rows the registering relay moved into the broker since it started
+     * @param relayed jobs the registering relay stored in the broker since it started
+     * @param duplicates rows that relay found stored already (relayed again after a relay died before deleting them), or
+     *                   duplicates of a unique job: deleted, nothing stored
      * @param failures failed rounds of that relay (the broker or the database down)
+     * @param setAside rows set aside because they cannot be relayed (their failure column says why); they wait for an operator
      */
-    record Reading(long waiting, Duration oldestAge, long relayed, long failures) { }
+    record Reading(long waiting, Duration oldestAge, long relayed, long duplicates, long failures, long setAside) {
+        /** A reading without duplicates or rows set aside. */
+        public Reading(long waiting, Duration oldestAge, long relayed, long failures) {
+            this(waiting, oldestAge, relayed, 0, failures, 0);
+        }
+    }
 }

@@ -73,6 +73,28 @@ class DashboardOutboxTest {
     }
 
     @Test
+    void duplicatesAreCountedApartFromRelayedJobsAndRowsSetAsideShow() throws Exception {
+        OutboxMonitor first = new Table("binomic_outbox", () -> new OutboxMonitor.Reading(0, Duration.ZERO, 120, 7, 2, 4));
+        OutboxMonitor second = new Table("binomic_outbox", () -> new OutboxMonitor.Reading(0, Duration.ZERO, 30, 5, 1, 4));
+        binomic.addOutboxMonitor(first);
+        binomic.addOutboxMonitor(second);
+        try (Dashboard dashboard = binomic.dashboard().port(0).start()) {
+            String text = metrics(dashboard);
+            for (String line : List.of(
+                    "binomic_outbox_relayed_total{table=\"binomic_outbox\"} 150",
+                    "binomic_outbox_duplicates_total{table=\"binomic_outbox\"} 12",
+                    "binomic_outbox_set_aside{table=\"binomic_outbox\"} 4")) {
+                assertTrue(text.lines().anyMatch(line::equals), "missing line " + line + " in\n" + text);
+            }
+            Promtool.assertValid(text);
+            assertTrue(DashboardMetricsTest.get(dashboard.uri(), null).contains("<td class=\"set-aside\">4</td>"));
+        } finally {
+            binomic.removeOutboxMonitor(first);
+            binomic.removeOutboxMonitor(second);
+        }
+    }
+
+    @Test
     void outboxThatCannotBeReadShowsDownAndOneThatHangsDoesNotHoldTheScrape() throws Exception {
         binomic.addOutboxMonitor(new Table("app.broken_outbox", () -> {
             throw new IOException("relation \"app.broken_outbox\" does not exist");

@@ -16,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -40,8 +41,12 @@ public class BinomicOutboxAutoConfiguration {
         return Outbox.of(binomic);
     }
 
-    /** Moves committed rows into the broker from a thread of its own; stopped with the context. */
+    /**
+     * Moves committed rows into the broker from a thread of its own; stopped with the context. It starts after the
+     * database initialisers (Flyway, Liquibase, schema.sql), since its start checks the table.
+     */
     @Bean(destroyMethod = "close")
+    @DependsOnDatabaseInitialization
     @ConditionalOnMissingBean
     @ConditionalOnBooleanProperty(name = "binomic.outbox.relay", matchIfMissing = true)
     public OutboxRelay binomicOutboxRelay(Binomic binomic, DataSource dataSource) {
