@@ -17,6 +17,8 @@ CREATE TABLE IF NOT EXISTS binomic_outbox (
     -- when Outbox.submit wrote the row (epoch milliseconds): the oldest age operators watch
     created_ms BIGINT       NOT NULL,
     -- when the job is due (epoch milliseconds), for a delay; NULL for at once
-    due_ms     BIGINT
+    due_ms     BIGINT,
+    -- why the relay set the row aside (it cannot be read back into a job); NULL while it waits to be relayed
+    failure    TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS binomic_outbox_job_id ON binomic_outbox (job_id);

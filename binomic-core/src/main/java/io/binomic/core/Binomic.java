@@ -48,6 +48,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
@@ -73,6 +74,7 @@ public final class Binomic implements AutoCloseable {
     private final PeriodicFirer periodic;
     private final JobLookup lookup;
     private final StatsRecorder stats = new StatsRecorder();
+    private final List<OutboxMonitor> outboxes = new CopyOnWriteArrayList<>();
     private final LocalWorkers workers;
     private final RunObservers runObservers;
     private final DeadLetters deadLetters;
@@ -137,6 +139,11 @@ public final class Binomic implements AutoCloseable {
             public Scheduler scheduler(Binomic binomic) {
                 binomic.requireStarted();
                 return binomic.scheduler;
+            }
+
+            @Override
+            public List<OutboxMonitor> outboxes(Binomic binomic) {
+                return List.copyOf(binomic.outboxes);
             }
         });
     }
@@ -291,8 +298,8 @@ public final class Binomic implements AutoCloseable {
      *
      * @param dueAt when the jobs are due; null for at once
      * @param window how long a job's id is remembered after its store
-     * @return for each message, the id of the job it stands for: its own, or the earlier job's for a
-     *         duplicate of a unique job
+     * @return for each message, the id of the job it stands for: its own, the earlier job's for a
+     *         duplicate of a unique job, null when it was stored before (nothing stored)
      */
     public List<UUID> submitPrepared(List<Message> messages, Instant dueAt, Duration window) {
         Objects.requireNonNull(messages, "messages must not be null");
@@ -396,6 +403,16 @@ public final class Binomic implements AutoCloseable {
     /** Stops telling {@code observer} of runs that start from now on; no-op when it was not added. */
     public void removeRunObserver(RunObserver observer) {
         runObservers.remove(observer);
+    }
+
+    /** Shows {@code monitor}'s outbox on this client's {@code /metrics} and dashboard (binomic-jdbc's relay adds itself). */
+    public void addOutboxMonitor(OutboxMonitor monitor) {
+        outboxes.add(Objects.requireNonNull(monitor, "monitor must not be null"));
+    }
+
+    /** Stops showing {@code monitor}'s outbox; no-op when it was not added. */
+    public void removeOutboxMonitor(OutboxMonitor monitor) {
+        outboxes.remove(monitor);
     }
 
     /** The registered tasks. */

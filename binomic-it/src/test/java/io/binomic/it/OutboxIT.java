@@ -13,8 +13,16 @@ import io.binomic.api.TaskContext;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
+import io.binomic.core.internal.web.Promtool;
 import io.binomic.jdbc.Outbox;
 import io.binomic.jdbc.OutboxRelay;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -42,6 +50,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * still give exactly one run per committed job.
  */
 class OutboxIT {
+    /** How long Redis stays down in the outage test: a minute in production terms, shortened to keep the suite quick. */
+    private static final Duration OUTAGE = Duration.ofSeconds(15);
     private static PostgresServer postgres;
     private static RedisServer redis;
     private static PGSimpleDataSource dataSource;
@@ -188,7 +198,53 @@ class OutboxIT {
             assertTrue(startOrder.indexOf(1000) > startOrder.indexOf(1001), "the delayed job ran before its delay");
             assertTrue(Duration.between(submitted, Instant.now()).compareTo(Duration.ofSeconds(2)) >= 0);
             assertEquals(0, waiting());
-            assertEquals(304, relay.relayed(), "rows relayed, the unique job's duplicate among them");
+            assertEquals(303, relay.relayed(), "jobs relayed");
+            assertEquals(1, relay.duplicates(), "the unique job's duplicate, counted apart");
+        }
+    }
+
+    @Test
+    void metricsAndTheOverviewShowTheRowsWaitingWhileTheRelayRuns() throws Exception {
+        try (Binomic binomic = client(1)) {
+            Outbox outbox = Outbox.of(binomic);
+            commit(outbox, items(0, 3));
+            try (Connection holder = dataSource.getConnection(); Statement lock = holder.createStatement()) {
+                holder.setAutoCommit(false);
+                lock.executeQuery("SELECT seq FROM binomic_outbox FOR UPDATE").close(); // the relay skips rows another holds
+                try (OutboxRelay relay = relay(binomic).build().start(); Dashboard dashboard = binomic.dashboard().port(0).start()) {
+                    String metrics = get(dashboard.uri().resolve("metrics"));
+                    assertTrue(metrics.lines().anyMatch("binomic_outbox_waiting{table=\"binomic_outbox\"} 3"::equals), metrics);
+                    assertTrue(metrics.lines().anyMatch("binomic_outbox_up{table=\"binomic_outbox\"} 1"::equals), metrics);
+                    assertTrue(metrics.lines().anyMatch("binomic_outbox_duplicates_total{table=\"binomic_outbox\"} 0"::equals), metrics);
+                    assertTrue(metrics.lines().anyMatch("binomic_outbox_set_aside{table=\"binomic_outbox\"} 0"::equals), metrics);
+                    double age = Double.parseDouble(metrics.lines().filter(l -> l.startsWith("binomic_outbox_oldest_age_seconds{"))
+                            .findFirst().orElseThrow().replaceAll(".* ", ""));
+                    assertTrue(age > 0, "oldest age " + age);
+                    Promtool.assertValid(metrics);
+                    String overview = get(dashboard.uri());
+                    assertTrue(overview.contains("<td class=\"waiting\">3</td>"), overview);
+
+                    holder.rollback();
+                    Await.until(Duration.ofSeconds(30), () -> get(dashboard.uri().resolve("metrics")).lines()
+                            .anyMatch("binomic_outbox_waiting{table=\"binomic_outbox\"} 0"::equals), () -> "rows still waiting");
+                    assertEquals(3, relay.relayed());
+                }
+            }
+            try (Dashboard dashboard = binomic.dashboard().port(0).start()) {
+                String after = get(dashboard.uri().resolve("metrics"));
+                assertFalse(after.contains("binomic_outbox"), "a closed relay's outbox still shows: " + after);
+            }
+        }
+    }
+
+    private static String get(URI uri) {
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            return http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 
@@ -227,7 +283,30 @@ class OutboxIT {
             binomic.startWorker();
             assertEachRanOnce(ids);
             assertEquals(0, waiting());
-            assertEquals(50, relay.relayed(), "the second relay moved the rows again; the broker dropped them as duplicates");
+            assertEquals(0, relay.relayed(), "the second relay stored nothing new");
+            assertEquals(50, relay.duplicates(), "the second relay moved the rows again; the broker dropped them as duplicates");
+        }
+    }
+
+    @Test
+    void applicationKilledAfterItsCommitsStillGetsEachCommittedJobOnceAndNoneOfItsOpenTransaction() throws Exception {
+        List<UUID> committed;
+        UUID open;
+        try (ChildWorker app = ChildWorker.start(OutboxAppChild.class, List.of(redis.url(), postgres.jdbcUrl(), queue, "40"))) {
+            app.awaitLog("OPEN ", Duration.ofSeconds(60));
+            app.kill9();
+            committed = app.log().lines().filter(l -> l.startsWith("COMMITTED ")).map(l -> UUID.fromString(l.substring(10))).toList();
+            open = app.log().lines().filter(l -> l.startsWith("OPEN ")).map(l -> UUID.fromString(l.substring(5))).findFirst().orElseThrow();
+        }
+        assertEquals(40, committed.size(), "commits the application reported before it was killed");
+        assertEquals(0L, redis.call("XLEN", "binomic:{" + queue + "}:stream"), "the application ran no relay, yet jobs reached Redis");
+        assertEquals(40, waiting(), "the killed application's commits must wait in the table, its open transaction gone");
+
+        try (Binomic binomic = client(8); OutboxRelay relay = relay(binomic).build().start()) {
+            binomic.startWorker();
+            assertEachRanOnce(committed);
+            assertFalse(runs.containsKey(open), "the job of the transaction the kill left open ran");
+            assertEquals(40, relay.relayed(), "rows relayed");
         }
     }
 
@@ -253,12 +332,15 @@ class OutboxIT {
         try (Binomic binomic = client(1); OutboxRelay relay = relay(binomic).batchSize(30).build().start()) {
             Outbox outbox = Outbox.of(binomic);
             redis.stop();
+            long down = System.nanoTime();
             try {
                 for (int n = 0; n < 100; n++) {
                     ids.addAll(commit(outbox, items(n, 1)));
                 }
-                RedisServer.sleep(3000); // the relay tries, and fails or waits on Redis
+                // An outage of OUTAGE: long enough for many failed rounds and Redisson's reconnect attempts.
+                RedisServer.sleep(Math.max(0, OUTAGE.toMillis() - (System.nanoTime() - down) / 1_000_000));
                 assertEquals(100, waiting(), "rows relayed while Redis was down");
+                assertTrue(relay.failures() > 0, "the relay never tried while Redis was down");
             } finally {
                 redis.start();
             }

@@ -30,7 +30,8 @@ import java.util.Optional;
  * table, written on the caller's {@link Connection}. When the transaction rolls back there is no
  * job, ever; when it commits, an {@link OutboxRelay} stores the job in the broker, once. The job's
  * id is chosen here, so the returned handle is the job's from the start (it reads
- * {@link io.binomic.api.JobState#UNKNOWN} until the relay has stored it).
+ * {@link io.binomic.api.JobState#UNKNOWN} until the relay has stored it; its {@code await} and
+ * {@code result} wait for the relay, up to the caller's timeout).
  *
  * <pre>{@code
  * Outbox outbox = Outbox.of(binomic);
@@ -72,14 +73,18 @@ public final class Outbox {
         return new Outbox(binomic, DEFAULT_TABLE, true);
     }
 
+    /** An outbox on {@code table} (a plain SQL identifier, optionally schema-qualified) for the jobs of {@code binomic}. */
+    public static Outbox of(Binomic binomic, String table) {
+        return new Outbox(binomic, table, true);
+    }
+
     /**
-     * An outbox on {@code table} (a plain SQL identifier, optionally schema-qualified).
-     *
-     * @param notify whether a submit on a PostgreSQL connection sends a {@code NOTIFY <table>} (delivered at commit) that wakes
-     *               the relays at once; without it they find the rows at their next poll
+     * This outbox without the {@code NOTIFY <table>} a submit on a PostgreSQL connection sends by default (delivered at
+     * commit, it wakes the relays at once): the relays then find the rows at their next poll. For a database user that
+     * may not NOTIFY, or relays that poll anyway.
      */
-    public static Outbox of(Binomic binomic, String table, boolean notify) {
-        return new Outbox(binomic, table, notify);
+    public Outbox withoutNotify() {
+        return new Outbox(binomic, rows.table(), false);
     }
 
     /** {@link #submit(Connection, Task, Object, SubmitOptions)} with no option. */
@@ -89,13 +94,15 @@ public final class Outbox {
 
     /**
      * Writes one job of {@code task} into the outbox table on {@code connection}, in its current
-     * transaction (or at once on an auto-commit connection), and returns its handle.
+     * transaction, and returns its handle.
      *
-     * @throws IllegalArgumentException as {@link Binomic#submit(Task, Object, SubmitOptions)} does; and for what the outbox
+     * @throws IllegalArgumentException as {@link Binomic#submit(Task, Object, SubmitOptions)} does; for a connection in
+     *         auto-commit mode (the row would commit at once, outside the caller's transaction); and for what the outbox
      *         cannot keep: a debounce (it replaces a job waiting in the broker), a partition key, and a unique scope other than
      *         {@link Uniqueness.Scope#FOR_PERIOD} (a key given back when the job starts or ends would let a row relayed twice
      *         after a relay crash run twice)
-     * @throws SQLException when the insert fails (the caller's transaction decides what happens next)
+     * @throws SQLException when the insert fails (the caller's transaction decides what happens next); its message says how
+     *         to create the table when it is missing or lacks the outbox's columns
      */
     public <A, R> JobHandle<R> submit(Connection connection, Task<A, R> task, A argument, SubmitOptions options) throws SQLException {
         return submitAll(connection, task, Collections.singletonList(argument), options).getFirst();
@@ -108,6 +115,12 @@ public final class Outbox {
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
         requireKeepable(task, options);
+        if (connection.getAutoCommit()) {
+            throw new IllegalArgumentException("the connection is in auto-commit mode, so the outbox row would commit at once,"
+                    + " outside any transaction of yours, and the job would not commit or roll back with your writes: call"
+                    + " connection.setAutoCommit(false) before your writes and commit after the submit (in Spring, submit inside a"
+                    + " @Transactional method on DataSourceUtils.getConnection), or use Binomic.submit when no transaction is wanted");
+        }
         List<Message> messages = new ArrayList<>(arguments.size());
         for (A argument : arguments) {
             messages.add(binomic.prepare(task, argument, options));

@@ -2,6 +2,7 @@ package io.binomic.jdbc;
 
 import io.binomic.api.spi.Message;
 import io.binomic.core.Binomic;
+import io.binomic.core.OutboxMonitor;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.OutboxRows.Row;
 import io.binomic.jdbc.internal.Wakeups;
@@ -14,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -31,8 +33,9 @@ import javax.sql.DataSource;
  * }
  * }</pre>
  *
- * Run it in any process that has a started {@link Binomic} on the broker: the application, a worker
- * process, the master's; or {@link OutboxTool} {@code relay} on its own.
+ * Run it in any process of yours that has a started {@link Binomic} on the broker (the application,
+ * a worker process of your own), or {@link OutboxTool} {@code relay} on its own; the worker
+ * processes {@code binomic master} starts run none.
  */
 public final class OutboxRelay implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(OutboxRelay.class.getName());
@@ -47,11 +50,25 @@ public final class OutboxRelay implements AutoCloseable {
     private final Duration errorBackoff;
     private final Clock clock = Clock.systemUTC();
     private final AtomicLong relayed = new AtomicLong();
+    private final AtomicLong duplicates = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private volatile boolean running;
     private volatile boolean listening;
     private volatile Wakeups wakeups;
     private Thread thread;
+    /** What the client's /metrics and dashboard read of this relay's table while it runs. */
+    private final OutboxMonitor monitor = new OutboxMonitor() {
+        @Override
+        public String table() {
+            return rows.table();
+        }
+
+        @Override
+        public Reading read() throws SQLException {
+            OutboxStats s = stats();
+            return new Reading(s.waiting(), s.oldestAge(), s.relay().relayed(), s.relay().duplicates(), s.relay().failures(), s.setAside());
+        }
+    };
 
     private OutboxRelay(Builder b) {
         this.binomic = b.binomic;
@@ -69,19 +86,37 @@ public final class OutboxRelay implements AutoCloseable {
         return new Builder(binomic, dataSource);
     }
 
-    /** Starts relaying on a thread of its own; returns this relay. */
+    /**
+     * Starts relaying on a thread of its own, and shows the table's rows waiting and oldest age on
+     * the client's {@code /metrics} and dashboard until {@link #close()}; returns this relay.
+     *
+     * @throws IllegalStateException when the table is missing or lacks the outbox's columns (the message says how to create
+     *         it); a database that cannot be reached does not fail the start: the relay retries until it can
+     */
     public synchronized OutboxRelay start() {
         if (thread != null) {
             throw new IllegalStateException("this relay is started already");
         }
+        try (Connection c = dataSource.getConnection()) {
+            rows.check(c);
+        } catch (SQLException e) {
+            if (e.getSQLState() != null && e.getSQLState().startsWith("42")) {
+                throw new IllegalStateException(e.getMessage(), e);
+            }
+            LOG.log(Level.WARNING, "outbox relay of {0} cannot check its table yet, starting anyway (it retries): {1}", rows.table(),
+                    brief(e));
+        }
         running = true;
         thread = Thread.ofPlatform().daemon().name("binomic-outbox-relay").start(this::run);
+        binomic.addOutboxMonitor(monitor);
         return this;
     }
 
     /**
      * Relays one batch on the calling thread: up to the batch size of committed rows, in insert
-     * order, each stored in the broker once and deleted. Returns the number of rows relayed.
+     * order, each stored in the broker once and deleted; a row that cannot be read back into a job
+     * (or that the broker refuses) is set aside instead, with the reason in its {@code failure}
+     * column, and logged once. Returns the number of rows taken.
      *
      * @throws SQLException when the database fails (nothing is deleted; the rows wait)
      * @throws io.binomic.api.BrokerException when the broker fails (nothing is deleted; the rows wait)
@@ -90,14 +125,25 @@ public final class OutboxRelay implements AutoCloseable {
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
-                List<Row> batch = rows.lockBatch(c, batchSize);
-                if (!batch.isEmpty()) {
-                    store(batch);
-                    rows.delete(c, batch);
+                OutboxRows.Batch batch = rows.lockBatch(c, batchSize);
+                List<String> setAside = new ArrayList<>();
+                for (OutboxRows.Unreadable u : batch.unreadable()) {
+                    rows.setAside(c, u.seq(), "cannot be read back into a job: " + u.reason());
+                    setAside.add("row seq " + u.seq() + " (job " + u.jobId() + ") aside: it cannot be read back into a job (" + u.reason() + ")");
+                }
+                List<Row> done = new ArrayList<>(batch.rows().size());
+                long stored = store(c, batch.rows(), done, setAside);
+                if (!done.isEmpty()) {
+                    rows.delete(c, done);
                 }
                 c.commit();
-                relayed.addAndGet(batch.size());
-                return batch.size();
+                relayed.addAndGet(stored);
+                duplicates.addAndGet(done.size() - stored);
+                for (String why : setAside) {
+                    LOG.log(Level.WARNING, "outbox relay of {0} set {1}; the rows behind it go on. The row stays in the table with its"
+                            + " failure column set: fix it and set failure to NULL to relay it, or delete it", rows.table(), why);
+                }
+                return batch.rows().size() + batch.unreadable().size();
             } catch (SQLException | RuntimeException e) {
                 rollbackQuietly(c, e);
                 throw e;
@@ -105,8 +151,13 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    /** Stores the jobs of {@code batch} in order: consecutive rows of one due time in one pipelined call. */
-    private void store(List<Row> batch) {
+    /**
+     * Stores the jobs of {@code batch} in order, consecutive rows of one due time in one pipelined call, and adds the rows
+     * done with to {@code done}. A call the broker refuses as invalid is tried again row by row, so that the one row it
+     * refuses is set aside and not the others. Returns the jobs stored, duplicates apart.
+     */
+    private long store(Connection c, List<Row> batch, List<Row> done, List<String> setAside) throws SQLException {
+        long stored = 0;
         int from = 0;
         while (from < batch.size()) {
             Instant due = batch.get(from).dueAt();
@@ -114,13 +165,38 @@ public final class OutboxRelay implements AutoCloseable {
             while (to < batch.size() && Objects.equals(batch.get(to).dueAt(), due)) {
                 to++;
             }
-            List<Message> run = new ArrayList<>(to - from);
-            for (Row r : batch.subList(from, to)) {
-                run.add(r.message());
+            List<Row> run = batch.subList(from, to);
+            try {
+                stored += storeRun(run, due);
+                done.addAll(run);
+            } catch (IllegalArgumentException refused) {
+                for (Row r : run) {
+                    try {
+                        stored += storeRun(List.of(r), due);
+                        done.add(r);
+                    } catch (IllegalArgumentException e) {
+                        rows.setAside(c, r.seq(), "refused by the broker: " + e.getMessage());
+                        setAside.add("row seq " + r.seq() + " (job " + r.message().id() + ") aside: the broker refuses it (" + e.getMessage() + ")");
+                    }
+                }
             }
-            binomic.submitPrepared(run, due, idWindow);
             from = to;
         }
+        return stored;
+    }
+
+    /** Stores one run of rows of one due time; returns how many were stored, not found stored already. */
+    private long storeRun(List<Row> run, Instant due) {
+        List<Message> messages = new ArrayList<>(run.size());
+        for (Row r : run) {
+            messages.add(r.message());
+        }
+        List<UUID> ids = binomic.submitPrepared(messages, due, idWindow);
+        long stored = 0;
+        for (int i = 0; i < ids.size(); i++) {
+            stored += messages.get(i).id().equals(ids.get(i)) ? 1 : 0;
+        }
+        return stored;
     }
 
     /** Rows waiting in the table and how old the oldest is, with this relay's counts: see {@link OutboxStats}. */
@@ -128,13 +204,24 @@ public final class OutboxRelay implements AutoCloseable {
         try (Connection c = dataSource.getConnection()) {
             OutboxRows.Waiting w = rows.waiting(c);
             Duration age = w.oldest() == null ? Duration.ZERO : Duration.between(w.oldest(), clock.instant());
-            return new OutboxStats(rows.table(), w.rows(), age.isNegative() ? Duration.ZERO : age, relayed.get(), failures.get(), listening);
+            return new OutboxStats(rows.table(), w.rows(), age.isNegative() ? Duration.ZERO : age, w.setAside(),
+                    new OutboxStats.Counts(relayed.get(), duplicates.get(), failures.get(), listening));
         }
     }
 
-    /** The rows this relay has moved into the broker since it was built. */
+    /** The outbox table this relay reads. */
+    public String table() {
+        return rows.table();
+    }
+
+    /** The jobs this relay has stored in the broker since it was built, duplicates apart. */
     public long relayed() {
         return relayed.get();
+    }
+
+    /** The rows this relay found stored in the broker already since it was built (deleted, nothing stored). */
+    public long duplicates() {
+        return duplicates.get();
     }
 
     /** The rounds that failed since the relay was built (the broker or the database down). */
@@ -148,7 +235,7 @@ public final class OutboxRelay implements AutoCloseable {
     }
 
     private void run() {
-        boolean failing = false;
+        String failing = null;
         while (running) {
             try {
                 if (listen && wakeups == null) {
@@ -156,9 +243,9 @@ public final class OutboxRelay implements AutoCloseable {
                     listening = wakeups.listens();
                 }
                 int n = relayOnce();
-                if (failing) {
+                if (failing != null) {
                     LOG.log(Level.INFO, "outbox relay of {0} recovered", rows.table());
-                    failing = false;
+                    failing = null;
                 }
                 if (n < batchSize) {
                     (wakeups == null ? Wakeups.POLLING : wakeups).await(pollInterval.toMillis());
@@ -171,10 +258,12 @@ public final class OutboxRelay implements AutoCloseable {
                     return;
                 }
                 failures.incrementAndGet();
-                // A failure repeats every round while the broker or the database is down: one warning per outage.
-                LOG.log(failing ? Level.DEBUG : Level.WARNING, "outbox relay of {0} failed, retrying every {1} ms (the rows wait): {2}",
-                        rows.table(), errorBackoff.toMillis(), e.toString());
-                failing = true;
+                // A failure repeats every round while the broker or the database is down: one warning per outage and cause.
+                String cause = e instanceof SQLException sql ? rows.unusable(sql).getMessage() : brief(e);
+                String kind = e instanceof SQLException ? "database" : "broker";
+                LOG.log(kind.equals(failing) ? Level.DEBUG : Level.WARNING, "outbox relay of {0} failed, retrying every {1} ms (the rows"
+                        + " wait): {2}", rows.table(), errorBackoff.toMillis(), cause);
+                failing = kind;
                 dropWakeups();
                 try {
                     Thread.sleep(errorBackoff.toMillis());
@@ -184,6 +273,19 @@ public final class OutboxRelay implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * A failure in one short line: the broker's message (its own mapping of the client's errors), cut before any command
+     * text or arguments a client library appends (a script's source, buffers), and at its first line.
+     */
+    static String brief(Exception e) {
+        String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        for (String tail : List.of("\n", ", command:", " command:", ", params:", "params:")) {
+            int at = m.indexOf(tail);
+            m = at > 0 ? m.substring(0, at) : m;
+        }
+        return m.length() > 300 ? m.substring(0, 300) + "..." : m;
     }
 
     private void dropWakeups() {
@@ -214,6 +316,7 @@ public final class OutboxRelay implements AutoCloseable {
         if (t == null) {
             return;
         }
+        binomic.removeOutboxMonitor(monitor);
         dropWakeups();
         t.interrupt();
         try {

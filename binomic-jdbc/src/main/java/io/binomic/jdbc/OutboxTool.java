@@ -24,14 +24,20 @@ import javax.sql.DataSource;
  * <pre>
  * java -cp 'binomic-jdbc.jar:binomic-core.jar:binomic-api.jar:postgresql.jar' io.binomic.jdbc.OutboxTool status \
  *      --jdbc jdbc:postgresql://db/app --user app --password-env PGPASSWORD
- * java -cp '...:binomic-redis.jar and its dependencies' io.binomic.jdbc.OutboxTool relay \
+ * java -cp "$(cat relay.classpath)" io.binomic.jdbc.OutboxTool relay \
  *      --jdbc jdbc:postgresql://db/app --user app --password-env PGPASSWORD --broker redis://redis:6379
  * </pre>
+ *
+ * {@code relay.classpath}: {@code mvn dependency:build-classpath -Dmdep.outputFile=relay.classpath} on a POM that
+ * depends on binomic-jdbc, binomic-redis and the JDBC driver.
  */
 public final class OutboxTool {
+    /** Every line this tool prints on stderr starts with it, as the {@code binomic} command's do. */
+    private static final String PREFIX = "binomic outbox: ";
     private static final String USAGE = """
             usage: OutboxTool status --jdbc URL [--user U] [--password-env VAR] [--table T]
-                   OutboxTool relay  --jdbc URL [--user U] [--password-env VAR] [--table T] --broker URL [--batch N] [--poll-ms MS] [--no-listen]""";
+                   OutboxTool relay  --jdbc URL [--user U] [--password-env VAR] [--table T] --broker URL [--batch N] [--poll-ms MS] [--no-listen]
+            --password-env VAR names an environment variable that holds the database password.""";
 
     private OutboxTool() { }
 
@@ -41,8 +47,12 @@ public final class OutboxTool {
 
     /** Runs one command; returns the exit status (0 done, 2 a usage error, 1 a failure). */
     static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
+        if (args.length == 1 && List.of("--help", "-h", "help").contains(args[0])) {
+            out.println(USAGE);
+            return 0;
+        }
         if (args.length == 0 || !List.of("status", "relay").contains(args[0])) {
-            err.println(USAGE);
+            err.println(PREFIX + (args.length == 0 ? "a command is required" : "unknown command '" + args[0] + "'") + "\n" + USAGE);
             return 2;
         }
         Map<String, String> options = new HashMap<>();
@@ -53,36 +63,56 @@ public final class OutboxTool {
             } else if (name.startsWith("--") && i + 1 < args.length) {
                 options.put(name, args[++i]);
             } else {
-                err.println("unknown or incomplete option '" + name + "'\n" + USAGE);
+                err.println(PREFIX + "unknown or incomplete option '" + name + "'\n" + USAGE);
                 return 2;
             }
         }
         if (!options.containsKey("--jdbc")) {
-            err.println("--jdbc URL is required (the application database, e.g. jdbc:postgresql://host/db)\n" + USAGE);
+            err.println(PREFIX + "--jdbc URL is required (the application database, e.g. jdbc:postgresql://host/db)\n" + USAGE);
             return 2;
         }
         String passwordEnv = options.get("--password-env");
-        DataSource dataSource = new UrlDataSource(options.get("--jdbc"), options.get("--user"),
-                passwordEnv == null ? null : System.getenv(passwordEnv));
-        String table = options.getOrDefault("--table", Outbox.DEFAULT_TABLE);
-        if (args[0].equals("status")) {
-            return status(dataSource, new OutboxRows(table), out, err);
-        }
-        if (!options.containsKey("--broker")) {
-            err.println("relay needs --broker URL (where the jobs go, e.g. redis://host:6379)\n" + USAGE);
+        String password = passwordEnv == null ? null : System.getenv(passwordEnv);
+        if (passwordEnv != null && password == null) {
+            err.println(PREFIX + "--password-env " + passwordEnv + ": the environment variable " + passwordEnv + " is not set;"
+                    + " export it with the database password, or leave --password-env out");
             return 2;
         }
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(options.get("--broker")).build();
-        try (Binomic binomic = Binomic.builder().config(config).build().start();
-             OutboxRelay relay = OutboxRelay.builder(binomic, dataSource).table(table)
-                     .batchSize(Integer.parseInt(options.getOrDefault("--batch", "500")))
-                     .pollInterval(Duration.ofMillis(Long.parseLong(options.getOrDefault("--poll-ms", "1000"))))
-                     .listen(!options.containsKey("--no-listen")).build().start()) {
-            out.println("OUTBOX RELAY READY " + table + (relay.listening() ? " (LISTEN)" : ""));
+        DataSource dataSource = new UrlDataSource(options.get("--jdbc"), options.get("--user"), password);
+        String table = options.getOrDefault("--table", Outbox.DEFAULT_TABLE);
+        if (args[0].equals("status")) {
+            return status(dataSource, options.get("--jdbc"), new OutboxRows(table), out, err);
+        }
+        if (!options.containsKey("--broker")) {
+            err.println(PREFIX + "relay needs --broker URL (where the jobs go, e.g. redis://host:6379)\n" + USAGE);
+            return 2;
+        }
+        Binomic binomic;
+        OutboxRelay.Builder builder;
+        try {
+            binomic = Binomic.builder().config(BinomicConfig.builder().brokerUrl(options.get("--broker")).build()).build();
+            builder = OutboxRelay.builder(binomic, dataSource).table(table)
+                    .batchSize(Integer.parseInt(options.getOrDefault("--batch", "500")))
+                    .pollInterval(Duration.ofMillis(Long.parseLong(options.getOrDefault("--poll-ms", "1000"))))
+                    .listen(!options.containsKey("--no-listen"));
+        } catch (IllegalArgumentException e) {
+            err.println(PREFIX + e.getMessage() + "\n" + USAGE);
+            return 2;
+        }
+        return relay(binomic.start(), builder, options.get("--jdbc"), out, err);
+    }
+
+    private static int relay(Binomic binomic, OutboxRelay.Builder builder, String jdbcUrl, PrintStream out, PrintStream err)
+            throws InterruptedException {
+        try (binomic; OutboxRelay relay = builder.build().start()) {
+            out.println("OUTBOX RELAY READY " + relay.table() + (relay.listening() ? " (LISTEN)" : ""));
             out.flush();
             new CountDownLatch(1).await(); // until the process is stopped
+            return 0;
+        } catch (IllegalStateException e) {
+            err.println(PREFIX + e.getMessage() + hint(e.getCause(), jdbcUrl));
+            return 1;
         }
-        return 0;
     }
 
     /**
@@ -92,21 +122,34 @@ public final class OutboxTool {
      * @param user the database user; null to connect without one (or with the URL's)
      */
     public static int status(String jdbcUrl, String user, String password, String table, PrintStream out, PrintStream err) {
-        return status(new UrlDataSource(jdbcUrl, user, password), new OutboxRows(table), out, err);
+        return status(new UrlDataSource(jdbcUrl, user, password), jdbcUrl, new OutboxRows(table), out, err);
     }
 
-    private static int status(DataSource dataSource, OutboxRows rows, PrintStream out, PrintStream err) {
+    private static int status(DataSource dataSource, String jdbcUrl, OutboxRows rows, PrintStream out, PrintStream err) {
         try (Connection c = dataSource.getConnection()) {
             OutboxRows.Waiting w = rows.waiting(c);
             double age = w.oldest() == null ? 0 : Math.max(0, Duration.between(w.oldest(), Instant.now()).toMillis() / 1000.0);
-            out.printf(Locale.ROOT, "%s: %d waiting, oldest %.1f s%n", rows.table(), w.rows(), age);
+            out.printf(Locale.ROOT, "%s: %d waiting, oldest %.1f s, %d set aside%n", rows.table(), w.rows(), age, w.setAside());
             out.printf(Locale.ROOT, "binomic_outbox_waiting{table=\"%s\"} %d%n", rows.table(), w.rows());
             out.printf(Locale.ROOT, "binomic_outbox_oldest_age_seconds{table=\"%s\"} %.3f%n", rows.table(), age);
+            out.printf(Locale.ROOT, "binomic_outbox_set_aside{table=\"%s\"} %d%n", rows.table(), w.setAside());
             return 0;
         } catch (SQLException e) {
-            err.println("cannot read the outbox table " + rows.table() + ": " + e.getMessage()
-                    + " (check --jdbc and the credentials; create the table with binomic-jdbc's " + Outbox.SCHEMA_RESOURCE + ")");
+            err.println(PREFIX + "cannot read the outbox table " + rows.table() + ": " + e.getMessage() + hint(e, jdbcUrl));
             return 1;
         }
+    }
+
+    /** What to do about a failure to reach the database, when the message does not say it already. */
+    private static String hint(Throwable e, String jdbcUrl) {
+        if (e instanceof SQLException sql && sql.getMessage() != null && sql.getMessage().startsWith("No suitable driver")) {
+            return " (no JDBC driver on the path takes " + jdbcUrl + ": add the driver's jar for that database to -cp, e.g."
+                    + " postgresql.jar for jdbc:postgresql:, mariadb-java-client.jar for jdbc:mariadb:, mysql-connector-j.jar for"
+                    + " jdbc:mysql:)";
+        }
+        if (e instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("42")) {
+            return ""; // the table's own message says how to create it
+        }
+        return e instanceof SQLException ? " (check --jdbc and the credentials)" : "";
     }
 }

@@ -15,7 +15,8 @@ public interface UniqueSubmits {
      * Stores {@code message} (enqueued when {@code dueAt} is null, else scheduled for it, with its
      * job record when tracked) unless the key of its {@link UniqueClaim} is held; takes the key for
      * the claim's time-to-live in the same atomic step. Returns the id of the job that holds the key:
-     * {@code message.id()} when it was stored, the earlier job's when it was a duplicate (nothing stored).
+     * {@code message.id()} when it was stored, the earlier job's when it was a duplicate (nothing stored), null when
+     * {@code message.id()} itself held the key (the same job stored before: nothing stored).
      */
     UUID submitUnique(Message message, Instant dueAt);
 

@@ -3,6 +3,7 @@ package io.binomic.core.internal;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.core.Binomic;
+import io.binomic.core.OutboxMonitor;
 import java.util.List;
 
 /**
@@ -24,6 +25,9 @@ public final class CoreAccess {
 
         /** The started client's scheduler. */
         Scheduler scheduler(Binomic binomic);
+
+        /** The outboxes whose state the client's /metrics and dashboard show. */
+        List<OutboxMonitor> outboxes(Binomic binomic);
     }
 
     private static volatile Bridge bridge;

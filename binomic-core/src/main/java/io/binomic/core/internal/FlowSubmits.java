@@ -97,7 +97,8 @@ public final class FlowSubmits {
         if (uniqueness.isPresent()) {
             List<UUID> ids = uniqueSubmits(broker).submitAllUnique(marked, due);
             for (int i = 0; i < ids.size(); i++) {
-                out.add(new Submitted(ids.get(i), marked.get(i).queue()));
+                // Null: the message's own id held its key, a store repeated after a broken connection.
+                out.add(new Submitted(ids.get(i) == null ? marked.get(i).id() : ids.get(i), marked.get(i).queue()));
             }
             return out;
         }

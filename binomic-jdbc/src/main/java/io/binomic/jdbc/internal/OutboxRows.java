@@ -27,6 +27,8 @@ import java.util.regex.Pattern;
 public final class OutboxRows {
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
+    private static final String COLUMNS = "seq, job_id, queue, task, headers, payload, created_ms, due_ms";
+
     private final String table;
 
     /**
@@ -56,26 +58,9 @@ public final class OutboxRows {
     public void insert(Connection connection, List<Message> messages, Instant dueAt, String notifyChannel) throws SQLException {
         String sql = "INSERT INTO " + table + " (job_id, queue, task, headers, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
         try (PreparedStatement insert = connection.prepareStatement(sql)) {
-            for (Message m : messages) {
-                insert.setString(1, m.id().toString());
-                insert.setString(2, m.queue());
-                insert.setString(3, m.task());
-                insert.setString(4, encodeHeaders(m.wireHeaders()));
-                insert.setBytes(5, m.payload());
-                insert.setLong(6, m.enqueuedAt().toEpochMilli());
-                if (dueAt == null) {
-                    insert.setNull(7, Types.BIGINT);
-                } else {
-                    insert.setLong(7, dueAt.toEpochMilli());
-                }
-                insert.addBatch();
-            }
-            if (messages.size() == 1) {
-                insert.executeUpdate();
-                insert.clearBatch();
-            } else {
-                insert.executeBatch();
-            }
+            insertAll(insert, messages, dueAt);
+        } catch (SQLException e) {
+            throw unusable(e);
         }
         if (notifyChannel != null) {
             // Delivered at commit only, once per transaction whatever the number of rows: a rollback wakes no relay.
@@ -85,24 +70,98 @@ public final class OutboxRows {
         }
     }
 
-    /** Locks and reads up to {@code limit} rows in insert order, skipping rows another relay holds. */
-    public List<Row> lockBatch(Connection connection, int limit) throws SQLException {
-        String sql = "SELECT seq, job_id, queue, task, headers, payload, created_ms, due_ms FROM " + table
-                + " ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED";
+    private static void insertAll(PreparedStatement insert, List<Message> messages, Instant dueAt) throws SQLException {
+        for (Message m : messages) {
+            insert.setString(1, m.id().toString());
+            insert.setString(2, m.queue());
+            insert.setString(3, m.task());
+            insert.setString(4, encodeHeaders(m.wireHeaders()));
+            insert.setBytes(5, m.payload());
+            insert.setLong(6, m.enqueuedAt().toEpochMilli());
+            if (dueAt == null) {
+                insert.setNull(7, Types.BIGINT);
+            } else {
+                insert.setLong(7, dueAt.toEpochMilli());
+            }
+            insert.addBatch();
+        }
+        if (messages.size() == 1) {
+            insert.executeUpdate();
+            insert.clearBatch();
+        } else {
+            insert.executeBatch();
+        }
+    }
+
+    /**
+     * Checks that the table exists with the outbox's columns, by reading none of its rows.
+     *
+     * @throws SQLException {@link #unusable} when it does not; the driver's own when the database cannot be reached
+     */
+    public void check(Connection connection) throws SQLException {
+        try (PreparedStatement probe = connection.prepareStatement("SELECT " + COLUMNS + ", failure FROM " + table + " WHERE 1 = 0")) {
+            probe.executeQuery().close();
+        } catch (SQLException e) {
+            throw unusable(e);
+        }
+    }
+
+    /**
+     * {@code e} with the fix in its message when the statement was refused for the table (SQL state class 42: a
+     * missing table or column, no privilege), else {@code e} itself.
+     */
+    public SQLException unusable(SQLException e) {
+        // A failed batch carries the statement's own error behind it.
+        String state = e.getSQLState() == null && e.getNextException() != null ? e.getNextException().getSQLState() : e.getSQLState();
+        if (state == null || !state.startsWith("42")) {
+            return e;
+        }
+        return new SQLException("the outbox table " + table + " is missing, lacks the outbox's columns (" + COLUMNS + ", failure)"
+                + " or may not be used by this user: " + e.getMessage().lines().findFirst().orElse("") + ". Create it with binomic-jdbc's migration "
+                + "db/binomic/V1__binomic_outbox.sql (Outbox.schemaSql() returns its text), or name the right table", state, e);
+    }
+
+    /** A row that cannot be read back into a message, and why. */
+    public record Unreadable(long seq, String jobId, String reason) { }
+
+    /** The rows of one round: those to relay, and those that cannot be read. */
+    public record Batch(List<Row> rows, List<Unreadable> unreadable) {
+        public boolean isEmpty() {
+            return rows.isEmpty() && unreadable.isEmpty();
+        }
+    }
+
+    /** Locks and reads up to {@code limit} rows not set aside, in insert order, skipping rows another relay holds. */
+    public Batch lockBatch(Connection connection, int limit) throws SQLException {
+        String sql = "SELECT " + COLUMNS + " FROM " + table + " WHERE failure IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED";
         List<Row> rows = new ArrayList<>();
+        List<Unreadable> unreadable = new ArrayList<>();
         try (PreparedStatement select = connection.prepareStatement(sql)) {
             select.setInt(1, limit);
             try (ResultSet rs = select.executeQuery()) {
                 while (rs.next()) {
-                    long due = rs.getLong(8);
-                    Instant dueAt = rs.wasNull() ? null : Instant.ofEpochMilli(due);
-                    Message m = Message.fromWire(UUID.fromString(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
-                            Instant.ofEpochMilli(rs.getLong(7)), rs.getBytes(6), decodeHeaders(rs.getString(5)));
-                    rows.add(new Row(rs.getLong(1), m, dueAt));
+                    try {
+                        long due = rs.getLong(8);
+                        Instant dueAt = rs.wasNull() ? null : Instant.ofEpochMilli(due);
+                        Message m = Message.fromWire(UUID.fromString(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
+                                Instant.ofEpochMilli(rs.getLong(7)), rs.getBytes(6), decodeHeaders(rs.getString(5)));
+                        rows.add(new Row(rs.getLong(1), m, dueAt));
+                    } catch (RuntimeException e) {
+                        unreadable.add(new Unreadable(rs.getLong(1), rs.getString(2), e.toString()));
+                    }
                 }
             }
         }
-        return rows;
+        return new Batch(rows, unreadable);
+    }
+
+    /** Sets row {@code seq} aside: its {@code failure} column says why, and no relay takes it again. */
+    public void setAside(Connection connection, long seq, String reason) throws SQLException {
+        try (PreparedStatement update = connection.prepareStatement("UPDATE " + table + " SET failure = ? WHERE seq = ?")) {
+            update.setString(1, reason.length() > 1000 ? reason.substring(0, 1000) : reason);
+            update.setLong(2, seq);
+            update.executeUpdate();
+        }
     }
 
     /** Deletes the rows of {@code rows}. */
@@ -120,16 +179,19 @@ public final class OutboxRows {
         }
     }
 
-    /** Rows waiting, and the creation time of the oldest (null when none waits). */
-    public record Waiting(long rows, Instant oldest) { }
+    /** Rows waiting, the creation time of the oldest (null when none waits), and the rows set aside. */
+    public record Waiting(long rows, Instant oldest, long setAside) { }
 
     public Waiting waiting(Connection connection) throws SQLException {
-        try (PreparedStatement count = connection.prepareStatement("SELECT COUNT(*), MIN(created_ms) FROM " + table);
-             ResultSet rs = count.executeQuery()) {
+        String sql = "SELECT COUNT(*) - COUNT(failure), MIN(CASE WHEN failure IS NULL THEN created_ms END), COUNT(failure) FROM " + table;
+        try (PreparedStatement count = connection.prepareStatement(sql); ResultSet rs = count.executeQuery()) {
             rs.next();
             long rows = rs.getLong(1);
             long oldest = rs.getLong(2);
-            return new Waiting(rows, rs.wasNull() ? null : Instant.ofEpochMilli(oldest));
+            Instant at = rs.wasNull() ? null : Instant.ofEpochMilli(oldest);
+            return new Waiting(rows, at, rs.getLong(3));
+        } catch (SQLException e) {
+            throw unusable(e);
         }
     }
 

@@ -8,6 +8,7 @@ import io.binomic.api.spi.UniqueSubmits;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +48,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
             Message m = messages.getFirst();
             Object id = redis.writeScriptRetryingBrokenConnections(what, LuaScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE,
                     uniqueKeys(m, dueAt, redis.keys(m.queue())), uniqueArguments(m, dueAt));
-            return List.of(UUID.fromString(String.valueOf(id)));
+            return Collections.singletonList(holder(id));
         }
         List<?> replies = redis.callRetryingBrokenConnections(what, () -> {
             RBatch batch = redis.client().createBatch(redis.writeOptions());
@@ -59,8 +60,13 @@ final class RedisUniqueSubmits implements UniqueSubmits {
             return redis.confirmed(what, RedisContext.SUBMIT_AGAIN, batch.execute()).getResponses();
         });
         List<UUID> ids = new ArrayList<>(replies.size());
-        replies.forEach(r -> ids.add(UUID.fromString(String.valueOf(r))));
+        replies.forEach(r -> ids.add(holder(r)));
         return ids;
+    }
+
+    /** A reply of {@link FlowScripts#SUBMIT_UNIQUE}: the holder's id, or nil when the message's own id held its key. */
+    private static UUID holder(Object reply) {
+        return reply == null ? null : UUID.fromString(String.valueOf(reply));
     }
 
     private static UniqueClaim claim(Message m) {

@@ -2,8 +2,9 @@
 -- KEYS: unique key, stream (enqueue) or delayed set (schedule), job record.
 -- ARGV: job id, ttl ms, 'E' | 'S', due ms, delayed member, tracked '1' | '0', task, enqueuedAt ms,
 -- retention ms, record the key in the job record '1' | '0', stream fields...
--- Returns the id of the job holding the key (ARGV[1] when stored).
+-- Returns the id of the job holding the key (ARGV[1] when stored), nil when ARGV[1] holds it already (stored before).
 local held = redis.call('GET', KEYS[1])
+if held == ARGV[1] then return false end
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if ARGV[3] == 'E' then

@@ -29,6 +29,11 @@ final class OutboxCommand extends Command {
     int run(Arguments args) throws UsageException {
         String jdbc = args.value("jdbc").orElseThrow(() -> new UsageException("binomic outbox needs --jdbc URL (the application"
                 + " database that holds the outbox table, such as jdbc:postgresql://db:5432/app)"));
+        String passwordEnv = args.value("password-env").orElse(null);
+        if (passwordEnv != null && cx.env().get(passwordEnv) == null) {
+            throw new UsageException("binomic outbox --password-env " + passwordEnv + ": the environment variable " + passwordEnv
+                    + " is not set; export it with the database password, or leave --password-env out");
+        }
         Method status;
         try {
             status = Class.forName(TOOL).getMethod("status", String.class, String.class, String.class, String.class,
@@ -38,7 +43,6 @@ final class OutboxCommand extends Command {
                     + " binomic-jdbc's jar and your database's JDBC driver (such as postgresql-42.7.x.jar) to the class or module path,"
                     + " or run java -cp ... " + TOOL + " status (module-info-docs/outbox.md)");
         }
-        String passwordEnv = args.value("password-env").orElse(null);
         try {
             return (Integer) status.invoke(null, jdbc, args.value("user").orElse(null),
                     passwordEnv == null ? null : cx.env().get(passwordEnv), args.value("table").orElse("binomic_outbox"), out, err);

@@ -108,7 +108,7 @@ public final class Submitter {
     /**
      * Stores prepared messages, in order, each at most once per id: a message without a unique claim
      * claims its own id for {@code window}, so a second store of it within the window is a duplicate.
-     * Returns the id of the job each stands for.
+     * Returns the id of the job each stands for, null for a message stored before.
      */
     public List<UUID> submitPrepared(List<Message> prepared, Instant dueAt, Duration window) {
         if (window.isNegative() || window.toMillis() < 1) {

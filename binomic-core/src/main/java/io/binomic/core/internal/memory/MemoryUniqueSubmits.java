@@ -67,7 +67,7 @@ final class MemoryUniqueSubmits implements UniqueSubmits {
                 String k = flowKey(m, claim.key());
                 UniqueHold hold = uniqueKeys.get(k);
                 if (hold != null && hold.expiresAt().isAfter(now)) {
-                    out.add(hold.job());
+                    out.add(hold.job().equals(m.id()) ? null : hold.job());
                     continue;
                 }
                 uniqueKeys.put(k, new UniqueHold(m.id(), now.plus(claim.ttl())));

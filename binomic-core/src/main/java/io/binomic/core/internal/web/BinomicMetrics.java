@@ -4,6 +4,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.core.Binomic;
+import io.binomic.core.OutboxMonitor;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.CoreAccess;
@@ -36,6 +37,11 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     @Override
     public List<ServerSetting> serverSettings() {
         return CoreAccess.get().broker(binomic).capability(BrokerHealthReport.class).map(BrokerHealthReport::serverSettings).orElse(List.of());
+    }
+
+    @Override
+    public List<OutboxMonitor> outboxes() {
+        return CoreAccess.get().outboxes(binomic);
     }
 
     @Override

@@ -25,6 +25,11 @@ final class BrokerDeadline {
      * platform thread: busy virtual-thread carriers must not delay it.
      */
     static <T> T within(Supplier<T> queries) throws TimeoutException {
+        return within(LIMIT, queries);
+    }
+
+    /** {@code queries}' result, or a {@link TimeoutException} after {@code limit}. */
+    static <T> T within(Duration limit, Supplier<T> queries) throws TimeoutException {
         CompletableFuture<T> result = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("binomic-dashboard-query").start(() -> {
             try {
@@ -34,7 +39,7 @@ final class BrokerDeadline {
             }
         });
         try {
-            return result.get(LIMIT.toMillis(), TimeUnit.MILLISECONDS);
+            return result.get(limit.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TimeoutException("interrupted");

@@ -185,6 +185,7 @@ public final class DashboardPages implements HttpHandler {
             }
         }
         h.raw("</tbody></table></section>");
+        OutboxReadings.section(h, OutboxReadings.read(CoreAccess.get().outboxes(binomic)));
         charts(h);
         localTasks(h);
     }

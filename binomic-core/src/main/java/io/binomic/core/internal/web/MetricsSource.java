@@ -2,6 +2,7 @@ package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
+import io.binomic.core.OutboxMonitor;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.process.SlotHealth;
@@ -43,6 +44,11 @@ public final class MetricsSource {
         default List<ServerSetting> serverSettings() {
             return List.of();
         }
+
+        /** The outboxes whose relays registered with the client. */
+        default List<OutboxMonitor> outboxes() {
+            return List.of();
+        }
     }
 
     /** A master's worker slots and how often each was restarted. */
@@ -55,6 +61,7 @@ public final class MetricsSource {
         PrometheusText p = new PrometheusText();
         queues(p, local);
         serverSettings(p, local.serverSettings());
+        OutboxReadings.metrics(p, OutboxReadings.read(local.outboxes()));
         tasks(p, local.stats());
         workers(p, local.workers());
         if (slots != null) {

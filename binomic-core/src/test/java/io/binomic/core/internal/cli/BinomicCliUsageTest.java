@@ -38,6 +38,13 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void outboxRefusesAPasswordVariableThatIsNotSet() {
+        CliRun run = run("outbox", "--jdbc", "jdbc:postgresql://127.0.0.1:1/app", "--password-env", "BINOMIC_TEST_UNSET_PASSWORD");
+        assertEquals(2, run.exit(), run.toString());
+        assertTrue(run.err().contains("the environment variable BINOMIC_TEST_UNSET_PASSWORD is not set"), run.err());
+    }
+
+    @Test
     void helpListsEveryCommandOnStdoutAndExitsZero() {
         CliRun run = run("--help");
         assertEquals(0, run.exit());

@@ -27,6 +27,9 @@ public class BinomicProperties {
     /** Binomic's dashboard and /metrics, served on a port of their own. */
     @NestedConfigurationProperty
     private final Dashboard dashboard = new Dashboard();
+    /** The transactional outbox, when binomic-jdbc and a DataSource are present. */
+    @NestedConfigurationProperty
+    private final Outbox outbox = new Outbox();
     /** Whether this application fires CRON and INTERVAL tasks (safe in many processes: each tick is claimed once). */
     private boolean schedulePeriodicTasks = true;
     /** Id of the codec that encodes task arguments: json-jdk or jackson. */
@@ -46,6 +49,10 @@ public class BinomicProperties {
 
     public Dashboard getDashboard() {
         return dashboard;
+    }
+
+    public Outbox getOutbox() {
+        return outbox;
     }
 
     public boolean isSchedulePeriodicTasks() {
@@ -431,6 +438,23 @@ public class BinomicProperties {
 
         public void setJitter(double jitter) {
             this.jitter = jitter;
+        }
+    }
+
+    /** The transactional outbox of binomic-jdbc, on the application's DataSource. */
+    public static class Outbox {
+        /**
+         * Whether this application runs a relay that moves committed outbox rows into the broker. Turn it off where
+         * another process relays the same table.
+         */
+        private boolean relay = true;
+
+        public boolean isRelay() {
+            return relay;
+        }
+
+        public void setRelay(boolean relay) {
+            this.relay = relay;
         }
     }
 }

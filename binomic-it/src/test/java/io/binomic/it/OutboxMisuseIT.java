@@ -1,0 +1,333 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.JobHandle;
+import io.binomic.api.JobNotFoundException;
+import io.binomic.api.JobState;
+import io.binomic.api.JobTimeoutException;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.jdbc.Outbox;
+import io.binomic.jdbc.OutboxRelay;
+import io.binomic.jdbc.OutboxStats;
+import io.binomic.jdbc.OutboxTool;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * The outbox used the wrong way, or in trouble, against a PostgreSQL and a Redis of the test's own:
+ * a handle awaited before any relay ran, an auto-commit connection, a missing or wrong table, a row
+ * that cannot be read back, Redis down, and the command line's errors.
+ */
+class OutboxMisuseIT {
+    private static PostgresServer postgres;
+    private static RedisServer redis;
+    private static PGSimpleDataSource dataSource;
+
+    public record Item(int n) { }
+
+    private String queue;
+    private Task<Item, String> task;
+
+    @BeforeAll
+    static void servers() throws SQLException {
+        postgres = PostgresServer.startNew();
+        redis = RedisServer.startNew();
+        dataSource = new PGSimpleDataSource();
+        dataSource.setURL(postgres.jdbcUrl());
+        sql(Outbox.schemaSql());
+    }
+
+    @AfterAll
+    static void stopServers() {
+        if (redis != null) {
+            redis.close();
+        }
+        if (postgres != null) {
+            postgres.close();
+        }
+    }
+
+    @BeforeEach
+    void emptyOutbox() throws SQLException {
+        queue = "misuse-" + UUID.randomUUID().toString().substring(0, 8);
+        task = Task.builder("echo", Item.class, String.class).queue(queue).build();
+        sql("DELETE FROM binomic_outbox");
+    }
+
+    private static void sql(String statement) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(statement);
+        }
+    }
+
+    private Binomic client() {
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).concurrency(2).pollTimeout(Duration.ofMillis(200))
+                        .shutdownGrace(Duration.ofSeconds(2)).build())
+                .build();
+        return Binomic.builder().config(config).handle(task, item -> "done " + item.n()).build().start();
+    }
+
+    private static OutboxRelay.Builder relay(Binomic binomic) {
+        return OutboxRelay.builder(binomic, dataSource).pollInterval(Duration.ofMillis(300)).errorBackoff(Duration.ofMillis(200));
+    }
+
+    private List<JobHandle<String>> commit(Outbox outbox, int from, int count) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            List<JobHandle<String>> handles = new ArrayList<>();
+            for (int n = from; n < from + count; n++) {
+                handles.add(outbox.submit(c, task, new Item(n)));
+            }
+            c.commit();
+            return handles;
+        }
+    }
+
+    private static long count(String where) {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM binomic_outbox" + where)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot count the outbox rows", e);
+        }
+    }
+
+    @Test
+    void aHandleAwaitedBeforeAnyRelayRanWaitsForTheRelayUpToItsTimeout() throws Exception {
+        try (Binomic binomic = client()) {
+            binomic.startWorker();
+            JobHandle<String> handle = commit(Outbox.of(binomic), 1, 1).getFirst();
+            CompletableFuture<String> awaited = CompletableFuture.supplyAsync(() -> handle.await(Duration.ofSeconds(60)));
+            CompletableFuture<String> result = handle.result();
+            Thread.sleep(4_000); // longer than a plain handle took to give a job without a record up
+            assertFalse(awaited.isDone(), "await gave up before its timeout: " + awaited);
+            assertFalse(result.isDone(), "result() gave up: " + result);
+            assertEquals(JobState.UNKNOWN, handle.status().state());
+            try (OutboxRelay relay = relay(binomic).build().start()) {
+                assertEquals("done 1", awaited.get(60, TimeUnit.SECONDS));
+                assertEquals(1, relay.relayed());
+                assertEquals("done 1", result.get(60, TimeUnit.SECONDS));
+                assertEquals("done 1", handle.await(Duration.ofSeconds(10)), "a handle of a relayed job answers as a plain one");
+            }
+        }
+    }
+
+    @Test
+    void aHandleWithoutARelayTimesOutSayingSoWhileAPlainHandleOfAWrongIdIsNotFound() throws Exception {
+        try (Binomic binomic = client()) {
+            JobHandle<String> handle = commit(Outbox.of(binomic), 1, 1).getFirst();
+            JobTimeoutException timeout = assertThrows(JobTimeoutException.class, () -> handle.await(Duration.ofSeconds(1)));
+            assertTrue(timeout.getMessage().contains("not relayed yet"), timeout.getMessage());
+            JobHandle<String> wrong = binomic.job(task, UUID.randomUUID());
+            assertThrows(JobNotFoundException.class, () -> wrong.await(Duration.ofSeconds(30)), "a plain handle of an id never stored");
+        }
+    }
+
+    @Test
+    void anAutoCommitConnectionIsRefusedAndWritesNothing() throws SQLException {
+        try (Binomic binomic = client(); Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Outbox.of(binomic).submit(c, task, new Item(1)));
+            assertTrue(e.getMessage().contains("auto-commit") && e.getMessage().contains("setAutoCommit(false)"), e.getMessage());
+            assertEquals(0, count(""), "a refused submit wrote a row");
+        }
+    }
+
+    @Test
+    void aMissingOrWrongTableIsNamedWithTheMigrationThatCreatesIt() throws Exception {
+        sql("CREATE TABLE IF NOT EXISTS wrong_outbox (id INT)");
+        try (Binomic binomic = client()) {
+            for (String table : List.of("no_such_outbox", "wrong_outbox")) {
+                try (Connection c = dataSource.getConnection()) {
+                    c.setAutoCommit(false);
+                    SQLException e = assertThrows(SQLException.class, () -> Outbox.of(binomic, table).submit(c, task, new Item(1)));
+                    assertTrue(e.getMessage().contains("outbox table " + table) && e.getMessage().contains("V1__binomic_outbox.sql")
+                            && e.getMessage().contains("Outbox.schemaSql()"), e.getMessage());
+                    c.rollback();
+                }
+                IllegalStateException atStart = assertThrows(IllegalStateException.class, () -> relay(binomic).table(table).build().start());
+                assertTrue(atStart.getMessage().contains("outbox table " + table) && atStart.getMessage().contains("V1__binomic_outbox.sql"),
+                        atStart.getMessage());
+            }
+        }
+        Tool relay = tool(List.of("relay", "--jdbc", postgres.jdbcUrl(), "--table", "nope", "--broker", redis.url()), null);
+        assertEquals(1, relay.exit(), relay.toString());
+        assertFalse(relay.out().contains("READY"), relay.toString());
+        assertTrue(relay.err().lines().anyMatch(l -> l.startsWith("binomic outbox: the outbox table nope is missing")
+                && l.contains("V1__binomic_outbox.sql")), relay.toString());
+    }
+
+    @Test
+    void aRowThatCannotBeReadIsSetAsideOnceAndTheRowsBehindItGoOn() throws Exception {
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(OutboxRelay.class.getName());
+        Handler capture = capture(warnings);
+        logger.addHandler(capture);
+        try (Binomic binomic = client()) {
+            List<JobHandle<String>> handles = commit(Outbox.of(binomic), 0, 6);
+            sql("UPDATE binomic_outbox SET headers = '%zz=1' WHERE job_id = '" + handles.get(1).id() + "'");
+            sql("UPDATE binomic_outbox SET job_id = 'not-a-uuid' WHERE job_id = '" + handles.get(3).id() + "'");
+            binomic.startWorker();
+            try (OutboxRelay relay = relay(binomic).build().start()) {
+                for (int i : List.of(0, 2, 4, 5)) {
+                    assertEquals("done " + i, handles.get(i).await(Duration.ofSeconds(60)));
+                }
+                commit(Outbox.of(binomic), 6, 1).getFirst().await(Duration.ofSeconds(60)); // rounds after the rows were set aside
+                OutboxStats stats = relay.stats();
+                assertEquals(0, stats.waiting(), stats.summary());
+                assertEquals(2, stats.setAside(), stats.summary());
+                assertEquals(5, stats.relay().relayed(), stats.summary());
+                assertEquals(2, count(" WHERE failure LIKE '%cannot be read back into a job%'"));
+            }
+            List<String> setAside = warnings.stream().filter(w -> w.contains("cannot be read back into a job")).toList();
+            assertEquals(2, setAside.size(), "one warning per row set aside: " + warnings);
+            assertTrue(setAside.stream().anyMatch(w -> w.contains("job not-a-uuid")), setAside.toString());
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            assertEquals(0, OutboxTool.status(postgres.jdbcUrl(), null, null, "binomic_outbox", new PrintStream(out, true, StandardCharsets.UTF_8),
+                    System.err));
+            assertTrue(out.toString(StandardCharsets.UTF_8).contains("0 waiting, oldest 0.0 s, 2 set aside"), out.toString(StandardCharsets.UTF_8));
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    @Test
+    void whileRedisIsDownTheRelayWarnsOnceInOneLineWithoutTheScript() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(OutboxRelay.class.getName());
+        Handler capture = capture(lines);
+        logger.addHandler(capture);
+        try (Binomic binomic = client(); OutboxRelay relay = relay(binomic).build().start()) {
+            redis.stop();
+            List<JobHandle<String>> handles;
+            try {
+                handles = commit(Outbox.of(binomic), 0, 3);
+                Await.until(Duration.ofSeconds(60), () -> relay.failures() >= 3, () -> relay.failures() + " failed rounds");
+            } finally {
+                redis.start();
+            }
+            Await.until(Duration.ofSeconds(120), () -> count("") == 0, () -> "rows still waiting after Redis came back");
+            binomic.startWorker();
+            assertEquals("done 2", handles.get(2).await(Duration.ofSeconds(60)));
+            List<String> warnings = lines.stream().filter(l -> l.startsWith("WARNING")).toList();
+            assertEquals(1, warnings.size(), "one warning per outage: " + lines);
+            String warning = warnings.getFirst();
+            assertTrue(warning.contains("outbox relay of binomic_outbox failed") && warning.contains("Redis"), warning);
+            assertEquals(1, warning.strip().lines().count(), "one line: " + warning);
+            for (String script : List.of("redis.call", "local ", "KEYS[", "ByteBuf", "params:", "command:")) {
+                assertFalse(warning.contains(script), "the warning carries '" + script + "': " + warning);
+            }
+            assertEquals(1, lines.stream().filter(l -> l.contains("outbox relay of binomic_outbox recovered")).count(), lines.toString());
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    private static Handler capture(List<String> into) {
+        SimpleFormatter text = new SimpleFormatter();
+        return new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel().intValue() >= Level.INFO.intValue()) {
+                    String m = text.formatMessage(r);
+                    into.add(r.getLevel() + " " + m + (r.getThrown() == null ? "" : "\n" + r.getThrown()));
+                }
+            }
+
+            @Override
+            public void flush() { }
+
+            @Override
+            public void close() { }
+        };
+    }
+
+    @Test
+    void theCommandLineNamesItsErrorsAndExitsZeroOnHelp() throws Exception {
+        Tool help = tool(List.of("--help"), null);
+        assertEquals(0, help.exit(), help.toString());
+        assertTrue(help.out().contains("usage: OutboxTool status"), help.toString());
+
+        Tool unset = tool(List.of("status", "--jdbc", postgres.jdbcUrl(), "--password-env", "BINOMIC_TEST_UNSET_PASSWORD"), null);
+        assertEquals(2, unset.exit(), unset.toString());
+        assertTrue(unset.err().startsWith("binomic outbox: --password-env BINOMIC_TEST_UNSET_PASSWORD: the environment variable"
+                + " BINOMIC_TEST_UNSET_PASSWORD is not set"), unset.toString());
+
+        Tool mysql = tool(List.of("status", "--jdbc", "jdbc:mysql://127.0.0.1:1/app"), null);
+        assertEquals(1, mysql.exit(), mysql.toString());
+        assertTrue(mysql.err().startsWith("binomic outbox: cannot read the outbox table binomic_outbox: No suitable driver")
+                && mysql.err().contains("add the driver's jar for that database to -cp"), mysql.toString());
+
+        Tool unknown = tool(List.of("stats"), null);
+        assertEquals(2, unknown.exit(), unknown.toString());
+        assertTrue(unknown.err().startsWith("binomic outbox: unknown command 'stats'"), unknown.toString());
+
+        Tool status = tool(List.of("status", "--jdbc", postgres.jdbcUrl(), "--password-env", "OUTBOX_TEST_PASSWORD"), "unused");
+        assertEquals(0, status.exit(), status.toString());
+        assertTrue(status.out().startsWith("binomic_outbox: 0 waiting"), status.toString());
+    }
+
+    /** One run of OutboxTool in a JVM of its own; {@code password} is put in OUTBOX_TEST_PASSWORD when not null. */
+    private static Tool tool(List<String> args, String password) throws IOException, InterruptedException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> command = new ArrayList<>(List.of(java, "-cp", System.getProperty("java.class.path"), OutboxTool.class.getName()));
+        command.addAll(args);
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().remove("BINOMIC_TEST_UNSET_PASSWORD");
+        if (password != null) {
+            builder.environment().put("OUTBOX_TEST_PASSWORD", password);
+        }
+        Process p = builder.start();
+        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
+        String out = read(p.getInputStream());
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "OutboxTool " + args + " did not exit");
+        return new Tool(p.exitValue(), out, err.join());
+    }
+
+    private static String read(InputStream in) {
+        try {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private record Tool(int exit, String out, String err) { }
+}
