@@ -19,10 +19,8 @@ public final class CoreAccess {
         /** Every queue the client knows: its tasks' and its worker configuration's. */
         List<String> queues(Binomic binomic);
 
-        /** The started client's broker. */
         Broker broker(Binomic binomic);
 
-        /** The started client's scheduler. */
         Scheduler scheduler(Binomic binomic);
     }
 
