@@ -15,10 +15,7 @@ import java.util.regex.Pattern;
  * @param broker the workers' broker settings (URL, key prefix, Redisson file, payload limit, dead-letter
  *               retention...), handed to every worker in a settings file only its user can read, never on
  *               its command line
- * @param taskDefaults the workers' task defaults
  * @param queues queues the workers consume; empty means every queue of the discovered tasks
- * @param workers number of worker JVMs
- * @param concurrency tasks each worker runs at once
  * @param heartbeatInterval how often a worker writes its heartbeat; also the master's check period
  * @param heartbeatTimeout heartbeat age past which a live worker counts as hung
  * @param startTimeout how long a new worker may take to report RUNNING before it counts as hung
