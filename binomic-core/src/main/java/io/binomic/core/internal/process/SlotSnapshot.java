@@ -26,9 +26,6 @@ public record SlotSnapshot(int index, long pid, long heartbeatMillis, long heart
 
     /** Time since the last heartbeat at {@code now} by the wall clock, for display; empty when the worker never wrote one. */
     public Optional<Duration> heartbeatAge(Instant now) {
-        if (!hasHeartbeat()) {
-            return Optional.empty();
-        }
-        return Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - heartbeatMillis)));
+        return hasHeartbeat() ? Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - heartbeatMillis))) : Optional.empty();
     }
 }
