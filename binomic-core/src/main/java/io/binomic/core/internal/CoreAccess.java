@@ -20,10 +20,8 @@ public final class CoreAccess {
         /** Every queue the client knows: its tasks' and its worker configuration's. */
         List<String> queues(Binomic binomic);
 
-        /** The started client's broker. */
         Broker broker(Binomic binomic);
 
-        /** The started client's scheduler. */
         Scheduler scheduler(Binomic binomic);
 
         /** The outboxes whose state the client's /metrics and dashboard show. */

@@ -118,7 +118,6 @@ public final class PartitionRouter {
         return (int) (crc.getValue() % count);
     }
 
-    /** {@code m} on another queue. */
     public static Message withQueue(Message m, String queue) {
         return m.withQueue(queue);
     }

@@ -48,7 +48,6 @@ public final class Providers {
         return new Loaded<>(found, broken);
     }
 
-    /** Loaded providers and load failures. */
     public record Loaded<T>(List<T> providers, List<String> broken) { }
 
     public static Broker createBroker(BrokerConfig config) {

@@ -193,13 +193,10 @@ public final class BinomicCli {
     }
 
     private Optional<Command> find(List<String> words) {
-        for (Command command : commands) {
+        return commands.stream().filter(command -> {
             List<String> name = List.of(command.name.split(" "));
-            if (words.size() >= name.size() && words.subList(0, name.size()).equals(name)) {
-                return Optional.of(command);
-            }
-        }
-        return Optional.empty();
+            return words.size() >= name.size() && words.subList(0, name.size()).equals(name);
+        }).findFirst();
     }
 
     private int unknownCommand(List<String> words) {

@@ -26,7 +26,6 @@ final class ProgressBar implements LongConsumer {
         this.clockMillis = clockMillis;
     }
 
-    /** Draws {@code done} of the total. */
     @Override
     public void accept(long done) {
         long now = clockMillis.getAsLong();

@@ -78,7 +78,6 @@ public final class LocalWorkers implements AutoCloseable {
         return worker;
     }
 
-    /** The workers started and not stopped. */
     public List<Worker> running() {
         return workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList();
     }

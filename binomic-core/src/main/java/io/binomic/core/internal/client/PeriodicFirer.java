@@ -102,7 +102,6 @@ public final class PeriodicFirer implements AutoCloseable {
         return several.compareTo(MIN_CLAIM_LIFETIME) < 0 ? MIN_CLAIM_LIFETIME : several;
     }
 
-    /** Stops firing. */
     @Override
     public void close() {
         ticker.close();

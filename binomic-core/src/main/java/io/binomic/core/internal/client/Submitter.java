@@ -114,11 +114,8 @@ public final class Submitter {
         if (window.isNegative() || window.toMillis() < 1) {
             throw new IllegalArgumentException("the window of a prepared job's id must be at least 1 ms, got " + window);
         }
-        List<Message> claimed = new ArrayList<>(prepared.size());
-        for (Message m : prepared) {
-            claimed.add(m.unique().isPresent() ? m
-                    : m.toBuilder().unique(new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, window, "job:" + m.id())).build());
-        }
+        List<Message> claimed = prepared.stream().map(m -> m.unique().isPresent() ? m
+                : m.toBuilder().unique(new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, window, "job:" + m.id())).build()).toList();
         UniqueSubmits unique = Capabilities.require(broker, UniqueSubmits.class, "a prepared job cannot be stored once by its id");
         return unique.submitAllUnique(claimed, dueAt == null ? null : DueTimes.notBefore(dueAt));
     }
@@ -137,10 +134,7 @@ public final class Submitter {
             return FlowSubmits.submitAll(task, argumentList, options, built, due, broker, partitions);
         }
         String partitionKey = options.partitionKey().orElse(null);
-        List<Message> routed = new ArrayList<>(built.size());
-        for (Message message : built) {
-            routed.add(partitions.route(message, partitionKey));
-        }
+        List<Message> routed = built.stream().map(message -> partitions.route(message, partitionKey)).toList();
         if (!batch) {
             Message message = routed.getFirst();
             if (due != null) {

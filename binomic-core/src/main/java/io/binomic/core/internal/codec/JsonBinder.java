@@ -172,10 +172,7 @@ final class JsonBinder {
     private static Object bindFloatingPoint(Object node, Class<?> type, JsonPath path) {
         // NaN and the infinities arrive as strings, which is how the writer sends them.
         if (node instanceof String text && (text.equals("NaN") || text.equals("Infinity") || text.equals("-Infinity"))) {
-            if (type == Double.class) {
-                return Double.valueOf(text);
-            }
-            return Float.valueOf(text);
+            return type == Double.class ? Double.valueOf(text) : Float.valueOf(text);
         }
         String text = expect(node, JsonNumber.class, "a number", path).text();
         if (type == Double.class) {

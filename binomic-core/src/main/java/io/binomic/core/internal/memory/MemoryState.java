@@ -83,7 +83,6 @@ final class MemoryState {
         final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
         final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
         final Map<String, TickClaim> lastTick = new HashMap<>();
-        /** Minute buckets of what the workers did, by minute. */
         final TreeMap<Instant, ActivityBucket> activity = new TreeMap<>();
 
         QueueState(int lowerFirstEvery) {
@@ -162,7 +161,6 @@ final class MemoryState {
         }
     }
 
-    /** Runs {@code action} under the broker's one lock. */
     <T> T locked(Supplier<T> action) {
         lock.lock();
         try {

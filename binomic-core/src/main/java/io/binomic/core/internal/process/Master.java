@@ -99,7 +99,6 @@ public final class Master implements AutoCloseable {
         return workerJvmOptions;
     }
 
-    /** The configuration. */
     public MasterConfig config() {
         return config;
     }

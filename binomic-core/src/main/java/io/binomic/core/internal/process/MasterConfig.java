@@ -10,29 +10,9 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * How a {@link Master} runs its worker JVMs and decides that one is dead or hung.
- *
- * @param broker the workers' broker settings (URL, key prefix, Redisson file, payload limit, dead-letter
- *               retention...), handed to every worker in a settings file only its user can read, never on
- *               its command line
- * @param taskDefaults the workers' task defaults
- * @param queues queues the workers consume; empty means every queue of the discovered tasks
- * @param workers number of worker JVMs
- * @param concurrency tasks each worker runs at once
- * @param heartbeatInterval how often a worker writes its heartbeat; also the master's check period
- * @param heartbeatTimeout heartbeat age past which a live worker counts as hung
- * @param startTimeout how long a new worker may take to report RUNNING before it counts as hung
- * @param shutdownGrace how long a draining worker waits for its running tasks
- * @param killGrace how long the master waits after terminating a worker (SIGTERM) before it kills it
- *                  (SIGKILL); also part of the margin it grants a draining worker: a worker asked to
- *                  drain is killed after {@code shutdownGrace} + 2 s + {@code killGrace}
- * @param leaseTimeout the workers' lease: a message a dead worker held comes back this long after its last renewal
- * @param pollTimeout longest block of one fetch of a worker
- * @param reclaimInterval how often the workers look for such stranded messages
- * @param restartBackoffInitial wait before the second restart in a row of a worker that keeps failing
- * @param restartBackoffMax cap of the restart wait, which doubles with each further failure
- * @param stateDirectory where the segment file ({@code workers.slots}) and the worker logs ({@code logs/}) go
- * @param jvmOptions extra options for the worker JVMs, such as {@code -Xmx512m}
+ * How a {@link Master} runs its worker JVMs and decides that one is dead or hung. Each component is
+ * documented, with its default, on its {@link Builder} setter. The broker settings reach every worker
+ * in a settings file only its user can read, never on its command line.
  */
 public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<String> queues, int workers, int concurrency,
                            Duration heartbeatInterval, Duration heartbeatTimeout, Duration startTimeout, Duration shutdownGrace,
@@ -217,7 +197,10 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
             return this;
         }
 
-        /** Wait between SIGTERM and SIGKILL when a worker must go. Defaults to 5 s. */
+        /**
+         * Wait between SIGTERM and SIGKILL when a worker must go; a worker asked to drain is killed after
+         * {@code shutdownGrace} + 2 s + this. Defaults to 5 s.
+         */
         public Builder killGrace(Duration killGrace) {
             this.killGrace = killGrace;
             return this;

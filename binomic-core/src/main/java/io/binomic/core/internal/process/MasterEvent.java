@@ -9,7 +9,6 @@ import java.time.Duration;
  */
 public sealed interface MasterEvent {
 
-    /** The worker's slot index. */
     int slot();
 
     /** A worker JVM was started; {@code incarnation} counts the JVMs this slot has had, from 1. */
@@ -52,6 +51,5 @@ public sealed interface MasterEvent {
     /** A worker stopped during the master's shutdown: by itself after the drain, or killed. */
     record Drained(int slot, long pid, int exitCode, boolean killed) implements MasterEvent { }
 
-    /** Why a worker was replaced. */
     enum Cause { EXITED, HUNG, NOT_CONSUMING }
 }

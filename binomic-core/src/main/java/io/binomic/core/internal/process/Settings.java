@@ -214,7 +214,6 @@ public final class Settings {
         return new Settings(v, o);
     }
 
-    /** The value of {@code key}, if anything set it. */
     public Optional<String> value(String key) {
         return Optional.ofNullable(values.get(key));
     }
@@ -261,7 +260,6 @@ public final class Settings {
         return line < 0 ? origin : origin.substring(0, line);
     }
 
-    /** The task defaults. */
     public TaskDefaults taskDefaults() {
         TaskDefaults.Builder b = TaskDefaults.builder();
         intValue("task.maxAttempts").ifPresent(b::maxAttempts);

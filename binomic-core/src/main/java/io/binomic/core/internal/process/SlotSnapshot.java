@@ -12,12 +12,7 @@ import java.util.Optional;
  * @param pid the worker's process id, 0 while none has reported
  * @param heartbeatMillis epoch milliseconds of the worker's last heartbeat, 0 when none yet; for display only
  * @param heartbeatSequence heartbeats written so far; the master judges liveness by its changes
- * @param state the worker's published state
- * @param command the command the master wrote for it
- * @param counters the worker's counters at its last heartbeat
- * @param health the health the worker reported at its last heartbeat
  * @param problem why the worker is not consuming, when it says so
- * @param supervision what the master is doing about the worker
  * @param nextStartMillis epoch ms at which the master starts the slot's next worker, 0 when none is pending
  */
 public record SlotSnapshot(int index, long pid, long heartbeatMillis, long heartbeatSequence, WorkerState state,
@@ -31,9 +26,6 @@ public record SlotSnapshot(int index, long pid, long heartbeatMillis, long heart
 
     /** Time since the last heartbeat at {@code now} by the wall clock, for display; empty when the worker never wrote one. */
     public Optional<Duration> heartbeatAge(Instant now) {
-        if (!hasHeartbeat()) {
-            return Optional.empty();
-        }
-        return Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - heartbeatMillis)));
+        return hasHeartbeat() ? Optional.of(Duration.ofMillis(Math.max(0, now.toEpochMilli() - heartbeatMillis))) : Optional.empty();
     }
 }

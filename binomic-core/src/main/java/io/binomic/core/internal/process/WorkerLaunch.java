@@ -14,8 +14,6 @@ import java.util.Objects;
  * not show in a process listing, and the file is readable by its owner only.
  *
  * @param slot the worker's slot index in the segment
- * @param segment the master's segment file
- * @param heartbeatInterval how often the worker writes its heartbeat
  * @param settings the master's resolved settings file ({@link MasterConfig#workerSettingsFile()})
  */
 public record WorkerLaunch(int slot, Path segment, Duration heartbeatInterval, Path settings) {

@@ -3,7 +3,6 @@ package io.binomic.core.internal.process;
 import io.binomic.api.BinomicConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
-import io.binomic.core.WorkerCounters;
 import io.binomic.core.WorkerHealth;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
@@ -212,8 +211,7 @@ public final class WorkerProcessMain {
     private void publishCounters() {
         Worker current = worker;
         if (current != null) {
-            WorkerCounters counters = current.counters();
-            slot.counters(counters);
+            slot.counters(current.counters());
             slot.health(healthOf(current));
         }
     }

@@ -219,22 +219,18 @@ public final class WorkerSlots implements AutoCloseable {
         }
     }
 
-    /** Number of worker slots. */
     public int slotCount() {
         return slotCount;
     }
 
-    /** Process id of the master that created the segment. */
     public long masterPid() {
         return (long) LONG.getAcquire(segment, HEADER_MASTER_PID);
     }
 
-    /** When the master created the segment. */
     public Instant masterStartedAt() {
         return Instant.ofEpochMilli((long) LONG.getAcquire(segment, HEADER_MASTER_STARTED));
     }
 
-    /** How often the workers write their heartbeat. */
     public Duration heartbeatInterval() {
         return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_INTERVAL));
     }
@@ -244,13 +240,11 @@ public final class WorkerSlots implements AutoCloseable {
         return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_TIMEOUT));
     }
 
-    /** The slot at {@code index}. */
     public Slot slot(int index) {
         Objects.checkIndex(index, slotCount);
         return new Slot(index);
     }
 
-    /** Every slot, read now. */
     public List<SlotSnapshot> snapshot() {
         List<SlotSnapshot> all = new ArrayList<>(slotCount);
         for (int i = 0; i < slotCount; i++) {
@@ -361,7 +355,6 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_STALE_SETTLEMENTS, counters.staleSettlements());
         }
 
-        /** The health the worker last reported. */
         public SlotHealth health() {
             return code(SLOT_HEALTH, SlotHealth.values(), "worker health");
         }

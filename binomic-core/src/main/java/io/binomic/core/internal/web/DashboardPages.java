@@ -94,9 +94,7 @@ public final class DashboardPages implements HttpHandler {
         this.slots = slots;
         this.restarts = restarts;
         this.readOnly = readOnly;
-        byte[] random = new byte[24];
-        RANDOM.nextBytes(random);
-        this.csrf = HexFormat.of().formatHex(random);
+        this.csrf = randomHex(24);
     }
 
     @Override
@@ -502,9 +500,7 @@ public final class DashboardPages implements HttpHandler {
             }
         }
         String sep = back.contains("?") ? "&" : "?";
-        byte[] random = new byte[12];
-        RANDOM.nextBytes(random);
-        String flash = HexFormat.of().formatHex(random);
+        String flash = randomHex(12);
         flashes.put(flash, done);
         exchange.getResponseHeaders().set("Location", back + sep + "done=" + flash);
         exchange.sendResponseHeaders(303, -1);
@@ -538,6 +534,12 @@ public final class DashboardPages implements HttpHandler {
         }
         f.raw("<button type=\"submit\" id=\"").text(id).raw("\">").text(label).raw("</button></form>");
         return f.toString();
+    }
+
+    private static String randomHex(int bytes) {
+        byte[] random = new byte[bytes];
+        RANDOM.nextBytes(random);
+        return HexFormat.of().formatHex(random);
     }
 
     private List<String> queues() {

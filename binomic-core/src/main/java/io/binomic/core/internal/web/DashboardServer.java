@@ -222,7 +222,6 @@ public final class DashboardServer implements AutoCloseable {
         return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), given.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Sends a whole response. */
     public static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", contentType);
@@ -246,7 +245,6 @@ public final class DashboardServer implements AutoCloseable {
         return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort() + "/");
     }
 
-    /** The settings it was started with. */
     public Settings settings() {
         return settings;
     }

@@ -50,7 +50,6 @@ final class Html {
         return this;
     }
 
-    /** A table header row. */
     Html head(String... cells) {
         out.append("<thead><tr>");
         for (String c : cells) {

@@ -9,7 +9,6 @@ import java.util.Map;
  * (backslash, double quote, newline), since queue and task names are the users'.
  */
 public final class PrometheusText {
-    /** The Content-Type of this format. */
     public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
     /** Each family's lines, in the order declared: the format wants a family's lines together, whatever order samples come in. */

@@ -27,7 +27,6 @@ final class CancelListener implements AutoCloseable {
         this.dispatcher = dispatcher;
     }
 
-    /** Listens on {@code queues} too. */
     void subscribe(List<String> queues) {
         JobStore store = broker.capability(JobStore.class).orElse(null);
         if (store == null) {
@@ -50,7 +49,6 @@ final class CancelListener implements AutoCloseable {
         dispatcher.cancelJob(event.id());
     }
 
-    /** Stops listening. */
     @Override
     public void close() {
         for (AutoCloseable subscription : jobEventSubscriptions) {

@@ -31,7 +31,6 @@ final class ControlLoop {
         this.round = round;
     }
 
-    /** Starts the thread: rounds until interrupted or done. */
     void start() {
         lastRoundNanos = System.nanoTime();
         thread = Thread.ofPlatform().daemon().name("binomic-" + name + "-" + consumerName).start(() -> {
@@ -80,7 +79,6 @@ final class ControlLoop {
         return thread.isAlive();
     }
 
-    /** Waits at most {@code max} for the thread to end. */
     void join(Duration max) {
         try {
             thread.join(max);

@@ -403,8 +403,7 @@ public final class DeliveryProcessor {
             // outcome's hand-over to the settler, leaving the delivery pending to run again.
             if ((Thread.interrupted() | flaggedOnReturn) && run.tracked() && tracking.cancelRequested(delivery.receipt())) {
                 outcome = "cancelled";
-                stats.cancelled(delivery.queue(), task.name(), System.nanoTime() - start);
-                return cancelled(run);
+                return cancelled(run, start);
             }
             long nanos = System.nanoTime() - start;
             Outcome acked;
@@ -450,8 +449,7 @@ public final class DeliveryProcessor {
             if (cause instanceof CancellationException || cancelledByRequest) {
                 outcome = "cancelled";
                 if (cancelledByRequest) {
-                    stats.cancelled(delivery.queue(), task.name(), System.nanoTime() - start);
-                    return cancelled(run);
+                    return cancelled(run, start);
                 }
                 LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
                 return new Outcome.LeavePending("cancelled");
@@ -472,8 +470,7 @@ public final class DeliveryProcessor {
             if (run.tracked() && tracking.cancelRequested(delivery.receipt())) {
                 // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
                 Thread.interrupted();
-                stats.cancelled(delivery.queue(), task.name(), System.nanoTime() - start);
-                return cancelled(run);
+                return cancelled(run, start);
             }
             Thread.currentThread().interrupt();
             LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", task.name(), message.id());
@@ -532,7 +529,8 @@ public final class DeliveryProcessor {
         }
     }
 
-    private Outcome cancelled(Run run) {
+    private Outcome cancelled(Run run, long startNanos) {
+        stats.cancelled(run.delivery.queue(), run.message.task(), System.nanoTime() - startNanos);
         run.cancelled = true;
         LOG.log(Level.INFO, "task {0} (message {1}) was cancelled by request while it ran", run.message.task(), run.message.id());
         var update = JobRecordFormat.cancelled(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started(),

@@ -155,7 +155,6 @@ final class Dispatcher {
         return running.size();
     }
 
-    /** Waits until no delivery runs, for at most {@code max}. */
     void awaitIdle(Duration max) {
         long deadline = System.nanoTime() + max.toNanos();
         while (!running.isEmpty() && System.nanoTime() < deadline) {
@@ -163,7 +162,6 @@ final class Dispatcher {
         }
     }
 
-    /** Interrupts every running delivery. */
     void interruptAll() {
         running.values().forEach(r -> r.thread().interrupt());
     }

@@ -81,7 +81,6 @@ final class Fetcher {
         return failingSinceNanos;
     }
 
-    /** The message of the last failure to fetch. */
     String lastError() {
         return lastError;
     }

@@ -215,9 +215,6 @@ public final class FlowLimiter {
     @SuppressWarnings({"unchecked", "rawtypes"})
     public static Optional<String> limitKeyOf(Task<?, ?> task, Object argument) {
         TaskLimits limits = task.limits();
-        if (!limits.hasKey()) {
-            return Optional.empty();
-        }
-        return Optional.of((String) limits.keyOf(argument).orElseThrow());
+        return limits.hasKey() ? Optional.of((String) limits.keyOf(argument).orElseThrow()) : Optional.empty();
     }
 }

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * Tells whether a worker is still consuming, from what its loops and its calls to the broker
@@ -52,29 +53,20 @@ final class HealthCheck {
                 }
             }
         }
-        long unreachableAfter = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
-        long fetchCall = fetcher.callSinceNanos();
-        if (fetchCall != 0 && now - fetchCall > unreachableAfter) {
-            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
-                    Optional.of("a fetch (or reclaim) has not returned for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchCall) + " s"));
-        }
-        long settleCall = settler.sendingSinceNanos();
-        if (settleCall != 0 && now - settleCall > unreachableAfter) {
-            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
-                    Optional.of("writing outcomes has not returned for " + TimeUnit.NANOSECONDS.toSeconds(now - settleCall) + " s"));
-        }
-        long fetchFailing = fetcher.failingSinceNanos();
-        long settleFailing = settler.failingSinceNanos();
-        if (fetchFailing != 0 && now - fetchFailing > unreachableAfter) {
-            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
-                    Optional.of("fetching has failed for " + TimeUnit.NANOSECONDS.toSeconds(now - fetchFailing) + " s: "
-                            + fetcher.lastError()));
-        }
-        if (settleFailing != 0 && now - settleFailing > unreachableAfter) {
-            return new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, sinceFetch, sinceSettlement, pending,
-                    Optional.of("writing outcomes has failed for " + TimeUnit.NANOSECONDS.toSeconds(now - settleFailing) + " s: "
-                            + settler.lastError()));
-        }
-        return new WorkerHealth(WorkerHealth.State.CONSUMING, sinceFetch, sinceSettlement, pending, Optional.empty());
+        long limit = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
+        Optional<String> unreachable = Stream.of(
+                overdue(now, limit, fetcher.callSinceNanos(), "a fetch (or reclaim) has not returned", ""),
+                overdue(now, limit, settler.sendingSinceNanos(), "writing outcomes has not returned", ""),
+                overdue(now, limit, fetcher.failingSinceNanos(), "fetching has failed", ": " + fetcher.lastError()),
+                overdue(now, limit, settler.failingSinceNanos(), "writing outcomes has failed", ": " + settler.lastError()))
+                .flatMap(Optional::stream).findFirst();
+        return new WorkerHealth(unreachable.isPresent() ? WorkerHealth.State.BROKER_UNREACHABLE : WorkerHealth.State.CONSUMING,
+                sinceFetch, sinceSettlement, pending, unreachable);
+    }
+
+    /** "{@code what} for N s{@code detail}" when {@code sinceNanos} (0: not under way) is older than {@code limit}. */
+    private static Optional<String> overdue(long now, long limit, long sinceNanos, String what, String detail) {
+        return sinceNanos != 0 && now - sinceNanos > limit
+                ? Optional.of(what + " for " + TimeUnit.NANOSECONDS.toSeconds(now - sinceNanos) + " s" + detail) : Optional.empty();
     }
 }

@@ -20,7 +20,6 @@ public interface JobTracking {
     /** Marks a job started; false when its record says it was cancelled or has ended (do not run it). */
     boolean start(JobUpdate started);
 
-    /** Records a progress report of a running job. */
     void progress(JobUpdate progress);
 
     /** The largest result, encoded, a job record keeps (the broker's payload limit). */
@@ -133,7 +132,6 @@ public interface JobTracking {
             return null;
         }
 
-        /** True once the worker is stopping. */
         default boolean stopping() {
             return false;
         }

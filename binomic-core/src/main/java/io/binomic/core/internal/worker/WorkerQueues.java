@@ -16,7 +16,6 @@ final class WorkerQueues {
     private static final System.Logger LOG = System.getLogger(WorkerQueues.class.getName());
 
     private final PartitionRouter partitions;
-    /** The queues configured (logical). */
     private final List<String> logicalQueues;
     private final String consumerName;
     private final Consumer<List<String>> onAdded;
@@ -33,12 +32,10 @@ final class WorkerQueues {
         this.partitionsReadNanos = System.nanoTime();
     }
 
-    /** The physical queues read now. */
     List<String> all() {
         return queues;
     }
 
-    /** The queues configured. */
     List<String> logical() {
         return logicalQueues;
     }

@@ -101,7 +101,6 @@ public final class WorkerRuntime implements Worker {
         }
     }
 
-    /** Starts the loops. */
     public synchronized void start() {
         if (active || stopped.getCount() == 0) {
             throw new IllegalStateException("a worker starts once");

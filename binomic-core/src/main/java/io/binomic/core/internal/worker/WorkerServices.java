@@ -10,11 +10,8 @@ import java.time.Clock;
  * What a worker uses of its client: the broker and its scheduler, the partitions of its queues,
  * the clock and the statistics of the process.
  *
- * @param broker the broker read from and written to
  * @param scheduler the broker's store of deferred work, whose due messages the worker moves
  * @param partitions the partitions of partitioned queues; null for a router of the worker's own
- * @param clock the clock
- * @param stats the statistics of this process
  * @param runObservers what is told of each handler run; null for nothing
  */
 public record WorkerServices(Broker broker, Scheduler scheduler, PartitionRouter partitions, Clock clock, StatsRecorder stats,

@@ -11,8 +11,6 @@ import java.util.Map;
  *
  * @param queues the logical queues read (every partition of each)
  * @param defaults the defaults of tasks that set nothing themselves
- * @param handlers the handlers, by task name
- * @param codec decodes arguments and encodes results
  * @param maxResultBytes the largest encoded result a tracked job's record keeps (the broker's payload limit)
  */
 public record WorkerTasks(List<String> queues, TaskDefaults defaults, Map<String, TaskBinding<?, ?>> handlers, PayloadCodec codec,
