@@ -9,6 +9,8 @@ module io.binomic.core {
     requires jdk.jfr;
     // The dashboard and /metrics: the JDK's own HTTP server keeps the core free of dependencies.
     requires jdk.httpserver;
+    // The CLI's one-shot commands set the level of the JDK's default System.Logger backend.
+    requires java.logging;
 
     exports io.binomic.core;
     exports io.binomic.core.testing;

@@ -202,7 +202,15 @@ public final class BrokerConfig {
         /** Connect timeout; positive. Defaults to 5 s. */
         public Builder connectTimeout(Duration connectTimeout) { return Config.set(this, this.connectTimeout, connectTimeout); }
 
-        /** Timeout of one command; positive. Defaults to 5 s. */
+        /**
+         * Timeout of one command; positive. Defaults to 5 s. It also bounds a submit (one job:
+         * {@code submit}, {@code submitJson}, a DELAY, unique or debounced submit) in all: on Redis
+         * a submit blocks at most {@code 2 x commandTimeout} (plus the {@code wait.timeout} option
+         * when {@code wait.replicas} is set), retries and reconnection included: one
+         * {@code commandTimeout} for the read of the queue's partition count (made at most once a
+         * second per queue; a failed one keeps the count last read), one for the write. A write
+         * not answered in time throws a {@code BrokerException} saying that Redis did not answer.
+         */
         public Builder commandTimeout(Duration commandTimeout) { return Config.set(this, this.commandTimeout, commandTimeout); }
 
         /** Prefix of every key: 1-64 of letters, digits, '_', '.', ':', '-'. Defaults to {@code binomic}. */

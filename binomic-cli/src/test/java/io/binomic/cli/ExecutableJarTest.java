@@ -38,6 +38,10 @@ class ExecutableJarTest {
             assertEquals(0, queues.exit(), queues::toString);
             assertTrue(queues.out().contains("emails"), queues::toString);
             assertFalse(queues.err().contains(NO_PROVIDER), queues::toString);
+            assertFalse(queues.err().contains("INFO"), () -> "a one-shot command prints no INFO line: " + queues);
+            Result verbose = run(dir, List.of("-v", "queues", "--broker", redis.url(), "--queues", "emails"));
+            assertEquals(0, verbose.exit(), verbose::toString);
+            assertTrue(verbose.err().contains("Binomic started"), () -> "-v shows the INFO lines: " + verbose);
 
             Path state = dir.resolve("state");
             Path out = dir.resolve("master.out");

@@ -63,6 +63,8 @@ import java.util.function.ToLongFunction;
 public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     /** The upper bounds of {@code /metrics}' duration buckets, so every process's histograms add up. */
     private static final double[] BUCKET_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
+    private static final String TASKS_DESCRIPTION = "Task executions by the workers of this process, by outcome (succeeded:"
+            + " returned; failed: threw or timed out; cancelled: by its submitter while it ran).";
     /** How long one snapshot of the client's task counts serves the counters of one scrape. */
     private static final long STATS_FRESH_NANOS = Duration.ofMillis(500).toNanos();
 
@@ -180,11 +182,10 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         }
         bindQueue(r, queue);
         Tags tags = Tags.of("queue", queue, "task", task);
-        taskCounter(r, "binomic.tasks", tags.and("outcome", "succeeded"), key, TaskStats::succeeded,
-                "Task executions by the workers of this process, by outcome (succeeded: returned; failed: threw or timed out;"
-                        + " cancelled: by its submitter while it ran).");
-        taskCounter(r, "binomic.tasks", tags.and("outcome", "failed"), key, TaskStats::failed, null);
-        taskCounter(r, "binomic.tasks", tags.and("outcome", "cancelled"), key, TaskStats::cancelled, null);
+        // Every series of a name carries the description: a registry may take its help text from any one of them.
+        taskCounter(r, "binomic.tasks", tags.and("outcome", "succeeded"), key, TaskStats::succeeded, TASKS_DESCRIPTION);
+        taskCounter(r, "binomic.tasks", tags.and("outcome", "failed"), key, TaskStats::failed, TASKS_DESCRIPTION);
+        taskCounter(r, "binomic.tasks", tags.and("outcome", "cancelled"), key, TaskStats::cancelled, TASKS_DESCRIPTION);
         taskCounter(r, "binomic.task.retries", tags, key, TaskStats::retried,
                 "Messages scheduled for another attempt by the workers of this process.");
         taskCounter(r, "binomic.dead.letters", tags, key, TaskStats::deadLettered,
@@ -207,10 +208,7 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         FunctionCounter.Builder<BinomicMeterBinder> b = FunctionCounter.builder(name, this, self -> {
             TaskStats s = self.stats().byTask().get(key);
             return s == null ? 0 : count.applyAsLong(s);
-        }).tags(tags);
-        if (description != null) {
-            b.description(description);
-        }
+        }).tags(tags).description(description);
         b.register(r);
     }
 

@@ -125,6 +125,10 @@ class BinomicMeterBinderTest {
             assertTrue(scrape.contains(line), "the scrape has " + line + ":\n" + scrape);
         }
         assertTrue(scrape.contains("binomic_task_duration_seconds_bucket{queue=\"mail\",task=\"greet\",le=\"0.005\"}"), scrape);
+        for (String help : scrape.lines().filter(l -> l.startsWith("# HELP binomic_")).toList()) {
+            assertTrue(help.split(" ", 4).length == 4 && !help.split(" ", 4)[3].isBlank(), "every series has its help text: " + help);
+        }
+        assertTrue(scrape.contains("# HELP binomic_tasks_total Task executions by the workers of this process"), scrape);
 
         Path file = dir.resolve("scrape.prom");
         Files.writeString(file, scrape);

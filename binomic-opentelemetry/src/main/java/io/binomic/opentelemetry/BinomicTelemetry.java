@@ -32,6 +32,7 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -69,6 +70,14 @@ public final class BinomicTelemetry implements TraceContextProvider, RunObserver
     public static final String INSTRUMENTATION_NAME = "io.binomic";
 
     private static final TextMapGetter<Map<String, String>> HEADERS = new TextMapGetter<>() {
+        // Abstract up to opentelemetry-api 1.55 (the version Spring Boot 4.0 manages), deprecated with a default since:
+        // implemented, the module links against both.
+        @Override
+        @SuppressWarnings("deprecation")
+        public Iterable<String> keys(Map<String, String> carrier) {
+            return carrier == null ? List.of() : carrier.keySet();
+        }
+
         @Override
         public String get(Map<String, String> carrier, String key) {
             return carrier == null ? null : carrier.get(key);

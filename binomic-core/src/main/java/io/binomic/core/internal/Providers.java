@@ -1,6 +1,7 @@
 package io.binomic.core.internal;
 
 import io.binomic.api.BrokerConfig;
+import io.binomic.api.Priority;
 import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
@@ -8,6 +9,7 @@ import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TraceContextProvider;
+import io.binomic.core.internal.cli.ClosestName;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -16,6 +18,7 @@ import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -56,7 +59,24 @@ public final class Providers {
 
     /** Chooses the provider for {@code config} among {@code loaded}. */
     public static BrokerProvider selectBroker(BrokerConfig config, Loaded<BrokerProvider> loaded) {
-        return select("broker", config, loaded, BrokerProvider::id, BrokerProvider::schemes);
+        BrokerProvider provider = select("broker", config, loaded, BrokerProvider::id, BrokerProvider::schemes);
+        provider.optionNames().ifPresent(own -> checkOptions(config, provider.id(), own));
+        return provider;
+    }
+
+    /**
+     * Refuses an option the chosen provider does not read: a mistyped {@code eviction.alowed} would
+     * otherwise leave the setting it meant at its default without a word.
+     */
+    private static void checkOptions(BrokerConfig config, String id, Set<String> own) {
+        Set<String> known = new TreeSet<>(own);
+        known.add(Priority.FAIRNESS_OPTION);
+        for (String name : config.options().keySet()) {
+            if (!known.contains(name)) {
+                throw new IllegalArgumentException("BrokerConfig option " + name + " is not an option of the " + id + " broker"
+                        + ClosestName.hint(name, known) + "; its options are " + String.join(", ", known));
+            }
+        }
     }
 
     /**

@@ -117,6 +117,26 @@ public final class TestMode implements AutoCloseable {
     }
 
     /**
+     * Drops every job still queued, scheduled or waiting to retry, without running it, and forgets
+     * what was submitted: the state a test starts from when it shares this test mode with the tests
+     * before it (a cached Spring context does). Dead letters and the statuses of tracked jobs stay.
+     */
+    public void reset() {
+        List<String> names = knownQueues();
+        for (String queue : names) {
+            scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
+        }
+        try {
+            List<Delivery> left = broker.fetch(names, "test-mode", Integer.MAX_VALUE, Duration.ZERO);
+            broker.settle("test-mode", left.stream().<Settlement>map(Settlement.Ack::new).toList());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while resetting the test mode", e);
+        }
+        submitted.clear();
+    }
+
+    /**
      * Runs every queued and scheduled job, and the retries they cause, until nothing is left; due
      * times are not waited for.
      */

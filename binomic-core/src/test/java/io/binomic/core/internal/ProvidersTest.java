@@ -16,6 +16,7 @@ import io.binomic.core.internal.memory.MemoryBroker;
 import io.binomic.core.internal.memory.MemoryScheduler;
 import io.binomic.core.internal.memory.MemorySchedulerProvider;
 import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,18 @@ class ProvidersTest {
     void urlSchemeSelectsItsProvider() {
         assertSame(REDIS, select("rediss://cache:6380", null, MEMORY, REDIS));
         assertSame(MEMORY, select("memory://", null, MEMORY, REDIS));
+    }
+
+    @Test
+    void anOptionTheBrokerDoesNotReadIsRefusedNamingTheClosestOne() {
+        BrokerConfig config = BrokerConfig.builder().url("memory://").options(Map.of("priority.fairnes", "3")).build();
+        var e = assertThrows(IllegalArgumentException.class,
+                () -> Providers.selectBroker(config, new Providers.Loaded<>(List.of(MEMORY), List.of())));
+        assertEquals("BrokerConfig option priority.fairnes is not an option of the memory broker; did you mean"
+                + " 'priority.fairness'?; its options are priority.fairness", e.getMessage());
+        BrokerConfig unchecked = BrokerConfig.builder().url("redis://localhost").options(Map.of("anything", "1")).build();
+        assertSame(REDIS, Providers.selectBroker(unchecked, new Providers.Loaded<>(List.of(REDIS), List.of())),
+                "a provider that does not list its options is given them all");
     }
 
     @Test

@@ -42,6 +42,29 @@ class TestModeTest {
     }
 
     @Test
+    void resetDropsQueuedAndDelayedJobsWithoutRunningThemAndForgetsTheSubmissions() {
+        List<String> sent = new CopyOnWriteArrayList<>();
+        try (TestMode jobs = TestMode.manual().handle(WELCOME, w -> {
+            sent.add(w.email());
+            return "sent";
+        }).handle(REMIND, w -> {
+            sent.add("remind " + w.email());
+            return null;
+        }).start()) {
+            new SignUp(jobs.binomic()).register("ada@example.com");
+
+            jobs.reset();
+
+            assertEquals(List.of(), jobs.enqueued());
+            assertEquals(0, jobs.drain().succeeded(), "nothing left to run");
+            assertEquals(List.of(), sent);
+            new SignUp(jobs.binomic()).register("bob@example.com");
+            assertEquals(List.of(new Welcome("bob@example.com")), jobs.enqueued(WELCOME));
+            assertEquals(2, jobs.drain().succeeded());
+        }
+    }
+
+    @Test
     void manualModeCollectsJobsAndDrainRunsThemDelayedOnesIncluded() {
         List<String> sent = new CopyOnWriteArrayList<>();
         try (TestMode jobs = TestMode.manual()

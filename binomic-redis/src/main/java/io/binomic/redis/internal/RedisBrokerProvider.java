@@ -3,6 +3,7 @@ package io.binomic.redis.internal;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
+import java.util.Optional;
 import java.util.Set;
 
 /** Provides {@link RedisBroker} for {@code redis://} and {@code rediss://} (TLS) URLs. */
@@ -21,4 +22,11 @@ public final class RedisBrokerProvider implements BrokerProvider {
 
     @Override
     public Broker create(BrokerConfig config) { return new RedisBroker(config); }
+
+    @Override
+    public Optional<Set<String>> optionNames() {
+        return Optional.of(Set.of(RedissonSetup.REDISSON_CONFIG_OPTION, RedissonSetup.TRUSTSTORE_OPTION,
+                RedissonSetup.TRUSTSTORE_PASSWORD_OPTION, RedissonSetup.WAIT_REPLICAS_OPTION, RedissonSetup.WAIT_TIMEOUT_OPTION,
+                EvictionPolicyCheck.OPTION, EvictionPolicyCheck.RECHECK_OPTION));
+    }
 }

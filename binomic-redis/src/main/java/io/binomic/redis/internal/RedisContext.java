@@ -7,13 +7,17 @@ import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.spi.Delivery;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -43,6 +47,11 @@ final class RedisContext {
     static final String GROUP = RedisKeys.GROUP;
     static final int BULK_CHUNK = 1000;
     private static final int PRODUCER_TRIES = 3;
+    /** What a producer's write that got no answer may still do. */
+    private static final String WRITE_UNCONFIRMED = ". The write may still take effect if Redis resumes: submitting again may"
+            + " enqueue it twice (with the same message id)";
+    /** How Redisson's message starts when it found no connection to send a command on. */
+    private static final String NO_CONNECTION = "Unable to acquire connection";
 
     static final String SUBMIT_AGAIN = "it may or may not survive a failover; submitting it again may enqueue it twice"
             + " (with the same message id)";
@@ -247,13 +256,14 @@ final class RedisContext {
 
     private <R> R call(String what, Supplier<R> operation, int tries) {
         evictionPolicy.recheckIfDue(this::client, setup.redisson());
+        long deadline = System.nanoTime() + producerBound().toNanos();
         for (int attempt = 1; ; attempt++) {
             try {
-                return operation.get();
+                return tries > 1 ? within(what, operation, deadline, WRITE_UNCONFIRMED) : operation.get();
             } catch (BrokerException | IllegalStateException | IllegalArgumentException e) {
                 throw e;
             } catch (RedisTimeoutException | RedisConnectionException e) {
-                if (attempt >= tries) {
+                if (attempt >= tries || System.nanoTime() - deadline >= 0) {
                     throw failure(what, e);
                 }
                 LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
@@ -267,6 +277,62 @@ final class RedisContext {
                 }
                 throw failure(what, e);
             }
+        }
+    }
+
+    /**
+     * The longest a producer's write blocks, its tries on a broken connection included: the command
+     * timeout, and the replicas' {@code wait.timeout} when {@code wait.replicas} asks for them.
+     * Redisson's own retries (connection acquisition, reconnection, resends) would otherwise add up
+     * to several times the command timeout while Redis is frozen, with a submitting request thread
+     * waiting all along.
+     */
+    Duration producerBound() {
+        return replicaWait.on() ? config.commandTimeout().plus(replicaWait.timeout()) : config.commandTimeout();
+    }
+
+    /**
+     * {@code read} (calls of this context) given at most the command timeout in all, retries included:
+     * for a read on the submit path, which would otherwise add Redisson's retries to the submit's bound.
+     */
+    <R> R boundedRead(String what, Supplier<R> read) {
+        return within(what, read, System.nanoTime() + config.commandTimeout().toNanos(), "");
+    }
+
+    /**
+     * {@code operation}'s result, waited for until {@code deadline} ({@link System#nanoTime()}): Redisson's
+     * blocking call runs on a virtual thread, interrupted (which cancels its command) when the time is up;
+     * then the failure says so, and {@code consequence}.
+     */
+    private <R> R within(String what, Supplier<R> operation, long deadline, String consequence) {
+        CompletableFuture<R> result = new CompletableFuture<>();
+        Thread call = Thread.ofVirtual().name("binomic-bounded-call").start(() -> {
+            try {
+                result.complete(operation.get());
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        try {
+            return result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            // As if called on this thread: Redisson's own exceptions go on to the caller's handling.
+            Throwable cause = e.getCause();
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw cause instanceof RuntimeException r ? r : new IllegalStateException(cause);
+        } catch (TimeoutException e) {
+            call.interrupt();
+            boolean write = !consequence.isEmpty();
+            throw new BrokerException("Redis at " + setup.target() + " did not answer the " + what + " within "
+                    + (write ? producerBound() : config.commandTimeout()).toMillis() + " ms (BrokerConfig.commandTimeout"
+                    + (write && replicaWait.on() ? " plus option " + RedissonSetup.WAIT_TIMEOUT_OPTION : "")
+                    + "): Redis is stopped, frozen or unreachable" + consequence, e);
+        } catch (InterruptedException e) {
+            call.interrupt();
+            Thread.currentThread().interrupt();
+            throw new BrokerException("interrupted while waiting for Redis at " + setup.target() + " to answer the " + what, e);
         }
     }
 
@@ -312,6 +378,11 @@ final class RedisContext {
         }
         if (PermissionReplies.isRefused(c)) {
             return PermissionReplies.failure(setup.target(), user(), what, c);
+        }
+        if (causedBy(c, RedisTimeoutException.class) && RedissonSetup.rootMessage(c).startsWith(NO_CONNECTION)) {
+            // Redisson suggests a bigger pool; while Redis does not answer, no pool size would help.
+            return new BrokerException("Redis " + what + " failed at " + setup.target() + ": no connection to Redis became"
+                    + " ready, Redis does not answer (stopped, frozen or unreachable); nothing was sent", c);
         }
         return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c), c);
     }

@@ -21,11 +21,13 @@ final class RedisPartitioning implements Partitioning {
 
     @Override
     public Map<String, QueuePartitions> partitions(List<String> queues) {
-        return queues.isEmpty() ? Map.of() : redis.readHashes("partitions", queues, RedisKeys::partitions, fields -> {
-            int count = Integer.parseInt(String.valueOf(fields.get("count")));
-            int highest = Integer.parseInt(String.valueOf(fields.get("highest")));
-            return new QueuePartitions(count, Math.max(count, highest));
-        }, "binomic queue partitions {0} COUNT");
+        // Read on the submit path (once a second per queue): bounded, so a submit's wait stays within its documented bound.
+        return queues.isEmpty() ? Map.of() : redis.boundedRead("read of the partitions of " + queues, () -> redis.readHashes(
+                "partitions", queues, RedisKeys::partitions, fields -> {
+                    int count = Integer.parseInt(String.valueOf(fields.get("count")));
+                    int highest = Integer.parseInt(String.valueOf(fields.get("highest")));
+                    return new QueuePartitions(count, Math.max(count, highest));
+                }, "binomic queue partitions {0} COUNT"));
     }
 
     @Override

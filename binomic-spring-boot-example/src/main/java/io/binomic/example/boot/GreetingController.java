@@ -1,9 +1,10 @@
 package io.binomic.example.boot;
 
 import io.binomic.api.JobHandle;
-import io.binomic.api.JobStatus;
+import io.binomic.api.JobState;
 import io.binomic.core.Binomic;
 import io.binomic.example.boot.Greetings.Greeting;
+import java.time.Duration;
 import java.util.UUID;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
@@ -28,10 +29,14 @@ public class GreetingController {
         return job.id().toString();
     }
 
-    /** The job's state, and its result once it succeeded: {@code SUCCEEDED Hello Ada}. */
+    /**
+     * The job's state, and its result once it succeeded: {@code SUCCEEDED Hello Ada}. The status
+     * holds the result as JSON ({@code "Hello Ada"}); the handle decodes it as the task's type.
+     */
     @GetMapping("/greetings/{id}")
     public String status(@PathVariable("id") UUID id) {
-        JobStatus status = binomic.job(Greetings.GREET, id).status();
-        return status.state() + status.result().map(r -> " " + r).orElse("");
+        JobHandle<String> job = binomic.job(Greetings.GREET, id);
+        JobState state = job.status().state();
+        return state == JobState.SUCCEEDED ? state + " " + job.await(Duration.ofSeconds(5)) : state.toString();
     }
 }

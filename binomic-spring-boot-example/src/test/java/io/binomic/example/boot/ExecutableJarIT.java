@@ -69,6 +69,14 @@ class ExecutableJarIT {
                     assertThat(status.result()).hasValueSatisfying(r -> assertThat(r).contains("Hello Grace"));
                 }
                 assertThat(took).as("the drain waited for the running job").isGreaterThan(Duration.ofMillis(500));
+                String written = Files.readString(log);
+                int httpStops = written.indexOf("Commencing graceful shutdown");
+                int drainStarts = written.indexOf("Binomic worker ");
+                assertThat(httpStops).as("the web server's graceful shutdown is logged:\n%s", tail(log)).isNotNegative();
+                assertThat(drainStarts).as("the drain is logged at INFO after the web server stopped taking requests:\n%s", tail(log))
+                        .isGreaterThan(httpStops);
+                assertThat(written.substring(drainStarts)).containsPattern("Binomic worker \\S+ draining: 1 task\\(s\\) running")
+                        .containsPattern("Binomic worker \\S+ stopped after \\d+ ms");
             } finally {
                 if (app.isAlive()) {
                     app.destroyForcibly();

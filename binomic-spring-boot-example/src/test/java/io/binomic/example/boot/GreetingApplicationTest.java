@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
 import io.binomic.example.boot.Greetings.Greeting;
+import io.binomic.spring.boot.autoconfigure.BinomicWorkerLifecycle;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,6 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
@@ -29,6 +32,8 @@ class GreetingApplicationTest {
     @LocalServerPort int port;
     @Autowired Binomic binomic;
     @Autowired Dashboard dashboard;
+    @Autowired BinomicWorkerLifecycle lifecycle;
+    @Autowired ApplicationContext context;
 
     @DynamicPropertySource
     static void redis(DynamicPropertyRegistry registry) {
@@ -46,6 +51,14 @@ class GreetingApplicationTest {
     private String get(String path) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
                 HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    @Test
+    void theWorkerDrainsAfterTheWebServerStopsTakingRequestsAndBeforeItStops() {
+        int gracefulShutdown = context.getBean("webServerGracefulShutdown", SmartLifecycle.class).getPhase();
+        int webServerStop = context.getBean("webServerStartStop", SmartLifecycle.class).getPhase();
+        // Stopping goes from the highest phase down.
+        assertThat(lifecycle.getPhase()).isLessThan(gracefulShutdown).isGreaterThan(webServerStop);
     }
 
     @Test
@@ -82,6 +95,7 @@ class GreetingApplicationTest {
             status = get("/greetings/" + id);
         }
         assertThat(status).startsWith("SUCCEEDED").contains("Hello Grace");
+        assertThat(status).as("the result as the task's type, as the controller's comment says").isEqualTo("SUCCEEDED Hello Grace");
 
         String health = get("/actuator/health");
         assertThat(health).containsPattern(BINOMIC_UP_CONSUMING);

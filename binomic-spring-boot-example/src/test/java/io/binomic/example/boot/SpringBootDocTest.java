@@ -59,7 +59,8 @@ class SpringBootDocTest {
                 assertThat(sources).as("a file of binomic-spring-boot-example/src/main").contains(block);
             }
         }
-        assertThat(files).as("files the page shows: the tasks, the handlers, the controller, application.yml").isEqualTo(4);
+        assertThat(files).as("files the page shows: the application, the tasks, the handlers, the controller, application.yml")
+                .isEqualTo(5);
     }
 
     @Test

@@ -66,7 +66,9 @@ public final class BinomicCli {
     }
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        List<String> words = new ArrayList<>(Arrays.asList(args));
+        CliLogging.configure(words);
+        System.exit(run(words.toArray(String[]::new), System.out, System.err));
     }
 
     /**
@@ -231,7 +233,7 @@ public final class BinomicCli {
         printCommandList(commands, to);
         to.println();
         to.println("Global option: --config FILE, a settings file (default $" + Settings.FILE_ENV + "); BINOMIC_* environment");
-        to.println("variables override it, and a command's options override both.");
+        to.println("variables override it, and a command's options override both. --verbose (-v): INFO lines on stderr too.");
         to.println("Run 'binomic <command> --help' for a command's options.");
         to.println("Exit codes: 0 done, 1 the operation failed, 2 bad usage.");
     }

@@ -70,7 +70,7 @@ class BinomicCliUsageTest {
                   outbox             Show the transactional outbox's rows waiting for the relay and the oldest age (needs binomic-jdbc)
 
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
-                variables override it, and a command's options override both.
+                variables override it, and a command's options override both. --verbose (-v): INFO lines on stderr too.
                 Run 'binomic <command> --help' for a command's options.
                 Exit codes: 0 done, 1 the operation failed, 2 bad usage.
                 """, run.out());

@@ -11,9 +11,11 @@ import org.springframework.boot.context.properties.NestedConfigurationProperty;
 /**
  * Settings of the auto-configured Binomic client, under {@code binomic.*}: the names of the
  * configuration builders ({@code BinomicConfig}, {@code BrokerConfig}, {@code WorkerConfig},
- * {@code TaskDefaults}) in Spring's kebab case, with their defaults.
+ * {@code TaskDefaults}) in Spring's kebab case, with their defaults. A name under {@code binomic.}
+ * that is none of these fails the start, so a mistyped setting is not silently ignored. Durations
+ * take a unit ({@code 10s}, {@code 500ms}, {@code 1m}); a number without one is milliseconds.
  */
-@ConfigurationProperties("binomic")
+@ConfigurationProperties(prefix = "binomic", ignoreUnknownFields = false)
 public class BinomicProperties {
     /** Where messages live. */
     @NestedConfigurationProperty
@@ -34,6 +36,11 @@ public class BinomicProperties {
     private boolean schedulePeriodicTasks = true;
     /** Id of the codec that encodes task arguments: json-jdk or jackson. */
     private String payloadCodec = "json-jdk";
+    /**
+     * How the test mode of binomic-spring-boot-test (@AutoConfigureBinomicTestMode) runs jobs: manual (they wait
+     * for TestMode.drain()) or inline (each runs inside its submit). Read only in such tests.
+     */
+    private String testMode = "manual";
 
     public Broker getBroker() {
         return broker;
@@ -71,6 +78,14 @@ public class BinomicProperties {
         this.payloadCodec = payloadCodec;
     }
 
+    public String getTestMode() {
+        return testMode;
+    }
+
+    public void setTestMode(String testMode) {
+        this.testMode = testMode;
+    }
+
     /** Where messages live ({@code BrokerConfig}). */
     public static class Broker {
         /**
@@ -89,7 +104,9 @@ public class BinomicProperties {
         private Integer database;
         /** Time allowed to connect. */
         private Duration connectTimeout = Duration.ofSeconds(5);
-        /** Time allowed for one command. */
+        /**
+         * Time allowed for one command. A submit blocks at most twice this in all, retries included: once for the read of the queue's partition count (at most once a second), once for the write (plus the option wait.timeout when wait.replicas is set).
+         */
         private Duration commandTimeout = Duration.ofSeconds(5);
         /** Prefix of every key. */
         private String keyPrefix = "binomic";

@@ -15,8 +15,15 @@ import org.springframework.context.SmartLifecycle;
  * tasks finish within the grace and returns, before the beans the handlers use are destroyed. The
  * grace is the worker's {@code shutdown-grace}, cut to fit {@code spring.lifecycle.timeout-per-shutdown-phase}:
  * the context would otherwise stop waiting first, and close the broker under tasks still settling.
+ *
+ * <p>Its phase ({@link #PHASE}) puts the drain after the web server's graceful shutdown (phase
+ * {@code DEFAULT_PHASE - 1024}), which stops taking requests and lets those in flight finish, and
+ * before the web server stops ({@code DEFAULT_PHASE - 2048}): a request still running can submit
+ * jobs, and a drain of many seconds does not hold back the graceful shutdown of HTTP.
  */
 public class BinomicWorkerLifecycle implements SmartLifecycle {
+    /** Between Spring Boot's web server graceful shutdown and its web server stop: see the class comment. */
+    public static final int PHASE = DEFAULT_PHASE - 1536;
     private static final Log LOG = LogFactory.getLog(BinomicWorkerLifecycle.class);
     /** Kept of the phase timeout for settling and closing after the grace. */
     private static final Duration MARGIN = Duration.ofSeconds(1);
@@ -54,11 +61,29 @@ public class BinomicWorkerLifecycle implements SmartLifecycle {
     }
 
     @Override
+    public int getPhase() {
+        return PHASE;
+    }
+
+    @Override
     public void stop() {
         Worker w = worker;
         if (w != null) {
-            w.stop(grace);
+            drain(w);
         }
+    }
+
+    /**
+     * Logged here through Spring's logging: Boot removes its java.util.logging bridge when the
+     * context starts closing, which drops the core's own System.Logger lines of the drain.
+     */
+    private void drain(Worker w) {
+        long start = System.nanoTime();
+        LOG.info("Binomic worker " + w.consumerName() + " draining: " + w.counters().inFlight()
+                + " task(s) running, waiting up to " + grace);
+        w.stop(grace);
+        LOG.info("Binomic worker " + w.consumerName() + " stopped after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
+                + " ms");
     }
 
     @Override
@@ -71,7 +96,7 @@ public class BinomicWorkerLifecycle implements SmartLifecycle {
         // Tasks finishing can take the whole grace: stop beside the other lifecycles of this phase, not after them.
         Thread.ofPlatform().name("binomic-worker-stop").start(() -> {
             try {
-                w.stop(grace);
+                drain(w);
             } finally {
                 callback.run();
             }

@@ -9,8 +9,11 @@ import io.binomic.core.testing.TestMode;
 import io.binomic.spring.boot.autoconfigure.BinomicWorkerLifecycle;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -67,6 +70,33 @@ class TestModeBootTest {
             assertThat(App.SENT).containsExactly("ada@example.com");
             assertThat(context.getBeansOfType(BinomicWorkerLifecycle.class)).isEmpty();
             assertThat(context.getBean(Binomic.class)).isSameAs(jobs.binomic());
+        }
+    }
+
+    /** Spring hands both methods the same cached context, and with it the same test mode bean. */
+    @Nested
+    @SpringBootTest(classes = App.class, properties = "binomic.broker.url=redis://127.0.0.1:1")
+    @AutoConfigureBinomicTestMode
+    @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+    class TwoTestsSharingTheContext {
+        @Autowired SignUp signUp;
+        @Autowired TestMode jobs;
+
+        @Test
+        @Order(1)
+        void theFirstLeavesAJobQueued() {
+            signUp.register("bob@example.com");
+            assertThat(jobs.enqueued(WELCOME)).containsExactly(new Welcome("bob@example.com"));
+        }
+
+        @Test
+        @Order(2)
+        void theSecondSeesAndRunsOnlyItsOwnJobs() {
+            App.SENT.clear();
+            signUp.register("ada@example.com");
+            assertThat(jobs.enqueued(WELCOME)).containsExactly(new Welcome("ada@example.com"));
+            assertThat(jobs.drain().succeeded()).isEqualTo(1);
+            assertThat(App.SENT).containsExactly("ada@example.com");
         }
     }
 

@@ -1,0 +1,110 @@
+package io.binomic.spring.boot.autoconfigure;
+
+import io.binomic.api.BrokerException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.diagnostics.FailureAnalyzer;
+
+/**
+ * Reports a start that Binomic's configuration or broker connection failed ("APPLICATION FAILED TO
+ * START") in the terms of the application's settings: the builders' and the broker's messages name
+ * the builder fields ({@code BrokerConfig.url}, {@code concurrency}, {@code backoff.jitter}, the
+ * {@code BrokerConfig option eviction.allowed}), which a Boot application sets as {@code binomic.*}
+ * properties, so those names become the properties, and the action names the property to change.
+ * Registered in {@code META-INF/spring.factories}.
+ */
+public class BinomicFailureAnalyzer implements FailureAnalyzer {
+    /** The beans whose creation applies the configuration and connects the broker. */
+    private static final Set<String> BEANS = Set.of("binomicConfig", "binomic", "binomicWorkerLifecycle", "binomicTestMode");
+    private static final Pattern BUILDER_FIELD = Pattern.compile("\\b(BinomicConfig|BrokerConfig|WorkerConfig|TaskDefaults)\\.(\\w+)");
+    private static final Pattern BROKER_OPTION = Pattern.compile("BrokerConfig option ([\\w.]+)");
+    private static final Pattern LEADING_FIELD = Pattern.compile("^(\\w+(?:\\.\\w+)*) (?:must|is|has|and) ");
+    private static final Pattern PROPERTY = Pattern.compile("binomic\\.[\\w.-]+\\w");
+    private static final Map<String, String> SECTIONS = Map.of("BinomicConfig", "", "BrokerConfig", "broker.",
+            "WorkerConfig", "worker.", "TaskDefaults", "task-defaults.");
+    /** Each property's field path ({@code worker.pollTimeout}) and its name ({@code binomic.worker.poll-timeout}). */
+    private static final Map<String, String> PROPERTIES = properties();
+
+    @Override
+    public FailureAnalysis analyze(Throwable failure) {
+        Optional<Throwable> cause = binomicCause(failure);
+        if (cause.isEmpty()) {
+            return null;
+        }
+        String description = inPropertyNames(String.valueOf(cause.get().getMessage()));
+        Matcher named = PROPERTY.matcher(description);
+        String action;
+        if (cause.get() instanceof BrokerException && description.contains("connect")) {
+            action = "Binomic connects to its broker while the application starts: start the broker, or point "
+                    + (named.find() ? named.group() : "binomic.broker.url") + " at one that runs.";
+        } else if (named.find()) {
+            action = "Correct " + named.group() + " (see the binomic.* properties in spring-boot.md).";
+        } else {
+            action = "Correct the binomic.* setting named above (see the properties in spring-boot.md).";
+        }
+        return new FailureAnalysis(description, action, cause.get());
+    }
+
+    /** A Binomic exception, or the deepest cause of a failure creating one of Binomic's beans. */
+    private static Optional<Throwable> binomicCause(Throwable failure) {
+        boolean ours = false;
+        Throwable deepest = failure;
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof BrokerException) {
+                return Optional.of(t);
+            }
+            ours |= t instanceof BeanCreationException b && BEANS.contains(b.getBeanName());
+            deepest = t;
+        }
+        return ours && deepest instanceof IllegalArgumentException ? Optional.of(deepest) : Optional.empty();
+    }
+
+    /** {@code message} with the builders' field names replaced by the properties that set them. */
+    static String inPropertyNames(String message) {
+        String out = BROKER_OPTION.matcher(message).replaceAll(m -> "binomic.broker.options." + m.group(1));
+        out = BUILDER_FIELD.matcher(out).replaceAll(m -> "binomic." + SECTIONS.get(m.group(1)) + kebab(m.group(2)));
+        Matcher leading = LEADING_FIELD.matcher(out);
+        if (leading.find()) {
+            String field = leading.group(1);
+            Optional<String> property = PROPERTIES.entrySet().stream()
+                    .filter(e -> e.getKey().equals(field) || e.getKey().endsWith("." + field)).map(Map.Entry::getValue).findFirst();
+            if (property.isPresent()) {
+                out = property.get() + out.substring(field.length());
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, String> properties() {
+        Map<String, String> out = new LinkedHashMap<>();
+        collect(BinomicProperties.class, "", "binomic.", out);
+        return out;
+    }
+
+    private static void collect(Class<?> type, String path, String prefix, Map<String, String> out) {
+        for (Field f : type.getDeclaredFields()) {
+            if (Modifier.isStatic(f.getModifiers())) {
+                continue;
+            }
+            String property = prefix + kebab(f.getName());
+            if (f.getType().getEnclosingClass() == BinomicProperties.class) {
+                collect(f.getType(), path + f.getName() + ".", property + ".", out);
+            } else {
+                out.put(path + f.getName(), property);
+            }
+        }
+    }
+
+    private static String kebab(String camel) {
+        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+    }
+}

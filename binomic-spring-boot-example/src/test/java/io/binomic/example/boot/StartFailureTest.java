@@ -1,0 +1,69 @@
+package io.binomic.example.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/** What a Boot application that cannot start because of Binomic's settings reports: the property to change. */
+@ExtendWith(OutputCaptureExtension.class)
+class StartFailureTest {
+
+    /** Starts the example with {@code properties} as command-line arguments, which win over its application.yml. */
+    private static RuntimeException startFailure(String... properties) {
+        String[] args = Stream.concat(Stream.of("--server.port=0"), Arrays.stream(properties).map(p -> "--" + p))
+                .toArray(String[]::new);
+        try (ConfigurableApplicationContext started = new SpringApplicationBuilder(GreetingApplication.class).run(args)) {
+            return fail("the application started with " + List.of(properties) + ": " + started);
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    /** Spring Boot's report of the failure, from its banner on. */
+    private static String report(CapturedOutput output) {
+        String all = output.toString();
+        int start = all.indexOf("APPLICATION FAILED TO START");
+        assertThat(start).as("the report in:%n%s", all).isNotNegative();
+        return all.substring(start);
+    }
+
+    @Test
+    void anUnreachableBrokerFailsTheStartNamingTheSpringProperty(CapturedOutput output) {
+        startFailure("binomic.broker.url=redis://127.0.0.1:1");
+        assertThat(report(output)).contains("cannot connect to Redis at 127.0.0.1:1")
+                .contains("check binomic.broker.url")
+                .contains("Action:")
+                .contains("point binomic.broker.url at one that runs")
+                .doesNotContain("BrokerConfig.url");
+    }
+
+    @Test
+    void anInvalidValueFailsTheStartNamingTheProperty(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.task-defaults.backoff.jitter=2");
+        assertThat(report(output)).contains("binomic.task-defaults.backoff.jitter must be in [0, 1], was 2.0")
+                .contains("Correct binomic.task-defaults.backoff.jitter");
+    }
+
+    @Test
+    void aMistypedBrokerOptionFailsTheStartNamingTheKnownOnes(CapturedOutput output) {
+        startFailure("binomic.broker.url=redis://127.0.0.1:1", "binomic.broker.options.eviction.alowed=true");
+        assertThat(report(output)).contains("binomic.broker.options.eviction.alowed is not an option of the redis broker; did you mean"
+                        + " 'eviction.allowed'?; its options are eviction.allowed, eviction.recheck, priority.fairness,")
+                .contains("Correct binomic.broker.options.eviction.alowed");
+    }
+
+    @Test
+    void aMistypedPropertyFailsTheStart(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.worker.concurency=8");
+        assertThat(report(output)).contains("binomic.worker.concurency");
+    }
+}
