@@ -108,7 +108,7 @@ class RedisTlsIT {
 
     private static Broker broker(int port, boolean withTruststore) {
         Map<String, String> options = withTruststore
-                ? Map.of("tls.truststore", truststore.toString(), "tls.truststorePassword", "changeit") : Map.of();
+                ? Map.of("tls.truststore", truststore.toString(), "tls.truststore.password", "changeit") : Map.of();
         return Brokers.redisProvider().create(BrokerConfig.builder().url("rediss://127.0.0.1:" + port).password(PASSWORD)
                 .connectTimeout(Duration.ofSeconds(3)).options(options).build());
     }

@@ -47,7 +47,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     static final String TRUSTSTORE_OPTION = "tls.truststore";
 
     /** Option key: the password of the {@value #TRUSTSTORE_OPTION} file, if it has one. */
-    static final String TRUSTSTORE_PASSWORD_OPTION = "tls.truststorePassword";
+    static final String TRUSTSTORE_PASSWORD_OPTION = "tls.truststore.password";
 
     /** Option key: how many replicas must confirm every enqueue and settlement (Redis {@code WAIT}); 0, the default, waits for none. */
     static final String WAIT_REPLICAS_OPTION = "wait.replicas";
