@@ -49,6 +49,7 @@ import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 
 /**
  * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
@@ -377,62 +378,38 @@ public final class Binomic implements AutoCloseable {
     }
 
     /** Execution statistics per queue and task, from the workers of this process. */
-    public List<TaskStats> taskStats() {
-        return stats.snapshot();
-    }
+    public List<TaskStats> taskStats() { return stats.snapshot(); }
 
     /** Stranded deliveries (their worker stopped renewing) that the workers of this process took over, per queue. */
-    public Map<String, Long> reclaims() {
-        return stats.reclaims();
-    }
+    public Map<String, Long> reclaims() { return stats.reclaims(); }
 
     /** The workers this instance started in this JVM and that have not stopped. */
-    public List<Worker> workers() {
-        return workers.running();
-    }
+    public List<Worker> workers() { return workers.running(); }
 
     /**
      * Adds {@code observer} beside those of the builder: it is told of every handler run the
      * workers of this instance start from now on, to its end (for a library bound after the client
      * is built, such as a metrics registry).
      */
-    public void addRunObserver(RunObserver observer) {
-        runObservers.add(Objects.requireNonNull(observer, "observer must not be null"));
-    }
+    public void addRunObserver(RunObserver observer) { runObservers.add(Objects.requireNonNull(observer, "observer must not be null")); }
 
     /** Stops telling {@code observer} of runs that start from now on; no-op when it was not added. */
-    public void removeRunObserver(RunObserver observer) {
-        runObservers.remove(observer);
-    }
+    public void removeRunObserver(RunObserver observer) { runObservers.remove(observer); }
 
     /** Shows {@code monitor}'s outbox on this client's {@code /metrics} and dashboard (binomic-jdbc's relay adds itself). */
-    public void addOutboxMonitor(OutboxMonitor monitor) {
-        outboxes.add(Objects.requireNonNull(monitor, "monitor must not be null"));
-    }
+    public void addOutboxMonitor(OutboxMonitor monitor) { outboxes.add(Objects.requireNonNull(monitor, "monitor must not be null")); }
 
     /** Stops showing {@code monitor}'s outbox; no-op when it was not added. */
-    public void removeOutboxMonitor(OutboxMonitor monitor) {
-        outboxes.remove(monitor);
-    }
+    public void removeOutboxMonitor(OutboxMonitor monitor) { outboxes.remove(monitor); }
 
     /** The registered tasks. */
-    public TaskRegistry tasks() {
-        return registry;
-    }
+    public TaskRegistry tasks() { return registry; }
 
     /** The configuration. */
-    public BinomicConfig config() {
-        return config;
-    }
+    public BinomicConfig config() { return config; }
 
     private List<String> allQueues() {
-        List<String> queues = new ArrayList<>(registry.queues());
-        for (String q : config.worker().queues()) {
-            if (!queues.contains(q)) {
-                queues.add(q);
-            }
-        }
-        return queues;
+        return Stream.concat(registry.queues().stream(), config.worker().queues().stream()).distinct().toList();
     }
 
     private void requireStarted() {
