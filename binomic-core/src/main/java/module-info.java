@@ -4,6 +4,7 @@
  * {@code io.binomic.core} and, for applications' own unit tests, {@code io.binomic.core.testing};
  * everything else is implementation.
  */
+@SuppressWarnings("module") // the qualified export names io.binomic.jdbc, built after this module
 module io.binomic.core {
     requires transitive io.binomic.api;
     requires jdk.jfr;
@@ -14,6 +15,8 @@ module io.binomic.core {
 
     exports io.binomic.core;
     exports io.binomic.core.testing;
+    // The outbox's command line reads the broker settings (file, BINOMIC_* variables) as the binomic command does.
+    exports io.binomic.core.internal.process to io.binomic.jdbc;
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;

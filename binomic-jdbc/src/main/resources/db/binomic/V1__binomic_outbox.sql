@@ -19,6 +19,8 @@ CREATE TABLE IF NOT EXISTS binomic_outbox (
     -- when the job is due (epoch milliseconds), for a delay; NULL for at once
     due_ms     BIGINT,
     -- why the relay set the row aside (it cannot be read back into a job); NULL while it waits to be relayed
-    failure    TEXT
+    failure    TEXT,
+    -- the broker key prefix of the client that wrote the row: a relay with another prefix sets the row aside
+    key_prefix VARCHAR(64)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS binomic_outbox_job_id ON binomic_outbox (job_id);

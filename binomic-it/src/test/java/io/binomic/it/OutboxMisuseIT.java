@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobNotFoundException;
 import io.binomic.api.JobState;
@@ -18,9 +19,11 @@ import io.binomic.jdbc.Outbox;
 import io.binomic.jdbc.OutboxRelay;
 import io.binomic.jdbc.OutboxStats;
 import io.binomic.jdbc.OutboxTool;
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -95,7 +98,13 @@ class OutboxMisuseIT {
     }
 
     private Binomic client() {
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+        return client(BrokerConfig.builder().url(redis.url()).build().keyPrefix());
+    }
+
+    /** A client whose broker keys start with {@code keyPrefix}: its workers read only jobs stored under it. */
+    private Binomic client(String keyPrefix) {
+        BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().url(redis.url()).keyPrefix(keyPrefix).build())
+                .schedulePeriodicTasks(false)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(2).pollTimeout(Duration.ofMillis(200))
                         .shutdownGrace(Duration.ofSeconds(2)).build())
                 .build();
@@ -219,12 +228,87 @@ class OutboxMisuseIT {
             List<String> setAside = warnings.stream().filter(w -> w.contains("cannot be read back into a job")).toList();
             assertEquals(2, setAside.size(), "one warning per row set aside: " + warnings);
             assertTrue(setAside.stream().anyMatch(w -> w.contains("job not-a-uuid")), setAside.toString());
+            assertTrue(failure(handles.get(1).id().toString()).contains("headers: '%zz=1' is not form-encoded"),
+                    failure(handles.get(1).id().toString()));
+            assertTrue(failure("not-a-uuid").contains("job_id 'not-a-uuid' is not a UUID"), failure("not-a-uuid"));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             assertEquals(0, OutboxTool.status(postgres.jdbcUrl(), null, null, "binomic_outbox", new PrintStream(out, true, StandardCharsets.UTF_8),
                     System.err));
             assertTrue(out.toString(StandardCharsets.UTF_8).contains("0 waiting, oldest 0.0 s, 2 set aside"), out.toString(StandardCharsets.UTF_8));
         } finally {
             logger.removeHandler(capture);
+        }
+    }
+
+    @Test
+    void rowsWithQueueOrTaskNamesASubmitRefusesAreSetAsideAndTheRestGoOn() throws Exception {
+        try (Binomic binomic = client()) {
+            List<JobHandle<String>> handles = commit(Outbox.of(binomic), 0, 5);
+            sql("UPDATE binomic_outbox SET queue = '' WHERE job_id = '" + handles.get(0).id() + "'");
+            sql("UPDATE binomic_outbox SET queue = 'a b' WHERE job_id = '" + handles.get(1).id() + "'");
+            sql("UPDATE binomic_outbox SET task = '" + "t".repeat(250) + "' WHERE job_id = '" + handles.get(2).id() + "'");
+            binomic.startWorker();
+            try (OutboxRelay relay = relay(binomic).build().start()) {
+                assertEquals("done 3", handles.get(3).await(Duration.ofSeconds(60)));
+                assertEquals("done 4", handles.get(4).await(Duration.ofSeconds(60)));
+                assertEquals(2, relay.relayed());
+                assertEquals(3, relay.stats().setAside(), relay.stats().summary());
+            }
+            assertTrue(failure(handles.get(0).id().toString()).contains("queue must be 1-200 characters"), failure(handles.get(0).id().toString()));
+            assertTrue(failure(handles.get(1).id().toString()).contains("was 'a b'"), failure(handles.get(1).id().toString()));
+            assertTrue(failure(handles.get(2).id().toString()).contains("task name must be 1-200 characters"), failure(handles.get(2).id().toString()));
+        }
+    }
+
+    @Test
+    void aRowOfAClientWithAnotherKeyPrefixIsSetAsideNamingBothPrefixes() throws Exception {
+        try (Binomic other = client("otherapp"); Binomic binomic = client()) {
+            JobHandle<String> foreign = commit(Outbox.of(other), 1, 1).getFirst();
+            JobHandle<String> ours = commit(Outbox.of(binomic), 2, 1).getFirst();
+            binomic.startWorker();
+            try (OutboxRelay relay = relay(binomic).build().start()) {
+                assertEquals("done 2", ours.await(Duration.ofSeconds(60)));
+                assertEquals(1, relay.relayed(), "the row of the other prefix was relayed");
+            }
+            String failure = failure(foreign.id().toString());
+            assertTrue(failure.contains("key prefix 'otherapp'") && failure.contains("key prefix 'binomic'"), failure);
+        }
+    }
+
+    @Test
+    void theRelayToolTakesTheKeyPrefixFromTheEnvironmentAndRelaysUnderIt() throws Exception {
+        try (Binomic writer = client("bootoi")) {
+            JobHandle<String> handle = commit(Outbox.of(writer), 7, 1).getFirst();
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                    System.getProperty("java.class.path"), OutboxTool.class.getName(), "relay", "--jdbc", postgres.jdbcUrl(),
+                    "--broker", redis.url(), "--poll-ms", "200"));
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+            builder.environment().put("BINOMIC_BROKER_KEY_PREFIX", "bootoi");
+            Process relay = builder.start();
+            List<String> lines = new CopyOnWriteArrayList<>();
+            CompletableFuture.runAsync(() -> new BufferedReader(new InputStreamReader(relay.getInputStream(),
+                    StandardCharsets.UTF_8)).lines().forEach(lines::add));
+            try {
+                Await.until(Duration.ofSeconds(60), () -> lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY")), lines::toString);
+                assertTrue(lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY binomic_outbox") && l.endsWith("key-prefix bootoi")),
+                        lines.toString());
+                writer.startWorker();
+                assertEquals("done 7", handle.await(Duration.ofSeconds(60)), "the job relayed under the writer's prefix runs");
+                assertEquals(0, count(""));
+            } finally {
+                relay.destroy();
+                assertTrue(relay.waitFor(60, TimeUnit.SECONDS), "the relay did not stop");
+            }
+        }
+    }
+
+    private static String failure(String jobId) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+             var select = c.prepareStatement("SELECT failure FROM binomic_outbox WHERE job_id = ?")) {
+            select.setString(1, jobId);
+            try (ResultSet rs = select.executeQuery()) {
+                return rs.next() ? String.valueOf(rs.getString(1)) : "no row of job " + jobId;
+            }
         }
     }
 
@@ -294,6 +378,17 @@ class OutboxMisuseIT {
         assertEquals(1, mysql.exit(), mysql.toString());
         assertTrue(mysql.err().startsWith("binomic outbox: cannot read the outbox table binomic_outbox: No suitable driver")
                 && mysql.err().contains("add the driver's jar for that database to -cp"), mysql.toString());
+
+        Tool relayMysql = tool(List.of("relay", "--jdbc", "jdbc:mysql://127.0.0.1:1/app", "--broker", redis.url()), null);
+        assertEquals(1, relayMysql.exit(), relayMysql.toString());
+        assertFalse(relayMysql.out().contains("READY"), relayMysql.toString());
+        assertTrue(relayMysql.err().startsWith("binomic outbox: cannot relay from jdbc:mysql://127.0.0.1:1/app: No suitable driver")
+                && relayMysql.err().contains("mysql-connector-j.jar"), relayMysql.toString());
+
+        Tool badPrefix = tool(List.of("relay", "--jdbc", postgres.jdbcUrl(), "--broker", redis.url(), "--key-prefix", "a b"), null);
+        assertEquals(2, badPrefix.exit(), badPrefix.toString());
+        assertTrue(badPrefix.err().startsWith("binomic outbox: ") && badPrefix.err().contains("keyPrefix")
+                && badPrefix.err().contains("--key-prefix"), badPrefix.toString());
 
         Tool unknown = tool(List.of("stats"), null);
         assertEquals(2, unknown.exit(), unknown.toString());

@@ -126,7 +126,7 @@ public final class Outbox {
             messages.add(binomic.prepare(task, argument, options));
         }
         Instant dueAt = dueAt(task, options);
-        rows.insert(connection, messages, dueAt, notify && isPostgres(connection) ? rows.channel() : null);
+        rows.insert(connection, messages, dueAt, binomic.config().broker().keyPrefix(), notify && isPostgres(connection) ? rows.channel() : null);
         List<JobHandle<R>> handles = new ArrayList<>(messages.size());
         for (Message m : messages) {
             handles.add(new RelayedJobHandle<>(binomic, task, m.id()));

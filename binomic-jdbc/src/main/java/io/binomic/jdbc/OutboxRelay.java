@@ -48,6 +48,7 @@ public final class OutboxRelay implements AutoCloseable {
     private final boolean listen;
     private final Duration idWindow;
     private final Duration errorBackoff;
+    private final String keyPrefix;
     private final Clock clock = Clock.systemUTC();
     private final AtomicLong relayed = new AtomicLong();
     private final AtomicLong duplicates = new AtomicLong();
@@ -79,6 +80,7 @@ public final class OutboxRelay implements AutoCloseable {
         this.listen = b.listen;
         this.idWindow = b.idWindow;
         this.errorBackoff = b.errorBackoff;
+        this.keyPrefix = b.binomic.config().broker().keyPrefix();
     }
 
     /** A relay of {@code binomic}'s jobs (a started instance on the broker) from the outbox table of {@code dataSource}. */
@@ -131,8 +133,18 @@ public final class OutboxRelay implements AutoCloseable {
                     rows.setAside(c, u.seq(), "cannot be read back into a job: " + u.reason());
                     setAside.add("row seq " + u.seq() + " (job " + u.jobId() + ") aside: it cannot be read back into a job (" + u.reason() + ")");
                 }
-                List<Row> done = new ArrayList<>(batch.rows().size());
-                long stored = store(c, batch.rows(), done, setAside);
+                List<Row> ours = new ArrayList<>(batch.rows().size());
+                for (Row r : batch.rows()) {
+                    if (r.keyPrefix() == null || r.keyPrefix().equals(keyPrefix)) {
+                        ours.add(r);
+                    } else {
+                        String why = otherPrefix(r.keyPrefix());
+                        rows.setAside(c, r.seq(), why);
+                        setAside.add("row seq " + r.seq() + " (job " + r.message().id() + ") aside: " + why);
+                    }
+                }
+                List<Row> done = new ArrayList<>(ours.size());
+                long stored = store(c, ours, done, setAside);
                 if (!done.isEmpty()) {
                     rows.delete(c, done);
                 }
@@ -149,6 +161,13 @@ public final class OutboxRelay implements AutoCloseable {
                 throw e;
             }
         }
+    }
+
+    /** Why a row of a client with another key prefix is set aside: relayed here, its job would sit where no worker looks. */
+    private String otherPrefix(String writer) {
+        return "written by a client with broker key prefix '" + writer + "', but this relay stores jobs under key prefix '"
+                + keyPrefix + "', where that client's workers never look: run the relay with key prefix '" + writer
+                + "' (OutboxTool relay --key-prefix or BINOMIC_BROKER_KEY_PREFIX), then set failure to NULL";
     }
 
     /**

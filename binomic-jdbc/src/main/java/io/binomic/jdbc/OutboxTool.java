@@ -1,11 +1,15 @@
 package io.binomic.jdbc;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.process.Settings;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.UrlDataSource;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -13,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import javax.sql.DataSource;
 
@@ -36,8 +41,12 @@ public final class OutboxTool {
     private static final String PREFIX = "binomic outbox: ";
     private static final String USAGE = """
             usage: OutboxTool status --jdbc URL [--user U] [--password-env VAR] [--table T]
-                   OutboxTool relay  --jdbc URL [--user U] [--password-env VAR] [--table T] --broker URL [--batch N] [--poll-ms MS] [--no-listen]
-            --password-env VAR names an environment variable that holds the database password.""";
+                   OutboxTool relay  --jdbc URL [--user U] [--password-env VAR] [--table T] [--broker URL] [--key-prefix P]
+                                     [--config FILE] [--batch N] [--poll-ms MS] [--no-listen]
+            --password-env VAR names an environment variable that holds the database password.
+            relay takes the broker settings as the binomic command and its workers do: --broker and --key-prefix, else the
+            BINOMIC_* environment variables (BINOMIC_BROKER_URL, BINOMIC_BROKER_KEY_PREFIX, ...), else the --config file
+            (default $BINOMIC_CONFIG). The key prefix must be the one of the clients that write the rows and of the workers.""";
 
     private OutboxTool() { }
 
@@ -83,14 +92,23 @@ public final class OutboxTool {
         if (args[0].equals("status")) {
             return status(dataSource, options.get("--jdbc"), new OutboxRows(table), out, err);
         }
-        if (!options.containsKey("--broker")) {
-            err.println(PREFIX + "relay needs --broker URL (where the jobs go, e.g. redis://host:6379)\n" + USAGE);
-            return 2;
+        try {
+            // A relay whose URL no driver takes would otherwise start, print READY and fail every round.
+            DriverManager.getDriver(options.get("--jdbc"));
+        } catch (SQLException e) {
+            err.println(PREFIX + "cannot relay from " + options.get("--jdbc") + ": " + e.getMessage() + hint(e, options.get("--jdbc")));
+            return 1;
         }
         Binomic binomic;
         OutboxRelay.Builder builder;
         try {
-            binomic = Binomic.builder().config(BinomicConfig.builder().brokerUrl(options.get("--broker")).build()).build();
+            BrokerConfig broker = brokerSettings(options, System.getenv());
+            if (broker == null) {
+                err.println(PREFIX + "relay needs a broker: --broker URL or " + Settings.BROKER_URL_ENV
+                        + " (where the jobs go, e.g. redis://host:6379)\n" + USAGE);
+                return 2;
+            }
+            binomic = Binomic.builder().config(BinomicConfig.builder().broker(broker).build()).build();
             builder = OutboxRelay.builder(binomic, dataSource).table(table)
                     .batchSize(Integer.parseInt(options.getOrDefault("--batch", "500")))
                     .pollInterval(Duration.ofMillis(Long.parseLong(options.getOrDefault("--poll-ms", "1000"))))
@@ -102,10 +120,26 @@ public final class OutboxTool {
         return relay(binomic.start(), builder, options.get("--jdbc"), out, err);
     }
 
+    /**
+     * The broker settings of the core's one source ({@link Settings}: the file, the {@code BINOMIC_*} variables), with
+     * {@code --broker} and {@code --key-prefix} on top; null when no broker URL is given anywhere.
+     */
+    private static BrokerConfig brokerSettings(Map<String, String> options, Map<String, String> env) {
+        Settings settings = Settings.load(Optional.ofNullable(options.get("--config")).map(Path::of), env);
+        if (options.containsKey("--broker")) {
+            settings = settings.with("broker.url", options.get("--broker"), "--broker");
+        }
+        if (options.containsKey("--key-prefix")) {
+            settings = settings.with("broker.keyPrefix", options.get("--key-prefix"), "--key-prefix");
+        }
+        return settings.value("broker.url").isEmpty() ? null : settings.broker(null);
+    }
+
     private static int relay(Binomic binomic, OutboxRelay.Builder builder, String jdbcUrl, PrintStream out, PrintStream err)
             throws InterruptedException {
         try (binomic; OutboxRelay relay = builder.build().start()) {
-            out.println("OUTBOX RELAY READY " + relay.table() + (relay.listening() ? " (LISTEN)" : ""));
+            out.println("OUTBOX RELAY READY " + relay.table() + (relay.listening() ? " (LISTEN)" : "") + " key-prefix "
+                    + binomic.config().broker().keyPrefix());
             out.flush();
             new CountDownLatch(1).await(); // until the process is stopped
             return 0;

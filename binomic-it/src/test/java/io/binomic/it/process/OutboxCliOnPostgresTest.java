@@ -29,13 +29,13 @@ class OutboxCliOnPostgresTest {
             CliRun run = CliRun.of("outbox", "--jdbc", postgres.jdbcUrl());
             assertEquals(0, run.exit(), run.toString());
             String[] lines = run.out().split("\n");
-            assertTrue(lines[0].matches("binomic_outbox: 3 waiting, oldest \\d+\\.\\d s"), lines[0]);
+            assertTrue(lines[0].matches("binomic_outbox: 3 waiting, oldest \\d+\\.\\d s, 0 set aside"), lines[0]);
             assertEquals("binomic_outbox_waiting{table=\"binomic_outbox\"} 3", lines[1]);
             assertTrue(lines[2].startsWith("binomic_outbox_oldest_age_seconds{table=\"binomic_outbox\"} "), lines[2]);
 
             CliRun missing = CliRun.of("outbox", "--jdbc", postgres.jdbcUrl(), "--table", "no_such_outbox");
             assertEquals(1, missing.exit(), missing.toString());
-            assertTrue(missing.err().startsWith("cannot read the outbox table no_such_outbox"), missing.err());
+            assertTrue(missing.err().startsWith("binomic outbox: cannot read the outbox table no_such_outbox"), missing.err());
         }
     }
 }

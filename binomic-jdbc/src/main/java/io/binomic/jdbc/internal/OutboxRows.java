@@ -1,5 +1,6 @@
 package io.binomic.jdbc.internal;
 
+import io.binomic.api.Task;
 import io.binomic.api.spi.Message;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
@@ -27,7 +28,7 @@ import java.util.regex.Pattern;
 public final class OutboxRows {
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}(\\.[A-Za-z_][A-Za-z0-9_]{0,62})?");
 
-    private static final String COLUMNS = "seq, job_id, queue, task, headers, payload, created_ms, due_ms";
+    private static final String COLUMNS = "seq, job_id, queue, task, headers, payload, created_ms, due_ms, key_prefix";
 
     private final String table;
 
@@ -51,14 +52,22 @@ public final class OutboxRows {
         return table.substring(table.indexOf('.') + 1).toLowerCase(Locale.ROOT);
     }
 
-    /** A row waiting in the table: its sequence number, its message and its due time (null for at once). */
-    public record Row(long seq, Message message, Instant dueAt) { }
+    /**
+     * A row waiting in the table: its sequence number, its message, its due time (null for at once) and the broker key
+     * prefix of the client that wrote it (null when written without one).
+     */
+    public record Row(long seq, Message message, Instant dueAt, String keyPrefix) { }
 
-    /** Inserts one row per message, in order, in one batch on {@code connection} (the caller's transaction). */
-    public void insert(Connection connection, List<Message> messages, Instant dueAt, String notifyChannel) throws SQLException {
-        String sql = "INSERT INTO " + table + " (job_id, queue, task, headers, payload, created_ms, due_ms) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    /**
+     * Inserts one row per message, in order, in one batch on {@code connection} (the caller's transaction); {@code keyPrefix}
+     * is the writing client's broker key prefix, which a relay checks against its own.
+     */
+    public void insert(Connection connection, List<Message> messages, Instant dueAt, String keyPrefix, String notifyChannel)
+            throws SQLException {
+        String sql = "INSERT INTO " + table + " (job_id, queue, task, headers, payload, created_ms, due_ms, key_prefix)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
         try (PreparedStatement insert = connection.prepareStatement(sql)) {
-            insertAll(insert, messages, dueAt);
+            insertAll(insert, messages, dueAt, keyPrefix);
         } catch (SQLException e) {
             throw unusable(e);
         }
@@ -70,7 +79,7 @@ public final class OutboxRows {
         }
     }
 
-    private static void insertAll(PreparedStatement insert, List<Message> messages, Instant dueAt) throws SQLException {
+    private static void insertAll(PreparedStatement insert, List<Message> messages, Instant dueAt, String keyPrefix) throws SQLException {
         for (Message m : messages) {
             insert.setString(1, m.id().toString());
             insert.setString(2, m.queue());
@@ -83,6 +92,7 @@ public final class OutboxRows {
             } else {
                 insert.setLong(7, dueAt.toEpochMilli());
             }
+            insert.setString(8, keyPrefix);
             insert.addBatch();
         }
         if (messages.size() == 1) {
@@ -143,9 +153,12 @@ public final class OutboxRows {
                     try {
                         long due = rs.getLong(8);
                         Instant dueAt = rs.wasNull() ? null : Instant.ofEpochMilli(due);
-                        Message m = Message.fromWire(UUID.fromString(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
+                        requireNames(rs.getString(3), rs.getString(4));
+                        Message m = Message.fromWire(jobId(rs.getString(2)), rs.getString(4), rs.getString(3), 1,
                                 Instant.ofEpochMilli(rs.getLong(7)), rs.getBytes(6), decodeHeaders(rs.getString(5)));
-                        rows.add(new Row(rs.getLong(1), m, dueAt));
+                        rows.add(new Row(rs.getLong(1), m, dueAt, rs.getString(9)));
+                    } catch (IllegalArgumentException e) {
+                        unreadable.add(new Unreadable(rs.getLong(1), rs.getString(2), e.getMessage()));
                     } catch (RuntimeException e) {
                         unreadable.add(new Unreadable(rs.getLong(1), rs.getString(2), e.toString()));
                     }
@@ -153,6 +166,22 @@ public final class OutboxRows {
             }
         }
         return new Batch(rows, unreadable);
+    }
+
+    /**
+     * Checks the row's queue and task names as a submit does ({@link Task.Builder#build}): a name the broker keys cannot
+     * hold would be stored under a key no worker reads.
+     */
+    private static void requireNames(String queue, String task) {
+        Task.builder(task).queue(queue).build();
+    }
+
+    private static UUID jobId(String text) {
+        try {
+            return UUID.fromString(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("job_id '" + text + "' is not a UUID", e);
+        }
     }
 
     /** Sets row {@code seq} aside: its {@code failure} column says why, and no relay takes it again. */
@@ -215,8 +244,16 @@ public final class OutboxRows {
         Map<String, String> headers = new LinkedHashMap<>();
         for (String pair : text.split("&")) {
             int eq = pair.indexOf('=');
-            headers.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
-                    URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+            if (eq < 0) {
+                throw new IllegalArgumentException("headers: '" + pair + "' has no '=' (each header is name=value, form-encoded,"
+                        + " joined by '&')");
+            }
+            try {
+                headers.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                        URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("headers: '" + pair + "' is not form-encoded (" + e.getMessage() + ")", e);
+            }
         }
         return headers;
     }

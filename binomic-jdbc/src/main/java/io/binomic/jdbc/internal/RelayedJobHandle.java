@@ -105,9 +105,10 @@ public final class RelayedJobHandle<R> implements JobHandle<R> {
         } catch (TimeoutException e) {
             result.cancel(false); // ends the reads of a job not relayed yet
             JobState state = status().state();
+            // A job not relayed yet has no record in the broker, so a cancel would find nothing to cancel.
             throw new JobTimeoutException(id, "job " + id + " did not end within " + timeout + "; it is " + state
                     + (state == JobState.UNKNOWN ? " (its outbox row is not relayed yet: is a relay running, and was the"
-                    + " transaction committed?)" : "") + " (it goes on: wait again, or cancel it)");
+                    + " transaction committed?) (it goes on: wait again)" : " (it goes on: wait again, or cancel it)"));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new JobTimeoutException(id, "interrupted while waiting for job " + id);
@@ -119,6 +120,7 @@ public final class RelayedJobHandle<R> implements JobHandle<R> {
         }
     }
 
+    /** Before a relay stored the job the broker has no record to cancel: NOT_FOUND, and the job still runs once relayed. */
     @Override
     public CancelOutcome cancel() {
         return resolved().cancel();

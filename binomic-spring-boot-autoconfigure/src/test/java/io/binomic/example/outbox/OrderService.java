@@ -4,6 +4,7 @@ import io.binomic.api.JobHandle;
 import io.binomic.api.Task;
 import io.binomic.jdbc.Outbox;
 import java.sql.SQLException;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -14,7 +15,9 @@ import org.springframework.transaction.annotation.Transactional;
 public class OrderService {
     public record ShipOrder(long orderId) { }
 
-    public static final Task<ShipOrder, Void> SHIP = Task.builder("ship-order", ShipOrder.class).queue("orders").build();
+    // Tracked, so that the handle place returns can await the job and read its status.
+    public static final Task<ShipOrder, Void> SHIP = Task.builder("ship-order", ShipOrder.class).queue("orders")
+            .keepStatusFor(Duration.ofDays(1)).build();
 
     private final JdbcTemplate jdbc;
     private final DataSource dataSource;
