@@ -345,7 +345,8 @@ class OutboxIT {
                 redis.start();
             }
             Await.until(Duration.ofSeconds(120), () -> waiting() == 0, () -> "rows still waiting after Redis came back");
-            assertEquals(100, relay.relayed(), "rows relayed");
+            // A round whose reply was lost to the outage may have stored its rows: the retry finds them there.
+            assertEquals(100, relay.relayed() + relay.duplicates(), "rows relayed " + relay.relayed() + " + found stored " + relay.duplicates());
             binomic.startWorker(); // one at a time: the runs follow the stream's order
             assertEachRanOnce(ids);
             assertEquals(IntStream.range(0, 100).boxed().toList(), startOrder, "jobs went into the queue out of commit order");
