@@ -1,4 +1,4 @@
--- The flow-control decision on deliveries of one queue (Broker.admit), each atomic with
+-- The flow-control decision on deliveries of one queue (FlowLimits.admit), each atomic with
 -- its effect. KEYS: stream, delayed, held, then the records of tracked jobs. ARGV: group,
 -- consumer, slot-wait fallback ms, then per delivery: id, delivery count, stored attempt,
 -- rate-admitted (1/0), turn (1/0), index of its job record in KEYS (0: none), number of limits,

@@ -47,7 +47,7 @@ local function add_member_to_stream(stream, member, enqueued_at, edit)
 end
 
 -- Job records. apply_job(key, at) applies a job record update serialised by
--- RedisBroker.addJobArguments from ARGV[at]: number of field strings, fields..., number of
+-- RedisJobStore.addJobArguments from ARGV[at]: number of field strings, fields..., number of
 -- deletions, names..., expiry ms (0 = keep), event channel, event message ('' = none); it and
 -- skip_job return the index after it.
 local function skip_job(at)

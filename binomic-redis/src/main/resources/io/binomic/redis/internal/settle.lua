@@ -6,7 +6,7 @@
 -- the XACK and an XADD to the dead-letter stream, bounded by count (approximately) and by age (MINID).
 --
 -- The fence reads owner and count with one XPENDING start end count consumer per run of
--- FENCE_RUN entries (the caller sends them in id order: RedisBroker.BY_ENTRY_ID), which lists
+-- FENCE_RUN entries (the caller sends them in id order: RedisSettle.BY_ENTRY_ID), which lists
 -- this consumer's pending entries in the run's id range: on a settle batch that is dense in the
 -- consumer's pending entries it costs less than half of an XPENDING id id 1 per entry, whose
 -- call overhead dominates. An entry not in the listing (owned by another consumer, not pending,
