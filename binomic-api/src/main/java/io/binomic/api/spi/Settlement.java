@@ -29,18 +29,14 @@ public sealed interface Settlement {
         }
 
         /** An ack of a job that is not tracked. */
-        public Ack(Delivery delivery) {
-            this(delivery, null);
-        }
+        public Ack(Delivery delivery) { this(delivery, null); }
     }
 
     /** Acknowledge the failed delivery and schedule {@code next} for {@code dueAt}, in one atomic step. */
     record RetryLater(Delivery delivery, Message next, Instant dueAt, JobUpdate job) implements Settlement {
 
         /** A retry of a job that is not tracked. */
-        public RetryLater(Delivery delivery, Message next, Instant dueAt) {
-            this(delivery, next, dueAt, null);
-        }
+        public RetryLater(Delivery delivery, Message next, Instant dueAt) { this(delivery, next, dueAt, null); }
 
         public RetryLater {
             Objects.requireNonNull(delivery, "delivery");
