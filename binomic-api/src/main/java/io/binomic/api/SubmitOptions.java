@@ -207,7 +207,6 @@ public final class SubmitOptions {
             return key;
         }
 
-        /** The options. */
         public SubmitOptions build() { return new SubmitOptions(this); }
     }
 }

@@ -191,15 +191,7 @@ public final class Task<A, R> {
 
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
     public boolean isNonRetryable(Throwable failure) {
-        if (failure instanceof NonRetryableException) {
-            return true;
-        }
-        for (Class<? extends Throwable> type : nonRetryable) {
-            if (type.isInstance(failure)) {
-                return true;
-            }
-        }
-        return false;
+        return failure instanceof NonRetryableException || nonRetryable.stream().anyMatch(type -> type.isInstance(failure));
     }
 
     @Override

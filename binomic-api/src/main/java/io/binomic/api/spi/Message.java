@@ -192,7 +192,6 @@ public final class Message {
     /** Message id, UUIDv7. */
     public UUID id() { return id; }
 
-    /** The task name. */
     public String task() { return task; }
 
     /** The queue the message belongs to. */
@@ -325,13 +324,11 @@ public final class Message {
             return this;
         }
 
-        /** The task name. */
         public Builder task(String task) {
             this.task = task;
             return this;
         }
 
-        /** The queue. */
         public Builder queue(String queue) {
             this.queue = queue;
             return this;

@@ -1,5 +1,6 @@
 package io.binomic.api.spi;
 
+import io.binomic.api.DeadLetter.Failure;
 import java.time.Instant;
 import java.util.Objects;
 
@@ -50,12 +51,10 @@ public sealed interface Settlement {
     }
 
     /** Acknowledge the delivery and add it to its queue's dead-letter queue, in one atomic step. */
-    record DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure, JobUpdate job) implements Settlement {
+    record DeadLetter(Delivery delivery, Failure failure, JobUpdate job) implements Settlement {
 
         /** A dead letter of a job that is not tracked. */
-        public DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure) {
-            this(delivery, failure, null);
-        }
+        public DeadLetter(Delivery delivery, Failure failure) { this(delivery, failure, null); }
 
         public DeadLetter {
             Objects.requireNonNull(delivery, "delivery");
