@@ -32,9 +32,7 @@ public final class Backoff {
         this.factor = b.factor.get();
         this.cap = Objects.requireNonNull(b.cap.get(), "backoff.cap must not be null");
         this.jitter = b.jitter.get();
-        if (base.isNegative() || base.isZero()) {
-            throw new IllegalArgumentException("backoff.base must be positive, was " + base);
-        }
+        Config.requirePositive("backoff.base", base);
         if (!(factor >= 1.0) || Double.isInfinite(factor)) {
             throw new IllegalArgumentException("backoff.factor must be a finite number >= 1, was " + factor);
         }
@@ -87,9 +85,7 @@ public final class Backoff {
      * failed, without jitter.
      */
     public Duration delay(int failedAttempt) {
-        if (failedAttempt < 1) {
-            throw new IllegalArgumentException("failedAttempt must be >= 1, was " + failedAttempt);
-        }
+        Config.requireAtLeast("failedAttempt", 1, failedAttempt);
         double millis = base.toMillis() * Math.pow(factor, failedAttempt - 1);
         long capMillis = cap.toMillis();
         return Duration.ofMillis(millis >= capMillis || Double.isNaN(millis) ? capMillis : (long) millis);

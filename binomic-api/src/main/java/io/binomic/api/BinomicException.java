@@ -9,11 +9,7 @@ import java.io.Serial;
 public class BinomicException extends RuntimeException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public BinomicException(String message) {
-        super(message);
-    }
+    public BinomicException(String message) { super(message); }
 
-    public BinomicException(String message, Throwable cause) {
-        super(message, cause);
-    }
+    public BinomicException(String message, Throwable cause) { super(message, cause); }
 }

@@ -31,13 +31,8 @@ public final class BrokerConfig {
     private final Map<String, String> options;
 
     private BrokerConfig(Builder b) {
-        String url = b.url.get();
-        if (url == null) {
-            throw new IllegalArgumentException("url must not be null; use memory:// for the embedded broker");
-        }
-        if (b.options.get() == null) {
-            throw new IllegalArgumentException("options must not be null");
-        }
+        String url = Config.nonNull(b.url.get(), "url must not be null; use memory:// for the embedded broker");
+        Config.nonNull(b.options.get(), "options must not be null");
         if (!SCHEME.matcher(url).matches()) {
             throw new IllegalArgumentException("url must start with a scheme such as memory://, redis://host:6379 or rediss://host:6380, was '"
                     + url + "'");

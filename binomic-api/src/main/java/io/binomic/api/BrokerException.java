@@ -6,11 +6,7 @@ import java.io.Serial;
 public class BrokerException extends BinomicException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public BrokerException(String message) {
-        super(message);
-    }
+    public BrokerException(String message) { super(message); }
 
-    public BrokerException(String message, Throwable cause) {
-        super(message, cause);
-    }
+    public BrokerException(String message, Throwable cause) { super(message, cause); }
 }

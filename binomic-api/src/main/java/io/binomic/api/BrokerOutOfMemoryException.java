@@ -12,7 +12,5 @@ import java.io.Serial;
 public class BrokerOutOfMemoryException extends BrokerException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public BrokerOutOfMemoryException(String message, Throwable cause) {
-        super(message, cause);
-    }
+    public BrokerOutOfMemoryException(String message, Throwable cause) { super(message, cause); }
 }

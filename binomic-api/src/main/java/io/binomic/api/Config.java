@@ -22,9 +22,7 @@ final class Config {
         private boolean set;
 
         /** A setting named {@code field} (as its messages say it) holding {@code defaultValue} until set. */
-        Once(String field, T defaultValue) {
-            this(field, defaultValue, String::valueOf);
-        }
+        Once(String field, T defaultValue) { this(field, defaultValue, String::valueOf); }
 
         /** As {@link #Once(String, Object)}, shown in messages by {@code shown} (to keep a secret out of them). */
         Once(String field, T defaultValue, Function<? super T, String> shown) {
@@ -48,9 +46,7 @@ final class Config {
         }
 
         /** Replaces the default by a built object's value, which a setter may still replace once. */
-        void copy(T copied) {
-            value = copied;
-        }
+        void copy(T copied) { value = copied; }
 
         /** The value given, else the default or the copied value. */
         T get() { return value; }
@@ -64,21 +60,23 @@ final class Config {
         return builder;
     }
 
-    static Duration requirePositive(String field, Duration value) {
+    /** {@code value}, or an {@link IllegalArgumentException} saying {@code message} when it is null. */
+    static <T> T nonNull(T value, String message) {
         if (value == null) {
-            throw new IllegalArgumentException(field + " must not be null");
+            throw new IllegalArgumentException(message);
         }
-        if (value.isNegative() || value.isZero()) {
+        return value;
+    }
+
+    static Duration requirePositive(String field, Duration value) {
+        if (!nonNull(value, field + " must not be null").isPositive()) {
             throw new IllegalArgumentException(field + " must be positive, was " + value);
         }
         return value;
     }
 
     static Duration requireNotNegative(String field, Duration value) {
-        if (value == null) {
-            throw new IllegalArgumentException(field + " must not be null");
-        }
-        if (value.isNegative()) {
+        if (nonNull(value, field + " must not be null").isNegative()) {
             throw new IllegalArgumentException(field + " must not be negative, was " + value);
         }
         return value;

@@ -48,29 +48,15 @@ public final class CronExpression {
             List.of("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC");
     private static final List<String> DAY_NAMES = List.of("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT");
 
-    private enum Field {
-        SECOND("second", 0, 59, List.of(), ""),
-        MINUTE("minute", 0, 59, List.of(), ""),
-        HOUR("hour", 0, 23, List.of(), ""),
-        DAY_OF_MONTH("day-of-month", 1, 31, List.of(), ""),
-        MONTH("month", 1, 12, MONTH_NAMES, " or a month name (JAN-DEC)"),
+    /** One field: its name in messages, its range, and the names it accepts, in value order from {@code min}. */
+    private record Field(String label, int min, int max, List<String> names, String nameHint) {
+        static final Field SECOND = new Field("second", 0, 59, List.of(), "");
+        static final Field MINUTE = new Field("minute", 0, 59, List.of(), "");
+        static final Field HOUR = new Field("hour", 0, 23, List.of(), "");
+        static final Field DAY_OF_MONTH = new Field("day-of-month", 1, 31, List.of(), "");
+        static final Field MONTH = new Field("month", 1, 12, MONTH_NAMES, " or a month name (JAN-DEC)");
         // 7 is accepted as a second Sunday and folded onto 0 after parsing.
-        DAY_OF_WEEK("day-of-week", 0, 7, DAY_NAMES, " or a day name (SUN-SAT)");
-
-        final String label;
-        final int min;
-        final int max;
-        /** Names in value order starting at {@link #min}. */
-        final List<String> names;
-        final String nameHint;
-
-        Field(String label, int min, int max, List<String> names, String nameHint) {
-            this.label = label;
-            this.min = min;
-            this.max = max;
-            this.names = names;
-            this.nameHint = nameHint;
-        }
+        static final Field DAY_OF_WEEK = new Field("day-of-week", 0, 7, DAY_NAMES, " or a day name (SUN-SAT)");
     }
 
     private final String expression;

@@ -13,6 +13,5 @@ public class JobFailedException extends BinomicException {
         this.jobId = jobId;
     }
 
-    /** The job. */
     public UUID jobId() { return jobId; }
 }

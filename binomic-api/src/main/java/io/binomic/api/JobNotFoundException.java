@@ -17,6 +17,5 @@ public class JobNotFoundException extends BinomicException {
         this.jobId = jobId;
     }
 
-    /** The job. */
     public UUID jobId() { return jobId; }
 }

@@ -16,7 +16,6 @@ public interface JobStatus {
     /** The job (message) id. */
     UUID id();
 
-    /** The queue. */
     String queue();
 
     /** The task name; empty when {@link #state()} is {@link JobState#UNKNOWN}. */

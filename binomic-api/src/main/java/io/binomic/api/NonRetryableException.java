@@ -11,11 +11,7 @@ import java.io.Serial;
 public class NonRetryableException extends BinomicException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public NonRetryableException(String message) {
-        super(message);
-    }
+    public NonRetryableException(String message) { super(message); }
 
-    public NonRetryableException(String message, Throwable cause) {
-        super(message, cause);
-    }
+    public NonRetryableException(String message, Throwable cause) { super(message, cause); }
 }

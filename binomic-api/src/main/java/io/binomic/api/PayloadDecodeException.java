@@ -6,11 +6,7 @@ import java.io.Serial;
 public class PayloadDecodeException extends BinomicException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public PayloadDecodeException(String message, Throwable cause) {
-        super(message, cause);
-    }
+    public PayloadDecodeException(String message, Throwable cause) { super(message, cause); }
 
-    public PayloadDecodeException(String message) {
-        super(message);
-    }
+    public PayloadDecodeException(String message) { super(message); }
 }

@@ -94,9 +94,7 @@ public final class QueueLimits {
          * @throws IllegalArgumentException when below 1, or given twice
          */
         public Builder concurrencyLimit(int max) {
-            if (max < 1) {
-                throw new IllegalArgumentException("concurrencyLimit must be >= 1, was " + max);
-            }
+            Config.requireAtLeast("concurrencyLimit", 1, max);
             if (concurrency != 0) {
                 throw new IllegalArgumentException("concurrencyLimit was already set to " + concurrency + "; set it once");
             }

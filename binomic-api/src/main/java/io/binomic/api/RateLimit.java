@@ -36,13 +36,8 @@ public final class RateLimit {
      *         or shorter than one millisecond per permit (starts are timed in whole milliseconds)
      */
     public static RateLimit of(int permits, Duration period) {
-        if (permits < 1) {
-            throw new IllegalArgumentException("rate limit permits must be >= 1, was " + permits);
-        }
-        Objects.requireNonNull(period, "rate limit period must not be null");
-        if (period.isNegative() || period.isZero()) {
-            throw new IllegalArgumentException("rate limit period must be positive, was " + period);
-        }
+        Config.requireAtLeast("rate limit permits", 1, permits);
+        Config.requirePositive("rate limit period", Objects.requireNonNull(period, "rate limit period must not be null"));
         if (period.toMillis() < permits) {
             throw new IllegalArgumentException("rate limit of " + permits + " per " + period + " is finer than one start per millisecond;"
                     + " use at most " + Math.max(1, period.toMillis()) + " permits for this period, or a longer period");

@@ -9,11 +9,7 @@ import java.io.Serial;
 public class RetryableException extends BinomicException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public RetryableException(String message) {
-        super(message);
-    }
+    public RetryableException(String message) { super(message); }
 
-    public RetryableException(String message, Throwable cause) {
-        super(message, cause);
-    }
+    public RetryableException(String message, Throwable cause) { super(message, cause); }
 }

@@ -124,12 +124,8 @@ public final class SubmitOptions {
          * @throws IllegalArgumentException for a malformed trace context, naming the fix
          */
         public Builder headers(Map<String, String> value) {
-            if (value == null) {
-                throw new IllegalArgumentException("headers must not be null; leave the setting out for none");
-            }
-            TraceContext.requireValidHeaders(value);
-            headers.set(Map.copyOf(value));
-            return this;
+            TraceContext.requireValidHeaders(Config.nonNull(value, "headers must not be null; leave the setting out for none"));
+            return Config.set(this, headers, Map.copyOf(value));
         }
 
         /**
@@ -138,8 +134,7 @@ public final class SubmitOptions {
          * ({@link Task#priority()}).
          */
         public Builder priority(int value) {
-            priority.set(Priority.require("SubmitOptions priority", value));
-            return this;
+            return Config.set(this, priority, Priority.require("SubmitOptions priority", value));
         }
 
         /**
@@ -148,11 +143,8 @@ public final class SubmitOptions {
          * holder's handle. Defaults to the task's ({@code Task.Builder.unique}), or not unique.
          */
         public Builder unique(Uniqueness uniqueness) {
-            if (uniqueness == null) {
-                throw new IllegalArgumentException("unique must not be null; leave the setting out to keep the task's");
-            }
-            unique.set(uniqueness);
-            return this;
+            return Config.set(this, unique,
+                    Config.nonNull(uniqueness, "unique must not be null; leave the setting out to keep the task's"));
         }
 
         /**
@@ -172,11 +164,7 @@ public final class SubmitOptions {
          * its handle is returned; otherwise a new job is scheduled. Needs a delay: a DELAY task, or
          * {@link #delay}. Defaults to the task's ({@code Task.Builder.debounce}), or none.
          */
-        public Builder debounce(String key) {
-            requireKey("debounce key", key);
-            debounce.set(key);
-            return this;
-        }
+        public Builder debounce(String key) { return Config.set(this, debounce, requireKey("debounce key", key)); }
 
         /**
          * Enqueues this job {@code delay} after the submit, durably, instead of at once (a DIRECT
@@ -186,8 +174,7 @@ public final class SubmitOptions {
             if (delay == null || delay.toMillis() < 1) {
                 throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's");
             }
-            this.delay.set(delay);
-            return this;
+            return Config.set(this, this.delay, delay);
         }
 
         /**
@@ -197,11 +184,8 @@ public final class SubmitOptions {
          * {@link TraceContextProvider} gives, else none.
          */
         public Builder traceContext(TraceContext context) {
-            if (context == null) {
-                throw new IllegalArgumentException("traceContext must not be null; leave the setting out for the provider's");
-            }
-            trace.set(context);
-            return this;
+            return Config.set(this, trace,
+                    Config.nonNull(context, "traceContext must not be null; leave the setting out for the provider's"));
         }
 
         /**
@@ -212,19 +196,17 @@ public final class SubmitOptions {
          * of one partition.
          */
         public Builder partitionKey(String key) {
-            requireKey("partition key", key);
-            partitionKey.set(key);
-            return this;
+            return Config.set(this, partitionKey, requireKey("partition key", key));
         }
 
-        private static void requireKey(String what, String key) {
+        private static String requireKey(String what, String key) {
             if (key == null || key.isEmpty() || key.length() > 500) {
                 throw new IllegalArgumentException(what + " must be 1-500 characters, was "
                         + (key == null ? "null" : key.length() + " characters") + "; give a key that tells the jobs apart, such as an account id");
             }
+            return key;
         }
 
-        /** The options. */
         public SubmitOptions build() { return new SubmitOptions(this); }
     }
 }

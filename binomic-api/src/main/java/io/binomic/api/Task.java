@@ -191,15 +191,7 @@ public final class Task<A, R> {
 
     /** True when {@code failure} must not be retried: a {@link NonRetryableException} or a declared type. */
     public boolean isNonRetryable(Throwable failure) {
-        if (failure instanceof NonRetryableException) {
-            return true;
-        }
-        for (Class<? extends Throwable> type : nonRetryable) {
-            if (type.isInstance(failure)) {
-                return true;
-            }
-        }
-        return false;
+        return failure instanceof NonRetryableException || nonRetryable.stream().anyMatch(type -> type.isInstance(failure));
     }
 
     @Override
@@ -257,18 +249,14 @@ public final class Task<A, R> {
          * the limit allows it (its status says SCHEDULED, with the due time). Defaults to none.
          */
         public Builder<A, R> rateLimit(RateLimit limit) {
-            limits.rate.set(Objects.requireNonNull(limit, "rateLimit must not be null; leave it out for none"));
-            return this;
+            return Config.set(this, limits.rate, Objects.requireNonNull(limit, "rateLimit must not be null; leave it out for none"));
         }
 
         /**
          * At most {@code max} of this task's jobs running at once, across every worker and host. A
          * job that finds no free slot waits (no attempt used) until one is released. Defaults to none.
          */
-        public Builder<A, R> concurrencyLimit(int max) {
-            limits.concurrency.set(max);
-            return this;
-        }
+        public Builder<A, R> concurrencyLimit(int max) { return Config.set(this, limits.concurrency, max); }
 
         /**
          * The key of the per-key limits ({@link #rateLimitPerKey}, {@link #concurrencyLimitPerKey}), a
@@ -276,21 +264,17 @@ public final class Task<A, R> {
          * carried in a header, so a worker decides without decoding the argument. Defaults to none.
          */
         public Builder<A, R> limitKey(Function<? super A, String> key) {
-            limits.key.set(Objects.requireNonNull(key, "limitKey must not be null; leave it out for none"));
-            return this;
+            return Config.set(this, limits.key, Objects.requireNonNull(key, "limitKey must not be null; leave it out for none"));
         }
 
         /** At most {@code limit} starts per period for each {@link #limitKey key}. Defaults to none. */
         public Builder<A, R> rateLimitPerKey(RateLimit limit) {
-            limits.keyedRate.set(Objects.requireNonNull(limit, "rateLimitPerKey must not be null; leave it out for none"));
-            return this;
+            return Config.set(this, limits.keyedRate,
+                    Objects.requireNonNull(limit, "rateLimitPerKey must not be null; leave it out for none"));
         }
 
         /** At most {@code max} jobs running at once for each {@link #limitKey key}. Defaults to none. */
-        public Builder<A, R> concurrencyLimitPerKey(int max) {
-            limits.keyedConcurrency.set(max);
-            return this;
-        }
+        public Builder<A, R> concurrencyLimitPerKey(int max) { return Config.set(this, limits.keyedConcurrency, max); }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
         public Builder<A, R> queue(String queue) { return Config.set(this, this.queue, queue); }
@@ -340,8 +324,7 @@ public final class Task<A, R> {
 
         /** Overrides the backoff for this task. Defaults to the worker's setting. */
         public Builder<A, R> backoff(Backoff backoff) {
-            this.backoff.set(Objects.requireNonNull(backoff, "backoff must not be null"));
-            return this;
+            return Config.set(this, this.backoff, Objects.requireNonNull(backoff, "backoff must not be null"));
         }
 
         /** Exception types that send a message straight to the dead-letter queue. Defaults to none. */
@@ -351,8 +334,7 @@ public final class Task<A, R> {
             for (Class<? extends Throwable> type : types) {
                 given.add(Objects.requireNonNull(type, "nonRetryableOn types must not be null"));
             }
-            this.nonRetryable.set(Set.copyOf(given));
-            return this;
+            return Config.set(this, nonRetryable, Set.copyOf(given));
         }
 
         /**
@@ -362,9 +344,7 @@ public final class Task<A, R> {
          * (not tracked, no cost) for a task whose result type is {@link Void}.
          */
         public Builder<A, R> keepStatusFor(Duration retention) {
-            Objects.requireNonNull(retention, "keepStatusFor retention must not be null");
-            this.statusRetention.set(retention);
-            return this;
+            return Config.set(this, statusRetention, Objects.requireNonNull(retention, "keepStatusFor retention must not be null"));
         }
 
         /**
@@ -373,8 +353,7 @@ public final class Task<A, R> {
          * ({@link SubmitOptions.Builder#priority(int)}). Defaults to {@value Priority#DEFAULT}, the middle.
          */
         public Builder<A, R> priority(int priority) {
-            this.priority.set(Priority.require("task '" + name + "': priority", priority));
-            return this;
+            return Config.set(this, this.priority, Priority.require("task '" + name + "': priority", priority));
         }
 
         /**
@@ -384,11 +363,8 @@ public final class Task<A, R> {
          * {@link #unique(Uniqueness, Function)} to derive it. Defaults to not unique.
          */
         public Builder<A, R> unique(Uniqueness uniqueness) {
-            if (uniqueness == null) {
-                throw new IllegalArgumentException("task '" + name + "': unique must not be null; leave the setting out for jobs that are not unique");
-            }
-            this.unique.set(uniqueness);
-            return this;
+            return Config.set(this, unique,
+                    Config.nonNull(uniqueness, "task '" + name + "': unique must not be null; leave the setting out for jobs that are not unique"));
         }
 
         /**
@@ -397,9 +373,7 @@ public final class Task<A, R> {
          * The function must return 1-500 characters.
          */
         public Builder<A, R> unique(Uniqueness uniqueness, Function<? super A, String> key) {
-            if (key == null) {
-                throw new IllegalArgumentException("task '" + name + "': the unique key function must not be null; use unique(uniqueness) to key by the argument");
-            }
+            Config.nonNull(key, "task '" + name + "': the unique key function must not be null; use unique(uniqueness) to key by the argument");
             unique(uniqueness);
             this.uniqueKey = key;
             return this;
@@ -412,11 +386,8 @@ public final class Task<A, R> {
          * return 1-500 characters. Defaults to no debounce.
          */
         public Builder<A, R> debounce(Function<? super A, String> key) {
-            if (key == null) {
-                throw new IllegalArgumentException("task '" + name + "': debounce key function must not be null; leave the setting out for no debounce");
-            }
-            this.debounce.set(key);
-            return this;
+            return Config.set(this, debounce,
+                    Config.nonNull(key, "task '" + name + "': debounce key function must not be null; leave the setting out for no debounce"));
         }
 
         /** Validates and builds the definition. */
@@ -432,7 +403,7 @@ public final class Task<A, R> {
             switch (mode) {
                 case DIRECT -> { }
                 case DELAY -> {
-                    if (delay == null || delay.isNegative() || delay.isZero()) {
+                    if (delay == null || !delay.isPositive()) {
                         throw new IllegalArgumentException(who + "delay must be positive, was " + delay + "; use a DIRECT task to run at once");
                     }
                 }
@@ -451,7 +422,7 @@ public final class Task<A, R> {
                     requireNoArgument(who);
                 }
                 case INTERVAL -> {
-                    if (interval == null || interval.isNegative() || interval.isZero()) {
+                    if (interval == null || !interval.isPositive()) {
                         throw new IllegalArgumentException(who + "interval must be positive, was " + interval);
                     }
                     if (interval.compareTo(Duration.ofMillis(1)) < 0) {

@@ -20,7 +20,6 @@ public final class TaskBinding<A, R> {
         this.handler = Objects.requireNonNull(handler, "handler");
     }
 
-    /** The task definition. */
     public Task<A, R> task() { return task; }
 
     /** The code that runs the task. */

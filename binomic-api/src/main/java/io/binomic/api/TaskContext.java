@@ -21,7 +21,6 @@ public interface TaskContext {
     /** The message id, which is also the job id. */
     UUID messageId();
 
-    /** The task name. */
     String task();
 
     /** The queue (the task's: for a partitioned queue, the queue's own name, not its partition's). */
@@ -36,7 +35,6 @@ public interface TaskContext {
     /** When the message was last enqueued. */
     Instant enqueuedAt();
 
-    /** The message headers. */
     Map<String, String> headers();
 
     /**

@@ -11,9 +11,7 @@ import java.util.Optional;
 public final class TaskRegistry {
     private final Map<String, Task<?, ?>> byName;
 
-    private TaskRegistry(Map<String, Task<?, ?>> byName) {
-        this.byName = Collections.unmodifiableMap(byName);
-    }
+    private TaskRegistry(Map<String, Task<?, ?>> byName) { this.byName = Collections.unmodifiableMap(byName); }
 
     /**
      * A registry of {@code tasks}.

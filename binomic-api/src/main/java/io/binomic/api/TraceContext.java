@@ -1,7 +1,6 @@
 package io.binomic.api;
 
 import io.binomic.api.spi.TraceContextProvider;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -110,12 +109,7 @@ public record TraceContext(String traceparent, String tracestate) {
 
     /** The message headers that carry this context: {@value #TRACEPARENT}, and {@value #TRACESTATE} unless empty. */
     public Map<String, String> headers() {
-        Map<String, String> h = new HashMap<>();
-        h.put(TRACEPARENT, traceparent);
-        if (!tracestate.isEmpty()) {
-            h.put(TRACESTATE, tracestate);
-        }
-        return Map.copyOf(h);
+        return tracestate.isEmpty() ? Map.of(TRACEPARENT, traceparent) : Map.of(TRACEPARENT, traceparent, TRACESTATE, tracestate);
     }
 
     private static void requireTraceparent(String value) {

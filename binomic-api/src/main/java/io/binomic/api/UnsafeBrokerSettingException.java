@@ -12,7 +12,5 @@ import java.io.Serial;
 public class UnsafeBrokerSettingException extends BrokerException {
     @Serial private static final long serialVersionUID = 1L;
 
-    public UnsafeBrokerSettingException(String message) {
-        super(message);
-    }
+    public UnsafeBrokerSettingException(String message) { super(message); }
 }

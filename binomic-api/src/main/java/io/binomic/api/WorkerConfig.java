@@ -24,10 +24,7 @@ public final class WorkerConfig {
     private final Optional<String> consumerName;
 
     private WorkerConfig(Builder b) {
-        if (b.queues.get() == null) {
-            throw new IllegalArgumentException("queues must not be null (use an empty list for all)");
-        }
-        this.queues = List.copyOf(b.queues.get());
+        this.queues = List.copyOf(Config.nonNull(b.queues.get(), "queues must not be null (use an empty list for all)"));
         for (String q : queues) {
             if (!NAME.matcher(q).matches()) {
                 throw new IllegalArgumentException("queues must hold valid queue names (1-200 of letters, digits, '_', '.', ':', '-'), got '" + q + "'");
@@ -42,11 +39,9 @@ public final class WorkerConfig {
             throw new IllegalArgumentException("pollTimeout (" + pollTimeout + ") must be shorter than leaseTimeout (" + leaseTimeout + ")");
         }
         this.consumerName = Optional.ofNullable(b.consumerName.get());
-        consumerName.ifPresent(n -> {
-            if (!NAME.matcher(n).matches()) {
-                throw new IllegalArgumentException("consumerName '" + n + "' must be 1-200 of letters, digits, '_', '.', ':', '-'");
-            }
-        });
+        if (consumerName.isPresent() && !NAME.matcher(consumerName.get()).matches()) {
+            throw new IllegalArgumentException("consumerName '" + consumerName.get() + "' must be 1-200 of letters, digits, '_', '.', ':', '-'");
+        }
     }
 
     /** A worker with every setting at its default. */

@@ -23,7 +23,5 @@ public interface BrokerProvider {
      * broker is created, naming the closest one, so that a mistyped option is not silently ignored.
      * Empty (the default) when the provider does not say; its options are then not checked.
      */
-    default Optional<Set<String>> optionNames() {
-        return Optional.empty();
-    }
+    default Optional<Set<String>> optionNames() { return Optional.empty(); }
 }

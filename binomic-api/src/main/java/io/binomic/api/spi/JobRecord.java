@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.function.Function;
 
 /**
  * The record a broker keeps for a tracked job, as {@link JobStore#readJob} reads it: string fields.
@@ -27,17 +28,7 @@ public record JobRecord(Map<String, String> fields) {
     public String get(String name) { return fields.get(name); }
 
     /** The job's state ({@link JobRecords#STATE}), when the record names a known one. */
-    public Optional<JobState> state() {
-        String state = fields.get(JobRecords.STATE);
-        if (state == null) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(JobState.valueOf(state));
-        } catch (IllegalArgumentException unknown) {
-            return Optional.empty();
-        }
-    }
+    public Optional<JobState> state() { return parsed(JobRecords.STATE, JobState::valueOf); }
 
     /** The task name ({@link JobRecords#TASK}), empty when the record has none. */
     public String task() { return fields.getOrDefault(JobRecords.TASK, ""); }
@@ -50,15 +41,8 @@ public record JobRecord(Map<String, String> fields) {
      * another version wrote otherwise reads as absent rather than failing the whole record).
      */
     public OptionalInt intField(String name) {
-        String v = fields.get(name);
-        if (v == null) {
-            return OptionalInt.empty();
-        }
-        try {
-            return OptionalInt.of(Integer.parseInt(v));
-        } catch (NumberFormatException e) {
-            return OptionalInt.empty();
-        }
+        Optional<Integer> value = parsed(name, Integer::valueOf);
+        return value.isPresent() ? OptionalInt.of(value.get()) : OptionalInt.empty();
     }
 
     /** When a scheduled or retrying job is due ({@link JobRecords#DUE}). */
@@ -74,7 +58,7 @@ public record JobRecord(Map<String, String> fields) {
     public Optional<Instant> endedAt() { return instant(JobRecords.ENDED_AT); }
 
     /** How long the record is kept after the job ends ({@link JobRecords#RETENTION}). */
-    public Optional<Duration> retention() { return number(JobRecords.RETENTION).map(Duration::ofMillis); }
+    public Optional<Duration> retention() { return parsed(JobRecords.RETENTION, Long::valueOf).map(Duration::ofMillis); }
 
     /** The result of a succeeded job, as the codec's JSON ({@link JobRecords#RESULT}). */
     public Optional<String> result() { return Optional.ofNullable(fields.get(JobRecords.RESULT)); }
@@ -85,16 +69,13 @@ public record JobRecord(Map<String, String> fields) {
     /** True once a cancel was asked while the job ran ({@link JobRecords#CANCEL_REQUESTED}). */
     public boolean cancelRequested() { return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED)); }
 
-    private Optional<Instant> instant(String name) { return number(name).map(Instant::ofEpochMilli); }
+    private Optional<Instant> instant(String name) { return parsed(name, Long::valueOf).map(Instant::ofEpochMilli); }
 
-    private Optional<Long> number(String name) {
-        String v = fields.get(name);
-        if (v == null) {
-            return Optional.empty();
-        }
+    /** Field {@code name} read by {@code parser}; empty when absent, or when {@code parser} refuses it (a state or number). */
+    private <T> Optional<T> parsed(String name, Function<String, T> parser) {
         try {
-            return Optional.of(Long.parseLong(v));
-        } catch (NumberFormatException e) {
+            return Optional.ofNullable(fields.get(name)).map(parser);
+        } catch (IllegalArgumentException unreadable) {
             return Optional.empty();
         }
     }

@@ -133,9 +133,7 @@ public final class Message {
     }
 
     /** A builder of a message; id, task, queue, enqueuedAt and payload must be given. */
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** A builder holding this message's fields, to change some. */
     public Builder toBuilder() {
@@ -156,9 +154,7 @@ public final class Message {
         b.turnAttempt = envelope.turnAttempt;
         b.traceContext = envelope.traceContext;
         b.replayedFrom = envelope.replayedFrom;
-        if (!headers.isEmpty()) {
-            b.headers.putAll(headers);
-        }
+        b.headers.putAll(headers);
         return b;
     }
 
@@ -196,7 +192,6 @@ public final class Message {
     /** Message id, UUIDv7. */
     public UUID id() { return id; }
 
-    /** The task name. */
     public String task() { return task; }
 
     /** The queue the message belongs to. */
@@ -236,20 +231,18 @@ public final class Message {
     public Optional<String> limitKey() { return Optional.ofNullable(envelope.limitKey); }
 
     /** The attempt the rate limits already admitted this message for ({@link FlowLimit#RATE_ADMITTED_HEADER}). */
-    public OptionalInt rateAdmittedAttempt() {
-        return envelope.rateAdmittedAttempt == 0 ? OptionalInt.empty() : OptionalInt.of(envelope.rateAdmittedAttempt);
-    }
+    public OptionalInt rateAdmittedAttempt() { return attemptMark(envelope.rateAdmittedAttempt); }
 
     /** True when the rate limits admitted this very attempt. */
     public boolean isRateAdmitted() { return envelope.rateAdmittedAttempt == attempt; }
 
     /** The attempt whose concurrency turn came ({@link FlowLimit#TURN_HEADER}). */
-    public OptionalInt turnAttempt() {
-        return envelope.turnAttempt == 0 ? OptionalInt.empty() : OptionalInt.of(envelope.turnAttempt);
-    }
+    public OptionalInt turnAttempt() { return attemptMark(envelope.turnAttempt); }
 
     /** True when this very attempt's concurrency turn came: it may take a free slot ahead of those waiting. */
     public boolean isTurn() { return envelope.turnAttempt == attempt; }
+
+    private static OptionalInt attemptMark(int attempt) { return attempt == 0 ? OptionalInt.empty() : OptionalInt.of(attempt); }
 
     /** The W3C trace context the job was submitted with. */
     public Optional<TraceContext> traceContext() { return Optional.ofNullable(envelope.traceContext); }
@@ -266,14 +259,10 @@ public final class Message {
     }
 
     /** This message on another queue (a partition of its logical queue). */
-    public Message withQueue(String newQueue) {
-        return toBuilder().queue(newQueue).buildAsRead();
-    }
+    public Message withQueue(String newQueue) { return toBuilder().queue(newQueue).buildAsRead(); }
 
     /** This message under another id (a debounced job keeps the id of the one it replaces). */
-    public Message withId(UUID newId) {
-        return toBuilder().id(newId).buildAsRead();
-    }
+    public Message withId(UUID newId) { return toBuilder().id(newId).buildAsRead(); }
 
     /** This message replayed from the dead letter {@code deadLetterId}. */
     public Message withReplayedFrom(String deadLetterId) {
@@ -282,14 +271,10 @@ public final class Message {
     }
 
     /** This message with its attempt's concurrency turn come ({@code true}) or not. */
-    public Message withTurn(boolean turn) {
-        return toBuilder().turnAttempt(turn ? attempt : 0).buildAsRead();
-    }
+    public Message withTurn(boolean turn) { return toBuilder().turnAttempt(turn ? attempt : 0).buildAsRead(); }
 
     /** This message admitted by the rate limits for its attempt. */
-    public Message withRateAdmitted() {
-        return toBuilder().rateAdmittedAttempt(attempt).buildAsRead();
-    }
+    public Message withRateAdmitted() { return toBuilder().rateAdmittedAttempt(attempt).buildAsRead(); }
 
     @Override
     public boolean equals(Object o) {
@@ -339,13 +324,11 @@ public final class Message {
             return this;
         }
 
-        /** The task name. */
         public Builder task(String task) {
             this.task = task;
             return this;
         }
 
-        /** The queue. */
         public Builder queue(String queue) {
             this.queue = queue;
             return this;
@@ -449,19 +432,13 @@ public final class Message {
          *     a retention that is not positive, a blank codec or key, a reserved name among the headers
          * @throws NullPointerException naming a missing id, task, queue, enqueuedAt or payload
          */
-        public Message build() {
-            return new Message(this, false);
-        }
+        public Message build() { return new Message(this, false); }
 
         /** The message as a broker read or changed it: its fields are taken as they came. */
-        Message buildAsRead() {
-            return new Message(this, true);
-        }
+        Message buildAsRead() { return new Message(this, true); }
 
         /** Keeps a header as it came from the wire, whatever its name: {@link WireHeaders} reads the rest. */
-        void rawHeader(String name, String value) {
-            headers.put(name, value);
-        }
+        void rawHeader(String name, String value) { headers.put(name, value); }
     }
 
     /** Puts the envelope's fields as wire headers, in the fixed order {@link #wireHeaders()} promises. */

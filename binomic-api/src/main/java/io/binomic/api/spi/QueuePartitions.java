@@ -1,7 +1,7 @@
 package io.binomic.api.spi;
 
-import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * How one logical queue is split into partitions: physical queues, each with its own hash tag, so
@@ -67,10 +67,6 @@ public record QueuePartitions(int count, int highest) {
 
     /** The physical queues workers read: partitions {@code 0..highest-1} of {@code queue}. */
     public List<String> all(String queue) {
-        List<String> all = new ArrayList<>(highest);
-        for (int i = 0; i < highest; i++) {
-            all.add(physical(queue, i));
-        }
-        return all;
+        return IntStream.range(0, highest).mapToObj(i -> physical(queue, i)).toList();
     }
 }

@@ -25,9 +25,7 @@ public interface Scheduler extends AutoCloseable {
     void schedule(Message message, Instant dueAt);
 
     /** {@link #schedule} for many messages due at the same time; schedulers override it to pipeline the writes. */
-    default void scheduleAll(List<Message> messages, Instant dueAt) {
-        messages.forEach(m -> schedule(m, dueAt));
-    }
+    default void scheduleAll(List<Message> messages, Instant dueAt) { messages.forEach(m -> schedule(m, dueAt)); }
 
     /**
      * Moves up to {@code max} scheduled messages that are due onto their queue, with a fresh

@@ -25,10 +25,7 @@ public record SettleReport(List<Settlement> reclaimed, List<Settlement> notPendi
 
     /** Every settlement that was not applied, of both kinds. */
     public List<Settlement> notApplied() {
-        if (notPending.isEmpty()) {
-            return reclaimed;
-        }
-        return Stream.concat(reclaimed.stream(), notPending.stream()).toList();
+        return notPending.isEmpty() ? reclaimed : Stream.concat(reclaimed.stream(), notPending.stream()).toList();
     }
 
     /** True when every settlement was applied. */

@@ -1,5 +1,6 @@
 package io.binomic.api.spi;
 
+import io.binomic.api.DeadLetter.Failure;
 import java.time.Instant;
 import java.util.Objects;
 
@@ -29,18 +30,14 @@ public sealed interface Settlement {
         }
 
         /** An ack of a job that is not tracked. */
-        public Ack(Delivery delivery) {
-            this(delivery, null);
-        }
+        public Ack(Delivery delivery) { this(delivery, null); }
     }
 
     /** Acknowledge the failed delivery and schedule {@code next} for {@code dueAt}, in one atomic step. */
     record RetryLater(Delivery delivery, Message next, Instant dueAt, JobUpdate job) implements Settlement {
 
         /** A retry of a job that is not tracked. */
-        public RetryLater(Delivery delivery, Message next, Instant dueAt) {
-            this(delivery, next, dueAt, null);
-        }
+        public RetryLater(Delivery delivery, Message next, Instant dueAt) { this(delivery, next, dueAt, null); }
 
         public RetryLater {
             Objects.requireNonNull(delivery, "delivery");
@@ -54,12 +51,10 @@ public sealed interface Settlement {
     }
 
     /** Acknowledge the delivery and add it to its queue's dead-letter queue, in one atomic step. */
-    record DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure, JobUpdate job) implements Settlement {
+    record DeadLetter(Delivery delivery, Failure failure, JobUpdate job) implements Settlement {
 
         /** A dead letter of a job that is not tracked. */
-        public DeadLetter(Delivery delivery, io.binomic.api.DeadLetter.Failure failure) {
-            this(delivery, failure, null);
-        }
+        public DeadLetter(Delivery delivery, Failure failure) { this(delivery, failure, null); }
 
         public DeadLetter {
             Objects.requireNonNull(delivery, "delivery");

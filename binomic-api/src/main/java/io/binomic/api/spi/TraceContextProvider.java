@@ -39,7 +39,6 @@ public interface TraceContextProvider {
      * @param messageId the message's id when the call submits one job; empty for a batch
      */
     record Submit(String task, String queue, int jobs, Optional<UUID> messageId) {
-        /** Checks the values. */
         public Submit {
             if (task == null || queue == null || messageId == null) {
                 throw new NullPointerException("task, queue and messageId are required (messageId may be empty)");

@@ -24,7 +24,6 @@ public record UniqueClaim(Uniqueness.Scope scope, Duration ttl, String key) {
     /** Header of a debounced message: its debounce key. Reserved: submit sets it. */
     public static final String DEBOUNCE_HEADER = "debounce";
 
-    /** The header's value. */
     public String headerValue() {
         char s = switch (scope) {
             case WHILE_QUEUED -> 'W';

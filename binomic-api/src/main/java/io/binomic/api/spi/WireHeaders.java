@@ -56,15 +56,6 @@ final class WireHeaders {
                 b.priority(value.charAt(0) - '0');
             }
             case Message.REPLAYED_FROM -> b.replayedFrom(value);
-            default -> {
-                return readFlowHeader(name, value, b);
-            }
-        }
-        return true;
-    }
-
-    private static boolean readFlowHeader(String name, String value, Message.Builder b) {
-        switch (name) {
             case UniqueClaim.HEADER -> {
                 Optional<UniqueClaim> claim = UniqueClaim.parse(value);
                 claim.ifPresent(b::unique);
@@ -72,19 +63,16 @@ final class WireHeaders {
             }
             case UniqueClaim.DEBOUNCE_HEADER -> b.debounceKey(value);
             case TaskLimits.KEY_HEADER -> b.limitKey(value);
-            case FlowLimit.RATE_ADMITTED_HEADER -> {
+            case FlowLimit.RATE_ADMITTED_HEADER, FlowLimit.TURN_HEADER -> {
                 int attempt = attempt(value);
                 if (attempt <= 0) {
                     return false;
                 }
-                b.rateAdmittedAttempt(attempt);
-            }
-            case FlowLimit.TURN_HEADER -> {
-                int attempt = attempt(value);
-                if (attempt <= 0) {
-                    return false;
+                if (name.equals(FlowLimit.TURN_HEADER)) {
+                    b.turnAttempt(attempt);
+                } else {
+                    b.rateAdmittedAttempt(attempt);
                 }
-                b.turnAttempt(attempt);
             }
             default -> {
                 return false;
