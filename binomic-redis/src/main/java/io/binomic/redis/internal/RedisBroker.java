@@ -170,7 +170,7 @@ final class RedisBroker implements Broker {
         String stream = redis.keys(message.queue()).stream();
         redis.producerWrite("enqueue on queue '" + message.queue() + "'",
                 batch -> batch.<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry),
-                () -> redis.client().<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).add(entry));
+                () -> redis.client().<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry));
     }
 
     /**

@@ -113,7 +113,7 @@ final class RedisFlowLimits implements FlowLimits {
     @Override
     public Map<String, QueueLimits> queueLimits(List<String> queues) {
         return redis.readHashes("limits", queues, RedisKeys::queueLimits, RedisFlowLimits::decodeLimits,
-                "binomic queue limit {0} ...");
+                "binomic queue limit {0} ...", false);
     }
 
     private static QueueLimits decodeLimits(Map<?, ?> fields) {
@@ -141,7 +141,7 @@ final class RedisFlowLimits implements FlowLimits {
         limits.concurrency().ifPresent(c -> args.addAll(List.of("concurrency", Integer.toString(c))));
         RedisKeys k = redis.keys(queue);
         redis.callRetryingBrokenConnections("set the limits of " + queue, () ->
-                redis.client().getScript(StringCodec.INSTANCE).eval(k.queueLimits(), RScript.Mode.READ_WRITE,
+                redis.client().getScript(StringCodec.INSTANCE).evalAsync(k.queueLimits(), RScript.Mode.READ_WRITE,
                         LuaScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
     }
 }
