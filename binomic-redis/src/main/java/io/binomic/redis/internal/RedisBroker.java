@@ -1,8 +1,8 @@
 package io.binomic.redis.internal;
 
 import static io.binomic.redis.internal.RedisContext.BULK_CHUNK;
-import static io.binomic.redis.internal.RedisContext.GROUP;
 import static io.binomic.redis.internal.RedisContext.SUBMIT_AGAIN;
+import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Message;

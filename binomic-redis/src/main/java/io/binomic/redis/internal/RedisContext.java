@@ -46,7 +46,6 @@ import org.redisson.client.codec.StringCodec;
 final class RedisContext {
     /** The broker's one log category: its parts log as the broker. */
     static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
-    static final String GROUP = RedisKeys.GROUP;
     static final int BULK_CHUNK = 1000;
     private static final int PRODUCER_TRIES = 3;
     /** What a producer's write that got no answer may still do. */
@@ -121,7 +120,7 @@ final class RedisContext {
     void createGroup(RedissonClient redisson, String queue) {
         try {
             redisson.getStream(keys(queue).stream(), StringCodec.INSTANCE)
-                    .createGroup(StreamCreateGroupArgs.name(GROUP).id(StreamMessageId.ALL).makeStream());
+                    .createGroup(StreamCreateGroupArgs.name(RedisKeys.GROUP).id(StreamMessageId.ALL).makeStream());
         } catch (RuntimeException e) {
             if (!String.valueOf(e.getMessage()).contains("BUSYGROUP")) {
                 throw e;
@@ -418,12 +417,7 @@ final class RedisContext {
 
     // ---- replies -------------------------------------------------------------------------
 
-    /** The delivery of an entry read with {@link EntryCodec}, the codec of an XREADGROUP whose entries go here. */
-    static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
-        return fetched(queue, receipt, fields, 1);
-    }
-
-    /** {@link #fetched} of an entry handed out {@code deliveryCount} times. */
+    /** The delivery of an entry read with {@link EntryCodec}, handed out {@code deliveryCount} times. */
     @SuppressWarnings("unchecked")
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields, int deliveryCount) {
         return StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);

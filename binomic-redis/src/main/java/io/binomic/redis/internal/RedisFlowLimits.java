@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import static io.binomic.redis.internal.RedisContext.GROUP;
+import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.spi.Message;
 import io.binomic.api.QueueLimits;
