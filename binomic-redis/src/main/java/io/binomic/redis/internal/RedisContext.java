@@ -149,12 +149,15 @@ final class RedisContext {
      * it ({@link #confirmed}), tried again when the connection fails under it.
      */
     List<?> producerPipeline(String what, Consumer<RBatch> commands) {
-        BatchResult<?> result = callRetryingBrokenConnections(what, () -> {
-            RBatch batch = client().createBatch(writeOptions());
-            commands.accept(batch);
-            return batch.executeAsync();
-        });
+        BatchResult<?> result = callRetryingBrokenConnections(what, () -> batch(writeOptions(), commands).executeAsync());
         return confirmed(what, SUBMIT_AGAIN, result).getResponses();
+    }
+
+    /** A pipeline of {@code options} holding what {@code commands} adds to it, not sent yet. */
+    private RBatch batch(BatchOptions options, Consumer<RBatch> commands) {
+        RBatch batch = client().createBatch(options);
+        commands.accept(batch);
+        return batch;
     }
 
     /** Options of a pipeline that writes: with {@code wait.replicas}, ending in {@code WAIT}, and a reply timeout allowing for it. */
@@ -182,11 +185,7 @@ final class RedisContext {
 
     /** The commands {@code commands} adds to one pipeline, as one round trip: their replies, in order. */
     List<?> pipeline(String what, Consumer<RBatch> commands) {
-        return call(what, () -> {
-            RBatch batch = client().createBatch(BatchOptions.defaults());
-            commands.accept(batch);
-            return batch.execute().getResponses();
-        });
+        return call(what, () -> batch(BatchOptions.defaults(), commands).execute().getResponses());
     }
 
     /**
@@ -196,20 +195,12 @@ final class RedisContext {
      */
     private List<?> boundedPipeline(String what, String bounded, Consumer<RBatch> commands) {
         long deadline = System.nanoTime() + config.commandTimeout().toNanos();
-        return call(what, () -> {
-            RBatch batch = client().createBatch(BatchOptions.defaults());
-            commands.accept(batch);
-            return within(bounded, batch.executeAsync(), deadline, "").getResponses();
-        });
+        return call(what, () -> within(bounded, batch(BatchOptions.defaults(), commands).executeAsync(), deadline, "").getResponses());
     }
 
     /** {@link #pipeline} of writes, ending in WAIT when {@code wait.replicas} asks for it ({@link #confirmed}). */
     List<?> pipelineWrite(String what, String consequence, Consumer<RBatch> commands) {
-        return call(what, () -> {
-            RBatch batch = client().createBatch(writeOptions());
-            commands.accept(batch);
-            return confirmed(what, consequence, batch.execute()).getResponses();
-        });
+        return call(what, () -> confirmed(what, consequence, batch(writeOptions(), commands).execute()).getResponses());
     }
 
     /**
