@@ -81,12 +81,8 @@ final class RedisFlowLimits implements FlowLimits {
     private static void addAdmitArguments(Admission.Request r, RedisKeys k, List<Object> keys, List<Object> args) {
         Delivery d = r.delivery();
         Message m = d.message().orElseThrow();
-        String attempt = Integer.toString(m.attempt());
-        args.add(RedisPriorities.entryId(d.receipt()));
-        args.add(Integer.toString(d.deliveryCount()));
-        args.add(attempt);
-        args.add(m.isRateAdmitted() ? "1" : "0");
-        args.add(m.isTurn() ? "1" : "0");
+        args.addAll(List.of(RedisPriorities.entryId(d.receipt()), Integer.toString(d.deliveryCount()), Integer.toString(m.attempt()),
+                m.isRateAdmitted() ? "1" : "0", m.isTurn() ? "1" : "0"));
         if (m.isTracked()) {
             keys.add(k.job(m.id()));
             args.add(Integer.toString(keys.size()));
@@ -95,11 +91,8 @@ final class RedisFlowLimits implements FlowLimits {
         }
         args.add(Integer.toString(r.limits().size()));
         for (var limit : r.limits()) {
-            args.add(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c");
-            args.add(limit.id());
-            args.add(Integer.toString(limit.permits()));
-            args.add(Long.toString(limit.intervalMillis()));
-            args.add(Integer.toString(limit.burst()));
+            args.addAll(List.of(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c", limit.id(), Integer.toString(limit.permits()),
+                    Long.toString(limit.intervalMillis()), Integer.toString(limit.burst())));
         }
     }
 

@@ -142,9 +142,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         Message m = d.message().get();
         UniqueClaim.of(m).filter(UniqueClaim::releasedAtEnd).ifPresent(c -> {
             keys.add(k.unique(m.task(), c.key()));
-            args.add("U");
-            args.add(Integer.toString(keys.size()));
-            args.add(m.id().toString());
+            args.addAll(List.of("U", Integer.toString(keys.size()), m.id().toString()));
         });
     }
 }
