@@ -128,7 +128,7 @@ final class RedisContext {
         }
     }
 
-    /** {@link #evalWrite} of a producer's script (a tracked enqueue), retried like an XADD ({@link #callRetryingBrokenConnections}). */
+    /** {@link #producerWrite} of a script (a tracked enqueue, a unique submit): its reply. */
     <R> R writeScriptRetryingBrokenConnections(String what, String script, RScript.ReturnType type, List<Object> keys,
                                                Object... args) {
         return producerWrite(what, batch -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type,
