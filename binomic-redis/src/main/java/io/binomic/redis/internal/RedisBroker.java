@@ -1,8 +1,8 @@
 package io.binomic.redis.internal;
 
 import static io.binomic.redis.internal.RedisContext.BULK_CHUNK;
-import static io.binomic.redis.internal.RedisContext.GROUP;
 import static io.binomic.redis.internal.RedisContext.SUBMIT_AGAIN;
+import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Message;
@@ -170,7 +170,7 @@ final class RedisBroker implements Broker {
         String stream = redis.keys(message.queue()).stream();
         redis.producerWrite("enqueue on queue '" + message.queue() + "'",
                 batch -> batch.<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry),
-                () -> redis.client().<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).add(entry));
+                () -> redis.client().<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry));
     }
 
     /**

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -29,6 +30,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamCreateGroupArgs;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.RedisConnectionException;
+import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.StringCodec;
@@ -44,7 +46,6 @@ import org.redisson.client.codec.StringCodec;
 final class RedisContext {
     /** The broker's one log category: its parts log as the broker. */
     static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
-    static final String GROUP = RedisKeys.GROUP;
     static final int BULK_CHUNK = 1000;
     private static final int PRODUCER_TRIES = 3;
     /** What a producer's write that got no answer may still do. */
@@ -119,7 +120,7 @@ final class RedisContext {
     void createGroup(RedissonClient redisson, String queue) {
         try {
             redisson.getStream(keys(queue).stream(), StringCodec.INSTANCE)
-                    .createGroup(StreamCreateGroupArgs.name(GROUP).id(StreamMessageId.ALL).makeStream());
+                    .createGroup(StreamCreateGroupArgs.name(RedisKeys.GROUP).id(StreamMessageId.ALL).makeStream());
         } catch (RuntimeException e) {
             if (!String.valueOf(e.getMessage()).contains("BUSYGROUP")) {
                 throw e;
@@ -127,25 +128,36 @@ final class RedisContext {
         }
     }
 
-    /** {@link #evalWrite} of a producer's script (a tracked enqueue), retried like an XADD ({@link #callRetryingBrokenConnections}). */
+    /** {@link #producerWrite} of a script (a tracked enqueue, a unique submit): its reply. */
     <R> R writeScriptRetryingBrokenConnections(String what, String script, RScript.ReturnType type, List<Object> keys,
                                                Object... args) {
-        return evalWrite(what, SUBMIT_AGAIN, PRODUCER_TRIES, script, type, keys, args);
+        return producerWrite(what, batch -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type,
+                keys, args), () -> client().getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
     /**
      * A producer's write of one command, tried again when the connection fails under it: {@code direct}
-     * alone, or, when {@code wait.replicas} asks for it, {@code batched} in a pipeline ending in WAIT.
+     * alone, or, when {@code wait.replicas} asks for it, {@code batched} in a pipeline ending in WAIT. Its reply.
      */
-    void producerWrite(String what, Consumer<RBatch> batched, Supplier<?> direct) {
-        callRetryingBrokenConnections(what, () -> {
-            if (!replicaWait.on()) {
-                return direct.get();
-            }
-            RBatch batch = client().createBatch(writeOptions());
-            batched.accept(batch);
-            return confirmed(what, SUBMIT_AGAIN, batch.execute());
-        });
+    @SuppressWarnings("unchecked")
+    <R> R producerWrite(String what, Consumer<RBatch> batched, Supplier<? extends CompletionStage<? extends R>> direct) {
+        return replicaWait.on() ? (R) producerPipeline(what, batched).getFirst() : callRetryingBrokenConnections(what, direct);
+    }
+
+    /**
+     * The replies of a producer's pipeline of writes, ending in WAIT when {@code wait.replicas} asks for
+     * it ({@link #confirmed}), tried again when the connection fails under it.
+     */
+    List<?> producerPipeline(String what, Consumer<RBatch> commands) {
+        BatchResult<?> result = callRetryingBrokenConnections(what, () -> batch(writeOptions(), commands).executeAsync());
+        return confirmed(what, SUBMIT_AGAIN, result).getResponses();
+    }
+
+    /** A pipeline of {@code options} holding what {@code commands} adds to it, not sent yet. */
+    private RBatch batch(BatchOptions options, Consumer<RBatch> commands) {
+        RBatch batch = client().createBatch(options);
+        commands.accept(batch);
+        return batch;
     }
 
     /** Options of a pipeline that writes: with {@code wait.replicas}, ending in {@code WAIT}, and a reply timeout allowing for it. */
@@ -173,31 +185,37 @@ final class RedisContext {
 
     /** The commands {@code commands} adds to one pipeline, as one round trip: their replies, in order. */
     List<?> pipeline(String what, Consumer<RBatch> commands) {
-        return call(what, () -> {
-            RBatch batch = client().createBatch(BatchOptions.defaults());
-            commands.accept(batch);
-            return batch.execute().getResponses();
-        });
+        return call(what, () -> batch(BatchOptions.defaults(), commands).execute().getResponses());
+    }
+
+    /**
+     * {@link #pipeline} given at most the command timeout in all, Redisson's retries included: for a
+     * read on the submit path, which would otherwise add those retries to the submit's bound. Past
+     * it, the failure says Redis did not answer the {@code bounded}.
+     */
+    private List<?> boundedPipeline(String what, String bounded, Consumer<RBatch> commands) {
+        long deadline = System.nanoTime() + config.commandTimeout().toNanos();
+        return call(what, () -> within(bounded, batch(BatchOptions.defaults(), commands).executeAsync(), deadline, "").getResponses());
     }
 
     /** {@link #pipeline} of writes, ending in WAIT when {@code wait.replicas} asks for it ({@link #confirmed}). */
     List<?> pipelineWrite(String what, String consequence, Consumer<RBatch> commands) {
-        return call(what, () -> {
-            RBatch batch = client().createBatch(writeOptions());
-            commands.accept(batch);
-            return confirmed(what, consequence, batch.execute()).getResponses();
-        });
+        return call(what, () -> confirmed(what, consequence, batch(writeOptions(), commands).execute()).getResponses());
     }
 
     /**
      * The {@code what} of each queue that has it: the hash {@code key} names, one HGETALL per queue,
-     * all in one pipeline. A hash that does not decode was edited by hand: it is logged, saying which
-     * and {@code setAgain} (the command that sets it again), and left out rather than stop every worker.
+     * all in one pipeline ({@link #boundedPipeline} when {@code bounded}). A hash that does not decode
+     * was edited by hand: it is logged, saying which and {@code setAgain} (the command that sets it
+     * again), and left out rather than stop every worker.
      */
     <V> Map<String, V> readHashes(String what, List<String> queues, Function<RedisKeys, String> key,
-                                  Function<Map<?, ?>, V> decode, String setAgain) {
-        List<?> replies = pipeline("read the " + what + " of " + queues, batch -> queues.forEach(q ->
-                batch.<String, String>getMap(key.apply(keys(q)), StringCodec.INSTANCE).readAllMapAsync()));
+                                  Function<Map<?, ?>, V> decode, String setAgain, boolean bounded) {
+        String read = "read the " + what + " of " + queues;
+        Consumer<RBatch> commands = batch -> queues.forEach(q ->
+                batch.<String, String>getMap(key.apply(keys(q)), StringCodec.INSTANCE).readAllMapAsync());
+        List<?> replies = bounded ? boundedPipeline(read, "read of the " + what + " of " + queues, commands)
+                : pipeline(read, commands);
         Map<String, V> out = new LinkedHashMap<>();
         for (int i = 0; i < queues.size(); i++) {
             if (replies.get(i) instanceof Map<?, ?> fields && !fields.isEmpty()) {
@@ -213,22 +231,14 @@ final class RedisContext {
     }
 
     /** {@link #eval} for a script that writes: the same call when waiting is off, a pipeline ending in WAIT when on. */
+    @SuppressWarnings("unchecked")
     <R> R evalWrite(String what, String consequence, String script, RScript.ReturnType type, List<Object> keys,
                     Object... args) {
-        return evalWrite(what, consequence, 1, script, type, keys, args);
-    }
-
-    @SuppressWarnings("unchecked")
-    private <R> R evalWrite(String what, String consequence, int tries, String script, RScript.ReturnType type, List<Object> keys,
-                            Object... args) {
-        return call(what, () -> {
-            if (!replicaWait.on()) {
-                return client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args);
-            }
-            RBatch batch = client().createBatch(writeOptions());
-            batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args);
-            return (R) confirmed(what, consequence, batch.execute()).getResponses().getFirst();
-        }, tries);
+        if (!replicaWait.on()) {
+            return eval(what, script, type, keys, args);
+        }
+        return (R) pipelineWrite(what, consequence, batch -> batch.getScript(StringCodec.INSTANCE)
+                .evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args)).getFirst();
     }
 
     <R> R eval(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
@@ -241,43 +251,53 @@ final class RedisContext {
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */
-    <R> R call(String what, Supplier<R> operation) { return call(what, operation, 1); }
-
-    /**
-     * {@link #call(String, Supplier)} for a producer's write, tried up to {@value #PRODUCER_TRIES}
-     * times when the connection fails under it. Redisson never retries a non-idempotent command
-     * (XADD) after a response timeout, and a connection killed mid-command ends exactly so: failing
-     * the submit would push the retry onto every caller. If an earlier try did land, the message is
-     * enqueued twice with the same id: at-least-once, never lost.
-     */
-    <R> R callRetryingBrokenConnections(String what, Supplier<R> operation) {
-        return call(what, operation, PRODUCER_TRIES);
+    <R> R call(String what, Supplier<R> operation) {
+        evictionPolicy.recheckIfDue(this::client, setup.redisson());
+        try {
+            return operation.get();
+        } catch (RuntimeException e) {
+            throw failed(what, e);
+        }
     }
 
-    private <R> R call(String what, Supplier<R> operation, int tries) {
+    /**
+     * {@link #call} for a producer's write, sent with Redisson's async API ({@code command}), given at
+     * most {@link #producerBound()} and tried up to {@value #PRODUCER_TRIES} times within it when the
+     * connection fails under it. Redisson never retries a non-idempotent command (XADD) after a
+     * response timeout, and a connection killed mid-command ends exactly so: failing the submit would
+     * push the retry onto every caller. If an earlier try did land, the message is enqueued twice with
+     * the same id: at-least-once, never lost.
+     */
+    <R> R callRetryingBrokenConnections(String what, Supplier<? extends CompletionStage<? extends R>> command) {
         evictionPolicy.recheckIfDue(this::client, setup.redisson());
         long deadline = System.nanoTime() + producerBound().toNanos();
         for (int attempt = 1; ; attempt++) {
             try {
-                return tries > 1 ? within(what, operation, deadline, WRITE_UNCONFIRMED) : operation.get();
-            } catch (BrokerException | IllegalStateException | IllegalArgumentException e) {
-                throw e;
+                return within(what, command.get(), deadline, WRITE_UNCONFIRMED);
             } catch (RedisTimeoutException | RedisConnectionException e) {
-                if (attempt >= tries || System.nanoTime() - deadline >= 0) {
+                if (attempt >= PRODUCER_TRIES || System.nanoTime() - deadline >= 0) {
                     throw failure(what, e);
                 }
                 LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
             } catch (RuntimeException e) {
-                if (e instanceof CompletionException && e.getCause() instanceof BrokerException own) {
-                    throw own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
-                }
-                if (causedBy(e, RedisNoScriptException.class)) {
-                    // Nothing in the failed pipeline ran its script; the caller's own retry finds them loaded.
-                    reloadScripts(what);
-                }
-                throw failure(what, e);
+                throw failed(what, e);
             }
         }
+    }
+
+    /** What the caller of {@code what} gets for {@code e}: ours as it is, Redisson's as a {@link #failure}. */
+    private RuntimeException failed(String what, RuntimeException e) {
+        if (e instanceof BrokerException || e instanceof IllegalStateException || e instanceof IllegalArgumentException) {
+            return e;
+        }
+        if (e instanceof CompletionException && e.getCause() instanceof BrokerException own) {
+            return own; // ours, from a pipeline's callback (NotReplicatedException): already says what and where
+        }
+        if (causedBy(e, RedisNoScriptException.class)) {
+            // Nothing in the failed pipeline ran its script; the caller's own retry finds them loaded.
+            reloadScripts(what);
+        }
+        return failure(what, e);
     }
 
     /**
@@ -292,45 +312,30 @@ final class RedisContext {
     }
 
     /**
-     * {@code read} (calls of this context) given at most the command timeout in all, retries included:
-     * for a read on the submit path, which would otherwise add Redisson's retries to the submit's bound.
+     * The reply of {@code command} (sent with Redisson's async API), waited for until {@code deadline}
+     * ({@link System#nanoTime()}): no thread waits but the caller's. Past it the command is cancelled
+     * and the failure says Redis did not answer, and {@code consequence}. Cancelling stops Redisson's
+     * retries of a single command (XADD, ZADD); those of a pipeline or a script (its future is not the
+     * command's: Redisson sends scripts by SHA) go on within Redisson's own retry settings, their reply
+     * unread. A command already sent may still take effect.
      */
-    <R> R boundedRead(String what, Supplier<R> read) {
-        return within(what, read, System.nanoTime() + config.commandTimeout().toNanos(), "");
-    }
-
-    /**
-     * {@code operation}'s result, waited for until {@code deadline} ({@link System#nanoTime()}): Redisson's
-     * blocking call runs on a virtual thread, interrupted (which cancels its command) when the time is up;
-     * then the failure says so, and {@code consequence}.
-     */
-    private <R> R within(String what, Supplier<R> operation, long deadline, String consequence) {
-        CompletableFuture<R> result = new CompletableFuture<>();
-        Thread call = Thread.ofVirtual().name("binomic-bounded-call").start(() -> {
-            try {
-                result.complete(operation.get());
-            } catch (Throwable t) {
-                result.completeExceptionally(t);
-            }
-        });
+    private <R> R within(String what, CompletionStage<? extends R> command, long deadline, String consequence) {
+        CompletableFuture<? extends R> reply = command.toCompletableFuture();
         try {
-            return result.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
-            // As if called on this thread: Redisson's own exceptions go on to the caller's handling.
-            Throwable cause = e.getCause();
-            if (cause instanceof Error error) {
-                throw error;
-            }
-            throw cause instanceof RuntimeException r ? r : new IllegalStateException(cause);
+            // As Redisson's blocking call throws it (CommandAsyncService.convertException), for the caller's handling.
+            throw e.getCause() instanceof RedisException r ? r : new RedisException("Unexpected exception while processing command",
+                    e.getCause());
         } catch (TimeoutException e) {
-            call.interrupt();
+            reply.cancel(true);
             boolean write = !consequence.isEmpty();
             throw new BrokerException("Redis at " + setup.target() + " did not answer the " + what + " within "
                     + (write ? producerBound() : config.commandTimeout()).toMillis() + " ms (BrokerConfig.commandTimeout"
                     + (write && replicaWait.on() ? " plus option " + RedissonSetup.WAIT_TIMEOUT_OPTION : "")
                     + "): Redis is stopped, frozen or unreachable" + consequence, e);
         } catch (InterruptedException e) {
-            call.interrupt();
+            reply.cancel(true);
             Thread.currentThread().interrupt();
             throw new BrokerException("interrupted while waiting for Redis at " + setup.target() + " to answer the " + what, e);
         }
@@ -403,12 +408,7 @@ final class RedisContext {
 
     // ---- replies -------------------------------------------------------------------------
 
-    /** The delivery of an entry read with {@link EntryCodec}, the codec of an XREADGROUP whose entries go here. */
-    static Delivery fetched(String queue, String receipt, Map<String, ?> fields) {
-        return fetched(queue, receipt, fields, 1);
-    }
-
-    /** {@link #fetched} of an entry handed out {@code deliveryCount} times. */
+    /** The delivery of an entry read with {@link EntryCodec}, handed out {@code deliveryCount} times. */
     @SuppressWarnings("unchecked")
     static Delivery fetched(String queue, String receipt, Map<String, ?> fields, int deliveryCount) {
         return StreamFields.toDeliveryFromBytes(queue, receipt, (Map<String, byte[]>) fields, deliveryCount);

@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import static io.binomic.redis.internal.RedisContext.GROUP;
+import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.BrokerException;
 import io.binomic.api.spi.Delivery;
@@ -59,19 +59,7 @@ final class RedisFetch implements PendingDeliveries {
             return priorities.fetch(queues, consumer, max, wait);
         }
         int k = queues.size();
-        if (k == 1) {
-            try {
-                List<Delivery> got = read(queues, consumer, max, wait);
-                fetchFailures.answered(queues.getFirst());
-                return got;
-            } catch (BrokerException e) {
-                if (!RedisContext.serverUnreachable(e)) {
-                    fetchFailures.failed(queues.getFirst(), e);
-                }
-                throw e;
-            }
-        }
-        if (max >= k && !redis.setup.redisson().isClusterConfig()) {
+        if (k == 1 || max >= k && !redis.setup.redisson().isClusterConfig()) {
             try {
                 List<Delivery> got = read(queues, consumer, max / k, wait);
                 queues.forEach(fetchFailures::answered);
@@ -79,6 +67,10 @@ final class RedisFetch implements PendingDeliveries {
             } catch (BrokerException e) {
                 if (RedisContext.serverUnreachable(e)) {
                     throw e; // no queue would answer: reading them one at a time would only wait k times as long
+                }
+                if (k == 1) {
+                    fetchFailures.failed(queues.getFirst(), e);
+                    throw e;
                 }
                 // XREADGROUP checks every stream before it reads any: nothing was handed out. Read
                 // the queues one at a time below, so the broken one fails alone.
@@ -155,7 +147,7 @@ final class RedisFetch implements PendingDeliveries {
         List<Delivery> deliveries = new ArrayList<>();
         result.forEach((stream, entries) -> {
             String queue = queueByStream.getOrDefault(stream, stream);
-            entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, id.toString(), fields)));
+            entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, id.toString(), fields, 1)));
         });
         return deliveries;
     }

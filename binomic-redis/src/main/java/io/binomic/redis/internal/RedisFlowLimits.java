@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import static io.binomic.redis.internal.RedisContext.GROUP;
+import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.spi.Message;
 import io.binomic.api.QueueLimits;
@@ -81,12 +81,8 @@ final class RedisFlowLimits implements FlowLimits {
     private static void addAdmitArguments(Admission.Request r, RedisKeys k, List<Object> keys, List<Object> args) {
         Delivery d = r.delivery();
         Message m = d.message().orElseThrow();
-        String attempt = Integer.toString(m.attempt());
-        args.add(RedisPriorities.entryId(d.receipt()));
-        args.add(Integer.toString(d.deliveryCount()));
-        args.add(attempt);
-        args.add(m.isRateAdmitted() ? "1" : "0");
-        args.add(m.isTurn() ? "1" : "0");
+        args.addAll(List.of(RedisPriorities.entryId(d.receipt()), Integer.toString(d.deliveryCount()), Integer.toString(m.attempt()),
+                m.isRateAdmitted() ? "1" : "0", m.isTurn() ? "1" : "0"));
         if (m.isTracked()) {
             keys.add(k.job(m.id()));
             args.add(Integer.toString(keys.size()));
@@ -95,11 +91,8 @@ final class RedisFlowLimits implements FlowLimits {
         }
         args.add(Integer.toString(r.limits().size()));
         for (var limit : r.limits()) {
-            args.add(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c");
-            args.add(limit.id());
-            args.add(Integer.toString(limit.permits()));
-            args.add(Long.toString(limit.intervalMillis()));
-            args.add(Integer.toString(limit.burst()));
+            args.addAll(List.of(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c", limit.id(), Integer.toString(limit.permits()),
+                    Long.toString(limit.intervalMillis()), Integer.toString(limit.burst())));
         }
     }
 
@@ -113,7 +106,7 @@ final class RedisFlowLimits implements FlowLimits {
     @Override
     public Map<String, QueueLimits> queueLimits(List<String> queues) {
         return redis.readHashes("limits", queues, RedisKeys::queueLimits, RedisFlowLimits::decodeLimits,
-                "binomic queue limit {0} ...");
+                "binomic queue limit {0} ...", false);
     }
 
     private static QueueLimits decodeLimits(Map<?, ?> fields) {
@@ -141,7 +134,7 @@ final class RedisFlowLimits implements FlowLimits {
         limits.concurrency().ifPresent(c -> args.addAll(List.of("concurrency", Integer.toString(c))));
         RedisKeys k = redis.keys(queue);
         redis.callRetryingBrokenConnections("set the limits of " + queue, () ->
-                redis.client().getScript(StringCodec.INSTANCE).eval(k.queueLimits(), RScript.Mode.READ_WRITE,
+                redis.client().getScript(StringCodec.INSTANCE).evalAsync(k.queueLimits(), RScript.Mode.READ_WRITE,
                         LuaScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
     }
 }

@@ -22,12 +22,11 @@ final class RedisPartitioning implements Partitioning {
     @Override
     public Map<String, QueuePartitions> partitions(List<String> queues) {
         // Read on the submit path (once a second per queue): bounded, so a submit's wait stays within its documented bound.
-        return queues.isEmpty() ? Map.of() : redis.boundedRead("read of the partitions of " + queues, () -> redis.readHashes(
-                "partitions", queues, RedisKeys::partitions, fields -> {
-                    int count = Integer.parseInt(String.valueOf(fields.get("count")));
-                    int highest = Integer.parseInt(String.valueOf(fields.get("highest")));
-                    return new QueuePartitions(count, Math.max(count, highest));
-                }, "binomic queue partitions {0} COUNT"));
+        return queues.isEmpty() ? Map.of() : redis.readHashes("partitions", queues, RedisKeys::partitions, fields -> {
+            int count = Integer.parseInt(String.valueOf(fields.get("count")));
+            int highest = Integer.parseInt(String.valueOf(fields.get("highest")));
+            return new QueuePartitions(count, Math.max(count, highest));
+        }, "binomic queue partitions {0} COUNT", true);
     }
 
     @Override
@@ -43,12 +42,8 @@ final class RedisPartitioning implements Partitioning {
         String key = redis.keys(queue).partitions();
         redis.callRetryingBrokenConnections("set the partitions of " + queue, () -> {
             RMap<String, String> map = redis.client().getMap(key, StringCodec.INSTANCE);
-            if (set.equals(QueuePartitions.ONE)) {
-                map.delete();
-            } else {
-                map.putAll(Map.of("count", Integer.toString(set.count()), "highest", Integer.toString(set.highest())));
-            }
-            return null;
+            return set.equals(QueuePartitions.ONE) ? map.deleteAsync()
+                    : map.putAllAsync(Map.of("count", Integer.toString(set.count()), "highest", Integer.toString(set.highest())));
         });
     }
 }

@@ -45,7 +45,7 @@ final class RedisPausing implements Pausing {
     @Override
     public void pause(String queue, Optional<String> task) {
         redis.callRetryingBrokenConnections("pause " + queue + task.map(t -> " task " + t).orElse(""), () ->
-                redis.client().getSet(redis.keys(queue).paused(), StringCodec.INSTANCE).add(task.orElse("*")));
+                redis.client().getSet(redis.keys(queue).paused(), StringCodec.INSTANCE).addAsync(task.orElse("*")));
     }
 
     /** The resume script without a member to remove: what is paused stays paused. */

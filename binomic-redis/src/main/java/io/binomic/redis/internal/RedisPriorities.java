@@ -281,7 +281,7 @@ final class RedisPriorities {
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
         String problem = RedisContext.replyText(flat.get(1 + m));
         List<Delivery> out = RedisContext.entries(flat, 2 + m,
-                (level, id, fields) -> RedisContext.fetched(queue, receipt(id, Integer.parseInt(level)), fields));
+                (level, id, fields) -> RedisContext.fetched(queue, receipt(id, Integer.parseInt(level)), fields, 1));
         if (problem.isEmpty()) {
             if (out.size() < max) {
                 // Every level was read. A filled reply may have stopped before a broken level: taken
@@ -318,7 +318,7 @@ final class RedisPriorities {
         if (result != null) {
             result.forEach((stream, entries) -> {
                 int level = levelByStream.getOrDefault(stream, Priority.DEFAULT);
-                entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, receipt(id.toString(), level), fields)));
+                entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, receipt(id.toString(), level), fields, 1)));
             });
         }
         return deliveries;
@@ -379,19 +379,17 @@ final class RedisPriorities {
     }
 
     /** {@code Broker.removeSettled} over every level of {@code queue}, the default's included. */
-    long removeSettled(String queue) { return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED); }
+    long removeSettled(String queue) { return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED, RedisKeys.GROUP); }
 
     /** {@code Broker.removeIdleConsumers} over every level of {@code queue}, the default's included. */
     long removeIdleConsumers(String queue, Duration idle) {
-        return eachLevel(queue, "removeIdleConsumers", LuaScripts.REMOVE_IDLE_CONSUMERS, Long.toString(idle.toMillis()));
+        return eachLevel(queue, "removeIdleConsumers", LuaScripts.REMOVE_IDLE_CONSUMERS, RedisKeys.GROUP,
+                Long.toString(idle.toMillis()));
     }
 
-    private long eachLevel(String queue, String what, String script, Object... more) {
+    private long eachLevel(String queue, String what, String script, Object... args) {
         RedisKeys k = redis.keys(queue);
         long n = 0;
-        Object[] args = new Object[1 + more.length];
-        args[0] = RedisKeys.GROUP;
-        System.arraycopy(more, 0, args, 1, more.length);
         for (int p : levels(queue)) {
             n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
                     List.of(streamKey(k, p)), args));

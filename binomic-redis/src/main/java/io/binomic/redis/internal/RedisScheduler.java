@@ -42,7 +42,7 @@ final class RedisScheduler implements Scheduler {
         String delayed = redis.keys(message.queue()).delayed();
         redis.producerWrite("schedule on queue '" + message.queue() + "'",
                 batch -> batch.getScoredSortedSet(delayed, StringCodec.INSTANCE).addAsync(dueAt.toEpochMilli(), member),
-                () -> redis.client().getScoredSortedSet(delayed, StringCodec.INSTANCE).add(dueAt.toEpochMilli(), member));
+                () -> redis.client().getScoredSortedSet(delayed, StringCodec.INSTANCE).addAsync(dueAt.toEpochMilli(), member));
     }
 
     /** One {@code ZADD} of up to {@value RedisContext#BULK_CHUNK} members per round trip. */
@@ -69,7 +69,7 @@ final class RedisScheduler implements Scheduler {
                 String delayed = redis.keys(queue).delayed();
                 redis.producerWrite("scheduleAll on queue '" + queue + "'",
                         batch -> batch.<String>getScoredSortedSet(delayed, StringCodec.INSTANCE).addAllAsync(chunk),
-                        () -> redis.client().<String>getScoredSortedSet(delayed, StringCodec.INSTANCE).addAll(chunk));
+                        () -> redis.client().<String>getScoredSortedSet(delayed, StringCodec.INSTANCE).addAllAsync(chunk));
             }
         });
     }

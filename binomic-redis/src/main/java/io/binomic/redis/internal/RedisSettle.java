@@ -1,6 +1,6 @@
 package io.binomic.redis.internal;
 
-import static io.binomic.redis.internal.RedisContext.GROUP;
+import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.SettleReport;
@@ -148,28 +148,17 @@ final class RedisSettle implements SettledCleanup {
         args.add(dlqMinId);
         for (Settlement s : settlements) {
             Delivery d = s.delivery();
+            String id = RedisPriorities.entryId(d.receipt());
             switch (s) {
                 case Settlement.Ack ack when d.deliveryCount() == 1 ->
                     // the drain's common case as one argument: the script reads an ack of count 1 from the id alone
-                    args.add(RedisPriorities.entryId(d.receipt()));
-                case Settlement.Ack ack -> {
-                    args.add("A");
-                    args.add(RedisPriorities.entryId(d.receipt()));
-                    args.add(Integer.toString(d.deliveryCount()));
-                }
-                case Settlement.RetryLater retry -> {
-                    args.add("R");
-                    args.add(RedisPriorities.entryId(d.receipt()));
-                    args.add(Integer.toString(d.deliveryCount()));
-                    args.add(Long.toString(retry.dueAt().toEpochMilli()));
-                    args.add(StreamFields.toJson(StreamFields.encode(retry.next())));
-                }
+                    args.add(id);
+                case Settlement.Ack ack -> args.addAll(List.of("A", id, Integer.toString(d.deliveryCount())));
+                case Settlement.RetryLater retry -> args.addAll(List.of("R", id, Integer.toString(d.deliveryCount()),
+                        Long.toString(retry.dueAt().toEpochMilli()), StreamFields.toJson(StreamFields.encode(retry.next()))));
                 case Settlement.DeadLetter dead -> {
                     Map<String, String> fields = DeadLetterFields.encode(d, dead.failure());
-                    args.add("D");
-                    args.add(RedisPriorities.entryId(d.receipt()));
-                    args.add(Integer.toString(d.deliveryCount()));
-                    args.add(Integer.toString(fields.size() * 2));
+                    args.addAll(List.of("D", id, Integer.toString(d.deliveryCount()), Integer.toString(fields.size() * 2)));
                     RedisContext.addFields(args, fields);
                 }
             }

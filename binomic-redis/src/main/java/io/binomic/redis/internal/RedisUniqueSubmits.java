@@ -13,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
@@ -50,14 +49,12 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                     uniqueKeys(m, dueAt, redis.keys(m.queue())), uniqueArguments(m, dueAt));
             return Collections.singletonList(holder(id));
         }
-        List<?> replies = redis.callRetryingBrokenConnections(what, () -> {
-            RBatch batch = redis.client().createBatch(redis.writeOptions());
+        List<?> replies = redis.producerPipeline(what, batch -> {
             for (Message m : messages) {
                 RedisKeys k = redis.keys(m.queue());
                 batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_UNIQUE,
                         RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
             }
-            return redis.confirmed(what, RedisContext.SUBMIT_AGAIN, batch.execute()).getResponses();
         });
         List<UUID> ids = new ArrayList<>(replies.size());
         replies.forEach(r -> ids.add(holder(r)));
@@ -145,9 +142,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         Message m = d.message().get();
         UniqueClaim.of(m).filter(UniqueClaim::releasedAtEnd).ifPresent(c -> {
             keys.add(k.unique(m.task(), c.key()));
-            args.add("U");
-            args.add(Integer.toString(keys.size()));
-            args.add(m.id().toString());
+            args.addAll(List.of("U", Integer.toString(keys.size()), m.id().toString()));
         });
     }
 }

@@ -127,7 +127,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             }
         }
         String scheme = config.scheme();
-        if (TopologyUrls.handles(scheme)) {
+        if (TopologyUrls.SCHEMES.contains(scheme)) {
             return TopologyUrls.setup(config, replicaWait);
         }
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
@@ -184,7 +184,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
         Duration timeout = DEFAULT_WAIT_TIMEOUT;
         if (timeoutText != null) {
-            timeout = parseWaitTimeout(timeoutText.strip());
+            timeout = positiveDuration(WAIT_TIMEOUT_OPTION, timeoutText.strip(), "1s");
             if (replicasText == null) {
                 // Most likely a misspelt or forgotten replicas key: a timeout alone would silently change nothing.
                 throw new IllegalArgumentException("BrokerConfig option " + WAIT_TIMEOUT_OPTION + " is set but "
@@ -194,8 +194,6 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         }
         return replicas == 0 ? ReplicaWait.OFF : new ReplicaWait(replicas, timeout);
     }
-
-    private static Duration parseWaitTimeout(String text) { return positiveDuration(WAIT_TIMEOUT_OPTION, text, "1s"); }
 
     /**
      * A broker option's duration: {@code 500ms}, {@code 2s}, {@code 5m} or ISO-8601 ({@code PT2S}),

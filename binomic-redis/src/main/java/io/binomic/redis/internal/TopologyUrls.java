@@ -32,8 +32,6 @@ final class TopologyUrls {
     private TopologyUrls() {
     }
 
-    static boolean handles(String scheme) { return SCHEMES.contains(scheme); }
-
     /** The Redisson set-up of a cluster or sentinel URL; a malformed one is refused with the expected form. */
     static RedissonSetup setup(BrokerConfig config, RedissonSetup.ReplicaWait replicaWait) {
         String scheme = config.scheme();
