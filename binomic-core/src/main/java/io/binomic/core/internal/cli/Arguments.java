@@ -72,10 +72,16 @@ final class Arguments {
      */
     Optional<String> queueName() throws UsageException {
         Optional<String> queue = value("queue");
-        if (queue.isPresent() && !QUEUE_NAME.matcher(queue.get()).matches()) {
-            throw new UsageException("'" + queue.get() + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+        if (queue.isPresent()) {
+            requireQueueName("", queue.get());
         }
         return queue;
+    }
+
+    private static void requireQueueName(String option, String queue) throws UsageException {
+        if (!QUEUE_NAME.matcher(queue).matches()) {
+            throw new UsageException(option + "'" + queue + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+        }
     }
 
     boolean has(String name) {
@@ -109,9 +115,7 @@ final class Arguments {
         }
         if (name.equals("queues")) {
             for (String queue : items) {
-                if (!QUEUE_NAME.matcher(queue).matches()) {
-                    throw new UsageException("--queues: '" + queue + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
-                }
+                requireQueueName("--queues: ", queue);
             }
         }
         return items;

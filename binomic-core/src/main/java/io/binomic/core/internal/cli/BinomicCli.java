@@ -58,11 +58,10 @@ public final class BinomicCli {
         Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
         Command.Context cx = new Command.Context(out, err, commandEnv, connect, () -> settings);
         this.commands = List.of(new MasterCommand(cx), new QueuesCommand(cx), new DashboardCommand(cx), new WorkersCommand(cx),
-                new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.Action.REPLAY),
-                new DlqChangeCommand(cx, DlqChangeCommand.Action.PURGE), new JobCommand(cx, JobCommand.Action.SHOW),
-                new JobCommand(cx, JobCommand.Action.CANCEL), new JobCommand(cx, JobCommand.Action.SUBMIT),
-                new QueueCommand(cx, QueueCommand.Action.PAUSE), new QueueCommand(cx, QueueCommand.Action.RESUME),
-                new QueueLimitCommand(cx), new QueuePartitionsCommand(cx), new OutboxCommand(cx));
+                new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.REPLAY), new DlqChangeCommand(cx, DlqChangeCommand.PURGE),
+                new JobCommand(cx, JobCommand.SHOW), new JobCommand(cx, JobCommand.CANCEL), new JobCommand(cx, JobCommand.SUBMIT),
+                new QueueCommand(cx, QueueCommand.PAUSE), new QueueCommand(cx, QueueCommand.RESUME), new QueueLimitCommand(cx),
+                new QueuePartitionsCommand(cx), new OutboxCommand(cx));
     }
 
     public static void main(String[] args) {

@@ -25,6 +25,15 @@ abstract class Command {
         }
     }
 
+    /** One of the commands of a group that share their options and code, such as {@code queue pause} and {@code queue resume}. */
+    record Verb(String word, String summary, String notes) { }
+
+    /** What a command does on a started Binomic; throws what the caller turns into an exit code. */
+    @FunctionalInterface
+    interface OnBroker {
+        void run(Binomic binomic) throws UsageException;
+    }
+
     /** The words that select it, such as {@code dlq replay}. */
     final String name;
     /** One line for the command list and the top of its help. */
@@ -67,6 +76,21 @@ abstract class Command {
                     + " (its TaskProvider) on the module path");
         }
         return known;
+    }
+
+    /**
+     * Runs {@code action} on a started Binomic of {@code queues} and returns {@link BinomicCli#EXIT_OK}; a value the
+     * action's calls refuse ({@link IllegalArgumentException}) is bad usage, not a failed operation.
+     */
+    int onBroker(Arguments args, List<String> queues, OnBroker action) throws UsageException {
+        try (Binomic binomic = cx.connect(args, queues)) {
+            try {
+                action.run(binomic);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return BinomicCli.EXIT_OK;
     }
 
     /**

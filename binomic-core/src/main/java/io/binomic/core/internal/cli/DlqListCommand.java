@@ -29,11 +29,10 @@ final class DlqListCommand extends Command {
         DeadLetterFilter filter = DlqFilterOptions.filter(args);
         boolean details = args.has("details");
         int limit = args.intValue("limit", 100, 1);
-        if (args.has("limit") && !details) {
-            throw new UsageException("--limit applies to --details only");
-        }
-        if (args.has("wide") && !details) {
-            throw new UsageException("--wide applies to --details only");
+        for (String option : List.of("limit", "wide")) {
+            if (args.has(option) && !details) {
+                throw new UsageException("--" + option + " applies to --details only");
+            }
         }
         boolean wide = args.has("wide");
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
@@ -53,9 +52,7 @@ final class DlqListCommand extends Command {
                 }
             }
         }
-        if (!table.isEmpty()) {
-            table.print(out);
-        }
+        table.print(out);
         out.println(total + " dead letter(s)");
         return BinomicCli.EXIT_OK;
     }
@@ -77,9 +74,7 @@ final class DlqListCommand extends Command {
                 shown++;
             }
         }
-        if (!table.isEmpty()) {
-            table.print(out);
-        }
+        table.print(out);
         out.println(shown + " dead letter(s) shown");
         return BinomicCli.EXIT_OK;
     }

@@ -193,15 +193,12 @@ final class MasterCommand extends Command {
      * never read as false: a typo must not leave a dashboard the operator meant read-only writable.
      */
     private static boolean readOnlySetting(Settings given) throws UsageException {
-        Optional<String> value = given.value("master.dashboardReadOnly").map(String::strip);
-        if (value.isEmpty() || value.get().equalsIgnoreCase("false")) {
-            return false;
-        }
-        if (value.get().equalsIgnoreCase("true")) {
-            return true;
+        String value = given.value("master.dashboardReadOnly").map(String::strip).orElse("false");
+        if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(value);
         }
         throw new UsageException(given.origin("master.dashboardReadOnly").orElse("master.dashboardReadOnly")
-                + ": master.dashboardReadOnly must be true or false, was '" + value.get() + "'");
+                + ": master.dashboardReadOnly must be true or false, was '" + value + "'");
     }
 
     /** File and environment first, then each option given here over them. */

@@ -2,7 +2,6 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
-import io.binomic.core.Binomic;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -44,20 +43,13 @@ final class QueueLimitCommand extends Command {
             throw new UsageException("--none removes the limits: give it alone, or give --rate/--concurrency without it");
         }
         Optional<QueueLimits> limits = none ? Optional.of(QueueLimits.NONE) : setting ? Optional.of(parse(args)) : Optional.empty();
-        try (Binomic binomic = cx.connect(args, List.of(queue))) {
-            try {
-                if (limits.isPresent()) {
-                    KnownQueues.require(args, cx, binomic, queue);
-                    binomic.queues().setLimits(queue, limits.get());
-                    out.println("limits of queue " + queue + ": " + limits.get());
-                } else {
-                    out.println("limits of queue " + queue + ": " + binomic.queues().limits(queue));
-                }
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
+        return onBroker(args, List.of(queue), binomic -> {
+            if (limits.isPresent()) {
+                KnownQueues.require(args, cx, binomic, queue);
+                binomic.queues().setLimits(queue, limits.get());
             }
-            return BinomicCli.EXIT_OK;
-        }
+            out.println("limits of queue " + queue + ": " + limits.orElseGet(() -> binomic.queues().limits(queue)));
+        });
     }
 
     private static QueueLimits parse(Arguments args) throws UsageException {

@@ -46,17 +46,17 @@ final class Table {
         return b == null ? text : b.toString();
     }
 
-    boolean isEmpty() {
-        return rows.isEmpty();
-    }
-
+    /** Prints the header and the rows; nothing at all for a table without rows. */
     void print(PrintStream out) {
+        if (rows.isEmpty()) {
+            return;
+        }
         int columns = headers.size();
         int[] width = new int[columns];
         boolean[] numeric = new boolean[columns];
         for (int c = 0; c < columns; c++) {
             width[c] = headers.get(c).length();
-            numeric[c] = !rows.isEmpty();
+            numeric[c] = true;
             for (List<String> row : rows) {
                 width[c] = Math.max(width[c], row.get(c).length());
                 numeric[c] &= row.get(c).matches("-?\\d+|-"); // "-" stands for a missing number

@@ -5,7 +5,6 @@ import com.sun.net.httpserver.HttpHandler;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
-import io.binomic.api.JobHandle;
 import io.binomic.api.JobNotFoundException;
 import io.binomic.api.JobStatus;
 import io.binomic.api.QueueStats;
@@ -454,7 +453,8 @@ public final class DashboardPages implements HttpHandler {
             DashboardServer.send(exchange, 403, "text/plain; charset=utf-8", "missing or stale CSRF token: reload the page and try again\n");
             return;
         }
-        String back;
+        String q = form.getOrDefault("queue", "");
+        String back = path.substring(0, path.lastIndexOf('/'));
         String done;
         switch (path) {
             case "/jobs/cancel" -> {
@@ -464,34 +464,25 @@ public final class DashboardPages implements HttpHandler {
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a job id");
                 }
-                JobHandle.CancelOutcome outcome = binomic.job(id).cancel();
-                back = "/jobs?id=" + id;
-                done = "job " + id + ": " + outcome;
+                back += "?id=" + id;
+                done = "job " + id + ": " + binomic.job(id).cancel();
             }
             case "/dead-letters/replay" -> {
-                String q = form.getOrDefault("queue", "");
                 String letter = requireLetter(form);
-                back = "/dead-letters";
                 done = binomic.deadLetters().replayOne(requireQueue(q), letter) ? "replayed " + letter + " onto " + q
                         : "no dead letter " + letter + " of queue " + q + " could be replayed: it is gone, or its message cannot be decoded";
             }
             case "/dead-letters/purge" -> {
-                String q = form.getOrDefault("queue", "");
                 String letter = requireLetter(form);
-                back = "/dead-letters";
                 done = binomic.deadLetters().purgeOne(requireQueue(q), letter) ? "purged " + letter
                         : "no dead letter " + letter + " in queue " + q + ": nothing purged";
             }
             case "/queues/pause" -> {
-                String q = requireQueue(form.getOrDefault("queue", ""));
-                binomic.queues().pause(q);
-                back = "/queues";
+                binomic.queues().pause(requireQueue(q));
                 done = "paused " + q;
             }
             case "/queues/resume" -> {
-                String q = requireQueue(form.getOrDefault("queue", ""));
-                binomic.queues().resume(q);
-                back = "/queues";
+                binomic.queues().resume(requireQueue(q));
                 done = "resumed " + q;
             }
             default -> {
@@ -499,10 +490,9 @@ public final class DashboardPages implements HttpHandler {
                 return;
             }
         }
-        String sep = back.contains("?") ? "&" : "?";
         String flash = randomHex(12);
         flashes.put(flash, done);
-        exchange.getResponseHeaders().set("Location", back + sep + "done=" + flash);
+        exchange.getResponseHeaders().set("Location", back + (back.contains("?") ? "&" : "?") + "done=" + flash);
         exchange.sendResponseHeaders(303, -1);
     }
 
@@ -566,11 +556,7 @@ public final class DashboardPages implements HttpHandler {
 
     private static void serveStatic(HttpExchange exchange, String name) throws IOException {
         String type = name.equals("dashboard.css") ? "text/css; charset=utf-8" : name.equals("dashboard.js") ? "text/javascript; charset=utf-8" : null;
-        if (type == null) {
-            DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
-            return;
-        }
-        try (InputStream in = DashboardPages.class.getResourceAsStream("static/" + name)) {
+        try (InputStream in = type == null ? null : DashboardPages.class.getResourceAsStream("static/" + name)) {
             if (in == null) {
                 DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
                 return;
@@ -578,5 +564,4 @@ public final class DashboardPages implements HttpHandler {
             DashboardServer.send(exchange, 200, type, new String(in.readAllBytes(), StandardCharsets.UTF_8));
         }
     }
-
 }
