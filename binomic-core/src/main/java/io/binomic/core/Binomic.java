@@ -121,14 +121,10 @@ public final class Binomic implements AutoCloseable {
     static {
         CoreAccess.install(new CoreAccess.Bridge() {
             @Override
-            public StatsRecorder stats(Binomic binomic) {
-                return binomic.stats;
-            }
+            public StatsRecorder stats(Binomic binomic) { return binomic.stats; }
 
             @Override
-            public List<String> queues(Binomic binomic) {
-                return binomic.allQueues();
-            }
+            public List<String> queues(Binomic binomic) { return binomic.allQueues(); }
 
             @Override
             public Broker broker(Binomic binomic) {
@@ -143,15 +139,11 @@ public final class Binomic implements AutoCloseable {
             }
 
             @Override
-            public List<OutboxMonitor> outboxes(Binomic binomic) {
-                return List.copyOf(binomic.outboxes);
-            }
+            public List<OutboxMonitor> outboxes(Binomic binomic) { return List.copyOf(binomic.outboxes); }
         });
     }
 
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /**
      * A builder for the HTTP {@link Dashboard} of this client: {@code /metrics} for Prometheus and
@@ -198,14 +190,10 @@ public final class Binomic implements AutoCloseable {
      * @throws IllegalArgumentException for a CRON or INTERVAL task, or one that clashes with a registered task of the same name
      * @throws PayloadTooLargeException when the encoded argument exceeds the broker's limit
      */
-    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument) {
-        return submit(task, argument, Map.of());
-    }
+    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument) { return submit(task, argument, Map.of()); }
 
     /** {@link #submit(Task, Object)} for a task without argument. */
-    public <R> JobHandle<R> submit(Task<Void, R> task) {
-        return submit(task, null, Map.of());
-    }
+    public <R> JobHandle<R> submit(Task<Void, R> task) { return submit(task, null, Map.of()); }
 
     /** {@link #submit(Task, Object)} with headers (trace context, idempotency key...). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, Map<String, String> headers) {
@@ -341,9 +329,7 @@ public final class Binomic implements AutoCloseable {
     }
 
     /** Starts a worker in this JVM with the configured {@link WorkerConfig}. */
-    public Worker startWorker() {
-        return startWorker(config.worker());
-    }
+    public Worker startWorker() { return startWorker(config.worker()); }
 
     /** Starts a worker in this JVM with {@code workerConfig}. */
     public Worker startWorker(WorkerConfig workerConfig) {
@@ -586,8 +572,6 @@ public final class Binomic implements AutoCloseable {
          * @throws IllegalArgumentException when two tasks share a name
          * @throws ProviderNotFoundException when no broker, or no scheduler, matches the URL
          */
-        public Binomic build() {
-            return new Binomic(this);
-        }
+        public Binomic build() { return new Binomic(this); }
     }
 }

@@ -29,30 +29,20 @@ public final class Dashboard implements AutoCloseable {
 
     private final DashboardServer server;
 
-    private Dashboard(DashboardServer server) {
-        this.server = server;
-    }
+    private Dashboard(DashboardServer server) { this.server = server; }
 
     /** The address it listens on, with the actual port when port 0 was asked. */
-    public InetSocketAddress address() {
-        return server.address();
-    }
+    public InetSocketAddress address() { return server.address(); }
 
     /** Its base address, such as {@code http://127.0.0.1:9470/}. */
-    public URI uri() {
-        return server.uri();
-    }
+    public URI uri() { return server.uri(); }
 
     /** Whether it refuses every change. */
-    public boolean isReadOnly() {
-        return server.settings().readOnly();
-    }
+    public boolean isReadOnly() { return server.settings().readOnly(); }
 
     /** Stops serving. */
     @Override
-    public void close() {
-        server.close();
-    }
+    public void close() { server.close(); }
 
     /** Builds and starts a {@link Dashboard}; obtained from {@link Binomic#dashboard()}. */
     public static final class Builder {
@@ -63,9 +53,7 @@ public final class Dashboard implements AutoCloseable {
         private boolean readOnly;
         private final Set<String> given = new HashSet<>();
 
-        Builder(Binomic binomic) {
-            this.binomic = Objects.requireNonNull(binomic, "binomic");
-        }
+        Builder(Binomic binomic) { this.binomic = Objects.requireNonNull(binomic, "binomic"); }
 
         /**
          * The address to listen on: an IP address or host name. Defaults to {@code 127.0.0.1}, so

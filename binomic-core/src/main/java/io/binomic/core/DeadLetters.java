@@ -142,9 +142,7 @@ public final class DeadLetters {
      */
     public record ReplayOutcome(long replayed, long undecodable, long gone) {
         /** Selected dead letters that were not replayed. */
-        public long skipped() {
-            return undecodable + gone;
-        }
+        public long skipped() { return undecodable + gone; }
     }
 
     /** Replays every dead letter of {@code queue} matching {@code filter}; returns how many (see {@link #replayMatching}). */

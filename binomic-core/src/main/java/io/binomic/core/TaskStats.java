@@ -19,9 +19,7 @@ public record TaskStats(String queue, String task, long succeeded, long failed, 
                         Duration totalDuration, Duration maxDuration) {
 
     /** Executions counted (succeeded + failed). */
-    public long executions() {
-        return succeeded + failed;
-    }
+    public long executions() { return succeeded + failed; }
 
     /** Mean execution time, zero when nothing ran. */
     public Duration meanDuration() {

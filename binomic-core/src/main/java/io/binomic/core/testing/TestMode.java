@@ -87,24 +87,16 @@ public final class TestMode implements AutoCloseable {
     }
 
     /** Jobs are collected and run by {@link #drain()}. */
-    public static Builder manual() {
-        return new Builder(false);
-    }
+    public static Builder manual() { return new Builder(false); }
 
     /** Jobs run inside {@code submit}, before it returns. */
-    public static Builder inline() {
-        return new Builder(true);
-    }
+    public static Builder inline() { return new Builder(true); }
 
     /** The instance the code under test submits through. */
-    public Binomic binomic() {
-        return binomic;
-    }
+    public Binomic binomic() { return binomic; }
 
     /** Every job submitted so far, in order (those already run included). */
-    public List<SubmittedJob> enqueued() {
-        return List.copyOf(submitted);
-    }
+    public List<SubmittedJob> enqueued() { return List.copyOf(submitted); }
 
     /** The arguments of the jobs of {@code task} submitted so far, in order. */
     public <A> List<A> enqueued(Task<A, ?> task) {
@@ -112,9 +104,7 @@ public final class TestMode implements AutoCloseable {
     }
 
     /** Forgets what was submitted (the jobs themselves stay queued). */
-    public void clearEnqueued() {
-        submitted.clear();
-    }
+    public void clearEnqueued() { submitted.clear(); }
 
     /**
      * Drops every job still queued, scheduled or waiting to retry, without running it, and forgets
@@ -243,9 +233,7 @@ public final class TestMode implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        binomic.close();
-    }
+    public void close() { binomic.close(); }
 
     /**
      * What one {@link #drain()} did.
@@ -264,9 +252,7 @@ public final class TestMode implements AutoCloseable {
         private final Map<String, TaskBinding<?, ?>> bindings = new LinkedHashMap<>();
         private TaskDefaults defaults = TaskDefaults.builder().build();
 
-        private Builder(boolean inline) {
-            this.inline = inline;
-        }
+        private Builder(boolean inline) { this.inline = inline; }
 
         /** Binds {@code task} to {@code handler}. */
         public <A, R> Builder handle(Task<A, R> task, TaskHandler<A, R> handler) {
@@ -296,8 +282,6 @@ public final class TestMode implements AutoCloseable {
         }
 
         /** Starts the test mode. */
-        public TestMode start() {
-            return new TestMode(this);
-        }
+        public TestMode start() { return new TestMode(this); }
     }
 }

@@ -20,9 +20,7 @@ final class Arguments {
 
     private final Map<String, List<String>> values;
 
-    private Arguments(Map<String, List<String>> values) {
-        this.values = values;
-    }
+    private Arguments(Map<String, List<String>> values) { this.values = values; }
 
     static Arguments parse(List<String> args, List<Option> options) throws UsageException {
         Map<String, Option> byName = new LinkedHashMap<>();
@@ -84,17 +82,11 @@ final class Arguments {
         }
     }
 
-    boolean has(String name) {
-        return values.containsKey(name);
-    }
+    boolean has(String name) { return values.containsKey(name); }
 
-    Optional<String> value(String name) {
-        return Optional.ofNullable(values.get(name)).map(List::getFirst);
-    }
+    Optional<String> value(String name) { return Optional.ofNullable(values.get(name)).map(List::getFirst); }
 
-    List<String> values(String name) {
-        return values.getOrDefault(name, List.of());
-    }
+    List<String> values(String name) { return values.getOrDefault(name, List.of()); }
 
     /**
      * A comma-separated option as a list, such as {@code --queues a,b}; empty when the option is absent. Given but naming nothing

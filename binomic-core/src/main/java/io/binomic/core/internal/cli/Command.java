@@ -60,9 +60,7 @@ abstract class Command {
      * Turns positional words at the front of {@code rest} (what follows the command's name) into
      * options, such as {@code queue pause NAME} into {@code --queue NAME}. None by default.
      */
-    List<String> takeOperands(List<String> rest) {
-        return rest;
-    }
+    List<String> takeOperands(List<String> rest) { return rest; }
 
     /** Which queues a command looks at: the ones named with {@code --queues}, else those of the discovered tasks. */
     static List<String> queues(Arguments args, Binomic binomic) throws UsageException {

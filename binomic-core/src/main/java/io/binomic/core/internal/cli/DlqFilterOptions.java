@@ -16,9 +16,7 @@ final class DlqFilterOptions {
 
     private DlqFilterOptions() { }
 
-    static boolean any(Arguments args) {
-        return ALL.stream().anyMatch(o -> args.has(o.name()));
-    }
+    static boolean any(Arguments args) { return ALL.stream().anyMatch(o -> args.has(o.name())); }
 
     static DeadLetterFilter filter(Arguments args) throws UsageException {
         DeadLetterFilter filter = DeadLetterFilter.all();

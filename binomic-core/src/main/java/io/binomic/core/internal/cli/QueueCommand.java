@@ -32,9 +32,7 @@ final class QueueCommand extends Command {
     }
 
     @Override
-    List<String> takeOperands(List<String> rest) {
-        return queueAsFirstWord(rest);
-    }
+    List<String> takeOperands(List<String> rest) { return queueAsFirstWord(rest); }
 
     /** {@code queue pause NAME}, {@code queue limit NAME}: the first word, when it is not an option, is the queue. */
     static List<String> queueAsFirstWord(List<String> rest) {

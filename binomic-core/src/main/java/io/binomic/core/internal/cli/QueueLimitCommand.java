@@ -30,9 +30,7 @@ final class QueueLimitCommand extends Command {
     }
 
     @Override
-    List<String> takeOperands(List<String> rest) {
-        return QueueCommand.queueAsFirstWord(rest);
-    }
+    List<String> takeOperands(List<String> rest) { return QueueCommand.queueAsFirstWord(rest); }
 
     @Override
     int run(Arguments args) throws UsageException {

@@ -9,9 +9,7 @@ final class Table {
     private final List<String> headers;
     private final List<List<String>> rows = new ArrayList<>();
 
-    Table(String... headers) {
-        this.headers = List.of(headers);
-    }
+    Table(String... headers) { this.headers = List.of(headers); }
 
     Table row(Object... cells) {
         if (cells.length != headers.size()) {

@@ -56,9 +56,7 @@ public final class JobMessages {
     }
 
     /** A new message id, for a submit that names it to its trace context before the message is built. */
-    UUID newId() {
-        return Uuid7.next(clock);
-    }
+    UUID newId() { return Uuid7.next(clock); }
 
     /** The message of one job of {@code task} with {@code argument}, encoded by this client's codec. */
     Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
@@ -113,9 +111,7 @@ public final class JobMessages {
     }
 
     /** Refuses the headers submit sets itself. */
-    private static void requireValidOptions(SubmitOptions options) {
-        ReservedHeaders.refuse(options);
-    }
+    private static void requireValidOptions(SubmitOptions options) { ReservedHeaders.refuse(options); }
 
     private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace, UUID id) {
         requireFits(task, payload);

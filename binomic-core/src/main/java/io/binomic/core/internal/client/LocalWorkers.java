@@ -78,9 +78,7 @@ public final class LocalWorkers implements AutoCloseable {
         return worker;
     }
 
-    public List<Worker> running() {
-        return workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList();
-    }
+    public List<Worker> running() { return workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList(); }
 
     /** Stops every worker, each with its shutdown grace, then the activity counts. */
     @Override

@@ -103,7 +103,5 @@ public final class PeriodicFirer implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        ticker.close();
-    }
+    public void close() { ticker.close(); }
 }

@@ -82,28 +82,20 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
     }
 
     /** The file in which the master hands its resolved settings to its workers; readable by its user only. */
-    public Path workerSettingsFile() {
-        return stateDirectory.resolve("worker.conf");
-    }
+    public Path workerSettingsFile() { return stateDirectory.resolve("worker.conf"); }
 
     /** The segment file the master creates and its workers and {@code binomic workers} map. */
-    public Path segmentFile() {
-        return stateDirectory.resolve("workers.slots");
-    }
+    public Path segmentFile() { return stateDirectory.resolve("workers.slots"); }
 
     /** The log file of the worker in {@code slot}: its stdout and stderr, appended across restarts. */
-    public Path logFile(int slot) {
-        return stateDirectory.resolve("logs").resolve("worker-" + slot + ".log");
-    }
+    public Path logFile(int slot) { return stateDirectory.resolve("logs").resolve("worker-" + slot + ".log"); }
 
     /** The default state directory: {@code <java.io.tmpdir>/binomic-<user.name>}. */
     public static Path defaultStateDirectory() {
         return Path.of(System.getProperty("java.io.tmpdir"), "binomic-" + System.getProperty("user.name", "user"));
     }
 
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** Builds {@link MasterConfig}; values are checked in {@link #build()}. */
     public static final class Builder {

@@ -89,9 +89,7 @@ public final class Settings {
     }
 
     /** No setting given: every value is its default. */
-    public static Settings defaults() {
-        return new Settings(new LinkedHashMap<>(), new HashMap<>());
-    }
+    public static Settings defaults() { return new Settings(new LinkedHashMap<>(), new HashMap<>()); }
 
     /**
      * The file ({@code file}, else the one {@value #FILE_ENV} names, else none) with the
@@ -214,14 +212,10 @@ public final class Settings {
         return new Settings(v, o);
     }
 
-    public Optional<String> value(String key) {
-        return Optional.ofNullable(values.get(key));
-    }
+    public Optional<String> value(String key) { return Optional.ofNullable(values.get(key)); }
 
     /** Where the value of {@code key} came from, if anything set it. */
-    public Optional<String> origin(String key) {
-        return Optional.ofNullable(origins.get(key));
-    }
+    public Optional<String> origin(String key) { return Optional.ofNullable(origins.get(key)); }
 
     /** The broker settings; {@code defaultUrl} when no {@code broker.url} is given. */
     public BrokerConfig broker(String defaultUrl) {
@@ -381,13 +375,9 @@ public final class Settings {
         }
     }
 
-    private Optional<Integer> intValue(String key) {
-        return number(key, Integer::parseInt, "a whole number");
-    }
+    private Optional<Integer> intValue(String key) { return number(key, Integer::parseInt, "a whole number"); }
 
-    private Optional<Double> doubleValue(String key) {
-        return number(key, Double::parseDouble, "a number such as 2 or 0.5");
-    }
+    private Optional<Double> doubleValue(String key) { return number(key, Double::parseDouble, "a number such as 2 or 0.5"); }
 
     private <T> Optional<T> number(String key, Function<String, T> parse, String expected) {
         return value(key).map(text -> {
@@ -399,9 +389,7 @@ public final class Settings {
         });
     }
 
-    private Optional<Duration> duration(String key) {
-        return value(key).map(text -> parseDuration(where(key) + key, text));
-    }
+    private Optional<Duration> duration(String key) { return value(key).map(text -> parseDuration(where(key) + key, text)); }
 
     /** {@code 500ms}, {@code 5s}, {@code 2m}, {@code 1h}, {@code 14d} or ISO-8601 such as {@code PT5S}. */
     public static Duration parseDuration(String what, String text) {
@@ -440,9 +428,7 @@ public final class Settings {
         return items;
     }
 
-    private String where(String key) {
-        return origin(key).map(o -> o + ": ").orElse("");
-    }
+    private String where(String key) { return origin(key).map(o -> o + ": ").orElse(""); }
 
     /** Runs a config builder; its message names the field, this adds where the section's values came from. */
     private <T> T build(String section, Supplier<T> builder) {

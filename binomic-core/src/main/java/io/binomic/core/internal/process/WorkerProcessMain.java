@@ -173,9 +173,7 @@ public final class WorkerProcessMain {
         }
     }
 
-    private boolean masterAlive() {
-        return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false);
-    }
+    private boolean masterAlive() { return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false); }
 
     /** Shutdown hook: SIGTERM (or System.exit) drains like the master's command would, then lets the JVM go. */
     private void stopOnSignal() {

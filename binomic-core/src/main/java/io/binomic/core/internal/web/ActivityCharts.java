@@ -30,9 +30,7 @@ final class ActivityCharts {
      * and the value its tooltip gives (the same, but for a series drawn above another).
      */
     private record Series(String label, String cssClass, ToLongFunction<ActivityBucket> value, ToLongFunction<ActivityBucket> shown) {
-        Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) {
-            this(label, cssClass, value, value);
-        }
+        Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) { this(label, cssClass, value, value); }
     }
 
     /** The buckets of the last {@link #MINUTES} minutes up to {@code now}, every queue added up, one per minute (empty ones included). */
@@ -135,7 +133,5 @@ final class ActivityCharts {
         h.raw("</p></figure>");
     }
 
-    private static String fmt(double v) {
-        return String.format(Locale.ROOT, "%.1f", v);
-    }
+    private static String fmt(double v) { return String.format(Locale.ROOT, "%.1f", v); }
 }

@@ -78,9 +78,7 @@ public final class DashboardPages implements HttpHandler {
      */
     private final Map<String, String> flashes = Collections.synchronizedMap(new LinkedHashMap<>() {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-            return size() > 100;
-        }
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) { return size() > 100; }
     });
 
     /**
@@ -532,13 +530,9 @@ public final class DashboardPages implements HttpHandler {
         return HexFormat.of().formatHex(random);
     }
 
-    private List<String> queues() {
-        return CoreAccess.get().queues(binomic);
-    }
+    private List<String> queues() { return CoreAccess.get().queues(binomic); }
 
-    private static String millis(Duration d) {
-        return d.toMillis() + " ms";
-    }
+    private static String millis(Duration d) { return d.toMillis() + " ms"; }
 
     static Map<String, String> form(String raw) {
         Map<String, String> m = new HashMap<>();

@@ -234,9 +234,7 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     /** The address the server listens on (its actual port when 0 was asked). */
-    public InetSocketAddress address() {
-        return server.getAddress();
-    }
+    public InetSocketAddress address() { return server.getAddress(); }
 
     /** The server's base address, such as {@code http://127.0.0.1:9470/}. */
     public URI uri() {
@@ -245,9 +243,7 @@ public final class DashboardServer implements AutoCloseable {
         return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort() + "/");
     }
 
-    public Settings settings() {
-        return settings;
-    }
+    public Settings settings() { return settings; }
 
     /** Stops accepting, gives running exchanges a second, and stops. */
     @Override
