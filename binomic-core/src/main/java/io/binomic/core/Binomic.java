@@ -442,10 +442,7 @@ public final class Binomic implements AutoCloseable {
         private Builder() { }
 
         /** Configuration. Defaults to {@link BinomicConfig#defaults()}: embedded broker, 5 concurrent tasks. */
-        public Builder config(BinomicConfig config) {
-            this.config = Objects.requireNonNull(config, "config must not be null");
-            return this;
-        }
+        public Builder config(BinomicConfig config) { return set(() -> this.config = Objects.requireNonNull(config, "config must not be null")); }
 
         /**
          * Declares a task this instance knows without running it: a CRON or INTERVAL task it fires,
@@ -500,10 +497,7 @@ public final class Binomic implements AutoCloseable {
         }
 
         /** Uses this broker instance instead of the one the URL selects. Defaults to the URL's provider. */
-        public Builder broker(Broker broker) {
-            this.broker = broker;
-            return this;
-        }
+        public Builder broker(Broker broker) { return set(() -> this.broker = broker); }
 
         /**
          * Uses this codec instance instead of the one {@link BinomicConfig#payloadCodec()} names
@@ -511,10 +505,7 @@ public final class Binomic implements AutoCloseable {
          * is what messages record. Defaults to the provider {@code BinomicConfig.payloadCodec} names,
          * {@code json-jdk} unless set.
          */
-        public Builder codec(PayloadCodec codec) {
-            this.codec = codec;
-            return this;
-        }
+        public Builder codec(PayloadCodec codec) { return set(() -> this.codec = codec); }
 
         /**
          * Uses this scheduler (DELAY submissions, retries, periodic ticks) instead of the one the
@@ -522,10 +513,7 @@ public final class Binomic implements AutoCloseable {
          * storage with the broker, since a retry is scheduled inside the broker's settle: give it
          * together with {@link #broker(Broker)}, for a broker wrapped by a test double.
          */
-        public Builder scheduler(Scheduler scheduler) {
-            this.scheduler = scheduler;
-            return this;
-        }
+        public Builder scheduler(Scheduler scheduler) { return set(() -> this.scheduler = scheduler); }
 
         /**
          * Whether {@link Binomic#start()} creates each queue's stream and consumer group in the
@@ -533,10 +521,7 @@ public final class Binomic implements AutoCloseable {
          * {@code dlq} commands) turn it off, so that looking at a queue, or at a mistyped name,
          * creates nothing; such an instance cannot start workers.
          */
-        public Builder prepareQueues(boolean prepare) {
-            this.prepareQueues = prepare;
-            return this;
-        }
+        public Builder prepareQueues(boolean prepare) { return set(() -> this.prepareQueues = prepare); }
 
         /**
          * Where a submit without a trace context of its own takes the submitting thread's
@@ -561,8 +546,11 @@ public final class Binomic implements AutoCloseable {
         }
 
         /** Clock. Defaults to the UTC system clock. */
-        public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        public Builder clock(Clock clock) { return set(() -> this.clock = Objects.requireNonNull(clock, "clock must not be null")); }
+
+        /** Runs a setter's assignment and returns this builder: each setter is then one line. */
+        private Builder set(Runnable assignment) {
+            assignment.run();
             return this;
         }
 
