@@ -247,18 +247,15 @@ public final class Queues {
 
     private PauseState state(String queue) { return pauseState(checkQueue(queue)); }
 
-    private static String checkQueue(String queue) {
-        if (queue == null || !NAME.matcher(queue).matches()) {
-            throw new IllegalArgumentException("queue must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + queue + "'");
-        }
-        return queue;
-    }
+    private static String checkQueue(String queue) { return checkName("queue", queue); }
 
-    private static String checkTask(String task) {
-        if (task == null || !NAME.matcher(task).matches()) {
-            throw new IllegalArgumentException("task must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + task + "'");
+    private static String checkTask(String task) { return checkName("task", task); }
+
+    private static String checkName(String what, String name) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException(what + " must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + name + "'");
         }
-        return task;
+        return name;
     }
 
     private Pausing pausing() { return Capabilities.require(broker, Pausing.class, "queues cannot be paused"); }

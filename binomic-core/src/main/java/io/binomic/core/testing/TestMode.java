@@ -2,7 +2,6 @@ package io.binomic.core.testing;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskDefaults;
@@ -112,17 +111,7 @@ public final class TestMode implements AutoCloseable {
      * before it (a cached Spring context does). Dead letters and the statuses of tracked jobs stay.
      */
     public void reset() {
-        List<String> names = knownQueues();
-        for (String queue : names) {
-            scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
-        }
-        try {
-            List<Delivery> left = broker.fetch(names, "test-mode", Integer.MAX_VALUE, Duration.ZERO);
-            broker.settle("test-mode", left.stream().<Settlement>map(Settlement.Ack::new).toList());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while resetting the test mode", e);
-        }
+        broker.settle("test-mode", fetchAll("resetting the test mode").stream().<Settlement>map(Settlement.Ack::new).toList());
         submitted.clear();
     }
 
@@ -140,16 +129,7 @@ public final class TestMode implements AutoCloseable {
         draining.set(true);
         try {
             for (int round = 0; round < MAX_ROUNDS; round++) {
-                for (String queue : knownQueues()) {
-                    scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
-                }
-                List<Delivery> deliveries;
-                try {
-                    deliveries = broker.fetch(knownQueues(), "test-mode", Integer.MAX_VALUE, Duration.ZERO);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while draining", e);
-                }
+                List<Delivery> deliveries = fetchAll("draining");
                 if (deliveries.isEmpty()) {
                     break;
                 }
@@ -190,6 +170,20 @@ public final class TestMode implements AutoCloseable {
             }
         }
         return new DrainResult(succeeded, retried, deadLettered, cancelled, notRun);
+    }
+
+    /** Every job of the known queues, scheduled ones moved in first without waiting for their due time. */
+    private List<Delivery> fetchAll(String doing) {
+        List<String> names = knownQueues();
+        for (String queue : names) {
+            scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
+        }
+        try {
+            return broker.fetch(names, "test-mode", Integer.MAX_VALUE, Duration.ZERO);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while " + doing, e);
+        }
     }
 
     /**

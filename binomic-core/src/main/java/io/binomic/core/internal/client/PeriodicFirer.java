@@ -67,7 +67,8 @@ public final class PeriodicFirer implements AutoCloseable {
      * then another client may have fired it, which is fine: each tick fires once).
      */
     private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
-        Message message = messages.ofArgument(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build(), null);
+        SubmitOptions options = SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build();
+        Message message = messages.ofArgument(task, null, options, null, null);
         Duration claimLifetime = claimLifetime(trigger, tick);
         while (true) {
             TickResult result = scheduler.get().fireTick(task.name(), tick, message, claimLifetime);
