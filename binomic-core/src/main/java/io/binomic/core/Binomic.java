@@ -207,10 +207,7 @@ public final class Binomic implements AutoCloseable {
         return submitter.submit(task, argument, options);
     }
 
-    /**
-     * Submits one job per argument, pipelined: the fast path for producers. Returns the handles in
-     * argument order.
-     */
+    /** Submits one job per argument, pipelined: the fast path for producers. Returns the handles in argument order. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments) {
         return submitAll(task, arguments, SubmitOptions.NONE);
     }

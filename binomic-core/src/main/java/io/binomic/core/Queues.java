@@ -69,10 +69,7 @@ public final class Queues {
         return partitions;
     }
 
-    /**
-     * Resumes {@code queue} (tasks paused one by one with {@link #pauseTask} stay paused); its
-     * parked messages run again. Idempotent.
-     */
+    /** Resumes {@code queue} (tasks paused one by one with {@link #pauseTask} stay paused); its parked messages run again. Idempotent. */
     public void resume(String queue) { forEachPartition(queue, p -> pausing().resume(p, Optional.empty())); }
 
     /** True when {@code queue} itself is paused (see {@link #pausedTasks} for tasks paused one by one). */

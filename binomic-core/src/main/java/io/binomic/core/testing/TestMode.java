@@ -115,10 +115,7 @@ public final class TestMode implements AutoCloseable {
         submitted.clear();
     }
 
-    /**
-     * Runs every queued and scheduled job, and the retries they cause, until nothing is left; due
-     * times are not waited for.
-     */
+    /** Runs every queued and scheduled job, and the retries they cause, until nothing is left; due times are not waited for. */
     public DrainResult drain() {
         int succeeded = 0;
         int retried = 0;

@@ -35,10 +35,10 @@ final class DlqChangeCommand extends Command {
     }
 
     private static List<Option> optionList() {
-        List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
+        List<Option> options = new ArrayList<>(List.of(BROKER, QUEUES));
         options.add(Option.flag("all", "every dead letter of the queues"));
         options.add(Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
-        options.addAll(DlqFilterOptions.ALL);
+        options.addAll(DlqListCommand.FILTERS);
         return options;
     }
 
@@ -46,7 +46,7 @@ final class DlqChangeCommand extends Command {
     int run(Arguments args) throws UsageException {
         boolean all = args.has("all");
         List<String> ids = args.values("id");
-        boolean filtered = DlqFilterOptions.any(args);
+        boolean filtered = DlqListCommand.FILTERS.stream().anyMatch(o -> args.has(o.name()));
         int selections = (all ? 1 : 0) + (ids.isEmpty() ? 0 : 1) + (filtered ? 1 : 0);
         if (selections == 0) {
             throw new UsageException("say what to " + verb.word() + ": --all, --id ID, or a filter (--task, --reason, --error-class)");
@@ -57,7 +57,7 @@ final class DlqChangeCommand extends Command {
         if (!ids.isEmpty() && args.list("queues").size() != 1) {
             throw new UsageException("--id needs exactly one queue: add --queues QUEUE");
         }
-        DeadLetterFilter filter = DlqFilterOptions.filter(args);
+        DeadLetterFilter filter = DlqListCommand.filter(args);
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             DeadLetters deadLetters = binomic.deadLetters();
             if (!ids.isEmpty()) {

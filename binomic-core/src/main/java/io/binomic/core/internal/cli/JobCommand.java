@@ -57,9 +57,9 @@ final class JobCommand extends Command {
     private final Verb verb;
 
     JobCommand(Context cx, Verb verb) {
-        super(cx, "job " + verb.word(), verb.summary(), verb != SUBMIT ? List.of(BrokerOptions.BROKER, ID, QUEUE)
-                : List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT,
-                        KnownQueues.CREATE), verb.notes());
+        super(cx, "job " + verb.word(), verb.summary(), verb != SUBMIT ? List.of(BROKER, ID, QUEUE)
+                : List.of(BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT,
+                        CREATE), verb.notes());
         this.verb = verb;
     }
 
@@ -172,7 +172,7 @@ final class JobCommand extends Command {
             options.unique(uniqueness, unique.get());
         }
         args.value("debounce").ifPresent(options::debounce);
-        KnownQueues.require(args, cx, binomic, queue);
+        requireKnown(args, binomic, queue);
         mistypedTask(task, binomic.tasks().all().stream().map(Task::name).toList()).ifPresent(err::println);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());

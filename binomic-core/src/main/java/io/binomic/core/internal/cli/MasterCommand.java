@@ -27,7 +27,7 @@ final class MasterCommand extends Command {
 
     MasterCommand(Context cx) {
         super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
-                BrokerOptions.BROKER, BrokerOptions.QUEUES,
+                BROKER, QUEUES,
                 Option.value("workers", "N", "worker JVMs. Defaults to the number of processors ("
                         + Runtime.getRuntime().availableProcessors() + ")"),
                 Option.value("concurrency", "N", "tasks each worker runs at once. Defaults to 5"),
@@ -206,10 +206,10 @@ final class MasterCommand extends Command {
         MasterConfig.Builder builder;
         Settings given = cx.settings().get();
         try {
-            if (args.has(BrokerOptions.BROKER.name())) {
-                given = given.with("broker.url", BrokerOptions.url(args, cx.env()), "--broker");
+            if (args.has(BROKER.name())) {
+                given = given.with("broker.url", url(args, cx.env()), "--broker");
             }
-            builder = given.master(BrokerOptions.DEFAULT_URL);
+            builder = given.master(DEFAULT_URL);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

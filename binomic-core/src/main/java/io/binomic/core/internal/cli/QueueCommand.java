@@ -27,7 +27,7 @@ final class QueueCommand extends Command {
     private final Verb verb;
 
     QueueCommand(Context cx, Verb verb) {
-        super(cx, "queue " + verb.word(), verb.summary(), List.of(BrokerOptions.BROKER, QUEUE, TASK, KnownQueues.CREATE), verb.notes());
+        super(cx, "queue " + verb.word(), verb.summary(), List.of(BROKER, QUEUE, TASK, CREATE), verb.notes());
         this.verb = verb;
     }
 
@@ -49,7 +49,7 @@ final class QueueCommand extends Command {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue " + verb.word() + " NAME"));
         Optional<String> task = args.value("task");
         return onBroker(args, List.of(queue), binomic -> {
-            KnownQueues.require(args, cx, binomic, queue);
+            requireKnown(args, binomic, queue);
             if (verb == PAUSE) {
                 task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
             } else {

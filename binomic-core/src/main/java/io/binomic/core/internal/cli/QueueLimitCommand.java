@@ -20,7 +20,7 @@ final class QueueLimitCommand extends Command {
 
     QueueLimitCommand(Context cx) {
         super(cx, "queue limit", "Set, remove or show the rate and concurrency limits of a whole queue, for every worker",
-                List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE, KnownQueues.CREATE), """
+                List.of(BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE, CREATE), """
                 Example: binomic queue limit mail --rate 50/s --concurrency 10
                          binomic queue limit mail            (shows them)
                          binomic queue limit mail --none     (removes them)
@@ -43,7 +43,7 @@ final class QueueLimitCommand extends Command {
         Optional<QueueLimits> limits = none ? Optional.of(QueueLimits.NONE) : setting ? Optional.of(parse(args)) : Optional.empty();
         return onBroker(args, List.of(queue), binomic -> {
             if (limits.isPresent()) {
-                KnownQueues.require(args, cx, binomic, queue);
+                requireKnown(args, binomic, queue);
                 binomic.queues().setLimits(queue, limits.get());
             }
             out.println("limits of queue " + queue + ": " + limits.orElseGet(() -> binomic.queues().limits(queue)));

@@ -15,7 +15,7 @@ final class QueuePartitionsCommand extends Command {
 
     QueuePartitionsCommand(Context cx) {
         super(cx, "queue partitions", "Split a queue into partitions spread over the Redis Cluster's masters, or show them",
-                List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, COUNT, KnownQueues.CREATE), """
+                List.of(BROKER, QueueCommand.QUEUE, COUNT, CREATE), """
                 Example: binomic queue partitions mail 3     (producers spread mail over 3 partitions)
                          binomic queue partitions mail       (shows them)
                 Lowering the count stops producers writing to the highest partitions; workers read
@@ -44,7 +44,7 @@ final class QueuePartitionsCommand extends Command {
         }
         return onBroker(args, List.of(queue), binomic -> {
             if (count != null) {
-                KnownQueues.require(args, cx, binomic, queue);
+                requireKnown(args, binomic, queue);
             }
             QueuePartitions p = count == null ? binomic.queues().partitions(queue) : binomic.queues().setPartitions(queue, count);
             String draining = "";
