@@ -23,7 +23,6 @@ import io.binomic.core.internal.worker.WorkerTasks;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +30,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.random.RandomGenerator;
+import java.util.stream.Stream;
 
 /**
  * Binomic for an application's own unit tests: no broker to run, no worker threads, no sleeps.
@@ -205,19 +205,11 @@ public final class TestMode implements AutoCloseable {
     }
 
     private List<String> knownQueues() {
-        List<String> all = new ArrayList<>(queues);
-        for (SubmittedJob job : submitted) {
-            if (!all.contains(job.queue())) {
-                all.add(job.queue());
-            }
-        }
-        return all;
+        return Stream.concat(queues.stream(), submitted.stream().map(SubmittedJob::queue)).distinct().toList();
     }
 
     private void stored(List<Message> messages, Instant due) {
-        for (Message m : messages) {
-            submitted.add(new SubmittedJob(m, due));
-        }
+        messages.forEach(m -> submitted.add(new SubmittedJob(m, due)));
         if (inline && !draining.get()) {
             drain();
         }

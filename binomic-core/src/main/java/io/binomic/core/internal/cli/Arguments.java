@@ -113,6 +113,11 @@ final class Arguments {
         return items;
     }
 
+    /** The whole number of {@code name}, at least {@code min}; empty when the option is absent. */
+    Optional<Integer> intValue(String name, int min) throws UsageException {
+        return has(name) ? Optional.of(intValue(name, min, min)) : Optional.empty();
+    }
+
     int intValue(String name, int defaultValue, int min) throws UsageException {
         Optional<String> value = value(name);
         if (value.isEmpty()) {

@@ -121,7 +121,6 @@ public final class BinomicCli {
         }
     }
 
-    /** Runs the command line {@code args}; returns the exit code. */
     int run(String... args) {
         List<String> words = new ArrayList<>(Arrays.asList(args));
         Optional<Path> configFile;

@@ -159,11 +159,6 @@ abstract class Command {
         return BinomicCli.EXIT_OK;
     }
 
-    /**
-     * Runs the command.
-     *
-     * @return the exit code: {@link BinomicCli#EXIT_OK} or {@link BinomicCli#EXIT_FAILED}
-     * @throws UsageException when the arguments are wrong in a way parsing could not tell
-     */
+    /** Runs the command: {@link BinomicCli#EXIT_OK} or {@link BinomicCli#EXIT_FAILED}, or a usage error parsing could not tell. */
     abstract int run(Arguments args) throws UsageException;
 }

@@ -41,7 +41,7 @@ final class DashboardCommand extends Command {
 
     @Override
     int run(Arguments args) throws UsageException {
-        int port = args.has("port") ? args.intValue("port", Dashboard.DEFAULT_PORT, 0) : Dashboard.DEFAULT_PORT;
+        int port = args.intValue("port", Dashboard.DEFAULT_PORT, 0);
         String address = args.value("address").orElse("127.0.0.1");
         String token = cx.env().get(TOKEN_ENV);
         boolean readOnly = args.has("read-only");

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.stream.Stream;
 
 /**
  * {@code binomic dlq replay} and {@code binomic dlq purge}: the same selection (everything, ids, or
@@ -35,11 +36,9 @@ final class DlqChangeCommand extends Command {
     }
 
     private static List<Option> optionList() {
-        List<Option> options = new ArrayList<>(List.of(BROKER, QUEUES));
-        options.add(Option.flag("all", "every dead letter of the queues"));
-        options.add(Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
-        options.addAll(DlqListCommand.FILTERS);
-        return options;
+        Stream<Option> own = Stream.of(BROKER, QUEUES, Option.flag("all", "every dead letter of the queues"),
+                Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
+        return Stream.concat(own, DlqListCommand.FILTERS.stream()).toList();
     }
 
     @Override

@@ -5,10 +5,10 @@ import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.core.Binomic;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Stream;
 
 /** {@code binomic dlq list}: dead letters counted by task, reason and failure class, or listed one by one. */
 final class DlqListCommand extends Command {
@@ -24,12 +24,10 @@ final class DlqListCommand extends Command {
     }
 
     private static List<Option> optionList() {
-        List<Option> options = new ArrayList<>(List.of(BROKER, QUEUES));
-        options.addAll(FILTERS);
-        options.add(Option.flag("details", "list the dead letters themselves instead of groups"));
-        options.add(Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"));
-        options.add(Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
-        return options;
+        List<Option> details = List.of(Option.flag("details", "list the dead letters themselves instead of groups"),
+                Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"),
+                Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
+        return Stream.of(List.of(BROKER, QUEUES), FILTERS, details).flatMap(List::stream).toList();
     }
 
     @Override

@@ -216,15 +216,11 @@ final class MasterCommand extends Command {
         if (args.has("queues")) {
             builder.queues(args.list("queues"));
         }
-        if (args.has("concurrency")) {
-            builder.concurrency(args.intValue("concurrency", 5, 1));
-        }
+        args.intValue("concurrency", 1).ifPresent(builder::concurrency);
         if (args.has("jvm-option")) {
             builder.jvmOptions(args.values("jvm-option"));
         }
-        if (args.has("workers")) {
-            builder.workers(args.intValue("workers", 1, 1));
-        }
+        args.intValue("workers", 1).ifPresent(builder::workers);
         args.value("state-dir").map(Path::of).ifPresent(builder::stateDirectory);
         args.duration("heartbeat-interval").ifPresent(builder::heartbeatInterval);
         args.duration("heartbeat-timeout").ifPresent(builder::heartbeatTimeout);

@@ -62,9 +62,7 @@ final class QueueLimitCommand extends Command {
                 int burst = args.intValue("burst", 1, 1);
                 b.rateLimit(burst == 1 ? limit : limit.withBurst(burst));
             }
-            if (args.has("concurrency")) {
-                b.concurrencyLimit(args.intValue("concurrency", 1, 1));
-            }
+            args.intValue("concurrency", 1).ifPresent(b::concurrencyLimit);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

@@ -37,7 +37,7 @@ final class QueuePartitionsCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue partitions NAME 3"));
-        Integer count = args.has("count") ? args.intValue("count", 1, 1) : null;
+        Integer count = args.intValue("count", 1).orElse(null);
         if (count != null && count > QueuePartitions.MAX) {
             throw new UsageException("--count must be at most " + QueuePartitions.MAX + ", was " + count
                     + "; give about one partition per Redis master");

@@ -2,6 +2,7 @@ package io.binomic.core.internal.cli;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** A plain-text table: a header row, columns padded to their widest cell, columns of numbers right-aligned. */
@@ -15,11 +16,7 @@ final class Table {
         if (cells.length != headers.size()) {
             throw new IllegalArgumentException(cells.length + " cells for " + headers.size() + " columns");
         }
-        List<String> row = new ArrayList<>();
-        for (Object cell : cells) {
-            row.add(printable(String.valueOf(cell)));
-        }
-        rows.add(row);
+        rows.add(Arrays.stream(cells).map(cell -> printable(String.valueOf(cell))).toList());
         return this;
     }
 

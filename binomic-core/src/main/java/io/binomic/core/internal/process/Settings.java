@@ -30,6 +30,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The one configuration source of the master, its worker JVMs and the CLI. Each setting is a
@@ -230,13 +231,8 @@ public final class Settings {
         intValue("broker.maxPayloadBytes").ifPresent(b::maxPayloadBytes);
         intValue("broker.deadLetterMaxCount").ifPresent(b::deadLetterMaxCount);
         duration("broker.deadLetterMaxAge").ifPresent(b::deadLetterMaxAge);
-        Map<String, String> options = new TreeMap<>();
-        values.forEach((key, value) -> {
-            if (key.startsWith(OPTION_PREFIX)) {
-                options.put(key.substring(OPTION_PREFIX.length()), value);
-            }
-        });
-        b.options(options);
+        b.options(values.entrySet().stream().filter(e -> e.getKey().startsWith(OPTION_PREFIX))
+                .collect(Collectors.toMap(e -> e.getKey().substring(OPTION_PREFIX.length()), Map.Entry::getValue, (a, c) -> c, TreeMap::new)));
         String yaml = OPTION_PREFIX + "redisson.config";
         if (values.containsKey(yaml) && values.containsKey("broker.url") && !source(yaml).equals(source("broker.url"))) {
             // The Redisson file configures the whole connection and would silently win over the URL.
@@ -288,15 +284,9 @@ public final class Settings {
     /** A master builder with every setting given here; {@code defaultUrl} when no {@code broker.url} is given. */
     public MasterConfig.Builder master(String defaultUrl) {
         WorkerConfig worker = worker();
-        MasterConfig.Builder b = MasterConfig.builder()
-                .broker(broker(defaultUrl))
-                .taskDefaults(taskDefaults())
-                .queues(worker.queues())
-                .concurrency(worker.concurrency())
-                .shutdownGrace(worker.shutdownGrace())
-                .leaseTimeout(worker.leaseTimeout())
-                .pollTimeout(worker.pollTimeout())
-                .reclaimInterval(worker.reclaimInterval());
+        MasterConfig.Builder b = MasterConfig.builder().broker(broker(defaultUrl)).taskDefaults(taskDefaults()).queues(worker.queues())
+                .concurrency(worker.concurrency()).shutdownGrace(worker.shutdownGrace()).leaseTimeout(worker.leaseTimeout())
+                .pollTimeout(worker.pollTimeout()).reclaimInterval(worker.reclaimInterval());
         // The builder checks each value as it is set: say which key and where it came from.
         return build("master", () -> {
             intValue("master.workers").ifPresent(b::workers);

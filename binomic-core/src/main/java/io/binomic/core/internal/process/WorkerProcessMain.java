@@ -127,12 +127,8 @@ public final class WorkerProcessMain {
         if (settings.value("broker.url").isEmpty()) {
             throw new IllegalArgumentException(file + " has no broker.url: it is not a settings file of a Binomic master");
         }
-        return BinomicConfig.builder()
-                .broker(settings.broker(""))
-                .taskDefaults(settings.taskDefaults())
-                .worker(settings.worker())
-                .schedulePeriodicTasks(true)
-                .build();
+        return BinomicConfig.builder().broker(settings.broker("")).taskDefaults(settings.taskDefaults()).worker(settings.worker())
+                .schedulePeriodicTasks(true).build();
     }
 
     private Binomic startBinomic() {
