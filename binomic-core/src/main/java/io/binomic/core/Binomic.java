@@ -127,16 +127,10 @@ public final class Binomic implements AutoCloseable {
             public List<String> queues(Binomic binomic) { return binomic.allQueues(); }
 
             @Override
-            public Broker broker(Binomic binomic) {
-                binomic.requireStarted();
-                return binomic.broker;
-            }
+            public Broker broker(Binomic binomic) { return binomic.started(binomic.broker); }
 
             @Override
-            public Scheduler scheduler(Binomic binomic) {
-                binomic.requireStarted();
-                return binomic.scheduler;
-            }
+            public Scheduler scheduler(Binomic binomic) { return binomic.started(binomic.scheduler); }
 
             @Override
             public List<OutboxMonitor> outboxes(Binomic binomic) { return List.copyOf(binomic.outboxes); }
@@ -149,10 +143,7 @@ public final class Binomic implements AutoCloseable {
      * A builder for the HTTP {@link Dashboard} of this client: {@code /metrics} for Prometheus and
      * the operators' pages. Nothing listens until {@link Dashboard.Builder#start()}.
      */
-    public Dashboard.Builder dashboard() {
-        requireStarted();
-        return new Dashboard.Builder(this);
-    }
+    public Dashboard.Builder dashboard() { return new Dashboard.Builder(started(this)); }
 
     /**
      * Connects the broker, prepares every queue, creates the broker's scheduler and, when
@@ -203,8 +194,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submit(Task, Object)} with options for this one job ({@link SubmitOptions}). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
-        requireStarted();
-        return submitter.submit(task, argument, options);
+        return started(submitter).submit(task, argument, options);
     }
 
     /** Submits one job per argument, pipelined: the fast path for producers. Returns the handles in argument order. */
@@ -215,8 +205,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submitAll(Task, Collection)} with the same options for every job. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
-        requireStarted();
-        return submitter.submitAll(task, arguments, options);
+        return started(submitter).submitAll(task, arguments, options);
     }
 
     /**
@@ -255,8 +244,7 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
-        requireStarted();
-        return submitter.submitJson(queue, task, jsonArgument, options);
+        return started(submitter).submitJson(queue, task, jsonArgument, options);
     }
 
     /**
@@ -273,8 +261,7 @@ public final class Binomic implements AutoCloseable {
     public <A, R> Message prepare(Task<A, R> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
-        requireStarted();
-        return submitter.prepare(task, argument, options);
+        return started(submitter).prepare(task, argument, options);
     }
 
     /**
@@ -290,27 +277,20 @@ public final class Binomic implements AutoCloseable {
     public List<UUID> submitPrepared(List<Message> messages, Instant dueAt, Duration window) {
         Objects.requireNonNull(messages, "messages must not be null");
         Objects.requireNonNull(window, "window must not be null");
-        requireStarted();
-        return submitter.submitPrepared(messages, dueAt, window);
+        return started(submitter).submitPrepared(messages, dueAt, window);
     }
 
     /**
      * The handle of job {@code id} of {@code task}, from any process, at any time while its status
      * is kept ({@link Task#statusRetention()}).
      */
-    public <R> JobHandle<R> job(Task<?, R> task, UUID id) {
-        requireStarted();
-        return lookup.job(task, id);
-    }
+    public <R> JobHandle<R> job(Task<?, R> task, UUID id) { return started(lookup).job(task, id); }
 
     /**
      * The handle of job {@code id} of {@code queue}, for a process that does not know its task (the
      * CLI, another service): its result reads as JSON text.
      */
-    public JobHandle<String> job(String queue, UUID id) {
-        requireStarted();
-        return lookup.job(queue, id);
-    }
+    public JobHandle<String> job(String queue, UUID id) { return started(lookup).job(queue, id); }
 
     /**
      * The handle of job {@code id}, looked up on the queues this instance knows (its tasks' and its
@@ -320,10 +300,7 @@ public final class Binomic implements AutoCloseable {
      *
      * @throws IllegalStateException when this instance knows no queue
      */
-    public JobHandle<String> job(UUID id) {
-        requireStarted();
-        return lookup.job(allQueues(), id);
-    }
+    public JobHandle<String> job(UUID id) { return started(lookup).job(allQueues(), id); }
 
     /** Starts a worker in this JVM with the configured {@link WorkerConfig}. */
     public Worker startWorker() { return startWorker(config.worker()); }
@@ -339,26 +316,17 @@ public final class Binomic implements AutoCloseable {
     }
 
     /** Pause, resume and drain queues and tasks, across every worker. */
-    public Queues queues() {
-        requireStarted();
-        return queues;
-    }
+    public Queues queues() { return started(queues); }
 
     /** Inspect, replay and purge dead letters. */
-    public DeadLetters deadLetters() {
-        requireStarted();
-        return deadLetters;
-    }
+    public DeadLetters deadLetters() { return started(deadLetters); }
 
     /**
      * Broker-side counts of {@code queue}: ready, pending, delayed, dead letters, consumers. For a
      * partitioned queue, the sums over its partitions (consumers: the most any partition has, as
      * every worker of the queue reads all of them).
      */
-    public QueueStats queueStats(String queue) {
-        requireStarted();
-        return queues.stats(queue);
-    }
+    public QueueStats queueStats(String queue) { return started(queues).stats(queue); }
 
     /** Execution statistics per queue and task, from the workers of this process. */
     public List<TaskStats> taskStats() { return stats.snapshot(); }
@@ -393,6 +361,12 @@ public final class Binomic implements AutoCloseable {
 
     private List<String> allQueues() {
         return Stream.concat(registry.queues().stream(), config.worker().queues().stream()).distinct().toList();
+    }
+
+    /** {@code value}, once this instance is started: what a method that needs the broker returns through. */
+    private <T> T started(T value) {
+        requireStarted();
+        return value;
     }
 
     private void requireStarted() {
@@ -487,9 +461,7 @@ public final class Binomic implements AutoCloseable {
 
         /** Binds every task of every {@link TaskProvider} visible to this module's ServiceLoader. */
         public Builder discoverTasks() {
-            for (TaskProvider provider : ServiceLoader.load(TaskProvider.class)) {
-                provider.tasks().forEach(this::handle);
-            }
+            ServiceLoader.load(TaskProvider.class).forEach(provider -> provider.tasks().forEach(this::handle));
             return this;
         }
 

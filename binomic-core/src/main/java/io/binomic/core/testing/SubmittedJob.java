@@ -46,10 +46,7 @@ public final class SubmittedJob {
         if (!task.name().equals(message.task())) {
             throw new IllegalArgumentException("job " + id() + " is of task '" + message.task() + "', not '" + task.name() + "'");
         }
-        if (task.hasNoArgument()) {
-            return null;
-        }
-        return new JdkJsonCodec().decode(message.payload(), task.argumentType());
+        return task.hasNoArgument() ? null : new JdkJsonCodec().decode(message.payload(), task.argumentType());
     }
 
     @Override

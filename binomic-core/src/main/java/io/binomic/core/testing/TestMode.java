@@ -172,9 +172,7 @@ public final class TestMode implements AutoCloseable {
     /** Every job of the known queues, scheduled ones moved in first without waiting for their due time. */
     private List<Delivery> fetchAll(String doing) {
         List<String> names = knownQueues();
-        for (String queue : names) {
-            scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
-        }
+        names.forEach(queue -> scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE));
         try {
             return broker.fetch(names, "test-mode", Integer.MAX_VALUE, Duration.ZERO);
         } catch (InterruptedException e) {

@@ -259,9 +259,7 @@ public final class BinomicCli {
 
     private static void printCommandList(List<Command> list, PrintStream to) {
         int width = list.stream().mapToInt(c -> c.name.length()).max().orElse(0);
-        for (Command command : list) {
-            to.println("  " + command.name + " ".repeat(width - command.name.length() + 3) + command.summary);
-        }
+        list.forEach(command -> to.println("  " + command.name + " ".repeat(width - command.name.length() + 3) + command.summary));
     }
 
     static void printUsage(Command command, PrintStream to) {

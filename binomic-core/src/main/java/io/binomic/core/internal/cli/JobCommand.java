@@ -121,9 +121,8 @@ final class JobCommand extends Command {
         s.error().ifPresent(e -> out.println("error    " + Table.printable(e)));
         s.result().ifPresent(r -> out.println("result   " + Table.printable(r)));
         Table table = new Table("ATTEMPT", "WORKER", "STARTED", "MS", "OUTCOME", "ERROR");
-        for (JobStatus.Attempt a : s.attempts()) {
-            table.row(a.attempt(), a.worker(), a.startedAt(), Duration.between(a.startedAt(), a.endedAt()).toMillis(), a.outcome(), a.error());
-        }
+        s.attempts().forEach(a -> table.row(a.attempt(), a.worker(), a.startedAt(), Duration.between(a.startedAt(), a.endedAt()).toMillis(),
+                a.outcome(), a.error()));
         table.print(out);
         return BinomicCli.EXIT_OK;
     }

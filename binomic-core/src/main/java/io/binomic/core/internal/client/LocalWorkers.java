@@ -77,9 +77,7 @@ public final class LocalWorkers implements AutoCloseable {
     /** Stops every worker, each with its shutdown grace, then the activity counts. */
     @Override
     public synchronized void close() {
-        for (WorkerRuntime worker : workers) {
-            worker.close();
-        }
+        workers.forEach(WorkerRuntime::close);
         if (activity != null) {
             activity.close();
         }

@@ -43,9 +43,7 @@ public final class PeriodicFirer implements AutoCloseable {
 
     /** Fires each CRON and INTERVAL task of {@code tasks} at its ticks, until closed; other tasks are left alone. */
     public void start(Collection<Task<?, ?>> tasks) {
-        for (Task<?, ?> task : tasks) {
-            schedulePeriodic(task);
-        }
+        tasks.forEach(this::schedulePeriodic);
     }
 
     private void schedulePeriodic(Task<?, ?> task) {

@@ -80,6 +80,8 @@ public final class Settings {
     private static final System.Logger LOG = System.getLogger(Settings.class.getName());
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");
+    /** The prefix of the environment variables of broker options: {@code BINOMIC_BROKER_OPTION_}. */
+    private static final String OPTION_VARIABLE = envName(OPTION_PREFIX);
 
     private final Map<String, String> values;
     private final Map<String, String> origins;
@@ -159,10 +161,9 @@ public final class Settings {
                 settings = settings.with(key, value.strip(), "environment variable " + name);
             }
         }
-        String optionVariable = envName(OPTION_PREFIX);
         for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
-            if (e.getKey().startsWith(optionVariable) && e.getKey().length() > optionVariable.length()) {
-                String option = e.getKey().substring(optionVariable.length()).toLowerCase(Locale.ROOT).replace('_', '.');
+            if (isOptionVariable(e.getKey())) {
+                String option = e.getKey().substring(OPTION_VARIABLE.length()).toLowerCase(Locale.ROOT).replace('_', '.');
                 settings = settings.with(OPTION_PREFIX + option, e.getValue().strip(), "environment variable " + e.getKey());
             }
         }
@@ -176,19 +177,19 @@ public final class Settings {
     static List<String> unknownVariables(Map<String, String> env) {
         List<String> known = new ArrayList<>(KEYS.stream().map(Settings::envName).toList());
         known.add(FILE_ENV);
-        String optionVariable = envName(OPTION_PREFIX);
         List<String> warnings = new ArrayList<>();
         for (String name : new TreeMap<>(env).keySet()) {
-            if (!name.startsWith("BINOMIC_") || known.contains(name) || OTHER_VARIABLES.contains(name)
-                    || (name.startsWith(optionVariable) && name.length() > optionVariable.length())) {
+            if (!name.startsWith("BINOMIC_") || known.contains(name) || OTHER_VARIABLES.contains(name) || isOptionVariable(name)) {
                 continue;
             }
             warnings.add("environment variable " + name + " is not a Binomic setting and is ignored" + ClosestName.hint(name, known)
-                    + " (a broker option is " + optionVariable + "<NAME>, e.g. " + optionVariable + "EVICTION_ALLOWED; the settings are"
+                    + " (a broker option is " + OPTION_VARIABLE + "<NAME>, e.g. " + OPTION_VARIABLE + "EVICTION_ALLOWED; the settings are"
                     + " listed in module-info-docs/configuration.md)");
         }
         return warnings;
     }
+
+    private static boolean isOptionVariable(String name) { return name.startsWith(OPTION_VARIABLE) && name.length() > OPTION_VARIABLE.length(); }
 
     /** The environment variable of {@code key}: {@code broker.keyPrefix} is {@code BINOMIC_BROKER_KEY_PREFIX}. */
     public static String envName(String key) {

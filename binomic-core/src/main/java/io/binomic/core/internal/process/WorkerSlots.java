@@ -15,10 +15,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
@@ -228,18 +228,9 @@ public final class WorkerSlots implements AutoCloseable {
     /** Heartbeat age past which the master treats a live worker as hung. */
     public Duration heartbeatTimeout() { return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_TIMEOUT)); }
 
-    public Slot slot(int index) {
-        Objects.checkIndex(index, slotCount);
-        return new Slot(index);
-    }
+    public Slot slot(int index) { return new Slot(Objects.checkIndex(index, slotCount)); }
 
-    public List<SlotSnapshot> snapshot() {
-        List<SlotSnapshot> all = new ArrayList<>(slotCount);
-        for (int i = 0; i < slotCount; i++) {
-            all.add(slot(i).snapshot());
-        }
-        return all;
-    }
+    public List<SlotSnapshot> snapshot() { return IntStream.range(0, slotCount).mapToObj(i -> slot(i).snapshot()).toList(); }
 
     /** Printable ASCII of {@code text}, other characters as '?', cut to {@link #PROBLEM_BYTES}. */
     static byte[] ascii(String text) {

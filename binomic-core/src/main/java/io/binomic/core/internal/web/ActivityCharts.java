@@ -41,11 +41,7 @@ final class ActivityCharts {
             Instant m = last.minusSeconds(60L * i);
             byMinute.put(m, ActivityBucket.empty(m));
         }
-        for (List<ActivityBucket> buckets : perQueue) {
-            for (ActivityBucket b : buckets) {
-                byMinute.computeIfPresent(b.minute(), (m, sum) -> sum.plus(b));
-            }
-        }
+        perQueue.stream().flatMap(List::stream).forEach(b -> byMinute.computeIfPresent(b.minute(), (m, sum) -> sum.plus(b)));
         return new ArrayList<>(byMinute.values());
     }
 

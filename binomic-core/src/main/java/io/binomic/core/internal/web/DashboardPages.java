@@ -209,9 +209,8 @@ public final class DashboardPages implements HttpHandler {
         }
         h.raw("<section><h2>Tasks run by this process</h2><table id=\"tasks\">")
                 .head("queue", "task", "succeeded", "failed", "retried", "dead-lettered", "mean", "max").raw("<tbody>");
-        for (TaskStats t : stats) {
-            h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()), millis(t.maxDuration()));
-        }
+        stats.forEach(t -> h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()),
+                millis(t.maxDuration())));
         h.raw("</tbody></table><p class=\"hint\">For alerting and longer history, scrape <a href=\"/metrics\">/metrics</a> with Prometheus.</p></section>");
     }
 
@@ -345,9 +344,7 @@ public final class DashboardPages implements HttpHandler {
                 continue;
             }
             h.raw("<table class=\"groups\">").head("task", "reason", "error class", "count").raw("<tbody>");
-            for (DeadLetterGroup g : groups) {
-                h.row(g.task(), g.reason(), g.errorClass(), g.count());
-            }
+            groups.forEach(g -> h.row(g.task(), g.reason(), g.errorClass(), g.count()));
             h.raw("</tbody></table><table class=\"letters\">")
                     .head("job", "task", "reason", "error", "attempts", "failed at", "payload", "trace", "entry", "").raw("<tbody>");
             for (DeadLetter d : letters) {

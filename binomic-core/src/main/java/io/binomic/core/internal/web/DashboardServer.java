@@ -152,10 +152,7 @@ public final class DashboardServer implements AutoCloseable {
     /** Whether the Host header names a loopback address: 127.0.0.1, localhost or [::1] (any port). */
     private static boolean loopbackHost(HttpExchange exchange) {
         List<String> hosts = exchange.getRequestHeaders().get("Host");
-        if (hosts == null || hosts.size() != 1) {
-            return false;
-        }
-        return LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(Locale.ROOT)).matches();
+        return hosts != null && hosts.size() == 1 && LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(Locale.ROOT)).matches();
     }
 
     /**

@@ -41,14 +41,10 @@ public final class MetricsSource {
         List<WorkerCounters> workers();
 
         /** The broker's servers' settings as it last read them; none when it does not report them. */
-        default List<ServerSetting> serverSettings() {
-            return List.of();
-        }
+        default List<ServerSetting> serverSettings() { return List.of(); }
 
         /** The outboxes whose relays registered with the client. */
-        default List<OutboxMonitor> outboxes() {
-            return List.of();
-        }
+        default List<OutboxMonitor> outboxes() { return List.of(); }
     }
 
     /** A master's worker slots and how often each was restarted. */
