@@ -121,46 +121,29 @@ public final class Binomic implements AutoCloseable {
     static {
         CoreAccess.install(new CoreAccess.Bridge() {
             @Override
-            public StatsRecorder stats(Binomic binomic) {
-                return binomic.stats;
-            }
+            public StatsRecorder stats(Binomic binomic) { return binomic.stats; }
 
             @Override
-            public List<String> queues(Binomic binomic) {
-                return binomic.allQueues();
-            }
+            public List<String> queues(Binomic binomic) { return binomic.allQueues(); }
 
             @Override
-            public Broker broker(Binomic binomic) {
-                binomic.requireStarted();
-                return binomic.broker;
-            }
+            public Broker broker(Binomic binomic) { return binomic.started(binomic.broker); }
 
             @Override
-            public Scheduler scheduler(Binomic binomic) {
-                binomic.requireStarted();
-                return binomic.scheduler;
-            }
+            public Scheduler scheduler(Binomic binomic) { return binomic.started(binomic.scheduler); }
 
             @Override
-            public List<OutboxMonitor> outboxes(Binomic binomic) {
-                return List.copyOf(binomic.outboxes);
-            }
+            public List<OutboxMonitor> outboxes(Binomic binomic) { return List.copyOf(binomic.outboxes); }
         });
     }
 
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /**
      * A builder for the HTTP {@link Dashboard} of this client: {@code /metrics} for Prometheus and
      * the operators' pages. Nothing listens until {@link Dashboard.Builder#start()}.
      */
-    public Dashboard.Builder dashboard() {
-        requireStarted();
-        return new Dashboard.Builder(this);
-    }
+    public Dashboard.Builder dashboard() { return new Dashboard.Builder(started(this)); }
 
     /**
      * Connects the broker, prepares every queue, creates the broker's scheduler and, when
@@ -198,14 +181,10 @@ public final class Binomic implements AutoCloseable {
      * @throws IllegalArgumentException for a CRON or INTERVAL task, or one that clashes with a registered task of the same name
      * @throws PayloadTooLargeException when the encoded argument exceeds the broker's limit
      */
-    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument) {
-        return submit(task, argument, Map.of());
-    }
+    public <A, R> JobHandle<R> submit(Task<A, R> task, A argument) { return submit(task, argument, Map.of()); }
 
     /** {@link #submit(Task, Object)} for a task without argument. */
-    public <R> JobHandle<R> submit(Task<Void, R> task) {
-        return submit(task, null, Map.of());
-    }
+    public <R> JobHandle<R> submit(Task<Void, R> task) { return submit(task, null, Map.of()); }
 
     /** {@link #submit(Task, Object)} with headers (trace context, idempotency key...). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, Map<String, String> headers) {
@@ -215,14 +194,10 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submit(Task, Object)} with options for this one job ({@link SubmitOptions}). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
-        requireStarted();
-        return submitter.submit(task, argument, options);
+        return started(submitter).submit(task, argument, options);
     }
 
-    /**
-     * Submits one job per argument, pipelined: the fast path for producers. Returns the handles in
-     * argument order.
-     */
+    /** Submits one job per argument, pipelined: the fast path for producers. Returns the handles in argument order. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments) {
         return submitAll(task, arguments, SubmitOptions.NONE);
     }
@@ -230,8 +205,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submitAll(Task, Collection)} with the same options for every job. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
-        requireStarted();
-        return submitter.submitAll(task, arguments, options);
+        return started(submitter).submitAll(task, arguments, options);
     }
 
     /**
@@ -270,8 +244,7 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
-        requireStarted();
-        return submitter.submitJson(queue, task, jsonArgument, options);
+        return started(submitter).submitJson(queue, task, jsonArgument, options);
     }
 
     /**
@@ -288,8 +261,7 @@ public final class Binomic implements AutoCloseable {
     public <A, R> Message prepare(Task<A, R> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
-        requireStarted();
-        return submitter.prepare(task, argument, options);
+        return started(submitter).prepare(task, argument, options);
     }
 
     /**
@@ -305,27 +277,20 @@ public final class Binomic implements AutoCloseable {
     public List<UUID> submitPrepared(List<Message> messages, Instant dueAt, Duration window) {
         Objects.requireNonNull(messages, "messages must not be null");
         Objects.requireNonNull(window, "window must not be null");
-        requireStarted();
-        return submitter.submitPrepared(messages, dueAt, window);
+        return started(submitter).submitPrepared(messages, dueAt, window);
     }
 
     /**
      * The handle of job {@code id} of {@code task}, from any process, at any time while its status
      * is kept ({@link Task#statusRetention()}).
      */
-    public <R> JobHandle<R> job(Task<?, R> task, UUID id) {
-        requireStarted();
-        return lookup.job(task, id);
-    }
+    public <R> JobHandle<R> job(Task<?, R> task, UUID id) { return started(lookup).job(task, id); }
 
     /**
      * The handle of job {@code id} of {@code queue}, for a process that does not know its task (the
      * CLI, another service): its result reads as JSON text.
      */
-    public JobHandle<String> job(String queue, UUID id) {
-        requireStarted();
-        return lookup.job(queue, id);
-    }
+    public JobHandle<String> job(String queue, UUID id) { return started(lookup).job(queue, id); }
 
     /**
      * The handle of job {@code id}, looked up on the queues this instance knows (its tasks' and its
@@ -335,15 +300,10 @@ public final class Binomic implements AutoCloseable {
      *
      * @throws IllegalStateException when this instance knows no queue
      */
-    public JobHandle<String> job(UUID id) {
-        requireStarted();
-        return lookup.job(allQueues(), id);
-    }
+    public JobHandle<String> job(UUID id) { return started(lookup).job(allQueues(), id); }
 
     /** Starts a worker in this JVM with the configured {@link WorkerConfig}. */
-    public Worker startWorker() {
-        return startWorker(config.worker());
-    }
+    public Worker startWorker() { return startWorker(config.worker()); }
 
     /** Starts a worker in this JVM with {@code workerConfig}. */
     public Worker startWorker(WorkerConfig workerConfig) {
@@ -356,26 +316,17 @@ public final class Binomic implements AutoCloseable {
     }
 
     /** Pause, resume and drain queues and tasks, across every worker. */
-    public Queues queues() {
-        requireStarted();
-        return queues;
-    }
+    public Queues queues() { return started(queues); }
 
     /** Inspect, replay and purge dead letters. */
-    public DeadLetters deadLetters() {
-        requireStarted();
-        return deadLetters;
-    }
+    public DeadLetters deadLetters() { return started(deadLetters); }
 
     /**
      * Broker-side counts of {@code queue}: ready, pending, delayed, dead letters, consumers. For a
      * partitioned queue, the sums over its partitions (consumers: the most any partition has, as
      * every worker of the queue reads all of them).
      */
-    public QueueStats queueStats(String queue) {
-        requireStarted();
-        return queues.stats(queue);
-    }
+    public QueueStats queueStats(String queue) { return started(queues).stats(queue); }
 
     /** Execution statistics per queue and task, from the workers of this process. */
     public List<TaskStats> taskStats() { return stats.snapshot(); }
@@ -410,6 +361,12 @@ public final class Binomic implements AutoCloseable {
 
     private List<String> allQueues() {
         return Stream.concat(registry.queues().stream(), config.worker().queues().stream()).distinct().toList();
+    }
+
+    /** {@code value}, once this instance is started: what a method that needs the broker returns through. */
+    private <T> T started(T value) {
+        requireStarted();
+        return value;
     }
 
     private void requireStarted() {
@@ -456,10 +413,7 @@ public final class Binomic implements AutoCloseable {
         private Builder() { }
 
         /** Configuration. Defaults to {@link BinomicConfig#defaults()}: embedded broker, 5 concurrent tasks. */
-        public Builder config(BinomicConfig config) {
-            this.config = Objects.requireNonNull(config, "config must not be null");
-            return this;
-        }
+        public Builder config(BinomicConfig config) { return set(() -> this.config = Objects.requireNonNull(config, "config must not be null")); }
 
         /**
          * Declares a task this instance knows without running it: a CRON or INTERVAL task it fires,
@@ -507,17 +461,12 @@ public final class Binomic implements AutoCloseable {
 
         /** Binds every task of every {@link TaskProvider} visible to this module's ServiceLoader. */
         public Builder discoverTasks() {
-            for (TaskProvider provider : ServiceLoader.load(TaskProvider.class)) {
-                provider.tasks().forEach(this::handle);
-            }
+            ServiceLoader.load(TaskProvider.class).forEach(provider -> provider.tasks().forEach(this::handle));
             return this;
         }
 
         /** Uses this broker instance instead of the one the URL selects. Defaults to the URL's provider. */
-        public Builder broker(Broker broker) {
-            this.broker = broker;
-            return this;
-        }
+        public Builder broker(Broker broker) { return set(() -> this.broker = broker); }
 
         /**
          * Uses this codec instance instead of the one {@link BinomicConfig#payloadCodec()} names
@@ -525,10 +474,7 @@ public final class Binomic implements AutoCloseable {
          * is what messages record. Defaults to the provider {@code BinomicConfig.payloadCodec} names,
          * {@code json-jdk} unless set.
          */
-        public Builder codec(PayloadCodec codec) {
-            this.codec = codec;
-            return this;
-        }
+        public Builder codec(PayloadCodec codec) { return set(() -> this.codec = codec); }
 
         /**
          * Uses this scheduler (DELAY submissions, retries, periodic ticks) instead of the one the
@@ -536,10 +482,7 @@ public final class Binomic implements AutoCloseable {
          * storage with the broker, since a retry is scheduled inside the broker's settle: give it
          * together with {@link #broker(Broker)}, for a broker wrapped by a test double.
          */
-        public Builder scheduler(Scheduler scheduler) {
-            this.scheduler = scheduler;
-            return this;
-        }
+        public Builder scheduler(Scheduler scheduler) { return set(() -> this.scheduler = scheduler); }
 
         /**
          * Whether {@link Binomic#start()} creates each queue's stream and consumer group in the
@@ -547,10 +490,7 @@ public final class Binomic implements AutoCloseable {
          * {@code dlq} commands) turn it off, so that looking at a queue, or at a mistyped name,
          * creates nothing; such an instance cannot start workers.
          */
-        public Builder prepareQueues(boolean prepare) {
-            this.prepareQueues = prepare;
-            return this;
-        }
+        public Builder prepareQueues(boolean prepare) { return set(() -> this.prepareQueues = prepare); }
 
         /**
          * Where a submit without a trace context of its own takes the submitting thread's
@@ -575,8 +515,11 @@ public final class Binomic implements AutoCloseable {
         }
 
         /** Clock. Defaults to the UTC system clock. */
-        public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock must not be null");
+        public Builder clock(Clock clock) { return set(() -> this.clock = Objects.requireNonNull(clock, "clock must not be null")); }
+
+        /** Runs a setter's assignment and returns this builder: each setter is then one line. */
+        private Builder set(Runnable assignment) {
+            assignment.run();
             return this;
         }
 
@@ -586,8 +529,6 @@ public final class Binomic implements AutoCloseable {
          * @throws IllegalArgumentException when two tasks share a name
          * @throws ProviderNotFoundException when no broker, or no scheduler, matches the URL
          */
-        public Binomic build() {
-            return new Binomic(this);
-        }
+        public Binomic build() { return new Binomic(this); }
     }
 }

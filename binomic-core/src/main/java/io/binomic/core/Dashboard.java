@@ -29,30 +29,20 @@ public final class Dashboard implements AutoCloseable {
 
     private final DashboardServer server;
 
-    private Dashboard(DashboardServer server) {
-        this.server = server;
-    }
+    private Dashboard(DashboardServer server) { this.server = server; }
 
     /** The address it listens on, with the actual port when port 0 was asked. */
-    public InetSocketAddress address() {
-        return server.address();
-    }
+    public InetSocketAddress address() { return server.address(); }
 
     /** Its base address, such as {@code http://127.0.0.1:9470/}. */
-    public URI uri() {
-        return server.uri();
-    }
+    public URI uri() { return server.uri(); }
 
     /** Whether it refuses every change. */
-    public boolean isReadOnly() {
-        return server.settings().readOnly();
-    }
+    public boolean isReadOnly() { return server.settings().readOnly(); }
 
     /** Stops serving. */
     @Override
-    public void close() {
-        server.close();
-    }
+    public void close() { server.close(); }
 
     /** Builds and starts a {@link Dashboard}; obtained from {@link Binomic#dashboard()}. */
     public static final class Builder {
@@ -63,26 +53,18 @@ public final class Dashboard implements AutoCloseable {
         private boolean readOnly;
         private final Set<String> given = new HashSet<>();
 
-        Builder(Binomic binomic) {
-            this.binomic = Objects.requireNonNull(binomic, "binomic");
-        }
+        Builder(Binomic binomic) { this.binomic = Objects.requireNonNull(binomic, "binomic"); }
 
         /**
          * The address to listen on: an IP address or host name. Defaults to {@code 127.0.0.1}, so
          * only this host sees it; any other address needs a {@link #token}.
          */
         public Builder bindAddress(String address) {
-            once("bindAddress");
-            this.bindAddress = Objects.requireNonNull(address, "bindAddress must not be null");
-            return this;
+            return set("bindAddress", () -> this.bindAddress = Objects.requireNonNull(address, "bindAddress must not be null"));
         }
 
         /** The port, 0 for any free one. Defaults to {@value #DEFAULT_PORT}. */
-        public Builder port(int port) {
-            once("port");
-            this.port = port;
-            return this;
-        }
+        public Builder port(int port) { return set("port", () -> this.port = port); }
 
         /**
          * The secret (at least 16 characters) every request must show, as
@@ -91,23 +73,19 @@ public final class Dashboard implements AutoCloseable {
          * address other than loopback. Defaults to none.
          */
         public Builder token(String token) {
-            once("token");
-            this.token = Objects.requireNonNull(token, "token must not be null; leave it out for none");
-            return this;
+            return set("token", () -> this.token = Objects.requireNonNull(token, "token must not be null; leave it out for none"));
         }
 
         /** Whether to refuse every change (replay, purge, cancel, pause, resume). Defaults to false. */
-        public Builder readOnly(boolean readOnly) {
-            once("readOnly");
-            this.readOnly = readOnly;
-            return this;
-        }
+        public Builder readOnly(boolean readOnly) { return set("readOnly", () -> this.readOnly = readOnly); }
 
         /** A setting given twice is a mistake (which one was meant?): refused, naming it. */
-        private void once(String setting) {
+        private Builder set(String setting, Runnable assignment) {
             if (!given.add(setting)) {
                 throw new IllegalArgumentException("dashboard " + setting + " is set twice; set it once");
             }
+            assignment.run();
+            return this;
         }
 
         /**

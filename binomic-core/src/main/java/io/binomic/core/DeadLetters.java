@@ -16,9 +16,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.BiFunction;
 import java.util.function.LongConsumer;
-import java.util.function.ToIntFunction;
+import java.util.function.ToIntBiFunction;
 
 /**
  * The dead-letter queue of every queue: inspect (list, count, group by failure class and task),
@@ -74,8 +73,11 @@ public final class DeadLetters {
                 letter.rawFields());
     }
 
-    /** Runs {@code action} once per partition over the ids of {@code queue} that live there; returns the sum. */
-    private static long perPartition(String queue, List<String> ids, BiFunction<String, List<String>, Long> action) {
+    /**
+     * Runs {@code action} on the ids of {@code queue}, in batches of at most {@value #PAGE} ids of one partition, reporting
+     * the running total after each batch; returns the sum.
+     */
+    private static long perPartition(String queue, List<String> ids, ToIntBiFunction<String, List<String>> action, LongConsumer progress) {
         Map<String, List<String>> byPartition = new LinkedHashMap<>();
         for (String id : ids) {
             Located l = locate(queue, id);
@@ -83,7 +85,11 @@ public final class DeadLetters {
         }
         long done = 0;
         for (Map.Entry<String, List<String>> e : byPartition.entrySet()) {
-            done += action.apply(e.getKey(), e.getValue());
+            List<String> inPartition = e.getValue();
+            for (int from = 0; from < inPartition.size(); from += PAGE) {
+                done += action.applyAsInt(e.getKey(), inPartition.subList(from, Math.min(inPartition.size(), from + PAGE)));
+                progress.accept(done);
+            }
         }
         return done;
     }
@@ -142,9 +148,7 @@ public final class DeadLetters {
      */
     public record ReplayOutcome(long replayed, long undecodable, long gone) {
         /** Selected dead letters that were not replayed. */
-        public long skipped() {
-            return undecodable + gone;
-        }
+        public long skipped() { return undecodable + gone; }
     }
 
     /** Replays every dead letter of {@code queue} matching {@code filter}; returns how many (see {@link #replayMatching}). */
@@ -173,12 +177,7 @@ public final class DeadLetters {
             }
             return true;
         });
-        long[] sofar = {0};
-        long replayed = perPartition(queue, ids, (partition, inPartition) -> {
-            long n = inBatches(inPartition, batch -> store().replayDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
-            sofar[0] += n;
-            return n;
-        });
+        long replayed = perPartition(queue, ids, (partition, batch) -> store().replayDeadLetters(partition, batch), progress);
         return new ReplayOutcome(replayed, undecodable[0], ids.size() - replayed);
     }
 
@@ -222,21 +221,7 @@ public final class DeadLetters {
             ids.add(letter.id());
             return true;
         });
-        long[] sofar = {0};
-        return perPartition(queue, ids, (partition, inPartition) -> {
-            long n = inBatches(inPartition, batch -> store().deleteDeadLetters(partition, batch), done -> progress.accept(sofar[0] + done));
-            sofar[0] += n;
-            return n;
-        });
-    }
-
-    private static long inBatches(List<String> ids, ToIntFunction<List<String>> action, LongConsumer progress) {
-        long done = 0;
-        for (int from = 0; from < ids.size(); from += PAGE) {
-            done += action.applyAsInt(ids.subList(from, Math.min(ids.size(), from + PAGE)));
-            progress.accept(done);
-        }
-        return done;
+        return perPartition(queue, ids, (partition, batch) -> store().deleteDeadLetters(partition, batch), progress);
     }
 
     private interface Visitor {

@@ -34,8 +34,6 @@ public interface OutboxMonitor {
      */
     record Reading(long waiting, Duration oldestAge, long relayed, long duplicates, long failures, long setAside) {
         /** A reading without duplicates or rows set aside. */
-        public Reading(long waiting, Duration oldestAge, long relayed, long failures) {
-            this(waiting, oldestAge, relayed, 0, failures, 0);
-        }
+        public Reading(long waiting, Duration oldestAge, long relayed, long failures) { this(waiting, oldestAge, relayed, 0, failures, 0); }
     }
 }

@@ -69,18 +69,11 @@ public final class Queues {
         return partitions;
     }
 
-    /**
-     * Resumes {@code queue} (tasks paused one by one with {@link #pauseTask} stay paused); its
-     * parked messages run again. Idempotent.
-     */
-    public void resume(String queue) {
-        forEachPartition(queue, p -> pausing().resume(p, Optional.empty()));
-    }
+    /** Resumes {@code queue} (tasks paused one by one with {@link #pauseTask} stay paused); its parked messages run again. Idempotent. */
+    public void resume(String queue) { forEachPartition(queue, p -> pausing().resume(p, Optional.empty())); }
 
     /** True when {@code queue} itself is paused (see {@link #pausedTasks} for tasks paused one by one). */
-    public boolean isPaused(String queue) {
-        return state(queue).queuePaused();
-    }
+    public boolean isPaused(String queue) { return state(queue).queuePaused(); }
 
     /**
      * Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run
@@ -98,14 +91,10 @@ public final class Queues {
     }
 
     /** True when {@code task} of {@code queue} is paused one by one. */
-    public boolean isTaskPaused(String queue, String task) {
-        return state(queue).pausedTasks().contains(checkTask(task));
-    }
+    public boolean isTaskPaused(String queue, String task) { return state(queue).pausedTasks().contains(checkTask(task)); }
 
     /** The tasks of {@code queue} paused one by one. */
-    public Set<String> pausedTasks(String queue) {
-        return state(queue).pausedTasks();
-    }
+    public Set<String> pausedTasks(String queue) { return state(queue).pausedTasks(); }
 
     /**
      * Pauses {@code queue} and waits until none of its jobs is running (its pending count is zero),
@@ -204,9 +193,7 @@ public final class Queues {
     }
 
     /** The partitions of {@code queue}; {@link QueuePartitions#ONE} when it is not partitioned. */
-    public QueuePartitions partitions(String queue) {
-        return freshPartitions(checkQueue(queue));
-    }
+    public QueuePartitions partitions(String queue) { return freshPartitions(checkQueue(queue)); }
 
     private QueuePartitions freshPartitions(String queue) {
         return broker.capability(Partitioning.class).map(p -> p.partitions(List.of(queue)).getOrDefault(queue, QueuePartitions.ONE))
@@ -255,27 +242,20 @@ public final class Queues {
                 .orElse(QueueLimits.NONE);
     }
 
-    private PauseState state(String queue) {
-        return pauseState(checkQueue(queue));
-    }
+    private PauseState state(String queue) { return pauseState(checkQueue(queue)); }
 
-    private static String checkQueue(String queue) {
-        if (queue == null || !NAME.matcher(queue).matches()) {
-            throw new IllegalArgumentException("queue must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + queue + "'");
+    private static String checkQueue(String queue) { return checkName("queue", queue); }
+
+    private static String checkTask(String task) { return checkName("task", task); }
+
+    private static String checkName(String what, String name) {
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException(what + " must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + name + "'");
         }
-        return queue;
+        return name;
     }
 
-    private static String checkTask(String task) {
-        if (task == null || !NAME.matcher(task).matches()) {
-            throw new IllegalArgumentException("task must be 1-200 characters of letters, digits, '_', '.', ':' or '-', was '" + task + "'");
-        }
-        return task;
-    }
-
-    private Pausing pausing() {
-        return Capabilities.require(broker, Pausing.class, "queues cannot be paused");
-    }
+    private Pausing pausing() { return Capabilities.require(broker, Pausing.class, "queues cannot be paused"); }
 
     /** What is paused on {@code queue}: nothing, on a broker that cannot pause. */
     private PauseState pauseState(String queue) {

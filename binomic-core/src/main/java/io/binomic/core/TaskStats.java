@@ -19,13 +19,8 @@ public record TaskStats(String queue, String task, long succeeded, long failed, 
                         Duration totalDuration, Duration maxDuration) {
 
     /** Executions counted (succeeded + failed). */
-    public long executions() {
-        return succeeded + failed;
-    }
+    public long executions() { return succeeded + failed; }
 
     /** Mean execution time, zero when nothing ran. */
-    public Duration meanDuration() {
-        long n = executions();
-        return n == 0 ? Duration.ZERO : totalDuration.dividedBy(n);
-    }
+    public Duration meanDuration() { return executions() == 0 ? Duration.ZERO : totalDuration.dividedBy(executions()); }
 }

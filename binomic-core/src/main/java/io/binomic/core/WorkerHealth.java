@@ -43,12 +43,8 @@ public record WorkerHealth(State state, Duration sinceFetchRound, Duration since
     }
 
     /** True in state {@link State#CONSUMING}. */
-    public boolean consuming() {
-        return state == State.CONSUMING;
-    }
+    public boolean consuming() { return state == State.CONSUMING; }
 
     /** True when only a restart helps ({@link State#STALLED}); a supervisor replaces such a worker. */
-    public boolean needsRestart() {
-        return state == State.STALLED;
-    }
+    public boolean needsRestart() { return state == State.STALLED; }
 }

@@ -20,34 +20,22 @@ public final class SubmittedJob {
     }
 
     /** The job id. */
-    public UUID id() {
-        return message.id();
-    }
+    public UUID id() { return message.id(); }
 
     /** The task name. */
-    public String task() {
-        return message.task();
-    }
+    public String task() { return message.task(); }
 
     /** The queue. */
-    public String queue() {
-        return message.queue();
-    }
+    public String queue() { return message.queue(); }
 
     /** When a DELAY job is due; empty for a job enqueued at once. */
-    public Optional<Instant> due() {
-        return Optional.ofNullable(due);
-    }
+    public Optional<Instant> due() { return Optional.ofNullable(due); }
 
     /** The argument as the JSON on the wire. */
-    public String json() {
-        return new String(message.payload(), StandardCharsets.UTF_8);
-    }
+    public String json() { return new String(message.payload(), StandardCharsets.UTF_8); }
 
     /** The headers given at submit (the payload codec's and tracking's included). */
-    public Map<String, String> headers() {
-        return message.wireHeaders();
-    }
+    public Map<String, String> headers() { return message.wireHeaders(); }
 
     /**
      * The argument, decoded as {@code task} would be on a worker.
@@ -58,10 +46,7 @@ public final class SubmittedJob {
         if (!task.name().equals(message.task())) {
             throw new IllegalArgumentException("job " + id() + " is of task '" + message.task() + "', not '" + task.name() + "'");
         }
-        if (task.hasNoArgument()) {
-            return null;
-        }
-        return new JdkJsonCodec().decode(message.payload(), task.argumentType());
+        return task.hasNoArgument() ? null : new JdkJsonCodec().decode(message.payload(), task.argumentType());
     }
 
     @Override

@@ -2,7 +2,6 @@ package io.binomic.core.testing;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.DeadLetterReason;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskDefaults;
@@ -24,7 +23,6 @@ import io.binomic.core.internal.worker.WorkerTasks;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +30,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.random.RandomGenerator;
+import java.util.stream.Stream;
 
 /**
  * Binomic for an application's own unit tests: no broker to run, no worker threads, no sleeps.
@@ -87,24 +86,16 @@ public final class TestMode implements AutoCloseable {
     }
 
     /** Jobs are collected and run by {@link #drain()}. */
-    public static Builder manual() {
-        return new Builder(false);
-    }
+    public static Builder manual() { return new Builder(false); }
 
     /** Jobs run inside {@code submit}, before it returns. */
-    public static Builder inline() {
-        return new Builder(true);
-    }
+    public static Builder inline() { return new Builder(true); }
 
     /** The instance the code under test submits through. */
-    public Binomic binomic() {
-        return binomic;
-    }
+    public Binomic binomic() { return binomic; }
 
     /** Every job submitted so far, in order (those already run included). */
-    public List<SubmittedJob> enqueued() {
-        return List.copyOf(submitted);
-    }
+    public List<SubmittedJob> enqueued() { return List.copyOf(submitted); }
 
     /** The arguments of the jobs of {@code task} submitted so far, in order. */
     public <A> List<A> enqueued(Task<A, ?> task) {
@@ -112,9 +103,7 @@ public final class TestMode implements AutoCloseable {
     }
 
     /** Forgets what was submitted (the jobs themselves stay queued). */
-    public void clearEnqueued() {
-        submitted.clear();
-    }
+    public void clearEnqueued() { submitted.clear(); }
 
     /**
      * Drops every job still queued, scheduled or waiting to retry, without running it, and forgets
@@ -122,24 +111,11 @@ public final class TestMode implements AutoCloseable {
      * before it (a cached Spring context does). Dead letters and the statuses of tracked jobs stay.
      */
     public void reset() {
-        List<String> names = knownQueues();
-        for (String queue : names) {
-            scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
-        }
-        try {
-            List<Delivery> left = broker.fetch(names, "test-mode", Integer.MAX_VALUE, Duration.ZERO);
-            broker.settle("test-mode", left.stream().<Settlement>map(Settlement.Ack::new).toList());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while resetting the test mode", e);
-        }
+        broker.settle("test-mode", fetchAll("resetting the test mode").stream().<Settlement>map(Settlement.Ack::new).toList());
         submitted.clear();
     }
 
-    /**
-     * Runs every queued and scheduled job, and the retries they cause, until nothing is left; due
-     * times are not waited for.
-     */
+    /** Runs every queued and scheduled job, and the retries they cause, until nothing is left; due times are not waited for. */
     public DrainResult drain() {
         int succeeded = 0;
         int retried = 0;
@@ -150,16 +126,7 @@ public final class TestMode implements AutoCloseable {
         draining.set(true);
         try {
             for (int round = 0; round < MAX_ROUNDS; round++) {
-                for (String queue : knownQueues()) {
-                    scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE);
-                }
-                List<Delivery> deliveries;
-                try {
-                    deliveries = broker.fetch(knownQueues(), "test-mode", Integer.MAX_VALUE, Duration.ZERO);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted while draining", e);
-                }
+                List<Delivery> deliveries = fetchAll("draining");
                 if (deliveries.isEmpty()) {
                     break;
                 }
@@ -202,6 +169,18 @@ public final class TestMode implements AutoCloseable {
         return new DrainResult(succeeded, retried, deadLettered, cancelled, notRun);
     }
 
+    /** Every job of the known queues, scheduled ones moved in first without waiting for their due time. */
+    private List<Delivery> fetchAll(String doing) {
+        List<String> names = knownQueues();
+        names.forEach(queue -> scheduler.moveDue(queue, Instant.now().plus(Duration.ofDays(365_000)), Integer.MAX_VALUE));
+        try {
+            return broker.fetch(names, "test-mode", Integer.MAX_VALUE, Duration.ZERO);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while " + doing, e);
+        }
+    }
+
     /**
      * Processes a delivery as a worker does, its handler on this thread. A job the handler submits
      * in inline mode runs inside that submit, as any inline submit does: the drain in progress is
@@ -224,28 +203,18 @@ public final class TestMode implements AutoCloseable {
     }
 
     private List<String> knownQueues() {
-        List<String> all = new ArrayList<>(queues);
-        for (SubmittedJob job : submitted) {
-            if (!all.contains(job.queue())) {
-                all.add(job.queue());
-            }
-        }
-        return all;
+        return Stream.concat(queues.stream(), submitted.stream().map(SubmittedJob::queue)).distinct().toList();
     }
 
     private void stored(List<Message> messages, Instant due) {
-        for (Message m : messages) {
-            submitted.add(new SubmittedJob(m, due));
-        }
+        messages.forEach(m -> submitted.add(new SubmittedJob(m, due)));
         if (inline && !draining.get()) {
             drain();
         }
     }
 
     @Override
-    public void close() {
-        binomic.close();
-    }
+    public void close() { binomic.close(); }
 
     /**
      * What one {@link #drain()} did.
@@ -264,9 +233,7 @@ public final class TestMode implements AutoCloseable {
         private final Map<String, TaskBinding<?, ?>> bindings = new LinkedHashMap<>();
         private TaskDefaults defaults = TaskDefaults.builder().build();
 
-        private Builder(boolean inline) {
-            this.inline = inline;
-        }
+        private Builder(boolean inline) { this.inline = inline; }
 
         /** Binds {@code task} to {@code handler}. */
         public <A, R> Builder handle(Task<A, R> task, TaskHandler<A, R> handler) {
@@ -296,8 +263,6 @@ public final class TestMode implements AutoCloseable {
         }
 
         /** Starts the test mode. */
-        public TestMode start() {
-            return new TestMode(this);
-        }
+        public TestMode start() { return new TestMode(this); }
     }
 }

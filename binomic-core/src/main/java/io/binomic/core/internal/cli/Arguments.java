@@ -20,9 +20,7 @@ final class Arguments {
 
     private final Map<String, List<String>> values;
 
-    private Arguments(Map<String, List<String>> values) {
-        this.values = values;
-    }
+    private Arguments(Map<String, List<String>> values) { this.values = values; }
 
     static Arguments parse(List<String> args, List<Option> options) throws UsageException {
         Map<String, Option> byName = new LinkedHashMap<>();
@@ -72,23 +70,23 @@ final class Arguments {
      */
     Optional<String> queueName() throws UsageException {
         Optional<String> queue = value("queue");
-        if (queue.isPresent() && !QUEUE_NAME.matcher(queue.get()).matches()) {
-            throw new UsageException("'" + queue.get() + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+        if (queue.isPresent()) {
+            requireQueueName("", queue.get());
         }
         return queue;
     }
 
-    boolean has(String name) {
-        return values.containsKey(name);
+    private static void requireQueueName(String option, String queue) throws UsageException {
+        if (!QUEUE_NAME.matcher(queue).matches()) {
+            throw new UsageException(option + "'" + queue + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
+        }
     }
 
-    Optional<String> value(String name) {
-        return Optional.ofNullable(values.get(name)).map(List::getFirst);
-    }
+    boolean has(String name) { return values.containsKey(name); }
 
-    List<String> values(String name) {
-        return values.getOrDefault(name, List.of());
-    }
+    Optional<String> value(String name) { return Optional.ofNullable(values.get(name)).map(List::getFirst); }
+
+    List<String> values(String name) { return values.getOrDefault(name, List.of()); }
 
     /**
      * A comma-separated option as a list, such as {@code --queues a,b}; empty when the option is absent. Given but naming nothing
@@ -109,12 +107,15 @@ final class Arguments {
         }
         if (name.equals("queues")) {
             for (String queue : items) {
-                if (!QUEUE_NAME.matcher(queue).matches()) {
-                    throw new UsageException("--queues: '" + queue + "' is not a queue name (1-200 of letters, digits, '_', '.', ':', '-')");
-                }
+                requireQueueName("--queues: ", queue);
             }
         }
         return items;
+    }
+
+    /** The whole number of {@code name}, at least {@code min}; empty when the option is absent. */
+    Optional<Integer> intValue(String name, int min) throws UsageException {
+        return has(name) ? Optional.of(intValue(name, min, min)) : Optional.empty();
     }
 
     int intValue(String name, int defaultValue, int min) throws UsageException {

@@ -13,6 +13,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The {@code binomic} command: starts a master, shows queues and workers, and manages the
@@ -58,17 +61,34 @@ public final class BinomicCli {
         Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
         Command.Context cx = new Command.Context(out, err, commandEnv, connect, () -> settings);
         this.commands = List.of(new MasterCommand(cx), new QueuesCommand(cx), new DashboardCommand(cx), new WorkersCommand(cx),
-                new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.Action.REPLAY),
-                new DlqChangeCommand(cx, DlqChangeCommand.Action.PURGE), new JobCommand(cx, JobCommand.Action.SHOW),
-                new JobCommand(cx, JobCommand.Action.CANCEL), new JobCommand(cx, JobCommand.Action.SUBMIT),
-                new QueueCommand(cx, QueueCommand.Action.PAUSE), new QueueCommand(cx, QueueCommand.Action.RESUME),
-                new QueueLimitCommand(cx), new QueuePartitionsCommand(cx), new OutboxCommand(cx));
+                new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.REPLAY), new DlqChangeCommand(cx, DlqChangeCommand.PURGE),
+                new JobCommand(cx, JobCommand.SHOW), new JobCommand(cx, JobCommand.CANCEL), new JobCommand(cx, JobCommand.SUBMIT),
+                new QueueCommand(cx, QueueCommand.PAUSE), new QueueCommand(cx, QueueCommand.RESUME), new QueueLimitCommand(cx),
+                new QueuePartitionsCommand(cx), new OutboxCommand(cx));
     }
 
     public static void main(String[] args) {
         List<String> words = new ArrayList<>(Arrays.asList(args));
-        CliLogging.configure(words);
+        configureLogging(words);
         System.exit(run(words.toArray(String[]::new), System.out, System.err));
+    }
+
+    /**
+     * Sets the log level for the command line {@code words}, and takes {@code --verbose} and {@code -v} out of it. A
+     * one-shot command (a listing, a submit, a replay) prints only warnings and errors on stderr, since the INFO lines
+     * of the client it starts (Binomic's and Redisson's) say nothing its output does not; {@code --verbose} (or
+     * {@code -v}) keeps them. The commands that run until stopped, the master and the dashboard, keep logging their
+     * lifecycle at INFO, and a {@code java.util.logging} configuration of the user's own is left alone.
+     */
+    private static void configureLogging(List<String> words) {
+        boolean verbose = words.remove("--verbose") | words.remove("-v");
+        Set<String> daemons = Set.of("master", "dashboard");
+        boolean daemon = words.stream().filter(w -> !w.startsWith("-")).findFirst().filter(daemons::contains).isPresent();
+        boolean configured = System.getProperty("java.util.logging.config.file") != null
+                || System.getProperty("java.util.logging.config.class") != null;
+        if (!verbose && !daemon && !configured) {
+            Logger.getLogger("").setLevel(Level.WARNING);
+        }
     }
 
     /**
@@ -87,7 +107,7 @@ public final class BinomicCli {
     static Binomic connect(Settings settings, String brokerUrl, List<String> queues) {
         BinomicConfig config = BinomicConfig.builder()
                 .broker((brokerUrl.equals(settings.value("broker.url").orElse(null)) ? settings
-                        : settings.with("broker.url", brokerUrl, "--broker or " + Settings.BROKER_URL_ENV)).broker(BrokerOptions.DEFAULT_URL))
+                        : settings.with("broker.url", brokerUrl, "--broker or " + Settings.BROKER_URL_ENV)).broker(Command.DEFAULT_URL))
                 .taskDefaults(settings.taskDefaults())
                 .worker(WorkerConfig.builder().queues(queues.isEmpty() ? settings.worker().queues() : queues).build())
                 .schedulePeriodicTasks(false)
@@ -101,7 +121,6 @@ public final class BinomicCli {
         }
     }
 
-    /** Runs the command line {@code args}; returns the exit code. */
     int run(String... args) {
         List<String> words = new ArrayList<>(Arrays.asList(args));
         Optional<Path> configFile;
@@ -135,7 +154,7 @@ public final class BinomicCli {
             settings = Settings.load(configFile, env);
             // Every value parsed and checked now, so a bad one is a usage error of any command, not
             // a failure halfway through one.
-            settings.master(BrokerOptions.DEFAULT_URL);
+            settings.master(Command.DEFAULT_URL);
         } catch (IllegalArgumentException e) {
             // A missing file, an unknown key, a bad value: one line that names it; exit 2 as for a bad option.
             err.println("binomic " + chosen.name + ": " + e.getMessage());
@@ -240,9 +259,7 @@ public final class BinomicCli {
 
     private static void printCommandList(List<Command> list, PrintStream to) {
         int width = list.stream().mapToInt(c -> c.name.length()).max().orElse(0);
-        for (Command command : list) {
-            to.println("  " + command.name + " ".repeat(width - command.name.length() + 3) + command.summary);
-        }
+        list.forEach(command -> to.println("  " + command.name + " ".repeat(width - command.name.length() + 3) + command.summary));
     }
 
     static void printUsage(Command command, PrintStream to) {

@@ -1,14 +1,37 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Activity;
+import io.binomic.api.spi.ActivityBucket;
 import io.binomic.core.Binomic;
+import io.binomic.core.Queues;
+import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
+import java.time.Instant;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
-/** One CLI command: its name as typed ({@code queues}, {@code dlq replay}), its help and its action. */
+/**
+ * One CLI command: its name as typed ({@code queues}, {@code dlq replay}), its help and its action; and what several
+ * commands share: the {@code --broker}, {@code --queues} and {@code --create} options and their checks.
+ */
 abstract class Command {
+    static final String DEFAULT_URL = "redis://localhost:6379";
+    /** Only the shape: the broker provider checks the rest and says what is wrong. */
+    private static final Pattern URL = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*://.*");
+    static final Option BROKER = Option.value("broker", "URL",
+            "broker URL, e.g. redis://user:pass@host:6379/0. Defaults to $" + Settings.BROKER_URL_ENV
+                    + ", else broker.url of the --config file, else " + DEFAULT_URL);
+    static final Option QUEUES = Option.value("queues", "A,B",
+            "comma-separated queues. Defaults to the queues of the tasks found on the module path");
+    static final Option CREATE = Option.flag("create",
+            "use a queue nothing knows yet (no task, job, consumer, pause or limit of it); without it, one is refused as a typo");
+
     /**
      * What every command works with.
      *
@@ -21,8 +44,17 @@ abstract class Command {
 
         /** A started Binomic on the broker of {@code --broker} (else the environment's), for {@code queues}. */
         Binomic connect(Arguments args, List<String> queues) throws UsageException {
-            return connector.connect(BrokerOptions.url(args, env), queues);
+            return connector.connect(url(args, env), queues);
         }
+    }
+
+    /** One of the commands of a group that share their options and code, such as {@code queue pause} and {@code queue resume}. */
+    record Verb(String word, String summary, String notes) { }
+
+    /** What a command does on a started Binomic; throws what the caller turns into an exit code. */
+    @FunctionalInterface
+    interface OnBroker {
+        void run(Binomic binomic) throws UsageException;
     }
 
     /** The words that select it, such as {@code dlq replay}. */
@@ -51,9 +83,7 @@ abstract class Command {
      * Turns positional words at the front of {@code rest} (what follows the command's name) into
      * options, such as {@code queue pause NAME} into {@code --queue NAME}. None by default.
      */
-    List<String> takeOperands(List<String> rest) {
-        return rest;
-    }
+    List<String> takeOperands(List<String> rest) { return rest; }
 
     /** Which queues a command looks at: the ones named with {@code --queues}, else those of the discovered tasks. */
     static List<String> queues(Arguments args, Binomic binomic) throws UsageException {
@@ -70,10 +100,65 @@ abstract class Command {
     }
 
     /**
-     * Runs the command.
-     *
-     * @return the exit code: {@link BinomicCli#EXIT_OK} or {@link BinomicCli#EXIT_FAILED}
-     * @throws UsageException when the arguments are wrong in a way parsing could not tell
+     * The broker URL: the option, else the environment variable, else the local Redis. The CLI
+     * hands commands an environment in which the variable already holds the configuration file's
+     * {@code broker.url} when the real environment has none, so the file's URL comes before the default.
      */
+    static String url(Arguments args, Map<String, String> env) throws UsageException {
+        String fromEnv = env.get(Settings.BROKER_URL_ENV);
+        String url = args.value(BROKER.name()).orElse(fromEnv == null || fromEnv.isBlank() ? DEFAULT_URL : fromEnv);
+        if (!URL.matcher(url).matches()) {
+            throw new UsageException("--broker must start with a scheme such as redis:// or memory://, was '" + url + "'");
+        }
+        return url;
+    }
+
+    /**
+     * Refuses a change to a queue nothing knows, unless {@code --create} is given: a mistyped name
+     * ({@code queue pause nc-mian}) would otherwise create keys of a new queue and report success while
+     * the real one runs on. The broker cannot list its queues, so a queue counts as known when a task on
+     * the module path or the {@code worker.queues} setting names it, or the broker holds anything of it.
+     */
+    void requireKnown(Arguments args, Binomic binomic, String queue) throws UsageException {
+        if (args.has(CREATE.name())) {
+            return;
+        }
+        Set<String> named = new LinkedHashSet<>(binomic.tasks().queues());
+        named.addAll(cx.settings().get().worker().queues());
+        if (named.contains(queue) || inBroker(binomic, queue)) {
+            return;
+        }
+        String hint = ClosestName.hint(queue, named);
+        throw new UsageException("queue '" + queue + "' is not known: no task on the module path or worker.queues setting names it,"
+                + " and the broker holds no job, consumer, dead letter, pause, limit or recent activity of it"
+                + (hint.isEmpty() ? "; check the name, or add --create for a new queue" : hint + " Else add --create for a new queue"));
+    }
+
+    private static boolean inBroker(Binomic binomic, String queue) {
+        QueueStats s = binomic.queueStats(queue);
+        Queues queues = binomic.queues();
+        return s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() > 0
+                || queues.isPaused(queue) || !queues.pausedTasks(queue).isEmpty() || !queues.limits(queue).isEmpty()
+                || queues.partitions(queue).partitioned()
+                || CoreAccess.get().broker(binomic).capability(Activity.class)
+                        .map(a -> !a.activity(queue, Instant.now().minus(ActivityBucket.KEPT)).isEmpty()).orElse(false);
+    }
+
+    /**
+     * Runs {@code action} on a started Binomic of {@code queues} and returns {@link BinomicCli#EXIT_OK}; a value the
+     * action's calls refuse ({@link IllegalArgumentException}) is bad usage, not a failed operation.
+     */
+    int onBroker(Arguments args, List<String> queues, OnBroker action) throws UsageException {
+        try (Binomic binomic = cx.connect(args, queues)) {
+            try {
+                action.run(binomic);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return BinomicCli.EXIT_OK;
+    }
+
+    /** Runs the command: {@link BinomicCli#EXIT_OK} or {@link BinomicCli#EXIT_FAILED}, or a usage error parsing could not tell. */
     abstract int run(Arguments args) throws UsageException;
 }

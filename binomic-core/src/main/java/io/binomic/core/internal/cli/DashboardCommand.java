@@ -15,7 +15,7 @@ final class DashboardCommand extends Command {
 
     DashboardCommand(Context cx) {
         super(cx, "dashboard", "Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C", List.of(
-                BrokerOptions.BROKER, BrokerOptions.QUEUES,
+                BROKER, QUEUES,
                 Option.value("port", "PORT", "port to listen on, 0 for any free one. Defaults to " + Dashboard.DEFAULT_PORT),
                 Option.value("address", "ADDRESS", "address to listen on. Defaults to 127.0.0.1; another needs $" + TOKEN_ENV),
                 Option.flag("read-only", "refuse every change (replay, purge, cancel, pause, resume)")), """
@@ -41,7 +41,7 @@ final class DashboardCommand extends Command {
 
     @Override
     int run(Arguments args) throws UsageException {
-        int port = args.has("port") ? args.intValue("port", Dashboard.DEFAULT_PORT, 0) : Dashboard.DEFAULT_PORT;
+        int port = args.intValue("port", Dashboard.DEFAULT_PORT, 0);
         String address = args.value("address").orElse("127.0.0.1");
         String token = cx.env().get(TOKEN_ENV);
         boolean readOnly = args.has("read-only");

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.stream.Stream;
 
 /**
  * {@code binomic dlq replay} and {@code binomic dlq purge}: the same selection (everything, ids, or
@@ -19,46 +20,35 @@ final class DlqChangeCommand extends Command {
     /** Runs longer than one batch of the dead-letter store get a progress bar. */
     static final long PROGRESS_THRESHOLD = 500;
 
-    enum Action {
-        REPLAY("replay", "replayed", "Put dead letters back on their queue (attempt reset, replayedFrom header set)"),
-        PURGE("purge", "purged", "Delete dead letters for good");
+    static final Verb REPLAY = new Verb("replay", "Put dead letters back on their queue (attempt reset, replayedFrom header set)", "");
+    static final Verb PURGE = new Verb("purge", "Delete dead letters for good", "");
 
-        final String verb;
-        final String done;
-        final String summary;
+    private final Verb verb;
+    /** What the verb did, as the output says it: replayed, purged. */
+    private final String done;
 
-        Action(String verb, String done, String summary) {
-            this.verb = verb;
-            this.done = done;
-            this.summary = summary;
-        }
-    }
-
-    private final Action action;
-
-    DlqChangeCommand(Context cx, Action action) {
-        super(cx, "dlq " + action.verb, action.summary, optionList(), "Select with --all, with --id, or with at least one filter"
-                + " (--task, --reason, --error-class).\nExample: binomic dlq " + action.verb
+    DlqChangeCommand(Context cx, Verb verb) {
+        super(cx, "dlq " + verb.word(), verb.summary(), optionList(), "Select with --all, with --id, or with at least one filter"
+                + " (--task, --reason, --error-class).\nExample: binomic dlq " + verb.word()
                 + " --queues emails --error-class java.net.ConnectException\n");
-        this.action = action;
+        this.verb = verb;
+        this.done = verb == REPLAY ? "replayed" : "purged";
     }
 
     private static List<Option> optionList() {
-        List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
-        options.add(Option.flag("all", "every dead letter of the queues"));
-        options.add(Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
-        options.addAll(DlqFilterOptions.ALL);
-        return options;
+        Stream<Option> own = Stream.of(BROKER, QUEUES, Option.flag("all", "every dead letter of the queues"),
+                Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
+        return Stream.concat(own, DlqListCommand.FILTERS.stream()).toList();
     }
 
     @Override
     int run(Arguments args) throws UsageException {
         boolean all = args.has("all");
         List<String> ids = args.values("id");
-        boolean filtered = DlqFilterOptions.any(args);
+        boolean filtered = DlqListCommand.FILTERS.stream().anyMatch(o -> args.has(o.name()));
         int selections = (all ? 1 : 0) + (ids.isEmpty() ? 0 : 1) + (filtered ? 1 : 0);
         if (selections == 0) {
-            throw new UsageException("say what to " + action.verb + ": --all, --id ID, or a filter (--task, --reason, --error-class)");
+            throw new UsageException("say what to " + verb.word() + ": --all, --id ID, or a filter (--task, --reason, --error-class)");
         }
         if (selections > 1) {
             throw new UsageException("--all, --id and the filters exclude each other: choose one way to select");
@@ -66,7 +56,7 @@ final class DlqChangeCommand extends Command {
         if (!ids.isEmpty() && args.list("queues").size() != 1) {
             throw new UsageException("--id needs exactly one queue: add --queues QUEUE");
         }
-        DeadLetterFilter filter = DlqFilterOptions.filter(args);
+        DeadLetterFilter filter = DlqListCommand.filter(args);
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             DeadLetters deadLetters = binomic.deadLetters();
             if (!ids.isEmpty()) {
@@ -75,16 +65,16 @@ final class DlqChangeCommand extends Command {
             long total = 0;
             boolean skippedUndecodable = false;
             for (String queue : queues(args, binomic)) {
-                if (action == Action.REPLAY) {
+                if (verb == REPLAY) {
                     DeadLetters.ReplayOutcome outcome = withProgress(deadLetters, queue, filter,
                             progress -> deadLetters.replayMatching(queue, filter, progress));
-                    out.println(action.done + " " + outcome.replayed() + " dead letter(s) of queue " + queue);
+                    out.println(done + " " + outcome.replayed() + " dead letter(s) of queue " + queue);
                     reportSkipped(queue, outcome);
                     skippedUndecodable |= outcome.undecodable() > 0;
                     total += outcome.replayed() + outcome.skipped();
                 } else {
                     long n = withProgress(deadLetters, queue, filter, progress -> deadLetters.purge(queue, filter, progress));
-                    out.println(action.done + " " + n + " dead letter(s) of queue " + queue);
+                    out.println(done + " " + n + " dead letter(s) of queue " + queue);
                     total += n;
                 }
             }
@@ -123,13 +113,13 @@ final class DlqChangeCommand extends Command {
             if (letter.isEmpty()) {
                 err.println("binomic " + name + ": no dead letter " + id + " in queue " + queue);
                 failed++;
-            } else if (action == Action.REPLAY && letter.get().message().isEmpty()) {
+            } else if (verb == REPLAY && letter.get().message().isEmpty()) {
                 err.println("binomic " + name + ": dead letter " + id + " of queue " + queue + " cannot be replayed:"
                         + " its message could not be decoded (" + letter.get().failure().reason() + "), only its raw fields"
                         + " are kept; see it with 'binomic dlq list --details', delete it with 'binomic dlq purge --id " + id + "'");
                 failed++;
-            } else if (action == Action.REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id)) {
-                out.println(action.done + " " + id);
+            } else if (verb == REPLAY ? deadLetters.replayOne(queue, id) : deadLetters.purgeOne(queue, id)) {
+                out.println(done + " " + id);
             } else {
                 err.println("binomic " + name + ": no dead letter " + id + " in queue " + queue
                         + " (replayed or purged by someone else meanwhile)");
@@ -144,7 +134,7 @@ final class DlqChangeCommand extends Command {
         if (expected < PROGRESS_THRESHOLD) {
             return work.apply(done -> { });
         }
-        ProgressBar bar = new ProgressBar(err, action.verb + " " + queue, expected, System::currentTimeMillis);
+        ProgressBar bar = new ProgressBar(err, verb.word() + " " + queue, expected, System::currentTimeMillis);
         bar.accept(0);
         try {
             return work.apply(bar);

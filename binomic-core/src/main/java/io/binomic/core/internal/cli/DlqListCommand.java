@@ -3,43 +3,69 @@ package io.binomic.core.internal.cli;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
+import io.binomic.api.DeadLetterReason;
 import io.binomic.core.Binomic;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
 
 /** {@code binomic dlq list}: dead letters counted by task, reason and failure class, or listed one by one. */
 final class DlqListCommand extends Command {
     private static final int MESSAGE_WIDTH = 60;
+    /** The filter options, which {@code dlq replay} and {@code purge} share. */
+    static final List<Option> FILTERS = List.of(Option.value("task", "NAME", "only dead letters of this task"),
+            Option.value("reason", "REASON", "only this reason: "
+                    + String.join(", ", Arrays.stream(DeadLetterReason.values()).map(Enum::name).toList())),
+            Option.value("error-class", "CLASS", "only this failure class (exact name)"));
 
     DlqListCommand(Context cx) {
         super(cx, "dlq list", "Show dead letters grouped by task, reason and failure class (--details: one per line)", optionList(), "");
     }
 
     private static List<Option> optionList() {
-        List<Option> options = new ArrayList<>(List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES));
-        options.addAll(DlqFilterOptions.ALL);
-        options.add(Option.flag("details", "list the dead letters themselves instead of groups"));
-        options.add(Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"));
-        options.add(Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
-        return options;
+        List<Option> details = List.of(Option.flag("details", "list the dead letters themselves instead of groups"),
+                Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"),
+                Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
+        return Stream.of(List.of(BROKER, QUEUES), FILTERS, details).flatMap(List::stream).toList();
     }
 
     @Override
     int run(Arguments args) throws UsageException {
-        DeadLetterFilter filter = DlqFilterOptions.filter(args);
+        DeadLetterFilter filter = filter(args);
         boolean details = args.has("details");
         int limit = args.intValue("limit", 100, 1);
-        if (args.has("limit") && !details) {
-            throw new UsageException("--limit applies to --details only");
-        }
-        if (args.has("wide") && !details) {
-            throw new UsageException("--wide applies to --details only");
+        for (String option : List.of("limit", "wide")) {
+            if (args.has(option) && !details) {
+                throw new UsageException("--" + option + " applies to --details only");
+            }
         }
         boolean wide = args.has("wide");
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             List<String> queues = queues(args, binomic);
             return details ? printDetails(binomic, queues, filter, limit, wide) : printGroups(binomic, queues, filter);
         }
+    }
+
+    /** The filter of the options given; {@code DeadLetterFilter.all()} without any. */
+    static DeadLetterFilter filter(Arguments args) throws UsageException {
+        DeadLetterFilter filter = DeadLetterFilter.all();
+        if (args.has("task")) {
+            filter = filter.withTask(args.value("task").orElseThrow());
+        }
+        if (args.has("reason")) {
+            String reason = args.value("reason").orElseThrow();
+            try {
+                filter = filter.withReason(DeadLetterReason.valueOf(reason.toUpperCase(Locale.ROOT).replace('-', '_')));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--reason must be one of " + Arrays.toString(DeadLetterReason.values())
+                        + ", was '" + reason + "'");
+            }
+        }
+        if (args.has("error-class")) {
+            filter = filter.withErrorClass(args.value("error-class").orElseThrow());
+        }
+        return filter;
     }
 
     private int printGroups(Binomic binomic, List<String> queues, DeadLetterFilter filter) {
@@ -53,9 +79,7 @@ final class DlqListCommand extends Command {
                 }
             }
         }
-        if (!table.isEmpty()) {
-            table.print(out);
-        }
+        table.print(out);
         out.println(total + " dead letter(s)");
         return BinomicCli.EXIT_OK;
     }
@@ -77,9 +101,7 @@ final class DlqListCommand extends Command {
                 shown++;
             }
         }
-        if (!table.isEmpty()) {
-            table.print(out);
-        }
+        table.print(out);
         out.println(shown + " dead letter(s) shown");
         return BinomicCli.EXIT_OK;
     }

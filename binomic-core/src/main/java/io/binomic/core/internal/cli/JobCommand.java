@@ -38,52 +38,39 @@ final class JobCommand extends Command {
     static final Option DEBOUNCE = Option.value("debounce", "KEY",
             "replace the job waiting (with --delay) under this key instead of adding another. Defaults to none");
 
-    enum Action {
-        SHOW("show", "Show a job's status, attempts, result or error", List.of(BrokerOptions.BROKER, ID, QUEUE), """
-                Status is kept for tracked tasks (a task with a result type, or declared with
-                keepStatusFor), for their retention after they end. Exit code 1 when the job is unknown.
-                """),
-        CANCEL("cancel", "Cancel a job: a queued one never runs, a running one is interrupted", List.of(BrokerOptions.BROKER, ID, QUEUE), """
-                Prints CANCELLED (it will not run), CANCEL_REQUESTED (it was running: its worker
-                interrupts it), ALREADY_ENDED or NOT_FOUND (both change nothing; exit code 1).
-                """),
-        SUBMIT("submit", "Submit a job by task name with a JSON argument", List.of(BrokerOptions.BROKER, TASK, SUBMIT_QUEUE, JSON,
-                PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT, KnownQueues.CREATE), """
-                Example: binomic job submit --task greet --queue mail --json '{"name":"Ada"}' --wait 10s
-                         binomic job submit --task refresh --queue feeds --json '{"feed":7}' --unique feed-7
-                         binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
-                The worker checks the argument against the task's type: one that does not fit goes
-                to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
-                """);
+    static final Verb SHOW = new Verb("show", "Show a job's status, attempts, result or error", """
+            Status is kept for tracked tasks (a task with a result type, or declared with
+            keepStatusFor), for their retention after they end. Exit code 1 when the job is unknown.
+            """);
+    static final Verb CANCEL = new Verb("cancel", "Cancel a job: a queued one never runs, a running one is interrupted", """
+            Prints CANCELLED (it will not run), CANCEL_REQUESTED (it was running: its worker
+            interrupts it), ALREADY_ENDED or NOT_FOUND (both change nothing; exit code 1).
+            """);
+    static final Verb SUBMIT = new Verb("submit", "Submit a job by task name with a JSON argument", """
+            Example: binomic job submit --task greet --queue mail --json '{"name":"Ada"}' --wait 10s
+                     binomic job submit --task refresh --queue feeds --json '{"feed":7}' --unique feed-7
+                     binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
+            The worker checks the argument against the task's type: one that does not fit goes
+            to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
+            """);
 
-        final String verb;
-        final String summary;
-        final List<Option> options;
-        final String notes;
+    private final Verb verb;
 
-        Action(String verb, String summary, List<Option> options, String notes) {
-            this.verb = verb;
-            this.summary = summary;
-            this.options = options;
-            this.notes = notes;
-        }
-    }
-
-    private final Action action;
-
-    JobCommand(Context cx, Action action) {
-        super(cx, "job " + action.verb, action.summary, action.options, action.notes);
-        this.action = action;
+    JobCommand(Context cx, Verb verb) {
+        super(cx, "job " + verb.word(), verb.summary(), verb != SUBMIT ? List.of(BROKER, ID, QUEUE)
+                : List.of(BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT,
+                        CREATE), verb.notes());
+        this.verb = verb;
     }
 
     @Override
     int run(Arguments args) throws UsageException {
         try (Binomic binomic = cx.connect(args, args.value("queue").map(List::of).orElse(List.of()))) {
-            return switch (action) {
-                case SHOW -> show(binomic, handle(binomic, args));
-                case CANCEL -> cancel(handle(binomic, args));
-                case SUBMIT -> submit(binomic, args);
-            };
+            if (verb == SUBMIT) {
+                return submit(binomic, args);
+            }
+            JobHandle<String> job = handle(binomic, args);
+            return verb == SHOW ? show(job) : cancel(job);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -109,7 +96,7 @@ final class JobCommand extends Command {
         }
     }
 
-    private int show(Binomic binomic, JobHandle<String> job) {
+    private int show(JobHandle<String> job) {
         JobStatus s = job.status();
         out.println("job      " + job.id());
         out.println("queue    " + job.queue());
@@ -133,14 +120,10 @@ final class JobCommand extends Command {
         s.deadLetterReason().ifPresent(r -> out.println("reason   " + r));
         s.error().ifPresent(e -> out.println("error    " + Table.printable(e)));
         s.result().ifPresent(r -> out.println("result   " + Table.printable(r)));
-        if (!s.attempts().isEmpty()) {
-            Table table = new Table("ATTEMPT", "WORKER", "STARTED", "MS", "OUTCOME", "ERROR");
-            for (JobStatus.Attempt a : s.attempts()) {
-                table.row(a.attempt(), a.worker(), a.startedAt(), Duration.between(a.startedAt(), a.endedAt()).toMillis(), a.outcome(),
-                        a.error());
-            }
-            table.print(out);
-        }
+        Table table = new Table("ATTEMPT", "WORKER", "STARTED", "MS", "OUTCOME", "ERROR");
+        s.attempts().forEach(a -> table.row(a.attempt(), a.worker(), a.startedAt(), Duration.between(a.startedAt(), a.endedAt()).toMillis(),
+                a.outcome(), a.error()));
+        table.print(out);
         return BinomicCli.EXIT_OK;
     }
 
@@ -188,7 +171,7 @@ final class JobCommand extends Command {
             options.unique(uniqueness, unique.get());
         }
         args.value("debounce").ifPresent(options::debounce);
-        KnownQueues.require(args, cx, binomic, queue);
+        requireKnown(args, binomic, queue);
         mistypedTask(task, binomic.tasks().all().stream().map(Task::name).toList()).ifPresent(err::println);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());

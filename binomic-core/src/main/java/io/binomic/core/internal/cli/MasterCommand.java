@@ -27,7 +27,7 @@ final class MasterCommand extends Command {
 
     MasterCommand(Context cx) {
         super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
-                BrokerOptions.BROKER, BrokerOptions.QUEUES,
+                BROKER, QUEUES,
                 Option.value("workers", "N", "worker JVMs. Defaults to the number of processors ("
                         + Runtime.getRuntime().availableProcessors() + ")"),
                 Option.value("concurrency", "N", "tasks each worker runs at once. Defaults to 5"),
@@ -193,15 +193,12 @@ final class MasterCommand extends Command {
      * never read as false: a typo must not leave a dashboard the operator meant read-only writable.
      */
     private static boolean readOnlySetting(Settings given) throws UsageException {
-        Optional<String> value = given.value("master.dashboardReadOnly").map(String::strip);
-        if (value.isEmpty() || value.get().equalsIgnoreCase("false")) {
-            return false;
-        }
-        if (value.get().equalsIgnoreCase("true")) {
-            return true;
+        String value = given.value("master.dashboardReadOnly").map(String::strip).orElse("false");
+        if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(value);
         }
         throw new UsageException(given.origin("master.dashboardReadOnly").orElse("master.dashboardReadOnly")
-                + ": master.dashboardReadOnly must be true or false, was '" + value.get() + "'");
+                + ": master.dashboardReadOnly must be true or false, was '" + value + "'");
     }
 
     /** File and environment first, then each option given here over them. */
@@ -209,25 +206,21 @@ final class MasterCommand extends Command {
         MasterConfig.Builder builder;
         Settings given = cx.settings().get();
         try {
-            if (args.has(BrokerOptions.BROKER.name())) {
-                given = given.with("broker.url", BrokerOptions.url(args, cx.env()), "--broker");
+            if (args.has(BROKER.name())) {
+                given = given.with("broker.url", url(args, cx.env()), "--broker");
             }
-            builder = given.master(BrokerOptions.DEFAULT_URL);
+            builder = given.master(DEFAULT_URL);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
         if (args.has("queues")) {
             builder.queues(args.list("queues"));
         }
-        if (args.has("concurrency")) {
-            builder.concurrency(args.intValue("concurrency", 5, 1));
-        }
+        args.intValue("concurrency", 1).ifPresent(builder::concurrency);
         if (args.has("jvm-option")) {
             builder.jvmOptions(args.values("jvm-option"));
         }
-        if (args.has("workers")) {
-            builder.workers(args.intValue("workers", 1, 1));
-        }
+        args.intValue("workers", 1).ifPresent(builder::workers);
         args.value("state-dir").map(Path::of).ifPresent(builder::stateDirectory);
         args.duration("heartbeat-interval").ifPresent(builder::heartbeatInterval);
         args.duration("heartbeat-timeout").ifPresent(builder::heartbeatTimeout);

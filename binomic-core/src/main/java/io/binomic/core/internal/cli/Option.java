@@ -10,24 +10,14 @@ package io.binomic.core.internal.cli;
  */
 record Option(String name, String valueName, String description, boolean repeatable) {
 
-    static Option value(String name, String valueName, String description) {
-        return new Option(name, valueName, description, false);
-    }
+    static Option value(String name, String valueName, String description) { return new Option(name, valueName, description, false); }
 
-    static Option repeatable(String name, String valueName, String description) {
-        return new Option(name, valueName, description, true);
-    }
+    static Option repeatable(String name, String valueName, String description) { return new Option(name, valueName, description, true); }
 
-    static Option flag(String name, String description) {
-        return new Option(name, null, description, false);
-    }
+    static Option flag(String name, String description) { return new Option(name, null, description, false); }
 
-    boolean isFlag() {
-        return valueName == null;
-    }
+    boolean isFlag() { return valueName == null; }
 
     /** {@code --name VALUE} or {@code --name}, as the usage shows it. */
-    String synopsis() {
-        return "--" + name + (isFlag() ? "" : " " + valueName);
-    }
+    String synopsis() { return "--" + name + (isFlag() ? "" : " " + valueName); }
 }

@@ -1,6 +1,5 @@
 package io.binomic.core.internal.cli;
 
-import io.binomic.core.Binomic;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -13,43 +12,27 @@ import java.util.Optional;
 final class QueueCommand extends Command {
     static final Option QUEUE = Option.value("queue", "NAME", "the queue (or give it as the first word after the command)");
     static final Option TASK = Option.value("task", "NAME", "only this task of the queue. Defaults to the whole queue");
+    static final Verb PAUSE = new Verb("pause", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish", """
+            Example: binomic queue pause mail            (the whole queue)
+                     binomic queue pause mail --task send (one task of it)
+            Workers see it within about a second; jobs already running finish. Messages of a
+            paused task that a worker had fetched are parked (no attempt used) until resumed.
+            'binomic queues' shows what is paused.
+            """);
+    static final Verb RESUME = new Verb("resume", "Resume a paused queue, or task: its waiting and parked jobs run again", """
+            Example: binomic queue resume mail
+            Resuming the queue leaves tasks paused one by one paused: resume them with --task.
+            """);
 
-    enum Action {
-        PAUSE("pause", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish", """
-                Example: binomic queue pause mail            (the whole queue)
-                         binomic queue pause mail --task send (one task of it)
-                Workers see it within about a second; jobs already running finish. Messages of a
-                paused task that a worker had fetched are parked (no attempt used) until resumed.
-                'binomic queues' shows what is paused.
-                """),
-        RESUME("resume", "Resume a paused queue, or task: its waiting and parked jobs run again", """
-                Example: binomic queue resume mail
-                Resuming the queue leaves tasks paused one by one paused: resume them with --task.
-                """);
+    private final Verb verb;
 
-        final String verb;
-        final String summary;
-        final String notes;
-
-        Action(String verb, String summary, String notes) {
-            this.verb = verb;
-            this.summary = summary;
-            this.notes = notes;
-        }
-    }
-
-    private final Action action;
-
-    QueueCommand(Context cx, Action action) {
-        super(cx, "queue " + action.verb, action.summary, List.of(BrokerOptions.BROKER, QUEUE, TASK, KnownQueues.CREATE),
-                action.notes);
-        this.action = action;
+    QueueCommand(Context cx, Verb verb) {
+        super(cx, "queue " + verb.word(), verb.summary(), List.of(BROKER, QUEUE, TASK, CREATE), verb.notes());
+        this.verb = verb;
     }
 
     @Override
-    List<String> takeOperands(List<String> rest) {
-        return queueAsFirstWord(rest);
-    }
+    List<String> takeOperands(List<String> rest) { return queueAsFirstWord(rest); }
 
     /** {@code queue pause NAME}, {@code queue limit NAME}: the first word, when it is not an option, is the queue. */
     static List<String> queueAsFirstWord(List<String> rest) {
@@ -63,20 +46,16 @@ final class QueueCommand extends Command {
 
     @Override
     int run(Arguments args) throws UsageException {
-        String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue " + action.verb + " NAME"));
+        String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue " + verb.word() + " NAME"));
         Optional<String> task = args.value("task");
-        try (Binomic binomic = cx.connect(args, List.of(queue))) {
-            KnownQueues.require(args, cx, binomic, queue);
-            try {
-                switch (action) {
-                    case PAUSE -> task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
-                    case RESUME -> task.ifPresentOrElse(t -> binomic.queues().resumeTask(queue, t), () -> binomic.queues().resume(queue));
-                }
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
+        return onBroker(args, List.of(queue), binomic -> {
+            requireKnown(args, binomic, queue);
+            if (verb == PAUSE) {
+                task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
+            } else {
+                task.ifPresentOrElse(t -> binomic.queues().resumeTask(queue, t), () -> binomic.queues().resume(queue));
             }
-            out.println(action.verb + "d queue " + queue + task.map(t -> " task " + t).orElse(""));
-            return BinomicCli.EXIT_OK;
-        }
+            out.println(verb.word() + "d queue " + queue + task.map(t -> " task " + t).orElse(""));
+        });
     }
 }

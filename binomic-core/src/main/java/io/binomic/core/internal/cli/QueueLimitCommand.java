@@ -2,7 +2,6 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
-import io.binomic.core.Binomic;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -21,7 +20,7 @@ final class QueueLimitCommand extends Command {
 
     QueueLimitCommand(Context cx) {
         super(cx, "queue limit", "Set, remove or show the rate and concurrency limits of a whole queue, for every worker",
-                List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE, KnownQueues.CREATE), """
+                List.of(BROKER, QueueCommand.QUEUE, RATE, BURST, CONCURRENCY, NONE, CREATE), """
                 Example: binomic queue limit mail --rate 50/s --concurrency 10
                          binomic queue limit mail            (shows them)
                          binomic queue limit mail --none     (removes them)
@@ -31,9 +30,7 @@ final class QueueLimitCommand extends Command {
     }
 
     @Override
-    List<String> takeOperands(List<String> rest) {
-        return QueueCommand.queueAsFirstWord(rest);
-    }
+    List<String> takeOperands(List<String> rest) { return QueueCommand.queueAsFirstWord(rest); }
 
     @Override
     int run(Arguments args) throws UsageException {
@@ -44,20 +41,13 @@ final class QueueLimitCommand extends Command {
             throw new UsageException("--none removes the limits: give it alone, or give --rate/--concurrency without it");
         }
         Optional<QueueLimits> limits = none ? Optional.of(QueueLimits.NONE) : setting ? Optional.of(parse(args)) : Optional.empty();
-        try (Binomic binomic = cx.connect(args, List.of(queue))) {
-            try {
-                if (limits.isPresent()) {
-                    KnownQueues.require(args, cx, binomic, queue);
-                    binomic.queues().setLimits(queue, limits.get());
-                    out.println("limits of queue " + queue + ": " + limits.get());
-                } else {
-                    out.println("limits of queue " + queue + ": " + binomic.queues().limits(queue));
-                }
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
+        return onBroker(args, List.of(queue), binomic -> {
+            if (limits.isPresent()) {
+                requireKnown(args, binomic, queue);
+                binomic.queues().setLimits(queue, limits.get());
             }
-            return BinomicCli.EXIT_OK;
-        }
+            out.println("limits of queue " + queue + ": " + limits.orElseGet(() -> binomic.queues().limits(queue)));
+        });
     }
 
     private static QueueLimits parse(Arguments args) throws UsageException {
@@ -72,9 +62,7 @@ final class QueueLimitCommand extends Command {
                 int burst = args.intValue("burst", 1, 1);
                 b.rateLimit(burst == 1 ? limit : limit.withBurst(burst));
             }
-            if (args.has("concurrency")) {
-                b.concurrencyLimit(args.intValue("concurrency", 1, 1));
-            }
+            args.intValue("concurrency", 1).ifPresent(b::concurrencyLimit);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

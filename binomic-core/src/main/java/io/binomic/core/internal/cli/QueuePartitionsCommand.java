@@ -1,7 +1,6 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.spi.QueuePartitions;
-import io.binomic.core.Binomic;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -16,7 +15,7 @@ final class QueuePartitionsCommand extends Command {
 
     QueuePartitionsCommand(Context cx) {
         super(cx, "queue partitions", "Split a queue into partitions spread over the Redis Cluster's masters, or show them",
-                List.of(BrokerOptions.BROKER, QueueCommand.QUEUE, COUNT, KnownQueues.CREATE), """
+                List.of(BROKER, QueueCommand.QUEUE, COUNT, CREATE), """
                 Example: binomic queue partitions mail 3     (producers spread mail over 3 partitions)
                          binomic queue partitions mail       (shows them)
                 Lowering the count stops producers writing to the highest partitions; workers read
@@ -38,21 +37,16 @@ final class QueuePartitionsCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue partitions NAME 3"));
-        Integer count = args.has("count") ? args.intValue("count", 1, 1) : null;
+        Integer count = args.intValue("count", 1).orElse(null);
         if (count != null && count > QueuePartitions.MAX) {
             throw new UsageException("--count must be at most " + QueuePartitions.MAX + ", was " + count
                     + "; give about one partition per Redis master");
         }
-        try (Binomic binomic = cx.connect(args, List.of(queue))) {
-            QueuePartitions p;
-            try {
-                if (count != null) {
-                    KnownQueues.require(args, cx, binomic, queue);
-                }
-                p = count == null ? binomic.queues().partitions(queue) : binomic.queues().setPartitions(queue, count);
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
+        return onBroker(args, List.of(queue), binomic -> {
+            if (count != null) {
+                requireKnown(args, binomic, queue);
             }
+            QueuePartitions p = count == null ? binomic.queues().partitions(queue) : binomic.queues().setPartitions(queue, count);
             String draining = "";
             String again = "run 'binomic queue partitions " + queue + " " + p.count() + "' again once";
             String left = " no ready, pending or delayed job and no dead letter (purge those with binomic dlq purge; a replay puts"
@@ -63,7 +57,6 @@ final class QueuePartitionsCommand extends Command {
                 draining = " (workers still drain partitions " + p.count() + " to " + (p.highest() - 1) + ": " + again + " they hold" + left + ")";
             }
             out.println("partitions of queue " + queue + ": " + p.count() + draining);
-            return BinomicCli.EXIT_OK;
-        }
+        });
     }
 }

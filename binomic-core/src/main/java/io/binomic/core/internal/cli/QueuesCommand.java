@@ -14,7 +14,7 @@ import java.util.TreeSet;
 final class QueuesCommand extends Command {
     QueuesCommand(Context cx) {
         super(cx, "queues", "Show each queue: ready, pending, delayed, dead letters and consumers",
-                List.of(BrokerOptions.BROKER, BrokerOptions.QUEUES), """
+                List.of(BROKER, QUEUES), """
                 READY: waiting to be fetched. PENDING: fetched, not yet acknowledged (running, or
                 stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff).
                 DEAD: in the dead-letter queue ('binomic dlq list'). PAUSED: yes for a paused

@@ -2,6 +2,7 @@ package io.binomic.core.internal.cli;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** A plain-text table: a header row, columns padded to their widest cell, columns of numbers right-aligned. */
@@ -9,19 +10,13 @@ final class Table {
     private final List<String> headers;
     private final List<List<String>> rows = new ArrayList<>();
 
-    Table(String... headers) {
-        this.headers = List.of(headers);
-    }
+    Table(String... headers) { this.headers = List.of(headers); }
 
     Table row(Object... cells) {
         if (cells.length != headers.size()) {
             throw new IllegalArgumentException(cells.length + " cells for " + headers.size() + " columns");
         }
-        List<String> row = new ArrayList<>();
-        for (Object cell : cells) {
-            row.add(printable(String.valueOf(cell)));
-        }
-        rows.add(row);
+        rows.add(Arrays.stream(cells).map(cell -> printable(String.valueOf(cell))).toList());
         return this;
     }
 
@@ -46,17 +41,17 @@ final class Table {
         return b == null ? text : b.toString();
     }
 
-    boolean isEmpty() {
-        return rows.isEmpty();
-    }
-
+    /** Prints the header and the rows; nothing at all for a table without rows. */
     void print(PrintStream out) {
+        if (rows.isEmpty()) {
+            return;
+        }
         int columns = headers.size();
         int[] width = new int[columns];
         boolean[] numeric = new boolean[columns];
         for (int c = 0; c < columns; c++) {
             width[c] = headers.get(c).length();
-            numeric[c] = !rows.isEmpty();
+            numeric[c] = true;
             for (List<String> row : rows) {
                 width[c] = Math.max(width[c], row.get(c).length());
                 numeric[c] &= row.get(c).matches("-?\\d+|-"); // "-" stands for a missing number

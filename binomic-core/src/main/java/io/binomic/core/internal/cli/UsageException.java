@@ -4,7 +4,5 @@ package io.binomic.core.internal.cli;
 final class UsageException extends Exception {
     private static final long serialVersionUID = 1L;
 
-    UsageException(String message) {
-        super(message);
-    }
+    UsageException(String message) { super(message); }
 }

@@ -82,7 +82,5 @@ final class WorkersCommand extends Command {
                 .orElse("never");
     }
 
-    private static String millis(Duration d) {
-        return d.toMillis() + " ms";
-    }
+    private static String millis(Duration d) { return d.toMillis() + " ms"; }
 }

@@ -3,10 +3,7 @@ package io.binomic.core.internal.client;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.JobHandle;
 import io.binomic.api.Task;
-import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.QueuePartitions;
-import io.binomic.core.internal.PartitionRouter;
-import io.binomic.core.internal.jobs.JobHandles;
 import java.util.List;
 import java.util.UUID;
 
@@ -15,24 +12,18 @@ import java.util.UUID;
  * holding a job's record, which a submit never needs since its handle names its partition.
  */
 public final class JobLookup {
-    private final Broker broker;
-    private final PartitionRouter partitions;
-    private final JobHandles jobs;
+    private final ClientContext context;
 
-    public JobLookup(ClientContext context) {
-        this.broker = context.broker();
-        this.partitions = context.partitions();
-        this.jobs = context.jobs();
-    }
+    public JobLookup(ClientContext context) { this.context = context; }
 
     /** The handle of job {@code id} of {@code task}. */
     public <R> JobHandle<R> job(Task<?, R> task, UUID id) {
-        return jobs.handle(partitionOf(task.queue(), id), id, task.name(), task.resultType(), true);
+        return context.jobs().handle(partitionOf(task.queue(), id), id, task.name(), task.resultType(), true);
     }
 
     /** The handle of job {@code id} of {@code queue}, its result read as JSON text. */
     public JobHandle<String> job(String queue, UUID id) {
-        return new JsonResultHandle(jobs.handle(partitionOf(queue, id), id, null, Void.class, true));
+        return new JsonResultHandle(context.jobs().handle(partitionOf(queue, id), id, null, Void.class, true));
     }
 
     /**
@@ -45,9 +36,9 @@ public final class JobLookup {
         if (queues.isEmpty()) {
             throw new IllegalStateException("this instance knows no queue to look for job " + id + " in: use job(queue, id)");
         }
-        for (String queue : partitions.physical(queues)) {
-            if (broker.capability(JobStore.class).flatMap(store -> store.readJob(queue, id)).isPresent()) {
-                return new JsonResultHandle(jobs.handle(queue, id, null, Void.class, true));
+        for (String queue : context.partitions().physical(queues)) {
+            if (context.broker().capability(JobStore.class).flatMap(store -> store.readJob(queue, id)).isPresent()) {
+                return new JsonResultHandle(context.jobs().handle(queue, id, null, Void.class, true));
             }
         }
         return job(queues.getFirst(), id);
@@ -58,12 +49,12 @@ public final class JobLookup {
      * unless it is partitioned, else the partition that has the record (the queue when none has).
      */
     private String partitionOf(String queue, UUID id) {
-        QueuePartitions p = partitions.of(queue);
+        QueuePartitions p = context.partitions().of(queue);
         if (!p.partitioned()) {
             return queue;
         }
         for (String partition : p.all(queue)) {
-            if (broker.capability(JobStore.class).flatMap(store -> store.readJob(partition, id)).isPresent()) {
+            if (context.broker().capability(JobStore.class).flatMap(store -> store.readJob(partition, id)).isPresent()) {
                 return partition;
             }
         }

@@ -56,18 +56,11 @@ public final class JobMessages {
     }
 
     /** A new message id, for a submit that names it to its trace context before the message is built. */
-    UUID newId() {
-        return Uuid7.next(clock);
-    }
+    UUID newId() { return Uuid7.next(clock); }
 
-    /** The message of one job of {@code task} with {@code argument}, encoded by this client's codec. */
-    Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace) {
-        return ofArgument(task, argument, options, trace, null);
-    }
-
-    /** As {@link #ofArgument(Task, Object, SubmitOptions, TraceContext)}, with the message id {@code id} (null for a new one). */
+    /** The message of one job of {@code task} with {@code argument}, encoded by this client's codec; {@code id} null for a new one. */
     Message ofArgument(Task<?, ?> task, Object argument, SubmitOptions options, TraceContext trace, UUID id) {
-        requireValidOptions(options);
+        ReservedHeaders.refuse(options);
         requireArgumentFits(task, argument);
         ArgumentTypes.requireDecodable(task, codec.id());
         return build(task, argument, codec.encode(argument), options, trace, id);
@@ -101,7 +94,7 @@ public final class JobMessages {
 
     /** The message of one job of {@code definition} whose argument is JSON text ({@code null} for none), with the message id {@code id}. */
     Message ofJson(Task<?, ?> definition, String jsonArgument, SubmitOptions options, TraceContext trace, UUID id) {
-        requireValidOptions(options);
+        ReservedHeaders.refuse(options);
         byte[] payload;
         if (jsonArgument == null) {
             payload = codec.encode(null);
@@ -110,11 +103,6 @@ public final class JobMessages {
             payload = jsonArgument.getBytes(StandardCharsets.UTF_8);
         }
         return build(definition, null, payload, options, trace, id);
-    }
-
-    /** Refuses the headers submit sets itself. */
-    private static void requireValidOptions(SubmitOptions options) {
-        ReservedHeaders.refuse(options);
     }
 
     private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace, UUID id) {

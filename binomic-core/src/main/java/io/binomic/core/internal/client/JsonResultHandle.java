@@ -9,24 +9,16 @@ import java.util.concurrent.CompletableFuture;
 /** A handle whose result is the stored JSON text, for callers that do not know the result type. */
 record JsonResultHandle(JobHandle<Void> inner) implements JobHandle<String> {
     @Override
-    public UUID id() {
-        return inner.id();
-    }
+    public UUID id() { return inner.id(); }
 
     @Override
-    public String queue() {
-        return inner.queue();
-    }
+    public String queue() { return inner.queue(); }
 
     @Override
-    public JobStatus status() {
-        return inner.status();
-    }
+    public JobStatus status() { return inner.status(); }
 
     @Override
-    public CompletableFuture<String> result() {
-        return inner.result().thenApply(ignored -> inner.status().result().orElse(null));
-    }
+    public CompletableFuture<String> result() { return inner.result().thenApply(ignored -> inner.status().result().orElse(null)); }
 
     @Override
     public String await(Duration timeout) {
@@ -35,7 +27,5 @@ record JsonResultHandle(JobHandle<Void> inner) implements JobHandle<String> {
     }
 
     @Override
-    public CancelOutcome cancel() {
-        return inner.cancel();
-    }
+    public CancelOutcome cancel() { return inner.cancel(); }
 }

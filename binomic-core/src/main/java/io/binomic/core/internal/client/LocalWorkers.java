@@ -1,7 +1,6 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.BinomicConfig;
-import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.WorkerConfig;
@@ -12,7 +11,6 @@ import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.worker.WorkerRuntime;
 import io.binomic.core.internal.worker.WorkerServices;
 import io.binomic.core.internal.worker.WorkerTasks;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -53,12 +51,8 @@ public final class LocalWorkers implements AutoCloseable {
         if (queues.isEmpty()) {
             throw new IllegalStateException("the worker has no queue to read: bind handlers or set WorkerConfig.queues");
         }
-        List<String> missing = new ArrayList<>();
-        for (Task<?, ?> task : registry.all()) {
-            if (queues.contains(task.queue()) && !handlers.containsKey(task.name())) {
-                missing.add(task.name() + " (queue " + task.queue() + ")");
-            }
-        }
+        List<String> missing = registry.all().stream().filter(task -> queues.contains(task.queue()) && !handlers.containsKey(task.name()))
+                .map(task -> task.name() + " (queue " + task.queue() + ")").toList();
         if (!missing.isEmpty()) {
             throw new IllegalStateException("the worker reads queues " + queues + " but has no handler for task(s) " + missing
                     + ": bind each with Binomic.builder().handle(task, handler) (or a TaskProvider), or leave its queue out of"
@@ -78,16 +72,12 @@ public final class LocalWorkers implements AutoCloseable {
         return worker;
     }
 
-    public List<Worker> running() {
-        return workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList();
-    }
+    public List<Worker> running() { return workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList(); }
 
     /** Stops every worker, each with its shutdown grace, then the activity counts. */
     @Override
     public synchronized void close() {
-        for (WorkerRuntime worker : workers) {
-            worker.close();
-        }
+        workers.forEach(WorkerRuntime::close);
         if (activity != null) {
             activity.close();
         }

@@ -43,9 +43,7 @@ public final class PeriodicFirer implements AutoCloseable {
 
     /** Fires each CRON and INTERVAL task of {@code tasks} at its ticks, until closed; other tasks are left alone. */
     public void start(Collection<Task<?, ?>> tasks) {
-        for (Task<?, ?> task : tasks) {
-            schedulePeriodic(task);
-        }
+        tasks.forEach(this::schedulePeriodic);
     }
 
     private void schedulePeriodic(Task<?, ?> task) {
@@ -67,7 +65,8 @@ public final class PeriodicFirer implements AutoCloseable {
      * then another client may have fired it, which is fine: each tick fires once).
      */
     private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
-        Message message = messages.ofArgument(task, null, SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build(), null);
+        SubmitOptions options = SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build();
+        Message message = messages.ofArgument(task, null, options, null, null);
         Duration claimLifetime = claimLifetime(trigger, tick);
         while (true) {
             TickResult result = scheduler.get().fireTick(task.name(), tick, message, claimLifetime);
@@ -103,7 +102,5 @@ public final class PeriodicFirer implements AutoCloseable {
     }
 
     @Override
-    public void close() {
-        ticker.close();
-    }
+    public void close() { ticker.close(); }
 }

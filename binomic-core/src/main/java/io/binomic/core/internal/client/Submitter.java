@@ -7,18 +7,13 @@ import io.binomic.api.TaskMode;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.TraceContext;
 import io.binomic.api.Uniqueness;
-import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Message;
-import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.UniqueClaim;
 import io.binomic.api.spi.UniqueSubmits;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.FlowSubmits;
 import io.binomic.core.internal.FlowSubmits.Submitted;
-import io.binomic.core.internal.PartitionRouter;
-import io.binomic.core.internal.jobs.JobHandles;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +22,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.function.Supplier;
 
 /**
  * Submits jobs: every typed and JSON submit of the client goes through {@link #send}, which stores
@@ -35,20 +29,12 @@ import java.util.function.Supplier;
  * from the message's content ({@link JobMessages}) so that the choice of broker call is made once.
  */
 public final class Submitter {
-    private final Broker broker;
-    private final Supplier<Scheduler> scheduler;
-    private final PartitionRouter partitions;
-    private final JobHandles jobs;
-    private final Clock clock;
+    private final ClientContext context;
     private final TaskRegistry registry;
     private final JobMessages messages;
 
     public Submitter(ClientContext context, TaskRegistry registry, JobMessages messages) {
-        this.broker = context.broker();
-        this.scheduler = context.scheduler();
-        this.partitions = context.partitions();
-        this.jobs = context.jobs();
-        this.clock = context.clock();
+        this.context = context;
         this.registry = registry;
         this.messages = messages;
     }
@@ -81,7 +67,7 @@ public final class Submitter {
         UUID id = messages.newId();
         Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
         Submitted submitted = send(definition, Collections.singletonList(null), options, List.of(message), false).getFirst();
-        return new JsonResultHandle(jobs.handle(submitted.queue(), submitted.id(), null, Void.class, true));
+        return new JsonResultHandle(context.jobs().handle(submitted.queue(), submitted.id(), null, Void.class, true));
     }
 
     /**
@@ -116,7 +102,7 @@ public final class Submitter {
         }
         List<Message> claimed = prepared.stream().map(m -> m.unique().isPresent() ? m
                 : m.toBuilder().unique(new UniqueClaim(Uniqueness.Scope.FOR_PERIOD, window, "job:" + m.id())).build()).toList();
-        UniqueSubmits unique = Capabilities.require(broker, UniqueSubmits.class, "a prepared job cannot be stored once by its id");
+        UniqueSubmits unique = Capabilities.require(context.broker(), UniqueSubmits.class, "a prepared job cannot be stored once by its id");
         return unique.submitAllUnique(claimed, dueAt == null ? null : DueTimes.notBefore(dueAt));
     }
 
@@ -128,30 +114,30 @@ public final class Submitter {
      */
     private <A> List<Submitted> send(Task<A, ?> task, Collection<? extends A> arguments, SubmitOptions options, List<Message> built,
                                      boolean batch) {
-        Instant due = FlowSubmits.dueAt(task, options, clock);
+        Instant due = FlowSubmits.dueAt(task, options, context.clock());
         if (FlowSubmits.applies(task, options)) {
             List<? extends A> argumentList = batch ? List.copyOf(arguments) : new ArrayList<>(arguments);
-            return FlowSubmits.submitAll(task, argumentList, options, built, due, broker, partitions);
+            return FlowSubmits.submitAll(task, argumentList, options, built, due, context.broker(), context.partitions());
         }
         String partitionKey = options.partitionKey().orElse(null);
-        List<Message> routed = built.stream().map(message -> partitions.route(message, partitionKey)).toList();
+        List<Message> routed = built.stream().map(message -> context.partitions().route(message, partitionKey)).toList();
         if (!batch) {
             Message message = routed.getFirst();
             if (due != null) {
-                scheduler.get().schedule(message, due);
+                context.scheduler().get().schedule(message, due);
             } else {
-                broker.enqueue(message);
+                context.broker().enqueue(message);
             }
         } else if (due != null) {
-            scheduler.get().scheduleAll(routed, due);
+            context.scheduler().get().scheduleAll(routed, due);
         } else {
-            broker.enqueueAll(routed);
+            context.broker().enqueueAll(routed);
         }
         return routed.stream().map(m -> new Submitted(m.id(), m.queue())).toList();
     }
 
     private <R> JobHandle<R> handleOf(Task<?, R> task, Submitted submitted) {
-        return jobs.handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked());
+        return context.jobs().handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked());
     }
 
     private void requireSubmittable(Task<?, ?> task) {
@@ -164,7 +150,7 @@ public final class Submitter {
             throw new IllegalArgumentException("task '" + task.name() + "' is registered with this instance on queue '"
                     + registered.queue() + "' but submitted on queue '" + task.queue() + "': share one definition");
         }
-        if (!task.limits().isEmpty() && partitions.of(task.queue()).partitioned()) {
+        if (!task.limits().isEmpty() && context.partitions().of(task.queue()).partitioned()) {
             throw new IllegalArgumentException("task '" + task.name() + "' has rate or concurrency limits, and its queue '" + task.queue()
                     + "' is partitioned: limits are counted per partition (one Redis slot each), so they would not hold; keep"
                     + " limited tasks on a queue of one partition (binomic queue partitions " + task.queue() + " 1, once drained)");

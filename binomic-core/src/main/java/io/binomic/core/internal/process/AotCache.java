@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * The JDK ahead-of-time cache (JEP 483/514/515) the master gives its worker JVMs: classes loaded
@@ -44,13 +45,7 @@ final class AotCache {
     static List<String> workerOptions(List<String> jvmOptions) {
         Optional<Path> cache = usableCache(jvmOptions, System.getProperty(PROPERTY),
                 Path.of(System.getProperty("java.home")), System.getProperty("jdk.module.path"));
-        if (cache.isEmpty()) {
-            return jvmOptions;
-        }
-        List<String> options = new ArrayList<>(jvmOptions.size() + 1);
-        options.add("-XX:AOTCache=" + cache.get());
-        options.addAll(jvmOptions);
-        return List.copyOf(options);
+        return cache.map(file -> Stream.concat(Stream.of("-XX:AOTCache=" + file), jvmOptions.stream()).toList()).orElse(jvmOptions);
     }
 
     /** The cache to pass, given the master's settings; logs why a cache that is there is not used. */

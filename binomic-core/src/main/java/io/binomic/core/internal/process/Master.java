@@ -95,13 +95,9 @@ public final class Master implements AutoCloseable {
     }
 
     /** The options of each worker JVM: the configured ones, plus the AOT cache when one applies ({@link AotCache}). */
-    List<String> workerJvmOptions() {
-        return workerJvmOptions;
-    }
+    List<String> workerJvmOptions() { return workerJvmOptions; }
 
-    public MasterConfig config() {
-        return config;
-    }
+    public MasterConfig config() { return config; }
 
     /** The shared segment; valid between {@link #start()} and the end of {@link #close()}. */
     public synchronized WorkerSlots slots() {
@@ -117,17 +113,11 @@ public final class Master implements AutoCloseable {
         return slot < r.length() ? r.get(slot) : 0;
     }
 
-    void restarted(int slot) {
-        restarts.incrementAndGet(slot);
-    }
+    void restarted(int slot) { restarts.incrementAndGet(slot); }
 
-    boolean shuttingDown() {
-        return shutdownRequested.isDone();
-    }
+    boolean shuttingDown() { return shutdownRequested.isDone(); }
 
-    CompletableFuture<Void> shutdownRequested() {
-        return shutdownRequested;
-    }
+    CompletableFuture<Void> shutdownRequested() { return shutdownRequested; }
 
     void emit(MasterEvent event) {
         try {

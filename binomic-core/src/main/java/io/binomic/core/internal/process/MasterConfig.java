@@ -82,28 +82,20 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
     }
 
     /** The file in which the master hands its resolved settings to its workers; readable by its user only. */
-    public Path workerSettingsFile() {
-        return stateDirectory.resolve("worker.conf");
-    }
+    public Path workerSettingsFile() { return stateDirectory.resolve("worker.conf"); }
 
     /** The segment file the master creates and its workers and {@code binomic workers} map. */
-    public Path segmentFile() {
-        return stateDirectory.resolve("workers.slots");
-    }
+    public Path segmentFile() { return stateDirectory.resolve("workers.slots"); }
 
     /** The log file of the worker in {@code slot}: its stdout and stderr, appended across restarts. */
-    public Path logFile(int slot) {
-        return stateDirectory.resolve("logs").resolve("worker-" + slot + ".log");
-    }
+    public Path logFile(int slot) { return stateDirectory.resolve("logs").resolve("worker-" + slot + ".log"); }
 
     /** The default state directory: {@code <java.io.tmpdir>/binomic-<user.name>}. */
     public static Path defaultStateDirectory() {
         return Path.of(System.getProperty("java.io.tmpdir"), "binomic-" + System.getProperty("user.name", "user"));
     }
 
-    public static Builder builder() {
-        return new Builder();
-    }
+    public static Builder builder() { return new Builder(); }
 
     /** Builds {@link MasterConfig}; values are checked in {@link #build()}. */
     public static final class Builder {
@@ -132,119 +124,71 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
          * Broker URL for the workers, such as {@code redis://localhost:6379}, other broker settings at
          * their defaults; a shortcut for {@link #broker}. One of the two is required: there is no default.
          */
-        public Builder brokerUrl(String brokerUrl) {
-            this.brokerUrl = brokerUrl;
-            return this;
-        }
+        public Builder brokerUrl(String brokerUrl) { return set(() -> this.brokerUrl = brokerUrl); }
 
         /** All broker settings of the workers (key prefix, Redisson file, limits...). One of this and {@link #brokerUrl} is required. */
-        public Builder broker(BrokerConfig broker) {
-            this.broker = broker;
-            return this;
-        }
+        public Builder broker(BrokerConfig broker) { return set(() -> this.broker = broker); }
 
         /** Task defaults of the workers. Defaults to {@link TaskDefaults#defaults()}. */
-        public Builder taskDefaults(TaskDefaults taskDefaults) {
-            this.taskDefaults = taskDefaults;
-            return this;
-        }
+        public Builder taskDefaults(TaskDefaults taskDefaults) { return set(() -> this.taskDefaults = taskDefaults); }
 
         /** Longest block of one fetch of a worker; the lease must be longer. Defaults to 1 s (as {@code WorkerConfig}). */
-        public Builder pollTimeout(Duration pollTimeout) {
-            this.pollTimeout = pollTimeout;
-            return this;
-        }
+        public Builder pollTimeout(Duration pollTimeout) { return set(() -> this.pollTimeout = pollTimeout); }
 
         /** Queues to consume. Defaults to every queue of the tasks the workers discover. */
-        public Builder queues(List<String> queues) {
-            this.queues = queues;
-            return this;
-        }
+        public Builder queues(List<String> queues) { return set(() -> this.queues = queues); }
 
         /** Worker JVMs. Defaults to the number of available processors. */
-        public Builder workers(int workers) {
-            this.workers = workers;
-            return this;
-        }
+        public Builder workers(int workers) { return set(() -> this.workers = workers); }
 
         /** Tasks each worker runs at once. Defaults to 5. */
-        public Builder concurrency(int concurrency) {
-            this.concurrency = concurrency;
-            return this;
-        }
+        public Builder concurrency(int concurrency) { return set(() -> this.concurrency = concurrency); }
 
         /** Heartbeat period of the workers and check period of the master. Defaults to 5 s. */
-        public Builder heartbeatInterval(Duration heartbeatInterval) {
-            this.heartbeatInterval = heartbeatInterval;
-            return this;
-        }
+        public Builder heartbeatInterval(Duration heartbeatInterval) { return set(() -> this.heartbeatInterval = heartbeatInterval); }
 
         /** Heartbeat age after which a live worker is hung. Defaults to 3 x the heartbeat interval (15 s). */
-        public Builder heartbeatTimeout(Duration heartbeatTimeout) {
-            this.heartbeatTimeout = heartbeatTimeout;
-            return this;
-        }
+        public Builder heartbeatTimeout(Duration heartbeatTimeout) { return set(() -> this.heartbeatTimeout = heartbeatTimeout); }
 
         /** Time a new worker may take to report RUNNING (JVM start, broker connection). Defaults to 60 s. */
-        public Builder startTimeout(Duration startTimeout) {
-            this.startTimeout = startTimeout;
-            return this;
-        }
+        public Builder startTimeout(Duration startTimeout) { return set(() -> this.startTimeout = startTimeout); }
 
         /** How long a draining worker waits for its running tasks. Defaults to 10 s. */
-        public Builder shutdownGrace(Duration shutdownGrace) {
-            this.shutdownGrace = shutdownGrace;
-            return this;
-        }
+        public Builder shutdownGrace(Duration shutdownGrace) { return set(() -> this.shutdownGrace = shutdownGrace); }
 
         /**
          * Wait between SIGTERM and SIGKILL when a worker must go; a worker asked to drain is killed after
          * {@code shutdownGrace} + 2 s + this. Defaults to 5 s.
          */
-        public Builder killGrace(Duration killGrace) {
-            this.killGrace = killGrace;
-            return this;
-        }
+        public Builder killGrace(Duration killGrace) { return set(() -> this.killGrace = killGrace); }
 
         /**
          * The workers' lease: a message whose worker died comes back to the queue this long after
          * the worker last renewed it. Defaults to 30 s (as {@code WorkerConfig}).
          */
-        public Builder leaseTimeout(Duration leaseTimeout) {
-            this.leaseTimeout = leaseTimeout;
-            return this;
-        }
+        public Builder leaseTimeout(Duration leaseTimeout) { return set(() -> this.leaseTimeout = leaseTimeout); }
 
         /** How often the workers look for stranded messages. Defaults to 10 s (as {@code WorkerConfig}). */
-        public Builder reclaimInterval(Duration reclaimInterval) {
-            this.reclaimInterval = reclaimInterval;
-            return this;
-        }
+        public Builder reclaimInterval(Duration reclaimInterval) { return set(() -> this.reclaimInterval = reclaimInterval); }
 
         /**
          * Restart wait of a worker that keeps failing: the first restart is immediate, the second
          * waits this long, each further one twice as long. Defaults to 1 s.
          */
-        public Builder restartBackoffInitial(Duration restartBackoffInitial) {
-            this.restartBackoffInitial = restartBackoffInitial;
-            return this;
-        }
+        public Builder restartBackoffInitial(Duration initial) { return set(() -> this.restartBackoffInitial = initial); }
 
         /** Longest restart wait. Defaults to 60 s. */
-        public Builder restartBackoffMax(Duration restartBackoffMax) {
-            this.restartBackoffMax = restartBackoffMax;
-            return this;
-        }
+        public Builder restartBackoffMax(Duration restartBackoffMax) { return set(() -> this.restartBackoffMax = restartBackoffMax); }
 
         /** Directory of the segment file and the worker logs. Defaults to {@code <java.io.tmpdir>/binomic-<user.name>}. */
-        public Builder stateDirectory(Path stateDirectory) {
-            this.stateDirectory = stateDirectory;
-            return this;
-        }
+        public Builder stateDirectory(Path stateDirectory) { return set(() -> this.stateDirectory = stateDirectory); }
 
         /** Extra JVM options of the workers. Defaults to none. */
-        public Builder jvmOptions(List<String> jvmOptions) {
-            this.jvmOptions = jvmOptions;
+        public Builder jvmOptions(List<String> jvmOptions) { return set(() -> this.jvmOptions = jvmOptions); }
+
+        /** Runs a setter's assignment and returns this builder: each setter is then one line. */
+        private Builder set(Runnable assignment) {
+            assignment.run();
             return this;
         }
 

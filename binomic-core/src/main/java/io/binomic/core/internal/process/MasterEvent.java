@@ -3,10 +3,7 @@ package io.binomic.core.internal.process;
 import java.nio.file.Path;
 import java.time.Duration;
 
-/**
- * What the master's supervision observed, for its listener (tests, measurements) and its log.
- * Every event names the worker's slot.
- */
+/** What the master's supervision observed, for its listener (tests, measurements) and its log. Every event names the worker's slot. */
 public sealed interface MasterEvent {
 
     int slot();

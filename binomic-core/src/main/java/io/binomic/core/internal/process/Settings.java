@@ -30,6 +30,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The one configuration source of the master, its worker JVMs and the CLI. Each setting is a
@@ -79,6 +80,8 @@ public final class Settings {
     private static final System.Logger LOG = System.getLogger(Settings.class.getName());
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");
+    /** The prefix of the environment variables of broker options: {@code BINOMIC_BROKER_OPTION_}. */
+    private static final String OPTION_VARIABLE = envName(OPTION_PREFIX);
 
     private final Map<String, String> values;
     private final Map<String, String> origins;
@@ -89,9 +92,7 @@ public final class Settings {
     }
 
     /** No setting given: every value is its default. */
-    public static Settings defaults() {
-        return new Settings(new LinkedHashMap<>(), new HashMap<>());
-    }
+    public static Settings defaults() { return new Settings(new LinkedHashMap<>(), new HashMap<>()); }
 
     /**
      * The file ({@code file}, else the one {@value #FILE_ENV} names, else none) with the
@@ -160,10 +161,9 @@ public final class Settings {
                 settings = settings.with(key, value.strip(), "environment variable " + name);
             }
         }
-        String optionVariable = envName(OPTION_PREFIX);
         for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
-            if (e.getKey().startsWith(optionVariable) && e.getKey().length() > optionVariable.length()) {
-                String option = e.getKey().substring(optionVariable.length()).toLowerCase(Locale.ROOT).replace('_', '.');
+            if (isOptionVariable(e.getKey())) {
+                String option = e.getKey().substring(OPTION_VARIABLE.length()).toLowerCase(Locale.ROOT).replace('_', '.');
                 settings = settings.with(OPTION_PREFIX + option, e.getValue().strip(), "environment variable " + e.getKey());
             }
         }
@@ -177,19 +177,19 @@ public final class Settings {
     static List<String> unknownVariables(Map<String, String> env) {
         List<String> known = new ArrayList<>(KEYS.stream().map(Settings::envName).toList());
         known.add(FILE_ENV);
-        String optionVariable = envName(OPTION_PREFIX);
         List<String> warnings = new ArrayList<>();
         for (String name : new TreeMap<>(env).keySet()) {
-            if (!name.startsWith("BINOMIC_") || known.contains(name) || OTHER_VARIABLES.contains(name)
-                    || (name.startsWith(optionVariable) && name.length() > optionVariable.length())) {
+            if (!name.startsWith("BINOMIC_") || known.contains(name) || OTHER_VARIABLES.contains(name) || isOptionVariable(name)) {
                 continue;
             }
             warnings.add("environment variable " + name + " is not a Binomic setting and is ignored" + ClosestName.hint(name, known)
-                    + " (a broker option is " + optionVariable + "<NAME>, e.g. " + optionVariable + "EVICTION_ALLOWED; the settings are"
+                    + " (a broker option is " + OPTION_VARIABLE + "<NAME>, e.g. " + OPTION_VARIABLE + "EVICTION_ALLOWED; the settings are"
                     + " listed in module-info-docs/configuration.md)");
         }
         return warnings;
     }
+
+    private static boolean isOptionVariable(String name) { return name.startsWith(OPTION_VARIABLE) && name.length() > OPTION_VARIABLE.length(); }
 
     /** The environment variable of {@code key}: {@code broker.keyPrefix} is {@code BINOMIC_BROKER_KEY_PREFIX}. */
     public static String envName(String key) {
@@ -214,14 +214,10 @@ public final class Settings {
         return new Settings(v, o);
     }
 
-    public Optional<String> value(String key) {
-        return Optional.ofNullable(values.get(key));
-    }
+    public Optional<String> value(String key) { return Optional.ofNullable(values.get(key)); }
 
     /** Where the value of {@code key} came from, if anything set it. */
-    public Optional<String> origin(String key) {
-        return Optional.ofNullable(origins.get(key));
-    }
+    public Optional<String> origin(String key) { return Optional.ofNullable(origins.get(key)); }
 
     /** The broker settings; {@code defaultUrl} when no {@code broker.url} is given. */
     public BrokerConfig broker(String defaultUrl) {
@@ -236,13 +232,8 @@ public final class Settings {
         intValue("broker.maxPayloadBytes").ifPresent(b::maxPayloadBytes);
         intValue("broker.deadLetterMaxCount").ifPresent(b::deadLetterMaxCount);
         duration("broker.deadLetterMaxAge").ifPresent(b::deadLetterMaxAge);
-        Map<String, String> options = new TreeMap<>();
-        values.forEach((key, value) -> {
-            if (key.startsWith(OPTION_PREFIX)) {
-                options.put(key.substring(OPTION_PREFIX.length()), value);
-            }
-        });
-        b.options(options);
+        b.options(values.entrySet().stream().filter(e -> e.getKey().startsWith(OPTION_PREFIX))
+                .collect(Collectors.toMap(e -> e.getKey().substring(OPTION_PREFIX.length()), Map.Entry::getValue, (a, c) -> c, TreeMap::new)));
         String yaml = OPTION_PREFIX + "redisson.config";
         if (values.containsKey(yaml) && values.containsKey("broker.url") && !source(yaml).equals(source("broker.url"))) {
             // The Redisson file configures the whole connection and would silently win over the URL.
@@ -294,15 +285,9 @@ public final class Settings {
     /** A master builder with every setting given here; {@code defaultUrl} when no {@code broker.url} is given. */
     public MasterConfig.Builder master(String defaultUrl) {
         WorkerConfig worker = worker();
-        MasterConfig.Builder b = MasterConfig.builder()
-                .broker(broker(defaultUrl))
-                .taskDefaults(taskDefaults())
-                .queues(worker.queues())
-                .concurrency(worker.concurrency())
-                .shutdownGrace(worker.shutdownGrace())
-                .leaseTimeout(worker.leaseTimeout())
-                .pollTimeout(worker.pollTimeout())
-                .reclaimInterval(worker.reclaimInterval());
+        MasterConfig.Builder b = MasterConfig.builder().broker(broker(defaultUrl)).taskDefaults(taskDefaults()).queues(worker.queues())
+                .concurrency(worker.concurrency()).shutdownGrace(worker.shutdownGrace()).leaseTimeout(worker.leaseTimeout())
+                .pollTimeout(worker.pollTimeout()).reclaimInterval(worker.reclaimInterval());
         // The builder checks each value as it is set: say which key and where it came from.
         return build("master", () -> {
             intValue("master.workers").ifPresent(b::workers);
@@ -381,13 +366,9 @@ public final class Settings {
         }
     }
 
-    private Optional<Integer> intValue(String key) {
-        return number(key, Integer::parseInt, "a whole number");
-    }
+    private Optional<Integer> intValue(String key) { return number(key, Integer::parseInt, "a whole number"); }
 
-    private Optional<Double> doubleValue(String key) {
-        return number(key, Double::parseDouble, "a number such as 2 or 0.5");
-    }
+    private Optional<Double> doubleValue(String key) { return number(key, Double::parseDouble, "a number such as 2 or 0.5"); }
 
     private <T> Optional<T> number(String key, Function<String, T> parse, String expected) {
         return value(key).map(text -> {
@@ -399,9 +380,7 @@ public final class Settings {
         });
     }
 
-    private Optional<Duration> duration(String key) {
-        return value(key).map(text -> parseDuration(where(key) + key, text));
-    }
+    private Optional<Duration> duration(String key) { return value(key).map(text -> parseDuration(where(key) + key, text)); }
 
     /** {@code 500ms}, {@code 5s}, {@code 2m}, {@code 1h}, {@code 14d} or ISO-8601 such as {@code PT5S}. */
     public static Duration parseDuration(String what, String text) {
@@ -440,9 +419,7 @@ public final class Settings {
         return items;
     }
 
-    private String where(String key) {
-        return origin(key).map(o -> o + ": ").orElse("");
-    }
+    private String where(String key) { return origin(key).map(o -> o + ": ").orElse(""); }
 
     /** Runs a config builder; its message names the field, this adds where the section's values came from. */
     private <T> T build(String section, Supplier<T> builder) {

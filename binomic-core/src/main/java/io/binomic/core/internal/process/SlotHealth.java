@@ -1,9 +1,6 @@
 package io.binomic.core.internal.process;
 
-/**
- * A worker's own view of its health, as published in its slot. Its ordinal is its code in the segment:
- * never reorder, only append.
- */
+/** A worker's own view of its health, as published in its slot. Its ordinal is its code in the segment: never reorder, only append. */
 public enum SlotHealth {
     /** The worker has not reported its health yet (it is starting). */
     UNKNOWN,

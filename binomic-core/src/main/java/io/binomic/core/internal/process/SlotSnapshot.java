@@ -20,9 +20,7 @@ public record SlotSnapshot(int index, long pid, long heartbeatMillis, long heart
                            Supervision supervision, long nextStartMillis) {
 
     /** True once the worker has written at least one heartbeat. */
-    public boolean hasHeartbeat() {
-        return heartbeatMillis > 0;
-    }
+    public boolean hasHeartbeat() { return heartbeatMillis > 0; }
 
     /** Time since the last heartbeat at {@code now} by the wall clock, for display; empty when the worker never wrote one. */
     public Optional<Duration> heartbeatAge(Instant now) {

@@ -74,9 +74,7 @@ final class SlotSupervisor {
             this.logOffset = logOffset;
         }
 
-        boolean reachedRunning() {
-            return runningAt != 0;
-        }
+        boolean reachedRunning() { return runningAt != 0; }
     }
 
     /** Why the last worker of this slot went, and when the master noticed. */
@@ -139,9 +137,7 @@ final class SlotSupervisor {
         }
     }
 
-    private static String quoted(String startupFailure) {
-        return startupFailure.isEmpty() ? "" : " (" + startupFailure + ")";
-    }
+    private static String quoted(String startupFailure) { return startupFailure.isEmpty() ? "" : " (" + startupFailure + ")"; }
 
     /** True when the worker reached RUNNING and ran for at least {@link #SERVED} (or one heartbeat interval, if shorter). */
     private boolean served(Incarnation worker) {
@@ -318,9 +314,7 @@ final class SlotSupervisor {
     }
 
     /** How long the master waits for a draining worker before it kills it. */
-    static Duration drainTimeout(MasterConfig config) {
-        return config.shutdownGrace().plus(DRAIN_OVERHEAD).plus(config.killGrace());
-    }
+    static Duration drainTimeout(MasterConfig config) { return config.shutdownGrace().plus(DRAIN_OVERHEAD).plus(config.killGrace()); }
 
     private static boolean awaitExit(Process process, Duration timeout) {
         try {

@@ -1,9 +1,6 @@
 package io.binomic.core.internal.process;
 
-/**
- * What the master asks of a worker through its slot. Its ordinal is its code in the segment: never
- * reorder, only append.
- */
+/** What the master asks of a worker through its slot. Its ordinal is its code in the segment: never reorder, only append. */
 public enum WorkerCommand {
     /** Keep running. */
     NONE,

@@ -127,12 +127,8 @@ public final class WorkerProcessMain {
         if (settings.value("broker.url").isEmpty()) {
             throw new IllegalArgumentException(file + " has no broker.url: it is not a settings file of a Binomic master");
         }
-        return BinomicConfig.builder()
-                .broker(settings.broker(""))
-                .taskDefaults(settings.taskDefaults())
-                .worker(settings.worker())
-                .schedulePeriodicTasks(true)
-                .build();
+        return BinomicConfig.builder().broker(settings.broker("")).taskDefaults(settings.taskDefaults()).worker(settings.worker())
+                .schedulePeriodicTasks(true).build();
     }
 
     private Binomic startBinomic() {
@@ -173,9 +169,7 @@ public final class WorkerProcessMain {
         }
     }
 
-    private boolean masterAlive() {
-        return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false);
-    }
+    private boolean masterAlive() { return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false); }
 
     /** Shutdown hook: SIGTERM (or System.exit) drains like the master's command would, then lets the JVM go. */
     private void stopOnSignal() {

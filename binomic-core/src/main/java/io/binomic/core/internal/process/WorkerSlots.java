@@ -15,10 +15,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.stream.IntStream;
 
 /**
  * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
@@ -166,9 +166,7 @@ public final class WorkerSlots implements AutoCloseable {
     }
 
     /** Maps an existing segment for reading only: what the {@code workers} command does. */
-    public static WorkerSlots openReadOnly(Path file) {
-        return openExisting(file, FileChannel.MapMode.READ_ONLY, StandardOpenOption.READ);
-    }
+    public static WorkerSlots openReadOnly(Path file) { return openExisting(file, FileChannel.MapMode.READ_ONLY, StandardOpenOption.READ); }
 
     private static WorkerSlots openExisting(Path file, FileChannel.MapMode mode, StandardOpenOption... options) {
         try {
@@ -219,39 +217,20 @@ public final class WorkerSlots implements AutoCloseable {
         }
     }
 
-    public int slotCount() {
-        return slotCount;
-    }
+    public int slotCount() { return slotCount; }
 
-    public long masterPid() {
-        return (long) LONG.getAcquire(segment, HEADER_MASTER_PID);
-    }
+    public long masterPid() { return (long) LONG.getAcquire(segment, HEADER_MASTER_PID); }
 
-    public Instant masterStartedAt() {
-        return Instant.ofEpochMilli((long) LONG.getAcquire(segment, HEADER_MASTER_STARTED));
-    }
+    public Instant masterStartedAt() { return Instant.ofEpochMilli((long) LONG.getAcquire(segment, HEADER_MASTER_STARTED)); }
 
-    public Duration heartbeatInterval() {
-        return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_INTERVAL));
-    }
+    public Duration heartbeatInterval() { return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_INTERVAL)); }
 
     /** Heartbeat age past which the master treats a live worker as hung. */
-    public Duration heartbeatTimeout() {
-        return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_TIMEOUT));
-    }
+    public Duration heartbeatTimeout() { return Duration.ofMillis((long) LONG.getAcquire(segment, HEADER_HEARTBEAT_TIMEOUT)); }
 
-    public Slot slot(int index) {
-        Objects.checkIndex(index, slotCount);
-        return new Slot(index);
-    }
+    public Slot slot(int index) { return new Slot(Objects.checkIndex(index, slotCount)); }
 
-    public List<SlotSnapshot> snapshot() {
-        List<SlotSnapshot> all = new ArrayList<>(slotCount);
-        for (int i = 0; i < slotCount; i++) {
-            all.add(slot(i).snapshot());
-        }
-        return all;
-    }
+    public List<SlotSnapshot> snapshot() { return IntStream.range(0, slotCount).mapToObj(i -> slot(i).snapshot()).toList(); }
 
     /** Printable ASCII of {@code text}, other characters as '?', cut to {@link #PROBLEM_BYTES}. */
     static byte[] ascii(String text) {
@@ -265,9 +244,7 @@ public final class WorkerSlots implements AutoCloseable {
 
     /** Unmaps the segment. The file stays, so that {@code binomic workers} can show the last state. */
     @Override
-    public void close() {
-        arena.close();
-    }
+    public void close() { arena.close(); }
 
     /** One worker's slot: a view over its cache line. */
     public final class Slot {
@@ -279,9 +256,7 @@ public final class WorkerSlots implements AutoCloseable {
             this.base = LINE + SLOT * index;
         }
 
-        public int index() {
-            return index;
-        }
+        public int index() { return index; }
 
         /**
          * Clears the slot before the master starts a worker in it, so that nothing a previous
@@ -293,23 +268,15 @@ public final class WorkerSlots implements AutoCloseable {
             }
         }
 
-        public long pid() {
-            return (long) LONG.getAcquire(segment, base + SLOT_PID);
-        }
+        public long pid() { return (long) LONG.getAcquire(segment, base + SLOT_PID); }
 
-        public void pid(long pid) {
-            LONG.setRelease(segment, base + SLOT_PID, pid);
-        }
+        public void pid(long pid) { LONG.setRelease(segment, base + SLOT_PID, pid); }
 
         /** Epoch milliseconds of the last heartbeat, 0 when none was written. For display: never judge age by it. */
-        public long heartbeatMillis() {
-            return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT);
-        }
+        public long heartbeatMillis() { return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT); }
 
         /** How many heartbeats the worker has written; the master watches it change. */
-        public long heartbeatSequence() {
-            return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT_SEQUENCE);
-        }
+        public long heartbeatSequence() { return (long) LONG.getAcquire(segment, base + SLOT_HEARTBEAT_SEQUENCE); }
 
         /**
          * Writes a heartbeat: the wall-clock time, then the next sequence number. Written after the
@@ -320,21 +287,13 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_HEARTBEAT_SEQUENCE, heartbeatSequence() + 1);
         }
 
-        public WorkerState state() {
-            return code(SLOT_STATE, WorkerState.values(), "worker state");
-        }
+        public WorkerState state() { return code(SLOT_STATE, WorkerState.values(), "worker state"); }
 
-        public void state(WorkerState state) {
-            code(SLOT_STATE, state);
-        }
+        public void state(WorkerState state) { code(SLOT_STATE, state); }
 
-        public WorkerCommand command() {
-            return code(SLOT_COMMAND, WorkerCommand.values(), "worker command");
-        }
+        public WorkerCommand command() { return code(SLOT_COMMAND, WorkerCommand.values(), "worker command"); }
 
-        public void command(WorkerCommand command) {
-            code(SLOT_COMMAND, command);
-        }
+        public void command(WorkerCommand command) { code(SLOT_COMMAND, command); }
 
         public WorkerCounters counters() {
             return new WorkerCounters(
@@ -355,9 +314,7 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_STALE_SETTLEMENTS, counters.staleSettlements());
         }
 
-        public SlotHealth health() {
-            return code(SLOT_HEALTH, SlotHealth.values(), "worker health");
-        }
+        public SlotHealth health() { return code(SLOT_HEALTH, SlotHealth.values(), "worker health"); }
 
         /** The problem the worker reported with its health (cut to {@value #PROBLEM_BYTES} ASCII bytes); empty when none. */
         public Optional<String> problem() {
@@ -396,14 +353,10 @@ public final class WorkerSlots implements AutoCloseable {
         }
 
         /** What the master is doing about this slot's worker. */
-        public Supervision supervision() {
-            return code(SLOT_SUPERVISION, Supervision.values(), "supervision");
-        }
+        public Supervision supervision() { return code(SLOT_SUPERVISION, Supervision.values(), "supervision"); }
 
         /** When the master will start the slot's next worker, epoch ms; 0 when no start is pending. */
-        public long nextStartMillis() {
-            return (long) LONG.getAcquire(segment, base + SLOT_NEXT_START);
-        }
+        public long nextStartMillis() { return (long) LONG.getAcquire(segment, base + SLOT_NEXT_START); }
 
         /** The master records what it is doing about the worker, and when it starts the next one (epoch ms, 0 = not planned). */
         public void supervision(Supervision supervision, long nextStartMillis) {
@@ -420,9 +373,7 @@ public final class WorkerSlots implements AutoCloseable {
             return values[code];
         }
 
-        private void code(long offset, Enum<?> value) {
-            INT.setRelease(segment, base + offset, value.ordinal());
-        }
+        private void code(long offset, Enum<?> value) { INT.setRelease(segment, base + offset, value.ordinal()); }
 
         /** All fields, heartbeat sequence first so the rest is at least as new as it. */
         public SlotSnapshot snapshot() {

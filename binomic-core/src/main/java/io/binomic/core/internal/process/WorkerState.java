@@ -1,9 +1,6 @@
 package io.binomic.core.internal.process;
 
-/**
- * Life-cycle state of a worker process as published in its slot. Its ordinal is its code in the
- * segment: never reorder, only append.
- */
+/** Life-cycle state of a worker process as published in its slot. Its ordinal is its code in the segment: never reorder, only append. */
 public enum WorkerState {
     /** The slot has no worker yet (a fresh segment, or the master reset it before spawning). */
     EMPTY,

@@ -30,9 +30,7 @@ final class ActivityCharts {
      * and the value its tooltip gives (the same, but for a series drawn above another).
      */
     private record Series(String label, String cssClass, ToLongFunction<ActivityBucket> value, ToLongFunction<ActivityBucket> shown) {
-        Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) {
-            this(label, cssClass, value, value);
-        }
+        Series(String label, String cssClass, ToLongFunction<ActivityBucket> value) { this(label, cssClass, value, value); }
     }
 
     /** The buckets of the last {@link #MINUTES} minutes up to {@code now}, every queue added up, one per minute (empty ones included). */
@@ -43,11 +41,7 @@ final class ActivityCharts {
             Instant m = last.minusSeconds(60L * i);
             byMinute.put(m, ActivityBucket.empty(m));
         }
-        for (List<ActivityBucket> buckets : perQueue) {
-            for (ActivityBucket b : buckets) {
-                byMinute.computeIfPresent(b.minute(), (m, sum) -> sum.plus(b));
-            }
-        }
+        perQueue.stream().flatMap(List::stream).forEach(b -> byMinute.computeIfPresent(b.minute(), (m, sum) -> sum.plus(b)));
         return new ArrayList<>(byMinute.values());
     }
 
@@ -86,7 +80,7 @@ final class ActivityCharts {
         h.raw("<figure class=\"chart\" id=\"").raw(id).raw("\"");
         if (unit.isEmpty()) { // counts add up over the hour; times do not
             for (int s = 0; s < series.size(); s++) {
-                h.raw(" data-total-").raw(series.get(s).label()).raw("=\"").raw(Long.toString(totals[s])).raw("\"");
+                h.raw(" data-total-" + series.get(s).label() + "=\"" + totals[s] + "\"");
             }
         } else {
             long runs = minutes.stream().mapToLong(ActivityBucket::executions).sum();
@@ -95,12 +89,11 @@ final class ActivityCharts {
             h.raw(" data-hour-mean-ms=\"").raw(Long.toString(runs == 0 ? 0 : Duration.ofNanos(runNanos / runs).toMillis()))
                     .raw("\" data-hour-longest-ms=\"").raw(Long.toString(Duration.ofNanos(longest).toMillis())).raw("\"");
         }
-        h.raw("><figcaption>").text(title).raw("</figcaption><svg viewBox=\"0 0 ").raw(Integer.toString(WIDTH + 60)).raw(" ")
-                .raw(Integer.toString(HEIGHT + 20)).raw("\" role=\"img\" aria-label=\"").text(title).raw("\">");
-        h.raw("<line class=\"axis\" x1=\"0\" y1=\"").raw(Integer.toString(HEIGHT)).raw("\" x2=\"").raw(Integer.toString(WIDTH))
-                .raw("\" y2=\"").raw(Integer.toString(HEIGHT)).raw("\"/>");
-        h.raw("<text class=\"tick\" x=\"").raw(Integer.toString(WIDTH + 4)).raw("\" y=\"10\">").text(top + unit).raw("</text>");
-        h.raw("<text class=\"tick\" x=\"").raw(Integer.toString(WIDTH + 4)).raw("\" y=\"").raw(Integer.toString(HEIGHT)).raw("\">0</text>");
+        h.raw("><figcaption>").text(title).raw("</figcaption><svg viewBox=\"0 0 " + (WIDTH + 60) + " " + (HEIGHT + 20)
+                + "\" role=\"img\" aria-label=\"").text(title).raw("\">");
+        h.raw("<line class=\"axis\" x1=\"0\" y1=\"" + HEIGHT + "\" x2=\"" + WIDTH + "\" y2=\"" + HEIGHT + "\"/>");
+        h.raw("<text class=\"tick\" x=\"" + (WIDTH + 4) + "\" y=\"10\">").text(top + unit).raw("</text>");
+        h.raw("<text class=\"tick\" x=\"" + (WIDTH + 4) + "\" y=\"" + HEIGHT + "\">0</text>");
         double slot = (double) WIDTH / minutes.size();
         for (int i = 0; i < minutes.size(); i++) {
             ActivityBucket b = minutes.get(i);
@@ -116,15 +109,14 @@ final class ActivityCharts {
                 }
                 double height = Math.max(1, v * (double) HEIGHT / top);
                 base -= height;
-                h.raw("<rect class=\"").raw(s.cssClass()).raw("\" data-minute=\"").raw(HOUR_MINUTE.format(b.minute()))
-                        .raw("\" data-value=\"").raw(Long.toString(v)).raw("\" x=\"").raw(fmt(i * slot + 1)).raw("\" y=\"").raw(fmt(base))
-                        .raw("\" width=\"").raw(fmt(Math.max(1, slot - 2))).raw("\" height=\"").raw(fmt(height)).raw("\"><title>")
-                        .text(tip).raw("</title></rect>");
+                h.raw("<rect class=\"" + s.cssClass() + "\" data-minute=\"" + HOUR_MINUTE.format(b.minute()) + "\" data-value=\"" + v
+                        + "\" x=\"" + fmt(i * slot + 1) + "\" y=\"" + fmt(base) + "\" width=\"" + fmt(Math.max(1, slot - 2))
+                        + "\" height=\"" + fmt(height) + "\"><title>").text(tip).raw("</title></rect>");
             }
         }
-        h.raw("<text class=\"tick\" x=\"0\" y=\"").raw(Integer.toString(HEIGHT + 16)).raw("\">").text(HOUR_MINUTE.format(minutes.getFirst().minute()))
-                .raw("</text><text class=\"tick\" x=\"").raw(Integer.toString(WIDTH - 34)).raw("\" y=\"").raw(Integer.toString(HEIGHT + 16))
-                .raw("\">").text(HOUR_MINUTE.format(minutes.getLast().minute())).raw("</text></svg><p class=\"legend\">");
+        h.raw("<text class=\"tick\" x=\"0\" y=\"" + (HEIGHT + 16) + "\">").text(HOUR_MINUTE.format(minutes.getFirst().minute()))
+                .raw("</text><text class=\"tick\" x=\"" + (WIDTH - 34) + "\" y=\"" + (HEIGHT + 16) + "\">")
+                .text(HOUR_MINUTE.format(minutes.getLast().minute())).raw("</text></svg><p class=\"legend\">");
         for (int s = 0; s < series.size(); s++) {
             h.raw("<span class=\"key ").raw(series.get(s).cssClass()).raw("\"></span>").text(series.get(s).label());
             if (unit.isEmpty()) {
@@ -135,7 +127,5 @@ final class ActivityCharts {
         h.raw("</p></figure>");
     }
 
-    private static String fmt(double v) {
-        return String.format(Locale.ROOT, "%.1f", v);
-    }
+    private static String fmt(double v) { return String.format(Locale.ROOT, "%.1f", v); }
 }

@@ -14,24 +14,16 @@ import java.util.List;
 /** The metrics view of one client: its broker's queues and the workers it runs in this JVM. */
 public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     @Override
-    public List<String> queues() {
-        return CoreAccess.get().queues(binomic);
-    }
+    public List<String> queues() { return CoreAccess.get().queues(binomic); }
 
     @Override
-    public QueueStats queueStats(String queue) {
-        return binomic.queueStats(queue);
-    }
+    public QueueStats queueStats(String queue) { return binomic.queueStats(queue); }
 
     @Override
-    public boolean isPaused(String queue) {
-        return binomic.queues().isPaused(queue);
-    }
+    public boolean isPaused(String queue) { return binomic.queues().isPaused(queue); }
 
     @Override
-    public StatsRecorder stats() {
-        return CoreAccess.get().stats(binomic);
-    }
+    public StatsRecorder stats() { return CoreAccess.get().stats(binomic); }
 
     /** What the broker last read of its servers' settings, if it reports them: no broker call. */
     @Override
@@ -40,12 +32,8 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     }
 
     @Override
-    public List<OutboxMonitor> outboxes() {
-        return CoreAccess.get().outboxes(binomic);
-    }
+    public List<OutboxMonitor> outboxes() { return CoreAccess.get().outboxes(binomic); }
 
     @Override
-    public List<WorkerCounters> workers() {
-        return binomic.workers().stream().map(Worker::counters).toList();
-    }
+    public List<WorkerCounters> workers() { return binomic.workers().stream().map(Worker::counters).toList(); }
 }

@@ -24,9 +24,7 @@ final class BrokerDeadline {
      * {@code queries}' result, or a {@link TimeoutException} after {@link #LIMIT}. Runs on a
      * platform thread: busy virtual-thread carriers must not delay it.
      */
-    static <T> T within(Supplier<T> queries) throws TimeoutException {
-        return within(LIMIT, queries);
-    }
+    static <T> T within(Supplier<T> queries) throws TimeoutException { return within(LIMIT, queries); }
 
     /** {@code queries}' result, or a {@link TimeoutException} after {@code limit}. */
     static <T> T within(Duration limit, Supplier<T> queries) throws TimeoutException {

@@ -5,7 +5,6 @@ import com.sun.net.httpserver.HttpHandler;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
-import io.binomic.api.JobHandle;
 import io.binomic.api.JobNotFoundException;
 import io.binomic.api.JobStatus;
 import io.binomic.api.QueueStats;
@@ -44,7 +43,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
@@ -79,9 +77,7 @@ public final class DashboardPages implements HttpHandler {
      */
     private final Map<String, String> flashes = Collections.synchronizedMap(new LinkedHashMap<>() {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-            return size() > 100;
-        }
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) { return size() > 100; }
     });
 
     /**
@@ -213,9 +209,8 @@ public final class DashboardPages implements HttpHandler {
         }
         h.raw("<section><h2>Tasks run by this process</h2><table id=\"tasks\">")
                 .head("queue", "task", "succeeded", "failed", "retried", "dead-lettered", "mean", "max").raw("<tbody>");
-        for (TaskStats t : stats) {
-            h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()), millis(t.maxDuration()));
-        }
+        stats.forEach(t -> h.row(t.queue(), t.task(), t.succeeded(), t.failed(), t.retried(), t.deadLettered(), millis(t.meanDuration()),
+                millis(t.maxDuration())));
         h.raw("</tbody></table><p class=\"hint\">For alerting and longer history, scrape <a href=\"/metrics\">/metrics</a> with Prometheus.</p></section>");
     }
 
@@ -349,9 +344,7 @@ public final class DashboardPages implements HttpHandler {
                 continue;
             }
             h.raw("<table class=\"groups\">").head("task", "reason", "error class", "count").raw("<tbody>");
-            for (DeadLetterGroup g : groups) {
-                h.row(g.task(), g.reason(), g.errorClass(), g.count());
-            }
+            groups.forEach(g -> h.row(g.task(), g.reason(), g.errorClass(), g.count()));
             h.raw("</tbody></table><table class=\"letters\">")
                     .head("job", "task", "reason", "error", "attempts", "failed at", "payload", "trace", "entry", "").raw("<tbody>");
             for (DeadLetter d : letters) {
@@ -454,7 +447,8 @@ public final class DashboardPages implements HttpHandler {
             DashboardServer.send(exchange, 403, "text/plain; charset=utf-8", "missing or stale CSRF token: reload the page and try again\n");
             return;
         }
-        String back;
+        String q = form.getOrDefault("queue", "");
+        String back = path.substring(0, path.lastIndexOf('/'));
         String done;
         switch (path) {
             case "/jobs/cancel" -> {
@@ -464,34 +458,25 @@ public final class DashboardPages implements HttpHandler {
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a job id");
                 }
-                JobHandle.CancelOutcome outcome = binomic.job(id).cancel();
-                back = "/jobs?id=" + id;
-                done = "job " + id + ": " + outcome;
+                back += "?id=" + id;
+                done = "job " + id + ": " + binomic.job(id).cancel();
             }
             case "/dead-letters/replay" -> {
-                String q = form.getOrDefault("queue", "");
                 String letter = requireLetter(form);
-                back = "/dead-letters";
                 done = binomic.deadLetters().replayOne(requireQueue(q), letter) ? "replayed " + letter + " onto " + q
                         : "no dead letter " + letter + " of queue " + q + " could be replayed: it is gone, or its message cannot be decoded";
             }
             case "/dead-letters/purge" -> {
-                String q = form.getOrDefault("queue", "");
                 String letter = requireLetter(form);
-                back = "/dead-letters";
                 done = binomic.deadLetters().purgeOne(requireQueue(q), letter) ? "purged " + letter
                         : "no dead letter " + letter + " in queue " + q + ": nothing purged";
             }
             case "/queues/pause" -> {
-                String q = requireQueue(form.getOrDefault("queue", ""));
-                binomic.queues().pause(q);
-                back = "/queues";
+                binomic.queues().pause(requireQueue(q));
                 done = "paused " + q;
             }
             case "/queues/resume" -> {
-                String q = requireQueue(form.getOrDefault("queue", ""));
-                binomic.queues().resume(q);
-                back = "/queues";
+                binomic.queues().resume(requireQueue(q));
                 done = "resumed " + q;
             }
             default -> {
@@ -499,10 +484,9 @@ public final class DashboardPages implements HttpHandler {
                 return;
             }
         }
-        String sep = back.contains("?") ? "&" : "?";
         String flash = randomHex(12);
         flashes.put(flash, done);
-        exchange.getResponseHeaders().set("Location", back + sep + "done=" + flash);
+        exchange.getResponseHeaders().set("Location", back + (back.contains("?") ? "&" : "?") + "done=" + flash);
         exchange.sendResponseHeaders(303, -1);
     }
 
@@ -542,13 +526,9 @@ public final class DashboardPages implements HttpHandler {
         return HexFormat.of().formatHex(random);
     }
 
-    private List<String> queues() {
-        return CoreAccess.get().queues(binomic);
-    }
+    private List<String> queues() { return CoreAccess.get().queues(binomic); }
 
-    private static String millis(Duration d) {
-        return d.toMillis() + " ms";
-    }
+    private static String millis(Duration d) { return d.toMillis() + " ms"; }
 
     static Map<String, String> form(String raw) {
         Map<String, String> m = new HashMap<>();
@@ -566,11 +546,7 @@ public final class DashboardPages implements HttpHandler {
 
     private static void serveStatic(HttpExchange exchange, String name) throws IOException {
         String type = name.equals("dashboard.css") ? "text/css; charset=utf-8" : name.equals("dashboard.js") ? "text/javascript; charset=utf-8" : null;
-        if (type == null) {
-            DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
-            return;
-        }
-        try (InputStream in = DashboardPages.class.getResourceAsStream("static/" + name)) {
+        try (InputStream in = type == null ? null : DashboardPages.class.getResourceAsStream("static/" + name)) {
             if (in == null) {
                 DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
                 return;
@@ -578,5 +554,4 @@ public final class DashboardPages implements HttpHandler {
             DashboardServer.send(exchange, 200, type, new String(in.readAllBytes(), StandardCharsets.UTF_8));
         }
     }
-
 }

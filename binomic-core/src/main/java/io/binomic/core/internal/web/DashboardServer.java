@@ -152,10 +152,7 @@ public final class DashboardServer implements AutoCloseable {
     /** Whether the Host header names a loopback address: 127.0.0.1, localhost or [::1] (any port). */
     private static boolean loopbackHost(HttpExchange exchange) {
         List<String> hosts = exchange.getRequestHeaders().get("Host");
-        if (hosts == null || hosts.size() != 1) {
-            return false;
-        }
-        return LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(Locale.ROOT)).matches();
+        return hosts != null && hosts.size() == 1 && LOOPBACK_HOST.matcher(hosts.getFirst().strip().toLowerCase(Locale.ROOT)).matches();
     }
 
     /**
@@ -234,9 +231,7 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     /** The address the server listens on (its actual port when 0 was asked). */
-    public InetSocketAddress address() {
-        return server.getAddress();
-    }
+    public InetSocketAddress address() { return server.getAddress(); }
 
     /** The server's base address, such as {@code http://127.0.0.1:9470/}. */
     public URI uri() {
@@ -245,9 +240,7 @@ public final class DashboardServer implements AutoCloseable {
         return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort() + "/");
     }
 
-    public Settings settings() {
-        return settings;
-    }
+    public Settings settings() { return settings; }
 
     /** Stops accepting, gives running exchanges a second, and stops. */
     @Override

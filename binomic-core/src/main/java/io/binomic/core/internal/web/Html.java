@@ -60,7 +60,5 @@ final class Html {
     }
 
     @Override
-    public String toString() {
-        return out.toString();
-    }
+    public String toString() { return out.toString(); }
 }

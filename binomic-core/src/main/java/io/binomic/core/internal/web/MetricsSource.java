@@ -41,14 +41,10 @@ public final class MetricsSource {
         List<WorkerCounters> workers();
 
         /** The broker's servers' settings as it last read them; none when it does not report them. */
-        default List<ServerSetting> serverSettings() {
-            return List.of();
-        }
+        default List<ServerSetting> serverSettings() { return List.of(); }
 
         /** The outboxes whose relays registered with the client. */
-        default List<OutboxMonitor> outboxes() {
-            return List.of();
-        }
+        default List<OutboxMonitor> outboxes() { return List.of(); }
     }
 
     /** A master's worker slots and how often each was restarted. */
@@ -151,16 +147,10 @@ public final class MetricsSource {
     }
 
     private static void workers(PrometheusText p, List<WorkerCounters> workers) {
-        long inFlight = 0;
-        long stale = 0;
-        for (WorkerCounters c : workers) {
-            inFlight += c.inFlight();
-            stale += c.staleSettlements();
-        }
         p.family("binomic_tasks_in_flight", "gauge", "Tasks running now in the workers of this process.");
-        p.sample("binomic_tasks_in_flight", inFlight);
+        p.sample("binomic_tasks_in_flight", workers.stream().mapToLong(WorkerCounters::inFlight).sum());
         p.family("binomic_stale_settlements_total", "counter", "Outcomes the broker refused because the delivery had been reclaimed, in the workers of this process.");
-        p.sample("binomic_stale_settlements_total", stale);
+        p.sample("binomic_stale_settlements_total", workers.stream().mapToLong(WorkerCounters::staleSettlements).sum());
     }
 
     private static void slots(PrometheusText p, Slots s) {

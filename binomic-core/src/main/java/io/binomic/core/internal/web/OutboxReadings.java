@@ -26,9 +26,6 @@ final class OutboxReadings {
 
     /** Reads each table once, each within {@link #LIMIT}. */
     static List<Outbox> read(List<OutboxMonitor> monitors) {
-        if (monitors.isEmpty()) {
-            return List.of();
-        }
         Map<String, List<OutboxMonitor>> byTable = new LinkedHashMap<>();
         monitors.forEach(m -> byTable.computeIfAbsent(m.table(), t -> new ArrayList<>()).add(m));
         List<Outbox> all = new ArrayList<>();

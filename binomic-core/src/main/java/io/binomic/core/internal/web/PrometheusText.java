@@ -57,9 +57,7 @@ public final class PrometheusText {
         return this;
     }
 
-    static String escape(String value) {
-        return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
-    }
+    static String escape(String value) { return value.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n"); }
 
     static String format(double value) {
         if (Double.isInfinite(value)) {
