@@ -19,11 +19,9 @@ import io.binomic.jdbc.Outbox;
 import io.binomic.jdbc.OutboxRelay;
 import io.binomic.jdbc.OutboxStats;
 import io.binomic.jdbc.OutboxTool;
-import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +32,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -73,7 +72,10 @@ class OutboxMisuseIT {
 
     /** A client whose broker keys start with {@code keyPrefix}: its workers read only jobs stored under it. */
     private Binomic client(String keyPrefix) {
-        BrokerConfig broker = BrokerConfig.builder().url(servers.redis().url()).keyPrefix(keyPrefix).build();
+        return client(BrokerConfig.builder().url(servers.redis().url()).keyPrefix(keyPrefix).build());
+    }
+
+    private Binomic client(BrokerConfig broker) {
         BinomicConfig config = BinomicConfig.builder().broker(broker)
                 .schedulePeriodicTasks(false)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(2).pollTimeout(Duration.ofMillis(200))
@@ -241,15 +243,8 @@ class OutboxMisuseIT {
     void theRelayToolTakesTheKeyPrefixFromTheEnvironmentAndRelaysUnderIt() throws Exception {
         try (Binomic writer = client("bootoi")) {
             JobHandle<String> handle = commit(Outbox.of(writer), 7, 1).getFirst();
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-                    System.getProperty("java.class.path"), OutboxTool.class.getName(), "relay", "--jdbc", servers.postgres().jdbcUrl(),
-                    "--broker", servers.redis().url(), "--poll-ms", "200"));
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-            builder.environment().put("BINOMIC_BROKER_KEY_PREFIX", "bootoi");
-            Process relay = builder.start();
             List<String> lines = new CopyOnWriteArrayList<>();
-            CompletableFuture.runAsync(() -> new BufferedReader(new InputStreamReader(relay.getInputStream(),
-                    StandardCharsets.UTF_8)).lines().forEach(lines::add));
+            Process relay = servers.relayTool(servers.redis().url(), Map.of("BINOMIC_BROKER_KEY_PREFIX", "bootoi"), lines);
             try {
                 Await.until(Duration.ofSeconds(60), () -> lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY")), lines::toString);
                 assertTrue(lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY binomic_outbox") && l.endsWith("key-prefix bootoi")),
@@ -261,6 +256,44 @@ class OutboxMisuseIT {
                 relay.destroy();
                 assertTrue(relay.waitFor(60, TimeUnit.SECONDS), "the relay did not stop");
             }
+        }
+    }
+
+    @Test
+    void aRelayOfItsOwnStartedBeforeRedisWaitsSayingSoThenRelaysEveryRowOnce() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(OutboxRelay.class.getName());
+        Handler capture = capture(lines);
+        logger.addHandler(capture);
+        try (RedisServer late = RedisServer.notStarted(); Binomic writer = client()) {
+            List<JobHandle<String>> handles = new ArrayList<>(commit(Outbox.of(writer), 0, 20));
+            BrokerConfig broker = BrokerConfig.builder().url(late.url()).build();
+            try (OutboxRelay relay = OutboxRelay.builder(broker, servers.dataSource()).pollInterval(Duration.ofMillis(300))
+                    .errorBackoff(Duration.ofMillis(200)).build().start()) {
+                Await.until(Duration.ofSeconds(60), () -> relay.failures() >= 3, () -> relay.failures() + " failed rounds");
+                handles.addAll(commit(Outbox.of(writer), 20, 10)); // rows written while the relay waits
+                assertEquals(30, servers.count(""), "rows relayed with no Redis to relay them to");
+                late.start();
+                Await.until(Duration.ofSeconds(60), () -> servers.count("") == 0, () -> servers.count("") + " rows still waiting");
+                assertEquals(30, relay.relayed(), "jobs relayed");
+                assertEquals(0, relay.duplicates(), "jobs found stored already");
+            }
+            try (Binomic worker = client(broker)) {
+                worker.startWorker();
+                for (int n = 0; n < handles.size(); n++) {
+                    assertEquals("done " + n, worker.job(task, handles.get(n).id()).await(Duration.ofSeconds(60)));
+                }
+            }
+            List<String> warnings = lines.stream().filter(l -> l.startsWith("WARNING")).toList();
+            assertEquals(1, warnings.size(), "one warning while Redis is not there: " + lines);
+            String warning = warnings.getFirst();
+            assertTrue(warning.contains("outbox relay of binomic_outbox cannot reach the broker at " + late.url() + " yet")
+                    && warning.contains("the rows wait in the table") && warning.contains("cannot connect to Redis"), warning);
+            assertEquals(1, warning.strip().lines().count(), "one line: " + warning);
+            assertEquals(1, lines.stream().filter(l -> l.startsWith("INFO") && l.contains("outbox relay of binomic_outbox reached the broker at "
+                    + late.url())).count(), lines.toString());
+        } finally {
+            logger.removeHandler(capture);
         }
     }
 

@@ -1,10 +1,20 @@
 package io.binomic.it;
 
 import io.binomic.jdbc.Outbox;
+import io.binomic.jdbc.OutboxTool;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -79,5 +89,21 @@ final class OutboxServers implements BeforeAllCallback, AfterAllCallback, Before
         } catch (SQLException e) {
             throw new IllegalStateException("cannot count the outbox rows", e);
         }
+    }
+
+    /**
+     * Starts {@code OutboxTool relay} on this database and {@code brokerUrl} in a JVM of its own, polling every 200 ms, with
+     * {@code env} added to its environment; its output and errors go to {@code lines}. Destroy it after.
+     */
+    Process relayTool(String brokerUrl, Map<String, String> env, List<String> lines) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), OutboxTool.class.getName(), "relay", "--jdbc", postgres.jdbcUrl(),
+                "--broker", brokerUrl, "--poll-ms", "200"));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        Process relay = builder.start();
+        CompletableFuture.runAsync(() -> new BufferedReader(new InputStreamReader(relay.getInputStream(),
+                StandardCharsets.UTF_8)).lines().forEach(lines::add));
+        return relay;
     }
 }
