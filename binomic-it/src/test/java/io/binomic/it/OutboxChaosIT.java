@@ -30,10 +30,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
@@ -90,7 +87,7 @@ class OutboxChaosIT {
         Task<Item, Void> task = Task.builder("ledger", Item.class).queue(queue).build();
         List<String> relayLog = new CopyOnWriteArrayList<>();
         Logger logger = Logger.getLogger(OutboxRelay.class.getName());
-        Handler capture = capture(relayLog);
+        Handler capture = OutboxServers.capture(relayLog);
         logger.addHandler(capture);
         List<Transaction> transactions = new CopyOnWriteArrayList<>();
         RedisServer redis = servers.redis();
@@ -345,23 +342,5 @@ class OutboxChaosIT {
         if (!holds) {
             failures.add(failure);
         }
-    }
-
-    private static Handler capture(List<String> into) {
-        SimpleFormatter text = new SimpleFormatter();
-        return new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel().intValue() >= Level.INFO.intValue()) {
-                    into.add(r.getLevel() + " " + text.formatMessage(r));
-                }
-            }
-
-            @Override
-            public void flush() { }
-
-            @Override
-            public void close() { }
-        };
     }
 }

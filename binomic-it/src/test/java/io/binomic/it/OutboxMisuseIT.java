@@ -38,10 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -171,7 +168,7 @@ class OutboxMisuseIT {
     void aRowThatCannotBeReadIsSetAsideOnceAndTheRowsBehindItGoOn() throws Exception {
         List<String> warnings = new CopyOnWriteArrayList<>();
         Logger logger = Logger.getLogger(OutboxRelay.class.getName());
-        Handler capture = capture(warnings);
+        Handler capture = OutboxServers.capture(warnings);
         logger.addHandler(capture);
         try (Binomic binomic = client()) {
             List<JobHandle<String>> handles = commit(Outbox.of(binomic), 0, 6);
@@ -263,7 +260,7 @@ class OutboxMisuseIT {
     void aRelayOfItsOwnStartedBeforeRedisWaitsSayingSoThenRelaysEveryRowOnce() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         Logger logger = Logger.getLogger(OutboxRelay.class.getName());
-        Handler capture = capture(lines);
+        Handler capture = OutboxServers.capture(lines);
         logger.addHandler(capture);
         try (RedisServer late = RedisServer.notStarted(); Binomic writer = client()) {
             List<JobHandle<String>> handles = new ArrayList<>(commit(Outbox.of(writer), 0, 20));
@@ -311,7 +308,7 @@ class OutboxMisuseIT {
     void whileRedisIsDownTheRelayWarnsOnceInOneLineWithoutTheScript() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         Logger logger = Logger.getLogger(OutboxRelay.class.getName());
-        Handler capture = capture(lines);
+        Handler capture = OutboxServers.capture(lines);
         logger.addHandler(capture);
         try (Binomic binomic = client(); OutboxRelay relay = relay(binomic).build().start()) {
             servers.redis().stop();
@@ -337,25 +334,6 @@ class OutboxMisuseIT {
         } finally {
             logger.removeHandler(capture);
         }
-    }
-
-    private static Handler capture(List<String> into) {
-        SimpleFormatter text = new SimpleFormatter();
-        return new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel().intValue() >= Level.INFO.intValue()) {
-                    String m = text.formatMessage(r);
-                    into.add(r.getLevel() + " " + m + (r.getThrown() == null ? "" : "\n" + r.getThrown()));
-                }
-            }
-
-            @Override
-            public void flush() { }
-
-            @Override
-            public void close() { }
-        };
     }
 
     @Test

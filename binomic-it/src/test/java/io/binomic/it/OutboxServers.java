@@ -15,6 +15,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -24,7 +28,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 /**
  * The outbox tests' servers: a PostgreSQL and a Redis of the test class's own, started before its
  * first test and stopped after its last, with the outbox table created once and emptied before each
- * test. Register it on a static field:
+ * test; and what those tests share besides: {@code OutboxTool relay} in a JVM of its own, and the
+ * relay's log lines. Register it on a static field:
  *
  * <pre>{@code
  * @RegisterExtension
@@ -105,5 +110,28 @@ final class OutboxServers implements BeforeAllCallback, AfterAllCallback, Before
         CompletableFuture.runAsync(() -> new BufferedReader(new InputStreamReader(relay.getInputStream(),
                 StandardCharsets.UTF_8)).lines().forEach(lines::add));
         return relay;
+    }
+
+    /**
+     * A handler that adds what a {@code java.util.logging} logger writes at INFO and above to {@code into}, one entry
+     * {@code "LEVEL message"} each (the exception after a line break); add it to the logger, and remove it after.
+     */
+    static Handler capture(List<String> into) {
+        SimpleFormatter text = new SimpleFormatter();
+        return new Handler() {
+            @Override
+            public void publish(LogRecord r) {
+                if (r.getLevel().intValue() >= Level.INFO.intValue()) {
+                    String m = text.formatMessage(r);
+                    into.add(r.getLevel() + " " + m + (r.getThrown() == null ? "" : "\n" + r.getThrown()));
+                }
+            }
+
+            @Override
+            public void flush() { }
+
+            @Override
+            public void close() { }
+        };
     }
 }
