@@ -24,7 +24,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -37,11 +36,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The transactional outbox against a PostgreSQL and a Redis of the test's own, with a ledger of
@@ -52,9 +49,8 @@ import org.postgresql.ds.PGSimpleDataSource;
 class OutboxIT {
     /** How long Redis stays down in the outage test: a minute in production terms, shortened to keep the suite quick. */
     private static final Duration OUTAGE = Duration.ofSeconds(15);
-    private static PostgresServer postgres;
-    private static RedisServer redis;
-    private static PGSimpleDataSource dataSource;
+    @RegisterExtension
+    static final OutboxServers servers = new OutboxServers();
 
     /** The argument of the ledger's task: the job's number in its test. */
     public record Item(int n) { }
@@ -65,38 +61,14 @@ class OutboxIT {
     private String queue;
     private Task<Item, Void> task;
 
-    @BeforeAll
-    static void servers() throws SQLException {
-        postgres = PostgresServer.startNew();
-        redis = RedisServer.startNew();
-        dataSource = new PGSimpleDataSource();
-        dataSource.setURL(postgres.jdbcUrl());
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute(Outbox.schemaSql());
-        }
-    }
-
-    @AfterAll
-    static void stopServers() {
-        if (redis != null) {
-            redis.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
-
     @BeforeEach
-    void emptyOutbox() throws SQLException {
+    void newQueue() {
         queue = "outbox-" + UUID.randomUUID().toString().substring(0, 8);
         task = Task.builder("ledger", Item.class).queue(queue).build();
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute("DELETE FROM binomic_outbox");
-        }
     }
 
     private Binomic client(int concurrency) {
-        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(servers.redis().url()).schedulePeriodicTasks(false)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).leaseTimeout(Duration.ofSeconds(30))
                         .pollTimeout(Duration.ofMillis(200)).shutdownGrace(Duration.ofSeconds(2)).build())
                 .build();
@@ -108,12 +80,12 @@ class OutboxIT {
     }
 
     private OutboxRelay.Builder relay(Binomic binomic) {
-        return OutboxRelay.builder(binomic, dataSource).pollInterval(Duration.ofMillis(500)).errorBackoff(Duration.ofMillis(200));
+        return OutboxRelay.builder(binomic, servers.dataSource()).pollInterval(Duration.ofMillis(500)).errorBackoff(Duration.ofMillis(200));
     }
 
     /** Commits one transaction that writes {@code ns} into the outbox; returns the job ids. */
     private List<UUID> commit(Outbox outbox, List<Item> items) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = servers.dataSource().getConnection()) {
             c.setAutoCommit(false);
             List<UUID> ids = outbox.submitAll(c, task, items, SubmitOptions.NONE).stream().map(JobHandle::id).toList();
             c.commit();
@@ -126,13 +98,7 @@ class OutboxIT {
     }
 
     private static long waiting() {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM binomic_outbox")) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot count the outbox rows", e);
-        }
+        return servers.count("");
     }
 
     /** Waits until every id of {@code ids} ran, then a while longer, and checks that each ran once and nothing else ran. */
@@ -153,7 +119,7 @@ class OutboxIT {
             binomic.startWorker();
             Outbox outbox = Outbox.of(binomic);
             UUID rolledBack;
-            try (Connection c = dataSource.getConnection()) {
+            try (Connection c = servers.dataSource().getConnection()) {
                 c.setAutoCommit(false);
                 rolledBack = outbox.submit(c, task, new Item(1)).id();
                 c.rollback();
@@ -180,7 +146,7 @@ class OutboxIT {
             UUID delayed;
             UUID urgent;
             UUID unique;
-            try (Connection c = dataSource.getConnection()) {
+            try (Connection c = servers.dataSource().getConnection()) {
                 c.setAutoCommit(false);
                 delayed = outbox.submit(c, task, new Item(1000), SubmitOptions.builder().delay(Duration.ofSeconds(2)).build()).id();
                 urgent = outbox.submit(c, task, new Item(1001), SubmitOptions.builder().priority(9).build()).id();
@@ -208,7 +174,7 @@ class OutboxIT {
         try (Binomic binomic = client(1)) {
             Outbox outbox = Outbox.of(binomic);
             commit(outbox, items(0, 3));
-            try (Connection holder = dataSource.getConnection(); Statement lock = holder.createStatement()) {
+            try (Connection holder = servers.dataSource().getConnection(); Statement lock = holder.createStatement()) {
                 holder.setAutoCommit(false);
                 lock.executeQuery("SELECT seq FROM binomic_outbox FOR UPDATE").close(); // the relay skips rows another holds
                 try (OutboxRelay relay = relay(binomic).build().start(); Dashboard dashboard = binomic.dashboard().port(0).start()) {
@@ -250,7 +216,7 @@ class OutboxIT {
 
     @Test
     void whatTheOutboxCannotKeepIsRefusedWithItsReason() throws SQLException {
-        try (Binomic binomic = client(1); Connection c = dataSource.getConnection()) {
+        try (Binomic binomic = client(1); Connection c = servers.dataSource().getConnection()) {
             Outbox outbox = Outbox.of(binomic);
             c.setAutoCommit(false);
             IllegalArgumentException whileQueued = assertThrows(IllegalArgumentException.class, () -> outbox.submit(c, task, new Item(1),
@@ -272,12 +238,13 @@ class OutboxIT {
         try (Binomic producer = client(1)) {
             ids = commit(Outbox.of(producer), items(0, 50));
         }
-        try (ChildWorker child = ChildWorker.start(OutboxRelayChild.class, List.of(redis.url(), postgres.jdbcUrl()))) {
+        try (ChildWorker child = ChildWorker.start(OutboxRelayChild.class, List.of(servers.redis().url(), servers.postgres().jdbcUrl()))) {
             child.awaitLog("STORED BEFORE DELETE", Duration.ofSeconds(60));
             child.kill9();
         }
         assertEquals(50, waiting(), "the killed relay's transaction must have rolled back, its rows waiting");
-        assertEquals(50L, redis.call("XLEN", "binomic:{" + queue + "}:stream"), "the killed relay stored the jobs before it died");
+        assertEquals(50L, servers.redis().call("XLEN", "binomic:{" + queue + "}:stream"),
+                "the killed relay stored the jobs before it died");
 
         try (Binomic binomic = client(8); OutboxRelay relay = relay(binomic).build().start()) {
             binomic.startWorker();
@@ -292,14 +259,16 @@ class OutboxIT {
     void applicationKilledAfterItsCommitsStillGetsEachCommittedJobOnceAndNoneOfItsOpenTransaction() throws Exception {
         List<UUID> committed;
         UUID open;
-        try (ChildWorker app = ChildWorker.start(OutboxAppChild.class, List.of(redis.url(), postgres.jdbcUrl(), queue, "40"))) {
+        try (ChildWorker app = ChildWorker.start(OutboxAppChild.class,
+                List.of(servers.redis().url(), servers.postgres().jdbcUrl(), queue, "40"))) {
             app.awaitLog("OPEN ", Duration.ofSeconds(60));
             app.kill9();
             committed = app.log().lines().filter(l -> l.startsWith("COMMITTED ")).map(l -> UUID.fromString(l.substring(10))).toList();
             open = app.log().lines().filter(l -> l.startsWith("OPEN ")).map(l -> UUID.fromString(l.substring(5))).findFirst().orElseThrow();
         }
         assertEquals(40, committed.size(), "commits the application reported before it was killed");
-        assertEquals(0L, redis.call("XLEN", "binomic:{" + queue + "}:stream"), "the application ran no relay, yet jobs reached Redis");
+        assertEquals(0L, servers.redis().call("XLEN", "binomic:{" + queue + "}:stream"),
+                "the application ran no relay, yet jobs reached Redis");
         assertEquals(40, waiting(), "the killed application's commits must wait in the table, its open transaction gone");
 
         try (Binomic binomic = client(8); OutboxRelay relay = relay(binomic).build().start()) {
@@ -331,7 +300,7 @@ class OutboxIT {
         List<UUID> ids = new ArrayList<>();
         try (Binomic binomic = client(1); OutboxRelay relay = relay(binomic).batchSize(30).build().start()) {
             Outbox outbox = Outbox.of(binomic);
-            redis.stop();
+            servers.redis().stop();
             long down = System.nanoTime();
             try {
                 for (int n = 0; n < 100; n++) {
@@ -342,7 +311,7 @@ class OutboxIT {
                 assertEquals(100, waiting(), "rows relayed while Redis was down");
                 assertTrue(relay.failures() > 0, "the relay never tried while Redis was down");
             } finally {
-                redis.start();
+                servers.redis().start();
             }
             Await.until(Duration.ofSeconds(120), () -> waiting() == 0, () -> "rows still waiting after Redis came back");
             // A round whose reply was lost to the outage may have stored its rows: the retry finds them there.
@@ -360,9 +329,9 @@ class OutboxIT {
             Outbox outbox = Outbox.of(binomic);
             List<UUID> ids = new ArrayList<>(commit(outbox, items(0, 10)));
             Await.until(Duration.ofSeconds(30), () -> waiting() == 0, () -> "rows waiting before the restart");
-            postgres.stop();
+            servers.postgres().stop();
             Await.until(Duration.ofSeconds(30), () -> !relay.listening(), () -> "relay did not notice");
-            postgres.start();
+            servers.postgres().start();
             ids.addAll(commit(outbox, items(10, 10)));
             assertEachRanOnce(ids);
             Await.until(Duration.ofSeconds(30), relay::listening, () -> "the relay did not LISTEN again");

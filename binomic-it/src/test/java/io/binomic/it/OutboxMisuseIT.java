@@ -19,11 +19,9 @@ import io.binomic.jdbc.Outbox;
 import io.binomic.jdbc.OutboxRelay;
 import io.binomic.jdbc.OutboxStats;
 import io.binomic.jdbc.OutboxTool;
-import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -31,24 +29,19 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The outbox used the wrong way, or in trouble, against a PostgreSQL and a Redis of the test's own:
@@ -56,54 +49,31 @@ import org.postgresql.ds.PGSimpleDataSource;
  * that cannot be read back, Redis down, and the command line's errors.
  */
 class OutboxMisuseIT {
-    private static PostgresServer postgres;
-    private static RedisServer redis;
-    private static PGSimpleDataSource dataSource;
+    @RegisterExtension
+    static final OutboxServers servers = new OutboxServers();
 
     public record Item(int n) { }
 
     private String queue;
     private Task<Item, String> task;
 
-    @BeforeAll
-    static void servers() throws SQLException {
-        postgres = PostgresServer.startNew();
-        redis = RedisServer.startNew();
-        dataSource = new PGSimpleDataSource();
-        dataSource.setURL(postgres.jdbcUrl());
-        sql(Outbox.schemaSql());
-    }
-
-    @AfterAll
-    static void stopServers() {
-        if (redis != null) {
-            redis.close();
-        }
-        if (postgres != null) {
-            postgres.close();
-        }
-    }
-
     @BeforeEach
-    void emptyOutbox() throws SQLException {
+    void newQueue() {
         queue = "misuse-" + UUID.randomUUID().toString().substring(0, 8);
         task = Task.builder("echo", Item.class, String.class).queue(queue).build();
-        sql("DELETE FROM binomic_outbox");
-    }
-
-    private static void sql(String statement) throws SQLException {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute(statement);
-        }
     }
 
     private Binomic client() {
-        return client(BrokerConfig.builder().url(redis.url()).build().keyPrefix());
+        return client(BrokerConfig.builder().url(servers.redis().url()).build().keyPrefix());
     }
 
     /** A client whose broker keys start with {@code keyPrefix}: its workers read only jobs stored under it. */
     private Binomic client(String keyPrefix) {
-        BinomicConfig config = BinomicConfig.builder().broker(BrokerConfig.builder().url(redis.url()).keyPrefix(keyPrefix).build())
+        return client(BrokerConfig.builder().url(servers.redis().url()).keyPrefix(keyPrefix).build());
+    }
+
+    private Binomic client(BrokerConfig broker) {
+        BinomicConfig config = BinomicConfig.builder().broker(broker)
                 .schedulePeriodicTasks(false)
                 .worker(WorkerConfig.builder().queues(queue).concurrency(2).pollTimeout(Duration.ofMillis(200))
                         .shutdownGrace(Duration.ofSeconds(2)).build())
@@ -112,11 +82,11 @@ class OutboxMisuseIT {
     }
 
     private static OutboxRelay.Builder relay(Binomic binomic) {
-        return OutboxRelay.builder(binomic, dataSource).pollInterval(Duration.ofMillis(300)).errorBackoff(Duration.ofMillis(200));
+        return OutboxRelay.builder(binomic, servers.dataSource()).pollInterval(Duration.ofMillis(300)).errorBackoff(Duration.ofMillis(200));
     }
 
     private List<JobHandle<String>> commit(Outbox outbox, int from, int count) throws SQLException {
-        try (Connection c = dataSource.getConnection()) {
+        try (Connection c = servers.dataSource().getConnection()) {
             c.setAutoCommit(false);
             List<JobHandle<String>> handles = new ArrayList<>();
             for (int n = from; n < from + count; n++) {
@@ -124,16 +94,6 @@ class OutboxMisuseIT {
             }
             c.commit();
             return handles;
-        }
-    }
-
-    private static long count(String where) {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM binomic_outbox" + where)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot count the outbox rows", e);
         }
     }
 
@@ -170,21 +130,21 @@ class OutboxMisuseIT {
 
     @Test
     void anAutoCommitConnectionIsRefusedAndWritesNothing() throws SQLException {
-        try (Binomic binomic = client(); Connection c = dataSource.getConnection()) {
+        try (Binomic binomic = client(); Connection c = servers.dataSource().getConnection()) {
             c.setAutoCommit(true);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> Outbox.of(binomic).submit(c, task, new Item(1)));
             assertTrue(e.getMessage().contains("auto-commit") && e.getMessage().contains("setAutoCommit(false)"), e.getMessage());
-            assertEquals(0, count(""), "a refused submit wrote a row");
+            assertEquals(0, servers.count(""), "a refused submit wrote a row");
         }
     }
 
     @Test
     void aMissingOrWrongTableIsNamedWithTheMigrationThatCreatesIt() throws Exception {
-        sql("CREATE TABLE IF NOT EXISTS wrong_outbox (id INT)");
+        servers.execute("CREATE TABLE IF NOT EXISTS wrong_outbox (id INT)");
         try (Binomic binomic = client()) {
             for (String table : List.of("no_such_outbox", "wrong_outbox")) {
-                try (Connection c = dataSource.getConnection()) {
+                try (Connection c = servers.dataSource().getConnection()) {
                     c.setAutoCommit(false);
                     SQLException e = assertThrows(SQLException.class, () -> Outbox.of(binomic, table).submit(c, task, new Item(1)));
                     assertTrue(e.getMessage().contains("outbox table " + table) && e.getMessage().contains("V1__binomic_outbox.sql")
@@ -196,7 +156,8 @@ class OutboxMisuseIT {
                         atStart.getMessage());
             }
         }
-        Tool relay = tool(List.of("relay", "--jdbc", postgres.jdbcUrl(), "--table", "nope", "--broker", redis.url()), null);
+        Tool relay = tool(List.of("relay", "--jdbc", servers.postgres().jdbcUrl(), "--table", "nope", "--broker", servers.redis().url()),
+                null);
         assertEquals(1, relay.exit(), relay.toString());
         assertFalse(relay.out().contains("READY"), relay.toString());
         assertTrue(relay.err().lines().anyMatch(l -> l.startsWith("binomic outbox: the outbox table nope is missing")
@@ -207,12 +168,12 @@ class OutboxMisuseIT {
     void aRowThatCannotBeReadIsSetAsideOnceAndTheRowsBehindItGoOn() throws Exception {
         List<String> warnings = new CopyOnWriteArrayList<>();
         Logger logger = Logger.getLogger(OutboxRelay.class.getName());
-        Handler capture = capture(warnings);
+        Handler capture = OutboxServers.capture(warnings);
         logger.addHandler(capture);
         try (Binomic binomic = client()) {
             List<JobHandle<String>> handles = commit(Outbox.of(binomic), 0, 6);
-            sql("UPDATE binomic_outbox SET headers = '%zz=1' WHERE job_id = '" + handles.get(1).id() + "'");
-            sql("UPDATE binomic_outbox SET job_id = 'not-a-uuid' WHERE job_id = '" + handles.get(3).id() + "'");
+            servers.execute("UPDATE binomic_outbox SET headers = '%zz=1' WHERE job_id = '" + handles.get(1).id() + "'");
+            servers.execute("UPDATE binomic_outbox SET job_id = 'not-a-uuid' WHERE job_id = '" + handles.get(3).id() + "'");
             binomic.startWorker();
             try (OutboxRelay relay = relay(binomic).build().start()) {
                 for (int i : List.of(0, 2, 4, 5)) {
@@ -223,7 +184,7 @@ class OutboxMisuseIT {
                 assertEquals(0, stats.waiting(), stats.summary());
                 assertEquals(2, stats.setAside(), stats.summary());
                 assertEquals(5, stats.relay().relayed(), stats.summary());
-                assertEquals(2, count(" WHERE failure LIKE '%cannot be read back into a job%'"));
+                assertEquals(2, servers.count(" WHERE failure LIKE '%cannot be read back into a job%'"));
             }
             List<String> setAside = warnings.stream().filter(w -> w.contains("cannot be read back into a job")).toList();
             assertEquals(2, setAside.size(), "one warning per row set aside: " + warnings);
@@ -232,8 +193,8 @@ class OutboxMisuseIT {
                     failure(handles.get(1).id().toString()));
             assertTrue(failure("not-a-uuid").contains("job_id 'not-a-uuid' is not a UUID"), failure("not-a-uuid"));
             ByteArrayOutputStream out = new ByteArrayOutputStream();
-            assertEquals(0, OutboxTool.status(postgres.jdbcUrl(), null, null, "binomic_outbox", new PrintStream(out, true, StandardCharsets.UTF_8),
-                    System.err));
+            assertEquals(0, OutboxTool.status(servers.postgres().jdbcUrl(), null, null, "binomic_outbox",
+                    new PrintStream(out, true, StandardCharsets.UTF_8), System.err));
             assertTrue(out.toString(StandardCharsets.UTF_8).contains("0 waiting, oldest 0.0 s, 2 set aside"), out.toString(StandardCharsets.UTF_8));
         } finally {
             logger.removeHandler(capture);
@@ -244,9 +205,9 @@ class OutboxMisuseIT {
     void rowsWithQueueOrTaskNamesASubmitRefusesAreSetAsideAndTheRestGoOn() throws Exception {
         try (Binomic binomic = client()) {
             List<JobHandle<String>> handles = commit(Outbox.of(binomic), 0, 5);
-            sql("UPDATE binomic_outbox SET queue = '' WHERE job_id = '" + handles.get(0).id() + "'");
-            sql("UPDATE binomic_outbox SET queue = 'a b' WHERE job_id = '" + handles.get(1).id() + "'");
-            sql("UPDATE binomic_outbox SET task = '" + "t".repeat(250) + "' WHERE job_id = '" + handles.get(2).id() + "'");
+            servers.execute("UPDATE binomic_outbox SET queue = '' WHERE job_id = '" + handles.get(0).id() + "'");
+            servers.execute("UPDATE binomic_outbox SET queue = 'a b' WHERE job_id = '" + handles.get(1).id() + "'");
+            servers.execute("UPDATE binomic_outbox SET task = '" + "t".repeat(250) + "' WHERE job_id = '" + handles.get(2).id() + "'");
             binomic.startWorker();
             try (OutboxRelay relay = relay(binomic).build().start()) {
                 assertEquals("done 3", handles.get(3).await(Duration.ofSeconds(60)));
@@ -279,22 +240,15 @@ class OutboxMisuseIT {
     void theRelayToolTakesTheKeyPrefixFromTheEnvironmentAndRelaysUnderIt() throws Exception {
         try (Binomic writer = client("bootoi")) {
             JobHandle<String> handle = commit(Outbox.of(writer), 7, 1).getFirst();
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-                    System.getProperty("java.class.path"), OutboxTool.class.getName(), "relay", "--jdbc", postgres.jdbcUrl(),
-                    "--broker", redis.url(), "--poll-ms", "200"));
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-            builder.environment().put("BINOMIC_BROKER_KEY_PREFIX", "bootoi");
-            Process relay = builder.start();
             List<String> lines = new CopyOnWriteArrayList<>();
-            CompletableFuture.runAsync(() -> new BufferedReader(new InputStreamReader(relay.getInputStream(),
-                    StandardCharsets.UTF_8)).lines().forEach(lines::add));
+            Process relay = servers.relayTool(servers.redis().url(), Map.of("BINOMIC_BROKER_KEY_PREFIX", "bootoi"), lines);
             try {
                 Await.until(Duration.ofSeconds(60), () -> lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY")), lines::toString);
                 assertTrue(lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY binomic_outbox") && l.endsWith("key-prefix bootoi")),
                         lines.toString());
                 writer.startWorker();
                 assertEquals("done 7", handle.await(Duration.ofSeconds(60)), "the job relayed under the writer's prefix runs");
-                assertEquals(0, count(""));
+                assertEquals(0, servers.count(""));
             } finally {
                 relay.destroy();
                 assertTrue(relay.waitFor(60, TimeUnit.SECONDS), "the relay did not stop");
@@ -302,8 +256,46 @@ class OutboxMisuseIT {
         }
     }
 
+    @Test
+    void aRelayOfItsOwnStartedBeforeRedisWaitsSayingSoThenRelaysEveryRowOnce() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(OutboxRelay.class.getName());
+        Handler capture = OutboxServers.capture(lines);
+        logger.addHandler(capture);
+        try (RedisServer late = RedisServer.notStarted(); Binomic writer = client()) {
+            List<JobHandle<String>> handles = new ArrayList<>(commit(Outbox.of(writer), 0, 20));
+            BrokerConfig broker = BrokerConfig.builder().url(late.url()).build();
+            try (OutboxRelay relay = OutboxRelay.builder(broker, servers.dataSource()).pollInterval(Duration.ofMillis(300))
+                    .errorBackoff(Duration.ofMillis(200)).build().start()) {
+                Await.until(Duration.ofSeconds(60), () -> relay.failures() >= 3, () -> relay.failures() + " failed rounds");
+                handles.addAll(commit(Outbox.of(writer), 20, 10)); // rows written while the relay waits
+                assertEquals(30, servers.count(""), "rows relayed with no Redis to relay them to");
+                late.start();
+                Await.until(Duration.ofSeconds(60), () -> servers.count("") == 0, () -> servers.count("") + " rows still waiting");
+                assertEquals(30, relay.relayed(), "jobs relayed");
+                assertEquals(0, relay.duplicates(), "jobs found stored already");
+            }
+            try (Binomic worker = client(broker)) {
+                worker.startWorker();
+                for (int n = 0; n < handles.size(); n++) {
+                    assertEquals("done " + n, worker.job(task, handles.get(n).id()).await(Duration.ofSeconds(60)));
+                }
+            }
+            List<String> warnings = lines.stream().filter(l -> l.startsWith("WARNING")).toList();
+            assertEquals(1, warnings.size(), "one warning while Redis is not there: " + lines);
+            String warning = warnings.getFirst();
+            assertTrue(warning.contains("outbox relay of binomic_outbox cannot reach the broker at " + late.url() + " yet")
+                    && warning.contains("the rows wait in the table") && warning.contains("cannot connect to Redis"), warning);
+            assertEquals(1, warning.strip().lines().count(), "one line: " + warning);
+            assertEquals(1, lines.stream().filter(l -> l.startsWith("INFO") && l.contains("outbox relay of binomic_outbox reached the broker at "
+                    + late.url())).count(), lines.toString());
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
     private static String failure(String jobId) throws SQLException {
-        try (Connection c = dataSource.getConnection();
+        try (Connection c = servers.dataSource().getConnection();
              var select = c.prepareStatement("SELECT failure FROM binomic_outbox WHERE job_id = ?")) {
             select.setString(1, jobId);
             try (ResultSet rs = select.executeQuery()) {
@@ -316,18 +308,18 @@ class OutboxMisuseIT {
     void whileRedisIsDownTheRelayWarnsOnceInOneLineWithoutTheScript() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         Logger logger = Logger.getLogger(OutboxRelay.class.getName());
-        Handler capture = capture(lines);
+        Handler capture = OutboxServers.capture(lines);
         logger.addHandler(capture);
         try (Binomic binomic = client(); OutboxRelay relay = relay(binomic).build().start()) {
-            redis.stop();
+            servers.redis().stop();
             List<JobHandle<String>> handles;
             try {
                 handles = commit(Outbox.of(binomic), 0, 3);
                 Await.until(Duration.ofSeconds(60), () -> relay.failures() >= 3, () -> relay.failures() + " failed rounds");
             } finally {
-                redis.start();
+                servers.redis().start();
             }
-            Await.until(Duration.ofSeconds(120), () -> count("") == 0, () -> "rows still waiting after Redis came back");
+            Await.until(Duration.ofSeconds(120), () -> servers.count("") == 0, () -> "rows still waiting after Redis came back");
             binomic.startWorker();
             assertEquals("done 2", handles.get(2).await(Duration.ofSeconds(60)));
             List<String> warnings = lines.stream().filter(l -> l.startsWith("WARNING")).toList();
@@ -344,32 +336,13 @@ class OutboxMisuseIT {
         }
     }
 
-    private static Handler capture(List<String> into) {
-        SimpleFormatter text = new SimpleFormatter();
-        return new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel().intValue() >= Level.INFO.intValue()) {
-                    String m = text.formatMessage(r);
-                    into.add(r.getLevel() + " " + m + (r.getThrown() == null ? "" : "\n" + r.getThrown()));
-                }
-            }
-
-            @Override
-            public void flush() { }
-
-            @Override
-            public void close() { }
-        };
-    }
-
     @Test
     void theCommandLineNamesItsErrorsAndExitsZeroOnHelp() throws Exception {
         Tool help = tool(List.of("--help"), null);
         assertEquals(0, help.exit(), help.toString());
         assertTrue(help.out().contains("usage: OutboxTool status"), help.toString());
 
-        Tool unset = tool(List.of("status", "--jdbc", postgres.jdbcUrl(), "--password-env", "BINOMIC_TEST_UNSET_PASSWORD"), null);
+        Tool unset = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--password-env", "BINOMIC_TEST_UNSET_PASSWORD"), null);
         assertEquals(2, unset.exit(), unset.toString());
         assertTrue(unset.err().startsWith("binomic outbox: --password-env BINOMIC_TEST_UNSET_PASSWORD: the environment variable"
                 + " BINOMIC_TEST_UNSET_PASSWORD is not set"), unset.toString());
@@ -379,13 +352,14 @@ class OutboxMisuseIT {
         assertTrue(mysql.err().startsWith("binomic outbox: cannot read the outbox table binomic_outbox: No suitable driver")
                 && mysql.err().contains("add the driver's jar for that database to -cp"), mysql.toString());
 
-        Tool relayMysql = tool(List.of("relay", "--jdbc", "jdbc:mysql://127.0.0.1:1/app", "--broker", redis.url()), null);
+        Tool relayMysql = tool(List.of("relay", "--jdbc", "jdbc:mysql://127.0.0.1:1/app", "--broker", servers.redis().url()), null);
         assertEquals(1, relayMysql.exit(), relayMysql.toString());
         assertFalse(relayMysql.out().contains("READY"), relayMysql.toString());
         assertTrue(relayMysql.err().startsWith("binomic outbox: cannot relay from jdbc:mysql://127.0.0.1:1/app: No suitable driver")
                 && relayMysql.err().contains("mysql-connector-j.jar"), relayMysql.toString());
 
-        Tool badPrefix = tool(List.of("relay", "--jdbc", postgres.jdbcUrl(), "--broker", redis.url(), "--key-prefix", "a b"), null);
+        Tool badPrefix = tool(List.of("relay", "--jdbc", servers.postgres().jdbcUrl(), "--broker", servers.redis().url(),
+                "--key-prefix", "a b"), null);
         assertEquals(2, badPrefix.exit(), badPrefix.toString());
         assertTrue(badPrefix.err().startsWith("binomic outbox: ") && badPrefix.err().contains("keyPrefix")
                 && badPrefix.err().contains("--key-prefix"), badPrefix.toString());
@@ -394,7 +368,7 @@ class OutboxMisuseIT {
         assertEquals(2, unknown.exit(), unknown.toString());
         assertTrue(unknown.err().startsWith("binomic outbox: unknown command 'stats'"), unknown.toString());
 
-        Tool status = tool(List.of("status", "--jdbc", postgres.jdbcUrl(), "--password-env", "OUTBOX_TEST_PASSWORD"), "unused");
+        Tool status = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--password-env", "OUTBOX_TEST_PASSWORD"), "unused");
         assertEquals(0, status.exit(), status.toString());
         assertTrue(status.out().startsWith("binomic_outbox: 0 waiting"), status.toString());
     }

@@ -107,6 +107,18 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * A server on a free port, not started yet: a client given its {@link #url()} finds nothing
+     * there until {@link #start()} (for a client that starts before Redis does). Close it after.
+     */
+    public static RedisServer notStarted() {
+        try {
+            return new RedisServer(freePort(), List.of(), Files.createTempDirectory("binomic-redis-"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** The port answered, but not from the redis-server this object started. */
     private static final class PortTakenException extends IllegalStateException {
         private static final long serialVersionUID = 1L;

@@ -1,10 +1,12 @@
 package io.binomic.jdbc;
 
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Message;
 import io.binomic.core.Binomic;
 import io.binomic.core.OutboxMonitor;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.OutboxRows.Row;
+import io.binomic.jdbc.internal.RelayClient;
 import io.binomic.jdbc.internal.Wakeups;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
@@ -34,13 +36,18 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * Run it in any process of yours that has a started {@link Binomic} on the broker (the application,
- * a worker process of your own), or {@link OutboxTool} {@code relay} on its own; the worker
- * processes {@code binomic master} starts run none.
+ * a worker process of your own), or with a client of its own on the broker's settings
+ * ({@link #builder(BrokerConfig, DataSource)}, as {@link OutboxTool} {@code relay} does), which it
+ * connects in its rounds: started while the broker cannot be reached, it waits for the broker, the
+ * rows in the table, and relays them once it answers. The worker processes {@code binomic master}
+ * starts run none.
  */
 public final class OutboxRelay implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(OutboxRelay.class.getName());
+    /** The kind of failure of a relay's own client that has not reached the broker yet. */
+    private static final String CONNECT = "connect";
 
-    private final Binomic binomic;
+    private final RelayClient client;
     private final DataSource dataSource;
     private final OutboxRows rows;
     private final int batchSize;
@@ -72,7 +79,7 @@ public final class OutboxRelay implements AutoCloseable {
     };
 
     private OutboxRelay(Builder b) {
-        this.binomic = b.binomic;
+        this.client = b.binomic != null ? RelayClient.of(b.binomic) : RelayClient.own(b.broker);
         this.dataSource = b.dataSource;
         this.rows = new OutboxRows(b.table);
         this.batchSize = b.batchSize;
@@ -80,12 +87,21 @@ public final class OutboxRelay implements AutoCloseable {
         this.listen = b.listen;
         this.idWindow = b.idWindow;
         this.errorBackoff = b.errorBackoff;
-        this.keyPrefix = b.binomic.config().broker().keyPrefix();
+        this.keyPrefix = client.broker().keyPrefix();
     }
 
     /** A relay of {@code binomic}'s jobs (a started instance on the broker) from the outbox table of {@code dataSource}. */
     public static Builder builder(Binomic binomic, DataSource dataSource) {
-        return new Builder(binomic, dataSource);
+        return new Builder(Objects.requireNonNull(binomic, "binomic must not be null"), null, dataSource);
+    }
+
+    /**
+     * A relay with a client of its own on {@code broker} (where the jobs go, under its key prefix) from the outbox table of
+     * {@code dataSource}. It connects the client in its first round, not at {@link #start()}: while the broker cannot be
+     * reached it logs one warning, the rows wait, and each round tries again; {@link #close()} closes the client.
+     */
+    public static Builder builder(BrokerConfig broker, DataSource dataSource) {
+        return new Builder(null, Objects.requireNonNull(broker, "broker must not be null"), dataSource);
     }
 
     /**
@@ -93,7 +109,10 @@ public final class OutboxRelay implements AutoCloseable {
      * the client's {@code /metrics} and dashboard until {@link #close()}; returns this relay.
      *
      * @throws IllegalStateException when the table is missing or lacks the outbox's columns (the message says how to create
-     *         it); a database that cannot be reached does not fail the start: the relay retries until it can
+     *         it); a database, or the broker of a relay's own client, that cannot be reached does not fail the start: the
+     *         relay retries until it can
+     * @throws io.binomic.api.ProviderNotFoundException for a relay's own client, when no broker provider on the path takes
+     *         the broker's URL
      */
     public synchronized OutboxRelay start() {
         if (thread != null) {
@@ -108,9 +127,9 @@ public final class OutboxRelay implements AutoCloseable {
             LOG.log(Level.WARNING, "outbox relay of {0} cannot check its table yet, starting anyway (it retries): {1}", rows.table(),
                     brief(e));
         }
+        client.open(monitor);
         running = true;
         thread = Thread.ofPlatform().daemon().name("binomic-outbox-relay").start(this::run);
-        binomic.addOutboxMonitor(monitor);
         return this;
     }
 
@@ -121,9 +140,11 @@ public final class OutboxRelay implements AutoCloseable {
      * column, and logged once. Returns the number of rows taken.
      *
      * @throws SQLException when the database fails (nothing is deleted; the rows wait)
-     * @throws io.binomic.api.BrokerException when the broker fails (nothing is deleted; the rows wait)
+     * @throws io.binomic.api.BrokerException when the broker fails, or a relay's own client cannot reach it yet (nothing is
+     *         deleted; the rows wait)
      */
     public int relayOnce() throws SQLException {
+        client.get(); // a relay's own client connects before any row is locked
         try (Connection c = dataSource.getConnection()) {
             c.setAutoCommit(false);
             try {
@@ -210,7 +231,7 @@ public final class OutboxRelay implements AutoCloseable {
         for (Row r : run) {
             messages.add(r.message());
         }
-        List<UUID> ids = binomic.submitPrepared(messages, due, idWindow);
+        List<UUID> ids = client.get().submitPrepared(messages, due, idWindow);
         long stored = 0;
         for (int i = 0; i < ids.size(); i++) {
             stored += messages.get(i).id().equals(ids.get(i)) ? 1 : 0;
@@ -262,10 +283,13 @@ public final class OutboxRelay implements AutoCloseable {
                     listening = wakeups.listens();
                 }
                 int n = relayOnce();
-                if (failing != null) {
+                if (CONNECT.equals(failing)) {
+                    LOG.log(Level.INFO, "outbox relay of {0} reached the broker at {1}: relaying the rows that waited", rows.table(),
+                            client.broker().redactedUrl());
+                } else if (failing != null) {
                     LOG.log(Level.INFO, "outbox relay of {0} recovered", rows.table());
-                    failing = null;
                 }
+                failing = null;
                 if (n < batchSize) {
                     (wakeups == null ? Wakeups.POLLING : wakeups).await(pollInterval.toMillis());
                 }
@@ -279,9 +303,15 @@ public final class OutboxRelay implements AutoCloseable {
                 failures.incrementAndGet();
                 // A failure repeats every round while the broker or the database is down: one warning per outage and cause.
                 String cause = e instanceof SQLException sql ? rows.unusable(sql).getMessage() : brief(e);
-                String kind = e instanceof SQLException ? "database" : "broker";
-                LOG.log(kind.equals(failing) ? Level.DEBUG : Level.WARNING, "outbox relay of {0} failed, retrying every {1} ms (the rows"
-                        + " wait): {2}", rows.table(), errorBackoff.toMillis(), cause);
+                String kind = e instanceof SQLException ? "database" : client.connected() ? "broker" : CONNECT;
+                Level level = kind.equals(failing) ? Level.DEBUG : Level.WARNING;
+                if (kind.equals(CONNECT)) {
+                    LOG.log(level, "outbox relay of {0} cannot reach the broker at {1} yet, retrying every {2} ms (the rows wait in"
+                            + " the table): {3}", rows.table(), client.broker().redactedUrl(), errorBackoff.toMillis(), cause);
+                } else {
+                    LOG.log(level, "outbox relay of {0} failed, retrying every {1} ms (the rows wait): {2}", rows.table(),
+                            errorBackoff.toMillis(), cause);
+                }
                 failing = kind;
                 dropWakeups();
                 try {
@@ -324,7 +354,10 @@ public final class OutboxRelay implements AutoCloseable {
         }
     }
 
-    /** Stops the relay: the batch in flight finishes or is rolled back; the rows not relayed wait for the next relay. */
+    /**
+     * Stops the relay: the batch in flight finishes or is rolled back; the rows not relayed wait for the next relay. A
+     * relay's own client is closed, once a start of it under way has ended.
+     */
     @Override
     public void close() {
         Thread t;
@@ -335,19 +368,21 @@ public final class OutboxRelay implements AutoCloseable {
         if (t == null) {
             return;
         }
-        binomic.removeOutboxMonitor(monitor);
         dropWakeups();
         t.interrupt();
         try {
             t.join(Duration.ofSeconds(10));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } finally {
+            client.close();
         }
     }
 
     /** Builds an {@link OutboxRelay}. */
     public static final class Builder {
         private final Binomic binomic;
+        private final BrokerConfig broker;
         private final DataSource dataSource;
         private String table = Outbox.DEFAULT_TABLE;
         private int batchSize = 500;
@@ -356,8 +391,9 @@ public final class OutboxRelay implements AutoCloseable {
         private Duration idWindow = Duration.ofHours(1);
         private Duration errorBackoff = Duration.ofSeconds(1);
 
-        private Builder(Binomic binomic, DataSource dataSource) {
-            this.binomic = Objects.requireNonNull(binomic, "binomic must not be null");
+        private Builder(Binomic binomic, BrokerConfig broker, DataSource dataSource) {
+            this.binomic = binomic;
+            this.broker = broker;
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
         }
 

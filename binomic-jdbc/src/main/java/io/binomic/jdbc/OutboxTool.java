@@ -1,8 +1,7 @@
 package io.binomic.jdbc;
 
-import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
-import io.binomic.core.Binomic;
+import io.binomic.api.ProviderNotFoundException;
 import io.binomic.core.internal.process.Settings;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.UrlDataSource;
@@ -99,17 +98,17 @@ public final class OutboxTool {
             err.println(PREFIX + "cannot relay from " + options.get("--jdbc") + ": " + e.getMessage() + hint(e, options.get("--jdbc")));
             return 1;
         }
-        Binomic binomic;
+        BrokerConfig broker;
         OutboxRelay.Builder builder;
         try {
-            BrokerConfig broker = brokerSettings(options, System.getenv());
+            broker = brokerSettings(options, System.getenv());
             if (broker == null) {
                 err.println(PREFIX + "relay needs a broker: --broker URL or " + Settings.BROKER_URL_ENV
                         + " (where the jobs go, e.g. redis://host:6379)\n" + USAGE);
                 return 2;
             }
-            binomic = Binomic.builder().config(BinomicConfig.builder().broker(broker).build()).build();
-            builder = OutboxRelay.builder(binomic, dataSource).table(table)
+            // A client of the relay's own, connected in its rounds: a broker down at the start delays the jobs, not the relay.
+            builder = OutboxRelay.builder(broker, dataSource).table(table)
                     .batchSize(Integer.parseInt(options.getOrDefault("--batch", "500")))
                     .pollInterval(Duration.ofMillis(Long.parseLong(options.getOrDefault("--poll-ms", "1000"))))
                     .listen(!options.containsKey("--no-listen"));
@@ -117,7 +116,7 @@ public final class OutboxTool {
             err.println(PREFIX + e.getMessage() + "\n" + USAGE);
             return 2;
         }
-        return relay(binomic.start(), builder, options.get("--jdbc"), out, err);
+        return relay(builder, broker, options.get("--jdbc"), out, err);
     }
 
     /**
@@ -135,16 +134,19 @@ public final class OutboxTool {
         return settings.value("broker.url").isEmpty() ? null : settings.broker(null);
     }
 
-    private static int relay(Binomic binomic, OutboxRelay.Builder builder, String jdbcUrl, PrintStream out, PrintStream err)
+    private static int relay(OutboxRelay.Builder builder, BrokerConfig broker, String jdbcUrl, PrintStream out, PrintStream err)
             throws InterruptedException {
-        try (binomic; OutboxRelay relay = builder.build().start()) {
+        try (OutboxRelay relay = builder.build().start()) {
             out.println("OUTBOX RELAY READY " + relay.table() + (relay.listening() ? " (LISTEN)" : "") + " key-prefix "
-                    + binomic.config().broker().keyPrefix());
+                    + broker.keyPrefix());
             out.flush();
             new CountDownLatch(1).await(); // until the process is stopped
             return 0;
         } catch (IllegalStateException e) {
             err.println(PREFIX + e.getMessage() + hint(e.getCause(), jdbcUrl));
+            return 1;
+        } catch (ProviderNotFoundException e) {
+            err.println(PREFIX + e.getMessage());
             return 1;
         }
     }
