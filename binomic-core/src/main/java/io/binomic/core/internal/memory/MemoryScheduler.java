@@ -62,9 +62,6 @@ public final class MemoryScheduler implements Scheduler {
                 state.addReady(queue, m.withAttempt(m.attempt(), now));
                 moved++;
             }
-            if (moved > 0) {
-                state.messageArrived.signalAll();
-            }
             return moved;
         });
     }
@@ -93,7 +90,6 @@ public final class MemoryScheduler implements Scheduler {
             state.addReady(message.queue(), message.withAttempt(message.attempt(), now));
             jobs.createJob(message, JobState.QUEUED, null);
             ticks.put(jobName, new TickClaim(tick.toEpochMilli(), now.plus(claimLifetime)));
-            state.messageArrived.signalAll();
             return new TickResult(TickResult.Outcome.FIRED, now);
         });
     }

@@ -100,9 +100,10 @@ final class MemoryState {
         return String.format("%019d", ++nextEntry);
     }
 
-    /** Appends {@code m} to the ready messages of {@code queue} (waiting fetches are woken by the caller). Called under the lock. */
+    /** Appends {@code m} to the ready messages of {@code queue}, waking waiting fetches. Called under the lock. */
     void addReady(String queue, Message m) {
         queue(queue).ready.addLast(new Entry(newReceipt(), m));
+        messageArrived.signalAll();
     }
 
     /** Stores {@code m} in the delayed set of {@code queue}, due at {@code dueMillis}; returns its slot. Called under the lock. */

@@ -84,7 +84,6 @@ final class MemoryUniqueSubmits implements UniqueSubmits {
                 stored.add(m);
                 out.add(m.id());
             }
-            state.messageArrived.signalAll();
             return out;
         });
         if (!stored.isEmpty()) {
