@@ -85,9 +85,7 @@ public final class PartitionRouter {
     }
 
     /** Forgets what was read of {@code queue}, so the next look reads it again (after this process changed it). */
-    public void forget(String queue) {
-        known.remove(queue);
-    }
+    public void forget(String queue) { known.remove(queue); }
 
     /** The physical queues a worker reads for {@code logicalQueues}: every partition up to the highest count ever set. */
     public List<String> physical(List<String> logicalQueues) {

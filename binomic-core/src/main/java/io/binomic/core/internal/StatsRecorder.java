@@ -100,9 +100,7 @@ public final class StatsRecorder {
      * An execution its submitter cancelled while it ran: counted apart from failures, and kept out
      * of the durations (an interrupted run says nothing of how long the task takes).
      */
-    public void cancelled(String queue, String task, long nanos) {
-        of(queue, task).cancelled.increment();
-    }
+    public void cancelled(String queue, String task, long nanos) { of(queue, task).cancelled.increment(); }
 
     /** Executions cancelled by their submitters, per queue and task, by the workers of this process. */
     public Map<List<String>, Long> cancellations() {
@@ -116,13 +114,9 @@ public final class StatsRecorder {
         return all;
     }
 
-    public void retried(String queue, String task) {
-        of(queue, task).retried.increment();
-    }
+    public void retried(String queue, String task) { of(queue, task).retried.increment(); }
 
-    public void deadLettered(String queue, String task) {
-        of(queue, task).deadLettered.increment();
-    }
+    public void deadLettered(String queue, String task) { of(queue, task).deadLettered.increment(); }
 
     /** A worker of this process took over a stranded delivery of {@code queue} (its owner stopped renewing). */
     public void reclaimed(String queue) {

@@ -356,25 +356,17 @@ final class JsonBinder {
 
     private record ResolvedParameterizedType(Class<?> raw, Type[] arguments) implements ParameterizedType {
         @Override
-        public Type[] getActualTypeArguments() {
-            return arguments.clone();
-        }
+        public Type[] getActualTypeArguments() { return arguments.clone(); }
 
         @Override
-        public Type getRawType() {
-            return raw;
-        }
+        public Type getRawType() { return raw; }
 
         @Override
-        public Type getOwnerType() {
-            return null;
-        }
+        public Type getOwnerType() { return null; }
     }
 
     private record ResolvedGenericArrayType(Type component) implements GenericArrayType {
         @Override
-        public Type getGenericComponentType() {
-            return component;
-        }
+        public Type getGenericComponentType() { return component; }
     }
 }

@@ -34,9 +34,7 @@ public final class JobRecordFormat {
     private JobRecordFormat() { }
 
     /** How long a tracked message's record is kept after it ends; zero when it is not tracked. */
-    public static Duration retentionOf(Message message) {
-        return message.trackFor().orElse(Duration.ZERO);
-    }
+    public static Duration retentionOf(Message message) { return message.trackFor().orElse(Duration.ZERO); }
 
     public static JobUpdate started(Message message, String queue, int attempt, String worker, Instant now) {
         Map<String, String> set = new HashMap<>();

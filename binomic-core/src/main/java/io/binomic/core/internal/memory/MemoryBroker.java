@@ -80,27 +80,17 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     }
 
     /** Tells {@code listener} of every enqueue and schedule (not of retries or replays). */
-    public void onSubmission(SubmissionListener listener) {
-        state.onSubmission(listener);
-    }
+    public void onSubmission(SubmissionListener listener) { state.onSubmission(listener); }
 
     /** Logs what {@link #close()} drops at DEBUG instead of WARNING: for owners that expect to drop it. */
-    public void dropOnCloseQuietly() {
-        droppedOnCloseLevel = System.Logger.Level.DEBUG;
-    }
+    public void dropOnCloseQuietly() { droppedOnCloseLevel = System.Logger.Level.DEBUG; }
 
-    MemoryState state() {
-        return state;
-    }
+    MemoryState state() { return state; }
 
-    MemoryJobStore jobs() {
-        return jobs;
-    }
+    MemoryJobStore jobs() { return jobs; }
 
     /** How many unique keys this broker keeps now (held or expired and not yet swept). For tests. */
-    int uniqueKeysKept() {
-        return unique.uniqueKeysKept();
-    }
+    int uniqueKeysKept() { return unique.uniqueKeysKept(); }
 
     /**
      * The capability of {@code type}; for a type of its own ({@link PendingDeliveries}, {@link MemoryBroker}, which its
@@ -123,9 +113,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     }
 
     @Override
-    public void enqueue(Message message) {
-        enqueueAll(List.of(message));
-    }
+    public void enqueue(Message message) { enqueueAll(List.of(message)); }
 
     @Override
     public void enqueueAll(List<Message> messages) {
@@ -319,7 +307,5 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     }
 
     @Override
-    public String toString() {
-        return "MemoryBroker[" + state.config.url() + "]";
-    }
+    public String toString() { return "MemoryBroker[" + state.config.url() + "]"; }
 }

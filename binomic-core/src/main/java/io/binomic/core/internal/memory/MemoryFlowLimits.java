@@ -84,9 +84,7 @@ final class MemoryFlowLimits implements FlowLimits {
         this.jobs = jobs;
     }
 
-    private Limits limits(String queue) {
-        return limitsByQueue.computeIfAbsent(queue, n -> new Limits());
-    }
+    private Limits limits(String queue) { return limitsByQueue.computeIfAbsent(queue, n -> new Limits()); }
 
     /** Moves the waiting message {@code waiter} to its queue now, its turn come ({@link FlowLimit#TURN_HEADER}); false if it is gone. */
     private boolean moveNow(String queue, Scheduled waiter) {

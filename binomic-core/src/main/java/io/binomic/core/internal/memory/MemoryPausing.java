@@ -47,9 +47,7 @@ final class MemoryPausing implements Pausing {
     }
 
     @Override
-    public void unpark(String name) {
-        resume(name, Optional.of(""));
-    }
+    public void unpark(String name) { resume(name, Optional.of("")); }
 
     @Override
     public void resume(String name, Optional<String> task) {

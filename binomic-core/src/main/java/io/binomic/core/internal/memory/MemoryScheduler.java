@@ -41,9 +41,7 @@ public final class MemoryScheduler implements Scheduler {
     }
 
     @Override
-    public void scheduleAll(List<Message> messages, Instant dueAt) {
-        messages.forEach(m -> schedule(m, dueAt));
-    }
+    public void scheduleAll(List<Message> messages, Instant dueAt) { messages.forEach(m -> schedule(m, dueAt)); }
 
     /** Judged by {@code now}, the caller's clock: the memory broker has no clock shared between processes. */
     @Override
@@ -111,7 +109,5 @@ public final class MemoryScheduler implements Scheduler {
     }
 
     @Override
-    public String toString() {
-        return "MemoryScheduler[" + broker + "]";
-    }
+    public String toString() { return "MemoryScheduler[" + broker + "]"; }
 }

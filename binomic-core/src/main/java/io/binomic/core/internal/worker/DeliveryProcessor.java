@@ -243,19 +243,13 @@ public final class DeliveryProcessor {
             return started;
         }
 
-        boolean tracked() {
-            return message.isTracked();
-        }
+        boolean tracked() { return message.isTracked(); }
 
         @Override
-        public UUID messageId() {
-            return message.id();
-        }
+        public UUID messageId() { return message.id(); }
 
         @Override
-        public String task() {
-            return message.task();
-        }
+        public String task() { return message.task(); }
 
         @Override
         public String queue() {
@@ -264,30 +258,20 @@ public final class DeliveryProcessor {
         }
 
         @Override
-        public int attempt() {
-            return attempt;
-        }
+        public int attempt() { return attempt; }
 
         @Override
-        public int maxAttempts() {
-            return maxAttempts;
-        }
+        public int maxAttempts() { return maxAttempts; }
 
         @Override
-        public Instant enqueuedAt() {
-            return message.enqueuedAt();
-        }
+        public Instant enqueuedAt() { return message.enqueuedAt(); }
 
         /** The envelope's reserved headers beside the submitter's, as they travel. */
         @Override
-        public Map<String, String> headers() {
-            return message.wireHeaders();
-        }
+        public Map<String, String> headers() { return message.wireHeaders(); }
 
         @Override
-        public Optional<TraceContext> traceContext() {
-            return message.traceContext();
-        }
+        public Optional<TraceContext> traceContext() { return message.traceContext(); }
 
         @Override
         public void progress(int percent, String note) {

@@ -62,9 +62,7 @@ final class DirectTaskInvoker implements TaskInvoker {
     }
 
     @Override
-    public String name() {
-        return "direct";
-    }
+    public String name() { return "direct"; }
 
     /** One execution's race between its end and its deadline. */
     static final class Deadline {
@@ -134,9 +132,7 @@ final class DirectTaskInvoker implements TaskInvoker {
             }
         }
 
-        void forget(Deadline deadline) {
-            watched.remove(deadline);
-        }
+        void forget(Deadline deadline) { watched.remove(deadline); }
 
         private synchronized Thread start() {
             if (thread == null) {

@@ -56,17 +56,11 @@ final class Dispatcher implements AutoCloseable {
     }
 
     /** The free slots: a delivery is run only with one taken, which it gives back when it ends. */
-    Semaphore slots() {
-        return slots;
-    }
+    Semaphore slots() { return slots; }
 
-    Map<String, Delivery> held() {
-        return held;
-    }
+    Map<String, Delivery> held() { return held; }
 
-    TrackedJobs tracked() {
-        return tracked;
-    }
+    TrackedJobs tracked() { return tracked; }
 
     /** Runs {@code d} on its own virtual thread, with a slot taken by the caller; the slot is released when it ends. */
     void dispatch(Delivery d) {
@@ -211,9 +205,7 @@ final class Dispatcher implements AutoCloseable {
         }
     }
 
-    int runningCount() {
-        return running.size();
-    }
+    int runningCount() { return running.size(); }
 
     void awaitIdle(Duration max) {
         long deadline = System.nanoTime() + max.toNanos();
@@ -222,7 +214,5 @@ final class Dispatcher implements AutoCloseable {
         }
     }
 
-    void interruptAll() {
-        running.values().forEach(r -> r.thread().interrupt());
-    }
+    void interruptAll() { running.values().forEach(r -> r.thread().interrupt()); }
 }

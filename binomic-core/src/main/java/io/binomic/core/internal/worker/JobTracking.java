@@ -62,14 +62,10 @@ public interface JobTracking {
         WorkerHooks hooks = handlers != null ? handlers : new WorkerHooks() { };
         return new JobTracking() {
             @Override
-            public int maxResultBytes() {
-                return maxResultBytes;
-            }
+            public int maxResultBytes() { return maxResultBytes; }
 
             @Override
-            public void handlerStarted(String receipt) {
-                hooks.started(receipt, Thread.currentThread());
-            }
+            public void handlerStarted(String receipt) { hooks.started(receipt, Thread.currentThread()); }
 
             @Override
             public void handlerEnded(String receipt) {
@@ -80,14 +76,10 @@ public interface JobTracking {
             }
 
             @Override
-            public String worker() {
-                return worker;
-            }
+            public String worker() { return worker; }
 
             @Override
-            public boolean workerStopping() {
-                return hooks.stopping();
-            }
+            public boolean workerStopping() { return hooks.stopping(); }
 
             @Override
             public boolean start(JobUpdate started) {
@@ -99,14 +91,10 @@ public interface JobTracking {
             }
 
             @Override
-            public void progress(JobUpdate progress) {
-                store.ifPresent(s -> s.updateRunningJob(progress));
-            }
+            public void progress(JobUpdate progress) { store.ifPresent(s -> s.updateRunningJob(progress)); }
 
             @Override
-            public boolean cancelRequested(String receipt) {
-                return cancelRequested.test(receipt);
-            }
+            public boolean cancelRequested(String receipt) { return cancelRequested.test(receipt); }
         };
     }
 

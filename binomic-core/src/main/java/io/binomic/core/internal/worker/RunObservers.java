@@ -25,13 +25,9 @@ public final class RunObservers {
         this.observers = new CopyOnWriteArrayList<>(observers);
     }
 
-    public void add(RunObserver observer) {
-        observers.add(observer);
-    }
+    public void add(RunObserver observer) { observers.add(observer); }
 
-    public void remove(RunObserver observer) {
-        observers.remove(observer);
-    }
+    public void remove(RunObserver observer) { observers.remove(observer); }
 
     /** The observers' view of a run; null when there is none, so that a run without observers costs a null check. */
     public Run started(TaskContext job) {

@@ -124,14 +124,10 @@ final class Settler {
     }
 
     /** Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long). */
-    void submit(Settlement settlement) throws InterruptedException {
-        buffer.put(settlement);
-    }
+    void submit(Settlement settlement) throws InterruptedException { buffer.put(settlement); }
 
     /** Any other broker call of this worker succeeded: the broker is reachable. */
-    void brokerAnswered() {
-        lastBrokerAnswerNanos = System.nanoTime();
-    }
+    void brokerAnswered() { lastBrokerAnswerNanos = System.nanoTime(); }
 
     /**
      * One try at sending the next batch (a failed one first, after a pause that grows with its
@@ -261,9 +257,7 @@ final class Settler {
     }
 
     /** Whether the outcome of {@code receipt} was given up and reclaim has not taken it since. */
-    boolean gaveUp(String receipt) {
-        return !givenUp.isEmpty() && givenUp.contains(receipt);
-    }
+    boolean gaveUp(String receipt) { return !givenUp.isEmpty() && givenUp.contains(receipt); }
 
     /** Reclaim took {@code receipt}: its next outcome is written as any other. */
     void reclaimed(String receipt) {

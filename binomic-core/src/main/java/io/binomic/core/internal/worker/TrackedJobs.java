@@ -39,33 +39,21 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     }
 
     /** Whether any task the worker runs is tracked: else there are no records to mark, nor cancels to hear. */
-    boolean enabled() {
-        return enabled;
-    }
+    boolean enabled() { return enabled; }
 
     @Override
-    public void started(String receipt, Thread thread) {
-        inHandler.put(receipt, thread);
-    }
+    public void started(String receipt, Thread thread) { inHandler.put(receipt, thread); }
 
     @Override
-    public void ended(String receipt) {
-        inHandler.remove(receipt);
-    }
+    public void ended(String receipt) { inHandler.remove(receipt); }
 
     @Override
-    public Boolean startedWithItsFetch(UUID id) {
-        return startedInBulk.remove(id);
-    }
+    public Boolean startedWithItsFetch(UUID id) { return startedInBulk.remove(id); }
 
     @Override
-    public boolean stopping() {
-        return !context.active().getAsBoolean();
-    }
+    public boolean stopping() { return !context.active().getAsBoolean(); }
 
-    boolean cancelRequested(String receipt) {
-        return cancelRequested.contains(receipt);
-    }
+    boolean cancelRequested(String receipt) { return cancelRequested.contains(receipt); }
 
     /** Marks the delivery's job cancelled and interrupts its handler, if it is in it. */
     void requestCancel(String receipt) {

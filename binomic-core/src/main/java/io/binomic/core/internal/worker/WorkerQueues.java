@@ -32,13 +32,9 @@ final class WorkerQueues {
         this.partitionsReadNanos = System.nanoTime();
     }
 
-    List<String> all() {
-        return queues;
-    }
+    List<String> all() { return queues; }
 
-    List<String> logical() {
-        return logicalQueues;
-    }
+    List<String> logical() { return logicalQueues; }
 
     /** Reads the partitions again when a second has passed since the last read; called by the fetcher only. */
     void refresh() {
@@ -58,7 +54,5 @@ final class WorkerQueues {
     }
 
     @Override
-    public String toString() {
-        return queues.toString();
-    }
+    public String toString() { return queues.toString(); }
 }

@@ -112,9 +112,7 @@ public final class WorkerRuntime implements Worker {
     }
 
     @Override
-    public String consumerName() {
-        return consumerName;
-    }
+    public String consumerName() { return consumerName; }
 
     @Override
     public WorkerCounters counters() {
@@ -123,9 +121,7 @@ public final class WorkerRuntime implements Worker {
     }
 
     @Override
-    public WorkerHealth health() {
-        return healthCheck.check(active);
-    }
+    public WorkerHealth health() { return healthCheck.check(active); }
 
     /**
      * Stops taking work, lets what runs finish within {@code grace} (then interrupts it), writes
@@ -188,17 +184,11 @@ public final class WorkerRuntime implements Worker {
     }
 
     @Override
-    public boolean isStopped() {
-        return stopped.getCount() == 0;
-    }
+    public boolean isStopped() { return stopped.getCount() == 0; }
 
     @Override
-    public void close() {
-        stop(config.shutdownGrace());
-    }
+    public void close() { stop(config.shutdownGrace()); }
 
     @Override
-    public String toString() {
-        return "Worker[" + consumerName + ", queues=" + queues + "]";
-    }
+    public String toString() { return "Worker[" + consumerName + ", queues=" + queues + "]"; }
 }
