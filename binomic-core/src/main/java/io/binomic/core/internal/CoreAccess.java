@@ -33,9 +33,7 @@ public final class CoreAccess {
     private CoreAccess() { }
 
     /** Called once, by {@code Binomic}'s static initialiser. */
-    public static void install(Bridge b) {
-        bridge = b;
-    }
+    public static void install(Bridge b) { bridge = b; }
 
     /** The bridge; any holder of a {@code Binomic} has initialised its class, so it is set. */
     public static Bridge get() {

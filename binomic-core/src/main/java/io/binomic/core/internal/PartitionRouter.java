@@ -85,9 +85,7 @@ public final class PartitionRouter {
     }
 
     /** Forgets what was read of {@code queue}, so the next look reads it again (after this process changed it). */
-    public void forget(String queue) {
-        known.remove(queue);
-    }
+    public void forget(String queue) { known.remove(queue); }
 
     /** The physical queues a worker reads for {@code logicalQueues}: every partition up to the highest count ever set. */
     public List<String> physical(List<String> logicalQueues) {
@@ -108,7 +106,7 @@ public final class PartitionRouter {
         int index = key == null
                 ? Math.floorMod(turns.computeIfAbsent(message.queue(), q -> new AtomicInteger(ThreadLocalRandom.current().nextInt(QueuePartitions.MAX))).getAndIncrement(), p.count())
                 : indexOf(key, p.count());
-        return index == 0 ? message : withQueue(message, QueuePartitions.physical(message.queue(), index));
+        return index == 0 ? message : message.withQueue(QueuePartitions.physical(message.queue(), index));
     }
 
     /** The partition {@code key} picks among {@code count}: the CRC-32 of its UTF-8 bytes, modulo the count. */
@@ -116,9 +114,5 @@ public final class PartitionRouter {
         CRC32 crc = new CRC32();
         crc.update(key.getBytes(StandardCharsets.UTF_8));
         return (int) (crc.getValue() % count);
-    }
-
-    public static Message withQueue(Message m, String queue) {
-        return m.withQueue(queue);
     }
 }

@@ -126,8 +126,7 @@ public final class Providers {
         if (matching.size() == 1) {
             return matching.getFirst();
         }
-        List<String> lines = describe(all, p -> id.apply(p) + " (schemes " + schemes.apply(p) + ")");
-        lines.addAll(loaded.broken());
+        List<String> lines = describe(all, p -> id.apply(p) + " (schemes " + schemes.apply(p) + ")", loaded.broken());
         String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
         if (matching.isEmpty()) {
             String fix = switch (config.scheme()) {
@@ -157,8 +156,7 @@ public final class Providers {
         if (matching.size() == 1) {
             return matching.getFirst();
         }
-        List<String> lines = describe(all, PayloadCodec::id);
-        lines.addAll(loaded.broken());
+        List<String> lines = describe(all, PayloadCodec::id, loaded.broken());
         String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
         if (matching.isEmpty()) {
             String fix = id.equals("jackson") ? "add io.binomic:binomic-redis (module io.binomic.redis), which provides it,"
@@ -183,24 +181,25 @@ public final class Providers {
      * The application's trace context provider: the one found, or none. Several are an error
      * listing each, since picking one would attach the wrong tracer's context without a word.
      */
-    public static TraceContextProvider selectTraceContextProvider(
-            Loaded<TraceContextProvider> loaded) {
+    public static TraceContextProvider selectTraceContextProvider(Loaded<TraceContextProvider> loaded) {
         List<TraceContextProvider> found = loaded.providers();
         if (found.size() <= 1) {
             return found.isEmpty() ? null : found.getFirst();
         }
-        List<String> lines = describe(found, p -> "TraceContextProvider");
+        List<String> lines = describe(found, p -> "TraceContextProvider", List.of());
         throw new IllegalArgumentException("several TraceContextProviders are on the module path; keep one, or give it with"
                 + " Binomic.Builder.traceContextProvider:\n" + String.join("\n", lines));
     }
 
-    private static <T> List<String> describe(List<T> providers, Function<T, String> what) {
+    /** A line per provider (what it is, its class and module), then the {@code broken} ones. */
+    private static <T> List<String> describe(List<T> providers, Function<T, String> what, List<String> broken) {
         List<String> lines = new ArrayList<>();
         for (T p : providers) {
             Module module = p.getClass().getModule();
             lines.add("  " + what.apply(p) + ": " + p.getClass().getName() + " in "
                     + (module.isNamed() ? "module " + module.getName() : "the classpath"));
         }
+        lines.addAll(broken);
         return lines;
     }
 }

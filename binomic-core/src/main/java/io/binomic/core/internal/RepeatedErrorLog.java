@@ -25,9 +25,7 @@ public final class RepeatedErrorLog {
     }
 
     /** The failure ended: the next one is logged at once. */
-    public void reset() {
-        last = "";
-    }
+    public void reset() { last = ""; }
 
     /**
      * A broker error without what Redisson appends after it: the connection, with ids that differ

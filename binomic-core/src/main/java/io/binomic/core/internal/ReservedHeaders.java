@@ -7,7 +7,9 @@ import io.binomic.api.TraceContext;
 import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.UniqueClaim;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -16,38 +18,36 @@ import java.util.Map;
  * it would be read as is set by submit (or by a broker) alone.
  */
 public final class ReservedHeaders {
+    /** Why each reserved name is refused, in the order they are checked; the priority and trace headers are not here. */
+    private static final Map<String, String> REFUSED = refused();
+
     private ReservedHeaders() { }
+
+    private static Map<String, String> refused() {
+        String flow = "submit sets it for unique and debounced jobs (SubmitOptions.unique, SubmitOptions.debounce)";
+        String broker = "the broker sets it as the job waits for its limits or is replayed";
+        Map<String, String> why = new LinkedHashMap<>();
+        why.put(UniqueClaim.HEADER, flow);
+        why.put(UniqueClaim.DEBOUNCE_HEADER, flow);
+        why.put(Message.CODEC, "submit records the payload codec that wrote the message there (BinomicConfig.payloadCodec)");
+        why.put(Message.TRACK, "it is set for tasks whose status is kept (Task.Builder.keepStatusFor)");
+        why.put(TaskLimits.KEY_HEADER, "submit sets it from the task's limit key (Task.Builder.limitKey)");
+        why.put(FlowLimit.RATE_ADMITTED_HEADER, broker);
+        why.put(FlowLimit.TURN_HEADER, broker);
+        why.put(Message.REPLAYED_FROM, broker);
+        return Collections.unmodifiableMap(why);
+    }
 
     /**
      * Refuses a reserved name among {@code options}' headers, but the priority (refused by
      * {@link #priorityOf}, after the payload is checked) and the trace headers (a trace context).
      */
     public static void refuse(SubmitOptions options) {
-        Map<String, String> headers = options.headers();
-        for (String reserved : new String[] {UniqueClaim.HEADER, UniqueClaim.DEBOUNCE_HEADER}) {
-            if (headers.containsKey(reserved)) {
-                throw new IllegalArgumentException("header '" + reserved + "' is reserved: submit sets it for unique and debounced jobs"
-                        + " (SubmitOptions.unique, SubmitOptions.debounce); remove it from the headers");
+        REFUSED.forEach((name, why) -> {
+            if (options.headers().containsKey(name)) {
+                throw new IllegalArgumentException("header '" + name + "' is reserved: " + why + "; remove it from the headers");
             }
-        }
-        if (headers.containsKey(Message.CODEC)) {
-            throw new IllegalArgumentException("header '" + Message.CODEC + "' is reserved: submit records the payload codec"
-                    + " that wrote the message there (BinomicConfig.payloadCodec); remove it from the headers");
-        }
-        if (headers.containsKey(Message.TRACK)) {
-            throw new IllegalArgumentException("header '" + Message.TRACK + "' is reserved: it is set for tasks whose status is kept"
-                    + " (Task.Builder.keepStatusFor); remove it from the headers");
-        }
-        if (headers.containsKey(TaskLimits.KEY_HEADER)) {
-            throw new IllegalArgumentException("header '" + TaskLimits.KEY_HEADER + "' is reserved: submit sets it from the task's"
-                    + " limit key (Task.Builder.limitKey); remove it from the headers");
-        }
-        for (String reserved : new String[] {FlowLimit.RATE_ADMITTED_HEADER, FlowLimit.TURN_HEADER, Message.REPLAYED_FROM}) {
-            if (headers.containsKey(reserved)) {
-                throw new IllegalArgumentException("header '" + reserved + "' is reserved: the broker sets it as the job waits for"
-                        + " its limits or is replayed; remove it from the headers");
-            }
-        }
+        });
     }
 
     /**

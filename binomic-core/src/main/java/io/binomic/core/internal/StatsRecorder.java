@@ -6,6 +6,7 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.TaskStats;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +14,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 
 /**
  * Per queue and task counters and a duration histogram, updated by workers without locking (one
@@ -24,13 +26,7 @@ public final class StatsRecorder {
      * that runs minutes. Fixed, so that every process's histograms add up in Prometheus.
      */
     public static final double[] BUCKET_SECONDS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
-    private static final long[] BUCKET_NANOS = new long[BUCKET_SECONDS.length];
-
-    static {
-        for (int i = 0; i < BUCKET_SECONDS.length; i++) {
-            BUCKET_NANOS[i] = (long) (BUCKET_SECONDS[i] * 1e9);
-        }
-    }
+    private static final long[] BUCKET_NANOS = Arrays.stream(BUCKET_SECONDS).mapToLong(seconds -> (long) (seconds * 1e9)).toArray();
 
     private final ConcurrentHashMap<String, Counters> byKey = new ConcurrentHashMap<>();
     /** The same counters by physical queue, then task: what a worker looks up per execution. */
@@ -52,13 +48,7 @@ public final class StatsRecorder {
         /** The totals {@link #activitySinceLastCall} last read: its next result is the difference. */
         long readSucceeded, readFailed, readRetried, readDeadLettered, readNanos;
         /** Executions per bucket (not cumulative); the last counts those over every bound. */
-        final LongAdder[] buckets = new LongAdder[BUCKET_SECONDS.length + 1];
-
-        {
-            for (int i = 0; i < buckets.length; i++) {
-                buckets[i] = new LongAdder();
-            }
-        }
+        final LongAdder[] buckets = Stream.generate(LongAdder::new).limit(BUCKET_SECONDS.length + 1).toArray(LongAdder[]::new);
 
         void time(long nanos) {
             totalNanos.add(nanos);
@@ -110,10 +100,7 @@ public final class StatsRecorder {
      * An execution its submitter cancelled while it ran: counted apart from failures, and kept out
      * of the durations (an interrupted run says nothing of how long the task takes).
      */
-    public void cancelled(String queue, String task, long nanos) {
-        Counters c = of(queue, task);
-        c.cancelled.increment();
-    }
+    public void cancelled(String queue, String task, long nanos) { of(queue, task).cancelled.increment(); }
 
     /** Executions cancelled by their submitters, per queue and task, by the workers of this process. */
     public Map<List<String>, Long> cancellations() {
@@ -127,13 +114,9 @@ public final class StatsRecorder {
         return all;
     }
 
-    public void retried(String queue, String task) {
-        of(queue, task).retried.increment();
-    }
+    public void retried(String queue, String task) { of(queue, task).retried.increment(); }
 
-    public void deadLettered(String queue, String task) {
-        of(queue, task).deadLettered.increment();
-    }
+    public void deadLettered(String queue, String task) { of(queue, task).deadLettered.increment(); }
 
     /** A worker of this process took over a stranded delivery of {@code queue} (its owner stopped renewing). */
     public void reclaimed(String queue) {

@@ -28,18 +28,14 @@ import java.util.Objects;
  */
 public final class JdkJsonCodec implements PayloadCodec {
     @Override
-    public String id() {
-        return "json-jdk";
-    }
+    public String id() { return "json-jdk"; }
 
     /**
      * @throws IllegalArgumentException naming the path and type of a value that has no JSON form
      *     here (a class that is not a record, say), and the fix
      */
     @Override
-    public byte[] encode(Object value) {
-        return JsonWriter.write(value).getBytes(StandardCharsets.UTF_8);
-    }
+    public byte[] encode(Object value) { return JsonWriter.write(value).getBytes(StandardCharsets.UTF_8); }
 
     @Override
     public <T> T decode(byte[] bytes, Class<T> type) {

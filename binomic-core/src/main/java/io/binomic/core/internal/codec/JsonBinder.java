@@ -51,8 +51,10 @@ final class JsonBinder {
             ZonedDateTime.class, new TextType("an ISO-8601 ZonedDateTime", ZonedDateTime::parse),
             OffsetDateTime.class, new TextType("an ISO-8601 OffsetDateTime", OffsetDateTime::parse));
 
-    private static final Set<Class<?>> EXACT_NUMBER_TYPES =
-            Set.of(Long.class, Integer.class, Short.class, Byte.class, BigInteger.class, BigDecimal.class);
+    /** Whole-number types, and how each reads a whole number (throwing ArithmeticException when it is out of range). */
+    private static final Map<Class<?>, Function<BigInteger, Object>> WHOLE_NUMBER_TYPES = Map.of(BigInteger.class, i -> i,
+            Long.class, BigInteger::longValueExact, Integer.class, BigInteger::intValueExact, Short.class, BigInteger::shortValueExact,
+            Byte.class, BigInteger::byteValueExact);
 
     /** A BigInteger of more digits than this is refused: "1e999999999" must not allocate gigabytes. */
     private static final int MAX_INTEGER_DIGITS = 10_000;
@@ -104,7 +106,8 @@ final class JsonBinder {
     /** Whether {@link #bindScalar} reads {@code type}: what {@link ArgumentTypes} checks declared types against. */
     static boolean isScalar(Class<?> type) {
         return type == String.class || type == Boolean.class || type == Character.class || type == Double.class
-                || type == Float.class || EXACT_NUMBER_TYPES.contains(type) || TEXT_TYPES.containsKey(type);
+                || type == Float.class || type == BigDecimal.class || WHOLE_NUMBER_TYPES.containsKey(type)
+                || TEXT_TYPES.containsKey(type);
     }
 
     private static Object bindScalar(Object node, Class<?> type, JsonPath path) {
@@ -124,7 +127,7 @@ final class JsonBinder {
         if (type == Double.class || type == Float.class) {
             return bindFloatingPoint(node, type, path);
         }
-        if (EXACT_NUMBER_TYPES.contains(type)) {
+        if (type == BigDecimal.class || WHOLE_NUMBER_TYPES.containsKey(type)) {
             return bindExactNumber(node, type, path);
         }
         TextType textType = TEXT_TYPES.get(type);
@@ -141,8 +144,7 @@ final class JsonBinder {
     }
 
     private static Object bindExactNumber(Object node, Class<?> type, JsonPath path) {
-        String expected = "a number";
-        BigDecimal number = new BigDecimal(expect(node, JsonNumber.class, expected, path).text());
+        BigDecimal number = new BigDecimal(expect(node, JsonNumber.class, "a number", path).text());
         if (type == BigDecimal.class) {
             return number;
         }
@@ -150,20 +152,7 @@ final class JsonBinder {
             if (number.precision() - number.scale() > MAX_INTEGER_DIGITS) {
                 throw new ArithmeticException("too many digits");
             }
-            BigInteger integer = number.toBigIntegerExact();
-            if (type == BigInteger.class) {
-                return integer;
-            }
-            if (type == Long.class) {
-                return integer.longValueExact();
-            }
-            if (type == Integer.class) {
-                return integer.intValueExact();
-            }
-            if (type == Short.class) {
-                return integer.shortValueExact();
-            }
-            return integer.byteValueExact();
+            return WHOLE_NUMBER_TYPES.get(type).apply(number.toBigIntegerExact());
         } catch (ArithmeticException e) {
             throw mismatch(path, "a whole number in the range of " + type.getSimpleName(), node);
         }
@@ -367,25 +356,17 @@ final class JsonBinder {
 
     private record ResolvedParameterizedType(Class<?> raw, Type[] arguments) implements ParameterizedType {
         @Override
-        public Type[] getActualTypeArguments() {
-            return arguments.clone();
-        }
+        public Type[] getActualTypeArguments() { return arguments.clone(); }
 
         @Override
-        public Type getRawType() {
-            return raw;
-        }
+        public Type getRawType() { return raw; }
 
         @Override
-        public Type getOwnerType() {
-            return null;
-        }
+        public Type getOwnerType() { return null; }
     }
 
     private record ResolvedGenericArrayType(Type component) implements GenericArrayType {
         @Override
-        public Type getGenericComponentType() {
-            return component;
-        }
+        public Type getGenericComponentType() { return component; }
     }
 }

@@ -18,9 +18,7 @@ final class JsonParser {
     /** A JSON number kept as its text, so that the target type decides how to read it. */
     record JsonNumber(String text) {
         @Override
-        public String toString() {
-            return text;
-        }
+        public String toString() { return text; }
     }
 
     private final String text;

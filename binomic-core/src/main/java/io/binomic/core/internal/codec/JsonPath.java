@@ -7,13 +7,9 @@ package io.binomic.core.internal.codec;
 record JsonPath(JsonPath parent, String property, int index) {
     static final JsonPath ROOT = new JsonPath(null, null, -1);
 
-    JsonPath property(String name) {
-        return new JsonPath(this, name, -1);
-    }
+    JsonPath property(String name) { return new JsonPath(this, name, -1); }
 
-    JsonPath index(int position) {
-        return new JsonPath(this, null, position);
-    }
+    JsonPath index(int position) { return new JsonPath(this, null, position); }
 
     @Override
     public String toString() {

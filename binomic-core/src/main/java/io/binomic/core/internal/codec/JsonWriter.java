@@ -13,10 +13,12 @@ import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZonedDateTime;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.stream.IntStream;
 
 /** Writes Java values as compact JSON, choosing the representation from each value's runtime class. */
 final class JsonWriter {
@@ -51,23 +53,24 @@ final class JsonWriter {
         }
         switch (value) {
             case null -> out.append("null");
-            case String s -> writeString(s);
+            case String s -> out.append(quote(s));
             case Boolean b -> out.append(b);
             case Integer _, Long _, Short _, Byte _, BigInteger _ -> out.append(value);
             case BigDecimal d -> out.append(d);
             case Double d -> writeFloatingPoint(d, d.isNaN() || d.isInfinite());
             case Float f -> writeFloatingPoint(f, f.isNaN() || f.isInfinite());
-            case Character c -> writeString(c.toString());
-            case Enum<?> e -> writeString(e.name());
+            case Character c -> out.append(quote(c.toString()));
+            case Enum<?> e -> out.append(quote(e.name()));
             case Optional<?> o -> writeValue(o.orElse(null), path, depth);
             case Record r -> writeRecord(r, path, depth + 1);
             case Collection<?> c -> writeCollection(c, path, depth + 1);
             case Map<?, ?> m -> writeMap(m, path, depth + 1);
             default -> {
                 if (TEXT_TYPES.contains(value.getClass())) {
-                    writeString(value.toString());
+                    out.append(quote(value.toString()));
                 } else if (value.getClass().isArray()) {
-                    writeArray(value, path, depth + 1);
+                    List<Object> elements = IntStream.range(0, Array.getLength(value)).mapToObj(i -> Array.get(value, i)).toList();
+                    writeCollection(elements, path, depth + 1);
                 } else {
                     throw new IllegalArgumentException("cannot encode " + path + ": type " + value.getClass().getName()
                             + " is not supported (supported: " + SUPPORTED_TYPES + "); use a record");
@@ -79,7 +82,7 @@ final class JsonWriter {
     private void writeFloatingPoint(Number number, boolean nonFinite) {
         // JSON has no NaN or Infinity: they travel as the strings Java's parsers read back.
         if (nonFinite) {
-            writeString(number.toString());
+            out.append(quote(number.toString()));
         } else {
             out.append(number);
         }
@@ -93,18 +96,22 @@ final class JsonWriter {
             throw new IllegalArgumentException("cannot encode " + path + ": " + RecordShape.openPackageHint(record.getClass()), e);
         }
         out.append('{');
-        boolean first = true;
         for (RecordShape.Component component : shape.components()) {
-            if (!first) {
-                out.append(',');
-            }
-            first = false;
-            writeString(component.name());
-            out.append(':');
-            writeValue(read(record, component, path), path.property(component.name()), depth);
+            writeProperty(component.name(), read(record, component, path), path, depth);
         }
         out.append('}');
     }
+
+    /** One property of the object being written: after a comma, unless it follows the object's opening brace. */
+    private void writeProperty(String name, Object value, JsonPath path, int depth) {
+        if (out.charAt(out.length() - 1) != '{') {
+            out.append(',');
+        }
+        out.append(quote(name));
+        out.append(':');
+        writeValue(value, path.property(name), depth);
+    }
+
 
     private static Object read(Record record, RecordShape.Component component, JsonPath path) {
         try {
@@ -129,39 +136,16 @@ final class JsonWriter {
         out.append(']');
     }
 
-    private void writeArray(Object array, JsonPath path, int depth) {
-        out.append('[');
-        int length = Array.getLength(array);
-        for (int i = 0; i < length; i++) {
-            if (i > 0) {
-                out.append(',');
-            }
-            writeValue(Array.get(array, i), path.index(i), depth);
-        }
-        out.append(']');
-    }
-
     private void writeMap(Map<?, ?> map, JsonPath path, int depth) {
         out.append('{');
-        boolean first = true;
         for (Map.Entry<?, ?> entry : map.entrySet()) {
             if (!(entry.getKey() instanceof String key)) {
                 throw new IllegalArgumentException("cannot encode " + path + ": map key " + entry.getKey()
                         + " is not a String; JSON object keys are strings, so use Map<String, ...> or a list of records");
             }
-            if (!first) {
-                out.append(',');
-            }
-            first = false;
-            writeString(key);
-            out.append(':');
-            writeValue(entry.getValue(), path.property(key), depth);
+            writeProperty(key, entry.getValue(), path, depth);
         }
         out.append('}');
-    }
-
-    private void writeString(String value) {
-        out.append(quote(value));
     }
 
     /**

@@ -42,14 +42,10 @@ record RecordShape(List<Component> components, Constructor<?> constructor, Map<S
     };
 
     /** The position of the component called {@code name}, or -1 when the record has none. */
-    int indexOf(String name) {
-        return indexByName.getOrDefault(name, -1);
-    }
+    int indexOf(String name) { return indexByName.getOrDefault(name, -1); }
 
     /** The component names in declaration order, for error messages. */
-    String componentNames() {
-        return String.join(", ", components.stream().map(Component::name).toList());
-    }
+    String componentNames() { return String.join(", ", components.stream().map(Component::name).toList()); }
 
     /**
      * The shape of {@code type}, a record class.
@@ -57,9 +53,7 @@ record RecordShape(List<Component> components, Constructor<?> constructor, Map<S
      * @throws InaccessibleObjectException when the record's package is not open to this module;
      *     {@link #openPackageHint} says how to fix it
      */
-    static RecordShape of(Class<?> type) {
-        return SHAPES.get(type);
-    }
+    static RecordShape of(Class<?> type) { return SHAPES.get(type); }
 
     private static <T extends AccessibleObject> T accessible(T member) {
         // Needed for non-public records, and for public ones in packages not exported to us.

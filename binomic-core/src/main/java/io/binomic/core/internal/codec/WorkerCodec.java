@@ -31,19 +31,13 @@ public final class WorkerCodec implements PayloadCodec {
     }
 
     @Override
-    public String id() {
-        return own.id();
-    }
+    public String id() { return own.id(); }
 
     @Override
-    public byte[] encode(Object value) {
-        return own.encode(value);
-    }
+    public byte[] encode(Object value) { return own.encode(value); }
 
     @Override
-    public <T> T decode(byte[] bytes, Class<T> type) {
-        return own.decode(bytes, type);
-    }
+    public <T> T decode(byte[] bytes, Class<T> type) { return own.decode(bytes, type); }
 
     /**
      * Decodes {@code message}'s payload with the codec that wrote it. A payload that decodes to

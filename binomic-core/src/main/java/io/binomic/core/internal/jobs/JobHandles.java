@@ -245,24 +245,16 @@ public final class JobHandles implements AutoCloseable {
             this.tracked = tracked;
         }
 
-        WaiterKey key() {
-            return new WaiterKey(id, task, resultType);
-        }
+        WaiterKey key() { return new WaiterKey(id, task, resultType); }
 
         @Override
-        public UUID id() {
-            return id;
-        }
+        public UUID id() { return id; }
 
         @Override
-        public String queue() {
-            return queue;
-        }
+        public String queue() { return queue; }
 
         @Override
-        public JobStatus status() {
-            return JobHandles.this.status(queue, id);
-        }
+        public JobStatus status() { return JobHandles.this.status(queue, id); }
 
         @Override
         @SuppressWarnings("unchecked")
@@ -309,8 +301,6 @@ public final class JobHandles implements AutoCloseable {
         }
 
         @Override
-        public String toString() {
-            return "JobHandle[" + id + " on " + queue + "]";
-        }
+        public String toString() { return "JobHandle[" + id + " on " + queue + "]"; }
     }
 }

@@ -21,14 +21,10 @@ import java.util.UUID;
  * back as a {@link JobStatus}. Brokers store the fields and read only {@link JobRecords}'.
  */
 public final class JobRecordFormat {
-    static final String ATTEMPT = JobRecords.ATTEMPT;
     static final String WORKER = "worker";
-    static final String STARTED_AT = JobRecords.STARTED_AT;
     static final String DURATION = "durationMs";
-    static final String RESULT = JobRecords.RESULT;
     static final String RESULT_DROPPED = "resultDropped";
     static final String REASON = "reason";
-    static final String ERROR = JobRecords.ERROR;
     static final String PROGRESS = "progress";
     static final String NOTE = "note";
     /** History entries are fields {@code a.<attempt>}: worker, start, end, outcome, error, tab-separated. */
@@ -38,17 +34,15 @@ public final class JobRecordFormat {
     private JobRecordFormat() { }
 
     /** How long a tracked message's record is kept after it ends; zero when it is not tracked. */
-    public static Duration retentionOf(Message message) {
-        return message.trackFor().orElse(Duration.ZERO);
-    }
+    public static Duration retentionOf(Message message) { return message.trackFor().orElse(Duration.ZERO); }
 
     public static JobUpdate started(Message message, String queue, int attempt, String worker, Instant now) {
         Map<String, String> set = new HashMap<>();
         set.put(JobRecords.STATE, JobState.RUNNING.name());
         set.put(JobRecords.TASK, message.task());
-        set.put(ATTEMPT, Integer.toString(attempt));
+        set.put(JobRecords.ATTEMPT, Integer.toString(attempt));
         set.put(WORKER, worker);
-        set.put(STARTED_AT, Long.toString(now.toEpochMilli()));
+        set.put(JobRecords.STARTED_AT, Long.toString(now.toEpochMilli()));
         // The message's trace context, for the job page: its headers are not in the record otherwise.
         message.traceContext().ifPresent(trace -> set.putAll(trace.headers()));
         List<String> delete = List.of(JobRecords.DUE, PROGRESS, NOTE);
@@ -71,11 +65,11 @@ public final class JobRecordFormat {
                 set.put(RESULT_DROPPED, "the result of " + bytes + " bytes is over the broker's maxPayloadBytes (" + maxResultBytes
                         + "), so it was not kept: return a smaller value (an id, a URL), or raise BrokerConfig.maxPayloadBytes");
             } else {
-                set.put(RESULT, resultJson);
+                set.put(JobRecords.RESULT, resultJson);
             }
         }
         history(set, attempt, worker, started, now, "succeeded", "");
-        return new JobUpdate(queue, message.id(), set, deletions(attempt, ERROR), retentionOf(message), true);
+        return new JobUpdate(queue, message.id(), set, deletions(attempt, JobRecords.ERROR), retentionOf(message), true);
     }
 
     public static JobUpdate retrying(Message message, String queue, int attempt, String worker, Instant started, Instant now,
@@ -83,7 +77,7 @@ public final class JobRecordFormat {
         Map<String, String> set = new HashMap<>();
         set.put(JobRecords.STATE, JobState.RETRYING.name());
         set.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
-        set.put(ERROR, clip(error));
+        set.put(JobRecords.ERROR, clip(error));
         history(set, attempt, worker, started, now, outcome, error);
         List<String> delete = deletions(attempt);
         delete.remove(JobRecords.DUE); // set just above: the next attempt's due time
@@ -94,7 +88,7 @@ public final class JobRecordFormat {
                                          DeadLetterReason reason, String error) {
         Map<String, String> set = ended(JobState.DEAD_LETTERED, now);
         set.put(REASON, reason.name());
-        set.put(ERROR, clip(error));
+        set.put(JobRecords.ERROR, clip(error));
         if (started != null) {
             history(set, attempt, worker, started, now, "dead-lettered", error);
         }

@@ -28,39 +28,25 @@ import java.util.UUID;
 record RecordedJobStatus(String queue, UUID id, JobRecord record) implements JobStatus {
 
     @Override
-    public String task() {
-        return record.task();
-    }
+    public String task() { return record.task(); }
 
     @Override
-    public JobState state() {
-        return record.state().orElse(JobState.UNKNOWN);
-    }
+    public JobState state() { return record.state().orElse(JobState.UNKNOWN); }
 
     @Override
-    public int attempt() {
-        return record.attempt().orElse(0);
-    }
+    public int attempt() { return record.attempt().orElse(0); }
 
     @Override
-    public Optional<Instant> due() {
-        return record.due();
-    }
+    public Optional<Instant> due() { return record.due(); }
 
     @Override
-    public Optional<String> worker() {
-        return Optional.ofNullable(record.get(WORKER));
-    }
+    public Optional<String> worker() { return Optional.ofNullable(record.get(WORKER)); }
 
     @Override
-    public Optional<Instant> startedAt() {
-        return record.startedAt();
-    }
+    public Optional<Instant> startedAt() { return record.startedAt(); }
 
     @Override
-    public Optional<Instant> endedAt() {
-        return record.endedAt();
-    }
+    public Optional<Instant> endedAt() { return record.endedAt(); }
 
     @Override
     public Optional<Duration> duration() {
@@ -68,14 +54,10 @@ record RecordedJobStatus(String queue, UUID id, JobRecord record) implements Job
     }
 
     @Override
-    public Optional<String> result() {
-        return record.result();
-    }
+    public Optional<String> result() { return record.result(); }
 
     /** Why a succeeded job's result was not kept (it was too large), if it was not. */
-    Optional<String> resultDropped() {
-        return Optional.ofNullable(record.get(JobRecordFormat.RESULT_DROPPED));
-    }
+    Optional<String> resultDropped() { return Optional.ofNullable(record.get(JobRecordFormat.RESULT_DROPPED)); }
 
     @Override
     public Optional<DeadLetterReason> deadLetterReason() {
@@ -83,29 +65,19 @@ record RecordedJobStatus(String queue, UUID id, JobRecord record) implements Job
     }
 
     @Override
-    public Optional<String> error() {
-        return record.error();
-    }
+    public Optional<String> error() { return record.error(); }
 
     @Override
-    public OptionalInt progress() {
-        return record.intField(PROGRESS);
-    }
+    public OptionalInt progress() { return record.intField(PROGRESS); }
 
     @Override
-    public Optional<String> progressNote() {
-        return Optional.ofNullable(record.get(NOTE));
-    }
+    public Optional<String> progressNote() { return Optional.ofNullable(record.get(NOTE)); }
 
     @Override
-    public Optional<TraceContext> traceContext() {
-        return TraceContext.fromHeaders(record.fields());
-    }
+    public Optional<TraceContext> traceContext() { return TraceContext.fromHeaders(record.fields()); }
 
     @Override
-    public boolean cancelRequested() {
-        return record.cancelRequested();
-    }
+    public boolean cancelRequested() { return record.cancelRequested(); }
 
     @Override
     public List<Attempt> attempts() {

@@ -33,15 +33,15 @@ import java.util.Optional;
  * durable-looking delayed set, dead-letter store with retention) so code tested on it behaves the
  * same on Redis. One lock guards everything: simple, and far from the bottleneck in one JVM.
  *
- * <p>This class moves messages; each capability is an object of its own ({@link MemoryJobStore},
- * {@link MemoryDeadLetters}, {@link MemoryFlowLimits}, {@link MemoryUniqueSubmits}, {@link MemoryPausing},
- * {@link MemoryPartitioning}, {@link MemoryActivity}, {@link MemoryPendingDeliveries}) over the same
- * {@link MemoryState} and its one lock, so a settle that also ends a job, frees a limit slot and gives
+ * <p>This class moves messages (and answers {@link PendingDeliveries}); each other capability is an
+ * object of its own ({@link MemoryJobStore}, {@link MemoryDeadLetters}, {@link MemoryFlowLimits},
+ * {@link MemoryUniqueSubmits}, {@link MemoryPausing}, {@link MemoryPartitioning}, {@link MemoryActivity})
+ * over the same {@link MemoryState} and its one lock, so a settle that also ends a job, frees a limit slot and gives
  * a unique key back is one atomic step. Its delayed set and tick claims are reached through
  * {@link MemoryScheduler}: a retry is stored by {@link #settle} atomically with the ack, and moved by
  * the scheduler.
  */
-public final class MemoryBroker implements Broker {
+public final class MemoryBroker implements Broker, PendingDeliveries {
 
     private final MemoryState state;
     private final MemoryJobStore jobs;
@@ -70,7 +70,7 @@ public final class MemoryBroker implements Broker {
         jobs.onCancelled(unique::cancelled);
         this.capabilities = Map.of(JobStore.class, jobs, DeadLetterStore.class, deadLetters, FlowLimits.class, limits,
                 UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state), Partitioning.class, new MemoryPartitioning(state),
-                Activity.class, new MemoryActivity(state), PendingDeliveries.class, new MemoryPendingDeliveries(state));
+                Activity.class, new MemoryActivity(state));
     }
 
     /** What a submission stored: for the test mode, which records submissions and may run them at once. */
@@ -80,29 +80,22 @@ public final class MemoryBroker implements Broker {
     }
 
     /** Tells {@code listener} of every enqueue and schedule (not of retries or replays). */
-    public void onSubmission(SubmissionListener listener) {
-        state.onSubmission(listener);
-    }
+    public void onSubmission(SubmissionListener listener) { state.onSubmission(listener); }
 
     /** Logs what {@link #close()} drops at DEBUG instead of WARNING: for owners that expect to drop it. */
-    public void dropOnCloseQuietly() {
-        droppedOnCloseLevel = System.Logger.Level.DEBUG;
-    }
+    public void dropOnCloseQuietly() { droppedOnCloseLevel = System.Logger.Level.DEBUG; }
 
-    MemoryState state() {
-        return state;
-    }
+    MemoryState state() { return state; }
 
-    MemoryJobStore jobs() {
-        return jobs;
-    }
+    MemoryJobStore jobs() { return jobs; }
 
     /** How many unique keys this broker keeps now (held or expired and not yet swept). For tests. */
-    int uniqueKeysKept() {
-        return unique.uniqueKeysKept();
-    }
+    int uniqueKeysKept() { return unique.uniqueKeysKept(); }
 
-    /** The capability of {@code type}; for a type of its own ({@link MemoryBroker}, which its scheduler serves), this broker. */
+    /**
+     * The capability of {@code type}; for a type of its own ({@link PendingDeliveries}, {@link MemoryBroker}, which its
+     * scheduler serves), this broker.
+     */
     @Override
     public <T> Optional<T> capability(Class<T> type) {
         Object found = capabilities.get(type);
@@ -120,9 +113,7 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
-    public void enqueue(Message message) {
-        enqueueAll(List.of(message));
-    }
+    public void enqueue(Message message) { enqueueAll(List.of(message)); }
 
     @Override
     public void enqueueAll(List<Message> messages) {
@@ -131,7 +122,6 @@ public final class MemoryBroker implements Broker {
                 state.addReady(m.queue(), m);
                 jobs.createJob(m, JobState.QUEUED, null);
             }
-            state.messageArrived.signalAll();
         });
         state.notifySubmission(List.copyOf(messages), null);
     }
@@ -186,6 +176,13 @@ public final class MemoryBroker implements Broker {
         } finally {
             state.lock.unlock();
         }
+    }
+
+    /** What {@code consumer} holds, read without counting a delivery. */
+    @Override
+    public List<Delivery> pendingOf(String name, String consumer, int max) {
+        return state.locked(() -> state.queue(name).pending.values().stream().filter(p -> p.owner.equals(consumer)).limit(max)
+                .map(p -> p.delivery(name)).toList());
     }
 
     @Override
@@ -292,16 +289,10 @@ public final class MemoryBroker implements Broker {
             }
             state.closed = true;
             state.messageArrived.signalAll();
-            long ready = 0;
-            long pending = 0;
-            long delayed = 0;
-            long dead = 0;
-            for (QueueState q : state.queues.values()) {
-                ready += q.ready.size();
-                pending += q.pending.size();
-                delayed += q.delayed.size();
-                dead += q.deadLetters.size();
-            }
+            long ready = state.queues.values().stream().mapToLong(q -> q.ready.size()).sum();
+            long pending = state.queues.values().stream().mapToLong(q -> q.pending.size()).sum();
+            long delayed = state.queues.values().stream().mapToLong(q -> q.delayed.size()).sum();
+            long dead = state.queues.values().stream().mapToLong(q -> q.deadLetters.size()).sum();
             long messages = ready + pending + delayed;
             if (messages == 0 && dead == 0) {
                 return null;
@@ -316,7 +307,5 @@ public final class MemoryBroker implements Broker {
     }
 
     @Override
-    public String toString() {
-        return "MemoryBroker[" + state.config.url() + "]";
-    }
+    public String toString() { return "MemoryBroker[" + state.config.url() + "]"; }
 }

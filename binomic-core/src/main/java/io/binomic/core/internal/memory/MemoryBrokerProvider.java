@@ -9,23 +9,15 @@ import java.util.Set;
 /** Provides the embedded in-memory broker for {@code memory://}. */
 public final class MemoryBrokerProvider implements BrokerProvider {
     @Override
-    public String id() {
-        return "memory";
-    }
+    public String id() { return "memory"; }
 
     @Override
-    public Set<String> schemes() {
-        return Set.of("memory");
-    }
+    public Set<String> schemes() { return Set.of("memory"); }
 
     @Override
-    public Broker create(BrokerConfig config) {
-        return new MemoryBroker(config);
-    }
+    public Broker create(BrokerConfig config) { return new MemoryBroker(config); }
 
     /** None of its own: the options every broker reads only. */
     @Override
-    public Optional<Set<String>> optionNames() {
-        return Optional.of(Set.of());
-    }
+    public Optional<Set<String>> optionNames() { return Optional.of(Set.of()); }
 }

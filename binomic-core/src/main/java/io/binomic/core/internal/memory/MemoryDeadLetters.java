@@ -77,9 +77,6 @@ final class MemoryDeadLetters implements DeadLetterStore {
                 jobs.createJob(back, JobState.QUEUED, null);
                 replayed++;
             }
-            if (replayed > 0) {
-                state.messageArrived.signalAll();
-            }
             return replayed;
         });
     }

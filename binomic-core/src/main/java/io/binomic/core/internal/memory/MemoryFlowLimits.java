@@ -1,61 +1,99 @@
 package io.binomic.core.internal.memory;
 
 import io.binomic.api.JobState;
-import io.binomic.api.spi.Message;
+import io.binomic.api.Priority;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PauseState;
 import io.binomic.core.internal.memory.MemoryJobStore.StoredJob;
 import io.binomic.core.internal.memory.MemoryState.QueueState;
 import io.binomic.core.internal.memory.MemoryState.Scheduled;
+import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * Rate and concurrency limits of the memory broker (the decisions are {@link MemoryLimits}'), under
- * its lock: a delivery held back is acked and waits in the delayed set, atomically with the decision.
+ * Rate and concurrency limits of the memory broker, under its lock, with the same semantics as the
+ * Redis broker's {@code ADMIT} script (module-info-docs/flow-control.md): per queue, the GCRA time
+ * of each rate limit, the deliveries holding each concurrency limit's slots, and the messages
+ * waiting for a slot, oldest first. A delivery held back is acked and waits in the delayed set,
+ * atomically with the decision.
  */
 final class MemoryFlowLimits implements FlowLimits {
+    /** The latest a message waiting for a slot is looked at again if no release moves it first. */
+    static final long SLOT_WAIT_FALLBACK_MILLIS = 10_000;
+
+    /** One rate limit: the GCRA time of the actual starts, the next turn to hand out, when a waiting message last started. */
+    private static final class RateState {
+        long tat;
+        long nextTurn;
+        long lastWaitedStart;
+
+        RateState(long now) {
+            this.tat = now;
+        }
+    }
+
+    private static final class Limits {
+        final Map<String, RateState> rates = new HashMap<>();
+        final Map<String, Set<String>> slots = new HashMap<>();
+        /** Receipt to the concurrency limits it holds slots of (empty: admitted by rate limits only). */
+        final Map<String, List<String>> held = new HashMap<>();
+        /** The messages waiting for a slot of each limit, as their slots in the delayed set. */
+        final Map<String, ArrayDeque<Scheduled>> waiting = new HashMap<>();
+        /** The priority of each waiter: a line is ordered by priority, then by arrival. */
+        final Map<Scheduled, Integer> waiterPriority = new HashMap<>();
+
+        Scheduled pollWaiter(ArrayDeque<Scheduled> line) {
+            Scheduled waiter = line.pollFirst();
+            waiterPriority.remove(waiter);
+            return waiter;
+        }
+
+        /** Behind the waiters of its priority and higher, ahead of the lower ones. */
+        void addWaiter(ArrayDeque<Scheduled> line, Scheduled waiter, int priority) {
+            ArrayDeque<Scheduled> lower = new ArrayDeque<>();
+            while (!line.isEmpty() && waiterPriority.getOrDefault(line.peekLast(), Priority.DEFAULT) < priority) {
+                lower.addFirst(line.pollLast());
+            }
+            line.addLast(waiter);
+            line.addAll(lower);
+            waiterPriority.put(waiter, priority);
+        }
+    }
 
     private final MemoryState state;
     private final MemoryJobStore jobs;
     private final Map<String, QueueLimits> queueLimits = new HashMap<>();
-    private final MemoryLimits limits;
+    private final Map<String, Limits> limitsByQueue = new HashMap<>();
 
     MemoryFlowLimits(MemoryState state, MemoryJobStore jobs) {
         this.state = state;
         this.jobs = jobs;
-        this.limits = new MemoryLimits(new MemoryLimits.Store() {
-            @Override
-            public Object delay(String queue, Message message, long dueMillis) {
-                return state.delay(queue, message, dueMillis);
-            }
-
-            @Override
-            public boolean moveNow(String queue, Object handle) {
-                Message m = state.queue(queue).delayed.remove((Scheduled) handle);
-                if (m == null) {
-                    return false;
-                }
-                Message turn = m.withTurn(true);
-                state.addReady(queue, turn.withAttempt(m.attempt(), state.clock.instant()));
-                state.messageArrived.signalAll();
-                return true;
-            }
-        });
     }
 
-    /** Releases the concurrency slots the settled delivery {@code receipt} held, if any. Called under the lock. */
-    void release(String queue, String receipt) {
-        limits.release(queue, receipt);
+    private Limits limits(String queue) { return limitsByQueue.computeIfAbsent(queue, n -> new Limits()); }
+
+    /** Moves the waiting message {@code waiter} to its queue now, its turn come ({@link FlowLimit#TURN_HEADER}); false if it is gone. */
+    private boolean moveNow(String queue, Scheduled waiter) {
+        Message m = state.queue(queue).delayed.remove(waiter);
+        if (m == null) {
+            return false;
+        }
+        state.addReady(queue, m.withTurn(true).withAttempt(m.attempt(), state.clock.instant()));
+        return true;
     }
 
     @Override
@@ -69,7 +107,7 @@ final class MemoryFlowLimits implements FlowLimits {
                     decisions.add(new Admission(d, Admission.Decision.NOT_PENDING, Optional.empty()));
                     continue;
                 }
-                var admission = limits.decide(request, state.clock.millis());
+                var admission = decide(request, state.clock.millis());
                 if (admission.decision() != Admission.Decision.RUN) {
                     q.pending.remove(d.receipt()); // acked: it waits in the delayed set
                     Message m = d.message().orElseThrow();
@@ -87,9 +125,122 @@ final class MemoryFlowLimits implements FlowLimits {
         });
     }
 
+    /** Decides on one delivery pending under its consumer; one that waits is stored in the delayed set. Called under the lock. */
+    private Admission decide(Admission.Request request, long now) {
+        var d = request.delivery();
+        Message m = d.message().orElseThrow();
+        Limits q = limits(d.queue());
+        if (q.held.containsKey(d.receipt())) {
+            return new Admission(d, Admission.Decision.RUN, Optional.empty());
+        }
+        boolean turn = m.isTurn();
+        Message waiting = turn ? m.withTurn(false) : m;
+        List<String> concurrency = new ArrayList<>();
+        for (FlowLimit limit : request.limits()) {
+            if (limit.kind() != FlowLimit.Kind.CONCURRENCY) {
+                continue;
+            }
+            boolean free = q.slots.getOrDefault(limit.id(), Set.of()).size() < limit.permits();
+            ArrayDeque<Scheduled> line = q.waiting.get(limit.id());
+            if (free && !turn && line != null) {
+                // A free slot, but messages waiting for one go first: drop the stale ones (moved back
+                // meanwhile by their fallback), give the slot to the oldest live one, queue behind it.
+                while (!line.isEmpty()) {
+                    if (moveNow(d.queue(), q.pollWaiter(line))) {
+                        free = false;
+                        break;
+                    }
+                }
+            }
+            if (!free) {
+                long due = now + SLOT_WAIT_FALLBACK_MILLIS;
+                Scheduled waiter = state.delay(d.queue(), waiting, due);
+                q.addWaiter(q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>()), waiter, m.priority());
+                return new Admission(d, Admission.Decision.WAIT_SLOT, Optional.of(Instant.ofEpochMilli(due)));
+            }
+            concurrency.add(limit.id());
+        }
+        // Rate limits: GCRA on the actual starts (strict), and the waiting line. A message that waited its
+        // turn starts when a start is allowed; a new one also needs the line to be empty, or stuck (no
+        // waiting message started for two intervals), so it never takes the turn of one that is coming.
+        boolean waited = m.isRateAdmitted();
+        long conform = now;
+        long line = now;
+        boolean canJump = true;
+        boolean anyRate = false;
+        for (FlowLimit limit : request.limits()) {
+            if (limit.kind() == FlowLimit.Kind.RATE) {
+                anyRate = true;
+                RateState st = q.rates.computeIfAbsent(limit.id(), k -> new RateState(now));
+                // tolerance: the burst, plus one interval of jitter (a start a little late must not cost the next one its turn)
+                conform = Math.max(conform, st.tat - limit.burst() * limit.intervalMillis());
+                line = Math.max(line, st.nextTurn);
+                if (st.nextTurn > now && now - st.lastWaitedStart <= Math.max(2 * limit.intervalMillis(), 250)) {
+                    canJump = false;
+                }
+            }
+        }
+        if (anyRate) {
+            boolean runs = conform <= now && (waited || canJump);
+            long due = Math.max(conform, line);
+            for (FlowLimit limit : request.limits()) {
+                if (limit.kind() == FlowLimit.Kind.RATE) {
+                    RateState st = q.rates.get(limit.id());
+                    if (runs) {
+                        st.tat = Math.max(st.tat, now) + limit.intervalMillis();
+                        if (waited) {
+                            st.lastWaitedStart = now;
+                        }
+                    } else {
+                        st.nextTurn = due + limit.intervalMillis();
+                    }
+                }
+            }
+            if (!runs) {
+                state.delay(d.queue(), waiting.withRateAdmitted(), due);
+                return new Admission(d, Admission.Decision.WAIT_RATE, Optional.of(Instant.ofEpochMilli(due)));
+            }
+        }
+        for (String id : concurrency) {
+            q.slots.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(d.receipt());
+        }
+        q.held.put(d.receipt(), List.copyOf(concurrency));
+        return new Admission(d, Admission.Decision.RUN, Optional.empty());
+    }
+
+    /**
+     * Releases the concurrency slots the settled delivery {@code receipt} held, if any; each slot
+     * freed moves the oldest waiter back. Called under the lock.
+     */
+    void release(String queue, String receipt) {
+        Limits q = limitsByQueue.get(queue);
+        List<String> ids = q == null ? null : q.held.remove(receipt);
+        if (ids == null) {
+            return;
+        }
+        for (String id : ids) {
+            Set<String> holders = q.slots.get(id);
+            if (holders != null && holders.remove(receipt) && holders.isEmpty()) {
+                q.slots.remove(id);
+            }
+            ArrayDeque<Scheduled> line = q.waiting.get(id);
+            while (line != null && !line.isEmpty()) {
+                if (moveNow(queue, q.pollWaiter(line))) {
+                    break;
+                }
+            }
+            if (line != null && line.isEmpty()) {
+                q.waiting.remove(id);
+            }
+        }
+    }
+
     @Override
     public int slotsHeld(String queue, String limitId) {
-        return state.locked(() -> limits.slotsHeld(queue, limitId));
+        return state.locked(() -> {
+            Limits q = limitsByQueue.get(queue);
+            return q == null ? 0 : q.slots.getOrDefault(limitId, Set.of()).size();
+        });
     }
 
     @Override
@@ -102,15 +253,22 @@ final class MemoryFlowLimits implements FlowLimits {
         Objects.requireNonNull(set, "limits must not be null");
         state.locked(() -> {
             MemoryState.setOrClear(queueLimits, queue, set, set.isEmpty());
-            // what the old limits held back is decided on again under the new ones
-            limits.queueLimitsChanged(queue, FlowLimit.QUEUE_LIMIT_ID);
+            // what the old limits held back is decided on again under the new ones: their waiters go
+            // back to the queue, their rate state starts afresh
+            Limits limits = limitsByQueue.get(queue);
+            if (limits != null) {
+                limits.rates.remove(FlowLimit.QUEUE_LIMIT_ID);
+                ArrayDeque<Scheduled> line = limits.waiting.remove(FlowLimit.QUEUE_LIMIT_ID);
+                while (line != null && !line.isEmpty()) {
+                    moveNow(queue, limits.pollWaiter(line));
+                }
+            }
             QueueState q = state.queue(queue);
             long now = state.clock.millis();
             state.dueNow(q, q.delayed.entrySet().stream()
                     .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < PauseState.PARKED_UNTIL.toEpochMilli()
                             && e.getValue().rateAdmittedAttempt().isPresent())
                     .limit(10_000).toList(), now);
-            state.messageArrived.signalAll();
         });
     }
 }

@@ -46,9 +46,7 @@ final class MemoryJobStore implements JobStore {
         this.state = state;
     }
 
-    void onCancelled(Consumer<UUID> action) {
-        this.onCancelled = action;
-    }
+    void onCancelled(Consumer<UUID> action) { this.onCancelled = action; }
 
     /** Creates (or, for a replay, resets) the record of a tracked message. Called under the lock. */
     void createJob(Message m, JobState jobState, Instant due) {

@@ -5,7 +5,6 @@ import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
 import io.binomic.core.internal.memory.MemoryState.QueueState;
 import io.binomic.core.internal.memory.MemoryState.Scheduled;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -44,15 +43,11 @@ final class MemoryPausing implements Pausing {
 
     @Override
     public void pause(String name, Optional<String> task) {
-        state.locked(() -> {
-            paused.computeIfAbsent(name, n -> new HashSet<>()).add(task.orElse("*"));
-        });
+        state.locked(() -> paused.computeIfAbsent(name, n -> new HashSet<>()).add(task.orElse("*")));
     }
 
     @Override
-    public void unpark(String name) {
-        resume(name, Optional.of(""));
-    }
+    public void unpark(String name) { resume(name, Optional.of("")); }
 
     @Override
     public void resume(String name, Optional<String> task) {
@@ -60,13 +55,8 @@ final class MemoryPausing implements Pausing {
             Set<String> p = paused.getOrDefault(name, new HashSet<>());
             p.remove(task.orElse("*"));
             QueueState q = state.queue(name);
-            long parked = PauseState.PARKED_UNTIL.toEpochMilli();
-            List<Map.Entry<Scheduled, Message>> due = new ArrayList<>();
-            for (Map.Entry<Scheduled, Message> e : q.delayed.tailMap(new Scheduled(parked, 0), true).entrySet()) {
-                if (!p.contains("*") && !p.contains(e.getValue().task())) {
-                    due.add(e);
-                }
-            }
+            List<Map.Entry<Scheduled, Message>> due = q.delayed.tailMap(new Scheduled(PauseState.PARKED_UNTIL.toEpochMilli(), 0), true)
+                    .entrySet().stream().filter(e -> !p.contains("*") && !p.contains(e.getValue().task())).toList();
             state.dueNow(q, due, state.clock.instant().toEpochMilli());
         });
     }

@@ -41,9 +41,7 @@ public final class MemoryScheduler implements Scheduler {
     }
 
     @Override
-    public void scheduleAll(List<Message> messages, Instant dueAt) {
-        messages.forEach(m -> schedule(m, dueAt));
-    }
+    public void scheduleAll(List<Message> messages, Instant dueAt) { messages.forEach(m -> schedule(m, dueAt)); }
 
     /** Judged by {@code now}, the caller's clock: the memory broker has no clock shared between processes. */
     @Override
@@ -61,9 +59,6 @@ public final class MemoryScheduler implements Scheduler {
                 Message m = e.getValue();
                 state.addReady(queue, m.withAttempt(m.attempt(), now));
                 moved++;
-            }
-            if (moved > 0) {
-                state.messageArrived.signalAll();
             }
             return moved;
         });
@@ -93,7 +88,6 @@ public final class MemoryScheduler implements Scheduler {
             state.addReady(message.queue(), message.withAttempt(message.attempt(), now));
             jobs.createJob(message, JobState.QUEUED, null);
             ticks.put(jobName, new TickClaim(tick.toEpochMilli(), now.plus(claimLifetime)));
-            state.messageArrived.signalAll();
             return new TickResult(TickResult.Outcome.FIRED, now);
         });
     }
@@ -115,7 +109,5 @@ public final class MemoryScheduler implements Scheduler {
     }
 
     @Override
-    public String toString() {
-        return "MemoryScheduler[" + broker + "]";
-    }
+    public String toString() { return "MemoryScheduler[" + broker + "]"; }
 }

@@ -8,22 +8,14 @@ import java.util.Set;
 /** Provides the in-JVM {@link MemoryScheduler} of a {@code memory://} broker. */
 public final class MemorySchedulerProvider implements SchedulerProvider {
     @Override
-    public String id() {
-        return "memory";
-    }
+    public String id() { return "memory"; }
 
     @Override
-    public Set<String> schemes() {
-        return Set.of("memory");
-    }
+    public Set<String> schemes() { return Set.of("memory"); }
 
     @Override
-    public Class<MemoryBroker> brokerType() {
-        return MemoryBroker.class;
-    }
+    public Class<MemoryBroker> brokerType() { return MemoryBroker.class; }
 
     @Override
-    public Scheduler create(Broker broker) {
-        return new MemoryScheduler((MemoryBroker) broker);
-    }
+    public Scheduler create(Broker broker) { return new MemoryScheduler((MemoryBroker) broker); }
 }

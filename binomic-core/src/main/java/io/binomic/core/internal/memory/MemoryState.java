@@ -60,9 +60,7 @@ final class MemoryState {
             this.deliveryCount = 1;
         }
 
-        Delivery delivery(String queue) {
-            return Delivery.of(queue, entry.receipt(), entry.message(), deliveryCount);
-        }
+        Delivery delivery(String queue) { return Delivery.of(queue, entry.receipt(), entry.message(), deliveryCount); }
     }
 
     /** The last fired tick of a periodic job, forgotten at {@code expiresAt} as a Redis key with a TTL would be. */
@@ -91,18 +89,15 @@ final class MemoryState {
     }
 
     /** The queue {@code name}, created empty when new. Called under the lock. */
-    QueueState queue(String name) {
-        return queues.computeIfAbsent(name, n -> new QueueState(lowerFirstEvery));
-    }
+    QueueState queue(String name) { return queues.computeIfAbsent(name, n -> new QueueState(lowerFirstEvery)); }
 
     /** Receipts sort like stream ids: fixed width, increasing. Called under the lock. */
-    String newReceipt() {
-        return String.format("%019d", ++nextEntry);
-    }
+    String newReceipt() { return String.format("%019d", ++nextEntry); }
 
-    /** Appends {@code m} to the ready messages of {@code queue} (waiting fetches are woken by the caller). Called under the lock. */
+    /** Appends {@code m} to the ready messages of {@code queue}, waking waiting fetches. Called under the lock. */
     void addReady(String queue, Message m) {
         queue(queue).ready.addLast(new Entry(newReceipt(), m));
+        messageArrived.signalAll();
     }
 
     /** Stores {@code m} in the delayed set of {@code queue}, due at {@code dueMillis}; returns its slot. Called under the lock. */
@@ -149,9 +144,7 @@ final class MemoryState {
         }
     }
 
-    void onSubmission(MemoryBroker.SubmissionListener listener) {
-        this.submissionListener = listener;
-    }
+    void onSubmission(MemoryBroker.SubmissionListener listener) { this.submissionListener = listener; }
 
     /** Tells the submission listener what was stored. Called outside the lock. */
     void notifySubmission(List<Message> messages, Instant due) {

@@ -44,14 +44,10 @@ final class MemoryUniqueSubmits implements UniqueSubmits {
         this.jobs = jobs;
     }
 
-    private static String flowKey(Message m, String key) {
-        return m.queue() + "\0" + m.task() + "\0" + key;
-    }
+    private static String flowKey(Message m, String key) { return m.queue() + "\0" + m.task() + "\0" + key; }
 
     @Override
-    public UUID submitUnique(Message message, Instant dueAt) {
-        return submitAllUnique(List.of(message), dueAt).getFirst();
-    }
+    public UUID submitUnique(Message message, Instant dueAt) { return submitAllUnique(List.of(message), dueAt).getFirst(); }
 
     @Override
     public List<UUID> submitAllUnique(List<Message> messages, Instant dueAt) {
@@ -84,7 +80,6 @@ final class MemoryUniqueSubmits implements UniqueSubmits {
                 stored.add(m);
                 out.add(m.id());
             }
-            state.messageArrived.signalAll();
             return out;
         });
         if (!stored.isEmpty()) {
@@ -115,9 +110,7 @@ final class MemoryUniqueSubmits implements UniqueSubmits {
     }
 
     /** How many unique keys this broker keeps now (held or expired and not yet swept). For tests. */
-    int uniqueKeysKept() {
-        return state.locked(uniqueKeys::size);
-    }
+    int uniqueKeysKept() { return state.locked(uniqueKeys::size); }
 
     @Override
     public void releaseUniqueAtStart(List<Message> started) {

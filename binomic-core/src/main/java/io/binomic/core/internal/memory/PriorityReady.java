@@ -35,13 +35,9 @@ final class PriorityReady<E> {
         size++;
     }
 
-    boolean isEmpty() {
-        return size == 0;
-    }
+    boolean isEmpty() { return size == 0; }
 
-    int size() {
-        return size;
-    }
+    int size() { return size; }
 
     /** Chooses the level order of one fetch (highest first; now and then a lower level first). */
     void beginFetch() {

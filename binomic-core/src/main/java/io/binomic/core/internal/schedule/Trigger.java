@@ -13,9 +13,7 @@ public interface Trigger {
     Instant nextAfter(Instant after);
 
     /** Ticks of {@code cron} read in {@code zone}. */
-    static Trigger cron(CronExpression cron, ZoneId zone) {
-        return after -> cron.next(after.atZone(zone)).toInstant();
-    }
+    static Trigger cron(CronExpression cron, ZoneId zone) { return after -> cron.next(after.atZone(zone)).toInstant(); }
 
     /**
      * Every {@code period}, aligned on multiples of the period since the epoch, so that every

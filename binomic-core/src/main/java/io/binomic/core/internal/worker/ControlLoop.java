@@ -71,13 +71,9 @@ final class ControlLoop {
                 : null;
     }
 
-    void interrupt() {
-        thread.interrupt();
-    }
+    void interrupt() { thread.interrupt(); }
 
-    boolean isAlive() {
-        return thread.isAlive();
-    }
+    boolean isAlive() { return thread.isAlive(); }
 
     void join(Duration max) {
         try {

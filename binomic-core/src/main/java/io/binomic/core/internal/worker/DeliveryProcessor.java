@@ -115,7 +115,8 @@ public final class DeliveryProcessor {
     public Outcome unknownTask(Delivery delivery) {
         Message message = delivery.message().orElseThrow();
         var error = taskNotFound(message);
-        return deadLetter(delivery, message.task(), DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(), error.getMessage(), "");
+        return deadLetter(delivery, message.task(), null, DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(),
+                error.getMessage(), "");
     }
 
     /** Runs the state machine for one delivery. Never throws for a task's or a payload's fault. */
@@ -123,7 +124,7 @@ public final class DeliveryProcessor {
         if (delivery.decodeProblem().isPresent()) {
             String problem = delivery.decodeProblem().get();
             LOG.log(Level.ERROR, "dead-lettering undecodable entry {0} of queue {1}: {2}", delivery.receipt(), delivery.queue(), problem);
-            return deadLetter(delivery, "?", DeadLetterReason.DECODE_ERROR, PayloadDecodeException.class.getName(), problem, "");
+            return deadLetter(delivery, "?", null, DeadLetterReason.DECODE_ERROR, PayloadDecodeException.class.getName(), problem, "");
         }
         Message message = delivery.message().orElseThrow();
         TaskBinding<?, ?> binding = handlers.get(message.task());
@@ -141,12 +142,12 @@ public final class DeliveryProcessor {
                     + " (maxAttempts lowered since it was retried, or the entry was written by another tool);"
                     + " replay it from the dead-letter queue to run it again as attempt 1";
             LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), why);
-            return deadLetter(delivery, task.name(), DeadLetterReason.MAX_ATTEMPTS, "io.binomic.AttemptBudgetSpent", why, "");
+            return deadLetter(delivery, task.name(), null, DeadLetterReason.MAX_ATTEMPTS, "io.binomic.AttemptBudgetSpent", why, "");
         }
         if (attempt > maxAttempts) {
             LOG.log(Level.ERROR, "dead-lettering message {0} of task {1}: reclaimed as attempt {2} of {3} (its workers stopped holding it)",
                     message.id(), task.name(), attempt, maxAttempts);
-            return deadLetter(delivery, task.name(), DeadLetterReason.MAX_ATTEMPTS, "io.binomic.LeaseExpired",
+            return deadLetter(delivery, task.name(), null, DeadLetterReason.MAX_ATTEMPTS, "io.binomic.LeaseExpired",
                     "delivered " + delivery.deliveryCount() + " times without an outcome; attempt budget spent", "");
         }
         var staleAfter = defaults.staleAfter();
@@ -164,7 +165,8 @@ public final class DeliveryProcessor {
         } catch (PayloadDecodeException | IllegalArgumentException e) {
             LOG.log(Level.ERROR, "dead-lettering message {0} of task {1}: payload does not decode as {2}: {3}",
                     message.id(), task.name(), task.argumentType().getName(), e.getMessage());
-            return deadLetter(delivery, task.name(), DeadLetterReason.DECODE_ERROR, e.getClass().getName(), e.getMessage(), stackHead(e));
+            return deadLetter(delivery, task.name(), null, DeadLetterReason.DECODE_ERROR, e.getClass().getName(), e.getMessage(),
+                    stackHead(e));
         }
         Run run = new Run(delivery, message, binding, attempt, maxAttempts, argument);
         if (message.isTracked() && !startTracked(run)) {
@@ -241,19 +243,13 @@ public final class DeliveryProcessor {
             return started;
         }
 
-        boolean tracked() {
-            return message.isTracked();
-        }
+        boolean tracked() { return message.isTracked(); }
 
         @Override
-        public UUID messageId() {
-            return message.id();
-        }
+        public UUID messageId() { return message.id(); }
 
         @Override
-        public String task() {
-            return message.task();
-        }
+        public String task() { return message.task(); }
 
         @Override
         public String queue() {
@@ -262,30 +258,20 @@ public final class DeliveryProcessor {
         }
 
         @Override
-        public int attempt() {
-            return attempt;
-        }
+        public int attempt() { return attempt; }
 
         @Override
-        public int maxAttempts() {
-            return maxAttempts;
-        }
+        public int maxAttempts() { return maxAttempts; }
 
         @Override
-        public Instant enqueuedAt() {
-            return message.enqueuedAt();
-        }
+        public Instant enqueuedAt() { return message.enqueuedAt(); }
 
         /** The envelope's reserved headers beside the submitter's, as they travel. */
         @Override
-        public Map<String, String> headers() {
-            return message.wireHeaders();
-        }
+        public Map<String, String> headers() { return message.wireHeaders(); }
 
         @Override
-        public Optional<TraceContext> traceContext() {
-            return message.traceContext();
-        }
+        public Optional<TraceContext> traceContext() { return message.traceContext(); }
 
         @Override
         public void progress(int percent, String note) {
@@ -343,20 +329,19 @@ public final class DeliveryProcessor {
 
     private Outcome execute(Run run) {
         run.observed = observers == null ? null : observers.started(run);
-        if (run.observed == null) {
-            return executeRun(run);
-        }
         Outcome outcome = null;
         try {
             outcome = executeRun(run);
             return outcome;
         } finally {
-            observed(run, outcome);
+            if (run.observed != null) {
+                observed(run, outcome);
+            }
         }
     }
 
     /** Tells the observers how a run ended; a null outcome is a run whose processing threw (it is retried). */
-    private void observed(Run run, Outcome outcome) {
+    private static void observed(Run run, Outcome outcome) {
         RunOutcome ended = switch (outcome) {
             case null -> RunOutcome.RETRYING;
             case Outcome.LeavePending _ -> RunOutcome.LEFT_PENDING;
@@ -442,9 +427,7 @@ public final class DeliveryProcessor {
             boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.receipt());
             if (!cancelledByRequest && (cause instanceof InterruptedException || flagged) && tracking.workerStopping()) {
                 outcome = "cancelled";
-                Thread.currentThread().interrupt();
-                LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", task.name(), message.id());
-                return new Outcome.LeavePending("worker shutdown");
+                return leftPendingAtShutdown(run);
             }
             if (cause instanceof CancellationException || cancelledByRequest) {
                 outcome = "cancelled";
@@ -472,9 +455,7 @@ public final class DeliveryProcessor {
                 Thread.interrupted();
                 return cancelled(run, start);
             }
-            Thread.currentThread().interrupt();
-            LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", task.name(), message.id());
-            return new Outcome.LeavePending("worker shutdown");
+            return leftPendingAtShutdown(run);
         } finally {
             event.end();
             if (event.shouldCommit()) {
@@ -529,6 +510,14 @@ public final class DeliveryProcessor {
         }
     }
 
+    /** The worker stops: the run ends with nothing recorded, left pending for reclaim, the interrupt kept. */
+    private static Outcome leftPendingAtShutdown(Run run) {
+        Thread.currentThread().interrupt();
+        LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", run.message.task(),
+                run.message.id());
+        return new Outcome.LeavePending("worker shutdown");
+    }
+
     private Outcome cancelled(Run run, long startNanos) {
         stats.cancelled(run.delivery.queue(), run.message.task(), System.nanoTime() - startNanos);
         run.cancelled = true;
@@ -541,47 +530,40 @@ public final class DeliveryProcessor {
     /** The retry path: another attempt after the backoff while the budget lasts, else the DLQ. */
     private Outcome failure(Run run, String errorClass, String errorMessage, String stackHead) {
         Delivery delivery = run.delivery;
-        Task<?, ?> task = run.binding.task();
-        int attempt = run.attempt;
-        int maxAttempts = run.maxAttempts;
         Message message = run.message;
-        if (attempt >= maxAttempts) {
+        if (run.attempt >= run.maxAttempts) {
             LOG.log(Level.ERROR, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; max attempts reached, dead-lettering",
-                    task.name(), message.id(), attempt, maxAttempts, errorClass, errorMessage);
+                    message.task(), message.id(), run.attempt, run.maxAttempts, errorClass, errorMessage);
             return deadLetter(run, DeadLetterReason.MAX_ATTEMPTS, errorClass, errorMessage, stackHead);
         }
-        Duration wait = defaults.backoffOf(task).delay(attempt, random);
+        Duration wait = defaults.backoffOf(run.binding.task()).delay(run.attempt, random);
         Instant now = clock.instant();
         Instant due = DueTimes.notBefore(now.plus(wait));
-        var update = run.tracked() ? JobRecordFormat.retrying(message, delivery.queue(), attempt, tracking.worker(), run.started(), now,
-                due, errorClass.equals(TimeoutException.class.getName()) ? "timed out" : "failed", errorClass + ": " + errorMessage) : null;
-        var retry = new Settlement.RetryLater(delivery, message.withAttempt(attempt + 1, now), due, update);
+        var update = run.tracked() ? JobRecordFormat.retrying(message, delivery.queue(), run.attempt, tracking.worker(), run.started(),
+                now, due, errorClass.equals(TimeoutException.class.getName()) ? "timed out" : "failed", errorClass + ": " + errorMessage)
+                : null;
         retried.increment();
-        stats.retried(delivery.queue(), task.name());
+        stats.retried(delivery.queue(), message.task());
         LOG.log(Level.WARNING, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; retrying in {6} ms",
-                task.name(), message.id(), attempt, maxAttempts, errorClass, errorMessage, String.valueOf(wait.toMillis()));
-        return new Outcome.Settle(retry);
+                message.task(), message.id(), run.attempt, run.maxAttempts, errorClass, errorMessage, String.valueOf(wait.toMillis()));
+        return new Outcome.Settle(new Settlement.RetryLater(delivery, message.withAttempt(run.attempt + 1, now), due, update));
     }
 
-    private Outcome deadLetter(Delivery delivery, String taskName, DeadLetterReason reason, String errorClass,
+    private Outcome deadLetter(Run run, DeadLetterReason reason, String errorClass, String errorMessage, String stackHead) {
+        return deadLetter(run.delivery, run.message.task(), run.tracked() ? run.started() : null, reason, errorClass, errorMessage,
+                stackHead);
+    }
+
+    /** @param started when the run began, for the job record's history; null when it never ran */
+    private Outcome deadLetter(Delivery delivery, String taskName, Instant started, DeadLetterReason reason, String errorClass,
                                String errorMessage, String stackHead) {
         var failure = new DeadLetter.Failure(reason, errorClass, errorMessage, stackHead, delivery.attempt(), clock.instant());
         deadLettered.increment();
         stats.deadLettered(delivery.queue(), taskName);
         var update = delivery.message().filter(Message::isTracked)
-                .map(m -> JobRecordFormat.deadLettered(m, delivery.queue(), delivery.attempt(), tracking.worker(), null,
+                .map(m -> JobRecordFormat.deadLettered(m, delivery.queue(), delivery.attempt(), tracking.worker(), started,
                         clock.instant(), reason, errorClass + ": " + errorMessage))
                 .orElse(null);
-        return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure, update));
-    }
-
-    private Outcome deadLetter(Run run, DeadLetterReason reason, String errorClass, String errorMessage, String stackHead) {
-        Delivery delivery = run.delivery;
-        var failure = new DeadLetter.Failure(reason, errorClass, errorMessage, stackHead, run.attempt, clock.instant());
-        deadLettered.increment();
-        stats.deadLettered(delivery.queue(), run.message.task());
-        var update = run.tracked() ? JobRecordFormat.deadLettered(run.message, delivery.queue(), run.attempt, tracking.worker(),
-                run.started(), clock.instant(), reason, errorClass + ": " + errorMessage) : null;
         return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure, update));
     }
 

@@ -1,13 +1,12 @@
 package io.binomic.core.internal.worker;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -63,9 +62,7 @@ final class DirectTaskInvoker implements TaskInvoker {
     }
 
     @Override
-    public String name() {
-        return "direct";
-    }
+    public String name() { return "direct"; }
 
     /** One execution's race between its end and its deadline. */
     static final class Deadline {
@@ -75,15 +72,7 @@ final class DirectTaskInvoker implements TaskInvoker {
         private static final int FIRING = 2;
         /** The watchdog's interrupt has been delivered. */
         private static final int FIRED = 3;
-        private static final VarHandle STATE;
-
-        static {
-            try {
-                STATE = MethodHandles.lookup().findVarHandle(Deadline.class, "state", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
+        private static final AtomicIntegerFieldUpdater<Deadline> STATE = AtomicIntegerFieldUpdater.newUpdater(Deadline.class, "state");
 
         final Thread thread;
         final long atNanos;
@@ -143,9 +132,7 @@ final class DirectTaskInvoker implements TaskInvoker {
             }
         }
 
-        void forget(Deadline deadline) {
-            watched.remove(deadline);
-        }
+        void forget(Deadline deadline) { watched.remove(deadline); }
 
         private synchronized Thread start() {
             if (thread == null) {

@@ -1,41 +1,52 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobEvent;
+import io.binomic.api.spi.JobStore;
+import io.binomic.core.internal.Capabilities;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Deque;
+import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 
 /**
  * Runs a worker's deliveries, each on a virtual thread of its own, within its slots: it owns the
  * slots, the deliveries running, those handed out beyond the free slots (run as slots free, never
  * at once) and the parking of deliveries of paused queues. Every path that takes a delivery (fetch,
- * reclaim, recovery of lost reads) ends here, so each is held, run and released the same way.
+ * reclaim, recovery of lost reads) ends here, so each is held, run and released the same way. It
+ * also listens for cancels of the jobs it may run, one subscription per queue, on the broker's
+ * listener threads: a running job asked to cancel is interrupted here, whichever process asked.
  */
-final class Dispatcher {
+final class Dispatcher implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Dispatcher.class.getName());
 
     private record Running(Delivery delivery, Thread thread) { }
 
-    private final String consumerName;
+    private final WorkerContext context;
     private final Semaphore slots;
     private final DeliveryProcessor processor;
     private final Settler settler;
     private final FlowGate flow;
-    private final HeldDeliveries held;
+    /**
+     * Every delivery the worker holds, by receipt: the leases it renews. Not only the running ones:
+     * a delivery stays held after its handler ends, until its outcome is written.
+     */
+    private final Map<String, Delivery> held;
     private final TrackedJobs tracked;
     /** Deliveries whose handler is running, by receipt. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     /** Deliveries a broker handed out beyond the free slots: run as slots free, never at once. */
     private final Deque<Delivery> overflow = new ConcurrentLinkedDeque<>();
+    private final List<AutoCloseable> cancelSubscriptions = new CopyOnWriteArrayList<>();
 
-    Dispatcher(WorkerContext context, DeliveryProcessor processor, Settler settler, FlowGate flow, HeldDeliveries held,
+    Dispatcher(WorkerContext context, DeliveryProcessor processor, Settler settler, FlowGate flow, Map<String, Delivery> held,
                TrackedJobs tracked) {
-        this.consumerName = context.consumerName();
+        this.context = context;
         this.slots = new Semaphore(context.config().concurrency());
         this.processor = processor;
         this.settler = settler;
@@ -45,17 +56,11 @@ final class Dispatcher {
     }
 
     /** The free slots: a delivery is run only with one taken, which it gives back when it ends. */
-    Semaphore slots() {
-        return slots;
-    }
+    Semaphore slots() { return slots; }
 
-    HeldDeliveries held() {
-        return held;
-    }
+    Map<String, Delivery> held() { return held; }
 
-    TrackedJobs tracked() {
-        return tracked;
-    }
+    TrackedJobs tracked() { return tracked; }
 
     /** Runs {@code d} on its own virtual thread, with a slot taken by the caller; the slot is released when it ends. */
     void dispatch(Delivery d) {
@@ -66,7 +71,7 @@ final class Dispatcher {
     }
 
     private void start(Delivery d) {
-        held.put(d);
+        held.put(d.receipt(), d);
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.receipt()).unstarted(() -> {
             Outcome outcome = null;
             try {
@@ -76,7 +81,7 @@ final class Dispatcher {
                     // The processor records every task fault itself; reaching here is a bug. Left
                     // unsettled, the worker would go on as if it were done while the delivery waited out
                     // its lease to run again, its cause nowhere but this log: it is a failed attempt.
-                    LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure processing " + d.receipt()
+                    LOG.log(Level.ERROR, "worker " + context.consumerName() + ": unexpected failure processing " + d.receipt()
                             + "; recording it as a failed attempt", e);
                     outcome = processor.unexpectedFailure(d, e);
                 }
@@ -85,10 +90,10 @@ final class Dispatcher {
                 }
             } catch (InterruptedException e) {
                 LOG.log(Level.WARNING, "worker {0}: interrupted before the outcome of {1} was queued; it stays pending for reclaim",
-                        consumerName, d.receipt());
+                        context.consumerName(), d.receipt());
                 outcome = null;
             } catch (RuntimeException | Error e) {
-                LOG.log(Level.ERROR, "worker " + consumerName + ": unexpected failure queueing the outcome of " + d.receipt()
+                LOG.log(Level.ERROR, "worker " + context.consumerName() + ": unexpected failure queueing the outcome of " + d.receipt()
                         + "; it stays pending for reclaim", e);
                 outcome = null;
             } finally {
@@ -109,7 +114,7 @@ final class Dispatcher {
      * unchanged. Until written, it is held (its lease renewed) like any other.
      */
     void park(Delivery d) {
-        held.put(d);
+        held.put(d.receipt(), d);
         try {
             settler.submit(FlowGate.park(d));
         } catch (InterruptedException e) {
@@ -118,10 +123,23 @@ final class Dispatcher {
         }
     }
 
-    /** A delivery handed out beyond the free slots: held (its lease renewed) until a slot frees. */
-    void hold(Delivery d) {
-        held.put(d);
-        overflow.addLast(d);
+    /**
+     * Runs {@code deliveries} on up to {@code free} slots the caller took; the others, handed out
+     * beyond the free slots, are held (their leases renewed) until a slot frees. Returns how many
+     * slots it used.
+     */
+    int dispatchOrHold(List<Delivery> deliveries, int free) {
+        int used = 0;
+        for (Delivery d : deliveries) {
+            if (used < free) {
+                dispatch(d);
+                used++;
+            } else {
+                held.put(d.receipt(), d);
+                overflow.addLast(d);
+            }
+        }
+        return used;
     }
 
     /** Runs held deliveries, oldest first, on up to {@code free} slots the caller took; returns how many it used. */
@@ -129,7 +147,7 @@ final class Dispatcher {
         int started = 0;
         Delivery d;
         while (started < free && (d = overflow.pollFirst()) != null) {
-            dispatch(held.currentOf(d));
+            dispatch(held.getOrDefault(d.receipt(), d));
             started++;
         }
         return started;
@@ -141,19 +159,53 @@ final class Dispatcher {
         overflow.clear();
     }
 
-    /** Asks the running delivery of job {@code id}, if any, to stop: its handler is interrupted. */
-    void cancelJob(UUID id) {
+    /** Listens for cancels of the jobs of {@code queues}, when the worker runs tracked jobs and the broker keeps records. */
+    void listenForCancels(List<String> queues) {
+        if (!tracked.enabled()) {
+            return;
+        }
+        JobStore store = context.broker().capability(JobStore.class).orElse(null);
+        if (store == null) {
+            LOG.log(Level.DEBUG, "worker {0}: {1}", context.consumerName(),
+                    Capabilities.missing(context.broker(), JobStore.class, "running jobs cannot be cancelled"));
+            return;
+        }
+        for (String queue : queues) {
+            try {
+                cancelSubscriptions.add(store.subscribeJobEvents(queue, this::onJobEvent));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "worker {0}: cannot listen for job cancels on queue {1}: {2}", context.consumerName(), queue,
+                        e.getMessage());
+            }
+        }
+    }
+
+    /** Asks the running delivery of the job a cancel is for, if any, to stop: its handler is interrupted. */
+    private void onJobEvent(JobEvent event) {
+        if (event.kind() != JobEvent.Kind.CANCEL_REQUESTED) {
+            return;
+        }
         for (Running r : running.values()) {
-            if (r.delivery().message().map(m -> m.id().equals(id)).orElse(false)) {
-                LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", consumerName, id);
+            if (r.delivery().message().map(m -> m.id().equals(event.id())).orElse(false)) {
+                LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", context.consumerName(), event.id());
                 tracked.requestCancel(r.delivery().receipt());
             }
         }
     }
 
-    int runningCount() {
-        return running.size();
+    /** Stops listening for cancels. */
+    @Override
+    public void close() {
+        for (AutoCloseable subscription : cancelSubscriptions) {
+            try {
+                subscription.close();
+            } catch (Exception e) {
+                LOG.log(Level.DEBUG, "worker {0}: closing a job event subscription failed: {1}", context.consumerName(), e.getMessage());
+            }
+        }
     }
+
+    int runningCount() { return running.size(); }
 
     void awaitIdle(Duration max) {
         long deadline = System.nanoTime() + max.toNanos();
@@ -162,7 +214,5 @@ final class Dispatcher {
         }
     }
 
-    void interruptAll() {
-        running.values().forEach(r -> r.thread().interrupt());
-    }
+    void interruptAll() { running.values().forEach(r -> r.thread().interrupt()); }
 }

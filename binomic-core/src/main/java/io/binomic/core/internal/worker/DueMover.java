@@ -2,7 +2,6 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Scheduler;
 import java.lang.System.Logger.Level;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -12,7 +11,7 @@ import java.util.Optional;
  * queues on those queues, and sleeps until the next is due (a quarter second at most). A loop of its
  * own, so that delayed work comes due on time whatever the fetcher waits for.
  */
-final class DueMover {
+final class DueMover implements ControlLoop.Round {
     private static final System.Logger LOG = System.getLogger(DueMover.class.getName());
     private static final int MOVE_BATCH = 1000;
     private static final Duration MOVER_MAX_SLEEP = Duration.ofMillis(250);
@@ -21,26 +20,19 @@ final class DueMover {
     private final WorkerContext context;
     private final Scheduler scheduler;
     private final WorkerQueues queues;
-    private final Clock clock;
-    private final ControlLoop loop;
 
     DueMover(WorkerContext context, Scheduler scheduler, WorkerQueues queues) {
         this.context = context;
         this.scheduler = scheduler;
         this.queues = queues;
-        this.clock = context.clock();
-        this.loop = new ControlLoop("move", context.consumerName(), this::moveRound);
     }
 
-    ControlLoop loop() {
-        return loop;
-    }
-
-    private boolean moveRound() throws InterruptedException {
+    @Override
+    public boolean run() throws InterruptedException {
         if (!context.active().getAsBoolean()) {
             return false;
         }
-        Instant now = clock.instant();
+        Instant now = context.clock().instant();
         Duration sleep = MOVER_MAX_SLEEP;
         try {
             for (String queue : queues.all()) {
@@ -49,7 +41,7 @@ final class DueMover {
                 }
                 Optional<Instant> next = scheduler.nextDue(queue);
                 if (next.isPresent()) {
-                    Duration until = Duration.between(clock.instant(), next.get());
+                    Duration until = Duration.between(context.clock().instant(), next.get());
                     if (until.compareTo(sleep) < 0) {
                         sleep = until.isNegative() ? Duration.ZERO : until;
                     }

@@ -1,7 +1,5 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.WorkerConfig;
-import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.core.internal.RepeatedErrorLog;
 import java.lang.System.Logger.Level;
@@ -13,11 +11,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The fetch loop of a worker: reads at most as many messages as there are free slots and hands
  * each to the {@link Dispatcher}. It owns the free slots while it runs, so it also runs what else
- * takes slots (held deliveries, {@link Reclaimer reclaim}, {@link LostReadRecovery recovery of lost
- * reads}), and it holds back while outcomes are not being written ({@link StuckOutcomes}). What it
- * keeps of its calls (the last round, a call under way, failures) is what the worker's health reads.
+ * takes slots (held deliveries, {@link Reclaimer reclaim and the recovery of lost reads}), and it
+ * holds back while outcomes are not being written ({@link Settler#stuck}). What it keeps of its
+ * calls (the last round, a call under way, failures) is what the worker's health reads.
  */
-final class Fetcher {
+final class Fetcher implements ControlLoop.Round {
     private static final System.Logger LOG = System.getLogger(Fetcher.class.getName());
     /**
      * Most messages asked for in one fetch (or reclaim), however many slots are free. A reply of
@@ -31,9 +29,7 @@ final class Fetcher {
     private static final Duration OUTCOMES_STUCK_PAUSE = Duration.ofMillis(50);
 
     private final WorkerContext context;
-    private final WorkerConfig config;
-    private final String consumerName;
-    private final Broker broker;
+    private final Duration pollTimeout;
     private final Dispatcher dispatcher;
     private final Semaphore slots;
     private final Settler settler;
@@ -41,20 +37,19 @@ final class Fetcher {
     private final FlowGate flow;
     private final FlowLimiter limiter;
     private final Reclaimer reclaimer;
-    private final LostReadRecovery recovery;
-    private final StuckOutcomes stuckOutcomes;
     private final RepeatedErrorLog fetchFailureLog = new RepeatedErrorLog();
-    private final ControlLoop loop;
-    private volatile long lastRoundNanos = System.nanoTime();
-    private volatile long failingSinceNanos;
-    private volatile String lastError = "";
-    private volatile long callSinceNanos;
+    // What the worker's health reads; written by this loop alone.
+    /** When a fetch round last completed, or found nothing it should fetch (every slot busy, every queue paused). */
+    volatile long lastRoundNanos = System.nanoTime();
+    /** Since when fetching fails; 0 while it works. */
+    volatile long failingSinceNanos;
+    volatile String lastError = "";
+    /** Since when the broker call of this loop under way (a fetch, a reclaim, a search for lost reads) waits; 0 when none is. */
+    volatile long callSinceNanos;
 
     Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter) {
         this.context = context;
-        this.config = context.config();
-        this.consumerName = context.consumerName();
-        this.broker = context.broker();
+        this.pollTimeout = context.config().pollTimeout();
         this.dispatcher = dispatcher;
         this.slots = dispatcher.slots();
         this.settler = settler;
@@ -62,39 +57,14 @@ final class Fetcher {
         this.flow = flow;
         this.limiter = limiter;
         this.reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
-        this.recovery = new LostReadRecovery(context, dispatcher, settler);
-        this.stuckOutcomes = new StuckOutcomes(context, settler);
-        this.loop = new ControlLoop("fetch", consumerName, this::fetchRound);
     }
 
-    ControlLoop loop() {
-        return loop;
-    }
-
-    /** When a fetch round last completed, or found nothing it should fetch (every slot busy, every queue paused). */
-    long lastRoundNanos() {
-        return lastRoundNanos;
-    }
-
-    /** Since when fetching fails; 0 while it works. */
-    long failingSinceNanos() {
-        return failingSinceNanos;
-    }
-
-    String lastError() {
-        return lastError;
-    }
-
-    /** Since when the broker call of this loop under way (a fetch, a reclaim, a search for lost deliveries) has been waiting; 0 when none is. */
-    long callSinceNanos() {
-        return callSinceNanos;
-    }
-
-    private boolean fetchRound() throws InterruptedException {
+    @Override
+    public boolean run() throws InterruptedException {
         if (!context.active().getAsBoolean()) {
             return false;
         }
-        if (!slots.tryAcquire(config.pollTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+        if (!slots.tryAcquire(pollTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
             lastRoundNanos = System.nanoTime(); // every slot busy: nothing to fetch, and that is healthy
             return true;
         }
@@ -103,14 +73,14 @@ final class Fetcher {
             if (!context.active().getAsBoolean()) {
                 return false;
             }
-            if (stuckOutcomes.stuck()) {
+            if (settler.stuck()) {
                 // Outcomes this worker cannot write yet (a settle call hanging on a killed connection,
                 // Redis restarting) would run again elsewhere if this JVM died now: take no new work
                 // until they are written, so a crash then costs the few it holds, not seconds of work.
                 lastRoundNanos = System.nanoTime();
                 slots.release(free);
                 free = 0;
-                stuckOutcomes.probe(queues.all());
+                settler.probe(queues.all());
                 Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
                 return true;
             }
@@ -121,7 +91,7 @@ final class Fetcher {
             callSinceNanos = System.nanoTime();
             try {
                 if (failingSinceNanos == 0) {
-                    free -= recovery.recoverIfDue(free, queues.all());
+                    free -= reclaimer.recoverIfDue(free, queues.all());
                 }
                 free -= reclaimer.reclaimIfDue(free, queues.all());
             } finally {
@@ -130,39 +100,33 @@ final class Fetcher {
             List<String> fetchQueues = flow.fetchable();
             if (free > 0 && fetchQueues.isEmpty()) {
                 lastRoundNanos = System.nanoTime(); // every queue paused: healthy, and nothing to fetch
-                Thread.sleep(Math.min(config.pollTimeout().toMillis(), FlowGate.REFRESH_MILLIS));
+                Thread.sleep(Math.min(pollTimeout.toMillis(), FlowGate.REFRESH_MILLIS));
             } else if (free > 0) {
                 List<Delivery> deliveries;
                 long callStarted = System.nanoTime();
                 callSinceNanos = callStarted;
                 try {
-                    deliveries = broker.fetch(fetchQueues, consumerName, Math.min(free, FETCH_BATCH), config.pollTimeout());
+                    deliveries = context.broker().fetch(fetchQueues, context.consumerName(), Math.min(free, FETCH_BATCH), pollTimeout);
                 } catch (RuntimeException e) {
                     fetchFailed(e);
                     return true;
                 } finally {
                     callSinceNanos = 0;
                 }
-                if (System.nanoTime() - callStarted > config.pollTimeout().plus(SLOW_CALL).toNanos()) {
+                if (System.nanoTime() - callStarted > pollTimeout.plus(SLOW_CALL).toNanos()) {
                     // The client may have retried a read whose first reply was lost (Redis hung):
                     // that read handed entries to this consumer that it never received.
-                    recovery.schedule();
+                    reclaimer.scheduleRecovery();
                 }
                 fetchSucceeded();
                 deliveries = flow.admit(deliveries, dispatcher::park);
                 deliveries = limiter.admit(deliveries); // the ones over a rate or concurrency limit wait
                 dispatcher.tracked().startInBulk(deliveries);
-                for (Delivery d : deliveries) {
-                    if (free > 0) {
-                        dispatcher.dispatch(d);
-                        free--;
-                    } else {
-                        dispatcher.hold(d);
-                    }
-                }
-                if (deliveries.size() > Math.min(config.concurrency(), FETCH_BATCH)) {
+                free -= dispatcher.dispatchOrHold(deliveries, free);
+                if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
                     LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
-                            + "wait for a free slot (a broker bug)", consumerName, deliveries.size(), config.concurrency());
+                            + "wait for a free slot (a broker bug)", context.consumerName(), deliveries.size(),
+                            context.config().concurrency());
                 }
             } else {
                 lastRoundNanos = System.nanoTime();
@@ -177,7 +141,7 @@ final class Fetcher {
         lastRoundNanos = System.nanoTime();
         settler.brokerAnswered();
         if (failingSinceNanos != 0) {
-            LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", consumerName,
+            LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", context.consumerName(),
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSinceNanos)));
             failingSinceNanos = 0;
             fetchFailureLog.reset();
@@ -186,13 +150,13 @@ final class Fetcher {
 
     private void fetchFailed(RuntimeException e) {
         lastError = String.valueOf(e.getMessage());
-        recovery.schedule();
+        reclaimer.scheduleRecovery();
         if (failingSinceNanos == 0) {
             failingSinceNanos = System.nanoTime();
         }
         String error = RepeatedErrorLog.brief(e);
         if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second
-            LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying every {2} ms", consumerName, error,
+            LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying every {2} ms", context.consumerName(), error,
                     String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
         }
         ControlLoop.pause(BROKER_ERROR_PAUSE);

@@ -13,7 +13,6 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,12 +57,6 @@ final class FlowGate {
         this.refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
     }
 
-    private static Map<String, PauseState> nothingPaused(List<String> queues) {
-        Map<String, PauseState> none = new LinkedHashMap<>();
-        queues.forEach(q -> none.put(q, PauseState.NONE));
-        return none;
-    }
-
     /** The queues to read from now on (partitions were added); their paused state is read at once. */
     void queues(List<String> now) {
         queues = List.copyOf(now);
@@ -88,7 +81,8 @@ final class FlowGate {
     private boolean refresh() {
         refreshedNanos = System.nanoTime();
         try {
-            Map<String, PauseState> read = Map.copyOf(pausing.map(p -> p.pauseStates(queues)).orElseGet(() -> nothingPaused(queues)));
+            // a queue the answer leaves out is not paused
+            Map<String, PauseState> read = Map.copyOf(pausing.map(p -> p.pauseStates(queues)).orElse(Map.of()));
             boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
             for (Map.Entry<String, PauseState> e : states.entrySet()) {
                 PauseState was = e.getValue();

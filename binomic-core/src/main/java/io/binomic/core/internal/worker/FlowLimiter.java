@@ -20,7 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The worker's side of rate and concurrency limits: between a fetch (or a reclaim) and the
@@ -39,13 +38,7 @@ public final class FlowLimiter {
     private final String consumer;
     private final WorkerCodec codec;
     private final boolean any;
-    final LongAdder waitedForRate = new LongAdder();
-    final LongAdder waitedForSlot = new LongAdder();
-
-    /** The limit id of a queue's own limits ({@link QueueLimits}); task ids start with {@code t:}, key ids with {@code k:}. */
-    static final String QUEUE_LIMIT_ID = FlowLimit.QUEUE_LIMIT_ID;
-    static final long QUEUE_LIMITS_REFRESH_NANOS = 1_000_000_000L;
-
+    private static final long QUEUE_LIMITS_REFRESH_NANOS = 1_000_000_000L;
     private final List<String> queues;
     private volatile Map<String, QueueLimits> queueLimits = Map.of();
     private volatile long queueLimitsReadNanos;
@@ -130,20 +123,13 @@ public final class FlowLimiter {
             return out;
         }
         for (Admission a : decisions) {
-            switch (a.decision()) {
-                case RUN -> out.add(a.delivery());
-                case WAIT_RATE -> waitedForRate.increment();
-                case WAIT_SLOT -> waitedForSlot.increment();
-                case NOT_PENDING -> LOG.log(Level.DEBUG, "worker {0}: delivery {1} was no longer its own to run", consumer,
-                        a.delivery().receipt());
+            if (a.decision() == Admission.Decision.RUN) {
+                out.add(a.delivery());
+            } else if (a.decision() == Admission.Decision.NOT_PENDING) {
+                LOG.log(Level.DEBUG, "worker {0}: delivery {1} was no longer its own to run", consumer, a.delivery().receipt());
             }
         }
         return out;
-    }
-
-    /** The limits a message must pass: its task's, and its key's. */
-    List<FlowLimit> limitsOf(Message m) {
-        return limitsOf(m, QueueLimits.NONE);
     }
 
     /** The limits a message must pass: its queue's, its task's, and its key's. */
@@ -158,8 +144,8 @@ public final class FlowLimiter {
             return ofTask;
         }
         List<FlowLimit> all = new ArrayList<>(ofTask.size() + 2);
-        queueLimit.rate().ifPresent(r -> all.add(FlowLimit.rate(QUEUE_LIMIT_ID, r)));
-        queueLimit.concurrency().ifPresent(c -> all.add(FlowLimit.concurrency(QUEUE_LIMIT_ID, c)));
+        queueLimit.rate().ifPresent(r -> all.add(FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, r)));
+        queueLimit.concurrency().ifPresent(c -> all.add(FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, c)));
         all.addAll(ofTask);
         return all;
     }
@@ -174,12 +160,10 @@ public final class FlowLimiter {
         limits.rate().ifPresent(r -> out.add(FlowLimit.rate(taskId, r)));
         limits.concurrency().ifPresent(c -> out.add(FlowLimit.concurrency(taskId, c)));
         if (limits.hasKey()) {
-            String key = m.limitKey().orElse(null);
-            if (key == null) {
-                key = keyByDecoding(task, m);
-            }
+            String key = m.limitKey().orElseGet(() -> keyByDecoding(task, m));
             if (key != null) {
-                String keyId = "k:" + task.name() + ":" + encodeKey(key);
+                // URL-encoded: a limit id is part of a Redis key name
+                String keyId = "k:" + task.name() + ":" + URLEncoder.encode(key, StandardCharsets.UTF_8);
                 limits.rateLimitPerKey().ifPresent(r -> out.add(FlowLimit.rate(keyId, r)));
                 limits.concurrencyLimitPerKey().ifPresent(c -> out.add(FlowLimit.concurrency(keyId, c)));
             }
@@ -195,17 +179,10 @@ public final class FlowLimiter {
     @SuppressWarnings({"unchecked", "rawtypes"})
     private String keyByDecoding(Task<?, ?> task, Message m) {
         try {
-            Object argument = codec.decode(m, task.argumentType());
-            Optional<String> key = ((TaskLimits) task.limits()).keyOf(argument);
-            return key.orElse(null);
+            return (String) ((TaskLimits) task.limits()).keyOf(codec.decode(m, task.argumentType())).orElse(null);
         } catch (RuntimeException e) {
             return null;
         }
-    }
-
-    /** A limit key as it may appear in a limit id (and a Redis key name): URL-encoded. */
-    static String encodeKey(String key) {
-        return URLEncoder.encode(key, StandardCharsets.UTF_8);
     }
 
     /**

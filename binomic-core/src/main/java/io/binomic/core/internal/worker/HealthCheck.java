@@ -4,6 +4,7 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.core.WorkerHealth;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -35,30 +36,23 @@ final class HealthCheck {
     /** @param active whether the worker runs (a stopping worker's loops end on purpose) */
     WorkerHealth check(boolean active) {
         long now = System.nanoTime();
-        Duration sinceFetch = Duration.ofNanos(now - fetcher.lastRoundNanos());
-        Duration sinceSettlement = Duration.ofNanos(now - settler.lastWrittenNanos());
+        Duration sinceFetch = Duration.ofNanos(now - fetcher.lastRoundNanos);
+        Duration sinceSettlement = Duration.ofNanos(now - settler.lastWrittenNanos);
         int pending = settler.pending();
         if (active) {
-            for (ControlLoop loop : loops) {
-                String stopped = loop.stopped();
-                if (stopped != null) {
-                    return new WorkerHealth(WorkerHealth.State.STALLED, sinceFetch, sinceSettlement, pending, Optional.of(stopped));
-                }
-            }
             long stuckAfter = config.pollTimeout().plus(config.leaseTimeout()).plus(STALL_LIMIT).toNanos();
-            for (ControlLoop loop : loops) {
-                String stuck = loop.stuck(now, stuckAfter);
-                if (stuck != null) {
-                    return new WorkerHealth(WorkerHealth.State.STALLED, sinceFetch, sinceSettlement, pending, Optional.of(stuck));
-                }
+            Optional<String> stalled = loops.stream().map(ControlLoop::stopped).filter(Objects::nonNull).findFirst()
+                    .or(() -> loops.stream().map(loop -> loop.stuck(now, stuckAfter)).filter(Objects::nonNull).findFirst());
+            if (stalled.isPresent()) {
+                return new WorkerHealth(WorkerHealth.State.STALLED, sinceFetch, sinceSettlement, pending, stalled);
             }
         }
         long limit = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
         Optional<String> unreachable = Stream.of(
-                overdue(now, limit, fetcher.callSinceNanos(), "a fetch (or reclaim) has not returned", ""),
-                overdue(now, limit, settler.sendingSinceNanos(), "writing outcomes has not returned", ""),
-                overdue(now, limit, fetcher.failingSinceNanos(), "fetching has failed", ": " + fetcher.lastError()),
-                overdue(now, limit, settler.failingSinceNanos(), "writing outcomes has failed", ": " + settler.lastError()))
+                overdue(now, limit, fetcher.callSinceNanos, "a fetch (or reclaim) has not returned", ""),
+                overdue(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned", ""),
+                overdue(now, limit, fetcher.failingSinceNanos, "fetching has failed", ": " + fetcher.lastError),
+                overdue(now, limit, settler.failingSinceNanos, "writing outcomes has failed", ": " + settler.lastError))
                 .flatMap(Optional::stream).findFirst();
         return new WorkerHealth(unreachable.isPresent() ? WorkerHealth.State.BROKER_UNREACHABLE : WorkerHealth.State.CONSUMING,
                 sinceFetch, sinceSettlement, pending, unreachable);

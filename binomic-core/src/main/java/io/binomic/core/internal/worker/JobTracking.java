@@ -7,7 +7,6 @@ import io.binomic.core.internal.Capabilities;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.function.Predicate;
 
@@ -60,69 +59,50 @@ public interface JobTracking {
             System.getLogger(JobTracking.class.getName()).log(Level.WARNING, "worker {0}: {1}", worker, Capabilities.missing(broker, JobStore.class,
                     "tracked jobs run, but their status and results are not kept"));
         }
+        WorkerHooks hooks = handlers != null ? handlers : new WorkerHooks() { };
         return new JobTracking() {
             @Override
-            public int maxResultBytes() {
-                return maxResultBytes;
-            }
+            public int maxResultBytes() { return maxResultBytes; }
 
             @Override
-            public void handlerStarted(String receipt) {
-                if (handlers != null) {
-                    handlers.started(receipt, Thread.currentThread());
-                }
-            }
+            public void handlerStarted(String receipt) { hooks.started(receipt, Thread.currentThread()); }
 
             @Override
             public void handlerEnded(String receipt) {
-                if (handlers != null) {
-                    handlers.ended(receipt);
-                    if (cancelRequested.test(receipt)) {
-                        Thread.interrupted(); // a cancel that came as the handler ended: its outcome stands
-                    }
+                hooks.ended(receipt);
+                if (handlers != null && cancelRequested.test(receipt)) {
+                    Thread.interrupted(); // a cancel that came as the handler ended: its outcome stands
                 }
             }
 
             @Override
-            public String worker() {
-                return worker;
-            }
+            public String worker() { return worker; }
 
             @Override
-            public boolean workerStopping() {
-                return handlers != null && handlers.stopping();
-            }
+            public boolean workerStopping() { return hooks.stopping(); }
 
             @Override
             public boolean start(JobUpdate started) {
-                Boolean inBatch = handlers == null ? null : handlers.startedWithItsFetch(started.id());
+                Boolean inBatch = hooks.startedWithItsFetch(started.id());
                 if (inBatch != null) {
                     return inBatch;
                 }
-                if (store.isEmpty()) {
-                    return true;
-                }
-                Set<UUID> notStarted = store.get().startJobs(List.of(started));
-                return !notStarted.contains(started.id());
+                return store.isEmpty() || !store.get().startJobs(List.of(started)).contains(started.id());
             }
 
             @Override
-            public void progress(JobUpdate progress) {
-                store.ifPresent(s -> s.updateRunningJob(progress));
-            }
+            public void progress(JobUpdate progress) { store.ifPresent(s -> s.updateRunningJob(progress)); }
 
             @Override
-            public boolean cancelRequested(String receipt) {
-                return cancelRequested.test(receipt);
-            }
+            public boolean cancelRequested(String receipt) { return cancelRequested.test(receipt); }
         };
     }
 
     /** What the worker keeps for tracking: the threads a cancel may interrupt, and the jobs it marked started in bulk. */
     interface WorkerHooks {
-        void started(String receipt, Thread thread);
+        default void started(String receipt, Thread thread) { }
 
-        void ended(String receipt);
+        default void ended(String receipt) { }
 
         /**
          * Whether job {@code id} was marked started with the rest of its fetch (true: run it; false:

@@ -1,9 +1,11 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.WorkerConfig;
-import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
 import io.binomic.core.internal.RepeatedErrorLog;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The lease loop of a worker: renews, four times per lease, the leases of every delivery it holds,
@@ -11,39 +13,32 @@ import java.lang.System.Logger.Level;
  * fetcher waits on a read and while outcomes are being written: a lapsed lease hands a delivery
  * to another worker.
  */
-final class LeaseKeeper {
+final class LeaseKeeper implements ControlLoop.Round {
     private static final System.Logger LOG = System.getLogger(LeaseKeeper.class.getName());
 
-    private final WorkerConfig config;
-    private final String consumerName;
-    private final Broker broker;
-    private final HeldDeliveries held;
+    private final WorkerContext context;
+    private final Duration period;
+    private final Map<String, Delivery> held;
     private final Settler settler;
     private final RepeatedErrorLog renewalFailureLog = new RepeatedErrorLog();
-    private final ControlLoop loop;
 
-    LeaseKeeper(WorkerContext context, HeldDeliveries held, Settler settler) {
-        this.config = context.config();
-        this.consumerName = context.consumerName();
-        this.broker = context.broker();
+    LeaseKeeper(WorkerContext context, Map<String, Delivery> held, Settler settler) {
+        this.context = context;
+        this.period = context.config().leaseTimeout().dividedBy(4);
         this.held = held;
         this.settler = settler;
-        this.loop = new ControlLoop("lease", consumerName, this::leaseRound);
     }
 
-    ControlLoop loop() {
-        return loop;
-    }
-
-    private boolean leaseRound() throws InterruptedException {
-        Thread.sleep(config.leaseTimeout().dividedBy(4));
+    @Override
+    public boolean run() throws InterruptedException {
+        Thread.sleep(period);
         if (held.isEmpty()) {
             return true;
         }
-        long roundEnds = System.nanoTime() + config.leaseTimeout().dividedBy(4).toNanos();
+        long roundEnds = System.nanoTime() + period.toNanos();
         while (true) {
             try {
-                broker.renewLeases(consumerName, held.snapshot());
+                context.broker().renewLeases(context.consumerName(), List.copyOf(held.values()));
                 settler.brokerAnswered();
                 renewalFailureLog.reset();
                 return true;
@@ -53,7 +48,7 @@ final class LeaseKeeper {
                 // A queue whose key is broken fails every try (four a second) while the others' leases are renewed.
                 String error = RepeatedErrorLog.brief(e);
                 if (renewalFailureLog.shouldLog(error)) {
-                    LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", consumerName, error);
+                    LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", context.consumerName(), error);
                 }
                 if (System.nanoTime() - roundEnds >= 0) {
                     return true;

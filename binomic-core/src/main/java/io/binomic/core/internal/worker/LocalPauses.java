@@ -16,13 +16,9 @@ public final class LocalPauses {
 
     private LocalPauses() { }
 
-    static void add(FlowGate gate) {
-        RUNNING.add(gate);
-    }
+    static void add(FlowGate gate) { RUNNING.add(gate); }
 
-    static void remove(FlowGate gate) {
-        RUNNING.remove(gate);
-    }
+    static void remove(FlowGate gate) { RUNNING.remove(gate); }
 
     /**
      * A pause of {@code task} of the {@code queues} (their partitions), or of the whole queues when

@@ -1,63 +1,76 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.SettledCleanup;
 import io.binomic.core.internal.RepeatedErrorLog;
-import io.binomic.core.internal.StatsRecorder;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Takes over deliveries stranded by a worker that died or stalled (their lease lapsed), every
- * {@link WorkerConfig#reclaimInterval()}, and clears idle consumers and settled entries as it goes.
- * Run by the fetcher, which owns the free slots: stranded messages are taken before new ones, and
- * never beyond this worker's capacity.
+ * Takes back the pending deliveries nobody runs, run by the fetcher, which owns the free slots:
+ * they are taken before new ones, and never beyond this worker's capacity.
+ *
+ * <p>Reclaim takes over deliveries stranded by a worker that died or stalled (their lease lapsed),
+ * every {@link WorkerConfig#reclaimInterval()}, and clears idle consumers and settled entries as it
+ * goes.
+ *
+ * <p>The recovery of lost reads finds the deliveries a read handed to this worker whose reply it
+ * never received (a timeout while Redis hung, a read the client retried): pending under its name,
+ * unknown to it. They never ran, so they run with the attempt they were handed out as, instead of
+ * waiting out a lease and spending an attempt in reclaim (a task of one attempt would be
+ * dead-lettered without having run). A fetch that failed or was slow schedules two searches, a
+ * second apart. A reply lost to a connection reset leaves no such trace: the client retries the
+ * read on a new connection at once, and the fetch returns in time with other entries. So the worker
+ * also searches once every {@link #period}: the reclaim interval, at most a quarter of the lease, so
+ * that a lost delivery is found before its lease lapses and reclaim counts an attempt.
  */
 final class Reclaimer {
     private static final System.Logger LOG = System.getLogger(Reclaimer.class.getName());
 
+    private final WorkerContext context;
     private final WorkerConfig config;
-    private final String consumerName;
-    private final Broker broker;
-    private final StatsRecorder stats;
     private final Dispatcher dispatcher;
     private final Settler settler;
     private final FlowLimiter limiter;
+    private final long periodNanos;
     private long nextReclaimNanos = System.nanoTime();
+    private int recoverRoundsLeft;
+    private long nextRecoverNanos;
+    private long nextPeriodicNanos;
 
     Reclaimer(WorkerContext context, Dispatcher dispatcher, Settler settler, FlowLimiter limiter) {
+        this.context = context;
         this.config = context.config();
-        this.consumerName = context.consumerName();
-        this.broker = context.broker();
-        this.stats = context.stats();
         this.dispatcher = dispatcher;
         this.settler = settler;
         this.limiter = limiter;
+        this.periodNanos = period(config.reclaimInterval(), config.leaseTimeout()).toNanos();
+        this.nextPeriodicNanos = System.nanoTime() + periodNanos;
     }
 
-    /** When a reclaim is due, takes over up to {@code free} stranded deliveries of {@code queues}; returns how many slots that used. */
+    /** When a reclaim is due, takes over and runs up to {@code free} stranded deliveries of {@code queues}; returns the slots used. */
     int reclaimIfDue(int free, List<String> queues) {
         if (free <= 0 || System.nanoTime() - nextReclaimNanos < 0) {
             return 0;
         }
         nextReclaimNanos = System.nanoTime() + config.reclaimInterval().toNanos();
-        return reclaimStranded(Math.min(free, Fetcher.FETCH_BATCH), queues);
-    }
-
-    /** Takes over up to {@code free} stranded deliveries and runs them; returns how many slots that used. */
-    private int reclaimStranded(int free, List<String> queues) {
-        HeldDeliveries held = dispatcher.held();
+        int most = Math.min(free, Fetcher.FETCH_BATCH);
+        Broker broker = context.broker();
+        String consumerName = context.consumerName();
         int taken = 0;
         for (String queue : queues) {
-            if (taken == free) {
+            if (taken == most) {
                 break;
             }
             try {
-                for (Delivery d : limiter.admit(broker.reclaim(queue, consumerName, config.leaseTimeout(), free - taken))) {
+                for (Delivery d : limiter.admit(broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken))) {
                     settler.reclaimed(d.receipt());
-                    if (held.replaceIfHeld(d)) {
+                    if (dispatcher.held().computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
                         // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.
                         LOG.log(Level.WARNING, "worker {0}: its lease on entry {1} of queue {2} had lapsed; took it back without running it again",
@@ -72,7 +85,7 @@ final class Reclaimer {
                     }
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
                             consumerName, d.receipt(), queue, d.attempt());
-                    stats.reclaimed(queue);
+                    context.stats().reclaimed(queue);
                     dispatcher.dispatch(d);
                     taken++;
                 }
@@ -84,5 +97,71 @@ final class Reclaimer {
             }
         }
         return taken;
+    }
+
+    /** How often the worker searches without a sign of a lost read: the reclaim interval, at most a quarter of the lease. */
+    static Duration period(Duration reclaimInterval, Duration leaseTimeout) {
+        Duration quarter = leaseTimeout.dividedBy(4);
+        return reclaimInterval.compareTo(quarter) < 0 ? reclaimInterval : quarter;
+    }
+
+    /**
+     * A read whose reply was lost may still have handed entries to this consumer: once fetching
+     * works, look for them, twice, a second apart.
+     */
+    void scheduleRecovery() {
+        recoverRoundsLeft = 2;
+        nextRecoverNanos = System.nanoTime();
+    }
+
+    /**
+     * When a search for lost reads is due, runs the deliveries pending under this consumer that it
+     * does not know on up to {@code free} slots (holding the rest); returns how many slots that used.
+     */
+    int recoverIfDue(int free, List<String> queues) {
+        if (free <= 0) {
+            return 0;
+        }
+        long now = System.nanoTime();
+        if (recoverRoundsLeft <= 0 && now - nextPeriodicNanos >= 0) {
+            recoverRoundsLeft = 1;
+            nextRecoverNanos = now;
+        }
+        if (recoverRoundsLeft <= 0 || now - nextRecoverNanos < 0) {
+            return 0;
+        }
+        nextPeriodicNanos = now + periodNanos;
+        recoverRoundsLeft--;
+        nextRecoverNanos = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+        int started = 0;
+        boolean lookAgain = false;
+        for (String queue : queues) {
+            List<Delivery> pending;
+            try {
+                pending = context.broker().capability(PendingDeliveries.class)
+                        .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of());
+            } catch (RuntimeException e) {
+                // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
+                LOG.log(Level.WARNING, "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
+                        context.consumerName(), queue, e.getMessage());
+                lookAgain = true;
+                continue;
+            }
+            List<Delivery> lost = new ArrayList<>();
+            for (Delivery d : pending) {
+                String receipt = d.receipt();
+                if (dispatcher.held().containsKey(receipt) || settler.settledRecently(receipt) || settler.gaveUp(receipt)) {
+                    continue; // running, written, or left on purpose for reclaim (at its next delivery count)
+                }
+                LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
+                        context.consumerName(), receipt, queue);
+                lost.add(d);
+            }
+            started += dispatcher.dispatchOrHold(lost, free - started);
+        }
+        if (lookAgain) {
+            recoverRoundsLeft++;
+        }
+        return started;
     }
 }

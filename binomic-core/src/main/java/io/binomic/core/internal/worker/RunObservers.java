@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The run observers of a client's workers as one, each call guarded: an observer that throws is
@@ -23,13 +25,9 @@ public final class RunObservers {
         this.observers = new CopyOnWriteArrayList<>(observers);
     }
 
-    public void add(RunObserver observer) {
-        observers.add(observer);
-    }
+    public void add(RunObserver observer) { observers.add(observer); }
 
-    public void remove(RunObserver observer) {
-        observers.remove(observer);
-    }
+    public void remove(RunObserver observer) { observers.remove(observer); }
 
     /** The observers' view of a run; null when there is none, so that a run without observers costs a null check. */
     public Run started(TaskContext job) {
@@ -37,47 +35,33 @@ public final class RunObservers {
             return null;
         }
         List<Run> runs = new ArrayList<>(observers.size());
-        for (RunObserver observer : observers) {
+        eachGuarded(observers, observer -> runs.add(observer.started(job)),
+                observer -> "run observer " + observer.getClass().getName() + " failed at the start of " + job);
+        return new Runs(runs);
+    }
+
+    /** Calls {@code call} with each of {@code all}; one that throws is logged ({@code failure}) and the others still called. */
+    private static <T> void eachGuarded(List<T> all, Consumer<T> call, Function<T, String> failure) {
+        for (T t : all) {
             try {
-                runs.add(observer.started(job));
+                call.accept(t);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "run observer " + observer.getClass().getName() + " failed at the start of " + job, e);
+                LOG.log(Level.WARNING, failure.apply(t), e);
             }
         }
-        return new Runs(runs);
     }
 
     private record Runs(List<Run> runs) implements Run {
         @Override
         public Runnable enter() {
             List<Runnable> exits = new ArrayList<>(runs.size());
-            for (Run run : runs) {
-                try {
-                    exits.add(run.enter());
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "run observer failed before the handler", e);
-                }
-            }
-            return () -> {
-                for (Runnable exit : exits.reversed()) {
-                    try {
-                        exit.run();
-                    } catch (RuntimeException e) {
-                        LOG.log(Level.WARNING, "run observer failed after the handler", e);
-                    }
-                }
-            };
+            eachGuarded(runs, run -> exits.add(run.enter()), run -> "run observer failed before the handler");
+            return () -> eachGuarded(exits.reversed(), Runnable::run, exit -> "run observer failed after the handler");
         }
 
         @Override
         public void ended(RunOutcome outcome, Optional<Throwable> failure) {
-            for (Run run : runs) {
-                try {
-                    run.ended(outcome, failure);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "run observer failed at the end of a run", e);
-                }
-            }
+            eachGuarded(runs, run -> run.ended(outcome, failure), run -> "run observer failed at the end of a run");
         }
     }
 }

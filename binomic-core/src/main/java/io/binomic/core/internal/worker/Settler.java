@@ -30,7 +30,7 @@ import java.util.function.Function;
  * growing pause, and new outcomes wait in a buffer bounded at {@code capacity}; a full buffer
  * blocks the handlers that finish, so the worker stops taking work instead of losing acks. A
  * settlement the broker reports stale (the delivery was reclaimed by another consumer meanwhile)
- * is a no-op, counted in {@link #stale()}. The receipts settled last are remembered, so that a
+ * is a no-op, counted in {@link #stale}. The receipts settled last are remembered, so that a
  * reclaim racing with this worker's own settlement does not run a delivery twice. A batch that keeps failing while the broker answers
  * other calls is split, and a single settlement that still fails is given up with an error: its
  * delivery stays pending and comes back by reclaim (one more run, never a loss). A batch applied
@@ -45,6 +45,9 @@ final class Settler {
     private static final Duration FIRST_PAUSE = Duration.ofMillis(50);
     private static final Duration LONGEST_PAUSE = Duration.ofSeconds(1);
     private static final Duration SLOW_CALL = Duration.ofSeconds(1);
+    /** A settle call this slow means outcomes are not being written: the fetcher takes no new work until they are. */
+    private static final Duration STUCK_AFTER = Duration.ofSeconds(1);
+    private static final Duration PROBE_EVERY = Duration.ofSeconds(1);
 
     private final Broker broker;
     private final String consumer;
@@ -55,7 +58,8 @@ final class Settler {
     private final Consumer<Delivery> done;
     private final Deque<List<Settlement>> retrying = new ConcurrentLinkedDeque<>();
     private volatile int sending;
-    private volatile long sendingSinceNanos;
+    /** When the settle call under way began (System.nanoTime), or 0 when none is; read by the worker's health. */
+    volatile long sendingSinceNanos;
     private static final int REMEMBERED = 1 << 16;
     /**
      * Deliveries whose outcome was given up (a batch Redis refuses): still pending to this consumer
@@ -68,12 +72,16 @@ final class Settler {
     private int nextSettled;
     /** Failed tries of the batch at the head of {@link #retrying}. */
     private int headTries;
-    private final LongAdder stale = new LongAdder();
-    private final LongAdder abandoned = new LongAdder();
-    private volatile long lastWrittenNanos = System.nanoTime();
     private volatile long lastBrokerAnswerNanos = System.nanoTime();
-    private volatile long failingSinceNanos;
-    private volatile String lastError = "";
+    // What the worker's counters and health read; written by the settle loop alone.
+    final LongAdder stale = new LongAdder();
+    final LongAdder abandoned = new LongAdder();
+    volatile long lastWrittenNanos = System.nanoTime();
+    /** When writes began failing (System.nanoTime), or 0 while they succeed. */
+    volatile long failingSinceNanos;
+    volatile String lastError = "";
+    private long nextProbeNanos;
+    private int probeTurn;
 
     Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
             Consumer<Delivery> done) {
@@ -84,15 +92,42 @@ final class Settler {
         this.done = done;
     }
 
-    /** Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long). */
-    void submit(Settlement settlement) throws InterruptedException {
-        buffer.put(settlement);
+    /**
+     * True while the settle call under way has taken longer than {@link #STUCK_AFTER}, or writes
+     * are failing: work whose outcome is unwritten runs again elsewhere if this JVM dies, so the
+     * fetcher takes no new work meanwhile.
+     */
+    boolean stuck() {
+        long sending = sendingSinceNanos;
+        return failingSinceNanos != 0 || (sending != 0 && System.nanoTime() - sending > STUCK_AFTER.toNanos());
     }
 
-    /** Any other broker call of this worker succeeded: the broker is reachable. */
-    void brokerAnswered() {
-        lastBrokerAnswerNanos = System.nanoTime();
+    /**
+     * While outcomes fail to be written, asks the broker something cheap (one queue's stats, a
+     * different queue each second): an answer tells this settler the broker is up and refuses that
+     * batch (a queue's stream replaced by another type), which it then splits and gives up part by
+     * part instead of holding every queue's work until the key is repaired. Nothing else would tell
+     * it: the fetch is stopped meanwhile, and the leases held are those of the stuck outcomes.
+     */
+    void probe(List<String> queues) {
+        long now = System.nanoTime();
+        if (failingSinceNanos == 0 || now - nextProbeNanos < 0) {
+            return;
+        }
+        nextProbeNanos = now + PROBE_EVERY.toNanos();
+        try {
+            broker.stats(queues.get(Math.floorMod(probeTurn++, queues.size())));
+            brokerAnswered();
+        } catch (RuntimeException e) {
+            // that queue is the broken one, or the broker is away: another queue next time
+        }
     }
+
+    /** Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long). */
+    void submit(Settlement settlement) throws InterruptedException { buffer.put(settlement); }
+
+    /** Any other broker call of this worker succeeded: the broker is reachable. */
+    void brokerAnswered() { lastBrokerAnswerNanos = System.nanoTime(); }
 
     /**
      * One try at sending the next batch (a failed one first, after a pause that grows with its
@@ -222,9 +257,7 @@ final class Settler {
     }
 
     /** Whether the outcome of {@code receipt} was given up and reclaim has not taken it since. */
-    boolean gaveUp(String receipt) {
-        return !givenUp.isEmpty() && givenUp.contains(receipt);
-    }
+    boolean gaveUp(String receipt) { return !givenUp.isEmpty() && givenUp.contains(receipt); }
 
     /** Reclaim took {@code receipt}: its next outcome is written as any other. */
     void reclaimed(String receipt) {
@@ -272,31 +305,5 @@ final class Settler {
     int pending() {
         int inRetry = retrying.stream().mapToInt(List::size).sum();
         return buffer.size() + inRetry + sending;
-    }
-
-    long stale() {
-        return stale.sum();
-    }
-
-    long abandoned() {
-        return abandoned.sum();
-    }
-
-    long lastWrittenNanos() {
-        return lastWrittenNanos;
-    }
-
-    /** When the settle call now under way began (System.nanoTime), or 0 when none is. */
-    long sendingSinceNanos() {
-        return sendingSinceNanos;
-    }
-
-    /** When writes began failing (System.nanoTime), or 0 while they succeed. */
-    long failingSinceNanos() {
-        return failingSinceNanos;
-    }
-
-    String lastError() {
-        return lastError;
     }
 }

@@ -8,7 +8,5 @@ public final class TaskInvokers {
     private TaskInvokers() { }
 
     /** The invoker a worker, and the test mode, run handlers with. */
-    public static TaskInvoker forWorkers() {
-        return new DirectTaskInvoker();
-    }
+    public static TaskInvoker forWorkers() { return new DirectTaskInvoker(); }
 }

@@ -1,6 +1,5 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
@@ -25,8 +24,6 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     private static final System.Logger LOG = System.getLogger(TrackedJobs.class.getName());
 
     private final WorkerContext context;
-    private final Broker broker;
-    private final String consumerName;
     private final boolean enabled;
     /** Receipts of running deliveries whose submitter asked to cancel them. */
     private final Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
@@ -38,39 +35,25 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     /** @param enabled whether any task the worker runs is tracked */
     TrackedJobs(WorkerContext context, boolean enabled) {
         this.context = context;
-        this.broker = context.broker();
-        this.consumerName = context.consumerName();
         this.enabled = enabled;
     }
 
     /** Whether any task the worker runs is tracked: else there are no records to mark, nor cancels to hear. */
-    boolean enabled() {
-        return enabled;
-    }
+    boolean enabled() { return enabled; }
 
     @Override
-    public void started(String receipt, Thread thread) {
-        inHandler.put(receipt, thread);
-    }
+    public void started(String receipt, Thread thread) { inHandler.put(receipt, thread); }
 
     @Override
-    public void ended(String receipt) {
-        inHandler.remove(receipt);
-    }
+    public void ended(String receipt) { inHandler.remove(receipt); }
 
     @Override
-    public Boolean startedWithItsFetch(UUID id) {
-        return startedInBulk.remove(id);
-    }
+    public Boolean startedWithItsFetch(UUID id) { return startedInBulk.remove(id); }
 
     @Override
-    public boolean stopping() {
-        return !context.active().getAsBoolean();
-    }
+    public boolean stopping() { return !context.active().getAsBoolean(); }
 
-    boolean cancelRequested(String receipt) {
-        return cancelRequested.contains(receipt);
-    }
+    boolean cancelRequested(String receipt) { return cancelRequested.contains(receipt); }
 
     /** Marks the delivery's job cancelled and interrupts its handler, if it is in it. */
     void requestCancel(String receipt) {
@@ -103,12 +86,12 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
         Instant now = context.clock().instant();
         for (Delivery d : deliveries) {
             d.message().filter(Message::isTracked).ifPresent(m ->
-                    starts.add(JobRecordFormat.started(m, d.queue(), d.attempt(), consumerName, now)));
+                    starts.add(JobRecordFormat.started(m, d.queue(), d.attempt(), context.consumerName(), now)));
         }
         if (starts.size() < 2) {
             return; // one job is marked as its handler begins, in the same single round trip
         }
-        JobStore store = broker.capability(JobStore.class).orElse(null);
+        JobStore store = context.broker().capability(JobStore.class).orElse(null);
         if (store == null) {
             return; // each is let run as it starts: JobTracking reports the missing records once
         }
@@ -119,7 +102,7 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
             }
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "worker {0}: marking {1} jobs started at once failed ({2}); each is marked as it starts",
-                    consumerName, starts.size(), e.getMessage());
+                    context.consumerName(), starts.size(), e.getMessage());
         }
     }
 }

@@ -2,9 +2,9 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.core.internal.PartitionRouter;
 import java.lang.System.Logger.Level;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 /**
  * The physical queues a worker reads: every partition of each queue it is configured with, read
@@ -32,13 +32,9 @@ final class WorkerQueues {
         this.partitionsReadNanos = System.nanoTime();
     }
 
-    List<String> all() {
-        return queues;
-    }
+    List<String> all() { return queues; }
 
-    List<String> logical() {
-        return logicalQueues;
-    }
+    List<String> logical() { return logicalQueues; }
 
     /** Reads the partitions again when a second has passed since the last read; called by the fetcher only. */
     void refresh() {
@@ -47,21 +43,16 @@ final class WorkerQueues {
             return;
         }
         partitionsReadNanos = now;
-        List<String> read = partitions.physical(logicalQueues);
         List<String> was = queues;
-        if (read.equals(was) || was.containsAll(read)) {
+        List<String> added = partitions.physical(logicalQueues).stream().filter(q -> !was.contains(q)).toList();
+        if (added.isEmpty()) {
             return;
         }
-        List<String> grown = new ArrayList<>(was);
-        List<String> added = read.stream().filter(q -> !was.contains(q)).toList();
-        grown.addAll(added);
-        queues = List.copyOf(grown);
+        queues = Stream.concat(was.stream(), added.stream()).toList();
         LOG.log(Level.INFO, "worker {0}: now reads partitions {1} too", consumerName, added);
         onAdded.accept(added);
     }
 
     @Override
-    public String toString() {
-        return queues.toString();
-    }
+    public String toString() { return queues.toString(); }
 }

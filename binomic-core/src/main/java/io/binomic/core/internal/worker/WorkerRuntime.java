@@ -2,6 +2,7 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.WorkerHealth;
@@ -12,6 +13,8 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -22,8 +25,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * reads what the free slots can take and the {@link Dispatcher} runs each delivery on a virtual
  * thread; the settle loop writes every outcome, fenced and in batches ({@link Settler}); the
  * {@link LeaseKeeper} renews the leases of what this worker holds; the {@link DueMover} puts due
- * delayed messages on their queues. The {@link CancelListener} interrupts jobs asked to cancel,
- * and {@link HealthCheck} says whether the worker is still consuming.
+ * delayed messages on their queues. The dispatcher also interrupts jobs asked to cancel, and
+ * {@link HealthCheck} says whether the worker is still consuming.
  */
 public final class WorkerRuntime implements Worker {
     private static final System.Logger LOG = System.getLogger(WorkerRuntime.class.getName());
@@ -38,13 +41,11 @@ public final class WorkerRuntime implements Worker {
     private final DeliveryProcessor processor;
     private final Settler settler;
     private final FlowGate flow;
-    private final TrackedJobs tracked;
     private final Dispatcher dispatcher;
-    private final CancelListener cancels;
-    private final Fetcher fetcher;
+    private final ControlLoop fetchLoop;
     private final ControlLoop settleLoop;
-    private final LeaseKeeper leaseKeeper;
-    private final DueMover mover;
+    private final ControlLoop leaseLoop;
+    private final ControlLoop moveLoop;
     private final HealthCheck healthCheck;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private boolean started;
@@ -62,22 +63,21 @@ public final class WorkerRuntime implements Worker {
         WorkerContext context = new WorkerContext(config, consumerName, broker, services.clock(), services.stats(), () -> active);
         PartitionRouter partitions = services.partitions() != null ? services.partitions() : new PartitionRouter(broker);
         this.queues = new WorkerQueues(partitions, tasks.queues(), consumerName, this::partitionsAdded);
-        this.tracked = new TrackedJobs(context, tasks.handlers().values().stream().anyMatch(b -> b.task().isTracked()));
+        TrackedJobs tracked = new TrackedJobs(context, tasks.handlers().values().stream().anyMatch(b -> b.task().isTracked()));
         this.processor = new DeliveryProcessor(tasks, invoker, services.clock(), services.stats(), ThreadLocalRandom.current(),
                 JobTracking.through(broker, consumerName, tracked::cancelRequested, tracked, tasks.maxResultBytes()))
                 .observedBy(services.runObservers());
-        HeldDeliveries held = new HeldDeliveries();
+        Map<String, Delivery> held = new ConcurrentHashMap<>();
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         this.flow = new FlowGate(broker, queues.all(), consumerName);
         FlowLimiter limiter = new FlowLimiter(tasks.handlers(), broker, consumerName, tasks.codec(), queues.logical());
         this.dispatcher = new Dispatcher(context, processor, settler, flow, held, tracked);
-        this.cancels = new CancelListener(context, dispatcher);
-        this.fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter);
+        Fetcher fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter);
+        this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);
         this.settleLoop = new ControlLoop("settle", consumerName, () -> settler.sendOnce(config.pollTimeout()) || settling);
-        this.leaseKeeper = new LeaseKeeper(context, held, settler);
-        this.mover = new DueMover(context, services.scheduler(), queues);
-        this.healthCheck = new HealthCheck(config, fetcher, settler,
-                List.of(fetcher.loop(), settleLoop, leaseKeeper.loop(), mover.loop()));
+        this.leaseLoop = new ControlLoop("lease", consumerName, new LeaseKeeper(context, held, settler));
+        this.moveLoop = new ControlLoop("move", consumerName, new DueMover(context, services.scheduler(), queues));
+        this.healthCheck = new HealthCheck(config, fetcher, settler, List.of(fetchLoop, settleLoop, leaseLoop, moveLoop));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 
@@ -96,9 +96,7 @@ public final class WorkerRuntime implements Worker {
     /** A partition added while the worker runs: fetched from, and listened to for cancels, from now on. */
     private void partitionsAdded(List<String> added) {
         flow.queues(queues.all());
-        if (tracked.enabled()) {
-            cancels.subscribe(added);
-        }
+        dispatcher.listenForCancels(added);
     }
 
     public synchronized void start() {
@@ -106,33 +104,24 @@ public final class WorkerRuntime implements Worker {
             throw new IllegalStateException("a worker starts once");
         }
         active = true;
-        if (tracked.enabled()) {
-            cancels.subscribe(queues.all());
-        }
+        dispatcher.listenForCancels(queues.all());
         started = true;
         LocalPauses.add(flow);
-        fetcher.loop().start();
-        settleLoop.start();
-        leaseKeeper.loop().start();
-        mover.loop().start();
+        List.of(fetchLoop, settleLoop, leaseLoop, moveLoop).forEach(ControlLoop::start);
         LOG.log(Level.INFO, "worker {0} started on queues {1} with concurrency {2}", consumerName, queues.all(), config.concurrency());
     }
 
     @Override
-    public String consumerName() {
-        return consumerName;
-    }
+    public String consumerName() { return consumerName; }
 
     @Override
     public WorkerCounters counters() {
         return new WorkerCounters(dispatcher.runningCount(), processor.succeeded.sum(), processor.failed.sum(),
-                processor.retried.sum(), processor.deadLettered.sum(), settler.stale());
+                processor.retried.sum(), processor.deadLettered.sum(), settler.stale.sum());
     }
 
     @Override
-    public WorkerHealth health() {
-        return healthCheck.check(active);
-    }
+    public WorkerHealth health() { return healthCheck.check(active); }
 
     /**
      * Stops taking work, lets what runs finish within {@code grace} (then interrupts it), writes
@@ -152,12 +141,9 @@ public final class WorkerRuntime implements Worker {
             active = false;
         }
         LOG.log(Level.INFO, "worker {0} stopping: {1} task(s) running, grace {2}", consumerName, dispatcher.runningCount(), grace);
-        ControlLoop fetch = fetcher.loop();
-        ControlLoop lease = leaseKeeper.loop();
-        ControlLoop move = mover.loop();
-        move.interrupt();
-        cancels.close();
-        fetch.join(config.pollTimeout().plusSeconds(5));
+        moveLoop.interrupt();
+        dispatcher.close();
+        fetchLoop.join(config.pollTimeout().plusSeconds(5));
         LocalPauses.remove(flow);
         dispatcher.dropOverflow();
         dispatcher.awaitIdle(grace);
@@ -177,15 +163,15 @@ public final class WorkerRuntime implements Worker {
         int unwritten = settler.pending();
         if (unwritten > 0) {
             LOG.log(Level.ERROR, "worker {0}: {1} outcome(s) could not be written before stopping ({2}); their deliveries stay "
-                    + "pending and run again after reclaim", consumerName, unwritten, settler.lastError());
+                    + "pending and run again after reclaim", consumerName, unwritten, settler.lastError);
         }
-        lease.interrupt();
-        lease.join(Duration.ofSeconds(10));
-        move.join(Duration.ofSeconds(10));
+        leaseLoop.interrupt();
+        leaseLoop.join(Duration.ofSeconds(10));
+        moveLoop.join(Duration.ofSeconds(10));
         WorkerCounters c = counters();
         LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s),"
                 + " {6} outcome(s) given up (left to reclaim)", consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(),
-                c.staleSettlements(), settler.abandoned());
+                c.staleSettlements(), settler.abandoned.sum());
         stopped.countDown();
     }
 
@@ -198,17 +184,11 @@ public final class WorkerRuntime implements Worker {
     }
 
     @Override
-    public boolean isStopped() {
-        return stopped.getCount() == 0;
-    }
+    public boolean isStopped() { return stopped.getCount() == 0; }
 
     @Override
-    public void close() {
-        stop(config.shutdownGrace());
-    }
+    public void close() { stop(config.shutdownGrace()); }
 
     @Override
-    public String toString() {
-        return "Worker[" + consumerName + ", queues=" + queues + "]";
-    }
+    public String toString() { return "Worker[" + consumerName + ", queues=" + queues + "]"; }
 }
