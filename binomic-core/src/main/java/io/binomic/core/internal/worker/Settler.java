@@ -283,16 +283,20 @@ final class Settler {
         return false;
     }
 
-    /** The settlement against the delivery as this worker holds it now. */
-    private Settlement asHeldNow(Settlement s) {
+    /**
+     * {@code s} for the delivery as this worker holds it now: a reclaim of its own (after a freeze past
+     * the lease) raised the delivery count, and the broker fences a settlement at an older count. The
+     * job record's update goes with it, or a tracked job would never get its final record.
+     */
+    Settlement asHeldNow(Settlement s) {
         Delivery now = current.apply(s.delivery().receipt());
         if (now == null || now.deliveryCount() == s.delivery().deliveryCount()) {
             return s;
         }
         return switch (s) {
-            case Settlement.Ack a -> new Settlement.Ack(now);
-            case Settlement.RetryLater r -> new Settlement.RetryLater(now, r.next(), r.dueAt());
-            case Settlement.DeadLetter d -> new Settlement.DeadLetter(now, d.failure());
+            case Settlement.Ack a -> new Settlement.Ack(now, a.job());
+            case Settlement.RetryLater r -> new Settlement.RetryLater(now, r.next(), r.dueAt(), r.job());
+            case Settlement.DeadLetter d -> new Settlement.DeadLetter(now, d.failure(), d.job());
         };
     }
 
