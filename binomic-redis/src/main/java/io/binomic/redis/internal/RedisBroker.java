@@ -27,9 +27,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -250,7 +250,8 @@ final class RedisBroker implements Broker {
 
     @Override
     public void renewLeases(String consumer, List<Delivery> inFlight) {
-        Map<String, List<Object>> argsByQueue = new LinkedHashMap<>();
+        // Sorted: the failure of a broken queue's renewal then reads the same each time, and is logged once.
+        Map<String, List<Object>> argsByQueue = new TreeMap<>();
         for (Delivery d : inFlight) {
             List<Object> args = argsByQueue.computeIfAbsent(RedisPriorities.streamOf(d), q -> new ArrayList<>(List.of(GROUP, consumer)));
             args.add(RedisPriorities.entryId(d.receipt()));
