@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -195,7 +196,7 @@ class MasterTest {
         Thread reporter = Thread.ofPlatform().daemon().start(() -> {
             while (!Thread.currentThread().isInterrupted() && slot.pid() == stuck) {
                 slot.health(notConsuming);
-                Thread.onSpinWait();
+                LockSupport.parkNanos(100_000); // often enough to overwrite the worker's own reports, without burning a core
             }
         });
         try {
@@ -225,7 +226,7 @@ class MasterTest {
         Thread reporter = Thread.ofPlatform().daemon().start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
                 slot.health(unreachable);
-                Thread.onSpinWait();
+                LockSupport.parkNanos(100_000); // often enough to overwrite the worker's own reports, without burning a core
             }
         });
         try {
@@ -252,7 +253,7 @@ class MasterTest {
                 if (slot.state() == WorkerState.RUNNING) {
                     slot.health(notConsuming);
                 }
-                Thread.onSpinWait();
+                LockSupport.parkNanos(100_000); // often enough to overwrite the worker's own reports, without burning a core
             }
         });
         try {
