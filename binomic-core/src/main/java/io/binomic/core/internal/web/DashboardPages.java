@@ -354,10 +354,16 @@ public final class DashboardPages implements HttpHandler {
                 }
                 String trace = d.message().flatMap(Message::traceContext).map(TraceContext::traceId).orElse("");
                 h.raw("<tr data-letter=\"").text(d.id()).raw("\">");
-                // Users search by the job's id; the stream entry id is what replay and purge act on.
+                // Users search by the job's id; the stream entry id is what replay and purge act on. Only a
+                // tracked job has a page: an untracked one's would only say that no status is kept.
                 h.raw("<td class=\"job\">");
-                d.message().map(m -> m.id().toString()).ifPresent(job ->
-                        h.raw("<a href=\"/jobs?id=").text(job).raw("\">").text(job).raw("</a>"));
+                d.message().ifPresent(m -> {
+                    if (m.isTracked()) {
+                        h.raw("<a href=\"/jobs?id=").text(m.id()).raw("\">").text(m.id()).raw("</a>");
+                    } else {
+                        h.text(m.id());
+                    }
+                });
                 h.raw("</td>");
                 for (Object cell : new Object[] {d.task(), d.failure().reason(),
                         d.failure().errorClass() + ": " + d.failure().errorMessage(), d.failure().attempts(),
