@@ -153,8 +153,24 @@ class DashboardMetricsTest {
             String letters = get(dashboard.uri().resolve("dead-letters"), null);
             assertTrue(letters.contains("<td class=\"job\">" + job.id() + "</td>"), letters);
             assertFalse(letters.contains("/jobs?id=" + job.id()), letters);
+        }
+    }
+
+    @Test
+    void aJobWithoutStatusSaysWhyInsteadOfShowingBlankFieldsAndACancelButton() throws Exception {
+        Binomic b = started();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            b.startWorker();
+            JobHandle<Void> job = b.submit(doomedUntracked, new Job(3));
+            while (b.queueStats("metered").deadLetters() < 1) {
+                Thread.sleep(20);
+            }
+
             String page = get(dashboard.uri().resolve("jobs?id=" + job.id()), null);
-            assertTrue(page.contains("<td id=\"job-state\">UNKNOWN</td>"), "the page a link would lead to has no status: " + page);
+            assertTrue(page.contains("<p class=\"error\" id=\"job-missing\">no status is kept for job " + job.id() + " on queue metered:"
+                    + " a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its"
+                    + " retention</p>"), page);
+            assertFalse(page.contains("job-state") || page.contains("job-cancel"), page);
         }
     }
 

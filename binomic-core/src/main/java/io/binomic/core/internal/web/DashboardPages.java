@@ -6,6 +6,7 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.JobNotFoundException;
+import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
@@ -294,6 +295,13 @@ public final class DashboardPages implements HttpHandler {
             s = binomic.job(uuid).status();
         } catch (JobNotFoundException | IllegalStateException e) {
             h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + ": " + e.getMessage()).raw("</p>");
+            return;
+        }
+        if (s.state() == JobState.UNKNOWN) {
+            // Nothing to show or cancel: a table of blanks and a cancel button would suggest a job.
+            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " on queue " + s.queue()
+                    + ": a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention")
+                    .raw("</p>");
             return;
         }
         h.raw("<table class=\"fields\" id=\"job\"><tbody>");
