@@ -38,6 +38,7 @@ class DashboardMetricsTest {
     private final Task<Job, String> flaky = Task.builder("flaky", Job.class, String.class).queue("metered")
             .maxAttempts(2).backoff(Backoff.fixed(Duration.ofMillis(10))).build();
     private final Task<Job, String> doomed = Task.builder("doomed", Job.class, String.class).queue("metered").build();
+    private final Task<Job, Void> doomedUntracked = Task.builder("doomed-untracked", Job.class).queue("metered").build();
     private Binomic binomic;
 
     @AfterEach
@@ -58,6 +59,9 @@ class DashboardMetricsTest {
                     return "second";
                 })
                 .handle(doomed, j -> {
+                    throw new NonRetryableException("never");
+                })
+                .handle(doomedUntracked, j -> {
                     throw new NonRetryableException("never");
                 })
                 .build().start();
@@ -133,6 +137,40 @@ class DashboardMetricsTest {
             assertTrue(letters.contains("<td class=\"job\"><a href=\"/jobs?id=" + job.id() + "\">" + job.id() + "</a></td>"), letters);
             assertTrue(letters.contains("data-letter=\"" + entry + "\"") && letters.contains("<td class=\"entry\">" + entry + "</td>"),
                     "the entry id stays where replay and purge need it: " + letters);
+        }
+    }
+
+    @Test
+    void anUntrackedJobsDeadLetterShowsItsIdWithoutALinkToAPageThatWouldHaveNoStatus() throws Exception {
+        Binomic b = started();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            b.startWorker();
+            JobHandle<Void> job = b.submit(doomedUntracked, new Job(2));
+            while (b.queueStats("metered").deadLetters() < 1) {
+                Thread.sleep(20);
+            }
+
+            String letters = get(dashboard.uri().resolve("dead-letters"), null);
+            assertTrue(letters.contains("<td class=\"job\">" + job.id() + "</td>"), letters);
+            assertFalse(letters.contains("/jobs?id=" + job.id()), letters);
+        }
+    }
+
+    @Test
+    void aJobWithoutStatusSaysWhyInsteadOfShowingBlankFieldsAndACancelButton() throws Exception {
+        Binomic b = started();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            b.startWorker();
+            JobHandle<Void> job = b.submit(doomedUntracked, new Job(3));
+            while (b.queueStats("metered").deadLetters() < 1) {
+                Thread.sleep(20);
+            }
+
+            String page = get(dashboard.uri().resolve("jobs?id=" + job.id()), null);
+            assertTrue(page.contains("<p class=\"error\" id=\"job-missing\">no status is kept for job " + job.id() + " on queue metered:"
+                    + " a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its"
+                    + " retention</p>"), page);
+            assertFalse(page.contains("job-state") || page.contains("job-cancel"), page);
         }
     }
 

@@ -12,8 +12,8 @@ import java.util.regex.Pattern;
 
 /**
  * The options of one command, parsed against what it declares. Accepts {@code --name value} and
- * {@code --name=value}; anything undeclared, a missing value or a positional word is a
- * {@link UsageException} that says which.
+ * {@code --name=value}; anything undeclared (with the declared option it most likely meant), a missing
+ * value or a positional word is a {@link UsageException} that says which.
  */
 final class Arguments {
     private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
@@ -40,7 +40,8 @@ final class Arguments {
             }
             Option option = byName.get(name);
             if (option == null) {
-                throw new UsageException("unknown option --" + name);
+                throw new UsageException("unknown option --" + name
+                        + ClosestName.to(name, byName.keySet()).map(closest -> "; did you mean --" + closest + "?").orElse(""));
             }
             String value;
             if (option.isFlag()) {

@@ -6,6 +6,7 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
 import io.binomic.api.JobNotFoundException;
+import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
@@ -296,6 +297,13 @@ public final class DashboardPages implements HttpHandler {
             h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + ": " + e.getMessage()).raw("</p>");
             return;
         }
+        if (s.state() == JobState.UNKNOWN) {
+            // Nothing to show or cancel: a table of blanks and a cancel button would suggest a job.
+            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " on queue " + s.queue()
+                    + ": a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention")
+                    .raw("</p>");
+            return;
+        }
         h.raw("<table class=\"fields\" id=\"job\"><tbody>");
         h.row("id", s.id()).row("queue", s.queue()).row("task", s.task());
         h.raw("<tr><td>state</td><td id=\"job-state\">").text(s.state()).raw("</td></tr>");
@@ -354,10 +362,16 @@ public final class DashboardPages implements HttpHandler {
                 }
                 String trace = d.message().flatMap(Message::traceContext).map(TraceContext::traceId).orElse("");
                 h.raw("<tr data-letter=\"").text(d.id()).raw("\">");
-                // Users search by the job's id; the stream entry id is what replay and purge act on.
+                // Users search by the job's id; the stream entry id is what replay and purge act on. Only a
+                // tracked job has a page: an untracked one's would only say that no status is kept.
                 h.raw("<td class=\"job\">");
-                d.message().map(m -> m.id().toString()).ifPresent(job ->
-                        h.raw("<a href=\"/jobs?id=").text(job).raw("\">").text(job).raw("</a>"));
+                d.message().ifPresent(m -> {
+                    if (m.isTracked()) {
+                        h.raw("<a href=\"/jobs?id=").text(m.id()).raw("\">").text(m.id()).raw("</a>");
+                    } else {
+                        h.text(m.id());
+                    }
+                });
                 h.raw("</td>");
                 for (Object cell : new Object[] {d.task(), d.failure().reason(),
                         d.failure().errorClass() + ": " + d.failure().errorMessage(), d.failure().attempts(),

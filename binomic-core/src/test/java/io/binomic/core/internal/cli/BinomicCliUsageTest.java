@@ -174,6 +174,16 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void aMistypedOptionNamesTheOptionMeant() {
+        assertUsageError(run("queues", "--queus", "mail"), "binomic queues: unknown option --queus; did you mean --queues?",
+                "Usage: binomic queues [options]");
+        assertUsageError(run("queue", "pause", "mail", "--brokr", "redis://h:6379"),
+                "binomic queue pause: unknown option --brokr; did you mean --broker?", "Usage: binomic queue pause [options]");
+        assertUsageError(run("job", "submit", "--task", "t", "--queue", "q", "--creat"),
+                "binomic job submit: unknown option --creat; did you mean --create?", "Usage: binomic job submit [options]");
+    }
+
+    @Test
     void malformedNumberIsAUsageError() {
         assertUsageError(run("master", "--workers", "many"), "binomic master: --workers must be a whole number, was 'many'",
                 "Usage: binomic master [options]");
