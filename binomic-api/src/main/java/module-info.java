@@ -8,7 +8,8 @@
 module io.binomic.api {
     exports io.binomic.api;
     exports io.binomic.api.spi;
-    // Binds the TaskContext of a running handler: the core's business, not the application's.
+    // Binds the TaskContext of a running handler, and the builders' settings given once: the core's
+    // business, not the application's.
     exports io.binomic.api.internal to io.binomic.core;
 
     uses io.binomic.api.spi.BrokerProvider;

@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.random.RandomGenerator;
@@ -117,24 +118,24 @@ public final class Backoff {
 
     /** Builds {@link Backoff}: each setting once (a second call is an {@link IllegalArgumentException}), checked by {@link #build()}. */
     public static final class Builder {
-        private final Config.Once<Duration> base = new Config.Once<>("backoff.base", Duration.ofMillis(1500));
-        private final Config.Once<Double> factor = new Config.Once<>("backoff.factor", 2.0);
-        private final Config.Once<Duration> cap = new Config.Once<>("backoff.cap", Duration.ofSeconds(30));
-        private final Config.Once<Double> jitter = new Config.Once<>("backoff.jitter", 0.0);
+        private final Once<Duration> base = new Once<>("backoff.base", Duration.ofMillis(1500));
+        private final Once<Double> factor = new Once<>("backoff.factor", 2.0);
+        private final Once<Duration> cap = new Once<>("backoff.cap", Duration.ofSeconds(30));
+        private final Once<Double> jitter = new Once<>("backoff.jitter", 0.0);
 
         private Builder() { }
 
         /** The wait after the first failed attempt; must be positive. Defaults to 1.5 s. */
-        public Builder base(Duration base) { return Config.set(this, this.base, base); }
+        public Builder base(Duration base) { return Once.set(this, this.base, base); }
 
         /** Growth per attempt; must be finite and at least 1 (1 gives a fixed backoff). Defaults to 2. */
-        public Builder factor(double factor) { return Config.set(this, this.factor, factor); }
+        public Builder factor(double factor) { return Once.set(this, this.factor, factor); }
 
         /** The longest wait; must be at least the base. Defaults to 30 s. */
-        public Builder cap(Duration cap) { return Config.set(this, this.cap, cap); }
+        public Builder cap(Duration cap) { return Once.set(this, this.cap, cap); }
 
         /** Fraction of each wait that may be randomly removed, in [0, 1]. Defaults to 0 (no jitter). */
-        public Builder jitter(double jitter) { return Config.set(this, this.jitter, jitter); }
+        public Builder jitter(double jitter) { return Once.set(this, this.jitter, jitter); }
 
         /** Checks the settings and builds the backoff, or throws an {@link IllegalArgumentException} naming a bad one. */
         public Backoff build() { return new Backoff(this); }

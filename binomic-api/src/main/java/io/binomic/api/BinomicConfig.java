@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import io.binomic.api.spi.PayloadCodec;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -97,34 +98,34 @@ public final class BinomicConfig {
      * naming the setting and both values. The values are checked by {@link #build()}.
      */
     public static final class Builder {
-        private final Config.Once<BrokerConfig> broker = new Config.Once<>("broker", BrokerConfig.defaults());
-        private final Config.Once<TaskDefaults> taskDefaults = new Config.Once<>("taskDefaults", TaskDefaults.defaults());
-        private final Config.Once<WorkerConfig> worker = new Config.Once<>("worker", WorkerConfig.defaults());
-        private final Config.Once<Boolean> schedulePeriodicTasks = new Config.Once<>("schedulePeriodicTasks", true);
-        private final Config.Once<String> payloadCodec = new Config.Once<>("payloadCodec", JDK_JSON_CODEC);
+        private final Once<BrokerConfig> broker = new Once<>("broker", BrokerConfig.defaults());
+        private final Once<TaskDefaults> taskDefaults = new Once<>("taskDefaults", TaskDefaults.defaults());
+        private final Once<WorkerConfig> worker = new Once<>("worker", WorkerConfig.defaults());
+        private final Once<Boolean> schedulePeriodicTasks = new Once<>("schedulePeriodicTasks", true);
+        private final Once<String> payloadCodec = new Once<>("payloadCodec", JDK_JSON_CODEC);
 
         private Builder() { }
 
         /** Broker settings. Defaults to {@link BrokerConfig#defaults()} (embedded {@code memory://}). */
-        public Builder broker(BrokerConfig broker) { return Config.set(this, this.broker, broker); }
+        public Builder broker(BrokerConfig broker) { return Once.set(this, this.broker, broker); }
 
         /**
          * Shortcut for a broker given only by URL, other broker settings at their defaults; it sets
          * the same setting as {@link #broker(BrokerConfig)}. Defaults to {@code memory://}.
          */
-        public Builder brokerUrl(String url) { return Config.set(this, this.broker, BrokerConfig.builder().url(url).build()); }
+        public Builder brokerUrl(String url) { return Once.set(this, this.broker, BrokerConfig.builder().url(url).build()); }
 
         /** Task defaults. Defaults to {@link TaskDefaults#defaults()}. */
-        public Builder taskDefaults(TaskDefaults taskDefaults) { return Config.set(this, this.taskDefaults, taskDefaults); }
+        public Builder taskDefaults(TaskDefaults taskDefaults) { return Once.set(this, this.taskDefaults, taskDefaults); }
 
         /** Worker settings. Defaults to {@link WorkerConfig#defaults()}. */
-        public Builder worker(WorkerConfig worker) { return Config.set(this, this.worker, worker); }
+        public Builder worker(WorkerConfig worker) { return Once.set(this, this.worker, worker); }
 
         /**
          * Whether {@code start()} fires CRON and INTERVAL tasks from this process. With a shared
          * broker every tick is claimed once, so several processes may safely do it. Defaults to true.
          */
-        public Builder schedulePeriodicTasks(boolean schedule) { return Config.set(this, schedulePeriodicTasks, schedule); }
+        public Builder schedulePeriodicTasks(boolean schedule) { return Once.set(this, schedulePeriodicTasks, schedule); }
 
         /**
          * Id of the payload codec that encodes task arguments: {@code json-jdk} (the JDK-only
@@ -135,7 +136,7 @@ public final class BinomicConfig {
          * message records the codec that wrote it, and a worker decodes with that one, so
          * producers and workers need not agree, but a worker must have the codec.
          */
-        public Builder payloadCodec(String payloadCodec) { return Config.set(this, this.payloadCodec, payloadCodec); }
+        public Builder payloadCodec(String payloadCodec) { return Once.set(this, this.payloadCodec, payloadCodec); }
 
         /** Checks the settings and builds the configuration, or throws an {@link IllegalArgumentException} naming a bad one. */
         public BinomicConfig build() { return new BinomicConfig(this); }

@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -159,18 +160,18 @@ public final class BrokerConfig {
      * naming both values, passwords as {@code ****}), checked by {@link #build()}.
      */
     public static final class Builder {
-        private final Config.Once<String> url = new Config.Once<>("url", "memory://", BrokerConfig::redact);
-        private final Config.Once<String> brokerId = new Config.Once<>("brokerId", null);
-        private final Config.Once<String> username = new Config.Once<>("username", null);
-        private final Config.Once<String> password = new Config.Once<>("password", null, p -> "****");
-        private final Config.Once<Integer> database = new Config.Once<>("database", 0);
-        private final Config.Once<Duration> connectTimeout = new Config.Once<>("connectTimeout", Duration.ofSeconds(5));
-        private final Config.Once<Duration> commandTimeout = new Config.Once<>("commandTimeout", Duration.ofSeconds(5));
-        private final Config.Once<String> keyPrefix = new Config.Once<>("keyPrefix", "binomic");
-        private final Config.Once<Integer> maxPayloadBytes = new Config.Once<>("maxPayloadBytes", 512 * 1024);
-        private final Config.Once<Integer> deadLetterMaxCount = new Config.Once<>("deadLetterMaxCount", 100_000);
-        private final Config.Once<Duration> deadLetterMaxAge = new Config.Once<>("deadLetterMaxAge", Duration.ofDays(14));
-        private final Config.Once<Map<String, String>> options = new Config.Once<>("options", Map.of());
+        private final Once<String> url = new Once<>("url", "memory://", BrokerConfig::redact);
+        private final Once<String> brokerId = new Once<>("brokerId", null);
+        private final Once<String> username = new Once<>("username", null);
+        private final Once<String> password = new Once<>("password", null, p -> "****");
+        private final Once<Integer> database = new Once<>("database", 0);
+        private final Once<Duration> connectTimeout = new Once<>("connectTimeout", Duration.ofSeconds(5));
+        private final Once<Duration> commandTimeout = new Once<>("commandTimeout", Duration.ofSeconds(5));
+        private final Once<String> keyPrefix = new Once<>("keyPrefix", "binomic");
+        private final Once<Integer> maxPayloadBytes = new Once<>("maxPayloadBytes", 512 * 1024);
+        private final Once<Integer> deadLetterMaxCount = new Once<>("deadLetterMaxCount", 100_000);
+        private final Once<Duration> deadLetterMaxAge = new Once<>("deadLetterMaxAge", Duration.ofDays(14));
+        private final Once<Map<String, String>> options = new Once<>("options", Map.of());
 
         private Builder() { }
 
@@ -180,22 +181,22 @@ public final class BrokerConfig {
          * the Redis module, a Redis Cluster is {@code redis+cluster://host:port,host:port} and Sentinel
          * {@code redis+sentinel://host:port,host:port/masterName}.
          */
-        public Builder url(String url) { return Config.set(this, this.url, url); }
+        public Builder url(String url) { return Once.set(this, this.url, url); }
 
         /** Explicit provider id ({@code memory}, {@code redis}); wins over the URL scheme. Defaults to none. */
-        public Builder brokerId(String brokerId) { return Config.set(this, this.brokerId, brokerId); }
+        public Builder brokerId(String brokerId) { return Once.set(this, this.brokerId, brokerId); }
 
         /** ACL user name. Defaults to none (the URL's, if any). */
-        public Builder username(String username) { return Config.set(this, this.username, username); }
+        public Builder username(String username) { return Once.set(this, this.username, username); }
 
         /** Password. Defaults to none (the URL's, if any). */
-        public Builder password(String password) { return Config.set(this, this.password, password); }
+        public Builder password(String password) { return Once.set(this, this.password, password); }
 
         /** Logical database; at least 0. Defaults to 0 (or the URL's path, e.g. {@code /2}). */
-        public Builder database(int database) { return Config.set(this, this.database, database); }
+        public Builder database(int database) { return Once.set(this, this.database, database); }
 
         /** Connect timeout; positive. Defaults to 5 s. */
-        public Builder connectTimeout(Duration connectTimeout) { return Config.set(this, this.connectTimeout, connectTimeout); }
+        public Builder connectTimeout(Duration connectTimeout) { return Once.set(this, this.connectTimeout, connectTimeout); }
 
         /**
          * Timeout of one command; positive. Defaults to 5 s. It also bounds a submit (one job:
@@ -206,22 +207,22 @@ public final class BrokerConfig {
          * second per queue; a failed one keeps the count last read), one for the write. A write
          * not answered in time throws a {@code BrokerException} saying that Redis did not answer.
          */
-        public Builder commandTimeout(Duration commandTimeout) { return Config.set(this, this.commandTimeout, commandTimeout); }
+        public Builder commandTimeout(Duration commandTimeout) { return Once.set(this, this.commandTimeout, commandTimeout); }
 
         /** Prefix of every key: 1-64 of letters, digits, '_', '.', ':', '-'. Defaults to {@code binomic}. */
-        public Builder keyPrefix(String keyPrefix) { return Config.set(this, this.keyPrefix, keyPrefix); }
+        public Builder keyPrefix(String keyPrefix) { return Once.set(this, this.keyPrefix, keyPrefix); }
 
         /** Largest encoded payload accepted at submit; at least 1. Defaults to 512 KiB. */
-        public Builder maxPayloadBytes(int maxPayloadBytes) { return Config.set(this, this.maxPayloadBytes, maxPayloadBytes); }
+        public Builder maxPayloadBytes(int maxPayloadBytes) { return Once.set(this, this.maxPayloadBytes, maxPayloadBytes); }
 
         /** Dead letters kept per queue; at least 1. Defaults to 100,000. */
-        public Builder deadLetterMaxCount(int deadLetterMaxCount) { return Config.set(this, this.deadLetterMaxCount, deadLetterMaxCount); }
+        public Builder deadLetterMaxCount(int deadLetterMaxCount) { return Once.set(this, this.deadLetterMaxCount, deadLetterMaxCount); }
 
         /** Age past which dead letters are dropped; positive. Defaults to 14 days. */
-        public Builder deadLetterMaxAge(Duration deadLetterMaxAge) { return Config.set(this, this.deadLetterMaxAge, deadLetterMaxAge); }
+        public Builder deadLetterMaxAge(Duration deadLetterMaxAge) { return Once.set(this, this.deadLetterMaxAge, deadLetterMaxAge); }
 
         /** Provider-specific options, all given at once (copied when built). Defaults to none. */
-        public Builder options(Map<String, String> options) { return Config.set(this, this.options, options); }
+        public Builder options(Map<String, String> options) { return Once.set(this, this.options, options); }
 
         /** Checks the settings and builds the broker configuration, or throws an {@link IllegalArgumentException} naming a bad one. */
         public BrokerConfig build() { return new BrokerConfig(this); }

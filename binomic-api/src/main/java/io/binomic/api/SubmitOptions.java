@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import io.binomic.api.spi.TraceContextProvider;
 import java.time.Duration;
 import java.util.Map;
@@ -104,14 +105,14 @@ public final class SubmitOptions {
 
     /** Builds {@link SubmitOptions}. */
     public static final class Builder {
-        private final Config.Once<Map<String, String>> headers = new Config.Once<>("headers", Map.of());
-        private final Config.Once<Integer> priority = new Config.Once<>("priority", null);
-        private final Config.Once<Uniqueness> unique = new Config.Once<>("unique", null);
+        private final Once<Map<String, String>> headers = new Once<>("headers", Map.of());
+        private final Once<Integer> priority = new Once<>("priority", null);
+        private final Once<Uniqueness> unique = new Once<>("unique", null);
         private String uniqueKey;
-        private final Config.Once<String> debounce = new Config.Once<>("debounce", null);
-        private final Config.Once<Duration> delay = new Config.Once<>("delay", null);
-        private final Config.Once<TraceContext> trace = new Config.Once<>("traceContext", null);
-        private final Config.Once<String> partitionKey = new Config.Once<>("partitionKey", null);
+        private final Once<String> debounce = new Once<>("debounce", null);
+        private final Once<Duration> delay = new Once<>("delay", null);
+        private final Once<TraceContext> trace = new Once<>("traceContext", null);
+        private final Once<String> partitionKey = new Once<>("partitionKey", null);
 
         private Builder() { }
 
@@ -125,7 +126,7 @@ public final class SubmitOptions {
          */
         public Builder headers(Map<String, String> value) {
             TraceContext.requireValidHeaders(Config.nonNull(value, "headers must not be null; leave the setting out for none"));
-            return Config.set(this, headers, Map.copyOf(value));
+            return Once.set(this, headers, Map.copyOf(value));
         }
 
         /**
@@ -134,7 +135,7 @@ public final class SubmitOptions {
          * ({@link Task#priority()}).
          */
         public Builder priority(int value) {
-            return Config.set(this, priority, Priority.require("SubmitOptions priority", value));
+            return Once.set(this, priority, Priority.require("SubmitOptions priority", value));
         }
 
         /**
@@ -143,7 +144,7 @@ public final class SubmitOptions {
          * holder's handle. Defaults to the task's ({@code Task.Builder.unique}), or not unique.
          */
         public Builder unique(Uniqueness uniqueness) {
-            return Config.set(this, unique,
+            return Once.set(this, unique,
                     Config.nonNull(uniqueness, "unique must not be null; leave the setting out to keep the task's"));
         }
 
@@ -164,7 +165,7 @@ public final class SubmitOptions {
          * its handle is returned; otherwise a new job is scheduled. Needs a delay: a DELAY task, or
          * {@link #delay}. Defaults to the task's ({@code Task.Builder.debounce}), or none.
          */
-        public Builder debounce(String key) { return Config.set(this, debounce, requireKey("debounce key", key)); }
+        public Builder debounce(String key) { return Once.set(this, debounce, requireKey("debounce key", key)); }
 
         /**
          * Enqueues this job {@code delay} after the submit, durably, instead of at once (a DIRECT
@@ -174,7 +175,7 @@ public final class SubmitOptions {
             if (delay == null || delay.toMillis() < 1) {
                 throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's");
             }
-            return Config.set(this, this.delay, delay);
+            return Once.set(this, this.delay, delay);
         }
 
         /**
@@ -184,7 +185,7 @@ public final class SubmitOptions {
          * {@link TraceContextProvider} gives, else none.
          */
         public Builder traceContext(TraceContext context) {
-            return Config.set(this, trace,
+            return Once.set(this, trace,
                     Config.nonNull(context, "traceContext must not be null; leave the setting out for the provider's"));
         }
 
@@ -196,7 +197,7 @@ public final class SubmitOptions {
          * of one partition.
          */
         public Builder partitionKey(String key) {
-            return Config.set(this, partitionKey, requireKey("partition key", key));
+            return Once.set(this, partitionKey, requireKey("partition key", key));
         }
 
         private static String requireKey(String what, String key) {

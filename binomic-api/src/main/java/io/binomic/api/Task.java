@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -206,7 +207,7 @@ public final class Task<A, R> {
         private final String name;
         private final Class<A> argumentType;
         private final Class<R> resultType;
-        private final Config.Once<String> queue;
+        private final Once<String> queue;
         private TaskMode mode = TaskMode.DIRECT;
         private String modeCall;
         private Duration delay;
@@ -214,15 +215,15 @@ public final class Task<A, R> {
         private CronExpression cron;
         private ZoneId zone = ZoneOffset.UTC;
         private Duration interval;
-        private final Config.Once<Integer> maxAttempts;
-        private final Config.Once<Duration> timeout;
-        private final Config.Once<Backoff> backoff;
-        private final Config.Once<Set<Class<? extends Throwable>>> nonRetryable;
-        private final Config.Once<Duration> statusRetention;
-        private final Config.Once<Integer> priority;
-        private final Config.Once<Uniqueness> unique;
+        private final Once<Integer> maxAttempts;
+        private final Once<Duration> timeout;
+        private final Once<Backoff> backoff;
+        private final Once<Set<Class<? extends Throwable>>> nonRetryable;
+        private final Once<Duration> statusRetention;
+        private final Once<Integer> priority;
+        private final Once<Uniqueness> unique;
         private Function<? super A, String> uniqueKey;
-        private final Config.Once<Function<? super A, String>> debounce;
+        private final Once<Function<? super A, String>> debounce;
         private final TaskLimits.Builder<A> limits;
 
         private Builder(String name, Class<A> argumentType, Class<R> resultType) {
@@ -230,16 +231,16 @@ public final class Task<A, R> {
             this.argumentType = argumentType;
             this.resultType = resultType;
             String who = "task '" + name + "': ";
-            this.queue = new Config.Once<>(who + "queue", DEFAULT_QUEUE);
-            this.maxAttempts = new Config.Once<>(who + "maxAttempts", null);
-            this.timeout = new Config.Once<>(who + "timeout", null);
-            this.backoff = new Config.Once<>(who + "backoff", null);
-            this.nonRetryable = new Config.Once<>(who + "nonRetryableOn", Set.of());
-            this.priority = new Config.Once<>(who + "priority", Priority.DEFAULT);
-            this.statusRetention = new Config.Once<>(who + "keepStatusFor",
+            this.queue = new Once<>(who + "queue", DEFAULT_QUEUE);
+            this.maxAttempts = new Once<>(who + "maxAttempts", null);
+            this.timeout = new Once<>(who + "timeout", null);
+            this.backoff = new Once<>(who + "backoff", null);
+            this.nonRetryable = new Once<>(who + "nonRetryableOn", Set.of());
+            this.priority = new Once<>(who + "priority", Priority.DEFAULT);
+            this.statusRetention = new Once<>(who + "keepStatusFor",
                     resultType == Void.class ? Duration.ZERO : DEFAULT_RESULT_RETENTION);
-            this.unique = new Config.Once<>(who + "unique", null);
-            this.debounce = new Config.Once<>(who + "debounce", null, f -> "a key function");
+            this.unique = new Once<>(who + "unique", null);
+            this.debounce = new Once<>(who + "debounce", null, f -> "a key function");
             this.limits = new TaskLimits.Builder<>(who);
         }
 
@@ -249,14 +250,14 @@ public final class Task<A, R> {
          * the limit allows it (its status says SCHEDULED, with the due time). Defaults to none.
          */
         public Builder<A, R> rateLimit(RateLimit limit) {
-            return Config.set(this, limits.rate, Objects.requireNonNull(limit, "rateLimit must not be null; leave it out for none"));
+            return Once.set(this, limits.rate, Objects.requireNonNull(limit, "rateLimit must not be null; leave it out for none"));
         }
 
         /**
          * At most {@code max} of this task's jobs running at once, across every worker and host. A
          * job that finds no free slot waits (no attempt used) until one is released. Defaults to none.
          */
-        public Builder<A, R> concurrencyLimit(int max) { return Config.set(this, limits.concurrency, max); }
+        public Builder<A, R> concurrencyLimit(int max) { return Once.set(this, limits.concurrency, max); }
 
         /**
          * The key of the per-key limits ({@link #rateLimitPerKey}, {@link #concurrencyLimitPerKey}), a
@@ -264,20 +265,20 @@ public final class Task<A, R> {
          * carried in a header, so a worker decides without decoding the argument. Defaults to none.
          */
         public Builder<A, R> limitKey(Function<? super A, String> key) {
-            return Config.set(this, limits.key, Objects.requireNonNull(key, "limitKey must not be null; leave it out for none"));
+            return Once.set(this, limits.key, Objects.requireNonNull(key, "limitKey must not be null; leave it out for none"));
         }
 
         /** At most {@code limit} starts per period for each {@link #limitKey key}. Defaults to none. */
         public Builder<A, R> rateLimitPerKey(RateLimit limit) {
-            return Config.set(this, limits.keyedRate,
+            return Once.set(this, limits.keyedRate,
                     Objects.requireNonNull(limit, "rateLimitPerKey must not be null; leave it out for none"));
         }
 
         /** At most {@code max} jobs running at once for each {@link #limitKey key}. Defaults to none. */
-        public Builder<A, R> concurrencyLimitPerKey(int max) { return Config.set(this, limits.keyedConcurrency, max); }
+        public Builder<A, R> concurrencyLimitPerKey(int max) { return Once.set(this, limits.keyedConcurrency, max); }
 
         /** The queue this task's messages go to. Defaults to {@value Task#DEFAULT_QUEUE}. */
-        public Builder<A, R> queue(String queue) { return Config.set(this, this.queue, queue); }
+        public Builder<A, R> queue(String queue) { return Once.set(this, this.queue, queue); }
 
         /** Makes this a {@link TaskMode#DELAY} task enqueued {@code delay} after submission. Defaults to DIRECT (at once). */
         public Builder<A, R> delay(Duration delay) {
@@ -317,14 +318,14 @@ public final class Task<A, R> {
         }
 
         /** Overrides the maximum number of attempts for this task. Defaults to the worker's setting. */
-        public Builder<A, R> maxAttempts(int maxAttempts) { return Config.set(this, this.maxAttempts, maxAttempts); }
+        public Builder<A, R> maxAttempts(int maxAttempts) { return Once.set(this, this.maxAttempts, maxAttempts); }
 
         /** Overrides the execution timeout for this task. Defaults to the worker's setting. */
-        public Builder<A, R> timeout(Duration timeout) { return Config.set(this, this.timeout, timeout); }
+        public Builder<A, R> timeout(Duration timeout) { return Once.set(this, this.timeout, timeout); }
 
         /** Overrides the backoff for this task. Defaults to the worker's setting. */
         public Builder<A, R> backoff(Backoff backoff) {
-            return Config.set(this, this.backoff, Objects.requireNonNull(backoff, "backoff must not be null"));
+            return Once.set(this, this.backoff, Objects.requireNonNull(backoff, "backoff must not be null"));
         }
 
         /** Exception types that send a message straight to the dead-letter queue. Defaults to none. */
@@ -334,7 +335,7 @@ public final class Task<A, R> {
             for (Class<? extends Throwable> type : types) {
                 given.add(Objects.requireNonNull(type, "nonRetryableOn types must not be null"));
             }
-            return Config.set(this, nonRetryable, Set.copyOf(given));
+            return Once.set(this, nonRetryable, Set.copyOf(given));
         }
 
         /**
@@ -344,7 +345,7 @@ public final class Task<A, R> {
          * (not tracked, no cost) for a task whose result type is {@link Void}.
          */
         public Builder<A, R> keepStatusFor(Duration retention) {
-            return Config.set(this, statusRetention, Objects.requireNonNull(retention, "keepStatusFor retention must not be null"));
+            return Once.set(this, statusRetention, Objects.requireNonNull(retention, "keepStatusFor retention must not be null"));
         }
 
         /**
@@ -353,7 +354,7 @@ public final class Task<A, R> {
          * ({@link SubmitOptions.Builder#priority(int)}). Defaults to {@value Priority#DEFAULT}, the middle.
          */
         public Builder<A, R> priority(int priority) {
-            return Config.set(this, this.priority, Priority.require("task '" + name + "': priority", priority));
+            return Once.set(this, this.priority, Priority.require("task '" + name + "': priority", priority));
         }
 
         /**
@@ -363,7 +364,7 @@ public final class Task<A, R> {
          * {@link #unique(Uniqueness, Function)} to derive it. Defaults to not unique.
          */
         public Builder<A, R> unique(Uniqueness uniqueness) {
-            return Config.set(this, unique,
+            return Once.set(this, unique,
                     Config.nonNull(uniqueness, "task '" + name + "': unique must not be null; leave the setting out for jobs that are not unique"));
         }
 
@@ -386,7 +387,7 @@ public final class Task<A, R> {
          * return 1-500 characters. Defaults to no debounce.
          */
         public Builder<A, R> debounce(Function<? super A, String> key) {
-            return Config.set(this, debounce,
+            return Once.set(this, debounce,
                     Config.nonNull(key, "task '" + name + "': debounce key function must not be null; leave the setting out for no debounce"));
         }
 

@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -80,28 +81,28 @@ public final class TaskDefaults {
 
     /** Builds {@link TaskDefaults}: each setting once (a second call is an {@link IllegalArgumentException}), checked by {@link #build()}. */
     public static final class Builder {
-        private final Config.Once<Integer> maxAttempts = new Config.Once<>("maxAttempts", 3);
-        private final Config.Once<Duration> taskTimeout = new Config.Once<>("taskTimeout", Duration.ofSeconds(600));
-        private final Config.Once<Backoff> backoff = new Config.Once<>("backoff", Backoff.DEFAULT);
-        private final Config.Once<Duration> staleAfter = new Config.Once<>("staleAfter", null);
+        private final Once<Integer> maxAttempts = new Once<>("maxAttempts", 3);
+        private final Once<Duration> taskTimeout = new Once<>("taskTimeout", Duration.ofSeconds(600));
+        private final Once<Backoff> backoff = new Once<>("backoff", Backoff.DEFAULT);
+        private final Once<Duration> staleAfter = new Once<>("staleAfter", null);
 
         private Builder() { }
 
         /** Executions allowed per message, the first included; at least 1. Defaults to 3. */
-        public Builder maxAttempts(int maxAttempts) { return Config.set(this, this.maxAttempts, maxAttempts); }
+        public Builder maxAttempts(int maxAttempts) { return Once.set(this, this.maxAttempts, maxAttempts); }
 
         /** Longest run of one execution before it counts as a failed attempt; positive. Defaults to 600 s. */
-        public Builder taskTimeout(Duration taskTimeout) { return Config.set(this, this.taskTimeout, taskTimeout); }
+        public Builder taskTimeout(Duration taskTimeout) { return Once.set(this, this.taskTimeout, taskTimeout); }
 
         /** Wait between attempts. Defaults to {@link Backoff#DEFAULT} (1.5 s doubling to 30 s, no jitter). */
-        public Builder backoff(Backoff backoff) { return Config.set(this, this.backoff, backoff); }
+        public Builder backoff(Backoff backoff) { return Once.set(this, this.backoff, backoff); }
 
         /**
          * Age past which a picked-up message is retried instead of executed; positive, or null for
          * off. Defaults to off: tying it to the timeout, as the Python original does, churns every
          * old backlog.
          */
-        public Builder staleAfter(Duration staleAfter) { return Config.set(this, this.staleAfter, staleAfter); }
+        public Builder staleAfter(Duration staleAfter) { return Once.set(this, this.staleAfter, staleAfter); }
 
         /** Checks the settings and builds the task defaults, or throws an {@link IllegalArgumentException} naming a bad one. */
         public TaskDefaults build() { return new TaskDefaults(this); }

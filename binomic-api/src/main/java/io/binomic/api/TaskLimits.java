@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.function.Function;
@@ -77,18 +78,18 @@ public final class TaskLimits<A> {
 
     /** The settings, held by {@link Task.Builder}. */
     static final class Builder<A> {
-        final Config.Once<RateLimit> rate;
-        final Config.Once<Integer> concurrency;
-        final Config.Once<RateLimit> keyedRate;
-        final Config.Once<Integer> keyedConcurrency;
-        final Config.Once<Function<? super A, String>> key;
+        final Once<RateLimit> rate;
+        final Once<Integer> concurrency;
+        final Once<RateLimit> keyedRate;
+        final Once<Integer> keyedConcurrency;
+        final Once<Function<? super A, String>> key;
 
         Builder(String who) {
-            rate = new Config.Once<>(who + "rateLimit", null);
-            concurrency = new Config.Once<>(who + "concurrencyLimit", null);
-            keyedRate = new Config.Once<>(who + "rateLimitPerKey", null);
-            keyedConcurrency = new Config.Once<>(who + "concurrencyLimitPerKey", null);
-            key = new Config.Once<>(who + "limitKey", null, f -> "a key function");
+            rate = new Once<>(who + "rateLimit", null);
+            concurrency = new Once<>(who + "concurrencyLimit", null);
+            keyedRate = new Once<>(who + "rateLimitPerKey", null);
+            keyedConcurrency = new Once<>(who + "concurrencyLimitPerKey", null);
+            key = new Once<>(who + "limitKey", null, f -> "a key function");
         }
 
         TaskLimits<A> build(String name, Class<A> argumentType) {

@@ -1,5 +1,6 @@
 package io.binomic.api;
 
+import io.binomic.api.internal.Once;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -106,43 +107,43 @@ public final class WorkerConfig {
 
     /** Builds {@link WorkerConfig}: each setting once (a second call is an {@link IllegalArgumentException}), checked by {@link #build()}. */
     public static final class Builder {
-        private final Config.Once<List<String>> queues = new Config.Once<>("queues", List.of());
-        private final Config.Once<Integer> concurrency = new Config.Once<>("concurrency", 5);
-        private final Config.Once<Duration> shutdownGrace = new Config.Once<>("shutdownGrace", Duration.ofSeconds(10));
-        private final Config.Once<Duration> leaseTimeout = new Config.Once<>("leaseTimeout", Duration.ofSeconds(30));
-        private final Config.Once<Duration> pollTimeout = new Config.Once<>("pollTimeout", Duration.ofSeconds(1));
-        private final Config.Once<Duration> reclaimInterval = new Config.Once<>("reclaimInterval", Duration.ofSeconds(10));
-        private final Config.Once<String> consumerName = new Config.Once<>("consumerName", null);
+        private final Once<List<String>> queues = new Once<>("queues", List.of());
+        private final Once<Integer> concurrency = new Once<>("concurrency", 5);
+        private final Once<Duration> shutdownGrace = new Once<>("shutdownGrace", Duration.ofSeconds(10));
+        private final Once<Duration> leaseTimeout = new Once<>("leaseTimeout", Duration.ofSeconds(30));
+        private final Once<Duration> pollTimeout = new Once<>("pollTimeout", Duration.ofSeconds(1));
+        private final Once<Duration> reclaimInterval = new Once<>("reclaimInterval", Duration.ofSeconds(10));
+        private final Once<String> consumerName = new Once<>("consumerName", null);
 
         private Builder() { }
 
         /** Queues to consume; empty for all. Defaults to every queue used by the registered tasks. */
-        public Builder queues(List<String> queues) { return Config.set(this, this.queues, queues); }
+        public Builder queues(List<String> queues) { return Once.set(this, this.queues, queues); }
 
         /** Queues to consume. Defaults to every queue used by the registered tasks. */
         public Builder queues(String... queues) { return queues(List.of(queues)); }
 
         /** Tasks running at once; at least 1. Defaults to 5, as the Python original. */
-        public Builder concurrency(int concurrency) { return Config.set(this, this.concurrency, concurrency); }
+        public Builder concurrency(int concurrency) { return Once.set(this, this.concurrency, concurrency); }
 
         /** Wait for running tasks on stop before cancelling them (not acked: they come back by reclaim). Defaults to 10 s. */
-        public Builder shutdownGrace(Duration shutdownGrace) { return Config.set(this, this.shutdownGrace, shutdownGrace); }
+        public Builder shutdownGrace(Duration shutdownGrace) { return Once.set(this, this.shutdownGrace, shutdownGrace); }
 
         /**
          * Time without renewal after which a fetched message counts as stranded and may be
          * reclaimed by another worker. The owner renews every quarter of it, so a long task on a
          * live worker is never stolen. Defaults to 30 s.
          */
-        public Builder leaseTimeout(Duration leaseTimeout) { return Config.set(this, this.leaseTimeout, leaseTimeout); }
+        public Builder leaseTimeout(Duration leaseTimeout) { return Once.set(this, this.leaseTimeout, leaseTimeout); }
 
         /** Longest block of one fetch; shorter than the lease timeout. Defaults to 1 s. */
-        public Builder pollTimeout(Duration pollTimeout) { return Config.set(this, this.pollTimeout, pollTimeout); }
+        public Builder pollTimeout(Duration pollTimeout) { return Once.set(this, this.pollTimeout, pollTimeout); }
 
         /** Period of the search for stranded messages. Defaults to 10 s. */
-        public Builder reclaimInterval(Duration reclaimInterval) { return Config.set(this, this.reclaimInterval, reclaimInterval); }
+        public Builder reclaimInterval(Duration reclaimInterval) { return Once.set(this, this.reclaimInterval, reclaimInterval); }
 
         /** This worker's consumer name in the group. Defaults to host-pid-random. */
-        public Builder consumerName(String consumerName) { return Config.set(this, this.consumerName, consumerName); }
+        public Builder consumerName(String consumerName) { return Once.set(this, this.consumerName, consumerName); }
 
         /** Checks the settings and builds the worker configuration, or throws an {@link IllegalArgumentException} naming a bad one. */
         public WorkerConfig build() { return new WorkerConfig(this); }

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.LongConsumer;
+import java.util.function.Predicate;
 import java.util.function.ToIntBiFunction;
 
 /**
@@ -224,11 +225,7 @@ public final class DeadLetters {
         return perPartition(queue, ids, (partition, batch) -> store().deleteDeadLetters(partition, batch), progress);
     }
 
-    private interface Visitor {
-        boolean visit(DeadLetter letter);
-    }
-
-    private void scan(String queue, DeadLetterFilter filter, Visitor visitor) {
+    private void scan(String queue, DeadLetterFilter filter, Predicate<DeadLetter> visitor) {
         router.forget(queue);
         for (String partition : router.of(queue).all(queue)) {
             if (!scanPartition(queue, partition, filter, visitor)) {
@@ -238,13 +235,13 @@ public final class DeadLetters {
     }
 
     /** Scans one partition; false when the visitor asked to stop. */
-    private boolean scanPartition(String queue, String partition, DeadLetterFilter filter, Visitor visitor) {
+    private boolean scanPartition(String queue, String partition, DeadLetterFilter filter, Predicate<DeadLetter> visitor) {
         Optional<String> cursor = Optional.empty();
         while (true) {
             List<DeadLetter> page = store().readDeadLetters(partition, cursor, PAGE);
             for (DeadLetter letter : page) {
                 DeadLetter shown = present(queue, partition, letter);
-                if (filter.matches(shown) && !visitor.visit(shown)) {
+                if (filter.matches(shown) && !visitor.test(shown)) {
                     return false;
                 }
             }

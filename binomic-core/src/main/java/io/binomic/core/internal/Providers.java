@@ -80,16 +80,6 @@ public final class Providers {
     }
 
     /**
-     * The scheduler of {@code broker}, which was started for {@code config}: from the scheduler
-     * provider chosen like the broker's (id, then URL scheme).
-     *
-     * @throws IllegalArgumentException when that provider cannot serve {@code broker} (a broker of another kind)
-     */
-    public static Scheduler createScheduler(BrokerConfig config, Broker broker) {
-        return createScheduler(selectScheduler(config, load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class))), broker);
-    }
-
-    /**
      * The scheduler {@code provider} creates for {@code broker}: the one place that checks the pair,
      * since a scheduler shares its broker's storage (a retry is stored atomically with the ack). A
      * broker that offers the provider's {@link SchedulerProvider#brokerType() broker type} as a

@@ -71,7 +71,9 @@ class ConfigurationOnRedisTest {
         String prefix = "cfg" + System.nanoTime();
         // The environment overrides the file: the workers must see 4 attempts, not 2.
         Settings settings = Settings.load(Optional.of(configFile(fixture, prefix)), Map.of("BINOMIC_TASK_MAX_ATTEMPTS", "4"));
-        MasterConfig config = settings.master("unused://")
+        // Each setting once: the ones this test sets itself are left out of the file's.
+        MasterConfig config = settings.master("unused://", Set.of("master.heartbeatInterval", "master.heartbeatTimeout",
+                        "master.startTimeout", "worker.shutdownGrace", "master.killGrace", "master.stateDir", "master.jvmOptions"))
                 .heartbeatInterval(Duration.ofMillis(200))
                 .heartbeatTimeout(Duration.ofSeconds(3))
                 .startTimeout(Duration.ofSeconds(30))

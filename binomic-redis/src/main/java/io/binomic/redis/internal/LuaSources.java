@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.MatchResult;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -73,18 +74,10 @@ final class LuaSources {
      */
     static Set<String> commandsOf(String file) {
         Map<String, String> functions = new LinkedHashMap<>();
-        Matcher f = FUNCTION.matcher(LIBRARY);
-        int start = -1;
-        String name = null;
-        while (f.find()) {
-            if (name != null) {
-                functions.put(name, LIBRARY.substring(start, f.start()));
-            }
-            name = f.group(1);
-            start = f.start();
-        }
-        if (name != null) {
-            functions.put(name, LIBRARY.substring(start));
+        List<MatchResult> starts = FUNCTION.matcher(LIBRARY).results().toList();
+        for (int i = 0; i < starts.size(); i++) {
+            int end = i + 1 < starts.size() ? starts.get(i + 1).start() : LIBRARY.length();
+            functions.put(starts.get(i).group(1), LIBRARY.substring(starts.get(i).start(), end));
         }
         Set<String> commands = new TreeSet<>();
         Set<String> seen = new HashSet<>();
@@ -118,17 +111,13 @@ final class LuaSources {
     static String library() { return LIBRARY; }
 
     private static String substitute(String text) {
-        Matcher m = PLACEHOLDER.matcher(text);
-        StringBuilder out = new StringBuilder(text.length());
-        while (m.find()) {
+        return PLACEHOLDER.matcher(text).replaceAll(m -> {
             String value = CONSTANTS.get(m.group(1));
             if (value == null) {
                 throw new IllegalStateException(LIBRARY_FILE + " names an unknown constant {{" + m.group(1) + "}}");
             }
-            m.appendReplacement(out, Matcher.quoteReplacement(value));
-        }
-        m.appendTail(out);
-        return out.toString();
+            return Matcher.quoteReplacement(value);
+        });
     }
 
     private static String read(String file) {

@@ -17,6 +17,7 @@ import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -362,13 +363,6 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
     }
 
     private static int firstOf(String m, String... words) {
-        int best = -1;
-        for (String w : words) {
-            int i = m.indexOf(w);
-            if (i >= 0 && (best < 0 || i < best)) {
-                best = i;
-            }
-        }
-        return best;
+        return Arrays.stream(words).mapToInt(m::indexOf).filter(i -> i >= 0).min().orElse(-1);
     }
 }

@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -322,15 +323,10 @@ final class StreamFields {
     private static long hex(byte[] bytes, int from, int to) {
         long n = 0;
         for (int i = from; i < to; i++) {
-            int b = bytes[i];
-            int digit = b >= '0' && b <= '9' ? b - '0'
-                    : b >= 'a' && b <= 'f' ? b - 'a' + 10
-                    : b >= 'A' && b <= 'F' ? b - 'A' + 10
-                    : -1;
-            if (digit < 0) {
+            if (!HexFormat.isHexDigit(bytes[i])) {
                 return -1;
             }
-            n = n << 4 | digit;
+            n = n << 4 | HexFormat.fromHexDigit(bytes[i]);
         }
         return n;
     }

@@ -154,7 +154,7 @@ public final class BinomicCli {
             settings = Settings.load(configFile, env);
             // Every value parsed and checked now, so a bad one is a usage error of any command, not
             // a failure halfway through one.
-            settings.master(Command.DEFAULT_URL);
+            settings.master(Command.DEFAULT_URL, Set.of());
         } catch (IllegalArgumentException e) {
             // A missing file, an unknown key, a bad value: one line that names it; exit 2 as for a bad option.
             err.println("binomic " + chosen.name + ": " + e.getMessage());

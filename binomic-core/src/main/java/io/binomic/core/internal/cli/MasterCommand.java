@@ -18,12 +18,23 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.stream.Collectors;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
 final class MasterCommand extends Command {
     private static final System.Logger LOG = System.getLogger(MasterCommand.class.getName());
+    /** The setting each option sets over the file and environment: the options set it on the builder, not the settings. */
+    private static final Map<String, String> SETTING_OF_OPTION = Map.ofEntries(Map.entry("queues", "worker.queues"),
+            Map.entry("concurrency", "worker.concurrency"), Map.entry("shutdown-grace", "worker.shutdownGrace"),
+            Map.entry("lease-timeout", "worker.leaseTimeout"), Map.entry("reclaim-interval", "worker.reclaimInterval"),
+            Map.entry("workers", "master.workers"), Map.entry("heartbeat-interval", "master.heartbeatInterval"),
+            Map.entry("heartbeat-timeout", "master.heartbeatTimeout"), Map.entry("start-timeout", "master.startTimeout"),
+            Map.entry("kill-grace", "master.killGrace"), Map.entry("restart-backoff", "master.restartBackoff"),
+            Map.entry("restart-backoff-max", "master.restartBackoffMax"), Map.entry("state-dir", "master.stateDir"),
+            Map.entry("jvm-option", "master.jvmOptions"));
 
     MasterCommand(Context cx) {
         super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
@@ -209,7 +220,8 @@ final class MasterCommand extends Command {
             if (args.has(BROKER.name())) {
                 given = given.with("broker.url", url(args, cx.env()), "--broker");
             }
-            builder = given.master(DEFAULT_URL);
+            builder = given.master(DEFAULT_URL, SETTING_OF_OPTION.entrySet().stream().filter(e -> args.has(e.getKey()))
+                    .map(Map.Entry::getValue).collect(Collectors.toSet()));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

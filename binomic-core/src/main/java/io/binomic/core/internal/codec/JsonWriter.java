@@ -96,22 +96,23 @@ final class JsonWriter {
             throw new IllegalArgumentException("cannot encode " + path + ": " + RecordShape.openPackageHint(record.getClass()), e);
         }
         out.append('{');
+        boolean first = true;
         for (RecordShape.Component component : shape.components()) {
-            writeProperty(component.name(), read(record, component, path), path, depth);
+            writeProperty(first, component.name(), read(record, component, path), path, depth);
+            first = false;
         }
         out.append('}');
     }
 
-    /** One property of the object being written: after a comma, unless it follows the object's opening brace. */
-    private void writeProperty(String name, Object value, JsonPath path, int depth) {
-        if (out.charAt(out.length() - 1) != '{') {
+    /** One property of the object being written: after a comma, unless it is the object's {@code first}. */
+    private void writeProperty(boolean first, String name, Object value, JsonPath path, int depth) {
+        if (!first) {
             out.append(',');
         }
         out.append(quote(name));
         out.append(':');
         writeValue(value, path.property(name), depth);
     }
-
 
     private static Object read(Record record, RecordShape.Component component, JsonPath path) {
         try {
@@ -138,12 +139,14 @@ final class JsonWriter {
 
     private void writeMap(Map<?, ?> map, JsonPath path, int depth) {
         out.append('{');
+        boolean first = true;
         for (Map.Entry<?, ?> entry : map.entrySet()) {
             if (!(entry.getKey() instanceof String key)) {
                 throw new IllegalArgumentException("cannot encode " + path + ": map key " + entry.getKey()
                         + " is not a String; JSON object keys are strings, so use Map<String, ...> or a list of records");
             }
-            writeProperty(key, entry.getValue(), path, depth);
+            writeProperty(first, key, entry.getValue(), path, depth);
+            first = false;
         }
         out.append('}');
     }

@@ -3,6 +3,7 @@ package io.binomic.core.internal.process;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
+import io.binomic.api.internal.Once;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -97,26 +98,29 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
 
     public static Builder builder() { return new Builder(); }
 
-    /** Builds {@link MasterConfig}; values are checked in {@link #build()}. */
+    /**
+     * Builds {@link MasterConfig}: each setting once (a second call is an {@link IllegalArgumentException}
+     * naming the field and both values), checked by {@link #build()}.
+     */
     public static final class Builder {
-        private String brokerUrl;
-        private BrokerConfig broker;
-        private TaskDefaults taskDefaults = TaskDefaults.defaults();
-        private List<String> queues = List.of();
-        private int workers = Runtime.getRuntime().availableProcessors();
-        private int concurrency = 5;
-        private Duration heartbeatInterval = Duration.ofSeconds(5);
-        private Duration heartbeatTimeout;
-        private Duration startTimeout = Duration.ofSeconds(60);
-        private Duration shutdownGrace = Duration.ofSeconds(10);
-        private Duration killGrace = Duration.ofSeconds(5);
-        private Duration leaseTimeout = Duration.ofSeconds(30);
-        private Duration reclaimInterval = Duration.ofSeconds(10);
-        private Duration pollTimeout = WorkerConfig.defaults().pollTimeout();
-        private Duration restartBackoffInitial = Duration.ofSeconds(1);
-        private Duration restartBackoffMax = Duration.ofSeconds(60);
-        private Path stateDirectory = defaultStateDirectory();
-        private List<String> jvmOptions = List.of();
+        private final Once<String> brokerUrl = new Once<>("brokerUrl", null, url -> "a URL");
+        private final Once<BrokerConfig> broker = new Once<>("broker", null);
+        private final Once<TaskDefaults> taskDefaults = new Once<>("taskDefaults", TaskDefaults.defaults());
+        private final Once<List<String>> queues = new Once<>("queues", List.of());
+        private final Once<Integer> workers = new Once<>("workers", Runtime.getRuntime().availableProcessors());
+        private final Once<Integer> concurrency = new Once<>("concurrency", 5);
+        private final Once<Duration> heartbeatInterval = new Once<>("heartbeatInterval", Duration.ofSeconds(5));
+        private final Once<Duration> heartbeatTimeout = new Once<>("heartbeatTimeout", null);
+        private final Once<Duration> startTimeout = new Once<>("startTimeout", Duration.ofSeconds(60));
+        private final Once<Duration> shutdownGrace = new Once<>("shutdownGrace", Duration.ofSeconds(10));
+        private final Once<Duration> killGrace = new Once<>("killGrace", Duration.ofSeconds(5));
+        private final Once<Duration> leaseTimeout = new Once<>("leaseTimeout", Duration.ofSeconds(30));
+        private final Once<Duration> reclaimInterval = new Once<>("reclaimInterval", Duration.ofSeconds(10));
+        private final Once<Duration> pollTimeout = new Once<>("pollTimeout", WorkerConfig.defaults().pollTimeout());
+        private final Once<Duration> restartBackoffInitial = new Once<>("restartBackoffInitial", Duration.ofSeconds(1));
+        private final Once<Duration> restartBackoffMax = new Once<>("restartBackoffMax", Duration.ofSeconds(60));
+        private final Once<Path> stateDirectory = new Once<>("stateDirectory", defaultStateDirectory());
+        private final Once<List<String>> jvmOptions = new Once<>("jvmOptions", List.of());
 
         private Builder() { }
 
@@ -124,75 +128,71 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
          * Broker URL for the workers, such as {@code redis://localhost:6379}, other broker settings at
          * their defaults; a shortcut for {@link #broker}. One of the two is required: there is no default.
          */
-        public Builder brokerUrl(String brokerUrl) { return set(() -> this.brokerUrl = brokerUrl); }
+        public Builder brokerUrl(String brokerUrl) { return Once.set(this, this.brokerUrl, brokerUrl); }
 
         /** All broker settings of the workers (key prefix, Redisson file, limits...). One of this and {@link #brokerUrl} is required. */
-        public Builder broker(BrokerConfig broker) { return set(() -> this.broker = broker); }
+        public Builder broker(BrokerConfig broker) { return Once.set(this, this.broker, broker); }
 
         /** Task defaults of the workers. Defaults to {@link TaskDefaults#defaults()}. */
-        public Builder taskDefaults(TaskDefaults taskDefaults) { return set(() -> this.taskDefaults = taskDefaults); }
+        public Builder taskDefaults(TaskDefaults taskDefaults) { return Once.set(this, this.taskDefaults, taskDefaults); }
 
         /** Longest block of one fetch of a worker; the lease must be longer. Defaults to 1 s (as {@code WorkerConfig}). */
-        public Builder pollTimeout(Duration pollTimeout) { return set(() -> this.pollTimeout = pollTimeout); }
+        public Builder pollTimeout(Duration pollTimeout) { return Once.set(this, this.pollTimeout, pollTimeout); }
 
         /** Queues to consume. Defaults to every queue of the tasks the workers discover. */
-        public Builder queues(List<String> queues) { return set(() -> this.queues = queues); }
+        public Builder queues(List<String> queues) { return Once.set(this, this.queues, queues); }
 
         /** Worker JVMs. Defaults to the number of available processors. */
-        public Builder workers(int workers) { return set(() -> this.workers = workers); }
+        public Builder workers(int workers) { return Once.set(this, this.workers, workers); }
 
         /** Tasks each worker runs at once. Defaults to 5. */
-        public Builder concurrency(int concurrency) { return set(() -> this.concurrency = concurrency); }
+        public Builder concurrency(int concurrency) { return Once.set(this, this.concurrency, concurrency); }
 
         /** Heartbeat period of the workers and check period of the master. Defaults to 5 s. */
-        public Builder heartbeatInterval(Duration heartbeatInterval) { return set(() -> this.heartbeatInterval = heartbeatInterval); }
+        public Builder heartbeatInterval(Duration heartbeatInterval) { return Once.set(this, this.heartbeatInterval, heartbeatInterval); }
 
         /** Heartbeat age after which a live worker is hung. Defaults to 3 x the heartbeat interval (15 s). */
-        public Builder heartbeatTimeout(Duration heartbeatTimeout) { return set(() -> this.heartbeatTimeout = heartbeatTimeout); }
+        public Builder heartbeatTimeout(Duration heartbeatTimeout) { return Once.set(this, this.heartbeatTimeout, heartbeatTimeout); }
 
         /** Time a new worker may take to report RUNNING (JVM start, broker connection). Defaults to 60 s. */
-        public Builder startTimeout(Duration startTimeout) { return set(() -> this.startTimeout = startTimeout); }
+        public Builder startTimeout(Duration startTimeout) { return Once.set(this, this.startTimeout, startTimeout); }
 
         /** How long a draining worker waits for its running tasks. Defaults to 10 s. */
-        public Builder shutdownGrace(Duration shutdownGrace) { return set(() -> this.shutdownGrace = shutdownGrace); }
+        public Builder shutdownGrace(Duration shutdownGrace) { return Once.set(this, this.shutdownGrace, shutdownGrace); }
 
         /**
          * Wait between SIGTERM and SIGKILL when a worker must go; a worker asked to drain is killed after
          * {@code shutdownGrace} + 2 s + this. Defaults to 5 s.
          */
-        public Builder killGrace(Duration killGrace) { return set(() -> this.killGrace = killGrace); }
+        public Builder killGrace(Duration killGrace) { return Once.set(this, this.killGrace, killGrace); }
 
         /**
          * The workers' lease: a message whose worker died comes back to the queue this long after
          * the worker last renewed it. Defaults to 30 s (as {@code WorkerConfig}).
          */
-        public Builder leaseTimeout(Duration leaseTimeout) { return set(() -> this.leaseTimeout = leaseTimeout); }
+        public Builder leaseTimeout(Duration leaseTimeout) { return Once.set(this, this.leaseTimeout, leaseTimeout); }
 
         /** How often the workers look for stranded messages. Defaults to 10 s (as {@code WorkerConfig}). */
-        public Builder reclaimInterval(Duration reclaimInterval) { return set(() -> this.reclaimInterval = reclaimInterval); }
+        public Builder reclaimInterval(Duration reclaimInterval) { return Once.set(this, this.reclaimInterval, reclaimInterval); }
 
         /**
          * Restart wait of a worker that keeps failing: the first restart is immediate, the second
          * waits this long, each further one twice as long. Defaults to 1 s.
          */
-        public Builder restartBackoffInitial(Duration initial) { return set(() -> this.restartBackoffInitial = initial); }
+        public Builder restartBackoffInitial(Duration initial) { return Once.set(this, this.restartBackoffInitial, initial); }
 
         /** Longest restart wait. Defaults to 60 s. */
-        public Builder restartBackoffMax(Duration restartBackoffMax) { return set(() -> this.restartBackoffMax = restartBackoffMax); }
+        public Builder restartBackoffMax(Duration restartBackoffMax) { return Once.set(this, this.restartBackoffMax, restartBackoffMax); }
 
         /** Directory of the segment file and the worker logs. Defaults to {@code <java.io.tmpdir>/binomic-<user.name>}. */
-        public Builder stateDirectory(Path stateDirectory) { return set(() -> this.stateDirectory = stateDirectory); }
+        public Builder stateDirectory(Path stateDirectory) { return Once.set(this, this.stateDirectory, stateDirectory); }
 
         /** Extra JVM options of the workers. Defaults to none. */
-        public Builder jvmOptions(List<String> jvmOptions) { return set(() -> this.jvmOptions = jvmOptions); }
-
-        /** Runs a setter's assignment and returns this builder: each setter is then one line. */
-        private Builder set(Runnable assignment) {
-            assignment.run();
-            return this;
-        }
+        public Builder jvmOptions(List<String> jvmOptions) { return Once.set(this, this.jvmOptions, jvmOptions); }
 
         private BrokerConfig brokerConfig() {
+            BrokerConfig broker = this.broker.get();
+            String brokerUrl = this.brokerUrl.get();
             if (broker != null && brokerUrl != null) {
                 throw new IllegalArgumentException("brokerUrl and broker are both set: give the URL inside broker");
             }
@@ -207,10 +207,11 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
 
         /** @throws IllegalArgumentException naming the first invalid field */
         public MasterConfig build() {
-            Duration timeout = heartbeatTimeout != null ? heartbeatTimeout
-                    : heartbeatInterval == null ? null : heartbeatInterval.multipliedBy(3);
-            return new MasterConfig(brokerConfig(), taskDefaults, queues, workers, concurrency, heartbeatInterval, timeout,
-                    startTimeout, shutdownGrace, killGrace, leaseTimeout, pollTimeout, reclaimInterval, restartBackoffInitial, restartBackoffMax, stateDirectory, jvmOptions);
+            Duration interval = heartbeatInterval.get();
+            Duration timeout = heartbeatTimeout.get() != null ? heartbeatTimeout.get() : interval == null ? null : interval.multipliedBy(3);
+            return new MasterConfig(brokerConfig(), taskDefaults.get(), queues.get(), workers.get(), concurrency.get(), interval,
+                    timeout, startTimeout.get(), shutdownGrace.get(), killGrace.get(), leaseTimeout.get(), pollTimeout.get(),
+                    reclaimInterval.get(), restartBackoffInitial.get(), restartBackoffMax.get(), stateDirectory.get(), jvmOptions.get());
         }
     }
 }

@@ -282,25 +282,39 @@ public final class Settings {
         return build("worker", b::build);
     }
 
-    /** A master builder with every setting given here; {@code defaultUrl} when no {@code broker.url} is given. */
-    public MasterConfig.Builder master(String defaultUrl) {
+    /**
+     * A master builder with every setting given here but the keys in {@code flagged}, which the caller
+     * sets itself from its own options (a builder takes each setting once); {@code defaultUrl} when no
+     * {@code broker.url} is given.
+     */
+    public MasterConfig.Builder master(String defaultUrl, Set<String> flagged) {
         WorkerConfig worker = worker();
-        MasterConfig.Builder b = MasterConfig.builder().broker(broker(defaultUrl)).taskDefaults(taskDefaults()).queues(worker.queues())
-                .concurrency(worker.concurrency()).shutdownGrace(worker.shutdownGrace()).leaseTimeout(worker.leaseTimeout())
-                .pollTimeout(worker.pollTimeout()).reclaimInterval(worker.reclaimInterval());
+        MasterConfig.Builder b = MasterConfig.builder().broker(broker(defaultUrl)).taskDefaults(taskDefaults());
         // The builder checks each value as it is set: say which key and where it came from.
         return build("master", () -> {
-            intValue("master.workers").ifPresent(b::workers);
-            duration("master.heartbeatInterval").ifPresent(b::heartbeatInterval);
-            duration("master.heartbeatTimeout").ifPresent(b::heartbeatTimeout);
-            duration("master.startTimeout").ifPresent(b::startTimeout);
-            duration("master.killGrace").ifPresent(b::killGrace);
-            duration("master.restartBackoff").ifPresent(b::restartBackoffInitial);
-            duration("master.restartBackoffMax").ifPresent(b::restartBackoffMax);
-            value("master.stateDir").map(Path::of).ifPresent(b::stateDirectory);
-            value("master.jvmOptions").map(v -> v.isBlank() ? List.<String>of() : List.of(v.split("\\s+"))).ifPresent(b::jvmOptions);
+            unless(flagged, "worker.queues", Optional.of(worker.queues())).ifPresent(b::queues);
+            unless(flagged, "worker.concurrency", Optional.of(worker.concurrency())).ifPresent(b::concurrency);
+            unless(flagged, "worker.shutdownGrace", Optional.of(worker.shutdownGrace())).ifPresent(b::shutdownGrace);
+            unless(flagged, "worker.leaseTimeout", Optional.of(worker.leaseTimeout())).ifPresent(b::leaseTimeout);
+            unless(flagged, "worker.pollTimeout", Optional.of(worker.pollTimeout())).ifPresent(b::pollTimeout);
+            unless(flagged, "worker.reclaimInterval", Optional.of(worker.reclaimInterval())).ifPresent(b::reclaimInterval);
+            unless(flagged, "master.workers", intValue("master.workers")).ifPresent(b::workers);
+            unless(flagged, "master.heartbeatInterval", duration("master.heartbeatInterval")).ifPresent(b::heartbeatInterval);
+            unless(flagged, "master.heartbeatTimeout", duration("master.heartbeatTimeout")).ifPresent(b::heartbeatTimeout);
+            unless(flagged, "master.startTimeout", duration("master.startTimeout")).ifPresent(b::startTimeout);
+            unless(flagged, "master.killGrace", duration("master.killGrace")).ifPresent(b::killGrace);
+            unless(flagged, "master.restartBackoff", duration("master.restartBackoff")).ifPresent(b::restartBackoffInitial);
+            unless(flagged, "master.restartBackoffMax", duration("master.restartBackoffMax")).ifPresent(b::restartBackoffMax);
+            unless(flagged, "master.stateDir", value("master.stateDir").map(Path::of)).ifPresent(b::stateDirectory);
+            unless(flagged, "master.jvmOptions", value("master.jvmOptions").map(v -> v.isBlank() ? List.<String>of()
+                    : List.of(v.split("\\s+")))).ifPresent(b::jvmOptions);
             return b;
         });
+    }
+
+    /** {@code value}, read (and so checked) either way, unless the caller sets {@code key} itself. */
+    private static <T> Optional<T> unless(Set<String> flagged, String key, Optional<T> value) {
+        return flagged.contains(key) ? Optional.empty() : value;
     }
 
     /** The file text that {@link #ofFile} reads back as exactly these broker, task and worker settings. */

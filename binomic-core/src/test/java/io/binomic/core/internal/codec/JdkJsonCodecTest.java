@@ -64,6 +64,8 @@ class JdkJsonCodecTest {
 
     record Plain(String name) { }
 
+    record Empty() { }
+
     record Positive(int value) {
         Positive {
             if (value <= 0) {
@@ -102,6 +104,23 @@ class JdkJsonCodecTest {
             Order order = new Order("o-1", 3, new BigDecimal("9.90"), List.of("a", "b"), Optional.empty(), Status.PAID);
             assertEquals("{\"id\":\"o-1\",\"quantity\":3,\"price\":9.90,\"tags\":[\"a\",\"b\"],\"note\":null,\"status\":\"PAID\"}",
                     encode(order));
+        }
+
+        /** Each object and array puts its own commas: an empty one inside, or one just closed, changes nothing around it. */
+        @Test
+        void nestedObjectsAndArraysSeparateTheirOwnMembers() {
+            Map<String, Object> inner = new LinkedHashMap<>();
+            inner.put("empty", Map.of());
+            inner.put("none", List.of());
+            inner.put("plain", new Plain("p"));
+            inner.put("lines", List.of(new Line("a", BigDecimal.ONE), new Line("b", null)));
+            Map<String, Object> outer = new LinkedHashMap<>();
+            outer.put("first", inner);
+            outer.put("after", new Object[] {Map.of(), List.of(Map.of("k", List.of())), new Empty()});
+            outer.put("last", new Holder(new Holder(Map.of())));
+            assertEquals("{\"first\":{\"empty\":{},\"none\":[],\"plain\":{\"name\":\"p\"},\"lines\":[{\"name\":\"a\",\"price\":1},"
+                    + "{\"name\":\"b\",\"price\":null}]},\"after\":[{},[{\"k\":[]}],{}],\"last\":{\"value\":{\"value\":{}}}}",
+                    encode(outer));
         }
 
         @Test

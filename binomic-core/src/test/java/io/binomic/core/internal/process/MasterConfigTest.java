@@ -2,12 +2,17 @@ package io.binomic.core.internal.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 class MasterConfigTest {
@@ -75,6 +80,42 @@ class MasterConfigTest {
                 config.workerConfig());
         assertEquals(TaskDefaults.defaults(), valid().build().taskDefaults(), "defaults to TaskDefaults.defaults()");
         assertEquals("binomic", valid().build().broker().keyPrefix(), "brokerUrl alone: other broker settings at their defaults");
+    }
+
+    /** A setting given twice (a default, then an override) is a mistake: which one was meant? */
+    @Test
+    void everySettingGivenTwiceIsRefusedNamingTheField() {
+        Duration d = Duration.ofSeconds(20);
+        Map<String, Consumer<MasterConfig.Builder>> once = new LinkedHashMap<>();
+        once.put("brokerUrl", b -> b.brokerUrl("redis://other:6379"));
+        once.put("broker", b -> b.broker(BrokerConfig.defaults()));
+        once.put("taskDefaults", b -> b.taskDefaults(TaskDefaults.defaults()));
+        once.put("pollTimeout", b -> b.pollTimeout(d));
+        once.put("queues", b -> b.queues(List.of("q")));
+        once.put("workers", b -> b.workers(2));
+        once.put("concurrency", b -> b.concurrency(2));
+        once.put("heartbeatInterval", b -> b.heartbeatInterval(d));
+        once.put("heartbeatTimeout", b -> b.heartbeatTimeout(d));
+        once.put("startTimeout", b -> b.startTimeout(d));
+        once.put("shutdownGrace", b -> b.shutdownGrace(d));
+        once.put("killGrace", b -> b.killGrace(d));
+        once.put("leaseTimeout", b -> b.leaseTimeout(d));
+        once.put("reclaimInterval", b -> b.reclaimInterval(d));
+        once.put("restartBackoffInitial", b -> b.restartBackoffInitial(d));
+        once.put("restartBackoffMax", b -> b.restartBackoffMax(d));
+        once.put("stateDirectory", b -> b.stateDirectory(Path.of("/tmp/state")));
+        once.put("jvmOptions", b -> b.jvmOptions(List.of("-Xmx64m")));
+        once.forEach((field, setter) -> {
+            MasterConfig.Builder builder = MasterConfig.builder();
+            setter.accept(builder);
+            String message = assertThrows(IllegalArgumentException.class, () -> setter.accept(builder), field).getMessage();
+            assertTrue(message.startsWith(field + " is set twice ("), message);
+        });
+        assertEquals("workers is set twice (2, then 8); set it once",
+                assertThrows(IllegalArgumentException.class, () -> valid().workers(2).workers(8)).getMessage());
+        assertEquals("brokerUrl is set twice (a URL, then a URL); set it once",
+                assertThrows(IllegalArgumentException.class, () -> valid().brokerUrl("redis://:secret@cache:6379")).getMessage(),
+                "the URL may hold a password");
     }
 
     private static void assertMessage(String message, MasterConfig.Builder builder) {

@@ -34,11 +34,14 @@ class MasterTest {
     private final List<MasterEvent> events = new CopyOnWriteArrayList<>();
     private Master master;
 
-    private MasterConfig.Builder config() {
+    private MasterConfig.Builder config() { return config("memory://", 1); }
+
+    /** Each setting is given once: a test that needs another broker or more workers says so here. */
+    private MasterConfig.Builder config(String brokerUrl, int workers) {
         return MasterConfig.builder()
-                .brokerUrl("memory://")
+                .brokerUrl(brokerUrl)
                 .queues(List.of("q"))
-                .workers(1)
+                .workers(workers)
                 .concurrency(2)
                 .heartbeatInterval(HEARTBEAT)
                 .heartbeatTimeout(HEARTBEAT_TIMEOUT)
@@ -127,7 +130,7 @@ class MasterTest {
 
     @Test
     void workerThatFailsAtStartUpIsRestartedWithGrowingBackoffNotSpun() throws Exception {
-        WorkerSlots.Slot slot = start(config().brokerUrl("nosuch://nowhere")).slots().slot(0);
+        WorkerSlots.Slot slot = start(config("nosuch://nowhere", 1)).slots().slot(0);
         awaitEvent(MasterEvent.RestartScheduled.class, e -> e.failureStreak() == 5);
         // The slot says what the master knows: the worker is gone and when the next one starts.
         SlotSnapshot waiting = slot.snapshot();
@@ -287,7 +290,7 @@ class MasterTest {
 
     @Test
     void closeDrainsEveryWorkerAndReturnsWhenAllAreGone() {
-        Master started = start(config().workers(2));
+        Master started = start(config("memory://", 2));
         Await.until(WAIT, () -> "two running workers among " + events, () -> all(MasterEvent.Running.class).size() == 2);
         List<Long> pids = all(MasterEvent.Running.class).stream().map(MasterEvent.Running::pid).toList();
 

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -76,7 +77,7 @@ class SettingsTest {
         WorkerConfig worker = WorkerConfig.builder().queues("mail", "payments").concurrency(12).shutdownGrace(Duration.ofSeconds(20))
                 .leaseTimeout(Duration.ofSeconds(45)).pollTimeout(Duration.ofSeconds(2)).reclaimInterval(Duration.ofSeconds(5)).build();
         assertEquals(worker, s.worker());
-        MasterConfig master = s.master("memory://").build();
+        MasterConfig master = s.master("memory://", Set.of()).build();
         assertEquals(broker, master.broker());
         assertEquals(worker, master.workerConfig());
         assertEquals(3, master.workers());
@@ -100,6 +101,18 @@ class SettingsTest {
         assertEquals(3, s.worker().concurrency());
         assertEquals(4, s.with("worker.concurrency", "4", "--concurrency").worker().concurrency());
         assertEquals("memory://", s.broker("memory://").url(), "the caller's default URL when none is set");
+    }
+
+    /** The master's builder takes each setting once: the keys its options set are left to them, the rest come from here. */
+    @Test
+    void aMasterSettingTheCallerSetsItselfIsLeftToIt() {
+        Settings s = Settings.parse("master.workers = 3\nworker.concurrency = 7\nmaster.killGrace = 4s\n", "binomic.conf");
+        MasterConfig master = s.master("memory://", Set.of("master.workers", "worker.concurrency")).workers(8).concurrency(2).build();
+        assertEquals(8, master.workers());
+        assertEquals(2, master.concurrency());
+        assertEquals(Duration.ofSeconds(4), master.killGrace(), "the keys no option sets come from the settings");
+        assertThrows(IllegalArgumentException.class, () -> s.master("memory://", Set.of()).workers(8),
+                "a setting given twice is refused, not silently replaced");
     }
 
     @Test
