@@ -68,7 +68,8 @@ final class Reclaimer {
                 break;
             }
             try {
-                for (Delivery d : limiter.admit(broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken))) {
+                List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
+                for (Delivery d : limiter.admit(reclaimed, dispatcher::holdUntil)) {
                     settler.reclaimed(d.receipt());
                     if (dispatcher.held().computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
