@@ -158,7 +158,8 @@ final class Reclaimer {
                         context.consumerName(), receipt, queue);
                 lost.add(d);
             }
-            started += dispatcher.dispatchOrHold(lost, free - started);
+            // they pass their limits like any fetch: one admitted before its reply was lost keeps its admission
+            started += dispatcher.dispatchOrHold(lost.isEmpty() ? lost : limiter.admit(lost, dispatcher::holdUntil), free - started);
         }
         if (lookAgain) {
             recoverRoundsLeft++;
