@@ -55,7 +55,7 @@ final class Dispatcher implements AutoCloseable {
      * start back (it is put back, due now, and admitted again): a worker that stalled must not start
      * what it held all at once, on top of the starts other workers take on time.
      */
-    static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     Dispatcher(WorkerContext context, DeliveryProcessor processor, Settler settler, FlowGate flow, Map<String, Delivery> held,
                TrackedJobs tracked) {
