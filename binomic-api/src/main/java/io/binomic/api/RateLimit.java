@@ -33,14 +33,14 @@ public final class RateLimit {
      * At most {@code permits} starts per {@code period}, spaced evenly, no burst.
      *
      * @throws IllegalArgumentException when permits is not positive, or the period is not positive,
-     *         or shorter than one millisecond per permit (starts are timed in whole milliseconds)
+     *         or shorter than one microsecond per permit (starts are timed in whole microseconds)
      */
     public static RateLimit of(int permits, Duration period) {
         Config.requireAtLeast("rate limit permits", 1, permits);
         Config.requirePositive("rate limit period", Objects.requireNonNull(period, "rate limit period must not be null"));
-        if (period.toMillis() < permits) {
-            throw new IllegalArgumentException("rate limit of " + permits + " per " + period + " is finer than one start per millisecond;"
-                    + " use at most " + Math.max(1, period.toMillis()) + " permits for this period, or a longer period");
+        if (micros(period) < permits) {
+            throw new IllegalArgumentException("rate limit of " + permits + " per " + period + " is finer than one start per microsecond;"
+                    + " use at most " + Math.max(1, micros(period)) + " permits for this period, or a longer period");
         }
         return new RateLimit(permits, period, 1);
     }
@@ -70,8 +70,12 @@ public final class RateLimit {
     /** Starts allowed at once after a quiet spell; 1 unless {@link #withBurst} said otherwise. */
     public int burst() { return burst; }
 
-    /** The spacing of starts, in milliseconds: {@code period / permits}, rounded up (so never faster than the limit). */
-    public long intervalMillis() { return (period.toMillis() + permits - 1) / permits; }
+    /** The spacing of starts, in microseconds: {@code period / permits}, rounded up (so never faster than the limit). */
+    public long intervalMicros() { return (micros(period) + permits - 1) / permits; }
+
+    private static long micros(Duration d) {
+        return d.compareTo(Duration.ofDays(100_000)) > 0 ? Long.MAX_VALUE / 2 : d.toNanos() / 1000;
+    }
 
     @Override
     public boolean equals(Object o) {

@@ -317,4 +317,71 @@ public abstract class LimitsContractTest {
         assertEquals(Long.toString(a.get(2).dueAt().orElseThrow().toEpochMilli()), record.get(JobRecords.DUE));
         assertEquals("rate limit", record.get("waiting"));
     }
+
+    private List<Admission> admitHolding(String consumer, List<Delivery> deliveries, Duration maxHold, FlowLimit... limits) {
+        return BrokerCapabilities.flowLimits(broker).admit(consumer,
+                deliveries.stream().map(d -> new Admission.Request(d, List.of(limits))).toList(), maxHold);
+    }
+
+    @Test
+    void aCallerThatHoldsGetsTheStartsWithinItsHoldReservedAndTheRestWaitInTheDelayedSet() throws Exception {
+        List<Admission> a = admitHolding("c1", enqueueAndFetch(5, "c1"), Duration.ofMillis(250), TEN_PER_SECOND);
+
+        // two at once (the burst and the jitter allowance), then one start every 100 ms: those within 250 ms are reserved
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.HOLD, Decision.HOLD, Decision.WAIT_RATE), decisions(a));
+        assertEquals(Duration.ofMillis(100), a.get(2).hold());
+        assertEquals(Duration.ofMillis(200), a.get(3).hold());
+        assertEquals(100, a.get(3).dueAt().orElseThrow().toEpochMilli() - a.get(2).dueAt().orElseThrow().toEpochMilli());
+        assertEquals(Duration.ZERO, a.get(0).hold());
+        assertEquals(4, broker.stats(queue).pending(), "a held delivery stays pending under its consumer");
+        assertEquals(1, broker.stats(queue).delayed());
+        assertTrue(a.get(4).dueAt().orElseThrow().toEpochMilli() - a.get(3).dueAt().orElseThrow().toEpochMilli() >= 100,
+                "the one that waits comes after the reserved starts");
+    }
+
+    private static long micros(Admission a) {
+        Instant t = a.dueAt().orElseThrow();
+        return t.getEpochSecond() * 1_000_000 + t.getNano() / 1000;
+    }
+
+    @Test
+    void reservedStartsOfSeveralConsumersTogetherKeepTheLimit() throws Exception {
+        List<Delivery> first = enqueueAndFetch(6, "c1");
+        List<Delivery> second = enqueueAndFetch(6, "c2");
+        // slow enough that a loaded machine's pauses between the calls do not let the reserved starts fall behind
+        FlowLimit everyFiveSeconds = FlowLimit.rate("t:work", RateLimit.of(1, Duration.ofSeconds(5)));
+        List<Admission> all = new ArrayList<>();
+        for (int round = 0; round < 3; round++) {
+            all.addAll(admitHolding("c1", first.subList(2 * round, 2 * round + 2), Duration.ofMinutes(2), everyFiveSeconds));
+            all.addAll(admitHolding("c2", second.subList(2 * round, 2 * round + 2), Duration.ofMinutes(2), everyFiveSeconds));
+        }
+        // two at once, then ten reserved starts exactly one interval apart, whichever consumer asked
+        assertEquals(List.of(Decision.RUN, Decision.RUN), decisions(all.subList(0, 2)));
+        List<Admission> held = all.subList(2, all.size());
+        assertTrue(held.stream().allMatch(a -> a.decision() == Decision.HOLD), "within the hold: " + decisions(held));
+        for (int i = 1; i < held.size(); i++) {
+            assertEquals(5_000_000, micros(held.get(i)) - micros(held.get(i - 1)), "one start every 5 s");
+        }
+    }
+
+    @Test
+    void aHeldDeliveryHoldsItsSlotAndIsNotCountedTwiceWhenAdmittedAgain() throws Exception {
+        FlowLimit slots = FlowLimit.concurrency("t:slots", 3);
+        FlowLimit everyFiveSeconds = FlowLimit.rate("t:work", RateLimit.of(1, Duration.ofSeconds(5)));
+        List<Delivery> ds = enqueueAndFetch(3, "c1");
+        List<Admission> a = admitHolding("c1", ds, Duration.ofMinutes(1), slots, everyFiveSeconds);
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.HOLD), decisions(a));
+        assertEquals(3, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:slots"), "the held one holds its slot");
+
+        // admitted again (reclaimed): it keeps its admission, and the limit does not count it again
+        assertEquals(List.of(Decision.RUN), decisions(admitHolding("c1", List.of(ds.get(2)), Duration.ofMinutes(1), slots, everyFiveSeconds)));
+        Admission next = admitHolding("c1", enqueueAndFetch(1, "c1"), Duration.ofMinutes(1), everyFiveSeconds).getFirst();
+        assertEquals(Decision.HOLD, next.decision());
+        assertEquals(5_000_000, micros(next) - micros(a.get(2)), "the next start is one interval after the held one");
+
+        // a held delivery given back (due again now) releases its slot
+        assertTrue(broker.settle("c1", List.of(new Settlement.RetryLater(ds.get(2), ds.get(2).message().orElseThrow(), Instant.now())))
+                .notApplied().isEmpty());
+        assertEquals(2, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:slots"));
+    }
 }

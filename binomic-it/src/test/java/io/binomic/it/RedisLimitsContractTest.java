@@ -1,8 +1,27 @@
 package io.binomic.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.RateLimit;
+import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimits;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.core.LimitsContractTest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
 
 /** The flow-limit contract, run against a real Redis. */
 class RedisLimitsContractTest extends LimitsContractTest {
@@ -15,5 +34,65 @@ class RedisLimitsContractTest extends LimitsContractTest {
     @Override
     protected Scheduler createScheduler(Broker started) {
         return Brokers.scheduler(started);
+    }
+
+    private int rateKeys() {
+        return ((List<?>) RedisServer.shared().call("KEYS", "binomic:{" + queue + "}:rate:*")).size();
+    }
+
+    @Test
+    void perKeyRateLimitsOfTenThousandKeysEachHoldAndTheirStateExpires() throws Exception {
+        int keys = 10_000;
+        RateLimit twoPerSecond = RateLimit.of(1, Duration.ofMillis(500));
+        List<Message> messages = new ArrayList<>();
+        for (int k = 0; k < keys; k++) {
+            for (int each = 0; each < 3; each++) { // a key's three together, decided in one script (fetches of 999)
+                messages.add(Message.fromWire(UUID.randomUUID(), "work", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                        ("{\"k\":" + k + "}").getBytes(StandardCharsets.UTF_8), Map.of("codec", "json-jdk")));
+            }
+        }
+        broker.enqueueAll(messages);
+        FlowLimits limits = broker.capability(FlowLimits.class).orElseThrow();
+        Map<Integer, List<Admission.Decision>> byKey = new HashMap<>();
+        int seen = 0;
+        for (int round = 0; round < 200 && seen < messages.size(); round++) {
+            List<Delivery> ds = broker.fetch(List.of(queue), "c1", 999, Duration.ofMillis(200));
+            List<Admission.Request> requests = new ArrayList<>();
+            for (Delivery d : ds) {
+                int k = keyOf(d);
+                requests.add(new Admission.Request(d, List.of(FlowLimit.rate("k:work:" + k, twoPerSecond))));
+            }
+            for (Admission a : limits.admit("c1", requests, Duration.ofSeconds(1))) {
+                byKey.computeIfAbsent(keyOf(a.delivery()), k -> new ArrayList<>()).add(a.decision());
+                if (a.decision() == Admission.Decision.HOLD) {
+                    assertTrue(a.hold().compareTo(Duration.ofMillis(500)) <= 0, "the third start of a key is one interval later: " + a.hold());
+                }
+            }
+            seen += ds.size();
+        }
+        assertEquals(messages.size(), seen);
+        assertEquals(keys, byKey.size());
+        // each key alone: two at once (one start and the jitter allowance), the third reserved an interval later (or run,
+        // when a fetch split the key's three and half a second passed between them on a loaded machine)
+        int held = 0;
+        for (var e : byKey.entrySet()) {
+            List<Admission.Decision> d = e.getValue();
+            assertEquals(List.of(Admission.Decision.RUN, Admission.Decision.RUN), d.subList(0, 2), "key " + e.getKey());
+            assertTrue(d.size() == 3 && (d.get(2) == Admission.Decision.HOLD || d.get(2) == Admission.Decision.RUN), "key " + e.getKey() + ": " + d);
+            held += d.get(2) == Admission.Decision.HOLD ? 1 : 0;
+        }
+        assertTrue(held > keys / 2, "the third of most keys was held, not run at once: " + held);
+        int states = rateKeys(); // the first keys' may be gone already on a slow machine: each expires once idle
+        assertTrue(states > 0 && states <= keys, "one state per key, while it is in use: " + states);
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        while (rateKeys() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+        }
+        assertEquals(0, rateKeys(), "an idle key's rate state expires");
+    }
+
+    private static int keyOf(Delivery d) {
+        String json = new String(d.message().orElseThrow().payload(), StandardCharsets.UTF_8);
+        return Integer.parseInt(json.replaceAll("\\D", ""));
     }
 }

@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 
 /**
  * One limit a delivery must pass before it runs, as a worker hands it to {@link FlowLimits#admit}: a
- * rate limit (GCRA: one start every {@code intervalMillis}, up to {@code burst} at once) or a
+ * rate limit (GCRA: one start every {@code intervalMicros}, up to {@code burst} at once) or a
  * concurrency limit ({@code permits} slots). Limits with the same {@code id} on one queue share
  * their state, whichever worker or host asks.
  *
@@ -15,10 +15,10 @@ import java.util.regex.Pattern;
  *     {@code t:send-mail} for a task, {@code k:send-mail:acme} for one key of it
  * @param kind rate or concurrency
  * @param permits starts per period (rate) or slots (concurrency), at least 1
- * @param intervalMillis the spacing of starts (rate); 0 for a concurrency limit
+ * @param intervalMicros the spacing of starts in microseconds (rate); 0 for a concurrency limit
  * @param burst starts allowed at once after a quiet spell (rate), from 1; 1 for a concurrency limit
  */
-public record FlowLimit(String id, Kind kind, int permits, long intervalMillis, int burst) {
+public record FlowLimit(String id, Kind kind, int permits, long intervalMicros, int burst) {
 
     /**
      * Header of a message the rate limits already admitted (it waited for its turn in the delayed
@@ -52,14 +52,14 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMillis, 
         if (permits < 1) {
             throw new IllegalArgumentException("flow limit permits must be >= 1, was " + permits);
         }
-        if (kind == Kind.RATE && (intervalMillis < 1 || burst < 1)) {
-            throw new IllegalArgumentException("a rate limit needs intervalMillis >= 1 and burst >= 1, was " + intervalMillis + ", " + burst);
+        if (kind == Kind.RATE && (intervalMicros < 1 || burst < 1)) {
+            throw new IllegalArgumentException("a rate limit needs intervalMicros >= 1 and burst >= 1, was " + intervalMicros + ", " + burst);
         }
     }
 
     /** A rate limit named {@code id}. */
     public static FlowLimit rate(String id, RateLimit limit) {
-        return new FlowLimit(id, Kind.RATE, limit.permits(), limit.intervalMillis(), limit.burst());
+        return new FlowLimit(id, Kind.RATE, limit.permits(), limit.intervalMicros(), limit.burst());
     }
 
     /** A concurrency limit of {@code max} slots named {@code id}. */

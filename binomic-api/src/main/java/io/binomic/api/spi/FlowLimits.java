@@ -1,6 +1,7 @@
 package io.binomic.api.spi;
 
 import io.binomic.api.QueueLimits;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -27,6 +28,19 @@ public interface FlowLimits {
      * each release moves the oldest message waiting for that slot back to its queue.
      */
     List<Admission> admit(String consumer, List<Admission.Request> requests);
+
+    /**
+     * {@link #admit(String, List)}, for a caller that can keep a delivery up to {@code maxHold} and
+     * start it then: one over a rate limit whose next start the limit allows within {@code maxHold}
+     * gets that start reserved, is admitted (its slots taken, its rate limits counting it at that
+     * start) and is {@code HOLD} with the wait; one that waits longer goes to the delayed set as
+     * {@code WAIT_RATE}, due a little before its turn (so that it is back, and held, when its turn
+     * comes). The reserved starts of all callers together keep every limit. A broker that cannot
+     * reserve starts decides as {@link #admit(String, List)} does (this default).
+     */
+    default List<Admission> admit(String consumer, List<Admission.Request> requests, Duration maxHold) {
+        return admit(consumer, requests);
+    }
 
     /**
      * How many concurrency slots of limit {@code limitId} of {@code queue} are held now (by running

@@ -11,6 +11,7 @@ import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.FlowLimits;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,9 +35,15 @@ final class RedisFlowLimits implements FlowLimits {
         this.redis = redis;
     }
 
-    /** One {@link LuaScripts#ADMIT} per queue, every queue in one pipeline: one round trip for a whole fetch. */
     @Override
     public List<Admission> admit(String consumer, List<Admission.Request> requests) {
+        return admit(consumer, requests, Duration.ZERO);
+    }
+
+    /** One {@link LuaScripts#ADMIT} per queue, every queue in one pipeline: one round trip for a whole fetch. */
+    @Override
+    public List<Admission> admit(String consumer, List<Admission.Request> requests, Duration maxHold) {
+        long holdMicros = Math.max(0, maxHold.toNanos() / 1000);
         if (requests.isEmpty()) {
             return List.of();
         }
@@ -50,7 +57,8 @@ final class RedisFlowLimits implements FlowLimits {
                 + " reclaim", batch -> byQueue.forEach((stream, list) -> {
                     RedisKeys k = redis.keys(RedisPriorities.queueOf(stream));
                     List<Object> keys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, stream), k.delayed(), k.held()));
-                    List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis())));
+                    List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis()),
+                            Long.toString(holdMicros), Long.toString(holdMicros / 2)));
                     for (var r : list) {
                         addAdmitArguments(r, k, keys, args);
                     }
@@ -62,17 +70,22 @@ final class RedisFlowLimits implements FlowLimits {
         for (var list : byQueue.values()) {
             List<?> flat = (List<?>) replies.get(reply++);
             for (int i = 0; i < list.size(); i++) {
-                String code = String.valueOf(flat.get(2 * i));
-                Instant due = Instant.ofEpochMilli(RedisContext.toLong(flat.get(2 * i + 1)));
+                String code = String.valueOf(flat.get(3 * i));
+                long dueMicros = RedisContext.toLong(flat.get(3 * i + 1));
                 var decision = switch (code) {
                     case "R" -> Admission.Decision.RUN;
+                    case "H" -> Admission.Decision.HOLD;
                     case "W" -> Admission.Decision.WAIT_RATE;
                     case "S" -> Admission.Decision.WAIT_SLOT;
                     default -> Admission.Decision.NOT_PENDING;
                 };
                 out.add(new Admission(list.get(i).delivery(), decision,
                         decision == Admission.Decision.RUN || decision == Admission.Decision.NOT_PENDING
-                                ? Optional.empty() : Optional.of(due)));
+                                ? Optional.empty()
+                                // a waiting message is due in whole milliseconds (rounded up), as its job record says
+                                : Optional.of(decision == Admission.Decision.HOLD ? Instant.EPOCH.plus(dueMicros, ChronoUnit.MICROS)
+                                        : Instant.ofEpochMilli(Math.floorDiv(dueMicros + 999, 1000))),
+                        Duration.of(RedisContext.toLong(flat.get(3 * i + 2)), ChronoUnit.MICROS)));
             }
         }
         return out;
@@ -92,7 +105,7 @@ final class RedisFlowLimits implements FlowLimits {
         args.add(Integer.toString(r.limits().size()));
         for (var limit : r.limits()) {
             args.addAll(List.of(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c", limit.id(), Integer.toString(limit.permits()),
-                    Long.toString(limit.intervalMillis()), Integer.toString(limit.burst())));
+                    Long.toString(limit.intervalMicros()), Integer.toString(limit.burst())));
         }
     }
 

@@ -86,13 +86,17 @@ end
 -- touch are named from the stream key's hash tag (same Cluster slot): held (hash: receipt of an
 -- admitted delivery to the concurrency limits it holds slots of), slots:<limit> (sorted set of the
 -- receipts holding a slot), wait:<limit> (sorted set of the delayed-set members waiting for a slot,
--- higher priority first, then oldest), rate:<limit> (the GCRA theoretical arrival time, epoch ms,
+-- higher priority first, then oldest), rate:<limit> (the GCRA state of a rate limit, epoch µs,
 -- expiring when it passes). lim_release frees the slots of a settled delivery and moves, per slot,
 -- the oldest live waiter back onto the stream with the turn header; it does nothing (one EXISTS per
 -- call) on a queue where no delivery holds an admission.
 local function lim_now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lim_now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local function lim_base(stream)
   -- the queue's prefix ('...{queue}:') of its default stream or of a priority level's ('...:stream:p7')

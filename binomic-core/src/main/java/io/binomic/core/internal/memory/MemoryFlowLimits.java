@@ -13,7 +13,9 @@ import io.binomic.api.spi.PauseState;
 import io.binomic.core.internal.memory.MemoryJobStore.StoredJob;
 import io.binomic.core.internal.memory.MemoryState.QueueState;
 import io.binomic.core.internal.memory.MemoryState.Scheduled;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,7 +37,10 @@ final class MemoryFlowLimits implements FlowLimits {
     /** The latest a message waiting for a slot is looked at again if no release moves it first. */
     static final long SLOT_WAIT_FALLBACK_MILLIS = 10_000;
 
-    /** One rate limit: the GCRA time of the actual starts, the next turn to hand out, when a waiting message last started. */
+    /**
+     * One rate limit, in epoch µs: the GCRA time of the admitted starts (held ones at their reserved
+     * start), the next turn to hand out, when a message that waited its turn was last admitted.
+     */
     private static final class RateState {
         long tat;
         long nextTurn;
@@ -98,7 +103,14 @@ final class MemoryFlowLimits implements FlowLimits {
 
     @Override
     public List<Admission> admit(String consumer, List<Admission.Request> requests) {
+        return admit(consumer, requests, Duration.ZERO);
+    }
+
+    @Override
+    public List<Admission> admit(String consumer, List<Admission.Request> requests, Duration maxHold) {
+        long holdMicros = Math.max(0, maxHold.toNanos() / 1000);
         return state.locked(() -> {
+            long now = micros(state.clock.instant()); // one time for the whole call, as one script on Redis
             List<Admission> decisions = new ArrayList<>(requests.size());
             for (var request : requests) {
                 Delivery d = request.delivery();
@@ -107,8 +119,8 @@ final class MemoryFlowLimits implements FlowLimits {
                     decisions.add(new Admission(d, Admission.Decision.NOT_PENDING, Optional.empty()));
                     continue;
                 }
-                var admission = decide(request, state.clock.millis());
-                if (admission.decision() != Admission.Decision.RUN) {
+                var admission = decide(request, now, holdMicros);
+                if (admission.decision() != Admission.Decision.RUN && admission.decision() != Admission.Decision.HOLD) {
                     q.pending.remove(d.receipt()); // acked: it waits in the delayed set
                     Message m = d.message().orElseThrow();
                     StoredJob rec = m.isTracked() ? jobs.job(d.queue(), m.id()) : null;
@@ -125,8 +137,24 @@ final class MemoryFlowLimits implements FlowLimits {
         });
     }
 
-    /** Decides on one delivery pending under its consumer; one that waits is stored in the delayed set. Called under the lock. */
-    private Admission decide(Admission.Request request, long now) {
+    private static long micros(Instant t) {
+        return t.getEpochSecond() * 1_000_000 + t.getNano() / 1000;
+    }
+
+    private static Instant ofMicros(long micros) {
+        return Instant.EPOCH.plus(micros, ChronoUnit.MICROS);
+    }
+
+    /** Milliseconds, rounded up: a message is never due before its time. */
+    private static long millisUp(long micros) {
+        return Math.floorDiv(micros + 999, 1000);
+    }
+
+    /**
+     * Decides on one delivery pending under its consumer at {@code now} (epoch µs), reserving starts
+     * up to {@code maxHold} µs ahead; one that waits is stored in the delayed set. Called under the lock.
+     */
+    private Admission decide(Admission.Request request, long now, long maxHold) {
         var d = request.delivery();
         Message m = d.message().orElseThrow();
         Limits q = limits(d.queue());
@@ -153,16 +181,17 @@ final class MemoryFlowLimits implements FlowLimits {
                 }
             }
             if (!free) {
-                long due = now + SLOT_WAIT_FALLBACK_MILLIS;
+                long due = millisUp(now) + SLOT_WAIT_FALLBACK_MILLIS;
                 Scheduled waiter = state.delay(d.queue(), waiting, due);
                 q.addWaiter(q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>()), waiter, m.priority());
                 return new Admission(d, Admission.Decision.WAIT_SLOT, Optional.of(Instant.ofEpochMilli(due)));
             }
             concurrency.add(limit.id());
         }
-        // Rate limits: GCRA on the actual starts (strict), and the waiting line. A message that waited its
-        // turn starts when a start is allowed; a new one also needs the line to be empty, or stuck (no
-        // waiting message started for two intervals), so it never takes the turn of one that is coming.
+        // Rate limits: GCRA on the admitted starts (strict), and the waiting line. A message that waited its
+        // turn starts when a start is allowed; a new one also needs the line to be empty, or stuck (no waiting
+        // message admitted for two intervals), so it never takes the turn of one that is coming. A start the
+        // limit allows within maxHold is reserved (the limit's time moves past it) and held by the caller.
         boolean waited = m.isRateAdmitted();
         long conform = now;
         long line = now;
@@ -173,38 +202,46 @@ final class MemoryFlowLimits implements FlowLimits {
                 anyRate = true;
                 RateState st = q.rates.computeIfAbsent(limit.id(), k -> new RateState(now));
                 // tolerance: the burst, plus one interval of jitter (a start a little late must not cost the next one its turn)
-                conform = Math.max(conform, st.tat - limit.burst() * limit.intervalMillis());
+                conform = Math.max(conform, st.tat - limit.burst() * limit.intervalMicros());
                 line = Math.max(line, st.nextTurn);
-                if (st.nextTurn > now && now - st.lastWaitedStart <= Math.max(2 * limit.intervalMillis(), 250)) {
+                if (st.nextTurn > now && now - st.lastWaitedStart <= Math.max(2 * limit.intervalMicros(), 250_000)) {
                     canJump = false;
                 }
             }
         }
+        long start = now;
         if (anyRate) {
-            boolean runs = conform <= now && (waited || canJump);
-            long due = Math.max(conform, line);
+            boolean eligible = waited || canJump;
+            Admission.Decision decision = eligible && conform <= now ? Admission.Decision.RUN
+                    : eligible && conform - now <= maxHold ? Admission.Decision.HOLD : Admission.Decision.WAIT_RATE;
+            long due = decision == Admission.Decision.WAIT_RATE ? Math.max(conform, line) : Math.max(conform, now);
             for (FlowLimit limit : request.limits()) {
                 if (limit.kind() == FlowLimit.Kind.RATE) {
                     RateState st = q.rates.get(limit.id());
-                    if (runs) {
-                        st.tat = Math.max(st.tat, now) + limit.intervalMillis();
+                    if (decision != Admission.Decision.WAIT_RATE) {
+                        st.tat = Math.max(st.tat, due) + limit.intervalMicros();
                         if (waited) {
                             st.lastWaitedStart = now;
                         }
                     } else {
-                        st.nextTurn = due + limit.intervalMillis();
+                        st.nextTurn = due + limit.intervalMicros();
                     }
                 }
             }
-            if (!runs) {
-                state.delay(d.queue(), waiting.withRateAdmitted(), due);
-                return new Admission(d, Admission.Decision.WAIT_RATE, Optional.of(Instant.ofEpochMilli(due)));
+            if (decision == Admission.Decision.WAIT_RATE) {
+                // back a little before its turn when the caller holds: it is then held, not late
+                state.delay(d.queue(), waiting.withRateAdmitted(), millisUp(Math.max(now, due - maxHold / 2)));
+                return new Admission(d, Admission.Decision.WAIT_RATE, Optional.of(Instant.ofEpochMilli(millisUp(due))));
             }
+            start = due;
         }
         for (String id : concurrency) {
             q.slots.computeIfAbsent(id, k -> new LinkedHashSet<>()).add(d.receipt());
         }
         q.held.put(d.receipt(), List.copyOf(concurrency));
+        if (start > now) {
+            return new Admission(d, Admission.Decision.HOLD, Optional.of(ofMicros(start)), Duration.of(start - now, ChronoUnit.MICROS));
+        }
         return new Admission(d, Admission.Decision.RUN, Optional.empty());
     }
 

@@ -3,6 +3,7 @@ package io.binomic.core.internal.worker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.Capabilities;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -13,11 +14,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs a worker's deliveries, each on a virtual thread of its own, within its slots: it owns the
  * slots, the deliveries running, those handed out beyond the free slots (run as slots free, never
- * at once) and the parking of deliveries of paused queues. Every path that takes a delivery (fetch,
+ * at once), those admitted for a start a rate limit reserved (each waits for it on a slot, with its
+ * lease renewed) and the parking of deliveries of paused queues. Every path that takes a delivery (fetch,
  * reclaim, recovery of lost reads) ends here, so each is held, run and released the same way. It
  * also listens for cancels of the jobs it may run, one subscription per queue, on the broker's
  * listener threads: a running job asked to cancel is interrupted here, whichever process asked.
@@ -43,6 +46,16 @@ final class Dispatcher implements AutoCloseable {
     /** Deliveries a broker handed out beyond the free slots: run as slots free, never at once. */
     private final Deque<Delivery> overflow = new ConcurrentLinkedDeque<>();
     private final List<AutoCloseable> cancelSubscriptions = new CopyOnWriteArrayList<>();
+    /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by receipt. */
+    private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
+    /** Deliveries waiting on a slot for their reserved start, by receipt. */
+    private final Map<String, Thread> waiting = new ConcurrentHashMap<>();
+    /**
+     * How late a reserved start may still be taken. A delivery that wakes later than this gives its
+     * start back (it is put back, due now, and admitted again): a worker that stalled must not start
+     * what it held all at once, on top of the starts other workers take on time.
+     */
+    static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     Dispatcher(WorkerContext context, DeliveryProcessor processor, Settler settler, FlowGate flow, Map<String, Delivery> held,
                TrackedJobs tracked) {
@@ -62,12 +75,63 @@ final class Dispatcher implements AutoCloseable {
 
     TrackedJobs tracked() { return tracked; }
 
-    /** Runs {@code d} on its own virtual thread, with a slot taken by the caller; the slot is released when it ends. */
+    /** Says that {@code d}, about to be dispatched, may start at {@code startNanos} ({@link System#nanoTime()}) and not before. */
+    void holdUntil(Delivery d, long startNanos) {
+        reservedStarts.put(d.receipt(), startNanos);
+    }
+
+    /**
+     * Runs {@code d} on its own virtual thread, with a slot taken by the caller (at its reserved start
+     * if it has one); the slot is released when it ends.
+     */
     void dispatch(Delivery d) {
-        if (!flow.startUnlessPaused(d, this::start)) {
+        Long start = reservedStarts.remove(d.receipt());
+        if (start != null) {
+            waitThenStart(d, start);
+        } else if (!flow.startUnlessPaused(d, this::start)) {
             park(d); // handed out by a reclaim, held since before the pause, or paused since the fetch
             slots.release();
         }
+    }
+
+    /**
+     * Keeps {@code d} (its slot taken, its lease renewed) until its reserved start, then starts it,
+     * unless the queue was paused meanwhile (parked), the worker is stopping (left pending: its admission
+     * stands, so the worker that reclaims it runs it without counting it again), or it woke too late
+     * (given back).
+     */
+    private void waitThenStart(Delivery d, long startNanos) {
+        held.put(d.receipt(), d);
+        Thread thread = Thread.ofVirtual().name("binomic-wait-" + d.receipt()).unstarted(() -> {
+            try {
+                long wait = startNanos - System.nanoTime();
+                if (wait > 0) {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                }
+                if (!context.active().getAsBoolean()) {
+                    held.remove(d.receipt());
+                    slots.release();
+                } else if (System.nanoTime() - startNanos > LATE_START_NANOS) {
+                    giveBack(d);
+                    slots.release();
+                } else {
+                    dispatch(d);
+                }
+            } catch (InterruptedException e) {
+                held.remove(d.receipt()); // stopping: left pending for reclaim
+                slots.release();
+            } finally {
+                waiting.remove(d.receipt());
+            }
+        });
+        waiting.put(d.receipt(), thread);
+        thread.start();
+    }
+
+    /** Gives back the start reserved for {@code d}: due again now, attempt unchanged; its settlement releases what it holds. */
+    private void giveBack(Delivery d) throws InterruptedException {
+        LOG.log(Level.DEBUG, "worker {0}: woke too late for the reserved start of {1}; putting it back", context.consumerName(), d.receipt());
+        settler.submit(new Settlement.RetryLater(d, d.message().orElseThrow(), context.clock().instant()));
     }
 
     private void start(Delivery d) {
@@ -153,10 +217,14 @@ final class Dispatcher implements AutoCloseable {
         return started;
     }
 
-    /** Lets go of the deliveries waiting for a slot: never started, they are left pending for reclaim. */
+    /**
+     * Lets go of the deliveries not started, those waiting for a slot or for their reserved start:
+     * they are left pending for reclaim.
+     */
     void dropOverflow() {
         overflow.forEach(d -> held.remove(d.receipt()));
         overflow.clear();
+        waiting.values().forEach(Thread::interrupt);
     }
 
     /** Listens for cancels of the jobs of {@code queues}, when the worker runs tracked jobs and the broker keeps records. */
@@ -209,7 +277,7 @@ final class Dispatcher implements AutoCloseable {
 
     void awaitIdle(Duration max) {
         long deadline = System.nanoTime() + max.toNanos();
-        while (!running.isEmpty() && System.nanoTime() < deadline) {
+        while ((!running.isEmpty() || !waiting.isEmpty()) && System.nanoTime() < deadline) {
             ControlLoop.pause(Duration.ofMillis(10));
         }
     }

@@ -120,7 +120,7 @@ final class Fetcher implements ControlLoop.Round {
                 }
                 fetchSucceeded();
                 deliveries = flow.admit(deliveries, dispatcher::park);
-                deliveries = limiter.admit(deliveries); // the ones over a rate or concurrency limit wait
+                deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
                 dispatcher.tracked().startInBulk(deliveries);
                 free -= dispatcher.dispatchOrHold(deliveries, free);
                 if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {

@@ -68,7 +68,8 @@ final class Reclaimer {
                 break;
             }
             try {
-                for (Delivery d : limiter.admit(broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken))) {
+                List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
+                for (Delivery d : limiter.admit(reclaimed, dispatcher::holdUntil)) {
                     settler.reclaimed(d.receipt());
                     if (dispatcher.held().computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
@@ -157,7 +158,8 @@ final class Reclaimer {
                         context.consumerName(), receipt, queue);
                 lost.add(d);
             }
-            started += dispatcher.dispatchOrHold(lost, free - started);
+            // they pass their limits like any fetch: one admitted before its reply was lost keeps its admission
+            started += dispatcher.dispatchOrHold(lost.isEmpty() ? lost : limiter.admit(lost, dispatcher::holdUntil), free - started);
         }
         if (lookAgain) {
             recoverRoundsLeft++;

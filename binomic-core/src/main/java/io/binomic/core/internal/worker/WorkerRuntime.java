@@ -70,7 +70,8 @@ public final class WorkerRuntime implements Worker {
         Map<String, Delivery> held = new ConcurrentHashMap<>();
         this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
         this.flow = new FlowGate(broker, queues.all(), consumerName);
-        FlowLimiter limiter = new FlowLimiter(tasks.handlers(), broker, consumerName, tasks.codec(), queues.logical());
+        FlowLimiter limiter = new FlowLimiter(tasks.handlers(), broker, consumerName, tasks.codec(), queues.logical(),
+                config.leaseTimeout());
         this.dispatcher = new Dispatcher(context, processor, settler, flow, held, tracked);
         Fetcher fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter);
         this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);

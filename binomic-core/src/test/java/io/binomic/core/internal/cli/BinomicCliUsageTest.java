@@ -84,7 +84,7 @@ class BinomicCliUsageTest {
         assertTrue(run("queue", "limit", "mail", "--none", "--concurrency", "2").err().startsWith("binomic queue limit: --none removes the limits"));
         assertTrue(run("queue", "limit", "mail", "--burst", "5").err().startsWith("binomic queue limit: --burst goes with --rate"));
         assertTrue(run("queue", "limit", "mail", "--concurrency", "0").err().startsWith("binomic queue limit: --concurrency must be at least 1"));
-        assertTrue(run("queue", "limit", "mail", "--rate", "5000/s").err().contains("finer than one start per millisecond"));
+        assertTrue(run("queue", "limit", "mail", "--rate", "5000000/s").err().contains("finer than one start per microsecond"));
     }
 
     @Test
