@@ -94,7 +94,7 @@ public final class Message {
         }
         envelope = new Envelope(b.priority, b.trackFor, b.codec, b.unique, b.debounceKey, b.limitKey,
                 b.rateAdmittedAttempt, b.turnAttempt, b.traceContext, b.replayedFrom);
-        headers = b.headers.isEmpty() ? Map.of() : Map.copyOf(b.headers); // most messages have none: no copy to make
+        headers = b.headers.isEmpty() ? Map.of() : b.ownHeaders ? Map.copyOf(b.headers) : b.headers; // most have none: no copy
     }
 
     /** What only a message built by the builder must pass: what is read from the wire is taken as written. */
@@ -154,7 +154,7 @@ public final class Message {
         b.turnAttempt = envelope.turnAttempt;
         b.traceContext = envelope.traceContext;
         b.replayedFrom = envelope.replayedFrom;
-        b.headers.putAll(headers);
+        b.headers = headers; // this message's own unmodifiable map: copied only if the builder changes it
         return b;
     }
 
@@ -314,7 +314,9 @@ public final class Message {
         private int turnAttempt;
         private TraceContext traceContext;
         private String replayedFrom;
-        private final Map<String, String> headers = new HashMap<>();
+        /** The headers so far: a message's unmodifiable map (or none) until a header is set, then this builder's own copy. */
+        private Map<String, String> headers = Map.of();
+        private boolean ownHeaders;
 
         private Builder() { }
 
@@ -414,14 +416,16 @@ public final class Message {
 
         /** One of the submitter's headers. */
         public Builder header(String name, String value) {
-            headers.put(Objects.requireNonNull(name, "header name must not be null"),
+            ownHeaders().put(Objects.requireNonNull(name, "header name must not be null"),
                     Objects.requireNonNull(value, () -> "header '" + name + "' must not have a null value"));
             return this;
         }
 
         /** The submitter's headers, added to those set before. */
         public Builder headers(Map<String, String> headers) {
-            headers.forEach(this::header);
+            if (!headers.isEmpty()) { // most submits have none
+                headers.forEach(this::header);
+            }
             return this;
         }
 
@@ -438,7 +442,16 @@ public final class Message {
         Message buildAsRead() { return new Message(this, true); }
 
         /** Keeps a header as it came from the wire, whatever its name: {@link WireHeaders} reads the rest. */
-        void rawHeader(String name, String value) { headers.put(name, value); }
+        void rawHeader(String name, String value) { ownHeaders().put(name, value); }
+
+        /** The headers as a map this builder may change, copied from a message's on the first change. */
+        private Map<String, String> ownHeaders() {
+            if (!ownHeaders) {
+                headers = new HashMap<>(headers);
+                ownHeaders = true;
+            }
+            return headers;
+        }
     }
 
     /** Puts the envelope's fields as wire headers, in the fixed order {@link #wireHeaders()} promises. */

@@ -43,11 +43,16 @@ public final class ReservedHeaders {
      * {@link #priorityOf}, after the payload is checked) and the trace headers (a trace context).
      */
     public static void refuse(SubmitOptions options) {
-        REFUSED.forEach((name, why) -> {
-            if (options.headers().containsKey(name)) {
-                throw new IllegalArgumentException("header '" + name + "' is reserved: " + why + "; remove it from the headers");
+        Map<String, String> headers = options.headers();
+        if (headers.isEmpty()) {
+            return; // nearly every submit: nothing to look up
+        }
+        for (Map.Entry<String, String> reserved : REFUSED.entrySet()) {
+            if (headers.containsKey(reserved.getKey())) {
+                throw new IllegalArgumentException("header '" + reserved.getKey() + "' is reserved: " + reserved.getValue()
+                        + "; remove it from the headers");
             }
-        });
+        }
     }
 
     /**

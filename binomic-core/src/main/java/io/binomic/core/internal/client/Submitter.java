@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -44,8 +43,7 @@ public final class Submitter {
         requireSubmittable(task);
         UUID id = messages.newId();
         Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
-        Submitted submitted = send(task, Collections.singletonList(argument), options, List.of(message), false).getFirst();
-        return handleOf(task, submitted);
+        return handleOf(task, sendOne(task, argument, options, message));
     }
 
     /** One job per argument, sent in one batch; the handles in argument order. */
@@ -54,7 +52,7 @@ public final class Submitter {
         TraceContext trace = arguments.isEmpty() ? null : messages.traceFor(options, task, arguments.size(), null);
         List<Message> built = messages.ofArguments(task, arguments, options, trace);
         List<JobHandle<R>> handles = new ArrayList<>(built.size());
-        for (Submitted submitted : send(task, arguments, options, built, true)) {
+        for (Submitted submitted : send(task, arguments, options, built)) {
             handles.add(handleOf(task, submitted));
         }
         return handles;
@@ -66,7 +64,7 @@ public final class Submitter {
         Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
         UUID id = messages.newId();
         Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
-        Submitted submitted = send(definition, Collections.singletonList(null), options, List.of(message), false).getFirst();
+        Submitted submitted = sendOne(definition, null, options, message);
         return new JsonResultHandle(context.jobs().handle(submitted.queue(), submitted.id(), null, Void.class, true));
     }
 
@@ -107,28 +105,40 @@ public final class Submitter {
     }
 
     /**
-     * Stores the jobs of one submit call: unique or debounced ones through {@link FlowSubmits},
-     * the rest routed to their partition and enqueued, or scheduled when they have a delay.
-     *
-     * @param batch whether the call submitted a collection (sent with the broker's batch calls)
+     * Stores the one job of a single submit as {@link #send} stores a batch's, with the broker's
+     * single calls. Kept apart from {@code send} because every single submit takes this path: it
+     * builds no lists and no streams around its one message.
      */
-    private <A> List<Submitted> send(Task<A, ?> task, Collection<? extends A> arguments, SubmitOptions options, List<Message> built,
-                                     boolean batch) {
+    private <A> Submitted sendOne(Task<A, ?> task, A argument, SubmitOptions options, Message message) {
         Instant due = FlowSubmits.dueAt(task, options, context.clock());
         if (FlowSubmits.applies(task, options)) {
-            List<? extends A> argumentList = batch ? List.copyOf(arguments) : new ArrayList<>(arguments);
-            return FlowSubmits.submitAll(task, argumentList, options, built, due, context.broker(), context.partitions());
+            List<A> argumentList = new ArrayList<>(1); // null for a task without argument, which List.of refuses
+            argumentList.add(argument);
+            return FlowSubmits.submitAll(task, argumentList, options, List.of(message), due, context.broker(), context.partitions())
+                    .getFirst();
+        }
+        Message routed = context.partitions().route(message, options.partitionKey().orElse(null));
+        if (due != null) {
+            context.scheduler().get().schedule(routed, due);
+        } else {
+            context.broker().enqueue(routed);
+        }
+        return new Submitted(routed.id(), routed.queue());
+    }
+
+    /**
+     * Stores the jobs of one submitAll call: unique or debounced ones through {@link FlowSubmits},
+     * the rest routed to their partition and enqueued, or scheduled when they have a delay, with
+     * the broker's batch calls.
+     */
+    private <A> List<Submitted> send(Task<A, ?> task, Collection<? extends A> arguments, SubmitOptions options, List<Message> built) {
+        Instant due = FlowSubmits.dueAt(task, options, context.clock());
+        if (FlowSubmits.applies(task, options)) {
+            return FlowSubmits.submitAll(task, List.copyOf(arguments), options, built, due, context.broker(), context.partitions());
         }
         String partitionKey = options.partitionKey().orElse(null);
         List<Message> routed = built.stream().map(message -> context.partitions().route(message, partitionKey)).toList();
-        if (!batch) {
-            Message message = routed.getFirst();
-            if (due != null) {
-                context.scheduler().get().schedule(message, due);
-            } else {
-                context.broker().enqueue(message);
-            }
-        } else if (due != null) {
+        if (due != null) {
             context.scheduler().get().scheduleAll(routed, due);
         } else {
             context.broker().enqueueAll(routed);
