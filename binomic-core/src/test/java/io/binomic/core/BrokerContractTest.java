@@ -338,9 +338,32 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
         broker.fetch(List.of(queue), "idle", 1, Duration.ofMillis(100));
         Thread.sleep(300);
 
-        int removed = broker.removeIdleConsumers(queue, Duration.ofMillis(200));
+        int removed = broker.removeIdleConsumers(queue, "holder", Duration.ofMillis(200));
 
         assertEquals(1, removed, "only the consumer without pending messages goes");
         assertEquals(1, broker.stats(queue).consumers());
+    }
+
+    /**
+     * Found by an outside tester on Redis 7.0: a read blocked on an empty stream does not refresh
+     * the consumer's idle time there, so live workers removed each other's consumers.
+     */
+    @Test
+    void consumersOfWorkersThatSayTheyAreAliveStayWhileTheyWaitOnAnEmptyQueue() throws Exception {
+        Duration idle = Duration.ofMillis(400);
+        broker.fetch(List.of(queue), "gone", 1, Duration.ofMillis(50));
+        broker.fetch(List.of(queue), "a", 1, Duration.ofMillis(50));
+        broker.fetch(List.of(queue), "b", 1, Duration.ofMillis(50));
+        int removed = 0;
+        long end = System.nanoTime() + idle.multipliedBy(3).toNanos();
+        while (System.nanoTime() < end) {
+            for (String alive : List.of("a", "b")) {
+                removed += broker.removeIdleConsumers(queue, alive, idle);
+                assertEquals(List.of(), broker.fetch(List.of(queue), alive, 1, Duration.ofMillis(100)));
+            }
+        }
+
+        assertEquals(1, removed, "only the consumer that stopped saying it is alive goes");
+        assertEquals(2, broker.stats(queue).consumers());
     }
 }

@@ -104,8 +104,8 @@ public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Acti
     }
 
     @Override
-    public int removeIdleConsumers(String queue, Duration idle) {
-        return delegate.removeIdleConsumers(queue, idle);
+    public int removeIdleConsumers(String queue, String consumer, Duration idle) {
+        return delegate.removeIdleConsumers(queue, consumer, idle);
     }
 
     @Override

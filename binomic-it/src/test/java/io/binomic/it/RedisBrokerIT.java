@@ -855,8 +855,8 @@ class RedisBrokerIT {
         assertEquals(2, broker.stats(queue).consumers());
         Thread.sleep(150);
 
-        assertEquals(0, broker.removeIdleConsumers(queue, Duration.ofMinutes(1)), "not idle long enough");
-        assertEquals(1, broker.removeIdleConsumers(queue, Duration.ofMillis(100)));
+        assertEquals(0, broker.removeIdleConsumers(queue, "busy", Duration.ofMinutes(1)), "not idle long enough");
+        assertEquals(1, broker.removeIdleConsumers(queue, "busy", Duration.ofMillis(100)));
         assertEquals(1, broker.stats(queue).consumers());
     }
 

@@ -79,8 +79,15 @@ public interface Broker extends AutoCloseable {
     /** Counts of the queue. */
     QueueStats stats(String queue);
 
-    /** Removes consumers of {@code queue} that hold nothing pending and were idle for {@code idle}; returns how many. */
-    int removeIdleConsumers(String queue, Duration idle);
+    /**
+     * Records that {@code consumer}, the caller, is alive on {@code queue}, and removes the
+     * consumers of {@code queue} that hold nothing pending and whose worker neither read nor made
+     * this call for {@code idle} (a worker that stopped or died); returns how many. The caller is
+     * never removed, and is registered again if it was. A live worker calls this well within
+     * {@code idle}, whether or not it reads: a consumer waiting on an empty queue is alive, even
+     * where the broker's own idle time for it keeps growing (Redis before 7.2).
+     */
+    int removeIdleConsumers(String queue, String consumer, Duration idle);
 
     /**
      * The capability {@code type} of this broker ({@link JobStore}, {@link DeadLetterStore},

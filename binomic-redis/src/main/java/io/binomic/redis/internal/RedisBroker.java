@@ -284,7 +284,7 @@ final class RedisBroker implements Broker {
     }
 
     @Override
-    public int removeIdleConsumers(String queue, Duration idle) {
-        return Math.toIntExact(priorities.removeIdleConsumers(queue, idle));
+    public int removeIdleConsumers(String queue, String consumer, Duration idle) {
+        return Math.toIntExact(priorities.removeIdleConsumers(queue, consumer, idle));
     }
 }

@@ -28,6 +28,12 @@ record RedisKeys(String prefix, String queue) {
     /** Dead letters. */
     String deadLetters() { return base() + "dlq"; }
 
+    /**
+     * When each worker last said it is alive on the queue (hash: consumer to epoch ms), expiring a
+     * few idle limits after the last one did; see {@code remove_idle_consumers.lua}.
+     */
+    String consumersSeen() { return base() + "consumers-seen"; }
+
     /** Last fired tick (epoch ms) of a periodic job; expires a few periods after it was set. */
     String cron(String job) { return base() + "cron:" + job; }
 

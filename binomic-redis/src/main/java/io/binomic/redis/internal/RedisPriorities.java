@@ -382,9 +382,15 @@ final class RedisPriorities {
     long removeSettled(String queue) { return eachLevel(queue, "removeSettled", LuaScripts.TRIM_ACKED, RedisKeys.GROUP); }
 
     /** {@code Broker.removeIdleConsumers} over every level of {@code queue}, the default's included. */
-    long removeIdleConsumers(String queue, Duration idle) {
-        return eachLevel(queue, "removeIdleConsumers", LuaScripts.REMOVE_IDLE_CONSUMERS, RedisKeys.GROUP,
-                Long.toString(idle.toMillis()));
+    long removeIdleConsumers(String queue, String consumer, Duration idle) {
+        RedisKeys k = redis.keys(queue);
+        long n = 0;
+        for (int p : levels(queue)) {
+            n += RedisContext.toLong(redis.eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS,
+                    RScript.ReturnType.LONG, List.of(streamKey(k, p), k.consumersSeen()), RedisKeys.GROUP,
+                    Long.toString(Math.max(1, idle.toMillis())), consumer));
+        }
+        return n;
     }
 
     private long eachLevel(String queue, String what, String script, Object... args) {

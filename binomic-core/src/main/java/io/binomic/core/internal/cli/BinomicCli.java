@@ -167,8 +167,10 @@ public final class BinomicCli {
             return chosen.run(Arguments.parse(rest, chosen.options));
         } catch (UsageException e) {
             err.println("binomic " + chosen.name + ": " + e.getMessage());
-            err.println();
-            printUsage(chosen, err);
+            if (e.showUsage()) {
+                err.println();
+                printUsage(chosen, err);
+            }
             return EXIT_USAGE;
         } catch (UnsafeBrokerSettingException e) {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.

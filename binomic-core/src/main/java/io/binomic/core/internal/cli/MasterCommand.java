@@ -149,7 +149,7 @@ final class MasterCommand extends Command {
                     ServiceLoader.load(BrokerProvider.class))).create(config.broker());
         } catch (IllegalArgumentException e) {
             // A broker option with a bad value: every worker would fail on it the same way.
-            throw new UsageException(e.getMessage() + cx.settings().get().originsOf("broker"));
+            throw UsageException.ofSetting(e.getMessage() + cx.settings().get().originsOf("broker"));
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "cannot check the broker before starting the workers: {0}; starting them anyway", e.getMessage());
             return;
@@ -173,7 +173,7 @@ final class MasterCommand extends Command {
         if (port.isEmpty()) {
             for (String without : new String[] {"master.dashboardAddress", "master.dashboardToken", "master.dashboardReadOnly"}) {
                 if (given.value(without).isPresent()) {
-                    throw new UsageException(given.origin(without).orElse(without) + ": " + without + " has no effect without a dashboard"
+                    throw UsageException.ofSetting(given.origin(without).orElse(without) + ": " + without + " has no effect without a dashboard"
                             + " port: set master.dashboardPort (or --dashboard-port), or remove it");
                 }
             }
@@ -193,7 +193,8 @@ final class MasterCommand extends Command {
         try {
             p = Integer.parseInt(port.get().strip());
         } catch (NumberFormatException e) {
-            throw new UsageException(portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'");
+            String problem = portOrigin + ": the dashboard port must be a number 0..65535, was '" + port.get() + "'";
+            throw args.value("dashboard-port").isPresent() ? new UsageException(problem) : UsageException.ofSetting(problem);
         }
         return DashboardCommand.serverSettings(address, p, token, readOnly,
                 "master.dashboardToken (best as $BINOMIC_MASTER_DASHBOARD_TOKEN)");
@@ -208,7 +209,7 @@ final class MasterCommand extends Command {
         if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
             return Boolean.parseBoolean(value);
         }
-        throw new UsageException(given.origin("master.dashboardReadOnly").orElse("master.dashboardReadOnly")
+        throw UsageException.ofSetting(given.origin("master.dashboardReadOnly").orElse("master.dashboardReadOnly")
                 + ": master.dashboardReadOnly must be true or false, was '" + value + "'");
     }
 
@@ -223,7 +224,7 @@ final class MasterCommand extends Command {
             builder = given.master(DEFAULT_URL, SETTING_OF_OPTION.entrySet().stream().filter(e -> args.has(e.getKey()))
                     .map(Map.Entry::getValue).collect(Collectors.toSet()));
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
+            throw UsageException.ofSetting(e.getMessage());
         }
         if (args.has("queues")) {
             builder.queues(args.list("queues"));
@@ -247,7 +248,9 @@ final class MasterCommand extends Command {
         try {
             config = builder.build();
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage() + given.originsOf("master"));
+            // Values from a file or the environment take part: the command line is not what to fix.
+            String origins = given.originsOf("master");
+            throw origins.isEmpty() ? new UsageException(e.getMessage()) : UsageException.ofSetting(e.getMessage() + origins);
         }
         try {
             // The workers run on this module path: a URL no broker here serves would only show as
@@ -256,8 +259,10 @@ final class MasterCommand extends Command {
                     BrokerProvider.class, ServiceLoader.load(BrokerProvider.class)));
         } catch (ProviderNotFoundException e) {
             String first = e.getMessage().lines().findFirst().orElse("").replace(" Providers found:", "");
-            throw new UsageException(first + " (found: " + (e.found().isEmpty() ? "none"
-                    : String.join(", ", e.found().stream().map(String::strip).toList())) + ")" + given.originsOf("master"));
+            String problem = first + " (found: " + (e.found().isEmpty() ? "none"
+                    : String.join(", ", e.found().stream().map(String::strip).toList())) + ")" + given.originsOf("master");
+            throw args.has(BROKER.name()) ? new UsageException(problem)
+                    : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
         }
         return config;
     }

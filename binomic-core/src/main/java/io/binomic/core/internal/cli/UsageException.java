@@ -1,8 +1,25 @@
 package io.binomic.core.internal.cli;
 
-/** The command line is wrong: the CLI prints the message and the command's usage, and exits 2. */
+/**
+ * The command line is wrong: the CLI prints the message and the command's usage, and exits 2. A
+ * bad value of a setting (a settings file, an environment variable) is {@linkplain #ofSetting one
+ * line} without the usage: the command line is not what to fix.
+ */
 final class UsageException extends Exception {
     private static final long serialVersionUID = 1L;
 
-    UsageException(String message) { super(message); }
+    private final boolean showUsage;
+
+    UsageException(String message) { this(message, true); }
+
+    private UsageException(String message, boolean showUsage) {
+        super(message);
+        this.showUsage = showUsage;
+    }
+
+    /** A value of a settings file or environment variable the command refuses: printed on one line. */
+    static UsageException ofSetting(String message) { return new UsageException(message, false); }
+
+    /** Whether the command's usage follows the message. */
+    boolean showUsage() { return showUsage; }
 }

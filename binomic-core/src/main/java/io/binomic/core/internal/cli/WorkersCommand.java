@@ -5,6 +5,7 @@ import io.binomic.core.internal.process.MasterConfig;
 import io.binomic.core.internal.process.SlotSnapshot;
 import io.binomic.core.internal.process.Supervision;
 import io.binomic.core.internal.process.WorkerSlots;
+import io.binomic.core.internal.process.WorkerState;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -66,7 +67,8 @@ final class WorkersCommand extends Command {
                     : "dead";
             case STOPPING_HUNG -> "hung, stopping";
             case STOPPING_NOT_CONSUMING -> "NOT CONSUMING: " + problem + ", stopping";
-            case WATCHED -> switch (slot.health()) {
+            // A worker that stopped (its master gone, or drained) consumes nothing, whatever it last reported.
+            case WATCHED -> slot.state() == WorkerState.STOPPED ? "-" : switch (slot.health()) {
                 case CONSUMING -> "consuming";
                 case NOT_CONSUMING -> "NOT CONSUMING: " + problem;
                 case BROKER_UNREACHABLE -> "BROKER UNREACHABLE: " + problem;

@@ -265,10 +265,11 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     }
 
     @Override
-    public int removeIdleConsumers(String name, Duration idle) {
+    public int removeIdleConsumers(String name, String consumer, Duration idle) {
         return state.locked(() -> {
             QueueState q = state.queue(name);
             long now = System.nanoTime();
+            q.consumersLastSeenNanos.put(consumer, now);
             int before = q.consumersLastSeenNanos.size();
             q.consumersLastSeenNanos.entrySet().removeIf(e -> now - e.getValue() >= idle.toNanos()
                     && q.pending.values().stream().noneMatch(p -> p.owner.equals(e.getKey())));

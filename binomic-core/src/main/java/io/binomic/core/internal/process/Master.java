@@ -139,7 +139,9 @@ public final class Master implements AutoCloseable {
         synchronized (this) {
             closer = started && !shutdownRequested.isDone();
             shutdownRequested.complete(null);
-            if (!started) {
+            if (!started || slots == null) {
+                // Never started, or refused (another live master's state directory): no worker of
+                // this master ran, and its log must not read as if it drained some.
                 terminated.countDown();
                 return;
             }

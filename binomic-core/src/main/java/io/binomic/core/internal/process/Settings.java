@@ -389,12 +389,20 @@ public final class Settings {
             try {
                 return parse.apply(text);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException(where(key) + key + " must be " + expected + ", was '" + text + "'", e);
+                throw new LocatedValueException(where(key) + key + " must be " + expected + ", was '" + text + "'", e);
             }
         });
     }
 
-    private Optional<Duration> duration(String key) { return value(key).map(text -> parseDuration(where(key) + key, text)); }
+    private Optional<Duration> duration(String key) {
+        return value(key).map(text -> {
+            try {
+                return parseDuration(where(key) + key, text);
+            } catch (IllegalArgumentException e) {
+                throw new LocatedValueException(e.getMessage(), e);
+            }
+        });
+    }
 
     /** {@code 500ms}, {@code 5s}, {@code 2m}, {@code 1h}, {@code 14d} or ISO-8601 such as {@code PT5S}. */
     public static Duration parseDuration(String what, String text) {
@@ -425,7 +433,7 @@ public final class Settings {
         for (String part : text.split(",", -1)) {
             String item = part.strip();
             if (item.isEmpty()) {
-                throw new IllegalArgumentException(where(key) + key + (text.isBlank() ? " is empty" : " has an empty name in '" + text + "'")
+                throw new LocatedValueException(where(key) + key + (text.isBlank() ? " is empty" : " has an empty name in '" + text + "'")
                         + ": list names separated by commas, or leave " + key + " out");
             }
             items.add(item);
@@ -439,9 +447,20 @@ public final class Settings {
     private <T> T build(String section, Supplier<T> builder) {
         try {
             return builder.get();
+        } catch (LocatedValueException e) {
+            throw e; // names its key and where it came from already
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(e.getMessage() + originsOf(section), e);
         }
+    }
+
+    /** A value that does not parse, its message starting with the key and where it came from. */
+    private static final class LocatedValueException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        LocatedValueException(String message) { super(message); }
+
+        LocatedValueException(String message, Throwable cause) { super(message, cause); }
     }
 
     /** " (key from origin, ...)" for every key of {@code section} that was set, or "" when none was. */

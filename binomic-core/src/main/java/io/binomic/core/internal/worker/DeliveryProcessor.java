@@ -218,14 +218,11 @@ public final class DeliveryProcessor {
             if (observed == null) {
                 return CurrentTask.callWith(this, this::invokeHandler);
             }
-            Runnable exit = observed.enter();
             try {
                 return CurrentTask.callWith(this, this::invokeHandler);
             } catch (Exception | Error e) {
                 thrown = e;
                 throw e;
-            } finally {
-                exit.run();
             }
         }
 
@@ -354,6 +351,24 @@ public final class DeliveryProcessor {
         run.observed.ended(ended, Optional.ofNullable(failure));
     }
 
+    /**
+     * The handler under its timeout, the observers' {@code enter} and its undo around it on this
+     * same thread (the invoker runs the handler on the caller's thread), outside the timeout: the
+     * timeout is the handler's own run time, not an observer's (a tracer starting a span, a slow
+     * exporter on a loaded machine).
+     */
+    private Object invokeObserved(Run run, Duration timeout) throws TimeoutException, ExecutionException, InterruptedException {
+        if (run.observed == null || Thread.currentThread().isInterrupted()) {
+            return invoker.invoke(run, timeout); // interrupted, it refuses to call the handler: nothing to enter
+        }
+        Runnable exit = run.observed.enter();
+        try {
+            return invoker.invoke(run, timeout);
+        } finally {
+            exit.run();
+        }
+    }
+
     private Outcome executeRun(Run run) {
         Delivery delivery = run.delivery;
         Task<?, ?> task = run.binding.task();
@@ -374,13 +389,13 @@ public final class DeliveryProcessor {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
                 tracking.handlerStarted(delivery.receipt());
                 try {
-                    result = invoker.invoke(run, timeout);
+                    result = invokeObserved(run, timeout);
                     flaggedOnReturn = Thread.currentThread().isInterrupted(); // before handlerEnded clears a cancel's
                 } finally {
                     tracking.handlerEnded(delivery.receipt());
                 }
             } else {
-                result = invoker.invoke(run, timeout);
+                result = invokeObserved(run, timeout);
             }
             // A handler that returned with its interrupt flag set: cancelled if its submitter asked
             // (it saw the cancel and said so); otherwise its own flag or a stop after its work was

@@ -66,6 +66,7 @@ final class Fetcher implements ControlLoop.Round {
         }
         if (!slots.tryAcquire(pollTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
             lastRoundNanos = System.nanoTime(); // every slot busy: nothing to fetch, and that is healthy
+            reclaimer.keepConsumersIfDue(queues.all()); // still alive on the queues it is not reading now
             return true;
         }
         int free = 1 + slots.drainPermits();
@@ -94,6 +95,7 @@ final class Fetcher implements ControlLoop.Round {
                     free -= reclaimer.recoverIfDue(free, queues.all());
                 }
                 free -= reclaimer.reclaimIfDue(free, queues.all());
+                reclaimer.keepConsumersIfDue(queues.all());
             } finally {
                 callSinceNanos = 0;
             }

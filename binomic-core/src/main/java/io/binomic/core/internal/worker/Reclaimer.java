@@ -16,8 +16,8 @@ import java.util.List;
  * they are taken before new ones, and never beyond this worker's capacity.
  *
  * <p>Reclaim takes over deliveries stranded by a worker that died or stalled (their lease lapsed),
- * every {@link WorkerConfig#reclaimInterval()}, and clears idle consumers and settled entries as it
- * goes.
+ * every {@link WorkerConfig#reclaimInterval()}, and clears settled entries as it goes; it removes
+ * the consumers of workers that stopped (see {@link #keepConsumersIfDue}).
  *
  * <p>The recovery of lost reads finds the deliveries a read handed to this worker whose reply it
  * never received (a timeout while Redis hung, a read the client retried): pending under its name,
@@ -31,6 +31,8 @@ import java.util.List;
  */
 final class Reclaimer {
     private static final System.Logger LOG = System.getLogger(Reclaimer.class.getName());
+    /** How many lease timeouts a consumer's worker stays silent before its consumer is removed. */
+    static final int IDLE_CONSUMER_LEASES = 10;
 
     private final WorkerContext context;
     private final WorkerConfig config;
@@ -42,6 +44,7 @@ final class Reclaimer {
     private int recoverRoundsLeft;
     private long nextRecoverNanos;
     private long nextPeriodicNanos;
+    private long nextKeepNanos = System.nanoTime();
 
     Reclaimer(WorkerContext context, Dispatcher dispatcher, Settler settler, FlowLimiter limiter) {
         this.context = context;
@@ -90,7 +93,6 @@ final class Reclaimer {
                     dispatcher.dispatch(d);
                     taken++;
                 }
-                broker.removeIdleConsumers(queue, config.leaseTimeout().multipliedBy(10));
                 broker.capability(SettledCleanup.class).ifPresent(cleanup -> cleanup.removeSettled(queue));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
@@ -98,6 +100,28 @@ final class Reclaimer {
             }
         }
         return taken;
+    }
+
+    /**
+     * Once every {@link #period}, whether or not a slot is free: says on every queue that this
+     * worker is alive, and removes the consumers of workers that stopped saying so for ten lease
+     * timeouts. A worker waiting on an empty queue must call this itself: its reads do not keep its
+     * consumer fresh in Redis before 7.2, and another worker would remove it, leaving the queue with
+     * 0 consumers while its workers run.
+     */
+    void keepConsumersIfDue(List<String> queues) {
+        if (System.nanoTime() - nextKeepNanos < 0) {
+            return;
+        }
+        nextKeepNanos = System.nanoTime() + periodNanos;
+        for (String queue : queues) {
+            try {
+                context.broker().removeIdleConsumers(queue, context.consumerName(), config.leaseTimeout().multipliedBy(IDLE_CONSUMER_LEASES));
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "worker {0}: removing idle consumers of queue {1} failed: {2}", context.consumerName(), queue,
+                        RepeatedErrorLog.brief(e));
+            }
+        }
     }
 
     /** How often the worker searches without a sign of a lost read: the reclaim interval, at most a quarter of the lease. */

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerException;
+import io.binomic.core.internal.process.WorkerSlots;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -233,16 +234,55 @@ class BinomicCliUsageTest {
     /** A read-only setting that is neither true nor false is refused: read as false, it left a dashboard writable. */
     @Test
     void aMasterDashboardReadOnlySettingThatIsNotABooleanIsRefusedNamingWhereItCameFrom() {
-        assertUsageError(CliRun.of(Map.of("BINOMIC_MASTER_DASHBOARD_READ_ONLY", "yes"), (url, queues) -> {
+        assertSettingError(CliRun.of(Map.of("BINOMIC_MASTER_DASHBOARD_READ_ONLY", "yes"), (url, queues) -> {
             throw new AssertionError("no connection with a bad setting");
         }, "master", "--broker", "memory://", "--dashboard-port", "0"),
                 "binomic master: environment variable BINOMIC_MASTER_DASHBOARD_READ_ONLY: master.dashboardReadOnly must be true or"
-                        + " false, was 'yes'", "Usage: binomic master [options]");
-        assertUsageError(CliRun.of(Map.of("BINOMIC_MASTER_DASHBOARD_PORT", "abc"), (url, queues) -> {
+                        + " false, was 'yes'");
+        assertSettingError(CliRun.of(Map.of("BINOMIC_MASTER_DASHBOARD_PORT", "abc"), (url, queues) -> {
             throw new AssertionError("no connection with a bad setting");
         }, "master", "--broker", "memory://"),
                 "binomic master: environment variable BINOMIC_MASTER_DASHBOARD_PORT: the dashboard port must be a number 0..65535,"
-                        + " was 'abc'", "Usage: binomic master [options]");
+                        + " was 'abc'");
+    }
+
+    /** A refused value of a settings file or variable is one line, as configuration.md says: no usage text after it. */
+    private static void assertSettingError(CliRun run, String line) {
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("", run.out(), "errors go to stderr only");
+        assertEquals(line + "\n", run.err());
+    }
+
+    /** Found by an outside tester: these printed the whole usage text after the error. */
+    @Test
+    void refusedMasterSettingsOfAFileOrTheEnvironmentAreOneLine() throws IOException {
+        Path file = configFile("master.workers = -1\n");
+        assertSettingError(run("master", "--config", file.toString()),
+                "binomic master: workers must be 1.." + WorkerSlots.MAX_SLOTS + ", was -1 (master.workers from " + file + " line 1)");
+        file = configFile("master.heartbeatInterval = 5s\nmaster.heartbeatTimeout = 6s\n");
+        assertSettingError(run("master", "--config", file.toString(), "--broker", "memory://"),
+                "binomic master: heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S"
+                        + " (master.heartbeatInterval from " + file + " line 1, master.heartbeatTimeout from " + file + " line 2)");
+        file = configFile("master.dashboardPort = 0\nmaster.dashboardReadOnly = yes\n");
+        assertSettingError(run("master", "--config", file.toString(), "--broker", "memory://"),
+                "binomic master: " + file + " line 2: master.dashboardReadOnly must be true or false, was 'yes'");
+        CliRun fromEnv = CliRun.of(Map.of("BINOMIC_BROKER_URL", "redsi://x:1"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "master");
+        assertEquals(2, fromEnv.exit(), fromEnv.toString());
+        assertEquals(1, fromEnv.err().lines().count(), fromEnv.err());
+        assertTrue(fromEnv.err().contains("scheme 'redsi'") && fromEnv.err().endsWith("(broker.url from environment variable BINOMIC_BROKER_URL)\n"),
+                fromEnv.err());
+    }
+
+    /** Found by an outside tester: the file and line were printed twice, before and after the message. */
+    @Test
+    void aDurationThatDoesNotParseNamesWhereItCameFromOnce() throws IOException {
+        Path file = configFile("master.workers = 2\nmaster.heartbeatInterval = 5 seconds\n");
+        CliRun run = run("master", "--config", file.toString());
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic master: " + file + " line 2: master.heartbeatInterval must be a duration such as 500ms, 5s, 2m, 1h, 14d"
+                + " or PT5S, was '5 seconds'\n", run.err());
     }
 
     @Test

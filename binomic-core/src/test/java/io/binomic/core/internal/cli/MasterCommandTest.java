@@ -4,12 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.WorkerSlots;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +42,37 @@ class MasterCommandTest {
             assertEquals("", run.out());
             assertEquals("broker.url = redis://theirs:6379\n", Files.readString(theirSettings),
                     "the live master's workers keep reading its own settings");
+        }
+    }
+
+    /** Found by an outside tester: the refused master logged that it drained its workers, as if it had stopped the live one's. */
+    @Test
+    void aRefusedSecondMasterLogsNoDrain() throws Exception {
+        long liveMaster = ProcessHandle.current().parent().orElseThrow().pid();
+        Logger log = Logger.getLogger(Master.class.getName());
+        List<String> logged = new CopyOnWriteArrayList<>();
+        Handler handler = new Handler() {
+            @Override
+            public void publish(LogRecord r) { logged.add(new SimpleFormatter().formatMessage(r)); }
+
+            @Override
+            public void flush() { }
+
+            @Override
+            public void close() { }
+        };
+        log.addHandler(handler);
+        try (WorkerSlots theirs = WorkerSlots.create(dir.resolve("workers.slots"), 1, liveMaster, Instant.now(),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+                throw new AssertionError("the master needs no broker connection");
+            }, "master", "--broker", "memory://", "--queues", "q", "--workers", "1", "--state-dir", dir.toString());
+
+            assertEquals(1, run.exit(), run.toString());
+            assertTrue(run.err().contains("belongs to master pid " + theirs.masterPid() + ", which is still running"), run.err());
+            assertEquals(List.of(), logged.stream().filter(m -> m.contains("drain") || m.contains("stopped")).toList());
+        } finally {
+            log.removeHandler(handler);
         }
     }
 

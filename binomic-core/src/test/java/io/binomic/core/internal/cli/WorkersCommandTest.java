@@ -102,6 +102,25 @@ class WorkersCommandTest {
         }
     }
 
+    /** Found by an outside tester: after the master was SIGKILLed, its STOPPED workers still showed HEALTH consuming. */
+    @Test
+    void aStoppedWorkerIsNotShownConsuming() {
+        try (WorkerSlots slots = WorkerSlots.create(dir.resolve("workers.slots"), 1, ProcessHandle.current().pid(), Instant.now(),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            WorkerSlots.Slot stopped = slots.slot(0);
+            stopped.pid(1111);
+            stopped.health(CONSUMING);
+            stopped.state(WorkerState.STOPPED);
+            stopped.heartbeat(System.currentTimeMillis() - 1_000);
+
+            CliRun run = run("workers", "--state-dir", dir.toString());
+
+            assertEquals(0, run.exit(), run.toString());
+            String[] lines = run.out().split("\n");
+            assertTrue(lines[2].matches("   0  1111  STOPPED +-  1\\.\\ds ago .*"), lines[2]);
+        }
+    }
+
     @Test
     void stateDirectoryComesFromTheSettingsWhenNoOptionGivesIt() {
         try (WorkerSlots slots = WorkerSlots.create(dir.resolve("workers.slots"), 1, ProcessHandle.current().pid(), Instant.now(),
