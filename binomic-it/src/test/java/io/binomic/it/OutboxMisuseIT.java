@@ -373,6 +373,29 @@ class OutboxMisuseIT {
         assertTrue(status.out().startsWith("binomic_outbox: 0 waiting"), status.toString());
     }
 
+    @Test
+    void theCommandLineRefusesAnUnknownOrMalformedOptionNamingIt() throws Exception {
+        Tool typo = tool(List.of("relay", "--jdbc", servers.postgres().jdbcUrl(), "--broker", servers.redis().url(),
+                "--key-prefx", "tool"), null);
+        assertEquals(2, typo.exit(), typo.toString());
+        assertFalse(typo.out().contains("READY"), typo.toString());
+        assertTrue(typo.err().startsWith("binomic outbox: relay: unknown option --key-prefx; did you mean --key-prefix?"), typo.toString());
+
+        Tool table = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--tabel", "nosuch"), null);
+        assertEquals(2, table.exit(), table.toString());
+        assertEquals("", table.out(), "status read a table: " + table);
+        assertTrue(table.err().startsWith("binomic outbox: status: unknown option --tabel; did you mean --table?"), table.toString());
+
+        Tool bogus = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--bogus", "1"), null);
+        assertEquals(2, bogus.exit(), bogus.toString());
+        assertTrue(bogus.err().startsWith("binomic outbox: status: unknown option --bogus"), bogus.toString());
+
+        Tool poll = tool(List.of("relay", "--jdbc", servers.postgres().jdbcUrl(), "--broker", servers.redis().url(),
+                "--poll-ms", "abc"), null);
+        assertEquals(2, poll.exit(), poll.toString());
+        assertTrue(poll.err().startsWith("binomic outbox: --poll-ms must be a whole number, was 'abc'"), poll.toString());
+    }
+
     /** One run of OutboxTool in a JVM of its own; {@code password} is put in OUTBOX_TEST_PASSWORD when not null. */
     private static Tool tool(List<String> args, String password) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
