@@ -237,6 +237,38 @@ class OutboxMisuseIT {
     }
 
     @Test
+    void rowsOfAnotherKeyPrefixAreWarnedOnceARoundWithTheirCountAndTheFirst() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(OutboxRelay.class.getName());
+        Handler capture = OutboxServers.capture(lines);
+        logger.addHandler(capture);
+        try (Binomic other = client("otherapp"); Binomic binomic = client()) {
+            List<JobHandle<String>> foreign = commit(Outbox.of(other), 1, 5);
+            try (OutboxRelay relay = relay(binomic).build()) {
+                relay.relayOnce();
+            }
+            List<String> warnings = lines.stream().filter(l -> l.startsWith("WARNING")).toList();
+            assertEquals(1, warnings.size(), "one warning for the round: " + lines);
+            assertTrue(warnings.getFirst().contains("5 rows (the first: seq ") && warnings.getFirst().contains(foreign.getFirst().id().toString())
+                    && warnings.getFirst().contains("key prefix 'otherapp'"), warnings.getFirst());
+            for (JobHandle<String> h : foreign) {
+                assertTrue(failure(h.id().toString()).contains("key prefix 'otherapp'"), "every row is set aside");
+            }
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    @Test
+    void aRelayOnAClientThatWasNeverStartedIsRefusedAtStart() {
+        Binomic never = Binomic.builder().config(BinomicConfig.builder()
+                .broker(BrokerConfig.builder().url(servers.redis().url()).build()).build()).build();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> relay(never).build().start());
+        assertTrue(e.getMessage().contains("an outbox relay needs a started Binomic: call binomic.start() before the relay's start()"),
+                e.getMessage());
+    }
+
+    @Test
     void theRelayToolTakesTheKeyPrefixFromTheEnvironmentAndRelaysUnderIt() throws Exception {
         try (Binomic writer = client("bootoi")) {
             JobHandle<String> handle = commit(Outbox.of(writer), 7, 1).getFirst();
