@@ -17,6 +17,8 @@ module io.binomic.core {
     exports io.binomic.core.testing;
     // The outbox's command line reads the broker settings (file, BINOMIC_* variables) as the binomic command does.
     exports io.binomic.core.internal.process to io.binomic.jdbc;
+    // ... and refuses unknown options with the binomic command's own parser.
+    exports io.binomic.core.internal.cli to io.binomic.jdbc;
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;

@@ -302,6 +302,32 @@ class DashboardMetricsTest {
         }
     }
 
+    /**
+     * A process that knows no queue (it only submits, or relays an outbox) still asks the broker: with no queue query to
+     * fail, a broker that stopped answering must not read as up.
+     */
+    @Test
+    void aProcessWithoutQueuesReportsTheBrokerDownWhenItStopsAnswering() throws Exception {
+        boolean[] down = {false};
+        ForwardingBroker broker = new ForwardingBroker(new io.binomic.core.internal.memory.MemoryBrokerProvider()
+                .create(io.binomic.api.BrokerConfig.defaults())) {
+            @Override
+            public io.binomic.api.QueueStats stats(String queue) {
+                if (down[0]) {
+                    throw new IllegalStateException("connection refused");
+                }
+                return super.stats(queue);
+            }
+        };
+        binomic = Binomic.builder().broker(broker).scheduler(broker.scheduler()).build().start();
+        try (Dashboard dashboard = binomic.dashboard().port(0).start()) {
+            assertTrue(get(dashboard.uri().resolve("metrics"), null).contains("\nbinomic_broker_up 1\n"));
+            down[0] = true;
+            String metrics = get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(metrics.startsWith("200 ") && metrics.contains("\nbinomic_broker_up 0\n"), metrics);
+        }
+    }
+
     /** A broker reporting its servers' settings, as the Redis broker reports maxmemory-policy. */
     private static final class ReportingBroker extends ForwardingBroker implements BrokerHealthReport {
         volatile List<ServerSetting> settings = List.of();

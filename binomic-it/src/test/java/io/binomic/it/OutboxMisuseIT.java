@@ -237,6 +237,38 @@ class OutboxMisuseIT {
     }
 
     @Test
+    void rowsOfAnotherKeyPrefixAreWarnedOnceARoundWithTheirCountAndTheFirst() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        Logger logger = Logger.getLogger(OutboxRelay.class.getName());
+        Handler capture = OutboxServers.capture(lines);
+        logger.addHandler(capture);
+        try (Binomic other = client("otherapp"); Binomic binomic = client()) {
+            List<JobHandle<String>> foreign = commit(Outbox.of(other), 1, 5);
+            try (OutboxRelay relay = relay(binomic).build()) {
+                relay.relayOnce();
+            }
+            List<String> warnings = lines.stream().filter(l -> l.startsWith("WARNING")).toList();
+            assertEquals(1, warnings.size(), "one warning for the round: " + lines);
+            assertTrue(warnings.getFirst().contains("5 rows (the first: seq ") && warnings.getFirst().contains(foreign.getFirst().id().toString())
+                    && warnings.getFirst().contains("key prefix 'otherapp'"), warnings.getFirst());
+            for (JobHandle<String> h : foreign) {
+                assertTrue(failure(h.id().toString()).contains("key prefix 'otherapp'"), "every row is set aside");
+            }
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    @Test
+    void aRelayOnAClientThatWasNeverStartedIsRefusedAtStart() {
+        Binomic never = Binomic.builder().config(BinomicConfig.builder()
+                .broker(BrokerConfig.builder().url(servers.redis().url()).build()).build()).build();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> relay(never).build().start());
+        assertTrue(e.getMessage().contains("an outbox relay needs a started Binomic: call binomic.start() before the relay's start()"),
+                e.getMessage());
+    }
+
+    @Test
     void theRelayToolTakesTheKeyPrefixFromTheEnvironmentAndRelaysUnderIt() throws Exception {
         try (Binomic writer = client("bootoi")) {
             JobHandle<String> handle = commit(Outbox.of(writer), 7, 1).getFirst();
@@ -371,6 +403,29 @@ class OutboxMisuseIT {
         Tool status = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--password-env", "OUTBOX_TEST_PASSWORD"), "unused");
         assertEquals(0, status.exit(), status.toString());
         assertTrue(status.out().startsWith("binomic_outbox: 0 waiting"), status.toString());
+    }
+
+    @Test
+    void theCommandLineRefusesAnUnknownOrMalformedOptionNamingIt() throws Exception {
+        Tool typo = tool(List.of("relay", "--jdbc", servers.postgres().jdbcUrl(), "--broker", servers.redis().url(),
+                "--key-prefx", "tool"), null);
+        assertEquals(2, typo.exit(), typo.toString());
+        assertFalse(typo.out().contains("READY"), typo.toString());
+        assertTrue(typo.err().startsWith("binomic outbox: relay: unknown option --key-prefx; did you mean --key-prefix?"), typo.toString());
+
+        Tool table = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--tabel", "nosuch"), null);
+        assertEquals(2, table.exit(), table.toString());
+        assertEquals("", table.out(), "status read a table: " + table);
+        assertTrue(table.err().startsWith("binomic outbox: status: unknown option --tabel; did you mean --table?"), table.toString());
+
+        Tool bogus = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--bogus", "1"), null);
+        assertEquals(2, bogus.exit(), bogus.toString());
+        assertTrue(bogus.err().startsWith("binomic outbox: status: unknown option --bogus"), bogus.toString());
+
+        Tool poll = tool(List.of("relay", "--jdbc", servers.postgres().jdbcUrl(), "--broker", servers.redis().url(),
+                "--poll-ms", "abc"), null);
+        assertEquals(2, poll.exit(), poll.toString());
+        assertTrue(poll.err().startsWith("binomic outbox: --poll-ms must be a whole number, was 'abc'"), poll.toString());
     }
 
     /** One run of OutboxTool in a JVM of its own; {@code password} is put in OUTBOX_TEST_PASSWORD when not null. */

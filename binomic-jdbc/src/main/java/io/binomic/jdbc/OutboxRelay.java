@@ -15,7 +15,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
@@ -155,15 +157,19 @@ public final class OutboxRelay implements AutoCloseable {
                     setAside.add("row seq " + u.seq() + " (job " + u.jobId() + ") aside: it cannot be read back into a job (" + u.reason() + ")");
                 }
                 List<Row> ours = new ArrayList<>(batch.rows().size());
+                // A relay of the wrong prefix sees every row of the writer: one warning per prefix and round, not per row.
+                Map<String, List<Row>> foreign = new LinkedHashMap<>();
                 for (Row r : batch.rows()) {
                     if (r.keyPrefix() == null || r.keyPrefix().equals(keyPrefix)) {
                         ours.add(r);
                     } else {
-                        String why = otherPrefix(r.keyPrefix());
-                        rows.setAside(c, r.seq(), why);
-                        setAside.add("row seq " + r.seq() + " (job " + r.message().id() + ") aside: " + why);
+                        rows.setAside(c, r.seq(), otherPrefix(r.keyPrefix()));
+                        foreign.computeIfAbsent(r.keyPrefix(), k -> new ArrayList<>()).add(r);
                     }
                 }
+                foreign.forEach((writer, those) -> setAside.add((those.size() == 1 ? "row seq " : those.size() + " rows (the first: seq ")
+                        + those.getFirst().seq() + " (job " + those.getFirst().message().id() + ")" + (those.size() == 1 ? "" : ")")
+                        + " aside: " + otherPrefix(writer)));
                 List<Row> done = new ArrayList<>(ours.size());
                 long stored = store(c, ours, done, setAside);
                 if (!done.isEmpty()) {

@@ -2,6 +2,7 @@ package io.binomic.jdbc;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.ProviderNotFoundException;
+import io.binomic.core.internal.cli.ToolOptions;
 import io.binomic.core.internal.process.Settings;
 import io.binomic.jdbc.internal.OutboxRows;
 import io.binomic.jdbc.internal.UrlDataSource;
@@ -12,11 +13,9 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import javax.sql.DataSource;
 
@@ -47,6 +46,10 @@ public final class OutboxTool {
             BINOMIC_* environment variables (BINOMIC_BROKER_URL, BINOMIC_BROKER_KEY_PREFIX, ...), else the --config file
             (default $BINOMIC_CONFIG). The key prefix must be the one of the clients that write the rows and of the workers.""";
 
+    private static final List<String> STATUS_OPTIONS = List.of("jdbc", "user", "password-env", "table");
+    private static final List<String> RELAY_OPTIONS = List.of("jdbc", "user", "password-env", "table", "broker", "key-prefix",
+            "config", "batch", "poll-ms");
+
     private OutboxTool() { }
 
     public static void main(String[] args) throws Exception {
@@ -63,39 +66,36 @@ public final class OutboxTool {
             err.println(PREFIX + (args.length == 0 ? "a command is required" : "unknown command '" + args[0] + "'") + "\n" + USAGE);
             return 2;
         }
-        Map<String, String> options = new HashMap<>();
-        for (int i = 1; i < args.length; i++) {
-            String name = args[i];
-            if (name.equals("--no-listen")) {
-                options.put(name, "true");
-            } else if (name.startsWith("--") && i + 1 < args.length) {
-                options.put(name, args[++i]);
-            } else {
-                err.println(PREFIX + "unknown or incomplete option '" + name + "'\n" + USAGE);
-                return 2;
-            }
+        ToolOptions options;
+        try {
+            options = ToolOptions.parse(List.of(args).subList(1, args.length), args[0].equals("status") ? STATUS_OPTIONS : RELAY_OPTIONS,
+                    args[0].equals("status") ? List.of() : List.of("no-listen"));
+        } catch (IllegalArgumentException e) {
+            err.println(PREFIX + args[0] + ": " + e.getMessage() + "\n" + USAGE);
+            return 2;
         }
-        if (!options.containsKey("--jdbc")) {
+        if (!options.has("jdbc")) {
             err.println(PREFIX + "--jdbc URL is required (the application database, e.g. jdbc:postgresql://host/db)\n" + USAGE);
             return 2;
         }
-        String passwordEnv = options.get("--password-env");
+        String passwordEnv = options.value("password-env").orElse(null);
         String password = passwordEnv == null ? null : System.getenv(passwordEnv);
         if (passwordEnv != null && password == null) {
             err.println(PREFIX + "--password-env " + passwordEnv + ": the environment variable " + passwordEnv + " is not set;"
                     + " export it with the database password, or leave --password-env out");
             return 2;
         }
-        DataSource dataSource = new UrlDataSource(options.get("--jdbc"), options.get("--user"), password);
-        String table = options.getOrDefault("--table", Outbox.DEFAULT_TABLE);
+        String jdbc = options.value("jdbc").orElseThrow();
+        DataSource dataSource = new UrlDataSource(jdbc, options.value("user").orElse(null), password);
+        String table = options.value("table").orElse(Outbox.DEFAULT_TABLE);
         if (args[0].equals("status")) {
-            return status(dataSource, options.get("--jdbc"), new OutboxRows(table), out, err);
+            return status(dataSource, jdbc, new OutboxRows(table), out, err);
         }
         try {
             // A relay whose URL no driver takes would otherwise start, print READY and fail every round.
-            DriverManager.getDriver(options.get("--jdbc"));
+            DriverManager.getDriver(jdbc);
         } catch (SQLException e) {
-            err.println(PREFIX + "cannot relay from " + options.get("--jdbc") + ": " + e.getMessage() + hint(e, options.get("--jdbc")));
+            err.println(PREFIX + "cannot relay from " + jdbc + ": " + e.getMessage() + hint(e, jdbc));
             return 1;
         }
         BrokerConfig broker;
@@ -109,27 +109,27 @@ public final class OutboxTool {
             }
             // A client of the relay's own, connected in its rounds: a broker down at the start delays the jobs, not the relay.
             builder = OutboxRelay.builder(broker, dataSource).table(table)
-                    .batchSize(Integer.parseInt(options.getOrDefault("--batch", "500")))
-                    .pollInterval(Duration.ofMillis(Long.parseLong(options.getOrDefault("--poll-ms", "1000"))))
-                    .listen(!options.containsKey("--no-listen"));
+                    .batchSize(options.intValue("batch", 500, 1))
+                    .pollInterval(Duration.ofMillis(options.intValue("poll-ms", 1000, 1)))
+                    .listen(!options.has("no-listen"));
         } catch (IllegalArgumentException e) {
             err.println(PREFIX + e.getMessage() + "\n" + USAGE);
             return 2;
         }
-        return relay(builder, broker, options.get("--jdbc"), out, err);
+        return relay(builder, broker, jdbc, out, err);
     }
 
     /**
      * The broker settings of the core's one source ({@link Settings}: the file, the {@code BINOMIC_*} variables), with
      * {@code --broker} and {@code --key-prefix} on top; null when no broker URL is given anywhere.
      */
-    private static BrokerConfig brokerSettings(Map<String, String> options, Map<String, String> env) {
-        Settings settings = Settings.load(Optional.ofNullable(options.get("--config")).map(Path::of), env);
-        if (options.containsKey("--broker")) {
-            settings = settings.with("broker.url", options.get("--broker"), "--broker");
+    private static BrokerConfig brokerSettings(ToolOptions options, Map<String, String> env) {
+        Settings settings = Settings.load(options.value("config").map(Path::of), env);
+        if (options.has("broker")) {
+            settings = settings.with("broker.url", options.value("broker").orElseThrow(), "--broker");
         }
-        if (options.containsKey("--key-prefix")) {
-            settings = settings.with("broker.keyPrefix", options.get("--key-prefix"), "--key-prefix");
+        if (options.has("key-prefix")) {
+            settings = settings.with("broker.keyPrefix", options.value("key-prefix").orElseThrow(), "--key-prefix");
         }
         return settings.value("broker.url").isEmpty() ? null : settings.broker(null);
     }

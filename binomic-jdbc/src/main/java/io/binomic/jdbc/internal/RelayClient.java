@@ -55,6 +55,12 @@ public final class RelayClient implements AutoCloseable {
         try {
             monitor = shown;
             if (given != null) {
+                try {
+                    given.queues(); // refuses a client that is not started, which would fail every round
+                } catch (IllegalStateException e) {
+                    throw new IllegalStateException("an outbox relay needs a started Binomic: call binomic.start() before the relay's"
+                            + " start() (" + e.getMessage() + ")", e);
+                }
                 given.addOutboxMonitor(shown);
             } else if (connected == null && next == null) {
                 next = build();

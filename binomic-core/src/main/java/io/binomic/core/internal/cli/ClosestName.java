@@ -28,8 +28,12 @@ public final class ClosestName {
 
     private record Scored(String name, int distance) { }
 
-    /** Levenshtein distance: insertions, deletions and substitutions of one character each count one. */
+    /**
+     * Edit distance: insertions, deletions, substitutions and swaps of two neighbouring characters each count one, so that
+     * the commonest typo, two letters typed in the wrong order ({@code tabel}), is one edit away and not two.
+     */
     static int distance(String a, String b) {
+        int[] beforePrevious = new int[b.length() + 1];
         int[] previous = new int[b.length() + 1];
         int[] current = new int[b.length() + 1];
         for (int j = 0; j <= b.length(); j++) {
@@ -40,8 +44,12 @@ public final class ClosestName {
             for (int j = 1; j <= b.length(); j++) {
                 int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
                 current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
+                if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+                    current[j] = Math.min(current[j], beforePrevious[j - 2] + 1);
+                }
             }
-            int[] swap = previous;
+            int[] swap = beforePrevious;
+            beforePrevious = previous;
             previous = current;
             current = swap;
         }

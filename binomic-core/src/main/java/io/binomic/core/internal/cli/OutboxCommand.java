@@ -39,9 +39,10 @@ final class OutboxCommand extends Command {
             status = Class.forName(TOOL).getMethod("status", String.class, String.class, String.class, String.class,
                     PrintStream.class, PrintStream.class);
         } catch (ClassNotFoundException | NoSuchMethodException e) {
-            throw new IllegalStateException("binomic outbox needs the binomic-jdbc module, which is not on this command's path: add"
-                    + " binomic-jdbc's jar and your database's JDBC driver (such as postgresql-42.7.x.jar) to the class or module path,"
-                    + " or run java -cp ... " + TOOL + " status (module-info-docs/outbox.md)");
+            throw new IllegalStateException("binomic outbox needs the binomic-jdbc module, which is not on this command's path: run"
+                    + " the binomic command from a class path that has binomic-jdbc's jar and your database's JDBC driver (java -jar"
+                    + " ignores -cp): java -cp 'binomic-cli.jar:binomic-jdbc.jar:postgresql.jar' io.binomic.cli.Main outbox ..., or"
+                    + " java -cp ... " + TOOL + " status (module-info-docs/outbox.md)");
         }
         try {
             return (Integer) status.invoke(null, jdbc, args.value("user").orElse(null),

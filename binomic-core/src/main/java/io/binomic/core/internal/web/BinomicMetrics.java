@@ -22,6 +22,12 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     @Override
     public boolean isPaused(String queue) { return binomic.queues().isPaused(queue); }
 
+    /** A queue nothing uses: its stats read three keys that are not there, a round trip that needs a broker answering. */
+    private static final String PROBE_QUEUE = "binomic-broker-probe";
+
+    @Override
+    public void probeBroker() { CoreAccess.get().broker(binomic).stats(PROBE_QUEUE); }
+
     @Override
     public StatsRecorder stats() { return CoreAccess.get().stats(binomic); }
 

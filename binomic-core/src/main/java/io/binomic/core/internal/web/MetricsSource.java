@@ -43,6 +43,14 @@ public final class MetricsSource {
         /** The broker's servers' settings as it last read them; none when it does not report them. */
         default List<ServerSetting> serverSettings() { return List.of(); }
 
+        /**
+         * One cheap broker query, for a process that knows no queue (a client that only submits, or only relays an
+         * outbox), whose {@code binomic_broker_up} would otherwise say 1 without asking the broker anything.
+         *
+         * @throws RuntimeException when the broker did not answer
+         */
+        default void probeBroker() { }
+
         /** The outboxes whose relays registered with the client. */
         default List<OutboxMonitor> outboxes() { return List.of(); }
     }
@@ -70,14 +78,23 @@ public final class MetricsSource {
         p.family("binomic_queue_messages", "gauge", "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (scheduled), dead (dead letters).");
         p.family("binomic_queue_consumers", "gauge", "Consumers the broker knows for a queue.");
         p.family("binomic_queue_paused", "gauge", "1 when the queue is paused.");
-        p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries within 3 s.");
+        p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries (or, knowing no queue, a probe) within 3 s.");
         record Depth(String queue, QueueStats stats, boolean paused) { }
         List<Depth> depths = Collections.synchronizedList(new ArrayList<>());
         boolean up;
         try {
             up = BrokerDeadline.within(() -> {
+                List<String> queues = local.queues();
+                if (queues.isEmpty()) {
+                    try {
+                        local.probeBroker();
+                        return true;
+                    } catch (RuntimeException e) {
+                        return false;
+                    }
+                }
                 boolean all = true;
-                for (String q : local.queues()) {
+                for (String q : queues) {
                     try {
                         depths.add(new Depth(q, local.queueStats(q), local.isPaused(q)));
                     } catch (RuntimeException e) {

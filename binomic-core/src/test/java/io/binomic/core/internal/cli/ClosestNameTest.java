@@ -14,6 +14,8 @@ class ClosestNameTest {
         assertEquals(1, ClosestName.distance("mastor", "master"));
         assertEquals(2, ClosestName.distance("qeueus", "queues"));
         assertEquals(6, ClosestName.distance("", "queues"));
+        assertEquals(1, ClosestName.distance("tabel", "table"), "two neighbours swapped are one typo");
+        assertEquals(Optional.of("table"), ClosestName.to("tabel", List.of("jdbc", "user", "password-env", "table")));
     }
 
     @Test
