@@ -427,6 +427,17 @@ class OutboxMisuseIT {
         assertTrue(poll.err().startsWith("binomic outbox: --poll-ms must be a whole number, was 'abc'"), poll.toString());
     }
 
+    /** Credentials the database refuses do not heal by retrying: the relay does not start, rather than report READY and relay nothing. */
+    @Test
+    void aRelayWhoseCredentialsTheDatabaseRefusesExitsNamingThem() throws Exception {
+        String unknownRole = servers.postgres().jdbcUrl().replace("user=postgres", "user=binomic_no_such_role");
+        Tool refused = tool(List.of("relay", "--jdbc", unknownRole, "--broker", servers.redis().url()), null);
+        assertEquals(1, refused.exit(), refused.toString());
+        assertFalse(refused.out().contains("READY"), refused.toString());
+        assertTrue(refused.err().startsWith("binomic outbox: the database refused the relay's credentials: "), refused.toString());
+        assertTrue(refused.err().contains("binomic_no_such_role") && refused.err().contains("check --user"), refused.toString());
+    }
+
     /** One run of OutboxTool in a JVM of its own; {@code password} is put in OUTBOX_TEST_PASSWORD when not null. */
     private static Tool tool(List<String> args, String password) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
