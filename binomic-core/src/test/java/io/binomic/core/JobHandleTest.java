@@ -17,6 +17,7 @@ import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.api.JobTimeoutException;
 import io.binomic.api.NonRetryableException;
+import io.binomic.api.RateLimit;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
@@ -26,7 +27,9 @@ import io.binomic.core.internal.memory.MemoryScheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -62,11 +65,15 @@ class JobHandleTest {
     }
 
     private Binomic.Builder builder() {
+        return builder(shared);
+    }
+
+    private Binomic.Builder builder(Broker broker) {
         BinomicConfig config = BinomicConfig.builder()
                 .worker(WorkerConfig.builder().queues("payments").pollTimeout(Duration.ofMillis(50)).shutdownGrace(Duration.ofSeconds(2))
                         .build())
                 .build();
-        return Binomic.builder().config(config).broker(shared).scheduler(new MemoryScheduler(memory));
+        return Binomic.builder().config(config).broker(broker).scheduler(new MemoryScheduler(memory));
     }
 
     private Binomic started(Binomic.Builder builder) {
@@ -573,6 +580,45 @@ class JobHandleTest {
             assertEquals(JobState.SUCCEEDED, awaitEnd(job));
         }
         assertTrue(calls.get() < 40, "40 jobs fetched together were marked started in " + calls.get() + " calls");
+    }
+
+    /**
+     * A job held for its reserved start under a rate limit is not running yet: its status says
+     * RUNNING only as its handler begins, not from the fetch that reserved its start.
+     */
+    @Test
+    void aJobHeldForItsRateLimitedStartIsNotRunningBeforeItsHandler() throws Exception {
+        Task<Order, Receipt> limited = Task.builder("limited-charge", Order.class, Receipt.class).queue("payments")
+                .rateLimit(RateLimit.perSecond(2)).build();
+        Map<Integer, Long> handlerEntered = new ConcurrentHashMap<>();
+        // the memory broker itself: the shared forwarding one keeps the capabilities to itself
+        Binomic binomic = started(builder(memory).handle(limited, order -> {
+            handlerEntered.put(order.id(), System.nanoTime());
+            return new Receipt(order.id(), "paid");
+        }));
+        // after a quiet spell two start at once (the default burst of 1 is one beyond the steady rate)
+        JobHandle<Receipt> first = binomic.submit(limited, new Order(1));
+        JobHandle<Receipt> second = binomic.submit(limited, new Order(2));
+        JobHandle<Receipt> held = binomic.submit(limited, new Order(3)); // fetched with them, its start reserved 0.5 s on
+        binomic.startWorker();
+
+        List<Long> seenRunning = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!held.status().state().isFinal() && System.nanoTime() < deadline) {
+            long before = System.nanoTime();
+            if (held.status().state() == JobState.RUNNING) {
+                seenRunning.add(before);
+            }
+            Thread.sleep(5);
+        }
+        assertEquals(new Receipt(1, "paid"), first.await(Duration.ofSeconds(5)));
+        assertEquals(new Receipt(2, "paid"), second.await(Duration.ofSeconds(5)));
+        assertEquals(new Receipt(3, "paid"), held.await(Duration.ofSeconds(5)));
+        long entered = handlerEntered.get(3);
+        for (long seen : seenRunning) {
+            assertTrue(entered - seen < TimeUnit.MILLISECONDS.toNanos(250),
+                    "status RUNNING " + TimeUnit.NANOSECONDS.toMillis(entered - seen) + " ms before the held job's handler began");
+        }
     }
 
     private static JobState awaitEnd(JobHandle<Receipt> job) {

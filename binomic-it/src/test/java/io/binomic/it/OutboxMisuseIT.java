@@ -21,10 +21,9 @@ import io.binomic.jdbc.OutboxStats;
 import io.binomic.jdbc.OutboxTool;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -428,6 +427,17 @@ class OutboxMisuseIT {
         assertTrue(poll.err().startsWith("binomic outbox: --poll-ms must be a whole number, was 'abc'"), poll.toString());
     }
 
+    /** Credentials the database refuses do not heal by retrying: the relay does not start, rather than report READY and relay nothing. */
+    @Test
+    void aRelayWhoseCredentialsTheDatabaseRefusesExitsNamingThem() throws Exception {
+        String unknownRole = servers.postgres().jdbcUrl().replace("user=postgres", "user=binomic_no_such_role");
+        Tool refused = tool(List.of("relay", "--jdbc", unknownRole, "--broker", servers.redis().url()), null);
+        assertEquals(1, refused.exit(), refused.toString());
+        assertFalse(refused.out().contains("READY"), refused.toString());
+        assertTrue(refused.err().startsWith("binomic outbox: the database refused the relay's credentials: "), refused.toString());
+        assertTrue(refused.err().contains("binomic_no_such_role") && refused.err().contains("check --user"), refused.toString());
+    }
+
     /** One run of OutboxTool in a JVM of its own; {@code password} is put in OUTBOX_TEST_PASSWORD when not null. */
     private static Tool tool(List<String> args, String password) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -438,18 +448,22 @@ class OutboxMisuseIT {
         if (password != null) {
             builder.environment().put("OUTBOX_TEST_PASSWORD", password);
         }
-        Process p = builder.start();
-        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
-        String out = read(p.getInputStream());
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "OutboxTool " + args + " did not exit");
-        return new Tool(p.exitValue(), out, err.join());
-    }
-
-    private static String read(InputStream in) {
+        // Output to files, not pipes read to their end: a tool that never exits (an option ignored,
+        // a relay running) fails this test with what it printed instead of hanging it.
+        Path out = Files.createTempFile("outbox-tool", ".out");
+        Path err = Files.createTempFile("outbox-tool", ".err");
         try {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            Process p = builder.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            boolean exited = p.waitFor(60, TimeUnit.SECONDS);
+            if (!exited) {
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            Tool tool = new Tool(exited ? p.exitValue() : -1, Files.readString(out), Files.readString(err));
+            assertTrue(exited, "OutboxTool " + args + " did not exit within 60 s: " + tool);
+            return tool;
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
         }
     }
 

@@ -200,10 +200,47 @@ class RedisEvictionPolicyIT {
         }
     }
 
+    /** A server without CONFIG (managed Redis) still shows its policy in INFO memory: an evicting one is refused all the same. */
     @Test
-    void aServerThatRefusesConfigIsLoggedOnceAndTheClientStarts() throws Exception {
-        redis = RedisServer.startNew("--rename-command", "CONFIG", "");
-        try (Binomic binomic = Binomic.builder().config(config(Map.of("eviction.recheck", "PT0.2S"))).handle(echo, s -> s).build().start()) {
+    void aServerThatRefusesConfigIsReadThroughInfoMemory() {
+        redis = RedisServer.startNew("--rename-command", "CONFIG", "", "--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru");
+        Binomic.Builder builder = Binomic.builder().config(config(Map.of())).handle(echo, s -> s);
+
+        BrokerException refused = assertThrows(BrokerException.class, () -> builder.build().start());
+
+        assertTrue(refused.getMessage().contains("maxmemory-policy allkeys-lru"), refused.getMessage());
+    }
+
+    /** The documented least-privilege users lack CONFIG (it shows requirepass) and are checked all the same. */
+    @Test
+    void theDocumentedAclUsersAreRefusedAnEvictingPolicyAndStartUnderNoeviction() throws Exception {
+        redis = RedisServer.startNew("--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru");
+        AclRedis.createUsers(redis, AclRedis.rules());
+        for (String user : List.of(AclRedis.WORKER, AclRedis.PRODUCER, AclRedis.READER)) {
+            BrokerConfig asUser = AclRedis.as(user).apply(BrokerConfig.builder().url(redis.url())).build();
+            BinomicConfig config = BinomicConfig.builder().broker(asUser).schedulePeriodicTasks(false).build();
+            BrokerException refused = assertThrows(BrokerException.class, () -> Binomic.builder().config(config).build().start(), user);
+            assertTrue(refused.getMessage().contains("maxmemory-policy allkeys-lru"), user + ": " + refused.getMessage());
+        }
+
+        redis.call("CONFIG", "SET", "maxmemory-policy", "noeviction");
+        BrokerConfig worker = AclRedis.as(AclRedis.WORKER).apply(BrokerConfig.builder().url(redis.url())).build();
+        try (Binomic binomic = Binomic.builder().config(BinomicConfig.builder().broker(worker).schedulePeriodicTasks(false).build())
+                .build().start()) {
+            ServerSetting policy = settings(binomic).getFirst();
+            assertEquals("noeviction", policy.value().orElseThrow(), policy.toString());
+            assertTrue(logged.stream().noneMatch(l -> l.contains("could not read")), "no warning for a policy read: " + logged);
+        }
+    }
+
+    @Test
+    void aUserRefusedConfigAndInfoIsLoggedOnceAndTheClientStarts() throws Exception {
+        redis = RedisServer.startNew();
+        AclRedis.createUsers(redis, List.of(AclRedis.rule(AclRedis.WORKER).replace(" +info ", " ")));
+        BinomicConfig plain = config(Map.of("eviction.recheck", "PT0.2S"));
+        BinomicConfig asWorker = BinomicConfig.builder().broker(AclRedis.as(AclRedis.WORKER).apply(plain.broker().toBuilder()).build())
+                .schedulePeriodicTasks(false).worker(plain.worker()).build();
+        try (Binomic binomic = Binomic.builder().config(asWorker).handle(echo, s -> s).build().start()) {
             binomic.startWorker();
             assertEquals("ok", binomic.submit(echo, "ok").await(Duration.ofSeconds(10)));
             for (int i = 0; i < 10; i++) {
@@ -211,7 +248,8 @@ class RedisEvictionPolicyIT {
                 Thread.sleep(100);
             }
             ServerSetting policy = settings(binomic).getFirst();
-            assertTrue(policy.value().isEmpty() && policy.warning().orElseThrow().contains("CONFIG GET refused"), policy.toString());
+            assertTrue(policy.value().isEmpty() && policy.warning().orElseThrow().contains("CONFIG GET refused")
+                    && policy.warning().orElseThrow().contains("INFO memory refused"), policy.toString());
             assertEquals(1, logged.stream().filter(l -> l.startsWith("WARNING") && l.contains("could not read maxmemory-policy")).count(),
                     "logged once: " + logged);
         }

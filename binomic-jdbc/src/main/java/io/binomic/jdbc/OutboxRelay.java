@@ -111,7 +111,7 @@ public final class OutboxRelay implements AutoCloseable {
      * the client's {@code /metrics} and dashboard until {@link #close()}; returns this relay.
      *
      * @throws IllegalStateException when the table is missing or lacks the outbox's columns (the message says how to create
-     *         it); a database, or the broker of a relay's own client, that cannot be reached does not fail the start: the
+     *         it), or the database refuses the credentials (SQLState class 28); a database or the broker of a relay's own client, that cannot be reached does not fail the start: the
      *         relay retries until it can
      * @throws io.binomic.api.ProviderNotFoundException for a relay's own client, when no broker provider on the path takes
      *         the broker's URL
@@ -125,6 +125,11 @@ public final class OutboxRelay implements AutoCloseable {
         } catch (SQLException e) {
             if (e.getSQLState() != null && e.getSQLState().startsWith("42")) {
                 throw new IllegalStateException(e.getMessage(), e);
+            }
+            if (e.getSQLState() != null && e.getSQLState().startsWith("28")) {
+                // Refused credentials do not heal by retrying: a relay that started would report ready and relay nothing.
+                throw new IllegalStateException("the database refused the relay's credentials: " + e.getMessage()
+                        + "; give the user and password of the application's database", e);
             }
             LOG.log(Level.WARNING, "outbox relay of {0} cannot check its table yet, starting anyway (it retries): {1}", rows.table(),
                     brief(e));

@@ -186,6 +186,9 @@ public final class OutboxTool {
         if (e instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("42")) {
             return ""; // the table's own message says how to create it
         }
+        if (e instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("28")) {
+            return " (check --user, and the password in the variable --password-env names)";
+        }
         return e instanceof SQLException ? " (check --jdbc and the credentials)" : "";
     }
 }

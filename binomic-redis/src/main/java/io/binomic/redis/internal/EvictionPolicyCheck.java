@@ -32,7 +32,8 @@ import org.redisson.config.Config;
  * thread started by a broker call, so no call waits for it and none costs a round trip more), which
  * also catches a failover to a primary with another policy. A change to an evicting policy is
  * logged once per change and reported by {@link #serverSettings()}. A server that refuses {@code CONFIG}
- * (managed Redis often renames or forbids it) is logged once and not held against the start.
+ * (managed Redis often renames or forbids it, and the documented ACL users lack it) is read through
+ * {@code INFO memory}; one that refuses both is logged once and not held against the start.
  */
 final class EvictionPolicyCheck implements BrokerHealthReport {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
@@ -41,6 +42,8 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
     static final String OPTION = "eviction.allowed";
 
     static final String SETTING = "maxmemory-policy";
+    /** The same setting as {@code INFO memory} names it. */
+    private static final String INFO_FIELD = "maxmemory_policy";
     static final Duration RECHECK_EVERY = Duration.ofSeconds(60);
     /** Option key: how often the policy is read again ({@code 60s} by default). */
     static final String RECHECK_OPTION = "eviction.recheck";
@@ -166,20 +169,33 @@ final class EvictionPolicyCheck implements BrokerHealthReport {
         List<ServerSetting> read = new ArrayList<>();
         for (RedisNode node : primaries(client, redisson)) {
             String server = address(node.getAddr());
+            String policy;
+            String unread;
             try {
-                String policy = node.getConfig(SETTING).get(SETTING);
-                if (policy == null) {
-                    read.add(new ServerSetting(SETTING, server, Optional.empty(), Optional.of("CONFIG GET returned no value")));
-                } else {
-                    read.add(new ServerSetting(SETTING, server, Optional.of(policy), risk(policy)));
-                }
+                policy = node.getConfig(SETTING).get(SETTING);
+                unread = "CONFIG GET returned no value";
             } catch (RuntimeException e) {
                 if (RedisContext.serverUnreachable(e)) {
                     throw e;
                 }
-                // Managed Redis renames or forbids CONFIG: the warning says so, and the start goes on.
-                read.add(new ServerSetting(SETTING, server, Optional.empty(),
-                        Optional.of("CONFIG GET refused: " + RedissonSetup.rootMessage(e))));
+                // Managed Redis and least-privilege users are often refused CONFIG (it also shows
+                // requirepass) but may read INFO, which shows the policy and no secret.
+                unread = "CONFIG GET refused: " + RedissonSetup.rootMessage(e);
+                try {
+                    policy = node.info(RedisNode.InfoSection.MEMORY).get(INFO_FIELD);
+                } catch (RuntimeException infoRefused) {
+                    if (RedisContext.serverUnreachable(infoRefused)) {
+                        throw infoRefused;
+                    }
+                    policy = null;
+                    unread += "; INFO memory refused: " + RedissonSetup.rootMessage(infoRefused);
+                }
+            }
+            if (policy == null) {
+                // The warning says so, and the start goes on.
+                read.add(new ServerSetting(SETTING, server, Optional.empty(), Optional.of(unread)));
+            } else {
+                read.add(new ServerSetting(SETTING, server, Optional.of(policy), risk(policy)));
             }
         }
         return List.copyOf(read);

@@ -158,7 +158,9 @@ final class JsonParser {
         }
         int code = 0;
         for (int i = 0; i < 4; i++) {
-            int digit = Character.digit(text.charAt(position + i), 16);
+            char c = text.charAt(position + i);
+            // Character.digit also accepts full-width and other non-ASCII digits; JSON allows only [0-9a-fA-F].
+            int digit = c < 128 ? Character.digit(c, 16) : -1;
             if (digit < 0) {
                 throw error(path, "invalid \\u escape \\u" + text.substring(position, position + 4));
             }

@@ -288,16 +288,17 @@ public final class Settings {
      * {@code broker.url} is given.
      */
     public MasterConfig.Builder master(String defaultUrl, Set<String> flagged) {
-        WorkerConfig worker = worker();
+        // Each worker key alone, not a built WorkerConfig: a file's value may only be valid together
+        // with a flag the caller sets afterwards (a pollTimeout under a longer --lease-timeout).
         MasterConfig.Builder b = MasterConfig.builder().broker(broker(defaultUrl)).taskDefaults(taskDefaults());
         // The builder checks each value as it is set: say which key and where it came from.
         return build("master", () -> {
-            unless(flagged, "worker.queues", Optional.of(worker.queues())).ifPresent(b::queues);
-            unless(flagged, "worker.concurrency", Optional.of(worker.concurrency())).ifPresent(b::concurrency);
-            unless(flagged, "worker.shutdownGrace", Optional.of(worker.shutdownGrace())).ifPresent(b::shutdownGrace);
-            unless(flagged, "worker.leaseTimeout", Optional.of(worker.leaseTimeout())).ifPresent(b::leaseTimeout);
-            unless(flagged, "worker.pollTimeout", Optional.of(worker.pollTimeout())).ifPresent(b::pollTimeout);
-            unless(flagged, "worker.reclaimInterval", Optional.of(worker.reclaimInterval())).ifPresent(b::reclaimInterval);
+            unless(flagged, "worker.queues", value("worker.queues").map(text -> list("worker.queues", text))).ifPresent(b::queues);
+            unless(flagged, "worker.concurrency", intValue("worker.concurrency")).ifPresent(b::concurrency);
+            unless(flagged, "worker.shutdownGrace", duration("worker.shutdownGrace")).ifPresent(b::shutdownGrace);
+            unless(flagged, "worker.leaseTimeout", duration("worker.leaseTimeout")).ifPresent(b::leaseTimeout);
+            unless(flagged, "worker.pollTimeout", duration("worker.pollTimeout")).ifPresent(b::pollTimeout);
+            unless(flagged, "worker.reclaimInterval", duration("worker.reclaimInterval")).ifPresent(b::reclaimInterval);
             unless(flagged, "master.workers", intValue("master.workers")).ifPresent(b::workers);
             unless(flagged, "master.heartbeatInterval", duration("master.heartbeatInterval")).ifPresent(b::heartbeatInterval);
             unless(flagged, "master.heartbeatTimeout", duration("master.heartbeatTimeout")).ifPresent(b::heartbeatTimeout);

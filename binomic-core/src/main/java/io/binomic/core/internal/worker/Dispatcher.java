@@ -80,6 +80,9 @@ final class Dispatcher implements AutoCloseable {
         reservedStarts.put(d.receipt(), startNanos);
     }
 
+    /** Whether {@code d} waits for a reserved start: it is not running yet, and its job must not say so. */
+    boolean hasReservedStart(Delivery d) { return reservedStarts.containsKey(d.receipt()); }
+
     /**
      * Runs {@code d} on its own virtual thread, with a slot taken by the caller (at its reserved start
      * if it has one); the slot is released when it ends.

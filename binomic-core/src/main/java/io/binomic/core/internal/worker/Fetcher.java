@@ -123,7 +123,7 @@ final class Fetcher implements ControlLoop.Round {
                 fetchSucceeded();
                 deliveries = flow.admit(deliveries, dispatcher::park);
                 deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
-                dispatcher.tracked().startInBulk(deliveries);
+                dispatcher.tracked().startInBulk(deliveries, dispatcher::hasReservedStart);
                 free -= dispatcher.dispatchOrHold(deliveries, free);
                 if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
                     LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "

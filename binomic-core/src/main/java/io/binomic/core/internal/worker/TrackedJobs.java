@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * What a worker keeps about the tracked jobs it runs: which were marked started with their fetch,
@@ -75,16 +76,20 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
 
     /**
      * Marks the tracked jobs of one fetch started in one round trip, instead of one each as their
-     * handlers begin. A job marked here whose handler never runs (its delivery is held, or it is
-     * dead-lettered before it runs) ends by its settlement like any other.
+     * handlers begin. A job marked here whose handler never runs (it is dead-lettered before it
+     * runs) ends by its settlement like any other. One that waits for a reserved start under a rate
+     * limit ({@code waiting}) is marked as its handler begins, not seconds before.
      */
-    void startInBulk(List<Delivery> deliveries) {
+    void startInBulk(List<Delivery> deliveries, Predicate<Delivery> waiting) {
         if (!enabled) {
             return;
         }
         List<JobUpdate> starts = new ArrayList<>();
         Instant now = context.clock().instant();
         for (Delivery d : deliveries) {
+            if (waiting.test(d)) {
+                continue;
+            }
             d.message().filter(Message::isTracked).ifPresent(m ->
                     starts.add(JobRecordFormat.started(m, d.queue(), d.attempt(), context.consumerName(), now)));
         }

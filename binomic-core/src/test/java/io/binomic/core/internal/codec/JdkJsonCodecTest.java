@@ -393,6 +393,14 @@ class JdkJsonCodecTest {
         }
 
         @Test
+        void unicodeEscapeTakesOnlyAsciiHexDigits() {
+            assertEquals("é", decode("\"\\u00E9\"", String.class));
+            // U+FF10 is a full-width zero: Character.digit reads it as 0, JSON does not.
+            assertEquals("$: malformed JSON at offset 3: invalid \\u escape \\u\uFF10\uFF10e9",
+                    decodeError("\"\\u\uFF10\uFF10e9\"", String.class));
+        }
+
+        @Test
         void controlCharactersMustBeEscapedInStrings() {
             assertEquals("$: malformed JSON at offset 3: control character U+000A must be escaped in a string",
                     decodeError("\"a\nb\"", String.class));

@@ -115,6 +115,17 @@ class SettingsTest {
                 "a setting given twice is refused, not silently replaced");
     }
 
+    /** A file's poll timeout that only a longer --lease-timeout makes valid is judged with that flag, not alone. */
+    @Test
+    void aFileValueValidOnlyWithTheCallersFlagIsAccepted() {
+        Settings s = Settings.parse("worker.pollTimeout = 40s\n", "binomic.conf");
+        MasterConfig master = s.master("memory://", Set.of("worker.leaseTimeout")).leaseTimeout(Duration.ofSeconds(60)).build();
+        assertEquals(Duration.ofSeconds(40), master.workerConfig().pollTimeout());
+        assertEquals(Duration.ofSeconds(60), master.leaseTimeout());
+        IllegalArgumentException alone = assertThrows(IllegalArgumentException.class, () -> s.master("memory://", Set.of()).build());
+        assertTrue(alone.getMessage().contains("leaseTimeout must be longer than the workers' poll timeout"), alone.getMessage());
+    }
+
     @Test
     void environmentVariableNamesFollowTheKeys() {
         assertEquals("BINOMIC_BROKER_URL", Settings.envName("broker.url"));
