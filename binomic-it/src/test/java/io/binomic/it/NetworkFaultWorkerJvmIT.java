@@ -94,7 +94,7 @@ class NetworkFaultWorkerJvmIT {
      * @param detected from the fault's start to the first health other than CONSUMING, null if none
      * @param givenUp from the fault's start to the first connection the worker closed, null if none
      * @param allGivenUp from the fault's start until the worker had closed every connection open at
-     *        the start, null if it had not by the fault's end
+     *        the start, null if it had not by the time work resumed (for a fault for good: by the batch's end)
      * @param resumed from the fault's end until a job of the batch completed again
      */
     private record Outcome(String fault, int jobs, long runs, long duplicates, long lost, long laterAttempts,
@@ -112,7 +112,8 @@ class NetworkFaultWorkerJvmIT {
         if (LONG) {
             outcomes.add(fault("latency 50 ms each way", FAULT, () -> proxy.latency(Duration.ofMillis(50)), () -> { }));
             outcomes.add(fault("bandwidth 4 KiB/s each way", FAULT, () -> proxy.bandwidth(4 * 1024), () -> { }));
-            blackHole = fault("open connections stall for good", Duration.ofSeconds(1), proxy::blackHoleOpenConnections, () -> { });
+            blackHole = fault("open connections stall for good", Duration.ofSeconds(1), proxy::blackHoleOpenConnections, () -> { },
+                    false, true);
             outcomes.add(blackHole);
         }
         for (Outcome o : outcomes) {
@@ -149,7 +150,7 @@ class NetworkFaultWorkerJvmIT {
         Outcome outcome;
         try {
             outcome = fault("stall " + pastLease.toSeconds() + " s (past the lease), a second worker direct", pastLease,
-                    () -> proxy.stall(true), () -> { }, true);
+                    () -> proxy.stall(true), () -> { }, true, false);
         } finally {
             direct.kill9();
         }
@@ -170,11 +171,16 @@ class NetworkFaultWorkerJvmIT {
      * lifts it after {@code length}, and waits for the whole batch.
      */
     private Outcome fault(String name, Duration length, Runnable on, Runnable during) {
-        return fault(name, length, on, during, false);
+        return fault(name, length, on, during, false, false);
     }
 
-    /** The same, counting what returned in the second before the fault when {@code countTheSecondBefore}. */
-    private Outcome fault(String name, Duration length, Runnable on, Runnable during, boolean countTheSecondBefore) {
+    /**
+     * The same, counting what returned in the second before the fault when {@code countTheSecondBefore};
+     * {@code forGood}: the connections open at the start stay stalled after the fault is lifted, so
+     * that the client closing them is watched until the batch is done, not only until work resumed.
+     */
+    private Outcome fault(String name, Duration length, Runnable on, Runnable during, boolean countTheSecondBefore,
+                          boolean forGood) {
         int first = nextJob;
         nextJob += JOBS;
         Set<Integer> batch = IntStream.range(first, first + JOBS).boxed().collect(Collectors.toSet());
@@ -225,10 +231,11 @@ class NetworkFaultWorkerJvmIT {
         long laterAttempts = ledger.attempts().stream().map(a -> a.split(":"))
                 .filter(a -> batch.contains(Integer.parseInt(a[0])) && !a[1].equals("1")).count();
         Duration detected = firstUnhealthySince(startMillis);
+        long watchedUntil = forGood ? System.nanoTime() : resumedAt;
         OptionalLong close = proxy.firstClientCloseSince(start);
-        Duration givenUp = close.isPresent() && close.getAsLong() < resumedAt ? Duration.ofNanos(close.getAsLong() - start) : null;
+        Duration givenUp = close.isPresent() && close.getAsLong() < watchedUntil ? Duration.ofNanos(close.getAsLong() - start) : null;
         OptionalLong allClosed = proxy.allClientClosesOfOpenAt(start);
-        Duration allGivenUp = allClosed.isPresent() && allClosed.getAsLong() < resumedAt
+        Duration allGivenUp = allClosed.isPresent() && allClosed.getAsLong() < watchedUntil
                 ? Duration.ofNanos(allClosed.getAsLong() - start) : null;
         Outcome outcome = new Outcome(name, JOBS, executions, executions - JOBS, JOBS - doneOf(batch), laterAttempts,
                 returnedInSecondBefore, detected, givenUp, allGivenUp, resumed);
