@@ -123,10 +123,12 @@ final class FaultProxy implements AutoCloseable {
 
     /**
      * The first time, at or after {@code sinceNanos} ({@link System#nanoTime()}), a client closed a
-     * connection the proxy still had open: during a stall, when the client gave up on one.
+     * connection that was open then and that the proxy still had open: during a stall, when the
+     * client gave up on one (connections opened later, and given up, do not count).
      */
     OptionalLong firstClientCloseSince(long sinceNanos) {
-        return history.stream().mapToLong(link -> link.clientClosed).filter(t -> t != 0 && t >= sinceNanos).min();
+        return history.stream().filter(link -> link.opened < sinceNanos).mapToLong(link -> link.clientClosed)
+                .filter(t -> t != 0 && t >= sinceNanos).min();
     }
 
     /**
