@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
  * <p>The default build runs a stall, resets mid-reply and 500 ms of latency. With
  * {@code -Pchaos} ({@code chaos.size=long}) every fault runs, on more jobs and for longer, and a
  * stall past the lease with a second worker JVM reaching Redis directly: that worker takes over
- * what the stalled one held, so the bound on duplicates is what the stalled worker held, at most its
- * concurrency. One {@code NETFAULT-JVM} line per fault goes to {@code System.out}: the figures of
+ * what the stalled one held, so the bound on duplicates is what the stalled worker held (its slots,
+ * and what returned just before the stall with its outcome not yet written). One {@code NETFAULT-JVM} line per fault goes to {@code System.out}: the figures of
  * reliability.md's table.
  */
 class NetworkFaultWorkerJvmIT {
