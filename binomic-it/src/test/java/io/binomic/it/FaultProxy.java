@@ -138,7 +138,7 @@ final class FaultProxy implements AutoCloseable {
     OptionalLong allClientClosesOfOpenAt(long atNanos) {
         long last = 0;
         for (Link link : history) {
-            if (link.opened < atNanos && (link.closed == 0 || link.closed >= atNanos)) {
+            if (link.opened < atNanos && (link.closedNanos == 0 || link.closedNanos >= atNanos)) {
                 if (link.clientClosed == 0) {
                     return OptionalLong.empty();
                 }
@@ -237,7 +237,7 @@ final class FaultProxy implements AutoCloseable {
         /** When the client closed it while the proxy had it open ({@link System#nanoTime()}); 0 if it did not. */
         private volatile long clientClosed;
         /** When either side closed it ({@link System#nanoTime()}); 0 while it is open. */
-        private volatile long closed;
+        private volatile long closedNanos;
 
         Link(Socket client, Socket server, long resetSeen) {
             this.client = client;
@@ -337,7 +337,7 @@ final class FaultProxy implements AutoCloseable {
                 return;
             }
             done = true;
-            closed = System.nanoTime();
+            closedNanos = System.nanoTime();
             links.remove(this);
             if (reset) {
                 abort(client);
