@@ -11,10 +11,13 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.OptionalLong;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -48,6 +51,8 @@ final class FaultProxy implements AutoCloseable {
     private final AtomicLong resetGeneration = new AtomicLong();
     private final AtomicLong resets = new AtomicLong();
     private final AtomicLong accepted = new AtomicLong();
+    /** Every connection ever accepted, for when its client gave it up. */
+    private final Queue<Link> history = new ConcurrentLinkedQueue<>();
 
     private FaultProxy(InetSocketAddress upstream, Duration lifetime) throws IOException {
         this.upstream = upstream;
@@ -116,6 +121,33 @@ final class FaultProxy implements AutoCloseable {
         return accepted.get();
     }
 
+    /**
+     * The first time, at or after {@code sinceNanos} ({@link System#nanoTime()}), a client closed a
+     * connection that was open then and that the proxy still had open: during a stall, when the
+     * client gave up on one (connections opened later, and given up, do not count).
+     */
+    OptionalLong firstClientCloseSince(long sinceNanos) {
+        return history.stream().filter(link -> link.opened < sinceNanos).mapToLong(link -> link.clientClosed)
+                .filter(t -> t != 0 && t >= sinceNanos).min();
+    }
+
+    /**
+     * When the client had closed every connection that was open at {@code atNanos}: during a
+     * stall, when it had given up all of them; empty while one of them is still open.
+     */
+    OptionalLong allClientClosesOfOpenAt(long atNanos) {
+        long last = 0;
+        for (Link link : history) {
+            if (link.opened < atNanos && (link.closedNanos == 0 || link.closedNanos >= atNanos)) {
+                if (link.clientClosed == 0) {
+                    return OptionalLong.empty();
+                }
+                last = Math.max(last, link.clientClosed);
+            }
+        }
+        return last == 0 ? OptionalLong.empty() : OptionalLong.of(last);
+    }
+
     /** No fault: no latency, no limit, no stall. */
     void heal() {
         latencyNanos = 0;
@@ -170,6 +202,7 @@ final class FaultProxy implements AutoCloseable {
         }
         Link link = new Link(client, server, resetGeneration.get());
         links.add(link);
+        history.add(link);
         if (closed) {
             link.close(false);
             return;
@@ -200,6 +233,11 @@ final class FaultProxy implements AutoCloseable {
         private final long resetSeen;
         private volatile boolean done;
         private volatile boolean blackHoled;
+        private final long opened = System.nanoTime();
+        /** When the client closed it while the proxy had it open ({@link System#nanoTime()}); 0 if it did not. */
+        private volatile long clientClosed;
+        /** When either side closed it ({@link System#nanoTime()}); 0 while it is open. */
+        private volatile long closedNanos;
 
         Link(Socket client, Socket server, long resetSeen) {
             this.client = client;
@@ -230,6 +268,9 @@ final class FaultProxy implements AutoCloseable {
                 }
             } catch (IOException | InterruptedException e) {
                 // closed, reset or stopping
+            }
+            if (from == client && !done) {
+                clientClosed = System.nanoTime();
             }
             // End of stream: let the writer forward what is queued, then end the link.
             queue.offer(new Chunk(new byte[0], System.nanoTime()));
@@ -296,6 +337,7 @@ final class FaultProxy implements AutoCloseable {
                 return;
             }
             done = true;
+            closedNanos = System.nanoTime();
             links.remove(this);
             if (reset) {
                 abort(client);
