@@ -223,7 +223,7 @@ class UpgradeFromStoredEntriesIT {
 
             JobStatus retrying = binomic.job(idOf("o-10")).status();
             assertEquals(JobState.RETRYING, retrying.state());
-            assertTrue(retrying.due().orElseThrow().isAfter(Instant.now().plus(Duration.ofDays(3000))), "its 10-year backoff: " + retrying.due());
+            assertTrue(retrying.due().orElseThrow(() -> new AssertionError("the stored due is not read: " + retrying)).isAfter(Instant.now().plus(Duration.ofDays(3000))), "its 10-year backoff: " + retrying.due());
 
             JobStatus queued = binomic.job(idOf("o-4")).status();
             assertEquals(JobState.QUEUED, queued.state());
@@ -239,7 +239,8 @@ class UpgradeFromStoredEntriesIT {
         try (Binomic binomic = client()) {
             List<DeadLetter> letters = binomic.deadLetters().list(DONE, DeadLetterFilter.all(), 10);
             assertEquals(3, letters.size(), letters.toString());
-            DeadLetter maxAttempts = letters.stream().filter(l -> l.failure().reason() == DeadLetterReason.MAX_ATTEMPTS).findFirst().orElseThrow();
+            DeadLetter maxAttempts = letters.stream().filter(l -> l.failure().reason() == DeadLetterReason.MAX_ATTEMPTS).findFirst()
+                    .orElseThrow(() -> new AssertionError("no dead letter of reason MAX_ATTEMPTS in " + letters));
             assertEquals("fails", maxAttempts.task());
             assertEquals(idOf("o-9"), maxAttempts.message().orElseThrow().id());
             assertTrue(maxAttempts.failure().errorMessage().contains("no stock for o-9"), maxAttempts.failure().errorMessage());
