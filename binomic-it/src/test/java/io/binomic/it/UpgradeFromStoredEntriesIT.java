@@ -57,8 +57,8 @@ import org.junit.jupiter.api.Test;
  * operations, pause state, unique claims, limits and tick claims must make sense of it.
  *
  * <p>The delayed sets hold a DELAY job and a debounced job due 1 h after the fixture was written
- * and a retry due 10 years after: where a test needs them to run, {@link #load} rewrites every
- * score below the parked mark to one second after Redis' clock at load time, so they move and run
+ * and a retry due 10 years after: where a test needs them to run, {@link #makeDelayedDueSoon}
+ * rewrites every score below the parked mark to one second after Redis' clock, so they move and run
  * within the test. Parked members (paused jobs, score 8000000000000000) keep their score.
  */
 class UpgradeFromStoredEntriesIT {
@@ -84,20 +84,21 @@ class UpgradeFromStoredEntriesIT {
         redis.close();
     }
 
-    /** A fresh Redis holding the fixture; with {@code dueSoon}, what waits in a delayed set is due in a second. */
-    private void load(boolean dueSoon) {
+    /** A fresh Redis holding the fixture. */
+    private void load() {
         redis.call("FLUSHALL");
         keys = StoredEntries.restore(redis, KEYS);
-        if (!dueSoon) {
-            return;
-        }
+    }
+
+    /** Makes what waits in a delayed set (parked members aside) due one second from now, by Redis' clock. */
+    private void makeDelayedDueSoon() {
         List<?> time = (List<?>) redis.call("TIME");
         long due = Long.parseLong((String) time.get(0)) * 1000 + Long.parseLong((String) time.get(1)) / 1000 + 1000;
         for (JsonNode key : keys) {
             if (key.get("type").asText().equals("zset") && key.get("key").asText().endsWith(":delayed")) {
                 for (JsonNode member : key.get("members")) {
                     if (Double.parseDouble(member.get("score").asText()) < PARKED) {
-                        redis.call("ZADD", key.get("key").asText(), Long.toString(due), member.get("member").asText());
+                        redis.call("ZADD", key.get("key").asText(), "XX", Long.toString(due), member.get("member").asText());
                     }
                 }
             }
@@ -139,7 +140,7 @@ class UpgradeFromStoredEntriesIT {
 
     @Test
     void everyStoredMessageRunsOnceWithItsArgumentAndPausedOnesWaitUntilResumed() {
-        load(true);
+        load();
         UUID tick = idOfTick();
         List<String> ready = List.of("o-1", "o-2", "o-4", "o-5", "o-7", "o-6", "o-11", "o-10", "n-2", "n-3", "o-42", "o-43", "o-30", "o-31",
                 tick.toString());
@@ -154,6 +155,7 @@ class UpgradeFromStoredEntriesIT {
             assertEquals(QueueLimits.builder().rateLimit(UpgradeFixture.QUEUE_RATE).build(), binomic.queues().limits(LIMITED),
                     "the stored limit fields read as the limit that wrote them");
 
+            makeDelayedDueSoon();
             binomic.startWorker();
             Await.until(Duration.ofSeconds(30), () -> runs.keySet().containsAll(ready), () -> "ran so far: " + runs.keySet() + " of " + ready);
 
@@ -207,7 +209,7 @@ class UpgradeFromStoredEntriesIT {
 
     @Test
     void jobRecordsReadAsTheyWereLeft() {
-        load(false);
+        load();
         try (Binomic binomic = client()) {
             JobHandle<String> shipped = binomic.job(UpgradeFixture.SUCCEEDS, idOfRecord("succeeds", "SUCCEEDED"));
             assertEquals("shipped o-8", shipped.await(Duration.ofSeconds(5)));
@@ -235,7 +237,7 @@ class UpgradeFromStoredEntriesIT {
 
     @Test
     void deadLettersListInspectReplayAndPurge() {
-        load(false);
+        load();
         try (Binomic binomic = client()) {
             List<DeadLetter> letters = binomic.deadLetters().list(DONE, DeadLetterFilter.all(), 10);
             assertEquals(3, letters.size(), letters.toString());
@@ -264,7 +266,7 @@ class UpgradeFromStoredEntriesIT {
 
     @Test
     void storedClaimsStillHold() {
-        load(false);
+        load();
         long tick = Long.parseLong(value("binomic:{" + TICKS + "}:cron:every2s"));
         try (Broker broker = Brokers.redis(redis)) {
             broker.start(List.of(TICKS));
