@@ -44,6 +44,7 @@ final class UpgradeFixture {
     static final Task<Note, String> HELD = Task.builder("held", Note.class, String.class).queue(B).build();
     static final Task<Order, String> SUCCEEDS = Task.builder("succeeds", Order.class, String.class).queue(DONE).build();
     static final Task<Order, String> FAILS = Task.builder("fails", Order.class, String.class).queue(DONE).maxAttempts(1).build();
+    static final Task<Order, String> REFUSES = Task.builder("refuses", Order.class, String.class).queue(DONE).build();
     static final Task<Order, String> RETRIES = Task.builder("retries", Order.class, String.class).queue(DONE).maxAttempts(3)
             .backoff(Backoff.fixed(Duration.ofDays(3650))).build();
     static final Task<Order, String> THROTTLED = Task.builder("throttled", Order.class, String.class).queue(LIMITED)
@@ -55,6 +56,10 @@ final class UpgradeFixture {
 
     /** The queue's own limit stored on {@link #LIMITED}. */
     static final RateLimit QUEUE_RATE = RateLimit.perSecond(100);
+    /** A task no worker of the writer knows: its job is dead-lettered as TASK_NOT_FOUND. */
+    static final String UNKNOWN_TASK = "retired";
+    /** The task {@link #UNKNOWN_TASK} as a later version defines it, to replay its dead letter. */
+    static final Task<Order, String> RETIRED = Task.builder(UNKNOWN_TASK, Order.class, String.class).queue(DONE).build();
     /** The unique key the unique job holds. */
     static final String UNIQUE_KEY = "order-5";
     /** The debounce key the debounced job waits under. */

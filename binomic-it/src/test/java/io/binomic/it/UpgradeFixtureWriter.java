@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.JobHandle;
+import io.binomic.api.NonRetryableException;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.TraceContext;
@@ -42,9 +43,12 @@ import org.junit.jupiter.api.Test;
  * code must be the release's):
  *
  * <pre>
- * ./mvnw -B -o verify -pl binomic-it -am -Dtest=UpgradeFixtureWriter -Dsurefire.failIfNoSpecifiedTests=false
+ * [UPGRADE_COMMIT=dce0933] ./mvnw -B -o verify -pl binomic-it -am -Dtest=UpgradeFixtureWriter -Dsurefire.failIfNoSpecifiedTests=false
  * </pre>
  *
+ * <p>The fixture is named after the commit in environment variable {@code UPGRADE_COMMIT} (default
+ * {@code HEAD}); the writer refuses
+ * to run when the main code of binomic-api, binomic-core or binomic-redis differs from that commit's.
  * It writes {@code binomic-it/target/upgrade/<commit>/keys.jsonl} (every {@code binomic:*} key, one
  * JSON object a line: key, type, remaining time to live, content; see {@link StoredEntries}) and
  * {@code manifest.json} (the commit, the Redis version, and what each key is). Commit the directory
@@ -55,8 +59,8 @@ import org.junit.jupiter.api.Test;
  * with a header, priority 9, traced, unique, JSON-submitted, delayed 1 h, debounced 1 h); on
  * {@code up-b} two ready jobs and a paused task's job parked in the delayed set; on
  * {@code up-done} a succeeded job's record, a retry waiting for its 10-year backoff, and dead
- * letters of reasons MAX_ATTEMPTS and DECODE_ERROR (a payload that is not the argument type, and a
- * stream entry that is not a message); on {@code up-limited} the queue's rate limit, the rate state
+ * letters of every reason (MAX_ATTEMPTS, NON_RETRYABLE, TASK_NOT_FOUND, and DECODE_ERROR twice: a
+ * payload that is not the argument type, and a stream entry that is not a message); on {@code up-limited} the queue's rate limit, the rate state
  * of a task's limit and two ready jobs; {@code up-paused} paused with a job in it; on
  * {@code up-ticks} an interval task's tick record and its message; {@code up-parts} of two
  * partitions with a job on each; and the consumer groups, consumers-seen and activity hashes the
@@ -68,11 +72,12 @@ final class UpgradeFixtureWriter {
 
     @Test
     void writeTheFixtureOfThisVersion() throws Exception {
-        String commit = git("rev-parse", "--short=7", "HEAD");
-        String dirty = git("status", "--porcelain", "--", ":/binomic-api/src/main", ":/binomic-core/src/main", ":/binomic-redis/src/main");
-        if (!dirty.isEmpty()) {
-            throw new IllegalStateException("the main code differs from commit " + commit + " (" + dirty.lines().toList()
-                    + "): a fixture must be written by the code of a commit; commit or stash the changes");
+        String commit = git("rev-parse", "--short=7", System.getenv().getOrDefault("UPGRADE_COMMIT", "HEAD"));
+        String differs = git("diff", "--name-only", commit, "--", ":/binomic-api/src/main", ":/binomic-core/src/main", ":/binomic-redis/src/main");
+        if (!differs.isEmpty()) {
+            throw new IllegalStateException("the main code differs from commit " + commit + " (" + differs.lines().toList()
+                    + "): a fixture must be written by the code of the release it is named after; check out that commit's"
+                    + " main code, or name the commit whose code this is in environment variable UPGRADE_COMMIT");
         }
         Path dir = Path.of("target", "upgrade", commit);
         Files.createDirectories(dir);
@@ -99,6 +104,9 @@ final class UpgradeFixtureWriter {
                 .handle(UpgradeFixture.SUCCEEDS, o -> "shipped " + o.id())
                 .handle(UpgradeFixture.FAILS, o -> {
                     throw new IllegalStateException("no stock for " + o.id());
+                })
+                .handle(UpgradeFixture.REFUSES, o -> {
+                    throw new NonRetryableException("order " + o.id() + " is cancelled");
                 })
                 .handle(UpgradeFixture.RETRIES, o -> {
                     throw new IllegalStateException("partner down for " + o.id());
@@ -136,13 +144,15 @@ final class UpgradeFixtureWriter {
             binomic.submit(UpgradeFixture.FAILS, new Order("o-9", 9, List.of()));
             binomic.submit(UpgradeFixture.RETRIES, new Order("o-10", 10, List.of()));
             binomic.submitJson(DONE, "succeeds", "\"not an order\"");
+            binomic.submit(UpgradeFixture.REFUSES, new Order("o-12", 12, List.of()));
+            binomic.submitJson(DONE, UpgradeFixture.UNKNOWN_TASK, "{\"id\":\"o-13\",\"quantity\":13,\"tags\":[]}");
             redis.call("XADD", "binomic:{" + DONE + "}:stream", "*", "note", "an entry that is not a Binomic message");
             List<JobHandle<String>> throttled = List.of(binomic.submit(UpgradeFixture.THROTTLED, new Order("o-40", 40, List.of())),
                     binomic.submit(UpgradeFixture.THROTTLED, new Order("o-41", 41, List.of())));
             for (JobHandle<String> job : throttled) {
                 job.await(Duration.ofSeconds(30));
             }
-            await("three dead letters and the retry", () -> binomic.queueStats(DONE).deadLetters() == 3 && binomic.queueStats(DONE).delayed() == 1);
+            await("five dead letters and the retry", () -> binomic.queueStats(DONE).deadLetters() == 5 && binomic.queueStats(DONE).delayed() == 1);
             worker.close();
 
             binomic.submit(UpgradeFixture.NOTE, new Note("n-2"));

@@ -122,6 +122,8 @@ class UpgradeFromStoredEntriesIT {
                 .handle(UpgradeFixture.SUCCEEDS, o -> record(o.id(), o))
                 .handle(UpgradeFixture.FAILS, o -> record(o.id(), o))
                 .handle(UpgradeFixture.RETRIES, o -> record(o.id(), o))
+                .handle(UpgradeFixture.REFUSES, o -> record(o.id(), o))
+                .handle(UpgradeFixture.RETIRED, o -> record(o.id(), o))
                 .handle(UpgradeFixture.THROTTLED, o -> record(o.id(), o))
                 .handle(UpgradeFixture.IDLE, o -> record(o.id(), o))
                 .handle(UpgradeFixture.SPREAD, o -> record(o.id(), o))
@@ -147,7 +149,7 @@ class UpgradeFromStoredEntriesIT {
         try (Binomic binomic = client()) {
             assertStats(binomic.queueStats(A), 5, 2, 0);
             assertStats(binomic.queueStats(B), 2, 1, 0);
-            assertStats(binomic.queueStats(DONE), 0, 1, 3);
+            assertStats(binomic.queueStats(DONE), 0, 1, 5);
             assertStats(binomic.queueStats(LIMITED), 2, 0, 0);
             assertStats(binomic.queueStats(PAUSED), 1, 0, 0);
             assertStats(binomic.queueStats(TICKS), 1, 0, 0);
@@ -197,7 +199,8 @@ class UpgradeFromStoredEntriesIT {
             assertTrue(binomic.queues().isTaskPaused(B, UpgradeFixture.HELD.name()));
             assertFalse(runs.containsKey("o-20") || runs.containsKey("n-1"), "paused jobs wait: " + runs.keySet());
             assertStats(binomic.queueStats(PAUSED), 1, 0, 0);
-            assertFalse(runs.containsKey("o-8") || runs.containsKey("o-9"), "ended jobs do not run again: " + runs.keySet());
+            assertFalse(runs.containsKey("o-8") || runs.containsKey("o-9") || runs.containsKey("o-12") || runs.containsKey("o-13"),
+                    "ended jobs do not run again: " + runs.keySet());
 
             binomic.queues().resume(PAUSED);
             binomic.queues().resumeTask(B, UpgradeFixture.HELD.name());
@@ -232,6 +235,9 @@ class UpgradeFromStoredEntriesIT {
             assertEquals(JobState.SCHEDULED, binomic.job(idOf("o-6")).status().state());
             assertEquals(JobState.QUEUED, binomic.job(PARTS, idOf("o-30")).status().state(), "found on partition 1");
             assertEquals(JobState.QUEUED, binomic.job(idOf("n-2")).status().state());
+            JobStatus refused = binomic.job(idOf("o-12")).status();
+            assertEquals(JobState.DEAD_LETTERED, refused.state());
+            assertEquals(DeadLetterReason.NON_RETRYABLE, refused.deadLetterReason().orElseThrow());
         }
     }
 
@@ -240,12 +246,16 @@ class UpgradeFromStoredEntriesIT {
         load();
         try (Binomic binomic = client()) {
             List<DeadLetter> letters = binomic.deadLetters().list(DONE, DeadLetterFilter.all(), 10);
-            assertEquals(3, letters.size(), letters.toString());
-            DeadLetter maxAttempts = letters.stream().filter(l -> l.failure().reason() == DeadLetterReason.MAX_ATTEMPTS).findFirst()
-                    .orElseThrow(() -> new AssertionError("no dead letter of reason MAX_ATTEMPTS in " + letters));
+            assertEquals(5, letters.size(), letters.toString());
+            DeadLetter maxAttempts = only(letters, DeadLetterReason.MAX_ATTEMPTS);
             assertEquals("fails", maxAttempts.task());
             assertEquals(idOf("o-9"), maxAttempts.message().orElseThrow().id());
             assertTrue(maxAttempts.failure().errorMessage().contains("no stock for o-9"), maxAttempts.failure().errorMessage());
+            DeadLetter refused = only(letters, DeadLetterReason.NON_RETRYABLE);
+            assertEquals("refuses", refused.task());
+            assertTrue(refused.failure().errorMessage().contains("order o-12 is cancelled"), refused.failure().errorMessage());
+            DeadLetter unknown = only(letters, DeadLetterReason.TASK_NOT_FOUND);
+            assertEquals(UpgradeFixture.UNKNOWN_TASK, unknown.task());
             List<DeadLetter> undecodable = letters.stream().filter(l -> l.failure().reason() == DeadLetterReason.DECODE_ERROR).toList();
             assertEquals(2, undecodable.size(), "the payload that is not an Order and the entry that is not a message: " + letters);
             assertEquals(1, undecodable.stream().filter(l -> l.message().isEmpty()).count(), "the entry that is not a message keeps no message: " + undecodable);
@@ -253,13 +263,15 @@ class UpgradeFromStoredEntriesIT {
 
             binomic.startWorker();
             assertTrue(binomic.deadLetters().replayOne(DONE, maxAttempts.id()));
-            Await.until(Duration.ofSeconds(30), () -> runs.containsKey("o-9"), () -> "ran so far: " + runs.keySet());
+            assertTrue(binomic.deadLetters().replayOne(DONE, unknown.id()), "its task is known now");
+            Await.until(Duration.ofSeconds(30), () -> runs.containsKey("o-9") && runs.containsKey("o-13"), () -> "ran so far: " + runs.keySet());
             Run replayed = only("o-9");
             assertEquals(new Order("o-9", 9, List.of()), replayed.argument());
             assertEquals(1, replayed.attempt());
             assertEquals(maxAttempts.id(), replayed.headers().get(Message.REPLAYED_FROM));
+            assertEquals(new Order("o-13", 13, List.of()), only("o-13").argument());
 
-            assertEquals(2, binomic.deadLetters().purge(DONE, DeadLetterFilter.all()));
+            assertEquals(3, binomic.deadLetters().purge(DONE, DeadLetterFilter.all()));
             assertEquals(0, binomic.deadLetters().count(DONE, DeadLetterFilter.all()));
         }
     }
@@ -287,6 +299,12 @@ class UpgradeFromStoredEntriesIT {
             assertEquals(idOf("o-11"), debounced.id(), "folded into the stored job waiting under the debounce key");
             assertStats(binomic.queueStats(A), 5, 2, 0);
         }
+    }
+
+    private static DeadLetter only(List<DeadLetter> letters, DeadLetterReason reason) {
+        List<DeadLetter> of = letters.stream().filter(l -> l.failure().reason() == reason).toList();
+        assertEquals(1, of.size(), "dead letters of reason " + reason + " in " + letters);
+        return of.getFirst();
     }
 
     private static void assertStats(QueueStats stats, long ready, long delayed, long deadLetters) {
