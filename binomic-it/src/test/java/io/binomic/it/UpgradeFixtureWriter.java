@@ -47,24 +47,24 @@ import org.junit.jupiter.api.Test;
  * </pre>
  *
  * <p>The fixture is named after the commit in environment variable {@code UPGRADE_COMMIT} (default
- * {@code HEAD}); the writer refuses
- * to run when the main code of binomic-api, binomic-core or binomic-redis differs from that commit's.
- * It writes {@code binomic-it/target/upgrade/<commit>/keys.jsonl} (every {@code binomic:*} key, one
- * JSON object a line: key, type, remaining time to live, content; see {@link StoredEntries}) and
+ * {@code HEAD}); the writer refuses to run when the main code of binomic-api, binomic-core or
+ * binomic-redis differs from that commit's. It writes
+ * {@code binomic-it/target/upgrade/<commit>/keys.jsonl} (every {@code binomic:*} key, one JSON object
+ * a line: key, type, remaining time to live, content; see {@link StoredEntries}) and
  * {@code manifest.json} (the commit, the Redis version, and what each key is). Commit the directory
  * as {@code binomic-it/src/test/resources/upgrade/<commit>/}. Its name ends in neither Test nor IT,
  * so the suite does not run it.
  *
- * <p>What it leaves, queue by queue ({@link UpgradeFixture}): on {@code up-a} waiting jobs (plain
- * with a header, priority 9, traced, unique, JSON-submitted, delayed 1 h, debounced 1 h); on
- * {@code up-b} two ready jobs and a paused task's job parked in the delayed set; on
- * {@code up-done} a succeeded job's record, a retry waiting for its 10-year backoff, and dead
- * letters of every reason (MAX_ATTEMPTS, NON_RETRYABLE, TASK_NOT_FOUND, and DECODE_ERROR twice: a
- * payload that is not the argument type, and a stream entry that is not a message); on {@code up-limited} the queue's rate limit, the rate state
- * of a task's limit and two ready jobs; {@code up-paused} paused with a job in it; on
- * {@code up-ticks} an interval task's tick record and its message; {@code up-parts} of two
- * partitions with a job on each; and the consumer groups, consumers-seen and activity hashes the
- * worker wrote.
+ * <p>What it leaves, queue by queue ({@link UpgradeFixture}; the fixture's README has the table): on
+ * {@code up-a} waiting jobs (plain with a header, priority 9, traced, unique, JSON-submitted,
+ * delayed 1 h, debounced 1 h); on {@code up-b} two ready jobs and a paused task's job parked in the
+ * delayed set; on {@code up-done} a succeeded job's record, a retry waiting for its 10-year backoff,
+ * and dead letters of every reason (MAX_ATTEMPTS, NON_RETRYABLE, TASK_NOT_FOUND, and DECODE_ERROR
+ * twice: a payload that is not the argument type, and a stream entry that is not a message); on
+ * {@code up-limited} the queue's rate limit and two ready jobs of a task with a rate limit of its
+ * own; {@code up-paused} paused with a job in it; on {@code up-ticks} an interval task's tick record
+ * and its message; {@code up-parts} of two partitions with a job on each; and the consumer groups,
+ * consumers-seen and activity hashes the worker wrote.
  */
 final class UpgradeFixtureWriter {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
