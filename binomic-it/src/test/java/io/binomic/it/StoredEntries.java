@@ -39,13 +39,20 @@ final class StoredEntries {
         } while (!cursor.equals("0"));
         keys.sort(null);
         for (String key : keys) {
-            out.write(JSON.writeValueAsString(describe(redis, key)));
-            out.write('\n');
+            ObjectNode described = describe(redis, key);
+            if (described != null) {
+                out.write(JSON.writeValueAsString(described));
+                out.write('\n');
+            }
         }
     }
 
+    /** The key as a JSON object; null when it expired since it was listed. */
     private static ObjectNode describe(RedisServer redis, String key) {
         String type = (String) redis.call("TYPE", key);
+        if (type.equals("none")) {
+            return null;
+        }
         ObjectNode node = JSON.createObjectNode().put("key", key).put("type", type).put("pttl", (Long) redis.call("PTTL", key));
         switch (type) {
             case "string" -> node.put("value", (String) redis.call("GET", key));
