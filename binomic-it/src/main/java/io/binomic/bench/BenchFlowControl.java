@@ -53,6 +53,7 @@ final class BenchFlowControl {
             }
             one(redis, r, "submit_all_plain", () -> client.submitAll(plain, bulk));
             one(redis, r, "submit_all_unique", () -> client.submitAll(unique, bulk));
+            r.put("submit_unique_to_plain_redis_cpu", r.get("submit_unique_new_redis_cpu_us") / r.get("submit_plain_redis_cpu_us"));
         }
         Task<Long, Void> idle = Task.builder("flow-idle", Long.class).queue(idleQueue).build();
         BinomicConfig workerConfig = BinomicConfig.builder().brokerUrl(redis.url())
