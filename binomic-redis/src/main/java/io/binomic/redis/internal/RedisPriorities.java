@@ -280,8 +280,15 @@ final class RedisPriorities {
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
         String problem = RedisContext.replyText(flat.get(1 + m));
-        List<Delivery> out = RedisContext.entries(flat, 2 + m,
-                (level, id, fields) -> RedisContext.fetched(queue, receipt(id, Integer.parseInt(level)), fields, 1));
+        List<Delivery> out = new ArrayList<>();
+        for (int i = 2 + m; i + 1 < flat.size(); i += 2) {
+            int level = Math.toIntExact(RedisContext.toLong(flat.get(i)));
+            for (Object entry : (List<?>) flat.get(i + 1)) {
+                List<?> e = (List<?>) entry;
+                out.add(RedisContext.fetched(queue, receipt(RedisContext.replyText(e.get(0)), level),
+                        RedisContext.entryFields(e.size() > 1 ? (List<?>) e.get(1) : null), 1));
+            }
+        }
         if (problem.isEmpty()) {
             if (out.size() < max) {
                 // Every level was read. A filled reply may have stopped before a broken level: taken

@@ -28,31 +28,86 @@ local function rate_state(lid, interval)
   end
   return s
 end
-local out = {}
+-- The checks every delivery needs, made for all of them at once (a call per delivery would cost
+-- most of the script's time when no limit binds): the fence, this consumer's delivery count of each
+-- entry pending under it (one XPENDING listing per run of FENCE_RUN ids in id order, as settle.lua
+-- fences; an id the listing does not show gets the exact per-entry XPENDING), and which ones hold an
+-- admission already (one HMGET).
+local FENCE_RUN = 64
+local ds = {}
 local i = 6
 while i <= #ARGV do
-  local id, count, attempt = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
-  local rate_ok, turn, jk, nl = ARGV[i + 3] == '1', ARGV[i + 4] == '1', tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
-  local lim = i + 7
-  i = lim + nl * 5
+  local nl = tonumber(ARGV[i + 6])
+  ds[#ds + 1] = {id = ARGV[i], at = i, member = lim_member(KEYS[1], ARGV[i])}
+  i = i + 7 + nl * 5
+end
+-- the ids in id order (a fetch hands them out in order already: then nothing is sorted)
+local keyed, in_order = {}, true
+for j, d in ipairs(ds) do
+  local ms_, seq = string.match(d.id, '^(%d+)-(%d+)$')
+  keyed[j] = {id = d.id, ms = tonumber(ms_ or 0), seq = tonumber(seq or 0)}
+  if j > 1 and (keyed[j].ms < keyed[j - 1].ms or (keyed[j].ms == keyed[j - 1].ms and keyed[j].seq <= keyed[j - 1].seq)) then
+    in_order = false
+  end
+end
+if not in_order then
+  table.sort(keyed, function(a, b) return a.ms < b.ms or (a.ms == b.ms and a.seq < b.seq) end)
+end
+local sorted = {}
+for j, e in ipairs(keyed) do sorted[j] = e.id end
+local mine, listing = {}, #sorted >= 2
+local from = 1
+while listing and from <= #sorted do
+  local to = math.min(#sorted, from + FENCE_RUN - 1)
+  local cut = 2 * (to - from + 1)
+  local p = redis.call('XPENDING', KEYS[1], group, sorted[from], sorted[to], cut, consumer)
+  for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
+  if #p >= cut then listing = false end
+  from = to + 1
+end
+local members = {}
+for j, d in ipairs(ds) do members[j] = d.member end
+local holding = {}
+lim_chunked({'HMGET', KEYS[3]}, members, function(r, at)
+  for j = 1, #r do if r[j] then holding[members[at + j - 1]] = true end end
+end)
+-- per concurrency limit: its slots taken (read once, counted here as this call takes more), the
+-- slots and holders this call adds (written at the end, one ZADD per limit and one HSET), and
+-- whether its line of waiters was seen empty (nothing but this call adds to it meanwhile)
+local taken, adds, add_order, holders, line_empty = {}, {}, {}, {}, {}
+local function slots_taken(lid)
+  if taken[lid] == nil then taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid) end
+  return taken[lid]
+end
+local out = {}
+for _, d in ipairs(ds) do
+  local at0 = d.at
+  local id, count, attempt = ARGV[at0], tonumber(ARGV[at0 + 1]), ARGV[at0 + 2]
+  local rate_ok, turn, jk, nl = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5]), tonumber(ARGV[at0 + 6])
+  local lim = at0 + 7
   local code, due = 'R', now
-  local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-  if #p ~= 1 or p[1][2] ~= consumer or tonumber(p[1][4]) < count then
+  local c = mine[id]
+  local pending = c ~= nil and c >= count
+  if c == nil then
+    local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+    pending = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= count
+  end
+  if not pending then
     code = 'N'
-  elseif redis.call('HEXISTS', KEYS[3], lim_member(KEYS[1], id)) == 0 then
+  elseif not holding[d.member] then
     local wait_lid, conc = nil, {}
     for j = 0, nl - 1 do
       local at = lim + j * 5
       if ARGV[at] == 'c' then
         local lid = ARGV[at + 1]
-        local free = redis.call('ZCARD', base .. 'slots:' .. lid) < tonumber(ARGV[at + 2])
-        if free and not turn then
+        local free = slots_taken(lid) < tonumber(ARGV[at + 2])
+        if free and not turn and not line_empty[lid] then
           -- a free slot, but messages waiting for one go first: drop the stale ones (moved back
           -- meanwhile by their fallback), give the slot to the oldest live one, and queue behind it
           local wkey = base .. 'wait:' .. lid
           while true do
             local head = redis.call('ZRANGE', wkey, 0, 0)
-            if #head == 0 then break end
+            if #head == 0 then line_empty[lid] = true break end
             if redis.call('ZSCORE', KEYS[2], head[1]) then
               redis.call('ZREM', wkey, head[1])
               lim_move_now(KEYS[1], head[1], now_ms)
@@ -111,9 +166,16 @@ while i <= #ARGV do
       end
     end
     if code == 'R' or code == 'H' then
-      local member = lim_member(KEYS[1], id)
-      for _, lid in ipairs(conc) do redis.call('ZADD', base .. 'slots:' .. lid, now_ms, member) end
-      redis.call('HSET', KEYS[3], member, table.concat(conc, ' '))
+      local member = d.member
+      for _, lid in ipairs(conc) do
+        if not adds[lid] then adds[lid] = {}; add_order[#add_order + 1] = lid end
+        adds[lid][#adds[lid] + 1] = now_ms
+        adds[lid][#adds[lid] + 1] = member
+        taken[lid] = taken[lid] + 1
+      end
+      holders[#holders + 1] = member
+      holders[#holders + 1] = table.concat(conc, ' ')
+      holding[member] = true -- the same entry twice in one call is admitted once
       if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
     else
       local r = redis.call('XRANGE', KEYS[1], id, id)
@@ -138,6 +200,7 @@ while i <= #ARGV do
           -- the line for a slot: higher priority first, then oldest first (1e13 ms is over 300 years)
           local p = tonumber(m['priority'] or '5') or 5
           redis.call('ZADD', base .. 'wait:' .. wait_lid, string.format('%d', (9 - p) * 10000000000000 + now_ms), member)
+          line_empty[wait_lid] = nil
         end
         if jk > 0 then
           local state = redis.call('HGET', KEYS[jk], 'state')
@@ -155,6 +218,8 @@ while i <= #ARGV do
   out[#out + 1] = us(due)
   out[#out + 1] = us(code == 'H' and due - now or 0)
 end
+for _, lid in ipairs(add_order) do lim_chunked({'ZADD', base .. 'slots:' .. lid}, adds[lid]) end
+lim_chunked({'HSET', KEYS[3]}, holders)
 for _, s in pairs(rates) do
   if s.dirty then
     redis.call('HSET', s.key, 'tu', us(s.t), 'ru', us(s.r), 'wu', us(s.w))

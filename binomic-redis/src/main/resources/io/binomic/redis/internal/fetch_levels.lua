@@ -6,8 +6,10 @@
 -- not a stream: WRONGTYPE) is skipped and named in the reply: a script that failed after reading
 -- other levels would leave their entries pending to the consumer with no reply to deliver them.
 -- KEYS: the queue's default stream. ARGV: group, consumer, max, turn.
--- Returns a flat list: the number of levels, the levels (highest first), the first failed read
--- ("<key>: <error>", or empty), then per entry: its level, id, number of field strings, fields...
+-- Returns a list: the number of levels, the levels (highest first), the first failed read
+-- ("<key>: <error>", or empty), then per level read: the level and the entries of its XREADGROUP
+-- reply as they are (each {id, {fields...}}): handed through untouched, not flattened, which would
+-- cost Lua a step per field of every entry.
 local group, consumer = ARGV[1], ARGV[2]
 local left, turn = tonumber(ARGV[3]), tonumber(ARGV[4])
 local levels = {DEFAULT_PRIORITY}
@@ -39,12 +41,11 @@ for _, p in ipairs(order) do
   if type(r) == 'table' and r.err then
     if out[problem] == '' then out[problem] = key .. ': ' .. r.err end
   elseif r then
-    for _, e in ipairs(r[1][2]) do
+    local entries = r[1][2]
+    if #entries > 0 then
       out[#out + 1] = p
-      out[#out + 1] = e[1]
-      out[#out + 1] = #e[2]
-      for _, f in ipairs(e[2]) do out[#out + 1] = f end
-      left = left - 1
+      out[#out + 1] = entries
+      left = left - #entries
     end
   end
 end
