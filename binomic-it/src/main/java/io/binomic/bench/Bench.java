@@ -445,6 +445,7 @@ public final class Bench {
                 long reads0 = redis.calls("xreadgroup");
                 long smembers0 = redis.calls("smembers");
                 long acks0 = redis.calls("xack");
+                Map<String, Long> usec0 = redis.usecByCommand();
                 try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, n, 0, false, run)) {
                     long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
@@ -458,6 +459,12 @@ public final class Bench {
                     r.put(prefix + "tasks_per_s", n / ((BenchWorker.nowMicros() - firstStart) / 1e6));
                 }
                 double cpu2 = redis.cpuSeconds();
+                redis.usecByCommand().forEach((command, usec) -> {
+                    double perTask = (double) (usec - usec0.getOrDefault(command, 0L)) / n;
+                    if (perTask >= 0.05) {
+                        r.put(prefix + "usec_" + command, perTask);
+                    }
+                });
                 r.put(prefix + "enqueue_redis_cpu_us_per_msg", (cpu1 - cpu0) * 1e6 / n);
                 r.put(prefix + "drain_redis_cpu_us_per_task", (cpu2 - cpu1) * 1e6 / n);
                 r.put(prefix + "fetches_per_1000_tasks", (mixed ? redis.calls("smembers") - smembers0 : redis.calls("xreadgroup") - reads0)
@@ -529,6 +536,7 @@ public final class Bench {
                     client.submitAll(task, Collections.nCopies(n, 0L));
                     double cpu1 = redis.cpuSeconds();
                     long evals0 = redis.calls("evalsha") + redis.calls("eval");
+                    Map<String, Long> usec0 = redis.usecByCommand();
                     try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, n, 0, false, run)) {
                         long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
                         awaitEmpty(client, queue, 120);
@@ -536,6 +544,13 @@ public final class Bench {
                     }
                     r.put("limit_" + variant + "_drain_redis_cpu_us_per_task", (redis.cpuSeconds() - cpu1) * 1e6 / n);
                     r.put("limit_" + variant + "_scripts_per_1000_tasks", (redis.calls("evalsha") + redis.calls("eval") - evals0) * 1000.0 / n);
+                    // where Redis' time went, per task: each command's own (a script's calls counted again inside its evalsha)
+                    redis.usecByCommand().forEach((command, usec) -> {
+                        double perTask = (double) (usec - usec0.getOrDefault(command, 0L)) / n;
+                        if (perTask >= 0.05) {
+                            r.put("limit_" + variant + "_usec_" + command, perTask);
+                        }
+                    });
                 }
             }
             r.put("limit_concurrency_to_none_drain", r.get("limit_concurrency_tasks_per_s") / r.get("limit_none_tasks_per_s"));

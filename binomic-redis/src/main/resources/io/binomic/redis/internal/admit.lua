@@ -1,9 +1,11 @@
 -- The flow-control decision on deliveries of one queue (FlowLimits.admit), each atomic with
 -- its effect. KEYS: stream, delayed, held, then the records of tracked jobs. ARGV: group,
 -- consumer, slot-wait fallback ms, longest hold µs (0: the caller holds nothing), lead µs (how long
--- before its turn a message waiting for its rate limit comes back), then per delivery: id,
--- delivery count, stored attempt, rate-admitted (1/0), turn (1/0), index of its job record in KEYS
--- (0: none), number of limits, then per limit: 'r' or 'c', limit id, permits, interval µs, burst.
+-- before its turn a message waiting for its rate limit comes back), the number of limit sets, per
+-- set: its number of limits, then per limit: 'r' or 'c', limit id, permits, interval µs, burst;
+-- then per delivery: id, delivery count, stored attempt, rate-admitted (1/0), turn (1/0), index of
+-- its job record in KEYS (0: none), its limit set (1-based). Deliveries share sets (a queue's limit
+-- is every delivery's), so a limit's arguments come once per call, not once per delivery.
 -- Returns per delivery a code (R run, H run at its reserved start, W waits for its rate limit, S
 -- waits for a slot, N not pending under this consumer), the due time (epoch µs, Redis' clock) and,
 -- for H, the wait until it (µs).
@@ -28,42 +30,41 @@ local function rate_state(lid, interval)
   end
   return s
 end
--- The checks every delivery needs, made for all of them at once (a call per delivery would cost
--- most of the script's time when no limit binds): the fence, this consumer's delivery count of each
--- entry pending under it (one XPENDING listing per run of FENCE_RUN ids in id order, as settle.lua
--- fences; an id the listing does not show gets the exact per-entry XPENDING), and which ones hold an
--- admission already (one HMGET).
-local FENCE_RUN = 64
+-- The checks every delivery needs are made for all of them at once (a call per delivery cost most
+-- of the script's time when no limit binds): the fence and which ones hold an admission already.
 local ds = {}
-local i = 6
+local sets = {}
+local i = 7
+for _ = 1, tonumber(ARGV[6]) do
+  local nl = tonumber(ARGV[i])
+  sets[#sets + 1] = {nl = nl, at = i + 1}
+  i = i + 1 + nl * 5
+end
+-- a level stream's entries are members with its level (lim_member), worked out once here
+local suffix = lim_member(KEYS[1], '')
+-- id order: the same length of milliseconds (13 digits until 2286), then the longer the later, then as text
+local function id_less(a, b)
+  local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
+  if da ~= db then return da < db end
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+local lo, hi = nil, nil
 while i <= #ARGV do
-  local nl = tonumber(ARGV[i + 6])
-  ds[#ds + 1] = {id = ARGV[i], at = i, member = lim_member(KEYS[1], ARGV[i])}
-  i = i + 7 + nl * 5
+  local id = ARGV[i]
+  ds[#ds + 1] = {id = id, at = i, member = id .. suffix}
+  if lo == nil or id_less(id, lo) then lo = id end
+  if hi == nil or id_less(hi, id) then hi = id end
+  i = i + 7
 end
--- the ids in id order (a fetch hands them out in order already: then nothing is sorted)
-local keyed, in_order = {}, true
-for j, d in ipairs(ds) do
-  local ms_, seq = string.match(d.id, '^(%d+)-(%d+)$')
-  keyed[j] = {id = d.id, ms = tonumber(ms_ or 0), seq = tonumber(seq or 0)}
-  if j > 1 and (keyed[j].ms < keyed[j - 1].ms or (keyed[j].ms == keyed[j - 1].ms and keyed[j].seq <= keyed[j - 1].seq)) then
-    in_order = false
-  end
-end
-if not in_order then
-  table.sort(keyed, function(a, b) return a.ms < b.ms or (a.ms == b.ms and a.seq < b.seq) end)
-end
-local sorted = {}
-for j, e in ipairs(keyed) do sorted[j] = e.id end
-local mine, listing = {}, #sorted >= 2
-local from = 1
-while listing and from <= #sorted do
-  local to = math.min(#sorted, from + FENCE_RUN - 1)
-  local cut = 2 * (to - from + 1)
-  local p = redis.call('XPENDING', KEYS[1], group, sorted[from], sorted[to], cut, consumer)
+-- The fence: this consumer's delivery count of each entry pending under it, listed in one XPENDING
+-- over the ids' range (a fetch's entries are consecutive, so the range is dense with them); an id
+-- the listing does not show (another consumer's, not pending, or past the listing's cut at twice
+-- the deliveries) gets the exact per-entry XPENDING.
+local mine = {}
+if #ds >= 2 then
+  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ds, consumer)
   for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
-  if #p >= cut then listing = false end
-  from = to + 1
 end
 local members = {}
 for j, d in ipairs(ds) do members[j] = d.member end
@@ -80,11 +81,13 @@ local function slots_taken(lid)
   return taken[lid]
 end
 local out = {}
+local now_text = us(now)
 for _, d in ipairs(ds) do
   local at0 = d.at
   local id, count, attempt = ARGV[at0], tonumber(ARGV[at0 + 1]), ARGV[at0 + 2]
-  local rate_ok, turn, jk, nl = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5]), tonumber(ARGV[at0 + 6])
-  local lim = at0 + 7
+  local rate_ok, turn, jk = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5])
+  local set = sets[tonumber(ARGV[at0 + 6])]
+  local lim, nl = set.at, set.nl
   local code, due = 'R', now
   local c = mine[id]
   local pending = c ~= nil and c >= count
@@ -174,7 +177,7 @@ for _, d in ipairs(ds) do
         taken[lid] = taken[lid] + 1
       end
       holders[#holders + 1] = member
-      holders[#holders + 1] = table.concat(conc, ' ')
+      holders[#holders + 1] = #conc == 1 and conc[1] or table.concat(conc, ' ')
       holding[member] = true -- the same entry twice in one call is admitted once
       if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
     else
@@ -215,8 +218,8 @@ for _, d in ipairs(ds) do
     end
   end
   out[#out + 1] = code
-  out[#out + 1] = us(due)
-  out[#out + 1] = us(code == 'H' and due - now or 0)
+  out[#out + 1] = due == now and now_text or us(due)
+  out[#out + 1] = code == 'H' and us(due - now) or '0'
 end
 for _, lid in ipairs(add_order) do lim_chunked({'ZADD', base .. 'slots:' .. lid}, adds[lid]) end
 lim_chunked({'HSET', KEYS[3]}, holders)

@@ -1,10 +1,15 @@
--- The library of the broker's scripts: LuaSources prepends it to every script when it loads it, so
--- each script is one chunk of its own (EVALSHA by the chunk's SHA1) that can call any of these.
+-- The library of the broker's scripts: LuaSources puts what comes before the first function, and
+-- the functions a script names, before every script when it loads it, so each script is one chunk
+-- of its own (EVALSHA by the chunk's SHA1) that can call any of these it names.
 -- Everything here is local; nothing runs but the definitions. Names in {{...}} are the Java
 -- constants LuaSources substitutes once at load (it refuses a name it does not know).
 
 local DEFAULT_PRIORITY = {{DEFAULT_PRIORITY}}
 local GROUP = '{{GROUP}}'
+-- whether the queue of a settle has any admitted delivery (lim_release_all), read once per call.
+-- Here, before the functions: a script carries only the functions it names (LuaSources), and
+-- everything before the first one.
+local lim_any = nil
 
 -- Priority levels (PriorityScripts). level_stream(stream, priority): the stream of a message of
 -- priority (a field value, or nil) on the queue whose default stream is stream; a level used for
@@ -142,7 +147,6 @@ local function lim_chunked(head, items, fn)
     if fn then fn(r, from) end
   end
 end
-local lim_any = nil
 -- lim_release_all frees the slots of all the settled deliveries ids at once: one HMGET, one HDEL and
 -- one ZREM per limit for the lot (per-entry calls cost most of a settle's Redis time on a queue
 -- with a limit), then, per limit, as many waiters moved back as slots were freed.
@@ -151,18 +155,22 @@ local function lim_release_all(stream, ids)
   if not lim_any or #ids == 0 then return end
   local held = lim_base(stream) .. 'held'
   local members = {}
-  for j, id in ipairs(ids) do members[j] = lim_member(stream, id) end
+  local suffix = lim_member(stream, '')
+  for j, id in ipairs(ids) do members[j] = id .. suffix end
   local gone, freed, order = {}, {}, {}
+  local function free(lid, member)
+    if not freed[lid] then freed[lid] = {}; order[#order + 1] = lid end
+    freed[lid][#freed[lid] + 1] = member
+  end
   lim_chunked({'HMGET', held}, members, function(r, from)
     for j = 1, #r do
       local lids = r[j]
       if lids then
         local member = members[from + j - 1]
         gone[#gone + 1] = member
-        for lid in string.gmatch(lids, '%S+') do
-          if not freed[lid] then freed[lid] = {}; order[#order + 1] = lid end
-          freed[lid][#freed[lid] + 1] = member
-        end
+        if lids == '' then
+        elseif not string.find(lids, ' ', 1, true) then free(lids, member)
+        else for lid in string.gmatch(lids, '%S+') do free(lid, member) end end
       end
     end
   end)
