@@ -443,17 +443,6 @@ final class RedisContext {
         return deliveries;
     }
 
-    /** The fields of an entry of a script's reply as XREADGROUP gave them (name, value, ...; null for none). */
-    static Map<String, Object> entryFields(List<?> flat) {
-        Map<String, Object> fields = new LinkedHashMap<>();
-        if (flat != null) {
-            for (int j = 0; j + 1 < flat.size(); j += 2) {
-                fields.put(replyFieldName(flat.get(j)), flat.get(j + 1));
-            }
-        }
-        return fields;
-    }
-
     /** A string of a reply of {@link #evalEntries}. */
     static String replyText(Object string) {
         return string instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : String.valueOf(string);
