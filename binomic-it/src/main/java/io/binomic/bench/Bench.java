@@ -153,6 +153,11 @@ public final class Bench {
             limits(run, r);
             return r;
         }
+        if ("prio".equals(System.getProperty("bench.only"))) { // the ten-level drain against one level, and a top-priority job behind a backlog
+            priorities(run, r);
+            priorityJump(run, r);
+            return r;
+        }
         if ("outbox".equals(System.getProperty("bench.only"))) { // the JDBC outbox: submit, relay, commit to start
             BenchOutbox.measure(redis, nextQueue(), r);
             return r;
@@ -440,6 +445,7 @@ public final class Bench {
                 long reads0 = redis.calls("xreadgroup");
                 long smembers0 = redis.calls("smembers");
                 long acks0 = redis.calls("xack");
+                Map<String, Long> usec0 = redis.usecByCommand();
                 try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, n, 0, false, run)) {
                     long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
@@ -453,6 +459,12 @@ public final class Bench {
                     r.put(prefix + "tasks_per_s", n / ((BenchWorker.nowMicros() - firstStart) / 1e6));
                 }
                 double cpu2 = redis.cpuSeconds();
+                redis.usecByCommand().forEach((command, usec) -> {
+                    double perTask = (double) (usec - usec0.getOrDefault(command, 0L)) / n;
+                    if (perTask >= 0.05) {
+                        r.put(prefix + "usec_" + command, perTask);
+                    }
+                });
                 r.put(prefix + "enqueue_redis_cpu_us_per_msg", (cpu1 - cpu0) * 1e6 / n);
                 r.put(prefix + "drain_redis_cpu_us_per_task", (cpu2 - cpu1) * 1e6 / n);
                 r.put(prefix + "fetches_per_1000_tasks", (mixed ? redis.calls("smembers") - smembers0 : redis.calls("xreadgroup") - reads0)
@@ -461,6 +473,41 @@ public final class Bench {
                 if (!mixed) {
                     r.put("prio_none_smembers", (double) (redis.calls("smembers") - smembers0));
                 }
+            }
+        }
+        r.put("prio_mixed_to_none_drain", r.get("prio_mixed_tasks_per_s") / r.get("prio_none_tasks_per_s"));
+        r.put("prio_mixed_to_none_drain_redis_cpu", r.get("prio_mixed_drain_redis_cpu_us_per_task") / r.get("prio_none_drain_redis_cpu_us_per_task"));
+    }
+
+    /**
+     * A job of the highest priority submitted behind a backlog of {@code bench.prioBacklog} (100,000)
+     * jobs of the lowest, once a fresh worker JVM (concurrency {@code bench.drainConcurrency}) is
+     * draining them: the jobs the worker started between the submit and its start, and the fetch
+     * scripts Redis ran meanwhile (one {@code SMEMBERS} each, plus the worker's paused-state read
+     * every 500 ms), and the time from submit to its start.
+     */
+    private void priorityJump(int run, Map<String, Double> r) throws Exception {
+        int backlog = Integer.getInteger("bench.prioBacklog", 100_000);
+        redis.flushAll();
+        String queue = nextQueue();
+        Task<Long, Void> task = submitOnly(queue);
+        try (Binomic client = client(task)) {
+            client.submitAll(task, Collections.nCopies(backlog, 0L),
+                    io.binomic.api.SubmitOptions.builder().priority(io.binomic.api.Priority.MIN).build());
+            try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, backlog + 1, 0, false, run)) {
+                worker.awaitLine("first-start", 60);
+                Thread.sleep(500); // well into the backlog
+                long smembers0 = redis.calls("smembers");
+                QueueStats before = client.queueStats(queue);
+                long submitted = BenchWorker.nowMicros();
+                client.submit(task, BenchWorker.MARKED, io.binomic.api.SubmitOptions.builder().priority(io.binomic.api.Priority.MAX).build());
+                String[] marked = worker.awaitLine("marked-start", 60).split(" ");
+                long fetches = redis.calls("smembers") - smembers0;
+                long startedBefore = backlog - before.ready(); // fetched (started or about to) when the job was submitted
+                r.put("prio_jump_ms", (Long.parseLong(marked[1]) - submitted) / 1e3);
+                r.put("prio_jump_fetch_scripts", (double) fetches);
+                r.put("prio_jump_started_between", (double) Math.max(0, Long.parseLong(marked[2]) - startedBefore));
+                r.put("prio_jump_backlog_left", (double) client.queueStats(queue).ready());
             }
         }
     }
@@ -489,6 +536,7 @@ public final class Bench {
                     client.submitAll(task, Collections.nCopies(n, 0L));
                     double cpu1 = redis.cpuSeconds();
                     long evals0 = redis.calls("evalsha") + redis.calls("eval");
+                    Map<String, Long> usec0 = redis.usecByCommand();
                     try (WorkerProcess worker = WorkerProcess.start(this, queue, "drain", drainConcurrency, n, 0, false, run)) {
                         long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
                         awaitEmpty(client, queue, 120);
@@ -496,10 +544,23 @@ public final class Bench {
                     }
                     r.put("limit_" + variant + "_drain_redis_cpu_us_per_task", (redis.cpuSeconds() - cpu1) * 1e6 / n);
                     r.put("limit_" + variant + "_scripts_per_1000_tasks", (redis.calls("evalsha") + redis.calls("eval") - evals0) * 1000.0 / n);
+                    // where Redis' time went, per task: each command's own (a script's calls counted again inside its evalsha)
+                    redis.usecByCommand().forEach((command, usec) -> {
+                        double perTask = (double) (usec - usec0.getOrDefault(command, 0L)) / n;
+                        if (perTask >= 0.05) {
+                            r.put("limit_" + variant + "_usec_" + command, perTask);
+                        }
+                    });
                 }
             }
+            r.put("limit_concurrency_to_none_drain", r.get("limit_concurrency_tasks_per_s") / r.get("limit_none_tasks_per_s"));
+            r.put("limit_concurrency_to_none_redis_cpu", r.get("limit_concurrency_drain_redis_cpu_us_per_task")
+                    / r.get("limit_none_drain_redis_cpu_us_per_task"));
         }
         for (String rate : System.getProperty("bench.limitRates", "100,1000,10000").split(",")) {
+            if (rate.isBlank()) {
+                continue; // -Dbench.limitRates= : the drains alone
+            }
             for (String workers : System.getProperty("bench.limitWorkers", "1,4").split(",")) {
                 rateLimit(run, Integer.parseInt(rate.strip()), Integer.parseInt(workers.strip()), r);
             }
@@ -929,12 +990,20 @@ public final class Bench {
                 new Row("prio_none_settle_scripts_per_1000_tasks", "P. settle scripts per 1000 tasks, default only", "", v -> true, false),
                 new Row("prio_mixed_settle_scripts_per_1000_tasks", "P. settle scripts per 1000 tasks, ten levels", "", v -> true, false),
                 new Row("prio_none_smembers", "P. SMEMBERS during the default-only drain", "", v -> true, false),
+                new Row("prio_mixed_to_none_drain", "P. drain, ten levels / one (same run)", "", v -> true, false),
+                new Row("prio_mixed_to_none_drain_redis_cpu", "P. Redis CPU per task, ten levels / one (same run)", "", v -> true, false),
+                new Row("prio_jump_ms", "P. top priority behind 100,000 lower: submit to start, ms", "", v -> true, false),
+                new Row("prio_jump_fetch_scripts", "P. top priority behind 100,000 lower: fetch scripts meanwhile", "", v -> true, false),
+                new Row("prio_jump_started_between", "P. top priority behind 100,000 lower: jobs started meanwhile", "", v -> true, false),
+                new Row("prio_jump_backlog_left", "P. top priority behind 100,000 lower: backlog left", "", v -> true, false),
                 new Row("limit_none_tasks_per_s", "L. drain, no limit, tasks/s", "", v -> true, false),
                 new Row("limit_concurrency_tasks_per_s", "L. drain, queue concurrency limit (not binding), tasks/s", "", v -> true, false),
                 new Row("limit_none_drain_redis_cpu_us_per_task", "L. Redis CPU drain, no limit, us/task", "", v -> true, false),
                 new Row("limit_concurrency_drain_redis_cpu_us_per_task", "L. Redis CPU drain, concurrency limit, us/task", "", v -> true, false),
                 new Row("limit_none_scripts_per_1000_tasks", "L. scripts per 1000 tasks, no limit", "", v -> true, false),
                 new Row("limit_concurrency_scripts_per_1000_tasks", "L. scripts per 1000 tasks, concurrency limit", "", v -> true, false),
+                new Row("limit_concurrency_to_none_drain", "L. drain, concurrency limit / none (same run)", "", v -> true, false),
+                new Row("limit_concurrency_to_none_redis_cpu", "L. Redis CPU per task, concurrency limit / none (same run)", "", v -> true, false),
                 new Row("latency_p50_ms", "3. latency p50, ms", "<= 1", v -> v <= 1, false),
                 new Row("latency_p99_ms", "3. latency p99, ms", "<= 5", v -> v <= 5, false),
                 new Row("latency_p999_ms", "3. latency p99.9, ms", "", v -> true, false),

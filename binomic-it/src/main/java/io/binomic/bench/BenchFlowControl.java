@@ -53,6 +53,8 @@ final class BenchFlowControl {
             }
             one(redis, r, "submit_all_plain", () -> client.submitAll(plain, bulk));
             one(redis, r, "submit_all_unique", () -> client.submitAll(unique, bulk));
+            r.put("submit_unique_to_plain_redis_cpu", r.get("submit_unique_new_redis_cpu_us") / r.get("submit_plain_redis_cpu_us"));
+            r.put("submit_unique_to_plain_exec", r.get("submit_unique_new_exec_us") / r.get("submit_plain_exec_us"));
         }
         Task<Long, Void> idle = Task.builder("flow-idle", Long.class).queue(idleQueue).build();
         BinomicConfig workerConfig = BinomicConfig.builder().brokerUrl(redis.url())
@@ -68,12 +70,20 @@ final class BenchFlowControl {
 
     private static void one(BenchRedis redis, Map<String, Double> r, String key, Runnable submits) {
         long commands0 = redis.totalCommands();
+        Map<String, Long> usec0 = redis.usecByCommand();
         double cpu0 = redis.cpuSeconds();
         long start = System.nanoTime();
         submits.run();
         long nanos = System.nanoTime() - start;
         double cpu1 = redis.cpuSeconds();
         long commands1 = redis.totalCommands();
+        Map<String, Long> usec1 = redis.usecByCommand();
+        // the time Redis spent executing them, without reading requests and writing replies (the same per
+        // round trip for both, and what moves most with the machine's load): the scripts' (their calls
+        // inside), or the plain XADDs'
+        long scripts = usec1.getOrDefault("evalsha", 0L) - usec0.getOrDefault("evalsha", 0L);
+        r.put(key + "_exec_us", (double) (scripts > 0 ? scripts : usec1.getOrDefault("xadd", 0L) - usec0.getOrDefault("xadd", 0L))
+                / SUBMITS);
         r.put(key + "_per_s", SUBMITS / (nanos / 1e9));
         r.put(key + "_redis_cpu_us", (cpu1 - cpu0) * 1e6 / SUBMITS);
         r.put(key + "_commands", (double) (commands1 - commands0 - 2) / SUBMITS); // less the two INFO calls of the measure

@@ -19,6 +19,7 @@ import java.util.Collections;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The worker process of the benchmark: one JVM running one Binomic worker on the bench queue, as
@@ -128,11 +129,19 @@ public final class BenchWorker {
         }
     }
 
+    /** The argument of the one job whose start a drain reports on its own ({@code marked-start <epoch µs> <starts before it>}). */
+    static final long MARKED = Long.MIN_VALUE;
+
     private static TaskHandler<Long, Void> drain() {
         AtomicBoolean first = new AtomicBoolean(true);
+        AtomicLong starts = new AtomicLong();
         return submitted -> {
+            long started = starts.getAndIncrement();
             if (first.get() && first.compareAndSet(true, false)) {
                 System.out.println("first-start " + nowMicros());
+            }
+            if (submitted == MARKED) {
+                System.out.println("marked-start " + nowMicros() + " " + started);
             }
             return null;
         };

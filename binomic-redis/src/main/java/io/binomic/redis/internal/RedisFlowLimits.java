@@ -59,8 +59,15 @@ final class RedisFlowLimits implements FlowLimits {
                     List<Object> keys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, stream), k.delayed(), k.held()));
                     List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis()),
                             Long.toString(holdMicros), Long.toString(holdMicros / 2)));
+                    // the distinct lists of limits, each sent once: a queue's limit is every delivery's
+                    Map<List<FlowLimit>, Integer> sets = new LinkedHashMap<>();
                     for (var r : list) {
-                        addAdmitArguments(r, k, keys, args);
+                        sets.putIfAbsent(r.limits(), sets.size() + 1);
+                    }
+                    args.add(Integer.toString(sets.size()));
+                    sets.keySet().forEach(limits -> addLimitArguments(limits, args));
+                    for (var r : list) {
+                        addAdmitArguments(r, k, keys, args, sets.get(r.limits()));
                     }
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.ADMIT, RScript.ReturnType.LIST,
                             keys, args.toArray());
@@ -91,7 +98,15 @@ final class RedisFlowLimits implements FlowLimits {
         return out;
     }
 
-    private static void addAdmitArguments(Admission.Request r, RedisKeys k, List<Object> keys, List<Object> args) {
+    private static void addLimitArguments(List<FlowLimit> limits, List<Object> args) {
+        args.add(Integer.toString(limits.size()));
+        for (var limit : limits) {
+            args.addAll(List.of(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c", limit.id(), Integer.toString(limit.permits()),
+                    Long.toString(limit.intervalMicros()), Integer.toString(limit.burst())));
+        }
+    }
+
+    private static void addAdmitArguments(Admission.Request r, RedisKeys k, List<Object> keys, List<Object> args, int set) {
         Delivery d = r.delivery();
         Message m = d.message().orElseThrow();
         args.addAll(List.of(RedisPriorities.entryId(d.receipt()), Integer.toString(d.deliveryCount()), Integer.toString(m.attempt()),
@@ -102,11 +117,7 @@ final class RedisFlowLimits implements FlowLimits {
         } else {
             args.add("0");
         }
-        args.add(Integer.toString(r.limits().size()));
-        for (var limit : r.limits()) {
-            args.addAll(List.of(limit.kind() == FlowLimit.Kind.RATE ? "r" : "c", limit.id(), Integer.toString(limit.permits()),
-                    Long.toString(limit.intervalMicros()), Integer.toString(limit.burst())));
-        }
+        args.add(Integer.toString(set));
     }
 
     @Override

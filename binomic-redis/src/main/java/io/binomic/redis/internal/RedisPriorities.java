@@ -28,8 +28,9 @@ import org.redisson.client.codec.StringCodec;
  * {@code binomic:{q}:stream}, so a queue that uses no priority costs one XREADGROUP per fetch. A message of another level goes to {@code binomic:{q}:stream:p<level>}
  * ({@link LuaScripts#ENQUEUE_AT_LEVEL}), and the level joins the set {@code binomic:{q}:stream:levels}. A worker
  * reads that set at most once a second per queue; when a queue has levels, one fetch is one
- * script ({@link LuaScripts#FETCH_LEVELS}) that reads the level streams highest first (now and then
- * a lower one first: {@link PriorityFetchOrder}) up to {@code max} in total, and only when all are
+ * script ({@link LuaScripts#FETCH_LEVELS}) that names the level streams holding entries not handed
+ * out yet, highest first (now and then a lower one first: {@link PriorityFetchOrder}), then a plain
+ * XREADGROUP per such level until {@code max} in total (one in a backlog), and only when all are
  * empty a blocking XREADGROUP over them.
  *
  * <p>A delivery from a level stream carries the level in its receipt, {@code <entry id>@<level>}
@@ -269,10 +270,17 @@ final class RedisPriorities {
         return block(queue, one, consumer, max, share.dividedBy(lv.length));
     }
 
-    private List<Delivery> readLevels(String queue, String consumer, int max) {
+    /**
+     * Up to {@code max} entries of {@code queue}'s levels: one script says which levels hold entries
+     * not handed out yet, in the order to read them ({@link LuaScripts#FETCH_LEVELS}), then plain
+     * non-blocking XREADGROUPs read them in that order until {@code max} (in a backlog, one). A
+     * level whose read fails is left out of this fetch and reported; the others' entries are delivered.
+     */
+    private List<Delivery> readLevels(String queue, String consumer, int max) throws InterruptedException {
         int turn = orders.computeIfAbsent(queue, q -> new PriorityFetchOrder(lowerFirstEvery)).nextTurn();
-        List<Object> flat = redis.evalEntries("fetch from '" + queue + "'", LuaScripts.FETCH_LEVELS, RScript.ReturnType.LIST,
-                List.of(redis.keys(queue).stream()), RedisKeys.GROUP, consumer, Integer.toString(max), Integer.toString(turn));
+        RedisKeys k = redis.keys(queue);
+        List<Object> flat = redis.eval("fetch from '" + queue + "'", LuaScripts.FETCH_LEVELS, RScript.ReturnType.LIST,
+                List.of(k.stream()), RedisKeys.GROUP, consumer, Integer.toString(turn));
         int m = Math.toIntExact(RedisContext.toLong(flat.getFirst()));
         int[] read = new int[m];
         for (int j = 0; j < m; j++) {
@@ -280,8 +288,31 @@ final class RedisPriorities {
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
         String problem = RedisContext.replyText(flat.get(1 + m));
-        List<Delivery> out = RedisContext.entries(flat, 2 + m,
-                (level, id, fields) -> RedisContext.fetched(queue, receipt(id, Integer.parseInt(level)), fields, 1));
+        List<Delivery> out = new ArrayList<>();
+        for (int i = 2 + m; i < flat.size() && out.size() < max; i++) {
+            int level = Math.toIntExact(RedisContext.toLong(flat.get(i)));
+            String stream = streamKey(k, level);
+            Map<String, Map<StreamMessageId, Map<String, Object>>> result;
+            try {
+                result = RedisFetch.readGroup(redis, java.util.Set.of(stream), consumer, RedisFetch.readArgs(java.util.Set.of(stream),
+                        max - out.size()));
+            } catch (ExecutionException e) {
+                String message = String.valueOf(e.getCause().getMessage());
+                if (!RedisFetch.groupVanished(e.getCause()) && !message.contains("WRONGTYPE")) {
+                    // not this level's own fault (the connection, a timeout): what the read handed out may be lost,
+                    // which the worker's recovery of lost reads handles, as for any failed fetch
+                    throw redis.failure("fetch from level " + level + " of '" + queue + "'", e.getCause());
+                }
+                if (problem.isEmpty()) {
+                    problem = stream + ": " + RedissonSetup.rootMessage(e.getCause());
+                }
+                continue;
+            }
+            if (result != null) {
+                result.values().forEach(entries -> entries.forEach((id, fields) ->
+                        out.add(RedisContext.fetched(queue, receipt(id.toString(), level), fields, 1))));
+            }
+        }
         if (problem.isEmpty()) {
             if (out.size() < max) {
                 // Every level was read. A filled reply may have stopped before a broken level: taken
@@ -290,7 +321,7 @@ final class RedisPriorities {
                 fetchFailures.answered(queue);
             }
         } else {
-            // the other levels' entries are in this reply: deliver them, and report the broken level
+            // the other levels' entries are delivered: report the broken level
             fetchFailures.failed(queue, "a level of the queue cannot be read: " + problem);
         }
         return out;

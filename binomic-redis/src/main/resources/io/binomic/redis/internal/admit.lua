@@ -1,9 +1,11 @@
 -- The flow-control decision on deliveries of one queue (FlowLimits.admit), each atomic with
 -- its effect. KEYS: stream, delayed, held, then the records of tracked jobs. ARGV: group,
 -- consumer, slot-wait fallback ms, longest hold µs (0: the caller holds nothing), lead µs (how long
--- before its turn a message waiting for its rate limit comes back), then per delivery: id,
--- delivery count, stored attempt, rate-admitted (1/0), turn (1/0), index of its job record in KEYS
--- (0: none), number of limits, then per limit: 'r' or 'c', limit id, permits, interval µs, burst.
+-- before its turn a message waiting for its rate limit comes back), the number of limit sets, per
+-- set: its number of limits, then per limit: 'r' or 'c', limit id, permits, interval µs, burst;
+-- then per delivery: id, delivery count, stored attempt, rate-admitted (1/0), turn (1/0), index of
+-- its job record in KEYS (0: none), its limit set (1-based). Deliveries share sets (a queue's limit
+-- is every delivery's), so a limit's arguments come once per call, not once per delivery.
 -- Returns per delivery a code (R run, H run at its reserved start, W waits for its rate limit, S
 -- waits for a slot, N not pending under this consumer), the due time (epoch µs, Redis' clock) and,
 -- for H, the wait until it (µs).
@@ -28,31 +30,87 @@ local function rate_state(lid, interval)
   end
   return s
 end
-local out = {}
-local i = 6
+-- The checks every delivery needs are made for all of them at once (a call per delivery cost most
+-- of the script's time when no limit binds): the fence and which ones hold an admission already.
+local ds = {}
+local sets = {}
+local i = 7
+for _ = 1, tonumber(ARGV[6]) do
+  local nl = tonumber(ARGV[i])
+  sets[#sets + 1] = {nl = nl, at = i + 1}
+  i = i + 1 + nl * 5
+end
+-- a level stream's entries are members with its level (lim_member), worked out once here
+local suffix = lim_member(KEYS[1], '')
+-- id order: the same length of milliseconds (13 digits until 2286), then the longer the later, then as text
+local function id_less(a, b)
+  local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
+  if da ~= db then return da < db end
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+local lo, hi = nil, nil
 while i <= #ARGV do
-  local id, count, attempt = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2]
-  local rate_ok, turn, jk, nl = ARGV[i + 3] == '1', ARGV[i + 4] == '1', tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
-  local lim = i + 7
-  i = lim + nl * 5
+  local id = ARGV[i]
+  ds[#ds + 1] = {id = id, at = i, member = id .. suffix}
+  if lo == nil or id_less(id, lo) then lo = id end
+  if hi == nil or id_less(hi, id) then hi = id end
+  i = i + 7
+end
+-- The fence: this consumer's delivery count of each entry pending under it, listed in one XPENDING
+-- over the ids' range (a fetch's entries are consecutive, so the range is dense with them); an id
+-- the listing does not show (another consumer's, not pending, or past the listing's cut at twice
+-- the deliveries) gets the exact per-entry XPENDING.
+local mine = {}
+if #ds >= 2 then
+  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ds, consumer)
+  for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
+end
+local members = {}
+for j, d in ipairs(ds) do members[j] = d.member end
+local holding = {}
+lim_chunked({'HMGET', KEYS[3]}, members, function(r, at)
+  for j = 1, #r do if r[j] then holding[members[at + j - 1]] = true end end
+end)
+-- per concurrency limit: its slots taken (read once, counted here as this call takes more), the
+-- slots and holders this call adds (written at the end, one ZADD per limit and one HSET), and
+-- whether its line of waiters was seen empty (nothing but this call adds to it meanwhile)
+local taken, adds, add_order, holders, line_empty = {}, {}, {}, {}, {}
+local function slots_taken(lid)
+  if taken[lid] == nil then taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid) end
+  return taken[lid]
+end
+local out = {}
+local now_text = us(now)
+for _, d in ipairs(ds) do
+  local at0 = d.at
+  local id, count, attempt = ARGV[at0], tonumber(ARGV[at0 + 1]), ARGV[at0 + 2]
+  local rate_ok, turn, jk = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5])
+  local set = sets[tonumber(ARGV[at0 + 6])]
+  local lim, nl = set.at, set.nl
   local code, due = 'R', now
-  local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-  if #p ~= 1 or p[1][2] ~= consumer or tonumber(p[1][4]) < count then
+  local c = mine[id]
+  local pending = c ~= nil and c >= count
+  if c == nil then
+    local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+    pending = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= count
+  end
+  if not pending then
     code = 'N'
-  elseif redis.call('HEXISTS', KEYS[3], lim_member(KEYS[1], id)) == 0 then
+  elseif not holding[d.member] then
     local wait_lid, conc = nil, {}
     for j = 0, nl - 1 do
       local at = lim + j * 5
       if ARGV[at] == 'c' then
         local lid = ARGV[at + 1]
-        local free = redis.call('ZCARD', base .. 'slots:' .. lid) < tonumber(ARGV[at + 2])
-        if free and not turn then
+        local free = slots_taken(lid) < tonumber(ARGV[at + 2])
+        if free and not turn and not line_empty[lid] then
           -- a free slot, but messages waiting for one go first: drop the stale ones (moved back
           -- meanwhile by their fallback), give the slot to the oldest live one, and queue behind it
           local wkey = base .. 'wait:' .. lid
           while true do
             local head = redis.call('ZRANGE', wkey, 0, 0)
-            if #head == 0 then break end
+            if #head == 0 then line_empty[lid] = true break end
             if redis.call('ZSCORE', KEYS[2], head[1]) then
               redis.call('ZREM', wkey, head[1])
               lim_move_now(KEYS[1], head[1], now_ms)
@@ -111,9 +169,16 @@ while i <= #ARGV do
       end
     end
     if code == 'R' or code == 'H' then
-      local member = lim_member(KEYS[1], id)
-      for _, lid in ipairs(conc) do redis.call('ZADD', base .. 'slots:' .. lid, now_ms, member) end
-      redis.call('HSET', KEYS[3], member, table.concat(conc, ' '))
+      local member = d.member
+      for _, lid in ipairs(conc) do
+        if not adds[lid] then adds[lid] = {}; add_order[#add_order + 1] = lid end
+        adds[lid][#adds[lid] + 1] = now_ms
+        adds[lid][#adds[lid] + 1] = member
+        taken[lid] = taken[lid] + 1
+      end
+      holders[#holders + 1] = member
+      holders[#holders + 1] = #conc == 1 and conc[1] or table.concat(conc, ' ')
+      holding[member] = true -- the same entry twice in one call is admitted once
       if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
     else
       local r = redis.call('XRANGE', KEYS[1], id, id)
@@ -138,6 +203,7 @@ while i <= #ARGV do
           -- the line for a slot: higher priority first, then oldest first (1e13 ms is over 300 years)
           local p = tonumber(m['priority'] or '5') or 5
           redis.call('ZADD', base .. 'wait:' .. wait_lid, string.format('%d', (9 - p) * 10000000000000 + now_ms), member)
+          line_empty[wait_lid] = nil
         end
         if jk > 0 then
           local state = redis.call('HGET', KEYS[jk], 'state')
@@ -152,9 +218,11 @@ while i <= #ARGV do
     end
   end
   out[#out + 1] = code
-  out[#out + 1] = us(due)
-  out[#out + 1] = us(code == 'H' and due - now or 0)
+  out[#out + 1] = due == now and now_text or us(due)
+  out[#out + 1] = code == 'H' and us(due - now) or '0'
 end
+for _, lid in ipairs(add_order) do lim_chunked({'ZADD', base .. 'slots:' .. lid}, adds[lid]) end
+lim_chunked({'HSET', KEYS[3]}, holders)
 for _, s in pairs(rates) do
   if s.dirty then
     redis.call('HSET', s.key, 'tu', us(s.t), 'ru', us(s.r), 'wu', us(s.w))

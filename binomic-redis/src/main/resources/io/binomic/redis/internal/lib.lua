@@ -1,10 +1,15 @@
--- The library of the broker's scripts: LuaSources prepends it to every script when it loads it, so
--- each script is one chunk of its own (EVALSHA by the chunk's SHA1) that can call any of these.
+-- The library of the broker's scripts: LuaSources puts what comes before the first function, and
+-- the functions a script names, before every script when it loads it, so each script is one chunk
+-- of its own (EVALSHA by the chunk's SHA1) that can call any of these it names.
 -- Everything here is local; nothing runs but the definitions. Names in {{...}} are the Java
 -- constants LuaSources substitutes once at load (it refuses a name it does not know).
 
 local DEFAULT_PRIORITY = {{DEFAULT_PRIORITY}}
 local GROUP = '{{GROUP}}'
+-- whether the queue of a settle has any admitted delivery (lim_release_all), read once per call.
+-- Here, before the functions: a script carries only the functions it names (LuaSources), and
+-- everything before the first one.
+local lim_any = nil
 
 -- Priority levels (PriorityScripts). level_stream(stream, priority): the stream of a message of
 -- priority (a field value, or nil) on the queue whose default stream is stream; a level used for
@@ -89,7 +94,7 @@ end
 -- higher priority first, then oldest), rate:<limit> (the GCRA state of a rate limit, epoch µs,
 -- expiring when it passes). lim_release frees the slots of a settled delivery and moves, per slot,
 -- the oldest live waiter back onto the stream with the turn header; it does nothing (one EXISTS per
--- call) on a queue where no delivery holds an admission.
+-- call) on a queue where no delivery holds an admission. lim_release_all does the same for many.
 local function lim_now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -132,21 +137,55 @@ local function lim_promote(stream, lid, now)
   end
   return false
 end
-local lim_any = nil
-local function lim_release(stream, id)
+-- Calls cmd with the fixed arguments head and then items, at most 1000 items a call (unpack's limit
+-- is well above; a call's reply stays small): fn gets each reply with the index of its first item.
+local function lim_chunked(head, items, fn)
+  for from = 1, #items, 1000 do
+    local args = {unpack(head)}
+    for j = from, math.min(#items, from + 999) do args[#args + 1] = items[j] end
+    local r = redis.call(unpack(args))
+    if fn then fn(r, from) end
+  end
+end
+-- lim_release_all frees the slots of all the settled deliveries ids at once: one HMGET, one HDEL and
+-- one ZREM per limit for the lot (per-entry calls cost most of a settle's Redis time on a queue
+-- with a limit), then, per limit, as many waiters moved back as slots were freed.
+local function lim_release_all(stream, ids)
   if lim_any == nil then lim_any = redis.call('EXISTS', lim_base(stream) .. 'held') == 1 end
-  if not lim_any then return end
+  if not lim_any or #ids == 0 then return end
   local held = lim_base(stream) .. 'held'
-  local member = lim_member(stream, id)
-  local lids = redis.call('HGET', held, member)
-  if not lids then return end
-  redis.call('HDEL', held, member)
+  local members = {}
+  local suffix = lim_member(stream, '')
+  for j, id in ipairs(ids) do members[j] = id .. suffix end
+  local gone, freed, order = {}, {}, {}
+  local function free(lid, member)
+    if not freed[lid] then freed[lid] = {}; order[#order + 1] = lid end
+    freed[lid][#freed[lid] + 1] = member
+  end
+  lim_chunked({'HMGET', held}, members, function(r, from)
+    for j = 1, #r do
+      local lids = r[j]
+      if lids then
+        local member = members[from + j - 1]
+        gone[#gone + 1] = member
+        if lids == '' then
+        elseif not string.find(lids, ' ', 1, true) then free(lids, member)
+        else for lid in string.gmatch(lids, '%S+') do free(lid, member) end end
+      end
+    end
+  end)
+  lim_chunked({'HDEL', held}, gone)
   local now = nil
-  for lid in string.gmatch(lids, '%S+') do
-    redis.call('ZREM', lim_base(stream) .. 'slots:' .. lid, member)
+  for _, lid in ipairs(order) do
+    lim_chunked({'ZREM', lim_base(stream) .. 'slots:' .. lid}, freed[lid])
     if redis.call('EXISTS', lim_base(stream) .. 'wait:' .. lid) == 1 then
       now = now or lim_now()
-      lim_promote(stream, lid, now)
+      for _ = 1, #freed[lid] do
+        if not lim_promote(stream, lid, now) then break end
+      end
     end
   end
+end
+local function lim_release(stream, id)
+  lim_release_all(stream, {id})
 end

@@ -51,7 +51,7 @@ while listing and from <= #ids do
   if #p >= cut then listing = false end
   from = to + 1
 end
-local skipped, acks, seen = {}, {}, {}
+local skipped, acks, seen, released = {}, {}, {}, {}
 local n, owned = 0, false
 i = 5
 while i <= #ARGV do
@@ -109,9 +109,10 @@ while i <= #ARGV do
     i = i + 4 + fields
   end
   if not owned then skipped[#skipped + 1] = why end
-  if owned then lim_release(KEYS[1], id) end -- frees its concurrency slots, if it holds any (lib.lua)
+  if owned then released[#released + 1] = id end
   end
 end
+lim_release_all(KEYS[1], released) -- frees the concurrency slots of those that hold any (lib.lua)
 for from = 1, #acks, 1000 do
   redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))
 end

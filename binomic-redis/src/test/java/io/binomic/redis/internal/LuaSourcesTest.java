@@ -21,15 +21,34 @@ class LuaSourcesTest {
     }
 
     @Test
-    void everyScriptIsTheLibraryFollowedByItsOwnFile() {
+    void everyScriptIsTheLibrarysHeadFollowedByWhatItUsesAndItsOwnFile() {
         List<String> scripts = everyScript();
         assertEquals(28, scripts.size());
         assertEquals(scripts.size(), new HashSet<>(scripts).size(), "each handle is a script of its own");
         for (String script : scripts) {
-            assertTrue(script.startsWith(LuaSources.library()), script);
-            assertTrue(script.length() > LuaSources.library().length(), "a script after the library");
+            assertTrue(script.startsWith(LuaSources.libraryHead()), script);
+            assertTrue(script.length() > LuaSources.libraryHead().length(), "a script after the library's head");
             assertTrue(script.contains("redis.call") || script.contains("redis.pcall"), script);
+            // every library function a script names (its own text or a function it carries) is defined before its own file
+            for (String fn : LuaSources.functionsUsedBy(script)) {
+                assertTrue(script.contains("local function " + fn + "("), fn + " is named but not defined in " + script);
+            }
         }
+    }
+
+    @Test
+    void aScriptCarriesOnlyTheLibraryFunctionsItNames() {
+        // Redis runs the whole chunk on every call: each function defined is a closure made per call
+        assertTrue(LuaScripts.SUBMIT_UNIQUE.contains("local function level_stream("), LuaScripts.SUBMIT_UNIQUE);
+        assertFalse(LuaScripts.SUBMIT_UNIQUE.contains("local function lim_release_all("), LuaScripts.SUBMIT_UNIQUE);
+        assertFalse(LuaScripts.SUBMIT_UNIQUE.contains("local function apply_job("), LuaScripts.SUBMIT_UNIQUE);
+        assertTrue(LuaScripts.SUBMIT_UNIQUE.length() < LuaSources.library().length(), "less than the whole library");
+        // settle.lua names lim_release_all, which needs lim_promote, lim_move_now, add_member_to_stream and lim_turn (passed, not called)
+        for (String fn : List.of("lim_release_all", "lim_chunked", "lim_promote", "lim_move_now", "add_member_to_stream", "lim_turn",
+                "level_stream", "release_unique", "apply_job", "skip_job")) {
+            assertTrue(LuaScripts.SETTLE.contains("local function " + fn + "("), fn);
+        }
+        assertFalse(LuaScripts.SETTLE.contains("local function release_unique_of_job("), LuaScripts.SETTLE);
     }
 
     @Test
