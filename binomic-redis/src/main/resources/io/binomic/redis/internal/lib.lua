@@ -150,3 +150,47 @@ local function lim_release(stream, id)
     end
   end
 end
+
+-- Batches (RedisBatches). A batch is a hash ('open', 'total', 'ended', 'succeeded', 'dead',
+-- 'cancelled', 'retention', the callbacks 'cb:KIND' as delayed-set members with their stream
+-- 'cbstream:KIND' and, for a tracked one, record 'cbjob:KIND', 'cbtask:KIND', 'cbret:KIND', and the
+-- claims 'fired:KIND') beside a hash of its jobs: id -> outcome letter (P pending, S, D, C) and queue.
+-- batch_fire enqueues a callback once: the HSETNX of its claim is the only way in.
+local function batch_fire(batch, kind, now)
+  local cb = redis.call('HMGET', batch, 'cb:' .. kind, 'cbstream:' .. kind, 'cbjob:' .. kind, 'cbtask:' .. kind, 'cbret:' .. kind)
+  if not cb[1] then return end
+  if redis.call('HSETNX', batch, 'fired:' .. kind, now) == 0 then return end
+  add_member_to_stream(cb[2], cb[1], now)
+  if cb[3] and cb[3] ~= '' then
+    redis.call('DEL', cb[3])
+    redis.call('HSET', cb[3], 'state', 'QUEUED', 'task', cb[4], 'enqueuedAt', now, 'retention', cb[5])
+  end
+end
+-- Completes a closed batch whose jobs all ended: the completion (and success) callbacks, and expiry.
+local function batch_complete_if_done(batch, jobs, now)
+  local b = redis.call('HMGET', batch, 'open', 'total', 'ended', 'succeeded', 'retention')
+  if b[1] ~= '0' or tonumber(b[3]) < tonumber(b[2]) then return end
+  batch_fire(batch, 'COMPLETE', now)
+  if b[4] == b[2] then batch_fire(batch, 'SUCCESS', now) end
+  if redis.call('HSETNX', batch, 'endedAt', now) == 1 then
+    redis.call('PEXPIRE', batch, b[5])
+    redis.call('PEXPIRE', jobs, b[5])
+  end
+end
+-- Counts the final outcome (S, D or C) of job child of a batch, once per child: a child counted
+-- already, or one the batch does not list (or a batch that expired), changes nothing.
+local function batch_settled(batch, jobs, child, outcome)
+  local v = redis.call('HGET', jobs, child)
+  if not v or string.sub(v, 1, 1) ~= 'P' then return end
+  redis.call('HSET', jobs, child, outcome .. string.sub(v, 2))
+  redis.call('HINCRBY', batch, 'ended', 1)
+  local now = string.format('%d', lim_now())
+  if outcome == 'S' then
+    redis.call('HINCRBY', batch, 'succeeded', 1)
+  elseif outcome == 'D' then
+    if redis.call('HINCRBY', batch, 'dead', 1) == 1 then batch_fire(batch, 'DEATH', now) end
+  else
+    redis.call('HINCRBY', batch, 'cancelled', 1)
+  end
+  batch_complete_if_done(batch, jobs, now)
+end
