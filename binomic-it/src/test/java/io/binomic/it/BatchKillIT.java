@@ -1,0 +1,78 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import io.binomic.core.BatchHandle;
+import io.binomic.core.Binomic;
+import io.binomic.it.TestApp.Job;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A batch whose worker JVM is SIGKILLed while it holds most of the batch's jobs: the jobs are
+ * reclaimed and run again by another worker JVM, and each callback is still enqueued exactly once,
+ * after every job ended, with the counts right.
+ */
+class BatchKillIT {
+    private static final Duration LEASE = Duration.ofSeconds(3);
+
+    /** What a callback run saw: its kind, the jobs done by then (the ledger), and the batch's status. */
+    record Run(String kind, int doneWhenRun, BatchStatus status) { }
+
+    @Test
+    void aWorkerKilledMidBatchLeavesEachCallbackEnqueuedOnceAfterTheLastJob() {
+        RedisServer redis = RedisServer.shared();
+        String queue = "batch-kill-" + UUID.randomUUID().toString().substring(0, 8);
+        String callbacks = queue + "-cb";
+        Ledger ledger = new Ledger(redis.host(), redis.port(), queue);
+        Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
+        Task<String, Void> callback = Task.builder("batch-callback", String.class).queue(callbacks).build();
+        List<Run> runs = new CopyOnWriteArrayList<>();
+        int count = 12;
+        try (Binomic client = Binomic.builder().config(TestApp.config(redis.url(), callbacks, LEASE)).task(job)
+                .handle(callback, kind -> {
+                    runs.add(new Run(kind, ledger.done().size(), TaskContext.current().batch().orElseThrow()));
+                    return null;
+                }).build().start()) {
+            client.startWorker();
+            BatchHandle batch;
+            try (ChildWorker first = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+                var builder = client.batch().onSuccess(callback, "success").onComplete(callback, "complete").onDeath(callback, "death");
+                IntStream.range(0, count).forEach(n -> builder.add(job, new Job(n, 2500, 0)));
+                batch = builder.submit();
+                // the first worker holds 8 (its concurrency) mid-task; 4 wait in the stream
+                Await.until(Duration.ofSeconds(20), () -> ledger.attempts().size() >= 8, () -> ledger.runs().toString());
+                first.kill9();
+            }
+            assertTrue(ledger.done().isEmpty(), "nothing finished before the kill");
+            assertEquals(List.of(), runs, "no callback before the jobs ended");
+            try (ChildWorker _ = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+                Await.until(Duration.ofSeconds(60), () -> runs.size() >= 2, () -> "done " + ledger.done() + ", callbacks " + runs);
+            }
+            RedisServer.sleep(500); // room for a wrong third callback to show
+            assertEquals(IntStream.range(0, count).boxed().collect(Collectors.toSet()), ledger.done());
+            assertTrue(ledger.totalRuns() > count, "some jobs ran twice (the killed worker's): " + ledger.runs());
+            assertEquals(Set.of("success", "complete"), runs.stream().map(Run::kind).collect(Collectors.toSet()));
+            assertEquals(2, runs.size(), "each callback ran once: " + runs);
+            for (Run run : runs) {
+                assertEquals(count, run.doneWhenRun(), "a callback runs after every job ended: " + run);
+                assertEquals(count, run.status().succeeded(), "each job counted once: " + run.status());
+                assertEquals(0, run.status().pending());
+            }
+            assertEquals(2L, redis.call("XLEN", "binomic:{" + callbacks + "}:stream"), "two callbacks enqueued, once each");
+            assertEquals(Set.of(BatchStatus.Callback.SUCCESS, BatchStatus.Callback.COMPLETE),
+                    batch.status().orElseThrow().fired());
+            System.out.printf("BATCH sigkill-mid-batch: jobs=%d executions=%d callbacks=%d%n", count, ledger.totalRuns(), runs.size());
+        }
+    }
+}
