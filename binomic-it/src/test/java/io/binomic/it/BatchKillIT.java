@@ -63,13 +63,13 @@ class BatchKillIT {
             assertEquals(IntStream.range(0, count).boxed().collect(Collectors.toSet()), ledger.done());
             assertTrue(ledger.totalRuns() > count, "some jobs ran twice (the killed worker's): " + ledger.runs());
             assertEquals(Set.of("success", "complete"), runs.stream().map(Run::kind).collect(Collectors.toSet()));
+            // a second enqueue of a callback would be a second entry, and a second run of its kind (the worker here does not die)
             assertEquals(2, runs.size(), "each callback ran once: " + runs);
             for (Run run : runs) {
                 assertEquals(count, run.doneWhenRun(), "a callback runs after every job ended: " + run);
                 assertEquals(count, run.status().succeeded(), "each job counted once: " + run.status());
                 assertEquals(0, run.status().pending());
             }
-            assertEquals(2L, redis.call("XLEN", "binomic:{" + callbacks + "}:stream"), "two callbacks enqueued, once each");
             assertEquals(Set.of(BatchStatus.Callback.SUCCESS, BatchStatus.Callback.COMPLETE),
                     batch.status().orElseThrow().fired());
             System.out.printf("BATCH sigkill-mid-batch: jobs=%d executions=%d callbacks=%d%n", count, ledger.totalRuns(), runs.size());

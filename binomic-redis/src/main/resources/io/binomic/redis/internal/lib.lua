@@ -155,26 +155,32 @@ end
 -- 'cancelled', 'retention', the callbacks 'cb:KIND' as delayed-set members with their stream
 -- 'cbstream:KIND' and, for a tracked one, record 'cbjob:KIND', 'cbtask:KIND', 'cbret:KIND', and the
 -- claims 'fired:KIND') beside a hash of its jobs: id -> outcome letter (P pending, S, D, C) and queue.
--- batch_fire enqueues a callback once: the HSETNX of its claim is the only way in.
+-- Only HGET and HSET read and write them (with PEXPIRE and, in settle, HINCRBY): commands every
+-- documented ACL rule set that runs these scripts grants.
+-- batch_fire enqueues a callback once: setting its claim is the only way in.
 local function batch_fire(batch, kind, now)
-  local cb = redis.call('HMGET', batch, 'cb:' .. kind, 'cbstream:' .. kind, 'cbjob:' .. kind, 'cbtask:' .. kind, 'cbret:' .. kind)
-  if not cb[1] then return end
-  if redis.call('HSETNX', batch, 'fired:' .. kind, now) == 0 then return end
-  add_member_to_stream(cb[2], cb[1], now)
-  if cb[3] and cb[3] ~= '' then
-    redis.call('DEL', cb[3])
-    redis.call('HSET', cb[3], 'state', 'QUEUED', 'task', cb[4], 'enqueuedAt', now, 'retention', cb[5])
+  local member = redis.call('HGET', batch, 'cb:' .. kind)
+  if not member or redis.call('HGET', batch, 'fired:' .. kind) then return end
+  redis.call('HSET', batch, 'fired:' .. kind, now)
+  add_member_to_stream(redis.call('HGET', batch, 'cbstream:' .. kind), member, now)
+  local job = redis.call('HGET', batch, 'cbjob:' .. kind)
+  if job then
+    redis.call('DEL', job)
+    redis.call('HSET', job, 'state', 'QUEUED', 'task', redis.call('HGET', batch, 'cbtask:' .. kind), 'enqueuedAt', now,
+      'retention', redis.call('HGET', batch, 'cbret:' .. kind))
   end
 end
 -- Completes a closed batch whose jobs all ended: the completion (and success) callbacks, and expiry.
 local function batch_complete_if_done(batch, jobs, now)
-  local b = redis.call('HMGET', batch, 'open', 'total', 'ended', 'succeeded', 'retention')
-  if b[1] ~= '0' or tonumber(b[3]) < tonumber(b[2]) then return end
+  local total = redis.call('HGET', batch, 'total')
+  if redis.call('HGET', batch, 'open') ~= '0' or tonumber(redis.call('HGET', batch, 'ended')) < tonumber(total) then return end
   batch_fire(batch, 'COMPLETE', now)
-  if b[4] == b[2] then batch_fire(batch, 'SUCCESS', now) end
-  if redis.call('HSETNX', batch, 'endedAt', now) == 1 then
-    redis.call('PEXPIRE', batch, b[5])
-    redis.call('PEXPIRE', jobs, b[5])
+  if redis.call('HGET', batch, 'succeeded') == total then batch_fire(batch, 'SUCCESS', now) end
+  if not redis.call('HGET', batch, 'endedAt') then
+    redis.call('HSET', batch, 'endedAt', now)
+    local retention = redis.call('HGET', batch, 'retention')
+    redis.call('PEXPIRE', batch, retention)
+    redis.call('PEXPIRE', jobs, retention)
   end
 end
 -- Counts the final outcome (S, D or C) of job child of a batch, once per child: a child counted

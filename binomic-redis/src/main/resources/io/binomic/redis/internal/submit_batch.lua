@@ -31,5 +31,5 @@ while i <= #ARGV do
   i = i + 6 + n
   k = k + 2
 end
-redis.call('HINCRBY', KEYS[1], 'total', added)
+redis.call('HSET', KEYS[1], 'total', tonumber(redis.call('HGET', KEYS[1], 'total')) + added)
 return 1
