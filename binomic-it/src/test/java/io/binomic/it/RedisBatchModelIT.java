@@ -21,7 +21,7 @@ class RedisBatchModelIT extends BatchModelProperties {
 
     @Override
     protected int examples() {
-        return Integer.getInteger("model.examples", 10); // about 2 s a sequence on a loaded 2-core machine: -Dmodel.examples=100 for a long run
+        return Integer.getInteger("model.examples", 8); // about 2 s a sequence on a loaded 2-core machine: -Dmodel.examples=100 for a long run
     }
 
     /** The broker connects once; each sequence's queues get their stream and group as start() makes them. */
