@@ -247,6 +247,24 @@ public abstract class BatchesContractTest extends BrokerContractFixture {
     }
 
     @Test
+    void aReplayedDeadLetterThatSucceedsIsNotCountedAgain() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 1), id);
+        broker.settle("c1", List.of(dead(fetch(1).getFirst())));
+        assertEquals(Map.of("on-DEATH", 1, "on-COMPLETE", 1), callbacksEnqueued());
+
+        var store = BrokerCapabilities.deadLetterStore(broker);
+        String letter = store.readDeadLetters(queue, java.util.Optional.empty(), 10).getFirst().id();
+        assertEquals(1, store.replayDeadLetters(queue, List.of(letter)));
+        Delivery again = fetch(1).getFirst();
+        assertTrue(broker.settle("c1", List.of(succeeded(again))).allApplied(), "the replayed run settles");
+
+        BatchStatus s = status(id);
+        assertEquals(List.of(1, 0, 1), List.of(s.total(), s.succeeded(), s.deadLettered()), "a job counts once, at its first end");
+        assertEquals(Map.of(), callbacksEnqueued(), "no callback again");
+    }
+
+    @Test
     void aJobOfNoBatchSettlesAsBefore() throws Exception {
         Message plain = message("t", "{}");
         broker.enqueue(plain);

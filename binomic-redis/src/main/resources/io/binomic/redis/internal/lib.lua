@@ -157,7 +157,9 @@ end
 -- claims 'fired:KIND') beside a hash of its jobs: id -> outcome letter (P pending, S, D, C) and queue.
 -- Only HGET and HSET read and write them (with PEXPIRE and, in settle, HINCRBY): commands every
 -- documented ACL rule set that runs these scripts grants.
--- batch_fire enqueues a callback once: setting its claim is the only way in.
+-- batch_fire enqueues a callback once: setting its claim is the only way in. The pair of a count
+-- keyed by job id and a claim-guarded enqueue of a stored message is what a held job needs too
+-- (enqueued once when the count of its prerequisites completes).
 local function batch_fire(batch, kind, now)
   local member = redis.call('HGET', batch, 'cb:' .. kind)
   if not member or redis.call('HGET', batch, 'fired:' .. kind) then return end
