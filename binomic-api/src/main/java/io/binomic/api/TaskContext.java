@@ -45,6 +45,18 @@ public interface TaskContext {
      */
     default Optional<TraceContext> traceContext() { return TraceContext.fromHeaders(headers()); }
 
+    /**
+     * The id of the batch this job belongs to, or whose callback it is; empty for a job of no batch.
+     */
+    default Optional<UUID> batchId() { return Optional.empty(); }
+
+    /**
+     * The batch this job belongs to, or whose callback it is, read from the broker now: in a
+     * callback, its summary (counts per outcome, the ids of the jobs that failed). Empty for a job
+     * of no batch, and once the batch's record has expired.
+     */
+    default Optional<BatchStatus> batch() { return Optional.empty(); }
+
     /** True on the last attempt the budget allows. */
     default boolean isLastAttempt() { return attempt() >= maxAttempts(); }
 

@@ -31,6 +31,7 @@ import io.binomic.core.internal.client.JobLookup;
 import io.binomic.core.internal.client.JobMessages;
 import io.binomic.core.internal.client.LocalWorkers;
 import io.binomic.core.internal.client.PeriodicFirer;
+import io.binomic.core.internal.client.BatchSubmitter;
 import io.binomic.core.internal.client.Submitter;
 import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.WorkerCodec;
@@ -72,6 +73,7 @@ public final class Binomic implements AutoCloseable {
     /** The broker's store of deferred work: DELAY submissions, retries, tick claims. Set by {@link #start()}. */
     private volatile Scheduler scheduler;
     private final Submitter submitter;
+    private final BatchSubmitter batches;
     private final PeriodicFirer periodic;
     private final JobLookup lookup;
     private final StatsRecorder stats = new StatsRecorder();
@@ -113,6 +115,7 @@ public final class Binomic implements AutoCloseable {
                 : Providers.load(RunObserver.class, ServiceLoader.load(RunObserver.class)).providers());
         ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
         this.submitter = new Submitter(context, registry, messages);
+        this.batches = new BatchSubmitter(context, messages, submitter);
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
         this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
@@ -245,6 +248,18 @@ public final class Binomic implements AutoCloseable {
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
         return started(submitter).submitJson(queue, task, jsonArgument, options);
+    }
+
+    /**
+     * A new batch: jobs submitted atomically, with callbacks enqueued exactly once when every job
+     * succeeded, every job ended, or the first was dead-lettered. See {@link BatchBuilder}.
+     */
+    public BatchBuilder batch() { return new BatchBuilder(started(batches)); }
+
+    /** The batch {@code id}, from any process: its status, and while it is open, more jobs and its close. */
+    public BatchHandle batch(UUID id) {
+        Objects.requireNonNull(id, "id must not be null");
+        return new BatchHandle(started(batches), id);
     }
 
     /**

@@ -58,12 +58,21 @@ public final class Message {
     public static final String PRIORITY = "priority";
 
     /**
+     * Header of a job of a batch: the batch's id. A broker with {@link Batches} counts the job's final
+     * settlement in that batch, atomically with it.
+     */
+    public static final String BATCH = "batch";
+
+    /** Header of a batch's callback job: the id of the batch it reports on. */
+    public static final String BATCH_CALLBACK = "batchCallback";
+
+    /**
      * Every header name the envelope uses; a submitter's header of one of these names is refused
      * (the trace headers are read into the {@link TraceContext} instead).
      */
     public static final Set<String> RESERVED = Set.of(CODEC, TRACK, PRIORITY, UniqueClaim.HEADER, UniqueClaim.DEBOUNCE_HEADER,
             TaskLimits.KEY_HEADER, FlowLimit.RATE_ADMITTED_HEADER, FlowLimit.TURN_HEADER, TraceContext.TRACEPARENT,
-            TraceContext.TRACESTATE, REPLAYED_FROM);
+            TraceContext.TRACESTATE, REPLAYED_FROM, BATCH, BATCH_CALLBACK);
 
     private final UUID id;
     private final String task;
@@ -77,7 +86,7 @@ public final class Message {
     /** The typed reserved fields; {@code null} or 0 for absent. */
     private record Envelope(int priority, Duration trackFor, String codec, UniqueClaim unique, String debounceKey,
                             String limitKey, int rateAdmittedAttempt, int turnAttempt, TraceContext traceContext,
-                            String replayedFrom) { }
+                            String replayedFrom, UUID batch, UUID batchCallback) { }
 
     private Message(Builder b, boolean fromWire) {
         id = Objects.requireNonNull(b.id, "id must not be null");
@@ -93,7 +102,7 @@ public final class Message {
             validate(b);
         }
         envelope = new Envelope(b.priority, b.trackFor, b.codec, b.unique, b.debounceKey, b.limitKey,
-                b.rateAdmittedAttempt, b.turnAttempt, b.traceContext, b.replayedFrom);
+                b.rateAdmittedAttempt, b.turnAttempt, b.traceContext, b.replayedFrom, b.batch, b.batchCallback);
         headers = b.headers.isEmpty() ? Map.of() : b.ownHeaders ? Map.copyOf(b.headers) : b.headers; // most have none: no copy
     }
 
@@ -154,6 +163,8 @@ public final class Message {
         b.turnAttempt = envelope.turnAttempt;
         b.traceContext = envelope.traceContext;
         b.replayedFrom = envelope.replayedFrom;
+        b.batch = envelope.batch;
+        b.batchCallback = envelope.batchCallback;
         b.headers = headers; // this message's own unmodifiable map: copied only if the builder changes it
         return b;
     }
@@ -180,7 +191,7 @@ public final class Message {
         Envelope e = envelope;
         if (headers.isEmpty() && e.priority == Priority.DEFAULT && e.trackFor == null && e.unique == null && e.debounceKey == null
                 && e.limitKey == null && e.rateAdmittedAttempt == 0 && e.turnAttempt == 0 && e.traceContext == null
-                && e.replayedFrom == null) {
+                && e.replayedFrom == null && e.batch == null && e.batchCallback == null) {
             return e.codec == null ? Map.of() : Map.of(CODEC, e.codec); // nearly every message: no map to build
         }
         Map<String, String> wire = new LinkedHashMap<>();
@@ -250,6 +261,12 @@ public final class Message {
     /** The id of the dead letter this message was replayed from. */
     public Optional<String> replayedFrom() { return Optional.ofNullable(envelope.replayedFrom); }
 
+    /** The batch this job belongs to ({@link #BATCH}); null for a job of no batch: the one field a plain settle checks. */
+    public UUID batch() { return envelope.batch; }
+
+    /** The batch this callback job reports on ({@link #BATCH_CALLBACK}); empty for any other job. */
+    public Optional<UUID> batchCallback() { return Optional.ofNullable(envelope.batchCallback); }
+
     /** The headers the submitter gave (none of the {@link #RESERVED} names, but for a foreign value kept as it was). */
     public Map<String, String> userHeaders() { return headers; }
 
@@ -314,6 +331,8 @@ public final class Message {
         private int turnAttempt;
         private TraceContext traceContext;
         private String replayedFrom;
+        private UUID batch;
+        private UUID batchCallback;
         /** The headers so far: a message's unmodifiable map (or none) until a header is set, then this builder's own copy. */
         private Map<String, String> headers = Map.of();
         private boolean ownHeaders;
@@ -414,6 +433,18 @@ public final class Message {
             return this;
         }
 
+        /** The batch the job belongs to; null for none. */
+        public Builder batch(UUID batch) {
+            this.batch = batch;
+            return this;
+        }
+
+        /** The batch this callback job reports on; null for none. */
+        public Builder batchCallback(UUID batch) {
+            this.batchCallback = batch;
+            return this;
+        }
+
         /** One of the submitter's headers. */
         public Builder header(String name, String value) {
             ownHeaders().put(Objects.requireNonNull(name, "header name must not be null"),
@@ -470,6 +501,8 @@ public final class Message {
             add(out, TraceContext.TRACESTATE, e.traceContext.tracestate().isEmpty() ? null : e.traceContext.tracestate());
         }
         add(out, REPLAYED_FROM, e.replayedFrom);
+        add(out, BATCH, e.batch == null ? null : e.batch.toString());
+        add(out, BATCH_CALLBACK, e.batchCallback == null ? null : e.batchCallback.toString());
     }
 
     private static void add(Map<String, String> out, String name, String value) {

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * Reads the headers a broker stored with a message ({@link Message#fromWire}): each reserved one
@@ -56,6 +57,19 @@ final class WireHeaders {
                 b.priority(value.charAt(0) - '0');
             }
             case Message.REPLAYED_FROM -> b.replayedFrom(value);
+            case Message.BATCH, Message.BATCH_CALLBACK -> {
+                UUID id;
+                try {
+                    id = UUID.fromString(value);
+                } catch (IllegalArgumentException notAnId) {
+                    return false;
+                }
+                if (name.equals(Message.BATCH)) {
+                    b.batch(id);
+                } else {
+                    b.batchCallback(id);
+                }
+            }
             case UniqueClaim.HEADER -> {
                 Optional<UniqueClaim> claim = UniqueClaim.parse(value);
                 claim.ifPresent(b::unique);

@@ -35,6 +35,8 @@ public final class ReservedHeaders {
         why.put(FlowLimit.RATE_ADMITTED_HEADER, broker);
         why.put(FlowLimit.TURN_HEADER, broker);
         why.put(Message.REPLAYED_FROM, broker);
+        why.put(Message.BATCH, "Binomic.batch() sets it for the jobs of a batch");
+        why.put(Message.BATCH_CALLBACK, "Binomic.batch() sets it for a batch's callbacks");
         return Collections.unmodifiableMap(why);
     }
 

@@ -9,6 +9,7 @@ import io.binomic.api.spi.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Activity;
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.DeadLetterStore;
@@ -27,6 +28,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -69,12 +71,18 @@ final class RedisBroker implements Broker {
         QueueFetchFailures fetchFailures = new QueueFetchFailures();
         this.priorities = new RedisPriorities(redis, fetchFailures, Priority.fairness(config));
         this.fetch = new RedisFetch(redis, priorities, fetchFailures);
-        this.settle = new RedisSettle(redis, priorities);
-        this.capabilities = Map.of(JobStore.class, new RedisJobStore(redis), DeadLetterStore.class, new RedisDeadLetters(redis),
-                FlowLimits.class, new RedisFlowLimits(redis), UniqueSubmits.class, new RedisUniqueSubmits(redis),
-                Pausing.class, new RedisPausing(redis), Partitioning.class, new RedisPartitioning(redis),
+        // a batch's scripts reach keys of several hash tags: a single node only
+        boolean batches = !redis.setup.redisson().isClusterConfig();
+        this.settle = new RedisSettle(redis, priorities, batches);
+        Map<Class<?>, Object> offered = new HashMap<>(Map.of(JobStore.class, new RedisJobStore(redis), DeadLetterStore.class,
+                new RedisDeadLetters(redis), FlowLimits.class, new RedisFlowLimits(redis), UniqueSubmits.class,
+                new RedisUniqueSubmits(redis), Pausing.class, new RedisPausing(redis), Partitioning.class, new RedisPartitioning(redis),
                 Activity.class, new RedisActivity(redis), PendingDeliveries.class, fetch, SettledCleanup.class, settle,
-                BrokerHealthReport.class, redis.evictionPolicy);
+                BrokerHealthReport.class, redis.evictionPolicy));
+        if (batches) {
+            offered.put(Batches.class, new RedisBatches(redis));
+        }
+        this.capabilities = Map.copyOf(offered);
     }
 
     /** The connection, keys and plumbing this broker's parts share; what its {@link RedisScheduler} writes through. */

@@ -3,6 +3,7 @@ package io.binomic.redis.internal;
 import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.SettledCleanup;
 import io.binomic.api.spi.Settlement;
@@ -32,10 +33,13 @@ final class RedisSettle implements SettledCleanup {
     private final RedisPriorities priorities;
     /** When each queue's acknowledged entries were last trimmed (System.nanoTime). */
     private final Map<String, Long> lastTrim = new ConcurrentHashMap<>();
+    /** Whether this broker keeps batches ({@link RedisBatches}: not on a Cluster), so counts a batch job's settlement. */
+    private final boolean batches;
 
-    RedisSettle(RedisContext redis, RedisPriorities priorities) {
+    RedisSettle(RedisContext redis, RedisPriorities priorities, boolean batches) {
         this.redis = redis;
         this.priorities = priorities;
+        this.batches = batches;
     }
 
     /**
@@ -139,7 +143,7 @@ final class RedisSettle implements SettledCleanup {
         return true;
     }
 
-    private static Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements,
+    private Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements,
                                             RedisKeys k, List<Object> keys) {
         List<Object> args = new ArrayList<>(4 + settlements.size() * 3);
         args.add(GROUP);
@@ -169,6 +173,10 @@ final class RedisSettle implements SettledCleanup {
                 RedisJobStore.addJobArguments(args, s.job(), k);
             }
             RedisUniqueSubmits.addSettleArguments(s, k, keys, args);
+            Message m = d.message().orElse(null);
+            if (m != null && m.batch() != null && batches) {
+                RedisBatches.addSettleArguments(s, m, k.prefix(), keys, args);
+            }
         }
         return args.toArray();
     }

@@ -189,3 +189,55 @@ end
 local function lim_release(stream, id)
   lim_release_all(stream, {id})
 end
+
+-- Batches (RedisBatches). A batch is a hash ('open', 'total', 'ended', 'succeeded', 'dead',
+-- 'cancelled', 'retention', the callbacks 'cb:KIND' as delayed-set members with their stream
+-- 'cbstream:KIND' and, for a tracked one, record 'cbjob:KIND', 'cbtask:KIND', 'cbret:KIND', and the
+-- claims 'fired:KIND') beside a hash of its jobs: id -> outcome letter (P pending, S, D, C) and queue.
+-- Only HGET and HSET read and write them (with PEXPIRE and, in settle, HINCRBY): commands every
+-- documented ACL rule set that runs these scripts grants.
+-- batch_fire enqueues a callback once: setting its claim is the only way in. The pair of a count
+-- keyed by job id and a claim-guarded enqueue of a stored message is what a held job needs too
+-- (enqueued once when the count of its prerequisites completes).
+local function batch_fire(batch, kind, now)
+  local member = redis.call('HGET', batch, 'cb:' .. kind)
+  if not member or redis.call('HGET', batch, 'fired:' .. kind) then return end
+  redis.call('HSET', batch, 'fired:' .. kind, now)
+  add_member_to_stream(redis.call('HGET', batch, 'cbstream:' .. kind), member, now)
+  local job = redis.call('HGET', batch, 'cbjob:' .. kind)
+  if job then
+    redis.call('DEL', job)
+    redis.call('HSET', job, 'state', 'QUEUED', 'task', redis.call('HGET', batch, 'cbtask:' .. kind), 'enqueuedAt', now,
+      'retention', redis.call('HGET', batch, 'cbret:' .. kind))
+  end
+end
+-- Completes a closed batch whose jobs all ended: the completion (and success) callbacks, and expiry.
+local function batch_complete_if_done(batch, jobs, now)
+  local total = redis.call('HGET', batch, 'total')
+  if redis.call('HGET', batch, 'open') ~= '0' or tonumber(redis.call('HGET', batch, 'ended')) < tonumber(total) then return end
+  batch_fire(batch, 'COMPLETE', now)
+  if redis.call('HGET', batch, 'succeeded') == total then batch_fire(batch, 'SUCCESS', now) end
+  if not redis.call('HGET', batch, 'endedAt') then
+    redis.call('HSET', batch, 'endedAt', now)
+    local retention = redis.call('HGET', batch, 'retention')
+    redis.call('PEXPIRE', batch, retention)
+    redis.call('PEXPIRE', jobs, retention)
+  end
+end
+-- Counts the final outcome (S, D or C) of job child of a batch, once per child: a child counted
+-- already, or one the batch does not list (or a batch that expired), changes nothing.
+local function batch_settled(batch, jobs, child, outcome)
+  local v = redis.call('HGET', jobs, child)
+  if not v or string.sub(v, 1, 1) ~= 'P' then return end
+  redis.call('HSET', jobs, child, outcome .. string.sub(v, 2))
+  redis.call('HINCRBY', batch, 'ended', 1)
+  local now = string.format('%d', lim_now())
+  if outcome == 'S' then
+    redis.call('HINCRBY', batch, 'succeeded', 1)
+  elseif outcome == 'D' then
+    if redis.call('HINCRBY', batch, 'dead', 1) == 1 then batch_fire(batch, 'DEATH', now) end
+  else
+    redis.call('HINCRBY', batch, 'cancelled', 1)
+  end
+  batch_complete_if_done(batch, jobs, now)
+end

@@ -63,6 +63,7 @@ public final class BinomicCli {
         this.commands = List.of(new MasterCommand(cx), new QueuesCommand(cx), new DashboardCommand(cx), new WorkersCommand(cx),
                 new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.REPLAY), new DlqChangeCommand(cx, DlqChangeCommand.PURGE),
                 new JobCommand(cx, JobCommand.SHOW), new JobCommand(cx, JobCommand.CANCEL), new JobCommand(cx, JobCommand.SUBMIT),
+                new BatchCommand(cx, BatchCommand.SHOW), new BatchCommand(cx, BatchCommand.CANCEL),
                 new QueueCommand(cx, QueueCommand.PAUSE), new QueueCommand(cx, QueueCommand.RESUME), new QueueLimitCommand(cx),
                 new QueuePartitionsCommand(cx), new OutboxCommand(cx));
     }

@@ -150,7 +150,7 @@ public final class Submitter {
         return context.jobs().handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked());
     }
 
-    private void requireSubmittable(Task<?, ?> task) {
+    void requireSubmittable(Task<?, ?> task) {
         if (task.mode() == TaskMode.CRON || task.mode() == TaskMode.INTERVAL) {
             throw new IllegalArgumentException("task '" + task.name() + "' is " + (task.mode() == TaskMode.INTERVAL ? "an " : "a ")
                     + task.mode() + " task: the scheduler fires it, it cannot be submitted; declare a DIRECT task to run it on demand");

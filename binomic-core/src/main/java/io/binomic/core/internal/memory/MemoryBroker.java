@@ -5,6 +5,7 @@ import io.binomic.api.JobState;
 import io.binomic.api.spi.Message;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Activity;
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.DeadLetterStore;
 import io.binomic.api.spi.Delivery;
@@ -48,6 +49,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     private final MemoryDeadLetters deadLetters;
     private final MemoryFlowLimits limits;
     private final MemoryUniqueSubmits unique;
+    private final MemoryBatches batches;
     /** The capabilities by type, built once: the answer of {@link #capability} never changes. */
     private final Map<Class<?>, Object> capabilities;
     private volatile System.Logger.Level droppedOnCloseLevel = System.Logger.Level.WARNING;
@@ -68,9 +70,10 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
         this.limits = new MemoryFlowLimits(state, jobs);
         this.unique = new MemoryUniqueSubmits(state, jobs);
         jobs.onCancelled(unique::cancelled);
+        this.batches = new MemoryBatches(state, jobs);
         this.capabilities = Map.of(JobStore.class, jobs, DeadLetterStore.class, deadLetters, FlowLimits.class, limits,
                 UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state), Partitioning.class, new MemoryPartitioning(state),
-                Activity.class, new MemoryActivity(state));
+                Activity.class, new MemoryActivity(state), Batches.class, batches);
     }
 
     /** What a submission stored: for the test mode, which records submissions and may run them at once. */
@@ -187,6 +190,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
 
     @Override
     public SettleReport settle(String consumer, List<Settlement> settlements) {
+        List<Message> callbacks = new ArrayList<>(0);
         SettleReport report = state.locked(() -> {
             List<Settlement> reclaimed = new ArrayList<>();
             List<Settlement> notPending = new ArrayList<>();
@@ -208,6 +212,10 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
                     jobs.applyJob(settlement.job());
                 }
                 unique.settled(settlement);
+                Message m = d.message().orElse(null);
+                if (m != null && m.batch() != null) {
+                    batches.settled(settlement, m, callbacks);
+                }
                 switch (settlement) {
                     case Settlement.Ack ack -> { }
                     case Settlement.RetryLater retry -> state.delay(d.queue(), retry.next(), retry.dueAt().toEpochMilli());
@@ -217,6 +225,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
             return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
         });
         jobs.deliverJobEvents();
+        batches.notify(callbacks);
         return report;
     }
 

@@ -6,6 +6,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
+import io.binomic.api.BatchStatus;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskHandler;
@@ -269,6 +270,12 @@ public final class DeliveryProcessor {
 
         @Override
         public Optional<TraceContext> traceContext() { return message.traceContext(); }
+
+        @Override
+        public Optional<UUID> batchId() { return Optional.ofNullable(message.batch()).or(message::batchCallback); }
+
+        @Override
+        public Optional<BatchStatus> batch() { return batchId().flatMap(tracking::batch); }
 
         @Override
         public void progress(int percent, String note) {

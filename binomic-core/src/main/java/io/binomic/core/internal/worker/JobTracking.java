@@ -1,5 +1,7 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.BatchStatus;
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
@@ -37,6 +39,9 @@ public interface JobTracking {
         return false;
     }
 
+    /** The status of batch {@code id}, for a handler's {@code TaskContext.batch()}; empty when the broker keeps no batches. */
+    default Optional<BatchStatus> batch(UUID id) { return Optional.empty(); }
+
     /** The handler of this delivery starts on the calling thread: from now a cancel may interrupt it. */
     default void handlerStarted(String receipt) { }
 
@@ -60,7 +65,11 @@ public interface JobTracking {
                     "tracked jobs run, but their status and results are not kept"));
         }
         WorkerHooks hooks = handlers != null ? handlers : new WorkerHooks() { };
+        Optional<Batches> batches = broker.capability(Batches.class);
         return new JobTracking() {
+            @Override
+            public Optional<BatchStatus> batch(UUID id) { return batches.flatMap(b -> b.readBatch(id)); }
+
             @Override
             public int maxResultBytes() { return maxResultBytes; }
 

@@ -8,6 +8,7 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -361,5 +362,30 @@ class BinomicCliBrokerTest {
             IllegalStateException refused = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, binomic::startWorker);
             assertTrue(refused.getMessage().contains("prepareQueues(false)"), refused.getMessage());
         }
+    }
+
+    @Test
+    void batchShowPrintsTheCountsAndBatchCancelCancelsItsJobs() {
+        Task<String, Void> work = Task.builder("work", String.class).queue("batches").build();
+        UUID id;
+        try (Binomic producer = connect("memory://", List.of("batches"))) {
+            id = producer.batch().add(work, "a").add(work, "b").submit().id();
+        }
+        CliRun show = run("batch", "show", "--id", id.toString());
+        assertEquals(0, show.exit(), show.err());
+        assertTrue(show.out().contains("state      RUNNING") && show.out().contains("jobs       2")
+                && show.out().contains("pending    2") && show.out().contains("callbacks  none enqueued"), show.out());
+
+        CliRun cancel = run("batch", "cancel", "--id", id.toString());
+        assertEquals(0, cancel.exit(), cancel.err());
+        assertTrue(cancel.out().contains("CANCELLED " + id + " (2 job(s) asked to cancel)"), cancel.out());
+        assertTrue(run("batch", "show", "--id", id.toString()).out().contains("(cancel requested)"));
+
+        CliRun unknown = run("batch", "show", "--id", UUID.randomUUID().toString());
+        assertEquals(1, unknown.exit());
+        assertTrue(unknown.err().contains("no batch"), unknown.err());
+        CliRun bad = run("batch", "show", "--id", "nope");
+        assertEquals(2, bad.exit());
+        assertTrue(bad.err().contains("is not a batch id"), bad.err());
     }
 }

@@ -64,6 +64,8 @@ class BinomicCliUsageTest {
                   job show           Show a job's status, attempts, result or error
                   job cancel         Cancel a job: a queued one never runs, a running one is interrupted
                   job submit         Submit a job by task name with a JSON argument
+                  batch show         Show a batch's counts, state and the callbacks enqueued
+                  batch cancel       Cancel a batch: its queued jobs never run, its running ones are interrupted
                   queue pause        Pause a queue, or one task of it: no worker starts its jobs; running ones finish
                   queue resume       Resume a paused queue, or task: its waiting and parked jobs run again
                   queue limit        Set, remove or show the rate and concurrency limits of a whole queue, for every worker

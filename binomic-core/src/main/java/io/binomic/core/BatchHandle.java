@@ -1,0 +1,82 @@
+package io.binomic.core;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.core.internal.client.BatchSubmitter;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * A submitted batch, by id: its status, and, while it is open, more jobs and its close. From
+ * {@link BatchBuilder#submit()} or {@link Binomic#batch(UUID)}, in any process.
+ *
+ * {@snippet class=io.binomic.core.BatchSnippetsTest region=grow}
+ */
+public final class BatchHandle {
+    private final BatchSubmitter batches;
+    private final UUID id;
+
+    BatchHandle(BatchSubmitter batches, UUID id) {
+        this.batches = batches;
+        this.id = id;
+    }
+
+    /** The batch id. */
+    public UUID id() { return id; }
+
+    /** The batch's status now; empty when there is no such batch (never was, or its record expired). */
+    public Optional<BatchStatus> status() { return batches.status(id); }
+
+    /**
+     * Adds a job to the batch, enqueued at once; the batch must be open ({@link BatchBuilder#keepOpen()},
+     * not yet {@linkplain #close() closed}). A job of the batch may add jobs to it: this is how a batch
+     * grows while it runs.
+     *
+     * @return the new job's id
+     * @throws IllegalStateException when the batch is closed or unknown
+     */
+    public <A> UUID add(Task<A, ?> task, A argument) { return add(task, argument, SubmitOptions.NONE); }
+
+    /** {@link #add(Task, Object)} with options (priority, headers; no delay, uniqueness, debounce or partition key). */
+    public <A> UUID add(Task<A, ?> task, A argument, SubmitOptions options) {
+        Objects.requireNonNull(task, "task must not be null");
+        Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
+        var job = batches.job(id, task, argument, options, BatchBuilder.DEFAULT_RETENTION);
+        batches.add(id, List.of(job));
+        return job.id();
+    }
+
+    /**
+     * Closes the batch: no job may be added from now, and once every job ended its callbacks are
+     * enqueued (at once, if they all have). Closing a closed batch does nothing.
+     *
+     * @throws IllegalStateException when there is no such batch
+     */
+    public void close() {
+        if (!batches.close(id)) {
+            throw new IllegalStateException("batch " + id + " is unknown (never submitted, or its record expired)");
+        }
+    }
+
+    /**
+     * Cancels the batch: it is closed, and each of its jobs that has not ended is cancelled as
+     * {@code JobHandle.cancel()} does (a queued one never runs, a running one is interrupted). The
+     * batch then completes, and its {@code onComplete} callback runs, once those jobs ended.
+     *
+     * @return how many jobs were asked to cancel
+     * @throws IllegalStateException when there is no such batch
+     */
+    public int cancel() {
+        int n = batches.cancel(id);
+        if (n < 0) {
+            throw new IllegalStateException("batch " + id + " is unknown (never submitted, or its record expired)");
+        }
+        return n;
+    }
+
+    @Override
+    public String toString() { return "BatchHandle[" + id + "]"; }
+}

@@ -1,0 +1,71 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.core.BatchHandle;
+import io.binomic.core.Binomic;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/** {@code binomic batch show} and {@code binomic batch cancel}: a batch by id, from any shell. */
+final class BatchCommand extends Command {
+    static final Option ID = Option.value("id", "UUID", "the batch id (BatchHandle.id(), TaskContext.batchId())");
+
+    static final Verb SHOW = new Verb("show", "Show a batch's counts, state and the callbacks enqueued", """
+            A batch's status is kept while it runs and for its retention once it completed
+            (one day unless BatchBuilder.retention says otherwise). Exit code 1 when the batch is unknown.
+            """);
+    static final Verb CANCEL = new Verb("cancel", "Cancel a batch: its queued jobs never run, its running ones are interrupted", """
+            The batch is closed and each job that has not ended is cancelled as 'binomic job cancel'
+            does; once they ended the batch completes (its onComplete callback runs, not onSuccess).
+            Prints how many jobs were asked to cancel; exit code 1 when the batch is unknown.
+            """);
+
+    private final Verb verb;
+
+    BatchCommand(Context cx, Verb verb) {
+        super(cx, "batch " + verb.word(), verb.summary(), List.of(BROKER, ID), verb.notes());
+        this.verb = verb;
+    }
+
+    @Override
+    int run(Arguments args) throws UsageException {
+        String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the batch id, such as 0193a3c4-..."));
+        UUID id;
+        try {
+            id = UUID.fromString(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--id: '" + text + "' is not a batch id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
+        }
+        try (Binomic binomic = cx.connect(args, List.of())) {
+            BatchHandle batch = binomic.batch(id);
+            Optional<BatchStatus> status = batch.status();
+            if (status.isEmpty()) {
+                err.println("no batch " + id + ": a wrong id, or a batch past its retention");
+                return BinomicCli.EXIT_FAILED;
+            }
+            if (verb == CANCEL) {
+                out.println("CANCELLED " + id + " (" + batch.cancel() + " job(s) asked to cancel)");
+                return BinomicCli.EXIT_OK;
+            }
+            BatchStatus s = status.get();
+            out.println("batch      " + id);
+            out.println("state      " + s.state() + (s.cancelRequested() ? " (cancel requested)" : ""));
+            out.println("created    " + s.createdAt());
+            out.println("jobs       " + s.total());
+            out.println("pending    " + s.pending());
+            out.println("succeeded  " + s.succeeded());
+            out.println("dead       " + s.deadLettered());
+            out.println("cancelled  " + s.cancelled());
+            out.println("callbacks  " + (s.fired().isEmpty() ? "none enqueued" : s.fired().stream().sorted().map(Enum::name)
+                    .reduce((a, b) -> a + ", " + b).orElse("")));
+            s.failedJobs().stream().limit(20).forEach(job -> out.println("failed     " + job));
+            if (s.failedJobs().size() > 20) {
+                out.println("failed     ... and " + (s.failedJobs().size() - 20) + " more");
+            }
+            return BinomicCli.EXIT_OK;
+        } catch (UnsupportedOperationException | IllegalArgumentException | IllegalStateException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package io.binomic.core.internal.client;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewBatch;
+import io.binomic.core.internal.Capabilities;
+import io.binomic.core.internal.jobs.JobRecordFormat;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Builds the messages of batches and hands batches to the broker's {@link Batches}: the client's
+ * side of {@code Binomic.batch()}. The jobs of a batch are tracked (their records let a cancel reach
+ * them, and tell the broker a job the worker did not run was cancelled).
+ */
+public final class BatchSubmitter {
+    private final ClientContext context;
+    private final JobMessages messages;
+    private final Submitter submitter;
+
+    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter) {
+        this.context = context;
+        this.messages = messages;
+        this.submitter = submitter;
+    }
+
+    /** A new batch id. */
+    public UUID newId() { return messages.newId(); }
+
+    /**
+     * The message of one job of batch {@code batch}: tracked for the task's retention, or for
+     * {@code retention} when the task keeps no status.
+     */
+    public Message job(UUID batch, Task<?, ?> task, Object argument, SubmitOptions options, Duration retention) {
+        requireBatchable(task, options, "add");
+        UUID id = messages.newId();
+        Message m = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
+        return context.partitions().route(m.toBuilder().batch(batch).trackFor(m.trackFor().orElse(retention)).build(), null);
+    }
+
+    /** The message of a callback of batch {@code batch}. */
+    public Message callback(UUID batch, BatchStatus.Callback kind, Task<?, ?> task, Object argument) {
+        String method = switch (kind) {
+            case SUCCESS -> "onSuccess";
+            case COMPLETE -> "onComplete";
+            case DEATH -> "onDeath";
+        };
+        requireBatchable(task, SubmitOptions.NONE, method);
+        UUID id = messages.newId();
+        Message m = messages.ofArgument(task, argument, SubmitOptions.NONE, messages.traceFor(SubmitOptions.NONE, task, 1, id), id);
+        return context.partitions().route(m.toBuilder().batchCallback(batch).build(), null);
+    }
+
+    private void requireBatchable(Task<?, ?> task, SubmitOptions options, String method) {
+        submitter.requireSubmittable(task);
+        String refused = options.delay().isPresent() ? "delay" : options.uniqueness().isPresent() || task.uniqueness().isPresent()
+                ? "unique" : options.debounceKey().isPresent() || task.isDebounced() ? "debounce"
+                : options.partitionKey().isPresent() ? "partitionKey" : null;
+        if (refused != null) {
+            throw new IllegalArgumentException("batch " + method + "(" + task.name() + ", ...): a batch's jobs and callbacks are"
+                    + " enqueued at once, each exactly once, so they take no " + refused + "; leave SubmitOptions." + refused
+                    + " out (and use a task without uniqueness or debounce), or submit such a job from a job of the batch");
+        }
+    }
+
+    public void submit(NewBatch batch, List<Message> jobs) { batches().submitBatch(batch, jobs); }
+
+    /** Adds jobs to an open batch; refuses a closed or unknown one. */
+    public void add(UUID batch, List<Message> jobs) {
+        if (!batches().addToBatch(batch, jobs)) {
+            throw new IllegalStateException("batch " + batch + " is closed or unknown: jobs are added only to a batch submitted"
+                    + " with keepOpen() and not closed yet");
+        }
+    }
+
+    public boolean close(UUID batch) { return batches().closeBatch(batch); }
+
+    public Optional<BatchStatus> status(UUID batch) { return batches().readBatch(batch); }
+
+    /**
+     * Cancels a batch: closed, marked cancelled, and each job that has not ended cancelled as a job
+     * cancel does (a queued one never runs, a running one is interrupted). Returns how many jobs
+     * were asked to cancel; -1 when there is no such batch.
+     */
+    public int cancel(UUID batch) {
+        Batches b = batches();
+        if (b.readBatch(batch).isEmpty()) {
+            return -1;
+        }
+        Map<UUID, String> unfinished = b.cancelBatch(batch);
+        JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a batch cannot be cancelled");
+        unfinished.forEach((id, queue) -> store.cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, context.clock().instant())));
+        return unfinished.size();
+    }
+
+    private Batches batches() {
+        return Capabilities.require(context.broker(), Batches.class, "batches are not supported; use a memory:// or a single-node"
+                + " redis:// broker");
+    }
+}

@@ -1,0 +1,181 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.TaskContext;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Batches end to end on the memory broker, with a worker: the examples of {@link BatchBuilder},
+ * {@link BatchHandle} and batches.md are regions of this file.
+ */
+class BatchSnippetsTest {
+    record Email(String to) { }
+
+    record Report(String title) { }
+
+    static final Task<Email, Void> send = Task.builder("send-email", Email.class).queue("emails").maxAttempts(1).build();
+    static final Task<Email, Void> audit = Task.builder("audit-email", Email.class).queue("audit").build();
+    static final Task<Report, Void> report = Task.builder("report", Report.class).queue("reports").build();
+
+    /** What each callback saw: its argument's title and the batch summary. */
+    record Seen(String title, BatchStatus status) { }
+
+    @Test
+    void aBatchAcrossQueuesRunsItsCallbacksOnceWithTheSummary() throws Exception {
+        LinkedBlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+        try (Binomic binomic = Binomic.builder()
+                .handle(send, email -> {
+                    if (email.to().startsWith("bounce")) {
+                        throw new IllegalStateException("mailbox unavailable");
+                    }
+                    return null;
+                })
+                .handle(audit, email -> null)
+                .handle(report, r -> {
+                    seen.add(new Seen(r.title(), TaskContext.current().batch().orElseThrow()));
+                    return null;
+                })
+                .build().start()) {
+            binomic.startWorker();
+            // @start region="batch"
+            BatchHandle batch = binomic.batch()
+                    .add(send, new Email("ada@example.com"))
+                    .add(send, new Email("bounce@example.com"))
+                    .add(audit, new Email("ada@example.com"))       // another queue, same batch
+                    .onSuccess(report, new Report("all sent"))
+                    .onComplete(report, new Report("done"))
+                    .onDeath(report, new Report("a mail failed"))
+                    .submit();
+            // in the callback's handler: TaskContext.current().batch() -> counts, failed job ids
+            // @end
+            Seen first = seen.poll(10, TimeUnit.SECONDS);
+            Seen second = seen.poll(10, TimeUnit.SECONDS);
+            assertEquals(Set.of("a mail failed", "done"), Set.of(first.title(), second.title()));
+            Seen done = first.title().equals("done") ? first : second;
+            assertEquals(3, done.status().total());
+            assertEquals(2, done.status().succeeded());
+            assertEquals(1, done.status().deadLettered());
+            assertEquals(1, done.status().failedJobs().size());
+            assertEquals(BatchStatus.State.FAILED, done.status().state());
+            assertEquals(null, seen.poll(300, TimeUnit.MILLISECONDS), "no success callback, no second callback");
+            assertEquals(Set.of(BatchStatus.Callback.DEATH, BatchStatus.Callback.COMPLETE),
+                    binomic.batch(batch.id()).status().orElseThrow().fired());
+        }
+    }
+
+    @Test
+    void aJobOfAnOpenBatchAddsJobsAndTheCloseCompletesIt() throws Exception {
+        LinkedBlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+        Binomic[] self = new Binomic[1];
+        try (Binomic binomic = Binomic.builder()
+                .handle(send, email -> {
+                    // @start region="grow"
+                    UUID batchId = TaskContext.current().batchId().orElseThrow();
+                    if (email.to().equals("list@example.com")) {
+                        for (String member : List.of("a@example.com", "b@example.com")) {
+                            self[0].batch(batchId).add(send, new Email(member)); // @replace regex='self\[0\]' replacement='binomic'
+                        }
+                    }
+                    // @end
+                    return null;
+                })
+                .handle(report, r -> {
+                    seen.add(new Seen(r.title(), TaskContext.current().batch().orElseThrow()));
+                    return null;
+                })
+                .build().start()) {
+            self[0] = binomic;
+            BatchHandle batch = binomic.batch().keepOpen().add(send, new Email("list@example.com"))
+                    .onSuccess(report, new Report("all sent")).submit();
+            binomic.startWorker();
+            awaitEnded(binomic, batch.id(), 3);
+            assertEquals(null, seen.poll(200, TimeUnit.MILLISECONDS), "open: no callback yet");
+            batch.close();
+            Seen s = seen.poll(10, TimeUnit.SECONDS);
+            assertEquals("all sent", s.title());
+            assertEquals(3, s.status().succeeded());
+            assertThrows(IllegalStateException.class, () -> batch.add(send, new Email("late@example.com")));
+        }
+    }
+
+    @Test
+    void aCancelledBatchNeverRunsItsQueuedJobsAndInterruptsItsRunningOnes() throws Exception {
+        CountDownLatch running = new CountDownLatch(2);
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        LinkedBlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+        Task<Email, Void> slow = Task.builder("slow", Email.class).queue("slow").build();
+        try (Binomic binomic = Binomic.builder()
+                .handle(slow, email -> {
+                    runs.incrementAndGet();
+                    running.countDown();
+                    Thread.sleep(60_000);
+                    return null;
+                })
+                .handle(report, r -> {
+                    seen.add(new Seen(r.title(), TaskContext.current().batch().orElseThrow()));
+                    return null;
+                })
+                .build().start()) {
+            BatchHandle queued = binomic.batch().add(slow, new Email("1")).add(slow, new Email("2"))
+                    .onComplete(report, new Report("queued")).submit();
+            assertEquals(2, queued.cancel());
+            binomic.startWorker();
+            Seen s = seen.poll(10, TimeUnit.SECONDS);
+            assertEquals("queued", s.title());
+            assertEquals(2, s.status().cancelled());
+            assertEquals(0, runs.get(), "a cancelled queued job never runs");
+
+            BatchHandle started = binomic.batch().add(slow, new Email("3")).add(slow, new Email("4"))
+                    .onComplete(report, new Report("running")).submit();
+            assertTrue(running.await(10, TimeUnit.SECONDS));
+            assertEquals(2, started.cancel());
+            s = seen.poll(10, TimeUnit.SECONDS);
+            assertEquals("running", s.title(), "the running jobs were interrupted, so the batch completed");
+            assertEquals(2, s.status().cancelled());
+            assertTrue(s.status().cancelRequested());
+        }
+    }
+
+    @Test
+    void aBadBatchIsRefusedNamingTheFieldAndTheFix() {
+        Task<Email, Void> unique = Task.builder("u", Email.class).unique(io.binomic.api.Uniqueness.whileQueued(Duration.ofMinutes(1))).build();
+        try (Binomic binomic = Binomic.builder().build().start()) {
+            var empty = assertThrows(IllegalStateException.class, () -> binomic.batch().submit());
+            assertTrue(empty.getMessage().contains("add(task, argument) before submit()"), empty.getMessage());
+            var delayed = assertThrows(IllegalArgumentException.class, () -> binomic.batch()
+                    .add(send, new Email("a"), SubmitOptions.builder().delay(Duration.ofSeconds(1)).build()));
+            assertTrue(delayed.getMessage().contains("SubmitOptions.delay"), delayed.getMessage());
+            var uniq = assertThrows(IllegalArgumentException.class, () -> binomic.batch().add(unique, new Email("a")));
+            assertTrue(uniq.getMessage().contains("unique"), uniq.getMessage());
+            var twice = assertThrows(IllegalStateException.class, () -> binomic.batch()
+                    .onDeath(report, new Report("x")).onDeath(report, new Report("y")));
+            assertTrue(twice.getMessage().contains("at most one callback of each kind"), twice.getMessage());
+            assertTrue(binomic.batch(UUID.randomUUID()).status().isEmpty());
+        }
+    }
+
+    private static void awaitEnded(Binomic binomic, UUID id, int ended) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            BatchStatus s = binomic.batch(id).status().orElseThrow();
+            if (s.total() == ended && s.pending() == 0) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("batch " + id + " did not end " + ended + " jobs: " + binomic.batch(id).status());
+    }
+}

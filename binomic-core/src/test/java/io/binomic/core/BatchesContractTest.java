@@ -1,0 +1,273 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.api.BatchStatus.Callback;
+import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewBatch;
+import io.binomic.api.spi.Settlement;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every broker with the {@link Batches} capability must have: an atomic submit, the
+ * bookkeeping of each job's final settlement in the same step as the settlement, and each callback
+ * enqueued exactly once, whatever the order, the resends and the reclaims.
+ */
+public abstract class BatchesContractTest extends BrokerContractFixture {
+
+    protected BatchesContractTest() {
+    }
+
+    private Batches batches() { return BrokerCapabilities.of(broker, Batches.class); }
+
+    /** A tracked job of batch {@code batch} on {@code q}. */
+    protected static Message job(UUID batch, String q) {
+        return Message.builder().id(UUID.randomUUID()).task("child").queue(q).enqueuedAt(Instant.now())
+                .payload("{}".getBytes(StandardCharsets.UTF_8)).trackFor(Duration.ofMinutes(5)).batch(batch).build();
+    }
+
+    /** The three callbacks, on {@code otherQueue}, each its own task name. */
+    protected Map<Callback, Message> callbacks(UUID batch) {
+        Map<Callback, Message> all = new EnumMap<>(Callback.class);
+        for (Callback c : Callback.values()) {
+            all.put(c, Message.builder().id(UUID.randomUUID()).task("on-" + c).queue(otherQueue).enqueuedAt(Instant.now())
+                    .payload("{}".getBytes(StandardCharsets.UTF_8)).batchCallback(batch).build());
+        }
+        return all;
+    }
+
+    protected UUID submit(boolean open, List<Message> jobs, UUID id) {
+        batches().submitBatch(new NewBatch(id, open, Duration.ofMinutes(5), callbacks(id)), jobs);
+        return id;
+    }
+
+    protected static List<Message> jobs(UUID batch, String q, int n) {
+        List<Message> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(job(batch, q));
+        }
+        return out;
+    }
+
+    /** The callbacks enqueued so far (read off the callback queue), by task name. */
+    protected Map<String, Integer> callbacksEnqueued() throws InterruptedException {
+        Map<String, Integer> seen = new HashMap<>();
+        for (Delivery d : broker.fetch(List.of(otherQueue), "cb", 100, Duration.ofMillis(100))) {
+            seen.merge(d.message().orElseThrow().task(), 1, Integer::sum);
+            broker.settle("cb", List.of(new Settlement.Ack(d)));
+        }
+        return seen;
+    }
+
+    private JobUpdate ended(Delivery d, String state) {
+        return new JobUpdate(d.queue(), d.message().orElseThrow().id(), Map.of(JobRecords.STATE, state), List.of(), Duration.ZERO, true);
+    }
+
+    private Settlement succeeded(Delivery d) { return new Settlement.Ack(d, ended(d, "SUCCEEDED")); }
+
+    private Settlement dead(Delivery d) { return new Settlement.DeadLetter(d, failure(), ended(d, "DEAD_LETTERED")); }
+
+    private BatchStatus status(UUID id) { return batches().readBatch(id).orElseThrow(); }
+
+    @Test
+    void aBatchIsStoredWholeAcrossQueuesWithTheRecordsOfItsJobs() throws Exception {
+        UUID id = UUID.randomUUID();
+        List<Message> jobs = new ArrayList<>(jobs(id, queue, 3));
+        jobs.add(job(id, otherQueue));
+        submit(false, jobs, id);
+
+        BatchStatus s = status(id);
+        assertEquals(4, s.total());
+        assertEquals(4, s.pending());
+        assertEquals(BatchStatus.State.RUNNING, s.state());
+        assertEquals("QUEUED", BrokerCapabilities.jobStore(broker).readJob(queue, jobs.getFirst().id()).orElseThrow()
+                .get(JobRecords.STATE));
+        assertEquals(3, fetch(10).size());
+        assertEquals(1, broker.fetch(List.of(otherQueue), "c1", 10, Duration.ofMillis(100)).size());
+        assertTrue(batches().readBatch(UUID.randomUUID()).isEmpty(), "an unknown batch has no status");
+    }
+
+    @Test
+    void everyJobSucceededEnqueuesSuccessAndCompleteOnceAndNoDeath() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 3), id);
+        List<Delivery> ds = fetch(10);
+        broker.settle("c1", List.of(succeeded(ds.get(0)), succeeded(ds.get(1))));
+        assertEquals(Map.of(), callbacksEnqueued(), "nothing before the last job ends");
+        broker.settle("c1", List.of(succeeded(ds.get(2))));
+
+        assertEquals(Map.of("on-SUCCESS", 1, "on-COMPLETE", 1), callbacksEnqueued());
+        BatchStatus s = status(id);
+        assertEquals(BatchStatus.State.SUCCEEDED, s.state());
+        assertEquals(3, s.succeeded());
+        assertEquals(Set.of(Callback.SUCCESS, Callback.COMPLETE), s.fired());
+    }
+
+    @Test
+    void theFirstDeathEnqueuesDeathOnceAndTheBatchCompletesFailed() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 3), id);
+        List<Delivery> ds = fetch(10);
+        broker.settle("c1", List.of(dead(ds.get(0))));
+        assertEquals(Map.of("on-DEATH", 1), callbacksEnqueued());
+        broker.settle("c1", List.of(dead(ds.get(1)), succeeded(ds.get(2))));
+
+        assertEquals(Map.of("on-COMPLETE", 1), callbacksEnqueued(), "no second death, no success");
+        BatchStatus s = status(id);
+        assertEquals(BatchStatus.State.FAILED, s.state());
+        assertEquals(2, s.deadLettered());
+        assertEquals(Set.of(ds.get(0).message().orElseThrow().id(), ds.get(1).message().orElseThrow().id()), Set.copyOf(s.failedJobs()));
+    }
+
+    @Test
+    void aRetryIsNotAnEndAndAResentSettlementCountsNothing() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 2), id);
+        List<Delivery> ds = fetch(10);
+        Delivery first = ds.get(0);
+        broker.settle("c1", List.of(new Settlement.RetryLater(first, first.message().orElseThrow().withAttempt(2, Instant.now()),
+                Instant.now().plusSeconds(600))));
+        assertEquals(2, status(id).pending(), "a retry is not a final outcome");
+
+        Settlement last = succeeded(ds.get(1));
+        assertTrue(broker.settle("c1", List.of(last)).allApplied());
+        var again = broker.settle("c1", List.of(last));
+        assertEquals(List.of(last), again.notPending(), "the resend is reported not pending");
+        assertEquals(1, status(id).succeeded(), "and counts nothing");
+        assertEquals(Map.of(), callbacksEnqueued());
+    }
+
+    @Test
+    void aReclaimedJobIsCountedOnceByItsNewOwnerAndNeverByItsOldOne() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 1), id);
+        Delivery old = fetch(1).getFirst();
+        Delivery taken = broker.reclaim(queue, "c2", Duration.ZERO, 10).getFirst();
+
+        assertEquals(List.of(), broker.settle("c1", List.of(dead(old))).notPending());
+        assertEquals(0, status(id).deadLettered(), "a stale settlement counts nothing");
+        assertTrue(broker.settle("c2", List.of(succeeded(taken))).allApplied());
+        assertTrue(broker.settle("c2", List.of(succeeded(taken))).notPending().size() == 1);
+
+        assertEquals(Map.of("on-SUCCESS", 1, "on-COMPLETE", 1), callbacksEnqueued());
+        assertEquals(1, status(id).succeeded());
+    }
+
+    @Test
+    void twoWorkersEndingTheLastTwoJobsAtOnceEnqueueCompleteOnce() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 20; round++) {
+                UUID id = UUID.randomUUID();
+                submit(false, jobs(id, queue, 2), id);
+                Delivery a = broker.fetch(List.of(queue), "w1", 1, Duration.ofMillis(200)).getFirst();
+                Delivery b = broker.fetch(List.of(queue), "w2", 1, Duration.ofMillis(200)).getFirst();
+                CyclicBarrier together = new CyclicBarrier(2);
+                Future<?> fa = pool.submit(() -> {
+                    together.await();
+                    return broker.settle("w1", List.of(succeeded(a)));
+                });
+                Future<?> fb = pool.submit(() -> {
+                    together.await();
+                    return broker.settle("w2", List.of(dead(b)));
+                });
+                fa.get();
+                fb.get();
+                assertEquals(Map.of("on-DEATH", 1, "on-COMPLETE", 1), callbacksEnqueued(), "round " + round);
+                assertEquals(new BatchStatus(id, false, false, 2, 1, 1, 0, List.of(b.message().orElseThrow().id()),
+                        Set.of(Callback.DEATH, Callback.COMPLETE), status(id).createdAt()), status(id));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void anOpenBatchGrowsAndCompletesOnlyOnceClosed() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(true, jobs(id, queue, 1), id);
+        broker.settle("c1", List.of(succeeded(fetch(1).getFirst())));
+        assertEquals(Map.of(), callbacksEnqueued(), "open: not complete though every job ended");
+        assertEquals(BatchStatus.State.OPEN, status(id).state());
+
+        assertTrue(batches().addToBatch(id, jobs(id, queue, 1)));
+        assertEquals(2, status(id).total());
+        broker.settle("c1", List.of(succeeded(fetch(1).getFirst())));
+        assertEquals(Map.of(), callbacksEnqueued());
+
+        assertTrue(batches().closeBatch(id));
+        assertEquals(Map.of("on-SUCCESS", 1, "on-COMPLETE", 1), callbacksEnqueued(), "the close completes it");
+        assertTrue(batches().closeBatch(id));
+        assertEquals(Map.of(), callbacksEnqueued(), "a second close fires nothing");
+        assertFalse(batches().addToBatch(id, jobs(id, queue, 1)), "a closed batch takes no job");
+        assertEquals(2, status(id).total());
+        assertFalse(batches().closeBatch(UUID.randomUUID()), "no such batch");
+    }
+
+    @Test
+    void aCancelledBatchListsItsUnfinishedJobsAndCountsATrackedJobAckedUnrunAsCancelled() throws Exception {
+        UUID id = UUID.randomUUID();
+        List<Message> jobs = jobs(id, queue, 2);
+        submit(false, jobs, id);
+        List<Delivery> ds = fetch(10);
+        broker.settle("c1", List.of(succeeded(ds.get(0))));
+
+        Map<UUID, String> unfinished = batches().cancelBatch(id);
+        assertEquals(Map.of(ds.get(1).message().orElseThrow().id(), queue), unfinished);
+        assertTrue(status(id).cancelRequested());
+        // the worker found the record cancelled and did not run it: an ack without an update
+        broker.settle("c1", List.of(new Settlement.Ack(ds.get(1))));
+
+        BatchStatus s = status(id);
+        assertEquals(1, s.cancelled());
+        assertEquals(BatchStatus.State.FAILED, s.state());
+        assertEquals(Map.of("on-COMPLETE", 1), callbacksEnqueued());
+        assertEquals(Map.of(), batches().cancelBatch(UUID.randomUUID()));
+    }
+
+    @Test
+    void aReplayedDeadLetterThatSucceedsIsNotCountedAgain() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 1), id);
+        broker.settle("c1", List.of(dead(fetch(1).getFirst())));
+        assertEquals(Map.of("on-DEATH", 1, "on-COMPLETE", 1), callbacksEnqueued());
+
+        var store = BrokerCapabilities.deadLetterStore(broker);
+        String letter = store.readDeadLetters(queue, java.util.Optional.empty(), 10).getFirst().id();
+        assertEquals(1, store.replayDeadLetters(queue, List.of(letter)));
+        Delivery again = fetch(1).getFirst();
+        assertTrue(broker.settle("c1", List.of(succeeded(again))).allApplied(), "the replayed run settles");
+
+        BatchStatus s = status(id);
+        assertEquals(List.of(1, 0, 1), List.of(s.total(), s.succeeded(), s.deadLettered()), "a job counts once, at its first end");
+        assertEquals(Map.of(), callbacksEnqueued(), "no callback again");
+    }
+
+    @Test
+    void aJobOfNoBatchSettlesAsBefore() throws Exception {
+        Message plain = message("t", "{}");
+        broker.enqueue(plain);
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(fetch(1).getFirst()))).allApplied());
+    }
+}

@@ -1,0 +1,167 @@
+package io.binomic.redis.internal;
+
+import io.binomic.api.BatchStatus;
+import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewBatch;
+import io.binomic.api.spi.Settlement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Batches on one Redis node: a batch is two hashes under its own hash tag
+ * ({@code <prefix>:batch:{<id>}} and {@code ...:jobs}), created with its jobs by
+ * {@code submit_batch.lua}, and counted by the settle script ({@code settle.lua}, {@code batch_settled}
+ * in {@code lib.lua}) in the same step as each job's final settlement, which also enqueues the
+ * callbacks. Those scripts reach keys of several hash tags, so this capability is offered on a
+ * single node (or a replicated primary) only, never on a Cluster.
+ */
+final class RedisBatches implements Batches {
+    private final RedisContext redis;
+
+    RedisBatches(RedisContext redis) {
+        this.redis = redis;
+    }
+
+    static String batchKey(String prefix, UUID id) { return prefix + ":batch:{" + id + "}"; }
+
+    static String jobsKey(String prefix, UUID id) { return batchKey(prefix, id) + ":jobs"; }
+
+    private String prefix() { return redis.config.keyPrefix(); }
+
+    @Override
+    public void submitBatch(NewBatch batch, List<Message> jobs) {
+        List<Object> args = new ArrayList<>(List.of("new", batch.open() ? "1" : "0", Long.toString(batch.retention().toMillis()),
+                Long.toString(System.currentTimeMillis())));
+        List<Object> callbackFields = new ArrayList<>();
+        batch.callbacks().forEach((kind, m) -> {
+            RedisKeys k = redis.keys(m.queue());
+            redis.checkSize(m);
+            String name = kind.name();
+            callbackFields.addAll(List.of("cb:" + name, StreamFields.toJson(StreamFields.encode(m)), "cbstream:" + name, k.stream()));
+            if (m.isTracked()) {
+                callbackFields.addAll(List.of("cbjob:" + name, k.job(m.id()), "cbtask:" + name, m.task(), "cbret:" + name,
+                        m.trackForMillis()));
+            }
+        });
+        args.add(Integer.toString(callbackFields.size()));
+        args.addAll(callbackFields);
+        run("submit batch " + batch.id(), batch.id(), jobs, args);
+    }
+
+    @Override
+    public boolean addToBatch(UUID id, List<Message> jobs) {
+        List<Object> args = new ArrayList<>(List.of("add", "", "", "", "0"));
+        return run("add " + jobs.size() + " job(s) to batch " + id, id, jobs, args) == 1;
+    }
+
+    private long run(String what, UUID id, List<Message> jobs, List<Object> args) {
+        List<Object> keys = new ArrayList<>(2 + 2 * jobs.size());
+        keys.add(batchKey(prefix(), id));
+        keys.add(jobsKey(prefix(), id));
+        for (Message m : jobs) {
+            if (!id.equals(m.batch()) || !m.isTracked()) {
+                throw new IllegalArgumentException("message " + m.id() + " is not a tracked job of batch " + id);
+            }
+            redis.checkSize(m);
+            RedisKeys k = redis.keys(m.queue());
+            keys.add(k.stream());
+            keys.add(k.job(m.id()));
+            Map<String, String> fields = StreamFields.encode(m);
+            args.addAll(List.of(m.id().toString(), m.queue(), Integer.toString(m.priority()), m.task(), m.trackForMillis(),
+                    Integer.toString(fields.size() * 2)));
+            RedisContext.addFields(args, fields);
+        }
+        Long reply = redis.call(what, () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_BATCH,
+                RScript.ReturnType.LONG, keys, args.toArray()));
+        return reply == null ? 0 : reply;
+    }
+
+    @Override
+    public boolean closeBatch(UUID id) {
+        return !close(id, "close").isEmpty();
+    }
+
+    @Override
+    public Map<UUID, String> cancelBatch(UUID id) {
+        Map<UUID, String> unfinished = new LinkedHashMap<>();
+        List<?> flat = close(id, "cancel");
+        if (!flat.isEmpty()) {
+            for (int i = 1; i + 1 < flat.size(); i += 2) {
+                unfinished.put(UUID.fromString(RedisContext.replyText(flat.get(i))), RedisContext.replyText(flat.get(i + 1)));
+            }
+        }
+        return unfinished;
+    }
+
+    /** The close script's reply after its 'ok': the jobs not ended, flat; an empty list when there is no such batch. */
+    private List<?> close(UUID id, String mode) {
+        List<?> reply = redis.call(mode + " batch " + id, () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
+                LuaScripts.CLOSE_BATCH, RScript.ReturnType.LIST, List.of(batchKey(prefix(), id), jobsKey(prefix(), id)), mode));
+        return reply == null || reply.isEmpty() || "none".equals(RedisContext.replyText(reply.getFirst())) ? List.of() : reply;
+    }
+
+    @Override
+    public Optional<BatchStatus> readBatch(UUID id) {
+        List<?> replies = redis.pipeline("read batch " + id, batch -> {
+            batch.getMap(batchKey(prefix(), id), StringCodec.INSTANCE).readAllMapAsync();
+            batch.getMap(jobsKey(prefix(), id), StringCodec.INSTANCE).readAllMapAsync();
+        });
+        @SuppressWarnings("unchecked")
+        Map<String, String> b = (Map<String, String>) replies.get(0);
+        @SuppressWarnings("unchecked")
+        Map<String, String> jobs = (Map<String, String>) replies.get(1);
+        if (b == null || b.isEmpty()) {
+            return Optional.empty();
+        }
+        List<UUID> failed = new ArrayList<>();
+        jobs.forEach((job, v) -> {
+            if (v.startsWith("D") || v.startsWith("C")) {
+                failed.add(UUID.fromString(job));
+            }
+        });
+        EnumSet<BatchStatus.Callback> fired = EnumSet.noneOf(BatchStatus.Callback.class);
+        for (BatchStatus.Callback c : BatchStatus.Callback.values()) {
+            if (b.containsKey("fired:" + c.name())) {
+                fired.add(c);
+            }
+        }
+        return Optional.of(new BatchStatus(id, "1".equals(b.get("open")), "1".equals(b.get("cancelRequested")), number(b, "total"),
+                number(b, "succeeded"), number(b, "dead"), number(b, "cancelled"), failed, fired,
+                Instant.ofEpochMilli(Long.parseLong(b.getOrDefault("createdAt", "0")))));
+    }
+
+    private static int number(Map<String, String> b, String field) {
+        String v = b.get(field);
+        return v == null ? 0 : Integer.parseInt(v);
+    }
+
+    /**
+     * Adds the batch bookkeeping of a settlement of job {@code m} of a batch to the settle script's
+     * arguments ('B', index of the batch's key, job id, outcome letter); nothing for a retry.
+     */
+    static void addSettleArguments(Settlement s, Message m, String prefix, List<Object> keys, List<Object> args) {
+        Outcome outcome = Batches.outcomeOf(s);
+        if (outcome == null) {
+            return;
+        }
+        keys.add(batchKey(prefix, m.batch()));
+        keys.add(jobsKey(prefix, m.batch()));
+        args.add("B");
+        args.add(Integer.toString(keys.size() - 1));
+        args.add(m.id().toString());
+        args.add(switch (outcome) {
+            case SUCCEEDED -> "S";
+            case DEAD_LETTERED -> "D";
+            case CANCELLED -> "C";
+        });
+    }
+}

@@ -1,0 +1,35 @@
+-- Creates a batch ('new') or adds jobs to an open one ('add'), and enqueues its jobs with their
+-- records, in one step: all or none. The batch's hashes are described in lib.lua (batch_fire).
+-- KEYS: batch, batch jobs, then per job: its queue's default stream, its record.
+-- ARGV: mode, open ('1' or '0'), retention ms, created ms, number of callback fields, callback
+-- fields (name, value)..., then per job: id, queue, priority, task, record retention ms, number of
+-- stream field strings, stream fields...
+-- Returns 1, or 0 when 'add' finds the batch closed or missing; an error when 'new' finds it exists.
+local mode = ARGV[1]
+if mode == 'new' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('ERR batch exists already') end
+  redis.call('HSET', KEYS[1], 'open', ARGV[2], 'retention', ARGV[3], 'createdAt', ARGV[4], 'total', 0, 'ended', 0,
+    'succeeded', 0, 'dead', 0, 'cancelled', 0)
+  local n = tonumber(ARGV[5])
+  for j = 6, 5 + n, 2 do redis.call('HSET', KEYS[1], ARGV[j], ARGV[j + 1]) end
+elseif redis.call('HGET', KEYS[1], 'open') ~= '1' then
+  return 0
+end
+local now = string.format('%d', lim_now())
+local i = 6 + tonumber(ARGV[5])
+local k = 3
+local added = 0
+while i <= #ARGV do
+  local id, queue, priority, task, retention, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5])
+  local args = {level_stream(KEYS[k], priority), '*'}
+  for j = i + 6, i + 5 + n do args[#args + 1] = ARGV[j] end
+  redis.call('XADD', unpack(args))
+  redis.call('DEL', KEYS[k + 1])
+  redis.call('HSET', KEYS[k + 1], 'state', 'QUEUED', 'task', task, 'enqueuedAt', now, 'retention', retention)
+  redis.call('HSET', KEYS[2], id, 'P' .. queue)
+  added = added + 1
+  i = i + 6 + n
+  k = k + 2
+end
+redis.call('HSET', KEYS[1], 'total', tonumber(redis.call('HGET', KEYS[1], 'total')) + added)
+return 1
