@@ -10,10 +10,11 @@ import java.util.Optional;
  * {@link #decodeProblem()} and the raw fields, so the worker can dead-letter it without loss.
  *
  * @param queue the queue it was fetched from
- * @param receipt the broker's opaque token for this hand-out, given back to settle it: the core
- *     compares receipts for equality only (to match a settlement, a reclaim, a cancel to the delivery
- *     it holds) and never parses or orders them, so a broker may put in it what it needs (the Redis
- *     broker: the stream entry id, with the priority level's stream)
+ * @param receipt the broker's opaque token for this hand-out, given back to settle it, unique within
+ *     its queue only (the Redis broker: the stream entry id, with the priority level's stream, so two
+ *     queues written in the same millisecond hand out equal receipts): the core matches a settlement,
+ *     a reclaim or a cancel to the delivery it holds by {@link #key()}, and never parses or orders
+ *     receipts, so a broker may put in them what it needs
  * @param message the decoded message, as stored (its attempt is the attempt when it was enqueued)
  * @param deliveryCount how many times this entry has been handed out, this time included (1 at first)
  * @param rawFields the stored fields, kept only for broken entries (empty otherwise)
@@ -43,6 +44,12 @@ public record Delivery(String queue, String receipt, Optional<Message> message, 
     public static Delivery malformed(String queue, String receipt, Map<String, String> rawFields, int deliveryCount, String problem) {
         return new Delivery(queue, receipt, Optional.empty(), deliveryCount, rawFields, Optional.of(problem));
     }
+
+    /**
+     * What identifies this hand-out among everything one worker holds, over all the queues it reads:
+     * the queue and the receipt (a receipt alone repeats across queues). '|' is in no queue name.
+     */
+    public String key() { return queue + '|' + receipt; }
 
     /**
      * The attempt this delivery represents: the stored attempt plus every earlier hand-out of the

@@ -394,12 +394,12 @@ public final class DeliveryProcessor {
             boolean flaggedOnReturn = false;
             if (run.tracked()) {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
-                tracking.handlerStarted(delivery.receipt());
+                tracking.handlerStarted(delivery.key());
                 try {
                     result = invokeObserved(run, timeout);
                     flaggedOnReturn = Thread.currentThread().isInterrupted(); // before handlerEnded clears a cancel's
                 } finally {
-                    tracking.handlerEnded(delivery.receipt());
+                    tracking.handlerEnded(delivery.key());
                 }
             } else {
                 result = invokeObserved(run, timeout);
@@ -408,7 +408,7 @@ public final class DeliveryProcessor {
             // (it saw the cancel and said so); otherwise its own flag or a stop after its work was
             // done, and it succeeded. The flag is cleared either way: left set, it failed the
             // outcome's hand-over to the settler, leaving the delivery pending to run again.
-            if ((Thread.interrupted() | flaggedOnReturn) && run.tracked() && tracking.cancelRequested(delivery.receipt())) {
+            if ((Thread.interrupted() | flaggedOnReturn) && run.tracked() && tracking.cancelRequested(delivery.key())) {
                 outcome = "cancelled";
                 return cancelled(run, start);
             }
@@ -446,7 +446,7 @@ public final class DeliveryProcessor {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             boolean flagged = Thread.interrupted(); // as on return: never into the settler's hand-over
-            boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.receipt());
+            boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.key());
             if (!cancelledByRequest && (cause instanceof InterruptedException || flagged) && tracking.workerStopping()) {
                 outcome = "cancelled";
                 return leftPendingAtShutdown(run);
@@ -472,7 +472,7 @@ public final class DeliveryProcessor {
             return failure(run, cause.getClass().getName(), String.valueOf(cause.getMessage()), stackHead(cause));
         } catch (InterruptedException e) {
             outcome = "cancelled";
-            if (run.tracked() && tracking.cancelRequested(delivery.receipt())) {
+            if (run.tracked() && tracking.cancelRequested(delivery.key())) {
                 // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
                 Thread.interrupted();
                 return cancelled(run, start);

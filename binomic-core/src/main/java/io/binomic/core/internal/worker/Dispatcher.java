@@ -36,19 +36,19 @@ final class Dispatcher implements AutoCloseable {
     private final Settler settler;
     private final FlowGate flow;
     /**
-     * Every delivery the worker holds, by receipt: the leases it renews. Not only the running ones:
+     * Every delivery the worker holds, by {@link Delivery#key()}: the leases it renews. Not only the running ones:
      * a delivery stays held after its handler ends, until its outcome is written.
      */
     private final Map<String, Delivery> held;
     private final TrackedJobs tracked;
-    /** Deliveries whose handler is running, by receipt. */
+    /** Deliveries whose handler is running, by key. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     /** Deliveries a broker handed out beyond the free slots: run as slots free, never at once. */
     private final Deque<Delivery> overflow = new ConcurrentLinkedDeque<>();
     private final List<AutoCloseable> cancelSubscriptions = new CopyOnWriteArrayList<>();
-    /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by receipt. */
+    /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by key. */
     private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
-    /** Deliveries waiting on a slot for their reserved start, by receipt. */
+    /** Deliveries waiting on a slot for their reserved start, by key. */
     private final Map<String, Thread> waiting = new ConcurrentHashMap<>();
     /**
      * How late a reserved start may still be taken. A delivery that wakes later than this gives its
@@ -77,18 +77,18 @@ final class Dispatcher implements AutoCloseable {
 
     /** Says that {@code d}, about to be dispatched, may start at {@code startNanos} ({@link System#nanoTime()}) and not before. */
     void holdUntil(Delivery d, long startNanos) {
-        reservedStarts.put(d.receipt(), startNanos);
+        reservedStarts.put(d.key(), startNanos);
     }
 
     /** Whether {@code d} waits for a reserved start: it is not running yet, and its job must not say so. */
-    boolean hasReservedStart(Delivery d) { return reservedStarts.containsKey(d.receipt()); }
+    boolean hasReservedStart(Delivery d) { return reservedStarts.containsKey(d.key()); }
 
     /**
      * Runs {@code d} on its own virtual thread, with a slot taken by the caller (at its reserved start
      * if it has one); the slot is released when it ends.
      */
     void dispatch(Delivery d) {
-        Long start = reservedStarts.remove(d.receipt());
+        Long start = reservedStarts.remove(d.key());
         if (start != null) {
             waitThenStart(d, start);
         } else if (!flow.startUnlessPaused(d, this::start)) {
@@ -104,15 +104,15 @@ final class Dispatcher implements AutoCloseable {
      * (given back).
      */
     private void waitThenStart(Delivery d, long startNanos) {
-        held.put(d.receipt(), d);
-        Thread thread = Thread.ofVirtual().name("binomic-wait-" + d.receipt()).unstarted(() -> {
+        held.put(d.key(), d);
+        Thread thread = Thread.ofVirtual().name("binomic-wait-" + d.key()).unstarted(() -> {
             try {
                 long wait = startNanos - System.nanoTime();
                 if (wait > 0) {
                     TimeUnit.NANOSECONDS.sleep(wait);
                 }
                 if (!context.active().getAsBoolean()) {
-                    held.remove(d.receipt());
+                    held.remove(d.key());
                     slots.release();
                 } else if (System.nanoTime() - startNanos > LATE_START_NANOS) {
                     giveBack(d);
@@ -121,13 +121,13 @@ final class Dispatcher implements AutoCloseable {
                     dispatch(d);
                 }
             } catch (InterruptedException e) {
-                held.remove(d.receipt()); // stopping: left pending for reclaim
+                held.remove(d.key()); // stopping: left pending for reclaim
                 slots.release();
             } finally {
-                waiting.remove(d.receipt());
+                waiting.remove(d.key());
             }
         });
-        waiting.put(d.receipt(), thread);
+        waiting.put(d.key(), thread);
         thread.start();
     }
 
@@ -138,8 +138,8 @@ final class Dispatcher implements AutoCloseable {
     }
 
     private void start(Delivery d) {
-        held.put(d.receipt(), d);
-        Thread thread = Thread.ofVirtual().name("binomic-run-" + d.receipt()).unstarted(() -> {
+        held.put(d.key(), d);
+        Thread thread = Thread.ofVirtual().name("binomic-run-" + d.key()).unstarted(() -> {
             Outcome outcome = null;
             try {
                 try {
@@ -164,15 +164,15 @@ final class Dispatcher implements AutoCloseable {
                         + "; it stays pending for reclaim", e);
                 outcome = null;
             } finally {
-                running.remove(d.receipt());
+                running.remove(d.key());
                 tracked.forget(d);
                 if (!(outcome instanceof Outcome.Settle)) {
-                    held.remove(d.receipt()); // left pending: stop renewing, so reclaim brings it back
+                    held.remove(d.key()); // left pending: stop renewing, so reclaim brings it back
                 }
                 slots.release();
             }
         });
-        running.put(d.receipt(), new Running(d, thread));
+        running.put(d.key(), new Running(d, thread));
         thread.start();
     }
 
@@ -181,11 +181,11 @@ final class Dispatcher implements AutoCloseable {
      * unchanged. Until written, it is held (its lease renewed) like any other.
      */
     void park(Delivery d) {
-        held.put(d.receipt(), d);
+        held.put(d.key(), d);
         try {
             settler.submit(FlowGate.park(d));
         } catch (InterruptedException e) {
-            held.remove(d.receipt()); // stopping: left pending, reclaim brings it back
+            held.remove(d.key()); // stopping: left pending, reclaim brings it back
             Thread.currentThread().interrupt();
         }
     }
@@ -202,7 +202,7 @@ final class Dispatcher implements AutoCloseable {
                 dispatch(d);
                 used++;
             } else {
-                held.put(d.receipt(), d);
+                held.put(d.key(), d);
                 overflow.addLast(d);
             }
         }
@@ -214,7 +214,7 @@ final class Dispatcher implements AutoCloseable {
         int started = 0;
         Delivery d;
         while (started < free && (d = overflow.pollFirst()) != null) {
-            dispatch(held.getOrDefault(d.receipt(), d));
+            dispatch(held.getOrDefault(d.key(), d));
             started++;
         }
         return started;
@@ -225,7 +225,7 @@ final class Dispatcher implements AutoCloseable {
      * they are left pending for reclaim.
      */
     void dropOverflow() {
-        overflow.forEach(d -> held.remove(d.receipt()));
+        overflow.forEach(d -> held.remove(d.key()));
         overflow.clear();
         waiting.values().forEach(Thread::interrupt);
     }
@@ -259,7 +259,7 @@ final class Dispatcher implements AutoCloseable {
         for (Running r : running.values()) {
             if (r.delivery().message().map(m -> m.id().equals(event.id())).orElse(false)) {
                 LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", context.consumerName(), event.id());
-                tracked.requestCancel(r.delivery().receipt());
+                tracked.requestCancel(r.delivery().key());
             }
         }
     }

@@ -73,15 +73,15 @@ final class Reclaimer {
             try {
                 List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
                 for (Delivery d : limiter.admit(reclaimed, dispatcher::holdUntil)) {
-                    settler.reclaimed(d.receipt());
-                    if (dispatcher.held().computeIfPresent(d.receipt(), (receipt, before) -> d) != null) {
+                    settler.reclaimed(d.key());
+                    if (dispatcher.held().computeIfPresent(d.key(), (key, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
                         // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.
                         LOG.log(Level.WARNING, "worker {0}: its lease on entry {1} of queue {2} had lapsed; took it back without running it again",
                                 consumerName, d.receipt(), queue);
                         continue;
                     }
-                    if (settler.forgetSettled(d.receipt())) {
+                    if (settler.forgetSettled(d.key())) {
                         // Read as pending just before this worker's own outcome for it was written: skip it
                         // once. Reclaimed again a lease later, the outcome did not stick (a failover lost
                         // it with the old primary): then it runs again, rather than staying pending forever.
@@ -174,12 +174,12 @@ final class Reclaimer {
             }
             List<Delivery> lost = new ArrayList<>();
             for (Delivery d : pending) {
-                String receipt = d.receipt();
-                if (dispatcher.held().containsKey(receipt) || settler.settledRecently(receipt) || settler.gaveUp(receipt)) {
+                String key = d.key();
+                if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
                     continue; // running, written, or left on purpose for reclaim (at its next delivery count)
                 }
                 LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
-                        context.consumerName(), receipt, queue);
+                        context.consumerName(), d.receipt(), queue);
                 lost.add(d);
             }
             // they pass their limits like any fetch: one admitted before its reply was lost keeps its admission

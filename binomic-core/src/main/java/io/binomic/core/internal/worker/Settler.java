@@ -52,7 +52,7 @@ final class Settler {
     private final Broker broker;
     private final String consumer;
     private final LinkedBlockingQueue<Settlement> buffer;
-    /** The delivery as this worker holds it now (a self-reclaim raises its count), by receipt. */
+    /** The delivery as this worker holds it now (a self-reclaim raises its count), by {@link Delivery#key()}. */
     private final Function<String, Delivery> current;
     /** Called once a settlement is written (or given up): the worker stops renewing its lease. */
     private final Consumer<Delivery> done;
@@ -201,7 +201,7 @@ final class Settler {
         if (givenUp.size() >= REMEMBERED) {
             givenUp.clear();
         }
-        givenUp.add(s.delivery().receipt());
+        givenUp.add(s.delivery().key());
         LOG.log(Level.ERROR, "worker " + consumer + ": giving up writing the outcome of " + s.delivery().receipt() + " of queue "
                 + s.delivery().queue() + "; it stays pending: once its queue can be written again, reclaim runs it again, or"
                 + " dead-letters it (MAX_ATTEMPTS, io.binomic.LeaseExpired) if that was its last attempt", e);
@@ -230,7 +230,7 @@ final class Settler {
                     refused.stream().limit(5).map(r -> r.delivery().queue() + "/" + r.delivery().receipt()).toList());
         }
         for (Settlement s : sent) {
-            remember(s.delivery().receipt());
+            remember(s.delivery().key());
             done.accept(s.delivery());
         }
     }
@@ -289,7 +289,7 @@ final class Settler {
      * job record's update goes with it, or a tracked job would never get its final record.
      */
     Settlement asHeldNow(Settlement s) {
-        Delivery now = current.apply(s.delivery().receipt());
+        Delivery now = current.apply(s.delivery().key());
         if (now == null || now.deliveryCount() == s.delivery().deliveryCount()) {
             return s;
         }

@@ -68,7 +68,7 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
 
     /** Forgets what was kept of {@code d}, whose run ended (or never reached its start). */
     void forget(Delivery d) {
-        cancelRequested.remove(d.receipt());
+        cancelRequested.remove(d.key());
         if (enabled) {
             d.message().ifPresent(m -> startedInBulk.remove(m.id())); // one that never reached its start
         }

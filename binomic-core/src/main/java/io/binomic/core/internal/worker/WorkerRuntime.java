@@ -72,7 +72,7 @@ public final class WorkerRuntime implements Worker {
                 JobTracking.through(broker, consumerName, tracked::cancelRequested, tracked, tasks.maxResultBytes()))
                 .observedBy(services.runObservers());
         Map<String, Delivery> held = new ConcurrentHashMap<>();
-        this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.receipt()));
+        this.settler = new Settler(broker, consumerName, SETTLEMENT_BUFFER, held::get, d -> held.remove(d.key()));
         this.flow = new FlowGate(broker, queues.all(), consumerName);
         FlowLimiter limiter = new FlowLimiter(tasks.handlers(), broker, consumerName, tasks.codec(), queues.logical(),
                 config.leaseTimeout());
