@@ -14,10 +14,10 @@ import org.junit.jupiter.api.Test;
  * A worker whose link to Redis adds 50 ms each way ({@link FaultProxy}, RTT ~100 ms) runs 100 ms
  * jobs on 8 slots. Its slots must not wait on broker calls that are due only every so often
  * (reclaim, the search for lost reads, the paused state, idle consumers): each slot's cycle is its
- * job plus about one fetch round trip, so 8 slots finish ~40 jobs a second. A fetch loop that
- * makes every periodic call in a row between reads finishes ~5 a second. The bound asserted, 150
- * jobs in 10 s, is a third of the first and three times the second, so a loaded 2-core machine
- * meets it and the stalling loop cannot. About 14 s.
+ * job plus a fetch round trip or two, 230-260 jobs in 10 s on a loaded 2-core machine. A fetch loop
+ * that makes every periodic call in a row between reads (the reclaim interval here, 500 ms, makes
+ * each due every round) finishes 40-50. The bound asserted, 150, leaves a wide margin on both
+ * sides. About 14 s.
  */
 class LatencyThroughputIT {
     private static final Duration LEASE = Duration.ofSeconds(12);
@@ -45,8 +45,8 @@ class LatencyThroughputIT {
             RedisServer.sleep(WINDOW.toMillis());
             int done = ledger.done().size() - before;
             System.out.println("LATENCY-THROUGHPUT jobs in " + WINDOW.toSeconds() + " s at " + LATENCY.toMillis() + " ms each way: " + done);
-            assertTrue(done >= AT_LEAST, "8 slots of 100 ms jobs over a 100 ms round trip finish ~400 jobs in 10 s; at least "
-                    + AT_LEAST + " expected, " + done + " done");
+            assertTrue(done >= AT_LEAST, "8 slots of 100 ms jobs over a 100 ms round trip: at least " + AT_LEAST
+                    + " jobs in 10 s expected, " + done + " done (periodic broker calls holding up the fetch rounds?)");
         }
     }
 }
