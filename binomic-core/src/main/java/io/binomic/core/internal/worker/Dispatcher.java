@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Runs a worker's deliveries, each on a virtual thread of its own, within its slots: it owns the
@@ -48,6 +49,12 @@ final class Dispatcher implements AutoCloseable {
     private final List<AutoCloseable> cancelSubscriptions = new CopyOnWriteArrayList<>();
     /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by key. */
     private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
+    /**
+     * Held by the fetcher from a read until the deliveries it handed out are held, and by the search
+     * for lost reads while it tells its finds from those: fair, so the search is not kept out by
+     * the fetcher's next read.
+     */
+    private final ReentrantLock intake = new ReentrantLock(true);
     /** Deliveries waiting on a slot for their reserved start, by key. */
     private final Map<String, Thread> waiting = new ConcurrentHashMap<>();
     /**
@@ -67,6 +74,8 @@ final class Dispatcher implements AutoCloseable {
         this.held = held;
         this.tracked = tracked;
     }
+
+    ReentrantLock intake() { return intake; }
 
     /** The free slots: a delivery is run only with one taken, which it gives back when it ends. */
     Semaphore slots() { return slots; }
@@ -202,11 +211,16 @@ final class Dispatcher implements AutoCloseable {
                 dispatch(d);
                 used++;
             } else {
-                held.put(d.key(), d);
-                overflow.addLast(d);
+                hold(d);
             }
         }
         return used;
+    }
+
+    /** Holds {@code d} (its lease renewed) until a slot frees: the fetcher runs it before it fetches new ones. */
+    void hold(Delivery d) {
+        held.put(d.key(), d);
+        overflow.addLast(d);
     }
 
     /** Runs held deliveries, oldest first, on up to {@code free} slots the caller took; returns how many it used. */

@@ -11,9 +11,13 @@ import java.util.concurrent.TimeUnit;
 /**
  * The fetch loop of a worker: reads at most as many messages as there are free slots and hands
  * each to the {@link Dispatcher}. It owns the free slots while it runs, so it also runs what else
- * takes slots (held deliveries, {@link Reclaimer reclaim and the recovery of lost reads}), and it
+ * takes slots (held deliveries first; it starts {@link Reclaimer reclaim and the recovery of lost
+ * reads} on a thread of their own, each delivery they take run on a free slot or held), and it
  * holds back while outcomes are not being written ({@link Settler#stuck}). What it keeps of its
- * calls (the last round, a call under way, failures) is what the worker's health reads.
+ * calls (the last round, a call under way, failures) is what the worker's health reads. The
+ * periodic calls that take no slot are the {@link Housekeeper}'s: a round here makes no broker
+ * call but the read (unless a view the housekeeper keeps is stale), so over a slow link a freed
+ * slot waits about one round trip for its next job.
  */
 final class Fetcher implements ControlLoop.Round {
     private static final System.Logger LOG = System.getLogger(Fetcher.class.getName());
@@ -44,10 +48,15 @@ final class Fetcher implements ControlLoop.Round {
     /** Since when fetching fails; 0 while it works. */
     volatile long failingSinceNanos;
     volatile String lastError = "";
-    /** Since when the broker call of this loop under way (a fetch, a reclaim, a search for lost reads) waits; 0 when none is. */
+    /** Since when the fetch under way waits; 0 when none is. */
     volatile long callSinceNanos;
+    /** Since when the reclaim (or search for lost reads) under way, on its own thread, waits; 0 when none is. */
+    volatile long reclaimSinceNanos;
+    /** The thread of the last reclaim started; one runs at a time. */
+    private volatile Thread reclaiming;
 
-    Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter) {
+    Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter,
+            Reclaimer reclaimer) {
         this.context = context;
         this.pollTimeout = context.config().pollTimeout();
         this.dispatcher = dispatcher;
@@ -56,22 +65,23 @@ final class Fetcher implements ControlLoop.Round {
         this.queues = queues;
         this.flow = flow;
         this.limiter = limiter;
-        this.reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
+        this.reclaimer = reclaimer;
     }
 
     @Override
     public boolean run() throws InterruptedException {
         if (!context.active().getAsBoolean()) {
+            awaitReclaim();
             return false;
         }
         if (!slots.tryAcquire(pollTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
             lastRoundNanos = System.nanoTime(); // every slot busy: nothing to fetch, and that is healthy
-            reclaimer.keepConsumersIfDue(queues.all()); // still alive on the queues it is not reading now
             return true;
         }
         int free = 1 + slots.drainPermits();
         try {
             if (!context.active().getAsBoolean()) {
+                awaitReclaim();
                 return false;
             }
             if (settler.stuck()) {
@@ -85,50 +95,20 @@ final class Fetcher implements ControlLoop.Round {
                 Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
                 return true;
             }
-            queues.refresh();
             free -= dispatcher.runOverflow(free);
-            // The search for lost deliveries and the reclaim are broker calls of this loop too: one
-            // caught on a stalled or reset connection must show in the health like a fetch that hangs.
-            callSinceNanos = System.nanoTime();
-            try {
-                if (failingSinceNanos == 0) {
-                    free -= reclaimer.recoverIfDue(free, queues.all());
-                }
-                free -= reclaimer.reclaimIfDue(free, queues.all());
-                reclaimer.keepConsumersIfDue(queues.all());
-            } finally {
-                callSinceNanos = 0;
-            }
+            startReclaimIfDue(free);
             List<String> fetchQueues = flow.fetchable();
             if (free > 0 && fetchQueues.isEmpty()) {
                 lastRoundNanos = System.nanoTime(); // every queue paused: healthy, and nothing to fetch
                 Thread.sleep(Math.min(pollTimeout.toMillis(), FlowGate.REFRESH_MILLIS));
             } else if (free > 0) {
-                List<Delivery> deliveries;
-                long callStarted = System.nanoTime();
-                callSinceNanos = callStarted;
+                // Held from the read until its deliveries are held: a search for lost reads, on the
+                // reclaim thread, must not take what this read handed out for lost.
+                dispatcher.intake().lock();
                 try {
-                    deliveries = context.broker().fetch(fetchQueues, context.consumerName(), Math.min(free, FETCH_BATCH), pollTimeout);
-                } catch (RuntimeException e) {
-                    fetchFailed(e);
-                    return true;
+                    free -= fetchAndDispatch(fetchQueues, free);
                 } finally {
-                    callSinceNanos = 0;
-                }
-                if (System.nanoTime() - callStarted > pollTimeout.plus(SLOW_CALL).toNanos()) {
-                    // The client may have retried a read whose first reply was lost (Redis hung):
-                    // that read handed entries to this consumer that it never received.
-                    reclaimer.scheduleRecovery();
-                }
-                fetchSucceeded();
-                deliveries = flow.admit(deliveries, dispatcher::park);
-                deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
-                dispatcher.tracked().startInBulk(deliveries, dispatcher::hasReservedStart);
-                free -= dispatcher.dispatchOrHold(deliveries, free);
-                if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
-                    LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
-                            + "wait for a free slot (a broker bug)", context.consumerName(), deliveries.size(),
-                            context.config().concurrency());
+                    dispatcher.intake().unlock();
                 }
             } else {
                 lastRoundNanos = System.nanoTime();
@@ -136,6 +116,74 @@ final class Fetcher implements ControlLoop.Round {
             return true;
         } finally {
             slots.release(free);
+        }
+    }
+
+    /** Reads up to {@code free} deliveries of {@code fetchQueues} and runs or holds them; returns the slots used. */
+    private int fetchAndDispatch(List<String> fetchQueues, int free) throws InterruptedException {
+        List<Delivery> deliveries;
+        long callStarted = System.nanoTime();
+        callSinceNanos = callStarted;
+        try {
+            deliveries = context.broker().fetch(fetchQueues, context.consumerName(), Math.min(free, FETCH_BATCH), pollTimeout);
+        } catch (RuntimeException e) {
+            fetchFailed(e);
+            return 0;
+        } finally {
+            callSinceNanos = 0;
+        }
+        if (System.nanoTime() - callStarted > pollTimeout.plus(SLOW_CALL).toNanos()) {
+            // The client may have retried a read whose first reply was lost (Redis hung):
+            // that read handed entries to this consumer that it never received.
+            reclaimer.scheduleRecovery();
+        }
+        fetchSucceeded();
+        deliveries = flow.admit(deliveries, dispatcher::park);
+        deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
+        dispatcher.tracked().startInBulk(deliveries, dispatcher::hasReservedStart);
+        int used = dispatcher.dispatchOrHold(deliveries, free);
+        if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
+            LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
+                    + "wait for a free slot (a broker bug)", context.consumerName(), deliveries.size(),
+                    context.config().concurrency());
+        }
+        return used;
+    }
+
+    /**
+     * Starts the reclaim and the search for lost reads when one is due and none runs, on a thread of
+     * their own: over a slow link their round trips would otherwise hold up every fetch round they
+     * fall in. They ask for no more than the {@code free} slots; what they take runs on a slot then
+     * free, or is held and run first by a later round.
+     */
+    private void startReclaimIfDue(int free) {
+        Thread last = reclaiming;
+        boolean recovering = failingSinceNanos == 0;
+        if ((last != null && last.isAlive()) || !reclaimer.due(recovering)) {
+            return;
+        }
+        List<String> of = queues.all();
+        reclaiming = Thread.ofPlatform().daemon().name("binomic-reclaim-" + context.consumerName()).start(() -> {
+            // A call caught on a stalled or reset connection must show in the health like a fetch that hangs.
+            reclaimSinceNanos = System.nanoTime();
+            try {
+                if (recovering) {
+                    reclaimer.recoverIfDue(of);
+                }
+                reclaimer.reclaimIfDue(free, of);
+            } catch (RuntimeException e) {
+                LOG.log(Level.ERROR, "worker " + context.consumerName() + ": unexpected failure reclaiming; tried again when next due", e);
+            } finally {
+                reclaimSinceNanos = 0;
+            }
+        });
+    }
+
+    /** Waits for the reclaim under way, if any: a stopping worker starts nothing after its fetcher ended. */
+    private void awaitReclaim() throws InterruptedException {
+        Thread last = reclaiming;
+        if (last != null) {
+            last.join();
         }
     }
 

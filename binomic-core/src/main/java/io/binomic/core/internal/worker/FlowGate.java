@@ -43,6 +43,8 @@ final class FlowGate {
     private final String consumer;
     private volatile Map<String, PauseState> states = Map.of();
     private volatile long refreshedNanos;
+    /** Counts the reads and changes of queues, under {@link #starts}: a read made without it is used only if none came in between. */
+    private volatile long generation;
     private volatile boolean anyPaused;
     /** Queues whose pause was lifted, with how many refreshes still unpark them (see {@link Pausing#unpark}). */
     private final Map<String, Integer> unparking = new HashMap<>();
@@ -59,8 +61,14 @@ final class FlowGate {
 
     /** The queues to read from now on (partitions were added); their paused state is read at once. */
     void queues(List<String> now) {
-        queues = List.copyOf(now);
-        refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
+        starts.lock();
+        try {
+            generation++;
+            queues = List.copyOf(now);
+            refreshedNanos = System.nanoTime() - REFRESH_MILLIS * 2_000_000;
+        } finally {
+            starts.unlock();
+        }
     }
 
     private void refreshIfStale() {
@@ -77,31 +85,76 @@ final class FlowGate {
         }
     }
 
+    /**
+     * Reads the paused state again once half of {@value #REFRESH_MILLIS} ms has passed, off the
+     * fetch thread (so a fetch or a start seldom finds the view stale and waits for the read), and
+     * without holding {@link #starts} during the read, so starts go on meanwhile. The answer is
+     * used only if no other read (a local pause's, a stale view's) or change of queues came in
+     * between: an answer older than one already used is dropped.
+     */
+    void refreshAhead() {
+        long readNanos = System.nanoTime();
+        if (readNanos - refreshedNanos < REFRESH_MILLIS * 500_000) {
+            return;
+        }
+        long before = generation;
+        List<String> of = queues;
+        Map<String, PauseState> read;
+        try {
+            read = readStates(of);
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "worker {0}: reading the paused queues failed ({1}); keeping the last state", consumer, e.getMessage());
+            read = null;
+        }
+        starts.lock();
+        try {
+            if (generation != before || queues != of) {
+                return;
+            }
+            generation++;
+            refreshedNanos = readNanos;
+            if (read != null) {
+                use(read);
+            }
+        } finally {
+            starts.unlock();
+        }
+    }
+
+    private Map<String, PauseState> readStates(List<String> of) {
+        // a queue the answer leaves out is not paused
+        return Map.copyOf(pausing.map(p -> p.pauseStates(of)).orElse(Map.of()));
+    }
+
     /** Reads the paused state of this worker's queues, under {@link #starts}; false when the broker did not answer. */
     private boolean refresh() {
+        generation++;
         refreshedNanos = System.nanoTime();
         try {
-            // a queue the answer leaves out is not paused
-            Map<String, PauseState> read = Map.copyOf(pausing.map(p -> p.pauseStates(queues)).orElse(Map.of()));
-            boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
-            for (Map.Entry<String, PauseState> e : states.entrySet()) {
-                PauseState was = e.getValue();
-                PauseState is = read.getOrDefault(e.getKey(), PauseState.NONE);
-                if ((was.queuePaused() && !is.queuePaused()) || !is.pausedTasks().containsAll(was.pausedTasks())) {
-                    unparking.put(e.getKey(), 2);
-                }
-            }
-            unparkLifted();
-            if (paused != anyPaused) {
-                LOG.log(Level.INFO, "worker {0}: paused now: {1}", consumer, paused ? read : "nothing");
-            }
-            states = read;
-            anyPaused = paused;
+            use(readStates(queues));
             return true;
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "worker {0}: reading the paused queues failed ({1}); keeping the last state", consumer, e.getMessage());
             return false;
         }
+    }
+
+    /** Takes {@code read} as the paused state, under {@link #starts}. */
+    private void use(Map<String, PauseState> read) {
+        boolean paused = read.values().stream().anyMatch(s -> !s.isEmpty());
+        for (Map.Entry<String, PauseState> e : states.entrySet()) {
+            PauseState was = e.getValue();
+            PauseState is = read.getOrDefault(e.getKey(), PauseState.NONE);
+            if ((was.queuePaused() && !is.queuePaused()) || !is.pausedTasks().containsAll(was.pausedTasks())) {
+                unparking.put(e.getKey(), 2);
+            }
+        }
+        unparkLifted();
+        if (paused != anyPaused) {
+            LOG.log(Level.INFO, "worker {0}: paused now: {1}", consumer, paused ? read : "nothing");
+        }
+        states = read;
+        anyPaused = paused;
     }
 
     /**

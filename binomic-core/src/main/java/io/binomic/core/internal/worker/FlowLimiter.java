@@ -50,7 +50,7 @@ public final class FlowLimiter {
     private final List<String> queues;
     private volatile Map<String, QueueLimits> queueLimits = Map.of();
     private volatile long queueLimitsReadNanos;
-    private boolean queueLimitsReadFailed;
+    private volatile boolean queueLimitsReadFailed;
     private final Duration maxHold;
 
     /** The longest a worker holds a delivery for its reserved start: a second, and never past a quarter of its lease. */
@@ -75,12 +75,25 @@ public final class FlowLimiter {
     }
 
     /**
+     * Reads the queue limits again once half their refresh interval has passed: called off the
+     * fetch thread, so that a fetch seldom finds them stale and waits for the read itself.
+     */
+    void refreshAhead() {
+        readQueueLimitsOlderThan(QUEUE_LIMITS_REFRESH_NANOS / 2);
+    }
+
+    /**
      * The limits set on this worker's queues, read at most once a second (one round trip for all of
      * them, never one per fetch); the last answer is kept while the broker cannot give one.
      */
     private Map<String, QueueLimits> queueLimits() {
+        return readQueueLimitsOlderThan(QUEUE_LIMITS_REFRESH_NANOS);
+    }
+
+    // Both the fetch thread and the housekeeping one may read at once: each read is whole, and either answer is fresh.
+    private Map<String, QueueLimits> readQueueLimitsOlderThan(long ageNanos) {
         long now = System.nanoTime();
-        if (now - queueLimitsReadNanos >= QUEUE_LIMITS_REFRESH_NANOS) {
+        if (now - queueLimitsReadNanos >= ageNanos) {
             queueLimitsReadNanos = now;
             try {
                 Map<String, QueueLimits> read = Map.copyOf(flowLimits.map(f -> f.queueLimits(queues)).orElse(Map.of()));

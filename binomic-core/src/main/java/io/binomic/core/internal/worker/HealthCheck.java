@@ -23,12 +23,14 @@ final class HealthCheck {
 
     private final WorkerConfig config;
     private final Fetcher fetcher;
+    private final Housekeeper housekeeper;
     private final Settler settler;
     private final List<ControlLoop> loops;
 
-    HealthCheck(WorkerConfig config, Fetcher fetcher, Settler settler, List<ControlLoop> loops) {
+    HealthCheck(WorkerConfig config, Fetcher fetcher, Housekeeper housekeeper, Settler settler, List<ControlLoop> loops) {
         this.config = config;
         this.fetcher = fetcher;
+        this.housekeeper = housekeeper;
         this.settler = settler;
         this.loops = List.copyOf(loops);
     }
@@ -50,6 +52,8 @@ final class HealthCheck {
         long limit = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
         Optional<String> unreachable = Stream.of(
                 overdue(now, limit, fetcher.callSinceNanos, "a fetch (or reclaim) has not returned", ""),
+                overdue(now, limit, fetcher.reclaimSinceNanos, "a reclaim has not returned", ""),
+                overdue(now, limit, housekeeper.callSinceNanos, "a periodic broker call (paused state, limits, consumers) has not returned", ""),
                 overdue(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned", ""),
                 overdue(now, limit, fetcher.failingSinceNanos, "fetching has failed", ": " + fetcher.lastError),
                 overdue(now, limit, settler.failingSinceNanos, "writing outcomes has failed", ": " + settler.lastError))

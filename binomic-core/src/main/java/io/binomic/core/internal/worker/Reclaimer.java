@@ -10,13 +10,18 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Takes back the pending deliveries nobody runs, run by the fetcher, which owns the free slots:
- * they are taken before new ones, and never beyond this worker's capacity.
+ * Takes back the pending deliveries nobody runs. The fetcher starts a reclaim when one is due, on a
+ * thread of its own (so the fetch rounds do not wait for its round trips), asking for no more than
+ * the slots free then: each delivery it takes runs on a free slot, or is held for the fetcher, which
+ * runs held deliveries before it fetches new ones. What takes no slot (clearing settled entries,
+ * keeping consumers) runs on the {@link Housekeeper}'s thread.
  *
  * <p>Reclaim takes over deliveries stranded by a worker that died or stalled (their lease lapsed),
- * every {@link WorkerConfig#reclaimInterval()}, and clears settled entries as it goes; it removes
+ * every {@link WorkerConfig#reclaimInterval()}, and clears settled entries as often; it removes
  * the consumers of workers that stopped (see {@link #keepConsumersIfDue}).
  *
  * <p>The recovery of lost reads finds the deliveries a read handed to this worker whose reply it
@@ -39,12 +44,17 @@ final class Reclaimer {
     private final Dispatcher dispatcher;
     private final Settler settler;
     private final FlowLimiter limiter;
+    private final Semaphore slots;
     private final long periodNanos;
     private long nextReclaimNanos = System.nanoTime();
     private int recoverRoundsLeft;
+    /** Set by the fetcher when a read failed or was slow; taken up by the next search. */
+    private final AtomicBoolean recoveryAsked = new AtomicBoolean();
     private long nextRecoverNanos;
     private long nextPeriodicNanos;
+    // The next two are the housekeeping thread's; the others the reclaim thread's (one at a time).
     private long nextKeepNanos = System.nanoTime();
+    private long nextCleanupNanos = System.nanoTime();
 
     Reclaimer(WorkerContext context, Dispatcher dispatcher, Settler settler, FlowLimiter limiter) {
         this.context = context;
@@ -52,14 +62,42 @@ final class Reclaimer {
         this.dispatcher = dispatcher;
         this.settler = settler;
         this.limiter = limiter;
+        this.slots = dispatcher.slots();
         this.periodNanos = period(config.reclaimInterval(), config.leaseTimeout()).toNanos();
         this.nextPeriodicNanos = System.nanoTime() + periodNanos;
     }
 
-    /** When a reclaim is due, takes over and runs up to {@code free} stranded deliveries of {@code queues}; returns the slots used. */
-    int reclaimIfDue(int free, List<String> queues) {
+    /**
+     * Whether a reclaim, or with {@code recovering} a search for lost reads, is due; asked by the
+     * fetcher while no reclaim runs (the end of the last one's thread publishes its state).
+     */
+    boolean due(boolean recovering) {
+        long now = System.nanoTime();
+        if (now - nextReclaimNanos >= 0) {
+            return true;
+        }
+        return recovering && (recoveryAsked.get() || (recoverRoundsLeft > 0 && now - nextRecoverNanos >= 0) || now - nextPeriodicNanos >= 0);
+    }
+
+    /**
+     * Runs {@code d} on a free slot, or holds it (its lease renewed) for the fetcher, which runs held
+     * deliveries before it fetches new ones as slots free.
+     */
+    private void runOrHold(Delivery d) {
+        if (slots.tryAcquire()) {
+            dispatcher.dispatch(d);
+        } else {
+            dispatcher.hold(d);
+        }
+    }
+
+    /**
+     * When a reclaim is due, takes over up to {@code free} stranded deliveries of {@code queues} (the
+     * slots free when the fetcher found it due) and runs each on a free slot or holds it for the next.
+     */
+    void reclaimIfDue(int free, List<String> queues) {
         if (free <= 0 || System.nanoTime() - nextReclaimNanos < 0) {
-            return 0;
+            return;
         }
         nextReclaimNanos = System.nanoTime() + config.reclaimInterval().toNanos();
         int most = Math.min(free, Fetcher.FETCH_BATCH);
@@ -90,20 +128,40 @@ final class Reclaimer {
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
                             consumerName, d.receipt(), queue, d.attempt());
                     context.stats().reclaimed(queue);
-                    dispatcher.dispatch(d);
+                    runOrHold(d);
                     taken++;
                 }
-                broker.capability(SettledCleanup.class).ifPresent(cleanup -> cleanup.removeSettled(queue));
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));
             }
         }
-        return taken;
     }
 
     /**
-     * Once every {@link #period}, whether or not a slot is free: says on every queue that this
+     * Once every {@link WorkerConfig#reclaimInterval()}, clears the settled entries of each queue. It
+     * takes no slot, so the housekeeping thread runs it, not the fetcher.
+     */
+    void removeSettledIfDue(List<String> queues) {
+        if (System.nanoTime() - nextCleanupNanos < 0) {
+            return;
+        }
+        nextCleanupNanos = System.nanoTime() + config.reclaimInterval().toNanos();
+        context.broker().capability(SettledCleanup.class).ifPresent(cleanup -> {
+            for (String queue : queues) {
+                try {
+                    cleanup.removeSettled(queue);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "worker {0}: clearing the settled entries of queue {1} failed: {2}", context.consumerName(),
+                            queue, RepeatedErrorLog.brief(e));
+                }
+            }
+        });
+    }
+
+    /**
+     * Once every {@link #period}, whether or not a slot is free (run by the housekeeping thread, as
+     * it takes no slot): says on every queue that this
      * worker is alive, and removes the consumers of workers that stopped saying so for ten lease
      * timeouts. A worker waiting on an empty queue must call this itself: its reads do not keep its
      * consumer fresh in Redis before 7.2, and another worker would remove it, leaving the queue with
@@ -135,30 +193,29 @@ final class Reclaimer {
      * works, look for them, twice, a second apart.
      */
     void scheduleRecovery() {
-        recoverRoundsLeft = 2;
-        nextRecoverNanos = System.nanoTime();
+        recoveryAsked.set(true); // the fetcher asks; the reclaim thread takes it up
     }
 
     /**
      * When a search for lost reads is due, runs the deliveries pending under this consumer that it
-     * does not know on up to {@code free} slots (holding the rest); returns how many slots that used.
+     * does not know, each on a free slot or held for the next.
      */
-    int recoverIfDue(int free, List<String> queues) {
-        if (free <= 0) {
-            return 0;
-        }
+    void recoverIfDue(List<String> queues) {
         long now = System.nanoTime();
+        if (recoveryAsked.getAndSet(false)) {
+            recoverRoundsLeft = 2;
+            nextRecoverNanos = now;
+        }
         if (recoverRoundsLeft <= 0 && now - nextPeriodicNanos >= 0) {
             recoverRoundsLeft = 1;
             nextRecoverNanos = now;
         }
         if (recoverRoundsLeft <= 0 || now - nextRecoverNanos < 0) {
-            return 0;
+            return;
         }
         nextPeriodicNanos = now + periodNanos;
         recoverRoundsLeft--;
         nextRecoverNanos = System.nanoTime() + Duration.ofSeconds(1).toNanos();
-        int started = 0;
         boolean lookAgain = false;
         for (String queue : queues) {
             List<Delivery> pending;
@@ -172,22 +229,34 @@ final class Reclaimer {
                 lookAgain = true;
                 continue;
             }
-            List<Delivery> lost = new ArrayList<>();
-            for (Delivery d : pending) {
-                String key = d.key();
-                if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
-                    continue; // running, written, or left on purpose for reclaim (at its next delivery count)
-                }
-                LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
-                        context.consumerName(), d.receipt(), queue);
-                lost.add(d);
+            // A fetch under way may have been handed entries of this reply that it does not hold yet.
+            dispatcher.intake().lock();
+            try {
+                recoverLost(queue, pending);
+            } finally {
+                dispatcher.intake().unlock();
             }
-            // they pass their limits like any fetch: one admitted before its reply was lost keeps its admission
-            started += dispatcher.dispatchOrHold(lost.isEmpty() ? lost : limiter.admit(lost, dispatcher::holdUntil), free - started);
         }
         if (lookAgain) {
             recoverRoundsLeft++;
         }
-        return started;
+    }
+
+    /** Runs (or holds) the deliveries of {@code pending} this worker does not know: handed out by reads whose reply was lost. */
+    private void recoverLost(String queue, List<Delivery> pending) {
+        List<Delivery> lost = new ArrayList<>();
+        for (Delivery d : pending) {
+            String key = d.key();
+            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
+                continue; // running, written, or left on purpose for reclaim (at its next delivery count)
+            }
+            LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
+                    context.consumerName(), d.receipt(), queue);
+            lost.add(d);
+        }
+        // they pass their limits like any fetch: one admitted before its reply was lost keeps its admission
+        if (!lost.isEmpty()) {
+            limiter.admit(lost, dispatcher::holdUntil).forEach(this::runOrHold);
+        }
     }
 }

@@ -36,7 +36,7 @@ final class WorkerQueues {
 
     List<String> logical() { return logicalQueues; }
 
-    /** Reads the partitions again when a second has passed since the last read; called by the fetcher only. */
+    /** Reads the partitions again when a second has passed since the last read; called by the {@link Housekeeper} only. */
     void refresh() {
         long now = System.nanoTime();
         if (now - partitionsReadNanos < PartitionRouter.REFRESH_MILLIS * 1_000_000) {

@@ -47,6 +47,7 @@ public final class WorkerRuntime implements Worker {
     private final ControlLoop settleLoop;
     private final ControlLoop leaseLoop;
     private final ControlLoop moveLoop;
+    private final ControlLoop houseLoop;
     private final HealthCheck healthCheck;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private boolean started;
@@ -77,12 +78,16 @@ public final class WorkerRuntime implements Worker {
         FlowLimiter limiter = new FlowLimiter(tasks.handlers(), broker, consumerName, tasks.codec(), queues.logical(),
                 config.leaseTimeout());
         this.dispatcher = new Dispatcher(context, processor, settler, flow, held, tracked);
-        Fetcher fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter);
+        Reclaimer reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
+        Fetcher fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter, reclaimer);
+        Housekeeper housekeeper = new Housekeeper(context, queues, flow, limiter, reclaimer);
         this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);
+        this.houseLoop = new ControlLoop("housekeeping", consumerName, housekeeper);
         this.settleLoop = new ControlLoop("settle", consumerName, () -> settler.sendOnce(config.pollTimeout()) || settling);
         this.leaseLoop = new ControlLoop("lease", consumerName, new LeaseKeeper(context, held, settler));
         this.moveLoop = new ControlLoop("move", consumerName, new DueMover(context, services.scheduler(), queues));
-        this.healthCheck = new HealthCheck(config, fetcher, settler, List.of(fetchLoop, settleLoop, leaseLoop, moveLoop));
+        this.healthCheck = new HealthCheck(config, fetcher, housekeeper, settler,
+                List.of(fetchLoop, settleLoop, leaseLoop, moveLoop, houseLoop));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }
 
@@ -112,7 +117,7 @@ public final class WorkerRuntime implements Worker {
         dispatcher.listenForCancels(queues.all());
         started = true;
         LocalPauses.add(flow);
-        List.of(fetchLoop, settleLoop, leaseLoop, moveLoop).forEach(ControlLoop::start);
+        List.of(fetchLoop, settleLoop, leaseLoop, moveLoop, houseLoop).forEach(ControlLoop::start);
         LOG.log(Level.INFO, "worker {0} started on queues {1} with concurrency {2}", consumerName, queues.all(), config.concurrency());
     }
 
@@ -147,6 +152,7 @@ public final class WorkerRuntime implements Worker {
         }
         LOG.log(Level.INFO, "worker {0} stopping: {1} task(s) running, grace {2}", consumerName, dispatcher.runningCount(), grace);
         moveLoop.interrupt();
+        houseLoop.interrupt();
         dispatcher.close();
         fetchLoop.join(config.pollTimeout().plusSeconds(5));
         LocalPauses.remove(flow);
@@ -173,6 +179,7 @@ public final class WorkerRuntime implements Worker {
         leaseLoop.interrupt();
         leaseLoop.join(Duration.ofSeconds(10));
         moveLoop.join(Duration.ofSeconds(10));
+        houseLoop.join(Duration.ofSeconds(10));
         WorkerCounters c = counters();
         LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s),"
                 + " {6} outcome(s) given up (left to reclaim)", consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(),
