@@ -504,7 +504,9 @@ class WorkerTest {
             attempts.merge(s, io.binomic.api.TaskContext.current().attempt(), (a, b) -> a * 100 + b);
             return null;
         });
-        Duration lease = Duration.ofSeconds(10);
+        // Long, so that half of it (the bound below) holds on a loaded machine and still tells a rerun at once from one
+        // that waited for the lease to lapse.
+        Duration lease = Duration.ofSeconds(30);
         Binomic binomic = start(List.of(goodBinding), TaskDefaults.defaults(),
                 fastWorker().queues("broken", "good").leaseTimeout(lease).build(), losing);
         binomic.startWorker();

@@ -2,6 +2,7 @@ package io.binomic.it;
 
 import io.binomic.jdbc.Outbox;
 import io.binomic.jdbc.OutboxTool;
+import io.binomic.testsupport.PostgresServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

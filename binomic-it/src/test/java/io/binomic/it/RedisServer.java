@@ -44,19 +44,30 @@ public final class RedisServer implements AutoCloseable {
      * paused VM, unlike a stop, where connections are refused.
      */
     public void freezeFor(java.time.Duration d) {
-        if (container != null) {
-            var docker = container.getDockerClient();
-            docker.pauseContainerCmd(container.getContainerId()).exec();
-            sleep(d.toMillis());
-            docker.unpauseContainerCmd(container.getContainerId()).exec();
-            return;
-        }
-        signal("STOP");
+        freeze();
         try {
             sleep(d.toMillis());
         } finally {
-            signal("CONT");
+            thaw();
         }
+    }
+
+    /** Freezes the server as {@link #freezeFor} does, until {@link #thaw()}: for a test that knows when it is done. */
+    public void freeze() {
+        if (container != null) {
+            container.getDockerClient().pauseContainerCmd(container.getContainerId()).exec();
+            return;
+        }
+        signal("STOP");
+    }
+
+    /** Ends a {@link #freeze()}: the commands that waited are answered. */
+    public void thaw() {
+        if (container != null) {
+            container.getDockerClient().unpauseContainerCmd(container.getContainerId()).exec();
+            return;
+        }
+        signal("CONT");
     }
 
     private void signal(String name) {

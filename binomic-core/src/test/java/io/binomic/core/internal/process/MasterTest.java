@@ -26,7 +26,14 @@ class MasterTest {
     private static final System.Logger LOG = System.getLogger(MasterTest.class.getName());
     private static final Duration HEARTBEAT = Duration.ofMillis(200);
     private static final Duration HEARTBEAT_TIMEOUT = Duration.ofSeconds(1);
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    /**
+     * How long a test waits for what the master reports, and how long a worker JVM may take to reach RUNNING: a JVM
+     * start that takes half a second on a quiet machine takes tens of seconds at a load of 20 on two cores, and a start
+     * timeout that fires turns a slow start into a start-up failure the test did not stage. Waits end at the event, so
+     * a long bound costs nothing when the machine is quiet.
+     */
+    private static final Duration WAIT = Duration.ofSeconds(90);
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     Path dir;
@@ -45,7 +52,7 @@ class MasterTest {
                 .concurrency(2)
                 .heartbeatInterval(HEARTBEAT)
                 .heartbeatTimeout(HEARTBEAT_TIMEOUT)
-                .startTimeout(Duration.ofSeconds(20))
+                .startTimeout(START_TIMEOUT)
                 .shutdownGrace(Duration.ofMillis(500))
                 .killGrace(Duration.ofMillis(300))
                 .restartBackoffInitial(Duration.ofMillis(250))
@@ -114,7 +121,7 @@ class MasterTest {
         // Not before the timeout (the last heartbeat may be up to one interval older than the freeze),
         // and not much after it: one check period plus scheduling slack on a busy machine.
         assertTrue(detectedAfter.compareTo(HEARTBEAT_TIMEOUT.minus(HEARTBEAT)) >= 0, "detected too early: " + detectedAfter);
-        assertTrue(detectedAfter.compareTo(HEARTBEAT_TIMEOUT.plusSeconds(1)) <= 0, "detected too late: " + detectedAfter);
+        assertTrue(detectedAfter.compareTo(HEARTBEAT_TIMEOUT.plusSeconds(3)) <= 0, "detected too late: " + detectedAfter);
         assertTrue(hung.silentFor().compareTo(HEARTBEAT_TIMEOUT) > 0);
 
         MasterEvent.Terminated terminated = awaitEvent(MasterEvent.Terminated.class, e -> e.pid() == frozen);
@@ -179,7 +186,9 @@ class MasterTest {
         }
         awaitEvent(MasterEvent.Running.class, e -> e.pid() == find(MasterEvent.Spawned.class, s -> s.incarnation() == 4).pid());
         assertEquals(List.of(), all(MasterEvent.RestartScheduled.class), "no restart waited: " + events);
-        assertTrue(all(MasterEvent.Replaced.class).stream().allMatch(r -> r.detectionToSpawn().toMillis() < 1_000), events.toString());
+        // "At once" against the backoff's cap and the 60 s streak this guards against; the spawn itself may take a few
+        // seconds on a loaded machine.
+        assertTrue(all(MasterEvent.Replaced.class).stream().allMatch(r -> r.detectionToSpawn().toMillis() < 5_000), events.toString());
     }
 
     /**

@@ -1,4 +1,4 @@
-package io.binomic.it;
+package io.binomic.testsupport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
