@@ -190,7 +190,8 @@ public abstract class BatchModelProperties {
                             }
                         });
                         assertEquals(expected, unfinished, "the unfinished jobs a cancel lists: " + trace);
-                        cancelRequested = true;
+                        // a batch whose jobs all ended has ended (it is closed): its cancel changes nothing
+                        cancelRequested |= !expected.isEmpty();
                         trace.add("cancel batch");
                     }
                 }

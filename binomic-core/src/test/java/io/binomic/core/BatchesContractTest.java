@@ -246,6 +246,32 @@ public abstract class BatchesContractTest extends BrokerContractFixture {
         assertEquals(Map.of(), batches().cancelBatch(UUID.randomUUID()));
     }
 
+    /**
+     * The cancel marks every job not ended in the same step: a worker that fetched one before the
+     * cancel cannot start it after, whatever the order in which the per-job cancels then arrive.
+     */
+    @Test
+    void aCancelledBatchsJobsCannotStartAndAnEndedBatchIsLeftAsItEnded() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 2), id);
+        List<Delivery> ds = fetch(10);
+        batches().cancelBatch(id);
+
+        var store = BrokerCapabilities.jobStore(broker);
+        UUID first = ds.get(0).message().orElseThrow().id();
+        JobUpdate start = new JobUpdate(queue, first, Map.of(JobRecords.STATE, "RUNNING"), List.of(), Duration.ZERO, false);
+        assertEquals(Set.of(first), store.startJobs(List.of(start)), "a job of a cancelled batch does not start");
+        assertEquals("CANCELLED", store.readJob(queue, first).orElseThrow().get(JobRecords.STATE));
+
+        UUID ended = UUID.randomUUID();
+        submit(false, jobs(ended, queue, 1), ended);
+        broker.settle("c1", List.of(succeeded(fetch(1).getFirst())));
+        BatchStatus done = status(ended);
+        assertEquals(Map.of(), batches().cancelBatch(ended));
+        assertEquals(done, status(ended), "cancelling an ended batch changes nothing");
+        assertEquals(BatchStatus.State.SUCCEEDED, status(ended).state());
+    }
+
     @Test
     void aReplayedDeadLetterThatSucceedsIsNotCountedAgain() throws Exception {
         UUID id = UUID.randomUUID();

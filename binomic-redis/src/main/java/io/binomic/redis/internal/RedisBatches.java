@@ -105,7 +105,7 @@ final class RedisBatches implements Batches {
     /** The close script's reply after its 'ok': the jobs not ended, flat; an empty list when there is no such batch. */
     private List<?> close(UUID id, String mode) {
         List<?> reply = redis.call(mode + " batch " + id, () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
-                LuaScripts.CLOSE_BATCH, RScript.ReturnType.LIST, List.of(batchKey(prefix(), id), jobsKey(prefix(), id)), mode));
+                LuaScripts.CLOSE_BATCH, RScript.ReturnType.LIST, List.of(batchKey(prefix(), id), jobsKey(prefix(), id)), mode, prefix()));
         return reply == null || reply.isEmpty() || "none".equals(RedisContext.replyText(reply.getFirst())) ? List.of() : reply;
     }
 

@@ -18,7 +18,8 @@ final class BatchCommand extends Command {
     static final Verb CANCEL = new Verb("cancel", "Cancel a batch: its queued jobs never run, its running ones are interrupted", """
             The batch is closed and each job that has not ended is cancelled as 'binomic job cancel'
             does; once they ended the batch completes (its onComplete callback runs, not onSuccess).
-            Prints how many jobs were asked to cancel; exit code 1 when the batch is unknown.
+            Prints how many jobs were asked to cancel, or ENDED for a batch whose jobs all ended (left as
+            it is); exit code 1 when the batch is unknown.
             """);
 
     private final Verb verb;
@@ -45,6 +46,11 @@ final class BatchCommand extends Command {
                 return BinomicCli.EXIT_FAILED;
             }
             if (verb == CANCEL) {
+                BatchStatus before = status.get();
+                if (!before.open() && before.pending() == 0) {
+                    out.println("ENDED " + id + " " + before.state() + ": nothing to cancel");
+                    return BinomicCli.EXIT_OK;
+                }
                 out.println("CANCELLED " + id + " (" + batch.cancel() + " job(s) asked to cancel)");
                 return BinomicCli.EXIT_OK;
             }

@@ -126,6 +126,9 @@ final class MemoryBatches implements Batches {
             if (b == null) {
                 return Map.<UUID, String>of();
             }
+            if (b.expiresAtMillis != 0) {
+                return Map.<UUID, String>of(); // ended: nothing to cancel, and its record stays as it ended
+            }
             b.cancelRequested = true;
             b.open = false;
             completeIfDone(b, enqueued);
@@ -133,6 +136,7 @@ final class MemoryBatches implements Batches {
             b.queues.forEach((job, queue) -> {
                 if (!b.ended.containsKey(job)) {
                     left.put(job, queue);
+                    jobs.requestCancel(queue, job);
                 }
             });
             return left;

@@ -64,6 +64,17 @@ final class MemoryJobStore implements JobStore {
         jobs.computeIfAbsent(m.queue(), k -> new HashMap<>()).put(m.id(), rec);
     }
 
+    /**
+     * Marks job {@code id} cancel-requested, under the state's lock (held by the caller): a start
+     * then ends it CANCELLED instead of running it, as {@link #startJobs} does for such a record.
+     */
+    void requestCancel(String queue, UUID id) {
+        StoredJob rec = job(queue, id);
+        if (rec != null && !stateOf(rec).isFinal()) {
+            rec.fields.put(JobRecords.CANCEL_REQUESTED, "1");
+        }
+    }
+
     /** The live record of {@code id}, or null. Called under the lock. */
     StoredJob job(String queue, UUID id) {
         Map<UUID, StoredJob> byId = jobs.get(queue);

@@ -381,6 +381,24 @@ class BinomicCliBrokerTest {
         assertTrue(cancel.out().contains("CANCELLED " + id + " (2 job(s) asked to cancel)"), cancel.out());
         assertTrue(run("batch", "show", "--id", id.toString()).out().contains("(cancel requested)"));
 
+        UUID ended;
+        BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues("batches")
+                .pollTimeout(java.time.Duration.ofMillis(50)).build()).schedulePeriodicTasks(false).build();
+        try (Binomic worker = Binomic.builder().config(config).broker(survivesClose).scheduler(scheduler)
+                .handle(work, s -> null).build().start()) {
+            ended = worker.batch().add(work, "c").submit().id();
+            worker.startWorker();
+            long deadline = System.nanoTime() + java.time.Duration.ofSeconds(10).toNanos();
+            while (worker.batch(ended).status().orElseThrow().pending() > 0 && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000);
+            }
+        }
+        CliRun cancelEnded = run("batch", "cancel", "--id", ended.toString());
+        assertEquals(0, cancelEnded.exit(), cancelEnded.err());
+        assertTrue(cancelEnded.out().contains("ENDED " + ended + " SUCCEEDED: nothing to cancel"), cancelEnded.out());
+        assertTrue(run("batch", "show", "--id", ended.toString()).out().contains("state      SUCCEEDED\n"),
+                "an ended batch is left as it ended");
+
         CliRun unknown = run("batch", "show", "--id", UUID.randomUUID().toString());
         assertEquals(1, unknown.exit());
         assertTrue(unknown.err().contains("no batch"), unknown.err());
