@@ -1,5 +1,6 @@
 package io.binomic.it;
 
+import io.binomic.jdbc.OutboxRelay;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -16,5 +17,13 @@ final class Await {
             }
             RedisServer.sleep(50);
         }
+    }
+
+    /**
+     * Waits until {@code relay} has counted {@code rows} relayed. A job can run, and a test see its
+     * result, before the relay round that stored it has deleted its row and counted it.
+     */
+    static void relayed(OutboxRelay relay, long rows) {
+        until(Duration.ofSeconds(30), () -> relay.relayed() >= rows, () -> relay.relayed() + " rows relayed, not " + rows);
     }
 }

@@ -129,6 +129,7 @@ class OutboxIT {
             assertEachRanOnce(committed);
             assertFalse(runs.containsKey(rolledBack), "the rolled-back job ran");
             assertEquals(0, waiting());
+            Await.relayed(relay, 1);
             assertEquals(1, relay.relayed(), "rows relayed");
         }
     }
@@ -164,6 +165,7 @@ class OutboxIT {
             assertTrue(startOrder.indexOf(1000) > startOrder.indexOf(1001), "the delayed job ran before its delay");
             assertTrue(Duration.between(submitted, Instant.now()).compareTo(Duration.ofSeconds(2)) >= 0);
             assertEquals(0, waiting());
+            Await.relayed(relay, 303);
             assertEquals(303, relay.relayed(), "jobs relayed");
             assertEquals(1, relay.duplicates(), "the unique job's duplicate, counted apart");
         }
@@ -193,6 +195,7 @@ class OutboxIT {
                     holder.rollback();
                     Await.until(Duration.ofSeconds(30), () -> get(dashboard.uri().resolve("metrics")).lines()
                             .anyMatch("binomic_outbox_waiting{table=\"binomic_outbox\"} 0"::equals), () -> "rows still waiting");
+                    Await.relayed(relay, 3);
                     assertEquals(3, relay.relayed());
                 }
             }
@@ -275,6 +278,7 @@ class OutboxIT {
             binomic.startWorker();
             assertEachRanOnce(committed);
             assertFalse(runs.containsKey(open), "the job of the transaction the kill left open ran");
+            Await.relayed(relay, 40);
             assertEquals(40, relay.relayed(), "rows relayed");
         }
     }

@@ -117,6 +117,7 @@ class OutboxMisuseIT {
             assertEquals(JobState.UNKNOWN, handle.status().state());
             try (OutboxRelay relay = relay(binomic).build().start()) {
                 assertEquals("done 1", awaited.get(60, TimeUnit.SECONDS));
+                Await.relayed(relay, 1);
                 assertEquals(1, relay.relayed());
                 assertEquals("done 1", result.get(60, TimeUnit.SECONDS));
                 assertEquals("done 1", handle.await(Duration.ofSeconds(10)), "a handle of a relayed job answers as a plain one");
@@ -222,6 +223,7 @@ class OutboxMisuseIT {
             try (OutboxRelay relay = relay(binomic).build().start()) {
                 assertEquals("done 3", handles.get(3).await(Duration.ofSeconds(60)));
                 assertEquals("done 4", handles.get(4).await(Duration.ofSeconds(60)));
+                Await.relayed(relay, 2);
                 assertEquals(2, relay.relayed());
                 assertEquals(3, relay.stats().setAside(), relay.stats().summary());
             }
@@ -239,6 +241,7 @@ class OutboxMisuseIT {
             binomic.startWorker();
             try (OutboxRelay relay = relay(binomic).build().start()) {
                 assertEquals("done 2", ours.await(Duration.ofSeconds(60)));
+                Await.relayed(relay, 1);
                 assertEquals(1, relay.relayed(), "the row of the other prefix was relayed");
             }
             String failure = failure(foreign.id().toString());
@@ -314,6 +317,7 @@ class OutboxMisuseIT {
                 assertEquals(30, servers.count(""), "rows relayed with no Redis to relay them to");
                 late.start();
                 Await.until(Duration.ofSeconds(60), () -> servers.count("") == 0, () -> servers.count("") + " rows still waiting");
+                Await.relayed(relay, 30);
                 assertEquals(30, relay.relayed(), "jobs relayed");
                 assertEquals(0, relay.duplicates(), "jobs found stored already");
             }
