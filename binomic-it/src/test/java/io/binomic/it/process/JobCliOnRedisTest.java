@@ -49,6 +49,15 @@ class JobCliOnRedisTest {
                 })
                 .build().start();
         worker.startWorker();
+        // The CLI refuses a queue the broker knows nothing of; a started worker is known once its
+        // first call has registered it as a consumer, a round trip or two after startWorker returns.
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (worker.queueStats(queue).consumers() == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the worker never showed as a consumer of " + queue);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000);
+        }
     }
 
     @AfterEach
