@@ -198,7 +198,10 @@ class UpgradeFromStoredEntriesIT {
             assertTrue(binomic.queues().isPaused(PAUSED));
             assertTrue(binomic.queues().isTaskPaused(B, UpgradeFixture.HELD.name()));
             assertFalse(runs.containsKey("o-20") || runs.containsKey("n-1"), "paused jobs wait: " + runs.keySet());
-            assertStats(binomic.queueStats(PAUSED), 1, 0, 0);
+            // waiting in the stream, or parked in the delayed set by a worker that read it before its pause
+            QueueStats paused = binomic.queueStats(PAUSED);
+            assertEquals(1, paused.ready() + paused.delayed(), paused.toString());
+            assertEquals(0, paused.deadLetters(), paused.toString());
             assertFalse(runs.containsKey("o-8") || runs.containsKey("o-9") || runs.containsKey("o-12") || runs.containsKey("o-13"),
                     "ended jobs do not run again: " + runs.keySet());
 
