@@ -1,5 +1,6 @@
 package io.binomic.cli;
 
+import io.binomic.testsupport.RedisProcess;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,7 +34,7 @@ class ExecutableJarTest {
 
     @Test
     void aCommandAndAMasterWithItsWorkerStartWithoutSlf4jWarnings(@TempDir Path dir) throws Exception {
-        try (LocalRedis redis = LocalRedis.start()) {
+        try (RedisProcess redis = RedisProcess.start()) {
             Result queues = run(dir, List.of("queues", "--broker", redis.url(), "--queues", "emails"));
             assertEquals(0, queues.exit(), queues::toString);
             assertTrue(queues.out().contains("emails"), queues::toString);

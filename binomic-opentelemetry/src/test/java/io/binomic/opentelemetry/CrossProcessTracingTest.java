@@ -1,5 +1,6 @@
 package io.binomic.opentelemetry;
 
+import io.binomic.testsupport.RedisProcess;
 import static io.binomic.opentelemetry.MessagingAttributes.ATTEMPT;
 import static io.binomic.opentelemetry.MessagingAttributes.DESTINATION_NAME;
 import static io.binomic.opentelemetry.MessagingAttributes.MESSAGE_ID;
@@ -52,7 +53,7 @@ class CrossProcessTracingTest {
         OpenTelemetrySdk sdk = OpenTelemetrySdk.builder().setTracerProvider(tracing).build();
         BinomicTelemetry telemetry = BinomicTelemetry.create(sdk);
         Path spansFile = dir.resolve("worker-spans.txt");
-        try (LocalRedis redis = LocalRedis.start()) {
+        try (RedisProcess redis = RedisProcess.start()) {
             Process worker = startWorker(redis.url(), spansFile, dir.resolve("worker.log"));
             Binomic client = Binomic.builder().traceContextProvider(telemetry).runObserver(telemetry)
                     .config(BinomicConfig.builder().brokerUrl(redis.url()).build())

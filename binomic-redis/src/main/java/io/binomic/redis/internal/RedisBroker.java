@@ -144,6 +144,7 @@ final class RedisBroker implements Broker {
             created.shutdown(0, 2, TimeUnit.SECONDS);
             throw e;
         }
+        redis.loadScripts(created);
         redis.connected(created);
         LOG.log(System.Logger.Level.DEBUG, "Redis broker connected to {0}, queues {1}", setup.target(), queues);
     }

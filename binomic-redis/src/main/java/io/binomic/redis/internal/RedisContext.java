@@ -360,6 +360,26 @@ final class RedisContext {
     }
 
     /**
+     * Loads every script on {@code redisson}'s server(s) (every master of a cluster), at start. Redisson
+     * sends a pipelined script by SHA once it has loaded it on an address, and remembers that for the
+     * whole JVM by address: a Redis restarted without persistence, or another server later on the same
+     * host and port, has none of them, and the first pipelined settle or submit would fail with
+     * NOSCRIPT. A user whose ACL lacks {@code script|load} (a reader) runs no pipelined script.
+     */
+    void loadScripts(RedissonClient redisson) {
+        try {
+            RScript scripts = redisson.getScript(StringCodec.INSTANCE);
+            long deadline = System.nanoTime() + config.commandTimeout().toNanos();
+            LuaScripts.ALL.stream().map(scripts::scriptLoadAsync).toList()
+                    .forEach(loaded -> within("load of the broker's Lua scripts", loaded, deadline, ""));
+        } catch (RuntimeException e) {
+            LOG.log(PermissionReplies.isRefused(e) ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING,
+                    "Redis at {0}: loading the broker''s Lua scripts at start failed ({1}); each is loaded when first sent",
+                    setup.target(), RedissonSetup.rootMessage(e));
+        }
+    }
+
+    /**
      * Redis does not replicate its script cache: after a failover (or a restart, or SCRIPT FLUSH) the
      * primary has none, and Redisson, which sends pipelined scripts by SHA, does not reload them, so
      * every settle pipeline would fail until something else happened to load its script.

@@ -1,5 +1,6 @@
 package io.binomic.example.boot;
 
+import io.binomic.testsupport.RedisProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.binomic.api.BinomicConfig;
@@ -36,7 +37,7 @@ class ExecutableJarIT {
     void submitOverHttpRunsHealthSaysConsumingAndSigtermDrains(@TempDir Path dir) throws Exception {
         Path jar = Path.of(System.getProperty("binomic.example.jar", "target/binomic-spring-boot-example-0.1.0-SNAPSHOT.jar"));
         assertThat(jar).as("the repackaged jar (mvn package)").exists();
-        try (RedisFixture redis = RedisFixture.start()) {
+        try (RedisProcess redis = RedisProcess.start()) {
             int port = freePort();
             String java = ProcessHandle.current().info().command().orElse("java");
             Path log = dir.resolve("app.log");

@@ -1,5 +1,6 @@
 package io.binomic.example.boot;
 
+import io.binomic.testsupport.RedisProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.binomic.core.Binomic;
@@ -24,7 +25,7 @@ import org.springframework.test.context.DynamicPropertySource;
 /** The example application on a real redis-server: the starter's client, worker, health, meters and dashboard. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class GreetingApplicationTest {
-    private static final RedisFixture REDIS = RedisFixture.start();
+    private static final RedisProcess REDIS = RedisProcess.start();
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     /** The binomic component of /actuator/health: consuming, with its details. */
     static final String BINOMIC_UP_CONSUMING = "\"binomic\":\\{\"details\":\\{\"state\":\"CONSUMING\"[^}]*},\"status\":\"UP\"";

@@ -28,8 +28,8 @@ public interface JobTracking {
         return Integer.MAX_VALUE;
     }
 
-    /** True when a cancel was asked for the delivery with this receipt while it ran. */
-    boolean cancelRequested(String receipt);
+    /** True when a cancel was asked for the delivery with this key ({@code Delivery.key()}) while it ran. */
+    boolean cancelRequested(String key);
 
     /**
      * True once the worker is stopping: an interrupt then may be its own (after the grace), and a
@@ -43,13 +43,13 @@ public interface JobTracking {
     default Optional<BatchStatus> batch(UUID id) { return Optional.empty(); }
 
     /** The handler of this delivery starts on the calling thread: from now a cancel may interrupt it. */
-    default void handlerStarted(String receipt) { }
+    default void handlerStarted(String key) { }
 
     /**
      * The handler ended: a cancel no longer interrupts this thread (its outcome is being recorded),
      * and an interrupt a cancel sent just before is cleared.
      */
-    default void handlerEnded(String receipt) { }
+    default void handlerEnded(String key) { }
 
     /** Tracking through {@code broker}, for the worker named {@code worker}. */
     static JobTracking through(Broker broker, String worker, Predicate<String> cancelRequested) {
@@ -74,12 +74,12 @@ public interface JobTracking {
             public int maxResultBytes() { return maxResultBytes; }
 
             @Override
-            public void handlerStarted(String receipt) { hooks.started(receipt, Thread.currentThread()); }
+            public void handlerStarted(String key) { hooks.started(key, Thread.currentThread()); }
 
             @Override
-            public void handlerEnded(String receipt) {
-                hooks.ended(receipt);
-                if (handlers != null && cancelRequested.test(receipt)) {
+            public void handlerEnded(String key) {
+                hooks.ended(key);
+                if (handlers != null && cancelRequested.test(key)) {
                     Thread.interrupted(); // a cancel that came as the handler ended: its outcome stands
                 }
             }
@@ -103,15 +103,15 @@ public interface JobTracking {
             public void progress(JobUpdate progress) { store.ifPresent(s -> s.updateRunningJob(progress)); }
 
             @Override
-            public boolean cancelRequested(String receipt) { return cancelRequested.test(receipt); }
+            public boolean cancelRequested(String key) { return cancelRequested.test(key); }
         };
     }
 
     /** What the worker keeps for tracking: the threads a cancel may interrupt, and the jobs it marked started in bulk. */
     interface WorkerHooks {
-        default void started(String receipt, Thread thread) { }
+        default void started(String key, Thread thread) { }
 
-        default void ended(String receipt) { }
+        default void ended(String key) { }
 
         /**
          * Whether job {@code id} was marked started with the rest of its fetch (true: run it; false:

@@ -30,7 +30,7 @@ import java.util.function.Function;
  * growing pause, and new outcomes wait in a buffer bounded at {@code capacity}; a full buffer
  * blocks the handlers that finish, so the worker stops taking work instead of losing acks. A
  * settlement the broker reports stale (the delivery was reclaimed by another consumer meanwhile)
- * is a no-op, counted in {@link #stale}. The receipts settled last are remembered, so that a
+ * is a no-op, counted in {@link #stale}. The deliveries settled last are remembered (by key), so that a
  * reclaim racing with this worker's own settlement does not run a delivery twice. A batch that keeps failing while the broker answers
  * other calls is split, and a single settlement that still fails is given up with an error: its
  * delivery stays pending and comes back by reclaim (one more run, never a loss). A batch applied
@@ -235,48 +235,48 @@ final class Settler {
         }
     }
 
-    /** Notes a receipt as settled (written, or refused): see {@link #settledRecently}. */
-    private void remember(String receipt) {
-        recentlySettled.set(nextSettled, receipt);
+    /** Notes a delivery key ({@code Delivery.key()}) as settled (written, or refused): see {@link #settledRecently}. */
+    private void remember(String key) {
+        recentlySettled.set(nextSettled, key);
         nextSettled = (nextSettled + 1) % recentlySettled.length();
     }
 
     /**
-     * Whether {@code receipt} was among the last {@value #REMEMBERED} settled. A reclaim that raced
+     * Whether {@code key} was among the last {@value #REMEMBERED} settled. A reclaim that raced
      * with this worker's own settlement (it read the entry as pending just before the ack) must not
      * run the delivery a second time. Rare, so a scan is fine; written by the settling thread, and
      * cleared by {@link #forgetSettled}.
      */
-    boolean settledRecently(String receipt) {
+    boolean settledRecently(String key) {
         for (int i = 0; i < recentlySettled.length(); i++) {
-            if (receipt.equals(recentlySettled.get(i))) {
+            if (key.equals(recentlySettled.get(i))) {
                 return true;
             }
         }
         return false;
     }
 
-    /** Whether the outcome of {@code receipt} was given up and reclaim has not taken it since. */
-    boolean gaveUp(String receipt) { return !givenUp.isEmpty() && givenUp.contains(receipt); }
+    /** Whether the outcome of {@code key} was given up and reclaim has not taken it since. */
+    boolean gaveUp(String key) { return !givenUp.isEmpty() && givenUp.contains(key); }
 
-    /** Reclaim took {@code receipt}: its next outcome is written as any other. */
-    void reclaimed(String receipt) {
+    /** Reclaim took {@code key}: its next outcome is written as any other. */
+    void reclaimed(String key) {
         if (!givenUp.isEmpty()) {
-            givenUp.remove(receipt);
+            givenUp.remove(key);
         }
     }
 
     /**
-     * {@link #settledRecently}, then forgets the receipt. The race it guards against (a reclaim that
+     * {@link #settledRecently}, then forgets the key. The race it guards against (a reclaim that
      * read the entry just before this worker's settlement applied) happens once per settlement; an
      * entry reclaimed a second time has lost its settlement (a failover to a replica that never got
      * it) and must run again.
      */
-    boolean forgetSettled(String receipt) {
+    boolean forgetSettled(String key) {
         for (int i = 0; i < recentlySettled.length(); i++) {
             String remembered = recentlySettled.get(i);
-            if (receipt.equals(remembered)) {
-                recentlySettled.compareAndSet(i, remembered, null); // by identity: a newer receipt in this slot stays
+            if (key.equals(remembered)) {
+                recentlySettled.compareAndSet(i, remembered, null); // by identity: a newer key in this slot stays
                 return true;
             }
         }

@@ -30,7 +30,7 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     private final Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
     /** Tracked jobs of the last fetches, marked started in one round trip: whether each may run. */
     private final Map<UUID, Boolean> startedInBulk = new ConcurrentHashMap<>();
-    /** Threads running a handler, by receipt: the only ones a cancel interrupts (not one recording its outcome). */
+    /** Threads running a handler, by delivery key: the only ones a cancel interrupts (not one recording its outcome). */
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
 
     /** @param enabled whether any task the worker runs is tracked */
@@ -43,10 +43,10 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     boolean enabled() { return enabled; }
 
     @Override
-    public void started(String receipt, Thread thread) { inHandler.put(receipt, thread); }
+    public void started(String key, Thread thread) { inHandler.put(key, thread); }
 
     @Override
-    public void ended(String receipt) { inHandler.remove(receipt); }
+    public void ended(String key) { inHandler.remove(key); }
 
     @Override
     public Boolean startedWithItsFetch(UUID id) { return startedInBulk.remove(id); }
@@ -54,13 +54,13 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     @Override
     public boolean stopping() { return !context.active().getAsBoolean(); }
 
-    boolean cancelRequested(String receipt) { return cancelRequested.contains(receipt); }
+    boolean cancelRequested(String key) { return cancelRequested.contains(key); }
 
     /** Marks the delivery's job cancelled and interrupts its handler, if it is in it. */
-    void requestCancel(String receipt) {
-        cancelRequested.add(receipt);
+    void requestCancel(String key) {
+        cancelRequested.add(key);
         // Atomic with the handler's end: a thread already recording its outcome is left alone.
-        inHandler.computeIfPresent(receipt, (r, thread) -> {
+        inHandler.computeIfPresent(key, (r, thread) -> {
             thread.interrupt();
             return thread;
         });
