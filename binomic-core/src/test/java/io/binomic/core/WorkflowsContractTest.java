@@ -161,8 +161,21 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
     @Test
     void aDeadLetterSkipsItsDependentsTransitivelyAndTheWorkflowFails() throws Exception {
         Graph g = new Graph().node("a").node("b", "a").node("c", "b").node("side").submit();
+        java.util.concurrent.LinkedBlockingQueue<io.binomic.api.spi.JobEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
+        AutoCloseable subscription = BrokerCapabilities.jobStore(broker).subscribeJobEvents(queue, events::add);
         Map<String, Delivery> first = fetchAll("c1");
         broker.settle("c1", List.of(dead(first.get("a")), succeeded(first.get("side"))));
+        Set<UUID> ended = new java.util.HashSet<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!ended.containsAll(Set.of(g.jobs.get("b").id(), g.jobs.get("c").id())) && System.nanoTime() < deadline) {
+            io.binomic.api.spi.JobEvent e = events.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+            if (e != null && e.kind() == io.binomic.api.spi.JobEvent.Kind.ENDED) {
+                ended.add(e.id());
+            }
+        }
+        subscription.close();
+        assertTrue(ended.containsAll(Set.of(g.jobs.get("b").id(), g.jobs.get("c").id())),
+                "the ends of the skipped jobs are published as job events, for their handles: " + ended);
 
         assertEquals(Map.of(), fetchAll("c1"), "nothing released");
         assertEquals(List.of(NodeState.DEAD_LETTERED, NodeState.SKIPPED, NodeState.SKIPPED, NodeState.SUCCEEDED),

@@ -249,7 +249,8 @@ end
 -- default stream, 'rk:N' its record, 'rt:N' the record's retention, 'd:N', 'o:N', 'r:N' (JSON arrays:
 -- its dependencies, those whose failure it ignores, its dependents) and 'm:N' its message as a
 -- delayed-set member. Read and written with HGET and HSET only (PEXPIRE on an end, PERSIST on a
--- resume, which only a worker's settle makes), as the documented ACL rule sets allow.
+-- resume, which only a worker's settle makes; a skipped or cancelled job's end is published, as a
+-- job cancel publishes it), as the documented worker rule set allows; the producer's submits.
 -- A node leaves W or K for E only in wf_release, inside the step that changed a dependency's
 -- state: so it is enqueued once, whatever the order of its dependencies' settlements.
 local function wf_active(s)
@@ -278,11 +279,14 @@ local function wf_reset(wf, name, record, state, now)
   redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
     'retention', redis.call('HGET', wf, 'rt:' .. name))
 end
--- The record of a node that will not be enqueued ends CANCELLED, unless it ended already.
+-- The record of a node that will not be enqueued ends CANCELLED, unless it ended already, and the
+-- end is published on its queue's job events (<prefix>:{queue}:jobs, beside <prefix>:{queue}:job:<id>)
+-- as start_jobs.lua publishes one, so a JobHandle waiting for its result learns of it.
 local function wf_cancel_record(wf, name, record, now)
   if is_final(redis.call('HGET', record, 'state')) then return end
   redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
   redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
+  redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
 -- ended, else E.
