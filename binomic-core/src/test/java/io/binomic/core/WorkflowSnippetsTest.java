@@ -186,6 +186,23 @@ class WorkflowSnippetsTest {
     }
 
     @Test
+    void theTestModeRunsAWorkflowInsideItsSubmit() {
+        try (io.binomic.core.testing.TestMode test = io.binomic.core.testing.TestMode.inline()
+                .handle(resize, image -> new Resized(image.path() + ".small", 640))
+                .handle(watermark, image -> TaskContext.current().dependency("resize", Resized.class).orElseThrow().path() + "+wm")
+                .start()) {
+            Image image = new Image("t.png");
+            WorkflowHandle handle = test.binomic().submit(Workflow.builder().then("resize", resize, image)
+                    .then("watermark", watermark, image).build());
+            WorkflowStatus s = handle.status().orElseThrow();
+            assertEquals(WorkflowStatus.State.SUCCEEDED, s.state(), s.toString());
+            UUID wm = s.node("watermark").orElseThrow().jobId();
+            assertEquals("\"t.png.small+wm\"", test.binomic().job(watermark, wm).status().result().orElseThrow(),
+                    "the status keeps the result as JSON");
+        }
+    }
+
+    @Test
     void aBrokerWithoutWorkflowsRefusesOneNamingIt() {
         Workflow one = Workflow.builder().add("resize", resize, new Image("a")).build();
         try (Binomic binomic = Binomic.builder().broker(new ForwardingBroker(new io.binomic.core.internal.memory.MemoryBroker(
