@@ -4,6 +4,8 @@ package io.binomic.api;
 public enum JobState {
     /** On its queue, waiting for a worker. */
     QUEUED,
+    /** A job of a workflow, held in its workflow's record until the jobs it depends on succeeded. */
+    WAITING,
     /** A DELAY job waiting for its due time ({@link JobStatus#due()}). */
     SCHEDULED,
     /** A worker runs it ({@link JobStatus#attempt()}, {@link JobStatus#worker()}, {@link JobStatus#startedAt()}). */

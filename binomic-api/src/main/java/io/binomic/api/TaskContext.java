@@ -57,6 +57,23 @@ public interface TaskContext {
      */
     default Optional<BatchStatus> batch() { return Optional.empty(); }
 
+    /** The id of the workflow this job belongs to; empty for a job of no workflow. */
+    default Optional<UUID> workflowId() { return Optional.empty(); }
+
+    /**
+     * The result of the job named {@code name} that this job of a workflow depends on, decoded as
+     * {@code type} (the result type of that job's task). Empty when that job returned nothing, or
+     * did not succeed (this job runs anyway after its failure, as its workflow allows).
+     *
+     * @throws IllegalArgumentException when this job has no dependency named {@code name} (the message
+     *     names those it has), or the result does not decode as {@code type}
+     * @throws IllegalStateException in a job of no workflow, or once the workflow's record expired
+     */
+    default <R> Optional<R> dependency(String name, Class<R> type) {
+        throw new IllegalStateException("job " + messageId() + " is not a job of a workflow: dependency(\"" + name
+                + "\", ...) reads the results of the jobs a workflow's job depends on (Workflow.builder())");
+    }
+
     /** True on the last attempt the budget allows. */
     default boolean isLastAttempt() { return attempt() >= maxAttempts(); }
 

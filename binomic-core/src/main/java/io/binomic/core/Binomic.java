@@ -32,6 +32,7 @@ import io.binomic.core.internal.client.JobMessages;
 import io.binomic.core.internal.client.LocalWorkers;
 import io.binomic.core.internal.client.PeriodicFirer;
 import io.binomic.core.internal.client.BatchSubmitter;
+import io.binomic.core.internal.client.WorkflowSubmitter;
 import io.binomic.core.internal.client.Submitter;
 import io.binomic.core.internal.codec.ArgumentTypes;
 import io.binomic.core.internal.codec.WorkerCodec;
@@ -74,6 +75,7 @@ public final class Binomic implements AutoCloseable {
     private volatile Scheduler scheduler;
     private final Submitter submitter;
     private final BatchSubmitter batches;
+    private final WorkflowSubmitter workflows;
     private final PeriodicFirer periodic;
     private final JobLookup lookup;
     private final StatsRecorder stats = new StatsRecorder();
@@ -116,6 +118,7 @@ public final class Binomic implements AutoCloseable {
         ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
         this.submitter = new Submitter(context, registry, messages);
         this.batches = new BatchSubmitter(context, messages, submitter);
+        this.workflows = new WorkflowSubmitter(context, messages, submitter);
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
         this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
@@ -260,6 +263,26 @@ public final class Binomic implements AutoCloseable {
     public BatchHandle batch(UUID id) {
         Objects.requireNonNull(id, "id must not be null");
         return new BatchHandle(started(batches), id);
+    }
+
+    /**
+     * Submits a workflow: its record and every job's record stored, and the jobs that depend on
+     * nothing enqueued, in one atomic step; each other job is enqueued once the jobs it depends on
+     * succeeded. See {@link Workflow}.
+     *
+     * @throws IllegalArgumentException for a job with a delay, uniqueness, a debounce or a partition key
+     * @throws UnsupportedOperationException when the broker has no workflows (naming it)
+     */
+    public WorkflowHandle submit(Workflow workflow) {
+        Objects.requireNonNull(workflow, "workflow must not be null");
+        WorkflowSubmitter w = started(workflows);
+        return new WorkflowHandle(w, w.submit(workflow));
+    }
+
+    /** The workflow {@code id}, from any process: its status and its cancel. */
+    public WorkflowHandle workflow(UUID id) {
+        Objects.requireNonNull(id, "id must not be null");
+        return new WorkflowHandle(started(workflows), id);
     }
 
     /**

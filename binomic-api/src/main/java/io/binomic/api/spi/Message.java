@@ -67,12 +67,18 @@ public final class Message {
     public static final String BATCH_CALLBACK = "batchCallback";
 
     /**
+     * Header of a job of a workflow: the workflow's id. A broker with {@link Workflows} records the
+     * job's final settlement in that workflow, and enqueues the jobs it releases, atomically with it.
+     */
+    public static final String WORKFLOW = "workflow";
+
+    /**
      * Every header name the envelope uses; a submitter's header of one of these names is refused
      * (the trace headers are read into the {@link TraceContext} instead).
      */
     public static final Set<String> RESERVED = Set.of(CODEC, TRACK, PRIORITY, UniqueClaim.HEADER, UniqueClaim.DEBOUNCE_HEADER,
             TaskLimits.KEY_HEADER, FlowLimit.RATE_ADMITTED_HEADER, FlowLimit.TURN_HEADER, TraceContext.TRACEPARENT,
-            TraceContext.TRACESTATE, REPLAYED_FROM, BATCH, BATCH_CALLBACK);
+            TraceContext.TRACESTATE, REPLAYED_FROM, BATCH, BATCH_CALLBACK, WORKFLOW);
 
     private final UUID id;
     private final String task;
@@ -86,7 +92,7 @@ public final class Message {
     /** The typed reserved fields; {@code null} or 0 for absent. */
     private record Envelope(int priority, Duration trackFor, String codec, UniqueClaim unique, String debounceKey,
                             String limitKey, int rateAdmittedAttempt, int turnAttempt, TraceContext traceContext,
-                            String replayedFrom, UUID batch, UUID batchCallback) { }
+                            String replayedFrom, UUID batch, UUID batchCallback, UUID workflow) { }
 
     private Message(Builder b, boolean fromWire) {
         id = Objects.requireNonNull(b.id, "id must not be null");
@@ -102,7 +108,7 @@ public final class Message {
             validate(b);
         }
         envelope = new Envelope(b.priority, b.trackFor, b.codec, b.unique, b.debounceKey, b.limitKey,
-                b.rateAdmittedAttempt, b.turnAttempt, b.traceContext, b.replayedFrom, b.batch, b.batchCallback);
+                b.rateAdmittedAttempt, b.turnAttempt, b.traceContext, b.replayedFrom, b.batch, b.batchCallback, b.workflow);
         headers = b.headers.isEmpty() ? Map.of() : b.ownHeaders ? Map.copyOf(b.headers) : b.headers; // most have none: no copy
     }
 
@@ -165,6 +171,7 @@ public final class Message {
         b.replayedFrom = envelope.replayedFrom;
         b.batch = envelope.batch;
         b.batchCallback = envelope.batchCallback;
+        b.workflow = envelope.workflow;
         b.headers = headers; // this message's own unmodifiable map: copied only if the builder changes it
         return b;
     }
@@ -191,7 +198,7 @@ public final class Message {
         Envelope e = envelope;
         if (headers.isEmpty() && e.priority == Priority.DEFAULT && e.trackFor == null && e.unique == null && e.debounceKey == null
                 && e.limitKey == null && e.rateAdmittedAttempt == 0 && e.turnAttempt == 0 && e.traceContext == null
-                && e.replayedFrom == null && e.batch == null && e.batchCallback == null) {
+                && e.replayedFrom == null && e.batch == null && e.batchCallback == null && e.workflow == null) {
             return e.codec == null ? Map.of() : Map.of(CODEC, e.codec); // nearly every message: no map to build
         }
         Map<String, String> wire = new LinkedHashMap<>();
@@ -267,6 +274,9 @@ public final class Message {
     /** The batch this callback job reports on ({@link #BATCH_CALLBACK}); empty for any other job. */
     public Optional<UUID> batchCallback() { return Optional.ofNullable(envelope.batchCallback); }
 
+    /** The workflow this job belongs to ({@link #WORKFLOW}); null for a job of no workflow: the one field a plain settle checks. */
+    public UUID workflow() { return envelope.workflow; }
+
     /** The headers the submitter gave (none of the {@link #RESERVED} names, but for a foreign value kept as it was). */
     public Map<String, String> userHeaders() { return headers; }
 
@@ -333,6 +343,7 @@ public final class Message {
         private String replayedFrom;
         private UUID batch;
         private UUID batchCallback;
+        private UUID workflow;
         /** The headers so far: a message's unmodifiable map (or none) until a header is set, then this builder's own copy. */
         private Map<String, String> headers = Map.of();
         private boolean ownHeaders;
@@ -445,6 +456,12 @@ public final class Message {
             return this;
         }
 
+        /** The workflow the job belongs to; null for none. */
+        public Builder workflow(UUID workflow) {
+            this.workflow = workflow;
+            return this;
+        }
+
         /** One of the submitter's headers. */
         public Builder header(String name, String value) {
             ownHeaders().put(Objects.requireNonNull(name, "header name must not be null"),
@@ -503,6 +520,7 @@ public final class Message {
         add(out, REPLAYED_FROM, e.replayedFrom);
         add(out, BATCH, e.batch == null ? null : e.batch.toString());
         add(out, BATCH_CALLBACK, e.batchCallback == null ? null : e.batchCallback.toString());
+        add(out, WORKFLOW, e.workflow == null ? null : e.workflow.toString());
     }
 
     private static void add(Map<String, String> out, String name, String value) {

@@ -57,17 +57,17 @@ final class WireHeaders {
                 b.priority(value.charAt(0) - '0');
             }
             case Message.REPLAYED_FROM -> b.replayedFrom(value);
-            case Message.BATCH, Message.BATCH_CALLBACK -> {
+            case Message.BATCH, Message.BATCH_CALLBACK, Message.WORKFLOW -> {
                 UUID id;
                 try {
                     id = UUID.fromString(value);
                 } catch (IllegalArgumentException notAnId) {
                     return false;
                 }
-                if (name.equals(Message.BATCH)) {
-                    b.batch(id);
-                } else {
-                    b.batchCallback(id);
+                switch (name) {
+                    case Message.BATCH -> b.batch(id);
+                    case Message.BATCH_CALLBACK -> b.batchCallback(id);
+                    default -> b.workflow(id);
                 }
             }
             case UniqueClaim.HEADER -> {

@@ -72,6 +72,18 @@ class MessageTest {
     }
 
     @Test
+    void aWorkflowsIdTravelsAsItsHeaderAndAnUnreadableOneIsKeptAsItWas() {
+        UUID workflow = UUID.randomUUID();
+        Message m = plain().workflow(workflow).build();
+        assertEquals(Map.of(Message.WORKFLOW, workflow.toString()), m.wireHeaders());
+        assertEquals(workflow, Message.fromWire(ID, "t", "q", 1, AT, m.payload(), m.wireHeaders()).workflow());
+        Message foreign = Message.fromWire(ID, "t", "q", 1, AT, m.payload(), Map.of(Message.WORKFLOW, "not-an-id"));
+        assertEquals(null, foreign.workflow());
+        assertEquals(Map.of(Message.WORKFLOW, "not-an-id"), foreign.wireHeaders());
+        assertThrows(IllegalArgumentException.class, () -> plain().header(Message.WORKFLOW, workflow.toString()).build());
+    }
+
+    @Test
     void aReservedHeaderThatDoesNotParseIsKeptAsItWasAndReadAsNoSetting() {
         Map<String, String> wire = Map.of("priority", "high", "traceparent", "not-a-traceparent", "tracestate", "x=1",
                 "limit.turn", "soon", "unique", "?", "codec", "jackson");

@@ -37,6 +37,7 @@ public final class ReservedHeaders {
         why.put(Message.REPLAYED_FROM, broker);
         why.put(Message.BATCH, "Binomic.batch() sets it for the jobs of a batch");
         why.put(Message.BATCH_CALLBACK, "Binomic.batch() sets it for a batch's callbacks");
+        why.put(Message.WORKFLOW, "Binomic.submit(Workflow) sets it for the jobs of a workflow");
         return Collections.unmodifiableMap(why);
     }
 

@@ -8,7 +8,7 @@ import java.util.List;
  * KEYS and ARGV are. Each one is a single round trip and runs atomically: that is what makes a
  * retry and the ack of the failed delivery one step, and what lets many workers move due messages
  * without moving one twice. Every script touches the keys of one queue only (one hash tag), so it
- * also runs on Redis Cluster; but for batches ({@link RedisBatches}), which a Cluster is not offered.
+ * also runs on Redis Cluster; but for batches ({@link RedisBatches}) and workflows ({@link RedisWorkflows}), which a Cluster is not offered.
  *
  * <p>A unique key is a string holding the id of the job that holds it, with the claim's time-to-live
  * ({@code SET ... PX}); it is given back only by that job (compare and delete, {@code release_unique}
@@ -51,6 +51,8 @@ final class LuaScripts {
     static final String LEVELS = LuaSources.script("levels.lua");
     static final String SUBMIT_BATCH = LuaSources.script("submit_batch.lua");
     static final String CLOSE_BATCH = LuaSources.script("close_batch.lua");
+    static final String SUBMIT_WORKFLOW = LuaSources.script("submit_workflow.lua");
+    static final String CANCEL_WORKFLOW = LuaSources.script("cancel_workflow.lua");
 
     /**
      * Every script, for loading them again on a server that lost its script cache: Redis does not
@@ -61,5 +63,5 @@ final class LuaScripts {
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, ADMIT,
             ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, FETCH_LEVELS, LEVELS,
-            SUBMIT_BATCH, CLOSE_BATCH);
+            SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_WORKFLOW, CANCEL_WORKFLOW);
 }

@@ -10,6 +10,7 @@ import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Workflows;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.DeadLetterStore;
@@ -71,7 +72,7 @@ final class RedisBroker implements Broker {
         QueueFetchFailures fetchFailures = new QueueFetchFailures();
         this.priorities = new RedisPriorities(redis, fetchFailures, Priority.fairness(config));
         this.fetch = new RedisFetch(redis, priorities, fetchFailures);
-        // a batch's scripts reach keys of several hash tags: a single node only
+        // the scripts of batches and workflows reach keys of several hash tags: a single node only
         boolean batches = !redis.setup.redisson().isClusterConfig();
         this.settle = new RedisSettle(redis, priorities, batches);
         Map<Class<?>, Object> offered = new HashMap<>(Map.of(JobStore.class, new RedisJobStore(redis), DeadLetterStore.class,
@@ -81,6 +82,7 @@ final class RedisBroker implements Broker {
                 BrokerHealthReport.class, redis.evictionPolicy));
         if (batches) {
             offered.put(Batches.class, new RedisBatches(redis));
+            offered.put(Workflows.class, new RedisWorkflows(redis));
         }
         this.capabilities = Map.copyOf(offered);
     }

@@ -33,7 +33,10 @@ final class RedisSettle implements SettledCleanup {
     private final RedisPriorities priorities;
     /** When each queue's acknowledged entries were last trimmed (System.nanoTime). */
     private final Map<String, Long> lastTrim = new ConcurrentHashMap<>();
-    /** Whether this broker keeps batches ({@link RedisBatches}: not on a Cluster), so counts a batch job's settlement. */
+    /**
+     * Whether this broker keeps batches and workflows ({@link RedisBatches}, {@link RedisWorkflows}: not on a Cluster), so
+     * records the settlement of their jobs.
+     */
     private final boolean batches;
 
     RedisSettle(RedisContext redis, RedisPriorities priorities, boolean batches) {
@@ -176,6 +179,9 @@ final class RedisSettle implements SettledCleanup {
             Message m = d.message().orElse(null);
             if (m != null && m.batch() != null && batches) {
                 RedisBatches.addSettleArguments(s, m, k.prefix(), keys, args);
+            }
+            if (m != null && m.workflow() != null && batches) {
+                RedisWorkflows.addSettleArguments(s, m, k.prefix(), keys, args);
             }
         }
         return args.toArray();

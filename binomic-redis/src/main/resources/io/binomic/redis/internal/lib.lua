@@ -241,3 +241,107 @@ local function batch_settled(batch, jobs, child, outcome)
   end
   batch_complete_if_done(batch, jobs, now)
 end
+
+-- Workflows (RedisWorkflows). A workflow is one hash: 'retention', 'createdAt', 'active' (how many
+-- nodes are held or enqueued), 'cancelRequested', 'endedAt' ('' while active), 'names' (JSON array,
+-- each node after those it depends on), 'job:<id>' -> node name, and per node N: 's:N' its state (W
+-- held, E enqueued, S, D, C, K skipped), 'j:N' job id, 'q:N' queue, 't:N' task, 'st:N' its queue's
+-- default stream, 'rk:N' its record, 'rt:N' the record's retention, 'd:N', 'o:N', 'r:N' (JSON arrays:
+-- its dependencies, those whose failure it ignores, its dependents) and 'm:N' its message as a
+-- delayed-set member. Read and written with HGET and HSET only (PEXPIRE on an end, PERSIST on a
+-- resume, which only a worker's settle makes; a skipped or cancelled job's end is published, as a
+-- job cancel publishes it), as the documented worker rule set allows; the producer's submits.
+-- A node leaves W or K for E only in wf_release, inside the step that changed a dependency's
+-- state: so it is enqueued once, whatever the order of its dependencies' settlements.
+local function wf_active(s)
+  return s == 'W' or s == 'E'
+end
+-- Sets node name's state, keeping 'active': the record expires once nothing is held or enqueued,
+-- and is kept again while a resume (a replayed dependency that succeeded) runs.
+local function wf_set(wf, name, new, now)
+  local old = redis.call('HGET', wf, 's:' .. name)
+  redis.call('HSET', wf, 's:' .. name, new)
+  local delta = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
+  if delta == 0 then return end
+  local active = tonumber(redis.call('HGET', wf, 'active')) + delta
+  redis.call('HSET', wf, 'active', active)
+  if active == 0 then
+    redis.call('HSET', wf, 'endedAt', now)
+    redis.call('PEXPIRE', wf, redis.call('HGET', wf, 'retention'))
+  elseif active == delta then
+    redis.call('HSET', wf, 'endedAt', '')
+    redis.call('PERSIST', wf)
+  end
+end
+-- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it.
+local function wf_reset(wf, name, record, state, now)
+  redis.call('DEL', record)
+  redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
+    'retention', redis.call('HGET', wf, 'rt:' .. name))
+end
+-- The record of a node that will not be enqueued ends CANCELLED, unless it ended already, and the
+-- end is published on its queue's job events (<prefix>:{queue}:jobs, beside <prefix>:{queue}:job:<id>)
+-- as start_jobs.lua publishes one, so a JobHandle waiting for its result learns of it.
+local function wf_cancel_record(wf, name, record, now)
+  if is_final(redis.call('HGET', record, 'state')) then return end
+  redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
+  redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
+  redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
+end
+-- What node name's dependencies make it: K on a failure it does not ignore, else W until all
+-- ended, else E.
+local function wf_evaluate(wf, name)
+  local ignored = {}
+  for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'o:' .. name))) do ignored[d] = true end
+  local ready = true
+  for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'd:' .. name))) do
+    local s = redis.call('HGET', wf, 's:' .. d)
+    if wf_active(s) then
+      ready = false
+    elseif s ~= 'S' and not ignored[d] then
+      return 'K'
+    end
+  end
+  return ready and 'E' or 'W'
+end
+-- Evaluates the dependents of node changed, transitively: enqueues those now allowed to run, skips
+-- those a failure stops, holds again a skipped one whose failed dependency was replayed.
+local function wf_release(wf, changed, now)
+  if redis.call('HGET', wf, 'cancelRequested') == '1' then return end
+  local work = cjson.decode(redis.call('HGET', wf, 'r:' .. changed))
+  local i = 1
+  while i <= #work do
+    local name = work[i]
+    i = i + 1
+    local s = redis.call('HGET', wf, 's:' .. name)
+    if s == 'W' or s == 'K' then
+      local next = wf_evaluate(wf, name)
+      if next ~= s then
+        local record = redis.call('HGET', wf, 'rk:' .. name)
+        if next == 'E' then
+          add_member_to_stream(redis.call('HGET', wf, 'st:' .. name), redis.call('HGET', wf, 'm:' .. name), now)
+          -- a record cancelled by its own job id is left so: the worker acks the job unrun
+          if s == 'K' or redis.call('HGET', record, 'state') == 'WAITING' then wf_reset(wf, name, record, 'QUEUED', now) end
+        elseif next == 'K' then
+          wf_cancel_record(wf, name, record, now)
+        else
+          wf_reset(wf, name, record, 'WAITING', now)
+        end
+        wf_set(wf, name, next, now)
+        for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do work[#work + 1] = d end
+      end
+    end
+  end
+end
+-- Records the final outcome (S, D or C) of job of a workflow: an enqueued node takes it, a
+-- dead-lettered one a later success (its replay's); anything else (a resend's effect, a job the
+-- workflow does not list, a workflow that expired) changes nothing.
+local function wf_settled(wf, job, outcome)
+  local name = redis.call('HGET', wf, 'job:' .. job)
+  if not name then return end
+  local s = redis.call('HGET', wf, 's:' .. name)
+  if s ~= 'E' and not (s == 'D' and outcome == 'S') then return end
+  local now = string.format('%d', lim_now())
+  wf_set(wf, name, outcome, now)
+  wf_release(wf, name, now)
+end

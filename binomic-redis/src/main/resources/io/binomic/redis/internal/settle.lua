@@ -19,7 +19,8 @@
 -- a tracked job's settlement is followed by 'J', index of its record in KEYS, and its update
 -- (apply_job in lib.lua), applied only when the settlement is; a unique job's by 'U', index of
 -- its key in KEYS, job id; a job of a batch's final one by 'B', index of the batch's key in KEYS (its
--- jobs' key next), job id, outcome (S, D, C: batch_settled in lib.lua). Returns the 1-based positions of the settlements not applied: positive
+-- jobs' key next), job id, outcome (S, D, C: batch_settled in lib.lua); a job of a workflow's by 'W', index of
+-- the workflow's key in KEYS, job id, outcome (wf_settled in lib.lua). Returns the 1-based positions of the settlements not applied: positive
 -- when the entry is pending under another consumer, negative when it is not pending at all.
 
 -- Entries per fence listing: one XPENDING call per run, its overhead spread over the run.
@@ -35,7 +36,7 @@ while i <= #ARGV do
   local a = ARGV[i]
   if #a > 1 then ids[#ids + 1] = a i = i + 1
   elseif a == 'U' then i = i + 3
-  elseif a == 'B' then i = i + 4
+  elseif a == 'B' or a == 'W' then i = i + 4
   elseif a == 'J' then i = skip_job(i + 2)
   else
     ids[#ids + 1] = ARGV[i + 1]
@@ -61,6 +62,10 @@ while i <= #ARGV do
   if kind == 'B' then
     -- a job of a batch: its final outcome counted in the batch with the settlement just before, only with it
     if owned then batch_settled(KEYS[tonumber(ARGV[i + 1])], KEYS[tonumber(ARGV[i + 1]) + 1], ARGV[i + 2], ARGV[i + 3]) end
+    i = i + 4
+  elseif kind == 'W' then
+    -- a job of a workflow: its final outcome recorded, and the jobs it releases enqueued, only with the settlement just before
+    if owned then wf_settled(KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3]) end
     i = i + 4
   elseif kind == 'U' then
     -- a unique job's key, given back with the ack or dead letter just before: only with it (release_unique in lib.lua)

@@ -64,6 +64,7 @@ public final class BinomicCli {
                 new DlqListCommand(cx), new DlqChangeCommand(cx, DlqChangeCommand.REPLAY), new DlqChangeCommand(cx, DlqChangeCommand.PURGE),
                 new JobCommand(cx, JobCommand.SHOW), new JobCommand(cx, JobCommand.CANCEL), new JobCommand(cx, JobCommand.SUBMIT),
                 new BatchCommand(cx, BatchCommand.SHOW), new BatchCommand(cx, BatchCommand.CANCEL),
+                new WorkflowCommand(cx, WorkflowCommand.SHOW), new WorkflowCommand(cx, WorkflowCommand.CANCEL),
                 new QueueCommand(cx, QueueCommand.PAUSE), new QueueCommand(cx, QueueCommand.RESUME), new QueueLimitCommand(cx),
                 new QueuePartitionsCommand(cx), new OutboxCommand(cx));
     }

@@ -17,6 +17,7 @@ import io.binomic.api.spi.PendingDeliveries;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.UniqueSubmits;
+import io.binomic.api.spi.Workflows;
 import io.binomic.core.internal.memory.MemoryState.Entry;
 import io.binomic.core.internal.memory.MemoryState.Pending;
 import io.binomic.core.internal.memory.MemoryState.QueueState;
@@ -50,6 +51,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     private final MemoryFlowLimits limits;
     private final MemoryUniqueSubmits unique;
     private final MemoryBatches batches;
+    private final MemoryWorkflows workflows;
     /** The capabilities by type, built once: the answer of {@link #capability} never changes. */
     private final Map<Class<?>, Object> capabilities;
     private volatile System.Logger.Level droppedOnCloseLevel = System.Logger.Level.WARNING;
@@ -71,9 +73,10 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
         this.unique = new MemoryUniqueSubmits(state, jobs);
         jobs.onCancelled(unique::cancelled);
         this.batches = new MemoryBatches(state, jobs);
+        this.workflows = new MemoryWorkflows(state, jobs);
         this.capabilities = Map.of(JobStore.class, jobs, DeadLetterStore.class, deadLetters, FlowLimits.class, limits,
                 UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state), Partitioning.class, new MemoryPartitioning(state),
-                Activity.class, new MemoryActivity(state), Batches.class, batches);
+                Activity.class, new MemoryActivity(state), Batches.class, batches, Workflows.class, workflows);
     }
 
     /** What a submission stored: for the test mode, which records submissions and may run them at once. */
@@ -215,6 +218,9 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
                 Message m = d.message().orElse(null);
                 if (m != null && m.batch() != null) {
                     batches.settled(settlement, m, callbacks);
+                }
+                if (m != null && m.workflow() != null) {
+                    workflows.settled(settlement, m, callbacks);
                 }
                 switch (settlement) {
                     case Settlement.Ack ack -> { }

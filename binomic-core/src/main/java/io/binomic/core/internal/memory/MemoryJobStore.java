@@ -75,6 +75,20 @@ final class MemoryJobStore implements JobStore {
         }
     }
 
+    /**
+     * Ends job {@code id} CANCELLED without a settlement (a job of a workflow that will not be
+     * enqueued), unless it ended already. Called under the lock.
+     */
+    void endCancelled(String queue, UUID id) {
+        StoredJob rec = job(queue, id);
+        if (rec != null && !stateOf(rec).isFinal()) {
+            rec.fields.put(JobRecords.STATE, JobState.CANCELLED.name());
+            rec.fields.put(JobRecords.ENDED_AT, Long.toString(state.clock.instant().toEpochMilli()));
+            expireAfterRetention(rec);
+            undelivered.add(new JobEvent(queue, id, JobEvent.Kind.ENDED));
+        }
+    }
+
     /** The live record of {@code id}, or null. Called under the lock. */
     StoredJob job(String queue, UUID id) {
         Map<UUID, StoredJob> byId = jobs.get(queue);

@@ -278,6 +278,14 @@ public final class DeliveryProcessor {
         public Optional<BatchStatus> batch() { return batchId().flatMap(tracking::batch); }
 
         @Override
+        public Optional<UUID> workflowId() { return Optional.ofNullable(message.workflow()); }
+
+        @Override
+        public <R> Optional<R> dependency(String name, Class<R> type) {
+            return DependencyResults.read(tracking, codec, message, name, type);
+        }
+
+        @Override
         public void progress(int percent, String note) {
             if (percent < 0 || percent > 100) {
                 throw new IllegalArgumentException("progress percent must be 0..100, was " + percent);

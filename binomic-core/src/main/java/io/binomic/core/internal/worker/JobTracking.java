@@ -1,7 +1,10 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.BatchStatus;
+import io.binomic.api.WorkflowStatus;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.JobRecord;
+import io.binomic.api.spi.Workflows;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
@@ -42,6 +45,12 @@ public interface JobTracking {
     /** The status of batch {@code id}, for a handler's {@code TaskContext.batch()}; empty when the broker keeps no batches. */
     default Optional<BatchStatus> batch(UUID id) { return Optional.empty(); }
 
+    /** The status of workflow {@code id}, for a handler's {@code TaskContext.dependency}; empty when the broker keeps none. */
+    default Optional<WorkflowStatus> workflow(UUID id) { return Optional.empty(); }
+
+    /** The record of job {@code id} of {@code queue}; empty when there is none or the broker keeps no records. */
+    default Optional<JobRecord> record(String queue, UUID id) { return Optional.empty(); }
+
     /** The handler of this delivery starts on the calling thread: from now a cancel may interrupt it. */
     default void handlerStarted(String key) { }
 
@@ -66,9 +75,16 @@ public interface JobTracking {
         }
         WorkerHooks hooks = handlers != null ? handlers : new WorkerHooks() { };
         Optional<Batches> batches = broker.capability(Batches.class);
+        Optional<Workflows> workflows = broker.capability(Workflows.class);
         return new JobTracking() {
             @Override
             public Optional<BatchStatus> batch(UUID id) { return batches.flatMap(b -> b.readBatch(id)); }
+
+            @Override
+            public Optional<WorkflowStatus> workflow(UUID id) { return workflows.flatMap(w -> w.readWorkflow(id)); }
+
+            @Override
+            public Optional<JobRecord> record(String queue, UUID id) { return store.flatMap(s -> s.readJob(queue, id)); }
 
             @Override
             public int maxResultBytes() { return maxResultBytes; }

@@ -2,6 +2,7 @@ package io.binomic.core.internal.worker;
 
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Workflows;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.core.Worker;
@@ -65,10 +66,10 @@ public final class WorkerRuntime implements Worker {
         WorkerContext context = new WorkerContext(config, consumerName, broker, services.clock(), services.stats(), () -> active);
         PartitionRouter partitions = services.partitions() != null ? services.partitions() : new PartitionRouter(broker);
         this.queues = new WorkerQueues(partitions, tasks.queues(), consumerName, this::partitionsAdded);
-        // The jobs of a batch are tracked whatever their task says (a batch cancel reaches them through their records), so a
-        // worker on a broker with batches listens for cancels too; an untracked message still costs nothing more.
+        // The jobs of a batch or a workflow are tracked whatever their task says (a cancel reaches them through their records),
+        // so a worker on a broker with either listens for cancels too; an untracked message still costs nothing more.
         TrackedJobs tracked = new TrackedJobs(context, tasks.handlers().values().stream().anyMatch(b -> b.task().isTracked())
-                || broker.capability(Batches.class).isPresent());
+                || broker.capability(Batches.class).isPresent() || broker.capability(Workflows.class).isPresent());
         this.processor = new DeliveryProcessor(tasks, invoker, services.clock(), services.stats(), ThreadLocalRandom.current(),
                 JobTracking.through(broker, consumerName, tracked::cancelRequested, tracked, tasks.maxResultBytes()))
                 .observedBy(services.runObservers());

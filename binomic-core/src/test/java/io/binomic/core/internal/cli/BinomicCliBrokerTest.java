@@ -406,4 +406,31 @@ class BinomicCliBrokerTest {
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a batch id"), bad.err());
     }
+
+    @Test
+    void workflowShowPrintsEachJobAndWorkflowCancelStopsIt() {
+        Task<String, Void> work = Task.builder("work", String.class).queue("workflows").build();
+        UUID id;
+        try (Binomic producer = connect("memory://", List.of("workflows"))) {
+            id = producer.submit(io.binomic.core.Workflow.builder().then("fetch", work, "a").then("store", work, "b").build()).id();
+        }
+        CliRun show = run("workflow", "show", "--id", id.toString());
+        assertEquals(0, show.exit(), show.err());
+        assertTrue(show.out().contains("state      RUNNING") && show.out().contains("jobs       2"), show.out());
+        assertTrue(show.out().lines().anyMatch(l -> l.startsWith("store") && l.contains("WAITING") && l.endsWith("fetch")), show.out());
+
+        CliRun cancel = run("workflow", "cancel", "--id", id.toString());
+        assertEquals(0, cancel.exit(), cancel.err());
+        assertTrue(cancel.out().contains("CANCELLED " + id + " (1 enqueued job(s) asked to cancel)"), cancel.out());
+        CliRun after = run("workflow", "show", "--id", id.toString());
+        assertTrue(after.out().contains("(cancel requested)") && after.out().lines().anyMatch(l -> l.startsWith("store")
+                && l.contains("CANCELLED")), after.out());
+
+        CliRun unknown = run("workflow", "show", "--id", UUID.randomUUID().toString());
+        assertEquals(1, unknown.exit());
+        assertTrue(unknown.err().contains("no workflow"), unknown.err());
+        CliRun bad = run("workflow", "cancel", "--id", "nope");
+        assertEquals(2, bad.exit());
+        assertTrue(bad.err().contains("is not a workflow id"), bad.err());
+    }
 }

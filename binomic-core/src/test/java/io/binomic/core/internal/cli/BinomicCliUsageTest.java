@@ -66,6 +66,8 @@ class BinomicCliUsageTest {
                   job submit         Submit a job by task name with a JSON argument
                   batch show         Show a batch's counts, state and the callbacks enqueued
                   batch cancel       Cancel a batch: its queued jobs never run, its running ones are interrupted
+                  workflow show      Show a workflow's state and each job's state and dependencies
+                  workflow cancel    Cancel a workflow: its held and queued jobs never run, its running ones are interrupted
                   queue pause        Pause a queue, or one task of it: no worker starts its jobs; running ones finish
                   queue resume       Resume a paused queue, or task: its waiting and parked jobs run again
                   queue limit        Set, remove or show the rate and concurrency limits of a whole queue, for every worker

@@ -1,0 +1,71 @@
+package io.binomic.core.internal.cli;
+
+import io.binomic.api.WorkflowStatus;
+import io.binomic.core.Binomic;
+import io.binomic.core.WorkflowHandle;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/** {@code binomic workflow show} and {@code binomic workflow cancel}: a workflow by id, from any shell. */
+final class WorkflowCommand extends Command {
+    static final Option ID = Option.value("id", "UUID", "the workflow id (WorkflowHandle.id(), TaskContext.workflowId())");
+
+    static final Verb SHOW = new Verb("show", "Show a workflow's state and each job's state and dependencies", """
+            A workflow's status is kept while a job of it is held or enqueued and for its retention
+            once none is (one day unless Workflow.Builder.retention says otherwise). One line per
+            job: name, state, job id, the jobs it depends on. Exit code 1 when the workflow is unknown.
+            """);
+    static final Verb CANCEL = new Verb("cancel", "Cancel a workflow: its held and queued jobs never run, its running ones are interrupted", """
+            Each held job is cancelled at once; each enqueued one is cancelled as 'binomic job cancel'
+            does. Prints how many enqueued jobs were asked to cancel, or ENDED for a workflow none of
+            whose jobs is held or enqueued (left as it is); exit code 1 when the workflow is unknown.
+            """);
+
+    private final Verb verb;
+
+    WorkflowCommand(Context cx, Verb verb) {
+        super(cx, "workflow " + verb.word(), verb.summary(), List.of(BROKER, ID), verb.notes());
+        this.verb = verb;
+    }
+
+    @Override
+    int run(Arguments args) throws UsageException {
+        String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the workflow id, such as 0193a3c4-..."));
+        UUID id;
+        try {
+            id = UUID.fromString(text);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--id: '" + text + "' is not a workflow id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
+        }
+        try (Binomic binomic = cx.connect(args, List.of())) {
+            WorkflowHandle workflow = binomic.workflow(id);
+            Optional<WorkflowStatus> status = workflow.status();
+            if (status.isEmpty()) {
+                err.println("no workflow " + id + ": a wrong id, or a workflow past its retention");
+                return BinomicCli.EXIT_FAILED;
+            }
+            WorkflowStatus s = status.get();
+            if (verb == CANCEL) {
+                if (s.state() != WorkflowStatus.State.RUNNING) {
+                    out.println("ENDED " + id + " " + s.state() + ": nothing to cancel");
+                    return BinomicCli.EXIT_OK;
+                }
+                out.println("CANCELLED " + id + " (" + workflow.cancel() + " enqueued job(s) asked to cancel)");
+                return BinomicCli.EXIT_OK;
+            }
+            out.println("workflow   " + id);
+            out.println("state      " + s.state() + (s.cancelRequested() ? " (cancel requested)" : ""));
+            out.println("created    " + s.createdAt());
+            out.println("jobs       " + s.nodes().size());
+            Table table = new Table("NAME", "STATE", "JOB", "DEPENDS ON");
+            for (WorkflowStatus.Node n : s.nodes()) {
+                table.row(n.name(), n.state().name(), n.jobId().toString(), n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn()));
+            }
+            table.print(out);
+            return BinomicCli.EXIT_OK;
+        } catch (UnsupportedOperationException | IllegalArgumentException | IllegalStateException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+}

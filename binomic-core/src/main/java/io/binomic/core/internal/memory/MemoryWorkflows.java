@@ -1,0 +1,235 @@
+package io.binomic.core.internal.memory;
+
+import io.binomic.api.JobState;
+import io.binomic.api.WorkflowStatus;
+import io.binomic.api.WorkflowStatus.NodeState;
+import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewWorkflow;
+import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.Workflows;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The memory broker's {@link Workflows}: each workflow's record under the broker's one lock, so the
+ * bookkeeping of a job's settlement and the enqueue of the jobs it releases ({@link #settled}, called
+ * by {@link MemoryBroker#settle} for an applied settlement) are atomic with it, as on Redis.
+ */
+final class MemoryWorkflows implements Workflows {
+
+    /** One node: its job's message, held here until released, and where it stands. */
+    private static final class Node {
+        final NewWorkflow.Node spec;
+        final List<String> dependents = new ArrayList<>();
+        NodeState state;
+
+        Node(NewWorkflow.Node spec, NodeState state) {
+            this.spec = spec;
+            this.state = state;
+        }
+    }
+
+    private static final class Stored {
+        final UUID id;
+        final Instant createdAt;
+        final long retentionMillis;
+        final Map<String, Node> nodes = new LinkedHashMap<>();
+        final Map<UUID, Node> byJob = new HashMap<>();
+        boolean cancelRequested;
+        /** When its record goes, once no node is held or enqueued; 0 while one is. */
+        long expiresAtMillis;
+
+        Stored(NewWorkflow w, Instant now) {
+            id = w.id();
+            createdAt = now;
+            retentionMillis = w.retention().toMillis();
+        }
+
+        boolean active() { return nodes.values().stream().anyMatch(n -> n.state.isActive()); }
+    }
+
+    private final MemoryState state;
+    private final MemoryJobStore jobs;
+    private final Map<UUID, Stored> workflows = new HashMap<>();
+
+    MemoryWorkflows(MemoryState state, MemoryJobStore jobs) {
+        this.state = state;
+        this.jobs = jobs;
+    }
+
+    @Override
+    public void submitWorkflow(NewWorkflow workflow) {
+        List<Message> enqueued = new ArrayList<>();
+        state.locked(() -> {
+            if (live(workflow.id()) != null) {
+                throw new IllegalStateException("workflow " + workflow.id() + " exists already");
+            }
+            Stored w = new Stored(workflow, state.clock.instant());
+            for (NewWorkflow.Node spec : workflow.nodes()) {
+                if (!workflow.id().equals(spec.job().workflow()) || !spec.job().isTracked()) {
+                    throw new IllegalArgumentException("message " + spec.job().id() + " is not a tracked job of workflow " + w.id);
+                }
+                for (String d : spec.dependsOn()) {
+                    if (!w.nodes.containsKey(d)) {
+                        throw new IllegalArgumentException("node '" + spec.name() + "' depends on '" + d + "', not a node before it");
+                    }
+                }
+                Node n = new Node(spec, spec.dependsOn().isEmpty() ? NodeState.ENQUEUED : NodeState.WAITING);
+                w.nodes.put(spec.name(), n);
+                w.byJob.put(spec.job().id(), n);
+                spec.dependsOn().forEach(d -> w.nodes.get(d).dependents.add(spec.name()));
+            }
+            workflows.put(w.id, w);
+            for (Node n : w.nodes.values()) {
+                Message m = n.spec.job();
+                if (n.state == NodeState.ENQUEUED) {
+                    state.addReady(m.queue(), m);
+                    enqueued.add(m);
+                }
+                jobs.createJob(m, n.state == NodeState.ENQUEUED ? JobState.QUEUED : JobState.WAITING, null);
+            }
+        });
+        notify(enqueued);
+    }
+
+    @Override
+    public Map<UUID, String> cancelWorkflow(UUID id) {
+        Map<UUID, String> enqueued = state.locked(() -> {
+            Stored w = live(id);
+            if (w == null || !w.active()) {
+                return Map.<UUID, String>of(); // none, or ended: left as it ended
+            }
+            w.cancelRequested = true;
+            Map<UUID, String> left = new LinkedHashMap<>();
+            for (Node n : w.nodes.values()) {
+                Message m = n.spec.job();
+                if (n.state == NodeState.ENQUEUED) {
+                    left.put(m.id(), m.queue());
+                    jobs.requestCancel(m.queue(), m.id());
+                } else if (n.state == NodeState.WAITING || n.state == NodeState.SKIPPED) {
+                    n.state = NodeState.CANCELLED;
+                    jobs.endCancelled(m.queue(), m.id());
+                }
+            }
+            endIfDone(w);
+            return left;
+        });
+        jobs.deliverJobEvents();
+        return enqueued;
+    }
+
+    @Override
+    public Optional<WorkflowStatus> readWorkflow(UUID id) {
+        return state.locked(() -> Optional.ofNullable(live(id)).map(w -> new WorkflowStatus(w.id, w.cancelRequested, w.createdAt,
+                w.nodes.values().stream().map(n -> new WorkflowStatus.Node(n.spec.name(), n.spec.job().id(), n.spec.job().queue(),
+                        n.spec.job().task(), n.state, n.spec.dependsOn())).toList())));
+    }
+
+    /**
+     * Records an applied settlement of a job of a workflow and releases what it releases; called under
+     * the lock by the broker's settle, in the step that applies it. Adds the jobs it enqueued to
+     * {@code enqueued}, for the caller to announce.
+     */
+    void settled(Settlement settlement, Message job, List<Message> enqueued) {
+        Batches.Outcome outcome = Batches.outcomeOf(settlement);
+        Stored w = outcome == null ? null : live(job.workflow());
+        Node n = w == null ? null : w.byJob.get(job.id());
+        if (n == null) {
+            return; // a retry, a workflow that expired, or a job it does not list
+        }
+        NodeState now = switch (outcome) {
+            case SUCCEEDED -> NodeState.SUCCEEDED;
+            case DEAD_LETTERED -> NodeState.DEAD_LETTERED;
+            case CANCELLED -> NodeState.CANCELLED;
+        };
+        boolean replayed = n.state == NodeState.DEAD_LETTERED && now == NodeState.SUCCEEDED;
+        if (n.state != NodeState.ENQUEUED && !replayed) {
+            return; // recorded already: a job's outcome changes only from enqueued, or from dead to succeeded
+        }
+        n.state = now;
+        release(w, n, enqueued);
+        endIfDone(w);
+    }
+
+    /** Evaluates the nodes that depend on {@code changed}, transitively, enqueuing those whose dependencies allow it. */
+    private void release(Stored w, Node changed, List<Message> enqueued) {
+        if (w.cancelRequested) {
+            return;
+        }
+        Deque<String> work = new ArrayDeque<>(changed.dependents);
+        while (!work.isEmpty()) {
+            Node n = w.nodes.get(work.poll());
+            if (n.state != NodeState.WAITING && n.state != NodeState.SKIPPED) {
+                continue;
+            }
+            NodeState next = evaluate(w, n);
+            if (next == n.state) {
+                continue;
+            }
+            Message m = n.spec.job();
+            if (next == NodeState.ENQUEUED) {
+                Message fresh = m.withAttempt(1, state.clock.instant());
+                state.addReady(fresh.queue(), fresh);
+                if (n.state == NodeState.SKIPPED || isWaiting(m)) {
+                    jobs.createJob(fresh, JobState.QUEUED, null);
+                }
+                enqueued.add(fresh);
+            } else if (next == NodeState.SKIPPED) {
+                jobs.endCancelled(m.queue(), m.id());
+            } else {
+                jobs.createJob(m, JobState.WAITING, null); // a skipped node held again: a replay resumed its dependency
+            }
+            n.state = next;
+            work.addAll(n.dependents);
+        }
+    }
+
+    /** True when the record of {@code m} still says WAITING (not cancelled by its own job id meanwhile). */
+    private boolean isWaiting(Message m) {
+        MemoryJobStore.StoredJob rec = jobs.job(m.queue(), m.id());
+        return rec == null || MemoryJobStore.stateOf(rec) == JobState.WAITING;
+    }
+
+    /** What {@code n}'s dependencies make it: SKIPPED on a failure it does not ignore, else WAITING until all ended, else ENQUEUED. */
+    private static NodeState evaluate(Stored w, Node n) {
+        boolean ready = true;
+        for (String d : n.spec.dependsOn()) {
+            NodeState s = w.nodes.get(d).state;
+            if (s.isActive()) {
+                ready = false;
+            } else if (s != NodeState.SUCCEEDED && !n.spec.ignoringFailureOf().contains(d)) {
+                return NodeState.SKIPPED;
+            }
+        }
+        return ready ? NodeState.ENQUEUED : NodeState.WAITING;
+    }
+
+    private void endIfDone(Stored w) {
+        w.expiresAtMillis = w.active() ? 0 : state.clock.millis() + w.retentionMillis;
+    }
+
+    /** The workflow, unless its retention passed (then it is dropped). Called under the lock. */
+    private Stored live(UUID id) {
+        Stored w = workflows.get(id);
+        if (w != null && w.expiresAtMillis != 0 && state.clock.millis() >= w.expiresAtMillis) {
+            workflows.remove(id);
+            return null;
+        }
+        return w;
+    }
+
+    void notify(List<Message> enqueued) {
+        if (!enqueued.isEmpty()) {
+            state.notifySubmission(List.copyOf(enqueued), null);
+        }
+    }
+}

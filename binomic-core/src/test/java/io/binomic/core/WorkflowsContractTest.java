@@ -1,0 +1,257 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.WorkflowStatus;
+import io.binomic.api.WorkflowStatus.NodeState;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewWorkflow;
+import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.Workflows;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every broker with the {@link Workflows} capability must have: an atomic submit that
+ * enqueues only the roots, the bookkeeping of each job's final settlement in the same step as the
+ * settlement, and each held job enqueued exactly once when its dependencies allow, whatever the
+ * order, the resends and the reclaims; failures skip dependents, a replay resumes them.
+ */
+public abstract class WorkflowsContractTest extends BrokerContractFixture {
+
+    protected WorkflowsContractTest() {
+    }
+
+    private Workflows workflows() { return BrokerCapabilities.of(broker, Workflows.class); }
+
+    /** A workflow under construction: node name to (dependencies, ignored failures); every job on {@code queue}, its task its name. */
+    private final class Graph {
+        final UUID id = UUID.randomUUID();
+        final Map<String, Message> jobs = new LinkedHashMap<>();
+        final List<NewWorkflow.Node> nodes = new ArrayList<>();
+
+        Graph node(String name, List<String> dependsOn, Set<String> ignoring) {
+            Message m = Message.builder().id(UUID.randomUUID()).task(name).queue(queue).enqueuedAt(Instant.now())
+                    .payload("{}".getBytes(StandardCharsets.UTF_8)).trackFor(Duration.ofMinutes(5)).workflow(id).build();
+            jobs.put(name, m);
+            nodes.add(new NewWorkflow.Node(name, m, dependsOn, ignoring));
+            return this;
+        }
+
+        Graph node(String name, String... dependsOn) { return node(name, List.of(dependsOn), Set.of()); }
+
+        Graph submit() {
+            workflows().submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), nodes));
+            return this;
+        }
+
+        WorkflowStatus status() { return workflows().readWorkflow(id).orElseThrow(); }
+
+        NodeState state(String name) { return status().node(name).orElseThrow().state(); }
+
+        String record(String name) {
+            return BrokerCapabilities.jobStore(broker).readJob(queue, jobs.get(name).id()).orElseThrow().get(JobRecords.STATE);
+        }
+    }
+
+    /** Fetches what is on the queue now, by task name, each once (a name twice fails). */
+    private Map<String, Delivery> fetchAll(String consumer) throws InterruptedException {
+        Map<String, Delivery> out = new LinkedHashMap<>();
+        for (Delivery d : broker.fetch(List.of(queue), consumer, 100, Duration.ofMillis(100))) {
+            Delivery before = out.put(d.message().orElseThrow().task(), d);
+            assertEquals(null, before, "job " + d.message().orElseThrow().task() + " enqueued twice");
+        }
+        return out;
+    }
+
+    private static JobUpdate ended(Delivery d, String state) {
+        return new JobUpdate(d.queue(), d.message().orElseThrow().id(), Map.of(JobRecords.STATE, state), List.of(), Duration.ZERO, true);
+    }
+
+    private static Settlement succeeded(Delivery d) { return new Settlement.Ack(d, ended(d, "SUCCEEDED")); }
+
+    private static Settlement dead(Delivery d) { return new Settlement.DeadLetter(d, failure(), ended(d, "DEAD_LETTERED")); }
+
+    private Graph diamond() { return new Graph().node("a").node("b", "a").node("c", "a").node("d", "b", "c"); }
+
+    @Test
+    void aSubmitStoresEveryNodeWithItsRecordAndEnqueuesOnlyTheRoots() throws Exception {
+        Graph g = diamond().submit();
+        assertEquals(Set.of("a"), fetchAll("c1").keySet());
+        assertEquals("QUEUED", g.record("a"));
+        assertEquals("WAITING", g.record("d"));
+        WorkflowStatus s = g.status();
+        assertEquals(WorkflowStatus.State.RUNNING, s.state());
+        assertEquals(List.of("a", "b", "c", "d"), s.nodes().stream().map(WorkflowStatus.Node::name).toList());
+        assertEquals(new WorkflowStatus.Node("d", g.jobs.get("d").id(), queue, "d", NodeState.WAITING, List.of("b", "c")),
+                s.node("d").orElseThrow());
+        assertEquals(NodeState.ENQUEUED, g.state("a"));
+        assertTrue(workflows().readWorkflow(UUID.randomUUID()).isEmpty(), "an unknown workflow has no status");
+    }
+
+    @Test
+    void aDiamondRunsItsLastJobOnceAfterBothBranchesSettledAtTheSameMoment() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 20; round++) {
+                Graph g = diamond().submit();
+                broker.settle("c1", List.of(succeeded(fetchAll("c1").get("a"))));
+                Delivery b = broker.fetch(List.of(queue), "w1", 1, Duration.ofMillis(500)).getFirst();
+                Delivery c = broker.fetch(List.of(queue), "w2", 1, Duration.ofMillis(500)).getFirst();
+                assertEquals(Set.of("b", "c"), Set.of(b.message().orElseThrow().task(), c.message().orElseThrow().task()));
+                assertEquals(NodeState.WAITING, g.state("d"), "round " + round + ": d waits for both");
+                CyclicBarrier together = new CyclicBarrier(2);
+                Future<?> fb = pool.submit(() -> {
+                    together.await();
+                    return broker.settle("w1", List.of(succeeded(b)));
+                });
+                Future<?> fc = pool.submit(() -> {
+                    together.await();
+                    return broker.settle("w2", List.of(succeeded(c)));
+                });
+                fb.get();
+                fc.get();
+                assertEquals(Set.of("d"), fetchAll("c1").keySet(), "round " + round + ": d enqueued once");
+                assertEquals("QUEUED", g.record("d"));
+                assertEquals(NodeState.ENQUEUED, g.state("d"));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aResentOrStaleSettlementReleasesNothingAgainAndARetryReleasesNothing() throws Exception {
+        Graph g = new Graph().node("a").node("b", "a").submit();
+        Delivery a = fetchAll("c1").get("a");
+        broker.settle("c1", List.of(new Settlement.RetryLater(a, a.message().orElseThrow().withAttempt(2, Instant.now()),
+                Instant.now().plusSeconds(600))));
+        assertEquals(NodeState.ENQUEUED, g.state("a"), "a retry is not an end");
+        assertEquals(NodeState.WAITING, g.state("b"));
+
+        Graph h = new Graph().node("x").node("y", "x").submit();
+        Delivery x = fetchAll("c1").get("x");
+        Delivery taken = broker.reclaim(queue, "c2", Duration.ZERO, 10).getFirst();
+        broker.settle("c1", List.of(dead(x)));
+        assertEquals(NodeState.ENQUEUED, h.state("x"), "a stale settlement records nothing");
+        Settlement ok = succeeded(taken);
+        assertTrue(broker.settle("c2", List.of(ok)).allApplied());
+        assertEquals(1, broker.settle("c2", List.of(ok)).notPending().size(), "the resend is not pending");
+        assertEquals(Set.of("y"), fetchAll("c1").keySet(), "y enqueued once");
+        assertEquals(NodeState.SUCCEEDED, h.state("x"));
+    }
+
+    @Test
+    void aDeadLetterSkipsItsDependentsTransitivelyAndTheWorkflowFails() throws Exception {
+        Graph g = new Graph().node("a").node("b", "a").node("c", "b").node("side").submit();
+        java.util.concurrent.LinkedBlockingQueue<io.binomic.api.spi.JobEvent> events = new java.util.concurrent.LinkedBlockingQueue<>();
+        AutoCloseable subscription = BrokerCapabilities.jobStore(broker).subscribeJobEvents(queue, events::add);
+        Map<String, Delivery> first = fetchAll("c1");
+        broker.settle("c1", List.of(dead(first.get("a")), succeeded(first.get("side"))));
+        Set<UUID> ended = new java.util.HashSet<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!ended.containsAll(Set.of(g.jobs.get("b").id(), g.jobs.get("c").id())) && System.nanoTime() < deadline) {
+            io.binomic.api.spi.JobEvent e = events.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+            if (e != null && e.kind() == io.binomic.api.spi.JobEvent.Kind.ENDED) {
+                ended.add(e.id());
+            }
+        }
+        subscription.close();
+        assertTrue(ended.containsAll(Set.of(g.jobs.get("b").id(), g.jobs.get("c").id())),
+                "the ends of the skipped jobs are published as job events, for their handles: " + ended);
+
+        assertEquals(Map.of(), fetchAll("c1"), "nothing released");
+        assertEquals(List.of(NodeState.DEAD_LETTERED, NodeState.SKIPPED, NodeState.SKIPPED, NodeState.SUCCEEDED),
+                g.status().nodes().stream().map(WorkflowStatus.Node::state).toList());
+        assertEquals("CANCELLED", g.record("b"));
+        assertEquals("CANCELLED", g.record("c"));
+        assertEquals(WorkflowStatus.State.FAILED, g.status().state());
+    }
+
+    @Test
+    void aCancelledJobSkipsItsDependentsButOneRunningAnywayOrIgnoringItRuns() throws Exception {
+        Graph g = new Graph().node("a").node("b").node("strict", "a", "b")
+                .node("tolerant", List.of("a", "b"), Set.of("a"))
+                .node("anyway", List.of("a", "b"), Set.of("a", "b")).submit();
+        Map<String, Delivery> first = fetchAll("c1");
+        broker.settle("c1", List.of(new Settlement.Ack(first.get("a")))); // tracked, acked unrun: cancelled
+        assertEquals(NodeState.CANCELLED, g.state("a"));
+        assertEquals(NodeState.SKIPPED, g.state("strict"));
+        assertEquals(NodeState.WAITING, g.state("tolerant"), "waits for b");
+        broker.settle("c1", List.of(dead(first.get("b"))));
+
+        assertEquals(Set.of("anyway"), fetchAll("c1").keySet(), "only the one that ignores both failures runs");
+        assertEquals(NodeState.SKIPPED, g.state("tolerant"), "b's failure is not ignored");
+    }
+
+    @Test
+    void aReplayedDeadLetterThatSucceedsResumesTheWorkflow() throws Exception {
+        Graph g = new Graph().node("a").node("b", "a").node("c", "b").submit();
+        broker.settle("c1", List.of(dead(fetchAll("c1").get("a"))));
+        assertEquals(WorkflowStatus.State.FAILED, g.status().state());
+
+        var store = BrokerCapabilities.deadLetterStore(broker);
+        String letter = store.readDeadLetters(queue, Optional.empty(), 10).getFirst().id();
+        assertEquals(1, store.replayDeadLetters(queue, List.of(letter)));
+        Delivery again = fetchAll("c1").get("a");
+        assertTrue(broker.settle("c1", List.of(succeeded(again))).allApplied());
+
+        assertEquals(List.of(NodeState.SUCCEEDED, NodeState.ENQUEUED, NodeState.WAITING),
+                g.status().nodes().stream().map(WorkflowStatus.Node::state).toList());
+        assertEquals(WorkflowStatus.State.RUNNING, g.status().state());
+        assertEquals("WAITING", g.record("c"));
+        Delivery b = fetchAll("c1").get("b");
+        assertEquals("QUEUED", g.record("b"));
+        broker.settle("c1", List.of(succeeded(b)));
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("c"))));
+        assertEquals(WorkflowStatus.State.SUCCEEDED, g.status().state());
+    }
+
+    @Test
+    void aCancelStopsHeldAndQueuedJobsAndAnEndedWorkflowIsLeftAsItEnded() throws Exception {
+        Graph g = new Graph().node("a").node("b", "a").submit();
+        Delivery a = fetchAll("c1").get("a");
+
+        assertEquals(Map.of(g.jobs.get("a").id(), queue), workflows().cancelWorkflow(g.id));
+        assertTrue(g.status().cancelRequested());
+        assertEquals(NodeState.CANCELLED, g.state("b"));
+        assertEquals("CANCELLED", g.record("b"));
+        var start = new JobUpdate(queue, g.jobs.get("a").id(), Map.of(JobRecords.STATE, "RUNNING"), List.of(), Duration.ZERO, false);
+        assertEquals(Set.of(g.jobs.get("a").id()), BrokerCapabilities.jobStore(broker).startJobs(List.of(start)),
+                "an enqueued job of a cancelled workflow does not start");
+        broker.settle("c1", List.of(new Settlement.Ack(a)));
+        assertEquals(WorkflowStatus.State.CANCELLED, g.status().state());
+        assertEquals(Map.of(), fetchAll("c1"));
+
+        Graph done = new Graph().node("x").submit();
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("x"))));
+        WorkflowStatus ended = done.status();
+        assertEquals(Map.of(), workflows().cancelWorkflow(done.id));
+        assertEquals(ended, done.status(), "cancelling an ended workflow changes nothing");
+        assertEquals(WorkflowStatus.State.SUCCEEDED, ended.state());
+        assertEquals(Map.of(), workflows().cancelWorkflow(UUID.randomUUID()));
+    }
+
+    @Test
+    void aJobOfNoWorkflowSettlesAsBefore() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(fetch(1).getFirst()))).allApplied());
+    }
+}

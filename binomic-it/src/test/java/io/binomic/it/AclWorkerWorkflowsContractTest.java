@@ -1,0 +1,19 @@
+package io.binomic.it;
+
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.core.WorkflowsContractTest;
+
+/** The workflows contract on a real Redis, connected as the worker ACL user of the documented rule sets. */
+class AclWorkerWorkflowsContractTest extends WorkflowsContractTest {
+
+    @Override
+    protected Broker createBroker() {
+        return Brokers.redis(AclRedis.shared(), AclRedis.as(AclRedis.WORKER));
+    }
+
+    @Override
+    protected Scheduler createScheduler(Broker started) {
+        return Brokers.scheduler(started);
+    }
+}

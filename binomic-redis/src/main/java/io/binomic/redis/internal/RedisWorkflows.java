@@ -1,0 +1,158 @@
+package io.binomic.redis.internal;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.binomic.api.WorkflowStatus;
+import io.binomic.api.WorkflowStatus.NodeState;
+import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewWorkflow;
+import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.Workflows;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.redisson.api.RScript;
+import org.redisson.client.codec.StringCodec;
+
+/**
+ * Workflows on one Redis node: a workflow is one hash under its own hash tag
+ * ({@code <prefix>:workflow:{<id>}}, described in {@code lib.lua}), created with its jobs' records
+ * and its roots enqueued by {@code submit_workflow.lua}, and changed by the settle script
+ * ({@code settle.lua}, {@code wf_settled} in {@code lib.lua}) in the same step as each job's final
+ * settlement, which also enqueues the jobs it releases. Those scripts reach keys of several hash
+ * tags, so this capability is offered on a single node (or a replicated primary) only, never on a
+ * Cluster.
+ */
+final class RedisWorkflows implements Workflows {
+    private static final ObjectMapper JSON = JsonMapper.builder().build();
+    private static final TypeReference<List<String>> STRINGS = new TypeReference<>() { };
+
+    private final RedisContext redis;
+
+    RedisWorkflows(RedisContext redis) {
+        this.redis = redis;
+    }
+
+    static String workflowKey(String prefix, UUID id) { return prefix + ":workflow:{" + id + "}"; }
+
+    private String prefix() { return redis.config.keyPrefix(); }
+
+    @Override
+    public void submitWorkflow(NewWorkflow workflow) {
+        Map<String, List<String>> dependents = new HashMap<>();
+        for (NewWorkflow.Node n : workflow.nodes()) {
+            Message m = n.job();
+            if (!workflow.id().equals(m.workflow()) || !m.isTracked()) {
+                throw new IllegalArgumentException("message " + m.id() + " is not a tracked job of workflow " + workflow.id());
+            }
+            for (String d : n.dependsOn()) {
+                if (!dependents.containsKey(d)) {
+                    throw new IllegalArgumentException("node '" + n.name() + "' depends on '" + d + "', not a node before it");
+                }
+                dependents.get(d).add(n.name());
+            }
+            dependents.put(n.name(), new ArrayList<>());
+        }
+        List<Object> keys = new ArrayList<>(1 + 2 * workflow.nodes().size());
+        keys.add(workflowKey(prefix(), workflow.id()));
+        List<Object> args = new ArrayList<>(List.of(Long.toString(workflow.retention().toMillis()),
+                Long.toString(System.currentTimeMillis())));
+        for (NewWorkflow.Node n : workflow.nodes()) {
+            Message m = n.job();
+            redis.checkSize(m);
+            RedisKeys k = redis.keys(m.queue());
+            keys.add(k.stream());
+            keys.add(k.job(m.id()));
+            args.addAll(List.of(n.name(), m.id().toString(), m.queue(), m.task(), m.trackForMillis(), json(n.dependsOn()),
+                    json(n.ignoringFailureOf()), json(dependents.get(n.name())), StreamFields.toJson(StreamFields.encode(m))));
+        }
+        redis.call("submit workflow " + workflow.id(), () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
+                LuaScripts.SUBMIT_WORKFLOW, RScript.ReturnType.LONG, keys, args.toArray()));
+    }
+
+    @Override
+    public Map<UUID, String> cancelWorkflow(UUID id) {
+        List<?> reply = redis.call("cancel workflow " + id, () -> redis.client().getScript(StringCodec.INSTANCE).eval(
+                RScript.Mode.READ_WRITE, LuaScripts.CANCEL_WORKFLOW, RScript.ReturnType.LIST, List.of(workflowKey(prefix(), id))));
+        Map<UUID, String> enqueued = new LinkedHashMap<>();
+        if (reply != null) {
+            for (int i = 1; i + 1 < reply.size(); i += 2) {
+                enqueued.put(UUID.fromString(RedisContext.replyText(reply.get(i))), RedisContext.replyText(reply.get(i + 1)));
+            }
+        }
+        return enqueued;
+    }
+
+    @Override
+    public Optional<WorkflowStatus> readWorkflow(UUID id) {
+        Map<String, String> w = redis.call("read workflow " + id, () -> redis.client()
+                .<String, String>getMap(workflowKey(prefix(), id), StringCodec.INSTANCE).readAllMap());
+        if (w == null || w.isEmpty() || !w.containsKey("names")) {
+            return Optional.empty();
+        }
+        List<WorkflowStatus.Node> nodes = new ArrayList<>();
+        for (String name : strings(w.get("names"))) {
+            nodes.add(new WorkflowStatus.Node(name, UUID.fromString(w.get("j:" + name)), w.get("q:" + name), w.get("t:" + name),
+                    state(w.get("s:" + name)), strings(w.get("d:" + name))));
+        }
+        return Optional.of(new WorkflowStatus(id, "1".equals(w.get("cancelRequested")),
+                Instant.ofEpochMilli(Long.parseLong(w.getOrDefault("createdAt", "0"))), nodes));
+    }
+
+    private static NodeState state(String letter) {
+        return switch (letter == null ? "" : letter) {
+            case "W" -> NodeState.WAITING;
+            case "E" -> NodeState.ENQUEUED;
+            case "S" -> NodeState.SUCCEEDED;
+            case "D" -> NodeState.DEAD_LETTERED;
+            case "C" -> NodeState.CANCELLED;
+            case "K" -> NodeState.SKIPPED;
+            default -> throw new IllegalStateException("a workflow node in state '" + letter + "', which this version does not know");
+        };
+    }
+
+    private static String json(Collection<String> names) {
+        try {
+            return JSON.writeValueAsString(names);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write a list of strings as JSON", e); // cannot happen
+        }
+    }
+
+    private static List<String> strings(String json) {
+        try {
+            return json == null ? List.of() : JSON.readValue(json, STRINGS);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("a workflow record holds malformed JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    /**
+     * Adds the workflow bookkeeping of a settlement of job {@code m} of a workflow to the settle
+     * script's arguments ('W', index of the workflow's key, job id, outcome letter); nothing for a retry.
+     */
+    static void addSettleArguments(Settlement s, Message m, String prefix, List<Object> keys, List<Object> args) {
+        Batches.Outcome outcome = Batches.outcomeOf(s);
+        if (outcome == null) {
+            return;
+        }
+        keys.add(workflowKey(prefix, m.workflow()));
+        args.add("W");
+        args.add(Integer.toString(keys.size()));
+        args.add(m.id().toString());
+        args.add(switch (outcome) {
+            case SUCCEEDED -> "S";
+            case DEAD_LETTERED -> "D";
+            case CANCELLED -> "C";
+        });
+    }
+}
