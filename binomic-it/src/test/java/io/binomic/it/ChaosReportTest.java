@@ -52,6 +52,39 @@ class ChaosReportTest {
         assertEquals(1, report.failures.size(), report.failures.toString());
     }
 
+    @Test
+    void executionsInFlightAcrossAClusterFailoverAreLaidAtIt_evenWhenItWasShorterThanTheLeaseMargin() {
+        // A master killed for 2 s (under the lease margin of 3.75 s): its fetches and renewals not yet
+        // replicated are gone with it, so what was in flight then may run again.
+        Fault failover = new Fault("REDIS_FAILOVER", 0, 10_000, 12_000, "master killed, replica promoted");
+        ChaosReport report = report(ranTwiceAround(11_000, 4), 4, List.of(failover));
+
+        assertEquals(Map.of(failover, 4), report.attributed);
+        assertEquals(0, report.unexplained());
+    }
+
+    @Test
+    void aReshardExplainsNoDuplicate_howeverLongItTakes() {
+        // Slots move whole (keys, stream, consumer group and its pending entries): a message run
+        // twice across a reshard has no explanation, and a 10 s reshard is no outage.
+        Fault reshard = new Fault("REDIS_RESHARD", 0, 10_000, 20_000, "moved 1066 slots");
+        ChaosReport report = report(ranTwiceAround(11_000, 3), 3, List.of(reshard));
+
+        assertEquals(Map.of(), report.attributed);
+        assertEquals(3, report.unexplained());
+    }
+
+    /** {@code count} messages each completed on two JVMs, the first execution running at {@code at}. */
+    private static List<Run> ranTwiceAround(long at, int count) {
+        List<Run> runs = new ArrayList<>();
+        for (int n = 0; n < count; n++) {
+            UUID id = UUID.randomUUID();
+            runs.add(new Run(id, 1, OTHER, at - 10, at + 20, -1, n, -1));
+            runs.add(new Run(id, 2, FROZEN, at + 30_000, at + 30_020, -1, n, -1));
+        }
+        return runs;
+    }
+
     private static ChaosReport report(List<Run> runs, int jobs, List<Fault> faults) {
         return new ChaosReport(runs, new byte[jobs], new BitSet(), faults, 5_000, 16, 0, 2_000, 0, 0);
     }

@@ -242,6 +242,32 @@ public final class RedisClusterSet implements AutoCloseable {
         return old;
     }
 
+    /**
+     * SIGSTOPs the master serving {@code key} until its replica has been promoted, then SIGCONTs it:
+     * a master cut off rather than dead, which wakes with commands queued on its sockets, finds
+     * itself replaced and becomes the new master's replica. Returns once it is linked as such and
+     * every slot is served.
+     */
+    public Node freezeMasterOf(String key) {
+        Node old = masterOf(key);
+        Node replica = replicaOf(old);
+        ChildWorker.signal(old.pid(), "STOP");
+        try {
+            await(READY, () -> "master".equals(role(replica)), () -> "no replica was promoted while " + old + " was frozen; logs in " + dir);
+        } finally {
+            ChildWorker.signal(old.pid(), "CONT");
+        }
+        await(READY, () -> {
+            try {
+                return "slave".equals(role(old)) && "up".equals(info(old, "replication").get("master_link_status"));
+            } catch (RuntimeException notYet) {
+                return false;
+            }
+        }, () -> old + " did not come back as a replica after it was thawed; see " + old.dir);
+        awaitHealthy();
+        return old;
+    }
+
     /** SIGKILL, without waiting for the cluster. */
     public void kill(Node node) {
         if (node.process == null) {

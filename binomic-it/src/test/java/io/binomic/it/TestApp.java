@@ -109,8 +109,12 @@ final class TestApp {
     }
 
     static BinomicConfig config(String redisUrl, String queue, Duration lease) {
+        return config(io.binomic.api.BrokerConfig.builder().url(redisUrl).build(), queue, lease);
+    }
+
+    static BinomicConfig config(io.binomic.api.BrokerConfig broker, String queue, Duration lease) {
         return BinomicConfig.builder()
-                .brokerUrl(redisUrl)
+                .broker(broker)
                 .schedulePeriodicTasks(false)
                 .taskDefaults(TaskDefaults.builder().taskTimeout(Duration.ofSeconds(60)).build())
                 .worker(WorkerConfig.builder().queues(queue).concurrency(8).leaseTimeout(lease)

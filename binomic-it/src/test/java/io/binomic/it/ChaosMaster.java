@@ -1,0 +1,150 @@
+package io.binomic.it;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.core.internal.cli.BinomicCli;
+import io.binomic.core.internal.process.JavaCommand;
+import io.binomic.core.internal.process.SlotSnapshot;
+import io.binomic.core.internal.process.WorkerSlots;
+import io.binomic.core.internal.process.WorkerState;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The {@code binomic master} of a {@link ChaosDriver} run, in its own JVM, and its worker JVMs as
+ * its slot segment shows them: started, stopped (SIGTERM, a drain) and started again on the same
+ * state directory. What goes wrong with it is added to the run's problems.
+ */
+final class ChaosMaster {
+    private final Path dir;
+    private final Path stateDir;
+    private final Path ledgerDir;
+    private final ChaosDriver.Size size;
+    private final BrokerConfig broker;
+    private final List<String> problems;
+    private volatile Process master;
+
+    ChaosMaster(Path dir, Path ledgerDir, ChaosDriver.Size size, BrokerConfig broker, List<String> problems) {
+        this.dir = dir;
+        this.stateDir = dir.resolve("state");
+        this.ledgerDir = ledgerDir;
+        this.size = size;
+        this.broker = broker;
+        this.problems = problems;
+    }
+
+    long pid() {
+        return master.pid();
+    }
+
+    /** SIGKILL, for the end of a run that failed. */
+    void destroy() {
+        if (master != null) {
+            master.destroyForcibly();
+        }
+    }
+
+    /** A worker JVM of the master that is running, at random; null when none is (the master is replacing them). */
+    SlotSnapshot victim(Random random) {
+        List<SlotSnapshot> running = running();
+        return running.isEmpty() ? null : running.get(random.nextInt(running.size()));
+    }
+
+    List<SlotSnapshot> running() {
+        try (WorkerSlots slots = WorkerSlots.openReadOnly(stateDir.resolve("workers.slots"))) {
+            return slots.snapshot().stream().filter(s -> s.state() == WorkerState.RUNNING && s.pid() != 0
+                    && ProcessHandle.of(s.pid()).map(ProcessHandle::isAlive).orElse(false)).toList();
+        } catch (RuntimeException e) {
+            return List.of(); // no segment yet: the master is starting
+        }
+    }
+
+    /** {@code binomic master} in its own JVM, as MasterShutdownOnRedisTest runs it; returns once every worker runs. */
+    void start() {
+        List<String> args = new ArrayList<>(List.of("master", "--broker", broker.url(), "--queues", String.join(",", ChaosJobs.QUEUES),
+                "--workers", Integer.toString(size.workers()), "--concurrency", Integer.toString(size.concurrency()),
+                "--heartbeat-interval", millis(size.heartbeat()), "--heartbeat-timeout", millis(size.heartbeatTimeout()),
+                "--start-timeout", "60s", "--shutdown-grace", millis(size.shutdownGrace()), "--kill-grace", "1s",
+                "--lease-timeout", millis(size.lease()), "--reclaim-interval", "500ms", "--restart-backoff", "500ms",
+                "--restart-backoff-max", "5s", "--state-dir", stateDir.toString()));
+        for (String option : List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-D" + ChaosJobs.LEDGER_PROPERTY + "=" + ledgerDir, "-D" + ChaosJobs.TICK_PROPERTY + "=" + size.tick().toMillis(),
+                "-D" + ChaosJobs.DELAY_PROPERTY + "=" + size.delay().toMillis())) {
+            args.add("--jvm-option=" + option);
+        }
+        List<String> command = new ArrayList<>(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args));
+        int classPath = command.indexOf("-cp") + 1;
+        command.set(classPath, servicesDirectory() + java.io.File.pathSeparator + command.get(classPath));
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.log").toFile()));
+        builder.environment().keySet().removeIf(k -> k.startsWith("BINOMIC_"));
+        broker.options().forEach((option, value) -> builder.environment()
+                .put("BINOMIC_BROKER_OPTION_" + option.toUpperCase(java.util.Locale.ROOT).replace('.', '_'), value));
+        try {
+            master = builder.start();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (running().size() < size.workers() || !ownsSegment()) {
+            if (!master.isAlive() || System.nanoTime() > deadline) {
+                throw new AssertionError("master did not get " + size.workers() + " workers running; its log:\n" + ChaosDriver.read(dir.resolve("master.log")));
+            }
+            ChaosDriver.sleep(100);
+        }
+    }
+
+    /**
+     * A class-path entry that declares {@link ChaosJobs} as a task provider, for the master and so
+     * its workers (which get its class path) only: in the test resources it would reach every test
+     * that discovers tasks, and the jar RuntimeImageTest builds from them.
+     */
+    private Path servicesDirectory() {
+        Path services = dir.resolve("services");
+        try {
+            Files.createDirectories(services.resolve("META-INF/services"));
+            Files.writeString(services.resolve("META-INF/services/" + io.binomic.api.spi.TaskProvider.class.getName()),
+                    ChaosJobs.class.getName() + "\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return services;
+    }
+
+    /** The segment is the new master's, not the one its predecessor left behind. */
+    private boolean ownsSegment() {
+        try (WorkerSlots slots = WorkerSlots.openReadOnly(stateDir.resolve("workers.slots"))) {
+            return slots.masterPid() == master.pid();
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** SIGTERM: the master drains its workers and exits 0. Returns its exit code. */
+    int stop() {
+        master.destroy();
+        try {
+            if (!master.waitFor(size.shutdownGrace().toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
+                problems.add("master pid " + master.pid() + " did not exit within the grace after SIGTERM");
+                master.destroyForcibly().waitFor();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+        int exit = master.exitValue();
+        if (exit != 0) {
+            problems.add("master pid " + master.pid() + " exited " + exit + " after SIGTERM");
+        }
+        return exit;
+    }
+
+    private static String millis(Duration d) {
+        return d.toMillis() + "ms";
+    }
+}
