@@ -3,6 +3,7 @@ package io.binomic.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import io.binomic.api.spi.Admission.Decision;
 import io.binomic.api.spi.Admission;
@@ -221,6 +222,47 @@ public abstract class LimitsContractTest {
         Delivery back = fetchSoon("c3", 1).getFirst();
         assertEquals(more.get(2).message().orElseThrow().id(), back.message().orElseThrow().id(), "due at once under the new limit");
         assertEquals(List.of(Decision.RUN), decisions(admit("c3", List.of(back), FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.perSecond(100)))));
+    }
+
+    @Test
+    void aRaisedQueueRateLimitDecidesTheNextAdmissionsWhateverLimitTheCallerStillPasses() throws Exception {
+        // a worker reads its queues' limits once a second: until then it passes the old ones
+        FlowLimit stale = FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.of(1, Duration.ofMinutes(1)));
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, QueueLimits.builder().rateLimit(RateLimit.of(1, Duration.ofMinutes(1))).build());
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_RATE), decisions(admit("c1", enqueueAndFetch(3, "c1"), stale)));
+
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, QueueLimits.builder().rateLimit(RateLimit.perSecond(100).withBurst(10)).build());
+        List<Decision> raised = decisions(admit("c1", enqueueAndFetch(6, "c1"), stale));
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.RUN, Decision.RUN, Decision.RUN, Decision.RUN), raised,
+                "the queue's limit as set now (100/s, a burst of 10), not the caller's minute-old view of it (1/min)");
+
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, QueueLimits.NONE);
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.RUN), decisions(admit("c1", enqueueAndFetch(3, "c1"), stale)),
+                "a queue whose limits were removed has none, whatever the caller passes");
+    }
+
+    @Test
+    void aQueuesLimitsApplyToEveryAdmissionEvenWhenTheCallerPassesOnlyItsTasks() throws Exception {
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, QueueLimits.builder().concurrencyLimit(1).build());
+        assertEquals(List.of(Decision.RUN, Decision.WAIT_SLOT), decisions(admit("c1", enqueueAndFetch(2, "c1"), TWO_SLOTS)),
+                "the task allows two at once, its queue one");
+        assertEquals(1, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, FlowLimit.QUEUE_LIMIT_ID));
+    }
+
+    @Test
+    void aChangedRateLimitRespacesTheStartsAndTurnsItHandedOutAtTheNewInterval() throws Exception {
+        // a task's limit changed in code: workers of the new version pass the new one under the same id
+        FlowLimit oneEveryTenSeconds = FlowLimit.rate("t:work", RateLimit.of(1, Duration.ofSeconds(10)));
+        List<Admission> before = admit("c1", enqueueAndFetch(4, "c1"), oneEveryTenSeconds);
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_RATE, Decision.WAIT_RATE), decisions(before));
+
+        FlowLimit hundredPerSecond = FlowLimit.rate("t:work", RateLimit.perSecond(100));
+        Instant asked = Instant.now();
+        Admission next = admit("c1", enqueueAndFetch(1, "c1"), hundredPerSecond).getFirst();
+        // the old schedule ran 30 s ahead (two starts and two turns, 10 s apart); at 10 ms apart it is 40 ms
+        Instant due = next.dueAt().orElse(asked);
+        assertTrue(due.isBefore(asked.plusSeconds(5)), "the next start at the new spacing, not after the old schedule: due "
+                + Duration.between(asked, due) + " after the admission (" + next.decision() + ")");
     }
 
     @Test

@@ -234,6 +234,36 @@ public abstract class PriorityContractTest {
     }
 
     @Test
+    void aWaitingFetchOfFewerThanTheLevelsWakesForAMessageOfAnyLevel() throws Exception {
+        // a worker with one slot free (a concurrency limit's waiter moved back as a slot frees) waits on every level
+        int[] levels = {9, Priority.DEFAULT, 1};
+        for (int p : levels) {
+            broker.enqueue(message("level-" + p, p));
+        }
+        ack("c1", fetch(levels.length));
+        for (int round = 0; round < 2 * levels.length; round++) {
+            int level = levels[round % levels.length];
+            CompletableFuture<List<Delivery>> waiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return broker.fetch(List.of(queue), "c1", 1, Duration.ofSeconds(30));
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Thread.sleep(300);
+            long sent = System.nanoTime();
+            broker.enqueue(message("later-" + round, level));
+            List<Delivery> got = waiting.get(40, TimeUnit.SECONDS);
+            long waited = System.nanoTime() - sent;
+            assertEquals(List.of("later-" + round), got.stream().map(PriorityContractTest::payload).toList(),
+                    "round " + round + ": the fetch waiting for 1 got the message of level " + level);
+            assertTrue(waited < Duration.ofSeconds(8).toNanos(), "round " + round + ": woken by the message of level " + level
+                    + ", not by the end of a wait on another level: " + Duration.ofNanos(waited));
+            assertEquals(List.of(), ack("c1", got));
+        }
+    }
+
+    @Test
     void statsCountEveryLevel() throws Exception {
         broker.enqueueAll(List.of(message("a", 9), message("b", 9), message("c", Priority.DEFAULT), message("d", 0),
                 message("e", 0), message("f", 0)));

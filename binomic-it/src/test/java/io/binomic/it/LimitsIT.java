@@ -261,6 +261,41 @@ class LimitsIT {
     }
 
     @Test
+    void aQueueRateLimitRaisedFromTheCliAppliesToTheJobsAlreadyWaiting() throws Exception {
+        String queue = "qraise-" + UUID.randomUUID().toString().substring(0, 8);
+        int jobs = 40;
+        assertEquals(0, cli("queue", "limit", queue, "--rate", "1/2s", "--broker", redis.url(), "--create"));
+        // a worker whose task declares no limit: only the queue's, read from Redis, holds it back
+        Task<LimitedApp.Work, Void> task = LimitedApp.task(queue, "none", 0);
+        try (Binomic producer = producer(queue);
+             Binomic worker = Binomic.builder().config(LimitedApp.config(redis.url(), queue, Duration.ofSeconds(5)))
+                     .handle(task, LimitedApp.handler(redis.host(), redis.port(), queue)).build().start()) {
+            worker.startWorker();
+            producer.submitAll(task, IntStream.range(0, jobs).mapToObj(n -> new LimitedApp.Work(n, 1)).toList());
+            // the first starts at 1 per 2 s: by then the rest wait their turns, spaced 2 s apart
+            Await.until(Duration.ofSeconds(30), () -> LimitedApp.runs(redis, queue).size() >= 3,
+                    () -> "started: " + LimitedApp.runs(redis, queue).size());
+            int before = LimitedApp.runs(redis, queue).size();
+            long raised = System.currentTimeMillis();
+            assertEquals(0, cli("queue", "limit", queue, "--rate", "100/s", "--broker", redis.url()));
+            // at the old rate the other 37 or so would take over a minute: 20 s allows 11
+            Await.until(Duration.ofSeconds(20), () -> LimitedApp.runs(redis, queue).size() >= jobs,
+                    () -> LimitedApp.runs(redis, queue).size() + " of " + jobs + " started 20 s after the rate went from 1/2s to 100/s;"
+                            + " the old rate allows " + (before + 11));
+            long last = LimitedApp.runs(redis, queue).stream().mapToLong(LimitedApp.Run::start).max().orElseThrow();
+            System.out.println("LIMITS queue rate raised from 1/2s to 100/s with " + (jobs - before) + " of " + jobs
+                    + " jobs waiting: all started " + (last - raised) + " ms after the raise");
+        }
+    }
+
+    private static int cli(String... args) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        int exit = io.binomic.core.internal.cli.BinomicCli.run(args, new java.io.PrintStream(out, true), System.err);
+        System.out.print(out);
+        return exit;
+    }
+
+    @Test
     void aUniqueJobWhoseWorkerJvmIsKilledMidRunIsRecoveredOnceAndItsKeyGivenBack() throws Exception {
         String queue = "unique-" + UUID.randomUUID().toString().substring(0, 8);
         Duration lease = Duration.ofSeconds(2);

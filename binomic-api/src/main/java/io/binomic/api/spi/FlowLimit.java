@@ -34,7 +34,8 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMicros, 
 
     /**
      * The id of a queue's own limits ({@link QueueLimits}, {@link FlowLimits#setQueueLimits}):
-     * a broker that changes them releases what that id holds back.
+     * a broker that changes them releases what that id holds back, and decides under the limits set
+     * now whatever a request passes under this id.
      */
     public static final String QUEUE_LIMIT_ID = "q";
 

@@ -26,6 +26,12 @@ public interface FlowLimits {
      * rate limit, and is {@code RUN}. Waiting uses no attempt; a tracked job's record says SCHEDULED
      * with its due time. Every slot a delivery holds is released when its settlement is applied;
      * each release moves the oldest message waiting for that slot back to its queue.
+     *
+     * <p>A delivery's queue limits are those set when it is decided on ({@link #setQueueLimits}), in
+     * place of any the request names under {@link FlowLimit#QUEUE_LIMIT_ID}: a caller's view of them
+     * may be old, and a change must decide on the next delivery. A rate limit whose interval differs
+     * from the one its state was spaced with (a task's limit changed in code) respaces the starts and
+     * turns it handed out at the new interval.
      */
     List<Admission> admit(String consumer, List<Admission.Request> requests);
 
@@ -56,7 +62,8 @@ public interface FlowLimits {
 
     /**
      * Sets (or, with {@link QueueLimits#NONE}, removes) the limits of {@code queue}, durably; every
-     * worker applies them at its next read.
+     * admission decides under them from then on, and a worker whose tasks declare no limit starts
+     * asking for admissions at its next read of them.
      */
     void setQueueLimits(String queue, QueueLimits limits);
 }

@@ -23,7 +23,9 @@ import org.redisson.client.codec.StringCodec;
 
 /**
  * Rate and concurrency limits on Redis: admitted by {@link LuaScripts#ADMIT} at fetch, a slot
- * released in the settle script; a queue's own limits in a hash ({@link RedisKeys#queueLimits}).
+ * released in the settle script; a queue's own limits in a hash ({@link RedisKeys#queueLimits}),
+ * which the admission script reads itself: the queue limits a caller passes
+ * ({@link FlowLimit#QUEUE_LIMIT_ID}) stand for "the queue's limits", whatever their values.
  */
 final class RedisFlowLimits implements FlowLimits {
     /** How long a message waiting for a concurrency slot stays in the delayed set if no release moves it back first. */
@@ -56,7 +58,9 @@ final class RedisFlowLimits implements FlowLimits {
         List<?> replies = redis.pipelineWrite(what, "the decisions stand on the primary; a lost one leaves its delivery pending for"
                 + " reclaim", batch -> byQueue.forEach((stream, list) -> {
                     RedisKeys k = redis.keys(RedisPriorities.queueOf(stream));
-                    List<Object> keys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, stream), k.delayed(), k.held()));
+                    // the limits hash: the script applies the queue's limits as stored now, not as this worker last read them
+                    List<Object> keys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, stream), k.delayed(), k.held(),
+                            k.queueLimits()));
                     List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis()),
                             Long.toString(holdMicros), Long.toString(holdMicros / 2)));
                     // the distinct lists of limits, each sent once: a queue's limit is every delivery's

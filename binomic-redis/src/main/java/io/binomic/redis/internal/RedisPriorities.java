@@ -10,6 +10,7 @@ import io.binomic.api.spi.QueuePartitions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -190,9 +191,10 @@ final class RedisPriorities {
 
     /**
      * Up to {@code max} in total: the queues one after the other (starting at a different one each
-     * call), each one's levels in one script; when all are empty, one blocking read over the levels
-     * of one queue ({@code COUNT max / levels}, so never more than {@code max}; with fewer free slots
-     * than levels, on one level in turn, for a share of the wait).
+     * call), each one's levels in one script; when all are empty, one blocking read over every level
+     * of one queue, so that a message arriving on any of them ends the wait ({@code COUNT max / levels},
+     * at least 1: with fewer free slots than levels, what the read hands out beyond {@code max}, the
+     * lowest levels' entries, is given back to its stream).
      */
     List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
         int k = queues.size();
@@ -259,15 +261,36 @@ final class RedisPriorities {
         }
         String queue = queues.get(blockOn);
         int[] lv = levels(queue);
-        Duration share = wait.dividedBy(k);
-        if (max >= lv.length) {
-            return block(queue, lv, consumer, max / lv.length, share);
+        // Every level at once: a wait on one level at a time left a message (a waiter moved back when
+        // a concurrency slot freed) on another level for the rest of that wait, with a slot free.
+        List<Delivery> got = block(queue, lv, consumer, Math.max(1, max / lv.length), wait.dividedBy(k));
+        return got.size() <= max ? got : keepHighest(queue, consumer, got, max);
+    }
+
+    /**
+     * The {@code max} deliveries of the highest levels of {@code got} (in their order within a level);
+     * the others are given back to their streams ({@link LuaScripts#GIVE_BACK}), or, should that fail,
+     * left pending for reclaim.
+     */
+    private List<Delivery> keepHighest(String queue, String consumer, List<Delivery> got, int max) {
+        List<Delivery> byLevel = new ArrayList<>(got);
+        byLevel.sort(Comparator.comparingInt((Delivery d) -> levelOf(d.receipt())).reversed());
+        Map<Integer, List<Object>> back = new LinkedHashMap<>();
+        for (Delivery d : byLevel.subList(max, byLevel.size())) {
+            back.computeIfAbsent(levelOf(d.receipt()), p -> new ArrayList<>(List.of(RedisKeys.GROUP, consumer)))
+                    .add(entryId(d.receipt()));
         }
-        if (share.toMillis() < lv.length) {
-            return all;
-        }
-        int[] one = {lv[Math.floorMod(first + rotation.get(), lv.length)]};
-        return block(queue, one, consumer, max, share.dividedBy(lv.length));
+        RedisKeys k = redis.keys(queue);
+        back.forEach((level, args) -> {
+            try {
+                redis.eval("give back to level " + level + " of '" + queue + "'", LuaScripts.GIVE_BACK, RScript.ReturnType.LONG,
+                        List.of(streamKey(k, level)), args.toArray());
+            } catch (BrokerException e) {
+                RedisContext.LOG.log(System.Logger.Level.WARNING, "giving back {0} entries of level {1} of ''{2}'' failed ({3}); they"
+                        + " are reclaimed after a lease", args.size() - 2, level, queue, e.getMessage());
+            }
+        });
+        return List.copyOf(byLevel.subList(0, max));
     }
 
     /**

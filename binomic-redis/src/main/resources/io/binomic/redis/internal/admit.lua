@@ -1,11 +1,14 @@
 -- The flow-control decision on deliveries of one queue (FlowLimits.admit), each atomic with
--- its effect. KEYS: stream, delayed, held, then the records of tracked jobs. ARGV: group,
+-- its effect. KEYS: stream, delayed, held, the queue's limits hash, then the records of tracked jobs. ARGV: group,
 -- consumer, slot-wait fallback ms, longest hold µs (0: the caller holds nothing), lead µs (how long
 -- before its turn a message waiting for its rate limit comes back), the number of limit sets, per
 -- set: its number of limits, then per limit: 'r' or 'c', limit id, permits, interval µs, burst;
 -- then per delivery: id, delivery count, stored attempt, rate-admitted (1/0), turn (1/0), index of
 -- its job record in KEYS (0: none), its limit set (1-based). Deliveries share sets (a queue's limit
 -- is every delivery's), so a limit's arguments come once per call, not once per delivery.
+-- The queue's own limits (id 'q') are the ones stored in its limits hash (set_queue_limits.lua) when
+-- the script runs: they replace whatever 'q' limits a set names, so a change decides on the next
+-- delivery, whatever view of them the calling worker still has.
 -- Returns per delivery a code (R run, H run at its reserved start, W waits for its rate limit, S
 -- waits for a slot, N not pending under this consumer), the due time (epoch µs, Redis' clock) and,
 -- for H, the wait until it (µs).
@@ -18,14 +21,23 @@ local function us(t) return string.format('%d', t) end
 local function ms(t) return string.format('%d', math.ceil(t / 1000)) end
 -- each rate limit's state, read once and written once per call: 't' the GCRA time of the starts
 -- admitted (held ones at their reserved start), 'r' the next turn to hand out, 'w' when a message that
--- waited its turn was last admitted
+-- waited its turn was last admitted, 'i' the interval 't' and 'r' were spaced with. When the limit's
+-- interval is another (a task's limit changed in code), what lies ahead of now is respaced at the new
+-- interval: the starts reserved and the turns handed out count the same, so the next start and the
+-- next turn come at the new rate rather than after the old schedule has run out.
 local rates = {}
 local function rate_state(lid, interval)
   local s = rates[lid]
   if not s then
     local key = base .. 'rate:' .. lid
-    local st = redis.call('HMGET', key, 'tu', 'ru', 'wu')
+    local st = redis.call('HMGET', key, 'tu', 'ru', 'wu', 'iu')
     s = {key = key, interval = interval, t = tonumber(st[1] or now), r = tonumber(st[2] or 0), w = tonumber(st[3] or 0)}
+    local was = tonumber(st[4] or interval)
+    if was ~= interval and was > 0 then
+      if s.t > now then s.t = now + math.ceil((s.t - now) * interval / was) end
+      if s.r > now then s.r = now + math.ceil((s.r - now) * interval / was) end
+      s.dirty = true
+    end
     rates[lid] = s
   end
   return s
@@ -33,11 +45,28 @@ end
 -- The checks every delivery needs are made for all of them at once (a call per delivery cost most
 -- of the script's time when no limit binds): the fence and which ones hold an admission already.
 local ds = {}
+local own = {}
+local stored = redis.call('HMGET', KEYS[4], 'rate.permits', 'rate.periodMillis', 'rate.burst', 'concurrency')
+if stored[1] and stored[2] then
+  -- RateLimit.intervalMicros: period / permits, rounded up
+  local permits = tonumber(stored[1])
+  own[#own + 1] = {kind = 'r', lid = 'q', permits = permits, burst = tonumber(stored[3] or '1'),
+    interval = math.floor((tonumber(stored[2]) * 1000 + permits - 1) / permits)}
+end
+if stored[4] then own[#own + 1] = {kind = 'c', lid = 'q', permits = tonumber(stored[4])} end
 local sets = {}
 local i = 7
 for _ = 1, tonumber(ARGV[6]) do
   local nl = tonumber(ARGV[i])
-  sets[#sets + 1] = {nl = nl, at = i + 1}
+  local set = {unpack(own)}
+  for j = 0, nl - 1 do
+    local at = i + 1 + j * 5
+    if ARGV[at + 1] ~= 'q' then
+      set[#set + 1] = {kind = ARGV[at], lid = ARGV[at + 1], permits = tonumber(ARGV[at + 2]), interval = tonumber(ARGV[at + 3]),
+        burst = tonumber(ARGV[at + 4])}
+    end
+  end
+  sets[#sets + 1] = set
   i = i + 1 + nl * 5
 end
 -- a level stream's entries are members with its level (lim_member), worked out once here
@@ -87,7 +116,6 @@ for _, d in ipairs(ds) do
   local id, count, attempt = ARGV[at0], tonumber(ARGV[at0 + 1]), ARGV[at0 + 2]
   local rate_ok, turn, jk = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5])
   local set = sets[tonumber(ARGV[at0 + 6])]
-  local lim, nl = set.at, set.nl
   local code, due = 'R', now
   local c = mine[id]
   local pending = c ~= nil and c >= count
@@ -99,11 +127,10 @@ for _, d in ipairs(ds) do
     code = 'N'
   elseif not holding[d.member] then
     local wait_lid, conc = nil, {}
-    for j = 0, nl - 1 do
-      local at = lim + j * 5
-      if ARGV[at] == 'c' then
-        local lid = ARGV[at + 1]
-        local free = slots_taken(lid) < tonumber(ARGV[at + 2])
+    for _, l in ipairs(set) do
+      if l.kind == 'c' then
+        local lid = l.lid
+        local free = slots_taken(lid) < l.permits
         if free and not turn and not line_empty[lid] then
           -- a free slot, but messages waiting for one go first: drop the stale ones (moved back
           -- meanwhile by their fallback), give the slot to the oldest live one, and queue behind it
@@ -136,14 +163,13 @@ for _, d in ipairs(ds) do
       -- are behind a backlog on the stream), so it never takes the turn of one that is coming. A start the
       -- limit allows within the longest hold is reserved (the limit's time moves past it) and held by the caller
       local conform, line, can_jump, sts = now, now, true, {}
-      for j = 0, nl - 1 do
-        local at = lim + j * 5
-        if ARGV[at] == 'r' then
-          local interval = tonumber(ARGV[at + 3])
-          local s = rate_state(ARGV[at + 1], interval)
+      for _, l in ipairs(set) do
+        if l.kind == 'r' then
+          local interval = l.interval
+          local s = rate_state(l.lid, interval)
           sts[#sts + 1] = s
           -- tolerance: the burst, plus one interval of jitter (a start a little late must not cost the next one its turn)
-          conform = math.max(conform, s.t - tonumber(ARGV[at + 4]) * interval)
+          conform = math.max(conform, s.t - l.burst * interval)
           line = math.max(line, s.r)
           if s.r > now and now - s.w <= math.max(2 * interval, 250000) then can_jump = false end
         end
@@ -225,7 +251,7 @@ for _, lid in ipairs(add_order) do lim_chunked({'ZADD', base .. 'slots:' .. lid}
 lim_chunked({'HSET', KEYS[3]}, holders)
 for _, s in pairs(rates) do
   if s.dirty then
-    redis.call('HSET', s.key, 'tu', us(s.t), 'ru', us(s.r), 'wu', us(s.w))
+    redis.call('HSET', s.key, 'tu', us(s.t), 'ru', us(s.r), 'wu', us(s.w), 'iu', us(s.interval))
     -- kept while a start or a turn it handed out is ahead, and a little after: then it is idle, and goes
     redis.call('PEXPIRE', s.key, math.floor((math.max(1, math.max(s.t, s.r) - now) + 2 * s.interval) / 1000) + 250)
   end

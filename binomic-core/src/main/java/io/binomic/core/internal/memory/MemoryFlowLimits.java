@@ -39,15 +39,37 @@ final class MemoryFlowLimits implements FlowLimits {
 
     /**
      * One rate limit, in epoch µs: the GCRA time of the admitted starts (held ones at their reserved
-     * start), the next turn to hand out, when a message that waited its turn was last admitted.
+     * start), the next turn to hand out, when a message that waited its turn was last admitted, and
+     * the interval the first two were spaced with.
      */
     private static final class RateState {
         long tat;
         long nextTurn;
         long lastWaitedStart;
+        long interval;
 
-        RateState(long now) {
+        RateState(long now, long interval) {
             this.tat = now;
+            this.interval = interval;
+        }
+
+        /**
+         * Respaces what lies ahead of {@code now} at {@code newInterval} when the limit's interval
+         * changed (a task's limit changed in code): the starts reserved and the turns handed out
+         * count the same, so the next ones come at the new rate, not after the old schedule ran out.
+         */
+        RateState spacedAt(long newInterval, long now) {
+            if (newInterval != interval && interval > 0) {
+                tat = tat > now ? now + respaced(tat - now, newInterval) : tat;
+                nextTurn = nextTurn > now ? now + respaced(nextTurn - now, newInterval) : nextTurn;
+                interval = newInterval;
+            }
+            return this;
+        }
+
+        /** In doubles, as the Redis script computes it (and a long product of two long spans could overflow). */
+        private long respaced(long ahead, long newInterval) {
+            return (long) Math.ceil((double) ahead * newInterval / interval);
         }
     }
 
@@ -158,13 +180,14 @@ final class MemoryFlowLimits implements FlowLimits {
         var d = request.delivery();
         Message m = d.message().orElseThrow();
         Limits q = limits(d.queue());
+        List<FlowLimit> limits = withStoredQueueLimits(d.queue(), request.limits());
         if (q.held.containsKey(d.receipt())) {
             return new Admission(d, Admission.Decision.RUN, Optional.empty());
         }
         boolean turn = m.isTurn();
         Message waiting = turn ? m.withTurn(false) : m;
         List<String> concurrency = new ArrayList<>();
-        for (FlowLimit limit : request.limits()) {
+        for (FlowLimit limit : limits) {
             if (limit.kind() != FlowLimit.Kind.CONCURRENCY) {
                 continue;
             }
@@ -197,10 +220,11 @@ final class MemoryFlowLimits implements FlowLimits {
         long line = now;
         boolean canJump = true;
         boolean anyRate = false;
-        for (FlowLimit limit : request.limits()) {
+        for (FlowLimit limit : limits) {
             if (limit.kind() == FlowLimit.Kind.RATE) {
                 anyRate = true;
-                RateState st = q.rates.computeIfAbsent(limit.id(), k -> new RateState(now));
+                RateState st = q.rates.computeIfAbsent(limit.id(), k -> new RateState(now, limit.intervalMicros()))
+                        .spacedAt(limit.intervalMicros(), now);
                 // tolerance: the burst, plus one interval of jitter (a start a little late must not cost the next one its turn)
                 conform = Math.max(conform, st.tat - limit.burst() * limit.intervalMicros());
                 line = Math.max(line, st.nextTurn);
@@ -215,7 +239,7 @@ final class MemoryFlowLimits implements FlowLimits {
             Admission.Decision decision = eligible && conform <= now ? Admission.Decision.RUN
                     : eligible && conform - now <= maxHold ? Admission.Decision.HOLD : Admission.Decision.WAIT_RATE;
             long due = decision == Admission.Decision.WAIT_RATE ? Math.max(conform, line) : Math.max(conform, now);
-            for (FlowLimit limit : request.limits()) {
+            for (FlowLimit limit : limits) {
                 if (limit.kind() == FlowLimit.Kind.RATE) {
                     RateState st = q.rates.get(limit.id());
                     if (decision != Admission.Decision.WAIT_RATE) {
@@ -243,6 +267,24 @@ final class MemoryFlowLimits implements FlowLimits {
             return new Admission(d, Admission.Decision.HOLD, Optional.of(ofMicros(start)), Duration.of(start - now, ChronoUnit.MICROS));
         }
         return new Admission(d, Admission.Decision.RUN, Optional.empty());
+    }
+
+    /**
+     * {@code requested} with the queue's own limits ({@link FlowLimit#QUEUE_LIMIT_ID}) as set now, in
+     * place of any the caller passed: a caller's view of them may be a second old, and a change
+     * decides on the next delivery. Called under the lock.
+     */
+    private List<FlowLimit> withStoredQueueLimits(String queue, List<FlowLimit> requested) {
+        QueueLimits own = queueLimits.getOrDefault(queue, QueueLimits.NONE);
+        List<FlowLimit> out = new ArrayList<>(requested.size() + 2);
+        own.rate().ifPresent(r -> out.add(FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, r)));
+        own.concurrency().ifPresent(c -> out.add(FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, c)));
+        for (FlowLimit limit : requested) {
+            if (!limit.id().equals(FlowLimit.QUEUE_LIMIT_ID)) {
+                out.add(limit);
+            }
+        }
+        return out;
     }
 
     /**

@@ -171,7 +171,11 @@ public final class FlowLimiter {
         return out;
     }
 
-    /** The limits a message must pass: its queue's, its task's, and its key's. */
+    /**
+     * The limits a message must pass: its queue's, its task's, and its key's. The broker decides the
+     * queue's under the ones set when it decides ({@link FlowLimits#admit}): what this worker read of
+     * them, up to a second old, tells it to ask, not at what rate.
+     */
     private List<FlowLimit> limitsOf(Message m, QueueLimits queueLimit) {
         TaskBinding<?, ?> binding = handlers.get(m.task());
         // an unknown task runs no handler (it is dead-lettered): it takes no slot and no start
