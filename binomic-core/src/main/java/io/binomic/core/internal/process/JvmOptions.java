@@ -57,7 +57,7 @@ final class JvmOptions {
             maximumHeap = Math.min(maximumHeap, bytes(MAXIMUM_HEAP.matcher(option)));
         }
         long initialHeap = defaults.stream().mapToLong(option -> bytes(INITIAL_HEAP.matcher(option))).min().orElse(Long.MAX_VALUE);
-        if (decided.contains(COLLECTOR) || (maximumHeap != Long.MAX_VALUE && maximumHeap < 2 * initialHeap)) {
+        if (decided.contains(COLLECTOR) || (initialHeap != Long.MAX_VALUE && maximumHeap < 2 * initialHeap)) {
             decided.add(HEAP_SIZING);
         }
         List<String> options = new ArrayList<>();
