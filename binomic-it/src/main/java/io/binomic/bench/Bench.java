@@ -76,6 +76,10 @@ public final class Bench {
             }
             return;
         }
+        if ("soak".equals(System.getProperty("bench.only"))) { // a worker's resident memory over minutes at a steady rate, and the drain after
+            BenchSoak.run();
+            return;
+        }
         if ("start".equals(System.getProperty("bench.only"))) { // how long a worker JVM takes to report RUNNING: jlink image, AOT cache or not
             BenchWorkerStart.run();
             return;

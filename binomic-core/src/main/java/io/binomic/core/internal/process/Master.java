@@ -41,7 +41,7 @@ public final class Master implements AutoCloseable {
     private boolean started;
     /** Per slot: how often its worker went and was replaced, for {@code binomic_worker_restarts_total}. */
     private volatile AtomicLongArray restarts = new AtomicLongArray(0);
-    /** The configured worker JVM options plus the AOT cache's, if one applies (decided once, at start). */
+    /** The defaults and the configured worker JVM options, plus the AOT cache's if one applies (decided once, at start). */
     private volatile List<String> workerJvmOptions;
 
     /** A master that only logs what it observes. */
@@ -83,7 +83,7 @@ public final class Master implements AutoCloseable {
             throw e;
         }
         restarts = new AtomicLongArray(config.workers());
-        workerJvmOptions = AotCache.workerOptions(config.jvmOptions());
+        workerJvmOptions = AotCache.workerOptions(config.workerJvmOptions(System.getenv()));
         for (int i = 0; i < config.workers(); i++) {
             SlotSupervisor supervisor = new SlotSupervisor(this, slots.slot(i));
             supervisors.add(Thread.ofVirtual().name("binomic-supervisor-" + i).start(supervisor::run));
@@ -91,10 +91,11 @@ public final class Master implements AutoCloseable {
         LOG.log(Level.INFO, "master pid {0,number,#}: {1} worker(s) x {2} concurrent tasks on {3}, queues {4}; state in {5}",
                 ProcessHandle.current().pid(), config.workers(), config.concurrency(), redacted(config.broker().url()),
                 config.queues().isEmpty() ? "(all of the discovered tasks)" : config.queues(), config.stateDirectory());
+        LOG.log(Level.INFO, "worker JVM options: {0}", String.join(" ", workerJvmOptions));
         return this;
     }
 
-    /** The options of each worker JVM: the configured ones, plus the AOT cache when one applies ({@link AotCache}). */
+    /** The options of each worker JVM: {@link MasterConfig#workerJvmOptions}, plus the AOT cache when one applies ({@link AotCache}). */
     List<String> workerJvmOptions() { return workerJvmOptions; }
 
     public MasterConfig config() { return config; }

@@ -7,6 +7,7 @@ import io.binomic.api.internal.Once;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -19,6 +20,30 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
                            Duration heartbeatInterval, Duration heartbeatTimeout, Duration startTimeout, Duration shutdownGrace,
                            Duration killGrace, Duration leaseTimeout, Duration pollTimeout, Duration reclaimInterval, Duration restartBackoffInitial, Duration restartBackoffMax, Path stateDirectory,
                            List<String> jvmOptions) {
+
+    /**
+     * The worker JVM options the master passes besides the operator's ({@link Builder#jvmOptions}),
+     * which keep a worker's resident memory near what it uses without costing throughput. A worker's
+     * live heap is small (about 20 MiB running 50 short tasks at once at 1,500 tasks/s) and nearly
+     * all it allocates dies young:
+     * <ul>
+     *   <li>{@code -XX:+UseSerialGC}: G1, the JVM's default collector on two or more cores, sizes its
+     *       heap from the machine's memory (an initial heap of 1/64 of it, a maximum of 1/4) and touches
+     *       all of its young generation between collections: a worker's resident memory was 330-350 MiB
+     *       after 4 minutes at 1,500 tasks/s, and kept rising. The serial collector touches only the
+     *       heap it sizes, its young collections copy the few live objects of a small heap, and it
+     *       needs no core for concurrent work, which a worker sharing a machine does not have.</li>
+     *   <li>{@code -Xms80m -Xmn64m}: a fixed young generation of 64 MiB, so that a draining worker
+     *       collects several times less often than with the few MiB the serial collector sizes by
+     *       itself (with which it drained 0.7-0.8 as fast as with G1), and an old generation that
+     *       starts at 16 MiB and grows as the live data needs, up to the JVM's default maximum heap.</li>
+     *   <li>{@code -XX:TrimNativeHeapInterval=10000}: every 10 s the JVM hands the system back the
+     *       native memory it freed (the JIT compilers' arenas above all), which the C library
+     *       otherwise keeps.</li>
+     * </ul>
+     */
+    public static final List<String> DEFAULT_WORKER_JVM_OPTIONS =
+            List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m", "-XX:TrimNativeHeapInterval=10000");
 
     private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
@@ -80,6 +105,15 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
     public WorkerConfig workerConfig() {
         return WorkerConfig.builder().queues(queues).concurrency(concurrency).shutdownGrace(shutdownGrace)
                 .leaseTimeout(leaseTimeout).pollTimeout(pollTimeout).reclaimInterval(reclaimInterval).build();
+    }
+
+    /**
+     * The options each worker JVM gets: {@link #DEFAULT_WORKER_JVM_OPTIONS} less those that
+     * {@link #jvmOptions} or the options the workers inherit through {@code environment}
+     * ({@code JAVA_TOOL_OPTIONS}, {@code JDK_JAVA_OPTIONS}) decide, then {@link #jvmOptions}.
+     */
+    public List<String> workerJvmOptions(Map<String, String> environment) {
+        return JvmOptions.merge(DEFAULT_WORKER_JVM_OPTIONS, jvmOptions, JvmOptions.inherited(environment));
     }
 
     /** The file in which the master hands its resolved settings to its workers; readable by its user only. */
@@ -187,7 +221,14 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         /** Directory of the segment file and the worker logs. Defaults to {@code <java.io.tmpdir>/binomic-<user.name>}. */
         public Builder stateDirectory(Path stateDirectory) { return Once.set(this, this.stateDirectory, stateDirectory); }
 
-        /** Extra JVM options of the workers. Defaults to none. */
+        /**
+         * JVM options of the workers, such as {@code -Xmx1g} or {@code -XX:+UseZGC}. Defaults to none;
+         * the master passes {@link #DEFAULT_WORKER_JVM_OPTIONS} besides these, less each default these
+         * decide: a collector ({@code -XX:+Use...GC}) replaces the default collector and heap sizing, an
+         * initial heap or young generation ({@code -Xms...}, {@code -Xmn...}) the default heap sizing, a
+         * flag the default of the same flag ({@link MasterConfig#workerJvmOptions}). {@code -XX:+UseG1GC}
+         * gives the JVM's own collector and heap sizing.
+         */
         public Builder jvmOptions(List<String> jvmOptions) { return Once.set(this, this.jvmOptions, jvmOptions); }
 
         private BrokerConfig brokerConfig() {

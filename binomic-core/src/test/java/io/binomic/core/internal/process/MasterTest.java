@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.binomic.core.WorkerHealth;
 import java.nio.file.Files;
@@ -84,6 +85,21 @@ class MasterTest {
 
     private <E extends MasterEvent> List<E> all(Class<E> type) {
         return events.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    @Test
+    void workersRunWithTheDefaultJvmOptionsBeforeTheConfiguredOnes() {
+        assumeTrue(JvmOptions.inherited(System.getenv()).isEmpty(), "options inherited from the environment replace defaults");
+        List<String> configured = List.of("-XX:TieredStopAtLevel=1", "-Xshare:auto");
+        start(MasterConfig.builder().brokerUrl("memory://").queues(List.of("q")).workers(1).concurrency(2)
+                .heartbeatInterval(HEARTBEAT).heartbeatTimeout(HEARTBEAT_TIMEOUT).startTimeout(START_TIMEOUT)
+                .shutdownGrace(Duration.ofMillis(500)).killGrace(Duration.ofMillis(300)).stateDirectory(dir).jvmOptions(configured));
+        long pid = awaitEvent(MasterEvent.Running.class, e -> true).pid();
+
+        List<String> arguments = List.of(ProcessHandle.of(pid).orElseThrow().info().arguments().orElseThrow());
+        List<String> expected = List.of("--enable-preview", "-XX:+UseSerialGC", "-Xms80m", "-Xmn64m",
+                "-XX:TrimNativeHeapInterval=10000", "-XX:TieredStopAtLevel=1", "-Xshare:auto");
+        assertEquals(expected, arguments.subList(0, expected.size()), "the worker's command line: " + arguments);
     }
 
     @Test

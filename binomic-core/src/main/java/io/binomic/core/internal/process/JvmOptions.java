@@ -1,0 +1,129 @@
+package io.binomic.core.internal.process;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The worker JVM's options: the master's defaults ({@link MasterConfig#DEFAULT_WORKER_JVM_OPTIONS})
+ * merged with the operator's. An operator's option takes over what it decides, and the defaults that
+ * decide the same thing are left out (the JVM refuses two collectors, and of two values of one flag
+ * the last silently wins):
+ * <ul>
+ *   <li>an option that chooses a collector ({@code -XX:+UseG1GC}, {@code -XX:+UseZGC}, ...) drops
+ *       the default collector and the default heap sizing, which is tuned for that collector;</li>
+ *   <li>an option that sizes the initial heap or the young generation ({@code -Xms}, {@code -Xmn},
+ *       {@code -XX:InitialHeapSize=}, {@code -XX:MinHeapSize=}, {@code -XX:InitialRAMPercentage=},
+ *       {@code -XX:NewSize=}, {@code -XX:MaxNewSize=}, {@code -XX:NewRatio=}) drops the default heap
+ *       sizing, whose initial heap and young generation only make sense together;</li>
+ *   <li>a maximum heap ({@code -Xmx}, {@code -XX:MaxHeapSize=}) keeps the defaults, which set no
+ *       maximum, unless it is less than twice the default initial heap: the fixed young generation
+ *       would then leave too little of it to the old one;</li>
+ *   <li>any other {@code -XX} flag, and {@code -Xss}, drops the default that sets the same flag.</li>
+ * </ul>
+ * The options of {@code JAVA_TOOL_OPTIONS} and {@code JDK_JAVA_OPTIONS}, which a worker inherits from
+ * the master's environment, count as the operator's.
+ */
+final class JvmOptions {
+    /** The environment variables the JVM and its launcher read options from; a worker inherits the master's. */
+    static final List<String> ENVIRONMENT_VARIABLES = List.of("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS");
+
+    private static final String COLLECTOR = "collector";
+    private static final String HEAP_SIZING = "heap sizing";
+    private static final Pattern CHOOSES_COLLECTOR =
+            Pattern.compile("-XX:[+-]Use(Serial|Parallel|ParallelOld|G1|Z|Shenandoah|Epsilon|ConcMarkSweep)GC");
+    private static final Pattern SIZES_HEAP = Pattern.compile("-Xm[sn].*"
+            + "|-XX:(InitialHeapSize|MinHeapSize|InitialRAMPercentage|InitialRAMFraction|NewSize|MaxNewSize|NewRatio)=.*");
+    private static final Pattern MAXIMUM_HEAP = Pattern.compile("(?:-Xmx|-XX:MaxHeapSize=)(\\d+)([kKmMgGtT]?)");
+    private static final Pattern INITIAL_HEAP = Pattern.compile("-Xms(\\d+)([kKmMgGtT]?)");
+    private static final Pattern FLAG = Pattern.compile("-XX:[+-]?(\\w+)(=.*)?");
+
+    private JvmOptions() { }
+
+    /**
+     * {@code defaults} less those that {@code configured} or {@code inherited} decide, then {@code configured}.
+     * The inherited options are not repeated: the JVM reads them from its environment itself.
+     */
+    static List<String> merge(List<String> defaults, List<String> configured, List<String> inherited) {
+        Set<String> decided = new HashSet<>();
+        long maximumHeap = Long.MAX_VALUE;
+        for (String option : concat(configured, inherited)) {
+            decided.addAll(decides(option));
+            maximumHeap = Math.min(maximumHeap, bytes(MAXIMUM_HEAP.matcher(option)));
+        }
+        long initialHeap = defaults.stream().mapToLong(option -> bytes(INITIAL_HEAP.matcher(option))).min().orElse(Long.MAX_VALUE);
+        if (decided.contains(COLLECTOR) || (initialHeap != Long.MAX_VALUE && maximumHeap < 2 * initialHeap)) {
+            decided.add(HEAP_SIZING);
+        }
+        List<String> options = new ArrayList<>();
+        for (String option : defaults) {
+            if (decides(option).stream().noneMatch(decided::contains)) {
+                options.add(option);
+            }
+        }
+        options.addAll(configured);
+        return List.copyOf(options);
+    }
+
+    /** The options the JVM reads from {@link #ENVIRONMENT_VARIABLES} of {@code environment}, split at white space. */
+    static List<String> inherited(Map<String, String> environment) {
+        List<String> options = new ArrayList<>();
+        for (String variable : ENVIRONMENT_VARIABLES) {
+            String value = environment.get(variable);
+            if (value != null && !value.isBlank()) {
+                options.addAll(List.of(value.strip().split("\\s+")));
+            }
+        }
+        return options;
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> both = new ArrayList<>(a);
+        both.addAll(b);
+        return both;
+    }
+
+    /** What {@code option} decides: the collector, the heap sizing, or the flag it names. */
+    private static Set<String> decides(String option) {
+        Set<String> decides = new HashSet<>();
+        if (CHOOSES_COLLECTOR.matcher(option).matches()) {
+            decides.add(COLLECTOR);
+        }
+        if (SIZES_HEAP.matcher(option).matches()) {
+            decides.add(HEAP_SIZING);
+        }
+        if (option.startsWith("-Xss")) {
+            decides.add("ThreadStackSize");
+        }
+        Matcher flag = FLAG.matcher(option);
+        if (flag.matches()) {
+            decides.add(flag.group(1));
+        }
+        return decides;
+    }
+
+    /** The size a matched {@code <digits><unit>} option gives, in bytes; {@link Long#MAX_VALUE} when it did not match. */
+    private static long bytes(Matcher size) {
+        if (!size.matches()) {
+            return Long.MAX_VALUE;
+        }
+        int shift = switch (size.group(2).toLowerCase(Locale.ROOT)) {
+            case "k" -> 10;
+            case "m" -> 20;
+            case "g" -> 30;
+            case "t" -> 40;
+            default -> 0;
+        };
+        try {
+            long value = Long.parseLong(size.group(1));
+            return value > Long.MAX_VALUE >> shift ? Long.MAX_VALUE : value << shift;
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package io.binomic.core.internal.process;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+class JvmOptionsTest {
+    private static final List<String> DEFAULTS = MasterConfig.DEFAULT_WORKER_JVM_OPTIONS;
+    private static final List<String> SERIAL_AND_HEAP_SIZING = List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m");
+
+    private static List<String> merge(String... configured) {
+        return JvmOptions.merge(DEFAULTS, List.of(configured), List.of());
+    }
+
+    /** The defaults that are neither the collector nor the heap sizing. */
+    private static List<String> others() {
+        return DEFAULTS.stream().filter(o -> !SERIAL_AND_HEAP_SIZING.contains(o)).toList();
+    }
+
+    /** The defaults less the heap sizing. */
+    private static List<String> withoutHeapSizing() {
+        return DEFAULTS.stream().filter(o -> !o.startsWith("-Xms") && !o.startsWith("-Xmn")).toList();
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        return Stream.concat(a.stream(), b.stream()).toList();
+    }
+
+    @Test
+    void theDefaultsChooseTheSerialCollectorAndTheHeapSizing() {
+        assertEquals(SERIAL_AND_HEAP_SIZING, DEFAULTS.subList(0, 3));
+        assertEquals(DEFAULTS, merge());
+        assertEquals(DEFAULTS, MasterConfig.builder().brokerUrl("redis://localhost:6379").build().workerJvmOptions(Map.of()));
+    }
+
+    @Test
+    void optionsThatDecideNothingTheDefaultsDecideComeAfterTheDefaults() {
+        assertEquals(concat(DEFAULTS, List.of("-Dapp.mode=x", "-Xlog:gc")), merge("-Dapp.mode=x", "-Xlog:gc"));
+    }
+
+    @Test
+    void aCollectorOfTheOperatorReplacesTheDefaultCollectorAndHeapSizing() {
+        assertEquals(concat(others(), List.of("-XX:+UseG1GC")), merge("-XX:+UseG1GC"));
+        assertEquals(concat(others(), List.of("-XX:+UseZGC", "-Xmx1g")), merge("-XX:+UseZGC", "-Xmx1g"));
+        assertEquals(concat(others(), List.of("-XX:+UseParallelGC")), merge("-XX:+UseParallelGC"));
+        assertEquals(concat(others(), List.of("-XX:-UseSerialGC")), merge("-XX:-UseSerialGC"));
+    }
+
+    @Test
+    void anInitialHeapOrYoungGenerationOfTheOperatorReplacesTheDefaultHeapSizing() {
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xms256m")), merge("-Xms256m"));
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xmn128m")), merge("-Xmn128m"), "-Xms80m under -Xmn128m: the JVM would warn");
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:InitialRAMPercentage=2")), merge("-XX:InitialRAMPercentage=2"));
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:InitialHeapSize=64m")), merge("-XX:InitialHeapSize=64m"));
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:NewRatio=3")), merge("-XX:NewRatio=3"));
+    }
+
+    @Test
+    void aMaximumHeapKeepsTheDefaultsUnlessItIsLessThanTwiceTheDefaultInitialHeap() {
+        assertEquals(concat(DEFAULTS, List.of("-Xmx512m")), merge("-Xmx512m"));
+        assertEquals(concat(DEFAULTS, List.of("-Xmx160m")), merge("-Xmx160m"));
+        assertEquals(concat(DEFAULTS, List.of("-XX:MaxRAMPercentage=10")), merge("-XX:MaxRAMPercentage=10"));
+        assertEquals(concat(DEFAULTS, List.of("-Xmx1G")), merge("-Xmx1G"));
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xmx159m")), merge("-Xmx159m"), "64 MiB young of 159 MiB");
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xmx64m")), merge("-Xmx64m"), "-Xms80m over -Xmx64m: the JVM would refuse to start");
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:MaxHeapSize=67108864")), merge("-XX:MaxHeapSize=67108864"));
+    }
+
+    @Test
+    void aFlagOfTheOperatorReplacesTheDefaultOfTheSameFlag() {
+        List<String> without = DEFAULTS.stream().filter(o -> !o.startsWith("-XX:TrimNativeHeapInterval")).toList();
+        assertEquals(concat(without, List.of("-XX:TrimNativeHeapInterval=0")), merge("-XX:TrimNativeHeapInterval=0"));
+        assertEquals(List.of("-Xss512k"), JvmOptions.merge(List.of("-XX:ThreadStackSize=256"), List.of("-Xss512k"), List.of()));
+    }
+
+    @Test
+    void optionsTheWorkersInheritFromTheEnvironmentCountAsTheOperatorsButAreNotRepeated() {
+        Map<String, String> environment = Map.of("JAVA_TOOL_OPTIONS", " -XX:+UseG1GC  -Dx=y ", "JDK_JAVA_OPTIONS", "-Xms64m",
+                "PATH", "-XX:+UseZGC");
+        assertEquals(List.of("-XX:+UseG1GC", "-Dx=y", "-Xms64m"), JvmOptions.inherited(environment));
+        MasterConfig config = MasterConfig.builder().brokerUrl("redis://localhost:6379").jvmOptions(List.of("-Dapp=1")).build();
+        assertEquals(concat(others(), List.of("-Dapp=1")), config.workerJvmOptions(environment));
+        assertEquals(concat(DEFAULTS, List.of("-Dapp=1")), config.workerJvmOptions(Map.of("JAVA_TOOL_OPTIONS", "")));
+    }
+}
