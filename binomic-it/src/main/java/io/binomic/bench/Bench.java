@@ -166,6 +166,10 @@ public final class Bench {
             BenchOutbox.measure(redis, nextQueue(), r);
             return r;
         }
+        if ("batches".equals(System.getProperty("bench.only"))) { // batches and workflows against plain and tracked jobs
+            BenchBatches.measure(redis, this::nextQueue, r);
+            return r;
+        }
         if ("activity".equals(System.getProperty("bench.only"))) { // the Redis CPU the dashboard's activity writes cost per task
             BenchActivity.measure(redis, nextQueue(), r);
             return r;
@@ -1058,7 +1062,7 @@ public final class Bench {
         // Measures named per parameter (-Dbench.only=latency, footprint): every key of the first run, in its order.
         for (String key : results.getFirst().keySet()) {
             if (key.startsWith("lat_") || key.startsWith("fp_") || key.startsWith("outbox_") || key.startsWith("plain_submit_")
-                    || key.startsWith("limit_rate_")) {
+                    || key.startsWith("limit_rate_") || key.startsWith("bb_")) {
                 out.append(String.format(Locale.ROOT, "%-56s %12s%n", key, format(median(results, key))));
             }
         }

@@ -1,11 +1,25 @@
 package io.binomic.it;
 
-import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.Scheduler;
-import io.binomic.core.BatchesContractTest;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The batches contract, run against a real Redis. */
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.Settlement;
+import io.binomic.core.BatchesContractTest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The batches contract, run against a real Redis; and what counting a child costs the settle script there. */
 class RedisBatchesContractTest extends BatchesContractTest {
+    private static final int CHILDREN = 50;
 
     @Override
     protected Broker createBroker() {
@@ -15,5 +29,42 @@ class RedisBatchesContractTest extends BatchesContractTest {
     @Override
     protected Scheduler createScheduler(Broker started) {
         return Brokers.scheduler(started);
+    }
+
+    /**
+     * A child's settlement that does not complete its batch counts it from the counters' own replies
+     * and reads no clock (Redis' TIME): the clock is read when a callback fires. Each of {@value #CHILDREN}
+     * children is settled on its own; the callbacks are enqueued once, by the last.
+     */
+    @Test
+    void aChildThatDoesNotCompleteItsBatchIsCountedWithoutReadingTheClock() throws Exception {
+        UUID batch = UUID.randomUUID();
+        submit(false, jobs(batch, queue, CHILDREN), batch);
+        List<Delivery> children = new ArrayList<>();
+        while (children.size() < CHILDREN) {
+            children.addAll(broker.fetch(List.of(queue), "c1", CHILDREN, Duration.ofMillis(500)));
+        }
+        long time0 = calls("time");
+        for (Delivery d : children.subList(0, CHILDREN - 1)) {
+            assertTrue(broker.settle("c1", List.of(succeeded(d))).allApplied());
+        }
+        long clockReads = calls("time") - time0;
+        assertTrue(clockReads < CHILDREN / 2, (CHILDREN - 1) + " settlements that completed nothing read the clock " + clockReads
+                + " times");
+        assertEquals(Map.of(), callbacksEnqueued(), "no callback before the last child");
+        assertTrue(broker.settle("c1", List.of(succeeded(children.getLast()))).allApplied());
+        assertEquals(Map.of("on-COMPLETE", 1, "on-SUCCESS", 1), callbacksEnqueued());
+    }
+
+    private static Settlement succeeded(Delivery d) {
+        return new Settlement.Ack(d, new JobUpdate(d.queue(), d.message().orElseThrow().id(), Map.of(JobRecords.STATE, "SUCCEEDED"),
+                List.of(), Duration.ZERO, true));
+    }
+
+    private static long calls(String command) {
+        String stats = String.valueOf(RedisServer.shared().call("INFO", "commandstats"));
+        String key = "cmdstat_" + command + ":calls=";
+        int from = stats.indexOf(key);
+        return from < 0 ? 0 : Long.parseLong(stats.substring(from + key.length(), stats.indexOf(',', from)));
     }
 }

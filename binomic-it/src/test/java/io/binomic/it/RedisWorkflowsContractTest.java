@@ -1,11 +1,32 @@
 package io.binomic.it;
 
-import io.binomic.api.spi.Broker;
-import io.binomic.api.spi.Scheduler;
-import io.binomic.core.WorkflowsContractTest;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The workflows contract, run against a real Redis. */
+import io.binomic.api.WorkflowStatus.NodeState;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
+import io.binomic.api.spi.NewWorkflow;
+import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.Workflows;
+import io.binomic.core.WorkflowsContractTest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The workflows contract, run against a real Redis; and what a wide join costs the settle script there. */
 class RedisWorkflowsContractTest extends WorkflowsContractTest {
+    private static final int WIDTH = 300;
 
     @Override
     protected Broker createBroker() {
@@ -15,5 +36,72 @@ class RedisWorkflowsContractTest extends WorkflowsContractTest {
     @Override
     protected Scheduler createScheduler(Broker started) {
         return Brokers.scheduler(started);
+    }
+
+    /**
+     * A root, {@value #WIDTH} jobs on it and a join of those: the root's settlement releases the
+     * {@value #WIDTH} and evaluates the join once (not once per job released), and each of their
+     * settlements reads the join's dependencies in one call, not one each; the join is enqueued once,
+     * after the last. Counted as the hash reads Redis ran (INFO commandstats): an evaluation per job
+     * released, each reading every dependency, is {@value #WIDTH} squared, 90,000.
+     */
+    @Test
+    void aWideJoinIsEvaluatedOncePerSettlementWithOneReadOfItsDependencies() throws Exception {
+        UUID id = UUID.randomUUID();
+        List<NewWorkflow.Node> nodes = new ArrayList<>();
+        List<String> middle = new ArrayList<>();
+        nodes.add(node(id, "root", List.of()));
+        for (int i = 0; i < WIDTH; i++) {
+            middle.add("m" + i);
+            nodes.add(node(id, "m" + i, List.of("root")));
+        }
+        nodes.add(node(id, "join", middle));
+        Workflows workflows = io.binomic.core.BrokerCapabilities.of(broker, Workflows.class);
+        workflows.submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), nodes));
+
+        long reads0 = hashReads();
+        Delivery root = broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500)).getFirst();
+        assertTrue(broker.settle("c1", List.of(succeeded(root))).allApplied());
+        long rootReads = hashReads() - reads0;
+        assertTrue(rootReads < 20L * WIDTH, "the root's settlement made " + rootReads + " hash reads");
+
+        List<Delivery> released = new ArrayList<>();
+        while (released.size() < WIDTH) {
+            released.addAll(broker.fetch(List.of(queue), "c1", WIDTH, Duration.ofMillis(500)));
+        }
+        long reads1 = hashReads();
+        for (Delivery d : released) {
+            assertTrue(broker.settle("c1", List.of(succeeded(d))).allApplied());
+        }
+        long middleReads = hashReads() - reads1;
+        assertTrue(middleReads < 20L * WIDTH, "the settlements of the " + WIDTH + " made " + middleReads + " hash reads");
+
+        List<Delivery> last = broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500));
+        assertEquals(List.of("join"), last.stream().map(d -> d.message().orElseThrow().task()).toList(), "the join enqueued once");
+        assertEquals(NodeState.ENQUEUED, workflows.readWorkflow(id).orElseThrow().node("join").orElseThrow().state());
+        assertEquals(Set.of(), Set.copyOf(broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(100))));
+    }
+
+    private NewWorkflow.Node node(UUID workflow, String name, List<String> dependsOn) {
+        Message m = Message.builder().id(UUID.randomUUID()).task(name).queue(queue).enqueuedAt(Instant.now())
+                .payload("{}".getBytes(StandardCharsets.UTF_8)).trackFor(Duration.ofMinutes(5)).workflow(workflow).build();
+        return new NewWorkflow.Node(name, m, dependsOn, Set.of());
+    }
+
+    private static Settlement succeeded(Delivery d) {
+        return new Settlement.Ack(d, new JobUpdate(d.queue(), d.message().orElseThrow().id(), Map.of(JobRecords.STATE, "SUCCEEDED"),
+                List.of(), Duration.ZERO, true));
+    }
+
+    /** The HGET and HMGET calls Redis has run so far, scripts' included. */
+    private static long hashReads() {
+        return calls("hget") + calls("hmget");
+    }
+
+    private static long calls(String command) {
+        String stats = String.valueOf(RedisServer.shared().call("INFO", "commandstats"));
+        String key = "cmdstat_" + command + ":calls=";
+        int from = stats.indexOf(key);
+        return from < 0 ? 0 : Long.parseLong(stats.substring(from + key.length(), stats.indexOf(',', from)));
     }
 }

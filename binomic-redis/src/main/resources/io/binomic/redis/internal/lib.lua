@@ -212,11 +212,18 @@ local function batch_fire(batch, kind, now)
   end
 end
 -- Completes a closed batch whose jobs all ended: the completion (and success) callbacks, and expiry.
-local function batch_complete_if_done(batch, jobs, now)
-  local total = redis.call('HGET', batch, 'total')
-  if redis.call('HGET', batch, 'open') ~= '0' or tonumber(redis.call('HGET', batch, 'ended')) < tonumber(total) then return end
+-- ended and succeeded are the counts when the caller has them (settle: the replies of its HINCRBYs;
+-- succeeded false when the job just counted did not succeed), nil to read them; now (epoch ms as
+-- text) nil to read the clock only when the batch completes. A settle that does not complete the
+-- batch reads only 'total'.
+local function batch_complete_if_done(batch, jobs, now, ended, succeeded)
+  local total = tonumber(redis.call('HGET', batch, 'total'))
+  ended = ended or tonumber(redis.call('HGET', batch, 'ended'))
+  if ended < total or redis.call('HGET', batch, 'open') ~= '0' then return end
+  now = now or string.format('%d', lim_now())
   batch_fire(batch, 'COMPLETE', now)
-  if redis.call('HGET', batch, 'succeeded') == total then batch_fire(batch, 'SUCCESS', now) end
+  if succeeded == nil then succeeded = tonumber(redis.call('HGET', batch, 'succeeded')) end
+  if succeeded == total then batch_fire(batch, 'SUCCESS', now) end
   if not redis.call('HGET', batch, 'endedAt') then
     redis.call('HSET', batch, 'endedAt', now)
     local retention = redis.call('HGET', batch, 'retention')
@@ -225,21 +232,23 @@ local function batch_complete_if_done(batch, jobs, now)
   end
 end
 -- Counts the final outcome (S, D or C) of job child of a batch, once per child: a child counted
--- already, or one the batch does not list (or a batch that expired), changes nothing.
+-- already, or one the batch does not list (or a batch that expired), changes nothing. The counts
+-- come from the HINCRBYs' replies, and the clock is read only when a callback may fire: on a
+-- child that does not complete its batch this is five commands.
 local function batch_settled(batch, jobs, child, outcome)
   local v = redis.call('HGET', jobs, child)
   if not v or string.sub(v, 1, 1) ~= 'P' then return end
   redis.call('HSET', jobs, child, outcome .. string.sub(v, 2))
-  redis.call('HINCRBY', batch, 'ended', 1)
-  local now = string.format('%d', lim_now())
+  local ended = redis.call('HINCRBY', batch, 'ended', 1)
+  local succeeded = false
   if outcome == 'S' then
-    redis.call('HINCRBY', batch, 'succeeded', 1)
+    succeeded = redis.call('HINCRBY', batch, 'succeeded', 1)
   elseif outcome == 'D' then
-    if redis.call('HINCRBY', batch, 'dead', 1) == 1 then batch_fire(batch, 'DEATH', now) end
+    if redis.call('HINCRBY', batch, 'dead', 1) == 1 then batch_fire(batch, 'DEATH', string.format('%d', lim_now())) end
   else
     redis.call('HINCRBY', batch, 'cancelled', 1)
   end
-  batch_complete_if_done(batch, jobs, now)
+  batch_complete_if_done(batch, jobs, nil, ended, succeeded)
 end
 
 -- Workflows (RedisWorkflows). A workflow is one hash: 'retention', 'createdAt', 'active' (how many
@@ -248,7 +257,7 @@ end
 -- held, E enqueued, S, D, C, K skipped), 'j:N' job id, 'q:N' queue, 't:N' task, 'st:N' its queue's
 -- default stream, 'rk:N' its record, 'rt:N' the record's retention, 'd:N', 'o:N', 'r:N' (JSON arrays:
 -- its dependencies, those whose failure it ignores, its dependents) and 'm:N' its message as a
--- delayed-set member. Read and written with HGET and HSET only (PEXPIRE on an end, PERSIST on a
+-- delayed-set member. Read and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a
 -- resume, which only a worker's settle makes; a skipped or cancelled job's end is published, as a
 -- job cancel publishes it), as the documented worker rule set allows; the producer's submits.
 -- A node leaves W or K for E only in wf_release, inside the step that changed a dependency's
@@ -289,19 +298,27 @@ local function wf_cancel_record(wf, name, record, now)
   redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
--- ended, else E.
+-- ended, else E. The dependencies' states are read with one HMGET per 1000 (lim_chunked): a join
+-- of many dependencies is evaluated on each of their settlements, where an HGET each made the
+-- evaluations of a join of n cost n * n calls.
 local function wf_evaluate(wf, name)
   local ignored = {}
   for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'o:' .. name))) do ignored[d] = true end
-  local ready = true
-  for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'd:' .. name))) do
-    local s = redis.call('HGET', wf, 's:' .. d)
-    if wf_active(s) then
-      ready = false
-    elseif s ~= 'S' and not ignored[d] then
-      return 'K'
+  local deps = cjson.decode(redis.call('HGET', wf, 'd:' .. name))
+  local fields = {}
+  for j, d in ipairs(deps) do fields[j] = 's:' .. d end
+  local ready, failed = true, false
+  lim_chunked({'HMGET', wf}, fields, function(states, from)
+    for j = 1, #states do
+      local s = states[j]
+      if wf_active(s) then
+        ready = false
+      elseif s ~= 'S' and not ignored[deps[from + j - 1]] then
+        failed = true
+      end
     end
-  end
+  end)
+  if failed then return 'K' end
   return ready and 'E' or 'W'
 end
 -- Evaluates the dependents of node changed, transitively: enqueues those now allowed to run, skips
@@ -309,10 +326,16 @@ end
 local function wf_release(wf, changed, now)
   if redis.call('HGET', wf, 'cancelRequested') == '1' then return end
   local work = cjson.decode(redis.call('HGET', wf, 'r:' .. changed))
+  -- a node waiting in work is not added again: its one evaluation comes after every change made
+  -- before it is taken, and a change after that adds it again (a node that many released nodes
+  -- depend on is evaluated once, not once per node released)
+  local queued = {}
+  for _, name in ipairs(work) do queued[name] = true end
   local i = 1
   while i <= #work do
     local name = work[i]
     i = i + 1
+    queued[name] = nil
     local s = redis.call('HGET', wf, 's:' .. name)
     if s == 'W' or s == 'K' then
       local next = wf_evaluate(wf, name)
@@ -328,7 +351,12 @@ local function wf_release(wf, changed, now)
           wf_reset(wf, name, record, 'WAITING', now)
         end
         wf_set(wf, name, next, now)
-        for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do work[#work + 1] = d end
+        for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do
+          if not queued[d] then
+            queued[d] = true
+            work[#work + 1] = d
+          end
+        end
       end
     end
   end
