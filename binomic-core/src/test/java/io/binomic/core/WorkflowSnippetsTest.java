@@ -244,6 +244,17 @@ class WorkflowSnippetsTest {
     }
 
     @Test
+    void aSubmitRefusalNamesTheJobOfTheWorkflow() {
+        Task<Void, Void> tick = Task.builder("tick").interval(Duration.ofMinutes(1)).build();
+        try (Binomic binomic = Binomic.builder().build().start()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> binomic.submit(Workflow.builder().add("resize", resize, new Image("a")).then("beat", tick, null).build()));
+            assertEquals("workflow job 'beat': task 'tick' is an INTERVAL task: the scheduler fires it, it cannot be submitted;"
+                    + " declare a DIRECT task to run it on demand", e.getMessage());
+        }
+    }
+
+    @Test
     void aBrokerWithoutWorkflowsRefusesOneNamingIt() {
         Workflow one = Workflow.builder().add("resize", resize, new Image("a")).build();
         try (Binomic binomic = Binomic.builder().broker(new ForwardingBroker(new io.binomic.core.internal.memory.MemoryBroker(

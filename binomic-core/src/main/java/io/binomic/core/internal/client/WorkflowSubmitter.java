@@ -43,9 +43,17 @@ public final class WorkflowSubmitter {
         UUID id = messages.newId();
         List<NewWorkflow.Node> nodes = new ArrayList<>(workflow.nodes().size());
         for (Workflow.Node j : workflow.nodes()) {
-            submitter.requireSubmittable(j.task());
             UUID jobId = messages.newId();
-            Message m = messages.ofArgument(j.task(), j.argument(), j.options(), messages.traceFor(j.options(), j.task(), 1, jobId), jobId);
+            Message m;
+            try {
+                submitter.requireSubmittable(j.task());
+                m = messages.ofArgument(j.task(), j.argument(), j.options(), messages.traceFor(j.options(), j.task(), 1, jobId), jobId);
+            } catch (IllegalArgumentException e) {
+                if (e.getClass() != IllegalArgumentException.class) {
+                    throw e;
+                }
+                throw new IllegalArgumentException("workflow job '" + j.name() + "': " + e.getMessage(), e);
+            }
             Message job = context.partitions().route(m.toBuilder().workflow(id).trackFor(m.trackFor().orElse(retention)).build(), null);
             nodes.add(new NewWorkflow.Node(j.name(), job, j.dependencies().names(), j.dependencies().ignoringFailure(), delayOf(j)));
         }
