@@ -293,6 +293,26 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
     }
 
     @Test
+    void aCancelledJobWaitingForItsDelayEndsTheWorkflowWhenItComesDueUnrun() throws Exception {
+        Graph g = new Graph().node("a").delayed("b", Duration.ofMillis(300), "a").submit();
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("a"))));
+        UUID b = g.jobs.get("b").id();
+        assertEquals(Map.of(b, queue), workflows().cancelWorkflow(g.id));
+        var store = BrokerCapabilities.jobStore(broker);
+        assertEquals(io.binomic.api.JobHandle.CancelOutcome.CANCELLED,
+                store.cancelJob(io.binomic.core.internal.jobs.JobRecordFormat.cancelledBeforeStart(queue, b, Instant.now())));
+        assertEquals("CANCELLED", g.record("b"));
+        assertEquals(WorkflowStatus.State.RUNNING, g.status().state(), "b is still in the delayed set");
+        sleepPast(scheduler.nextDue(queue).orElseThrow());
+        assertEquals(1, scheduler.moveDue(queue, Instant.now(), 10));
+        Delivery due = fetchAll("c1").get("b");
+        var start = new JobUpdate(queue, b, Map.of(JobRecords.STATE, "RUNNING"), List.of(), Duration.ZERO, false);
+        assertEquals(Set.of(b), store.startJobs(List.of(start)), "a cancelled job does not start");
+        broker.settle("c1", List.of(new Settlement.Ack(due)));
+        assertEquals(WorkflowStatus.State.CANCELLED, g.status().state());
+    }
+
+    @Test
     void theRecordsOfItsJobsLiveWhileTheWorkflowIsActiveAndForItsRetentionAfter() throws Exception {
         Graph g = new Graph();
         g.trackFor = Duration.ofMillis(300);
