@@ -268,9 +268,10 @@ public final class Binomic implements AutoCloseable {
     /**
      * Submits a workflow: its record and every job's record stored, and the jobs that depend on
      * nothing enqueued, in one atomic step; each other job is enqueued once the jobs it depends on
-     * succeeded. See {@link Workflow}.
+     * succeeded (a job with a delay that long after). See {@link Workflow}.
      *
-     * @throws IllegalArgumentException for a job with a delay, uniqueness, a debounce or a partition key
+     * @throws IllegalArgumentException for a job whose task this client cannot submit, or whose
+     *     argument does not encode (what {@link Workflow.Builder#add} checks it checked already)
      * @throws UnsupportedOperationException when the broker has no workflows (naming it)
      */
     public WorkflowHandle submit(Workflow workflow) {

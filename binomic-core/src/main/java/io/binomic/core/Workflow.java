@@ -27,7 +27,10 @@ import java.util.stream.Collectors;
  * ({@link Dependencies#ignoringFailureOf}, {@link Dependencies#whenDependencyFails}).
  */
 public final class Workflow {
-    /** How long a workflow's record, and the records of its jobs whose task keeps no status, are kept once it ended: one day. */
+    /**
+     * How long a workflow's record is kept once it ended, and with it the records of its jobs (each
+     * for this or its task's keepStatusFor, whichever is longer): one day.
+     */
     public static final Duration DEFAULT_RETENTION = Duration.ofDays(1);
 
     /** What a node does when a job it depends on is dead-lettered, cancelled or skipped. */
@@ -91,7 +94,7 @@ public final class Workflow {
      * @param name its name, unique in the workflow
      * @param task its task
      * @param argument its argument (null for a task without one)
-     * @param options its priority and headers
+     * @param options its priority, headers and delay
      * @param dependencies the jobs it depends on; none for a root
      */
     public record Node(String name, Task<?, ?> task, Object argument, SubmitOptions options, Dependencies dependencies) { }
@@ -111,7 +114,8 @@ public final class Workflow {
     public static Dependencies dependsOn(String... names) {
         Objects.requireNonNull(names, "names must not be null");
         if (names.length == 0) {
-            throw new IllegalArgumentException("dependsOn() names no job: name at least one, or add the job without dependsOn");
+            throw new IllegalArgumentException("dependsOn() names no job: name at least one, or add a root job"
+                    + " without it: add(name, task, argument) or add(name, task, argument, options)");
         }
         Set<String> unique = new LinkedHashSet<>();
         for (String name : names) {
@@ -153,22 +157,85 @@ public final class Workflow {
         /** Adds a root job: {@code task} with {@code argument}, enqueued when the workflow is submitted. */
         public <A> Builder add(String name, Task<A, ?> task, A argument) { return add(name, task, argument, SubmitOptions.NONE, NONE); }
 
+        /**
+         * Adds a root job with {@code options}: its priority, headers and delay (a job with a delay,
+         * given here or by its task, is enqueued that long after the submit).
+         *
+         * @throws IllegalArgumentException as {@link #add(String, Task, Object, SubmitOptions, Dependencies)}
+         */
+        public <A> Builder add(String name, Task<A, ?> task, A argument, SubmitOptions options) {
+            return add(name, task, argument, options, NONE);
+        }
+
         /** Adds a job enqueued once its {@code dependencies} succeeded ({@link Workflow#dependsOn}). */
         public <A> Builder add(String name, Task<A, ?> task, A argument, Dependencies dependencies) {
             return add(name, task, argument, SubmitOptions.NONE, dependencies);
         }
 
         /**
-         * {@link #add(String, Task, Object, Dependencies)} with options: priority and headers; a delay,
-         * uniqueness, a debounce or a partition key are refused when the workflow is submitted.
+         * {@link #add(String, Task, Object, Dependencies)} with options: its priority, headers and
+         * delay (a job with a delay, given here or by its task, is enqueued that long after its
+         * dependencies allow it, or after the submit for a root).
+         *
+         * @throws IllegalArgumentException naming the job: an argument its task does not take (null
+         *     for a task that takes one), or a unique key, a debounce or a partition key (in
+         *     {@code options} or declared by {@code task}), which a workflow's jobs do not take
          */
         public <A> Builder add(String name, Task<A, ?> task, A argument, SubmitOptions options, Dependencies dependencies) {
             requireName(name);
             Objects.requireNonNull(task, "task must not be null");
             Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
             Objects.requireNonNull(dependencies, "dependencies must not be null (use the add without them for a root)");
+            requireArgument(name, task, argument);
+            requireWorkflowOptions(name, task, options);
             nodes.add(new Node(name, task, argument, options, dependencies));
             return this;
+        }
+
+        /** Refuses here, naming the job, an argument an ordinary submit of {@code task} would refuse. */
+        private static void requireArgument(String name, Task<?, ?> task, Object argument) {
+            String job = "job '" + name + "' (task '" + task.name() + "')";
+            if (task.hasNoArgument()) {
+                if (argument != null) {
+                    throw new IllegalArgumentException(job + " takes no argument, got a " + argument.getClass().getName()
+                            + "; pass null");
+                }
+            } else if (argument == null) {
+                throw new IllegalArgumentException(job + " takes a " + task.argumentType().getName() + ", got null; pass an argument"
+                        + " (an empty record if there is nothing to say)");
+            } else if (!task.argumentType().isInstance(argument)) {
+                throw new IllegalArgumentException(job + " takes a " + task.argumentType().getName() + ", got a "
+                        + argument.getClass().getName());
+            }
+        }
+
+        /**
+         * Refuses the options that contradict a workflow, naming the job and the fix: a workflow
+         * enqueues each of its jobs exactly once, when its dependencies allow it.
+         */
+        private static void requireWorkflowOptions(String name, Task<?, ?> task, SubmitOptions options) {
+            String job = "job '" + name + "' (task '" + task.name() + "')";
+            String why = ": a workflow enqueues each of its jobs exactly once, when its dependencies allow it; ";
+            if (options.uniqueness().isPresent()) {
+                throw new IllegalArgumentException(job + " has a unique key (SubmitOptions.unique)" + why
+                        + "remove unique(...) from its options");
+            }
+            if (task.uniqueness().isPresent()) {
+                throw new IllegalArgumentException(job + " is of a unique task (Task.Builder.unique)" + why
+                        + "use a task without unique(...) for this job");
+            }
+            if (options.debounceKey().isPresent()) {
+                throw new IllegalArgumentException(job + " has a debounce key (SubmitOptions.debounce)" + why
+                        + "remove debounce(...) from its options");
+            }
+            if (task.isDebounced()) {
+                throw new IllegalArgumentException(job + " is of a debounced task (Task.Builder.debounce)" + why
+                        + "use a task without debounce(...) for this job");
+            }
+            if (options.partitionKey().isPresent()) {
+                throw new IllegalArgumentException(job + " has a partition key (SubmitOptions.partitionKey): a workflow's jobs go"
+                        + " to the partitions of their queue in turn; remove partitionKey(...) from its options");
+            }
         }
 
         /**
@@ -181,8 +248,8 @@ public final class Workflow {
 
         /**
          * How long the workflow's status is kept once no job of it is held or enqueued
-         * ({@link #DEFAULT_RETENTION} unless set); also the retention of the records of its jobs whose
-         * task keeps no status.
+         * ({@link #DEFAULT_RETENTION} unless set); the records of its jobs are kept while it is, each
+         * for at least this long (longer if its task's keepStatusFor is).
          */
         public Builder retention(Duration retention) {
             Objects.requireNonNull(retention, "retention must not be null");

@@ -1,5 +1,6 @@
 package io.binomic.core;
 
+import io.binomic.api.JobHandle;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.core.internal.client.WorkflowSubmitter;
 import java.util.Optional;
@@ -30,18 +31,16 @@ public final class WorkflowHandle {
     /**
      * Cancels the workflow: its held jobs never run, and each enqueued one is cancelled as
      * {@code JobHandle.cancel()} does (a queued one never runs, a running one is interrupted). A
-     * workflow none of whose jobs is held or enqueued is left as it ended.
+     * workflow none of whose jobs is held or enqueued is left as it ended. Like {@link #status()} for
+     * an unknown id, it does not throw: it says what it did.
      *
-     * @return how many enqueued jobs were asked to cancel
-     * @throws IllegalStateException when there is no such workflow
+     * @return what it did, as {@code JobHandle.cancel()} says it: {@code CANCELLED} (it stopped held
+     *     or queued jobs: nothing of it will run), {@code CANCEL_REQUESTED} (one of its jobs was
+     *     running: its worker interrupts it, and it ends cancelled), {@code ALREADY_ENDED} (no job of it
+     *     was held or enqueued, or each was cancelled already; nothing changed) or {@code NOT_FOUND}
+     *     (never submitted, or its record expired; nothing changed)
      */
-    public int cancel() {
-        int n = workflows.cancel(id);
-        if (n < 0) {
-            throw new IllegalStateException("workflow " + id + " is unknown (never submitted, or its record expired)");
-        }
-        return n;
-    }
+    public JobHandle.CancelOutcome cancel() { return workflows.cancel(id); }
 
     @Override
     public String toString() { return "WorkflowHandle[" + id + "]"; }

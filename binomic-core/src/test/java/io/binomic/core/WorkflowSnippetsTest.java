@@ -5,14 +5,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.DeadLetterFilter;
+import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
+import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -176,12 +181,48 @@ class WorkflowSnippetsTest {
             Image image = new Image("x.png");
             WorkflowHandle handle = binomic.submit(Workflow.builder().then("resize", slow, image).then("publish", publish, image).build());
             assertTrue(running.await(10, TimeUnit.SECONDS));
-            assertEquals(1, handle.cancel());
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, handle.cancel(), "resize was running: its worker interrupts it");
             WorkflowStatus s = await(binomic, handle.id(), st -> st.state() == WorkflowStatus.State.CANCELLED);
             assertTrue(interrupted.get());
             assertEquals(List.of(NodeState.CANCELLED, NodeState.CANCELLED), s.nodes().stream().map(WorkflowStatus.Node::state).toList());
             assertEquals(0, published.get());
-            assertEquals(0, handle.cancel(), "an ended workflow: nothing to cancel");
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, handle.cancel(), "an ended workflow: nothing to cancel");
+            assertEquals(JobHandle.CancelOutcome.NOT_FOUND, binomic.workflow(UUID.randomUUID()).cancel(),
+                    "an unknown workflow: no status, nothing to cancel, and no exception");
+        }
+    }
+
+    @Test
+    void aJobWithADelayIsDueThatLongAfterItsDependenciesSucceededAndARootTakesOptions() throws Exception {
+        Task<String, Void> fetch = Task.builder("fetch", String.class).queue("steps").build();
+        Task<String, Void> remind = Task.builder("remind", String.class).queue("steps").delay(Duration.ofMillis(700)).build();
+        Map<String, Long> ranAt = new ConcurrentHashMap<>();
+        try (Binomic binomic = Binomic.builder()
+                .handle(fetch, s -> {
+                    ranAt.put(s, System.nanoTime());
+                    return null;
+                })
+                .handle(remind, s -> {
+                    ranAt.put(s, System.nanoTime());
+                    return null;
+                })
+                .build().start()) {
+            binomic.startWorker();
+            // @start region="options"
+            Workflow workflow = Workflow.builder()
+                    .add("fetch", fetch, "a", SubmitOptions.builder().priority(8).build())   // a root with options
+                    .add("remind", remind, "b", Workflow.dependsOn("fetch"))                // its task's delay: due 700 ms after fetch succeeded
+                    .add("follow-up", fetch, "c", SubmitOptions.builder().delay(Duration.ofMillis(500)).build(),
+                            Workflow.dependsOn("remind"))                                   // due 500 ms after remind succeeded
+                    .build();
+            // @end
+            WorkflowHandle handle = binomic.submit(workflow);
+            WorkflowStatus done = await(binomic, handle.id(), st -> st.state() != WorkflowStatus.State.RUNNING);
+            assertEquals(WorkflowStatus.State.SUCCEEDED, done.state());
+            assertTrue(ranAt.get("b") - ranAt.get("a") >= Duration.ofMillis(700).toNanos(),
+                    "remind ran " + Duration.ofNanos(ranAt.get("b") - ranAt.get("a")) + " after fetch, before its delay");
+            assertTrue(ranAt.get("c") - ranAt.get("b") >= Duration.ofMillis(500).toNanos(),
+                    "follow-up ran " + Duration.ofNanos(ranAt.get("c") - ranAt.get("b")) + " after remind, before its delay");
         }
     }
 
@@ -199,6 +240,17 @@ class WorkflowSnippetsTest {
             UUID wm = s.node("watermark").orElseThrow().jobId();
             assertEquals("\"t.png.small+wm\"", test.binomic().job(watermark, wm).status().result().orElseThrow(),
                     "the status keeps the result as JSON");
+        }
+    }
+
+    @Test
+    void aSubmitRefusalNamesTheJobOfTheWorkflow() {
+        Task<Void, Void> tick = Task.builder("tick").interval(Duration.ofMinutes(1)).build();
+        try (Binomic binomic = Binomic.builder().build().start()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> binomic.submit(Workflow.builder().add("resize", resize, new Image("a")).then("beat", tick, null).build()));
+            assertEquals("workflow job 'beat': task 'tick' is an INTERVAL task: the scheduler fires it, it cannot be submitted;"
+                    + " declare a DIRECT task to run it on demand", e.getMessage());
         }
     }
 

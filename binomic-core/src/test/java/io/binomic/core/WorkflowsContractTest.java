@@ -15,6 +15,7 @@ import io.binomic.api.spi.Workflows;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,14 +47,21 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         final UUID id = UUID.randomUUID();
         final Map<String, Message> jobs = new LinkedHashMap<>();
         final List<NewWorkflow.Node> nodes = new ArrayList<>();
+        /** The retention of the records of the nodes added from now. */
+        Duration trackFor = Duration.ofMinutes(5);
 
-        Graph node(String name, List<String> dependsOn, Set<String> ignoring) {
+        Graph node(String name, List<String> dependsOn, Set<String> ignoring, Duration delay) {
             Message m = Message.builder().id(UUID.randomUUID()).task(name).queue(queue).enqueuedAt(Instant.now())
-                    .payload("{}".getBytes(StandardCharsets.UTF_8)).trackFor(Duration.ofMinutes(5)).workflow(id).build();
+                    .payload("{}".getBytes(StandardCharsets.UTF_8)).trackFor(trackFor).workflow(id).build();
             jobs.put(name, m);
-            nodes.add(new NewWorkflow.Node(name, m, dependsOn, ignoring));
+            nodes.add(delay.isZero() ? new NewWorkflow.Node(name, m, dependsOn, ignoring)
+                    : new NewWorkflow.Node(name, m, dependsOn, ignoring, delay));
             return this;
         }
+
+        Graph node(String name, List<String> dependsOn, Set<String> ignoring) { return node(name, dependsOn, ignoring, Duration.ZERO); }
+
+        Graph delayed(String name, Duration delay, String... dependsOn) { return node(name, List.of(dependsOn), Set.of(), delay); }
 
         Graph node(String name, String... dependsOn) { return node(name, List.of(dependsOn), Set.of()); }
 
@@ -69,6 +77,8 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         String record(String name) {
             return BrokerCapabilities.jobStore(broker).readJob(queue, jobs.get(name).id()).orElseThrow().get(JobRecords.STATE);
         }
+
+        boolean hasRecord(String name) { return BrokerCapabilities.jobStore(broker).readJob(queue, jobs.get(name).id()).isPresent(); }
     }
 
     /** Fetches what is on the queue now, by task name, each once (a name twice fails). */
@@ -253,5 +263,72 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
     void aJobOfNoWorkflowSettlesAsBefore() throws Exception {
         broker.enqueue(message("t", "{}"));
         assertTrue(broker.settle("c1", List.of(new Settlement.Ack(fetch(1).getFirst()))).allApplied());
+    }
+
+    @Test
+    void aNodeWithADelayIsDueThatLongAfterItsReleaseOrAfterTheSubmitForARoot() throws Exception {
+        Duration delay = Duration.ofMillis(400);
+        Graph g = new Graph().node("a").delayed("b", delay, "a").submit();
+        Instant released = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("a"))));
+        assertEquals(Map.of(), fetchAll("c1"), "b waits for its delay");
+        assertEquals(NodeState.ENQUEUED, g.state("b"));
+        assertEquals("SCHEDULED", g.record("b"));
+        Instant due = scheduler.nextDue(queue).orElseThrow(() -> new AssertionError("b is not in the delayed set"));
+        assertTrue(!due.isBefore(released.plus(delay)), "due " + due + ", released " + released);
+        sleepPast(due);
+        assertEquals(1, scheduler.moveDue(queue, Instant.now(), 10));
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("b"))));
+        assertEquals(WorkflowStatus.State.SUCCEEDED, g.status().state());
+
+        Instant submitted = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        Graph root = new Graph().delayed("r", delay).node("s", "r").submit();
+        assertEquals(Map.of(), fetchAll("c1"), "a delayed root waits for its delay");
+        assertEquals("SCHEDULED", root.record("r"));
+        Instant rootDue = scheduler.nextDue(queue).orElseThrow();
+        assertTrue(!rootDue.isBefore(submitted.plus(delay)), "due " + rootDue + ", submitted " + submitted);
+        sleepPast(rootDue);
+        assertEquals(1, scheduler.moveDue(queue, Instant.now(), 10));
+        assertEquals(Set.of("r"), fetchAll("c1").keySet());
+    }
+
+    @Test
+    void aCancelledJobWaitingForItsDelayEndsTheWorkflowWhenItComesDueUnrun() throws Exception {
+        Graph g = new Graph().node("a").delayed("b", Duration.ofMillis(300), "a").submit();
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("a"))));
+        UUID b = g.jobs.get("b").id();
+        assertEquals(Map.of(b, queue), workflows().cancelWorkflow(g.id));
+        var store = BrokerCapabilities.jobStore(broker);
+        assertEquals(io.binomic.api.JobHandle.CancelOutcome.CANCELLED,
+                store.cancelJob(io.binomic.core.internal.jobs.JobRecordFormat.cancelledBeforeStart(queue, b, Instant.now())));
+        assertEquals("CANCELLED", g.record("b"));
+        assertEquals(WorkflowStatus.State.RUNNING, g.status().state(), "b is still in the delayed set");
+        sleepPast(scheduler.nextDue(queue).orElseThrow());
+        assertEquals(1, scheduler.moveDue(queue, Instant.now(), 10));
+        Delivery due = fetchAll("c1").get("b");
+        var start = new JobUpdate(queue, b, Map.of(JobRecords.STATE, "RUNNING"), List.of(), Duration.ZERO, false);
+        assertEquals(Set.of(b), store.startJobs(List.of(start)), "a cancelled job does not start");
+        broker.settle("c1", List.of(new Settlement.Ack(due)));
+        assertEquals(WorkflowStatus.State.CANCELLED, g.status().state());
+    }
+
+    @Test
+    void theRecordsOfItsJobsLiveWhileTheWorkflowIsActiveAndForItsRetentionAfter() throws Exception {
+        Graph g = new Graph();
+        g.trackFor = Duration.ofMillis(300);
+        g.node("a").node("b", "a").submit();
+        Duration kept = g.trackFor;
+        Delivery a = fetchAll("c1").get("a");
+        broker.settle("c1", List.of(new Settlement.Ack(a, new JobUpdate(queue, g.jobs.get("a").id(),
+                Map.of(JobRecords.STATE, "SUCCEEDED", JobRecords.RESULT, "42"), List.of(), kept, true))));
+        Delivery b = fetchAll("c1").get("b");
+        sleepPast(Instant.now().plus(kept.multipliedBy(2)));
+        assertTrue(g.hasRecord("a"), "a's record, with its result, is kept while the workflow runs, past its own retention");
+        broker.settle("c1", List.of(new Settlement.Ack(b, new JobUpdate(queue, g.jobs.get("b").id(),
+                Map.of(JobRecords.STATE, "SUCCEEDED"), List.of(), kept, true))));
+        assertEquals(WorkflowStatus.State.SUCCEEDED, g.status().state());
+        sleepPast(Instant.now().plus(kept.multipliedBy(2)));
+        assertTrue(g.hasRecord("a") && g.hasRecord("b"), "the records are kept for the workflow's retention once it ended");
+        assertEquals("42", BrokerCapabilities.jobStore(broker).readJob(queue, g.jobs.get("a").id()).orElseThrow().get(JobRecords.RESULT));
     }
 }

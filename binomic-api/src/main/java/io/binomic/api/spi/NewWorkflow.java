@@ -25,17 +25,29 @@ public record NewWorkflow(UUID id, Duration retention, List<Node> nodes) {
      * @param ignoringFailureOf those of {@code dependsOn} whose failure (dead letter, cancel, skip) it
      *        ignores: it waits for them to end, whatever the outcome; the failure of any other one
      *        skips it
+     * @param delay how long after its release (after the submit, for a root) it is due: zero to
+     *        enqueue it then, else it goes to its queue's delayed set, its record SCHEDULED; whole
+     *        milliseconds
      */
-    public record Node(String name, Message job, List<String> dependsOn, Set<String> ignoringFailureOf) {
+    public record Node(String name, Message job, List<String> dependsOn, Set<String> ignoringFailureOf, Duration delay) {
         public Node {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(job, "job");
+            Objects.requireNonNull(delay, "delay");
+            if (delay.isNegative()) {
+                throw new IllegalArgumentException("node '" + name + "' has a negative delay " + delay);
+            }
             dependsOn = List.copyOf(dependsOn);
             ignoringFailureOf = Set.copyOf(ignoringFailureOf);
             if (!dependsOn.containsAll(ignoringFailureOf)) {
                 throw new IllegalArgumentException("node '" + name + "' ignores the failure of " + ignoringFailureOf
                         + " but depends only on " + dependsOn);
             }
+        }
+
+        /** A node enqueued as soon as it is released (at the submit, for a root). */
+        public Node(String name, Message job, List<String> dependsOn, Set<String> ignoringFailureOf) {
+            this(name, job, dependsOn, ignoringFailureOf, Duration.ZERO);
         }
     }
 

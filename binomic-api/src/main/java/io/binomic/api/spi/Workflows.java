@@ -31,8 +31,13 @@ import java.util.UUID;
  *       leaves WAITING or SKIPPED for ENQUEUED only in such a step, it is enqueued exactly once,
  *       even when its last two dependencies settle at the same moment. A cancelled workflow
  *       releases nothing.
+ *   <li><b>Delay.</b> A node with a {@link NewWorkflow.Node#delay()} is put, when released (at the
+ *       submit, for a root), in its queue's delayed set ({@link Scheduler}) due that long after,
+ *       its record SCHEDULED with that due time, instead of on its queue; it is ENQUEUED meanwhile.
  *   <li><b>Retention.</b> Once no node is held or enqueued, the record is kept for
- *       {@link NewWorkflow#retention()}, counted again from any later change (a resume).
+ *       {@link NewWorkflow#retention()}, counted again from any later change (a resume). The
+ *       records of its jobs live as long: none expires while a node is held or enqueued, and each is
+ *       kept, once the workflow ended, for the workflow's retention or its own, whichever is longer.
  * </ul>
  */
 public interface Workflows {

@@ -62,7 +62,7 @@ final class RedisWorkflows implements Workflows {
             }
             dependents.put(n.name(), new ArrayList<>());
         }
-        List<Object> keys = new ArrayList<>(1 + 2 * workflow.nodes().size());
+        List<Object> keys = new ArrayList<>(1 + 3 * workflow.nodes().size());
         keys.add(workflowKey(prefix(), workflow.id()));
         List<Object> args = new ArrayList<>(List.of(Long.toString(workflow.retention().toMillis()),
                 Long.toString(System.currentTimeMillis())));
@@ -72,8 +72,10 @@ final class RedisWorkflows implements Workflows {
             RedisKeys k = redis.keys(m.queue());
             keys.add(k.stream());
             keys.add(k.job(m.id()));
+            keys.add(k.delayed());
             args.addAll(List.of(n.name(), m.id().toString(), m.queue(), m.task(), m.trackForMillis(), json(n.dependsOn()),
-                    json(n.ignoringFailureOf()), json(dependents.get(n.name())), StreamFields.toJson(StreamFields.encode(m))));
+                    json(n.ignoringFailureOf()), json(dependents.get(n.name())), StreamFields.toJson(StreamFields.encode(m)),
+                    Long.toString(n.delay().toMillis())));
         }
         redis.call("submit workflow " + workflow.id(), () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
                 LuaScripts.SUBMIT_WORKFLOW, RScript.ReturnType.LONG, keys, args.toArray()));

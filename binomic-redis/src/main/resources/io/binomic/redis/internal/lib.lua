@@ -256,30 +256,63 @@ end
 -- each node after those it depends on), 'job:<id>' -> node name, and per node N: 's:N' its state (W
 -- held, E enqueued, S, D, C, K skipped), 'j:N' job id, 'q:N' queue, 't:N' task, 'st:N' its queue's
 -- default stream, 'rk:N' its record, 'rt:N' the record's retention, 'd:N', 'o:N', 'r:N' (JSON arrays:
--- its dependencies, those whose failure it ignores, its dependents) and 'm:N' its message as a
--- delayed-set member. Read and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a
--- resume, which only a worker's settle makes; a skipped or cancelled job's end is published, as a
--- job cancel publishes it), as the documented worker rule set allows; the producer's submits.
+-- its dependencies, those whose failure it ignores, its dependents), 'm:N' its message as a
+-- delayed-set member, 'dy:N' its delay in ms (0 for none) and 'dl:N' its queue's delayed set. Read
+-- and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
+-- jobs' records, which only a worker's settle or a cancel makes; a skipped or cancelled job's end is
+-- published, as a job cancel publishes it), as the documented worker rule set allows; the producer's
+-- submits (ZADD for a delayed root).
 -- A node leaves W or K for E only in wf_release, inside the step that changed a dependency's
 -- state: so it is enqueued once, whatever the order of its dependencies' settlements.
 local function wf_active(s)
   return s == 'W' or s == 'E'
 end
+-- The records of the workflow's jobs live as long as its own: kept (PERSIST) while it is active, so
+-- that a dependent reads a result however long the workflow runs, and given at least its retention
+-- (PEXPIRE, the longer of that and their own) when it ends, so that a late replay resumes it.
+-- keep_ms nil persists every record.
+local function wf_keep_records(wf, keep_ms)
+  for _, n in ipairs(cjson.decode(redis.call('HGET', wf, 'names'))) do
+    local record = redis.call('HGET', wf, 'rk:' .. n)
+    if keep_ms then
+      redis.call('PEXPIRE', record, math.max(keep_ms, tonumber(redis.call('HGET', wf, 'rt:' .. n) or '0')))
+    else
+      redis.call('PERSIST', record)
+    end
+  end
+end
 -- Sets node name's state, keeping 'active': the record expires once nothing is held or enqueued,
--- and is kept again while a resume (a replayed dependency that succeeded) runs.
+-- and is kept again while a resume (a replayed dependency that succeeded) runs; the records of its
+-- jobs with it (wf_keep_records).
 local function wf_set(wf, name, new, now)
   local old = redis.call('HGET', wf, 's:' .. name)
   redis.call('HSET', wf, 's:' .. name, new)
   local delta = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
-  if delta == 0 then return end
   local active = tonumber(redis.call('HGET', wf, 'active')) + delta
+  local record = redis.call('HGET', wf, 'rk:' .. name)
+  if delta == 0 then
+    -- one end for another (a replay that succeeded): its record, just given its own retention, kept as the others
+    if not wf_active(new) then
+      if active > 0 then
+        redis.call('PERSIST', record)
+      else
+        local keep = tonumber(redis.call('HGET', wf, 'retention'))
+        redis.call('PEXPIRE', record, math.max(keep, tonumber(redis.call('HGET', wf, 'rt:' .. name) or '0')))
+      end
+    end
+    return
+  end
   redis.call('HSET', wf, 'active', active)
   if active == 0 then
     redis.call('HSET', wf, 'endedAt', now)
     redis.call('PEXPIRE', wf, redis.call('HGET', wf, 'retention'))
+    wf_keep_records(wf, tonumber(redis.call('HGET', wf, 'retention')))
   elseif active == delta then
     redis.call('HSET', wf, 'endedAt', '')
     redis.call('PERSIST', wf)
+    wf_keep_records(wf, nil)
+  elseif not wf_active(new) then
+    redis.call('PERSIST', record)
   end
 end
 -- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it.
@@ -287,6 +320,24 @@ local function wf_reset(wf, name, record, state, now)
   redis.call('DEL', record)
   redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
     'retention', redis.call('HGET', wf, 'rt:' .. name))
+end
+-- Puts released node name on its queue or, with a delay ('dy:N' ms; absent in a workflow stored
+-- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; with
+-- reset, its record starts again as QUEUED or SCHEDULED.
+local function wf_enqueue(wf, name, record, reset, now)
+  local delay = tonumber(redis.call('HGET', wf, 'dy:' .. name) or '0')
+  local member = redis.call('HGET', wf, 'm:' .. name)
+  if delay > 0 then
+    local due = string.format('%d', tonumber(now) + delay)
+    redis.call('ZADD', redis.call('HGET', wf, 'dl:' .. name), due, member)
+    if reset then
+      wf_reset(wf, name, record, 'SCHEDULED', now)
+      redis.call('HSET', record, 'due', due)
+    end
+  else
+    add_member_to_stream(redis.call('HGET', wf, 'st:' .. name), member, now)
+    if reset then wf_reset(wf, name, record, 'QUEUED', now) end
+  end
 end
 -- The record of a node that will not be enqueued ends CANCELLED, unless it ended already, and the
 -- end is published on its queue's job events (<prefix>:{queue}:jobs, beside <prefix>:{queue}:job:<id>)
@@ -342,9 +393,8 @@ local function wf_release(wf, changed, now)
       if next ~= s then
         local record = redis.call('HGET', wf, 'rk:' .. name)
         if next == 'E' then
-          add_member_to_stream(redis.call('HGET', wf, 'st:' .. name), redis.call('HGET', wf, 'm:' .. name), now)
           -- a record cancelled by its own job id is left so: the worker acks the job unrun
-          if s == 'K' or redis.call('HGET', record, 'state') == 'WAITING' then wf_reset(wf, name, record, 'QUEUED', now) end
+          wf_enqueue(wf, name, record, s == 'K' or redis.call('HGET', record, 'state') == 'WAITING', now)
         elseif next == 'K' then
           wf_cancel_record(wf, name, record, now)
         else

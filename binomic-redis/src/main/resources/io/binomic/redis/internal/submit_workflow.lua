@@ -1,27 +1,32 @@
--- Creates a workflow, the record of each of its jobs (QUEUED for a root, WAITING for the others),
--- and enqueues its roots, in one step. The workflow's hash is described in lib.lua (wf_set).
--- KEYS: workflow, then per node: its queue's default stream, its record.
+-- Creates a workflow, the record of each of its jobs (QUEUED for a root, SCHEDULED for a root with a
+-- delay, WAITING for the others), and enqueues its roots (a delayed one into its queue's delayed set),
+-- in one step. The workflow's hash is described in lib.lua (wf_set).
+-- KEYS: workflow, then per node: its queue's default stream, its record, its queue's delayed set.
 -- ARGV: retention ms, created ms, then per node: name, job id, queue, task, record retention ms,
 -- dependencies (JSON array), those whose failure it ignores (JSON array), dependents (JSON array),
--- message (a delayed-set member).
+-- message (a delayed-set member), delay ms (0 for none).
 -- Returns 1; an error when the workflow exists already.
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('ERR workflow exists already') end
 local now = string.format('%d', lim_now())
 local names = {}
 local active = 0
 local k = 2
-for i = 3, #ARGV, 9 do
+for i = 3, #ARGV, 10 do
   local name, id, queue, task, retention = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local root = #cjson.decode(ARGV[i + 5]) == 0
   names[#names + 1] = name
   redis.call('HSET', KEYS[1], 's:' .. name, root and 'E' or 'W', 'j:' .. name, id, 'q:' .. name, queue, 't:' .. name, task,
     'st:' .. name, KEYS[k], 'rk:' .. name, KEYS[k + 1], 'rt:' .. name, retention, 'd:' .. name, ARGV[i + 5],
-    'o:' .. name, ARGV[i + 6], 'r:' .. name, ARGV[i + 7], 'm:' .. name, ARGV[i + 8], 'job:' .. id, name)
-  if root then add_member_to_stream(KEYS[k], ARGV[i + 8], now) end
+    'o:' .. name, ARGV[i + 6], 'r:' .. name, ARGV[i + 7], 'm:' .. name, ARGV[i + 8], 'dl:' .. name, KEYS[k + 2],
+    'dy:' .. name, ARGV[i + 9], 'job:' .. id, name)
   redis.call('DEL', KEYS[k + 1])
-  redis.call('HSET', KEYS[k + 1], 'state', root and 'QUEUED' or 'WAITING', 'task', task, 'enqueuedAt', now, 'retention', retention)
+  if root then
+    wf_enqueue(KEYS[1], name, KEYS[k + 1], true, now)
+  else
+    redis.call('HSET', KEYS[k + 1], 'state', 'WAITING', 'task', task, 'enqueuedAt', now, 'retention', retention)
+  end
   active = active + 1
-  k = k + 2
+  k = k + 3
 end
 redis.call('HSET', KEYS[1], 'retention', ARGV[1], 'createdAt', ARGV[2], 'active', active, 'cancelRequested', '0', 'endedAt', '',
   'names', cjson.encode(names))

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.JobHandle;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.core.Binomic;
 import io.binomic.core.WorkflowHandle;
@@ -14,12 +15,14 @@ final class WorkflowCommand extends Command {
     static final Verb SHOW = new Verb("show", "Show a workflow's state and each job's state and dependencies", """
             A workflow's status is kept while a job of it is held or enqueued and for its retention
             once none is (one day unless Workflow.Builder.retention says otherwise). One line per
-            job: name, state, job id, the jobs it depends on. Exit code 1 when the workflow is unknown.
+            job: name, state, queue, job id, the jobs it depends on. Exit code 1 when the workflow is
+            unknown.
             """);
     static final Verb CANCEL = new Verb("cancel", "Cancel a workflow: its held and queued jobs never run, its running ones are interrupted", """
             Each held job is cancelled at once; each enqueued one is cancelled as 'binomic job cancel'
-            does. Prints how many enqueued jobs were asked to cancel, or ENDED for a workflow none of
-            whose jobs is held or enqueued (left as it is); exit code 1 when the workflow is unknown.
+            does. Prints, as 'binomic job cancel' does, CANCELLED (nothing of it will run),
+            CANCEL_REQUESTED (a job of it was running: its worker interrupts it), ALREADY_ENDED (no
+            job of it was held or enqueued) or NOT_FOUND (both change nothing; exit code 1).
             """);
 
     private final Verb verb;
@@ -40,27 +43,26 @@ final class WorkflowCommand extends Command {
         }
         try (Binomic binomic = cx.connect(args, List.of())) {
             WorkflowHandle workflow = binomic.workflow(id);
+            if (verb == CANCEL) {
+                JobHandle.CancelOutcome outcome = workflow.cancel();
+                out.println(outcome + " " + id);
+                return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
+                        ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
+            }
             Optional<WorkflowStatus> status = workflow.status();
             if (status.isEmpty()) {
                 err.println("no workflow " + id + ": a wrong id, or a workflow past its retention");
                 return BinomicCli.EXIT_FAILED;
             }
             WorkflowStatus s = status.get();
-            if (verb == CANCEL) {
-                if (s.state() != WorkflowStatus.State.RUNNING) {
-                    out.println("ENDED " + id + " " + s.state() + ": nothing to cancel");
-                    return BinomicCli.EXIT_OK;
-                }
-                out.println("CANCELLED " + id + " (" + workflow.cancel() + " enqueued job(s) asked to cancel)");
-                return BinomicCli.EXIT_OK;
-            }
             out.println("workflow   " + id);
             out.println("state      " + s.state() + (s.cancelRequested() ? " (cancel requested)" : ""));
             out.println("created    " + s.createdAt());
             out.println("jobs       " + s.nodes().size());
-            Table table = new Table("NAME", "STATE", "JOB", "DEPENDS ON");
+            Table table = new Table("NAME", "STATE", "QUEUE", "JOB", "DEPENDS ON");
             for (WorkflowStatus.Node n : s.nodes()) {
-                table.row(n.name(), n.state().name(), n.jobId().toString(), n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn()));
+                table.row(n.name(), n.state().name(), n.queue(), n.jobId().toString(),
+                        n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn()));
             }
             table.print(out);
             return BinomicCli.EXIT_OK;

@@ -1,7 +1,7 @@
 package io.binomic.core.internal.client;
 
-import io.binomic.api.SubmitOptions;
-import io.binomic.api.Task;
+import io.binomic.api.JobHandle;
+import io.binomic.api.TaskMode;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Message;
@@ -43,44 +43,64 @@ public final class WorkflowSubmitter {
         UUID id = messages.newId();
         List<NewWorkflow.Node> nodes = new ArrayList<>(workflow.nodes().size());
         for (Workflow.Node j : workflow.nodes()) {
-            requireWorkflowable(j.name(), j.task(), j.options());
             UUID jobId = messages.newId();
-            Message m = messages.ofArgument(j.task(), j.argument(), j.options(), messages.traceFor(j.options(), j.task(), 1, jobId), jobId);
+            Message m;
+            try {
+                submitter.requireSubmittable(j.task());
+                m = messages.ofArgument(j.task(), j.argument(), j.options(), messages.traceFor(j.options(), j.task(), 1, jobId), jobId);
+            } catch (IllegalArgumentException e) {
+                if (e.getClass() != IllegalArgumentException.class) {
+                    throw e;
+                }
+                throw new IllegalArgumentException("workflow job '" + j.name() + "': " + e.getMessage(), e);
+            }
             Message job = context.partitions().route(m.toBuilder().workflow(id).trackFor(m.trackFor().orElse(retention)).build(), null);
-            nodes.add(new NewWorkflow.Node(j.name(), job, j.dependencies().names(), j.dependencies().ignoringFailure()));
+            nodes.add(new NewWorkflow.Node(j.name(), job, j.dependencies().names(), j.dependencies().ignoringFailure(), delayOf(j)));
         }
         workflows.submitWorkflow(new NewWorkflow(id, retention, nodes));
         return id;
     }
 
-    private void requireWorkflowable(String name, Task<?, ?> task, SubmitOptions options) {
-        submitter.requireSubmittable(task);
-        String refused = options.delay().isPresent() ? "delay" : options.uniqueness().isPresent() || task.uniqueness().isPresent()
-                ? "unique" : options.debounceKey().isPresent() || task.isDebounced() ? "debounce"
-                : options.partitionKey().isPresent() ? "partitionKey" : null;
-        if (refused != null) {
-            throw new IllegalArgumentException("workflow job '" + name + "' (" + task.name() + "): a workflow's jobs are enqueued"
-                    + " when their dependencies succeed, each exactly once, so they take no " + refused + "; leave SubmitOptions."
-                    + refused + " out (and use a task without uniqueness or debounce), or submit such a job from a job of the workflow");
-        }
+    /** A node's delay, as an ordinary submit takes it: its options', else its DELAY task's, else none; whole milliseconds, rounded up. */
+    private static Duration delayOf(Workflow.Node node) {
+        Duration delay = node.options().delay()
+                .or(() -> node.task().mode() == TaskMode.DELAY ? node.task().delay() : Optional.empty()).orElse(Duration.ZERO);
+        long millis = delay.toMillis();
+        return Duration.ofMillis(Duration.ofMillis(millis).equals(delay) ? millis : millis + 1);
     }
 
     public Optional<WorkflowStatus> status(UUID workflow) { return workflows().readWorkflow(workflow); }
 
     /**
      * Cancels a workflow: its held nodes never run, and each enqueued one is cancelled as a job cancel
-     * does (a queued one never runs, a running one is interrupted). Returns how many enqueued jobs were
-     * asked to cancel; -1 when there is no such workflow.
+     * does (a queued one never runs, a running one is interrupted). What it did, as a job cancel says
+     * it: NOT_FOUND for no such workflow; CANCEL_REQUESTED when a job of it was running (its worker
+     * interrupts it); CANCELLED when it stopped a held job or a queued one; else ALREADY_ENDED (no job
+     * of it held or enqueued, or each cancelled already: nothing changed).
      */
-    public int cancel(UUID workflow) {
+    public JobHandle.CancelOutcome cancel(UUID workflow) {
         Workflows w = workflows();
-        if (w.readWorkflow(workflow).isEmpty()) {
-            return -1;
+        WorkflowStatus before = w.readWorkflow(workflow).orElse(null);
+        if (before == null) {
+            return JobHandle.CancelOutcome.NOT_FOUND;
         }
+        if (before.state() != WorkflowStatus.State.RUNNING) {
+            return JobHandle.CancelOutcome.ALREADY_ENDED;
+        }
+        boolean changed = !before.cancelRequested() && before.nodes().stream()
+                .anyMatch(n -> n.state() == WorkflowStatus.NodeState.WAITING || n.state() == WorkflowStatus.NodeState.SKIPPED);
         Map<UUID, String> enqueued = w.cancelWorkflow(workflow);
         JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a workflow cannot be cancelled");
-        enqueued.forEach((id, queue) -> store.cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, context.clock().instant())));
-        return enqueued.size();
+        boolean requested = false;
+        for (Map.Entry<UUID, String> e : enqueued.entrySet()) {
+            switch (store.cancelJob(JobRecordFormat.cancelledBeforeStart(e.getValue(), e.getKey(), context.clock().instant()))) {
+                case CANCEL_REQUESTED -> requested = true;
+                case CANCELLED -> changed = true;
+                case ALREADY_ENDED, NOT_FOUND -> { }
+            }
+        }
+        return requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
+                : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
     }
 
     private Workflows workflows() {

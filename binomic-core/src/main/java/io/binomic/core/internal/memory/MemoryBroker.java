@@ -232,6 +232,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
         });
         jobs.deliverJobEvents();
         batches.notify(callbacks);
+        workflows.announceDelayed();
         return report;
     }
 

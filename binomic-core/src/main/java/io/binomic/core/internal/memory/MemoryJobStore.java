@@ -89,6 +89,19 @@ final class MemoryJobStore implements JobStore {
         }
     }
 
+    /**
+     * Sets when the record of {@code id} goes, if it is there: never while {@code keepForMillis} is
+     * negative, else that long from now or for its own retention, whichever is longer. A workflow
+     * keeps the records of its jobs while its own record is kept. Called under the lock.
+     */
+    void keepRecord(String queue, UUID id, long keepForMillis) {
+        StoredJob rec = job(queue, id);
+        if (rec != null) {
+            rec.expiresAt = keepForMillis < 0 ? null : state.clock.instant().plusMillis(Math.max(keepForMillis,
+                    Long.parseLong(rec.fields.getOrDefault(JobRecords.RETENTION, "3600000"))));
+        }
+    }
+
     /** The live record of {@code id}, or null. Called under the lock. */
     StoredJob job(String queue, UUID id) {
         Map<UUID, StoredJob> byId = jobs.get(queue);

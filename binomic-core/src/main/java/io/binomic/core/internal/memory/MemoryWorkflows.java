@@ -57,9 +57,14 @@ final class MemoryWorkflows implements Workflows {
         boolean active() { return nodes.values().stream().anyMatch(n -> n.state.isActive()); }
     }
 
+    /** A node put in its queue's delayed set, to announce once the lock is released. */
+    private record Delayed(Message message, Instant due) { }
+
     private final MemoryState state;
     private final MemoryJobStore jobs;
     private final Map<UUID, Stored> workflows = new HashMap<>();
+    /** Delayed nodes not announced yet, under the lock. */
+    private final List<Delayed> unannounced = new ArrayList<>();
 
     MemoryWorkflows(MemoryState state, MemoryJobStore jobs) {
         this.state = state;
@@ -92,13 +97,34 @@ final class MemoryWorkflows implements Workflows {
             for (Node n : w.nodes.values()) {
                 Message m = n.spec.job();
                 if (n.state == NodeState.ENQUEUED) {
-                    state.addReady(m.queue(), m);
-                    enqueued.add(m);
+                    enqueue(n, m, enqueued, false);
+                } else {
+                    jobs.createJob(m, JobState.WAITING, null);
                 }
-                jobs.createJob(m, n.state == NodeState.ENQUEUED ? JobState.QUEUED : JobState.WAITING, null);
             }
         });
         notify(enqueued);
+    }
+
+    /**
+     * Puts released node {@code n}'s message {@code m} on its queue, or in its queue's delayed set
+     * for its delay, and (unless {@code keepRecord}) starts its record again as QUEUED or SCHEDULED.
+     */
+    private void enqueue(Node n, Message m, List<Message> enqueued, boolean keepRecord) {
+        if (n.spec.delay().isZero()) {
+            state.addReady(m.queue(), m);
+            enqueued.add(m);
+            if (!keepRecord) {
+                jobs.createJob(m, JobState.QUEUED, null);
+            }
+            return;
+        }
+        Instant due = state.clock.instant().plus(n.spec.delay());
+        state.delay(m.queue(), m, due.toEpochMilli());
+        unannounced.add(new Delayed(m, due));
+        if (!keepRecord) {
+            jobs.createJob(m, JobState.SCHEDULED, due);
+        }
     }
 
     @Override
@@ -177,12 +203,8 @@ final class MemoryWorkflows implements Workflows {
             }
             Message m = n.spec.job();
             if (next == NodeState.ENQUEUED) {
-                Message fresh = m.withAttempt(1, state.clock.instant());
-                state.addReady(fresh.queue(), fresh);
-                if (n.state == NodeState.SKIPPED || isWaiting(m)) {
-                    jobs.createJob(fresh, JobState.QUEUED, null);
-                }
-                enqueued.add(fresh);
+                // a record cancelled by its own job id is left so: the worker acks the job unrun
+                enqueue(n, m.withAttempt(1, state.clock.instant()), enqueued, n.state != NodeState.SKIPPED && !isWaiting(m));
             } else if (next == NodeState.SKIPPED) {
                 jobs.endCancelled(m.queue(), m.id());
             } else {
@@ -213,8 +235,19 @@ final class MemoryWorkflows implements Workflows {
         return ready ? NodeState.ENQUEUED : NodeState.WAITING;
     }
 
+    /**
+     * Sets when the workflow's record goes, and with it the records of its jobs: those of the jobs
+     * that ended are kept while it is active (a dependent reads their results, a replay resumes it),
+     * and all for at least its retention once it ended, so that they outlive it. Called under the lock.
+     */
     private void endIfDone(Stored w) {
-        w.expiresAtMillis = w.active() ? 0 : state.clock.millis() + w.retentionMillis;
+        boolean active = w.active();
+        w.expiresAtMillis = active ? 0 : state.clock.millis() + w.retentionMillis;
+        for (Node n : w.nodes.values()) {
+            if (!active || !n.state.isActive()) {
+                jobs.keepRecord(n.spec.job().queue(), n.spec.job().id(), active ? -1 : w.retentionMillis);
+            }
+        }
     }
 
     /** The workflow, unless its retention passed (then it is dropped). Called under the lock. */
@@ -231,5 +264,16 @@ final class MemoryWorkflows implements Workflows {
         if (!enqueued.isEmpty()) {
             state.notifySubmission(List.copyOf(enqueued), null);
         }
+        announceDelayed();
+    }
+
+    /** Announces the nodes put in a delayed set since the last call, each with its due time; called outside the lock. */
+    void announceDelayed() {
+        List<Delayed> delayed = state.locked(() -> {
+            List<Delayed> copy = List.copyOf(unannounced);
+            unannounced.clear();
+            return copy;
+        });
+        delayed.forEach(d -> state.notifySubmission(List.of(d.message()), d.due()));
     }
 }

@@ -417,18 +417,28 @@ class BinomicCliBrokerTest {
         CliRun show = run("workflow", "show", "--id", id.toString());
         assertEquals(0, show.exit(), show.err());
         assertTrue(show.out().contains("state      RUNNING") && show.out().contains("jobs       2"), show.out());
-        assertTrue(show.out().lines().anyMatch(l -> l.startsWith("store") && l.contains("WAITING") && l.endsWith("fetch")), show.out());
+        assertTrue(show.out().lines().anyMatch(l -> l.startsWith("NAME") && l.contains("STATE") && l.contains("QUEUE")), show.out());
+        assertTrue(show.out().lines().anyMatch(l -> l.startsWith("store") && l.contains("WAITING") && l.contains("workflows")
+                && l.endsWith("fetch")), show.out());
 
         CliRun cancel = run("workflow", "cancel", "--id", id.toString());
         assertEquals(0, cancel.exit(), cancel.err());
-        assertTrue(cancel.out().contains("CANCELLED " + id + " (1 enqueued job(s) asked to cancel)"), cancel.out());
+        assertEquals("CANCELLED " + id, cancel.out().strip());
         CliRun after = run("workflow", "show", "--id", id.toString());
         assertTrue(after.out().contains("(cancel requested)") && after.out().lines().anyMatch(l -> l.startsWith("store")
                 && l.contains("CANCELLED")), after.out());
 
+        CliRun again = run("workflow", "cancel", "--id", id.toString());
+        assertEquals(1, again.exit(), "as 'binomic job cancel' of an ended job");
+        assertEquals("ALREADY_ENDED " + id, again.out().strip());
+
         CliRun unknown = run("workflow", "show", "--id", UUID.randomUUID().toString());
         assertEquals(1, unknown.exit());
         assertTrue(unknown.err().contains("no workflow"), unknown.err());
+        UUID nobody = UUID.randomUUID();
+        CliRun cancelUnknown = run("workflow", "cancel", "--id", nobody.toString());
+        assertEquals(1, cancelUnknown.exit());
+        assertEquals("NOT_FOUND " + nobody, cancelUnknown.out().strip());
         CliRun bad = run("workflow", "cancel", "--id", "nope");
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a workflow id"), bad.err());
