@@ -122,6 +122,13 @@ class DashboardFlowsTest {
             String badId = raw(base, "POST", "/batches/cancel", "csrf=" + csrf(open) + "&id=nope");
             assertTrue(badId.startsWith("HTTP/1.1 400") && badId.contains("'nope' is not a batch id"), badId);
         }
+        BatchHandle other = b.batch().add(slow, new Item("held-3")).submit();
+        try (Dashboard readOnly = b.dashboard().port(0).readOnly(true).start()) {
+            String page = get(readOnly.uri().resolve("/batches/" + other.id()), null);
+            assertTrue(page.contains("<td id=\"batch-state\">RUNNING</td>") && !page.contains("method=\"post\""), "no cancel in read-only mode: " + page);
+            assertTrue(raw(readOnly.uri(), "POST", "/batches/cancel", "id=" + other.id()).startsWith("HTTP/1.1 403"));
+            assertFalse(other.status().orElseThrow().cancelRequested(), "nothing changed");
+        }
     }
 
     @Test
