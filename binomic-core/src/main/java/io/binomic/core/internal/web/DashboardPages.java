@@ -52,9 +52,8 @@ import java.util.function.Supplier;
 
 /**
  * The dashboard's pages: overview, workers, jobs, dead letters, schedules, queues, and batches and
- * workflows by id ({@link FlowPages}). Rendered on the
- * server as plain HTML (no build step, no CDN, works offline), with one small script for
- * confirmations and live refresh. Changes are POSTs carrying the page's CSRF token; in read-only
+ * workflows by id ({@link FlowPages}). Rendered on the server as plain HTML (no build step, no CDN,
+ * works offline), with one small script for confirmations and live refresh. Changes are POSTs carrying the page's CSRF token; in read-only
  * mode there are no buttons, and a POST is refused.
  */
 public final class DashboardPages implements HttpHandler {
