@@ -117,8 +117,8 @@ public final class Binomic implements AutoCloseable {
                 : Providers.load(RunObserver.class, ServiceLoader.load(RunObserver.class)).providers());
         ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
         this.submitter = new Submitter(context, registry, messages);
-        this.batches = new BatchSubmitter(context, messages, submitter);
-        this.workflows = new WorkflowSubmitter(context, messages, submitter);
+        this.batches = new BatchSubmitter(context, messages, submitter, stats.flows());
+        this.workflows = new WorkflowSubmitter(context, messages, submitter, stats.flows());
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
         this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);

@@ -16,8 +16,8 @@ import java.util.Set;
 /**
  * The operators' view of a {@link Binomic} client, served over HTTP by this JVM: {@code /metrics}
  * in the Prometheus text format, and the dashboard pages (overview, workers, jobs, dead letters,
- * schedules, queues) where an operator replays or purges dead letters, cancels jobs and pauses
- * queues, each change a POST with a CSRF token and a confirmation. Started with
+ * schedules, queues, batches and workflows by id) where an operator replays or purges dead letters,
+ * cancels jobs, batches and workflows and pauses queues, each change a POST with a CSRF token and a confirmation. Started with
  * {@code binomic.dashboard().start()}; {@link #close()} stops it (closing the client does not).
  * JDK only ({@code jdk.httpserver}).
  *

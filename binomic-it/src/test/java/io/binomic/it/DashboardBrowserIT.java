@@ -292,6 +292,86 @@ class DashboardBrowserIT {
         }
     }
 
+    /**
+     * A batch and a workflow, each found by id through its lookup form: the batch's counts and its
+     * failed job's link, the workflow's jobs in order; each cancelled by its button, and the broker
+     * agrees. {@code /metrics} counts the callback of the batch that completed. Its own client and
+     * queue: the other test adds up every task this client's workers ran.
+     */
+    @Test
+    void anOperatorLooksUpABatchAndAWorkflowByIdAndCancelsEach() throws Exception {
+        String queue = "flows-" + UUID.randomUUID().toString().substring(0, 6);
+        String idle = queue + "-idle"; // no worker reads it: what is enqueued there stays until cancelled
+        Task<Order, String> pack = Task.builder("pack", Order.class, String.class).queue(queue).build();
+        Task<Order, String> refund = Task.builder("refund", Order.class, String.class).queue(queue).maxAttempts(1).build();
+        Task<Order, String> waiting = Task.builder("wait", Order.class, String.class).queue(idle).build();
+        try (Binomic flows = Binomic.builder()
+                .config(BinomicConfig.builder().brokerUrl(RedisServer.shared().url())
+                        .worker(WorkerConfig.builder().queues(queue).pollTimeout(Duration.ofMillis(200)).build()).build())
+                .handle(pack, o -> "packed " + o.note())
+                .handle(refund, o -> {
+                    throw new NonRetryableException("no refund for " + o.note());
+                })
+                .task(waiting)
+                .build().start();
+             Dashboard board = flows.dashboard().port(0).start()) {
+            flows.startWorker();
+            io.binomic.core.BatchHandle ended = flows.batch().add(pack, new Order("a")).add(refund, new Order("b"))
+                    .onComplete(pack, new Order("report")).submit();
+            await("the batch's callback ran", () -> flows.taskStats().stream().filter(t -> t.task().equals("pack"))
+                    .mapToLong(t -> t.succeeded()).sum() == 2);
+            UUID failed = ended.status().orElseThrow().failedJobs().getFirst();
+
+            browser.get(board.uri().resolve("/").toString());
+            browser.findElement(By.id("nav-batches")).click();
+            browser.findElement(By.id("batch-id")).sendKeys(ended.id().toString());
+            browser.findElement(By.id("batch-search")).click();
+            assertEquals("FAILED", browser.findElement(By.id("batch-state")).getText());
+            assertEquals(List.of("2", "0", "1", "1", "0"), browser.findElements(By.cssSelector("#batch-counts td")).stream()
+                    .map(WebElement::getText).toList(), "total, pending, succeeded, dead-lettered, cancelled");
+            assertEquals("COMPLETE", browser.findElement(By.id("batch-callbacks")).getText(), "the callbacks it has: onComplete");
+            assertTrue(browser.findElements(By.id("batch-cancel")).isEmpty(), "an ended batch has no cancel");
+            shot("batch");
+            browser.findElement(By.linkText(failed.toString())).click();
+            assertEquals("DEAD_LETTERED", browser.findElement(By.id("job-state")).getText(), "the failed job's page");
+
+            String metrics;
+            try (java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient()) {
+                metrics = http.send(java.net.http.HttpRequest.newBuilder(board.uri().resolve("/metrics")).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            }
+            assertTrue(metrics.contains("binomic_batch_callbacks_started_total{queue=\"" + queue + "\",task=\"pack\"} 1\n")
+                    && metrics.contains("binomic_batches_submitted_total 1\n"), metrics);
+
+            io.binomic.core.BatchHandle open = flows.batch().add(waiting, new Order("c")).add(waiting, new Order("d")).submit();
+            browser.get(board.uri().resolve("/batches/" + open.id()).toString());
+            assertEquals("RUNNING", browser.findElement(By.id("batch-state")).getText());
+            browser.findElement(By.id("batch-cancel")).click();
+            browser.switchTo().alert().accept();
+            awaitFlash("batch " + open.id() + ": CANCELLED (2 job(s) asked to cancel)");
+            assertTrue(open.status().orElseThrow().cancelRequested(), "the broker has the batch cancelled");
+
+            io.binomic.core.WorkflowHandle workflow = flows.submit(io.binomic.core.Workflow.builder()
+                    .add("hold", waiting, new Order("e"))
+                    .add("then", pack, new Order("f"), io.binomic.core.Workflow.dependsOn("hold"))
+                    .build());
+            browser.findElement(By.id("nav-workflows")).click();
+            browser.findElement(By.id("workflow-id")).sendKeys(workflow.id().toString());
+            browser.findElement(By.id("workflow-search")).click();
+            assertEquals("RUNNING", browser.findElement(By.id("workflow-state")).getText());
+            assertEquals("WAITING", browser.findElement(By.cssSelector("#workflow-nodes tr[data-node='then'] td.state")).getText());
+            assertEquals("hold", browser.findElement(By.cssSelector("#workflow-nodes tr[data-node='then'] td.depends")).getText());
+            shot("workflow");
+            browser.findElement(By.id("workflow-cancel")).click();
+            browser.switchTo().alert().accept();
+            awaitFlash("workflow " + workflow.id() + ": CANCELLED");
+            assertEquals("CANCELLED", browser.findElement(By.cssSelector("#workflow-nodes tr[data-node='then'] td.state")).getText());
+            assertTrue(workflow.status().orElseThrow().cancelRequested(), "the broker has the workflow cancelled");
+            assertEquals(JobState.CANCELLED, flows.job(waiting, workflow.status().orElseThrow().node("hold").orElseThrow().jobId())
+                    .status().state(), "its queued job will not run");
+        }
+    }
+
     @Test
     void aReadOnlyDashboardShowsNoButtonAndRefusesAPost() throws Exception {
         try (Dashboard readOnly = binomic.dashboard().port(0).readOnly(true).start()) {

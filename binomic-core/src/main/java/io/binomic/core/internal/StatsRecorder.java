@@ -32,6 +32,7 @@ public final class StatsRecorder {
     /** The same counters by physical queue, then task: what a worker looks up per execution. */
     private final ConcurrentHashMap<String, ConcurrentHashMap<String, Counters>> byPhysicalQueue = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, LongAdder> reclaimsByQueue = new ConcurrentHashMap<>();
+    private final FlowStats flows = new FlowStats();
 
     private static final class Counters {
         final String queue;
@@ -66,6 +67,9 @@ public final class StatsRecorder {
             this.task = task;
         }
     }
+
+    /** What this process saw of batches and workflows. */
+    public FlowStats flows() { return flows; }
 
     /** Counted under the logical queue: the partitions of a partitioned queue count as the queue. */
     private Counters of(String physicalQueue, String task) {

@@ -19,9 +19,10 @@ final class DashboardCommand extends Command {
                 Option.value("port", "PORT", "port to listen on, 0 for any free one. Defaults to " + Dashboard.DEFAULT_PORT),
                 Option.value("address", "ADDRESS", "address to listen on. Defaults to 127.0.0.1; another needs $" + TOKEN_ENV),
                 Option.flag("read-only", "refuse every change (replay, purge, cancel, pause, resume)")), """
-                Pages: overview, workers, jobs, dead letters, schedules, queues; Prometheus scrapes
-                /metrics. The token (at least 16 characters) comes from $BINOMIC_DASHBOARD_TOKEN; give
-                it as 'Authorization: Bearer <token>', or open the dashboard once with ?token=<token>.
+                Pages: overview, workers, jobs, dead letters, schedules, queues, batches and workflows
+                by id; Prometheus scrapes /metrics. The token (at least 16 characters) comes from
+                $BINOMIC_DASHBOARD_TOKEN; give it as 'Authorization: Bearer <token>', or open the
+                dashboard once with ?token=<token>.
                 This process runs no worker: its /metrics has the queues' depths, not task counters
                 (a master's --dashboard-port has those of its worker JVMs).
                 """);

@@ -8,6 +8,7 @@ import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewBatch;
 import io.binomic.core.internal.Capabilities;
+import io.binomic.core.internal.FlowStats;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.time.Duration;
 import java.util.List;
@@ -24,9 +25,11 @@ public final class BatchSubmitter {
     private final ClientContext context;
     private final JobMessages messages;
     private final Submitter submitter;
+    private final FlowStats stats;
 
-    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter) {
+    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats) {
         this.context = context;
+        this.stats = stats;
         this.messages = messages;
         this.submitter = submitter;
     }
@@ -70,7 +73,10 @@ public final class BatchSubmitter {
         }
     }
 
-    public void submit(NewBatch batch, List<Message> jobs) { batches().submitBatch(batch, jobs); }
+    public void submit(NewBatch batch, List<Message> jobs) {
+        batches().submitBatch(batch, jobs);
+        stats.batchSubmitted();
+    }
 
     /** Adds jobs to an open batch; refuses a closed or unknown one. */
     public void add(UUID batch, List<Message> jobs) {
@@ -97,6 +103,7 @@ public final class BatchSubmitter {
         Map<UUID, String> unfinished = b.cancelBatch(batch);
         JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a batch cannot be cancelled");
         unfinished.forEach((id, queue) -> store.cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, context.clock().instant())));
+        stats.batchCancelled();
         return unfinished.size();
     }
 

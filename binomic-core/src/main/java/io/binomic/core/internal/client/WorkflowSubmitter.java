@@ -9,6 +9,7 @@ import io.binomic.api.spi.NewWorkflow;
 import io.binomic.api.spi.Workflows;
 import io.binomic.core.Workflow;
 import io.binomic.core.internal.Capabilities;
+import io.binomic.core.internal.FlowStats;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,9 +27,11 @@ public final class WorkflowSubmitter {
     private final ClientContext context;
     private final JobMessages messages;
     private final Submitter submitter;
+    private final FlowStats stats;
 
-    public WorkflowSubmitter(ClientContext context, JobMessages messages, Submitter submitter) {
+    public WorkflowSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats) {
         this.context = context;
+        this.stats = stats;
         this.messages = messages;
         this.submitter = submitter;
     }
@@ -58,6 +61,7 @@ public final class WorkflowSubmitter {
             nodes.add(new NewWorkflow.Node(j.name(), job, j.dependencies().names(), j.dependencies().ignoringFailure(), delayOf(j)));
         }
         workflows.submitWorkflow(new NewWorkflow(id, retention, nodes));
+        stats.workflowSubmitted();
         return id;
     }
 
@@ -99,8 +103,12 @@ public final class WorkflowSubmitter {
                 case ALREADY_ENDED, NOT_FOUND -> { }
             }
         }
-        return requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
+        JobHandle.CancelOutcome outcome = requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
                 : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
+        if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED) {
+            stats.workflowCancelled();
+        }
+        return outcome;
     }
 
     private Workflows workflows() {

@@ -51,9 +51,9 @@ import java.util.function.IntToLongFunction;
 import java.util.function.Supplier;
 
 /**
- * The dashboard's pages: overview, workers, jobs, dead letters, schedules, queues. Rendered on the
- * server as plain HTML (no build step, no CDN, works offline), with one small script for
- * confirmations and live refresh. Changes are POSTs carrying the page's CSRF token; in read-only
+ * The dashboard's pages: overview, workers, jobs, dead letters, schedules, queues, and batches and
+ * workflows by id ({@link FlowPages}). Rendered on the server as plain HTML (no build step, no CDN,
+ * works offline), with one small script for confirmations and live refresh. Changes are POSTs carrying the page's CSRF token; in read-only
  * mode there are no buttons, and a POST is refused.
  */
 public final class DashboardPages implements HttpHandler {
@@ -64,7 +64,7 @@ public final class DashboardPages implements HttpHandler {
     private static final int PAYLOAD_SHOWN = 400;
     private static final String[][] NAV = {
             {"/", "Overview"}, {"/workers", "Workers"}, {"/jobs", "Jobs"}, {"/dead-letters", "Dead letters"},
-            {"/schedules", "Schedules"}, {"/queues", "Queues"}};
+            {"/schedules", "Schedules"}, {"/queues", "Queues"}, {FlowPages.BATCHES, "Batches"}, {FlowPages.WORKFLOWS, "Workflows"}};
 
     private final Binomic binomic;
     private final Supplier<List<SlotSnapshot>> slots;
@@ -72,6 +72,7 @@ public final class DashboardPages implements HttpHandler {
     private final boolean readOnly;
     /** One per server: a page from another origin cannot read it, so it cannot forge a change. */
     private final String csrf;
+    private final FlowPages flows;
     /**
      * What the last changes did, by a random id the redirect carries ({@code ?done=<id>}): the page
      * shows only messages this server wrote, never text a link puts in its address. Shown once.
@@ -92,6 +93,7 @@ public final class DashboardPages implements HttpHandler {
         this.restarts = restarts;
         this.readOnly = readOnly;
         this.csrf = randomHex(24);
+        this.flows = new FlowPages(binomic, readOnly, this::actionForm);
     }
 
     @Override
@@ -110,6 +112,10 @@ public final class DashboardPages implements HttpHandler {
             return;
         }
         Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
+        if (FlowPages.section(path) != null) {
+            flowPage(exchange, path, query);
+            return;
+        }
         String title = Arrays.stream(NAV).filter(item -> item[0].equals(path)).map(item -> item[1]).findFirst().orElse(null);
         if (title == null) {
             DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such page\n");
@@ -140,10 +146,23 @@ public final class DashboardPages implements HttpHandler {
                 default -> { }
             }
         }
-        send(exchange, title, path, flashes.remove(query.getOrDefault("done", "")), body);
+        send(exchange, 200, title, path, flashes.remove(query.getOrDefault("done", "")), body);
     }
 
-    private void send(HttpExchange exchange, String title, String path, String done, Html body) throws IOException {
+    private void flowPage(HttpExchange exchange, String path, Map<String, String> query) throws IOException {
+        String section = FlowPages.section(path);
+        FlowPages.Page page;
+        try {
+            page = BrokerDeadline.within(() -> flows.render(path, query.get("id")));
+        } catch (TimeoutException e) {
+            page = new FlowPages.Page(503, section.equals(FlowPages.BATCHES) ? "Batches" : "Workflows", new Html()
+                    .raw("<p class=\"error\" id=\"broker-slow\">").text("The broker did not answer within "
+                            + BrokerDeadline.LIMIT.toSeconds() + " s: is it down or unreachable? Reload to try again.").raw("</p>"));
+        }
+        send(exchange, page.status(), page.title(), section, flashes.remove(query.getOrDefault("done", "")), page.body());
+    }
+
+    private void send(HttpExchange exchange, int status, String title, String path, String done, Html body) throws IOException {
         Html page = new Html();
         page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Binomic: ").text(title)
                 .raw("</title><link rel=\"stylesheet\" href=\"/static/dashboard.css\"><script src=\"/static/dashboard.js\" defer></script>"
@@ -159,7 +178,7 @@ public final class DashboardPages implements HttpHandler {
         page.raw(body.toString()).raw("</main><footer>").text(TIME.format(Instant.now())).raw("</footer></body></html>\n");
         exchange.getResponseHeaders().set("Content-Security-Policy",
                 "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'");
-        DashboardServer.send(exchange, 200, "text/html; charset=utf-8", page.toString());
+        DashboardServer.send(exchange, status, "text/html; charset=utf-8", page.toString());
     }
 
     // ---- pages
@@ -474,6 +493,11 @@ public final class DashboardPages implements HttpHandler {
                 }
                 back += "?id=" + id;
                 done = "job " + id + ": " + binomic.job(id).cancel();
+            }
+            case "/batches/cancel", "/workflows/cancel" -> {
+                FlowPages.Done cancelled = flows.cancel(path, form);
+                back = cancelled.back();
+                done = cancelled.message();
             }
             case "/dead-letters/replay" -> {
                 String letter = requireLetter(form);

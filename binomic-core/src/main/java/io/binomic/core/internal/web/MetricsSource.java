@@ -4,6 +4,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.core.OutboxMonitor;
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.FlowStats;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.process.SlotHealth;
 import io.binomic.core.internal.process.SlotSnapshot;
@@ -67,6 +68,7 @@ public final class MetricsSource {
         serverSettings(p, local.serverSettings());
         OutboxReadings.metrics(p, OutboxReadings.read(local.outboxes()));
         tasks(p, local.stats());
+        flows(p, local.stats().flows());
         workers(p, local.workers());
         if (slots != null) {
             slots(p, slots);
@@ -161,6 +163,32 @@ public final class MetricsSource {
         }
         p.family("binomic_reclaims_total", "counter", "Stranded deliveries (their worker stopped renewing) taken over by the workers of this process.");
         stats.reclaims().forEach((q, n) -> p.sample("binomic_reclaims_total", n, "queue", q));
+    }
+
+    /** Batches and workflows as this process saw them: no broker call (neither broker keeps a count of its open ones). */
+    private static void flows(PrometheusText p, FlowStats flows) {
+        p.family("binomic_batches_submitted_total", "counter", "Batches submitted by this process.");
+        p.sample("binomic_batches_submitted_total", flows.batchesSubmitted());
+        p.family("binomic_batches_cancelled_total", "counter", "Batches cancelled through this process (its API, dashboard or CLI) while some job of theirs had not ended.");
+        p.sample("binomic_batches_cancelled_total", flows.batchesCancelled());
+        p.family("binomic_workflows_submitted_total", "counter", "Workflows submitted by this process.");
+        p.sample("binomic_workflows_submitted_total", flows.workflowsSubmitted());
+        p.family("binomic_workflows_cancelled_total", "counter", "Workflows cancelled through this process (its API, dashboard or CLI) while some job of theirs was held or enqueued.");
+        p.sample("binomic_workflows_cancelled_total", flows.workflowsCancelled());
+        p.family("binomic_batch_callbacks_started_total", "counter", "Batch callbacks (onSuccess, onComplete, onDeath) the workers of this process started, first attempts only.");
+        p.family("binomic_batch_callback_lag_seconds", "histogram", "How long a batch callback waited from the step that enqueued it (its batch's last job ending, or its first dead letter) to its first start, by the workers of this process.");
+        for (FlowStats.CallbackLag lag : flows.callbackLags()) {
+            p.sample("binomic_batch_callbacks_started_total", lag.count(), "queue", lag.queue(), "task", lag.task());
+        }
+        for (FlowStats.CallbackLag lag : flows.callbackLags()) {
+            for (int i = 0; i < StatsRecorder.BUCKET_SECONDS.length; i++) {
+                p.sample("binomic_batch_callback_lag_seconds_bucket", lag.cumulative()[i], "queue", lag.queue(), "task", lag.task(),
+                        "le", PrometheusText.format(StatsRecorder.BUCKET_SECONDS[i]));
+            }
+            p.sample("binomic_batch_callback_lag_seconds_bucket", lag.count(), "queue", lag.queue(), "task", lag.task(), "le", "+Inf");
+            p.sample("binomic_batch_callback_lag_seconds_sum", lag.sumNanos() / 1e9, "queue", lag.queue(), "task", lag.task());
+            p.sample("binomic_batch_callback_lag_seconds_count", lag.count(), "queue", lag.queue(), "task", lag.task());
+        }
     }
 
     private static void workers(PrometheusText p, List<WorkerCounters> workers) {

@@ -395,6 +395,10 @@ public final class DeliveryProcessor {
         Duration timeout = defaults.timeoutOf(task);
         TaskExecutionEvent event = new TaskExecutionEvent();
         event.begin();
+        if (attempt == 1 && message.batchCallback().isPresent()) {
+            // The broker enqueued it in the step that ended its batch: its wait is the callback's lag.
+            stats.flows().callbackStarted(delivery.queue(), task.name(), Duration.between(message.enqueuedAt(), clock.instant()));
+        }
         long start = System.nanoTime();
         String outcome = "succeeded";
         try {
