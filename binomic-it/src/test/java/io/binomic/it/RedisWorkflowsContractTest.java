@@ -82,6 +82,52 @@ class RedisWorkflowsContractTest extends WorkflowsContractTest {
         assertEquals(Set.of(), Set.copyOf(broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(100))));
     }
 
+    /** The counts 'u:N' and 'f:N' of the workflow's hash (lib.lua, wf_count); null when the node has none. */
+    @Override
+    protected boolean readsDependencyCounts() {
+        return true;
+    }
+
+    @Override
+    protected int[] dependencyCounts(UUID workflow, String name) {
+        Object u = RedisServer.shared().call("HGET", workflowKey(workflow), "u:" + name);
+        Object f = RedisServer.shared().call("HGET", workflowKey(workflow), "f:" + name);
+        return u == null || f == null ? null : new int[] {Integer.parseInt(u.toString()), Integer.parseInt(f.toString())};
+    }
+
+    /**
+     * A workflow as a release before the counts stored it (the same hash without the 'u:' and 'f:'
+     * fields, written afresh with plain commands) is settled by this one through the same resends,
+     * reclaim and replay: it reads every dependency's state instead, and adds no counts.
+     */
+    @Test
+    void aWorkflowStoredWithoutCountsIsReleasedFromItsDependenciesStates() throws Exception {
+        List<UUID> stored = new ArrayList<>();
+        joinThroughResendsReclaimsAndReplays(id -> {
+            stored.add(id);
+            String key = workflowKey(id);
+            List<?> all = (List<?>) RedisServer.shared().call("HGETALL", key);
+            List<String> asBefore = new ArrayList<>(List.of("HSET", key));
+            for (int i = 0; i < all.size(); i += 2) {
+                String field = all.get(i).toString();
+                if (!field.startsWith("u:") && !field.startsWith("f:")) {
+                    asBefore.add(field);
+                    asBefore.add(all.get(i + 1).toString());
+                }
+            }
+            assertEquals(all.size() - 2 * 2 * 5, asBefore.size() - 2, "two counts for each of the 5 nodes");
+            RedisServer.shared().call("DEL", key);
+            RedisServer.shared().call(asBefore.toArray(String[]::new));
+        }, false);
+        for (String name : List.of("a", "b", "c", "j", "z")) {
+            assertEquals(null, dependencyCounts(stored.getFirst(), name), name + " has no counts added");
+        }
+    }
+
+    private static String workflowKey(UUID id) {
+        return "binomic:workflow:{" + id + "}";
+    }
+
     private NewWorkflow.Node node(UUID workflow, String name, List<String> dependsOn) {
         Message m = Message.builder().id(UUID.randomUUID()).task(name).queue(queue).enqueuedAt(Instant.now())
                 .payload("{}".getBytes(StandardCharsets.UTF_8)).trackFor(Duration.ofMinutes(5)).workflow(workflow).build();
