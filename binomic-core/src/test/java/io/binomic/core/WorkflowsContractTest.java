@@ -260,6 +260,17 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         joinThroughResendsReclaimsAndReplays(id -> { }, true);
     }
 
+    @Test
+    void aDependencyNamedTwiceIsWaitedForOnce() throws Exception {
+        Graph g = new Graph().node("a").node("b").node("j", List.of("a", "a", "b"), Set.of()).submit();
+        Map<String, Delivery> roots = fetchAll("c1");
+        assertCounts(g, "j", 2, 0, "at submit");
+        assertTrue(broker.settle("c1", List.of(succeeded(roots.get("a")))).allApplied());
+        assertEquals(NodeState.WAITING, g.state("j"));
+        assertTrue(broker.settle("c1", List.of(succeeded(roots.get("b")))).allApplied());
+        assertEquals(Set.of("j"), fetchAll("c1").keySet(), "j enqueued once both ended");
+    }
+
     /**
      * A join j of a, b and c (ignoring c's failure), and z on j, settled through a resent dead letter,
      * a replay of it that succeeds (resent too), an ignored failure and a reclaimed success with its

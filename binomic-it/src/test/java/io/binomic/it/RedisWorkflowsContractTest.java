@@ -41,7 +41,7 @@ class RedisWorkflowsContractTest extends WorkflowsContractTest {
     /**
      * A root, {@value #WIDTH} jobs on it and a join of those: the root's settlement releases the
      * {@value #WIDTH} and evaluates the join once (not once per job released), and each of their
-     * settlements reads the join's dependencies in one call, not one each; the join is enqueued once,
+     * settlements reads the join's counts, not its dependencies one each; the join is enqueued once,
      * after the last. Counted as the hash reads Redis ran (INFO commandstats): an evaluation per job
      * released, each reading every dependency, is {@value #WIDTH} squared, 90,000.
      */

@@ -282,7 +282,10 @@ local function wf_count(wf, name, old, new)
   local du = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
   local df = (wf_failed(new) and 1 or 0) - (wf_failed(old) and 1 or 0)
   if du == 0 and df == 0 then return end
-  local dependents = cjson.decode(redis.call('HGET', wf, 'r:' .. name))
+  local dependents, seen = {}, {}
+  for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do
+    if not seen[d] then seen[d] = true; dependents[#dependents + 1] = d end
+  end
   if #dependents == 0 then return end
   local per = df == 0 and 2 or 3
   local fields = {}
@@ -402,9 +405,9 @@ local function wf_cancel_record(wf, name, record, now)
   redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
--- ended, else E. From its counts (wf_count), two fields; a node stored without them reads its
--- dependencies' states, one HMGET per 1000 (lim_chunked), which made a join of n dependencies cost
--- n * n field reads over their settlements.
+-- ended, else E. From its counts (wf_count): two fields, however many dependencies it has. A node
+-- stored without them reads its dependencies' states, one HMGET per 1000 (lim_chunked): n fields
+-- on each of its n dependencies' settlements.
 local function wf_evaluate(wf, name)
   local c = redis.call('HMGET', wf, 'u:' .. name, 'f:' .. name)
   if c[1] and c[2] then

@@ -13,7 +13,11 @@ local active = 0
 local k = 2
 for i = 3, #ARGV, 10 do
   local name, id, queue, task, retention = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-  local deps = #cjson.decode(ARGV[i + 5])
+  -- distinct: a dependency named twice ends once (wf_count moves a dependent's counts once per end)
+  local deps, seen = 0, {}
+  for _, d in ipairs(cjson.decode(ARGV[i + 5])) do
+    if not seen[d] then seen[d] = true; deps = deps + 1 end
+  end
   local root = deps == 0
   names[#names + 1] = name
   -- every dependency is held or enqueued yet: none ended, none failed (the counts of wf_count)

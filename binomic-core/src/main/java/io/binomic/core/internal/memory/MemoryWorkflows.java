@@ -42,7 +42,7 @@ final class MemoryWorkflows implements Workflows {
         Node(NewWorkflow.Node spec, NodeState state) {
             this.spec = spec;
             this.state = state;
-            this.unfinished = spec.dependsOn().size();
+            this.unfinished = (int) spec.dependsOn().stream().distinct().count(); // a dependency named twice ends once
         }
     }
 
@@ -103,7 +103,7 @@ final class MemoryWorkflows implements Workflows {
                 w.nodes.put(spec.name(), n);
                 w.active++;
                 w.byJob.put(spec.job().id(), n);
-                spec.dependsOn().forEach(d -> w.nodes.get(d).dependents.add(spec.name()));
+                spec.dependsOn().stream().distinct().forEach(d -> w.nodes.get(d).dependents.add(spec.name()));
             }
             workflows.put(w.id, w);
             for (Node n : w.nodes.values()) {
