@@ -41,7 +41,7 @@ class RedisWorkflowsContractTest extends WorkflowsContractTest {
     /**
      * A root, {@value #WIDTH} jobs on it and a join of those: the root's settlement releases the
      * {@value #WIDTH} and evaluates the join once (not once per job released), and each of their
-     * settlements reads the join's dependencies in one call, not one each; the join is enqueued once,
+     * settlements reads the join's counts, not its dependencies one each; the join is enqueued once,
      * after the last. Counted as the hash reads Redis ran (INFO commandstats): an evaluation per job
      * released, each reading every dependency, is {@value #WIDTH} squared, 90,000.
      */
@@ -80,6 +80,52 @@ class RedisWorkflowsContractTest extends WorkflowsContractTest {
         assertEquals(List.of("join"), last.stream().map(d -> d.message().orElseThrow().task()).toList(), "the join enqueued once");
         assertEquals(NodeState.ENQUEUED, workflows.readWorkflow(id).orElseThrow().node("join").orElseThrow().state());
         assertEquals(Set.of(), Set.copyOf(broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(100))));
+    }
+
+    /** The counts 'u:N' and 'f:N' of the workflow's hash (lib.lua, wf_count); null when the node has none. */
+    @Override
+    protected boolean readsDependencyCounts() {
+        return true;
+    }
+
+    @Override
+    protected int[] dependencyCounts(UUID workflow, String name) {
+        Object u = RedisServer.shared().call("HGET", workflowKey(workflow), "u:" + name);
+        Object f = RedisServer.shared().call("HGET", workflowKey(workflow), "f:" + name);
+        return u == null || f == null ? null : new int[] {Integer.parseInt(u.toString()), Integer.parseInt(f.toString())};
+    }
+
+    /**
+     * A workflow as a release before the counts stored it (the same hash without the 'u:' and 'f:'
+     * fields, written afresh with plain commands) is settled by this one through the same resends,
+     * reclaim and replay: it reads every dependency's state instead, and adds no counts.
+     */
+    @Test
+    void aWorkflowStoredWithoutCountsIsReleasedFromItsDependenciesStates() throws Exception {
+        List<UUID> stored = new ArrayList<>();
+        joinThroughResendsReclaimsAndReplays(id -> {
+            stored.add(id);
+            String key = workflowKey(id);
+            List<?> all = (List<?>) RedisServer.shared().call("HGETALL", key);
+            List<String> asBefore = new ArrayList<>(List.of("HSET", key));
+            for (int i = 0; i < all.size(); i += 2) {
+                String field = all.get(i).toString();
+                if (!field.startsWith("u:") && !field.startsWith("f:")) {
+                    asBefore.add(field);
+                    asBefore.add(all.get(i + 1).toString());
+                }
+            }
+            assertEquals(all.size() - 2 * 2 * 5, asBefore.size() - 2, "two counts for each of the 5 nodes");
+            RedisServer.shared().call("DEL", key);
+            RedisServer.shared().call(asBefore.toArray(String[]::new));
+        }, false);
+        for (String name : List.of("a", "b", "c", "j", "z")) {
+            assertEquals(null, dependencyCounts(stored.getFirst(), name), name + " has no counts added");
+        }
+    }
+
+    private static String workflowKey(UUID id) {
+        return "binomic:workflow:{" + id + "}";
     }
 
     private NewWorkflow.Node node(UUID workflow, String name, List<String> dependsOn) {

@@ -257,8 +257,10 @@ end
 -- held, E enqueued, S, D, C, K skipped), 'j:N' job id, 'q:N' queue, 't:N' task, 'st:N' its queue's
 -- default stream, 'rk:N' its record, 'rt:N' the record's retention, 'd:N', 'o:N', 'r:N' (JSON arrays:
 -- its dependencies, those whose failure it ignores, its dependents), 'm:N' its message as a
--- delayed-set member, 'dy:N' its delay in ms (0 for none) and 'dl:N' its queue's delayed set. Read
--- and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
+-- delayed-set member, 'dy:N' its delay in ms (0 for none), 'dl:N' its queue's delayed set, and the
+-- counts of its dependencies 'u:N' held or enqueued and 'f:N' failed (D, C or K) whose failure it
+-- does not ignore (wf_count; absent in a workflow stored before them, which wf_evaluate then reads
+-- in full). Read and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
 -- jobs' records, which only a worker's settle or a cancel makes; a skipped or cancelled job's end is
 -- published, as a job cancel publishes it), as the documented worker rule set allows; the producer's
 -- submits (ZADD for a delayed root).
@@ -266,6 +268,59 @@ end
 -- state: so it is enqueued once, whatever the order of its dependencies' settlements.
 local function wf_active(s)
   return s == 'W' or s == 'E'
+end
+local function wf_failed(s)
+  return s == 'D' or s == 'C' or s == 'K'
+end
+-- Keeps the counts 'u:' and 'f:' of the dependents of node name, whose state changes from old to
+-- new in this step: every change of a node's state goes through wf_set, which calls this, so each
+-- count moves once per change of a dependency, whatever resends, reclaims or replays settle it
+-- again (those change no state). A dependent without counts (stored before them) is left so.
+-- Reads and writes the dependents' counts in one HMGET and one HSET per 1000 (lim_chunked); reads
+-- the failures a dependent ignores only when the failure of name changes.
+local function wf_count(wf, name, old, new)
+  local du = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
+  local df = (wf_failed(new) and 1 or 0) - (wf_failed(old) and 1 or 0)
+  if du == 0 and df == 0 then return end
+  local dependents, seen = {}, {}
+  for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do
+    if not seen[d] then seen[d] = true; dependents[#dependents + 1] = d end
+  end
+  if #dependents == 0 then return end
+  local per = df == 0 and 2 or 3
+  local fields = {}
+  for _, d in ipairs(dependents) do
+    fields[#fields + 1] = 'u:' .. d
+    fields[#fields + 1] = 'f:' .. d
+    if per == 3 then fields[#fields + 1] = 'o:' .. d end
+  end
+  local counts = {}
+  lim_chunked({'HMGET', wf}, fields, function(r, from)
+    for j = 1, #r do counts[from + j - 1] = r[j] end
+  end)
+  local set = {}
+  for k, d in ipairs(dependents) do
+    local at = (k - 1) * per + 1
+    local u, f = counts[at], counts[at + 1]
+    if u and f then
+      set[#set + 1] = 'u:' .. d
+      set[#set + 1] = tostring(tonumber(u) + du)
+      if df ~= 0 then
+        local o = counts[at + 2]
+        local ignored = false
+        if o and o ~= '[]' then
+          for _, x in ipairs(cjson.decode(o)) do
+            if x == name then ignored = true; break end
+          end
+        end
+        if not ignored then
+          set[#set + 1] = 'f:' .. d
+          set[#set + 1] = tostring(tonumber(f) + df)
+        end
+      end
+    end
+  end
+  if #set > 0 then lim_chunked({'HSET', wf}, set) end
 end
 -- The records of the workflow's jobs live as long as its own: kept (PERSIST) while it is active, so
 -- that a dependent reads a result however long the workflow runs, and given at least its retention
@@ -287,6 +342,7 @@ end
 local function wf_set(wf, name, new, now)
   local old = redis.call('HGET', wf, 's:' .. name)
   redis.call('HSET', wf, 's:' .. name, new)
+  wf_count(wf, name, old, new)
   local delta = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
   local active = tonumber(redis.call('HGET', wf, 'active')) + delta
   local record = redis.call('HGET', wf, 'rk:' .. name)
@@ -349,10 +405,15 @@ local function wf_cancel_record(wf, name, record, now)
   redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
--- ended, else E. The dependencies' states are read with one HMGET per 1000 (lim_chunked): a join
--- of many dependencies is evaluated on each of their settlements, where an HGET each made the
--- evaluations of a join of n cost n * n calls.
+-- ended, else E. From its counts (wf_count): two fields, however many dependencies it has. A node
+-- stored without them reads its dependencies' states, one HMGET per 1000 (lim_chunked): n fields
+-- on each of its n dependencies' settlements.
 local function wf_evaluate(wf, name)
+  local c = redis.call('HMGET', wf, 'u:' .. name, 'f:' .. name)
+  if c[1] and c[2] then
+    if tonumber(c[2]) > 0 then return 'K' end
+    return tonumber(c[1]) > 0 and 'W' or 'E'
+  end
   local ignored = {}
   for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'o:' .. name))) do ignored[d] = true end
   local deps = cjson.decode(redis.call('HGET', wf, 'd:' .. name))

@@ -13,9 +13,16 @@ local active = 0
 local k = 2
 for i = 3, #ARGV, 10 do
   local name, id, queue, task, retention = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-  local root = #cjson.decode(ARGV[i + 5]) == 0
+  -- distinct: a dependency named twice ends once (wf_count moves a dependent's counts once per end)
+  local deps, seen = 0, {}
+  for _, d in ipairs(cjson.decode(ARGV[i + 5])) do
+    if not seen[d] then seen[d] = true; deps = deps + 1 end
+  end
+  local root = deps == 0
   names[#names + 1] = name
-  redis.call('HSET', KEYS[1], 's:' .. name, root and 'E' or 'W', 'j:' .. name, id, 'q:' .. name, queue, 't:' .. name, task,
+  -- every dependency is held or enqueued yet: none ended, none failed (the counts of wf_count)
+  redis.call('HSET', KEYS[1], 's:' .. name, root and 'E' or 'W', 'u:' .. name, deps, 'f:' .. name, 0,
+    'j:' .. name, id, 'q:' .. name, queue, 't:' .. name, task,
     'st:' .. name, KEYS[k], 'rk:' .. name, KEYS[k + 1], 'rt:' .. name, retention, 'd:' .. name, ARGV[i + 5],
     'o:' .. name, ARGV[i + 6], 'r:' .. name, ARGV[i + 7], 'm:' .. name, ARGV[i + 8], 'dl:' .. name, KEYS[k + 2],
     'dy:' .. name, ARGV[i + 9], 'job:' .. id, name)

@@ -26,15 +26,23 @@ import java.util.UUID;
  */
 final class MemoryWorkflows implements Workflows {
 
-    /** One node: its job's message, held here until released, and where it stands. */
+    /**
+     * One node: its job's message, held here until released, where it stands, and how many of its
+     * dependencies are held or enqueued ({@code unfinished}) and have failed without being ignored
+     * ({@code failed}): kept by {@link #setState} on every change of a dependency's state, so that
+     * evaluating a node costs the same however many dependencies it has.
+     */
     private static final class Node {
         final NewWorkflow.Node spec;
         final List<String> dependents = new ArrayList<>();
         NodeState state;
+        int unfinished;
+        int failed;
 
         Node(NewWorkflow.Node spec, NodeState state) {
             this.spec = spec;
             this.state = state;
+            this.unfinished = (int) spec.dependsOn().stream().distinct().count(); // a dependency named twice ends once
         }
     }
 
@@ -54,7 +62,10 @@ final class MemoryWorkflows implements Workflows {
             retentionMillis = w.retention().toMillis();
         }
 
-        boolean active() { return nodes.values().stream().anyMatch(n -> n.state.isActive()); }
+        /** How many nodes are held or enqueued. */
+        int active;
+
+        boolean active() { return active > 0; }
     }
 
     /** A node put in its queue's delayed set, to announce once the lock is released. */
@@ -90,8 +101,9 @@ final class MemoryWorkflows implements Workflows {
                 }
                 Node n = new Node(spec, spec.dependsOn().isEmpty() ? NodeState.ENQUEUED : NodeState.WAITING);
                 w.nodes.put(spec.name(), n);
+                w.active++;
                 w.byJob.put(spec.job().id(), n);
-                spec.dependsOn().forEach(d -> w.nodes.get(d).dependents.add(spec.name()));
+                spec.dependsOn().stream().distinct().forEach(d -> w.nodes.get(d).dependents.add(spec.name()));
             }
             workflows.put(w.id, w);
             for (Node n : w.nodes.values()) {
@@ -142,7 +154,7 @@ final class MemoryWorkflows implements Workflows {
                     left.put(m.id(), m.queue());
                     jobs.requestCancel(m.queue(), m.id());
                 } else if (n.state == NodeState.WAITING || n.state == NodeState.SKIPPED) {
-                    n.state = NodeState.CANCELLED;
+                    setState(w, n, NodeState.CANCELLED);
                     jobs.endCancelled(m.queue(), m.id());
                 }
             }
@@ -181,7 +193,7 @@ final class MemoryWorkflows implements Workflows {
         if (n.state != NodeState.ENQUEUED && !replayed) {
             return; // recorded already: a job's outcome changes only from enqueued, or from dead to succeeded
         }
-        n.state = now;
+        setState(w, n, now);
         release(w, n, enqueued);
         endIfDone(w);
     }
@@ -197,7 +209,7 @@ final class MemoryWorkflows implements Workflows {
             if (n.state != NodeState.WAITING && n.state != NodeState.SKIPPED) {
                 continue;
             }
-            NodeState next = evaluate(w, n);
+            NodeState next = evaluate(n);
             if (next == n.state) {
                 continue;
             }
@@ -210,7 +222,7 @@ final class MemoryWorkflows implements Workflows {
             } else {
                 jobs.createJob(m, JobState.WAITING, null); // a skipped node held again: a replay resumed its dependency
             }
-            n.state = next;
+            setState(w, n, next);
             work.addAll(n.dependents);
         }
     }
@@ -222,17 +234,44 @@ final class MemoryWorkflows implements Workflows {
     }
 
     /** What {@code n}'s dependencies make it: SKIPPED on a failure it does not ignore, else WAITING until all ended, else ENQUEUED. */
-    private static NodeState evaluate(Stored w, Node n) {
-        boolean ready = true;
-        for (String d : n.spec.dependsOn()) {
-            NodeState s = w.nodes.get(d).state;
-            if (s.isActive()) {
-                ready = false;
-            } else if (s != NodeState.SUCCEEDED && !n.spec.ignoringFailureOf().contains(d)) {
-                return NodeState.SKIPPED;
+    private static NodeState evaluate(Node n) {
+        if (n.failed > 0) {
+            return NodeState.SKIPPED;
+        }
+        return n.unfinished > 0 ? NodeState.WAITING : NodeState.ENQUEUED;
+    }
+
+    /**
+     * Sets {@code n}'s state and keeps the counts of the workflow and of {@code n}'s dependents: the
+     * one place a node's state changes, so each change of a dependency moves a count once, whatever
+     * resends, reclaims or replays settle it again (those change no state).
+     */
+    private static void setState(Stored w, Node n, NodeState next) {
+        NodeState old = n.state;
+        n.state = next;
+        int unfinished = (next.isActive() ? 1 : 0) - (old.isActive() ? 1 : 0);
+        int failed = (failed(next) ? 1 : 0) - (failed(old) ? 1 : 0);
+        w.active += unfinished;
+        for (String name : n.dependents) {
+            Node d = w.nodes.get(name);
+            d.unfinished += unfinished;
+            if (failed != 0 && !d.spec.ignoringFailureOf().contains(n.spec.name())) {
+                d.failed += failed;
             }
         }
-        return ready ? NodeState.ENQUEUED : NodeState.WAITING;
+    }
+
+    private static boolean failed(NodeState s) {
+        return !s.isActive() && s != NodeState.SUCCEEDED;
+    }
+
+    /** {unfinished, failed} of node {@code name}'s dependencies, for tests; null for no such node. */
+    int[] dependencyCounts(UUID workflow, String name) {
+        return state.locked(() -> {
+            Stored w = live(workflow);
+            Node n = w == null ? null : w.nodes.get(name);
+            return n == null ? null : new int[] {n.unfinished, n.failed};
+        });
     }
 
     /**
