@@ -9,6 +9,7 @@ import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewBatch;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.jobs.JobRecordFormat;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,7 @@ import java.util.UUID;
  * them, and tell the broker a job the worker did not run was cancelled).
  */
 public final class BatchSubmitter {
+    private static final System.Logger LOG = System.getLogger(BatchSubmitter.class.getName());
     private final ClientContext context;
     private final JobMessages messages;
     private final Submitter submitter;
@@ -70,7 +72,30 @@ public final class BatchSubmitter {
         }
     }
 
-    public void submit(NewBatch batch, List<Message> jobs) { batches().submitBatch(batch, jobs); }
+    public void submit(NewBatch batch, List<Message> jobs) {
+        batches().submitBatch(batch, jobs);
+        warnOfUnreadCallbackQueues(batch);
+    }
+
+    /**
+     * Logs a warning for each callback whose queue has no consumer: no worker reads it now (none
+     * ever did, or those that did are gone), so the callback would wait there. Not refused: the
+     * workers of that queue may start later, and then run it.
+     */
+    private void warnOfUnreadCallbackQueues(NewBatch batch) {
+        batch.callbacks().forEach((kind, callback) -> {
+            if (LOG.isLoggable(Level.WARNING) && context.broker().stats(callback.queue()).consumers() == 0) {
+                String method = switch (kind) {
+                    case SUCCESS -> "onSuccess";
+                    case COMPLETE -> "onComplete";
+                    case DEATH -> "onDeath";
+                };
+                LOG.log(Level.WARNING, "batch {0}: its {1} callback (task {2}) goes to queue ''{3}'', which no worker reads (it has"
+                        + " no consumer): the callback waits there until a worker of that queue starts", batch.id(),
+                        method, callback.task(), callback.queue());
+            }
+        });
+    }
 
     /** Adds jobs to an open batch; refuses a closed or unknown one. */
     public void add(UUID batch, List<Message> jobs) {

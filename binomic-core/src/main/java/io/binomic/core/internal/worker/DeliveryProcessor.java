@@ -399,27 +399,22 @@ public final class DeliveryProcessor {
         String outcome = "succeeded";
         try {
             Object result;
-            boolean flaggedOnReturn = false;
             if (run.tracked()) {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
                 tracking.handlerStarted(delivery.key());
                 try {
                     result = invokeObserved(run, timeout);
-                    flaggedOnReturn = Thread.currentThread().isInterrupted(); // before handlerEnded clears a cancel's
                 } finally {
                     tracking.handlerEnded(delivery.key());
                 }
             } else {
                 result = invokeObserved(run, timeout);
             }
-            // A handler that returned with its interrupt flag set: cancelled if its submitter asked
-            // (it saw the cancel and said so); otherwise its own flag or a stop after its work was
-            // done, and it succeeded. The flag is cleared either way: left set, it failed the
-            // outcome's hand-over to the settler, leaving the delivery pending to run again.
-            if ((Thread.interrupted() | flaggedOnReturn) && run.tracked() && tracking.cancelRequested(delivery.key())) {
-                outcome = "cancelled";
-                return cancelled(run, start);
-            }
+            // A handler that returned has succeeded, whatever its interrupt flag says: a cancel's
+            // interrupt can land after its return, before handlerEnded, and its work is done either
+            // way. The flag is cleared: left set, it failed the outcome's hand-over to the settler,
+            // leaving the delivery pending to run again.
+            Thread.interrupted();
             long nanos = System.nanoTime() - start;
             Outcome acked;
             if (!run.tracked()) {
