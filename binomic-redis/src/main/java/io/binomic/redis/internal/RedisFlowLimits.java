@@ -32,8 +32,8 @@ final class RedisFlowLimits implements FlowLimits {
     static final Duration SLOT_WAIT_FALLBACK = Duration.ofSeconds(10);
 
     /**
-     * About how many members of a queue's delayed set one step of {@link LuaScripts#RESPACE_RATE_LIMITED}
-     * scans: a few milliseconds of Redis's time, so a change of limits over a large backlog does not
+     * How many members of a queue's delayed set one step of {@link LuaScripts#RESPACE_RATE_LIMITED}
+     * reads: a few milliseconds of Redis's time, so a change of limits over a large backlog does not
      * block other clients while it makes the rate-limited jobs due.
      */
     static final int RESPACE_STEP = 1_000;
@@ -181,14 +181,20 @@ final class RedisFlowLimits implements FlowLimits {
                 redis.client().getScript(StringCodec.INSTANCE).evalAsync(k.queueLimits(), RScript.Mode.READ_WRITE,
                         LuaScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
         // every job a rate limit pushed back is due now, under the new limits: in steps, however many wait
-        String cursor = "0";
-        do {
-            String from = cursor;
-            Object next = redis.callRetryingBrokenConnections("make the rate-limited jobs of " + queue + " due", () ->
-                    redis.client().getScript(StringCodec.INSTANCE).evalAsync(k.delayed(), RScript.Mode.READ_WRITE,
-                            LuaScripts.RESPACE_RATE_LIMITED, RScript.ReturnType.VALUE, List.of(k.delayed()),
-                            from, Integer.toString(respaceStep)));
-            cursor = String.valueOf(next);
-        } while (!cursor.equals("0"));
+        String score = "0";
+        String skip = "0";
+        while (true) {
+            String from = score;
+            String skipped = skip;
+            List<?> step = redis.callRetryingBrokenConnections("make the rate-limited jobs of " + queue + " due", () ->
+                    redis.client().getScript(StringCodec.INSTANCE).<List<?>>evalAsync(k.delayed(), RScript.Mode.READ_WRITE,
+                            LuaScripts.RESPACE_RATE_LIMITED, RScript.ReturnType.LIST, List.of(k.delayed()),
+                            from, skipped, Integer.toString(respaceStep)));
+            if (String.valueOf(step.get(0)).equals("1")) {
+                return;
+            }
+            score = String.valueOf(step.get(1));
+            skip = String.valueOf(step.get(2));
+        }
     }
 }
