@@ -12,6 +12,9 @@ module io.binomic.core {
     requires jdk.httpserver;
     // The CLI's one-shot commands set the level of the JDK's default System.Logger backend.
     requires java.logging;
+    // The master weighs its workers' heap options against the machine's memory (com.sun.management.OperatingSystemMXBean).
+    requires java.management;
+    requires jdk.management;
 
     exports io.binomic.core;
     exports io.binomic.core.testing;

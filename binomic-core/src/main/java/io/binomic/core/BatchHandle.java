@@ -51,14 +51,19 @@ public final class BatchHandle {
 
     /**
      * Closes the batch: no job may be added from now, and once every job ended its callbacks are
-     * enqueued (at once, if they all have). Closing a closed batch does nothing.
+     * enqueued (at once, if they all have). Closing a closed batch changes nothing: a batch not
+     * built with {@link BatchBuilder#keepOpen()} was closed by its submit, so its close returns false.
      *
+     * @return true when this call closed the batch; false when it was closed already (at its submit,
+     *         not being kept open, or by an earlier close or a cancel)
      * @throws IllegalStateException when there is no such batch
      */
-    public void close() {
+    public boolean close() {
+        boolean wasOpen = batches.status(id).map(s -> s.state() == BatchStatus.State.OPEN).orElse(false);
         if (!batches.close(id)) {
             throw new IllegalStateException("batch " + id + " is unknown (never submitted, or its record expired)");
         }
+        return wasOpen;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.binomic.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,9 +13,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -148,6 +153,84 @@ class BatchSnippetsTest {
             assertTrue(s.status().cancelRequested());
         }
     }
+
+    @Test
+    void closeSaysWhetherItClosedTheBatchAndABatchNotKeptOpenWasClosedAtItsSubmit() {
+        try (Binomic binomic = Binomic.builder().build().start()) {
+            BatchHandle closedAtSubmit = binomic.batch().add(send, new Email("a")).submit();
+            assertFalse(closedAtSubmit.close(), "not kept open: its submit closed it");
+            BatchHandle open = binomic.batch().keepOpen().add(send, new Email("b")).submit();
+            assertTrue(open.close());
+            assertFalse(open.close(), "closed already");
+            var unknown = assertThrows(IllegalStateException.class, () -> binomic.batch(UUID.randomUUID()).close());
+            assertTrue(unknown.getMessage().contains("is unknown"), unknown.getMessage());
+        }
+    }
+
+    @Test
+    void aCallbackOnAQueueNoWorkerReadsIsAcceptedWithAWarningNamingTheQueueAndTheCallback() throws Exception {
+        Task<Report, Void> unread = Task.builder("report-unread", Report.class).queue("unread-" + UUID.randomUUID()).build();
+        List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord r) { if (r.getLevel() == java.util.logging.Level.WARNING) { warnings.add(r); } }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        Logger logger = Logger.getLogger(io.binomic.core.internal.client.BatchSubmitter.class.getName());
+        logger.addHandler(capture);
+        try (Binomic binomic = Binomic.builder().handle(report, r -> null).build().start()) {
+            binomic.startWorker();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (binomic.queueStats(report.queue()).consumers() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            binomic.batch().add(send, new Email("a")).onComplete(report, new Report("read")).submit();
+            assertEquals(List.of(), warnings.stream().map(LogRecord::getMessage).toList(), "a worker reads the reports queue");
+
+            BatchHandle batch = binomic.batch().add(send, new Email("b")).onSuccess(unread, new Report("unread")).submit();
+            assertEquals(1, warnings.size());
+            String line = java.text.MessageFormat.format(warnings.getFirst().getMessage(), warnings.getFirst().getParameters());
+            assertEquals("batch " + batch.id() + ": its onSuccess callback (task report-unread) goes to queue '" + unread.queue()
+                    + "', which no worker reads (it has no consumer): the callback waits there until a worker of that queue starts", line);
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    @Test
+    void aJobWhoseHandlerReturnedCountsSucceededThoughItsBatchWasCancelledMeanwhile() throws Exception {
+        Task<Email, Void> selfCancelling = Task.builder("self-cancelling", Email.class).queue("self-cancelling").maxAttempts(1).build();
+        LinkedBlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+        try (Binomic binomic = Binomic.builder()
+                .handle(selfCancelling, email -> {
+                    SELF.get().batch(TaskContext.current().batchId().orElseThrow()).cancel();
+                    // the cancel's interrupt reaches this thread; the handler then returns: its work is done
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (!Thread.currentThread().isInterrupted() && System.nanoTime() < deadline) {
+                        Thread.onSpinWait();
+                    }
+                    return null;
+                })
+                .handle(report, r -> {
+                    seen.add(new Seen(r.title(), TaskContext.current().batch().orElseThrow()));
+                    return null;
+                })
+                .build().start()) {
+            SELF.set(binomic);
+            binomic.startWorker();
+            binomic.batch().add(selfCancelling, new Email("a")).onComplete(report, new Report("done")).submit();
+            Seen s = seen.poll(10, TimeUnit.SECONDS);
+            assertEquals("done", s.title());
+            assertTrue(s.status().cancelRequested());
+            assertEquals(1, s.status().succeeded(), "its handler returned: " + s.status());
+            assertEquals(0, s.status().cancelled());
+        } finally {
+            SELF.set(null);
+        }
+    }
+
+    /** The Binomic whose handler cancels its own batch. */
+    private static final java.util.concurrent.atomic.AtomicReference<Binomic> SELF = new java.util.concurrent.atomic.AtomicReference<>();
 
     @Test
     void aBadBatchIsRefusedNamingTheFieldAndTheFix() {

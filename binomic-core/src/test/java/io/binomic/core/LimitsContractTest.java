@@ -225,6 +225,33 @@ public abstract class LimitsContractTest {
     }
 
     @Test
+    void aRaisedQueueRateLimitMakesDueEveryJobItPushedBackHoweverMany() throws Exception {
+        int jobs = 10_500; // over the 10,000 a change of limits once released
+        FlowLimit hourly = FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.of(1, Duration.ofHours(1)));
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, QueueLimits.builder().rateLimit(RateLimit.of(1, Duration.ofHours(1))).build());
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < jobs; i++) {
+            messages.add(message(i, Map.of("codec", "json-jdk")));
+        }
+        broker.enqueueAll(messages);
+        int seen = 0;
+        for (int round = 0; round < 100 && seen < jobs; round++) {
+            List<Delivery> ds = broker.fetch(List.of(queue), "c1", 999, Duration.ofMillis(200));
+            admit("c1", ds, hourly);
+            seen += ds.size();
+        }
+        assertEquals(jobs, seen);
+        assertTrue(broker.stats(queue).delayed() >= jobs - 2, "pushed back an hour apart each");
+
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, QueueLimits.builder().rateLimit(RateLimit.perSecond(1000)).build());
+        int moved;
+        do {
+            moved = scheduler.moveDue(queue, Instant.now(), 1000);
+        } while (moved > 0);
+        assertEquals(0, broker.stats(queue).delayed(), "every job the hourly limit pushed back was due at once");
+    }
+
+    @Test
     void aRaisedQueueRateLimitDecidesTheNextAdmissionsWhateverLimitTheCallerStillPasses() throws Exception {
         // a worker reads its queues' limits once a second: until then it passes the old ones
         FlowLimit stale = FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.of(1, Duration.ofMinutes(1)));

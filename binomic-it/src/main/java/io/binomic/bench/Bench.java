@@ -1088,20 +1088,12 @@ public final class Bench {
     private static final class WorkerProcess implements AutoCloseable {
         private final Process process;
         private final Path log;
-        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        private final BlockingQueue<String> lines;
 
         private WorkerProcess(Process process, Path log) {
             this.process = process;
             this.log = log;
-            Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                        lines.add(line);
-                    }
-                } catch (IOException e) {
-                    lines.add("error " + e);
-                }
-            });
+            this.lines = outputLines(process);
         }
 
         /**
@@ -1190,33 +1182,61 @@ public final class Bench {
 
         /** The next line starting with {@code prefix} (other lines before it are skipped). */
         String awaitLine(String prefix, int timeoutSeconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-            while (true) {
-                String line = lines.poll(100, TimeUnit.MILLISECONDS);
-                if (line != null && line.startsWith(prefix)) {
-                    return line;
-                }
-                if (line == null && (!process.isAlive() || System.nanoTime() > deadline)) {
-                    throw new IllegalStateException("the worker process did not report '" + prefix + "' within " + timeoutSeconds
-                            + " s" + (process.isAlive() ? "" : "; it exited with " + process.exitValue()) + "; see " + log);
-                }
-            }
+            return Bench.awaitLine("the worker process", process, lines, log, prefix, timeoutSeconds);
         }
 
         @Override
-        public void close() {
-            // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written. Through the handle, not
-            // Process.destroy(), which also closes the pipes: a JVM writing its AOT cache at exit (-XX:AOTCacheOutput)
-            // reports on stdout, and lost the cache to the broken pipe.
-            process.toHandle().destroy();
-            try {
-                if (!process.waitFor(60, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor();
+        public void close() { stop(process); }
+    }
+
+    /** The lines {@code process} writes to its standard output, as a reading thread takes them. */
+    static BlockingQueue<String> outputLines(Process process) {
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+                    lines.add(line);
                 }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
+            } catch (IOException e) {
+                lines.add("error " + e);
             }
+        });
+        return lines;
+    }
+
+    /**
+     * The next of {@code lines} (from {@link #outputLines}) starting with {@code prefix}, other lines
+     * before it skipped; fails naming {@code what} and its {@code log} when {@code process} exits or
+     * the time is up first.
+     */
+    static String awaitLine(String what, Process process, BlockingQueue<String> lines, Path log, String prefix, int timeoutSeconds)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        while (true) {
+            String line = lines.poll(100, TimeUnit.MILLISECONDS);
+            if (line != null && line.startsWith(prefix)) {
+                return line;
+            }
+            if (line == null && (!process.isAlive() || System.nanoTime() > deadline)) {
+                throw new IllegalStateException(what + " did not report '" + prefix + "' within " + timeoutSeconds
+                        + " s" + (process.isAlive() ? "" : "; it exited with " + process.exitValue()) + "; see " + log);
+            }
+        }
+    }
+
+    /** Stops {@code process}: SIGTERM, and SIGKILL if it has not exited a minute later. */
+    static void stop(Process process) {
+        // SIGTERM: the JVM runs its shutdown hooks, so a Flight Recording is written. Through the handle, not
+        // Process.destroy(), which also closes the pipes: a JVM writing its AOT cache at exit (-XX:AOTCacheOutput)
+        // reports on stdout, and lost the cache to the broken pipe.
+        process.toHandle().destroy();
+        try {
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
     }
 }

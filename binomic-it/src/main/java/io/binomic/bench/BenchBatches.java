@@ -6,10 +6,8 @@ import io.binomic.api.Task;
 import io.binomic.core.BatchBuilder;
 import io.binomic.core.Binomic;
 import io.binomic.core.Workflow;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -22,7 +20,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -316,20 +313,12 @@ final class BenchBatches {
     private static final class Worker implements AutoCloseable {
         private final Process process;
         private final Path log;
-        private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        private final BlockingQueue<String> lines;
 
         private Worker(Process process, Path log) {
             this.process = process;
             this.log = log;
-            Thread.ofPlatform().daemon().start(() -> {
-                try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-                        lines.add(line);
-                    }
-                } catch (IOException e) {
-                    lines.add("error " + e);
-                }
-            });
+            this.lines = Bench.outputLines(process);
         }
 
         static Worker start(String url) throws IOException, InterruptedException {
@@ -349,30 +338,10 @@ final class BenchBatches {
 
         /** The next line starting with {@code prefix} (other lines before it are skipped). */
         String awaitLine(String prefix, int timeoutSeconds) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-            while (true) {
-                String line = lines.poll(100, TimeUnit.MILLISECONDS);
-                if (line != null && line.startsWith(prefix)) {
-                    return line;
-                }
-                if (line == null && (!process.isAlive() || System.nanoTime() > deadline)) {
-                    throw new IllegalStateException("the batches worker did not report '" + prefix + "' within " + timeoutSeconds
-                            + " s" + (process.isAlive() ? "" : "; it exited with " + process.exitValue()) + "; see " + log);
-                }
-            }
+            return Bench.awaitLine("the batches worker", process, lines, log, prefix, timeoutSeconds);
         }
 
         @Override
-        public void close() {
-            process.toHandle().destroy();
-            try {
-                if (!process.waitFor(60, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor();
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
-            }
-        }
+        public void close() { Bench.stop(process); }
     }
 }

@@ -59,7 +59,7 @@ class ModuleDependenciesTest {
         assertEquals(declaredRequires(Task.class), suggestedRequires(report, "io.binomic.api"), report);
         assertEquals(declaredRequires(Binomic.class), suggestedRequires(report, "io.binomic.core"), report);
         assertEquals(Set.of("java.base"), declaredRequires(Task.class), "the API needs nothing but java.base");
-        assertEquals(Set.of("java.base", "io.binomic.api", "jdk.jfr", "jdk.httpserver", "java.logging"), declaredRequires(Binomic.class),
+        assertEquals(Set.of("java.base", "io.binomic.api", "jdk.jfr", "jdk.httpserver", "java.logging", "java.management", "jdk.management"), declaredRequires(Binomic.class),
                 "the core needs nothing outside the JDK and the API");
         assertFalse(report.contains("unused qualified exports"), report);
     }
@@ -69,6 +69,6 @@ class ModuleDependenciesTest {
         String report = jdeps("--module-path", location(Task.class).toString(), "-summary", location(Binomic.class).toString());
         Set<String> targets = report.lines().filter(l -> l.contains(" -> ")).map(l -> l.substring(l.indexOf("->") + 2).strip())
                 .collect(Collectors.toCollection(TreeSet::new));
-        assertEquals(Set.of("io.binomic.api", "java.base", "java.logging", "jdk.httpserver", "jdk.jfr"), targets, report);
+        assertEquals(Set.of("io.binomic.api", "java.base", "java.logging", "java.management", "jdk.httpserver", "jdk.jfr", "jdk.management"), targets, report);
     }
 }

@@ -3,6 +3,7 @@ package io.binomic.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
@@ -89,6 +90,37 @@ class RedisLimitsContractTest extends LimitsContractTest {
             Thread.sleep(200);
         }
         assertEquals(0, rateKeys(), "an idle key's rate state expires");
+    }
+
+    @Test
+    void aRaisedQueueRateLimitMakesDueEveryJobItPushedBackNotOnlyTheFirstTenThousand() throws Exception {
+        int jobs = 12_500; // more than one script's step, and than the 10,000 a change of limits once released
+        FlowLimits limits = broker.capability(FlowLimits.class).orElseThrow();
+        limits.setQueueLimits(queue, QueueLimits.builder().rateLimit(RateLimit.of(1, Duration.ofHours(1))).build());
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < jobs; i++) {
+            messages.add(Message.fromWire(UUID.randomUUID(), "work", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                    ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), Map.of("codec", "json-jdk")));
+        }
+        broker.enqueueAll(messages);
+        FlowLimit hourly = FlowLimit.rate(FlowLimit.QUEUE_LIMIT_ID, RateLimit.of(1, Duration.ofHours(1)));
+        int seen = 0;
+        for (int round = 0; round < 100 && seen < jobs; round++) {
+            List<Delivery> ds = broker.fetch(List.of(queue), "c1", 999, Duration.ofMillis(200));
+            limits.admit("c1", ds.stream().map(d -> new Admission.Request(d, List.of(hourly))).toList());
+            seen += ds.size();
+        }
+        assertEquals(jobs, seen);
+        String delayed = "binomic:{" + queue + "}:delayed";
+        String inAMinute = Long.toString(System.currentTimeMillis() + 60_000);
+        long pushedBack = (Long) RedisServer.shared().call("ZCOUNT", delayed, inAMinute, "(8000000000000000");
+        assertTrue(pushedBack >= jobs - 2, "an hour apart each: " + pushedBack);
+        RedisServer.shared().call("ZADD", delayed, inAMinute, "{\"not\":\"rate limited\"}");
+
+        limits.setQueueLimits(queue, QueueLimits.builder().rateLimit(RateLimit.perSecond(1000)).build());
+        assertEquals(1L, RedisServer.shared().call("ZCOUNT", delayed, inAMinute, "(8000000000000000"),
+                "every job the hourly limit pushed back is due now; a delay of another kind keeps its time");
+        RedisServer.shared().call("ZREM", delayed, "{\"not\":\"rate limited\"}");
     }
 
     private static int keyOf(Delivery d) {

@@ -31,10 +31,26 @@ final class RedisFlowLimits implements FlowLimits {
     /** How long a message waiting for a concurrency slot stays in the delayed set if no release moves it back first. */
     static final Duration SLOT_WAIT_FALLBACK = Duration.ofSeconds(10);
 
+    /**
+     * How many members of a queue's delayed set one step of {@link LuaScripts#RESPACE_RATE_LIMITED}
+     * reads: a few milliseconds of Redis's time, so a change of limits over a large backlog does not
+     * block other clients while it makes the rate-limited jobs due.
+     */
+    static final int RESPACE_STEP = 1_000;
+
     private final RedisContext redis;
+    private final int respaceStep;
 
     RedisFlowLimits(RedisContext redis) {
+        this(redis, RESPACE_STEP);
+    }
+
+    RedisFlowLimits(RedisContext redis, int respaceStep) {
+        if (respaceStep < 1) {
+            throw new IllegalArgumentException("respaceStep must be >= 1, was " + respaceStep);
+        }
         this.redis = redis;
+        this.respaceStep = respaceStep;
     }
 
     @Override
@@ -164,5 +180,21 @@ final class RedisFlowLimits implements FlowLimits {
         redis.callRetryingBrokenConnections("set the limits of " + queue, () ->
                 redis.client().getScript(StringCodec.INSTANCE).evalAsync(k.queueLimits(), RScript.Mode.READ_WRITE,
                         LuaScripts.SET_QUEUE_LIMITS, RScript.ReturnType.LONG, List.of(k.queueLimits(), k.stream()), args.toArray()));
+        // every job a rate limit pushed back is due now, under the new limits: in steps, however many wait
+        String score = "0";
+        String skip = "0";
+        while (true) {
+            String from = score;
+            String skipped = skip;
+            List<?> step = redis.callRetryingBrokenConnections("make the rate-limited jobs of " + queue + " due", () ->
+                    redis.client().getScript(StringCodec.INSTANCE).<List<?>>evalAsync(k.delayed(), RScript.Mode.READ_WRITE,
+                            LuaScripts.RESPACE_RATE_LIMITED, RScript.ReturnType.LIST, List.of(k.delayed()),
+                            from, skipped, Integer.toString(respaceStep)));
+            if (String.valueOf(step.get(0)).equals("1")) {
+                return;
+            }
+            score = String.valueOf(step.get(1));
+            skip = String.valueOf(step.get(2));
+        }
     }
 }

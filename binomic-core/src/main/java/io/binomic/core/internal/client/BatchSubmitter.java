@@ -10,6 +10,7 @@ import io.binomic.api.spi.NewBatch;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.FlowStats;
 import io.binomic.core.internal.jobs.JobRecordFormat;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,7 @@ import java.util.UUID;
  * them, and tell the broker a job the worker did not run was cancelled).
  */
 public final class BatchSubmitter {
+    private static final System.Logger LOG = System.getLogger(BatchSubmitter.class.getName());
     private final ClientContext context;
     private final JobMessages messages;
     private final Submitter submitter;
@@ -76,6 +78,41 @@ public final class BatchSubmitter {
     public void submit(NewBatch batch, List<Message> jobs) {
         batches().submitBatch(batch, jobs);
         stats.batchSubmitted();
+        warnOfUnreadCallbackQueues(batch);
+    }
+
+    /**
+     * Logs a warning for each callback whose queue has no consumer: no worker reads it now (none
+     * ever did, or those that did are gone), so the callback would wait there. Not refused: the
+     * workers of that queue may start later, and then run it.
+     */
+    private void warnOfUnreadCallbackQueues(NewBatch batch) {
+        batch.callbacks().forEach((kind, callback) -> {
+            if (LOG.isLoggable(Level.WARNING) && hasNoConsumer(callback.queue())) {
+                String method = switch (kind) {
+                    case SUCCESS -> "onSuccess";
+                    case COMPLETE -> "onComplete";
+                    case DEATH -> "onDeath";
+                };
+                LOG.log(Level.WARNING, "batch {0}: its {1} callback (task {2}) goes to queue ''{3}'', which no worker reads (it has"
+                        + " no consumer): the callback waits there until a worker of that queue starts", batch.id(),
+                        method, callback.task(), callback.queue());
+            }
+        });
+    }
+
+    /**
+     * Whether no worker reads {@code queue}; false when that cannot be read (a producer whose ACL
+     * user may not read a queue's groups, Redis slow): the batch is submitted, and a warning is
+     * not worth failing the submit that succeeded.
+     */
+    private boolean hasNoConsumer(String queue) {
+        try {
+            return context.broker().stats(queue).consumers() == 0;
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "could not read the consumers of queue " + queue + " to check a batch callback's queue", e);
+            return false;
+        }
     }
 
     /** Adds jobs to an open batch; refuses a closed or unknown one. */

@@ -347,7 +347,7 @@ final class MemoryFlowLimits implements FlowLimits {
             state.dueNow(q, q.delayed.entrySet().stream()
                     .filter(e -> e.getKey().dueMillis() > now && e.getKey().dueMillis() < PauseState.PARKED_UNTIL.toEpochMilli()
                             && e.getValue().rateAdmittedAttempt().isPresent())
-                    .limit(10_000).toList(), now);
+                    .toList(), now);
         });
     }
 }

@@ -23,7 +23,11 @@ import java.util.regex.Pattern;
  *       sizing, whose initial heap and young generation only make sense together;</li>
  *   <li>a maximum heap ({@code -Xmx}, {@code -XX:MaxHeapSize=}) keeps the defaults, which set no
  *       maximum, unless it is less than twice the default initial heap: the fixed young generation
- *       would then leave too little of it to the old one;</li>
+ *       would then leave too little of it to the old one. A maximum given as a share of the memory
+ *       ({@code -XX:MaxRAM=}, {@code -XX:MaxRAMPercentage=}, {@code -XX:MinRAMPercentage=}) counts as
+ *       the maximum the JVM derives from it ({@link #relativeMaximumHeap}): the same rule then holds,
+ *       and a derived maximum under 80 MiB is not silently lifted to the default {@code -Xms80m}, as
+ *       the JVM lifts a maximum it derives to an initial heap given on the command line;</li>
  *   <li>any other {@code -XX} flag, and {@code -Xss}, drops the default that sets the same flag.</li>
  * </ul>
  * The options of {@code JAVA_TOOL_OPTIONS} and {@code JDK_JAVA_OPTIONS}, which a worker inherits from
@@ -41,6 +45,12 @@ final class JvmOptions {
             + "|-XX:(InitialHeapSize|MinHeapSize|InitialRAMPercentage|InitialRAMFraction|NewSize|MaxNewSize|NewRatio)=.*");
     private static final Pattern MAXIMUM_HEAP = Pattern.compile("(?:-Xmx|-XX:MaxHeapSize=)(\\d+)([kKmMgGtT]?)");
     private static final Pattern INITIAL_HEAP = Pattern.compile("-Xms(\\d+)([kKmMgGtT]?)");
+    private static final Pattern MAXIMUM_RAM = Pattern.compile("-XX:MaxRAM=(\\d+)([kKmMgGtT]?)");
+    private static final Pattern RAM_PERCENTAGE = Pattern.compile("-XX:(MaxRAMPercentage|MinRAMPercentage)=(\\d+(?:\\.\\d*)?)");
+    /** The JVM's default of {@code MaxHeapSize} on 64-bit platforms, the floor of a maximum it derives from the memory. */
+    static final long JVM_DEFAULT_MAXIMUM_HEAP = 126L << 20;
+    private static final double JVM_DEFAULT_MAX_RAM_PERCENTAGE = 25;
+    private static final double JVM_DEFAULT_MIN_RAM_PERCENTAGE = 50;
     private static final Pattern FLAG = Pattern.compile("-XX:[+-]?(\\w+)(=.*)?");
 
     private JvmOptions() { }
@@ -48,13 +58,19 @@ final class JvmOptions {
     /**
      * {@code defaults} less those that {@code configured} or {@code inherited} decide, then {@code configured}.
      * The inherited options are not repeated: the JVM reads them from its environment itself.
+     * {@code physicalMemory} is the memory the workers' JVMs see, in bytes: what a
+     * {@code -XX:MaxRAMPercentage=} is a share of.
      */
-    static List<String> merge(List<String> defaults, List<String> configured, List<String> inherited) {
+    static List<String> merge(List<String> defaults, List<String> configured, List<String> inherited, long physicalMemory) {
         Set<String> decided = new HashSet<>();
         long maximumHeap = Long.MAX_VALUE;
-        for (String option : concat(configured, inherited)) {
+        // The JVM reads its environment's options first, so that the command line's win.
+        for (String option : concat(inherited, configured)) {
             decided.addAll(decides(option));
             maximumHeap = Math.min(maximumHeap, bytes(MAXIMUM_HEAP.matcher(option)));
+        }
+        if (maximumHeap == Long.MAX_VALUE) {
+            maximumHeap = relativeMaximumHeap(concat(inherited, configured), physicalMemory);
         }
         long initialHeap = defaults.stream().mapToLong(option -> bytes(INITIAL_HEAP.matcher(option))).min().orElse(Long.MAX_VALUE);
         if (decided.contains(COLLECTOR) || (initialHeap != Long.MAX_VALUE && maximumHeap < 2 * initialHeap)) {
@@ -68,6 +84,47 @@ final class JvmOptions {
         }
         options.addAll(configured);
         return List.copyOf(options);
+    }
+
+    /**
+     * The maximum heap the JVM derives when {@code options} (in the order it reads them) set no
+     * {@code -Xmx} but the memory it assumes ({@code MaxRAM}) or the share of it ({@code MaxRAMPercentage},
+     * or {@code MinRAMPercentage} for a memory under about 252 MiB); {@link Long#MAX_VALUE} when they set
+     * none of these, as the JVM's own default maximum is then at least a quarter of the memory. This is
+     * the JVM's rule ({@code Arguments::set_heap_size}): of a small memory it takes
+     * {@code MinRAMPercentage}, of a larger one {@code MaxRAMPercentage} but never less than
+     * {@link #JVM_DEFAULT_MAXIMUM_HEAP}.
+     */
+    static long relativeMaximumHeap(List<String> options, long physicalMemory) {
+        long memory = physicalMemory;
+        double maxPercentage = JVM_DEFAULT_MAX_RAM_PERCENTAGE;
+        double minPercentage = JVM_DEFAULT_MIN_RAM_PERCENTAGE;
+        boolean relative = false;
+        for (String option : options) {
+            long maximumRam = bytes(MAXIMUM_RAM.matcher(option));
+            if (maximumRam != Long.MAX_VALUE) {
+                memory = maximumRam;
+                relative = true;
+            }
+            Matcher percentage = RAM_PERCENTAGE.matcher(option);
+            if (percentage.matches()) {
+                double value = Double.parseDouble(percentage.group(2));
+                if (percentage.group(1).startsWith("Max")) {
+                    maxPercentage = value;
+                } else {
+                    minPercentage = value;
+                }
+                relative = true;
+            }
+        }
+        if (!relative) {
+            return Long.MAX_VALUE;
+        }
+        long ofSmallMemory = (long) (memory * minPercentage / 100);
+        if (ofSmallMemory < JVM_DEFAULT_MAXIMUM_HEAP) {
+            return ofSmallMemory;
+        }
+        return Math.max((long) (memory * maxPercentage / 100), JVM_DEFAULT_MAXIMUM_HEAP);
     }
 
     /** The options the JVM reads from {@link #ENVIRONMENT_VARIABLES} of {@code environment}, split at white space. */

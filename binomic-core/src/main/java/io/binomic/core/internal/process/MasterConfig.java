@@ -4,6 +4,8 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.internal.Once;
+import com.sun.management.OperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -113,7 +115,17 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
      * ({@code JAVA_TOOL_OPTIONS}, {@code JDK_JAVA_OPTIONS}) decide, then {@link #jvmOptions}.
      */
     public List<String> workerJvmOptions(Map<String, String> environment) {
-        return JvmOptions.merge(DEFAULT_WORKER_JVM_OPTIONS, jvmOptions, JvmOptions.inherited(environment));
+        return JvmOptions.merge(DEFAULT_WORKER_JVM_OPTIONS, jvmOptions, JvmOptions.inherited(environment), physicalMemory());
+    }
+
+    /**
+     * The memory the workers' JVMs see, which they share with the master: the container's limit when
+     * there is one, as the JVM's own heap sizing reads it.
+     */
+    private static long physicalMemory() {
+        OperatingSystemMXBean os = ManagementFactory.getPlatformMXBean(OperatingSystemMXBean.class);
+        long total = os == null ? 0 : os.getTotalMemorySize();
+        return total > 0 ? total : Long.MAX_VALUE;
     }
 
     /** The file in which the master hands its resolved settings to its workers; readable by its user only. */
@@ -225,8 +237,9 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
          * JVM options of the workers, such as {@code -Xmx1g} or {@code -XX:+UseZGC}. Defaults to none;
          * the master passes {@link #DEFAULT_WORKER_JVM_OPTIONS} besides these, less each default these
          * decide: a collector ({@code -XX:+Use...GC}) replaces the default collector and heap sizing, an
-         * initial heap or young generation ({@code -Xms...}, {@code -Xmn...}) the default heap sizing, a
-         * flag the default of the same flag ({@link MasterConfig#workerJvmOptions}). {@code -XX:+UseG1GC}
+         * initial heap or young generation ({@code -Xms...}, {@code -Xmn...}) the default heap sizing, as
+         * does a maximum heap under 160 MiB ({@code -Xmx...}, or the maximum the JVM derives from
+         * {@code -XX:MaxRAM=...} or {@code -XX:MaxRAMPercentage=...}), a flag the default of the same flag ({@link MasterConfig#workerJvmOptions}). {@code -XX:+UseG1GC}
          * gives the JVM's own collector and heap sizing.
          */
         public Builder jvmOptions(List<String> jvmOptions) { return Once.set(this, this.jvmOptions, jvmOptions); }

@@ -1,7 +1,6 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.BrokerException;
-import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
@@ -21,12 +20,9 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.api.spi.Settlement;
-import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobRecordFormat;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -42,13 +38,13 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.random.RandomGenerator;
-import java.util.stream.Collectors;
 
 /**
  * The delivery state machine (DESIGN.md section 5), in one place for every broker: runs one
  * delivery and decides how it ends, as an {@link Outcome} value. It never talks to the broker:
  * the worker's {@link Settler} records every outcome, fenced and in batches, so there is one path
- * for acks, retries and dead letters alike.
+ * for acks, retries and dead letters alike. What each end other than a success settles with is
+ * built by {@link RunSettlements}.
  *
  * <table>
  *   <caption>Outcomes</caption>
@@ -65,7 +61,6 @@ import java.util.stream.Collectors;
  */
 public final class DeliveryProcessor {
     private static final System.Logger LOG = System.getLogger(DeliveryProcessor.class.getName());
-    private static final int STACK_HEAD_LINES = 8;
     /** The error class of a job whose result the codec could not encode (the codec's own exception is in the message). */
     public static final String RESULT_NOT_ENCODABLE = "io.binomic.ResultNotEncodable";
     /** The error class of an attempt whose processing threw outside the handler (the exception is in the message). */
@@ -79,6 +74,8 @@ public final class DeliveryProcessor {
     private final Clock clock;
     private final StatsRecorder stats;
     private final RandomGenerator random;
+    /** The settlement each end of a run gets. */
+    private final RunSettlements settlements;
     final LongAdder succeeded = new LongAdder();
     final LongAdder failed = new LongAdder();
     final LongAdder retried = new LongAdder();
@@ -97,6 +94,7 @@ public final class DeliveryProcessor {
         this.clock = clock;
         this.stats = stats;
         this.random = random;
+        this.settlements = new RunSettlements(tracking, defaults, clock, stats, random, codec.id(), retried, deadLettered);
     }
 
     /** Tells {@code observers} (null for nobody) of each handler run from now on; called before the worker starts. */
@@ -116,7 +114,7 @@ public final class DeliveryProcessor {
     public Outcome unknownTask(Delivery delivery) {
         Message message = delivery.message().orElseThrow();
         var error = taskNotFound(message);
-        return deadLetter(delivery, message.task(), null, DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(),
+        return settlements.deadLetter(delivery, message.task(), null, DeadLetterReason.TASK_NOT_FOUND, error.getClass().getName(),
                 error.getMessage(), "");
     }
 
@@ -125,7 +123,7 @@ public final class DeliveryProcessor {
         if (delivery.decodeProblem().isPresent()) {
             String problem = delivery.decodeProblem().get();
             LOG.log(Level.ERROR, "dead-lettering undecodable entry {0} of queue {1}: {2}", delivery.receipt(), delivery.queue(), problem);
-            return deadLetter(delivery, "?", null, DeadLetterReason.DECODE_ERROR, PayloadDecodeException.class.getName(), problem, "");
+            return settlements.deadLetter(delivery, "?", null, DeadLetterReason.DECODE_ERROR, PayloadDecodeException.class.getName(), problem, "");
         }
         Message message = delivery.message().orElseThrow();
         TaskBinding<?, ?> binding = handlers.get(message.task());
@@ -143,12 +141,12 @@ public final class DeliveryProcessor {
                     + " (maxAttempts lowered since it was retried, or the entry was written by another tool);"
                     + " replay it from the dead-letter queue to run it again as attempt 1";
             LOG.log(Level.ERROR, "dead-lettering message {0}: {1}", message.id(), why);
-            return deadLetter(delivery, task.name(), null, DeadLetterReason.MAX_ATTEMPTS, "io.binomic.AttemptBudgetSpent", why, "");
+            return settlements.deadLetter(delivery, task.name(), null, DeadLetterReason.MAX_ATTEMPTS, "io.binomic.AttemptBudgetSpent", why, "");
         }
         if (attempt > maxAttempts) {
             LOG.log(Level.ERROR, "dead-lettering message {0} of task {1}: reclaimed as attempt {2} of {3} (its workers stopped holding it)",
                     message.id(), task.name(), attempt, maxAttempts);
-            return deadLetter(delivery, task.name(), null, DeadLetterReason.MAX_ATTEMPTS, "io.binomic.LeaseExpired",
+            return settlements.deadLetter(delivery, task.name(), null, DeadLetterReason.MAX_ATTEMPTS, "io.binomic.LeaseExpired",
                     "delivered " + delivery.deliveryCount() + " times without an outcome; attempt budget spent", "");
         }
         var staleAfter = defaults.staleAfter();
@@ -157,7 +155,7 @@ public final class DeliveryProcessor {
             failed.increment();
             Run stale = new Run(delivery, message, binding, attempt, maxAttempts, null);
             stale.started = now;
-            return failure(stale, "io.binomic.Stale",
+            return settlements.failure(stale, "io.binomic.Stale",
                     "waited " + Duration.between(message.enqueuedAt(), now) + " in the queue, over staleAfter " + staleAfter.get(), "");
         }
         Object argument;
@@ -166,8 +164,8 @@ public final class DeliveryProcessor {
         } catch (PayloadDecodeException | IllegalArgumentException e) {
             LOG.log(Level.ERROR, "dead-lettering message {0} of task {1}: payload does not decode as {2}: {3}",
                     message.id(), task.name(), task.argumentType().getName(), e.getMessage());
-            return deadLetter(delivery, task.name(), null, DeadLetterReason.DECODE_ERROR, e.getClass().getName(), e.getMessage(),
-                    stackHead(e));
+            return settlements.deadLetter(delivery, task.name(), null, DeadLetterReason.DECODE_ERROR, e.getClass().getName(), e.getMessage(),
+                    RunSettlements.stackHead(e));
         }
         Run run = new Run(delivery, message, binding, attempt, maxAttempts, argument);
         if (message.isTracked() && !startTracked(run)) {
@@ -181,7 +179,7 @@ public final class DeliveryProcessor {
      * One execution, and what its job record needs to know about it. It is also what the invoker
      * calls (the handler with this context bound): one object per execution, not three lambdas.
      */
-    private final class Run implements TaskContext, Callable<Object> {
+    final class Run implements TaskContext, Callable<Object> {
         private static final AtomicReferenceFieldUpdater<Run, JobUpdate> PENDING_PROGRESS =
                 AtomicReferenceFieldUpdater.newUpdater(Run.class, JobUpdate.class,
                         "pendingProgress");
@@ -403,27 +401,22 @@ public final class DeliveryProcessor {
         String outcome = "succeeded";
         try {
             Object result;
-            boolean flaggedOnReturn = false;
             if (run.tracked()) {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
                 tracking.handlerStarted(delivery.key());
                 try {
                     result = invokeObserved(run, timeout);
-                    flaggedOnReturn = Thread.currentThread().isInterrupted(); // before handlerEnded clears a cancel's
                 } finally {
                     tracking.handlerEnded(delivery.key());
                 }
             } else {
                 result = invokeObserved(run, timeout);
             }
-            // A handler that returned with its interrupt flag set: cancelled if its submitter asked
-            // (it saw the cancel and said so); otherwise its own flag or a stop after its work was
-            // done, and it succeeded. The flag is cleared either way: left set, it failed the
-            // outcome's hand-over to the settler, leaving the delivery pending to run again.
-            if ((Thread.interrupted() | flaggedOnReturn) && run.tracked() && tracking.cancelRequested(delivery.key())) {
-                outcome = "cancelled";
-                return cancelled(run, start);
-            }
+            // A handler that returned has succeeded, whatever its interrupt flag says: a cancel's
+            // interrupt can land after its return, before handlerEnded, and its work is done either
+            // way. The flag is cleared: left set, it failed the outcome's hand-over to the settler,
+            // leaving the delivery pending to run again.
+            Thread.interrupted();
             long nanos = System.nanoTime() - start;
             Outcome acked;
             if (!run.tracked()) {
@@ -440,7 +433,7 @@ public final class DeliveryProcessor {
                     outcome = "non-retryable";
                     failed.increment();
                     stats.failed(delivery.queue(), task.name(), nanos);
-                    return resultNotEncodable(run, result, e);
+                    return settlements.resultNotEncodable(run, result, e);
                 }
                 acked = new Outcome.Settle(new Settlement.Ack(delivery, JobRecordFormat.succeeded(message, delivery.queue(), attempt,
                         tracking.worker(), run.started(), clock.instant(), json, tracking.maxResultBytes())));
@@ -454,19 +447,19 @@ public final class DeliveryProcessor {
             run.timedOut = new TimeoutException("task '" + task.name() + "' overran its timeout of " + timeout);
             failed.increment();
             stats.failed(delivery.queue(), task.name(), System.nanoTime() - start);
-            return failure(run, TimeoutException.class.getName(), "overran its timeout of " + timeout, "");
+            return settlements.failure(run, TimeoutException.class.getName(), "overran its timeout of " + timeout, "");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             boolean flagged = Thread.interrupted(); // as on return: never into the settler's hand-over
             boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.key());
             if (!cancelledByRequest && (cause instanceof InterruptedException || flagged) && tracking.workerStopping()) {
                 outcome = "cancelled";
-                return leftPendingAtShutdown(run);
+                return settlements.leftPendingAtShutdown(run);
             }
             if (cause instanceof CancellationException || cancelledByRequest) {
                 outcome = "cancelled";
                 if (cancelledByRequest) {
-                    return cancelled(run, start);
+                    return settlements.cancelled(run, start);
                 }
                 LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
                 return new Outcome.LeavePending("cancelled");
@@ -477,19 +470,19 @@ public final class DeliveryProcessor {
                 outcome = "non-retryable";
                 LOG.log(Level.ERROR, "task {0} (message {1}) failed with non-retryable {2}: {3}; dead-lettering",
                         task.name(), message.id(), cause.getClass().getName(), cause.getMessage());
-                return deadLetter(run, DeadLetterReason.NON_RETRYABLE, cause.getClass().getName(),
-                        String.valueOf(cause.getMessage()), stackHead(cause));
+                return settlements.deadLetter(run, DeadLetterReason.NON_RETRYABLE, cause.getClass().getName(),
+                        String.valueOf(cause.getMessage()), RunSettlements.stackHead(cause));
             }
             outcome = "failed";
-            return failure(run, cause.getClass().getName(), String.valueOf(cause.getMessage()), stackHead(cause));
+            return settlements.failure(run, cause.getClass().getName(), String.valueOf(cause.getMessage()), RunSettlements.stackHead(cause));
         } catch (InterruptedException e) {
             outcome = "cancelled";
             if (run.tracked() && tracking.cancelRequested(delivery.key())) {
                 // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
                 Thread.interrupted();
-                return cancelled(run, start);
+                return settlements.cancelled(run, start);
             }
-            return leftPendingAtShutdown(run);
+            return settlements.leftPendingAtShutdown(run);
         } finally {
             event.end();
             if (event.shouldCommit()) {
@@ -501,20 +494,6 @@ public final class DeliveryProcessor {
                 event.commit();
             }
         }
-    }
-
-    /**
-     * The handler returned, but the codec cannot encode its result for the job record. Running it
-     * again would only fail the same way (after another run of its side effects), so it is
-     * dead-lettered at once, saying what to fix; left unsettled, it ran again after each lease and
-     * ended as a lease expiry that hid the cause.
-     */
-    private Outcome resultNotEncodable(Run run, Object result, Throwable e) {
-        String problem = "the result of task '" + run.message.task() + "' (" + result.getClass().getName()
-                + ") could not be encoded by codec '" + codec.id() + "': " + e.getClass().getName() + ": " + e.getMessage()
-                + "; fix the codec or the task's result type";
-        LOG.log(Level.ERROR, "task {0} (message {1}) returned, but {2}; dead-lettering", run.message.task(), run.message.id(), problem);
-        return deadLetter(run, DeadLetterReason.NON_RETRYABLE, RESULT_NOT_ENCODABLE, problem, stackHead(e));
     }
 
     /**
@@ -535,75 +514,12 @@ public final class DeliveryProcessor {
             failed.increment();
             stats.failed(delivery.queue(), task.name(), 0);
             Run run = new Run(delivery, message, binding, delivery.attempt(), defaults.maxAttemptsOf(task), null);
-            return failure(run, UNEXPECTED_FAILURE, "processing the delivery failed unexpectedly with " + e.getClass().getName()
-                    + ": " + e.getMessage(), stackHead(e));
+            return settlements.failure(run, UNEXPECTED_FAILURE, "processing the delivery failed unexpectedly with " + e.getClass().getName()
+                    + ": " + e.getMessage(), RunSettlements.stackHead(e));
         } catch (RuntimeException | Error again) {
             LOG.log(Level.ERROR, "recording the unexpected failure of " + delivery.receipt() + " failed too; it stays pending for reclaim",
                     again);
             return new Outcome.LeavePending("unexpected failure: " + e);
         }
-    }
-
-    /** The worker stops: the run ends with nothing recorded, left pending for reclaim, the interrupt kept. */
-    private static Outcome leftPendingAtShutdown(Run run) {
-        Thread.currentThread().interrupt();
-        LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", run.message.task(),
-                run.message.id());
-        return new Outcome.LeavePending("worker shutdown");
-    }
-
-    private Outcome cancelled(Run run, long startNanos) {
-        stats.cancelled(run.delivery.queue(), run.message.task(), System.nanoTime() - startNanos);
-        run.cancelled = true;
-        LOG.log(Level.INFO, "task {0} (message {1}) was cancelled by request while it ran", run.message.task(), run.message.id());
-        var update = JobRecordFormat.cancelled(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started(),
-                clock.instant());
-        return new Outcome.Settle(new Settlement.Ack(run.delivery, update));
-    }
-
-    /** The retry path: another attempt after the backoff while the budget lasts, else the DLQ. */
-    private Outcome failure(Run run, String errorClass, String errorMessage, String stackHead) {
-        Delivery delivery = run.delivery;
-        Message message = run.message;
-        if (run.attempt >= run.maxAttempts) {
-            LOG.log(Level.ERROR, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; max attempts reached, dead-lettering",
-                    message.task(), message.id(), run.attempt, run.maxAttempts, errorClass, errorMessage);
-            return deadLetter(run, DeadLetterReason.MAX_ATTEMPTS, errorClass, errorMessage, stackHead);
-        }
-        Duration wait = defaults.backoffOf(run.binding.task()).delay(run.attempt, random);
-        Instant now = clock.instant();
-        Instant due = DueTimes.notBefore(now.plus(wait));
-        var update = run.tracked() ? JobRecordFormat.retrying(message, delivery.queue(), run.attempt, tracking.worker(), run.started(),
-                now, due, errorClass.equals(TimeoutException.class.getName()) ? "timed out" : "failed", errorClass + ": " + errorMessage)
-                : null;
-        retried.increment();
-        stats.retried(delivery.queue(), message.task());
-        LOG.log(Level.WARNING, "task {0} (message {1}) failed attempt {2} of {3} with {4}: {5}; retrying in {6} ms",
-                message.task(), message.id(), run.attempt, run.maxAttempts, errorClass, errorMessage, String.valueOf(wait.toMillis()));
-        return new Outcome.Settle(new Settlement.RetryLater(delivery, message.withAttempt(run.attempt + 1, now), due, update));
-    }
-
-    private Outcome deadLetter(Run run, DeadLetterReason reason, String errorClass, String errorMessage, String stackHead) {
-        return deadLetter(run.delivery, run.message.task(), run.tracked() ? run.started() : null, reason, errorClass, errorMessage,
-                stackHead);
-    }
-
-    /** @param started when the run began, for the job record's history; null when it never ran */
-    private Outcome deadLetter(Delivery delivery, String taskName, Instant started, DeadLetterReason reason, String errorClass,
-                               String errorMessage, String stackHead) {
-        var failure = new DeadLetter.Failure(reason, errorClass, errorMessage, stackHead, delivery.attempt(), clock.instant());
-        deadLettered.increment();
-        stats.deadLettered(delivery.queue(), taskName);
-        var update = delivery.message().filter(Message::isTracked)
-                .map(m -> JobRecordFormat.deadLettered(m, delivery.queue(), delivery.attempt(), tracking.worker(), started,
-                        clock.instant(), reason, errorClass + ": " + errorMessage))
-                .orElse(null);
-        return new Outcome.Settle(new Settlement.DeadLetter(delivery, failure, update));
-    }
-
-    static String stackHead(Throwable t) {
-        StringWriter out = new StringWriter();
-        t.printStackTrace(new PrintWriter(out));
-        return out.toString().lines().limit(STACK_HEAD_LINES).collect(Collectors.joining("\n"));
     }
 }

@@ -20,9 +20,8 @@ import java.util.concurrent.locks.LockSupport;
  * worker stopping) reaches the handler and surfaces as {@link InterruptedException}. The watchdog
  * and the handler's end race on one state word, so exactly one wins: a handler that returns first
  * is never interrupted, and one the watchdog reached first reports a timeout, with the watchdog's
- * interrupt cleared before the thread goes on to record the outcome. A handler that swallows an
- * outside interrupt and returns normally has succeeded (one that restores the flag, as it should,
- * is seen).
+ * interrupt cleared before the thread goes on to record the outcome. A handler that returns
+ * normally has succeeded, whatever an outside interrupt did meanwhile.
  */
 final class DirectTaskInvoker implements TaskInvoker {
     private static final Watchdog WATCHDOG = new Watchdog();

@@ -9,10 +9,11 @@ import org.junit.jupiter.api.Test;
 
 class JvmOptionsTest {
     private static final List<String> DEFAULTS = MasterConfig.DEFAULT_WORKER_JVM_OPTIONS;
+    private static final long MEMORY = 16L << 30;
     private static final List<String> SERIAL_AND_HEAP_SIZING = List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m");
 
     private static List<String> merge(String... configured) {
-        return JvmOptions.merge(DEFAULTS, List.of(configured), List.of());
+        return JvmOptions.merge(DEFAULTS, List.of(configured), List.of(), MEMORY);
     }
 
     /** The defaults that are neither the collector nor the heap sizing. */
@@ -70,10 +71,39 @@ class JvmOptionsTest {
     }
 
     @Test
+    void aMasterGivenMaxRamUnderTwiceTheDefaultInitialHeapLeavesOutTheDefaultHeapSizing() {
+        MasterConfig config = MasterConfig.builder().brokerUrl("redis://localhost:6379").jvmOptions(List.of("-XX:MaxRAM=256m")).build();
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:MaxRAM=256m")), config.workerJvmOptions(Map.of()),
+                "the JVM derives 126 MiB: 64 MiB young would leave 62 to the old generation");
+    }
+
+    @Test
+    void aMaximumHeapAsAShareOfTheMemoryCountsAsTheMaximumTheJvmDerivesFromIt() {
+        // Each figure is what -XX:+PrintFlagsFinal shows as MaxHeapSize for the option alone.
+        assertEquals(100L << 20, JvmOptions.relativeMaximumHeap(List.of("-XX:MaxRAM=200m"), MEMORY), "half of a small memory");
+        assertEquals(126L << 20, JvmOptions.relativeMaximumHeap(List.of("-XX:MaxRAM=256m"), MEMORY), "the JVM's default maximum as floor");
+        assertEquals(256L << 20, JvmOptions.relativeMaximumHeap(List.of("-XX:MaxRAM=1g", "-XX:MaxRAMPercentage=25"), MEMORY));
+        assertEquals((long) (8 * MEMORY * 0.5 / 100), JvmOptions.relativeMaximumHeap(List.of("-XX:MaxRAMPercentage=0.5"), 8 * MEMORY));
+        assertEquals(Long.MAX_VALUE, JvmOptions.relativeMaximumHeap(List.of("-Xlog:gc", "-XX:InitialRAMPercentage=5"), MEMORY));
+
+        // -Xms80m would raise these maxima to 80 MiB and leave 16 MiB to the old generation, or none.
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:MaxRAM=256m")), merge("-XX:MaxRAM=256m"));
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:MaxRAMPercentage=0.5")), merge("-XX:MaxRAMPercentage=0.5"));
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:MaxRAM=4g", "-XX:MaxRAMPercentage=3")),
+                merge("-XX:MaxRAM=4g", "-XX:MaxRAMPercentage=3"), "122.9 MiB, under the JVM's floor: 126 MiB");
+        assertEquals(concat(DEFAULTS, List.of("-XX:MaxRAM=1g")), merge("-XX:MaxRAM=1g"), "a quarter of 1 GiB: 256 MiB");
+        assertEquals(concat(DEFAULTS, List.of("-XX:MaxRAMPercentage=1")), merge("-XX:MaxRAMPercentage=1"), "164 MiB of 16 GiB");
+        assertEquals(concat(withoutHeapSizing(), List.of("-XX:MaxRAMPercentage=1")),
+                JvmOptions.merge(DEFAULTS, List.of("-XX:MaxRAMPercentage=1"), List.of(), 8L << 30), "82 MiB of 8 GiB, 126 MiB floor");
+        assertEquals(withoutHeapSizing(), JvmOptions.merge(DEFAULTS, List.of(), List.of("-XX:MaxRAM=256m"), MEMORY), "inherited");
+        assertEquals(concat(DEFAULTS, List.of("-XX:MaxRAM=256m", "-Xmx1g")), merge("-XX:MaxRAM=256m", "-Xmx1g"), "-Xmx wins");
+    }
+
+    @Test
     void aFlagOfTheOperatorReplacesTheDefaultOfTheSameFlag() {
         List<String> without = DEFAULTS.stream().filter(o -> !o.startsWith("-XX:TrimNativeHeapInterval")).toList();
         assertEquals(concat(without, List.of("-XX:TrimNativeHeapInterval=0")), merge("-XX:TrimNativeHeapInterval=0"));
-        assertEquals(List.of("-Xss512k"), JvmOptions.merge(List.of("-XX:ThreadStackSize=256"), List.of("-Xss512k"), List.of()));
+        assertEquals(List.of("-Xss512k"), JvmOptions.merge(List.of("-XX:ThreadStackSize=256"), List.of("-Xss512k"), List.of(), MEMORY));
     }
 
     @Test
