@@ -86,6 +86,11 @@ class ChaosIT {
         }
 
         @Override
+        public boolean batchesAndWorkflows() {
+            return true;
+        }
+
+        @Override
         public Broker inspector() {
             return Brokers.redis(redis);
         }
