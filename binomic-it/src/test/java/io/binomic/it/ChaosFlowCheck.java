@@ -238,10 +238,16 @@ final class ChaosFlowCheck {
         return runs.stream().filter(Run::completed).mapToLong(Run::end).min().orElse(-1);
     }
 
-    /** When the attempt that spent the budget threw; a run killed before it threw (none did) leaves no bound: the earliest start. */
-    private static long lastAttemptFailure(List<Run> runs) {
+    /**
+     * When the attempt that spent the budget threw. Without that bound (the earliest start instead):
+     * a run that never threw (killed, its delivery dead-lettered by the reclaim), and one a freeze
+     * caught, whose delivery was dead-lettered by the reclaim while it slept and which threw after.
+     */
+    private long lastAttemptFailure(List<Run> runs) {
         Run last = runs.stream().max(Comparator.comparingInt(Run::attempt)).orElseThrow();
-        return last.failedAt() >= 0 ? last.failedAt() : runs.stream().mapToLong(Run::start).min().orElseThrow();
+        Fault caught = cause.apply(List.of(last.asJobRun()));
+        return last.failedAt() >= 0 && (caught == null || !caught.kind().equals("SIGSTOP")) ? last.failedAt()
+                : runs.stream().mapToLong(Run::start).min().orElseThrow();
     }
 
     private void countDuplicates() {

@@ -61,9 +61,13 @@ class ChaosFlowCheckTest {
     }
 
     private ChaosFlowCheck check() {
+        return check("SUCCEEDED");
+    }
+
+    private ChaosFlowCheck check(String workflowState) {
         ChaosReport report = new ChaosReport(List.of(), new byte[0], new BitSet(), faults, 5_000, 16, 0, 2_000, 0, 0);
         return new ChaosFlowCheck(ChaosFlowLedger.parse(lines), List.of(PLANNED_BATCH), List.of(PLANNED_WORKFLOW), Set.of(),
-                Set.of(doomedId), Map.of(WORKFLOW, "SUCCEEDED"), report::cause);
+                Set.of(doomedId), Map.of(WORKFLOW, workflowState), report::cause);
     }
 
     private static void assertFails(ChaosFlowCheck check, String expected) {
@@ -163,5 +167,14 @@ class ChaosFlowCheckTest {
         lines.removeIf(l -> l.contains(" b0 j0 "));
         run('J', BATCH, "b0", "j0", UUID.randomUUID(), 1, WORKER, 1_000, -1, -1, "-");
         assertFails(check(), "job j0 lost: never completed, not dead-lettered");
+    }
+
+    @Test
+    void aWorkflowNotSucceededFails_andSoDoesARunOfAGroupNeverSubmitted() {
+        wellBehaved();
+        run('N', UUID.randomUUID(), "w9", "a", UUID.randomUUID(), 1, OTHER, 3_000, 3_010, -1, "-");
+        ChaosFlowCheck check = check("RUNNING");
+        assertFails(check, "ended RUNNING, not SUCCEEDED");
+        assertFails(check, "that the run never submitted");
     }
 }
