@@ -115,6 +115,8 @@ final class ChaosDriver {
     /** Submissions pause while a Redis fault is applied (if the target says so), so that no submission is left half-known. */
     private final ReentrantReadWriteLock submitting = new ReentrantReadWriteLock();
     private byte[] kinds;
+    /** The batches and workflows, where the target has them. */
+    private ChaosFlows flows;
     private volatile int resubmitted;
 
     ChaosDriver(ChaosTarget target, Size size) {
@@ -130,12 +132,14 @@ final class ChaosDriver {
         Random processRandom = new Random(seeds.nextLong());
         Random redisRandom = new Random(seeds.nextLong());
         Random workload = new Random(seeds.nextLong());
+        Random flowWorkload = new Random(seeds.nextLong());
         long testStart = System.currentTimeMillis();
 
         dir = Path.of("target", target.name() + "-" + size.name()).toAbsolutePath();
         deleteRecursively(dir);
         ledgerDir = dir.resolve("ledger");
         ChaosLedger ledger = new ChaosLedger(ledgerDir);
+        flows = target.batchesAndWorkflows() ? new ChaosFlows(ledgerDir, size.tasks()) : null;
         Binomic producer = client(ChaosJobs.definitions(size.tick(), size.delay()));
         Binomic secondScheduler = client(ChaosJobs.definitions(size.tick(), size.delay()));
         Binomic sweeper = null;
@@ -154,11 +158,14 @@ final class ChaosDriver {
                     problems.add("the submitter gave up: " + e);
                 }
             });
+            Thread flowSubmitter = ChaosFlows.submitting(flows, producer, flowWorkload, phaseStart, phaseEnd, submitting.readLock(),
+                    problems);
             Thread processFaults = Thread.ofPlatform().name("chaos-process-faults").start(
                     () -> faults(processRandom, size.processCycle(), size.processGapMin(), size.processGapMax(), phaseEnd));
             Thread redisFaults = Thread.ofPlatform().name("chaos-redis-faults").start(
                     () -> faults(redisRandom, target.redisCycle(size), size.redisGapMin(), size.redisGapMax(), phaseEnd));
             submitter.join();
+            flowSubmitter.join();
             processFaults.join();
             redisFaults.join();
             long faultsOver = System.currentTimeMillis();
@@ -194,6 +201,8 @@ final class ChaosDriver {
                     + " s, took " + (System.currentTimeMillis() - testStart) / 1000 + " s");
             out.addAll(target.describe());
             out.addAll(report.lines());
+            ChaosFlowCheck flowCheck = flows == null ? null : flows.check(sweeper, report::cause);
+            out.addAll(flowCheck == null ? List.of() : flowCheck.lines());
             out.add("left at quiescence: " + atQuiescence.values().stream().map(s -> s.queue() + " ready " + s.ready() + " pending "
                     + s.pending() + " delayed " + s.delayed()).toList() + "; ticks after the master drained: pending "
                     + ticksAfterDrain.pending() + ", ready " + ticksAfterDrain.ready() + " (run by a final sweep)");
@@ -214,6 +223,7 @@ final class ChaosDriver {
             Files.write(dir.resolve("result.txt"), out, StandardCharsets.UTF_8);
 
             List<String> failures = new ArrayList<>(report.failures);
+            failures.addAll(flowCheck == null ? List.of() : flowCheck.failures);
             if (!quiet) {
                 failures.add("not quiescent within " + size.quiescence());
             }
@@ -503,7 +513,7 @@ final class ChaosDriver {
             deadLetters(client, done, new ArrayList<>());
             boolean empty = stats(client).values().stream().filter(s -> !s.queue().equals(ChaosJobs.TICK_QUEUE))
                     .allMatch(s -> s.ready() + s.pending() + s.delayed() == 0);
-            if (empty && done.cardinality() == kinds.length) {
+            if (empty && done.cardinality() == kinds.length && (flows == null || flows.done())) {
                 return true;
             }
             sleep(1000);

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The chaos suite (issue 9) on one Redis with an append-only file: besides the worker JVMs and the
  * master that {@link ChaosDriver} kills, freezes and restarts, Redis is restarted (crashed or shut
- * down), unreachable for a while, and its client connections killed.
+ * down), unreachable for a while, and its client connections killed. Batches and workflows run
+ * among the jobs ({@link ChaosFlows}).
  *
  * <p>The short size runs in every {@code ./mvnw verify}; {@code ./mvnw -Pchaos verify
  * -Dchaos.tasks=100000 -Dchaos.minutes=10 -Dchaos.seed=42} runs the long one. A failed run prints
@@ -83,6 +84,11 @@ class ChaosIT {
                 default -> throw new IllegalArgumentException(kind);
             };
             return new Fault(kind.equals("REDIS_LONG_OUTAGE") ? "REDIS_OUTAGE" : kind, 0, t, System.currentTimeMillis(), detail);
+        }
+
+        @Override
+        public boolean batchesAndWorkflows() {
+            return true;
         }
 
         @Override

@@ -10,9 +10,10 @@ import java.util.List;
 /**
  * The chaos suite's application, as the master's worker JVMs find it (through a
  * {@code META-INF/services} file that {@link ChaosIT} puts on their class path) and as the test's
- * clients declare it: the {@link TestApp} job on two
- * queues, a DELAY variant, a variant under a concurrency limit, and an INTERVAL task. Its executions go to a {@link ChaosLedger} in the
- * directory named by {@value #LEDGER_PROPERTY}; without that property it declares nothing, so the
+ * clients declare it: the {@link TestApp} job on two queues, a DELAY variant, a variant under a
+ * concurrency limit, an INTERVAL task, and the steps of the batches and workflows
+ * ({@link ChaosFlows}). Its executions go to a {@link ChaosLedger} (the steps' to a
+ * {@link ChaosFlowLedger}) in the directory named by {@value #LEDGER_PROPERTY}; without that property it declares nothing, so the
  * other tests that discover tasks are not affected.
  */
 public final class ChaosJobs implements TaskProvider {
@@ -43,12 +44,20 @@ public final class ChaosJobs implements TaskProvider {
         if (directory == null) {
             return List.of();
         }
-        return tasks(new ChaosLedger(Path.of(directory)), Duration.ofMillis(Long.getLong(TICK_PROPERTY)),
-                Duration.ofMillis(Long.getLong(DELAY_PROPERTY)));
+        List<TaskBinding<?, ?>> tasks = new java.util.ArrayList<>(tasks(new ChaosLedger(Path.of(directory)),
+                Duration.ofMillis(Long.getLong(TICK_PROPERTY)), Duration.ofMillis(Long.getLong(DELAY_PROPERTY))));
+        tasks.addAll(ChaosFlows.tasks(new ChaosFlowLedger(Path.of(directory))));
+        return tasks;
     }
 
     /** The same definitions in every process: the worker JVMs, the two clients (which fire the ticks), the final sweep. */
     static List<Task<?, ?>> definitions(Duration tick, Duration delay) {
+        List<Task<?, ?>> all = new java.util.ArrayList<>(jobDefinitions(tick, delay));
+        all.addAll(ChaosFlows.definitions());
+        return all;
+    }
+
+    private static List<Task<?, ?>> jobDefinitions(Duration tick, Duration delay) {
         return List.of(
                 TestApp.job(ON_A, QUEUE_A, BACKOFF, null),
                 TestApp.job(ON_B, QUEUE_B, BACKOFF, null),
@@ -61,7 +70,7 @@ public final class ChaosJobs implements TaskProvider {
     /** The definitions bound to handlers that record in {@code ledger}: what runs them (the worker JVMs, the final sweep). */
     @SuppressWarnings("unchecked")
     static List<TaskBinding<?, ?>> tasks(TestApp.Runs ledger, Duration tick, Duration delay) {
-        List<Task<?, ?>> definitions = definitions(tick, delay);
+        List<Task<?, ?>> definitions = jobDefinitions(tick, delay);
         return List.of(
                 ((Task<TestApp.Job, Void>) definitions.get(0)).handledBy(TestApp.handler(ledger)),
                 ((Task<TestApp.Job, Void>) definitions.get(1)).handledBy(TestApp.handler(ledger)),

@@ -31,6 +31,11 @@ interface ChaosTarget extends AutoCloseable {
     /** Applies one Redis fault of {@link #redisCycle} and returns it as the report will judge it. */
     Fault apply(String kind, Random random, ChaosDriver.Size size);
 
+    /** Whether the run adds batches and workflows ({@link ChaosFlows}): the broker must offer both. */
+    default boolean batchesAndWorkflows() {
+        return false;
+    }
+
     /** Set-up through the producer before the master starts. */
     default void prepare(Binomic producer) {
     }
