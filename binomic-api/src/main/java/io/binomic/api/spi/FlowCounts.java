@@ -22,8 +22,4 @@ package io.binomic.api.spi;
  * @param failed ended with some job dead-lettered, cancelled or skipped, without a cancel of the whole
  * @param cancelled ended after a cancel of the whole (a batch: with some job not succeeded)
  */
-public record FlowCounts(long open, long succeeded, long failed, long cancelled) {
-
-    /** Nothing counted. */
-    public static final FlowCounts NONE = new FlowCounts(0, 0, 0, 0);
-}
+public record FlowCounts(long open, long succeeded, long failed, long cancelled) { }
