@@ -12,6 +12,7 @@ import io.binomic.api.DeadLetterReason;
 import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Message;
@@ -121,6 +122,7 @@ public abstract class BatchModelProperties {
             cbs.put(c, Message.builder().id(UUID.randomUUID()).task(c.name()).queue(callbacks).enqueuedAt(Instant.now())
                     .payload("{}".getBytes(StandardCharsets.UTF_8)).batchCallback(id).build());
         }
+        FlowCounts before = batches.counts();
         batches.submitBatch(new NewBatch(id, false, Duration.ofMinutes(5), cbs), jobs);
 
         Map<String, List<Delivery>> held = new HashMap<>();
@@ -198,6 +200,7 @@ public abstract class BatchModelProperties {
                 default -> throw new AssertionError(op);
             }
             check(batches, id, model, callbacks, fired, cancelRequested, size, trace);
+            checkCounts(batches, before, model, cancelRequested, size, trace);
         }
     }
 
@@ -278,6 +281,17 @@ public abstract class BatchModelProperties {
             }
         });
         assertEquals(failed, Set.copyOf(s.failedJobs()), "failed jobs: " + trace);
+    }
+
+    /** The broker-wide counts hold this one batch open until its jobs all ended, then in the state its end makes. */
+    private static void checkCounts(Batches batches, FlowCounts before, Map<UUID, Job> model, boolean cancelRequested, int size,
+                                    List<String> trace) {
+        int succeeded = count(model, Batches.Outcome.SUCCEEDED);
+        boolean complete = model.values().stream().allMatch(j -> j.ended != null);
+        boolean allSucceeded = succeeded == size;
+        FlowCounts expected = BatchesContractTest.plus(before, complete ? 0 : 1, complete && allSucceeded ? 1 : 0,
+                complete && !allSucceeded && !cancelRequested ? 1 : 0, complete && !allSucceeded && cancelRequested ? 1 : 0);
+        assertEquals(expected, batches.counts(), "the broker-wide counts: " + trace);
     }
 
     private static int count(Map<UUID, Job> model, Batches.Outcome o) {

@@ -8,6 +8,7 @@ import io.binomic.api.BatchStatus;
 import io.binomic.api.BatchStatus.Callback;
 import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Message;
@@ -288,6 +289,48 @@ public abstract class BatchesContractTest extends BrokerContractFixture {
         BatchStatus s = status(id);
         assertEquals(List.of(1, 0, 1), List.of(s.total(), s.succeeded(), s.deadLettered()), "a job counts once, at its first end");
         assertEquals(Map.of(), callbacksEnqueued(), "no callback again");
+    }
+
+    /** {@code before} moved by the given numbers: the counts are the broker's, so a test compares what it changed. */
+    static FlowCounts plus(FlowCounts before, long open, long succeeded, long failed, long cancelled) {
+        return new FlowCounts(before.open() + open, before.succeeded() + succeeded, before.failed() + failed,
+                before.cancelled() + cancelled);
+    }
+
+    @Test
+    void theBrokerWideCountsMoveOnceWithEachSubmitAndEachEnd() throws Exception {
+        FlowCounts before = batches().counts();
+        UUID ok = UUID.randomUUID();
+        UUID bad = UUID.randomUUID();
+        UUID stopped = UUID.randomUUID();
+        for (UUID id : List.of(ok, bad, stopped)) {
+            submit(false, jobs(id, queue, 1), id);
+        }
+        assertEquals(plus(before, 3, 0, 0, 0), batches().counts(), "three open");
+
+        Map<UUID, Delivery> byBatch = new HashMap<>();
+        fetch(10).forEach(d -> byBatch.put(d.message().orElseThrow().batch(), d));
+        broker.settle("c1", List.of(succeeded(byBatch.get(ok)), dead(byBatch.get(bad))));
+        batches().cancelBatch(stopped);
+        broker.settle("c1", List.of(new Settlement.Ack(byBatch.get(stopped)))); // acked unrun: its record said cancelled
+        assertEquals(plus(before, 0, 1, 1, 1), batches().counts());
+
+        assertFalse(broker.settle("c1", List.of(succeeded(byBatch.get(ok)), dead(byBatch.get(bad)))).allApplied());
+        assertTrue(batches().closeBatch(ok));
+        assertEquals(Map.of(), batches().cancelBatch(stopped));
+        assertEquals(plus(before, 0, 1, 1, 1), batches().counts(), "resent settlements, a second close or cancel count nothing");
+    }
+
+    @Test
+    void anOpenBatchIsCountedOpenUntilItsCloseEndsIt() throws Exception {
+        FlowCounts before = batches().counts();
+        UUID id = submit(true, List.of(), UUID.randomUUID());
+        assertTrue(batches().addToBatch(id, jobs(id, queue, 1)));
+        broker.settle("c1", List.of(succeeded(fetch(1).getFirst())));
+        assertEquals(plus(before, 1, 0, 0, 0), batches().counts(), "open while jobs may be added");
+
+        assertTrue(batches().closeBatch(id));
+        assertEquals(plus(before, 0, 1, 0, 0), batches().counts());
     }
 
     @Test

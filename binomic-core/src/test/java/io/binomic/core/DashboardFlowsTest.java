@@ -11,8 +11,11 @@ import io.binomic.api.NonRetryableException;
 import io.binomic.api.Task;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.core.internal.web.Promtool;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -235,6 +238,42 @@ class DashboardFlowsTest {
             }
             assertTrue(after.contains("binomic_batch_callback_lag_seconds_sum{queue=\"flows-callbacks\",task=\"batch-done\"} "), after);
             Promtool.assertValid(after);
+        }
+    }
+
+    /** The broker's own counts, by state, as gauges: every end counted once, whichever process ended it. */
+    @Test
+    void metricsShowTheBrokerWideCountsOfBatchesAndWorkflowsByStateAndPassPromtool() throws Exception {
+        Binomic b = started();
+        b.startWorker();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            URI metrics = dashboard.uri().resolve("/metrics");
+            b.batch().add(work, new Item("good")).submit();
+            b.batch().add(work, new Item("bad")).submit();
+            b.batch().add(slow, new Item("held")).submit().cancel();
+            b.submit(Workflow.builder().add("a", work, new Item("good")).build());
+            b.submit(Workflow.builder().then("a", work, new Item("bad")).then("b", work, new Item("good")).build());
+            b.submit(Workflow.builder().then("a", slow, new Item("held")).then("b", work, new Item("good")).build()).cancel();
+            List<String> expected = new ArrayList<>();
+            for (String family : List.of("binomic_batches", "binomic_workflows")) {
+                expected.addAll(List.of(family + "{state=\"open\"} 0", family + "{state=\"succeeded\"} 1",
+                        family + "{state=\"failed\"} 1", family + "{state=\"cancelled\"} 1"));
+            }
+            String[] last = {""};
+            try {
+                await("every batch and workflow counted in its end state", () -> {
+                    try {
+                        last[0] = get(metrics, null).substring(4);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                    return expected.stream().allMatch(line -> last[0].lines().anyMatch(line::equals));
+                });
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; expected " + expected + " in\n" + last[0], e);
+            }
+            assertTrue(last[0].contains("# TYPE binomic_batches gauge\n") && last[0].contains("# TYPE binomic_workflows gauge\n"), last[0]);
+            Promtool.assertValid(last[0]);
         }
     }
 }

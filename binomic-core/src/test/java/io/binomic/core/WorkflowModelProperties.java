@@ -14,6 +14,7 @@ import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.DeadLetterStore;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Message;
@@ -145,6 +146,7 @@ public abstract class WorkflowModelProperties {
                     new HashSet<>(n.ignored.stream().map(d -> "n" + d).toList())));
             trace.add(n.name + " <- " + n.deps + " ignoring " + n.ignored);
         }
+        FlowCounts before = workflows.counts();
         workflows.submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), nodes));
 
         Map<String, List<Delivery>> held = new HashMap<>();
@@ -236,7 +238,7 @@ public abstract class WorkflowModelProperties {
                 }
                 default -> throw new AssertionError(op);
             }
-            check(workflows, id, model, cancelled[0], trace);
+            check(workflows, id, model, cancelled[0], before, trace);
         }
         // every entry the model put on the queue is there, once
         scheduler.moveDue(queue, Instant.now().plusSeconds(3600), 100);
@@ -343,11 +345,16 @@ public abstract class WorkflowModelProperties {
         }
     }
 
-    private void check(Workflows workflows, UUID id, List<Node> model, boolean cancelled, List<String> trace) {
+    /** The status matches the model, and the broker-wide counts hold this one workflow in the state its status says. */
+    private void check(Workflows workflows, UUID id, List<Node> model, boolean cancelled, FlowCounts before, List<String> trace) {
         WorkflowStatus s = workflows.readWorkflow(id).orElseThrow();
         assertEquals(model.stream().map(n -> n.state).toList(), s.nodes().stream().map(WorkflowStatus.Node::state).toList(),
                 "node states: " + trace);
         assertEquals(cancelled, s.cancelRequested(), "cancel requested: " + trace);
+        WorkflowStatus.State state = s.state();
+        assertEquals(BatchesContractTest.plus(before, state == WorkflowStatus.State.RUNNING ? 1 : 0,
+                state == WorkflowStatus.State.SUCCEEDED ? 1 : 0, state == WorkflowStatus.State.FAILED ? 1 : 0,
+                state == WorkflowStatus.State.CANCELLED ? 1 : 0), workflows.counts(), "the counts, the workflow " + state + ": " + trace);
     }
 
     private List<Delivery> fetch(String queue, String consumer, int max) {

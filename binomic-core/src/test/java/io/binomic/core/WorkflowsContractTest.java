@@ -1,11 +1,13 @@
 package io.binomic.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Message;
@@ -337,6 +339,50 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         if (counted) {
             assertCounts(g, "z", 0, 0, "once j succeeded");
         }
+    }
+
+    @Test
+    void theBrokerWideCountsMoveOnceWithEachSubmitAndEachEnd() throws Exception {
+        FlowCounts before = workflows().counts();
+        Graph ok = new Graph().node("ok").submit();
+        Graph bad = new Graph().node("bad").node("after", "bad").submit();
+        Graph stopped = new Graph().node("stop").node("held", "stop").submit();
+        assertEquals(BatchesContractTest.plus(before, 3, 0, 0, 0), workflows().counts(), "three open");
+
+        Map<String, Delivery> first = fetchAll("c1");
+        broker.settle("c1", List.of(succeeded(first.get("ok")), dead(first.get("bad"))));
+        workflows().cancelWorkflow(stopped.id);
+        broker.settle("c1", List.of(new Settlement.Ack(first.get("stop")))); // acked unrun: its record said cancelled
+        assertEquals(List.of(WorkflowStatus.State.SUCCEEDED, WorkflowStatus.State.FAILED, WorkflowStatus.State.CANCELLED),
+                List.of(ok.status().state(), bad.status().state(), stopped.status().state()));
+        assertEquals(BatchesContractTest.plus(before, 0, 1, 1, 1), workflows().counts());
+
+        assertFalse(broker.settle("c1", List.of(succeeded(first.get("ok")), dead(first.get("bad")))).allApplied());
+        assertEquals(Map.of(), workflows().cancelWorkflow(stopped.id));
+        assertEquals(BatchesContractTest.plus(before, 0, 1, 1, 1), workflows().counts(), "resent settlements, a second cancel count nothing");
+    }
+
+    /** A replay that resumes a workflow counts it open again, taken from failed; one that resumes nothing moves it to its new end. */
+    @Test
+    void aReplayThatSucceedsMovesItsWorkflowInTheCounts() throws Exception {
+        Graph chain = new Graph().node("a").node("b", "a").submit();
+        Graph leaf = new Graph().node("x").submit();
+        Map<String, Delivery> first = fetchAll("c1");
+        FlowCounts before = workflows().counts();
+        broker.settle("c1", List.of(dead(first.get("a")), dead(first.get("x"))));
+        assertEquals(BatchesContractTest.plus(before, -2, 0, 2, 0), workflows().counts());
+
+        var store = BrokerCapabilities.deadLetterStore(broker);
+        List<String> letters = store.readDeadLetters(queue, Optional.empty(), 10).stream().map(l -> l.id()).toList();
+        assertEquals(2, store.replayDeadLetters(queue, letters));
+        Map<String, Delivery> again = fetchAll("c1");
+        broker.settle("c1", List.of(succeeded(again.get("a")), succeeded(again.get("x"))));
+        assertEquals(WorkflowStatus.State.RUNNING, chain.status().state());
+        assertEquals(WorkflowStatus.State.SUCCEEDED, leaf.status().state());
+        assertEquals(BatchesContractTest.plus(before, -1, 1, 0, 0), workflows().counts(), "chain open again, leaf succeeded");
+
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("b"))));
+        assertEquals(BatchesContractTest.plus(before, -2, 2, 0, 0), workflows().counts());
     }
 
     @Test

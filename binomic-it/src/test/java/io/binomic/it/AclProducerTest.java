@@ -10,6 +10,7 @@ import io.binomic.api.Task;
 import io.binomic.api.Uniqueness;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.Workflow;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -26,6 +27,27 @@ class AclProducerTest {
 
     private long admin(String... command) {
         return (Long) redis.call(command);
+    }
+
+    /** A field of the broker-wide counts of batches and workflows, read over the admin connection. */
+    private long flowCount(String field) {
+        Object v = redis.call("HGET", "binomic:flows:counts", field);
+        return v == null ? 0 : Long.parseLong(v.toString());
+    }
+
+    /** The submit scripts count the batch or workflow open with commands the producer's rule set has (no HINCRBY). */
+    @Test
+    void theProducerRuleSetIsEnoughToSubmitAndCountABatchAndAWorkflow() {
+        Task<String, String> tracked = Task.builder("tracked", String.class, String.class).queue(queue).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.PRODUCER))
+                .schedulePeriodicTasks(false).worker(WorkerConfig.builder().queues(queue).build()).build();
+        long batches = flowCount("batch:open");
+        long workflows = flowCount("workflow:open");
+        try (Binomic producer = Binomic.builder().config(config).build().start()) {
+            producer.batch().add(tracked, "a").add(tracked, "b").submit();
+            producer.submit(Workflow.builder().then("x", tracked, "x").then("y", tracked, "y").build());
+        }
+        assertEquals(List.of(batches + 1, workflows + 1), List.of(flowCount("batch:open"), flowCount("workflow:open")));
     }
 
     @Test

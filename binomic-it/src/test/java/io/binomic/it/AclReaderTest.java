@@ -80,6 +80,10 @@ class AclReaderTest {
                 assertEquals(200, r.statusCode(), page + ": " + r.body());
                 assertTrue(r.body().contains(queue), page + " shows the queue: " + r.body());
             }
+            String metrics = http.send(HttpRequest.newBuilder(dashboard.uri().resolve("/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(metrics.contains("binomic_batches{state=\"open\"}") && metrics.contains("binomic_workflows{state=\"failed\"}"),
+                    "the reader reads the broker-wide counts of batches and workflows: " + metrics);
         }
     }
 

@@ -67,6 +67,16 @@ public interface Batches {
     Optional<BatchStatus> readBatch(UUID id);
 
     /**
+     * How many batches are open and how many ended in each state, over every client of this
+     * broker ({@link FlowCounts} says which state is which). Exact: {@link #submitBatch} counts the
+     * batch open in its atomic step, and the step that completes it (the settlement of its last job,
+     * or the close or cancel of a batch whose jobs all ended) moves it to its end state; a batch
+     * ends once (a later replay counts nothing), so a resent settlement or a second close or cancel
+     * counts nothing. One small read: no scan of the batches.
+     */
+    FlowCounts counts();
+
+    /**
      * The outcome a settlement of a job of a batch gives it, null when it is not final (a retry).
      * An ack whose job update ends the job CANCELLED, or an ack without an update of a tracked job
      * (the worker did not run it: its record said cancelled), is CANCELLED; another ack SUCCEEDED.

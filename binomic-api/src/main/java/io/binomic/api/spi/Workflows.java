@@ -59,4 +59,16 @@ public interface Workflows {
 
     /** The status of workflow {@code id}, or empty when there is none (never was, or expired). */
     Optional<WorkflowStatus> readWorkflow(UUID id);
+
+    /**
+     * How many workflows are open (some node held or enqueued) and how many ended in each state,
+     * over every client of this broker ({@link FlowCounts} says which state is which). Exact:
+     * {@link #submitWorkflow} counts the workflow open in its atomic step, and the step that leaves
+     * no node held or enqueued (a settlement, a cancel) moves it to its end state. A resume (a
+     * dead-lettered node's replay that succeeded, releasing a skipped node) moves it back to open
+     * from the state it had ended in; a replay that succeeds without releasing anything moves an
+     * ended workflow to the state it ends in now (failed to succeeded, when it was the only
+     * failure). A settlement that records nothing (a resend) counts nothing. One small read: no scan.
+     */
+    FlowCounts counts();
 }

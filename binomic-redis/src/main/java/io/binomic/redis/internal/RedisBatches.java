@@ -2,6 +2,7 @@ package io.binomic.redis.internal;
 
 import io.binomic.api.BatchStatus;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewBatch;
 import io.binomic.api.spi.Settlement;
@@ -9,6 +10,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,6 +36,26 @@ final class RedisBatches implements Batches {
     static String batchKey(String prefix, UUID id) { return prefix + ":batch:{" + id + "}"; }
 
     static String jobsKey(String prefix, UUID id) { return batchKey(prefix, id) + ":jobs"; }
+
+    /**
+     * The broker-wide counts of batches and workflows by state, one hash the scripts that create and
+     * end them keep ({@code flow_count} in {@code lib.lua}, which derives this name from the flow's key).
+     */
+    static String flowCountsKey(String prefix) { return prefix + ":flows:counts"; }
+
+    /** The counts of {@code kind} ('batch' or 'workflow') in {@link #flowCountsKey}: one HMGET. */
+    static FlowCounts readCounts(RedisContext redis, String kind) {
+        List<String> states = List.of("open", "succeeded", "failed", "cancelled");
+        Map<String, String> v = redis.call("read the counts of " + kind + " flows", () -> redis.client()
+                .<String, String>getMap(flowCountsKey(redis.config.keyPrefix()), StringCodec.INSTANCE)
+                .getAll(new LinkedHashSet<>(states.stream().map(s -> kind + ":" + s).toList())));
+        long[] n = new long[states.size()];
+        for (int i = 0; i < n.length; i++) {
+            String count = v == null ? null : v.get(kind + ":" + states.get(i));
+            n[i] = count == null ? 0 : Long.parseLong(count);
+        }
+        return new FlowCounts(n[0], n[1], n[2], n[3]);
+    }
 
     private String prefix() { return redis.config.keyPrefix(); }
 
@@ -138,6 +160,9 @@ final class RedisBatches implements Batches {
                 number(b, "succeeded"), number(b, "dead"), number(b, "cancelled"), failed, fired,
                 Instant.ofEpochMilli(Long.parseLong(b.getOrDefault("createdAt", "0")))));
     }
+
+    @Override
+    public FlowCounts counts() { return readCounts(redis, "batch"); }
 
     private static int number(Map<String, String> b, String field) {
         String v = b.get(field);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewWorkflow;
 import io.binomic.api.spi.Settlement;
@@ -109,6 +110,9 @@ final class RedisWorkflows implements Workflows {
         return Optional.of(new WorkflowStatus(id, "1".equals(w.get("cancelRequested")),
                 Instant.ofEpochMilli(Long.parseLong(w.getOrDefault("createdAt", "0"))), nodes));
     }
+
+    @Override
+    public FlowCounts counts() { return RedisBatches.readCounts(redis, "workflow"); }
 
     private static NodeState state(String letter) {
         return switch (letter == null ? "" : letter) {

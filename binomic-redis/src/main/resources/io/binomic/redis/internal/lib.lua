@@ -190,6 +190,30 @@ local function lim_release(stream, id)
   lim_release_all(stream, {id})
 end
 
+-- Broker-wide counts of batches and workflows by state (Batches.counts, Workflows.counts): one hash,
+-- <prefix>:flows:counts, fields '<kind>:<state>' (kind batch or workflow; state open, succeeded,
+-- failed or cancelled), moved by the steps that create and end each flow, whose own hash says in
+-- 'counted' where it is counted. A flow stored before the counts has no 'counted' and is left out
+-- (so open never goes below zero). HGET and HSET, not HINCRBY: the producer's rule set, which
+-- submits and cancels, has those.
+local function flow_count(flow, kind, state)
+  local old = redis.call('HGET', flow, 'counted')
+  if old == state or (not old and state ~= 'open') then return end
+  local counts = string.match(flow, '^(.*):' .. kind .. ':{[^}]*}$') .. ':flows:counts'
+  if old then
+    redis.call('HSET', counts, kind .. ':' .. old, tonumber(redis.call('HGET', counts, kind .. ':' .. old) or '0') - 1)
+  end
+  redis.call('HSET', counts, kind .. ':' .. state, tonumber(redis.call('HGET', counts, kind .. ':' .. state) or '0') + 1)
+  redis.call('HSET', flow, 'counted', state)
+end
+-- The state an ended flow is counted in (FlowCounts): a batch whose jobs all succeeded succeeded,
+-- as its status says, even when cancelled; a cancelled workflow is cancelled, as its status says.
+local function flow_end_state(all_succeeded, flow, cancel_wins)
+  local cancelled = redis.call('HGET', flow, 'cancelRequested') == '1'
+  if cancelled and (cancel_wins or not all_succeeded) then return 'cancelled' end
+  return all_succeeded and 'succeeded' or 'failed'
+end
+
 -- Batches (RedisBatches). A batch is a hash ('open', 'total', 'ended', 'succeeded', 'dead',
 -- 'cancelled', 'retention', the callbacks 'cb:KIND' as delayed-set members with their stream
 -- 'cbstream:KIND' and, for a tracked one, record 'cbjob:KIND', 'cbtask:KIND', 'cbret:KIND', and the
@@ -229,6 +253,7 @@ local function batch_complete_if_done(batch, jobs, now, ended, succeeded)
     local retention = redis.call('HGET', batch, 'retention')
     redis.call('PEXPIRE', batch, retention)
     redis.call('PEXPIRE', jobs, retention)
+    flow_count(batch, 'batch', flow_end_state(succeeded == total, batch, false))
   end
 end
 -- Counts the final outcome (S, D or C) of job child of a batch, once per child: a child counted
@@ -260,7 +285,7 @@ end
 -- delayed-set member, 'dy:N' its delay in ms (0 for none), 'dl:N' its queue's delayed set, and the
 -- counts of its dependencies 'u:N' held or enqueued and 'f:N' failed (D, C or K) whose failure it
 -- does not ignore (wf_count; absent in a workflow stored before them, which wf_evaluate then reads
--- in full). Read and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
+-- in full), and 'counted' (flow_count). Read and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
 -- jobs' records, which only a worker's settle or a cancel makes; a skipped or cancelled job's end is
 -- published, as a job cancel publishes it), as the documented worker rule set allows; the producer's
 -- submits (ZADD for a delayed root).
@@ -336,6 +361,18 @@ local function wf_keep_records(wf, keep_ms)
     end
   end
 end
+-- Counts workflow wf (flow_count) as open while active nodes are held or enqueued, else in the state
+-- its nodes ended in: read with one HMGET per 1000 nodes, only when it ends or an ended one changes.
+local function wf_flow_count(wf, active)
+  if active > 0 then return flow_count(wf, 'workflow', 'open') end
+  local fields = {}
+  for j, n in ipairs(cjson.decode(redis.call('HGET', wf, 'names'))) do fields[j] = 's:' .. n end
+  local all = true
+  lim_chunked({'HMGET', wf}, fields, function(states)
+    for j = 1, #states do if states[j] ~= 'S' then all = false end end
+  end)
+  flow_count(wf, 'workflow', flow_end_state(all, wf, true))
+end
 -- Sets node name's state, keeping 'active': the record expires once nothing is held or enqueued,
 -- and is kept again while a resume (a replayed dependency that succeeded) runs; the records of its
 -- jobs with it (wf_keep_records).
@@ -354,6 +391,7 @@ local function wf_set(wf, name, new, now)
       else
         local keep = tonumber(redis.call('HGET', wf, 'retention'))
         redis.call('PEXPIRE', record, math.max(keep, tonumber(redis.call('HGET', wf, 'rt:' .. name) or '0')))
+        wf_flow_count(wf, active)
       end
     end
     return
@@ -363,10 +401,12 @@ local function wf_set(wf, name, new, now)
     redis.call('HSET', wf, 'endedAt', now)
     redis.call('PEXPIRE', wf, redis.call('HGET', wf, 'retention'))
     wf_keep_records(wf, tonumber(redis.call('HGET', wf, 'retention')))
+    wf_flow_count(wf, active)
   elseif active == delta then
     redis.call('HSET', wf, 'endedAt', '')
     redis.call('PERSIST', wf)
     wf_keep_records(wf, nil)
+    wf_flow_count(wf, active)
   elseif not wf_active(new) then
     redis.call('PERSIST', record)
   end

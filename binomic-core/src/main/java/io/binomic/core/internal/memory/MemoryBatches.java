@@ -4,6 +4,7 @@ import io.binomic.api.BatchStatus;
 import io.binomic.api.BatchStatus.Callback;
 import io.binomic.api.JobState;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewBatch;
 import io.binomic.api.spi.Settlement;
@@ -39,6 +40,8 @@ final class MemoryBatches implements Batches {
         boolean cancelRequested;
         /** When its record goes, once complete; 0 before. */
         long expiresAtMillis;
+        /** The state the broker-wide counts have it in. */
+        MemoryFlowCounts.State counted;
 
         Stored(NewBatch b, Instant now) {
             id = b.id();
@@ -54,6 +57,7 @@ final class MemoryBatches implements Batches {
     private final MemoryState state;
     private final MemoryJobStore jobs;
     private final Map<UUID, Stored> batches = new HashMap<>();
+    private final MemoryFlowCounts counted = new MemoryFlowCounts();
 
     MemoryBatches(MemoryState state, MemoryJobStore jobs) {
         this.state = state;
@@ -69,6 +73,8 @@ final class MemoryBatches implements Batches {
             Stored b = new Stored(batch, state.clock.instant());
             batches.put(b.id, b);
             add(b, messages);
+            counted.move(null, MemoryFlowCounts.State.OPEN);
+            b.counted = MemoryFlowCounts.State.OPEN;
         });
         state.notifySubmission(List.copyOf(messages), null);
     }
@@ -153,6 +159,9 @@ final class MemoryBatches implements Batches {
                 b.fired, b.createdAt)));
     }
 
+    @Override
+    public FlowCounts counts() { return state.locked(counted::read); }
+
     /**
      * Counts an applied settlement of a job of a batch; called under the lock by the broker's settle,
      * in the step that applies it. Returns the callbacks it enqueued, for the caller to announce.
@@ -180,6 +189,10 @@ final class MemoryBatches implements Batches {
         }
         if (b.expiresAtMillis == 0) {
             b.expiresAtMillis = state.clock.millis() + b.retentionMillis;
+            MemoryFlowCounts.State ended = MemoryFlowCounts.ended(b.count(Outcome.SUCCEEDED) == b.queues.size(), b.cancelRequested,
+                    false);
+            counted.move(b.counted, ended);
+            b.counted = ended;
         }
     }
 

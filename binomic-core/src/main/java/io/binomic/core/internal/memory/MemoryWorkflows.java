@@ -4,6 +4,7 @@ import io.binomic.api.JobState;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewWorkflow;
 import io.binomic.api.spi.Settlement;
@@ -55,6 +56,8 @@ final class MemoryWorkflows implements Workflows {
         boolean cancelRequested;
         /** When its record goes, once no node is held or enqueued; 0 while one is. */
         long expiresAtMillis;
+        /** The state the broker-wide counts have it in. */
+        MemoryFlowCounts.State counted = MemoryFlowCounts.State.OPEN;
 
         Stored(NewWorkflow w, Instant now) {
             id = w.id();
@@ -74,6 +77,7 @@ final class MemoryWorkflows implements Workflows {
     private final MemoryState state;
     private final MemoryJobStore jobs;
     private final Map<UUID, Stored> workflows = new HashMap<>();
+    private final MemoryFlowCounts counted = new MemoryFlowCounts();
     /** Delayed nodes not announced yet, under the lock. */
     private final List<Delayed> unannounced = new ArrayList<>();
 
@@ -106,6 +110,7 @@ final class MemoryWorkflows implements Workflows {
                 spec.dependsOn().stream().distinct().forEach(d -> w.nodes.get(d).dependents.add(spec.name()));
             }
             workflows.put(w.id, w);
+            counted.move(null, MemoryFlowCounts.State.OPEN);
             for (Node n : w.nodes.values()) {
                 Message m = n.spec.job();
                 if (n.state == NodeState.ENQUEUED) {
@@ -171,6 +176,9 @@ final class MemoryWorkflows implements Workflows {
                 w.nodes.values().stream().map(n -> new WorkflowStatus.Node(n.spec.name(), n.spec.job().id(), n.spec.job().queue(),
                         n.spec.job().task(), n.state, n.spec.dependsOn())).toList())));
     }
+
+    @Override
+    public FlowCounts counts() { return state.locked(counted::read); }
 
     /**
      * Records an applied settlement of a job of a workflow and releases what it releases; called under
@@ -282,6 +290,10 @@ final class MemoryWorkflows implements Workflows {
     private void endIfDone(Stored w) {
         boolean active = w.active();
         w.expiresAtMillis = active ? 0 : state.clock.millis() + w.retentionMillis;
+        MemoryFlowCounts.State now = active ? MemoryFlowCounts.State.OPEN : MemoryFlowCounts.ended(
+                w.nodes.values().stream().allMatch(n -> n.state == NodeState.SUCCEEDED), w.cancelRequested, true);
+        counted.move(w.counted, now);
+        w.counted = now;
         for (Node n : w.nodes.values()) {
             if (!active || !n.state.isActive()) {
                 jobs.keepRecord(n.spec.job().queue(), n.spec.job().id(), active ? -1 : w.retentionMillis);

@@ -1,8 +1,11 @@
 package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.api.spi.BrokerHealthReport;
+import io.binomic.api.spi.FlowCounts;
+import io.binomic.api.spi.Workflows;
 import io.binomic.core.Binomic;
 import io.binomic.core.OutboxMonitor;
 import io.binomic.core.Worker;
@@ -10,6 +13,7 @@ import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.StatsRecorder;
 import java.util.List;
+import java.util.Optional;
 
 /** The metrics view of one client: its broker's queues and the workers it runs in this JVM. */
 public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
@@ -35,6 +39,14 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     @Override
     public List<ServerSetting> serverSettings() {
         return CoreAccess.get().broker(binomic).capability(BrokerHealthReport.class).map(BrokerHealthReport::serverSettings).orElse(List.of());
+    }
+
+    @Override
+    public Optional<FlowCounts> batchCounts() { return CoreAccess.get().broker(binomic).capability(Batches.class).map(Batches::counts); }
+
+    @Override
+    public Optional<FlowCounts> workflowCounts() {
+        return CoreAccess.get().broker(binomic).capability(Workflows.class).map(Workflows::counts);
     }
 
     @Override

@@ -1,7 +1,10 @@
 package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
+import io.binomic.api.spi.FlowCounts;
+import io.binomic.api.spi.Workflows;
 import io.binomic.core.OutboxMonitor;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.FlowStats;
@@ -12,7 +15,9 @@ import io.binomic.core.internal.process.WorkerSlots;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntToLongFunction;
 
 /**
@@ -54,6 +59,20 @@ public final class MetricsSource {
 
         /** The outboxes whose relays registered with the client. */
         default List<OutboxMonitor> outboxes() { return List.of(); }
+
+        /**
+         * The broker-wide counts of batches ({@link Batches#counts()}), empty when the broker offers no batches.
+         *
+         * @throws RuntimeException when the broker did not answer
+         */
+        default Optional<FlowCounts> batchCounts() { return Optional.empty(); }
+
+        /**
+         * The broker-wide counts of workflows ({@link Workflows#counts()}), empty when the broker offers no workflows.
+         *
+         * @throws RuntimeException when the broker did not answer
+         */
+        default Optional<FlowCounts> workflowCounts() { return Optional.empty(); }
     }
 
     /** A master's worker slots and how often each was restarted. */
@@ -83,19 +102,21 @@ public final class MetricsSource {
         p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries (or, knowing no queue, a probe) within 3 s.");
         record Depth(String queue, QueueStats stats, boolean paused) { }
         List<Depth> depths = Collections.synchronizedList(new ArrayList<>());
+        // the flows' counts are read within the same deadline: one scrape waits at most once for a broker that is down
+        AtomicReference<Optional<FlowCounts>> batches = new AtomicReference<>(Optional.empty());
+        AtomicReference<Optional<FlowCounts>> workflows = new AtomicReference<>(Optional.empty());
         boolean up;
         try {
             up = BrokerDeadline.within(() -> {
                 List<String> queues = local.queues();
+                boolean all = true;
                 if (queues.isEmpty()) {
                     try {
                         local.probeBroker();
-                        return true;
                     } catch (RuntimeException e) {
-                        return false;
+                        all = false;
                     }
                 }
-                boolean all = true;
                 for (String q : queues) {
                     try {
                         depths.add(new Depth(q, local.queueStats(q), local.isPaused(q)));
@@ -103,6 +124,7 @@ public final class MetricsSource {
                         all = false;
                     }
                 }
+                readFlowCounts(local, batches, workflows);
                 return all;
             });
         } catch (TimeoutException e) {
@@ -120,6 +142,36 @@ public final class MetricsSource {
             p.sample("binomic_queue_paused", d.paused() ? 1 : 0, "queue", q);
         }
         p.sample("binomic_broker_up", up ? 1 : 0);
+        flowCounts(p, "binomic_batches", "Batches of the whole broker (every client) by state: open (submitted, not ended), and how many ended"
+                + " succeeded (every job succeeded), cancelled (cancelled as a whole) or failed (some job dead-lettered or cancelled).", batches.get());
+        flowCounts(p, "binomic_workflows", "Workflows of the whole broker (every client) by state: open (some job held or enqueued), and how many"
+                + " ended succeeded (every job succeeded), cancelled (cancelled as a whole) or failed (some job dead-lettered, cancelled"
+                + " or skipped); a replay that resumes one counts it open again.", workflows.get());
+    }
+
+    /** Reads what the broker offers; a count the broker did not answer is left out of this scrape, as a queue's depth is. */
+    private static void readFlowCounts(Local local, AtomicReference<Optional<FlowCounts>> batches,
+            AtomicReference<Optional<FlowCounts>> workflows) {
+        try {
+            batches.set(local.batchCounts());
+        } catch (RuntimeException e) {
+            batches.set(Optional.empty());
+        }
+        try {
+            workflows.set(local.workflowCounts());
+        } catch (RuntimeException e) {
+            workflows.set(Optional.empty());
+        }
+    }
+
+    private static void flowCounts(PrometheusText p, String family, String help, Optional<FlowCounts> counts) {
+        counts.ifPresent(c -> {
+            p.family(family, "gauge", help);
+            p.sample(family, c.open(), "state", "open");
+            p.sample(family, c.succeeded(), "state", "succeeded");
+            p.sample(family, c.failed(), "state", "failed");
+            p.sample(family, c.cancelled(), "state", "cancelled");
+        });
     }
 
     /** Settings the broker could not read are left out: the log says so once, and nothing is known of them. */
@@ -165,7 +217,7 @@ public final class MetricsSource {
         stats.reclaims().forEach((q, n) -> p.sample("binomic_reclaims_total", n, "queue", q));
     }
 
-    /** Batches and workflows as this process saw them: no broker call (neither broker keeps a count of its open ones). */
+    /** Batches and workflows as this process saw them: no broker call (the broker-wide counts are read with the queues). */
     private static void flows(PrometheusText p, FlowStats flows) {
         p.family("binomic_batches_submitted_total", "counter", "Batches submitted by this process.");
         p.sample("binomic_batches_submitted_total", flows.batchesSubmitted());
