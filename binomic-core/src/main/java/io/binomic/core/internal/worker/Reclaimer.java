@@ -105,7 +105,9 @@ final class Reclaimer {
         String consumerName = context.consumerName();
         int taken = 0;
         for (String queue : queues) {
-            if (taken == most) {
+            // A stop can come while a reclaim waits on Redis: a stopping worker takes over nothing
+            // more, or it would run stranded work past its grace and spend an attempt of each.
+            if (taken == most || !context.active().getAsBoolean()) {
                 break;
             }
             try {
