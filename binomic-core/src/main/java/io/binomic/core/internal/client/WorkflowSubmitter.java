@@ -103,6 +103,11 @@ public final class WorkflowSubmitter {
                 case ALREADY_ENDED, NOT_FOUND -> { }
             }
         }
+        if (!requested && !changed && !before.cancelRequested()) {
+            // A queued job this cancel reached can be ended CANCELLED by a worker (which found the
+            // workflow cancelled) before the job's own cancel here: still this cancel's doing.
+            changed = w.readWorkflow(workflow).map(WorkflowStatus::cancelRequested).orElse(false);
+        }
         JobHandle.CancelOutcome outcome = requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
                 : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
         if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED) {
