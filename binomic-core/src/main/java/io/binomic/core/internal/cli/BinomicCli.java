@@ -47,16 +47,19 @@ public final class BinomicCli {
     private final PrintStream out;
     private final PrintStream err;
     private final Map<String, String> env;
+    /** The JVM's system properties, for the {@code binomic.*} ones it does not read ({@link Settings#load}). */
+    private final Map<String, String> properties;
     /** The environment the commands see: the real one, plus the file's broker URL where the environment has none. */
     private final Map<String, String> commandEnv;
     private final List<Command> commands;
     private Settings settings = Settings.defaults();
 
     /** @param connector opens a broker for the inspection commands; null for the real one, which uses the settings */
-    BinomicCli(PrintStream out, PrintStream err, Map<String, String> env, Connector connector) {
+    BinomicCli(PrintStream out, PrintStream err, Map<String, String> env, Map<String, String> properties, Connector connector) {
         this.out = out;
         this.err = err;
         this.env = env;
+        this.properties = properties;
         this.commandEnv = new HashMap<>(env);
         Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
         Command.Context cx = new Command.Context(out, err, commandEnv, connect, () -> settings);
@@ -98,7 +101,9 @@ public final class BinomicCli {
      * returns its exit code instead of exiting: for tools and tests that embed the CLI.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return new BinomicCli(out, err, System.getenv(), null).run(args);
+        Map<String, String> properties = new HashMap<>();
+        System.getProperties().stringPropertyNames().forEach(name -> properties.put(name, System.getProperty(name)));
+        return new BinomicCli(out, err, System.getenv(), properties, null).run(args);
     }
 
     /**
@@ -153,7 +158,7 @@ public final class BinomicCli {
             return EXIT_OK;
         }
         try {
-            settings = Settings.load(configFile, env);
+            settings = Settings.load(configFile, env, properties);
             // Every value parsed and checked now, so a bad one is a usage error of any command, not
             // a failure halfway through one.
             settings.master(Command.DEFAULT_URL, Set.of());

@@ -77,6 +77,10 @@ public final class Settings {
     /** Variables of the launch scripts and the dashboard, not settings: never warned about. */
     private static final Set<String> OTHER_VARIABLES = Set.of("BINOMIC_MODULE_PATH", "BINOMIC_JAVA_OPTS", "BINOMIC_TRAIN_AOT",
             "BINOMIC_AOT_TRAINING_SECONDS", "BINOMIC_DASHBOARD_TOKEN");
+    /** The prefix of the system properties of Binomic's own. */
+    private static final String PROPERTY_PREFIX = "binomic.";
+    /** The {@code binomic.*} system properties Binomic reads; any other is refused. */
+    private static final List<String> READ_PROPERTIES = List.of(AotCache.PROPERTY);
     private static final System.Logger LOG = System.getLogger(Settings.class.getName());
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");
@@ -101,6 +105,22 @@ public final class Settings {
      * @throws IllegalArgumentException when the file is missing or wrong, or a variable has an unknown option name
      */
     public static Settings load(Optional<Path> file, Map<String, String> env) {
+        Map<String, String> properties = new TreeMap<>();
+        System.getProperties().stringPropertyNames().forEach(name -> properties.put(name, System.getProperty(name)));
+        return load(file, env, properties);
+    }
+
+    /**
+     * {@link #load(Optional, Map)} with these system properties in place of the JVM's.
+     *
+     * @throws IllegalArgumentException also when a {@code binomic.*} property is one Binomic does not read
+     *         ({@link #unreadProperties})
+     */
+    public static Settings load(Optional<Path> file, Map<String, String> env, Map<String, String> properties) {
+        List<String> unread = unreadProperties(properties);
+        if (!unread.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", unread));
+        }
         Optional<Path> chosen = file.or(() -> Optional.ofNullable(env.get(FILE_ENV)).filter(f -> !f.isBlank()).map(Path::of));
         Settings settings = chosen.map(Settings::ofFile).orElseGet(Settings::defaults);
         return settings.withEnvironment(env);
@@ -187,6 +207,35 @@ public final class Settings {
                     + " listed in module-info-docs/configuration.md)");
         }
         return warnings;
+    }
+
+    /**
+     * One message for each {@code binomic.*} system property of {@code properties} that Binomic does
+     * not read, naming the setting's file key, variable and flag where it is one. Refused, unlike an
+     * unknown variable: {@code -Dbinomic.broker.url=...} reads as a setting, and ignoring it would
+     * point a command at the default broker instead of the one meant, where a write does harm.
+     */
+    static List<String> unreadProperties(Map<String, String> properties) {
+        List<String> problems = new ArrayList<>();
+        for (String name : new TreeMap<>(properties).keySet()) {
+            if (!name.startsWith(PROPERTY_PREFIX) || READ_PROPERTIES.contains(name)) {
+                continue;
+            }
+            String key = name.substring(PROPERTY_PREFIX.length());
+            boolean setting = KNOWN.contains(key) || key.startsWith(OPTION_PREFIX) && OPTION_NAME.matcher(key.substring(OPTION_PREFIX.length())).matches();
+            if (setting) {
+                problems.add("system property " + name + " is not read: Binomic takes " + key + " from "
+                        + (key.equals("broker.url") ? "--broker, " : "") + "the environment variable " + envName(key)
+                        + " or a --config file line '" + key + " = VALUE'; remove -D" + name);
+            } else {
+                List<String> names = new ArrayList<>(READ_PROPERTIES);
+                KEYS.forEach(k -> names.add(PROPERTY_PREFIX + k));
+                problems.add("system property " + name + " is not read by Binomic" + ClosestName.hint(name, names)
+                        + " (the only system property it reads is " + String.join(", ", READ_PROPERTIES)
+                        + "; settings go in a --config file, BINOMIC_* variables or flags: module-info-docs/configuration.md); remove -D" + name);
+            }
+        }
+        return problems;
     }
 
     private static boolean isOptionVariable(String name) { return name.startsWith(OPTION_VARIABLE) && name.length() > OPTION_VARIABLE.length(); }

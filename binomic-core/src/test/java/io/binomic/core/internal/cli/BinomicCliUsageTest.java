@@ -142,6 +142,18 @@ class BinomicCliUsageTest {
     }
 
     @Test
+    void aBrokerUrlGivenAsASystemPropertyIsRefusedInsteadOfTalkingToTheDefaultBroker() {
+        CliRun run = CliRun.of(Map.of(), Map.of("binomic.broker.url", "redis://127.0.0.1:6411"), (url, queues) -> {
+            throw new AssertionError("must not connect to " + url);
+        }, "queues", "--queues", "mail");
+
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic queues: system property binomic.broker.url is not read: Binomic takes broker.url from --broker,"
+                + " the environment variable BINOMIC_BROKER_URL or a --config file line 'broker.url = VALUE';"
+                + " remove -Dbinomic.broker.url\n", run.err());
+    }
+
+    @Test
     void everyCommandHasHelp() {
         for (String[] command : new String[][] {{"master"}, {"queues"}, {"workers"}, {"dlq", "list"}, {"dlq", "replay"},
                 {"dlq", "purge"}, {"queue", "pause"}, {"queue", "resume"}, {"queue", "partitions"}}) {
