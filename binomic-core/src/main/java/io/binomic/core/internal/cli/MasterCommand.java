@@ -4,6 +4,7 @@ import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.process.Master;
@@ -17,6 +18,7 @@ import io.binomic.core.internal.web.MetricsSource;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -73,6 +75,7 @@ final class MasterCommand extends Command {
     int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
         DashboardServer.Settings dashboardSettings = dashboardSettings(args);
+        refuseWorkersWithNothingToDo(args, config);
         inspectBroker(config);
         // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
         // its handlers in its own shutdown hook, so log records written while draining may be lost.
@@ -132,6 +135,38 @@ final class MasterCommand extends Command {
             // Only the shutdown hook ends a master.
         }
         return BinomicCli.EXIT_OK;
+    }
+
+    /**
+     * Refuses what would start workers that can never run a job: a {@code memory://} broker, which
+     * lives inside one JVM (each worker would get a private one nothing else reaches), or no queue to
+     * read (each worker would exit at start, and be restarted with a growing back-off, forever).
+     */
+    private void refuseWorkersWithNothingToDo(Arguments args, MasterConfig config) throws UsageException {
+        Settings given = cx.settings().get();
+        if (config.queues().isEmpty() && taskQueues().isEmpty()) {
+            throw new UsageException("the workers would have no queue to read: no task on the module path (no TaskProvider"
+                    + " service) and no --queues or worker.queues; put the application's modules on the module path, or name"
+                    + " the queues with --queues");
+        }
+        String url = config.broker().url();
+        if (url.regionMatches(true, 0, "memory:", 0, "memory:".length())) {
+            String problem = "memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
+                    + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379";
+            throw args.has(BROKER.name()) ? new UsageException(problem)
+                    : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
+        }
+    }
+
+    /** The queues of the tasks on the module path: what each worker JVM, started on the same path, reads by default. */
+    private static List<String> taskQueues() {
+        List<String> queues = new ArrayList<>();
+        ServiceLoader.load(TaskProvider.class).forEach(provider -> provider.tasks().forEach(binding -> {
+            if (!queues.contains(binding.task().queue())) {
+                queues.add(binding.task().queue());
+            }
+        }));
+        return queues;
     }
 
     /**
