@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -112,14 +113,29 @@ public final class BinomicCli {
      * every broker setting (key prefix, Redisson file...) from {@code settings}, the URL the command chose.
      */
     static Binomic connect(Settings settings, String brokerUrl, List<String> queues) {
+        // The settings already hold the URL of the file and the environment, and stand for the default
+        // when they have none (a Redisson file alone names the server): only a different URL came from --broker.
+        boolean own = brokerUrl.equals(settings.value("broker.url").orElse(Command.DEFAULT_URL));
+        BrokerConfig broker;
+        try {
+            broker = (own ? settings : settings.with("broker.url", brokerUrl, "--broker")).broker(Command.DEFAULT_URL);
+        } catch (IllegalArgumentException e) {
+            throw new RefusedSettingException(e.getMessage(), e); // --broker next to a Redisson file of the settings
+        }
         BinomicConfig config = BinomicConfig.builder()
-                .broker((brokerUrl.equals(settings.value("broker.url").orElse(null)) ? settings
-                        : settings.with("broker.url", brokerUrl, "--broker or " + Settings.BROKER_URL_ENV)).broker(Command.DEFAULT_URL))
+                .broker(broker)
                 .taskDefaults(settings.taskDefaults())
                 .worker(WorkerConfig.builder().queues(queues.isEmpty() ? settings.worker().queues() : queues).build())
                 .schedulePeriodicTasks(false)
                 .build();
-        Binomic binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
+        Binomic binomic;
+        try {
+            binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
+        } catch (IllegalArgumentException e) {
+            // The broker provider refuses a value of the settings (a mistyped broker option): a setting to fix.
+            throw new RefusedSettingException(e.getMessage().replace("BrokerConfig option ", "broker.option.")
+                    + settings.originsOf("broker.option"), e);
+        }
         try {
             return binomic.start();
         } catch (RuntimeException e) {
@@ -162,6 +178,7 @@ public final class BinomicCli {
             // Every value parsed and checked now, so a bad one is a usage error of any command, not
             // a failure halfway through one.
             settings.master(Command.DEFAULT_URL, Set.of());
+            settings.requireReadableFiles();
         } catch (IllegalArgumentException e) {
             // A missing file, an unknown key, a bad value: one line that names it; exit 2 as for a bad option.
             err.println("binomic " + chosen.name + ": " + e.getMessage());
@@ -179,7 +196,7 @@ public final class BinomicCli {
                 printUsage(chosen, err);
             }
             return EXIT_USAGE;
-        } catch (UnsafeBrokerSettingException e) {
+        } catch (UnsafeBrokerSettingException | RefusedSettingException e) {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
             err.println("binomic " + chosen.name + ": " + describe(e));
             return EXIT_USAGE;

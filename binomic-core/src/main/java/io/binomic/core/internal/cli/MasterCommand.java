@@ -90,8 +90,7 @@ final class MasterCommand extends Command {
         try {
             master.start();
             if (dashboardSettings != null) {
-                viewer = BinomicCli.connect(cx.settings().get().with("broker.url", config.broker().url(), "the master's broker"),
-                        config.broker().url(), config.queues());
+                viewer = BinomicCli.connect(cx.settings().get(), config.broker().url(), config.queues());
                 Binomic client = viewer;
                 dashboard = DashboardServer.start(dashboardSettings, () -> MetricsSource.render(new BinomicMetrics(client),
                         new MetricsSource.Slots(master.slots(), master::restarts)),

@@ -293,6 +293,27 @@ public final class Settings {
         return build("broker", b::build);
     }
 
+    /**
+     * Refuses a file a setting names that does not exist or cannot be read ({@code broker.option.redisson.config}),
+     * naming the key and where it came from: the broker would only say, later, that it cannot read the file.
+     *
+     * @throws IllegalArgumentException naming the key, its origin and the file
+     */
+    public void requireReadableFiles() {
+        String yaml = OPTION_PREFIX + "redisson.config";
+        if (values.containsKey(yaml)) {
+            Path file = Path.of(values.get(yaml));
+            if (!Files.exists(file)) {
+                throw new LocatedValueException(where(yaml) + yaml + ": the Redisson file " + file + " does not exist;"
+                        + " give an existing file, or unset " + yaml);
+            }
+            if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+                throw new LocatedValueException(where(yaml) + yaml + ": the Redisson file " + file + " is not a readable file;"
+                        + " give a file this user can read, or unset " + yaml);
+            }
+        }
+    }
+
     /** Where a value came from, without the line: the file, the variable or the option. */
     private String source(String key) {
         String origin = origins.getOrDefault(key, "");

@@ -1,13 +1,17 @@
 package io.binomic.core.internal.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerException;
+import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.process.WorkerSlots;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -475,7 +479,8 @@ class BinomicCliUsageTest {
     /** Found by the second outside-in run: the file's Redisson YAML silently won over --broker and BINOMIC_BROKER_URL. */
     @Test
     void aUrlFromTheEnvironmentOrTheCommandLineNextToTheFilesRedissonFileIsRefusedNotIgnored() throws IOException {
-        Path file = configFile("broker.url = redis://from-file:6379\nbroker.option.redisson.config = /etc/redisson.yaml\n");
+        Path yaml = Files.writeString(dir.resolve("redisson.yaml"), "singleServerConfig:\n  address: redis://127.0.0.1:1\n");
+        Path file = configFile("broker.url = redis://from-file:6379\nbroker.option.redisson.config = " + yaml + "\n");
 
         CliRun fromEnv = CliRun.of(Map.of("BINOMIC_BROKER_URL", "redis://other:6379"), null, "queues", "--config", file.toString());
         assertEquals(2, fromEnv.exit(), fromEnv.toString());
@@ -483,8 +488,9 @@ class BinomicCliUsageTest {
                 + " broker.option.redisson.config from " + file + " line 2 both say where Redis is"), fromEnv.err());
 
         CliRun fromFlag = CliRun.of(Map.of(), null, "queues", "--config", file.toString(), "--broker", "redis://other:6379", "--queues", "q");
-        assertEquals(1, fromFlag.exit(), fromFlag.toString());
-        assertTrue(fromFlag.err().contains("both say where Redis is, and the Redisson file would win"), fromFlag.err());
+        assertEquals(2, fromFlag.exit(), "a refused setting, as from the environment: " + fromFlag);
+        assertTrue(fromFlag.err().startsWith("binomic queues: broker.url from --broker and broker.option.redisson.config from " + file
+                + " line 2 both say where Redis is, and the Redisson file would win"), fromFlag.err());
     }
 
     @Test
@@ -501,5 +507,42 @@ class BinomicCliUsageTest {
         CliRun run = run("master", "--config", file.toString());
         assertEquals(2, run.exit(), run.toString());
         assertTrue(run.err().lines().findFirst().orElseThrow().endsWith("(master.workers from " + file + " line 1)"), run.err());
+    }
+
+    /** Found by an outside tester: the CLI's own default URL counted as given, against a Redisson file that names the server. */
+    @Test
+    void aRedissonFileAloneIsNotInConflictWithTheDefaultUrlButAGivenUrlIs() throws IOException {
+        Path yaml = Files.writeString(dir.resolve("redisson.yaml"), "singleServerConfig:\n  address: redis://127.0.0.1:1\n");
+        Path rs = Files.writeString(dir.resolve("rs.conf"), "broker.option.redisson.config = " + yaml + "\n");
+        Settings settings = Settings.ofFile(rs);
+
+        RuntimeException alone = assertThrows(RuntimeException.class, () -> BinomicCli.connect(settings, Command.DEFAULT_URL, List.of("mail")));
+        assertFalse(alone.getMessage().contains("both say where Redis is"), alone.getMessage());
+        RuntimeException given = assertThrows(RefusedSettingException.class,
+                () -> BinomicCli.connect(settings, "redis://other:6379", List.of("mail")));
+        assertTrue(given.getMessage().startsWith("broker.url from --broker and broker.option.redisson.config from " + rs + " line 1 both"
+                + " say where Redis is"), given.getMessage());
+    }
+
+    /** Found by an outside tester: a missing Redisson file was reported as a conflict with the default URL, exit 1. */
+    @Test
+    void aRedissonFileThatDoesNotExistIsARefusedSettingNamingTheKey() throws IOException {
+        Path file = configFile("broker.option.redisson.config = " + dir.resolve("missing.yaml") + "\n");
+
+        assertSettingError(run("queues", "--queues", "mail", "--config", file.toString()),
+                "binomic queues: " + file + " line 1: broker.option.redisson.config: the Redisson file " + dir.resolve("missing.yaml")
+                        + " does not exist; give an existing file, or unset broker.option.redisson.config");
+    }
+
+    /** Found by an outside tester: a mistyped broker option exited 1, as if the operation had failed. */
+    @Test
+    void aMistypedBrokerOptionIsARefusedSettingWithExitTwoNamingTheKey() {
+        CliRun run = CliRun.of(Map.of("BINOMIC_BROKER_URL", "memory://", "BINOMIC_BROKER_OPTION_EVICTION_ALOWED", "true"), null,
+                "queues", "--queues", "mail");
+
+        assertEquals(2, run.exit(), run.toString());
+        assertTrue(run.err().startsWith("binomic queues: broker.option.eviction.alowed is not an option of the memory broker"), run.err());
+        assertTrue(run.err().endsWith("(broker.option.eviction.alowed from environment variable BINOMIC_BROKER_OPTION_EVICTION_ALOWED)\n"),
+                run.err());
     }
 }
