@@ -280,7 +280,7 @@ public final class BinomicCli {
         to.println("Global option: --config FILE, a settings file (default $" + Settings.FILE_ENV + "); BINOMIC_* environment");
         to.println("variables override it, and a command's options override both. --verbose (-v): INFO lines on stderr too.");
         to.println("Run 'binomic <command> --help' for a command's options.");
-        to.println("Exit codes: 0 done, 1 the operation failed, 2 bad usage.");
+        to.println("Exit codes: 0 done, 1 the operation failed, 2 bad usage or a refused setting.");
     }
 
     private static void printCommandList(List<Command> list, PrintStream to) {

@@ -81,7 +81,7 @@ class BinomicCliUsageTest {
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both. --verbose (-v): INFO lines on stderr too.
                 Run 'binomic <command> --help' for a command's options.
-                Exit codes: 0 done, 1 the operation failed, 2 bad usage.
+                Exit codes: 0 done, 1 the operation failed, 2 bad usage or a refused setting.
                 """, run.out());
     }
 
