@@ -283,9 +283,19 @@ final class MasterCommand extends Command {
         try {
             config = builder.build();
         } catch (IllegalArgumentException e) {
-            // Values from a file or the environment take part: the command line is not what to fix.
-            String origins = given.originsOf("master");
-            throw origins.isEmpty() ? new UsageException(e.getMessage()) : UsageException.ofSetting(e.getMessage() + origins);
+            // The builder names its fields: say which keys those are and where each value came from. When one
+            // came from a file or the environment, the command line alone is not what to fix: no usage.
+            List<String> from = new ArrayList<>();
+            boolean fromSettings = false;
+            for (String key : Settings.keysNamedIn(e.getMessage())) {
+                Optional<String> flag = SETTING_OF_OPTION.entrySet().stream().filter(o -> o.getValue().equals(key) && args.has(o.getKey()))
+                        .map(o -> "--" + o.getKey()).findFirst();
+                Optional<String> origin = flag.isPresent() ? flag : given.origin(key);
+                fromSettings |= flag.isEmpty() && origin.isPresent();
+                origin.ifPresent(o -> from.add(key + " from " + o));
+            }
+            String origins = from.isEmpty() ? "" : " (" + String.join(", ", from) + ")";
+            throw fromSettings ? UsageException.ofSetting(e.getMessage() + origins) : new UsageException(e.getMessage() + origins);
         }
         try {
             // The workers run on this module path: a URL no broker here serves would only show as

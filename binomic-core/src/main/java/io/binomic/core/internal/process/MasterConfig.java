@@ -75,7 +75,7 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         requirePositive("leaseTimeout", leaseTimeout);
         requirePositive("pollTimeout", pollTimeout);
         if (leaseTimeout.compareTo(pollTimeout) <= 0) {
-            throw new IllegalArgumentException("leaseTimeout must be longer than the workers' poll timeout ("
+            throw new IllegalArgumentException("leaseTimeout must be longer than pollTimeout ("
                     + pollTimeout + "), was " + leaseTimeout);
         }
         requirePositive("reclaimInterval", reclaimInterval);

@@ -534,6 +534,26 @@ public final class Settings {
         LocatedValueException(String message, Throwable cause) { super(message, cause); }
     }
 
+    /** The setting of each {@link MasterConfig} field whose name its builder's messages use. */
+    private static final Map<String, String> KEY_OF_FIELD = Map.ofEntries(Map.entry("queues", "worker.queues"),
+            Map.entry("concurrency", "worker.concurrency"), Map.entry("shutdownGrace", "worker.shutdownGrace"),
+            Map.entry("leaseTimeout", "worker.leaseTimeout"), Map.entry("pollTimeout", "worker.pollTimeout"),
+            Map.entry("reclaimInterval", "worker.reclaimInterval"), Map.entry("workers", "master.workers"),
+            Map.entry("heartbeatInterval", "master.heartbeatInterval"), Map.entry("heartbeatTimeout", "master.heartbeatTimeout"),
+            Map.entry("startTimeout", "master.startTimeout"), Map.entry("killGrace", "master.killGrace"),
+            Map.entry("restartBackoffInitial", "master.restartBackoff"), Map.entry("restartBackoffMax", "master.restartBackoffMax"),
+            Map.entry("stateDirectory", "master.stateDir"), Map.entry("jvmOptions", "master.jvmOptions"));
+
+    /**
+     * The settings whose {@link MasterConfig} fields a message of its builder names ("leaseTimeout must be longer
+     * than pollTimeout..." names {@code worker.leaseTimeout} and {@code worker.pollTimeout}), in key order: what
+     * a caller adds with where each came from, since the builder knows fields, not keys.
+     */
+    public static List<String> keysNamedIn(String message) {
+        return KEY_OF_FIELD.entrySet().stream().filter(e -> Pattern.compile("\\b" + e.getKey() + "\\b").matcher(message).find())
+                .map(Map.Entry::getValue).sorted().toList();
+    }
+
     /** " (key from origin, ...)" for every key of {@code section} that was set, or "" when none was. */
     public String originsOf(String section) {
         List<String> from = origins.entrySet().stream().filter(en -> en.getKey().startsWith(section + "."))

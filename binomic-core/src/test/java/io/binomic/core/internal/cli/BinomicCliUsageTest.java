@@ -226,8 +226,25 @@ class BinomicCliUsageTest {
     @Test
     void inconsistentMasterSettingsAreAUsageErrorNamingTheField() {
         assertUsageError(run("master", "--broker", "memory://", "--heartbeat-interval", "5s", "--heartbeat-timeout", "6s"),
-                "binomic master: heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S",
+                "binomic master: heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S"
+                        + " (master.heartbeatInterval from --heartbeat-interval, master.heartbeatTimeout from --heartbeat-timeout)",
                 "Usage: binomic master [options]");
+    }
+
+    /** Found by an outside tester: a bad worker value of a file or the environment was named by its field, with the usage. */
+    @Test
+    void aBadWorkerSettingOfAFileOrTheEnvironmentNamesItsKeyAndOriginOnOneLine() throws IOException {
+        Path file = configFile("worker.concurrency = -3\n");
+        assertSettingError(run("master", "--config", file.toString(), "--queues", "mail"),
+                "binomic master: concurrency must be >= 1, was -3 (worker.concurrency from " + file + " line 1)");
+        assertSettingError(CliRun.of(Map.of("BINOMIC_WORKER_CONCURRENCY", "-3"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "master", "--queues", "mail"),
+                "binomic master: concurrency must be >= 1, was -3 (worker.concurrency from environment variable BINOMIC_WORKER_CONCURRENCY)");
+        file = configFile("worker.leaseTimeout = 1s\nworker.pollTimeout = 2s\n");
+        assertSettingError(run("master", "--config", file.toString(), "--queues", "mail"),
+                "binomic master: leaseTimeout must be longer than pollTimeout (PT2S), was PT1S (worker.leaseTimeout from " + file
+                        + " line 1, worker.pollTimeout from " + file + " line 2)");
     }
 
     @Test

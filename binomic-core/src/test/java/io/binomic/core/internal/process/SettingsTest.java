@@ -123,7 +123,7 @@ class SettingsTest {
         assertEquals(Duration.ofSeconds(40), master.workerConfig().pollTimeout());
         assertEquals(Duration.ofSeconds(60), master.leaseTimeout());
         IllegalArgumentException alone = assertThrows(IllegalArgumentException.class, () -> s.master("memory://", Set.of()).build());
-        assertTrue(alone.getMessage().contains("leaseTimeout must be longer than the workers' poll timeout"), alone.getMessage());
+        assertTrue(alone.getMessage().contains("leaseTimeout must be longer than pollTimeout"), alone.getMessage());
     }
 
     @Test
