@@ -21,6 +21,13 @@ final class StartupFailureLine {
     /** What the JVM itself writes when it cannot start the worker's main class at all. */
     private static final List<String> JVM_FAILURES = List.of("Error:", "Error occurred", "Exception in thread", "Caused by:");
 
+    /**
+     * The lines the JVM adds after any reason it cannot start ("Unrecognized VM option 'Bogus'",
+     * "Invalid maximum heap size: -Xmx1gb"): they say only that it did not start, the line before them says why.
+     */
+    private static final List<String> JVM_GENERIC = List.of("Error: Could not create the Java Virtual Machine.",
+            "Error: A fatal exception has occurred. Program will exit.");
+
     private StartupFailureLine() { }
 
     /**
@@ -35,7 +42,18 @@ final class StartupFailureLine {
             return Optional.empty();
         }
         Optional<String> own = last(lines, line -> line.contains(WORKER_FAILURE));
-        return own.isPresent() ? own : last(lines, line -> JVM_FAILURES.stream().anyMatch(line::startsWith));
+        if (own.isPresent()) {
+            return own;
+        }
+        List<String> stripped = lines.stream().map(String::strip).toList();
+        for (int i = stripped.size() - 1; i > 0; i--) {
+            String before = stripped.get(i - 1);
+            if (JVM_GENERIC.contains(stripped.get(i)) && !JVM_GENERIC.contains(before) && !before.isEmpty() && !before.startsWith("----")) {
+                return Optional.of(before);
+            }
+        }
+        return last(stripped, line -> JVM_FAILURES.stream().anyMatch(line::startsWith) && !JVM_GENERIC.contains(line))
+                .or(() -> last(stripped, line -> JVM_FAILURES.stream().anyMatch(line::startsWith)));
     }
 
     private static Optional<String> last(List<String> lines, Predicate<String> wanted) {
