@@ -12,11 +12,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The {@code binomic} command: starts a master, shows queues and workers, and manages the
@@ -44,6 +47,7 @@ public final class BinomicCli {
     }
 
     static final String CONFIG_OPTION = "--config";
+    private static final Pattern SUBMIT_OPTION = Pattern.compile("\\bSubmitOptions\\.([a-z][A-Za-z]*)\\b");
 
     private final PrintStream out;
     private final PrintStream err;
@@ -190,7 +194,7 @@ public final class BinomicCli {
         try {
             return chosen.run(Arguments.parse(rest, chosen.options));
         } catch (UsageException e) {
-            err.println("binomic " + chosen.name + ": " + e.getMessage());
+            err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen));
             if (e.showUsage()) {
                 err.println();
                 printUsage(chosen, err);
@@ -198,11 +202,11 @@ public final class BinomicCli {
             return EXIT_USAGE;
         } catch (UnsafeBrokerSettingException | RefusedSettingException e) {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
-            err.println("binomic " + chosen.name + ": " + describe(e));
+            err.println("binomic " + chosen.name + ": " + describe(e, chosen));
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.
-            err.println("binomic " + chosen.name + ": " + describe(e));
+            err.println("binomic " + chosen.name + ": " + describe(e, chosen));
             return EXIT_FAILED;
         }
     }
@@ -234,9 +238,25 @@ public final class BinomicCli {
         return file;
     }
 
-    /** The failure's message, in the CLI's terms: a broker's hint names the API setting, the user here typed --broker. */
-    private static String describe(RuntimeException e) {
-        return e.getMessage() == null ? e.getClass().getName() : e.getMessage().replace("BrokerConfig.url", "--broker");
+    /** The failure's message, in the CLI's terms ({@link #inCliTerms}). */
+    private static String describe(RuntimeException e, Command command) {
+        return e.getMessage() == null ? e.getClass().getName() : inCliTerms(e.getMessage(), command);
+    }
+
+    /**
+     * A library message in the terms of the command line: the library's hints name its API (BrokerConfig.url,
+     * SubmitOptions.delay), the user here typed --broker and --delay, and sets broker.password in a file or
+     * BINOMIC_BROKER_PASSWORD. An option is named only when {@code command} has it.
+     */
+    static String inCliTerms(String message, Command command) {
+        Matcher m = SUBMIT_OPTION.matcher(message.replace("BrokerConfig.url", "--broker"));
+        StringBuilder text = new StringBuilder();
+        while (m.find()) {
+            String flag = m.group(1).replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+            boolean has = command.options.stream().anyMatch(o -> o.name().equals(flag));
+            m.appendReplacement(text, Matcher.quoteReplacement(has ? "--" + flag : m.group()));
+        }
+        return Settings.inSettingsTerms(m.appendTail(text).toString());
     }
 
     private Optional<Command> find(List<String> words) {

@@ -534,6 +534,23 @@ public final class Settings {
         LocatedValueException(String message, Throwable cause) { super(message, cause); }
     }
 
+    private static final Pattern API_SETTING = Pattern.compile("\\b(BrokerConfig|WorkerConfig)\\.([a-z][A-Za-z]*)\\b");
+
+    /**
+     * {@code message} with the Java API's names of settings in the settings' own: "check BrokerConfig.password"
+     * is "check broker.password (BINOMIC_BROKER_PASSWORD)", for an operator who sets keys and variables, not
+     * builders. A name that is no setting stays as it is.
+     */
+    public static String inSettingsTerms(String message) {
+        Matcher m = API_SETTING.matcher(message);
+        StringBuilder text = new StringBuilder();
+        while (m.find()) {
+            String key = (m.group(1).equals("BrokerConfig") ? "broker." : "worker.") + m.group(2);
+            m.appendReplacement(text, Matcher.quoteReplacement(KNOWN.contains(key) ? key + " (" + envName(key) + ")" : m.group()));
+        }
+        return m.appendTail(text).toString();
+    }
+
     /** The setting of each {@link MasterConfig} field whose name its builder's messages use. */
     private static final Map<String, String> KEY_OF_FIELD = Map.ofEntries(Map.entry("queues", "worker.queues"),
             Map.entry("concurrency", "worker.concurrency"), Map.entry("shutdownGrace", "worker.shutdownGrace"),

@@ -562,4 +562,22 @@ class BinomicCliUsageTest {
         assertTrue(run.err().endsWith("(broker.option.eviction.alowed from environment variable BINOMIC_BROKER_OPTION_EVICTION_ALOWED)\n"),
                 run.err());
     }
+
+    /** Found by an outside tester: the CLI's messages named the Java API's fields where a user types keys and flags. */
+    @Test
+    void libraryHintsNameTheSettingsKeysAndFlagsNotTheApiFields() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new BrokerException("cannot connect to Redis at localhost:1: WRONGPASS; check BrokerConfig.username and"
+                    + " BrokerConfig.password (or user:password@ in BrokerConfig.url)");
+        }, "queues", "--queues", "q");
+        assertEquals("binomic queues: cannot connect to Redis at localhost:1: WRONGPASS; check broker.username"
+                + " (BINOMIC_BROKER_USERNAME) and broker.password (BINOMIC_BROKER_PASSWORD) (or user:password@ in --broker)\n", run.err());
+
+        CliRun submit = CliRun.of(Map.of(), (url, queues) -> {
+            throw new IllegalArgumentException("task 'greet': debounce needs a delay, and this job has none: declare a DELAY task,"
+                    + " or give SubmitOptions.delay (SubmitOptions.partitionKey stays)");
+        }, "job", "submit", "--task", "greet", "--queue", "q", "--debounce", "k");
+        assertTrue(submit.err().startsWith("binomic job submit: task 'greet': debounce needs a delay, and this job has none: declare a"
+                + " DELAY task, or give --delay (SubmitOptions.partitionKey stays)"), "only the command's own options: " + submit.err());
+    }
 }

@@ -67,6 +67,17 @@ class StartupFailureLineTest {
     }
 
     @Test
+    void theWorkersHintNamesTheSettingNotTheApiField() throws Exception {
+        Path log = Files.writeString(dir.resolve("worker-2.log"), """
+                ---- master starts worker 2 (incarnation 1)
+                binomic worker 2: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at h:1: refused; check BrokerConfig.url
+                """);
+
+        assertEquals(Optional.of("binomic worker 2: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at h:1:"
+                + " refused; check broker.url (BINOMIC_BROKER_URL)"), StartupFailureLine.read(log, 0));
+    }
+
+    @Test
     void nothingWhenThisIncarnationWroteNoErrorOrTheLogIsGone() throws Exception {
         Path log = Files.writeString(dir.resolve("worker-0.log"), "binomic worker 0: start-up failed: old\n---- incarnation 2\n");
 
