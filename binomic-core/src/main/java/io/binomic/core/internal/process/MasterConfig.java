@@ -45,6 +45,9 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
     public static final List<String> DEFAULT_WORKER_JVM_OPTIONS =
             List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m", "-XX:TrimNativeHeapInterval=10000");
 
+    /** The sizes a worker JVM takes once; given twice, the JVM keeps the last. */
+    private static final List<String> SIZE_OPTIONS = List.of("-Xmx", "-Xms", "-Xmn", "-Xss");
+
     private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     public MasterConfig {
@@ -87,6 +90,14 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         }
         Objects.requireNonNull(stateDirectory, "stateDirectory must not be null");
         jvmOptions = List.copyOf(Objects.requireNonNull(jvmOptions, "jvmOptions must not be null"));
+        for (String size : SIZE_OPTIONS) {
+            // The JVM takes the last of them without a word: the operator meant one, and may not be looking at the last.
+            List<String> given = jvmOptions.stream().filter(o -> o.startsWith(size)).toList();
+            if (given.size() > 1) {
+                throw new IllegalArgumentException("jvmOptions give " + size + " more than once (" + String.join(", ", given)
+                        + "), and the JVM would take the last one silently: keep one");
+            }
+        }
     }
 
     private static void requirePositive(String field, Duration value) {

@@ -231,6 +231,14 @@ class BinomicCliUsageTest {
                 "Usage: binomic master [options]");
     }
 
+    /** Found by an outside tester: the second heap size passed silently, and the JVM took it. */
+    @Test
+    void aHeapSizeGivenTwiceToTheWorkersIsRefusedNamingTheOption() {
+        assertUsageError(run("master", "--broker", "memory://", "--queues", "q", "--jvm-option=-Xmx1g", "--jvm-option=-Xmx2g"),
+                "binomic master: jvmOptions give -Xmx more than once (-Xmx1g, -Xmx2g), and the JVM would take the last one silently:"
+                        + " keep one (master.jvmOptions from --jvm-option)", "Usage: binomic master [options]");
+    }
+
     /** Found by an outside tester: a bad worker value of a file or the environment was named by its field, with the usage. */
     @Test
     void aBadWorkerSettingOfAFileOrTheEnvironmentNamesItsKeyAndOriginOnOneLine() throws IOException {

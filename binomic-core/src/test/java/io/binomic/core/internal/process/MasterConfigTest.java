@@ -63,6 +63,8 @@ class MasterConfigTest {
         assertMessage("pollTimeout must be positive, was PT0S", valid().pollTimeout(Duration.ZERO));
         assertMessage("leaseTimeout must be longer than pollTimeout (PT5S), was PT4S",
                 valid().pollTimeout(Duration.ofSeconds(5)).leaseTimeout(Duration.ofSeconds(4)));
+        assertMessage("jvmOptions give -Xmx more than once (-Xmx1g, -Xmx2g), and the JVM would take the last one silently: keep one",
+                valid().jvmOptions(List.of("-Xmx1g", "-XX:+UseZGC", "-Xmx2g")));
         assertMessage("brokerUrl and broker are both set: give the URL inside broker",
                 valid().broker(BrokerConfig.builder().url("redis://other:6379").build()));
     }
