@@ -194,7 +194,7 @@ public final class BinomicCli {
         try {
             return chosen.run(Arguments.parse(rest, chosen.options));
         } catch (UsageException e) {
-            err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen));
+            err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen, urlSource(rest)));
             if (e.showUsage()) {
                 err.println();
                 printUsage(chosen, err);
@@ -202,11 +202,11 @@ public final class BinomicCli {
             return EXIT_USAGE;
         } catch (UnsafeBrokerSettingException | RefusedSettingException e) {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
-            err.println("binomic " + chosen.name + ": " + describe(e, chosen));
+            err.println("binomic " + chosen.name + ": " + describe(e, chosen, urlSource(rest)));
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.
-            err.println("binomic " + chosen.name + ": " + describe(e, chosen));
+            err.println("binomic " + chosen.name + ": " + describe(e, chosen, urlSource(rest)));
             return EXIT_FAILED;
         }
     }
@@ -239,17 +239,28 @@ public final class BinomicCli {
     }
 
     /** The failure's message, in the CLI's terms ({@link #inCliTerms}). */
-    private static String describe(RuntimeException e, Command command) {
-        return e.getMessage() == null ? e.getClass().getName() : inCliTerms(e.getMessage(), command);
+    private static String describe(RuntimeException e, Command command, String urlSource) {
+        return e.getMessage() == null ? e.getClass().getName() : inCliTerms(e.getMessage(), command, urlSource);
+    }
+
+    /**
+     * Where this run's broker URL came from, as a hint names it: {@code --broker} when given, else the
+     * {@code broker.url} setting and its origin (a file and line, a variable), else {@code --broker} for the default.
+     */
+    private String urlSource(List<String> words) {
+        if (words.stream().anyMatch(w -> w.equals(Command.BROKER_FLAG) || w.startsWith(Command.BROKER_FLAG + "="))) {
+            return Command.BROKER_FLAG;
+        }
+        return settings.origin("broker.url").map(o -> "broker.url (from " + o + ")").orElse(Command.BROKER_FLAG);
     }
 
     /**
      * A library message in the terms of the command line: the library's hints name its API (BrokerConfig.url,
      * SubmitOptions.delay), the user here typed --broker and --delay, and sets broker.password in a file or
-     * BINOMIC_BROKER_PASSWORD. An option is named only when {@code command} has it.
+     * BINOMIC_BROKER_PASSWORD. An option is named only when {@code command} has it; the URL by {@code urlSource}.
      */
-    static String inCliTerms(String message, Command command) {
-        Matcher m = SUBMIT_OPTION.matcher(message.replace("BrokerConfig.url", "--broker"));
+    static String inCliTerms(String message, Command command, String urlSource) {
+        Matcher m = SUBMIT_OPTION.matcher(message.replace("BrokerConfig.url", urlSource));
         StringBuilder text = new StringBuilder();
         while (m.find()) {
             String flag = m.group(1).replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);

@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
  */
 abstract class Command {
     static final String DEFAULT_URL = "redis://localhost:6379";
+    static final String BROKER_FLAG = "--broker";
     /** Only the shape: the broker provider checks the rest and says what is wrong. */
     private static final Pattern URL = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*://.*");
     static final Option BROKER = Option.value("broker", "URL",

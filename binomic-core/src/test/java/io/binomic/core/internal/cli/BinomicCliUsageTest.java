@@ -588,4 +588,15 @@ class BinomicCliUsageTest {
         assertTrue(submit.err().startsWith("binomic job submit: task 'greet': debounce needs a delay, and this job has none: declare a"
                 + " DELAY task, or give --delay (SubmitOptions.partitionKey stays)"), "only the command's own options: " + submit.err());
     }
+
+    /** Found by an outside tester: "check --broker" when the URL came from the --config file. */
+    @Test
+    void aBrokerHintNamesWhereTheUrlCameFrom() throws IOException {
+        Path file = configFile("broker.url = redis://from-file:1\n");
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new BrokerException("cannot connect to Redis at from-file:1: refused; is redis-server running? check BrokerConfig.url");
+        }, "queues", "--queues", "q", "--config", file.toString());
+        assertEquals("binomic queues: cannot connect to Redis at from-file:1: refused; is redis-server running? check broker.url (from "
+                + file + " line 1)\n", run.err());
+    }
 }
