@@ -307,6 +307,8 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
                 || upper.contains("AUTH") && upper.contains("PASSWORD")) {
             hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+        } else if (cause.startsWith(Preflight.NOT_REDIS)) {
+            hint = "another service listens there: check the port in BrokerConfig.url";
         } else if (cause.startsWith(Preflight.NODE_OF_A_CLUSTER)) {
             hint = "see module-info-docs/redis.md, Scaling out";
         } else if (upper.contains("TLS HOSTNAME VERIFICATION FAILED")) {
