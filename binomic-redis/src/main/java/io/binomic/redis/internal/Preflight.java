@@ -25,6 +25,8 @@ final class Preflight {
     /** The start of the message when a redis:// URL names a node of a Redis Cluster. */
     static final String NODE_OF_A_CLUSTER = "this server is a node of a Redis Cluster, which a redis:// URL cannot use";
 
+    /** The start of the message when the server accepted the connection but did not answer in time. */
+    static final String NO_ANSWER = "no answer within ";
     /** The start of the message when the server is no Redis. */
     static final String NOT_REDIS = "the server did not answer as Redis";
 
@@ -56,7 +58,7 @@ final class Preflight {
         } catch (IOException e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalStateException(e instanceof SocketTimeoutException
-                    ? "no answer within " + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
+                    ? NO_ANSWER + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
         }
     }
 
