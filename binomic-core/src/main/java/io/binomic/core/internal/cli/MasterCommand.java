@@ -74,6 +74,13 @@ final class MasterCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
+        Optional<String> refusal = config.workerJvmRefusal(System.getenv());
+        if (refusal.isPresent()) {
+            String problem = "a worker JVM does not start with the options " + String.join(" ", config.workerJvmOptions(System.getenv()))
+                    + ": " + refusal.get() + "; fix or remove the option";
+            throw args.has("jvm-option") ? new UsageException(problem + " (--jvm-option)") : UsageException.ofSetting(problem
+                    + cx.settings().get().origin("master.jvmOptions").map(o -> " (master.jvmOptions from " + o + ")").orElse(""));
+        }
         DashboardServer.Settings dashboardSettings = dashboardSettings(args);
         refuseWorkersWithNothingToDo(args, config);
         inspectBroker(config);

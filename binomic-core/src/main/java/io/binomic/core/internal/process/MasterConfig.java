@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -125,6 +126,15 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
      */
     public List<String> workerJvmOptions(Map<String, String> environment) {
         return JvmOptions.merge(DEFAULT_WORKER_JVM_OPTIONS, jvmOptions, JvmOptions.inherited(environment));
+    }
+
+    /**
+     * Why a JVM does not start with {@link #workerJvmOptions} (the JVM's own line, such as "Unrecognized VM option
+     * 'Bogus'"), found by running {@code java <options> -version} once; empty when it starts. Checked before any
+     * worker starts: otherwise each worker fails at start and is restarted, the reason only in its log.
+     */
+    public Optional<String> workerJvmRefusal(Map<String, String> environment) {
+        return JvmOptions.refusal(workerJvmOptions(environment));
     }
 
     /** The file in which the master hands its resolved settings to its workers; readable by its user only. */

@@ -46,6 +46,11 @@ final class StartupFailureLine {
         } catch (IOException unreadable) {
             return Optional.empty();
         }
+        return reason(lines);
+    }
+
+    /** The line of {@code lines}, a JVM's output, that tells why it did not start, by the rules of {@link #read}. */
+    static Optional<String> reason(List<String> lines) {
         Optional<String> own = last(lines, line -> line.contains(WORKER_FAILURE));
         if (own.isPresent()) {
             return own;

@@ -36,6 +36,21 @@ class MasterCommandTest {
         assertEquals(1, fromEnv.err().lines().count(), "a setting, not the command line: no usage; " + fromEnv.err());
     }
 
+    /** Found by an outside tester: each worker JVM failed on the option, and the master quoted the JVM's generic line. */
+    @Test
+    void aJvmOptionNoJvmTakesIsRefusedWithExitTwoNamingItBeforeAnyWorkerStarts() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new AssertionError("the master needs no broker connection");
+        }, "master", "--broker", "memory://", "--queues", "mail", "--workers", "1", "--state-dir", dir.toString(),
+                "--jvm-option=-XX:+Bogus");
+
+        assertEquals(2, run.exit(), run.toString());
+        String first = run.err().lines().findFirst().orElse("");
+        assertTrue(first.startsWith("binomic master: a worker JVM does not start with the options "), first);
+        assertTrue(first.endsWith(": Unrecognized VM option 'Bogus'; fix or remove the option (--jvm-option)"), first);
+        assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
+    }
+
     /** Found by an outside tester: with no queue, each worker exited at start and was restarted forever. */
     @Test
     void aMasterWhoseWorkersWouldHaveNoQueueIsRefusedWithExitTwo() {
