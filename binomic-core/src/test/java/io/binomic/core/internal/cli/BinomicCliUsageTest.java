@@ -100,13 +100,17 @@ class BinomicCliUsageTest {
     void aPartitionCountOutOfRangeSaysWhatToType() {
         CliRun zero = run("queue", "partitions", "mail", "0");
         assertEquals(2, zero.exit(), zero.toString());
-        assertTrue(zero.err().startsWith("binomic queue partitions: --count must be at least 1, was 0"), zero.toString());
+        assertTrue(zero.err().startsWith("binomic queue partitions: the count (the word after the queue) must be at least 1, was 0"),
+                "named as it was given: " + zero);
+        CliRun zeroFlag = run("queue", "partitions", "mail", "--count", "0");
+        assertTrue(zeroFlag.err().startsWith("binomic queue partitions: --count must be at least 1, was 0"), zeroFlag.toString());
         CliRun many = run("queue", "partitions", "mail", "--count", "65");
         assertEquals(2, many.exit(), many.toString());
         assertTrue(many.err().startsWith("binomic queue partitions: --count must be at most 64, was 65"), many.toString());
         CliRun word = run("queue", "partitions", "mail", "three");
         assertEquals(2, word.exit(), word.toString());
-        assertTrue(word.err().startsWith("binomic queue partitions: --count must be a whole number, was 'three'"), word.toString());
+        assertTrue(word.err().startsWith("binomic queue partitions: the count (the word after the queue) must be a whole number,"
+                + " was 'three'"), word.toString());
     }
 
     @Test
