@@ -25,6 +25,11 @@ final class Preflight {
     /** The start of the message when a redis:// URL names a node of a Redis Cluster. */
     static final String NODE_OF_A_CLUSTER = "this server is a node of a Redis Cluster, which a redis:// URL cannot use";
 
+    /** The start of the message when the server accepted the connection but did not answer in time. */
+    static final String NO_ANSWER = "no answer within ";
+    /** The start of the message when the server is no Redis. */
+    static final String NOT_REDIS = "the server did not answer as Redis";
+
     private Preflight() { }
 
     /**
@@ -53,7 +58,7 @@ final class Preflight {
         } catch (IOException e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalStateException(e instanceof SocketTimeoutException
-                    ? "no answer within " + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
+                    ? NO_ANSWER + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
         }
     }
 
@@ -121,11 +126,19 @@ final class Preflight {
         return line.toString(StandardCharsets.UTF_8);
     }
 
-    /** Reads one reply line; an error reply ({@code -NOAUTH ...}) becomes the exception message. */
+    /**
+     * Reads one reply line; an error reply ({@code -NOAUTH ...}) becomes the exception message. Anything but a
+     * status ({@code +OK}, {@code +PONG}) is no Redis: an HTTP server answers a PING with a line and headers
+     * that read as replies, and Redisson would then retry its whole budget, logging each attempt.
+     */
     private static void expectOk(InputStream in) throws IOException {
         String reply = line(in);
         if (reply.startsWith("-")) {
             throw new BrokerException(reply.substring(1));
+        }
+        if (!reply.startsWith("+")) {
+            String shown = reply.length() > 60 ? reply.substring(0, 60) + "..." : reply;
+            throw new IllegalStateException(NOT_REDIS + " (its reply began '" + shown.replaceAll("\\p{Cntrl}", "?") + "')");
         }
     }
 }

@@ -307,6 +307,12 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
                 || upper.contains("AUTH") && upper.contains("PASSWORD")) {
             hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+        } else if (String.valueOf(failure.getMessage()).startsWith(Preflight.NO_ANSWER)) {
+            // Connected, so something listens: a frozen (SIGSTOPped, swapping, overloaded) server, not a stopped one.
+            return new BrokerException("Redis at " + target + " accepted the connection but did not answer: " + failure.getMessage()
+                    + "; is it frozen or overloaded? check the server, or raise BrokerConfig.connectTimeout", failure);
+        } else if (cause.startsWith(Preflight.NOT_REDIS)) {
+            hint = "another service listens there: check the port in BrokerConfig.url";
         } else if (cause.startsWith(Preflight.NODE_OF_A_CLUSTER)) {
             hint = "see module-info-docs/redis.md, Scaling out";
         } else if (upper.contains("TLS HOSTNAME VERIFICATION FAILED")) {

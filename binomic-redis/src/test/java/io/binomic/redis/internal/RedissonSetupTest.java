@@ -68,6 +68,17 @@ class RedissonSetupTest {
                 + " BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)", auth.getMessage());
     }
 
+    /** Found by an outside tester: a frozen Redis was reported as not running. */
+    @Test
+    void aServerThatAcceptsButDoesNotAnswerIsReportedAsNotAnsweringNotAsDown() {
+        BrokerException frozen = setup("redis://127.0.0.1:6390").startFailure(new IllegalStateException(
+                "no answer within 1000 ms (BrokerConfig.connectTimeout)", new java.net.SocketTimeoutException("Read timed out")));
+
+        assertEquals("Redis at 127.0.0.1:6390 accepted the connection but did not answer: no answer within 1000 ms"
+                + " (BrokerConfig.connectTimeout); is it frozen or overloaded? check the server, or raise BrokerConfig.connectTimeout",
+                frozen.getMessage());
+    }
+
     private static RedissonSetup withOptions(java.util.Map<String, String> options) {
         return RedissonSetup.of(BrokerConfig.builder().url("redis://h:6379").options(options).build());
     }

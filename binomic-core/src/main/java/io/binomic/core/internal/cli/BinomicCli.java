@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -11,11 +12,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The {@code binomic} command: starts a master, shows queues and workers, and manages the
@@ -43,20 +47,24 @@ public final class BinomicCli {
     }
 
     static final String CONFIG_OPTION = "--config";
+    private static final Pattern SUBMIT_OPTION = Pattern.compile("\\bSubmitOptions\\.([a-z][A-Za-z]*)\\b");
 
     private final PrintStream out;
     private final PrintStream err;
     private final Map<String, String> env;
+    /** The JVM's system properties, for the {@code binomic.*} ones it does not read ({@link Settings#load}). */
+    private final Map<String, String> properties;
     /** The environment the commands see: the real one, plus the file's broker URL where the environment has none. */
     private final Map<String, String> commandEnv;
     private final List<Command> commands;
     private Settings settings = Settings.defaults();
 
     /** @param connector opens a broker for the inspection commands; null for the real one, which uses the settings */
-    BinomicCli(PrintStream out, PrintStream err, Map<String, String> env, Connector connector) {
+    BinomicCli(PrintStream out, PrintStream err, Map<String, String> env, Map<String, String> properties, Connector connector) {
         this.out = out;
         this.err = err;
         this.env = env;
+        this.properties = properties;
         this.commandEnv = new HashMap<>(env);
         Connector connect = connector != null ? connector : (url, queues) -> connect(settings, url, queues);
         Command.Context cx = new Command.Context(out, err, commandEnv, connect, () -> settings);
@@ -98,7 +106,9 @@ public final class BinomicCli {
      * returns its exit code instead of exiting: for tools and tests that embed the CLI.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return new BinomicCli(out, err, System.getenv(), null).run(args);
+        Map<String, String> properties = new HashMap<>();
+        System.getProperties().stringPropertyNames().forEach(name -> properties.put(name, System.getProperty(name)));
+        return new BinomicCli(out, err, System.getenv(), properties, null).run(args);
     }
 
     /**
@@ -107,14 +117,29 @@ public final class BinomicCli {
      * every broker setting (key prefix, Redisson file...) from {@code settings}, the URL the command chose.
      */
     static Binomic connect(Settings settings, String brokerUrl, List<String> queues) {
+        // The settings already hold the URL of the file and the environment, and stand for the default
+        // when they have none (a Redisson file alone names the server): only a different URL came from --broker.
+        boolean own = brokerUrl.equals(settings.value("broker.url").orElse(Command.DEFAULT_URL));
+        BrokerConfig broker;
+        try {
+            broker = (own ? settings : settings.with("broker.url", brokerUrl, "--broker")).broker(Command.DEFAULT_URL);
+        } catch (IllegalArgumentException e) {
+            throw new RefusedSettingException(e.getMessage(), e); // --broker next to a Redisson file of the settings
+        }
         BinomicConfig config = BinomicConfig.builder()
-                .broker((brokerUrl.equals(settings.value("broker.url").orElse(null)) ? settings
-                        : settings.with("broker.url", brokerUrl, "--broker or " + Settings.BROKER_URL_ENV)).broker(Command.DEFAULT_URL))
+                .broker(broker)
                 .taskDefaults(settings.taskDefaults())
                 .worker(WorkerConfig.builder().queues(queues.isEmpty() ? settings.worker().queues() : queues).build())
                 .schedulePeriodicTasks(false)
                 .build();
-        Binomic binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
+        Binomic binomic;
+        try {
+            binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
+        } catch (IllegalArgumentException e) {
+            // The broker provider refuses a value of the settings (a mistyped broker option): a setting to fix.
+            throw new RefusedSettingException(e.getMessage().replace("BrokerConfig option ", "broker.option.")
+                    + settings.originsOf("broker.option"), e);
+        }
         try {
             return binomic.start();
         } catch (RuntimeException e) {
@@ -153,10 +178,11 @@ public final class BinomicCli {
             return EXIT_OK;
         }
         try {
-            settings = Settings.load(configFile, env);
+            settings = Settings.load(configFile, env, properties);
             // Every value parsed and checked now, so a bad one is a usage error of any command, not
             // a failure halfway through one.
             settings.master(Command.DEFAULT_URL, Set.of());
+            settings.requireReadableFiles();
         } catch (IllegalArgumentException e) {
             // A missing file, an unknown key, a bad value: one line that names it; exit 2 as for a bad option.
             err.println("binomic " + chosen.name + ": " + e.getMessage());
@@ -168,19 +194,19 @@ public final class BinomicCli {
         try {
             return chosen.run(Arguments.parse(rest, chosen.options));
         } catch (UsageException e) {
-            err.println("binomic " + chosen.name + ": " + e.getMessage());
+            err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen, urlSource(rest)));
             if (e.showUsage()) {
                 err.println();
                 printUsage(chosen, err);
             }
             return EXIT_USAGE;
-        } catch (UnsafeBrokerSettingException e) {
+        } catch (UnsafeBrokerSettingException | RefusedSettingException e) {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
-            err.println("binomic " + chosen.name + ": " + describe(e));
+            err.println("binomic " + chosen.name + ": " + describe(e, chosen, urlSource(rest)));
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.
-            err.println("binomic " + chosen.name + ": " + describe(e));
+            err.println("binomic " + chosen.name + ": " + describe(e, chosen, urlSource(rest)));
             return EXIT_FAILED;
         }
     }
@@ -212,9 +238,36 @@ public final class BinomicCli {
         return file;
     }
 
-    /** The failure's message, in the CLI's terms: a broker's hint names the API setting, the user here typed --broker. */
-    private static String describe(RuntimeException e) {
-        return e.getMessage() == null ? e.getClass().getName() : e.getMessage().replace("BrokerConfig.url", "--broker");
+    /** The failure's message, in the CLI's terms ({@link #inCliTerms}). */
+    private static String describe(RuntimeException e, Command command, String urlSource) {
+        return e.getMessage() == null ? e.getClass().getName() : inCliTerms(e.getMessage(), command, urlSource);
+    }
+
+    /**
+     * Where this run's broker URL came from, as a hint names it: {@code --broker} when given, else the
+     * {@code broker.url} setting and its origin (a file and line, a variable), else {@code --broker} for the default.
+     */
+    private String urlSource(List<String> words) {
+        if (words.stream().anyMatch(w -> w.equals(Command.BROKER_FLAG) || w.startsWith(Command.BROKER_FLAG + "="))) {
+            return Command.BROKER_FLAG;
+        }
+        return settings.origin("broker.url").map(o -> "broker.url (from " + o + ")").orElse(Command.BROKER_FLAG);
+    }
+
+    /**
+     * A library message in the terms of the command line: the library's hints name its API (BrokerConfig.url,
+     * SubmitOptions.delay), the user here typed --broker and --delay, and sets broker.password in a file or
+     * BINOMIC_BROKER_PASSWORD. An option is named only when {@code command} has it; the URL by {@code urlSource}.
+     */
+    static String inCliTerms(String message, Command command, String urlSource) {
+        Matcher m = SUBMIT_OPTION.matcher(message.replace("BrokerConfig.url", urlSource));
+        StringBuilder text = new StringBuilder();
+        while (m.find()) {
+            String flag = m.group(1).replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+            boolean has = command.options.stream().anyMatch(o -> o.name().equals(flag));
+            m.appendReplacement(text, Matcher.quoteReplacement(has ? "--" + flag : m.group()));
+        }
+        return Settings.inSettingsTerms(m.appendTail(text).toString());
     }
 
     private Optional<Command> find(List<String> words) {
@@ -258,7 +311,7 @@ public final class BinomicCli {
         to.println("Global option: --config FILE, a settings file (default $" + Settings.FILE_ENV + "); BINOMIC_* environment");
         to.println("variables override it, and a command's options override both. --verbose (-v): INFO lines on stderr too.");
         to.println("Run 'binomic <command> --help' for a command's options.");
-        to.println("Exit codes: 0 done, 1 the operation failed, 2 bad usage.");
+        to.println("Exit codes: 0 done, 1 the operation failed, 2 bad usage or a refused setting.");
     }
 
     private static void printCommandList(List<Command> list, PrintStream to) {

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
 import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.ActivityBucket;
 import io.binomic.core.Binomic;
@@ -12,6 +13,7 @@ import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -22,6 +24,7 @@ import java.util.regex.Pattern;
  */
 abstract class Command {
     static final String DEFAULT_URL = "redis://localhost:6379";
+    static final String BROKER_FLAG = "--broker";
     /** Only the shape: the broker provider checks the rest and says what is wrong. */
     private static final Pattern URL = Pattern.compile("[A-Za-z][A-Za-z0-9+.-]*://.*");
     static final Option BROKER = Option.value("broker", "URL",
@@ -29,6 +32,8 @@ abstract class Command {
                     + ", else broker.url of the --config file, else " + DEFAULT_URL);
     static final Option QUEUES = Option.value("queues", "A,B",
             "comma-separated queues. Defaults to the queues of the tasks found on the module path");
+    static final Option ANY_TASK = Option.flag("any-task",
+            "use a task name no task on the module path has; without it, a name close to a known task's is refused as a typo");
     static final Option CREATE = Option.flag("create",
             "use a queue nothing knows yet (no task, job, consumer, pause or limit of it); without it, one is refused as a typo");
 
@@ -132,6 +137,31 @@ abstract class Command {
         throw new UsageException("queue '" + queue + "' is not known: no task on the module path or worker.queues setting names it,"
                 + " and the broker holds no job, consumer, dead letter, pause, limit or recent activity of it"
                 + (hint.isEmpty() ? "; check the name, or add --create for a new queue" : hint + " Else add --create for a new queue"));
+    }
+
+    /**
+     * Refuses a task name that is most likely a typo, unless {@code --any-task} is given: {@code queue pause mail
+     * --task gret} would pause a task no worker runs and report success while {@code greet} runs on. A task is
+     * known when a task on the module path has the name or it is paused in {@code queue}. An unknown name is
+     * refused when it is close to a known one, and, if {@code strict}, whenever the module path has tasks at all
+     * (the CLI then knows the application's tasks); a CLI without the application's modules cannot tell.
+     */
+    void requireKnownTask(Arguments args, Binomic binomic, String queue, String task, boolean strict) throws UsageException {
+        if (args.has(ANY_TASK.name())) {
+            return;
+        }
+        List<String> onPath = binomic.tasks().all().stream().map(Task::name).toList();
+        Set<String> known = new LinkedHashSet<>(onPath);
+        known.addAll(binomic.queues().pausedTasks(queue));
+        if (known.contains(task)) {
+            return;
+        }
+        Optional<String> closest = ClosestName.to(task, known);
+        if (closest.isPresent() || strict && !onPath.isEmpty()) {
+            throw new UsageException("task '" + task + "' is not known: no task on the module path has that name and it is not"
+                    + " paused in queue " + queue + closest.map(c -> "; did you mean '" + c + "'?").orElse(";")
+                    + " Else add --any-task to use the name as typed");
+        }
     }
 
     private static boolean inBroker(Binomic binomic, String queue) {

@@ -7,7 +7,6 @@ import io.binomic.api.JobStatus;
 import io.binomic.api.JobTimeoutException;
 import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
-import io.binomic.api.Task;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
 import java.time.Duration;
@@ -59,7 +58,7 @@ final class JobCommand extends Command {
     JobCommand(Context cx, Verb verb) {
         super(cx, "job " + verb.word(), verb.summary(), verb != SUBMIT ? List.of(BROKER, ID, QUEUE)
                 : List.of(BROKER, TASK, SUBMIT_QUEUE, JSON, PRIORITY, DELAY, UNIQUE, UNIQUE_SCOPE, UNIQUE_TTL, DEBOUNCE, WAIT,
-                        CREATE), verb.notes());
+                        ANY_TASK, CREATE), verb.notes());
         this.verb = verb;
     }
 
@@ -134,16 +133,6 @@ final class JobCommand extends Command {
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
 
-    /**
-     * The warning for {@code task} given the task names on the module path; empty when it is one of
-     * them or near none. A name one typo away from a known task is most likely that task; the job is
-     * submitted anyway, since the definition is not needed and the workers may know tasks this CLI does not.
-     */
-    static Optional<String> mistypedTask(String task, List<String> known) {
-        return known.contains(task) ? Optional.empty() : ClosestName.to(task, known).map(closest -> "binomic job submit: no task '"
-                + task + "' among the tasks on the module path; did you mean '" + closest + "'? (submitted as typed)");
-    }
-
     private int submit(Binomic binomic, Arguments args) throws UsageException {
         String task = args.value("task").orElseThrow(() -> new UsageException("--task is required: the task's name"));
         String queue = args.value("queue").orElseThrow(() -> new UsageException(
@@ -172,7 +161,8 @@ final class JobCommand extends Command {
         }
         args.value("debounce").ifPresent(options::debounce);
         requireKnown(args, binomic, queue);
-        mistypedTask(task, binomic.tasks().all().stream().map(Task::name).toList()).ifPresent(err::println);
+        // Not strict: the workers may run tasks this CLI's module path does not have.
+        requireKnownTask(args, binomic, queue, task, false);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
         if (wait.isEmpty()) {

@@ -4,6 +4,7 @@ import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.process.Master;
@@ -17,6 +18,7 @@ import io.binomic.core.internal.web.MetricsSource;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -72,7 +74,15 @@ final class MasterCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         MasterConfig config = config(args);
+        Optional<String> refusal = config.workerJvmRefusal(System.getenv());
+        if (refusal.isPresent()) {
+            String problem = "a worker JVM does not start with the options " + String.join(" ", config.workerJvmOptions(System.getenv()))
+                    + ": " + refusal.get() + "; fix or remove the option";
+            throw args.has("jvm-option") ? new UsageException(problem + " (--jvm-option)") : UsageException.ofSetting(problem
+                    + cx.settings().get().origin("master.jvmOptions").map(o -> " (master.jvmOptions from " + o + ")").orElse(""));
+        }
         DashboardServer.Settings dashboardSettings = dashboardSettings(args);
+        refuseWorkersWithNothingToDo(args, config);
         inspectBroker(config);
         // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
         // its handlers in its own shutdown hook, so log records written while draining may be lost.
@@ -87,8 +97,7 @@ final class MasterCommand extends Command {
         try {
             master.start();
             if (dashboardSettings != null) {
-                viewer = BinomicCli.connect(cx.settings().get().with("broker.url", config.broker().url(), "the master's broker"),
-                        config.broker().url(), config.queues());
+                viewer = BinomicCli.connect(cx.settings().get(), config.broker().url(), config.queues());
                 Binomic client = viewer;
                 dashboard = DashboardServer.start(dashboardSettings, () -> MetricsSource.render(new BinomicMetrics(client),
                         new MetricsSource.Slots(master.slots(), master::restarts)),
@@ -132,6 +141,38 @@ final class MasterCommand extends Command {
             // Only the shutdown hook ends a master.
         }
         return BinomicCli.EXIT_OK;
+    }
+
+    /**
+     * Refuses what would start workers that can never run a job: a {@code memory://} broker, which
+     * lives inside one JVM (each worker would get a private one nothing else reaches), or no queue to
+     * read (each worker would exit at start, and be restarted with a growing back-off, forever).
+     */
+    private void refuseWorkersWithNothingToDo(Arguments args, MasterConfig config) throws UsageException {
+        Settings given = cx.settings().get();
+        if (config.queues().isEmpty() && taskQueues().isEmpty()) {
+            throw new UsageException("the workers would have no queue to read: no task on the module path (no TaskProvider"
+                    + " service) and no --queues or worker.queues; put the application's modules on the module path, or name"
+                    + " the queues with --queues");
+        }
+        String url = config.broker().url();
+        if (url.regionMatches(true, 0, "memory:", 0, "memory:".length())) {
+            String problem = "memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
+                    + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379";
+            throw args.has(BROKER.name()) ? new UsageException(problem)
+                    : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
+        }
+    }
+
+    /** The queues of the tasks on the module path: what each worker JVM, started on the same path, reads by default. */
+    private static List<String> taskQueues() {
+        List<String> queues = new ArrayList<>();
+        ServiceLoader.load(TaskProvider.class).forEach(provider -> provider.tasks().forEach(binding -> {
+            if (!queues.contains(binding.task().queue())) {
+                queues.add(binding.task().queue());
+            }
+        }));
+        return queues;
     }
 
     /**
@@ -249,9 +290,19 @@ final class MasterCommand extends Command {
         try {
             config = builder.build();
         } catch (IllegalArgumentException e) {
-            // Values from a file or the environment take part: the command line is not what to fix.
-            String origins = given.originsOf("master");
-            throw origins.isEmpty() ? new UsageException(e.getMessage()) : UsageException.ofSetting(e.getMessage() + origins);
+            // The builder names its fields: say which keys those are and where each value came from. When one
+            // came from a file or the environment, the command line alone is not what to fix: no usage.
+            List<String> from = new ArrayList<>();
+            boolean fromSettings = false;
+            for (String key : Settings.keysNamedIn(e.getMessage())) {
+                Optional<String> flag = SETTING_OF_OPTION.entrySet().stream().filter(o -> o.getValue().equals(key) && args.has(o.getKey()))
+                        .map(o -> "--" + o.getKey()).findFirst();
+                Optional<String> origin = flag.isPresent() ? flag : given.origin(key);
+                fromSettings |= flag.isEmpty() && origin.isPresent();
+                origin.ifPresent(o -> from.add(key + " from " + o));
+            }
+            String origins = from.isEmpty() ? "" : " (" + String.join(", ", from) + ")";
+            throw fromSettings ? UsageException.ofSetting(e.getMessage() + origins) : new UsageException(e.getMessage() + origins);
         }
         try {
             // The workers run on this module path: a URL no broker here serves would only show as

@@ -27,7 +27,7 @@ final class QueueCommand extends Command {
     private final Verb verb;
 
     QueueCommand(Context cx, Verb verb) {
-        super(cx, "queue " + verb.word(), verb.summary(), List.of(BROKER, QUEUE, TASK, CREATE), verb.notes());
+        super(cx, "queue " + verb.word(), verb.summary(), List.of(BROKER, QUEUE, TASK, ANY_TASK, CREATE), verb.notes());
         this.verb = verb;
     }
 
@@ -50,6 +50,9 @@ final class QueueCommand extends Command {
         Optional<String> task = args.value("task");
         return onBroker(args, List.of(queue), binomic -> {
             requireKnown(args, binomic, queue);
+            if (task.isPresent()) {
+                requireKnownTask(args, binomic, queue, task.get(), true);
+            }
             if (verb == PAUSE) {
                 task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
             } else {

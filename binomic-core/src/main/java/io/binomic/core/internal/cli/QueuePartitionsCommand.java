@@ -28,18 +28,29 @@ final class QueuePartitionsCommand extends Command {
     @Override
     List<String> takeOperands(List<String> rest) {
         List<String> rewritten = new ArrayList<>(QueueCommand.queueAsFirstWord(rest));
-        if (rewritten.size() >= 3 && rewritten.getFirst().equals("--queue") && !rewritten.get(2).startsWith("-")) {
+        countAsWord = rewritten.size() >= 3 && rewritten.getFirst().equals("--queue") && !rewritten.get(2).startsWith("-");
+        if (countAsWord) {
             rewritten.add(2, "--count");
         }
         return rewritten;
     }
 
+    /** Whether the count was the word after the queue, not {@code --count}: a message then names it as typed. */
+    private boolean countAsWord;
+
+    private String count() { return countAsWord ? "the count (the word after the queue)" : "--count"; }
+
     @Override
     int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue partitions NAME 3"));
-        Integer count = args.intValue("count", 1).orElse(null);
+        Integer count;
+        try {
+            count = args.intValue("count", 1).orElse(null);
+        } catch (UsageException e) {
+            throw new UsageException(e.getMessage().replace("--count", count()));
+        }
         if (count != null && count > QueuePartitions.MAX) {
-            throw new UsageException("--count must be at most " + QueuePartitions.MAX + ", was " + count
+            throw new UsageException(count() + " must be at most " + QueuePartitions.MAX + ", was " + count
                     + "; give about one partition per Redis master");
         }
         return onBroker(args, List.of(queue), binomic -> {

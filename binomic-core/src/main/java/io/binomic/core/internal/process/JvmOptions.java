@@ -1,11 +1,16 @@
 package io.binomic.core.internal.process;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -181,6 +186,30 @@ final class JvmOptions {
             return value > Long.MAX_VALUE >> shift ? Long.MAX_VALUE : value << shift;
         } catch (NumberFormatException e) {
             return Long.MAX_VALUE;
+        }
+    }
+
+    /** Why a JVM does not start with {@code options} (its own line), running {@code java <options> -version} once; empty when it starts. */
+    static Optional<String> refusal(List<String> options) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("--enable-preview");
+        command.addAll(options);
+        command.add("-version");
+        try {
+            Process java = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String output = new String(java.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!java.waitFor(30, TimeUnit.SECONDS)) {
+                java.destroyForcibly();
+                return Optional.empty(); // a slow machine is no reason to refuse: the workers' start timeout applies
+            }
+            return java.exitValue() == 0 ? Optional.empty()
+                    : Optional.of(StartupFailureLine.reason(output.lines().toList()).orElse("exit code " + java.exitValue()));
+        } catch (IOException e) {
+            return Optional.empty(); // the same java starts the workers: their start reports what this could not run
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
         }
     }
 }

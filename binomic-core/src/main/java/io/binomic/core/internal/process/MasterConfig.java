@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -47,6 +48,9 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
     public static final List<String> DEFAULT_WORKER_JVM_OPTIONS =
             List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m", "-XX:TrimNativeHeapInterval=10000");
 
+    /** The sizes a worker JVM takes once; given twice, the JVM keeps the last. */
+    private static final List<String> SIZE_OPTIONS = List.of("-Xmx", "-Xms", "-Xmn", "-Xss");
+
     private static final Pattern QUEUE = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
 
     public MasterConfig {
@@ -77,7 +81,7 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         requirePositive("leaseTimeout", leaseTimeout);
         requirePositive("pollTimeout", pollTimeout);
         if (leaseTimeout.compareTo(pollTimeout) <= 0) {
-            throw new IllegalArgumentException("leaseTimeout must be longer than the workers' poll timeout ("
+            throw new IllegalArgumentException("leaseTimeout must be longer than pollTimeout ("
                     + pollTimeout + "), was " + leaseTimeout);
         }
         requirePositive("reclaimInterval", reclaimInterval);
@@ -89,6 +93,14 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         }
         Objects.requireNonNull(stateDirectory, "stateDirectory must not be null");
         jvmOptions = List.copyOf(Objects.requireNonNull(jvmOptions, "jvmOptions must not be null"));
+        for (String size : SIZE_OPTIONS) {
+            // The JVM takes the last of them without a word: the operator meant one, and may not be looking at the last.
+            List<String> given = jvmOptions.stream().filter(o -> o.startsWith(size)).toList();
+            if (given.size() > 1) {
+                throw new IllegalArgumentException("jvmOptions give " + size + " more than once (" + String.join(", ", given)
+                        + "), and the JVM would take the last one silently: keep one");
+            }
+        }
     }
 
     private static void requirePositive(String field, Duration value) {
@@ -126,6 +138,15 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         OperatingSystemMXBean os = ManagementFactory.getPlatformMXBean(OperatingSystemMXBean.class);
         long total = os == null ? 0 : os.getTotalMemorySize();
         return total > 0 ? total : Long.MAX_VALUE;
+    }
+
+    /**
+     * Why a JVM does not start with {@link #workerJvmOptions} (the JVM's own line, such as "Unrecognized VM option
+     * 'Bogus'"), found by running {@code java <options> -version} once; empty when it starts. Checked before any
+     * worker starts: otherwise each worker fails at start and is restarted, the reason only in its log.
+     */
+    public Optional<String> workerJvmRefusal(Map<String, String> environment) {
+        return JvmOptions.refusal(workerJvmOptions(environment));
     }
 
     /** The file in which the master hands its resolved settings to its workers; readable by its user only. */

@@ -77,6 +77,10 @@ public final class Settings {
     /** Variables of the launch scripts and the dashboard, not settings: never warned about. */
     private static final Set<String> OTHER_VARIABLES = Set.of("BINOMIC_MODULE_PATH", "BINOMIC_JAVA_OPTS", "BINOMIC_TRAIN_AOT",
             "BINOMIC_AOT_TRAINING_SECONDS", "BINOMIC_DASHBOARD_TOKEN");
+    /** The prefix of the system properties of Binomic's own. */
+    private static final String PROPERTY_PREFIX = "binomic.";
+    /** The {@code binomic.*} system properties Binomic reads; any other is refused. */
+    private static final List<String> READ_PROPERTIES = List.of(AotCache.PROPERTY);
     private static final System.Logger LOG = System.getLogger(Settings.class.getName());
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
     private static final Pattern OPTION_NAME = Pattern.compile("[A-Za-z0-9_.-]+");
@@ -101,6 +105,22 @@ public final class Settings {
      * @throws IllegalArgumentException when the file is missing or wrong, or a variable has an unknown option name
      */
     public static Settings load(Optional<Path> file, Map<String, String> env) {
+        Map<String, String> properties = new TreeMap<>();
+        System.getProperties().stringPropertyNames().forEach(name -> properties.put(name, System.getProperty(name)));
+        return load(file, env, properties);
+    }
+
+    /**
+     * {@link #load(Optional, Map)} with these system properties in place of the JVM's.
+     *
+     * @throws IllegalArgumentException also when a {@code binomic.*} property is one Binomic does not read
+     *         ({@link #unreadProperties})
+     */
+    public static Settings load(Optional<Path> file, Map<String, String> env, Map<String, String> properties) {
+        List<String> unread = unreadProperties(properties);
+        if (!unread.isEmpty()) {
+            throw new IllegalArgumentException(String.join("; ", unread));
+        }
         Optional<Path> chosen = file.or(() -> Optional.ofNullable(env.get(FILE_ENV)).filter(f -> !f.isBlank()).map(Path::of));
         Settings settings = chosen.map(Settings::ofFile).orElseGet(Settings::defaults);
         return settings.withEnvironment(env);
@@ -189,6 +209,35 @@ public final class Settings {
         return warnings;
     }
 
+    /**
+     * One message for each {@code binomic.*} system property of {@code properties} that Binomic does
+     * not read, naming the setting's file key, variable and flag where it is one. Refused, unlike an
+     * unknown variable: {@code -Dbinomic.broker.url=...} reads as a setting, and ignoring it would
+     * point a command at the default broker instead of the one meant, where a write does harm.
+     */
+    static List<String> unreadProperties(Map<String, String> properties) {
+        List<String> problems = new ArrayList<>();
+        for (String name : new TreeMap<>(properties).keySet()) {
+            if (!name.startsWith(PROPERTY_PREFIX) || READ_PROPERTIES.contains(name)) {
+                continue;
+            }
+            String key = name.substring(PROPERTY_PREFIX.length());
+            boolean setting = KNOWN.contains(key) || key.startsWith(OPTION_PREFIX) && OPTION_NAME.matcher(key.substring(OPTION_PREFIX.length())).matches();
+            if (setting) {
+                problems.add("system property " + name + " is not read: Binomic takes " + key + " from "
+                        + (key.equals("broker.url") ? "--broker, " : "") + "the environment variable " + envName(key)
+                        + " or a --config file line '" + key + " = VALUE'; remove -D" + name);
+            } else {
+                List<String> names = new ArrayList<>(READ_PROPERTIES);
+                KEYS.forEach(k -> names.add(PROPERTY_PREFIX + k));
+                problems.add("system property " + name + " is not read by Binomic" + ClosestName.hint(name, names)
+                        + " (the only system property it reads is " + String.join(", ", READ_PROPERTIES)
+                        + "; settings go in a --config file, BINOMIC_* variables or flags: module-info-docs/configuration.md); remove -D" + name);
+            }
+        }
+        return problems;
+    }
+
     private static boolean isOptionVariable(String name) { return name.startsWith(OPTION_VARIABLE) && name.length() > OPTION_VARIABLE.length(); }
 
     /** The environment variable of {@code key}: {@code broker.keyPrefix} is {@code BINOMIC_BROKER_KEY_PREFIX}. */
@@ -242,6 +291,27 @@ public final class Settings {
                     + " (put the server in the Redisson file, or unset " + yaml + ")");
         }
         return build("broker", b::build);
+    }
+
+    /**
+     * Refuses a file a setting names that does not exist or cannot be read ({@code broker.option.redisson.config}),
+     * naming the key and where it came from: the broker would only say, later, that it cannot read the file.
+     *
+     * @throws IllegalArgumentException naming the key, its origin and the file
+     */
+    public void requireReadableFiles() {
+        String yaml = OPTION_PREFIX + "redisson.config";
+        if (values.containsKey(yaml)) {
+            Path file = Path.of(values.get(yaml));
+            if (!Files.exists(file)) {
+                throw new LocatedValueException(where(yaml) + yaml + ": the Redisson file " + file + " does not exist;"
+                        + " give an existing file, or unset " + yaml);
+            }
+            if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+                throw new LocatedValueException(where(yaml) + yaml + ": the Redisson file " + file + " is not a readable file;"
+                        + " give a file this user can read, or unset " + yaml);
+            }
+        }
     }
 
     /** Where a value came from, without the line: the file, the variable or the option. */
@@ -462,6 +532,43 @@ public final class Settings {
         LocatedValueException(String message) { super(message); }
 
         LocatedValueException(String message, Throwable cause) { super(message, cause); }
+    }
+
+    private static final Pattern API_SETTING = Pattern.compile("\\b(BrokerConfig|WorkerConfig)\\.([a-z][A-Za-z]*)\\b");
+
+    /**
+     * {@code message} with the Java API's names of settings in the settings' own: "check BrokerConfig.password"
+     * is "check broker.password (BINOMIC_BROKER_PASSWORD)", for an operator who sets keys and variables, not
+     * builders. A name that is no setting stays as it is.
+     */
+    public static String inSettingsTerms(String message) {
+        Matcher m = API_SETTING.matcher(message);
+        StringBuilder text = new StringBuilder();
+        while (m.find()) {
+            String key = (m.group(1).equals("BrokerConfig") ? "broker." : "worker.") + m.group(2);
+            m.appendReplacement(text, Matcher.quoteReplacement(KNOWN.contains(key) ? key + " (" + envName(key) + ")" : m.group()));
+        }
+        return m.appendTail(text).toString();
+    }
+
+    /** The setting of each {@link MasterConfig} field whose name its builder's messages use. */
+    private static final Map<String, String> KEY_OF_FIELD = Map.ofEntries(Map.entry("queues", "worker.queues"),
+            Map.entry("concurrency", "worker.concurrency"), Map.entry("shutdownGrace", "worker.shutdownGrace"),
+            Map.entry("leaseTimeout", "worker.leaseTimeout"), Map.entry("pollTimeout", "worker.pollTimeout"),
+            Map.entry("reclaimInterval", "worker.reclaimInterval"), Map.entry("workers", "master.workers"),
+            Map.entry("heartbeatInterval", "master.heartbeatInterval"), Map.entry("heartbeatTimeout", "master.heartbeatTimeout"),
+            Map.entry("startTimeout", "master.startTimeout"), Map.entry("killGrace", "master.killGrace"),
+            Map.entry("restartBackoffInitial", "master.restartBackoff"), Map.entry("restartBackoffMax", "master.restartBackoffMax"),
+            Map.entry("stateDirectory", "master.stateDir"), Map.entry("jvmOptions", "master.jvmOptions"));
+
+    /**
+     * The settings whose {@link MasterConfig} fields a message of its builder names ("leaseTimeout must be longer
+     * than pollTimeout..." names {@code worker.leaseTimeout} and {@code worker.pollTimeout}), in key order: what
+     * a caller adds with where each came from, since the builder knows fields, not keys.
+     */
+    public static List<String> keysNamedIn(String message) {
+        return KEY_OF_FIELD.entrySet().stream().filter(e -> Pattern.compile("\\b" + e.getKey() + "\\b").matcher(message).find())
+                .map(Map.Entry::getValue).sorted().toList();
     }
 
     /** " (key from origin, ...)" for every key of {@code section} that was set, or "" when none was. */

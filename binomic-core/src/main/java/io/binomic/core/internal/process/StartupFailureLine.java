@@ -21,6 +21,13 @@ final class StartupFailureLine {
     /** What the JVM itself writes when it cannot start the worker's main class at all. */
     private static final List<String> JVM_FAILURES = List.of("Error:", "Error occurred", "Exception in thread", "Caused by:");
 
+    /**
+     * The lines the JVM adds after any reason it cannot start ("Unrecognized VM option 'Bogus'",
+     * "Invalid maximum heap size: -Xmx1gb"): they say only that it did not start, the line before them says why.
+     */
+    private static final List<String> JVM_GENERIC = List.of("Error: Could not create the Java Virtual Machine.",
+            "Error: A fatal exception has occurred. Program will exit.");
+
     private StartupFailureLine() { }
 
     /**
@@ -28,14 +35,35 @@ final class StartupFailureLine {
      * {@code start-up failed} line when there is one, otherwise the JVM's last error line.
      */
     static Optional<String> read(Path log, long offset) {
+        // The master is run from settings, not code: name the keys where the worker's line names the API.
+        return reason(log, offset).map(Settings::inSettingsTerms);
+    }
+
+    private static Optional<String> reason(Path log, long offset) {
         List<String> lines;
         try {
             lines = lines(log, offset);
         } catch (IOException unreadable) {
             return Optional.empty();
         }
+        return reason(lines);
+    }
+
+    /** The line of {@code lines}, a JVM's output, that tells why it did not start, by the rules of {@link #read}. */
+    static Optional<String> reason(List<String> lines) {
         Optional<String> own = last(lines, line -> line.contains(WORKER_FAILURE));
-        return own.isPresent() ? own : last(lines, line -> JVM_FAILURES.stream().anyMatch(line::startsWith));
+        if (own.isPresent()) {
+            return own;
+        }
+        List<String> stripped = lines.stream().map(String::strip).toList();
+        for (int i = stripped.size() - 1; i > 0; i--) {
+            String before = stripped.get(i - 1);
+            if (JVM_GENERIC.contains(stripped.get(i)) && !JVM_GENERIC.contains(before) && !before.isEmpty() && !before.startsWith("----")) {
+                return Optional.of(before);
+            }
+        }
+        return last(stripped, line -> JVM_FAILURES.stream().anyMatch(line::startsWith) && !JVM_GENERIC.contains(line))
+                .or(() -> last(stripped, line -> JVM_FAILURES.stream().anyMatch(line::startsWith)));
     }
 
     private static Optional<String> last(List<String> lines, Predicate<String> wanted) {

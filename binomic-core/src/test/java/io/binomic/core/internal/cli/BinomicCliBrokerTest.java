@@ -175,6 +175,32 @@ class BinomicCliBrokerTest {
         assertEquals(1, broker.stats("fresh").ready());
     }
 
+    /** Found by an outside tester: a mistyped task was paused (or submitted) with exit 0 while the real one ran on. */
+    @Test
+    void aMistypedTaskIsRefusedForPauseResumeAndSubmitUnlessAnyTaskMeansIt() {
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        BinomicCli.Connector withGreet = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).build().start();
+        for (String[] write : new String[][] {{"queue", "pause", "mail", "--task", "gret"}, {"queue", "resume", "mail", "--task", "gret"},
+                {"job", "submit", "--task", "gret", "--queue", "mail", "--json", "\"x\""}}) {
+            CliRun refused = CliRun.of(Map.of(), withGreet, write);
+            assertEquals(2, refused.exit(), refused.toString());
+            assertTrue(refused.err().startsWith("binomic " + write[0] + " " + write[1] + ": task 'gret' is not known: no task on the"
+                    + " module path has that name and it is not paused in queue mail; did you mean 'greet'? Else add --any-task to use"
+                    + " the name as typed\n"), refused.err());
+        }
+        assertEquals(0, broker.stats("mail").ready(), "nothing submitted");
+        CliRun otherName = CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "render");
+        assertEquals(2, otherName.exit(), "the CLI knows the application's tasks: " + otherName);
+
+        assertEquals("paused queue mail task gret\n", CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "gret",
+                "--any-task").out());
+        assertEquals("resumed queue mail task gret\n", CliRun.of(Map.of(), withGreet, "queue", "resume", "mail", "--task", "gret").out(),
+                "known once paused");
+        assertEquals(0, CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "greet").exit(), "a task on the path");
+    }
+
     @Test
     void queuesWithoutAnyKnownQueueSaysHowToName() {
         CliRun run = run("queues");

@@ -1,13 +1,17 @@
 package io.binomic.core.internal.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerException;
+import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.process.WorkerSlots;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,7 +81,7 @@ class BinomicCliUsageTest {
                 Global option: --config FILE, a settings file (default $BINOMIC_CONFIG); BINOMIC_* environment
                 variables override it, and a command's options override both. --verbose (-v): INFO lines on stderr too.
                 Run 'binomic <command> --help' for a command's options.
-                Exit codes: 0 done, 1 the operation failed, 2 bad usage.
+                Exit codes: 0 done, 1 the operation failed, 2 bad usage or a refused setting.
                 """, run.out());
     }
 
@@ -96,13 +100,17 @@ class BinomicCliUsageTest {
     void aPartitionCountOutOfRangeSaysWhatToType() {
         CliRun zero = run("queue", "partitions", "mail", "0");
         assertEquals(2, zero.exit(), zero.toString());
-        assertTrue(zero.err().startsWith("binomic queue partitions: --count must be at least 1, was 0"), zero.toString());
+        assertTrue(zero.err().startsWith("binomic queue partitions: the count (the word after the queue) must be at least 1, was 0"),
+                "named as it was given: " + zero);
+        CliRun zeroFlag = run("queue", "partitions", "mail", "--count", "0");
+        assertTrue(zeroFlag.err().startsWith("binomic queue partitions: --count must be at least 1, was 0"), zeroFlag.toString());
         CliRun many = run("queue", "partitions", "mail", "--count", "65");
         assertEquals(2, many.exit(), many.toString());
         assertTrue(many.err().startsWith("binomic queue partitions: --count must be at most 64, was 65"), many.toString());
         CliRun word = run("queue", "partitions", "mail", "three");
         assertEquals(2, word.exit(), word.toString());
-        assertTrue(word.err().startsWith("binomic queue partitions: --count must be a whole number, was 'three'"), word.toString());
+        assertTrue(word.err().startsWith("binomic queue partitions: the count (the word after the queue) must be a whole number,"
+                + " was 'three'"), word.toString());
     }
 
     @Test
@@ -139,6 +147,18 @@ class BinomicCliUsageTest {
         assertEquals(1, run.exit(), run.toString());
         assertEquals("binomic queues: cannot connect to Redis at localhost:1: refused; is redis-server running? check --broker\n",
                 run.err());
+    }
+
+    @Test
+    void aBrokerUrlGivenAsASystemPropertyIsRefusedInsteadOfTalkingToTheDefaultBroker() {
+        CliRun run = CliRun.of(Map.of(), Map.of("binomic.broker.url", "redis://127.0.0.1:6411"), (url, queues) -> {
+            throw new AssertionError("must not connect to " + url);
+        }, "queues", "--queues", "mail");
+
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic queues: system property binomic.broker.url is not read: Binomic takes broker.url from --broker,"
+                + " the environment variable BINOMIC_BROKER_URL or a --config file line 'broker.url = VALUE';"
+                + " remove -Dbinomic.broker.url\n", run.err());
     }
 
     @Test
@@ -210,8 +230,33 @@ class BinomicCliUsageTest {
     @Test
     void inconsistentMasterSettingsAreAUsageErrorNamingTheField() {
         assertUsageError(run("master", "--broker", "memory://", "--heartbeat-interval", "5s", "--heartbeat-timeout", "6s"),
-                "binomic master: heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S",
+                "binomic master: heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S"
+                        + " (master.heartbeatInterval from --heartbeat-interval, master.heartbeatTimeout from --heartbeat-timeout)",
                 "Usage: binomic master [options]");
+    }
+
+    /** Found by an outside tester: the second heap size passed silently, and the JVM took it. */
+    @Test
+    void aHeapSizeGivenTwiceToTheWorkersIsRefusedNamingTheOption() {
+        assertUsageError(run("master", "--broker", "memory://", "--queues", "q", "--jvm-option=-Xmx1g", "--jvm-option=-Xmx2g"),
+                "binomic master: jvmOptions give -Xmx more than once (-Xmx1g, -Xmx2g), and the JVM would take the last one silently:"
+                        + " keep one (master.jvmOptions from --jvm-option)", "Usage: binomic master [options]");
+    }
+
+    /** Found by an outside tester: a bad worker value of a file or the environment was named by its field, with the usage. */
+    @Test
+    void aBadWorkerSettingOfAFileOrTheEnvironmentNamesItsKeyAndOriginOnOneLine() throws IOException {
+        Path file = configFile("worker.concurrency = -3\n");
+        assertSettingError(run("master", "--config", file.toString(), "--queues", "mail"),
+                "binomic master: concurrency must be >= 1, was -3 (worker.concurrency from " + file + " line 1)");
+        assertSettingError(CliRun.of(Map.of("BINOMIC_WORKER_CONCURRENCY", "-3"), (url, queues) -> {
+            throw new AssertionError("no connection with a bad setting");
+        }, "master", "--queues", "mail"),
+                "binomic master: concurrency must be >= 1, was -3 (worker.concurrency from environment variable BINOMIC_WORKER_CONCURRENCY)");
+        file = configFile("worker.leaseTimeout = 1s\nworker.pollTimeout = 2s\n");
+        assertSettingError(run("master", "--config", file.toString(), "--queues", "mail"),
+                "binomic master: leaseTimeout must be longer than pollTimeout (PT2S), was PT1S (worker.leaseTimeout from " + file
+                        + " line 1, worker.pollTimeout from " + file + " line 2)");
     }
 
     @Test
@@ -463,7 +508,8 @@ class BinomicCliUsageTest {
     /** Found by the second outside-in run: the file's Redisson YAML silently won over --broker and BINOMIC_BROKER_URL. */
     @Test
     void aUrlFromTheEnvironmentOrTheCommandLineNextToTheFilesRedissonFileIsRefusedNotIgnored() throws IOException {
-        Path file = configFile("broker.url = redis://from-file:6379\nbroker.option.redisson.config = /etc/redisson.yaml\n");
+        Path yaml = Files.writeString(dir.resolve("redisson.yaml"), "singleServerConfig:\n  address: redis://127.0.0.1:1\n");
+        Path file = configFile("broker.url = redis://from-file:6379\nbroker.option.redisson.config = " + yaml + "\n");
 
         CliRun fromEnv = CliRun.of(Map.of("BINOMIC_BROKER_URL", "redis://other:6379"), null, "queues", "--config", file.toString());
         assertEquals(2, fromEnv.exit(), fromEnv.toString());
@@ -471,8 +517,9 @@ class BinomicCliUsageTest {
                 + " broker.option.redisson.config from " + file + " line 2 both say where Redis is"), fromEnv.err());
 
         CliRun fromFlag = CliRun.of(Map.of(), null, "queues", "--config", file.toString(), "--broker", "redis://other:6379", "--queues", "q");
-        assertEquals(1, fromFlag.exit(), fromFlag.toString());
-        assertTrue(fromFlag.err().contains("both say where Redis is, and the Redisson file would win"), fromFlag.err());
+        assertEquals(2, fromFlag.exit(), "a refused setting, as from the environment: " + fromFlag);
+        assertTrue(fromFlag.err().startsWith("binomic queues: broker.url from --broker and broker.option.redisson.config from " + file
+                + " line 2 both say where Redis is, and the Redisson file would win"), fromFlag.err());
     }
 
     @Test
@@ -489,5 +536,71 @@ class BinomicCliUsageTest {
         CliRun run = run("master", "--config", file.toString());
         assertEquals(2, run.exit(), run.toString());
         assertTrue(run.err().lines().findFirst().orElseThrow().endsWith("(master.workers from " + file + " line 1)"), run.err());
+    }
+
+    /** Found by an outside tester: the CLI's own default URL counted as given, against a Redisson file that names the server. */
+    @Test
+    void aRedissonFileAloneIsNotInConflictWithTheDefaultUrlButAGivenUrlIs() throws IOException {
+        Path yaml = Files.writeString(dir.resolve("redisson.yaml"), "singleServerConfig:\n  address: redis://127.0.0.1:1\n");
+        Path rs = Files.writeString(dir.resolve("rs.conf"), "broker.option.redisson.config = " + yaml + "\n");
+        Settings settings = Settings.ofFile(rs);
+
+        RuntimeException alone = assertThrows(RuntimeException.class, () -> BinomicCli.connect(settings, Command.DEFAULT_URL, List.of("mail")));
+        assertFalse(alone.getMessage().contains("both say where Redis is"), alone.getMessage());
+        RuntimeException given = assertThrows(RefusedSettingException.class,
+                () -> BinomicCli.connect(settings, "redis://other:6379", List.of("mail")));
+        assertTrue(given.getMessage().startsWith("broker.url from --broker and broker.option.redisson.config from " + rs + " line 1 both"
+                + " say where Redis is"), given.getMessage());
+    }
+
+    /** Found by an outside tester: a missing Redisson file was reported as a conflict with the default URL, exit 1. */
+    @Test
+    void aRedissonFileThatDoesNotExistIsARefusedSettingNamingTheKey() throws IOException {
+        Path file = configFile("broker.option.redisson.config = " + dir.resolve("missing.yaml") + "\n");
+
+        assertSettingError(run("queues", "--queues", "mail", "--config", file.toString()),
+                "binomic queues: " + file + " line 1: broker.option.redisson.config: the Redisson file " + dir.resolve("missing.yaml")
+                        + " does not exist; give an existing file, or unset broker.option.redisson.config");
+    }
+
+    /** Found by an outside tester: a mistyped broker option exited 1, as if the operation had failed. */
+    @Test
+    void aMistypedBrokerOptionIsARefusedSettingWithExitTwoNamingTheKey() {
+        CliRun run = CliRun.of(Map.of("BINOMIC_BROKER_URL", "memory://", "BINOMIC_BROKER_OPTION_EVICTION_ALOWED", "true"), null,
+                "queues", "--queues", "mail");
+
+        assertEquals(2, run.exit(), run.toString());
+        assertTrue(run.err().startsWith("binomic queues: broker.option.eviction.alowed is not an option of the memory broker"), run.err());
+        assertTrue(run.err().endsWith("(broker.option.eviction.alowed from environment variable BINOMIC_BROKER_OPTION_EVICTION_ALOWED)\n"),
+                run.err());
+    }
+
+    /** Found by an outside tester: the CLI's messages named the Java API's fields where a user types keys and flags. */
+    @Test
+    void libraryHintsNameTheSettingsKeysAndFlagsNotTheApiFields() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new BrokerException("cannot connect to Redis at localhost:1: WRONGPASS; check BrokerConfig.username and"
+                    + " BrokerConfig.password (or user:password@ in BrokerConfig.url)");
+        }, "queues", "--queues", "q");
+        assertEquals("binomic queues: cannot connect to Redis at localhost:1: WRONGPASS; check broker.username"
+                + " (BINOMIC_BROKER_USERNAME) and broker.password (BINOMIC_BROKER_PASSWORD) (or user:password@ in --broker)\n", run.err());
+
+        CliRun submit = CliRun.of(Map.of(), (url, queues) -> {
+            throw new IllegalArgumentException("task 'greet': debounce needs a delay, and this job has none: declare a DELAY task,"
+                    + " or give SubmitOptions.delay (SubmitOptions.partitionKey stays)");
+        }, "job", "submit", "--task", "greet", "--queue", "q", "--debounce", "k");
+        assertTrue(submit.err().startsWith("binomic job submit: task 'greet': debounce needs a delay, and this job has none: declare a"
+                + " DELAY task, or give --delay (SubmitOptions.partitionKey stays)"), "only the command's own options: " + submit.err());
+    }
+
+    /** Found by an outside tester: "check --broker" when the URL came from the --config file. */
+    @Test
+    void aBrokerHintNamesWhereTheUrlCameFrom() throws IOException {
+        Path file = configFile("broker.url = redis://from-file:1\n");
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new BrokerException("cannot connect to Redis at from-file:1: refused; is redis-server running? check BrokerConfig.url");
+        }, "queues", "--queues", "q", "--config", file.toString());
+        assertEquals("binomic queues: cannot connect to Redis at from-file:1: refused; is redis-server running? check broker.url (from "
+                + file + " line 1)\n", run.err());
     }
 }

@@ -26,12 +26,4 @@ class ClosestNameTest {
         assertEquals(Optional.empty(), ClosestName.to("frobnicate", commands));
         assertEquals(Optional.empty(), ClosestName.to("queue", commands), "an exact name is no typo");
     }
-
-    @Test
-    void aTaskNameOneTypoAwayFromAKnownTaskGetsAWarning() {
-        assertEquals(Optional.of("binomic job submit: no task 'reindx' among the tasks on the module path; did you mean 'reindex'?"
-                + " (submitted as typed)"), JobCommand.mistypedTask("reindx", List.of("reindex", "welcome")));
-        assertEquals(Optional.empty(), JobCommand.mistypedTask("reindex", List.of("reindex", "welcome")));
-        assertEquals(Optional.empty(), JobCommand.mistypedTask("something-else", List.of("reindex", "welcome")));
-    }
 }

@@ -4,19 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.binomic.core.internal.process.Master;
-import io.binomic.core.internal.process.WorkerSlots;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,55 +15,54 @@ class MasterCommandTest {
     @TempDir
     Path dir;
 
+    /** Found by an outside tester: each worker JVM got a private in-memory broker that nothing could reach. */
     @Test
-    void secondMasterOnALiveMastersStateDirectoryFailsWithExitOneAndSaysWhose() throws Exception {
-        long liveMaster = ProcessHandle.current().parent().orElseThrow().pid();
-        Path theirSettings = Files.writeString(dir.resolve("worker.conf"), "broker.url = redis://theirs:6379\n");
-        try (WorkerSlots theirs = WorkerSlots.create(dir.resolve("workers.slots"), 1, liveMaster, Instant.now(),
-                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
-            CliRun run = CliRun.of(Map.of(), (url, queues) -> {
-                throw new AssertionError("the master needs no broker connection");
-            }, "master", "--broker", "memory://", "--queues", "q", "--workers", "1", "--state-dir", dir.toString());
+    void aMemoryBrokerIsRefusedWithExitTwoBeforeAnyWorkerStarts() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new AssertionError("the master needs no broker connection");
+        }, "master", "--broker", "memory://", "--queues", "mail", "--workers", "1", "--state-dir", dir.toString());
 
-            assertEquals(1, run.exit(), run.toString());
-            assertEquals("binomic master: the worker segment " + dir.resolve("workers.slots") + " belongs to master pid "
-                    + theirs.masterPid() + ", which is still running; stop it or give this master another state directory\n",
-                    run.err());
-            assertEquals("", run.out());
-            assertEquals("broker.url = redis://theirs:6379\n", Files.readString(theirSettings),
-                    "the live master's workers keep reading its own settings");
-        }
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic master: memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
+                + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379",
+                run.err().lines().findFirst().orElse(""));
+        assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
+
+        CliRun fromEnv = CliRun.of(Map.of("BINOMIC_BROKER_URL", "memory://"), (url, queues) -> {
+            throw new AssertionError("the master needs no broker connection");
+        }, "master", "--queues", "mail", "--workers", "1", "--state-dir", dir.toString());
+        assertEquals(2, fromEnv.exit(), fromEnv.toString());
+        assertTrue(fromEnv.err().endsWith("(broker.url from environment variable BINOMIC_BROKER_URL)\n"), fromEnv.err());
+        assertEquals(1, fromEnv.err().lines().count(), "a setting, not the command line: no usage; " + fromEnv.err());
     }
 
-    /** Found by an outside tester: the refused master logged that it drained its workers, as if it had stopped the live one's. */
+    /** Found by an outside tester: each worker JVM failed on the option, and the master quoted the JVM's generic line. */
     @Test
-    void aRefusedSecondMasterLogsNoDrain() throws Exception {
-        long liveMaster = ProcessHandle.current().parent().orElseThrow().pid();
-        Logger log = Logger.getLogger(Master.class.getName());
-        List<String> logged = new CopyOnWriteArrayList<>();
-        Handler handler = new Handler() {
-            @Override
-            public void publish(LogRecord r) { logged.add(new SimpleFormatter().formatMessage(r)); }
+    void aJvmOptionNoJvmTakesIsRefusedWithExitTwoNamingItBeforeAnyWorkerStarts() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new AssertionError("the master needs no broker connection");
+        }, "master", "--broker", "memory://", "--queues", "mail", "--workers", "1", "--state-dir", dir.toString(),
+                "--jvm-option=-XX:+Bogus");
 
-            @Override
-            public void flush() { }
+        assertEquals(2, run.exit(), run.toString());
+        String first = run.err().lines().findFirst().orElse("");
+        assertTrue(first.startsWith("binomic master: a worker JVM does not start with the options "), first);
+        assertTrue(first.endsWith(": Unrecognized VM option 'Bogus'; fix or remove the option (--jvm-option)"), first);
+        assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
+    }
 
-            @Override
-            public void close() { }
-        };
-        log.addHandler(handler);
-        try (WorkerSlots theirs = WorkerSlots.create(dir.resolve("workers.slots"), 1, liveMaster, Instant.now(),
-                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
-            CliRun run = CliRun.of(Map.of(), (url, queues) -> {
-                throw new AssertionError("the master needs no broker connection");
-            }, "master", "--broker", "memory://", "--queues", "q", "--workers", "1", "--state-dir", dir.toString());
+    /** Found by an outside tester: with no queue, each worker exited at start and was restarted forever. */
+    @Test
+    void aMasterWhoseWorkersWouldHaveNoQueueIsRefusedWithExitTwo() {
+        CliRun run = CliRun.of(Map.of(), (url, queues) -> {
+            throw new AssertionError("the master needs no broker connection");
+        }, "master", "--broker", "memory://", "--workers", "1", "--state-dir", dir.toString());
 
-            assertEquals(1, run.exit(), run.toString());
-            assertTrue(run.err().contains("belongs to master pid " + theirs.masterPid() + ", which is still running"), run.err());
-            assertEquals(List.of(), logged.stream().filter(m -> m.contains("drain") || m.contains("stopped")).toList());
-        } finally {
-            log.removeHandler(handler);
-        }
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic master: the workers would have no queue to read: no task on the module path (no TaskProvider"
+                + " service) and no --queues or worker.queues; put the application's modules on the module path, or name the"
+                + " queues with --queues", run.err().lines().findFirst().orElse(""));
+        assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
     }
 
     /**

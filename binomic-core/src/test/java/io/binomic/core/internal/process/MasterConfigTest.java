@@ -53,7 +53,7 @@ class MasterConfigTest {
         assertMessage("heartbeatTimeout must be at least twice heartbeatInterval (PT5S), was PT6S",
                 valid().heartbeatTimeout(Duration.ofSeconds(6)));
         assertMessage("killGrace must be positive, was PT-1S", valid().killGrace(Duration.ofSeconds(-1)));
-        assertMessage("leaseTimeout must be longer than the workers' poll timeout (PT1S), was PT1S",
+        assertMessage("leaseTimeout must be longer than pollTimeout (PT1S), was PT1S",
                 valid().leaseTimeout(Duration.ofSeconds(1)));
         assertMessage("shutdownGrace must not be negative, was PT-1S", valid().shutdownGrace(Duration.ofSeconds(-1)));
         assertMessage("restartBackoffMax (PT0.5S) must not be shorter than restartBackoffInitial (PT1S)",
@@ -61,8 +61,10 @@ class MasterConfigTest {
         assertMessage("queues: 'a b' is not a valid queue name (1-200 of letters, digits, '_', '.', ':', '-')",
                 valid().queues(List.of("a b")));
         assertMessage("pollTimeout must be positive, was PT0S", valid().pollTimeout(Duration.ZERO));
-        assertMessage("leaseTimeout must be longer than the workers' poll timeout (PT5S), was PT4S",
+        assertMessage("leaseTimeout must be longer than pollTimeout (PT5S), was PT4S",
                 valid().pollTimeout(Duration.ofSeconds(5)).leaseTimeout(Duration.ofSeconds(4)));
+        assertMessage("jvmOptions give -Xmx more than once (-Xmx1g, -Xmx2g), and the JVM would take the last one silently: keep one",
+                valid().jvmOptions(List.of("-Xmx1g", "-XX:+UseZGC", "-Xmx2g")));
         assertMessage("brokerUrl and broker are both set: give the URL inside broker",
                 valid().broker(BrokerConfig.builder().url("redis://other:6379").build()));
     }

@@ -123,7 +123,7 @@ class SettingsTest {
         assertEquals(Duration.ofSeconds(40), master.workerConfig().pollTimeout());
         assertEquals(Duration.ofSeconds(60), master.leaseTimeout());
         IllegalArgumentException alone = assertThrows(IllegalArgumentException.class, () -> s.master("memory://", Set.of()).build());
-        assertTrue(alone.getMessage().contains("leaseTimeout must be longer than the workers' poll timeout"), alone.getMessage());
+        assertTrue(alone.getMessage().contains("leaseTimeout must be longer than pollTimeout"), alone.getMessage());
     }
 
     @Test
@@ -208,5 +208,22 @@ class SettingsTest {
         assertTrue(warnings.get(1).startsWith("environment variable BINOMIC_WORKER_CONCURENCY is not a Binomic setting and is ignored;"
                 + " did you mean 'BINOMIC_WORKER_CONCURRENCY'?"), warnings.get(1));
         assertEquals(Optional.of("8"), Settings.defaults().withEnvironment(env).value("worker.concurrency"), "known ones still apply");
+    }
+
+    @Test
+    void aBinomicSystemPropertyBinomicDoesNotReadIsRefusedNamingWhereTheSettingGoes() {
+        Map<String, String> properties = Map.of("binomic.broker.url", "redis://127.0.0.1:6411", "binomic.worker.aotcache", "none",
+                "binomic.worker.aotCache", "none", "java.home", "/opt/jdk");
+
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Settings.load(Optional.empty(), Map.of(), properties));
+
+        assertEquals("system property binomic.broker.url is not read: Binomic takes broker.url from --broker, the environment"
+                + " variable BINOMIC_BROKER_URL or a --config file line 'broker.url = VALUE'; remove -Dbinomic.broker.url;"
+                + " system property binomic.worker.aotcache is not read by Binomic; did you mean 'binomic.worker.aotCache'? (the only"
+                + " system property it reads is binomic.worker.aotCache; settings go in a --config file, BINOMIC_* variables or"
+                + " flags: module-info-docs/configuration.md); remove -Dbinomic.worker.aotcache", e.getMessage());
+        assertEquals(Optional.empty(), Settings.load(Optional.empty(), Map.of(), Map.of("binomic.worker.aotCache", "none"))
+                .value("broker.url"), "the one property Binomic reads is no setting");
     }
 }

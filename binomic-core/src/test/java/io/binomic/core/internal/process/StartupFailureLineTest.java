@@ -46,6 +46,37 @@ class StartupFailureLineTest {
                 StartupFailureLine.read(log, 0));
     }
 
+    /** Found by an outside tester: the master quoted "A fatal exception has occurred", not the option the JVM refused. */
+    @Test
+    void aJvmThatRefusedAnOptionGivesTheLineThatNamesItNotItsGenericLines() throws Exception {
+        Path bogus = Files.writeString(dir.resolve("worker-0.log"), """
+                ---- master starts worker 0 (incarnation 1)
+                Unrecognized VM option 'Bogus'
+                Error: Could not create the Java Virtual Machine.
+                Error: A fatal exception has occurred. Program will exit.
+                """);
+        Path heap = Files.writeString(dir.resolve("worker-1.log"), """
+                ---- master starts worker 1 (incarnation 1)
+                Invalid maximum heap size: -Xmx1gb
+                Error: Could not create the Java Virtual Machine.
+                Error: A fatal exception has occurred. Program will exit.
+                """);
+
+        assertEquals(Optional.of("Unrecognized VM option 'Bogus'"), StartupFailureLine.read(bogus, 0));
+        assertEquals(Optional.of("Invalid maximum heap size: -Xmx1gb"), StartupFailureLine.read(heap, 0));
+    }
+
+    @Test
+    void theWorkersHintNamesTheSettingNotTheApiField() throws Exception {
+        Path log = Files.writeString(dir.resolve("worker-2.log"), """
+                ---- master starts worker 2 (incarnation 1)
+                binomic worker 2: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at h:1: refused; check BrokerConfig.url
+                """);
+
+        assertEquals(Optional.of("binomic worker 2: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at h:1:"
+                + " refused; check broker.url (BINOMIC_BROKER_URL)"), StartupFailureLine.read(log, 0));
+    }
+
     @Test
     void nothingWhenThisIncarnationWroteNoErrorOrTheLogIsGone() throws Exception {
         Path log = Files.writeString(dir.resolve("worker-0.log"), "binomic worker 0: start-up failed: old\n---- incarnation 2\n");

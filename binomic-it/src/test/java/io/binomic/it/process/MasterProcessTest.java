@@ -1,39 +1,46 @@
-package io.binomic.core.internal.process;
+package io.binomic.it.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.internal.cli.BinomicCli;
+import io.binomic.core.internal.process.JavaCommand;
+import io.binomic.core.internal.process.SlotSnapshot;
+import io.binomic.core.internal.process.WorkerSlots;
+import io.binomic.core.internal.process.WorkerState;
+import io.binomic.it.RedisServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code binomic master} as an operator runs it: its own JVM, stopped with SIGTERM. */
+/**
+ * {@code binomic master} as an operator runs it: its own JVM, stopped with SIGTERM while idle. On
+ * Redis: the master refuses {@code memory://}, which its worker JVMs could not share.
+ */
 class MasterProcessTest {
+    private static final List<String> JVM_OPTIONS = List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m");
 
     @TempDir
     Path dir;
 
     @Test
     void sigtermDrainsTheWorkersAndTheMasterExitsZero() throws Exception {
-        List<String> args = new ArrayList<>(List.of("master", "--broker", "memory://", "--queues", "q", "--workers", "2",
+        List<String> args = new ArrayList<>(List.of("master", "--broker", RedisServer.shared().url(), "--queues", "q", "--workers", "2",
                 "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s", "--shutdown-grace", "500ms",
                 "--kill-grace", "300ms", "--state-dir", dir.toString()));
-        TestJvm.OPTIONS.forEach(option -> args.add("--jvm-option=" + option));
+        JVM_OPTIONS.forEach(option -> args.add("--jvm-option=" + option));
         Path log = dir.resolve("master.log");
-        Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, TestJvm.OPTIONS, args))
+        Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, JVM_OPTIONS, args))
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             Path segment = dir.resolve("workers.slots");
-            Await.until(Duration.ofSeconds(30), () -> "two running workers; master log: " + read(log),
-                    () -> Files.exists(segment) && runningWorkers(segment).size() == 2);
+            Fixture.await("two running workers", () -> "master log: " + read(log), () -> Files.exists(segment) && runningWorkers(segment).size() == 2);
             List<Long> workers = runningWorkers(segment);
 
             master.destroy(); // SIGTERM
