@@ -160,7 +160,10 @@ STATE="$(mktemp -d)"
 trap 'rm -rf "$STATE"' EXIT
 rm -f "$CACHE" "$CACHE.modulepath"
 # A long kill grace: at exit the worker JVM starts a second JVM that writes the cache (seconds).
-"$HOME_DIR/bin/binomic" master --broker "$BROKER" --queues binomic-aot-training --workers 1 --concurrency 5 \
+# A memory:// broker is the worker's own, which the master refuses unless told that is meant.
+PRIVATE=""
+case "$BROKER" in memory:*) PRIVATE="--private-memory-broker" ;; esac
+"$HOME_DIR/bin/binomic" master --broker "$BROKER" $PRIVATE --queues binomic-aot-training --workers 1 --concurrency 5 \
     --state-dir "$STATE" --heartbeat-interval 200ms --shutdown-grace 1s --kill-grace 120s \
     --jvm-option=-XX:AOTCacheOutput="$CACHE" > "$STATE/master.log" 2>&1 &
 MASTER=$!

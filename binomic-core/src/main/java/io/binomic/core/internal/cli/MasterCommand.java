@@ -38,6 +38,8 @@ final class MasterCommand extends Command {
             Map.entry("restart-backoff-max", "master.restartBackoffMax"), Map.entry("state-dir", "master.stateDir"),
             Map.entry("jvm-option", "master.jvmOptions"));
 
+    private static final String PRIVATE_MEMORY_BROKER = "private-memory-broker";
+
     MasterCommand(Context cx) {
         super(cx, "master", "Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C", List.of(
                 BROKER, QUEUES,
@@ -60,7 +62,9 @@ final class MasterCommand extends Command {
                 Option.value("dashboard-port", "PORT", "serve /metrics (all worker JVMs) and the dashboard on this port. Defaults to none"),
                 Option.value("dashboard-address", "ADDRESS", "address the dashboard listens on. Defaults to 127.0.0.1; another"
                         + " needs $BINOMIC_MASTER_DASHBOARD_TOKEN"),
-                Option.flag("dashboard-read-only", "the dashboard refuses every change")), """
+                Option.flag("dashboard-read-only", "the dashboard refuses every change"),
+                Option.flag(PRIVATE_MEMORY_BROKER, "let each worker JVM run a memory:// broker of its own, which nothing else"
+                        + " reaches (for a worker that only starts, as the AOT cache training does)")), """
                 Settings: --config FILE (or $BINOMIC_CONFIG), then BINOMIC_* environment variables, then
                 these options, each over the one before; the workers get the result, key prefix,
                 Redisson file, task defaults and limits included (module-info-docs/configuration.md).
@@ -156,9 +160,10 @@ final class MasterCommand extends Command {
                     + " the queues with --queues");
         }
         String url = config.broker().url();
-        if (url.regionMatches(true, 0, "memory:", 0, "memory:".length())) {
+        if (url.regionMatches(true, 0, "memory:", 0, "memory:".length()) && !args.has(PRIVATE_MEMORY_BROKER)) {
             String problem = "memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
-                    + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379";
+                    + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379"
+                    + " (or --" + PRIVATE_MEMORY_BROKER + " to mean it)";
             throw args.has(BROKER.name()) ? new UsageException(problem)
                     : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
         }

@@ -194,7 +194,9 @@ final class JvmOptions {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("--enable-preview");
-        command.addAll(options);
+        // An option that makes the JVM write an AOT cache would make this -version run write one too.
+        options.stream().filter(o -> !o.startsWith("-XX:AOTCacheOutput") && !o.startsWith("-XX:AOTConfiguration")
+                && !o.startsWith("-XX:AOTMode")).forEach(command::add);
         command.add("-version");
         try {
             Process java = new ProcessBuilder(command).redirectErrorStream(true).start();

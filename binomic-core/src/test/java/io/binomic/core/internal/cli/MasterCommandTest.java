@@ -24,8 +24,8 @@ class MasterCommandTest {
 
         assertEquals(2, run.exit(), run.toString());
         assertEquals("binomic master: memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
-                + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379",
-                run.err().lines().findFirst().orElse(""));
+                + " CLI command or other worker can reach; give the workers a shared broker such as --broker redis://localhost:6379"
+                + " (or --private-memory-broker to mean it)", run.err().lines().findFirst().orElse(""));
         assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
 
         CliRun fromEnv = CliRun.of(Map.of("BINOMIC_BROKER_URL", "memory://"), (url, queues) -> {
