@@ -118,7 +118,7 @@ final class FlowPages {
         h.raw("<table class=\"fields\" id=\"batch\"><tbody>");
         h.row("id", s.id());
         h.raw("<tr><td>state</td><td id=\"batch-state\">").text(s.state()).raw("</td></tr>");
-        h.row("cancel requested", s.cancelRequested() ? "yes" : "").row("created", TIME.format(s.createdAt()));
+        h.row("cancel requested", s.cancelRequested() ? "yes" : "no").row("created", TIME.format(s.createdAt()));
         h.raw("<tr><td>progress</td><td id=\"batch-progress\"><progress max=\"").text(Math.max(1, s.total())).raw("\" value=\"").text(ended)
                 .raw("\"></progress> ").text(ended + " of " + s.total() + " ended" + (s.total() == 0 ? "" : " (" + ended * 100 / s.total() + "%)"))
                 .raw("</td></tr>");
@@ -155,7 +155,7 @@ final class FlowPages {
         h.raw("<table class=\"fields\" id=\"workflow\"><tbody>");
         h.row("id", s.id());
         h.raw("<tr><td>state</td><td id=\"workflow-state\">").text(s.state()).raw("</td></tr>");
-        h.row("cancel requested", s.cancelRequested() ? "yes" : "").row("created", TIME.format(s.createdAt()))
+        h.row("cancel requested", s.cancelRequested() ? "yes" : "no").row("created", TIME.format(s.createdAt()))
                 .row("jobs", s.nodes().size() + (byState.isEmpty() ? "" : " (" + String.join(", ", byState.entrySet().stream()
                         .map(e -> e.getValue() + " " + e.getKey()).toList()) + ")"));
         h.raw("</tbody></table>");
