@@ -405,6 +405,10 @@ public final class DeliveryProcessor {
                 // Only a tracked job can be cancelled: the untracked path stays as cheap as it was.
                 tracking.handlerStarted(delivery.key());
                 try {
+                    if (tracking.cancelRequested(delivery.key())) {
+                        // Asked before its handler could be interrupted (between its start mark and here): never called.
+                        throw new InterruptedException("cancelled before its handler was called");
+                    }
                     result = invokeObserved(run, timeout);
                 } finally {
                     tracking.handlerEnded(delivery.key());

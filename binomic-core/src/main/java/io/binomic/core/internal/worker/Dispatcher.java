@@ -270,6 +270,7 @@ final class Dispatcher implements AutoCloseable {
         if (event.kind() != JobEvent.Kind.CANCEL_REQUESTED) {
             return;
         }
+        tracked.requestCancelBeforeRun(event.id()); // before the running ones: see there why
         for (Running r : running.values()) {
             if (r.delivery().message().map(m -> m.id().equals(event.id())).orElse(false)) {
                 LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", context.consumerName(), event.id());

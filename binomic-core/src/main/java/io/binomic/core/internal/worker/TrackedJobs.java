@@ -8,6 +8,7 @@ import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,8 +29,8 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     private final boolean enabled;
     /** Receipts of running deliveries whose submitter asked to cancel them. */
     private final Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
-    /** Tracked jobs of the last fetches, marked started in one round trip: whether each may run. */
-    private final Map<UUID, Boolean> startedInBulk = new ConcurrentHashMap<>();
+    /** Tracked jobs of the last fetches, marked started in one round trip and not yet running: whether each may run. */
+    private final Map<UUID, BulkStart> startedInBulk = new ConcurrentHashMap<>();
     /** Threads running a handler, by delivery key: the only ones a cancel interrupts (not one recording its outcome). */
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
 
@@ -49,12 +50,28 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     public void ended(String key) { inHandler.remove(key); }
 
     @Override
-    public Boolean startedWithItsFetch(UUID id) { return startedInBulk.remove(id); }
+    public Boolean startedWithItsFetch(UUID id) {
+        BulkStart start = startedInBulk.remove(id);
+        return start == null ? null : start.mayRun();
+    }
 
     @Override
     public boolean stopping() { return !context.active().getAsBoolean(); }
 
     boolean cancelRequested(String key) { return cancelRequested.contains(key); }
+
+    /**
+     * Marks job {@code id} cancelled when it was marked started with its fetch and its run has not
+     * begun: its handler is then never called. A run leaves this map only after the dispatcher lists
+     * it as running, so a cancel that checks here first and then the running ones misses no job whose
+     * record says it runs on this worker.
+     */
+    void requestCancelBeforeRun(UUID id) {
+        BulkStart start = startedInBulk.get(id);
+        if (start != null) {
+            cancelRequested.add(start.key());
+        }
+    }
 
     /** Marks the delivery's job cancelled and interrupts its handler, if it is in it. */
     void requestCancel(String key) {
@@ -85,13 +102,16 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
             return;
         }
         List<JobUpdate> starts = new ArrayList<>();
+        Map<UUID, String> keys = new HashMap<>();
         Instant now = context.clock().instant();
         for (Delivery d : deliveries) {
             if (waiting.test(d)) {
                 continue;
             }
-            d.message().filter(Message::isTracked).ifPresent(m ->
-                    starts.add(JobRecordFormat.started(m, d.queue(), d.attempt(), context.consumerName(), now)));
+            d.message().filter(Message::isTracked).ifPresent(m -> {
+                starts.add(JobRecordFormat.started(m, d.queue(), d.attempt(), context.consumerName(), now));
+                keys.put(m.id(), d.key());
+            });
         }
         if (starts.size() < 2) {
             return; // one job is marked as its handler begins, in the same single round trip
@@ -103,11 +123,14 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
         try {
             Set<UUID> notStarted = store.startJobs(starts);
             for (var start : starts) {
-                startedInBulk.put(start.id(), !notStarted.contains(start.id()));
+                startedInBulk.put(start.id(), new BulkStart(keys.get(start.id()), !notStarted.contains(start.id())));
             }
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "worker {0}: marking {1} jobs started at once failed ({2}); each is marked as it starts",
                     context.consumerName(), starts.size(), e.getMessage());
         }
     }
+
+    /** A job marked started with its fetch: the key of its delivery, and whether its record let it run. */
+    private record BulkStart(String key, boolean mayRun) { }
 }
