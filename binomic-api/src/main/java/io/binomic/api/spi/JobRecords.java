@@ -24,6 +24,11 @@ public final class JobRecords {
     public static final String ENDED_AT = "endedAt";
     /** {@code 1} once a cancel was asked while the job ran. */
     public static final String CANCEL_REQUESTED = "cancelRequested";
+    /**
+     * {@code "1"} on a job cancelled by its own id ({@code JobHandle.cancel()}) before it ran, as against
+     * one a workflow skipped: a workflow never enqueues it, whatever its dependencies do later.
+     */
+    public static final String CANCELLED_BY_ID = "cancelledById";
     /** The attempt running or last run. */
     public static final String ATTEMPT = "attempt";
     /** Epoch milliseconds when the current or last attempt started. */

@@ -418,21 +418,19 @@ local function wf_reset(wf, name, record, state, now)
     'retention', redis.call('HGET', wf, 'rt:' .. name))
 end
 -- Puts released node name on its queue or, with a delay ('dy:N' ms; absent in a workflow stored
--- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; with
--- reset, its record starts again as QUEUED or SCHEDULED.
-local function wf_enqueue(wf, name, record, reset, now)
+-- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; its
+-- record starts again as QUEUED or SCHEDULED.
+local function wf_enqueue(wf, name, record, now)
   local delay = tonumber(redis.call('HGET', wf, 'dy:' .. name) or '0')
   local member = redis.call('HGET', wf, 'm:' .. name)
   if delay > 0 then
     local due = string.format('%d', tonumber(now) + delay)
     redis.call('ZADD', redis.call('HGET', wf, 'dl:' .. name), due, member)
-    if reset then
-      wf_reset(wf, name, record, 'SCHEDULED', now)
-      redis.call('HSET', record, 'due', due)
-    end
+    wf_reset(wf, name, record, 'SCHEDULED', now)
+    redis.call('HSET', record, 'due', due)
   else
     add_member_to_stream(redis.call('HGET', wf, 'st:' .. name), member, now)
-    if reset then wf_reset(wf, name, record, 'QUEUED', now) end
+    wf_reset(wf, name, record, 'QUEUED', now)
   end
 end
 -- The record of a node that will not be enqueued ends CANCELLED, unless it ended already, and the
@@ -443,6 +441,13 @@ local function wf_cancel_record(wf, name, record, now)
   redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
   redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
   redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
+end
+-- Whether the job of a held or skipped node was cancelled by its own id (cancel_job.lua marks its
+-- record; a skip does not), or its record is gone: a held job's record is kept while its workflow is
+-- active, unless such a cancel gave it its own retention.
+local function wf_cancelled_by_id(record)
+  local r = redis.call('HMGET', record, 'state', 'cancelledById')
+  return not r[1] or r[2] == '1'
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
 -- ended, else E. From its counts (wf_count): two fields, however many dependencies it has. A node
@@ -493,9 +498,15 @@ local function wf_release(wf, changed, now)
       local next = wf_evaluate(wf, name)
       if next ~= s then
         local record = redis.call('HGET', wf, 'rk:' .. name)
-        if next == 'E' then
-          -- a record cancelled by its own job id is left so: the worker acks the job unrun
-          wf_enqueue(wf, name, record, s == 'K' or redis.call('HGET', record, 'state') == 'WAITING', now)
+        if next ~= 'K' and wf_cancelled_by_id(record) then
+          -- cancelled by its own job id while held or skipped: never enqueued nor held again
+          next = 'C'
+          if not redis.call('HGET', record, 'state') then -- its retention ran out while it was held
+            redis.call('HSET', record, 'state', 'CANCELLED', 'task', redis.call('HGET', wf, 't:' .. name), 'endedAt', now,
+              'retention', redis.call('HGET', wf, 'rt:' .. name), 'cancelledById', '1')
+          end
+        elseif next == 'E' then
+          wf_enqueue(wf, name, record, now)
         elseif next == 'K' then
           wf_cancel_record(wf, name, record, now)
         else

@@ -219,6 +219,7 @@ final class MemoryJobStore implements JobStore {
                 return JobHandle.CancelOutcome.CANCEL_REQUESTED;
             }
             applyJob(cancelled);
+            rec.fields.put(JobRecords.CANCELLED_BY_ID, "1");
             expireAfterRetention(rec);
             onCancelled.accept(cancelled.id());
             return JobHandle.CancelOutcome.CANCELLED;

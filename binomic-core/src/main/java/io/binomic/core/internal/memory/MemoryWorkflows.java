@@ -5,6 +5,7 @@ import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
 import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.FlowCounts;
+import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewWorkflow;
 import io.binomic.api.spi.Settlement;
@@ -114,7 +115,7 @@ final class MemoryWorkflows implements Workflows {
             for (Node n : w.nodes.values()) {
                 Message m = n.spec.job();
                 if (n.state == NodeState.ENQUEUED) {
-                    enqueue(n, m, enqueued, false);
+                    enqueue(n, m, enqueued);
                 } else {
                     jobs.createJob(m, JobState.WAITING, null);
                 }
@@ -125,23 +126,19 @@ final class MemoryWorkflows implements Workflows {
 
     /**
      * Puts released node {@code n}'s message {@code m} on its queue, or in its queue's delayed set
-     * for its delay, and (unless {@code keepRecord}) starts its record again as QUEUED or SCHEDULED.
+     * for its delay, and starts its record again as QUEUED or SCHEDULED.
      */
-    private void enqueue(Node n, Message m, List<Message> enqueued, boolean keepRecord) {
+    private void enqueue(Node n, Message m, List<Message> enqueued) {
         if (n.spec.delay().isZero()) {
             state.addReady(m.queue(), m);
             enqueued.add(m);
-            if (!keepRecord) {
-                jobs.createJob(m, JobState.QUEUED, null);
-            }
+            jobs.createJob(m, JobState.QUEUED, null);
             return;
         }
         Instant due = state.clock.instant().plus(n.spec.delay());
         state.delay(m.queue(), m, due.toEpochMilli());
         unannounced.add(new Delayed(m, due));
-        if (!keepRecord) {
-            jobs.createJob(m, JobState.SCHEDULED, due);
-        }
+        jobs.createJob(m, JobState.SCHEDULED, due);
     }
 
     @Override
@@ -222,9 +219,14 @@ final class MemoryWorkflows implements Workflows {
                 continue;
             }
             Message m = n.spec.job();
-            if (next == NodeState.ENQUEUED) {
-                // a record cancelled by its own job id is left so: the worker acks the job unrun
-                enqueue(n, m.withAttempt(1, state.clock.instant()), enqueued, n.state != NodeState.SKIPPED && !isWaiting(m));
+            if (next != NodeState.SKIPPED && cancelledById(m)) {
+                // cancelled by its own job id while held or skipped: never enqueued nor held again
+                next = NodeState.CANCELLED;
+                if (jobs.job(m.queue(), m.id()) == null) {
+                    jobs.createJob(m, JobState.CANCELLED, null); // its retention ran out while it was held
+                }
+            } else if (next == NodeState.ENQUEUED) {
+                enqueue(n, m.withAttempt(1, state.clock.instant()), enqueued);
             } else if (next == NodeState.SKIPPED) {
                 jobs.endCancelled(m.queue(), m.id());
             } else {
@@ -235,10 +237,14 @@ final class MemoryWorkflows implements Workflows {
         }
     }
 
-    /** True when the record of {@code m} still says WAITING (not cancelled by its own job id meanwhile). */
-    private boolean isWaiting(Message m) {
+    /**
+     * True when {@code m} was cancelled by its own job id while its workflow held it: its record says
+     * so, or is gone (a held job's record is kept while its workflow is active, unless that cancel
+     * gave it its own retention).
+     */
+    private boolean cancelledById(Message m) {
         MemoryJobStore.StoredJob rec = jobs.job(m.queue(), m.id());
-        return rec == null || MemoryJobStore.stateOf(rec) == JobState.WAITING;
+        return rec == null || "1".equals(rec.fields.get(JobRecords.CANCELLED_BY_ID));
     }
 
     /** What {@code n}'s dependencies make it: SKIPPED on a failure it does not ignore, else WAITING until all ended, else ENQUEUED. */
