@@ -73,15 +73,20 @@ final class QueueDepths {
         if (r != null && now - r.atNanos() < FRESH_NANOS) {
             return r;
         }
+        boolean fresh = false;
         synchronized (this) {
             r = last;
             if (r == null || System.nanoTime() - r.atNanos() >= FRESH_NANOS) {
                 r = read();
                 last = r;
-                onFlows.accept(r.flows());
+                fresh = true;
             }
-            return r;
         }
+        if (fresh) {
+            // Outside the lock: the binder may register meters, which takes the registry's own lock.
+            onFlows.accept(r.flows());
+        }
+        return r;
     }
 
     private Reading read() {

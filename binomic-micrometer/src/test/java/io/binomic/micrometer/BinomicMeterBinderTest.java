@@ -217,4 +217,23 @@ class BinomicMeterBinderTest {
             assertPromtoolAccepts(dir, scrape);
         }
     }
+
+    /**
+     * A registry that only scrapes: a scrape's reading finds the broker has batches and workflows and
+     * binds their gauges (a Prometheus registry shows them in that same scrape, or the next).
+     */
+    @Test
+    void aScrapeBindsTheGaugesOfBatchesAndWorkflowsForTheNext() throws Exception {
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (Binomic binomic = binomic(); BinomicMeterBinder binder = new BinomicMeterBinder(binomic)) {
+            binder.bindTo(prometheus);
+            String first = prometheus.scrape();
+            assertTrue(first.contains("binomic_batches_submitted_total 0.0"), first);
+            binomic.batch().keepOpen().submit();
+            Thread.sleep(600); // past the reading's freshness, so the next scrape reads the broker again
+            String next = prometheus.scrape();
+            assertTrue(next.contains("binomic_batches{state=\"open\"} 1.0") && next.contains("binomic_workflows{state=\"open\"} 0.0"),
+                    next);
+        }
+    }
 }
