@@ -37,4 +37,14 @@ public final class JobRecords {
     public static final String RESULT = "result";
     /** Why the job failed: the error of its last attempt. */
     public static final String ERROR = "error";
+    /**
+     * The id of the batch the job belongs to ({@link Message#batch()}): written with the record by a
+     * broker that creates the records of a batch's jobs, and by the core when the job starts.
+     */
+    public static final String BATCH = "batch";
+    /**
+     * The id of the workflow the job belongs to ({@link Message#workflow()}): written with the record
+     * by a broker that creates the records of a workflow's jobs, and by the core when the job starts.
+     */
+    public static final String WORKFLOW = "workflow";
 }

@@ -411,11 +411,12 @@ local function wf_set(wf, name, new, now)
     redis.call('PERSIST', record)
   end
 end
--- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it.
+-- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it, naming
+-- its workflow (the id in the braces of the workflow's key).
 local function wf_reset(wf, name, record, state, now)
   redis.call('DEL', record)
   redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
-    'retention', redis.call('HGET', wf, 'rt:' .. name))
+    'retention', redis.call('HGET', wf, 'rt:' .. name), 'workflow', string.sub(wf, -37, -2))
 end
 -- Puts released node name on its queue or, with a delay ('dy:N' ms; absent in a workflow stored
 -- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; its
@@ -503,7 +504,7 @@ local function wf_release(wf, changed, now)
           next = 'C'
           if not redis.call('HGET', record, 'state') then -- its retention ran out while it was held
             redis.call('HSET', record, 'state', 'CANCELLED', 'task', redis.call('HGET', wf, 't:' .. name), 'endedAt', now,
-              'retention', redis.call('HGET', wf, 'rt:' .. name), 'cancelledById', '1')
+              'retention', redis.call('HGET', wf, 'rt:' .. name), 'workflow', string.sub(wf, -37, -2), 'cancelledById', '1')
           end
         elseif next == 'E' then
           wf_enqueue(wf, name, record, now)

@@ -18,6 +18,8 @@ elseif redis.call('HGET', KEYS[1], 'open') ~= '1' then
   return 0
 end
 local now = string.format('%d', lim_now())
+-- the id in the batch key's braces: each job's record names its batch, for the dashboard's job page
+local batch_id = string.sub(KEYS[1], -37, -2)
 local i = 6 + tonumber(ARGV[5])
 local k = 3
 local added = 0
@@ -30,7 +32,7 @@ while i <= #ARGV do
     for j = i + 6, i + 5 + n do args[#args + 1] = ARGV[j] end
     redis.call('XADD', unpack(args))
     redis.call('DEL', KEYS[k + 1])
-    redis.call('HSET', KEYS[k + 1], 'state', 'QUEUED', 'task', task, 'enqueuedAt', now, 'retention', retention)
+    redis.call('HSET', KEYS[k + 1], 'state', 'QUEUED', 'task', task, 'enqueuedAt', now, 'retention', retention, 'batch', batch_id)
     redis.call('HSET', KEYS[2], id, 'P' .. queue)
     added = added + 1
   end

@@ -30,7 +30,8 @@ for i = 3, #ARGV, 10 do
   if root then
     wf_enqueue(KEYS[1], name, KEYS[k + 1], now)
   else
-    redis.call('HSET', KEYS[k + 1], 'state', 'WAITING', 'task', task, 'enqueuedAt', now, 'retention', retention)
+    redis.call('HSET', KEYS[k + 1], 'state', 'WAITING', 'task', task, 'enqueuedAt', now, 'retention', retention,
+      'workflow', string.sub(KEYS[1], -37, -2))
   end
   active = active + 1
   k = k + 3

@@ -68,6 +68,10 @@ final class MemoryWorkflows implements Workflows {
 
         /** How many nodes are held or enqueued. */
         int active;
+        /** How many nodes succeeded: with {@link #active}, what {@link #endIfDone} needs without a pass over the nodes. */
+        int succeeded;
+        /** The nodes whose state changed since the last {@link #endIfDone}: the only records a step of an active workflow touches. */
+        final List<Node> changed = new ArrayList<>();
 
         boolean active() { return active > 0; }
     }
@@ -266,6 +270,8 @@ final class MemoryWorkflows implements Workflows {
         int unfinished = (next.isActive() ? 1 : 0) - (old.isActive() ? 1 : 0);
         int failed = (failed(next) ? 1 : 0) - (failed(old) ? 1 : 0);
         w.active += unfinished;
+        w.succeeded += (next == NodeState.SUCCEEDED ? 1 : 0) - (old == NodeState.SUCCEEDED ? 1 : 0);
+        w.changed.add(n);
         for (String name : n.dependents) {
             Node d = w.nodes.get(name);
             d.unfinished += unfinished;
@@ -292,19 +298,26 @@ final class MemoryWorkflows implements Workflows {
      * Sets when the workflow's record goes, and with it the records of its jobs: those of the jobs
      * that ended are kept while it is active (a dependent reads their results, a replay resumes it),
      * and all for at least its retention once it ended, so that they outlive it. Called under the lock.
+     *
+     * <p>A step of a workflow that was active and stays so touches only the records of the nodes it
+     * changed (the others were kept by the steps that ended them), so a settlement costs the same
+     * however large the workflow; the pass over every node is left to the step that ends it, or
+     * that a replay resumes it in, once each.
      */
     private void endIfDone(Stored w) {
         boolean active = w.active();
+        boolean wasActive = w.counted == MemoryFlowCounts.State.OPEN;
         w.expiresAtMillis = active ? 0 : state.clock.millis() + w.retentionMillis;
         MemoryFlowCounts.State now = active ? MemoryFlowCounts.State.OPEN : MemoryFlowCounts.ended(
-                w.nodes.values().stream().allMatch(n -> n.state == NodeState.SUCCEEDED), w.cancelRequested, true);
+                w.succeeded == w.nodes.size(), w.cancelRequested, true);
         counted.move(w.counted, now);
         w.counted = now;
-        for (Node n : w.nodes.values()) {
+        for (Node n : active && wasActive ? w.changed : w.nodes.values()) {
             if (!active || !n.state.isActive()) {
                 jobs.keepRecord(n.spec.job().queue(), n.spec.job().id(), active ? -1 : w.retentionMillis);
             }
         }
+        w.changed.clear();
     }
 
     /** The workflow, unless its retention passed (then it is dropped). Called under the lock. */
