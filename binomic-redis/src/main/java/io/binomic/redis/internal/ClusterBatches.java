@@ -99,9 +99,22 @@ final class ClusterBatches {
         Long reply = redis.evalWrite(what, RedisContext.SUBMIT_AGAIN, LuaScripts.SUBMIT_BATCH_CLUSTER, RScript.ReturnType.LONG,
                 List.of(batchKey(id), jobsKey(id), dueKey(id), indexKey()), args.toArray());
         if (reply != null && reply == 1) {
-            deliverDue(id);
+            deliverDueOrLeave(id, "submit");
         }
         return reply == null ? 0 : reply;
+    }
+
+    /**
+     * {@link #deliverDue} after a step that stored the batch (a submit, a close, a cancel): that step is
+     * done, and what it made due is enqueued by a sweep if this fails, so a failure is logged, not thrown.
+     */
+    void deliverDueOrLeave(UUID id, String step) {
+        try {
+            deliverDue(id);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "batch {0}: the {1} is stored, but enqueueing what it made due failed ({2});"
+                    + " a worker's sweep enqueues it", id, step, e.getMessage());
+        }
     }
 
     /**
@@ -112,19 +125,40 @@ final class ClusterBatches {
         Map<String, String> due = redis.call("read what batch " + id + " has due", () -> redis.client()
                 .<String, String>getMap(dueKey(id), StringCodec.INSTANCE).readAllMap());
         List<Object> done = new ArrayList<>(List.of(id.toString()));
-        for (Map.Entry<String, String> e : due.entrySet()) {
-            Map<String, String> d = StreamFields.fromJson(e.getValue());
+        List<DueEntry> deliveries = new ArrayList<>();
+        due.forEach((field, json) -> {
+            if (!field.equals("n") && !json.isEmpty()) {
+                deliveries.add(new DueEntry(field, StreamFields.fromJson(json)));
+                done.add(field);
+            }
+        });
+        if (deliveries.isEmpty() && due.isEmpty()) {
+            return;
+        }
+        if (redis.replicaWait.on()) {
+            // one queue at a time, so that each WAIT reply is its own master's (ClusterWrites)
+            deliveries.forEach(d -> redis.<Long>evalWrite("enqueue " + d.field() + " of batch " + id, "it is enqueued again if due, once",
+                    LuaScripts.BATCH_DELIVER, RScript.ReturnType.LONG, d.keys(), d.args()));
+        } else if (!deliveries.isEmpty()) {
+            redis.pipelineWrite("enqueue " + deliveries.size() + " due job(s) or callback(s) of batch " + id, "they are enqueued again if due,"
+                    + " once", batch -> deliveries.forEach(d -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
+                    LuaScripts.BATCH_DELIVER, RScript.ReturnType.LONG, d.keys(), d.args())));
+        }
+        redis.<Long>evalWrite("take what batch " + id + " enqueued off its due list", "it is taken off again",
+                LuaScripts.BATCH_UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
+    }
+
+    /** A due entry of a batch's due hash, as {@code batch_deliver.lua} takes it. */
+    private record DueEntry(String field, Map<String, String> d) {
+        List<Object> keys() {
             List<Object> keys = new ArrayList<>(List.of(d.get("s"), d.get("o")));
             if (d.containsKey("r")) {
                 keys.add(d.get("r"));
             }
-            redis.<Long>evalWrite("enqueue " + e.getKey() + " of batch " + id, "it is enqueued again if due, once",
-                    LuaScripts.BATCH_DELIVER, RScript.ReturnType.LONG, keys, d.get("m"), d.get("t"), d.getOrDefault("k", "0"),
-                    Long.toString(ONCE_MILLIS));
-            done.add(e.getKey());
+            return keys;
         }
-        redis.<Long>evalWrite("take what batch " + id + " enqueued off its due list", "it is taken off again",
-                LuaScripts.BATCH_UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
+
+        Object[] args() { return new Object[] {d.get("m"), d.get("t"), d.getOrDefault("k", "0"), Long.toString(ONCE_MILLIS)}; }
     }
 
     /** The settle script's 'O' marker: the job's final outcome kept in its queue's outbox with the settlement. */
@@ -219,7 +253,6 @@ final class ClusterBatches {
     /** After a cancel: marks the record of each job not ended cancel-requested, one script per job in its own slot. */
     void markCancelRequested(Map<UUID, String> unfinished) {
         unfinished.forEach((job, queue) -> redis.<Long>evalWrite("mark job " + job + " cancel-requested", "it is marked again",
-                LuaScripts.MARK_CANCEL_REQUESTED, RScript.ReturnType.LONG, List.of(redis.keys(queue).job(job)),
-                Long.toString(ONCE_MILLIS)));
+                LuaScripts.MARK_CANCEL_REQUESTED, RScript.ReturnType.LONG, List.of(redis.keys(queue).job(job))));
     }
 }

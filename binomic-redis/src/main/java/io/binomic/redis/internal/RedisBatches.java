@@ -135,7 +135,7 @@ final class RedisBatches implements Batches {
     public boolean closeBatch(UUID id) {
         boolean found = !close(id, "close").isEmpty();
         if (found && cluster != null) {
-            cluster.deliverDue(id); // the callbacks the close made due
+            cluster.deliverDueOrLeave(id, "close"); // the callbacks the close made due
         }
         return found;
     }
@@ -150,7 +150,7 @@ final class RedisBatches implements Batches {
             }
             if (cluster != null) {
                 cluster.markCancelRequested(unfinished);
-                cluster.deliverDue(id);
+                cluster.deliverDueOrLeave(id, "cancel");
             }
         }
         return unfinished;

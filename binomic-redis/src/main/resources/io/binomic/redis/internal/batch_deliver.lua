@@ -10,6 +10,5 @@ add_member_to_stream(KEYS[1], ARGV[1], now)
 if KEYS[3] then
   -- HSET without DEL: a batch cancel that came first marked the record cancel-requested, and that stays
   redis.call('HSET', KEYS[3], 'state', 'QUEUED', 'task', ARGV[2], 'enqueuedAt', now, 'retention', ARGV[3])
-  redis.call('PERSIST', KEYS[3])
 end
 return 1

@@ -233,7 +233,8 @@ local function batch_fire(batch, kind, now)
     -- a batch on a Cluster: the callback's queue is in another slot, so the claim records the callback
     -- as due (its delivery, in the batch's 'cbd:KIND') and indexes the batch; ClusterBatches delivers it
     -- once (batch_deliver.lua, idempotent by the callback's id) and then takes it off
-    redis.call('HSET', due, 'cb:' .. kind, redis.call('HGET', batch, 'cbd:' .. kind))
+    redis.call('HSET', due, 'cb:' .. kind, redis.call('HGET', batch, 'cbd:' .. kind), 'n',
+      tonumber(redis.call('HGET', due, 'n') or '0') + 1)
     redis.call('ZADD', redis.call('HGET', batch, 'index'), 'NX', now, redis.call('HGET', batch, 'id'))
     return
   end

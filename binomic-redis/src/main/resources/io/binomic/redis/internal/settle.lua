@@ -67,7 +67,10 @@ while i <= #ARGV do
   elseif kind == 'O' then
     -- a job of a batch on a Cluster (its batch in another slot): its final outcome kept in this queue's
     -- outbox with the settlement, the first one only; ClusterBatches applies it to the batch, by job id
-    if owned then redis.call('HSETNX', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3]) end
+    -- (HGET and HSET rather than HSETNX: the commands of the documented worker rule set)
+    if owned and not redis.call('HGET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]) then
+      redis.call('HSET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3])
+    end
     i = i + 4
   elseif kind == 'W' then
     -- a job of a workflow: its final outcome recorded, and the jobs it releases enqueued, only with the settlement just before

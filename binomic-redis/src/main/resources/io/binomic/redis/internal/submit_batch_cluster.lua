@@ -3,7 +3,8 @@
 -- batch_fire) and each job as due (its delivery in the due hash, the batch in the due index), for
 -- ClusterBatches to enqueue each once (batch_deliver.lua). Once this step is done every job will be
 -- enqueued; if it fails none is.
--- KEYS: batch, batch jobs, due hash, due index. ARGV: mode, open ('1' or '0'), retention ms, created ms,
+-- The due hash: 'j:<job id>' or 'cb:KIND' to the delivery (JSON; '' once delivered), 'n' how many are not
+-- delivered (batch_undue.lua). KEYS: batch, batch jobs, due hash, due index. ARGV: mode, open ('1' or '0'), retention ms, created ms,
 -- number of batch fields, fields (name, value)..., then per job: id, queue, delivery (JSON).
 -- Returns 1, or 0 when 'add' finds the batch closed or missing; an error when 'new' finds it exists.
 local batch, jobs, due, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -24,5 +25,6 @@ for i = 6 + tonumber(ARGV[5]), #ARGV, 3 do
   added = added + 1
 end
 redis.call('HSET', batch, 'total', tonumber(redis.call('HGET', batch, 'total')) + added)
+redis.call('HSET', due, 'n', tonumber(redis.call('HGET', due, 'n') or '0') + added)
 if added > 0 then redis.call('ZADD', index, 'NX', string.format('%d', lim_now()), redis.call('HGET', batch, 'id')) end
 return 1
