@@ -149,4 +149,31 @@ class ClusterBatchesContractTest extends BatchesContractTest {
         BatchStatus status = batches().readBatch(id).orElseThrow();
         assertEquals(List.of(1, 0), new ArrayList<>(List.of(status.deadLettered(), status.succeeded())));
     }
+
+    /**
+     * The state a process killed between a callback's claim and its enqueue leaves: the callback due
+     * (here the completion callback of an open batch, put in its due hash by hand, as the claim puts
+     * it), the batch in the due index since long enough. A sweep enqueues it once; the same entry due
+     * again (killed between the enqueue and taking it off) is not enqueued again.
+     */
+    @Test
+    void aCallbackLeftDueByAKilledProcessIsEnqueuedOnceBySweeps() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(true, jobs(id, queue, 1), id);
+        RedisClusterSet cluster = RedisClusterSet.shared();
+        String batch = "binomic:{binomic:flows}:batch:" + id;
+        RedisClusterSet.Node flows = cluster.masterOf(batch);
+        String delivery = (String) cluster.call(flows, "HGET", batch, "cbd:COMPLETE");
+        for (int round = 0; round < 2; round++) {
+            cluster.call(flows, "HSET", batch + ":due", "cb:COMPLETE", delivery, "n", "1");
+            cluster.call(flows, "ZADD", "binomic:{binomic:flows}:due", "1", id.toString());
+            try (Broker other = createBroker()) {
+                other.start(List.of(queue));
+                other.reclaim(queue, "sweeper-" + round, Duration.ofMinutes(5), 10);
+            }
+            assertEquals(round == 0 ? Map.of("on-COMPLETE", 1) : Map.of(), callbacksEnqueued(), "sweep " + round);
+            assertEquals(0L, cluster.call(flows, "EXISTS", batch + ":due"), "nothing left due after sweep " + round);
+            assertEquals(null, cluster.call(flows, "ZSCORE", "binomic:{binomic:flows}:due", id.toString()));
+        }
+    }
 }
