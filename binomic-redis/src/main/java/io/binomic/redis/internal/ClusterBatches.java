@@ -122,6 +122,14 @@ final class ClusterBatches {
      * due, for the sweep.
      */
     void deliverDue(UUID id) {
+        deliverDue(id, false);
+    }
+
+    /**
+     * {@link #deliverDue}; {@code indexed} when the batch was read from the due index, which an empty due
+     * hash then leaves (the undue step takes it off), so that the sweep never reads it again.
+     */
+    private void deliverDue(UUID id, boolean indexed) {
         Map<String, String> due = redis.call("read what batch " + id + " has due", () -> redis.client()
                 .<String, String>getMap(dueKey(id), StringCodec.INSTANCE).readAllMap());
         List<Object> done = new ArrayList<>(List.of(id.toString()));
@@ -132,7 +140,7 @@ final class ClusterBatches {
                 done.add(field);
             }
         });
-        if (deliveries.isEmpty() && due.isEmpty()) {
+        if (due.isEmpty() && !indexed) {
             return;
         }
         if (redis.replicaWait.on()) {
@@ -232,7 +240,7 @@ final class ClusterBatches {
                 long before = System.currentTimeMillis() - DUE_GRACE_MILLIS;
                 var ids = redis.call("read the due batches", () -> redis.client()
                         .<String>getScoredSortedSet(indexKey(), StringCodec.INSTANCE).valueRange(0, true, before, true, 0, SWEEP_MAX));
-                ids.forEach(id -> deliverDue(UUID.fromString(id)));
+                ids.forEach(id -> deliverDue(UUID.fromString(id), true));
             }
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "the sweep of batch bookkeeping on queue ''{0}'' failed ({1}); the next sweep tries again",
