@@ -6,8 +6,10 @@ import io.binomic.api.spi.Settlement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.api.RScript;
@@ -196,31 +198,52 @@ final class ClusterBatches {
      * batches). A failure is logged and left to the sweep: the settlement itself is done.
      */
     void forward(List<Settlement> applied) {
+        List<OutboxEntry> entries = new ArrayList<>();
         for (Settlement s : applied) {
             Message m = s.delivery().message().orElse(null);
             String outcome = m == null || m.batch() == null ? null : outcomeLetter(s);
             if (outcome != null) {
                 String queue = RedisPriorities.queueOf(RedisPriorities.streamOf(s.delivery()));
-                try {
-                    apply(redis.keys(queue).batchOutbox(), m.batch() + " " + m.id(), outcome);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "job {0} of batch {1} is settled, but counting it in its batch failed ({2});"
-                            + " a worker's sweep of queue ''{3}'' counts it", m.id(), m.batch(), e.getMessage(), queue);
-                }
+                entries.add(new OutboxEntry(redis.keys(queue).batchOutbox(), m.batch() + " " + m.id(), outcome));
             }
+        }
+        try {
+            apply(entries);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "{0} job(s) of batches are settled, but counting them in their batches failed ({1});"
+                    + " a worker''s sweep of their queues counts them: {2}", entries.size(), e.getMessage(), entries);
         }
     }
 
-    /** One outbox entry ({@code <batch id> <job id>} to outcome) applied to its batch, what is due enqueued, then the entry removed. */
-    private void apply(String outbox, String entry, String outcome) {
-        int space = entry.indexOf(' ');
-        UUID batch = UUID.fromString(entry.substring(0, space));
-        String job = entry.substring(space + 1);
-        redis.<Long>evalWrite("count job " + job + " in batch " + batch, "it is counted again, once",
-                LuaScripts.BATCH_APPLY, RScript.ReturnType.LONG, List.of(batchKey(batch), jobsKey(batch)), job, outcome);
-        deliverDue(batch);
-        redis.call("remove the outbox entry of job " + job, () -> redis.client()
-                .<String, String>getMap(outbox, StringCodec.INSTANCE).fastRemove(entry));
+    /** An outbox entry: {@code <batch id> <job id>} to its outcome letter, in hash {@code outbox}. */
+    private record OutboxEntry(String outbox, String entry, String outcome) {
+        UUID batch() { return UUID.fromString(entry.substring(0, entry.indexOf(' '))); }
+
+        String job() { return entry.substring(entry.indexOf(' ') + 1); }
+    }
+
+    /**
+     * Outbox entries applied to their batches (all batches are in one slot: one pipeline), what they made
+     * due enqueued, then the entries removed (one pipeline): each step done before the next starts, so
+     * an entry is removed only once its count is stored, and its callbacks enqueued.
+     */
+    private void apply(List<OutboxEntry> entries) {
+        if (entries.isEmpty()) {
+            return;
+        }
+        List<?> replies = redis.pipelineWrite("count " + entries.size() + " job(s) in their batches", "they are counted again, once",
+                batch -> entries.forEach(e -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
+                        LuaScripts.BATCH_APPLY, RScript.ReturnType.LONG, List.of(batchKey(e.batch()), jobsKey(e.batch()),
+                                dueKey(e.batch())), e.job(), e.outcome())));
+        Set<UUID> due = new LinkedHashSet<>();
+        for (int i = 0; i < entries.size(); i++) {
+            if (RedisContext.toLong(replies.get(i)) == 1) {
+                due.add(entries.get(i).batch());
+            }
+        }
+        due.forEach(this::deliverDue);
+        redis.pipelineWrite("remove " + entries.size() + " applied batch outbox entries", "they are applied again, a no-op",
+                batch -> entries.forEach(e -> batch.<String, String>getMap(e.outbox(), StringCodec.INSTANCE).fastRemoveAsync(e.entry())));
     }
 
     /**
@@ -234,7 +257,11 @@ final class ClusterBatches {
                 String outbox = redis.keys(queue).batchOutbox();
                 Map<String, String> entries = redis.call("read the batch outbox of queue " + queue, () -> redis.client()
                         .<String, String>getMap(outbox, StringCodec.INSTANCE).readAllMap());
-                entries.forEach((entry, outcome) -> apply(outbox, entry, outcome));
+                List<OutboxEntry> left = new ArrayList<>();
+                entries.forEach((entry, outcome) -> left.add(new OutboxEntry(outbox, entry, outcome)));
+                for (int from = 0; from < left.size(); from += SWEEP_MAX) {
+                    apply(left.subList(from, Math.min(left.size(), from + SWEEP_MAX)));
+                }
             }
             if (due("")) {
                 long before = System.currentTimeMillis() - DUE_GRACE_MILLIS;
