@@ -115,7 +115,7 @@ final class ClusterBatches {
             deliverDue(id);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "batch {0}: the {1} is stored, but enqueueing what it made due failed ({2});"
-                    + " a worker's sweep enqueues it", id, step, e.getMessage());
+                    + " a worker''s sweep enqueues it", id, step, e.getMessage());
         }
     }
 
