@@ -199,7 +199,8 @@ end
 local function flow_count(flow, kind, state)
   local old = redis.call('HGET', flow, 'counted')
   if old == state or (not old and state ~= 'open') then return end
-  local counts = string.match(flow, '^(.*):' .. kind .. ':{[^}]*}$') .. ':flows:counts'
+  -- a batch on a Cluster names its counts (in its own slot: ClusterBatches); else the prefix's
+  local counts = redis.call('HGET', flow, 'counts') or (string.match(flow, '^(.*):' .. kind .. ':{[^}]*}$') .. ':flows:counts')
   if old then
     redis.call('HSET', counts, kind .. ':' .. old, tonumber(redis.call('HGET', counts, kind .. ':' .. old) or '0') - 1)
   end
@@ -227,6 +228,16 @@ local function batch_fire(batch, kind, now)
   local member = redis.call('HGET', batch, 'cb:' .. kind)
   if not member or redis.call('HGET', batch, 'fired:' .. kind) then return end
   redis.call('HSET', batch, 'fired:' .. kind, now)
+  local due = redis.call('HGET', batch, 'duekey')
+  if due then
+    -- a batch on a Cluster: the callback's queue is in another slot, so the claim records the callback
+    -- as due (its delivery, in the batch's 'cbd:KIND') and indexes the batch; ClusterBatches delivers it
+    -- once (batch_deliver.lua, idempotent by the callback's id) and then takes it off
+    redis.call('HSET', due, 'cb:' .. kind, redis.call('HGET', batch, 'cbd:' .. kind), 'n',
+      tonumber(redis.call('HGET', due, 'n') or '0') + 1)
+    redis.call('ZADD', redis.call('HGET', batch, 'index'), 'NX', now, redis.call('HGET', batch, 'id'))
+    return
+  end
   add_member_to_stream(redis.call('HGET', batch, 'cbstream:' .. kind), member, now)
   local job = redis.call('HGET', batch, 'cbjob:' .. kind)
   if job then

@@ -165,7 +165,7 @@ public final class BatchSubmitter {
     }
 
     private Batches batches() {
-        return Capabilities.require(context.broker(), Batches.class, "batches are not supported; use a memory:// or a single-node"
-                + " redis:// broker");
+        return Capabilities.require(context.broker(), Batches.class, "batches are not supported; use a memory://, a redis://"
+                + " or a redis+cluster:// broker");
     }
 }
