@@ -6,7 +6,8 @@
 -- The due hash: 'j:<job id>' or 'cb:KIND' to the delivery (JSON; '' once delivered), 'n' how many are not
 -- delivered (batch_undue.lua). KEYS: batch, batch jobs, due hash, due index. ARGV: mode, open ('1' or '0'), retention ms, created ms,
 -- number of batch fields, fields (name, value)..., then per job: id, queue, delivery (JSON).
--- Returns 1, or 0 when 'add' finds the batch closed or missing; an error when 'new' finds it exists.
+-- A job the batch lists already is skipped. Returns 1, or 0 when 'add' finds the batch closed or missing; an
+-- error when 'new' finds it exists.
 local batch, jobs, due, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if ARGV[1] == 'new' then
   if redis.call('EXISTS', batch) == 1 then return redis.error_reply('ERR batch exists already') end
@@ -20,9 +21,13 @@ elseif redis.call('HGET', batch, 'open') ~= '1' then
 end
 local added = 0
 for i = 6 + tonumber(ARGV[5]), #ARGV, 3 do
-  redis.call('HSET', jobs, ARGV[i], 'P' .. ARGV[i + 1])
-  redis.call('HSET', due, 'j:' .. ARGV[i], ARGV[i + 2])
-  added = added + 1
+  -- a job the batch lists already came with a resend of an add whose reply was lost: due or counted
+  -- again, it would be enqueued twice and leave the batch a job short of its total for ever
+  if not redis.call('HGET', jobs, ARGV[i]) then
+    redis.call('HSET', jobs, ARGV[i], 'P' .. ARGV[i + 1])
+    redis.call('HSET', due, 'j:' .. ARGV[i], ARGV[i + 2])
+    added = added + 1
+  end
 end
 redis.call('HSET', batch, 'total', tonumber(redis.call('HGET', batch, 'total')) + added)
 redis.call('HSET', due, 'n', tonumber(redis.call('HGET', due, 'n') or '0') + added)
