@@ -74,6 +74,11 @@ public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Acti
     }
 
     @Override
+    public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
+        return delegate.renewLeasesReportingLost(consumer, inFlight);
+    }
+
+    @Override
     public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
         return delegate.reclaim(queue, consumer, minIdle, max);
     }

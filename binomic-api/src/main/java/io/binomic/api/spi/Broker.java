@@ -70,6 +70,20 @@ public interface Broker extends AutoCloseable {
     void renewLeases(String consumer, List<Delivery> inFlight);
 
     /**
+     * {@link #renewLeases}, in the same round trips, and says which of {@code inFlight} were not renewed
+     * because {@code consumer} no longer holds them (another consumer reclaimed them, or they are no
+     * longer pending): the worker then stops running them, since another worker may run them now. A
+     * broker that cannot tell inherits this default, which renews and reports none lost; its workers
+     * then learn of a lost lease only when the settlement is refused.
+     *
+     * @return the deliveries of {@code inFlight} not renewed, as they were passed in; empty when all were
+     */
+    default List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
+        renewLeases(consumer, inFlight);
+        return List.of();
+    }
+
+    /**
      * Takes over up to {@code max} deliveries of {@code queue} idle for at least {@code minIdle}
      * (their owner stopped renewing), for {@code consumer}. Their {@link Delivery#deliveryCount()}
      * is incremented, so {@link Delivery#attempt()} is one higher than before.

@@ -265,20 +265,42 @@ final class RedisBroker implements Broker {
 
     @Override
     public void renewLeases(String consumer, List<Delivery> inFlight) {
+        renewLeasesReportingLost(consumer, inFlight);
+    }
+
+    @Override
+    public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
         // Sorted: the failure of a broken queue's renewal then reads the same each time, and is logged once.
         Map<String, List<Object>> argsByQueue = new TreeMap<>();
+        Map<String, Map<String, Delivery>> heldByQueue = new HashMap<>();
         for (Delivery d : inFlight) {
-            List<Object> args = argsByQueue.computeIfAbsent(RedisPriorities.streamOf(d), q -> new ArrayList<>(List.of(GROUP, consumer)));
-            args.add(RedisPriorities.entryId(d.receipt()));
+            String stream = RedisPriorities.streamOf(d);
+            String entryId = RedisPriorities.entryId(d.receipt());
+            List<Object> args = argsByQueue.computeIfAbsent(stream, q -> new ArrayList<>(List.of(GROUP, consumer)));
+            args.add(entryId);
             args.add(Integer.toString(d.deliveryCount()));
+            heldByQueue.computeIfAbsent(stream, q -> new HashMap<>()).put(entryId, d);
         }
         if (argsByQueue.isEmpty()) {
-            return;
+            return List.of();
         }
         // One script per queue (keys of one hash tag each), all queues in one pipeline: one round trip.
-        redis.pipeline("renewLeases on queues " + argsByQueue.keySet(), batch -> argsByQueue.forEach((queue, args) ->
-                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.RENEW_LEASES, RScript.ReturnType.LONG,
+        List<?> replies = redis.pipeline("renewLeases on queues " + argsByQueue.keySet(), batch -> argsByQueue.forEach((queue, args) ->
+                batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.RENEW_LEASES, RScript.ReturnType.LIST,
                         List.of(RedisPriorities.streamKey(redis.keys(RedisPriorities.queueOf(queue)), queue)), args.toArray())));
+        List<Delivery> lost = new ArrayList<>();
+        int i = 0;
+        for (String stream : argsByQueue.keySet()) {
+            if (replies.get(i++) instanceof List<?> ids) {
+                for (Object id : ids) {
+                    Delivery d = heldByQueue.get(stream).get(String.valueOf(id));
+                    if (d != null) {
+                        lost.add(d);
+                    }
+                }
+            }
+        }
+        return lost;
     }
 
     /** Every level of the queue ({@link RedisPriorities#reclaim}); one script when it has only the default. */

@@ -238,14 +238,23 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
 
     @Override
     public void renewLeases(String consumer, List<Delivery> inFlight) {
-        state.locked(() -> {
+        renewLeasesReportingLost(consumer, inFlight);
+    }
+
+    @Override
+    public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
+        return state.locked(() -> {
             long now = System.nanoTime();
+            List<Delivery> lost = new ArrayList<>();
             for (Delivery d : inFlight) {
                 Pending p = state.queue(d.queue()).pending.get(d.receipt());
                 if (MemoryState.owns(p, consumer, d)) {
                     p.lastTouchedNanos = now;
+                } else {
+                    lost.add(d);
                 }
             }
+            return lost;
         });
     }
 

@@ -8,8 +8,10 @@ import io.binomic.core.internal.Capabilities;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -63,6 +65,15 @@ final class Dispatcher implements AutoCloseable {
      * what it held all at once, on top of the starts other workers take on time.
      */
     static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * How old a lease may be when its delivery is about to run without a renewal first: half the
+     * lease. Once held, a delivery's lease is renewed within one renewal period (a quarter lease)
+     * and a round trip, so a younger one cannot lapse before that; an older one may already have
+     * lapsed, been reclaimed and be running elsewhere.
+     */
+    private final long renewBeforeRunNanos;
+    /** Keys of running deliveries another worker took over: their handlers were interrupted, their outcomes are dropped. */
+    private final Set<String> lostLeases = ConcurrentHashMap.newKeySet();
 
     Dispatcher(WorkerContext context, DeliveryProcessor processor, Settler settler, FlowGate flow, Map<String, Delivery> held,
                TrackedJobs tracked) {
@@ -73,6 +84,7 @@ final class Dispatcher implements AutoCloseable {
         this.flow = flow;
         this.held = held;
         this.tracked = tracked;
+        this.renewBeforeRunNanos = context.config().leaseTimeout().toNanos() / 2;
     }
 
     ReentrantLock intake() { return intake; }
@@ -161,7 +173,13 @@ final class Dispatcher implements AutoCloseable {
                             + "; recording it as a failed attempt", e);
                     outcome = processor.unexpectedFailure(d, e);
                 }
-                if (outcome instanceof Outcome.Settle(var settlement)) {
+                if (lostLeases.contains(d.key())) {
+                    // Another worker took it over and settles it: this outcome would be refused anyway.
+                    LOG.log(Level.WARNING, "worker {0}: the run of {1} of queue {2} ended after its lease was lost; its outcome "
+                            + "is dropped, the worker that took it over settles it", context.consumerName(), d.receipt(), d.queue());
+                    Thread.interrupted();
+                    outcome = null;
+                } else if (outcome instanceof Outcome.Settle(var settlement)) {
                     settler.submit(settlement);
                 }
             } catch (InterruptedException e) {
@@ -174,6 +192,7 @@ final class Dispatcher implements AutoCloseable {
                 outcome = null;
             } finally {
                 running.remove(d.key());
+                lostLeases.remove(d.key());
                 tracked.forget(d);
                 if (!(outcome instanceof Outcome.Settle)) {
                     held.remove(d.key()); // left pending: stop renewing, so reclaim brings it back
@@ -217,6 +236,94 @@ final class Dispatcher implements AutoCloseable {
             }
         }
         return used;
+    }
+
+    /**
+     * The deliveries of {@code taken} (read or reclaimed by a call that began at {@code leasedSinceNanos},
+     * {@link System#nanoTime()}) this worker may run. Those taken less than {@link #renewBeforeRunNanos}
+     * ago are all returned at no cost. Past it (a slow round trip, admissions that waited, a pause of
+     * the JVM), some leases may have lapsed and another worker reclaimed them: all are renewed first
+     * in one call, and those the broker says are no longer ours are dropped, left to their new owner.
+     * If the renewal fails, all are kept: another worker cannot reclaim through a broker this one
+     * cannot reach either, and the lease keeper stops any it finds taken once the broker answers.
+     */
+    List<Delivery> stillOurs(List<Delivery> taken, long leasedSinceNanos) {
+        long age = System.nanoTime() - leasedSinceNanos;
+        if (taken.isEmpty() || age <= renewBeforeRunNanos) {
+            return taken;
+        }
+        List<Delivery> lost;
+        try {
+            lost = context.broker().renewLeasesReportingLost(context.consumerName(), taken);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "worker {0}: could not renew the leases of {1} deliveries taken {2} ms ago ({3}); running them",
+                    context.consumerName(), taken.size(), TimeUnit.NANOSECONDS.toMillis(age), e.getMessage());
+            return taken;
+        }
+        if (lost.isEmpty()) {
+            return taken;
+        }
+        LOG.log(Level.WARNING, "worker {0}: {1} of the {2} deliveries it took {3} ms ago, more than half the lease, were taken over "
+                + "by another worker before they ran; dropping them", context.consumerName(), lost.size(), taken.size(),
+                TimeUnit.NANOSECONDS.toMillis(age));
+        Set<String> lostKeys = new HashSet<>();
+        for (Delivery d : lost) {
+            lostKeys.add(d.key());
+            reservedStarts.remove(d.key());
+            tracked.forget(d);
+            recordLost(d, "dropped before running");
+        }
+        return taken.stream().filter(d -> !lostKeys.contains(d.key())).toList();
+    }
+
+    /**
+     * Stops what this worker does with {@code lost}, deliveries it held whose renewal the broker
+     * refused (another worker took them over): a running handler is interrupted and its outcome
+     * dropped; one waiting for a slot or its reserved start is let go. One that finished is left to
+     * its settlement, which the broker refuses as stale; one this worker took back itself since (a
+     * higher delivery count) is still its own.
+     */
+    void leasesLost(List<Delivery> lost) {
+        for (Delivery d : lost) {
+            Delivery now = held.get(d.key());
+            if (now == null || now.deliveryCount() > d.deliveryCount()) {
+                continue;
+            }
+            Running r = running.get(d.key());
+            if (r != null) {
+                if (lostLeases.add(d.key())) {
+                    LOG.log(Level.WARNING, "worker {0}: another worker took over {1} of queue {2} while its handler ran here (its lease "
+                            + "lapsed); interrupting the handler", context.consumerName(), d.receipt(), d.queue());
+                    recordLost(d, "handler interrupted");
+                    r.thread().interrupt();
+                    if (!running.containsKey(d.key())) {
+                        lostLeases.remove(d.key()); // it ended meanwhile: nothing left to drop
+                    }
+                }
+            } else if (overflow.removeIf(o -> o.key().equals(d.key()))) {
+                held.remove(d.key());
+                tracked.forget(d);
+                recordLost(d, "not started");
+            } else {
+                Thread wait = waiting.get(d.key());
+                if (wait != null) {
+                    recordLost(d, "not started");
+                    wait.interrupt(); // let go, as when stopping
+                }
+            }
+        }
+    }
+
+    private void recordLost(Delivery d, String action) {
+        LeaseLostEvent event = new LeaseLostEvent();
+        if (event.shouldCommit()) {
+            event.worker = context.consumerName();
+            event.queue = d.queue();
+            event.receipt = d.receipt();
+            event.attempt = d.attempt();
+            event.action = action;
+            event.commit();
+        }
     }
 
     /** Holds {@code d} (its lease renewed) until a slot frees: the fetcher runs it before it fetches new ones. */

@@ -140,6 +140,8 @@ final class Fetcher implements ControlLoop.Round {
         fetchSucceeded();
         deliveries = flow.admit(deliveries, dispatcher::park);
         deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
+        // Their leases began with the call: a round held up past half a lease renews them before they run.
+        deliveries = dispatcher.stillOurs(deliveries, callStarted);
         dispatcher.tracked().startInBulk(deliveries, dispatcher::hasReservedStart);
         int used = dispatcher.dispatchOrHold(deliveries, free);
         if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {

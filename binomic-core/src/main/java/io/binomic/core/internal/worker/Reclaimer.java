@@ -116,8 +116,9 @@ final class Reclaimer {
                 break;
             }
             try {
+                long callStarted = System.nanoTime();
                 List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
-                for (Delivery d : limiter.admit(reclaimed, dispatcher::holdUntil)) {
+                for (Delivery d : dispatcher.stillOurs(limiter.admit(reclaimed, dispatcher::holdUntil), callStarted)) {
                     settler.reclaimed(d.key());
                     if (dispatcher.held().computeIfPresent(d.key(), (key, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease

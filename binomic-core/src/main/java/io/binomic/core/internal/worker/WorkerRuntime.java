@@ -85,7 +85,7 @@ public final class WorkerRuntime implements Worker {
         this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);
         this.houseLoop = new ControlLoop("housekeeping", consumerName, housekeeper);
         this.settleLoop = new ControlLoop("settle", consumerName, () -> settler.sendOnce(config.pollTimeout()) || settling);
-        this.leaseLoop = new ControlLoop("lease", consumerName, new LeaseKeeper(context, held, settler));
+        this.leaseLoop = new ControlLoop("lease", consumerName, new LeaseKeeper(context, held, settler, dispatcher::leasesLost));
         this.moveLoop = new ControlLoop("move", consumerName, new DueMover(context, services.scheduler(), queues));
         this.healthCheck = new HealthCheck(config, fetcher, housekeeper, settler,
                 List.of(fetchLoop, settleLoop, leaseLoop, moveLoop, houseLoop));

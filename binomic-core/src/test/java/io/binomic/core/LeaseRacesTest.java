@@ -1,0 +1,184 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.BrokerException;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.TaskBinding;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A worker whose lease lapsed while it still held a delivery (a round that stalled between the read
+ * and the run, renewals that could not reach the broker for longer than the lease) must not go on
+ * running what another worker has reclaimed meanwhile: the two would run the same job at once.
+ */
+class LeaseRacesTest {
+    private static final Duration LEASE = Duration.ofMillis(300);
+
+    private final Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+    private final List<Binomic> opened = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        opened.forEach(Binomic::close);
+        shared.close();
+    }
+
+    @Test
+    void aDeliveryWhoseLeaseLapsedBetweenTheReadAndTheRunIsNotRunWhenAnotherWorkerTookItOver() throws Exception {
+        CountDownLatch read = new CountDownLatch(1);
+        CountDownLatch takenOver = new CountDownLatch(1);
+        AtomicBoolean stalled = new AtomicBoolean();
+        SharedBroker stallsAfterItsFirstRead = new SharedBroker(shared) {
+            @Override
+            public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
+                List<Delivery> got = super.fetch(queues, consumer, max, wait);
+                if (!got.isEmpty() && stalled.compareAndSet(false, true)) {
+                    // Held up between the read and the dispatch (a slow round, a GC) past the lease.
+                    read.countDown();
+                    takenOver.await(20, TimeUnit.SECONDS);
+                }
+                return got;
+            }
+
+            @Override
+            public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+                return List.of(); // only the other worker takes it over
+            }
+        };
+        AtomicInteger runs = new AtomicInteger();
+        Task<Integer, Void> job = Task.builder("job", Integer.class).build();
+        Task<Integer, Void> marker = Task.builder("marker", Integer.class).build();
+        AtomicInteger markers = new AtomicInteger();
+        List<TaskBinding<?, ?>> bindings = List.of(job.handledBy((Integer n) -> {
+            runs.incrementAndGet();
+            return null;
+        }), marker.handledBy((Integer n) -> {
+            markers.incrementAndGet();
+            return null;
+        }));
+        Binomic slow = start(bindings, worker("slow").concurrency(1), stallsAfterItsFirstRead);
+        Worker slowWorker = slow.startWorker();
+        slow.submit(job, 1);
+        assertTrue(read.await(20, TimeUnit.SECONDS), "the slow worker read the job");
+
+        Binomic other = start(bindings, worker("other"), new SharedBroker(shared));
+        Worker otherWorker = other.startWorker();
+        WorkerTest.await("the other worker reclaimed and ran it", () -> otherWorker.counters().succeeded() == 1);
+        otherWorker.stop(Duration.ofSeconds(5));
+        takenOver.countDown();
+        // One slot: the marker runs on the slow worker only after what its stalled round dispatched.
+        slow.submit(marker, 2);
+        WorkerTest.await("the slow worker ran the marker", () -> markers.get() == 1);
+        slowWorker.stop(Duration.ofSeconds(5));
+
+        assertEquals(1, runs.get(), "runs of the job: the slow worker ran it too, after another worker had taken it over");
+        assertEquals(0, slowWorker.counters().staleSettlements(), "the slow worker settled nothing it had lost");
+        assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
+    }
+
+    @Test
+    void aHandlerWhoseLeaseLapsedWhileRenewalsFailedIsStoppedOnceARenewalSaysAnotherWorkerTookItOver() throws Exception {
+        AtomicBoolean renewalsFail = new AtomicBoolean();
+        SharedBroker renewalsMayFail = new SharedBroker(shared) {
+            @Override
+            public void renewLeases(String consumer, List<Delivery> inFlight) {
+                failIfAsked();
+                super.renewLeases(consumer, inFlight);
+            }
+
+            @Override
+            public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
+                failIfAsked();
+                return super.renewLeasesReportingLost(consumer, inFlight);
+            }
+
+            private void failIfAsked() {
+                if (renewalsFail.get()) {
+                    throw new BrokerException("renewal failed: Redis is restarting");
+                }
+            }
+
+            @Override
+            public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+                return List.of(); // only the other worker takes it over
+            }
+        };
+        CountDownLatch firstRunStarted = new CountDownLatch(1);
+        AtomicBoolean firstRunInterrupted = new AtomicBoolean();
+        AtomicInteger runs = new AtomicInteger();
+        Task<Integer, Void> longJob = Task.builder("long", Integer.class).maxAttempts(3).build();
+        List<TaskBinding<?, ?>> bindings = List.of(longJob.handledBy((Integer n) -> {
+            if (runs.incrementAndGet() == 1) {
+                firstRunStarted.countDown();
+                try {
+                    Thread.sleep(TimeUnit.SECONDS.toMillis(30)); // a long task, far longer than the lease
+                } catch (InterruptedException e) {
+                    firstRunInterrupted.set(true);
+                    throw e;
+                }
+            }
+            return null;
+        }));
+        Binomic slow = start(bindings, worker("slow"), renewalsMayFail);
+        Worker slowWorker = slow.startWorker();
+        slow.submit(longJob, 1);
+        assertTrue(firstRunStarted.await(20, TimeUnit.SECONDS), "the first run started");
+        renewalsFail.set(true);
+
+        Binomic other = start(bindings, worker("other"), new SharedBroker(shared));
+        Worker otherWorker = other.startWorker();
+        WorkerTest.await("the other worker reclaimed and ran it", () -> otherWorker.counters().succeeded() == 1);
+        renewalsFail.set(false);
+
+        WorkerTest.await("the first run, whose lease was lost, was interrupted", firstRunInterrupted::get);
+        slowWorker.stop(Duration.ofSeconds(5));
+        QueueStats stats = shared.stats("default");
+        assertEquals(0, slowWorker.counters().staleSettlements(), "the interrupted run's outcome is dropped, not sent");
+        assertEquals(0, stats.delayed(), "no retry scheduled: " + stats);
+        assertEquals(0, stats.deadLetters(), stats.toString());
+        assertEquals(0, stats.pending(), stats.toString());
+        assertEquals(2, runs.get());
+    }
+
+    private static WorkerConfig.Builder worker(String name) {
+        return WorkerConfig.builder().consumerName(name).pollTimeout(Duration.ofMillis(100)).leaseTimeout(LEASE)
+                .reclaimInterval(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2));
+    }
+
+    private Binomic start(List<TaskBinding<?, ?>> bindings, WorkerConfig.Builder worker, SharedBroker broker) {
+        BinomicConfig config = BinomicConfig.builder().worker(worker.build()).build();
+        Binomic.Builder builder = Binomic.builder().config(config).codec(new TextCodec()).broker(broker).scheduler(broker.scheduler());
+        bindings.forEach(builder::handle);
+        Binomic binomic = builder.build().start();
+        opened.add(binomic);
+        return binomic;
+    }
+
+    /** A view of the shared broker for one worker: closing it leaves the broker open for the other. */
+    private static class SharedBroker extends ForwardingBroker {
+        SharedBroker(Broker shared) {
+            super(shared);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
