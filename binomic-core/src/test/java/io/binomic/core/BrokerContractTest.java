@@ -31,6 +31,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -123,6 +124,28 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
         assertEquals(0, broker.stats(queue).pending());
     }
 
+    /** A renewal says which deliveries the consumer lost, taken over or no longer pending: the worker stops running those. */
+    @Test
+    void aRenewalReportsTheDeliveriesTheConsumerNoLongerHolds() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            broker.enqueue(message("t", "{}"));
+        }
+        List<Delivery> got = fetch(3);
+        assertEquals(3, got.size());
+        Thread.sleep(150);
+        Delivery kept = got.get(0);
+        assertEquals(List.of(), broker.renewLeasesReportingLost("c1", List.of(kept)), "still held: renewed");
+        List<Delivery> takenOver = broker.reclaim(queue, "c2", Duration.ofMillis(100), 10);
+        assertEquals(2, takenOver.size(), "the two not renewed were taken over");
+        assertEquals(List.of(), ack("c2", List.of(takenOver.get(1))));
+
+        List<Delivery> lost = broker.renewLeasesReportingLost("c1", got);
+        assertEquals(Set.of(got.get(1).key(), got.get(2).key()), lost.stream().map(Delivery::key).collect(Collectors.toSet()),
+                "one running at c2, one settled by c2");
+        assertEquals(got.get(1).deliveryCount(), lost.getFirst().deliveryCount(), "reported as passed in");
+        assertEquals(List.of(), ack("c1", List.of(kept)), "the renewed one is still c1's");
+    }
+
     /** Its own reclaim (after its lease lapsed while it still ran the task) does not fence a consumer out. */
     @Test
     void aConsumerThatReclaimedItsOwnDeliverySettlesItWithTheCountItFirstHad() throws Exception {
@@ -132,7 +155,7 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
         Delivery second = broker.reclaim(queue, "c1", Duration.ofMillis(100), 10).getFirst();
         assertEquals(2, second.deliveryCount());
 
-        broker.renewLeases("c1", List.of(first));
+        assertEquals(List.of(), broker.renewLeasesReportingLost("c1", List.of(first)), "its own, at a higher count: not lost");
         assertEquals(List.of(), ack("c1", List.of(first)));
         assertEquals(0, broker.stats(queue).pending());
     }

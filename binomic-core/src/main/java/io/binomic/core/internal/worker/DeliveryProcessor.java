@@ -57,6 +57,7 @@ import java.util.random.RandomGenerator;
  *   <tr><td>stale (if configured)</td><td>not executed; the retry path</td></tr>
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
+ *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
  */
 public final class DeliveryProcessor {
@@ -455,6 +456,11 @@ public final class DeliveryProcessor {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             boolean flagged = Thread.interrupted(); // as on return: never into the settler's hand-over
+            if ((cause instanceof InterruptedException || cause instanceof CancellationException || flagged)
+                    && tracking.leaseLost(delivery.key())) {
+                outcome = "lease lost";
+                return settlements.leaseLost(run);
+            }
             if (run.tracked() && tracking.cancelRequested(delivery.key())) {
                 outcome = "cancelled";
                 return settlements.cancelled(run, start);
@@ -479,6 +485,11 @@ public final class DeliveryProcessor {
             return settlements.failure(run, cause.getClass().getName(), String.valueOf(cause.getMessage()), RunSettlements.stackHead(cause));
         } catch (InterruptedException e) {
             outcome = "cancelled";
+            if (tracking.leaseLost(delivery.key())) {
+                Thread.interrupted();
+                outcome = "lease lost";
+                return settlements.leaseLost(run);
+            }
             if (run.tracked() && tracking.cancelRequested(delivery.key())) {
                 // Cancelled by its submitter (not by this worker stopping): it ends here, settled.
                 Thread.interrupted();

@@ -72,8 +72,6 @@ final class Dispatcher implements AutoCloseable {
      * lapsed, been reclaimed and be running elsewhere.
      */
     private final long renewBeforeRunNanos;
-    /** Keys of running deliveries another worker took over: their handlers were interrupted, their outcomes are dropped. */
-    private final Set<String> lostLeases = ConcurrentHashMap.newKeySet();
 
     Dispatcher(WorkerContext context, DeliveryProcessor processor, Settler settler, FlowGate flow, Map<String, Delivery> held,
                TrackedJobs tracked) {
@@ -173,7 +171,7 @@ final class Dispatcher implements AutoCloseable {
                             + "; recording it as a failed attempt", e);
                     outcome = processor.unexpectedFailure(d, e);
                 }
-                if (lostLeases.contains(d.key())) {
+                if (tracked.leaseLost(d.key())) {
                     // Another worker took it over and settles it: this outcome would be refused anyway.
                     LOG.log(Level.WARNING, "worker {0}: the run of {1} of queue {2} ended after its lease was lost; its outcome "
                             + "is dropped, the worker that took it over settles it", context.consumerName(), d.receipt(), d.queue());
@@ -192,7 +190,6 @@ final class Dispatcher implements AutoCloseable {
                 outcome = null;
             } finally {
                 running.remove(d.key());
-                lostLeases.remove(d.key());
                 tracked.forget(d);
                 if (!(outcome instanceof Outcome.Settle)) {
                     held.remove(d.key()); // left pending: stop renewing, so reclaim brings it back
@@ -291,13 +288,13 @@ final class Dispatcher implements AutoCloseable {
             }
             Running r = running.get(d.key());
             if (r != null) {
-                if (lostLeases.add(d.key())) {
+                if (tracked.markLeaseLost(d.key())) {
                     LOG.log(Level.WARNING, "worker {0}: another worker took over {1} of queue {2} while its handler ran here (its lease "
                             + "lapsed); interrupting the handler", context.consumerName(), d.receipt(), d.queue());
                     recordLost(d, "handler interrupted");
                     r.thread().interrupt();
                     if (!running.containsKey(d.key())) {
-                        lostLeases.remove(d.key()); // it ended meanwhile: nothing left to drop
+                        tracked.forget(d); // it ended meanwhile: nothing left to stop
                     }
                 }
             } else if (overflow.removeIf(o -> o.key().equals(d.key()))) {

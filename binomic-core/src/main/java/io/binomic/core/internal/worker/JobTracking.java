@@ -42,6 +42,14 @@ public interface JobTracking {
         return false;
     }
 
+    /**
+     * True when another worker took over the delivery with this key while it ran here (its lease
+     * lapsed): an interrupt then is the worker stopping the run, which is left to the new owner.
+     */
+    default boolean leaseLost(String key) {
+        return false;
+    }
+
     /** The status of batch {@code id}, for a handler's {@code TaskContext.batch()}; empty when the broker keeps no batches. */
     default Optional<BatchStatus> batch(UUID id) { return Optional.empty(); }
 
@@ -107,6 +115,9 @@ public interface JobTracking {
             public boolean workerStopping() { return hooks.stopping(); }
 
             @Override
+            public boolean leaseLost(String key) { return hooks.leaseLost(key); }
+
+            @Override
             public boolean start(JobUpdate started) {
                 Boolean inBatch = hooks.startedWithItsFetch(started.id());
                 if (inBatch != null) {
@@ -138,6 +149,10 @@ public interface JobTracking {
         }
 
         default boolean stopping() {
+            return false;
+        }
+
+        default boolean leaseLost(String key) {
             return false;
         }
     }

@@ -74,6 +74,13 @@ final class RunSettlements {
         return new Outcome.LeavePending("worker shutdown");
     }
 
+    /** A run stopped because another worker took its delivery over: left to that worker, which settles it. */
+    Outcome leaseLost(DeliveryProcessor.Run run) {
+        LOG.log(Level.INFO, "task {0} (message {1}) stopped: another worker took it over after its lease lapsed, and runs it",
+                run.message.task(), run.message.id());
+        return new Outcome.LeavePending("lease lost");
+    }
+
     Outcome cancelled(DeliveryProcessor.Run run, long startNanos) {
         stats.cancelled(run.delivery.queue(), run.message.task(), System.nanoTime() - startNanos);
         run.cancelled = true;

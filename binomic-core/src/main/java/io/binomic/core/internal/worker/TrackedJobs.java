@@ -31,6 +31,8 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     private final Set<String> cancelRequested = ConcurrentHashMap.newKeySet();
     /** Tracked jobs of the last fetches, marked started in one round trip and not yet running: whether each may run. */
     private final Map<UUID, BulkStart> startedInBulk = new ConcurrentHashMap<>();
+    /** Keys of running deliveries another worker took over (their lease lapsed): the worker stops them and drops their outcomes. */
+    private final Set<String> leaseLost = ConcurrentHashMap.newKeySet();
     /** Threads running a handler, by delivery key: the only ones a cancel interrupts (not one recording its outcome). */
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
 
@@ -60,6 +62,12 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
 
     boolean cancelRequested(String key) { return cancelRequested.contains(key); }
 
+    @Override
+    public boolean leaseLost(String key) { return leaseLost.contains(key); }
+
+    /** Marks the running delivery with this key as taken over by another worker; false if it was already. */
+    boolean markLeaseLost(String key) { return leaseLost.add(key); }
+
     /**
      * Marks job {@code id} cancelled when it was marked started with its fetch and its run has not
      * begun: its handler is then never called. A run leaves this map only after the dispatcher lists
@@ -86,6 +94,7 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     /** Forgets what was kept of {@code d}, whose run ended (or never reached its start). */
     void forget(Delivery d) {
         cancelRequested.remove(d.key());
+        leaseLost.remove(d.key());
         if (enabled) {
             d.message().ifPresent(m -> startedInBulk.remove(m.id())); // one that never reached its start
         }
