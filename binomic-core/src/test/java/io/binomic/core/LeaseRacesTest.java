@@ -13,6 +13,8 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +22,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -73,6 +77,9 @@ class LeaseRacesTest {
             markers.incrementAndGet();
             return null;
         }));
+        Recording recording = new Recording();
+        recording.enable("io.binomic.LeaseLost");
+        recording.start();
         Binomic slow = start(bindings, worker("slow").concurrency(1), stallsAfterItsFirstRead);
         Worker slowWorker = slow.startWorker();
         slow.submit(job, 1);
@@ -91,6 +98,14 @@ class LeaseRacesTest {
         assertEquals(1, runs.get(), "runs of the job: the slow worker ran it too, after another worker had taken it over");
         assertEquals(0, slowWorker.counters().staleSettlements(), "the slow worker settled nothing it had lost");
         assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
+        recording.stop();
+        Path file = Files.createTempFile("binomic", ".jfr");
+        recording.dump(file);
+        recording.close();
+        List<String> lost = RecordingFile.readAllEvents(file).stream().filter(e -> e.getEventType().getName().equals("io.binomic.LeaseLost"))
+                .map(e -> e.getString("worker") + " " + e.getString("action")).toList();
+        Files.delete(file);
+        assertEquals(List.of("slow dropped before running"), lost, "the lost lease is in the flight recording");
     }
 
     @Test

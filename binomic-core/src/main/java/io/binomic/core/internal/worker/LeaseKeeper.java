@@ -53,7 +53,7 @@ final class LeaseKeeper implements ControlLoop.Round {
             long began = System.nanoTime();
             try {
                 List<Delivery> lost = context.broker().renewLeasesReportingLost(context.consumerName(), List.copyOf(held.values()));
-                renewed(began);
+                renewed(began, lost.size());
                 if (!lost.isEmpty()) {
                     onLost.accept(lost);
                 }
@@ -75,12 +75,19 @@ final class LeaseKeeper implements ControlLoop.Round {
         }
     }
 
-    private void renewed(long began) {
+    /**
+     * Notes a renewal that reached the broker. One that came more than a lease after the last (the
+     * calls failed, or one hung on a stalled connection) is logged: other workers may have reclaimed
+     * what this one held meanwhile, and the renewal just said which ({@code lost}).
+     */
+    private void renewed(long began, int lost) {
         settler.brokerAnswered();
         renewalFailureLog.reset();
-        if (overdue) {
-            LOG.log(Level.WARNING, "worker {0}: leases renewed again after {1} ms; deliveries another worker took over meanwhile "
-                    + "are stopped here", context.consumerName(), TimeUnit.NANOSECONDS.toMillis(began - renewedSinceNanos));
+        long gap = System.nanoTime() - renewedSinceNanos;
+        if (overdue || gap > context.config().leaseTimeout().toNanos()) {
+            LOG.log(Level.WARNING, "worker {0}: leases renewed after {1} ms without a renewal, longer than the lease ({2} ms); "
+                    + "{3} of its deliveries were taken over by another worker meanwhile, and are stopped here", context.consumerName(),
+                    TimeUnit.NANOSECONDS.toMillis(gap), context.config().leaseTimeout().toMillis(), lost);
             overdue = false;
         }
         renewedSinceNanos = began;
