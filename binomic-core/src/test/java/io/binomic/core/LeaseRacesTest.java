@@ -22,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.AfterEach;
@@ -106,6 +107,61 @@ class LeaseRacesTest {
                 .map(e -> e.getString("worker") + " " + e.getString("action")).toList();
         Files.delete(file);
         assertEquals(List.of("slow dropped before running"), lost, "the lost lease is in the flight recording");
+    }
+
+    @Test
+    void aReclaimHeldUpPastTheLeaseDoesNotRunWhatAnotherWorkerReclaimedFromIt() throws Exception {
+        CountDownLatch reclaimed = new CountDownLatch(1);
+        CountDownLatch takenOver = new CountDownLatch(1);
+        AtomicReference<Thread> heldUp = new AtomicReference<>();
+        SharedBroker stallsAfterItsFirstReclaim = new SharedBroker(shared) {
+            @Override
+            public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+                List<Delivery> got = super.reclaim(queue, consumer, minIdle, max);
+                if (!got.isEmpty() && reclaimed.getCount() > 0) {
+                    heldUp.set(Thread.currentThread());
+                    reclaimed.countDown();
+                    try {
+                        takenOver.await(20, TimeUnit.SECONDS); // held up between the reclaim and the run, past the lease
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return got;
+            }
+        };
+        AtomicInteger runs = new AtomicInteger();
+        AtomicInteger markers = new AtomicInteger();
+        Task<Integer, Void> job = Task.builder("job", Integer.class).build();
+        Task<Integer, Void> marker = Task.builder("marker", Integer.class).build();
+        List<TaskBinding<?, ?>> bindings = List.of(job.handledBy((Integer n) -> {
+            runs.incrementAndGet();
+            return null;
+        }), marker.handledBy((Integer n) -> {
+            markers.incrementAndGet();
+            return null;
+        }));
+        Binomic slow = start(bindings, worker("slow").concurrency(1), stallsAfterItsFirstReclaim);
+        slow.submit(job, 1);
+        // Read by a worker that then died: pending under its name until its lease lapses.
+        assertEquals(1, shared.fetch(List.of("default"), "dead-worker", 1, Duration.ZERO).size());
+        Thread.sleep(LEASE.multipliedBy(2).toMillis());
+        Worker slowWorker = slow.startWorker();
+        assertTrue(reclaimed.await(20, TimeUnit.SECONDS), "the slow worker reclaimed the stranded job");
+
+        Binomic other = start(bindings, worker("other"), new SharedBroker(shared));
+        Worker otherWorker = other.startWorker();
+        WorkerTest.await("the other worker reclaimed it from the slow one and ran it", () -> otherWorker.counters().succeeded() == 1);
+        otherWorker.stop(Duration.ofSeconds(5));
+        takenOver.countDown();
+        heldUp.get().join(TimeUnit.SECONDS.toMillis(20)); // the reclaim's thread ends once it ran, held or dropped what it took
+        // One slot, and held deliveries run before a fetch: the marker runs after what the reclaim took.
+        slow.submit(marker, 2);
+        WorkerTest.await("the slow worker ran the marker", () -> markers.get() == 1);
+        slowWorker.stop(Duration.ofSeconds(5));
+
+        assertEquals(1, runs.get(), "runs of the job: the slow worker ran it too, after another worker had taken it over");
+        assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
     }
 
     @Test
