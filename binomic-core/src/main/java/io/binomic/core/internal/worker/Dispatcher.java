@@ -277,10 +277,12 @@ final class Dispatcher implements AutoCloseable {
      * Stops what this worker does with {@code lost}, deliveries it held whose renewal the broker
      * refused (another worker took them over): a running handler is interrupted and its outcome
      * dropped; one waiting for a slot or its reserved start is let go. One that finished is left to
-     * its settlement, which the broker refuses as stale; one this worker took back itself since (a
-     * higher delivery count) is still its own.
+     * its settlement, which the broker refuses as stale (or was settled already: not pending is lost
+     * too); one this worker took back itself since (a higher delivery count) is still its own.
+     * Returns how many it stopped.
      */
-    void leasesLost(List<Delivery> lost) {
+    int leasesLost(List<Delivery> lost) {
+        int stopped = 0;
         for (Delivery d : lost) {
             Delivery now = held.get(d.key());
             if (now == null || now.deliveryCount() > d.deliveryCount()) {
@@ -292,6 +294,7 @@ final class Dispatcher implements AutoCloseable {
                     LOG.log(Level.WARNING, "worker {0}: another worker took over {1} of queue {2} while its handler ran here (its lease "
                             + "lapsed); interrupting the handler", context.consumerName(), d.receipt(), d.queue());
                     recordLost(d, "handler interrupted");
+                    stopped++;
                     r.thread().interrupt();
                     if (!running.containsKey(d.key())) {
                         tracked.forget(d); // it ended meanwhile: nothing left to stop
@@ -301,14 +304,17 @@ final class Dispatcher implements AutoCloseable {
                 held.remove(d.key());
                 tracked.forget(d);
                 recordLost(d, "not started");
+                stopped++;
             } else {
                 Thread wait = waiting.get(d.key());
                 if (wait != null) {
                     recordLost(d, "not started");
+                    stopped++;
                     wait.interrupt(); // let go, as when stopping
                 }
             }
         }
+        return stopped;
     }
 
     private void recordLost(Delivery d, String action) {

@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.function.ToIntFunction;
 
 /**
  * The lease loop of a worker: renews, four times per lease, the leases of every delivery it holds,
@@ -25,14 +25,15 @@ final class LeaseKeeper implements ControlLoop.Round {
     private final Duration period;
     private final Map<String, Delivery> held;
     private final Settler settler;
-    private final Consumer<List<Delivery>> onLost;
+    /** Stops what it can of the deliveries a renewal reported lost; returns how many it stopped. */
+    private final ToIntFunction<List<Delivery>> onLost;
     private final RepeatedErrorLog renewalFailureLog = new RepeatedErrorLog();
     /** When the last renewal that reached the broker began, or when there was nothing to renew: the leases held date from then. */
     private long renewedSinceNanos = System.nanoTime();
     /** Whether the leases held are past their term without a renewal, and that was logged. */
     private boolean overdue;
 
-    LeaseKeeper(WorkerContext context, Map<String, Delivery> held, Settler settler, Consumer<List<Delivery>> onLost) {
+    LeaseKeeper(WorkerContext context, Map<String, Delivery> held, Settler settler, ToIntFunction<List<Delivery>> onLost) {
         this.context = context;
         this.period = context.config().leaseTimeout().dividedBy(4);
         this.held = held;
@@ -53,10 +54,7 @@ final class LeaseKeeper implements ControlLoop.Round {
             long began = System.nanoTime();
             try {
                 List<Delivery> lost = context.broker().renewLeasesReportingLost(context.consumerName(), List.copyOf(held.values()));
-                renewed(began, lost.size());
-                if (!lost.isEmpty()) {
-                    onLost.accept(lost);
-                }
+                renewed(began, lost.isEmpty() ? 0 : onLost.applyAsInt(lost));
                 return true;
             } catch (RuntimeException e) {
                 // Retry soon rather than a whole period later: after an outage, the sooner the
@@ -78,16 +76,16 @@ final class LeaseKeeper implements ControlLoop.Round {
     /**
      * Notes a renewal that reached the broker. One that came more than a lease after the last (the
      * calls failed, or one hung on a stalled connection) is logged: other workers may have reclaimed
-     * what this one held meanwhile, and the renewal just said which ({@code lost}).
+     * what this one held meanwhile; {@code stopped} of its runs were found taken over and stopped.
      */
-    private void renewed(long began, int lost) {
+    private void renewed(long began, int stopped) {
         settler.brokerAnswered();
         renewalFailureLog.reset();
         long gap = System.nanoTime() - renewedSinceNanos;
         if (overdue || gap > context.config().leaseTimeout().toNanos()) {
             LOG.log(Level.WARNING, "worker {0}: leases renewed after {1} ms without a renewal, longer than the lease ({2} ms); "
-                    + "{3} of its deliveries were taken over by another worker meanwhile, and are stopped here", context.consumerName(),
-                    TimeUnit.NANOSECONDS.toMillis(gap), context.config().leaseTimeout().toMillis(), lost);
+                    + "stopped {3} of its runs that another worker took over meanwhile", context.consumerName(),
+                    TimeUnit.NANOSECONDS.toMillis(gap), context.config().leaseTimeout().toMillis(), stopped);
             overdue = false;
         }
         renewedSinceNanos = began;
@@ -100,7 +98,7 @@ final class LeaseKeeper implements ControlLoop.Round {
      */
     private void warnIfOverdue() {
         long since = System.nanoTime() - renewedSinceNanos;
-        if (!overdue && since > context.config().leaseTimeout().toNanos()) {
+        if (!overdue && since > context.config().leaseTimeout().toNanos() && !held.isEmpty()) {
             overdue = true;
             LOG.log(Level.WARNING, "worker {0}: the leases of its {1} deliveries were not renewed for {2} ms, longer than the lease "
                     + "({3} ms): another worker may take them over and run them too; this worker stops those it finds taken "
