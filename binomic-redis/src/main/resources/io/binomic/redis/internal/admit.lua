@@ -95,20 +95,75 @@ if #ds >= 2 then
   local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ds, consumer)
   for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
 end
+for _, d in ipairs(ds) do
+  local c = mine[d.id]
+  if c ~= nil then
+    d.pending = c >= tonumber(ARGV[d.at + 1])
+  else
+    local p = redis.call('XPENDING', KEYS[1], group, d.id, d.id, 1)
+    d.pending = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= tonumber(ARGV[d.at + 1])
+  end
+end
+-- The entries pending in the queue's group, over all its streams (read once, before this call acks any).
+-- Every admitted delivery is pending until it is settled, so no more run at once than are pending.
+local pending_total = nil
+local function queue_pending()
+  if pending_total == nil then
+    local streams = {base .. 'stream'}
+    for _, level in ipairs(redis.call('SMEMBERS', base .. 'stream:levels')) do streams[#streams + 1] = base .. 'stream:p' .. level end
+    pending_total = 0
+    for _, key in ipairs(streams) do
+      local p = redis.pcall('XPENDING', key, group) -- no group yet: nothing pending there
+      if type(p) == 'table' and p[1] then pending_total = pending_total + tonumber(p[1]) end
+    end
+  end
+  return pending_total
+end
+-- A set that cannot bind is admitted without a record (no holder, no slot): one with no limit, or
+-- whose only limit is the queue's concurrency limit while no more entries are pending than it allows
+-- (all of them running would not exceed it). Recording a holder and a slot per delivery, and freeing
+-- them at settle, cost most of a limited drain's Redis time. Those admitted so are counted whenever
+-- the limit can bind: slots_taken('q') counts every pending entry but this call's own (see below).
+local fast = {}
+for k, set in ipairs(sets) do
+  local q, other = nil, false
+  for _, l in ipairs(set) do
+    if l.kind == 'c' and l.lid == 'q' then q = l else other = true end
+  end
+  if not other and (q == nil or queue_pending() <= q.permits) then fast[k] = true end
+end
 local members = {}
-for j, d in ipairs(ds) do members[j] = d.member end
+for _, d in ipairs(ds) do
+  d.fast = fast[tonumber(ARGV[d.at + 6])] == true
+  if not d.fast then members[#members + 1] = d.member end
+end
 local holding = {}
 lim_chunked({'HMGET', KEYS[3]}, members, function(r, at)
   for j = 1, #r do if r[j] then holding[members[at + j - 1]] = true end end
 end)
+-- this call's own deliveries still to be decided on a recorded slot: pending, but not running
+local own_waiting, counted = 0, {}
+for _, d in ipairs(ds) do
+  if not d.fast and d.pending and not holding[d.member] and not counted[d.member] then
+    counted[d.member] = true
+    own_waiting = own_waiting + 1
+  end
+end
 -- per concurrency limit: its slots taken (read once, counted here as this call takes more), the
 -- slots and holders this call adds (written at the end, one ZADD per limit and one HSET), and
 -- whether its line of waiters was seen empty (nothing but this call adds to it meanwhile)
 local taken, adds, add_order, holders, line_empty = {}, {}, {}, {}, {}
 local function slots_taken(lid)
-  if taken[lid] == nil then taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid) end
+  if taken[lid] == nil then
+    taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid)
+    -- the queue's limit: deliveries admitted without a record run too, all of them pending; so at
+    -- most every pending entry but this call's own still to be decided is running
+    if lid == 'q' then taken[lid] = math.max(taken[lid], queue_pending() - own_waiting) end
+  end
   return taken[lid]
 end
+-- read before the loop acks any of this call's entries, which own_waiting counts
+if stored[4] then queue_pending() end
 local out = {}
 local now_text = us(now)
 for _, d in ipairs(ds) do
@@ -117,14 +172,10 @@ for _, d in ipairs(ds) do
   local rate_ok, turn, jk = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5])
   local set = sets[tonumber(ARGV[at0 + 6])]
   local code, due = 'R', now
-  local c = mine[id]
-  local pending = c ~= nil and c >= count
-  if c == nil then
-    local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-    pending = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= count
-  end
-  if not pending then
+  if not d.pending then
     code = 'N'
+  elseif d.fast then
+    if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
   elseif not holding[d.member] then
     local wait_lid, conc = nil, {}
     for _, l in ipairs(set) do
