@@ -44,7 +44,6 @@ local function rate_state(lid, interval)
 end
 -- The checks every delivery needs are made for all of them at once (a call per delivery cost most
 -- of the script's time when no limit binds): the fence and which ones hold an admission already.
-local ds = {}
 local own = {}
 local stored = redis.call('HMGET', KEYS[4], 'rate.permits', 'rate.periodMillis', 'rate.burst', 'concurrency')
 if stored[1] and stored[2] then
@@ -73,17 +72,24 @@ end
 local suffix = lim_member(KEYS[1], '')
 -- id order: the same length of milliseconds (13 digits until 2286), then the longer the later, then as text
 local function id_less(a, b)
+  if #a == #b and string.byte(a, 14) == 45 and string.byte(b, 14) == 45 then return a < b end
   local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
   if da ~= db then return da < db end
   if #a ~= #b then return #a < #b end
   return a < b
 end
+-- the deliveries' ids and the index of each one's arguments (arrays, not a table per delivery: this
+-- script's own work per delivery is most of what it costs when nothing binds)
+local ids, ats = {}, {}
 local lo, hi = nil, nil
-while i <= #ARGV do
+local nargs = #ARGV
+while i <= nargs do
   local id = ARGV[i]
-  ds[#ds + 1] = {id = id, at = i, member = id .. suffix}
-  if lo == nil or id_less(id, lo) then lo = id end
-  if hi == nil or id_less(hi, id) then hi = id end
+  ids[#ids + 1] = id
+  ats[#ats + 1] = i
+  if hi == nil then lo, hi = id, id
+  elseif id_less(hi, id) then hi = id
+  elseif id_less(id, lo) then lo = id end
   i = i + 7
 end
 -- The fence: this consumer's delivery count of each entry pending under it, listed in one XPENDING
@@ -91,21 +97,22 @@ end
 -- the listing does not show (another consumer's, not pending, or past the listing's cut at twice
 -- the deliveries) gets the exact per-entry XPENDING.
 local mine = {}
-if #ds >= 2 then
-  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ds, consumer)
+if #ids >= 2 then
+  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ids, consumer)
   for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
 end
-for _, d in ipairs(ds) do
-  local c = mine[d.id]
+local pend = {}
+for k, id in ipairs(ids) do
+  local c, count = mine[id], tonumber(ARGV[ats[k] + 1])
   if c ~= nil then
-    d.pending = c >= tonumber(ARGV[d.at + 1])
+    pend[k] = c >= count
   else
-    local p = redis.call('XPENDING', KEYS[1], group, d.id, d.id, 1)
-    d.pending = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= tonumber(ARGV[d.at + 1])
+    local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+    pend[k] = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= count
   end
 end
--- The entries pending in the queue's group, over all its streams (read once, before this call acks any).
--- Every admitted delivery is pending until it is settled, so no more run at once than are pending.
+-- The entries pending in the queue's group, over all its streams (read once, before this call acks
+-- any). Every admitted delivery is pending until it is settled, so no more run at once than are pending.
 local pending_total = nil
 local function queue_pending()
   if pending_total == nil then
@@ -132,9 +139,34 @@ for k, set in ipairs(sets) do
   end
   if not other and (q == nil or queue_pending() <= q.permits) then fast[k] = true end
 end
+local all_fast = true
+for k = 1, #ats do
+  if not fast[tonumber(ARGV[ats[k] + 6])] then all_fast = false break end
+end
+if all_fast then
+  -- nothing can bind: each delivery still pending under this consumer runs now
+  local out, now_text = {}, us(now)
+  for k = 1, #ats do
+    if pend[k] then
+      local jk = tonumber(ARGV[ats[k] + 5])
+      if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
+      out[#out + 1] = 'R'
+    else
+      out[#out + 1] = 'N'
+    end
+    out[#out + 1] = now_text
+    out[#out + 1] = '0'
+  end
+  return out
+end
+local ds = {}
+for k, id in ipairs(ids) do
+  local at = ats[k]
+  ds[k] = {id = id, at = at, member = suffix == '' and id or id .. suffix, pending = pend[k],
+    fast = fast[tonumber(ARGV[at + 6])] == true}
+end
 local members = {}
 for _, d in ipairs(ds) do
-  d.fast = fast[tonumber(ARGV[d.at + 6])] == true
   if not d.fast then members[#members + 1] = d.member end
 end
 local holding = {}
