@@ -12,6 +12,7 @@ import io.binomic.api.spi.FlowLimit;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
+import io.binomic.api.spi.Settlement;
 import io.binomic.core.LimitsContractTest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -121,6 +122,49 @@ class RedisLimitsContractTest extends LimitsContractTest {
         assertEquals(1L, RedisServer.shared().call("ZCOUNT", delayed, inAMinute, "(8000000000000000"),
                 "every job the hourly limit pushed back is due now; a delay of another kind keeps its time");
         RedisServer.shared().call("ZREM", delayed, "{\"not\":\"rate limited\"}");
+    }
+
+    @Test
+    void aQueueLimitThatCannotBindRecordsNothingYetCountsWhatItAdmittedOnceItCan() throws Exception {
+        FlowLimits limits = broker.capability(FlowLimits.class).orElseThrow();
+        limits.setQueueLimits(queue, QueueLimits.builder().concurrencyLimit(3).build());
+        List<Delivery> first = enqueueAndFetch(2, "c1");
+        assertEquals(List.of(Admission.Decision.RUN, Admission.Decision.RUN), decisions(limits.admit("c1", requests(first))));
+        String key = "binomic:{" + queue + "}:";
+        assertEquals(0L, RedisServer.shared().call("EXISTS", key + "held", key + "slots:q"),
+                "two pending of three allowed: the limit cannot bind, so no holder and no slot is written");
+
+        List<Delivery> more = enqueueAndFetch(3, "c2");
+        assertEquals(List.of(Admission.Decision.RUN, Admission.Decision.WAIT_SLOT, Admission.Decision.WAIT_SLOT),
+                decisions(limits.admit("c2", requests(more))), "the two admitted without a record count: one slot is left");
+        assertEquals(2L, RedisServer.shared().call("ZCARD", key + "wait:q"));
+
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(first.getFirst()))).notApplied().isEmpty());
+        assertEquals(1L, RedisServer.shared().call("ZCARD", key + "wait:q"),
+                "settling one admitted without a record frees room: the oldest waiter moves back at once, not at its fallback");
+    }
+
+    private List<Delivery> enqueueAndFetch(int n, String consumer) throws Exception {
+        List<Message> messages = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            messages.add(Message.fromWire(UUID.randomUUID(), "work", queue, 1, Instant.now().truncatedTo(ChronoUnit.MILLIS),
+                    ("{\"i\":" + i + "}").getBytes(StandardCharsets.UTF_8), Map.of("codec", "json-jdk")));
+        }
+        broker.enqueueAll(messages);
+        List<Delivery> all = new ArrayList<>();
+        for (int round = 0; round < 20 && all.size() < n; round++) {
+            all.addAll(broker.fetch(List.of(queue), consumer, n - all.size(), Duration.ofMillis(200)));
+        }
+        assertEquals(n, all.size());
+        return all;
+    }
+
+    private static List<Admission.Request> requests(List<Delivery> deliveries) {
+        return deliveries.stream().map(d -> new Admission.Request(d, List.of(FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, 3)))).toList();
+    }
+
+    private static List<Admission.Decision> decisions(List<Admission> admissions) {
+        return admissions.stream().map(Admission::decision).toList();
     }
 
     private static int keyOf(Delivery d) {

@@ -50,7 +50,9 @@ public interface FlowLimits {
 
     /**
      * How many concurrency slots of limit {@code limitId} of {@code queue} are held now (by running
-     * or pending deliveries). For operators and tests.
+     * or pending deliveries). For operators and tests. A broker may admit under a queue's own limit
+     * ({@link FlowLimit#QUEUE_LIMIT_ID}) without taking a slot while the limit cannot bind (Redis does,
+     * while no more entries are pending in the queue than it allows): those are not counted here.
      */
     int slotsHeld(String queue, String limitId);
 

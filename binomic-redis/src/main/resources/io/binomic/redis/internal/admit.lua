@@ -44,7 +44,6 @@ local function rate_state(lid, interval)
 end
 -- The checks every delivery needs are made for all of them at once (a call per delivery cost most
 -- of the script's time when no limit binds): the fence and which ones hold an admission already.
-local ds = {}
 local own = {}
 local stored = redis.call('HMGET', KEYS[4], 'rate.permits', 'rate.periodMillis', 'rate.burst', 'concurrency')
 if stored[1] and stored[2] then
@@ -73,17 +72,24 @@ end
 local suffix = lim_member(KEYS[1], '')
 -- id order: the same length of milliseconds (13 digits until 2286), then the longer the later, then as text
 local function id_less(a, b)
+  if #a == #b and string.byte(a, 14) == 45 and string.byte(b, 14) == 45 then return a < b end
   local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
   if da ~= db then return da < db end
   if #a ~= #b then return #a < #b end
   return a < b
 end
+-- the deliveries' ids and the index of each one's arguments (arrays, not a table per delivery: this
+-- script's own work per delivery is most of what it costs when nothing binds)
+local ids, ats = {}, {}
 local lo, hi = nil, nil
-while i <= #ARGV do
+local nargs = #ARGV
+while i <= nargs do
   local id = ARGV[i]
-  ds[#ds + 1] = {id = id, at = i, member = id .. suffix}
-  if lo == nil or id_less(id, lo) then lo = id end
-  if hi == nil or id_less(hi, id) then hi = id end
+  ids[#ids + 1] = id
+  ats[#ats + 1] = i
+  if hi == nil then lo, hi = id, id
+  elseif id_less(hi, id) then hi = id
+  elseif id_less(id, lo) then lo = id end
   i = i + 7
 end
 -- The fence: this consumer's delivery count of each entry pending under it, listed in one XPENDING
@@ -91,24 +97,105 @@ end
 -- the listing does not show (another consumer's, not pending, or past the listing's cut at twice
 -- the deliveries) gets the exact per-entry XPENDING.
 local mine = {}
-if #ds >= 2 then
-  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ds, consumer)
+if #ids >= 2 then
+  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ids, consumer)
   for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
 end
+local pend = {}
+for k, id in ipairs(ids) do
+  local c, count = mine[id], tonumber(ARGV[ats[k] + 1])
+  if c ~= nil then
+    pend[k] = c >= count
+  else
+    local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
+    pend[k] = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= count
+  end
+end
+-- The entries pending in the queue's group, over all its streams (read once, before this call acks
+-- any). Every admitted delivery is pending until it is settled, so no more run at once than are pending.
+local pending_total = nil
+local function queue_pending()
+  if pending_total == nil then
+    local streams = {base .. 'stream'}
+    for _, level in ipairs(redis.call('SMEMBERS', base .. 'stream:levels')) do streams[#streams + 1] = base .. 'stream:p' .. level end
+    pending_total = 0
+    for _, key in ipairs(streams) do
+      local p = redis.pcall('XPENDING', key, group) -- no group yet: nothing pending there
+      if type(p) == 'table' and p[1] then pending_total = pending_total + tonumber(p[1]) end
+    end
+  end
+  return pending_total
+end
+-- A set that cannot bind is admitted without a record (no holder, no slot): one with no limit, or
+-- whose only limit is the queue's concurrency limit while no more entries are pending than it allows
+-- (all of them running would not exceed it). Recording a holder and a slot per delivery, and freeing
+-- them at settle, cost most of a limited drain's Redis time. Those admitted so are counted whenever
+-- the limit can bind: slots_taken('q') counts every pending entry but this call's own (see below).
+local fast = {}
+for k, set in ipairs(sets) do
+  local q, other = nil, false
+  for _, l in ipairs(set) do
+    if l.kind == 'c' and l.lid == 'q' then q = l else other = true end
+  end
+  if not other and (q == nil or queue_pending() <= q.permits) then fast[k] = true end
+end
+local all_fast = true
+for k = 1, #ats do
+  if not fast[tonumber(ARGV[ats[k] + 6])] then all_fast = false break end
+end
+if all_fast then
+  -- nothing can bind: each delivery still pending under this consumer runs now
+  local out, now_text = {}, us(now)
+  for k = 1, #ats do
+    if pend[k] then
+      local jk = tonumber(ARGV[ats[k] + 5])
+      if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
+      out[#out + 1] = 'R'
+    else
+      out[#out + 1] = 'N'
+    end
+    out[#out + 1] = now_text
+    out[#out + 1] = '0'
+  end
+  return out
+end
+local ds = {}
+for k, id in ipairs(ids) do
+  local at = ats[k]
+  ds[k] = {id = id, at = at, member = suffix == '' and id or id .. suffix, pending = pend[k],
+    fast = fast[tonumber(ARGV[at + 6])] == true}
+end
 local members = {}
-for j, d in ipairs(ds) do members[j] = d.member end
+for _, d in ipairs(ds) do
+  if not d.fast then members[#members + 1] = d.member end
+end
 local holding = {}
 lim_chunked({'HMGET', KEYS[3]}, members, function(r, at)
   for j = 1, #r do if r[j] then holding[members[at + j - 1]] = true end end
 end)
+-- this call's own deliveries still to be decided on a recorded slot: pending, but not running
+local own_waiting, counted = 0, {}
+for _, d in ipairs(ds) do
+  if not d.fast and d.pending and not holding[d.member] and not counted[d.member] then
+    counted[d.member] = true
+    own_waiting = own_waiting + 1
+  end
+end
 -- per concurrency limit: its slots taken (read once, counted here as this call takes more), the
 -- slots and holders this call adds (written at the end, one ZADD per limit and one HSET), and
 -- whether its line of waiters was seen empty (nothing but this call adds to it meanwhile)
 local taken, adds, add_order, holders, line_empty = {}, {}, {}, {}, {}
 local function slots_taken(lid)
-  if taken[lid] == nil then taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid) end
+  if taken[lid] == nil then
+    taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid)
+    -- the queue's limit: deliveries admitted without a record run too, all of them pending; so at
+    -- most every pending entry but this call's own still to be decided is running
+    if lid == 'q' then taken[lid] = math.max(taken[lid], queue_pending() - own_waiting) end
+  end
   return taken[lid]
 end
+-- read before the loop acks any of this call's entries, which own_waiting counts
+if stored[4] then queue_pending() end
 local out = {}
 local now_text = us(now)
 for _, d in ipairs(ds) do
@@ -117,14 +204,10 @@ for _, d in ipairs(ds) do
   local rate_ok, turn, jk = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5])
   local set = sets[tonumber(ARGV[at0 + 6])]
   local code, due = 'R', now
-  local c = mine[id]
-  local pending = c ~= nil and c >= count
-  if c == nil then
-    local p = redis.call('XPENDING', KEYS[1], group, id, id, 1)
-    pending = #p == 1 and p[1][2] == consumer and tonumber(p[1][4]) >= count
-  end
-  if not pending then
+  if not d.pending then
     code = 'N'
+  elseif d.fast then
+    if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
   elseif not holding[d.member] then
     local wait_lid, conc = nil, {}
     for _, l in ipairs(set) do

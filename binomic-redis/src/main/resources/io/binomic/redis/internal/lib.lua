@@ -149,11 +149,15 @@ local function lim_chunked(head, items, fn)
 end
 -- lim_release_all frees the slots of all the settled deliveries ids at once: one HMGET, one HDEL and
 -- one ZREM per limit for the lot (per-entry calls cost most of a settle's Redis time on a queue
--- with a limit), then, per limit, as many waiters moved back as slots were freed.
+-- with a limit), then, per limit, as many waiters moved back as slots were freed. A delivery admitted
+-- without a record (admit.lua: the queue's limit could not bind) frees room under the queue's limit
+-- too: as many of its waiters move back as such deliveries settle. Nothing held and no one waiting
+-- for the queue's limit (one EXISTS) is the common case of a queue whose limit does not bind.
 local function lim_release_all(stream, ids)
-  if lim_any == nil then lim_any = redis.call('EXISTS', lim_base(stream) .. 'held') == 1 end
-  if not lim_any or #ids == 0 then return end
   local held = lim_base(stream) .. 'held'
+  local qwait = lim_base(stream) .. 'wait:q'
+  if lim_any == nil then lim_any = redis.call('EXISTS', held, qwait) > 0 end
+  if not lim_any or #ids == 0 then return end
   local members = {}
   local suffix = lim_member(stream, '')
   for j, id in ipairs(ids) do members[j] = id .. suffix end
@@ -176,13 +180,22 @@ local function lim_release_all(stream, ids)
   end)
   lim_chunked({'HDEL', held}, gone)
   local now = nil
+  local unrecorded = #members - #gone
   for _, lid in ipairs(order) do
     lim_chunked({'ZREM', lim_base(stream) .. 'slots:' .. lid}, freed[lid])
+    local moves = #freed[lid] + (lid == 'q' and unrecorded or 0)
+    if lid == 'q' then unrecorded = 0 end
     if redis.call('EXISTS', lim_base(stream) .. 'wait:' .. lid) == 1 then
       now = now or lim_now()
-      for _ = 1, #freed[lid] do
+      for _ = 1, moves do
         if not lim_promote(stream, lid, now) then break end
       end
+    end
+  end
+  if unrecorded > 0 and redis.call('EXISTS', qwait) == 1 then
+    now = now or lim_now()
+    for _ = 1, unrecorded do
+      if not lim_promote(stream, 'q', now) then break end
     end
   end
 end

@@ -3,10 +3,14 @@
 -- ARGV: job id, ttl ms, 'E' | 'S', due ms, delayed member, tracked '1' | '0', task, enqueuedAt ms,
 -- retention ms, record the key in the job record '1' | '0', stream fields...
 -- Returns the id of the job holding the key (ARGV[1] when stored), nil when ARGV[1] holds it already (stored before).
-local held = redis.call('GET', KEYS[1])
-if held == ARGV[1] then return false end
-if held then return held end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+-- The claim first (SET NX): a new key, the common case, then costs one call, not a GET and a SET
+-- (each call from a script costs Redis about as much as a short command's whole round trip). Only
+-- a held key is read. SET ... NX GET would read it in the same call but needs Redis 7.0.
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local held = redis.call('GET', KEYS[1])
+  if held == ARGV[1] then return false end
+  return held
+end
 if ARGV[3] == 'E' then
   local stream = KEYS[2]
   for i = 11, #ARGV - 1, 2 do if ARGV[i] == 'priority' then stream = level_stream(KEYS[2], ARGV[i + 1]) end end
