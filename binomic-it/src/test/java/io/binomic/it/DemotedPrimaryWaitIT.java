@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Message;
 import java.io.IOException;
 import java.io.InputStream;
@@ -81,6 +82,30 @@ class DemotedPrimaryWaitIT {
     @Test
     void anEnqueueWhoseWaitTheDemotedPrimaryRefusesIsSentAgainToTheNewPrimary() throws Exception {
         enqueueAcrossTheDemotion(1, (broker, messages) -> broker.enqueue(messages.getFirst()));
+    }
+
+    /** A chunk waiting for replicas is one script per queue: each kind of message lands as it would alone. */
+    @Test
+    void aBulkEnqueueWaitingForReplicasEnqueuesPlainTrackedAndPriorityMessagesOfSeveralQueues() throws Exception {
+        String other = queue + "-b";
+        BrokerConfig config = BrokerConfig.builder().url(oldPrimary.url()).options(Map.of("wait.replicas", "1")).build();
+        try (Broker broker = Brokers.redisProvider().create(config)) {
+            broker.start(List.of(queue, other));
+            Message plain = message();
+            Message tracked = message().toBuilder().id(UUID.randomUUID()).trackFor(Duration.ofHours(1)).build();
+            Message urgent = message().toBuilder().id(UUID.randomUUID()).priority(9).build();
+            Message elsewhere = message().toBuilder().id(UUID.randomUUID()).queue(other).build();
+            broker.enqueueAll(List.of(plain, tracked, urgent, elsewhere));
+
+            List<Delivery> fetched = broker.fetch(List.of(queue, other), "c1", 10, Duration.ofMillis(200));
+            assertEquals(Set.of(plain.id(), tracked.id(), urgent.id(), elsewhere.id()),
+                    fetched.stream().map(d -> d.message().orElseThrow().id()).collect(Collectors.toSet()), fetched.toString());
+            assertEquals(9, fetched.stream().filter(d -> d.message().orElseThrow().id().equals(urgent.id())).findFirst().orElseThrow()
+                    .message().orElseThrow().priority());
+            assertEquals("QUEUED", newPrimary.call("HGET", "binomic:{" + queue + "}:job:" + tracked.id(), "state"),
+                    "the tracked message's record, on the replica too");
+            assertEquals(1L, newPrimary.call("XLEN", stream() + ":p9"), "the priority level's stream, on the replica too");
+        }
     }
 
     private void enqueueAcrossTheDemotion(int count, java.util.function.BiConsumer<Broker, List<Message>> enqueue) throws Exception {
