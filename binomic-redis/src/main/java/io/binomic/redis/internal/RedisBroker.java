@@ -232,15 +232,17 @@ final class RedisBroker implements Broker {
     private record Chunk(String what, Consumer<RBatch> commands, CompletableFuture<?> reply) { }
 
     /**
-     * Waits for the chunk's reply; if its primary was replaced under it ({@link RedisContext#primaryReplaced}:
-     * nothing of it is confirmed), sends the whole chunk again, as a producer's write. A message
-     * that did land on the new primary before then is enqueued twice, with the same message id.
+     * Waits for the chunk's reply. When it waits for replicas, and its primary was replaced under it
+     * ({@link RedisContext#primaryReplaced}) or Redis did not answer it, nothing of it is confirmed:
+     * it is sent again whole, as a producer's write (Redisson, whose retries are off for it, would
+     * have resent only its failed commands). A message that did land on the primary that survives
+     * is then enqueued twice, with the same message id.
      */
     private void resentIfPrimaryReplaced(Chunk chunk) {
         try {
             chunk.reply().join();
         } catch (CompletionException e) {
-            if (!redis.replicaWait.on() || !RedisContext.primaryReplaced(e)) {
+            if (!redis.replicaWait.on() || !(RedisContext.primaryReplaced(e) || RedisContext.serverUnreachable(e))) {
                 throw e;
             }
             RedisContext.LOG.log(System.Logger.Level.WARNING, "Redis {0} was not confirmed ({1}); sending it again", chunk.what(),
