@@ -67,4 +67,33 @@ public record BatchStatus(UUID id, boolean open, boolean cancelRequested, int to
         }
         return succeeded == total ? State.SUCCEEDED : State.FAILED;
     }
+
+    /**
+     * The derived state and pending count first, then the counts, the cancel, the callbacks in their
+     * declared order, the first failed job ids (a large batch may have thousands) and the creation
+     * time: what a log line or an assertion message needs to tell where the batch stands.
+     */
+    @Override
+    public String toString() {
+        StringBuilder out = new StringBuilder("BatchStatus[id=").append(id)
+                .append(", state=").append(state())
+                .append(", total=").append(total)
+                .append(", succeeded=").append(succeeded)
+                .append(", deadLettered=").append(deadLettered)
+                .append(", cancelled=").append(cancelled)
+                .append(", pending=").append(pending())
+                .append(", cancelRequested=").append(cancelRequested)
+                .append(", fired=").append(fired.stream().sorted().toList())
+                .append(", failedJobs=[");
+        int shown = Math.min(failedJobs.size(), SHOWN_FAILED_JOBS);
+        for (int i = 0; i < shown; i++) {
+            out.append(i == 0 ? "" : ", ").append(failedJobs.get(i));
+        }
+        if (failedJobs.size() > shown) {
+            out.append(", ... (").append(failedJobs.size() - shown).append(" more)");
+        }
+        return out.append("], createdAt=").append(createdAt).append(']').toString();
+    }
+
+    private static final int SHOWN_FAILED_JOBS = 5;
 }

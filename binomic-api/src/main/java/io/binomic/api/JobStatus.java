@@ -62,6 +62,18 @@ public interface JobStatus {
      */
     default Optional<TraceContext> traceContext() { return Optional.empty(); }
 
+    /**
+     * The batch the job belongs to ({@code Binomic.batch(id)} reads it); empty for a job of no batch,
+     * and for one whose record was written before records named their batch and that has not started since.
+     */
+    default Optional<UUID> batchId() { return Optional.empty(); }
+
+    /**
+     * The workflow the job belongs to ({@code Binomic.workflow(id)} reads it); empty for a job of no
+     * workflow, and for one whose record was written before records named their workflow and that has not started since.
+     */
+    default Optional<UUID> workflowId() { return Optional.empty(); }
+
     /** True when a cancel was asked while the job ran. */
     boolean cancelRequested();
 

@@ -1,7 +1,9 @@
 package io.binomic.api;
 
 import java.time.Instant;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
@@ -89,4 +91,31 @@ public record WorkflowStatus(UUID id, boolean cancelRequested, Instant createdAt
         }
         return nodes.stream().allMatch(n -> n.state() == NodeState.SUCCEEDED) ? State.SUCCEEDED : State.FAILED;
     }
+
+    /**
+     * The derived state first, then how many jobs stand in each node state, then each job as
+     * {@code name=STATE} (the first ones only, for a large graph): a log line or an assertion message
+     * then says where the workflow stands without the full node records. {@link #node(String)} and
+     * {@link #nodes()} give those.
+     */
+    @Override
+    public String toString() {
+        Map<NodeState, Integer> byState = new EnumMap<>(NodeState.class);
+        nodes.forEach(n -> byState.merge(n.state(), 1, Integer::sum));
+        StringBuilder out = new StringBuilder("WorkflowStatus[id=").append(id)
+                .append(", state=").append(state())
+                .append(", cancelRequested=").append(cancelRequested)
+                .append(", jobs=").append(nodes.size()).append(' ').append(byState)
+                .append(", nodes=[");
+        int shown = Math.min(nodes.size(), SHOWN_NODES);
+        for (int i = 0; i < shown; i++) {
+            out.append(i == 0 ? "" : ", ").append(nodes.get(i).name()).append('=').append(nodes.get(i).state());
+        }
+        if (nodes.size() > shown) {
+            out.append(", ... (").append(nodes.size() - shown).append(" more)");
+        }
+        return out.append("], createdAt=").append(createdAt).append(']').toString();
+    }
+
+    private static final int SHOWN_NODES = 20;
 }

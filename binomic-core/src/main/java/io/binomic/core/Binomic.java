@@ -15,13 +15,16 @@ import io.binomic.api.TaskBinding;
 import io.binomic.api.TaskHandler;
 import io.binomic.api.TaskRegistry;
 import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.api.spi.TraceContextProvider;
+import io.binomic.api.spi.Workflows;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.Providers;
@@ -48,6 +51,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -372,6 +376,21 @@ public final class Binomic implements AutoCloseable {
 
     /** Stranded deliveries (their worker stopped renewing) that the workers of this process took over, per queue. */
     public Map<String, Long> reclaims() { return stats.reclaims(); }
+
+    /** The batches and workflows submitted and cancelled through this process: no broker call. */
+    public FlowCounters flowCounters() { return FlowCounters.of(stats.flows()); }
+
+    /**
+     * The broker-wide counts of batches by state ({@link FlowCounts}): one small broker read.
+     * Empty, without a broker call, when the broker has no batches.
+     */
+    public Optional<FlowCounts> batchCounts() { return started(broker).capability(Batches.class).map(Batches::counts); }
+
+    /**
+     * The broker-wide counts of workflows by state ({@link FlowCounts}): one small broker read.
+     * Empty, without a broker call, when the broker has no workflows.
+     */
+    public Optional<FlowCounts> workflowCounts() { return started(broker).capability(Workflows.class).map(Workflows::counts); }
 
     /** The workers this instance started in this JVM and that have not stopped. */
     public List<Worker> workers() { return workers.running(); }

@@ -226,6 +226,24 @@ public abstract class BatchesContractTest extends BrokerContractFixture {
         assertFalse(batches().closeBatch(UUID.randomUUID()), "no such batch");
     }
 
+    /** A client resends an add whose reply it lost: the jobs it had added are neither enqueued nor counted again. */
+    @Test
+    void aResentAddOfTheSameJobsAddsNothingAndTheBatchStillCompletes() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(true, jobs(id, queue, 1), id);
+        List<Message> added = jobs(id, queue, 1);
+        assertTrue(batches().addToBatch(id, added));
+        broker.settle("c1", List.of(succeeded(fetch(1).getFirst())));
+        broker.settle("c1", List.of(succeeded(fetch(1).getFirst())));
+
+        assertTrue(batches().addToBatch(id, added), "the batch is open: the resend is taken, as the first was");
+        assertEquals(2, status(id).total(), status(id).toString());
+        assertEquals(List.of(), fetch(1), "the resent job was not enqueued again");
+        assertTrue(batches().closeBatch(id));
+        assertEquals(Map.of("on-SUCCESS", 1, "on-COMPLETE", 1), callbacksEnqueued(), "both jobs ended: the close completes it");
+        assertEquals(BatchStatus.State.SUCCEEDED, status(id).state());
+    }
+
     @Test
     void aCancelledBatchListsItsUnfinishedJobsAndCountsATrackedJobAckedUnrunAsCancelled() throws Exception {
         UUID id = UUID.randomUUID();

@@ -171,6 +171,32 @@ class DashboardFlowsTest {
     }
 
     @Test
+    void aJobPageLinksToTheBatchOrWorkflowTheJobBelongsTo() throws Exception {
+        Binomic b = started();
+        b.startWorker();
+        BatchHandle batch = b.batch().keepOpen().submit();
+        UUID batchJob = batch.add(work, new Item("good"));
+        await("the batch's job ran", () -> batch.status().orElseThrow().succeeded() == 1);
+        WorkflowHandle flow = b.submit(Workflow.builder()
+                .add("first", slow, new Item("first"))
+                .add("then", work, new Item("then"), Workflow.dependsOn("first"))
+                .build());
+        UUID waiting = flow.status().orElseThrow().node("then").orElseThrow().jobId();
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            URI base = dashboard.uri();
+            String batchPage = get(base.resolve("/jobs?id=" + batchJob), null);
+            assertTrue(batchPage.contains("<tr><td>batch</td><td id=\"job-batch\"><a href=\"/batches/" + batch.id() + "\">"
+                    + batch.id() + "</a></td></tr>"), batchPage);
+            assertFalse(batchPage.contains("id=\"job-workflow\""), batchPage);
+            String waitingPage = get(base.resolve("/jobs?id=" + waiting), null);
+            assertTrue(waitingPage.contains("<td id=\"job-state\">WAITING</td>"), "a job that never ran: " + waitingPage);
+            assertTrue(waitingPage.contains("<tr><td>workflow</td><td id=\"job-workflow\"><a href=\"/workflows/" + flow.id() + "\">"
+                    + flow.id() + "</a></td></tr>"), waitingPage);
+            assertFalse(waitingPage.contains("id=\"job-batch\""), waitingPage);
+        }
+    }
+
+    @Test
     void anUnknownIdIsA404AMalformedOneA400AndTheLookupPagesAreInTheNavigation() throws Exception {
         Binomic b = started();
         try (Dashboard dashboard = b.dashboard().port(0).start()) {

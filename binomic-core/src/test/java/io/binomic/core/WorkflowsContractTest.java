@@ -213,6 +213,46 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         assertEquals(NodeState.SKIPPED, g.state("tolerant"), "b's failure is not ignored");
     }
 
+    private void cancelById(Graph g, String name) {
+        assertEquals(io.binomic.api.JobHandle.CancelOutcome.CANCELLED, BrokerCapabilities.jobStore(broker).cancelJob(
+                io.binomic.core.internal.jobs.JobRecordFormat.cancelledBeforeStart(queue, g.jobs.get(name).id(), Instant.now())));
+    }
+
+    /** A held job cancelled by its own id outlives its record's retention: released, it ends cancelled, never enqueued. */
+    @Test
+    void aHeldJobCancelledByItsOwnIdIsNeverEnqueuedEvenOnceItsRecordExpired() throws Exception {
+        Graph g = new Graph();
+        g.trackFor = Duration.ofMillis(200);
+        g.node("a").node("b", "a").node("c", "b").submit();
+        cancelById(g, "b");
+        Thread.sleep(500);
+        broker.settle("c1", List.of(succeeded(fetchAll("c1").get("a"))));
+
+        assertEquals(Map.of(), fetchAll("c1"), "b was cancelled, and c depends on it");
+        assertEquals(List.of(NodeState.SUCCEEDED, NodeState.CANCELLED, NodeState.SKIPPED),
+                g.status().nodes().stream().map(WorkflowStatus.Node::state).toList());
+        assertEquals("CANCELLED", g.record("b"));
+        assertEquals(WorkflowStatus.State.FAILED, g.status().state());
+    }
+
+    /** A replay that resumes the dependency of a job cancelled by its own id leaves that job cancelled. */
+    @Test
+    void aJobCancelledByItsOwnIdStaysCancelledWhenAReplayResumesItsDependency() throws Exception {
+        Graph g = new Graph().node("a").node("b", "a").submit();
+        cancelById(g, "b");
+        broker.settle("c1", List.of(dead(fetchAll("c1").get("a"))));
+        assertEquals(NodeState.SKIPPED, g.state("b"));
+
+        var store = BrokerCapabilities.deadLetterStore(broker);
+        assertEquals(1, store.replayDeadLetters(queue, List.of(store.readDeadLetters(queue, Optional.empty(), 10).getFirst().id())));
+        assertTrue(broker.settle("c1", List.of(succeeded(fetchAll("c1").get("a")))).allApplied());
+
+        assertEquals(Map.of(), fetchAll("c1"), "b was cancelled by its own id");
+        assertEquals(List.of(NodeState.SUCCEEDED, NodeState.CANCELLED), g.status().nodes().stream().map(WorkflowStatus.Node::state).toList());
+        assertEquals("CANCELLED", g.record("b"));
+        assertEquals(WorkflowStatus.State.FAILED, g.status().state());
+    }
+
     @Test
     void aReplayedDeadLetterThatSucceedsResumesTheWorkflow() throws Exception {
         Graph g = new Graph().node("a").node("b", "a").node("c", "b").submit();

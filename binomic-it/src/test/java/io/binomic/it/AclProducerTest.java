@@ -1,6 +1,7 @@
 package io.binomic.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.JobHandle;
@@ -48,6 +49,34 @@ class AclProducerTest {
             producer.submit(Workflow.builder().then("x", tracked, "x").then("y", tracked, "y").build());
         }
         assertEquals(List.of(batches + 1, workflows + 1), List.of(flowCount("batch:open"), flowCount("workflow:open")));
+    }
+
+    /**
+     * An application that submits also cancels what it submitted: a queued tracked job, a batch and a
+     * workflow with a job held behind its first. No worker runs, so every cancel finds its jobs queued
+     * or held; each must end them, not fail part-way with NOPERM.
+     */
+    @Test
+    void theProducerRuleSetIsEnoughToCancelAJobABatchAndAWorkflow() {
+        Task<String, String> tracked = Task.builder("tracked", String.class, String.class).queue(queue).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.PRODUCER))
+                .schedulePeriodicTasks(false).worker(WorkerConfig.builder().queues(queue).build()).build();
+        try (Binomic producer = Binomic.builder().config(config).build().start()) {
+            JobHandle<String> job = producer.submit(tracked, "job");
+            assertEquals(JobHandle.CancelOutcome.CANCELLED, job.cancel());
+            assertEquals(JobState.CANCELLED, job.status().state());
+
+            var batch = producer.batch().add(tracked, "a").add(tracked, "b").submit();
+            assertEquals(2, batch.cancel()); // its queued jobs count as cancelled as a worker fetches them
+            assertTrue(batch.status().orElseThrow().cancelRequested(), batch.status().toString());
+
+            var flow = producer.submit(Workflow.builder().then("x", tracked, "x").then("y", tracked, "y").build());
+            assertEquals(JobHandle.CancelOutcome.CANCELLED, flow.cancel());
+            // x is queued (it ends as a worker fetches it); y, held behind it, ends in the cancel's own step
+            var status = flow.status().orElseThrow();
+            assertTrue(status.cancelRequested(), status.toString());
+            assertEquals(io.binomic.api.WorkflowStatus.NodeState.CANCELLED, status.node("y").orElseThrow().state(), status.toString());
+        }
     }
 
     @Test

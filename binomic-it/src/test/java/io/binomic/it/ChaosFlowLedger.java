@@ -45,12 +45,7 @@ final class ChaosFlowLedger {
     private final ThreadLocal<Long> startedAt = new ThreadLocal<>();
 
     ChaosFlowLedger(Path directory) {
-        try {
-            Files.createDirectories(directory);
-            out = new FileOutputStream(directory.resolve("flows-" + pid + ".log").toFile(), true);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        out = ChaosLedger.open(directory, "flows-" + pid + ".log");
     }
 
     /** An execution of {@code step} starts, as a job of a batch or a workflow, or as a callback of a batch. */
@@ -94,14 +89,7 @@ final class ChaosFlowLedger {
     }
 
     private void write(String line) {
-        byte[] bytes = (line + "\n").getBytes(StandardCharsets.US_ASCII);
-        synchronized (out) {
-            try {
-                out.write(bytes);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        ChaosLedger.writeLine(out, line);
     }
 
     /** Every execution recorded in {@code directory}, in no particular order. */

@@ -34,7 +34,7 @@ import java.util.function.Function;
  * batch with a job that is dead-lettered and an {@code onDeath} callback; and workflows, diamonds
  * ({@code a -> b, c -> d}) and chains ({@code a -> b -> c}), their nodes on either queue. Their
  * executions go to a {@link ChaosFlowLedger}; {@link ChaosFlowCheck} judges them at the end.
- * Batches and workflows need a single-node Redis, so only {@link ChaosIT} runs them.
+ * Workflows need a single-node Redis (batches run on a Cluster too), so only {@link ChaosIT} runs them.
  */
 final class ChaosFlows {
     static final String FLOW_A = "chaos-flow-a";

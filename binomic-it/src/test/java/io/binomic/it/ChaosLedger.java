@@ -41,11 +41,31 @@ final class ChaosLedger implements TestApp.Runs {
     private final ThreadLocal<Long> startedAt = new ThreadLocal<>();
 
     ChaosLedger(Path directory) {
+        out = open(directory, "runs-" + pid + ".log");
+    }
+
+    /** Opens ledger file {@code name} in {@code directory} (created if missing) for appending. */
+    static FileOutputStream open(Path directory, String name) {
         try {
             Files.createDirectories(directory);
-            out = new FileOutputStream(directory.resolve("runs-" + pid + ".log").toFile(), true);
+            return new FileOutputStream(directory.resolve(name).toFile(), true);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Appends {@code line} to {@code out} in one {@code write(2)}: the threads of a JVM never
+     * interleave within a line, and a SIGKILL never leaves half of one.
+     */
+    static void writeLine(FileOutputStream out, String line) {
+        byte[] bytes = (line + "\n").getBytes(StandardCharsets.US_ASCII);
+        synchronized (out) {
+            try {
+                out.write(bytes);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 
@@ -82,14 +102,7 @@ final class ChaosLedger implements TestApp.Runs {
     }
 
     private void write(String line) {
-        byte[] bytes = (line + "\n").getBytes(StandardCharsets.US_ASCII);
-        synchronized (out) {
-            try {
-                out.write(bytes);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        writeLine(out, line);
     }
 
     /** Every execution recorded in {@code directory}, in no particular order. */

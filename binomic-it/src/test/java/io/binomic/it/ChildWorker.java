@@ -26,6 +26,12 @@ final class ChildWorker implements AutoCloseable {
                 Long.toString(lease.toMillis()), Long.toString(backoff.toMillis())));
     }
 
+    /** A worker JVM on the broker at {@code brokerUrl}, its runs in a ledger on {@code ledgerRedis}. */
+    static ChildWorker start(RedisServer ledgerRedis, String brokerUrl, String queue, Duration lease, Duration backoff) {
+        return start(WorkerProcess.class, List.of(ledgerRedis.host(), Integer.toString(ledgerRedis.port()), queue,
+                Long.toString(lease.toMillis()), Long.toString(backoff.toMillis()), brokerUrl));
+    }
+
     /** A worker JVM running {@code main} with {@code args}; it must print {@code WORKER READY} when it consumes. */
     static ChildWorker start(Class<?> main, List<String> args) {
         try {

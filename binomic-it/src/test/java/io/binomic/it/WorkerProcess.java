@@ -5,7 +5,8 @@ import java.time.Duration;
 
 /**
  * Main class of a worker JVM spawned by the fault tests: runs the {@link TestApp} worker on one
- * queue until it is killed. Arguments: redis host, port, queue, lease ms, backoff ms.
+ * queue until it is killed. Arguments: redis host, port (of the ledger, and of the broker unless given),
+ * queue, lease ms, backoff ms, and optionally the broker's URL (a Redis Cluster's).
  */
 public final class WorkerProcess {
     private WorkerProcess() { }
@@ -17,7 +18,8 @@ public final class WorkerProcess {
         Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
         Duration backoff = Duration.ofMillis(Long.parseLong(args[4]));
         Ledger ledger = new Ledger(host, port, queue);
-        Binomic binomic = Binomic.builder().config(TestApp.config("redis://" + host + ":" + port, queue, lease))
+        String brokerUrl = args.length > 5 ? args[5] : "redis://" + host + ":" + port;
+        Binomic binomic = Binomic.builder().config(TestApp.config(brokerUrl, queue, lease))
                 .handle(TestApp.job(queue, backoff), TestApp.handler(ledger)).build().start();
         binomic.startWorker();
         System.out.println("WORKER READY pid=" + ProcessHandle.current().pid());

@@ -8,6 +8,8 @@ import io.binomic.core.Binomic;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
+import io.binomic.api.spi.Message;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,6 +17,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,11 +53,22 @@ import java.util.function.ToLongFunction;
  * <tr><td>{@code binomic.queue.consumers}</td><td>gauge</td><td>queue</td><td>consumers the broker knows</td></tr>
  * <tr><td>{@code binomic.queue.paused}</td><td>gauge</td><td>queue</td><td>1 when paused</td></tr>
  * <tr><td>{@code binomic.broker.up}</td><td>gauge</td><td></td><td>1 when the broker answered the queue queries within 3 s</td></tr>
+ * <tr><td>{@code binomic.batches}, {@code binomic.workflows}</td><td>gauge</td><td>state</td>
+ *     <td>the broker-wide counts ({@link Binomic#batchCounts()}, {@link Binomic#workflowCounts()}): {@code open}, and how many
+ *     ended {@code succeeded}, {@code failed} or {@code cancelled}; registered once a scrape found the broker has them</td></tr>
+ * <tr><td>{@code binomic.batches.submitted}, {@code binomic.batches.cancelled}, {@code binomic.workflows.submitted},
+ *     {@code binomic.workflows.cancelled}</td><td>function counter</td><td></td>
+ *     <td>batches and workflows submitted and cancelled through this client ({@link Binomic#flowCounters()})</td></tr>
+ * <tr><td>{@code binomic.batch.callbacks.started}</td><td>counter</td><td>queue, task</td>
+ *     <td>batch callbacks (onSuccess, onComplete, onDeath) the workers of this process started, first attempts only</td></tr>
+ * <tr><td>{@code binomic.batch.callback.lag}</td><td>timer with histogram buckets</td><td>queue, task</td>
+ *     <td>how long each of those callbacks waited from its enqueue (its batch's last job ending, or its first dead letter) to its start</td></tr>
  * </table>
  *
- * <p>The counters read the client's own counts, so they hold every execution since the client
- * was built. The timer records executions from the first {@link #bindTo} on (a registry's timer
- * cannot be given past samples): bind before the workers start, as the Spring Boot starter does.
+ * <p>The function counters read the client's own counts, so they hold every execution since the
+ * client was built. The timers, and the callback counter beside its timer, record from the first
+ * {@link #bindTo} on (a registry's timer cannot be given past samples): bind before the workers
+ * start, as the Spring Boot starter does.
  * Tasks appear when the client knows them (its registered tasks) or when one of its workers first
  * runs them; queues are those of the registered tasks and of the worker configuration.
  *
@@ -77,15 +91,23 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     /** The timers of each (queue, task), one per registry: the worker's path looks them up once per execution. */
     private final Map<List<String>, List<Timer>> timers = new ConcurrentHashMap<>();
     private final RunObserver observer = this::started;
+    /** The meters of each callback (queue, task), per registry, bound at its first start. */
+    private final Map<MeterRegistry, Map<List<String>, CallbackMeters>> callbackMeters = new ConcurrentHashMap<>();
+    /** Whether a reading found the broker has batches (workflows): their gauges are bound to every registry from then on. */
+    private volatile boolean batchesOffered;
+    private volatile boolean workflowsOffered;
+    private final Map<MeterRegistry, Set<String>> flowGaugesBound = new ConcurrentHashMap<>();
     private volatile boolean observing;
     private volatile StatsSnapshot stats;
 
     private record StatsSnapshot(long atNanos, Map<List<String>, TaskStats> byTask, Map<String, Long> reclaims) { }
 
+    private record CallbackMeters(Counter started, Timer lag) { }
+
     /** A binder of {@code binomic}'s series; {@link #bindTo} registers them. */
     public BinomicMeterBinder(Binomic binomic) {
         this.binomic = Objects.requireNonNull(binomic, "binomic must not be null");
-        this.depths = new QueueDepths(binomic, this::queues);
+        this.depths = new QueueDepths(binomic, this::queues, this::flowsRead);
     }
 
     @Override
@@ -97,6 +119,8 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         registries.add(registry);
         tasksBound.put(registry, ConcurrentHashMap.newKeySet());
         queuesBound.put(registry, ConcurrentHashMap.newKeySet());
+        flowGaugesBound.put(registry, ConcurrentHashMap.newKeySet());
+        callbackMeters.put(registry, new ConcurrentHashMap<>());
         synchronized (this) {
             if (!observing) {
                 binomic.addRunObserver(observer);
@@ -118,6 +142,32 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         }
         for (TaskStats s : binomic.taskStats()) {
             bindTask(registry, s.queue(), s.task());
+        }
+        FlowMeters.bindCounters(registry, binomic);
+        bindFlowGauges(registry);
+    }
+
+    /** A reading found what the broker has: the gauges of batches and workflows are bound once it is known it has them. */
+    private void flowsRead(QueueDepths.Flows flows) {
+        boolean more = false;
+        if (!batchesOffered && flows.batches() != null && flows.batches().isPresent()) {
+            batchesOffered = more = true;
+        }
+        if (!workflowsOffered && flows.workflows() != null && flows.workflows().isPresent()) {
+            workflowsOffered = more = true;
+        }
+        if (more) {
+            registries.forEach(this::bindFlowGauges);
+        }
+    }
+
+    private void bindFlowGauges(MeterRegistry r) {
+        Set<String> bound = flowGaugesBound.get(r);
+        if (batchesOffered && bound.add("batches")) {
+            FlowMeters.bindGauges(r, "binomic.batches", depths, QueueDepths.Flows::batches, FlowMeters.BATCHES_DESCRIPTION);
+        }
+        if (workflowsOffered && bound.add("workflows")) {
+            FlowMeters.bindGauges(r, "binomic.workflows", depths, QueueDepths.Flows::workflows, FlowMeters.WORKFLOWS_DESCRIPTION);
         }
     }
 
@@ -145,7 +195,24 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
                 bindTask(r, job.queue(), job.task());
             }
         }
+        if (job.attempt() == 1 && job.headers().containsKey(Message.BATCH_CALLBACK)) {
+            callbackStarted(key, job);
+        }
         return new TimedRun(key);
+    }
+
+    /**
+     * A batch callback starts its first attempt: as {@code /metrics} counts it, its lag is from its
+     * enqueue, done by the step that ended its batch's last job (or its first dead letter), to now.
+     */
+    private void callbackStarted(List<String> key, TaskContext job) {
+        long lagNanos = Math.max(0, Duration.between(job.enqueuedAt(), Instant.now()).toNanos());
+        for (MeterRegistry r : registries) {
+            CallbackMeters m = callbackMeters.get(r).computeIfAbsent(key, k -> new CallbackMeters(
+                    FlowMeters.callbacksStarted(r, k.get(0), k.get(1)), FlowMeters.callbackLag(r, k.get(0), k.get(1), BUCKET_SECONDS)));
+            m.started().increment();
+            m.lag().record(lagNanos, TimeUnit.NANOSECONDS);
+        }
     }
 
     /** Times one run from just before its handler to just after, and records it once its outcome is known. */

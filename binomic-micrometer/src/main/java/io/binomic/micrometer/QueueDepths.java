@@ -1,21 +1,25 @@
 package io.binomic.micrometer;
 
 import io.binomic.api.QueueStats;
+import io.binomic.api.spi.FlowCounts;
 import io.binomic.core.Binomic;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The broker's counts of each queue, read once per scrape, not once per gauge: a registry reads
- * the six gauges of a queue one after the other, and each read would otherwise be a broker round
- * trip. The reads run under a deadline shorter than the client's own timeouts and retries, so that
+ * The broker's counts of each queue, and of batches and workflows by state, read once per scrape,
+ * not once per gauge: a registry reads the six gauges of a queue one after the other, and each read
+ * would otherwise be a broker round trip. The reads run under a deadline shorter than the client's own timeouts and retries, so that
  * while the broker is down a scrape still answers at once, with {@code binomic.broker.up} 0 and
  * the depths left out (NaN), as {@code /metrics} does.
  */
@@ -28,15 +32,29 @@ final class QueueDepths {
     /** A queue's counts and whether it is paused. */
     record Depth(QueueStats stats, boolean paused) { }
 
-    private record Reading(long atNanos, boolean up, Map<String, Depth> depths) { }
+    /**
+     * The broker-wide counts of batches and of workflows: each null when the broker did not answer,
+     * empty when it has none.
+     */
+    record Flows(Optional<FlowCounts> batches, Optional<FlowCounts> workflows) { }
+
+    private record Reading(long atNanos, boolean up, Map<String, Depth> depths, Flows flows) { }
 
     private final Binomic binomic;
     private final Supplier<List<String>> queues;
+    private final Consumer<Flows> onFlows;
     private volatile Reading last;
 
-    QueueDepths(Binomic binomic, Supplier<List<String>> queues) {
+    /** {@code onFlows} is told the flow counts of each new reading, so the binder registers their gauges once it knows the broker has them. */
+    QueueDepths(Binomic binomic, Supplier<List<String>> queues, Consumer<Flows> onFlows) {
         this.binomic = binomic;
         this.queues = queues;
+        this.onFlows = onFlows;
+    }
+
+    /** The broker-wide counts of batches and workflows of the last reading. */
+    Flows flows() {
+        return current().flows();
     }
 
     /** The counts of {@code queue}, or null when the broker did not answer for it. */
@@ -55,18 +73,25 @@ final class QueueDepths {
         if (r != null && now - r.atNanos() < FRESH_NANOS) {
             return r;
         }
+        boolean fresh = false;
         synchronized (this) {
             r = last;
             if (r == null || System.nanoTime() - r.atNanos() >= FRESH_NANOS) {
                 r = read();
                 last = r;
+                fresh = true;
             }
-            return r;
         }
+        if (fresh) {
+            // Outside the lock: the binder may register meters, which takes the registry's own lock.
+            onFlows.accept(r.flows());
+        }
+        return r;
     }
 
     private Reading read() {
         Map<String, Depth> depths = new ConcurrentHashMap<>();
+        AtomicReference<Flows> flows = new AtomicReference<>(new Flows(null, null));
         CompletableFuture<Boolean> all = new CompletableFuture<>();
         // A platform thread: busy virtual-thread carriers must not delay a scrape.
         Thread.ofPlatform().daemon().name("binomic-metrics-query").start(() -> {
@@ -79,6 +104,16 @@ final class QueueDepths {
                     every = false;
                 }
             }
+            Optional<FlowCounts> batches = null;
+            Optional<FlowCounts> workflows = null;
+            try {
+                batches = binomic.batchCounts();
+                workflows = binomic.workflowCounts();
+            } catch (RuntimeException e) {
+                // As for a queue: the counts are unknown (NaN), the broker is not up.
+                every = false;
+            }
+            flows.set(new Flows(batches, workflows));
             all.complete(every);
         });
         boolean up;
@@ -90,6 +125,7 @@ final class QueueDepths {
         } catch (ExecutionException | TimeoutException e) {
             up = false;
         }
-        return new Reading(System.nanoTime(), up, Map.copyOf(depths));
+        // Set at once, after both reads: past the deadline this is still the unknown counts, or both answers.
+        return new Reading(System.nanoTime(), up, Map.copyOf(depths), flows.get());
     }
 }

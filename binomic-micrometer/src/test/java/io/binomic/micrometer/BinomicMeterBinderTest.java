@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,9 +56,14 @@ class BinomicMeterBinderTest {
         return registry.get(name).tags(tags).functionCounter().count();
     }
 
-    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    /** A condition that may sleep between its reads. */
+    interface Condition {
+        boolean holds() throws InterruptedException;
+    }
+
+    private static void await(String what, Condition condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
+        while (!condition.holds()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting for " + what);
             }
@@ -129,7 +133,10 @@ class BinomicMeterBinderTest {
             assertTrue(help.split(" ", 4).length == 4 && !help.split(" ", 4)[3].isBlank(), "every series has its help text: " + help);
         }
         assertTrue(scrape.contains("# HELP binomic_tasks_total Task executions by the workers of this process"), scrape);
+        assertPromtoolAccepts(dir, scrape);
+    }
 
+    private static void assertPromtoolAccepts(Path dir, String scrape) throws Exception {
         Path file = dir.resolve("scrape.prom");
         Files.writeString(file, scrape);
         if (!Files.isExecutable(Path.of("/usr/bin/promtool"))) {
@@ -144,4 +151,89 @@ class BinomicMeterBinderTest {
         assertEquals("", out.strip(), "promtool's lint found problems");
     }
 
+    static final Task<Greeting, Void> DIGEST = Task.builder("digest", Greeting.class).queue("digests").build();
+
+    /**
+     * The series of batches and workflows that {@code /metrics} has: the broker's counts by state,
+     * this process's submits and cancels, and the callbacks its workers started with their lag.
+     */
+    @Test
+    void batchesAndWorkflowsHaveTheSeriesOfTheMetricsPage(@TempDir Path dir) throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (Binomic binomic = Binomic.builder()
+                .config(BinomicConfig.builder().brokerUrl("memory://")
+                        .worker(WorkerConfig.builder().queues("mail", "digests").pollTimeout(Duration.ofMillis(50))
+                                .shutdownGrace(Duration.ofSeconds(2)).build())
+                        .build())
+                .handle(GREET, g -> "Hello " + g.name())
+                .handle(BOUNCE, g -> {
+                    throw new IllegalStateException("no mailbox for " + g.name());
+                })
+                .handle(DIGEST, g -> null)
+                .build().start();
+             BinomicMeterBinder binder = new BinomicMeterBinder(binomic)) {
+            binder.bindTo(registry);
+            binder.bindTo(prometheus);
+            assertEquals(0, registry.get("binomic.batches.submitted").functionCounter().count(), "from zero before any submit");
+            binomic.startWorker();
+            var good = binomic.batch().add(GREET, new Greeting("Ada")).onComplete(DIGEST, new Greeting("all sent")).submit();
+            var bad = binomic.batch().add(BOUNCE, new Greeting("Alan")).submit();
+            binomic.submit(io.binomic.core.Workflow.builder().add("a", GREET, new Greeting("Grace")).build());
+            await("both batches ended", () -> good.status().orElseThrow().pending() == 0 && bad.status().orElseThrow().pending() == 0);
+            await("the callback ran", () -> binomic.taskStats().stream().anyMatch(t -> t.task().equals("digest") && t.succeeded() == 1));
+
+            assertEquals(2, registry.get("binomic.batches.submitted").functionCounter().count());
+            assertEquals(0, registry.get("binomic.batches.cancelled").functionCounter().count());
+            assertEquals(1, registry.get("binomic.workflows.submitted").functionCounter().count());
+            assertEquals(0, registry.get("binomic.workflows.cancelled").functionCounter().count());
+            assertEquals(1, registry.get("binomic.batch.callbacks.started").tags("queue", "digests", "task", "digest").counter().count());
+            Timer lag = registry.get("binomic.batch.callback.lag").tags("queue", "digests", "task", "digest").timer();
+            assertEquals(1, lag.count());
+
+            // The broker-wide gauges are bound once a scrape's reading found the broker has batches and workflows.
+            assertEquals(1, registry.get("binomic.broker.up").gauge().value());
+            await("the workflow ended", () -> {
+                Thread.sleep(600); // past the reading's freshness, so the next read is the broker's now
+                return registry.get("binomic.workflows").tags("state", "succeeded").gauge().value() == 1;
+            });
+            assertEquals(1, registry.get("binomic.batches").tags("state", "succeeded").gauge().value());
+            assertEquals(1, registry.get("binomic.batches").tags("state", "failed").gauge().value());
+            assertEquals(0, registry.get("binomic.batches").tags("state", "open").gauge().value());
+            assertEquals(0, registry.get("binomic.batches").tags("state", "cancelled").gauge().value());
+            assertEquals(0, registry.get("binomic.workflows").tags("state", "open").gauge().value());
+
+            String scrape = prometheus.scrape();
+            for (String line : new String[] {
+                    "binomic_batches{state=\"succeeded\"} 1.0",
+                    "binomic_workflows{state=\"succeeded\"} 1.0",
+                    "binomic_batches_submitted_total 2.0",
+                    "binomic_workflows_cancelled_total 0.0",
+                    "binomic_batch_callbacks_started_total{queue=\"digests\",task=\"digest\"} 1.0",
+                    "binomic_batch_callback_lag_seconds_count{queue=\"digests\",task=\"digest\"} 1",
+                    "binomic_batch_callback_lag_seconds_bucket{queue=\"digests\",task=\"digest\",le=\"300.0\"} 1"}) {
+                assertTrue(scrape.contains(line), "the scrape has " + line + ":\n" + scrape);
+            }
+            assertPromtoolAccepts(dir, scrape);
+        }
+    }
+
+    /**
+     * A registry that only scrapes: a scrape's reading finds the broker has batches and workflows and
+     * binds their gauges (a Prometheus registry shows them in that same scrape, or the next).
+     */
+    @Test
+    void aScrapeBindsTheGaugesOfBatchesAndWorkflowsForTheNext() throws Exception {
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (Binomic binomic = binomic(); BinomicMeterBinder binder = new BinomicMeterBinder(binomic)) {
+            binder.bindTo(prometheus);
+            String first = prometheus.scrape();
+            assertTrue(first.contains("binomic_batches_submitted_total 0.0"), first);
+            binomic.batch().keepOpen().submit();
+            Thread.sleep(600); // past the reading's freshness, so the next scrape reads the broker again
+            String next = prometheus.scrape();
+            assertTrue(next.contains("binomic_batches{state=\"open\"} 1.0") && next.contains("binomic_workflows{state=\"open\"} 0.0"),
+                    next);
+        }
+    }
 }

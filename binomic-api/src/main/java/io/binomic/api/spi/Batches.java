@@ -22,7 +22,11 @@ import java.util.UUID;
  *       counts nothing. The outcome is {@link #outcomeOf}; a {@link Settlement.RetryLater} is not
  *       final and counts nothing. The count is keyed by the job's id: a job counted once is never
  *       counted again (a replay of a dead letter that then succeeds, another run after a reclaim).
- *       A job a batch does not list (or a batch that expired) counts nothing.
+ *       A job a batch does not list (or a batch that expired) counts nothing. A broker whose batch cannot
+ *       share the settlement's step (the Redis broker on a Cluster, where they are in different hash
+ *       slots) keeps the outcome with the settlement, in that step, and applies it to the batch in a
+ *       later step keyed by the job's id, repeated until done (by another process, if the settling one
+ *       dies); and a submit's step may store the jobs as due, each enqueued once after it.
  *   <li><b>Callbacks exactly once.</b> The step that makes the batch complete (closed, every job
  *       ended) enqueues {@link BatchStatus.Callback#COMPLETE}, and {@link BatchStatus.Callback#SUCCESS}
  *       when every job succeeded; the step that counts the batch's first dead letter enqueues

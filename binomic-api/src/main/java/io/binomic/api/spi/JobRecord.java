@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.UUID;
 import java.util.function.Function;
 
 /**
@@ -65,6 +66,12 @@ public record JobRecord(Map<String, String> fields) {
 
     /** Why the job failed ({@link JobRecords#ERROR}); empty when none is recorded. */
     public Optional<String> error() { return Optional.ofNullable(fields.get(JobRecords.ERROR)).filter(e -> !e.isEmpty()); }
+
+    /** The batch the job belongs to ({@link JobRecords#BATCH}); empty for a job of no batch, or a record that does not say. */
+    public Optional<UUID> batch() { return parsed(JobRecords.BATCH, UUID::fromString); }
+
+    /** The workflow the job belongs to ({@link JobRecords#WORKFLOW}); empty for a job of no workflow, or a record that does not say. */
+    public Optional<UUID> workflow() { return parsed(JobRecords.WORKFLOW, UUID::fromString); }
 
     /** True once a cancel was asked while the job ran ({@link JobRecords#CANCEL_REQUESTED}). */
     public boolean cancelRequested() { return "1".equals(fields.get(JobRecords.CANCEL_REQUESTED)); }

@@ -24,6 +24,11 @@ public final class JobRecords {
     public static final String ENDED_AT = "endedAt";
     /** {@code 1} once a cancel was asked while the job ran. */
     public static final String CANCEL_REQUESTED = "cancelRequested";
+    /**
+     * {@code "1"} on a job cancelled by its own id ({@code JobHandle.cancel()}) before it ran, as against
+     * one a workflow skipped: a workflow never enqueues it, whatever its dependencies do later.
+     */
+    public static final String CANCELLED_BY_ID = "cancelledById";
     /** The attempt running or last run. */
     public static final String ATTEMPT = "attempt";
     /** Epoch milliseconds when the current or last attempt started. */
@@ -32,4 +37,14 @@ public final class JobRecords {
     public static final String RESULT = "result";
     /** Why the job failed: the error of its last attempt. */
     public static final String ERROR = "error";
+    /**
+     * The id of the batch the job belongs to ({@link Message#batch()}): written with the record by a
+     * broker that creates the records of a batch's jobs, and by the core when the job starts.
+     */
+    public static final String BATCH = "batch";
+    /**
+     * The id of the workflow the job belongs to ({@link Message#workflow()}): written with the record
+     * by a broker that creates the records of a workflow's jobs, and by the core when the job starts.
+     */
+    public static final String WORKFLOW = "workflow";
 }

@@ -8,7 +8,9 @@ import java.util.List;
  * KEYS and ARGV are. Each one is a single round trip and runs atomically: that is what makes a
  * retry and the ack of the failed delivery one step, and what lets many workers move due messages
  * without moving one twice. Every script touches the keys of one queue only (one hash tag), so it
- * also runs on Redis Cluster; but for batches ({@link RedisBatches}) and workflows ({@link RedisWorkflows}), which a Cluster is not offered.
+ * also runs on Redis Cluster; but for the batches of a single node ({@link RedisBatches}) and workflows
+ * ({@link RedisWorkflows}), which a Cluster is not offered: a Cluster's batches use scripts of one slot each
+ * ({@link ClusterBatches}).
  *
  * <p>A unique key is a string holding the id of the job that holds it, with the claim's time-to-live
  * ({@code SET ... PX}); it is given back only by that job (compare and delete, {@code release_unique}
@@ -54,6 +56,11 @@ final class LuaScripts {
     static final String GIVE_BACK = LuaSources.script("give_back.lua");
     static final String SUBMIT_BATCH = LuaSources.script("submit_batch.lua");
     static final String CLOSE_BATCH = LuaSources.script("close_batch.lua");
+    static final String SUBMIT_BATCH_CLUSTER = LuaSources.script("submit_batch_cluster.lua");
+    static final String BATCH_APPLY = LuaSources.script("batch_apply.lua");
+    static final String BATCH_DELIVER = LuaSources.script("batch_deliver.lua");
+    static final String BATCH_UNDUE = LuaSources.script("batch_undue.lua");
+    static final String MARK_CANCEL_REQUESTED = LuaSources.script("mark_cancel_requested.lua");
     static final String SUBMIT_WORKFLOW = LuaSources.script("submit_workflow.lua");
     static final String CANCEL_WORKFLOW = LuaSources.script("cancel_workflow.lua");
 
@@ -66,5 +73,6 @@ final class LuaScripts {
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
             ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, ENQUEUE_ALL, FETCH_LEVELS, LEVELS, GIVE_BACK,
-            SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_WORKFLOW, CANCEL_WORKFLOW);
+            SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, BATCH_UNDUE, MARK_CANCEL_REQUESTED,
+            SUBMIT_WORKFLOW, CANCEL_WORKFLOW);
 }

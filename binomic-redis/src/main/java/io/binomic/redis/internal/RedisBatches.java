@@ -19,19 +19,27 @@ import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
 /**
- * Batches on one Redis node: a batch is two hashes under its own hash tag
+ * Batches. On one Redis node a batch is two hashes under its own hash tag
  * ({@code <prefix>:batch:{<id>}} and {@code ...:jobs}), created with its jobs by
  * {@code submit_batch.lua}, and counted by the settle script ({@code settle.lua}, {@code batch_settled}
  * in {@code lib.lua}) in the same step as each job's final settlement, which also enqueues the
- * callbacks. Those scripts reach keys of several hash tags, so this capability is offered on a
- * single node (or a replicated primary) only, never on a Cluster.
+ * callbacks: those scripts reach keys of several hash tags. On a Cluster ({@code cluster} not null)
+ * the same hashes and counting functions serve, but each step stays in one slot and the steps that
+ * cross slots are idempotent and re-driven ({@link ClusterBatches}).
  */
 final class RedisBatches implements Batches {
     private final RedisContext redis;
+    /** The Cluster's bookkeeping, null on a single node. */
+    private final ClusterBatches cluster;
 
-    RedisBatches(RedisContext redis) {
+    RedisBatches(RedisContext redis, ClusterBatches cluster) {
         this.redis = redis;
+        this.cluster = cluster;
     }
+
+    private String batchKeyOf(UUID id) { return cluster == null ? batchKey(prefix(), id) : cluster.batchKey(id); }
+
+    private String jobsKeyOf(UUID id) { return cluster == null ? jobsKey(prefix(), id) : cluster.jobsKey(id); }
 
     static String batchKey(String prefix, UUID id) { return prefix + ":batch:{" + id + "}"; }
 
@@ -45,9 +53,14 @@ final class RedisBatches implements Batches {
 
     /** The counts of {@code kind} ('batch' or 'workflow') in {@link #flowCountsKey}: one HMGET. */
     static FlowCounts readCounts(RedisContext redis, String kind) {
+        return readCounts(redis, flowCountsKey(redis.config.keyPrefix()), kind);
+    }
+
+    /** The counts of {@code kind} in hash {@code key}. */
+    static FlowCounts readCounts(RedisContext redis, String key, String kind) {
         List<String> states = List.of("open", "succeeded", "failed", "cancelled");
         Map<String, String> v = redis.call("read the counts of " + kind + " flows", () -> redis.client()
-                .<String, String>getMap(flowCountsKey(redis.config.keyPrefix()), StringCodec.INSTANCE)
+                .<String, String>getMap(key, StringCodec.INSTANCE)
                 .getAll(new LinkedHashSet<>(states.stream().map(s -> kind + ":" + s).toList())));
         long[] n = new long[states.size()];
         for (int i = 0; i < n.length; i++) {
@@ -73,7 +86,13 @@ final class RedisBatches implements Batches {
                 callbackFields.addAll(List.of("cbjob:" + name, k.job(m.id()), "cbtask:" + name, m.task(), "cbret:" + name,
                         m.trackForMillis()));
             }
+            if (cluster != null) {
+                callbackFields.addAll(List.of("cbd:" + name, cluster.delivery(m)));
+            }
         });
+        if (cluster != null) {
+            callbackFields.addAll(cluster.batchFields(batch.id()));
+        }
         args.add(Integer.toString(callbackFields.size()));
         args.addAll(callbackFields);
         run("submit batch " + batch.id(), batch.id(), jobs, args);
@@ -86,14 +105,19 @@ final class RedisBatches implements Batches {
     }
 
     private long run(String what, UUID id, List<Message> jobs, List<Object> args) {
-        List<Object> keys = new ArrayList<>(2 + 2 * jobs.size());
-        keys.add(batchKey(prefix(), id));
-        keys.add(jobsKey(prefix(), id));
         for (Message m : jobs) {
             if (!id.equals(m.batch()) || !m.isTracked()) {
                 throw new IllegalArgumentException("message " + m.id() + " is not a tracked job of batch " + id);
             }
             redis.checkSize(m);
+        }
+        if (cluster != null) {
+            return cluster.submit(what, id, jobs, args);
+        }
+        List<Object> keys = new ArrayList<>(2 + 2 * jobs.size());
+        keys.add(batchKey(prefix(), id));
+        keys.add(jobsKey(prefix(), id));
+        for (Message m : jobs) {
             RedisKeys k = redis.keys(m.queue());
             keys.add(k.stream());
             keys.add(k.job(m.id()));
@@ -109,7 +133,11 @@ final class RedisBatches implements Batches {
 
     @Override
     public boolean closeBatch(UUID id) {
-        return !close(id, "close").isEmpty();
+        boolean found = !close(id, "close").isEmpty();
+        if (found && cluster != null) {
+            cluster.deliverDueOrLeave(id, "close"); // the callbacks the close made due
+        }
+        return found;
     }
 
     @Override
@@ -120,6 +148,10 @@ final class RedisBatches implements Batches {
             for (int i = 1; i + 1 < flat.size(); i += 2) {
                 unfinished.put(UUID.fromString(RedisContext.replyText(flat.get(i))), RedisContext.replyText(flat.get(i + 1)));
             }
+            if (cluster != null) {
+                cluster.markCancelRequested(unfinished);
+                cluster.deliverDueOrLeave(id, "cancel");
+            }
         }
         return unfinished;
     }
@@ -127,15 +159,16 @@ final class RedisBatches implements Batches {
     /** The close script's reply after its 'ok': the jobs not ended, flat; an empty list when there is no such batch. */
     private List<?> close(UUID id, String mode) {
         List<?> reply = redis.call(mode + " batch " + id, () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
-                LuaScripts.CLOSE_BATCH, RScript.ReturnType.LIST, List.of(batchKey(prefix(), id), jobsKey(prefix(), id)), mode, prefix()));
+                LuaScripts.CLOSE_BATCH, RScript.ReturnType.LIST, List.of(batchKeyOf(id), jobsKeyOf(id)), mode, prefix(),
+                cluster == null ? "" : "cluster"));
         return reply == null || reply.isEmpty() || "none".equals(RedisContext.replyText(reply.getFirst())) ? List.of() : reply;
     }
 
     @Override
     public Optional<BatchStatus> readBatch(UUID id) {
         List<?> replies = redis.pipeline("read batch " + id, batch -> {
-            batch.getMap(batchKey(prefix(), id), StringCodec.INSTANCE).readAllMapAsync();
-            batch.getMap(jobsKey(prefix(), id), StringCodec.INSTANCE).readAllMapAsync();
+            batch.getMap(batchKeyOf(id), StringCodec.INSTANCE).readAllMapAsync();
+            batch.getMap(jobsKeyOf(id), StringCodec.INSTANCE).readAllMapAsync();
         });
         @SuppressWarnings("unchecked")
         Map<String, String> b = (Map<String, String>) replies.get(0);
@@ -162,7 +195,9 @@ final class RedisBatches implements Batches {
     }
 
     @Override
-    public FlowCounts counts() { return readCounts(redis, "batch"); }
+    public FlowCounts counts() {
+        return readCounts(redis, cluster == null ? flowCountsKey(prefix()) : cluster.countsKey(), "batch");
+    }
 
     private static int number(Map<String, String> b, String field) {
         String v = b.get(field);

@@ -67,6 +67,8 @@ final class RedisBroker implements Broker {
     private final RedisPriorities priorities;
     private final RedisFetch fetch;
     private final RedisSettle settle;
+    /** The bookkeeping of batches on a Cluster; null on a single node. */
+    private final ClusterBatches clusterBatches;
     /** What {@link #capability} answers, by type: built once, so the answer never changes while the broker is open. */
     private final Map<Class<?>, Object> capabilities;
 
@@ -75,16 +77,18 @@ final class RedisBroker implements Broker {
         QueueFetchFailures fetchFailures = new QueueFetchFailures();
         this.priorities = new RedisPriorities(redis, fetchFailures, Priority.fairness(config));
         this.fetch = new RedisFetch(redis, priorities, fetchFailures);
-        // the scripts of batches and workflows reach keys of several hash tags: a single node only
+        // the scripts of a single node's batches and workflows reach keys of several hash tags; a Cluster's
+        // batches keep to one slot per step (ClusterBatches), and it has no workflows
         boolean batches = !redis.setup.redisson().isClusterConfig();
-        this.settle = new RedisSettle(redis, priorities, batches);
+        this.clusterBatches = batches ? null : new ClusterBatches(redis);
+        this.settle = new RedisSettle(redis, priorities, batches, clusterBatches);
         Map<Class<?>, Object> offered = new HashMap<>(Map.of(JobStore.class, new RedisJobStore(redis), DeadLetterStore.class,
                 new RedisDeadLetters(redis), FlowLimits.class, new RedisFlowLimits(redis), UniqueSubmits.class,
                 new RedisUniqueSubmits(redis), Pausing.class, new RedisPausing(redis), Partitioning.class, new RedisPartitioning(redis),
                 Activity.class, new RedisActivity(redis), PendingDeliveries.class, fetch, SettledCleanup.class, settle,
                 BrokerHealthReport.class, redis.evictionPolicy));
+        offered.put(Batches.class, new RedisBatches(redis, clusterBatches));
         if (batches) {
-            offered.put(Batches.class, new RedisBatches(redis));
             offered.put(Workflows.class, new RedisWorkflows(redis));
         }
         this.capabilities = Map.copyOf(offered);
@@ -340,6 +344,9 @@ final class RedisBroker implements Broker {
     /** Every level of the queue ({@link RedisPriorities#reclaim}); one script when it has only the default. */
     @Override
     public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+        if (clusterBatches != null) {
+            clusterBatches.sweep(queue); // what a worker that died mid-way left of a batch's bookkeeping
+        }
         return max < 1 ? List.of() : priorities.reclaim(queue, consumer, minIdle, max);
     }
 

@@ -66,6 +66,15 @@ record RedisKeys(String prefix, String queue) {
      */
     String partitions() { return base() + "partitions"; }
 
+    /**
+     * On a Redis Cluster, the final outcomes of this queue's jobs of batches not applied to their batch
+     * yet (hash: {@code <batch id> <job id>} to outcome letter); see {@code ClusterBatches}.
+     */
+    String batchOutbox() { return base() + "batch-outbox"; }
+
+    /** On a Redis Cluster, the mark that job or callback {@code id} of a batch was enqueued (a string with a TTL); see {@code ClusterBatches}. */
+    String batchOnce(UUID id) { return base() + "batch-once:" + id; }
+
     /** The prefix of the job record keys ({@link #job}). */
     String jobPrefix() { return base() + "job:"; }
 

@@ -11,7 +11,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Collections;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,11 +40,14 @@ final class RedisSettle implements SettledCleanup {
      * records the settlement of their jobs.
      */
     private final boolean batches;
+    /** On a Cluster, the bookkeeping of batches ({@link ClusterBatches}): kept in outboxes, then forwarded; else null. */
+    private final ClusterBatches clusterBatches;
 
-    RedisSettle(RedisContext redis, RedisPriorities priorities, boolean batches) {
+    RedisSettle(RedisContext redis, RedisPriorities priorities, boolean batches, ClusterBatches clusterBatches) {
         this.redis = redis;
         this.priorities = priorities;
         this.batches = batches;
+        this.clusterBatches = clusterBatches;
     }
 
     /**
@@ -104,7 +109,26 @@ final class RedisSettle implements SettledCleanup {
                 reply++;
             }
         }
+        if (clusterBatches != null) {
+            forwardToBatches(settlements, reclaimed, notPending);
+        }
         return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
+    }
+
+    /** The applied settlements of jobs of batches, their outcomes kept in the outboxes, applied to their batches now. */
+    private void forwardToBatches(List<Settlement> settlements, List<Settlement> reclaimed, List<Settlement> notPending) {
+        Set<Settlement> skipped = Collections.newSetFromMap(new IdentityHashMap<>());
+        skipped.addAll(reclaimed);
+        skipped.addAll(notPending);
+        List<Settlement> applied = new ArrayList<>();
+        for (Settlement s : settlements) {
+            if (!skipped.contains(s) && s.delivery().message().map(m -> m.batch() != null).orElse(false)) {
+                applied.add(s);
+            }
+        }
+        if (!applied.isEmpty()) {
+            clusterBatches.forward(applied);
+        }
     }
 
     @Override
@@ -179,6 +203,8 @@ final class RedisSettle implements SettledCleanup {
             Message m = d.message().orElse(null);
             if (m != null && m.batch() != null && batches) {
                 RedisBatches.addSettleArguments(s, m, k.prefix(), keys, args);
+            } else if (m != null && m.batch() != null && clusterBatches != null) {
+                ClusterBatches.addSettleArguments(s, m, k, keys, args);
             }
             if (m != null && m.workflow() != null && batches) {
                 RedisWorkflows.addSettleArguments(s, m, k.prefix(), keys, args);

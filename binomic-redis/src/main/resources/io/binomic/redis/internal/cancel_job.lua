@@ -13,6 +13,8 @@ if state == 'RUNNING' then
   return 2
 end
 apply_job(KEYS[1], 1)
+-- tells a workflow holding the job never to enqueue it (wf_cancelled_by_id in lib.lua)
+redis.call('HSET', KEYS[1], 'cancelledById', '1')
 release_unique_of_job(KEYS[1])
 local retention = tonumber(redis.call('HGET', KEYS[1], 'retention') or '3600000')
 redis.call('PEXPIRE', KEYS[1], math.max(1, retention))

@@ -199,7 +199,8 @@ end
 local function flow_count(flow, kind, state)
   local old = redis.call('HGET', flow, 'counted')
   if old == state or (not old and state ~= 'open') then return end
-  local counts = string.match(flow, '^(.*):' .. kind .. ':{[^}]*}$') .. ':flows:counts'
+  -- a batch on a Cluster names its counts (in its own slot: ClusterBatches); else the prefix's
+  local counts = redis.call('HGET', flow, 'counts') or (string.match(flow, '^(.*):' .. kind .. ':{[^}]*}$') .. ':flows:counts')
   if old then
     redis.call('HSET', counts, kind .. ':' .. old, tonumber(redis.call('HGET', counts, kind .. ':' .. old) or '0') - 1)
   end
@@ -227,6 +228,16 @@ local function batch_fire(batch, kind, now)
   local member = redis.call('HGET', batch, 'cb:' .. kind)
   if not member or redis.call('HGET', batch, 'fired:' .. kind) then return end
   redis.call('HSET', batch, 'fired:' .. kind, now)
+  local due = redis.call('HGET', batch, 'duekey')
+  if due then
+    -- a batch on a Cluster: the callback's queue is in another slot, so the claim records the callback
+    -- as due (its delivery, in the batch's 'cbd:KIND') and indexes the batch; ClusterBatches delivers it
+    -- once (batch_deliver.lua, idempotent by the callback's id) and then takes it off
+    redis.call('HSET', due, 'cb:' .. kind, redis.call('HGET', batch, 'cbd:' .. kind), 'n',
+      tonumber(redis.call('HGET', due, 'n') or '0') + 1)
+    redis.call('ZADD', redis.call('HGET', batch, 'index'), 'NX', now, redis.call('HGET', batch, 'id'))
+    return
+  end
   add_member_to_stream(redis.call('HGET', batch, 'cbstream:' .. kind), member, now)
   local job = redis.call('HGET', batch, 'cbjob:' .. kind)
   if job then
@@ -411,28 +422,27 @@ local function wf_set(wf, name, new, now)
     redis.call('PERSIST', record)
   end
 end
--- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it.
+-- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it, naming
+-- its workflow (the id in the braces of the workflow's key).
 local function wf_reset(wf, name, record, state, now)
   redis.call('DEL', record)
   redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
-    'retention', redis.call('HGET', wf, 'rt:' .. name))
+    'retention', redis.call('HGET', wf, 'rt:' .. name), 'workflow', string.sub(wf, -37, -2))
 end
 -- Puts released node name on its queue or, with a delay ('dy:N' ms; absent in a workflow stored
--- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; with
--- reset, its record starts again as QUEUED or SCHEDULED.
-local function wf_enqueue(wf, name, record, reset, now)
+-- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; its
+-- record starts again as QUEUED or SCHEDULED.
+local function wf_enqueue(wf, name, record, now)
   local delay = tonumber(redis.call('HGET', wf, 'dy:' .. name) or '0')
   local member = redis.call('HGET', wf, 'm:' .. name)
   if delay > 0 then
     local due = string.format('%d', tonumber(now) + delay)
     redis.call('ZADD', redis.call('HGET', wf, 'dl:' .. name), due, member)
-    if reset then
-      wf_reset(wf, name, record, 'SCHEDULED', now)
-      redis.call('HSET', record, 'due', due)
-    end
+    wf_reset(wf, name, record, 'SCHEDULED', now)
+    redis.call('HSET', record, 'due', due)
   else
     add_member_to_stream(redis.call('HGET', wf, 'st:' .. name), member, now)
-    if reset then wf_reset(wf, name, record, 'QUEUED', now) end
+    wf_reset(wf, name, record, 'QUEUED', now)
   end
 end
 -- The record of a node that will not be enqueued ends CANCELLED, unless it ended already, and the
@@ -443,6 +453,13 @@ local function wf_cancel_record(wf, name, record, now)
   redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
   redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
   redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
+end
+-- Whether the job of a held or skipped node was cancelled by its own id (cancel_job.lua marks its
+-- record; a skip does not), or its record is gone: a held job's record is kept while its workflow is
+-- active, unless such a cancel gave it its own retention.
+local function wf_cancelled_by_id(record)
+  local r = redis.call('HMGET', record, 'state', 'cancelledById')
+  return not r[1] or r[2] == '1'
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
 -- ended, else E. From its counts (wf_count): two fields, however many dependencies it has. A node
@@ -493,9 +510,15 @@ local function wf_release(wf, changed, now)
       local next = wf_evaluate(wf, name)
       if next ~= s then
         local record = redis.call('HGET', wf, 'rk:' .. name)
-        if next == 'E' then
-          -- a record cancelled by its own job id is left so: the worker acks the job unrun
-          wf_enqueue(wf, name, record, s == 'K' or redis.call('HGET', record, 'state') == 'WAITING', now)
+        if next ~= 'K' and wf_cancelled_by_id(record) then
+          -- cancelled by its own job id while held or skipped: never enqueued nor held again
+          next = 'C'
+          if not redis.call('HGET', record, 'state') then -- its retention ran out while it was held
+            redis.call('HSET', record, 'state', 'CANCELLED', 'task', redis.call('HGET', wf, 't:' .. name), 'endedAt', now,
+              'retention', redis.call('HGET', wf, 'rt:' .. name), 'workflow', string.sub(wf, -37, -2), 'cancelledById', '1')
+          end
+        elseif next == 'E' then
+          wf_enqueue(wf, name, record, now)
         elseif next == 'K' then
           wf_cancel_record(wf, name, record, now)
         else

@@ -20,7 +20,8 @@
 -- (apply_job in lib.lua), applied only when the settlement is; a unique job's by 'U', index of
 -- its key in KEYS, job id; a job of a batch's final one by 'B', index of the batch's key in KEYS (its
 -- jobs' key next), job id, outcome (S, D, C: batch_settled in lib.lua); a job of a workflow's by 'W', index of
--- the workflow's key in KEYS, job id, outcome (wf_settled in lib.lua). Returns the 1-based positions of the settlements not applied: positive
+-- the workflow's key in KEYS, job id, outcome (wf_settled in lib.lua); on a Cluster, a job of a batch's final
+-- one by 'O', index of the queue's batch outbox in KEYS, '<batch id> <job id>', outcome (ClusterBatches). Returns the 1-based positions of the settlements not applied: positive
 -- when the entry is pending under another consumer, negative when it is not pending at all.
 
 -- Entries per fence listing: one XPENDING call per run, its overhead spread over the run.
@@ -36,7 +37,7 @@ while i <= #ARGV do
   local a = ARGV[i]
   if #a > 1 then ids[#ids + 1] = a i = i + 1
   elseif a == 'U' then i = i + 3
-  elseif a == 'B' or a == 'W' then i = i + 4
+  elseif a == 'B' or a == 'W' or a == 'O' then i = i + 4
   elseif a == 'J' then i = skip_job(i + 2)
   else
     ids[#ids + 1] = ARGV[i + 1]
@@ -62,6 +63,14 @@ while i <= #ARGV do
   if kind == 'B' then
     -- a job of a batch: its final outcome counted in the batch with the settlement just before, only with it
     if owned then batch_settled(KEYS[tonumber(ARGV[i + 1])], KEYS[tonumber(ARGV[i + 1]) + 1], ARGV[i + 2], ARGV[i + 3]) end
+    i = i + 4
+  elseif kind == 'O' then
+    -- a job of a batch on a Cluster (its batch in another slot): its final outcome kept in this queue's
+    -- outbox with the settlement, the first one only; ClusterBatches applies it to the batch, by job id
+    -- (HGET and HSET rather than HSETNX: the commands of the documented worker rule set)
+    if owned and not redis.call('HGET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]) then
+      redis.call('HSET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3])
+    end
     i = i + 4
   elseif kind == 'W' then
     -- a job of a workflow: its final outcome recorded, and the jobs it releases enqueued, only with the settlement just before

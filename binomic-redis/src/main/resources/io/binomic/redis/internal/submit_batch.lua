@@ -4,7 +4,8 @@
 -- ARGV: mode, open ('1' or '0'), retention ms, created ms, number of callback fields, callback
 -- fields (name, value)..., then per job: id, queue, priority, task, record retention ms, number of
 -- stream field strings, stream fields...
--- Returns 1, or 0 when 'add' finds the batch closed or missing; an error when 'new' finds it exists.
+-- A job the batch lists already is skipped. Returns 1, or 0 when 'add' finds the batch closed or missing;
+-- an error when 'new' finds it exists.
 local mode = ARGV[1]
 if mode == 'new' then
   if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('ERR batch exists already') end
@@ -17,18 +18,24 @@ elseif redis.call('HGET', KEYS[1], 'open') ~= '1' then
   return 0
 end
 local now = string.format('%d', lim_now())
+-- the id in the batch key's braces: each job's record names its batch, for the dashboard's job page
+local batch_id = string.sub(KEYS[1], -37, -2)
 local i = 6 + tonumber(ARGV[5])
 local k = 3
 local added = 0
 while i <= #ARGV do
   local id, queue, priority, task, retention, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5])
-  local args = {level_stream(KEYS[k], priority), '*'}
-  for j = i + 6, i + 5 + n do args[#args + 1] = ARGV[j] end
-  redis.call('XADD', unpack(args))
-  redis.call('DEL', KEYS[k + 1])
-  redis.call('HSET', KEYS[k + 1], 'state', 'QUEUED', 'task', task, 'enqueuedAt', now, 'retention', retention)
-  redis.call('HSET', KEYS[2], id, 'P' .. queue)
-  added = added + 1
+  -- A job the batch lists already came with a resend of an add whose reply was lost: enqueuing or
+  -- counting it again would leave the batch a job short of its total for ever.
+  if not redis.call('HGET', KEYS[2], id) then
+    local args = {level_stream(KEYS[k], priority), '*'}
+    for j = i + 6, i + 5 + n do args[#args + 1] = ARGV[j] end
+    redis.call('XADD', unpack(args))
+    redis.call('DEL', KEYS[k + 1])
+    redis.call('HSET', KEYS[k + 1], 'state', 'QUEUED', 'task', task, 'enqueuedAt', now, 'retention', retention, 'batch', batch_id)
+    redis.call('HSET', KEYS[2], id, 'P' .. queue)
+    added = added + 1
+  end
   i = i + 6 + n
   k = k + 2
 end

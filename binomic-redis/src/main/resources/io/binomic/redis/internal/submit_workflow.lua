@@ -28,9 +28,10 @@ for i = 3, #ARGV, 10 do
     'dy:' .. name, ARGV[i + 9], 'job:' .. id, name)
   redis.call('DEL', KEYS[k + 1])
   if root then
-    wf_enqueue(KEYS[1], name, KEYS[k + 1], true, now)
+    wf_enqueue(KEYS[1], name, KEYS[k + 1], now)
   else
-    redis.call('HSET', KEYS[k + 1], 'state', 'WAITING', 'task', task, 'enqueuedAt', now, 'retention', retention)
+    redis.call('HSET', KEYS[k + 1], 'state', 'WAITING', 'task', task, 'enqueuedAt', now, 'retention', retention,
+      'workflow', string.sub(KEYS[1], -37, -2))
   end
   active = active + 1
   k = k + 3

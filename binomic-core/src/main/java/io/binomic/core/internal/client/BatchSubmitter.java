@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Builds the messages of batches and hands batches to the broker's {@link Batches}: the client's
@@ -24,10 +25,20 @@ import java.util.UUID;
  */
 public final class BatchSubmitter {
     private static final System.Logger LOG = System.getLogger(BatchSubmitter.class.getName());
+    /**
+     * How long what one read of a callback queue's consumers said is taken as still true: a client
+     * that submits batch after batch to the same callback queues reads each once in that time, not
+     * once per submit. A worker that starts (or the last that stops) within it is seen that late.
+     */
+    public static final Duration CONSUMERS_FRESH = Duration.ofSeconds(30);
     private final ClientContext context;
+    /** What the last read of each callback queue's consumers said, and when (the client clock's millis). */
+    private final Map<String, ConsumersRead> consumersRead = new ConcurrentHashMap<>();
     private final JobMessages messages;
     private final Submitter submitter;
     private final FlowStats stats;
+
+    private record ConsumersRead(boolean none, long atMillis) { }
 
     public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats) {
         this.context = context;
@@ -102,17 +113,26 @@ public final class BatchSubmitter {
     }
 
     /**
-     * Whether no worker reads {@code queue}; false when that cannot be read (a producer whose ACL
-     * user may not read a queue's groups, Redis slow): the batch is submitted, and a warning is
-     * not worth failing the submit that succeeded.
+     * Whether no worker reads {@code queue}, as a read within {@link #CONSUMERS_FRESH} said; false
+     * when that cannot be read (a producer whose ACL user may not read a queue's groups, Redis slow):
+     * the batch is submitted, and a warning is not worth failing the submit that succeeded. A failed
+     * read is remembered as well, so that such a producer does not pay a failing round trip per submit.
      */
     private boolean hasNoConsumer(String queue) {
+        long now = context.clock().millis();
+        ConsumersRead last = consumersRead.get(queue);
+        if (last != null && now - last.atMillis() >= 0 && now - last.atMillis() < CONSUMERS_FRESH.toMillis()) {
+            return last.none();
+        }
+        boolean none;
         try {
-            return context.broker().stats(queue).consumers() == 0;
+            none = context.broker().stats(queue).consumers() == 0;
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "could not read the consumers of queue " + queue + " to check a batch callback's queue", e);
-            return false;
+            none = false;
         }
+        consumersRead.put(queue, new ConsumersRead(none, now));
+        return none;
     }
 
     /** Adds jobs to an open batch; refuses a closed or unknown one. */
@@ -145,7 +165,7 @@ public final class BatchSubmitter {
     }
 
     private Batches batches() {
-        return Capabilities.require(context.broker(), Batches.class, "batches are not supported; use a memory:// or a single-node"
-                + " redis:// broker");
+        return Capabilities.require(context.broker(), Batches.class, "batches are not supported; use a memory://, a redis://"
+                + " or a redis+cluster:// broker");
     }
 }

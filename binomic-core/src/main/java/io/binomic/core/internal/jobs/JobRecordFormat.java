@@ -45,6 +45,14 @@ public final class JobRecordFormat {
         set.put(JobRecords.STARTED_AT, Long.toString(now.toEpochMilli()));
         // The message's trace context, for the job page: its headers are not in the record otherwise.
         message.traceContext().ifPresent(trace -> set.putAll(trace.headers()));
+        // And its batch and workflow, for a record a broker created without them (a replay's, or one
+        // written before records named them): the job page links to what the job belongs to.
+        if (message.batch() != null) {
+            set.put(JobRecords.BATCH, message.batch().toString());
+        }
+        if (message.workflow() != null) {
+            set.put(JobRecords.WORKFLOW, message.workflow().toString());
+        }
         List<String> delete = List.of(JobRecords.DUE, PROGRESS, NOTE);
         return new JobUpdate(queue, message.id(), set, delete, Duration.ZERO, false);
     }

@@ -77,6 +77,12 @@ record RecordedJobStatus(String queue, UUID id, JobRecord record) implements Job
     public Optional<TraceContext> traceContext() { return TraceContext.fromHeaders(record.fields()); }
 
     @Override
+    public Optional<UUID> batchId() { return record.batch(); }
+
+    @Override
+    public Optional<UUID> workflowId() { return record.workflow(); }
+
+    @Override
     public boolean cancelRequested() { return record.cancelRequested(); }
 
     @Override

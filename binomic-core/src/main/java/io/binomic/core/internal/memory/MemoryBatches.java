@@ -70,6 +70,7 @@ final class MemoryBatches implements Batches {
             if (live(batch.id()) != null) {
                 throw new IllegalStateException("batch " + batch.id() + " exists already");
             }
+            carry(batch.id(), messages); // before it is stored: a refused submit leaves nothing behind
             Stored b = new Stored(batch, state.clock.instant());
             batches.put(b.id, b);
             add(b, messages);
@@ -95,14 +96,20 @@ final class MemoryBatches implements Batches {
         return added;
     }
 
-    private void add(Stored b, List<Message> messages) {
+    private static void carry(UUID batch, List<Message> messages) {
         for (Message m : messages) {
-            if (!b.id.equals(m.batch())) {
-                throw new IllegalArgumentException("message " + m.id() + " does not carry batch " + b.id);
+            if (!batch.equals(m.batch())) {
+                throw new IllegalArgumentException("message " + m.id() + " does not carry batch " + batch);
             }
         }
+    }
+
+    private void add(Stored b, List<Message> messages) {
+        carry(b.id, messages);
         for (Message m : messages) {
-            b.queues.put(m.id(), m.queue());
+            if (b.queues.putIfAbsent(m.id(), m.queue()) != null) {
+                continue; // listed already: a resent add, whose job must not be enqueued or counted again
+            }
             state.addReady(m.queue(), m);
             jobs.createJob(m, JobState.QUEUED, null);
         }

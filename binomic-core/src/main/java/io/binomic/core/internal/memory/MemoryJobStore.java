@@ -58,6 +58,12 @@ final class MemoryJobStore implements JobStore {
         rec.fields.put(JobRecords.TASK, m.task());
         rec.fields.put(JobRecords.ENQUEUED_AT, Long.toString(state.clock.instant().toEpochMilli()));
         rec.fields.put(JobRecords.RETENTION, m.trackForMillis());
+        if (m.batch() != null) {
+            rec.fields.put(JobRecords.BATCH, m.batch().toString());
+        }
+        if (m.workflow() != null) {
+            rec.fields.put(JobRecords.WORKFLOW, m.workflow().toString());
+        }
         if (due != null) {
             rec.fields.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
         }
@@ -219,6 +225,7 @@ final class MemoryJobStore implements JobStore {
                 return JobHandle.CancelOutcome.CANCEL_REQUESTED;
             }
             applyJob(cancelled);
+            rec.fields.put(JobRecords.CANCELLED_BY_ID, "1");
             expireAfterRetention(rec);
             onCancelled.accept(cancelled.id());
             return JobHandle.CancelOutcome.CANCELLED;

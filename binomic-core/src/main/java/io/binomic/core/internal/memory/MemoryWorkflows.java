@@ -5,6 +5,7 @@ import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
 import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.FlowCounts;
+import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewWorkflow;
 import io.binomic.api.spi.Settlement;
@@ -67,6 +68,10 @@ final class MemoryWorkflows implements Workflows {
 
         /** How many nodes are held or enqueued. */
         int active;
+        /** How many nodes succeeded: with {@link #active}, what {@link #endIfDone} needs without a pass over the nodes. */
+        int succeeded;
+        /** The nodes whose state changed since the last {@link #endIfDone}: the only records a step of an active workflow touches. */
+        final List<Node> changed = new ArrayList<>();
 
         boolean active() { return active > 0; }
     }
@@ -114,7 +119,7 @@ final class MemoryWorkflows implements Workflows {
             for (Node n : w.nodes.values()) {
                 Message m = n.spec.job();
                 if (n.state == NodeState.ENQUEUED) {
-                    enqueue(n, m, enqueued, false);
+                    enqueue(n, m, enqueued);
                 } else {
                     jobs.createJob(m, JobState.WAITING, null);
                 }
@@ -125,23 +130,19 @@ final class MemoryWorkflows implements Workflows {
 
     /**
      * Puts released node {@code n}'s message {@code m} on its queue, or in its queue's delayed set
-     * for its delay, and (unless {@code keepRecord}) starts its record again as QUEUED or SCHEDULED.
+     * for its delay, and starts its record again as QUEUED or SCHEDULED.
      */
-    private void enqueue(Node n, Message m, List<Message> enqueued, boolean keepRecord) {
+    private void enqueue(Node n, Message m, List<Message> enqueued) {
         if (n.spec.delay().isZero()) {
             state.addReady(m.queue(), m);
             enqueued.add(m);
-            if (!keepRecord) {
-                jobs.createJob(m, JobState.QUEUED, null);
-            }
+            jobs.createJob(m, JobState.QUEUED, null);
             return;
         }
         Instant due = state.clock.instant().plus(n.spec.delay());
         state.delay(m.queue(), m, due.toEpochMilli());
         unannounced.add(new Delayed(m, due));
-        if (!keepRecord) {
-            jobs.createJob(m, JobState.SCHEDULED, due);
-        }
+        jobs.createJob(m, JobState.SCHEDULED, due);
     }
 
     @Override
@@ -222,9 +223,14 @@ final class MemoryWorkflows implements Workflows {
                 continue;
             }
             Message m = n.spec.job();
-            if (next == NodeState.ENQUEUED) {
-                // a record cancelled by its own job id is left so: the worker acks the job unrun
-                enqueue(n, m.withAttempt(1, state.clock.instant()), enqueued, n.state != NodeState.SKIPPED && !isWaiting(m));
+            if (next != NodeState.SKIPPED && cancelledById(m)) {
+                // cancelled by its own job id while held or skipped: never enqueued nor held again
+                next = NodeState.CANCELLED;
+                if (jobs.job(m.queue(), m.id()) == null) {
+                    jobs.createJob(m, JobState.CANCELLED, null); // its retention ran out while it was held
+                }
+            } else if (next == NodeState.ENQUEUED) {
+                enqueue(n, m.withAttempt(1, state.clock.instant()), enqueued);
             } else if (next == NodeState.SKIPPED) {
                 jobs.endCancelled(m.queue(), m.id());
             } else {
@@ -235,10 +241,14 @@ final class MemoryWorkflows implements Workflows {
         }
     }
 
-    /** True when the record of {@code m} still says WAITING (not cancelled by its own job id meanwhile). */
-    private boolean isWaiting(Message m) {
+    /**
+     * True when {@code m} was cancelled by its own job id while its workflow held it: its record says
+     * so, or is gone (a held job's record is kept while its workflow is active, unless that cancel
+     * gave it its own retention).
+     */
+    private boolean cancelledById(Message m) {
         MemoryJobStore.StoredJob rec = jobs.job(m.queue(), m.id());
-        return rec == null || MemoryJobStore.stateOf(rec) == JobState.WAITING;
+        return rec == null || "1".equals(rec.fields.get(JobRecords.CANCELLED_BY_ID));
     }
 
     /** What {@code n}'s dependencies make it: SKIPPED on a failure it does not ignore, else WAITING until all ended, else ENQUEUED. */
@@ -260,6 +270,8 @@ final class MemoryWorkflows implements Workflows {
         int unfinished = (next.isActive() ? 1 : 0) - (old.isActive() ? 1 : 0);
         int failed = (failed(next) ? 1 : 0) - (failed(old) ? 1 : 0);
         w.active += unfinished;
+        w.succeeded += (next == NodeState.SUCCEEDED ? 1 : 0) - (old == NodeState.SUCCEEDED ? 1 : 0);
+        w.changed.add(n);
         for (String name : n.dependents) {
             Node d = w.nodes.get(name);
             d.unfinished += unfinished;
@@ -286,19 +298,26 @@ final class MemoryWorkflows implements Workflows {
      * Sets when the workflow's record goes, and with it the records of its jobs: those of the jobs
      * that ended are kept while it is active (a dependent reads their results, a replay resumes it),
      * and all for at least its retention once it ended, so that they outlive it. Called under the lock.
+     *
+     * <p>A step of a workflow that was active and stays so touches only the records of the nodes it
+     * changed (the others were kept by the steps that ended them), so a settlement costs the same
+     * however large the workflow; the pass over every node is left to the step that ends it, or
+     * that a replay resumes it in, once each.
      */
     private void endIfDone(Stored w) {
         boolean active = w.active();
+        boolean wasActive = w.counted == MemoryFlowCounts.State.OPEN;
         w.expiresAtMillis = active ? 0 : state.clock.millis() + w.retentionMillis;
         MemoryFlowCounts.State now = active ? MemoryFlowCounts.State.OPEN : MemoryFlowCounts.ended(
-                w.nodes.values().stream().allMatch(n -> n.state == NodeState.SUCCEEDED), w.cancelRequested, true);
+                w.succeeded == w.nodes.size(), w.cancelRequested, true);
         counted.move(w.counted, now);
         w.counted = now;
-        for (Node n : w.nodes.values()) {
+        for (Node n : active && wasActive ? w.changed : w.nodes.values()) {
             if (!active || !n.state.isActive()) {
                 jobs.keepRecord(n.spec.job().queue(), n.spec.job().id(), active ? -1 : w.retentionMillis);
             }
         }
+        w.changed.clear();
     }
 
     /** The workflow, unless its retention passed (then it is dropped). Called under the lock. */

@@ -1,11 +1,9 @@
 package io.binomic.core.internal.web;
 
 import io.binomic.api.QueueStats;
-import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.BrokerHealthReport.ServerSetting;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.FlowCounts;
-import io.binomic.api.spi.Workflows;
 import io.binomic.core.Binomic;
 import io.binomic.core.OutboxMonitor;
 import io.binomic.core.Worker;
@@ -42,12 +40,10 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     }
 
     @Override
-    public Optional<FlowCounts> batchCounts() { return CoreAccess.get().broker(binomic).capability(Batches.class).map(Batches::counts); }
+    public Optional<FlowCounts> batchCounts() { return binomic.batchCounts(); }
 
     @Override
-    public Optional<FlowCounts> workflowCounts() {
-        return CoreAccess.get().broker(binomic).capability(Workflows.class).map(Workflows::counts);
-    }
+    public Optional<FlowCounts> workflowCounts() { return binomic.workflowCounts(); }
 
     @Override
     public List<OutboxMonitor> outboxes() { return CoreAccess.get().outboxes(binomic); }

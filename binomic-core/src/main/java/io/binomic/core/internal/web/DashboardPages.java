@@ -326,6 +326,11 @@ public final class DashboardPages implements HttpHandler {
         h.raw("<table class=\"fields\" id=\"job\"><tbody>");
         h.row("id", s.id()).row("queue", s.queue()).row("task", s.task());
         h.raw("<tr><td>state</td><td id=\"job-state\">").text(s.state()).raw("</td></tr>");
+        // What the job belongs to, on the pages FlowPages serves (a UUID, escaped all the same).
+        s.batchId().ifPresent(batch -> h.raw("<tr><td>batch</td><td id=\"job-batch\"><a href=\"/batches/").text(batch)
+                .raw("\">").text(batch).raw("</a></td></tr>"));
+        s.workflowId().ifPresent(workflow -> h.raw("<tr><td>workflow</td><td id=\"job-workflow\"><a href=\"/workflows/")
+                .text(workflow).raw("\">").text(workflow).raw("</a></td></tr>"));
         h.row("attempt", s.attempt()).row("due", s.due().map(TIME::format).orElse("")).row("worker", s.worker().orElse(""))
                 .row("started", s.startedAt().map(TIME::format).orElse("")).row("ended", s.endedAt().map(TIME::format).orElse(""))
                 .row("duration", s.duration().map(DashboardPages::millis).orElse(""))

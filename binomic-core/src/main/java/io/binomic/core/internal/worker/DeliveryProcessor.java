@@ -455,19 +455,17 @@ public final class DeliveryProcessor {
         } catch (ExecutionException e) {
             Throwable cause = e.getCause() == null ? e : e.getCause();
             boolean flagged = Thread.interrupted(); // as on return: never into the settler's hand-over
-            boolean cancelledByRequest = run.tracked() && tracking.cancelRequested(delivery.key());
-            if (!cancelledByRequest && (cause instanceof InterruptedException || flagged) && tracking.workerStopping()) {
+            if (run.tracked() && tracking.cancelRequested(delivery.key())) {
+                outcome = "cancelled";
+                return settlements.cancelled(run, start);
+            }
+            if ((cause instanceof InterruptedException || cause instanceof CancellationException || flagged) && tracking.workerStopping()) {
                 outcome = "cancelled";
                 return settlements.leftPendingAtShutdown(run);
             }
-            if (cause instanceof CancellationException || cancelledByRequest) {
-                outcome = "cancelled";
-                if (cancelledByRequest) {
-                    return settlements.cancelled(run, start);
-                }
-                LOG.log(Level.INFO, "task {0} (message {1}) was cancelled; left pending for reclaim", task.name(), message.id());
-                return new Outcome.LeavePending("cancelled");
-            }
+            // Past here nobody cancelled the run: a CancellationException is the handler's own (a
+            // cancelled future it joined), a failure like any other. Left pending, it would be found
+            // as a lost read and run again at once, without end, its attempts never spent.
             failed.increment();
             stats.failed(delivery.queue(), task.name(), System.nanoTime() - start);
             if (task.isNonRetryable(cause)) {

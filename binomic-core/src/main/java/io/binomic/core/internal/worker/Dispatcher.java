@@ -190,6 +190,8 @@ final class Dispatcher implements AutoCloseable {
      * unchanged. Until written, it is held (its lease renewed) like any other.
      */
     void park(Delivery d) {
+        // Its start mark from the fetch must not stand in for the start check of a later delivery of the same job.
+        tracked.forget(d);
         held.put(d.key(), d);
         try {
             settler.submit(FlowGate.park(d));
@@ -239,7 +241,10 @@ final class Dispatcher implements AutoCloseable {
      * they are left pending for reclaim.
      */
     void dropOverflow() {
-        overflow.forEach(d -> held.remove(d.key()));
+        overflow.forEach(d -> {
+            held.remove(d.key());
+            tracked.forget(d);
+        });
         overflow.clear();
         waiting.values().forEach(Thread::interrupt);
     }

@@ -84,6 +84,11 @@ final class Reclaimer {
      * deliveries before it fetches new ones as slots free.
      */
     private void runOrHold(Delivery d) {
+        if (!context.active().getAsBoolean()) {
+            // Stopping: what a reclaim or a search in flight when the stop came returns is left
+            // pending for a live worker, not run past the grace (and cut off) by this one.
+            return;
+        }
         if (slots.tryAcquire()) {
             dispatcher.dispatch(d);
         } else {
@@ -203,6 +208,9 @@ final class Reclaimer {
      * does not know, each on a free slot or held for the next.
      */
     void recoverIfDue(List<String> queues) {
+        if (!context.active().getAsBoolean()) {
+            return; // its interrupted runs are left pending on purpose, not lost reads to run again
+        }
         long now = System.nanoTime();
         if (recoveryAsked.getAndSet(false)) {
             recoverRoundsLeft = 2;

@@ -1,0 +1,104 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.spi.Batches;
+import io.binomic.core.internal.client.BatchSubmitter;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A submit's check that a batch callback's queue has a consumer reads the broker once per queue
+ * within {@link BatchSubmitter#CONSUMERS_FRESH}, not once per submit, and still warns of each batch
+ * whose callback no worker would read.
+ */
+class BatchCallbackQueueCheckTest {
+    record Item(String name) { }
+
+    static final Task<Item, Void> work = Task.builder("work", Item.class).queue("check-jobs").build();
+    static final Task<Item, Void> report = Task.builder("report", Item.class).queue("check-reports").build();
+
+    /** A memory broker, with its batches, that counts the stats reads of each queue. */
+    static final class CountingBroker extends ForwardingBroker {
+        final Map<String, AtomicInteger> statsReads = new ConcurrentHashMap<>();
+
+        CountingBroker() {
+            super(new MemoryBrokerProvider().create(BrokerConfig.defaults()));
+        }
+
+        @Override
+        public QueueStats stats(String queue) {
+            statsReads.computeIfAbsent(queue, q -> new AtomicInteger()).incrementAndGet();
+            return super.stats(queue);
+        }
+
+        int reads(String queue) { return statsReads.getOrDefault(queue, new AtomicInteger()).get(); }
+
+        @Override
+        public <T> Optional<T> capability(Class<T> type) {
+            return type == Batches.class ? delegate.capability(type) : super.capability(type);
+        }
+    }
+
+    /** A clock the test moves. */
+    static final class ManualClock extends Clock {
+        volatile Instant now = Instant.parse("2026-12-03T06:00:00Z");
+
+        @Override public Instant instant() { return now; }
+
+        @Override public ZoneId getZone() { return ZoneOffset.UTC; }
+
+        @Override public Clock withZone(ZoneId zone) { throw new UnsupportedOperationException(); }
+    }
+
+    @Test
+    void aCallbackQueueIsReadOncePerFreshnessPeriodAndEveryBatchOfAnUnreadOneIsWarnedOf() {
+        CountingBroker broker = new CountingBroker();
+        ManualClock clock = new ManualClock();
+        List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord r) { if (r.getLevel() == Level.WARNING) { warnings.add(r); } }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        Logger logger = Logger.getLogger(BatchSubmitter.class.getName());
+        logger.addHandler(capture);
+        try (Binomic binomic = Binomic.builder().broker(broker).scheduler(broker.scheduler()).clock(clock).task(work).task(report)
+                .build().start()) {
+            for (int i = 0; i < 3; i++) {
+                binomic.batch().add(work, new Item("job " + i)).onComplete(report, new Item("done " + i)).submit();
+            }
+            assertEquals(1, broker.reads(report.queue()), "the callback queue is read once for the three submits");
+            assertEquals(3, warnings.size(), "each batch whose callback no worker reads is warned of");
+
+            clock.now = clock.now.plus(BatchSubmitter.CONSUMERS_FRESH.minusMillis(1));
+            binomic.batch().add(work, new Item("job 3")).onComplete(report, new Item("done 3")).submit();
+            assertEquals(1, broker.reads(report.queue()), "still fresh");
+
+            clock.now = clock.now.plus(Duration.ofMillis(1));
+            binomic.batch().add(work, new Item("job 4")).onComplete(report, new Item("done 4")).submit();
+            assertEquals(2, broker.reads(report.queue()), "read again once the last read is as old as CONSUMERS_FRESH");
+            assertEquals(5, warnings.size());
+        } finally {
+            logger.removeHandler(capture);
+        }
+    }
+}
