@@ -57,7 +57,9 @@ class DemotedPrimaryWaitIT {
         newPrimary = RedisServer.startNew();
         newPrimary.call("CONFIG", "SET", "repl-diskless-sync-delay", "0"); // the old primary resyncs from it at once
         newPrimary.call("REPLICAOF", "127.0.0.1", Integer.toString(oldPrimary.port()));
-        Await.until(Duration.ofSeconds(20), () -> linkUp(newPrimary), () -> info(newPrimary).toString());
+        // the primary's side too: it counts the replica for WAIT only once it has it online
+        Await.until(Duration.ofSeconds(20), () -> linkUp(newPrimary)
+                && String.valueOf(info(oldPrimary).get("slave0")).contains("state=online"), () -> info(oldPrimary).toString());
         proxy = new WaitHoldingProxy(oldPrimary.port());
     }
 
