@@ -16,6 +16,11 @@ import java.util.function.Function;
  * reports the <em>sum</em> of their replies: with {@code wait.replicas = 1}, one master's confirmed
  * replica would then hide another master whose replica confirmed nothing. All keys of a queue are in
  * one slot, so a pipeline of one queue reaches one master and its {@code WAIT} reply is that master's.
+ *
+ * <p>Its writes must also be one command: Redisson follows a {@code MOVED} reply by sending the
+ * redirected commands and the {@code WAIT} to the new master, so a pipeline that a demoted master
+ * took in part (then dropped, resyncing from its replacement) would be confirmed by the new one for
+ * the rest alone. Enqueues go as one script per queue and chunk, unique submits one per call.
  */
 final class ClusterWrites {
     private ClusterWrites() {

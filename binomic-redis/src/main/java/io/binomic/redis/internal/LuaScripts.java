@@ -50,6 +50,7 @@ final class LuaScripts {
     static final String SET_QUEUE_LIMITS = LuaSources.script("set_queue_limits.lua");
     static final String RESPACE_RATE_LIMITED = LuaSources.script("respace_rate_limited.lua");
     static final String ENQUEUE_AT_LEVEL = LuaSources.script("enqueue_at_level.lua");
+    static final String ENQUEUE_ALL = LuaSources.script("enqueue_all.lua");
     static final String FETCH_LEVELS = LuaSources.script("fetch_levels.lua");
     static final String LEVELS = LuaSources.script("levels.lua");
     static final String GIVE_BACK = LuaSources.script("give_back.lua");
@@ -71,7 +72,7 @@ final class LuaScripts {
     static final List<String> ALL = List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
-            ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, FETCH_LEVELS, LEVELS, GIVE_BACK,
+            ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, ENQUEUE_ALL, FETCH_LEVELS, LEVELS, GIVE_BACK,
             SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, BATCH_UNDUE, MARK_CANCEL_REQUESTED,
             SUBMIT_WORKFLOW, CANCEL_WORKFLOW);
 }

@@ -30,12 +30,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.redisson.Redisson;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.BatchResult;
@@ -190,7 +193,11 @@ final class RedisBroker implements Broker {
 
     /**
      * Pipelines XADDs in chunks of {@value RedisContext#BULK_CHUNK}, with two chunks in flight. Not MULTI/EXEC:
-     * atomicity across messages buys nothing here and costs 3.6x the Redis CPU.
+     * atomicity across messages buys nothing here and costs 3.6x the Redis CPU. With
+     * {@code wait.replicas}, a chunk is one script per queue ({@link LuaScripts#ENQUEUE_ALL}) and its
+     * WAIT ({@link RedisContext#writeOptions}): on a Cluster (one queue a call) a redirect moves the
+     * whole chunk and its WAIT, never a part; a chunk whose primary was replaced under it is sent
+     * again whole ({@link #resentIfPrimaryReplaced}).
      */
     @Override
     public void enqueueAll(List<Message> messages) {
@@ -202,38 +209,91 @@ final class RedisBroker implements Broker {
         // Never skipResult: Redis then sends no reply, so a refused XADD (out of memory, wrong type)
         // would be lost without a word. The replies cost some throughput; a silent loss costs more.
         BatchOptions options = redis.writeOptions();
-        Deque<CompletableFuture<?>> inFlight = new ArrayDeque<>();
+        Deque<Chunk> inFlight = new ArrayDeque<>();
         redis.call("enqueueAll", () -> {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
+                List<Message> chunk = messages.subList(from, Math.min(messages.size(), from + BULK_CHUNK));
+                Consumer<RBatch> commands = redis.replicaWait.on() ? batch -> addByQueue(batch, chunk)
+                        : batch -> chunk.forEach(m -> add(batch, m));
+                String what = "enqueueAll (messages " + from + " to " + (from + chunk.size()) + " of " + messages.size() + ")";
                 RBatch batch = redis.client().createBatch(options);
-                for (Message m : messages.subList(from, Math.min(messages.size(), from + BULK_CHUNK))) {
-                    if (m.priority() != Priority.DEFAULT) {
-                        priorities.enqueue(batch, m);
-                        continue;
-                    }
-                    if (m.isTracked()) {
-                        RedisKeys k = redis.keys(m.queue());
-                        batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED,
-                                RScript.ReturnType.LONG, List.of(k.stream(), k.job(m.id())), enqueueArguments(m));
-                        continue;
-                    }
-                    batch.<byte[], byte[]>getStream(redis.keys(m.queue()).stream(), ByteArrayCodec.INSTANCE)
-                            .addAsync(StreamAddArgs.entries(StreamFields.encodeBytes(m)));
-                }
-                CompletableFuture<? extends BatchResult<?>> chunk = batch.executeAsync().toCompletableFuture();
+                commands.accept(batch);
+                CompletableFuture<? extends BatchResult<?>> reply = batch.executeAsync().toCompletableFuture();
                 if (redis.replicaWait.on()) {
-                    int first = from;
-                    chunk = chunk.thenApply(r -> redis.confirmed("enqueueAll (messages " + first + " to "
-                            + Math.min(messages.size(), first + BULK_CHUNK) + " of " + messages.size() + ")", SUBMIT_AGAIN, r));
+                    reply = reply.thenApply(r -> redis.confirmed(what, SUBMIT_AGAIN, r));
                 }
-                inFlight.add(chunk);
+                inFlight.add(new Chunk(what, commands, reply));
                 if (inFlight.size() >= BULK_IN_FLIGHT) {
-                    inFlight.poll().join();
+                    resentIfPrimaryReplaced(inFlight.poll());
                 }
             }
-            inFlight.forEach(CompletableFuture::join);
+            inFlight.forEach(this::resentIfPrimaryReplaced);
             return null;
         });
+    }
+
+    /** A chunk of {@link #enqueueAll} sent, what its pipeline holds (to send it again) and its reply. */
+    private record Chunk(String what, Consumer<RBatch> commands, CompletableFuture<?> reply) { }
+
+    /**
+     * Waits for the chunk's reply. When it waits for replicas, and its primary was replaced under it
+     * ({@link RedisContext#primaryReplaced}) or Redis did not answer it, nothing of it is confirmed:
+     * it is sent again whole, as a producer's write (Redisson, whose retries are off for it, would
+     * have resent only its failed commands). A message that did land on the primary that survives
+     * is then enqueued twice, with the same message id.
+     */
+    private void resentIfPrimaryReplaced(Chunk chunk) {
+        try {
+            chunk.reply().join();
+        } catch (CompletionException e) {
+            if (!redis.replicaWait.on() || !(RedisContext.primaryReplaced(e) || RedisContext.serverUnreachable(e))) {
+                throw e;
+            }
+            RedisContext.LOG.log(System.Logger.Level.WARNING, "Redis {0} was not confirmed ({1}); sending it again", chunk.what(),
+                    RedissonSetup.rootMessage(e));
+            redis.producerPipeline(chunk.what(), chunk.commands());
+        }
+    }
+
+    /** Adds the enqueue of {@code messages} to {@code batch}: one {@link LuaScripts#ENQUEUE_ALL} per queue. */
+    private void addByQueue(RBatch batch, List<Message> messages) {
+        Map<String, List<Message>> byQueue = new LinkedHashMap<>();
+        messages.forEach(m -> byQueue.computeIfAbsent(m.queue(), q -> new ArrayList<>()).add(m));
+        byQueue.forEach((queue, list) -> {
+            RedisKeys k = redis.keys(queue);
+            List<Object> keys = new ArrayList<>(List.of(k.stream()));
+            List<Object> args = new ArrayList<>();
+            for (Message m : list) {
+                if (m.isTracked()) {
+                    keys.add(k.job(m.id()));
+                }
+                Map<String, String> fields = StreamFields.encode(m);
+                args.addAll(List.of(Integer.toString(m.priority()), m.task(), Long.toString(System.currentTimeMillis()),
+                        m.isTracked() ? m.trackForMillis() : "", Integer.toString(2 * fields.size())));
+                RedisContext.addFields(args, fields);
+                if (m.priority() != Priority.DEFAULT) {
+                    priorities.noteLevel(queue, m.priority());
+                }
+            }
+            batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_ALL,
+                    RScript.ReturnType.LONG, keys, args.toArray());
+        });
+    }
+
+    /** Adds the enqueue of {@code m} to {@code batch}: an XADD, or the script of a tracked message or a priority level. */
+    private void add(RBatch batch, Message m) {
+        if (m.priority() != Priority.DEFAULT) {
+            priorities.enqueue(batch, m);
+            return;
+        }
+        if (m.isTracked()) {
+            RedisKeys k = redis.keys(m.queue());
+            batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_TRACKED,
+                    RScript.ReturnType.LONG, List.of(k.stream(), k.job(m.id())), enqueueArguments(m));
+            return;
+        }
+        batch.<byte[], byte[]>getStream(redis.keys(m.queue()).stream(), ByteArrayCodec.INSTANCE)
+                .addAsync(StreamAddArgs.entries(StreamFields.encodeBytes(m)));
     }
 
     // XADDs send the fields as UTF-8 bytes (StreamFields.encodeBytes) with ByteArrayCodec. StringCodec

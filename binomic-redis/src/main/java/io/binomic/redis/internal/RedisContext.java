@@ -32,7 +32,9 @@ import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
+import org.redisson.client.RedisReadonlyException;
 import org.redisson.client.RedisTimeoutException;
+import org.redisson.client.RedisWaitException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -51,6 +53,11 @@ final class RedisContext {
     /** What a producer's write that got no answer may still do. */
     private static final String WRITE_UNCONFIRMED = ". The write may still take effect if Redis resumes: submitting again may"
             + " enqueue it twice (with the same message id)";
+    /** How Redis' error starts for a blocked command (a WAIT) it ended because the node turned into a replica. */
+    private static final String UNBLOCKED = "UNBLOCKED";
+    /** The pause before sending again a write whose primary was replaced: about Redisson's topology scan interval. */
+    private static final long FAILOVER_PAUSE_MILLIS = 500;
+    private static final Duration FAILOVER_PAUSE = Duration.ofMillis(FAILOVER_PAUSE_MILLIS);
     /** How Redisson's message starts when it found no connection to send a command on. */
     private static final String NO_CONNECTION = "Unable to acquire connection";
 
@@ -160,12 +167,24 @@ final class RedisContext {
         return batch;
     }
 
-    /** Options of a pipeline that writes: with {@code wait.replicas}, ending in {@code WAIT}, and a reply timeout allowing for it. */
+    /**
+     * Options of a pipeline that writes: with {@code wait.replicas}, ending in {@code WAIT}, with
+     * Redisson's retries off, and a reply timeout allowing for the wait. A {@code WAIT} counts the
+     * replicas that reached the writes of its own connection on its own node: it confirms the
+     * pipeline only if every write ran there, before it, on that connection. Redisson's retries
+     * resend only the commands of a pipeline that failed: a {@code WAIT} refused by a primary just
+     * demoted (which had taken the writes, then dropped them resyncing from its replacement) went
+     * alone to the new primary and confirmed writes it never saw, and a {@code READONLY} write went
+     * there with the {@code WAIT}, leaving the writes before it behind. With no retries such a
+     * pipeline fails as a whole, and the producer sends all of it again ({@link #callRetryingBrokenConnections}).
+     * A {@code MOVED} reply is followed whatever the retries: on a Cluster, writes that must not be
+     * split are one command (one script per queue and chunk: {@link RedisBroker#enqueueAll}).
+     */
     BatchOptions writeOptions() {
         if (!replicaWait.on()) {
             return BatchOptions.defaults();
         }
-        return BatchOptions.defaults().sync(replicaWait.replicas(), replicaWait.timeout())
+        return BatchOptions.defaults().retryAttempts(0).sync(replicaWait.replicas(), replicaWait.timeout())
                 .responseTimeout(config.commandTimeout().plus(replicaWait.timeout()).toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -266,7 +285,9 @@ final class RedisContext {
      * connection fails under it. Redisson never retries a non-idempotent command (XADD) after a
      * response timeout, and a connection killed mid-command ends exactly so: failing the submit would
      * push the retry onto every caller. If an earlier try did land, the message is enqueued twice with
-     * the same id: at-least-once, never lost.
+     * the same id: at-least-once, never lost. With {@code wait.replicas}, it is sent again, whole,
+     * {@value #FAILOVER_PAUSE_MILLIS} ms apart for as long as the bound allows, both when the connection fails and
+     * when its primary was replaced under it ({@link #primaryReplaced}).
      */
     <R> R callRetryingBrokenConnections(String what, Supplier<? extends CompletionStage<? extends R>> command) {
         evictionPolicy.recheckIfDue(this::client, setup.redisson());
@@ -275,13 +296,58 @@ final class RedisContext {
             try {
                 return within(what, command.get(), deadline, WRITE_UNCONFIRMED);
             } catch (RedisTimeoutException | RedisConnectionException e) {
-                if (attempt >= PRODUCER_TRIES || System.nanoTime() - deadline >= 0) {
+                // A pipeline waiting for replicas has no retries of Redisson's (writeOptions), which
+                // would otherwise ride out a reconnection or a failover: it is tried again here,
+                // after a pause, for as long as the bound allows.
+                boolean waiting = replicaWait.on();
+                if (waiting ? System.nanoTime() + FAILOVER_PAUSE.toNanos() - deadline >= 0
+                        : attempt >= PRODUCER_TRIES || System.nanoTime() - deadline >= 0) {
                     throw failure(what, e);
                 }
                 LOG.log(System.Logger.Level.WARNING, "Redis {0} failed ({1}); trying again", what, e.getMessage());
+                if (waiting) {
+                    pause(what, e);
+                }
             } catch (RuntimeException e) {
-                throw failed(what, e);
+                // Sent again whole, to the primary as the client sees it after a pause: its view of the
+                // topology lags the failover by up to a scan interval.
+                if (!primaryReplaced(e) || System.nanoTime() + FAILOVER_PAUSE.toNanos() - deadline >= 0) {
+                    throw failed(what, e);
+                }
+                LOG.log(System.Logger.Level.WARNING, "Redis {0} was not confirmed ({1}); sending it again", what,
+                        RedissonSetup.rootMessage(e));
+                pause(what, e);
             }
+        }
+    }
+
+    /**
+     * True when a pipeline that waits for replicas ({@link #writeOptions}) failed because its node
+     * is no longer the primary, so that nothing of it is confirmed: it refused {@code WAIT} (a
+     * demoted primary; the writes it took are dropped when it resyncs from the new one) or a write
+     * ({@code READONLY}), or it ended a {@code WAIT} under way when it was demoted ({@code UNBLOCKED}).
+     */
+    static boolean primaryReplaced(Throwable e) {
+        return causedBy(e, RedisWaitException.class) || causedBy(e, RedisReadonlyException.class) || unblocked(e);
+    }
+
+    private static boolean unblocked(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (String.valueOf(c.getMessage()).startsWith(UNBLOCKED)
+                    || Arrays.stream(c.getSuppressed()).anyMatch(s -> String.valueOf(s.getMessage()).startsWith(UNBLOCKED))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void pause(String what, RuntimeException failure) {
+        try {
+            Thread.sleep(FAILOVER_PAUSE);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failure.addSuppressed(e);
+            throw new BrokerException("interrupted while sending the Redis " + what + " again", failure);
         }
     }
 
@@ -403,6 +469,13 @@ final class RedisContext {
         }
         if (PermissionReplies.isRefused(c)) {
             return PermissionReplies.failure(setup.target(), user(), what, c);
+        }
+        if (primaryReplaced(c)) {
+            return new BrokerException("Redis " + what + " at " + setup.target() + " is not confirmed: the node refused "
+                    + (causedBy(c, RedisReadonlyException.class) ? "a write" : "WAIT") + ", it is no longer the primary (a failover"
+                    + " replaced it; what it took is dropped when it resyncs from the new one); sending it again may apply twice"
+                    + " what did reach the new primary (an enqueue twice, with the same message id): "
+                    + RedissonSetup.rootMessage(c), c);
         }
         if (causedBy(c, RedisTimeoutException.class) && RedissonSetup.rootMessage(c).startsWith(NO_CONNECTION)) {
             // Redisson suggests a bigger pool; while Redis does not answer, no pool size would help.

@@ -157,7 +157,7 @@ final class RedisPriorities {
     }
 
     /** This client just used {@code level} of {@code queue}: no need to wait for the next read of the set. */
-    private void noteLevel(String queue, int level) {
+    void noteLevel(String queue, int level) {
         Levels known = levels.get(queue);
         if (known != null && Arrays.stream(known.descending).noneMatch(p -> p == level)) {
             levels.put(queue, new Levels(descending(IntStream.concat(Arrays.stream(known.descending),

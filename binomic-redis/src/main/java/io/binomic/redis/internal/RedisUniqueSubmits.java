@@ -43,6 +43,13 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         }
         messages.forEach(redis::checkSize);
         String what = "unique submit on queue '" + messages.getFirst().queue() + "'";
+        if (messages.size() > 1 && ClusterWrites.splitByQueue(redis)) {
+            // One script and its WAIT a call: a Cluster's redirect of a pipeline's tail would leave
+            // its head on a primary about to be demoted, with the WAIT confirming only the tail.
+            List<UUID> ids = new ArrayList<>(messages.size());
+            messages.forEach(m -> ids.add(submitAllUnique(List.of(m), dueAt).getFirst()));
+            return ids;
+        }
         if (messages.size() == 1) {
             Message m = messages.getFirst();
             Object id = redis.writeScriptRetryingBrokenConnections(what, LuaScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE,
