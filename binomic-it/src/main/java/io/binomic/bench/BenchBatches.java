@@ -41,18 +41,34 @@ import java.util.function.Supplier;
  * </ul>
  * Each: Redis CPU per job of the submit and of the drain (INFO cpu), jobs/s from the first start to
  * the queue found empty, the scripts' execution time per job (INFO commandstats), and ratios to the
- * plain and the tracked rows of the same run. Then callback lag: {@code bench.lagBatches} (20) batches
+ * plain and the tracked rows of the same run. Then callback lag: {@code bench.lagBatches} (40) batches
  * of {@code bench.lagBatchSize} (500), one at a time, from the last child's handler end to the
- * callback's start, against the floor: an ordinary job submitted by that last child at its end,
- * from submit to start. Then how long one submit blocks Redis: another connection's {@code PING}s,
+ * callback's start, against the floor: an ordinary job submitted at that end, from submit to start.
+ * The even batches submit it off the last child's handler ({@code bb_callback_}); the odd ones in it,
+ * before the handler returns, which holds back that child's outcome by the submit's round trip
+ * ({@code bb_callback_inline_}). For the even ones, the lag's parts ({@link TimingBroker}): the last
+ * child's outcome waiting for its settle call, that call, the callback's fetch after it, the hand-off
+ * to the handler, the outcomes in that call; and the scripts' Redis time per batch. Then how long one
+ * submit blocks Redis: another connection's {@code PING}s,
  * one every half millisecond, their longest wait during the submit of each row's jobs.
  */
 final class BenchBatches {
     private static final int JOBS = Integer.getInteger("bench.batchJobs", 10_000);
     private static final int WORKFLOWS = Integer.getInteger("bench.workflows", 5);
-    private static final int LAG_BATCHES = Integer.getInteger("bench.lagBatches", 20);
+    private static final int LAG_BATCHES = Integer.getInteger("bench.lagBatches", 40);
     private static final int LAG_BATCH_SIZE = Integer.getInteger("bench.lagBatchSize", 500);
+    /** Only the callback lag (its parts included), without the drain rows and the submits' blocking. */
+    private static final boolean LAG_ONLY = Boolean.getBoolean("bench.lagOnly");
     private static final int CONCURRENCY = Integer.getInteger("bench.drainConcurrency", 1000);
+
+    /**
+     * The parts of a callback's lag, as the worker prints them ({@code cbparts}): the last child's outcome waiting
+     * for its settle call, that call, the fetch returning the callback after it, the fetch to the handler; the
+     * outcomes in that call, whether the fetch was already blocked when that call ended, and how long a settle
+     * call had been under way when the last child ended (-1: none was).
+     */
+    private static final String[] PARTS = {"settle_wait_us", "settle_call_us", "pickup_us", "handoff_us", "settle_outcomes",
+        "fetch_waiting", "settling_at_end_us"};
 
     private BenchBatches() { }
 
@@ -74,6 +90,10 @@ final class BenchBatches {
 
     static void measure(BenchRedis redis, Supplier<String> nextQueue, Map<String, Double> r) throws Exception {
         try (Worker worker = Worker.start(redis.url())) {
+            if (LAG_ONLY) {
+                callbackLag(redis, worker, nextQueue, r);
+                return;
+            }
             row(redis, worker, nextQueue, "plain", r);
             row(redis, worker, nextQueue, "tracked", r);
             row(redis, worker, nextQueue, "batch", r);
@@ -182,10 +202,12 @@ final class BenchBatches {
         String callbacks = nextQueue.get();
         long[] lags = new long[LAG_BATCHES];
         long[] floors = new long[LAG_BATCHES];
+        long[][] parts = new long[PARTS.length][LAG_BATCHES];
         try (Binomic client = client(redis)) {
             worker.send("serve " + queue + " " + callbacks + " " + LAG_BATCH_SIZE);
             worker.awaitLine("serving", 60);
             Task<Long, Void> child = BenchBatchesWorker.childTask(queue);
+            Map<String, Long> usec0 = redis.usecByCommand();
             for (int b = 0; b < LAG_BATCHES; b++) {
                 BatchBuilder batch = client.batch().onComplete(BenchBatchesWorker.callbackTask(callbacks), (long) b);
                 for (int i = 0; i < LAG_BATCH_SIZE; i++) {
@@ -196,7 +218,14 @@ final class BenchBatches {
                 long floor = -1;
                 while (lag < 0 || floor < 0) {
                     String[] line = worker.awaitLine("", 120).split(" ");
-                    if (line[0].equals("cb") && Long.parseLong(line[1]) == b) {
+                    if (line[0].equals("cbparts") && Long.parseLong(line[1]) == b) {
+                        if (LAG_ONLY) {
+                            System.err.println(String.join(" ", line)); // each batch's parts, to see where a slow one went
+                        }
+                        for (int i = 0; i < PARTS.length; i++) {
+                            parts[i][b] = Long.parseLong(line[2 + i]);
+                        }
+                    } else if (line[0].equals("cb") && Long.parseLong(line[1]) == b) {
                         lag = Long.parseLong(line[2]);
                     } else if (line[0].equals("floor")) {
                         floor = Long.parseLong(line[1]);
@@ -205,15 +234,39 @@ final class BenchBatches {
                 lags[b] = lag;
                 floors[b] = floor;
             }
+            // the scripts' Redis time per batch (its submit, its children's starts and settles, the callback's), ms
+            r.put("bb_callback_scripts_ms_per_batch", (scripts(redis.usecByCommand()) - scripts(usec0)) / 1e3 / LAG_BATCHES);
             worker.send("stop");
             worker.awaitLine("stopped", 60);
         }
+        // even batches: the floor job submitted off the last child's handler; odd ones: in it, before it returns
+        lagFigures("bb_callback_", even(lags, 0), even(floors, 0), r);
+        lagFigures("bb_callback_inline_", even(lags, 1), even(floors, 1), r);
+        // where the lag went (even batches): in time parts (µs), p50 and max; in counts, the median
+        for (int i = 0; i < PARTS.length; i++) {
+            long[] part = even(parts[i], 0);
+            Arrays.sort(part);
+            if (PARTS[i].endsWith("_us")) {
+                r.put("bb_callback_" + PARTS[i].replace("_us", "_p50_ms"), percentile(part, 0.50) / 1e3);
+                r.put("bb_callback_" + PARTS[i].replace("_us", "_max_ms"), part[part.length - 1] / 1e3);
+            } else {
+                r.put("bb_callback_" + PARTS[i] + "_p50", (double) percentile(part, 0.50));
+            }
+        }
+    }
+
+    /** Every other value of {@code all}, from {@code first}. */
+    private static long[] even(long[] all, int first) {
+        return java.util.stream.IntStream.range(0, all.length).filter(i -> i % 2 == first).mapToLong(i -> all[i]).toArray();
+    }
+
+    private static void lagFigures(String p, long[] lags, long[] floors, Map<String, Double> r) {
         Arrays.sort(lags);
         Arrays.sort(floors);
-        r.put("bb_callback_lag_p50_ms", percentile(lags, 0.50) / 1e3);
-        r.put("bb_callback_lag_p99_ms", percentile(lags, 0.99) / 1e3);
-        r.put("bb_callback_floor_p50_ms", percentile(floors, 0.50) / 1e3);
-        r.put("bb_callback_floor_p99_ms", percentile(floors, 0.99) / 1e3);
+        r.put(p + "lag_p50_ms", percentile(lags, 0.50) / 1e3);
+        r.put(p + "lag_p99_ms", percentile(lags, 0.99) / 1e3);
+        r.put(p + "floor_p50_ms", percentile(floors, 0.50) / 1e3);
+        r.put(p + "floor_p99_ms", percentile(floors, 0.99) / 1e3);
     }
 
     private static long percentile(long[] sorted, double p) {

@@ -4,6 +4,10 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import io.binomic.api.TaskHandler;
 import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.BrokerProvider;
+import io.binomic.api.spi.SchedulerProvider;
+import java.util.ServiceLoader;
 import io.binomic.core.Binomic;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -24,9 +28,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>{@code serve <job queue> <callback queue> <batch size>}: starts a Binomic worker on both queues
  *       with the handlers of every task below, and answers {@code serving}; the first job started prints
  *       {@code first-start <epoch µs>}. A batch size above 0 measures callback lag: the child that ends its
- *       batch's count (argument: the batch's number) submits an ordinary job ({@link #floorTask}) at that
- *       moment, and the callback prints {@code cb <batch> <µs since the last child's end>}, the ordinary
- *       job {@code floor <µs since its submit>};</li>
+ *       batch's count (argument: the batch's number) has an ordinary job ({@link #floorTask}) submitted at that
+ *       moment (an even batch's from another thread; an odd one's in the handler, before it returns), and the callback prints {@code cbparts} (the lag's parts, seen by a
+ *       {@link TimingBroker} the worker's broker calls go through) and {@code cb <batch> <µs since the last
+ *       child's end>}, the ordinary job {@code floor <µs since its submit>};</li>
  *   <li>{@code stop}: closes that worker and prints {@code wf <p50> <p99> <max> <nodes> <join>} (µs) for the
  *       workflow nodes it ran (each dependent's start less its last dependency's end; join: the longest of the wide
  *       graphs' last nodes), then {@code stopped}.</li>
@@ -136,9 +141,17 @@ public final class BenchBatchesWorker {
         private final ConcurrentHashMap<Long, Long> nodeEnds = new ConcurrentHashMap<>();
         private final List<Long> nodeLags = java.util.Collections.synchronizedList(new ArrayList<>());
         private final List<Long> joinLags = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final java.util.concurrent.ExecutorService floorSubmits = java.util.concurrent.Executors.newSingleThreadExecutor();
+        /** When the last child ended, a settle call was under way since (epoch µs), or 0; by batch. */
+        private final ConcurrentHashMap<Long, Long> settlingAtEnd = new ConcurrentHashMap<>();
 
         Serving(String url, int concurrency, String jobs, String callbacks, int batchSize) {
             AtomicReference<Binomic> self = new AtomicReference<>();
+            BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
+                    .worker(WorkerConfig.builder().queues(jobs, callbacks).concurrency(concurrency).build()).build();
+            // Only the callback-lag runs look into the broker calls: the drain rows run as an application would.
+            Broker redis = batchSize > 0 ? redisProvider(BrokerProvider.class).create(config.broker()) : null;
+            TimingBroker timing = redis == null ? null : new TimingBroker(redis, "bb-child", "bb-callback");
             TaskHandler<Long, Void> noop = n -> {
                 started();
                 return null;
@@ -147,8 +160,14 @@ public final class BenchBatchesWorker {
                 started();
                 if (batchSize > 0 && n >= 0 && ended.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet() == batchSize) {
                     long now = BenchWorker.nowMicros();
+                    settlingAtEnd.put(n, timing.settleUnderWaySince());
                     lastEnd.put(n, now);
-                    self.get().submit(floorTask(callbacks), now);
+                    if (n % 2 == 0) {
+                        // submitted off this handler: its round trip would hold back the child's own outcome, and the callback
+                        floorSubmits.execute(() -> self.get().submit(floorTask(callbacks), now));
+                    } else {
+                        self.get().submit(floorTask(callbacks), now); // in the handler: what an odd batch's lag is measured with
+                    }
                 }
                 return null;
             };
@@ -156,6 +175,15 @@ public final class BenchBatchesWorker {
                 long now = BenchWorker.nowMicros();
                 Long end = lastEnd.get(n);
                 if (end != null) {
+                    // the parts of the lag: <the last child's outcome waiting for its settle call> <that call>
+                    // <the fetch returning the callback after it> <fetch to handler> <outcomes in that call>
+                    // <1 if the fetch began before that call ended> <how long a settle call had been under way at the end, -1 if none>
+                    long settling = settlingAtEnd.getOrDefault(n, 0L);
+                    long settleEnd = timing.childSettleEnded();
+                    System.out.println("cbparts " + n + " " + (timing.childSettleStart - end) + " "
+                            + (settleEnd - timing.childSettleStart) + " " + (timing.callbackFetchEnd - settleEnd)
+                            + " " + (now - timing.callbackFetchEnd) + " " + timing.childSettleSize + " "
+                            + (timing.callbackFetchStart < settleEnd ? 1 : 0) + " " + (settling == 0 ? -1 : end - settling));
                     System.out.println("cb " + n + " " + (now - end));
                 }
                 return null;
@@ -184,14 +212,23 @@ public final class BenchBatchesWorker {
                 nodeEnds.put(n, BenchWorker.nowMicros());
                 return null;
             };
-            BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
-                    .worker(WorkerConfig.builder().queues(jobs, callbacks).concurrency(concurrency).build()).build();
-            binomic = Binomic.builder().config(config)
+            Binomic.Builder builder = Binomic.builder().config(config);
+            if (timing != null) {
+                builder.broker(timing).scheduler(redisProvider(SchedulerProvider.class).create(redis));
+            }
+            binomic = builder
                     .handle(plainTask(jobs), noop).handle(trackedTask(jobs), noop).handle(childTask(jobs), child)
                     .handle(nodeTask(jobs), node).handle(callbackTask(callbacks), callback).handle(floorTask(callbacks), floor)
                     .build().start();
             self.set(binomic);
             binomic.startWorker();
+        }
+
+        /** The Redis provider of {@code type}, as the application's own build finds it (binomic-redis is a runtime dependency). */
+        private static <T> T redisProvider(Class<T> type) {
+            return ServiceLoader.load(type).stream().map(ServiceLoader.Provider::get)
+                    .filter(p -> p instanceof BrokerProvider b ? b.id().equals("redis") : ((SchedulerProvider) p).id().equals("redis"))
+                    .findFirst().orElseThrow(() -> new IllegalStateException("no Redis " + type.getSimpleName() + " on the class path"));
         }
 
         private void started() {
@@ -225,6 +262,7 @@ public final class BenchBatchesWorker {
 
         @Override
         public void close() {
+            floorSubmits.close();
             binomic.close();
         }
     }
