@@ -124,6 +124,41 @@ class RedisWorkflowsContractTest extends WorkflowsContractTest {
         }
     }
 
+    /**
+     * A workflow a release before the counts stored (no 'counted' field) stays out of the broker-wide
+     * counts when a replay resumes it, as at its end: counting it open then would leave it counted
+     * in a state it was never taken from.
+     */
+    @Test
+    void aWorkflowStoredBeforeTheCountsIsLeftOutOfThemWhenAReplayResumesIt() throws Exception {
+        UUID id = UUID.randomUUID();
+        Workflows workflows = io.binomic.core.BrokerCapabilities.of(broker, Workflows.class);
+        workflows.submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), List.of(node(id, "a", List.of()), node(id, "b", List.of("a")))));
+        RedisServer.shared().call("HDEL", workflowKey(id), "counted");
+        RedisServer.shared().call("HINCRBY", "binomic:flows:counts", "workflow:open", "-1");
+        Map<String, String> before = flowCounts();
+
+        Delivery a = broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500)).getFirst();
+        assertTrue(broker.settle("c1", List.of(new Settlement.DeadLetter(a, failure(), new JobUpdate(a.queue(),
+                a.message().orElseThrow().id(), Map.of(JobRecords.STATE, "DEAD_LETTERED"), List.of(), Duration.ZERO, true)))).allApplied());
+        var store = io.binomic.core.BrokerCapabilities.deadLetterStore(broker);
+        assertEquals(1, store.replayDeadLetters(queue, List.of(store.readDeadLetters(queue, java.util.Optional.empty(), 10).getFirst().id())));
+        assertTrue(broker.settle("c1", List.of(succeeded(broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500)).getFirst()))).allApplied());
+        assertEquals(NodeState.ENQUEUED, workflows.readWorkflow(id).orElseThrow().node("b").orElseThrow().state(), "the replay resumed it");
+        assertEquals(before, flowCounts(), "counted neither open nor in an end state");
+        assertTrue(broker.settle("c1", List.of(succeeded(broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500)).getFirst()))).allApplied());
+        assertEquals(before, flowCounts(), "nor at its new end");
+    }
+
+    private static Map<String, String> flowCounts() {
+        List<?> all = (List<?>) RedisServer.shared().call("HGETALL", "binomic:flows:counts");
+        Map<String, String> out = new java.util.TreeMap<>();
+        for (int i = 0; i < all.size(); i += 2) {
+            out.put(all.get(i).toString(), all.get(i + 1).toString());
+        }
+        return out;
+    }
+
     private static String workflowKey(UUID id) {
         return "binomic:workflow:{" + id + "}";
     }

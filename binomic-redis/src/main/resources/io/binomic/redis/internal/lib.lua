@@ -206,12 +206,13 @@ end
 -- Broker-wide counts of batches and workflows by state (Batches.counts, Workflows.counts): one hash,
 -- <prefix>:flows:counts, fields '<kind>:<state>' (kind batch or workflow; state open, succeeded,
 -- failed or cancelled), moved by the steps that create and end each flow, whose own hash says in
--- 'counted' where it is counted. A flow stored before the counts has no 'counted' and is left out
--- (so open never goes below zero). HGET and HSET, not HINCRBY: the producer's rule set, which
--- submits and cancels, has those.
-local function flow_count(flow, kind, state)
+-- 'counted' where it is counted. Only its submit ('submitted') counts a flow the first time: one
+-- stored before the counts has no 'counted' and is left out, also when a replay resumes it (so open
+-- never goes below zero). HGET and HSET, not HINCRBY: the producer's rule set, which submits and
+-- cancels, has those.
+local function flow_count(flow, kind, state, submitted)
   local old = redis.call('HGET', flow, 'counted')
-  if old == state or (not old and state ~= 'open') then return end
+  if old == state or (not old and not submitted) then return end
   -- a batch on a Cluster names its counts (in its own slot: ClusterBatches); else the prefix's
   local counts = redis.call('HGET', flow, 'counts') or (string.match(flow, '^(.*):' .. kind .. ':{[^}]*}$') .. ':flows:counts')
   if old then

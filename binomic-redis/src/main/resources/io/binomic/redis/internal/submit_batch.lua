@@ -13,7 +13,7 @@ if mode == 'new' then
     'succeeded', 0, 'dead', 0, 'cancelled', 0)
   local n = tonumber(ARGV[5])
   for j = 6, 5 + n, 2 do redis.call('HSET', KEYS[1], ARGV[j], ARGV[j + 1]) end
-  flow_count(KEYS[1], 'batch', 'open')
+  flow_count(KEYS[1], 'batch', 'open', true)
 elseif redis.call('HGET', KEYS[1], 'open') ~= '1' then
   return 0
 end

@@ -15,7 +15,7 @@ if ARGV[1] == 'new' then
     'succeeded', 0, 'dead', 0, 'cancelled', 0)
   local n = tonumber(ARGV[5])
   for j = 6, 5 + n, 2 do redis.call('HSET', batch, ARGV[j], ARGV[j + 1]) end
-  flow_count(batch, 'batch', 'open')
+  flow_count(batch, 'batch', 'open', true)
 elseif redis.call('HGET', batch, 'open') ~= '1' then
   return 0
 end

@@ -38,5 +38,5 @@ for i = 3, #ARGV, 10 do
 end
 redis.call('HSET', KEYS[1], 'retention', ARGV[1], 'createdAt', ARGV[2], 'active', active, 'cancelRequested', '0', 'endedAt', '',
   'names', cjson.encode(names))
-flow_count(KEYS[1], 'workflow', 'open')
+flow_count(KEYS[1], 'workflow', 'open', true)
 return 1
