@@ -94,6 +94,36 @@ final class ChaosDriver {
         }
     }
 
+    /**
+     * A file holding the class path of an older build: one worker of the run (and the master that
+     * starts it) is that build's, the rest this one's, on the same queues. Off by default. The file
+     * names, in this order: the chaos application ({@link ChaosJobs} and what it uses, from this
+     * source tree) compiled against the old build's jars, so both builds run the same tasks; the
+     * old build's binomic-it classes; and the old binomic-it test class path
+     * ({@code mvn package dependency:build-classpath -Dmdep.includeScope=test -pl binomic-it -am}).
+     * The recipe is in module-info-docs/benchmark-log-2026-12-03.md.
+     */
+    static final String OLD_WORKER_PROPERTY = "chaos.oldWorker";
+
+    /** The old build's class path, or null when the run has no old worker. */
+    static String oldClassPath() {
+        String file = property(OLD_WORKER_PROPERTY, null);
+        if (file == null) {
+            return null;
+        }
+        try {
+            String classPath = Files.readString(Path.of(file)).strip();
+            if (classPath.isEmpty()) {
+                throw new IllegalArgumentException("-D" + OLD_WORKER_PROPERTY + "=" + file + " is empty: write the old build's class"
+                        + " path into it (see " + OLD_WORKER_PROPERTY + " in ChaosDriver), or leave the property out");
+            }
+            return classPath;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("-D" + OLD_WORKER_PROPERTY + "=" + file + " cannot be read (" + e + "): name a file"
+                    + " holding the old build's class path, or leave the property out", e);
+        }
+    }
+
     static String property(String name, String fallback) {
         String value = System.getProperty(name);
         return value == null || value.isBlank() ? fallback : value;
@@ -107,6 +137,11 @@ final class ChaosDriver {
     private final long seed;
     private Path ledgerDir;
     private ChaosMaster master;
+    /**
+     * With {@value #OLD_WORKER_PROPERTY}: a second master, of the last release, with one worker JVM
+     * on the same queues (the first then has one fewer), killed, frozen and restarted like the rest.
+     */
+    private ChaosMaster oldMaster;
     private long phaseStart;
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
     private final List<String> problems = new CopyOnWriteArrayList<>();
@@ -118,6 +153,7 @@ final class ChaosDriver {
     /** The batches and workflows, where the target has them. */
     private ChaosFlows flows;
     private volatile int resubmitted;
+    private final java.util.Set<Long> oldPids = new java.util.concurrent.ConcurrentSkipListSet<>();
 
     ChaosDriver(ChaosTarget target, Size size) {
         this.target = target;
@@ -145,7 +181,16 @@ final class ChaosDriver {
         Binomic sweeper = null;
         try {
             target.prepare(producer);
-            master = new ChaosMaster(dir, ledgerDir, size, target.broker(), problems);
+            String oldClassPath = oldClassPath();
+            if (oldClassPath == null) {
+                master = new ChaosMaster(dir, ledgerDir, size, target.broker(), problems);
+            } else {
+                master = new ChaosMaster("master", dir, ledgerDir, size, size.workers() - 1, null, target.broker(), problems);
+                oldMaster = new ChaosMaster("old-master", dir, ledgerDir, size, 1, oldClassPath, target.broker(), problems);
+                oldMaster.start();
+                noteOldPids();
+                log("old worker (" + OLD_WORKER_PROPERTY + "): pids " + oldMaster.running().stream().map(SlotSnapshot::pid).toList());
+            }
             master.start();
             phaseStart = System.currentTimeMillis();
             long phaseEnd = phaseStart + size.phase().toMillis();
@@ -181,6 +226,9 @@ final class ChaosDriver {
             secondScheduler.close();
             long schedulersClosed = System.currentTimeMillis();
             master.stop();
+            if (oldMaster != null) {
+                oldMaster.stop();
+            }
             // Ticks fired while the master drained have no worker left: a worker of this JVM runs them (and schedules none).
             Binomic.Builder sweeping = Binomic.builder().config(TestApp.config(target.broker(), ChaosJobs.TICK_QUEUE, size.lease()));
             ChaosJobs.tasks(ledger, size.tick(), size.delay()).forEach(sweeping::handle);
@@ -200,6 +248,10 @@ final class ChaosDriver {
                     + " s, " + size.workers() + " worker JVMs x " + size.concurrency() + ", lease " + size.lease().toSeconds()
                     + " s, took " + (System.currentTimeMillis() - testStart) / 1000 + " s");
             out.addAll(target.describe());
+            if (oldMaster != null) {
+                out.add("mixed fleet: 1 of the " + size.workers() + " worker JVMs (and its master) from the class path in "
+                        + property(OLD_WORKER_PROPERTY, null) + "; its pids: " + oldPids + "; its log: " + oldMaster.log());
+            }
             out.addAll(report.lines());
             ChaosFlowCheck flowCheck = flows == null ? null : flows.check(sweeper, report::cause);
             out.addAll(flowCheck == null ? List.of() : flowCheck.lines());
@@ -266,6 +318,9 @@ final class ChaosDriver {
             closeQuietly(sweeper);
             if (master != null) {
                 master.destroy();
+            }
+            if (oldMaster != null) {
+                oldMaster.destroy();
             }
             target.close();
         }
@@ -437,7 +492,7 @@ final class ChaosDriver {
     private void apply(String kind, Random random) {
         switch (kind) {
             case "SIGKILL" -> {
-                SlotSnapshot victim = master.victim(random);
+                SlotSnapshot victim = victim(random);
                 if (victim != null) {
                     ChildWorker.signal(victim.pid(), "KILL");
                     // Taken once the signal is surely delivered: no execution of that JVM starts later.
@@ -447,7 +502,7 @@ final class ChaosDriver {
                 }
             }
             case "SIGSTOP" -> {
-                SlotSnapshot victim = master.victim(random);
+                SlotSnapshot victim = victim(random);
                 if (victim != null) {
                     // Past the lease, so that its messages are taken over; in the long run every other one also
                     // past the heartbeat timeout, so that the master kills it instead of it waking up.
@@ -470,16 +525,36 @@ final class ChaosDriver {
             case "MASTER_RESTART" -> {
                 exclusive.lock();
                 try {
+                    ChaosMaster restarted = oldMaster != null && random.nextBoolean() ? oldMaster : master;
                     long t = System.currentTimeMillis();
-                    long pid = master.pid();
-                    int exit = master.stop();
-                    master.start();
-                    faults.add(new Fault(kind, pid, t, System.currentTimeMillis(), "SIGTERM, exit " + exit + ", new master running"));
+                    long pid = restarted.pid();
+                    int exit = restarted.stop();
+                    restarted.start();
+                    noteOldPids();
+                    faults.add(new Fault(kind, pid, t, System.currentTimeMillis(), "SIGTERM, exit " + exit + ", new "
+                            + restarted.name() + " running"));
                 } finally {
                     exclusive.unlock();
                 }
             }
             default -> redisFault(kind, random);
+        }
+    }
+
+    /** A running worker JVM of either master, at random; null when none is. */
+    private SlotSnapshot victim(Random random) {
+        noteOldPids();
+        List<SlotSnapshot> running = new ArrayList<>(master.running());
+        if (oldMaster != null) {
+            running.addAll(oldMaster.running());
+        }
+        return running.isEmpty() ? null : running.get(random.nextInt(running.size()));
+    }
+
+    /** Every pid the old worker had, for the report: its master restarts it after a kill. */
+    private void noteOldPids() {
+        if (oldMaster != null) {
+            oldMaster.running().forEach(s -> oldPids.add(s.pid()));
         }
     }
 

@@ -12,30 +12,54 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The {@code binomic master} of a {@link ChaosDriver} run, in its own JVM, and its worker JVMs as
+ * A {@code binomic master} of a {@link ChaosDriver} run, in its own JVM, and its worker JVMs as
  * its slot segment shows them: started, stopped (SIGTERM, a drain) and started again on the same
  * state directory. What goes wrong with it is added to the run's problems.
+ *
+ * <p>It runs this JVM's Binomic, or, for a mixed fleet, the class path of another build (an older
+ * release and the chaos application compiled with it): master and workers of one install always
+ * come from the same build, so a rolling upgrade mixes whole masters, not worker JVMs of one.
  */
 final class ChaosMaster {
+    private final String name;
     private final Path dir;
     private final Path stateDir;
     private final Path ledgerDir;
     private final ChaosDriver.Size size;
+    private final int workers;
+    /** The other build's class path, or null for this JVM's. */
+    private final String classPath;
     private final BrokerConfig broker;
     private final List<String> problems;
     private volatile Process master;
 
     ChaosMaster(Path dir, Path ledgerDir, ChaosDriver.Size size, BrokerConfig broker, List<String> problems) {
+        this("master", dir, ledgerDir, size, size.workers(), null, broker, problems);
+    }
+
+    /** A master named {@code name} (its state directory and log are named after it) with {@code workers} workers. */
+    ChaosMaster(String name, Path dir, Path ledgerDir, ChaosDriver.Size size, int workers, String classPath, BrokerConfig broker,
+                List<String> problems) {
+        this.name = name;
         this.dir = dir;
-        this.stateDir = dir.resolve("state");
+        this.stateDir = dir.resolve(name.equals("master") ? "state" : name + "-state");
         this.ledgerDir = ledgerDir;
         this.size = size;
+        this.workers = workers;
+        this.classPath = classPath;
         this.broker = broker;
         this.problems = problems;
+    }
+
+    String name() {
+        return name;
+    }
+
+    Path log() {
+        return dir.resolve(name + ".log");
     }
 
     long pid() {
@@ -49,12 +73,7 @@ final class ChaosMaster {
         }
     }
 
-    /** A worker JVM of the master that is running, at random; null when none is (the master is replacing them). */
-    SlotSnapshot victim(Random random) {
-        List<SlotSnapshot> running = running();
-        return running.isEmpty() ? null : running.get(random.nextInt(running.size()));
-    }
-
+    /** Its worker JVMs that are running; none while the master is replacing them. */
     List<SlotSnapshot> running() {
         try (WorkerSlots slots = WorkerSlots.openReadOnly(stateDir.resolve("workers.slots"))) {
             return slots.snapshot().stream().filter(s -> s.state() == WorkerState.RUNNING && s.pid() != 0
@@ -67,7 +86,7 @@ final class ChaosMaster {
     /** {@code binomic master} in its own JVM, as MasterShutdownOnRedisTest runs it; returns once every worker runs. */
     void start() {
         List<String> args = new ArrayList<>(List.of("master", "--broker", broker.url(), "--queues", String.join(",", ChaosJobs.QUEUES),
-                "--workers", Integer.toString(size.workers()), "--concurrency", Integer.toString(size.concurrency()),
+                "--workers", Integer.toString(workers), "--concurrency", Integer.toString(size.concurrency()),
                 "--heartbeat-interval", millis(size.heartbeat()), "--heartbeat-timeout", millis(size.heartbeatTimeout()),
                 "--start-timeout", "60s", "--shutdown-grace", millis(size.shutdownGrace()), "--kill-grace", "1s",
                 "--lease-timeout", millis(size.lease()), "--reclaim-interval", "500ms", "--restart-backoff", "500ms",
@@ -78,10 +97,10 @@ final class ChaosMaster {
             args.add("--jvm-option=" + option);
         }
         List<String> command = new ArrayList<>(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args));
-        int classPath = command.indexOf("-cp") + 1;
-        command.set(classPath, servicesDirectory() + java.io.File.pathSeparator + command.get(classPath));
+        int classPathAt = command.indexOf("-cp") + 1;
+        command.set(classPathAt, servicesDirectory() + java.io.File.pathSeparator + (classPath == null ? command.get(classPathAt) : classPath));
         ProcessBuilder builder = new ProcessBuilder(command)
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.log").toFile()));
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()));
         builder.environment().keySet().removeIf(k -> k.startsWith("BINOMIC_"));
         broker.options().forEach((option, value) -> builder.environment()
                 .put("BINOMIC_BROKER_OPTION_" + option.toUpperCase(java.util.Locale.ROOT).replace('.', '_'), value));
@@ -91,9 +110,9 @@ final class ChaosMaster {
             throw new java.io.UncheckedIOException(e);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (running().size() < size.workers() || !ownsSegment()) {
+        while (running().size() < workers || !ownsSegment()) {
             if (!master.isAlive() || System.nanoTime() > deadline) {
-                throw new AssertionError("master did not get " + size.workers() + " workers running; its log:\n" + ChaosDriver.read(dir.resolve("master.log")));
+                throw new AssertionError(name + " did not get " + workers + " workers running; its log:\n" + ChaosDriver.read(log()));
             }
             ChaosDriver.sleep(100);
         }
@@ -130,7 +149,7 @@ final class ChaosMaster {
         master.destroy();
         try {
             if (!master.waitFor(size.shutdownGrace().toMillis() + 30_000, TimeUnit.MILLISECONDS)) {
-                problems.add("master pid " + master.pid() + " did not exit within the grace after SIGTERM");
+                problems.add(name + " pid " + master.pid() + " did not exit within the grace after SIGTERM");
                 master.destroyForcibly().waitFor();
             }
         } catch (InterruptedException e) {
@@ -139,7 +158,7 @@ final class ChaosMaster {
         }
         int exit = master.exitValue();
         if (exit != 0) {
-            problems.add("master pid " + master.pid() + " exited " + exit + " after SIGTERM");
+            problems.add(name + " pid " + master.pid() + " exited " + exit + " after SIGTERM");
         }
         return exit;
     }
