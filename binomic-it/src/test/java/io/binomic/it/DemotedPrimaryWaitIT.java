@@ -112,7 +112,7 @@ class DemotedPrimaryWaitIT {
 
     private void enqueueAcrossTheDemotion(int count, java.util.function.BiConsumer<Broker, List<Message>> enqueue) throws Exception {
         BrokerConfig config = BrokerConfig.builder().url("redis://127.0.0.1:" + proxy.port()).commandTimeout(Duration.ofSeconds(10))
-                .options(Map.of("wait.replicas", "1", "wait.timeout", "500ms")).build();
+                .options(Map.of("wait.replicas", "1", "wait.timeout", "3s")).build(); // the resend's; the first WAIT is held
         try (Broker broker = Brokers.redisProvider().create(config)) {
             broker.start(List.of(queue));
             broker.enqueue(message()); // confirmed by the replica: both have it
@@ -128,8 +128,10 @@ class DemotedPrimaryWaitIT {
             assertEquals(1L + count, streamLength(oldPrimary), "the old primary took the writes");
 
             oldPrimary.call("REPLICAOF", "127.0.0.1", Integer.toString(newPrimary.port())); // demoted
-            Await.until(Duration.ofSeconds(20), () -> linkUp(oldPrimary) && streamLength(oldPrimary) == 1L,
-                    () -> info(oldPrimary) + ", stream length " + streamLength(oldPrimary));
+            // and the new primary counts it for WAIT only once it has it online (a loaded machine takes a while)
+            Await.until(Duration.ofSeconds(20), () -> linkUp(oldPrimary) && streamLength(oldPrimary) == 1L
+                            && String.valueOf(info(newPrimary).get("slave0")).contains("state=online"),
+                    () -> info(oldPrimary) + ", stream length " + streamLength(oldPrimary) + "; new primary " + info(newPrimary));
             proxy.retarget(newPrimary.port());
             proxy.release(); // the old primary, now a replica, answers: ERR WAIT cannot be used with replica instances
 
