@@ -35,7 +35,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         return submitAllUnique(List.of(message), dueAt).getFirst();
     }
 
-    /** One script per message, all in one pipeline: one round trip for the lot. */
+    /** One script per message, pipelined in chunks of {@value RedisContext#BULK_CHUNK}: a round trip per chunk. */
     @Override
     public List<UUID> submitAllUnique(List<Message> messages, Instant dueAt) {
         if (messages.isEmpty()) {
@@ -56,15 +56,23 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                     uniqueKeys(m, dueAt, redis.keys(m.queue())), uniqueArguments(m, dueAt));
             return Collections.singletonList(holder(id));
         }
-        List<?> replies = redis.producerPipeline(what, batch -> {
-            for (Message m : messages) {
-                RedisKeys k = redis.keys(m.queue());
-                batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_UNIQUE,
-                        RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
-            }
-        });
-        List<UUID> ids = new ArrayList<>(replies.size());
-        replies.forEach(r -> ids.add(holder(r)));
+        // A pipeline's reply must come within the command timeout: one of 20,000 scripts did not
+        // on a loaded machine. Chunks keep each reply small; a chunk sent again is harmless, as a
+        // message's own id holding its key reads as claimed by it.
+        List<UUID> ids = new ArrayList<>(messages.size());
+        for (int from = 0; from < messages.size(); from += RedisContext.BULK_CHUNK) {
+            List<Message> chunk = messages.subList(from, Math.min(messages.size(), from + RedisContext.BULK_CHUNK));
+            String chunkWhat = messages.size() <= RedisContext.BULK_CHUNK ? what
+                    : what + " (messages " + from + " to " + (from + chunk.size()) + " of " + messages.size() + ")";
+            List<?> replies = redis.producerPipeline(chunkWhat, batch -> {
+                for (Message m : chunk) {
+                    RedisKeys k = redis.keys(m.queue());
+                    batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_UNIQUE,
+                            RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
+                }
+            });
+            replies.forEach(r -> ids.add(holder(r)));
+        }
         return ids;
     }
 
