@@ -1,6 +1,7 @@
 package io.binomic.it.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
@@ -140,6 +141,19 @@ class ClusterMasterAndCliTest {
         assertEquals(1, run.exit(), run.toString());
         assertTrue(run.err().contains("this server is a node of a Redis Cluster, which a redis:// URL cannot use: use"
                 + " redis+cluster://127.0.0.1:" + node.port()), run.err());
+    }
+
+    /** A Cluster keeps no workflows: the CLI says so naming the broker by its URL, as a failure (exit 1), not a usage error. */
+    @Test
+    void aWorkflowCommandOnAClusterFailsNamingTheBrokerWithoutTheUsage() {
+        String url = RedisClusterSet.shared().url();
+        for (String verb : List.of("show", "cancel")) {
+            CliRun run = CliRun.of("workflow", verb, "--broker", url, "--id", UUID.randomUUID().toString());
+
+            assertEquals(1, run.exit(), run.toString());
+            assertTrue(run.err().contains("RedisBroker[" + url + "]") && run.err().contains("no Workflows capability"), run.err());
+            assertFalse(run.err().contains("Usage:"), run.err());
+        }
     }
 
     /** One queue name per master: queues of one prefix whose streams hash to slots of different masters. */

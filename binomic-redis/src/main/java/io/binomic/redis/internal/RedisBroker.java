@@ -387,4 +387,8 @@ final class RedisBroker implements Broker {
     public int removeIdleConsumers(String queue, String consumer, Duration idle) {
         return Math.toIntExact(priorities.removeIdleConsumers(queue, consumer, idle));
     }
+
+    /** What errors name this broker by: its URL, password redacted. */
+    @Override
+    public String toString() { return "RedisBroker[" + redis.config.redactedUrl() + "]"; }
 }

@@ -70,7 +70,8 @@ final class BatchCommand extends Command {
                 out.println("failed     ... and " + (s.failedJobs().size() - 20) + " more");
             }
             return BinomicCli.EXIT_OK;
-        } catch (UnsupportedOperationException | IllegalArgumentException | IllegalStateException e) {
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            // A broker without the capability is not a usage error: it fails (exit 1), naming the broker.
             throw new UsageException(e.getMessage());
         }
     }

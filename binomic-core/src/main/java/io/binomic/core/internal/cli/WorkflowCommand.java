@@ -66,7 +66,8 @@ final class WorkflowCommand extends Command {
             }
             table.print(out);
             return BinomicCli.EXIT_OK;
-        } catch (UnsupportedOperationException | IllegalArgumentException | IllegalStateException e) {
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            // A broker without the capability is not a usage error: it fails (exit 1), naming the broker.
             throw new UsageException(e.getMessage());
         }
     }
