@@ -3,6 +3,7 @@ package io.binomic.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
@@ -51,6 +52,8 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         final List<NewWorkflow.Node> nodes = new ArrayList<>();
         /** The retention of the records of the nodes added from now. */
         Duration trackFor = Duration.ofMinutes(5);
+        /** How long the workflow's record is kept once it ended. */
+        Duration retainFor = Duration.ofMinutes(5);
 
         Graph node(String name, List<String> dependsOn, Set<String> ignoring, Duration delay) {
             Message m = Message.builder().id(UUID.randomUUID()).task(name).queue(queue).enqueuedAt(Instant.now())
@@ -68,7 +71,7 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         Graph node(String name, String... dependsOn) { return node(name, List.of(dependsOn), Set.of()); }
 
         Graph submit() {
-            workflows().submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), nodes));
+            workflows().submitWorkflow(new NewWorkflow(id, retainFor, nodes));
             return this;
         }
 
@@ -423,6 +426,38 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
 
         broker.settle("c1", List.of(succeeded(fetchAll("c1").get("b"))));
         assertEquals(BatchesContractTest.plus(before, -2, 2, 0, 0), workflows().counts());
+    }
+
+    /**
+     * A replay that succeeds in a workflow that ended failed ends it again: the workflow's status and
+     * its jobs' records are kept for its retention from that new end, not from the first.
+     */
+    @Test
+    void aReplayThatSucceedsInAnEndedWorkflowKeepsItForItsRetentionFromTheNewEnd() throws Exception {
+        Duration retention = Duration.ofSeconds(2);
+        Graph g = new Graph();
+        g.retainFor = retention;
+        g.trackFor = Duration.ofMillis(100);
+        g.node("a").node("x").submit();
+        Map<String, Delivery> first = fetchAll("c1");
+        assertTrue(broker.settle("c1", List.of(succeeded(first.get("a")), dead(first.get("x")))).allApplied());
+        Instant firstEnd = Instant.now();
+        assertEquals(WorkflowStatus.State.FAILED, g.status().state());
+        sleepPast(firstEnd.plus(retention.multipliedBy(3).dividedBy(5)));
+
+        var store = BrokerCapabilities.deadLetterStore(broker);
+        assertEquals(1, store.replayDeadLetters(queue, List.of(store.readDeadLetters(queue, Optional.empty(), 10).getFirst().id())));
+        Delivery replayed = fetchAll("c1").get("x");
+        Instant newEnd = Instant.now();
+        assertTrue(broker.settle("c1", List.of(succeeded(replayed))).allApplied());
+        sleepPast(firstEnd.plus(retention).plusMillis(300));
+        Optional<WorkflowStatus> status = workflows().readWorkflow(g.id);
+        boolean recordsKept = g.hasRecord("a") && g.hasRecord("x");
+        // only a read made within the retention from the new end can tell (a machine far behind reads too late)
+        assumeTrue(Instant.now().isBefore(newEnd.plus(retention)), "read too late to tell");
+        assertEquals(Optional.of(WorkflowStatus.State.SUCCEEDED), status.map(WorkflowStatus::state),
+                "the status is kept for the retention from the replay's end");
+        assertTrue(recordsKept, "its jobs' records are kept with it");
     }
 
     @Test

@@ -398,6 +398,15 @@ local function wf_flow_count(wf, active)
   end)
   flow_count(wf, 'workflow', flow_end_state(all, wf, true))
 end
+-- Ends workflow wf now: its record and those of its jobs kept for its retention from now. A replay
+-- that succeeds in an ended workflow ends it again, later: the retention starts again from that end.
+local function wf_end(wf, now)
+  local keep = redis.call('HGET', wf, 'retention')
+  redis.call('HSET', wf, 'endedAt', now)
+  redis.call('PEXPIRE', wf, keep)
+  wf_keep_records(wf, tonumber(keep))
+  wf_flow_count(wf, 0)
+end
 -- Sets node name's state, keeping 'active': the record expires once nothing is held or enqueued,
 -- and is kept again while a resume (a replayed dependency that succeeded) runs; the records of its
 -- jobs with it (wf_keep_records).
@@ -414,19 +423,14 @@ local function wf_set(wf, name, new, now)
       if active > 0 then
         redis.call('PERSIST', record)
       else
-        local keep = tonumber(redis.call('HGET', wf, 'retention'))
-        redis.call('PEXPIRE', record, math.max(keep, tonumber(redis.call('HGET', wf, 'rt:' .. name) or '0')))
-        wf_flow_count(wf, active)
+        wf_end(wf, now)
       end
     end
     return
   end
   redis.call('HSET', wf, 'active', active)
   if active == 0 then
-    redis.call('HSET', wf, 'endedAt', now)
-    redis.call('PEXPIRE', wf, redis.call('HGET', wf, 'retention'))
-    wf_keep_records(wf, tonumber(redis.call('HGET', wf, 'retention')))
-    wf_flow_count(wf, active)
+    wf_end(wf, now)
   elseif active == delta then
     redis.call('HSET', wf, 'endedAt', '')
     redis.call('PERSIST', wf)
