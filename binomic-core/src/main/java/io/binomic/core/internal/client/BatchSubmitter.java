@@ -30,7 +30,7 @@ public final class BatchSubmitter {
      * that submits batch after batch to the same callback queues reads each once in that time, not
      * once per submit. A worker that starts (or the last that stops) within it is seen that late.
      */
-    public static final Duration CONSUMERS_FRESH = Duration.ofSeconds(30);
+    static final Duration CONSUMERS_FRESH = Duration.ofSeconds(30);
     private final ClientContext context;
     /** What the last read of each callback queue's consumers said, and when (the client clock's millis). */
     private final Map<String, ConsumersRead> consumersRead = new ConcurrentHashMap<>();

@@ -1,4 +1,4 @@
-package io.binomic.core;
+package io.binomic.core.internal.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -6,7 +6,8 @@ import io.binomic.api.BrokerConfig;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.spi.Batches;
-import io.binomic.core.internal.client.BatchSubmitter;
+import io.binomic.core.Binomic;
+import io.binomic.core.ForwardingBroker;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.time.Clock;
 import java.time.Duration;
