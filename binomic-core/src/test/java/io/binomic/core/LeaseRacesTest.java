@@ -47,18 +47,12 @@ class LeaseRacesTest {
 
     @Test
     void aDeliveryWhoseLeaseLapsedBetweenTheReadAndTheRunIsNotRunWhenAnotherWorkerTookItOver() throws Exception {
-        CountDownLatch read = new CountDownLatch(1);
-        CountDownLatch takenOver = new CountDownLatch(1);
-        AtomicBoolean stalled = new AtomicBoolean();
+        Stall stall = new Stall();
         SharedBroker stallsAfterItsFirstRead = new SharedBroker(shared) {
             @Override
             public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
                 List<Delivery> got = super.fetch(queues, consumer, max, wait);
-                if (!got.isEmpty() && stalled.compareAndSet(false, true)) {
-                    // Held up between the read and the dispatch (a slow round, a GC) past the lease.
-                    read.countDown();
-                    takenOver.await(20, TimeUnit.SECONDS);
-                }
+                stall.holdUpFirst(!got.isEmpty()); // between the read and the dispatch (a slow round, a GC)
                 return got;
             }
 
@@ -67,38 +61,18 @@ class LeaseRacesTest {
                 return List.of(); // only the other worker takes it over
             }
         };
-        AtomicInteger runs = new AtomicInteger();
-        Task<Integer, Void> job = Task.builder("job", Integer.class).build();
-        Task<Integer, Void> marker = Task.builder("marker", Integer.class).build();
-        AtomicInteger markers = new AtomicInteger();
-        List<TaskBinding<?, ?>> bindings = List.of(job.handledBy((Integer n) -> {
-            runs.incrementAndGet();
-            return null;
-        }), marker.handledBy((Integer n) -> {
-            markers.incrementAndGet();
-            return null;
-        }));
+        Race race = new Race();
         Recording recording = new Recording();
         recording.enable("io.binomic.LeaseLost");
         recording.start();
-        Binomic slow = start(bindings, worker("slow").concurrency(1), stallsAfterItsFirstRead);
+        Binomic slow = start(race.bindings(), worker("slow").concurrency(1), stallsAfterItsFirstRead);
         Worker slowWorker = slow.startWorker();
-        slow.submit(job, 1);
-        assertTrue(read.await(20, TimeUnit.SECONDS), "the slow worker read the job");
+        slow.submit(race.job, 1);
+        stall.awaitHeldUp("the slow worker read the job");
 
-        Binomic other = start(bindings, worker("other"), new SharedBroker(shared));
-        Worker otherWorker = other.startWorker();
-        WorkerTest.await("the other worker reclaimed and ran it", () -> otherWorker.counters().succeeded() == 1);
-        otherWorker.stop(Duration.ofSeconds(5));
-        takenOver.countDown();
-        // One slot: the marker runs on the slow worker only after what its stalled round dispatched.
-        slow.submit(marker, 2);
-        WorkerTest.await("the slow worker ran the marker", () -> markers.get() == 1);
-        slowWorker.stop(Duration.ofSeconds(5));
-
-        assertEquals(1, runs.get(), "runs of the job: the slow worker ran it too, after another worker had taken it over");
+        takeOverWhileHeldUp(stall, race.bindings(), "the other worker reclaimed and ran it");
+        race.assertRanOnceAfterTheMarker(slow, slowWorker);
         assertEquals(0, slowWorker.counters().staleSettlements(), "the slow worker settled nothing it had lost");
-        assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
         recording.stop();
         Path file = Files.createTempFile("binomic", ".jfr");
         recording.dump(file);
@@ -111,57 +85,28 @@ class LeaseRacesTest {
 
     @Test
     void aReclaimHeldUpPastTheLeaseDoesNotRunWhatAnotherWorkerReclaimedFromIt() throws Exception {
-        CountDownLatch reclaimed = new CountDownLatch(1);
-        CountDownLatch takenOver = new CountDownLatch(1);
-        AtomicReference<Thread> heldUp = new AtomicReference<>();
+        Stall stall = new Stall();
         SharedBroker stallsAfterItsFirstReclaim = new SharedBroker(shared) {
             @Override
             public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
                 List<Delivery> got = super.reclaim(queue, consumer, minIdle, max);
-                if (!got.isEmpty() && reclaimed.getCount() > 0) {
-                    heldUp.set(Thread.currentThread());
-                    reclaimed.countDown();
-                    try {
-                        takenOver.await(20, TimeUnit.SECONDS); // held up between the reclaim and the run, past the lease
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
+                stall.holdUpFirst(!got.isEmpty()); // between the reclaim and the run
                 return got;
             }
         };
-        AtomicInteger runs = new AtomicInteger();
-        AtomicInteger markers = new AtomicInteger();
-        Task<Integer, Void> job = Task.builder("job", Integer.class).build();
-        Task<Integer, Void> marker = Task.builder("marker", Integer.class).build();
-        List<TaskBinding<?, ?>> bindings = List.of(job.handledBy((Integer n) -> {
-            runs.incrementAndGet();
-            return null;
-        }), marker.handledBy((Integer n) -> {
-            markers.incrementAndGet();
-            return null;
-        }));
-        Binomic slow = start(bindings, worker("slow").concurrency(1), stallsAfterItsFirstReclaim);
-        slow.submit(job, 1);
+        Race race = new Race();
+        Binomic slow = start(race.bindings(), worker("slow").concurrency(1), stallsAfterItsFirstReclaim);
+        slow.submit(race.job, 1);
         // Read by a worker that then died: pending under its name until its lease lapses.
         assertEquals(1, shared.fetch(List.of("default"), "dead-worker", 1, Duration.ZERO).size());
         Thread.sleep(LEASE.multipliedBy(2).toMillis());
         Worker slowWorker = slow.startWorker();
-        assertTrue(reclaimed.await(20, TimeUnit.SECONDS), "the slow worker reclaimed the stranded job");
+        stall.awaitHeldUp("the slow worker reclaimed the stranded job");
 
-        Binomic other = start(bindings, worker("other"), new SharedBroker(shared));
-        Worker otherWorker = other.startWorker();
-        WorkerTest.await("the other worker reclaimed it from the slow one and ran it", () -> otherWorker.counters().succeeded() == 1);
-        otherWorker.stop(Duration.ofSeconds(5));
-        takenOver.countDown();
-        heldUp.get().join(TimeUnit.SECONDS.toMillis(20)); // the reclaim's thread ends once it ran, held or dropped what it took
-        // One slot, and held deliveries run before a fetch: the marker runs after what the reclaim took.
-        slow.submit(marker, 2);
-        WorkerTest.await("the slow worker ran the marker", () -> markers.get() == 1);
-        slowWorker.stop(Duration.ofSeconds(5));
-
-        assertEquals(1, runs.get(), "runs of the job: the slow worker ran it too, after another worker had taken it over");
-        assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
+        takeOverWhileHeldUp(stall, race.bindings(), "the other worker reclaimed it from the slow one and ran it");
+        stall.heldUp.get().join(TimeUnit.SECONDS.toMillis(20)); // the reclaim's thread ends once it ran, held or dropped what it took
+        // held deliveries run before a fetch: the marker runs after what the reclaim took
+        race.assertRanOnceAfterTheMarker(slow, slowWorker);
     }
 
     @Test
@@ -213,9 +158,7 @@ class LeaseRacesTest {
         assertTrue(firstRunStarted.await(20, TimeUnit.SECONDS), "the first run started");
         renewalsFail.set(true);
 
-        Binomic other = start(bindings, worker("other"), new SharedBroker(shared));
-        Worker otherWorker = other.startWorker();
-        WorkerTest.await("the other worker reclaimed and ran it", () -> otherWorker.counters().succeeded() == 1);
+        otherRunsIt(bindings, "the other worker reclaimed and ran it");
         renewalsFail.set(false);
 
         WorkerTest.await("the first run, whose lease was lost, was interrupted", firstRunInterrupted::get);
@@ -226,6 +169,74 @@ class LeaseRacesTest {
         assertEquals(0, stats.deadLetters(), stats.toString());
         assertEquals(0, stats.pending(), stats.toString());
         assertEquals(2, runs.get());
+    }
+
+    /**
+     * Holds up the slow worker's broker call, past the lease: the first call that got something waits
+     * until released, so that another worker can take over what it returns.
+     */
+    private static final class Stall {
+        final CountDownLatch reached = new CountDownLatch(1);
+        final CountDownLatch released = new CountDownLatch(1);
+        final AtomicReference<Thread> heldUp = new AtomicReference<>();
+
+        void holdUpFirst(boolean gotSomething) {
+            if (!gotSomething || !heldUp.compareAndSet(null, Thread.currentThread())) {
+                return;
+            }
+            reached.countDown();
+            try {
+                released.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        void awaitHeldUp(String what) throws InterruptedException {
+            assertTrue(reached.await(20, TimeUnit.SECONDS), what);
+        }
+    }
+
+    /**
+     * The job both workers race for, and a marker submitted once the slow worker goes on: with its one
+     * slot, the slow worker runs the marker only after what its held-up call handed it.
+     */
+    private final class Race {
+        final Task<Integer, Void> job = Task.builder("job", Integer.class).build();
+        final Task<Integer, Void> marker = Task.builder("marker", Integer.class).build();
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicInteger markers = new AtomicInteger();
+
+        List<TaskBinding<?, ?>> bindings() {
+            return List.of(job.handledBy((Integer n) -> {
+                runs.incrementAndGet();
+                return null;
+            }), marker.handledBy((Integer n) -> {
+                markers.incrementAndGet();
+                return null;
+            }));
+        }
+
+        void assertRanOnceAfterTheMarker(Binomic slow, Worker slowWorker) throws Exception {
+            slow.submit(marker, 2);
+            WorkerTest.await("the slow worker ran the marker", () -> markers.get() == 1);
+            slowWorker.stop(Duration.ofSeconds(5));
+            assertEquals(1, runs.get(), "runs of the job: the slow worker ran it too, after another worker had taken it over");
+            assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
+        }
+    }
+
+    /** Another worker reclaims the job while the slow worker is held up, runs it and stops; then the slow one goes on. */
+    private void takeOverWhileHeldUp(Stall stall, List<TaskBinding<?, ?>> bindings, String what) throws Exception {
+        otherRunsIt(bindings, what).stop(Duration.ofSeconds(5));
+        stall.released.countDown();
+    }
+
+    /** A second worker on the shared broker, once it ran one job. */
+    private Worker otherRunsIt(List<TaskBinding<?, ?>> bindings, String what) throws Exception {
+        Worker otherWorker = start(bindings, worker("other"), new SharedBroker(shared)).startWorker();
+        WorkerTest.await(what, () -> otherWorker.counters().succeeded() == 1);
+        return otherWorker;
     }
 
     private static WorkerConfig.Builder worker(String name) {
