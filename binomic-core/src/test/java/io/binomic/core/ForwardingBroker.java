@@ -69,11 +69,6 @@ public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Acti
     }
 
     @Override
-    public void renewLeases(String consumer, List<Delivery> inFlight) {
-        delegate.renewLeases(consumer, inFlight);
-    }
-
-    @Override
     public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
         return delegate.renewLeasesReportingLost(consumer, inFlight);
     }

@@ -114,12 +114,6 @@ class LeaseRacesTest {
         AtomicBoolean renewalsFail = new AtomicBoolean();
         SharedBroker renewalsMayFail = new SharedBroker(shared) {
             @Override
-            public void renewLeases(String consumer, List<Delivery> inFlight) {
-                failIfAsked();
-                super.renewLeases(consumer, inFlight);
-            }
-
-            @Override
             public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
                 failIfAsked();
                 return super.renewLeasesReportingLost(consumer, inFlight);

@@ -90,7 +90,9 @@ final class TimingBroker implements Broker {
     public void enqueueAll(List<Message> messages) { delegate.enqueueAll(messages); }
 
     @Override
-    public void renewLeases(String consumer, List<Delivery> inFlight) { delegate.renewLeases(consumer, inFlight); }
+    public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
+        return delegate.renewLeasesReportingLost(consumer, inFlight);
+    }
 
     @Override
     public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {

@@ -18,7 +18,9 @@ import java.util.Optional;
  * many queues it reads. A {@link Settlement.RetryLater} is stored, atomically with the ack, in the
  * store of deferred work the broker shares with its {@link Scheduler} (from the {@link SchedulerProvider}
  * of the same kind), which puts it back on its queue when it is due. A {@link Settlement.DeadLetter}
- * is kept, atomically with the ack, until an operator replays or deletes it.
+ * is kept, atomically with the ack, until an operator replays or deletes it. A lease renewal
+ * ({@link #renewLeasesReportingLost}) is fenced the same way, and reports the deliveries the
+ * consumer lost.
  *
  * <p>Every other feature is a capability, an interface of its own that says what it guarantees,
  * found with {@link #capability}: a broker implements only what it can keep, and the core treats a
@@ -64,23 +66,20 @@ public interface Broker extends AutoCloseable {
 
     /**
      * Resets the idle time of deliveries {@code consumer} still holds (running, or finished but not
-     * yet settled), so they are not reclaimed. Fenced like {@link #settle}: a delivery another
-     * consumer took over is left alone.
-     */
-    void renewLeases(String consumer, List<Delivery> inFlight);
-
-    /**
-     * {@link #renewLeases}, in the same round trips, and says which of {@code inFlight} were not renewed
+     * yet settled), so they are not reclaimed, and says which of {@code inFlight} were not renewed
      * because {@code consumer} no longer holds them (another consumer reclaimed them, or they are no
-     * longer pending): the worker then stops running them, since another worker may run them now. A
-     * broker that cannot tell inherits this default, which renews and reports none lost; its workers
-     * then learn of a lost lease only when the settlement is refused.
+     * longer pending). Fenced like {@link #settle}: a delivery another consumer took over is left
+     * alone. Required, not a capability: a broker that fences renewals knows which it did not renew,
+     * and the worker relies on the answer to stop running what another worker may run now (without it,
+     * two workers would run the same job until the first one's settlement is refused).
      *
      * @return the deliveries of {@code inFlight} not renewed, as they were passed in; empty when all were
      */
-    default List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
-        renewLeases(consumer, inFlight);
-        return List.of();
+    List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight);
+
+    /** {@link #renewLeasesReportingLost}, for a caller that does not need to know which were lost. */
+    default void renewLeases(String consumer, List<Delivery> inFlight) {
+        renewLeasesReportingLost(consumer, inFlight);
     }
 
     /**

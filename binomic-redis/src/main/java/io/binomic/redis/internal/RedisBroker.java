@@ -324,11 +324,6 @@ final class RedisBroker implements Broker {
     }
 
     @Override
-    public void renewLeases(String consumer, List<Delivery> inFlight) {
-        renewLeasesReportingLost(consumer, inFlight);
-    }
-
-    @Override
     public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
         // Sorted: the failure of a broken queue's renewal then reads the same each time, and is logged once.
         Map<String, List<Object>> argsByQueue = new TreeMap<>();

@@ -237,11 +237,6 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
     }
 
     @Override
-    public void renewLeases(String consumer, List<Delivery> inFlight) {
-        renewLeasesReportingLost(consumer, inFlight);
-    }
-
-    @Override
     public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
         return state.locked(() -> {
             long now = System.nanoTime();
