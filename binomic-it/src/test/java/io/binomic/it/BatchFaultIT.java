@@ -19,12 +19,16 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Batches under faults: a worker JVM SIGKILLed while it holds most of the batch's jobs (they are
- * reclaimed and run again by another worker JVM), and Redis crashing mid-batch and coming back from
- * its append-only file while the workers keep their outcomes and send them again. Each callback is
- * still enqueued exactly once, after every job ended, with the counts right.
+ * Batches under faults: a worker JVM SIGKILLed and one frozen with SIGSTOP while each holds 8 of the
+ * batch's 16 jobs (they are reclaimed and run again by another worker JVM, the frozen one woken after
+ * the batch completed), on a single Redis and on a Redis Cluster (where the jobs' queue, the
+ * callbacks' queue and the batch are in different slots); and Redis crashing mid-batch and coming
+ * back from its append-only file while the workers keep their outcomes and send them again. Each
+ * callback is still enqueued exactly once, after every job ended, with the counts right.
  */
 class BatchFaultIT {
     private static final Duration LEASE = Duration.ofSeconds(3);
@@ -32,25 +36,38 @@ class BatchFaultIT {
     /** What a callback run saw: its kind, the jobs done by then (the ledger), and the batch's status. */
     record Run(String kind, int doneWhenRun, BatchStatus status) { }
 
-    @Test
-    void workersKilledOrFrozenMidBatchLeaveEachCallbackEnqueuedOnceAfterTheLastJob() {
-        RedisServer redis = RedisServer.shared();
-        String queue = "batch-kill-" + UUID.randomUUID().toString().substring(0, 8);
+    /** Where the broker is; the ledger is on the shared single Redis either way. */
+    enum Target {
+        REDIS, CLUSTER;
+
+        String brokerUrl() { return this == REDIS ? RedisServer.shared().url() : RedisClusterSet.shared().url(); }
+
+        /** Commands the cluster refused with {@code CROSSSLOT} so far; none on a single Redis. */
+        long crossSlotErrors() { return this == REDIS ? 0 : RedisClusterSet.shared().errors("CROSSSLOT"); }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Target.class)
+    void workersKilledOrFrozenMidBatchLeaveEachCallbackEnqueuedOnceAfterTheLastJob(Target target) {
+        RedisServer ledgerRedis = RedisServer.shared();
+        String brokerUrl = target.brokerUrl();
+        long crossSlotBefore = target.crossSlotErrors();
+        String queue = "batch-kill-" + target.name().toLowerCase(java.util.Locale.ROOT) + "-" + UUID.randomUUID().toString().substring(0, 8);
         String callbacks = queue + "-cb";
-        Ledger ledger = new Ledger(redis.host(), redis.port(), queue);
+        Ledger ledger = new Ledger(ledgerRedis.host(), ledgerRedis.port(), queue);
         Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
         Task<String, Void> callback = Task.builder("batch-callback", String.class).queue(callbacks).build();
         List<Run> runs = new CopyOnWriteArrayList<>();
         int count = 16;
-        try (Binomic client = Binomic.builder().config(TestApp.config(redis.url(), callbacks, LEASE)).task(job)
+        try (Binomic client = Binomic.builder().config(TestApp.config(brokerUrl, callbacks, LEASE)).task(job)
                 .handle(callback, kind -> {
                     runs.add(new Run(kind, ledger.done().size(), TaskContext.current().batch().orElseThrow()));
                     return null;
                 }).build().start()) {
             client.startWorker();
             BatchHandle batch;
-            try (ChildWorker killed = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100));
-                 ChildWorker frozen = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+            try (ChildWorker killed = ChildWorker.start(ledgerRedis, brokerUrl, queue, LEASE, Duration.ofMillis(100));
+                 ChildWorker frozen = ChildWorker.start(ledgerRedis, brokerUrl, queue, LEASE, Duration.ofMillis(100))) {
                 var builder = client.batch().onSuccess(callback, "success").onComplete(callback, "complete").onDeath(callback, "death");
                 IntStream.range(0, count).forEach(n -> builder.add(job, new Job(n, 2500, 0)));
                 batch = builder.submit();
@@ -59,7 +76,7 @@ class BatchFaultIT {
                 frozen.signal("STOP");
                 killed.kill9();
                 assertTrue(ledger.done().isEmpty(), "nothing finished before the kill");
-                try (ChildWorker _ = ChildWorker.start(redis, queue, LEASE, Duration.ofMillis(100))) {
+                try (ChildWorker _ = ChildWorker.start(ledgerRedis, brokerUrl, queue, LEASE, Duration.ofMillis(100))) {
                     Await.until(Duration.ofSeconds(60), () -> runs.size() >= 2, () -> "done " + ledger.done() + ", callbacks " + runs);
                 }
                 // the frozen worker wakes up, finishes the runs it held and settles them late: fenced out, counted nowhere
@@ -80,7 +97,9 @@ class BatchFaultIT {
             assertEquals(Set.of(BatchStatus.Callback.SUCCESS, BatchStatus.Callback.COMPLETE),
                     batch.status().orElseThrow().fired());
             assertEquals(count, batch.status().orElseThrow().succeeded(), "the frozen worker's late outcomes counted nothing");
-            System.out.printf("BATCH sigkill-and-sigstop-mid-batch: jobs=%d executions=%d callbacks=%d%n", count, ledger.totalRuns(), runs.size());
+            assertEquals(crossSlotBefore, target.crossSlotErrors(), "CROSSSLOT errors on the cluster");
+            System.out.printf("BATCH %s sigkill-and-sigstop-mid-batch: jobs=%d executions=%d callbacks=%d%n", target, count,
+                    ledger.totalRuns(), runs.size());
         }
     }
 
