@@ -55,12 +55,17 @@ final class QueueFetchFailures {
         long since = before == null ? now : before.sinceNanos;
         failing.put(queue, new Failing(error, since, now + BACKOFF.toNanos(), log ? now : before.loggedAtNanos));
         if (log) {
-            LOG.log(System.Logger.Level.ERROR, "fetching from queue '" + queue + "' fails (for " + Duration.ofNanos(now - since).toMillis()
-                    + " ms): " + error + ". The worker's other queues are read meanwhile; this one is tried again every "
-                    + BACKOFF.toMillis() + " ms. On WRONGTYPE a key of the queue ({" + queue + "}:stream, its :stream:levels set"
-                    + " or a :stream:p<N> level stream) holds something else: check it with TYPE, then delete or rename it."
-                    + " Entries already read are not lost");
+            LOG.log(System.Logger.Level.ERROR, describe(queue, error, Duration.ofNanos(now - since)));
         }
+    }
+
+    /** The log line of a queue whose reads fail: the repair of a key of the wrong type only when that is the error. */
+    static String describe(String queue, String error, Duration failingFor) {
+        String repair = error.contains("WRONGTYPE") ? " A key of the queue ({" + queue + "}:stream, its :stream:levels set"
+                + " or a :stream:p<N> level stream) holds something else: check it with TYPE, then delete or rename it." : "";
+        return "fetching from queue '" + queue + "' fails (for " + failingFor.toMillis() + " ms): " + error
+                + ". The worker's other queues are read meanwhile; this one is tried again every " + BACKOFF.toMillis() + " ms."
+                + repair + " Entries already read are not lost";
     }
 
     /** True while reading {@code queue} fails. */

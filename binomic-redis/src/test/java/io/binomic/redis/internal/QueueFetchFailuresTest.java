@@ -3,6 +3,7 @@ package io.binomic.redis.internal;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 class QueueFetchFailuresTest {
@@ -23,5 +24,18 @@ class QueueFetchFailuresTest {
 
         assertTrue(QueueFetchFailures.sameError(a, b));
         assertFalse(QueueFetchFailures.sameError(a, other));
+    }
+
+    /** A Redis that is down is not a broken key: its log line gives no key repair; a WRONGTYPE gives it. */
+    @Test
+    void theKeyRepairIsGivenOnlyForAKeyOfTheWrongType() {
+        String refused = QueueFetchFailures.describe("cpu", "Redis fetch from 'cpu' failed at localhost:7611: Connection refused",
+                Duration.ofSeconds(5));
+        String wrongType = QueueFetchFailures.describe("cpu", "Redis fetch from 'cpu' failed at localhost:7611: WRONGTYPE Operation"
+                + " against a key holding the wrong kind of value", Duration.ofSeconds(5));
+
+        assertTrue(refused.contains("Connection refused") && refused.contains("fails (for 5000 ms)"), refused);
+        assertFalse(refused.contains("TYPE") || refused.contains("delete or rename"), refused);
+        assertTrue(wrongType.contains("{cpu}:stream") && wrongType.contains("check it with TYPE, then delete or rename it"), wrongType);
     }
 }

@@ -22,13 +22,13 @@ import java.util.stream.IntStream;
 
 /**
  * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
- * by the {@code binomic workers} command. It holds a 64-byte header and one 128-byte (two cache
+ * by the {@code binomic workers} command. It holds a 64-byte header and one 192-byte (three cache
  * lines) slot per worker. This class alone knows the layout.
  *
  * <pre>
- * header (64 bytes)                  slot i at 64 + 128 * i (128 bytes)
+ * header (64 bytes)                  slot i at 64 + 192 * i (192 bytes)
  *   0 magic "BNMSLOTS"                  0 pid                                   (worker)
- *   8 format version (2)                8 heartbeat, epoch ms; for display      (worker)
+ *   8 format version (3)                8 heartbeat, epoch ms; for display      (worker)
  *  16 slot count                       16 state, int                           (worker; master resets)
  *  24 master pid                       20 command, int                         (master)
  *  32 master start, epoch ms           24 in-flight                            (worker)
@@ -45,7 +45,7 @@ import java.util.stream.IntStream;
  *                                         2 hung, being stopped,
  *                                         3 not consuming, being stopped       (master)
  *                                      88 next start, epoch ms, 0 = none       (master)
- *                                      96 problem: 32 bytes of ASCII,
+ *                                      96 problem: 96 bytes of ASCII,
  *                                         NUL-padded; set while not consuming  (worker)
  * </pre>
  *
@@ -59,18 +59,18 @@ import java.util.stream.IntStream;
  * with its wall clock: a clock step (NTP) then neither makes every worker look hung nor hides a
  * hung one. The epoch milliseconds are only for {@code binomic workers} to show.
  *
- * <p>Slots are two whole cache lines, so the workers' heartbeats never invalidate each other's lines.
+ * <p>Slots are three whole cache lines, so the workers' heartbeats never invalidate each other's lines.
  */
 public final class WorkerSlots implements AutoCloseable {
     /** "BNMSLOTS" in ASCII: tells a slots file from any other file. */
     static final long MAGIC = 0x424E_4D53_4C4F_5453L;
-    static final long FORMAT_VERSION = 2;
+    static final long FORMAT_VERSION = 3;
     /** Bytes of the header: one cache line. */
     static final long LINE = 64;
-    /** Bytes of each slot: two cache lines. */
-    static final long SLOT = 128;
-    /** Longest problem text a slot holds; longer ones are cut. */
-    static final int PROBLEM_BYTES = 32;
+    /** Bytes of each slot: three cache lines. */
+    static final long SLOT = 192;
+    /** Longest problem text a slot holds, room for the longest the worker's health check words; longer ones are cut. */
+    static final int PROBLEM_BYTES = 96;
 
     private static final long HEADER_MAGIC = 0;
     private static final long HEADER_VERSION = 8;
