@@ -196,6 +196,10 @@ final class LeaseKeeper implements ControlLoop.Round {
                     + "stopped {3} of its runs that another worker took over meanwhile", context.consumerName(),
                     TimeUnit.NANOSECONDS.toMillis(gap), context.config().leaseTimeout().toMillis(), stopped);
             overdue = false;
+        } else if (gap > 2 * period.toNanos()) {
+            // Late, within the lease: how close a fault came to a reclaim, for whoever measures one.
+            LOG.log(Level.DEBUG, "worker {0}: leases renewed after {1} ms without a renewal (lease {2} ms)",
+                    context.consumerName(), TimeUnit.NANOSECONDS.toMillis(gap), context.config().leaseTimeout().toMillis());
         }
         renewedSinceNanos = began;
     }
