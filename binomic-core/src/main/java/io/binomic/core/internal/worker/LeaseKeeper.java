@@ -41,7 +41,7 @@ final class LeaseKeeper implements ControlLoop.Round {
      * the wire when a stall ends, few enough that a broker slow to answer every call (busy, not
      * stalled) gets at most this many times its usual renewals.
      */
-    static final int MAX_CALLS = 4;
+    private static final int MAX_CALLS = 4;
     /** Pause before retrying a failed renewal: after an outage, the sooner the leases are renewed, the smaller the chance another worker takes them over. */
     private static final Duration RETRY_PAUSE = Duration.ofMillis(250);
 
