@@ -165,6 +165,77 @@ class LeaseRacesTest {
         assertEquals(2, runs.get());
     }
 
+    @Test
+    void aRenewalStuckOnAStalledConnectionDoesNotKeepTheNextFromLandingWithinTheLease() throws Exception {
+        Duration lease = Duration.ofSeconds(4);
+        Duration stall = Duration.ofMillis(2500); // shorter than the lease minus a renewal period (1 s)
+        AtomicBoolean stalled = new AtomicBoolean();
+        AtomicBoolean oneCaught = new AtomicBoolean();
+        AtomicInteger landed = new AtomicInteger();
+        CountDownLatch healed = new CountDownLatch(1);
+        CountDownLatch testEnds = new CountDownLatch(1);
+        SharedBroker renewalsStall = new SharedBroker(shared) {
+            @Override
+            public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
+                if (stalled.get()) {
+                    // The first call the stall caught timed out in the client and went into its
+                    // retries, which land long after the stall; a call sent later is on the wire
+                    // and lands as the stall ends.
+                    await(oneCaught.compareAndSet(false, true) ? testEnds : healed);
+                }
+                List<Delivery> lost = super.renewLeasesReportingLost(consumer, inFlight);
+                landed.incrementAndGet();
+                return lost;
+            }
+
+            private static void await(CountDownLatch latch) {
+                try {
+                    latch.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+
+            @Override
+            public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+                return List.of(); // only the other worker takes over
+            }
+        };
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger runs = new AtomicInteger();
+        Task<Integer, Void> longJob = Task.builder("long", Integer.class).build();
+        List<TaskBinding<?, ?>> bindings = List.of(longJob.handledBy((Integer n) -> {
+            runs.incrementAndGet();
+            started.countDown();
+            release.await(60, TimeUnit.SECONDS);
+            return null;
+        }));
+        try {
+            Binomic slow = start(bindings, worker("slow", lease), renewalsStall);
+            Worker slowWorker = slow.startWorker();
+            slow.submit(longJob, 1);
+            assertTrue(started.await(20, TimeUnit.SECONDS), "the run started");
+            Worker otherWorker = start(bindings, worker("other", lease), new SharedBroker(shared)).startWorker();
+
+            int before = landed.get();
+            WorkerTest.await("a renewal landed", () -> landed.get() > before);
+            stalled.set(true);
+            Thread.sleep(stall);
+            stalled.set(false);
+            healed.countDown();
+            Thread.sleep(lease.plusSeconds(1)); // past when the other worker would reclaim had no renewal landed since the stall began
+
+            assertEquals(1, runs.get(), "runs: the other worker reclaimed and ran the job the stalled worker still ran");
+            release.countDown();
+            WorkerTest.await("the stalled worker completed the job", () -> slowWorker.counters().succeeded() == 1);
+            assertEquals(0, otherWorker.counters().succeeded() + otherWorker.counters().failed(), "the other worker ran nothing");
+        } finally {
+            release.countDown();
+            testEnds.countDown();
+        }
+    }
+
     /**
      * Holds up the slow worker's broker call, past the lease: the first call that got something waits
      * until released, so that another worker can take over what it returns.
@@ -234,7 +305,11 @@ class LeaseRacesTest {
     }
 
     private static WorkerConfig.Builder worker(String name) {
-        return WorkerConfig.builder().consumerName(name).pollTimeout(Duration.ofMillis(100)).leaseTimeout(LEASE)
+        return worker(name, LEASE);
+    }
+
+    private static WorkerConfig.Builder worker(String name, Duration lease) {
+        return WorkerConfig.builder().consumerName(name).pollTimeout(Duration.ofMillis(100)).leaseTimeout(lease)
                 .reclaimInterval(Duration.ofMillis(100)).shutdownGrace(Duration.ofSeconds(2));
     }
 
