@@ -159,6 +159,7 @@ final class MasterCommand extends Command {
                     + " service) and no --queues or worker.queues; put the application's modules on the module path, or name"
                     + " the queues with --queues");
         }
+        warnOfQueuesNoTaskUses(config.queues(), taskQueues());
         String url = config.broker().url();
         if (url.regionMatches(true, 0, "memory:", 0, "memory:".length()) && !args.has(PRIVATE_MEMORY_BROKER)) {
             String problem = "memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
@@ -167,6 +168,26 @@ final class MasterCommand extends Command {
             throw args.has(BROKER.name()) ? new UsageException(problem)
                     : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
         }
+    }
+
+    /**
+     * A queue to read that no task on the module path uses is most likely a typo: the workers would
+     * read it and dead-letter what they find there as a task they do not know, while the queue meant
+     * goes unread. Warned of, not refused: the tasks may come to the workers another way.
+     */
+    private void warnOfQueuesNoTaskUses(List<String> queues, List<String> taskQueues) {
+        queuesNoTaskUses(queues, taskQueues).forEach(warning -> err.println("binomic master: warning: " + warning));
+    }
+
+    /** A line for each of {@code queues} that none of {@code taskQueues} is, with the closest; none when no task is known. */
+    static List<String> queuesNoTaskUses(List<String> queues, List<String> taskQueues) {
+        if (taskQueues.isEmpty()) {
+            return List.of();
+        }
+        return queues.stream().filter(queue -> !taskQueues.contains(queue))
+                .map(queue -> "no task on the module path uses queue '" + queue + "'" + ClosestName.hint(queue, taskQueues)
+                        + " (the tasks' queues: " + String.join(", ", taskQueues) + ")")
+                .toList();
     }
 
     /** The queues of the tasks on the module path: what each worker JVM, started on the same path, reads by default. */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -14,6 +15,15 @@ class MasterCommandTest {
 
     @TempDir
     Path dir;
+
+    /** Found by an outside tester: {@code --queues cpuu} started workers on a queue no task used, silently. */
+    @Test
+    void aQueueNoTaskUsesIsWarnedOfWithTheClosestTaskQueue() {
+        assertEquals(List.of("no task on the module path uses queue 'cpuu'; did you mean 'cpu'? (the tasks' queues: cpu, io)"),
+                MasterCommand.queuesNoTaskUses(List.of("cpuu", "io"), List.of("cpu", "io")));
+        assertEquals(List.of(), MasterCommand.queuesNoTaskUses(List.of("cpu", "io"), List.of("cpu", "io")));
+        assertEquals(List.of(), MasterCommand.queuesNoTaskUses(List.of("anything"), List.of()), "no task known: nothing to compare");
+    }
 
     /** Found by an outside tester: each worker JVM got a private in-memory broker that nothing could reach. */
     @Test
