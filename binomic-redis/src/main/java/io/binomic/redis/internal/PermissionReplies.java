@@ -18,8 +18,9 @@ final class PermissionReplies {
     private static final Pattern COMMAND = Pattern.compile("permissions to run the '([^']+)' command");
     private static final Pattern SCRIPT = Pattern.compile("script: ([0-9a-fA-F]{40})");
     private static final String IN_SCRIPT = "The user executing the script can't";
-    static final String RULE_SETS = "the rule sets of a worker, a producer and a reader are in module-info-docs/redis.md,"
-            + " section ACL rule sets";
+    static final String RULE_SETS = "or run it as a user whose rule set has it (a reader's has no command that writes; a worker's"
+            + " has the operator's: pause, limits, dead-letter replay and purge); the rule sets of a worker, a producer and a reader"
+            + " are in module-info-docs/redis.md, section ACL rule sets";
 
     private PermissionReplies() { }
 

@@ -52,6 +52,7 @@ class PermissionRepliesTest {
         String m = PermissionReplies.failure("r:1", "reader", "stats of 'q'", reply).getMessage();
         assertTrue(m.contains("ACL user 'reader' lacks a command that Lua script stats.lua (SHA1 " + sha + ") calls")
                 && m.contains("ACL SETUSER reader +xinfo|groups +xlen +xrange +xrevrange +zcard;"), m);
+        assertTrue(m.contains("; or run it as a user whose rule set has it (a reader's has no command that writes;"), m);
         assertFalse(m.contains("channel:"), m);
     }
 
