@@ -178,14 +178,15 @@ class BatchSnippetsTest {
         };
         Logger logger = Logger.getLogger(io.binomic.core.internal.client.BatchSubmitter.class.getName());
         logger.addHandler(capture);
-        try (Binomic binomic = Binomic.builder().handle(report, r -> null).build().start()) {
+        try (Binomic binomic = Binomic.builder().handle(report, r -> null).handle(send, e -> null).build().start()) {
             binomic.startWorker();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (binomic.queueStats(report.queue()).consumers() == 0 && System.nanoTime() < deadline) {
+            while ((binomic.queueStats(report.queue()).consumers() == 0 || binomic.queueStats(send.queue()).consumers() == 0)
+                    && System.nanoTime() < deadline) {
                 Thread.sleep(10);
             }
             binomic.batch().add(send, new Email("a")).onComplete(report, new Report("read")).submit();
-            assertEquals(List.of(), warnings.stream().map(LogRecord::getMessage).toList(), "a worker reads the reports queue");
+            assertEquals(List.of(), warnings.stream().map(LogRecord::getMessage).toList(), "a worker reads the jobs' and the reports queue");
 
             BatchHandle batch = binomic.batch().add(send, new Email("b")).onSuccess(unread, new Report("unread")).submit();
             assertEquals(1, warnings.size());

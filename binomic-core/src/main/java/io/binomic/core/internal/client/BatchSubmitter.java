@@ -12,9 +12,12 @@ import io.binomic.core.internal.FlowStats;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -89,7 +92,27 @@ public final class BatchSubmitter {
     public void submit(NewBatch batch, List<Message> jobs) {
         batches().submitBatch(batch, jobs);
         stats.batchSubmitted();
+        warnOfUnreadJobQueues(batch.id(), jobs);
         warnOfUnreadCallbackQueues(batch);
+    }
+
+    /**
+     * Logs a warning for each queue of {@code jobs} that has no consumer: its jobs wait there, and the
+     * batch stays open, until a worker of that queue starts (a mistyped queue would hold it silently).
+     */
+    private void warnOfUnreadJobQueues(UUID batch, List<Message> jobs) {
+        if (!LOG.isLoggable(Level.WARNING)) {
+            return;
+        }
+        Map<String, Set<String>> tasksByQueue = new LinkedHashMap<>();
+        jobs.forEach(m -> tasksByQueue.computeIfAbsent(m.queue(), q -> new LinkedHashSet<>()).add(m.task()));
+        tasksByQueue.forEach((queue, tasks) -> {
+            if (hasNoConsumer(queue)) {
+                LOG.log(Level.WARNING, "batch {0}: its jobs of task(s) {1} go to queue ''{2}'', which no worker reads (it has no"
+                        + " consumer): they wait there, and the batch stays open, until a worker of that queue starts", batch,
+                        String.join(", ", tasks), queue);
+            }
+        });
     }
 
     /**
@@ -128,7 +151,7 @@ public final class BatchSubmitter {
         try {
             none = context.broker().stats(queue).consumers() == 0;
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, "could not read the consumers of queue " + queue + " to check a batch callback's queue", e);
+            LOG.log(Level.DEBUG, "could not read the consumers of queue " + queue + " to check a batch's queue", e);
             none = false;
         }
         consumersRead.put(queue, new ConsumersRead(none, now));
@@ -141,6 +164,7 @@ public final class BatchSubmitter {
             throw new IllegalStateException("batch " + batch + " is closed or unknown: jobs are added only to a batch submitted"
                     + " with keepOpen() and not closed yet");
         }
+        warnOfUnreadJobQueues(batch, jobs);
     }
 
     public boolean close(UUID batch) { return batches().closeBatch(batch); }

@@ -1,11 +1,13 @@
 package io.binomic.core.internal.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.spi.Batches;
+import io.binomic.core.BatchHandle;
 import io.binomic.core.Binomic;
 import io.binomic.core.ForwardingBroker;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
@@ -29,7 +31,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A submit's check that a batch callback's queue has a consumer reads the broker once per queue
  * within {@link BatchSubmitter#CONSUMERS_FRESH}, not once per submit, and still warns of each batch
- * whose callback no worker would read.
+ * whose jobs or callback no worker would read.
  */
 class BatchCallbackQueueCheckTest {
     record Item(String name) { }
@@ -88,7 +90,10 @@ class BatchCallbackQueueCheckTest {
                 binomic.batch().add(work, new Item("job " + i)).onComplete(report, new Item("done " + i)).submit();
             }
             assertEquals(1, broker.reads(report.queue()), "the callback queue is read once for the three submits");
-            assertEquals(3, warnings.size(), "each batch whose callback no worker reads is warned of");
+            assertEquals(1, broker.reads(work.queue()), "and the jobs' queue");
+            assertEquals(6, warnings.size(), "each batch whose jobs and callback no worker reads is warned of");
+            assertEquals(3, warnings.stream().filter(w -> w.getMessage().contains("its jobs of task(s) {1} go to queue")
+                    && "work".equals(w.getParameters()[1]) && work.queue().equals(w.getParameters()[2])).count(), warnings.toString());
 
             clock.now = clock.now.plus(BatchSubmitter.CONSUMERS_FRESH.minusMillis(1));
             binomic.batch().add(work, new Item("job 3")).onComplete(report, new Item("done 3")).submit();
@@ -97,7 +102,13 @@ class BatchCallbackQueueCheckTest {
             clock.now = clock.now.plus(Duration.ofMillis(1));
             binomic.batch().add(work, new Item("job 4")).onComplete(report, new Item("done 4")).submit();
             assertEquals(2, broker.reads(report.queue()), "read again once the last read is as old as CONSUMERS_FRESH");
-            assertEquals(5, warnings.size());
+            assertEquals(10, warnings.size());
+
+            BatchHandle open = binomic.batch().keepOpen().add(work, new Item("job 5")).onComplete(report, new Item("done 5")).submit();
+            Task<Item, Void> typo = Task.builder("typo", Item.class).queue("check-jobz").build();
+            open.add(typo, new Item("added"));
+            assertTrue(warnings.getLast().getMessage().contains("its jobs of task(s) {1} go to queue")
+                    && "check-jobz".equals(warnings.getLast().getParameters()[2]), "a job added to an open batch is checked too");
         } finally {
             logger.removeHandler(capture);
         }
