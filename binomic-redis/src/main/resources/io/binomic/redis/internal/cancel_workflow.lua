@@ -9,6 +9,7 @@ local out = {'ok'}
 if tonumber(redis.call('HGET', KEYS[1], 'active')) == 0 then return out end
 redis.call('HSET', KEYS[1], 'cancelRequested', '1')
 local now = string.format('%d', lim_now())
+wf_witness(KEYS[1])
 for _, name in ipairs(cjson.decode(redis.call('HGET', KEYS[1], 'names'))) do
   local s = redis.call('HGET', KEYS[1], 's:' .. name)
   local record = redis.call('HGET', KEYS[1], 'rk:' .. name)

@@ -10,6 +10,9 @@ local GROUP = '{{GROUP}}'
 -- Here, before the functions: a script carries only the functions it names (LuaSources), and
 -- everything before the first one.
 local lim_any = nil
+-- whether the workflow of the step at hand keeps its counts 'u:' and 'f:' and they are current
+-- (wf_witness), so that wf_count moves them and wf_evaluate decides from them.
+local wf_counted = false
 
 -- Priority levels (PriorityScripts). level_stream(stream, priority): the stream of a message of
 -- priority (a field value, or nil) on the queue whose default stream is stream; a level used for
@@ -310,8 +313,9 @@ end
 -- delayed-set member, 'dy:N' its delay in ms (0 for none), 'dl:N' its queue's delayed set, and the
 -- counts of its dependencies 'u:N' held or enqueued and 'f:N' failed (D, C or K) whose failure it
 -- does not ignore (wf_count; absent in a workflow stored before them, which wf_evaluate then reads
--- in full), and 'counted' (flow_count). Read and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
--- jobs' records, which only a worker's settle or a cancel makes; a skipped or cancelled job's end is
+-- in full), their witness 'cw' and 'cd' (wf_witness), and 'counted' (flow_count). Read and written
+-- with HGET, HMGET and HSET (HDEL when wf_witness drops the counts; PEXPIRE on an end, PERSIST on a
+-- resume, of it and of its jobs' records, which only a worker's settle or a cancel makes; a skipped or cancelled job's end is
 -- published, as a job cancel publishes it), as the documented worker rule set allows; the producer's
 -- submits (ZADD for a delayed root).
 -- A node leaves W or K for E only in wf_release, inside the step that changed a dependency's
@@ -322,13 +326,62 @@ end
 local function wf_failed(s)
   return s == 'D' or s == 'C' or s == 'K'
 end
+-- Whether workflow wf's counts are current, checked at the start of each step that changes its
+-- states (wf_settled, cancel_workflow.lua), before any count is read or moved; sets wf_counted. A
+-- release before the counts (a worker of it beside this one in a rolling upgrade) changes states
+-- without moving them, and without writing any field of the hash but the states and 'active'. So
+-- every step of this code records what it left: 'cw' the value of 'active', 'cd' the nodes in D (JSON
+-- array). Such a step always changes one of them: a settle ends a node (active down by it and by
+-- each node its failure skips, while no node resumes unless a failure goes), and a replay's success
+-- takes a node out of D. Steps of it that add and take away as much between two of ours include a
+-- settle that is not undone (a node ended, or resumed by a replay of a failure in 'cd'), so the pair
+-- still differs. On a difference the counts go, and the workflow is read in full from then on
+-- (wf_evaluate), as one stored without them: its states are right (that release evaluates from
+-- them), only the counts are stale. A workflow without 'cw' has no counts, or has them from a build
+-- before the witness: read in full too.
+local function wf_witness(wf)
+  local r = redis.call('HMGET', wf, 'cw', 'active', 'cd')
+  wf_counted = false
+  if not r[1] then return end
+  local current = r[1] == r[2]
+  if current and r[3] ~= '[]' then
+    local fields = {}
+    for j, n in ipairs(cjson.decode(r[3])) do fields[j] = 's:' .. n end
+    lim_chunked({'HMGET', wf}, fields, function(states)
+      for j = 1, #states do if states[j] ~= 'D' then current = false end end
+    end)
+  end
+  if current then
+    wf_counted = true
+    return
+  end
+  local stale = {'cw', 'cd'}
+  for _, n in ipairs(cjson.decode(redis.call('HGET', wf, 'names'))) do
+    stale[#stale + 1] = 'u:' .. n
+    stale[#stale + 1] = 'f:' .. n
+  end
+  lim_chunked({'HDEL', wf}, stale)
+end
+-- Keeps 'cd' (wf_witness) as node name leaves or enters D.
+local function wf_witness_dead(wf, name, old, new)
+  if (old == 'D') == (new == 'D') then return end
+  local dead = {}
+  for _, n in ipairs(cjson.decode(redis.call('HGET', wf, 'cd'))) do
+    if n ~= name then dead[#dead + 1] = n end
+  end
+  if new == 'D' then dead[#dead + 1] = name end
+  redis.call('HSET', wf, 'cd', #dead == 0 and '[]' or cjson.encode(dead))
+end
 -- Keeps the counts 'u:' and 'f:' of the dependents of node name, whose state changes from old to
 -- new in this step: every change of a node's state goes through wf_set, which calls this, so each
 -- count moves once per change of a dependency, whatever resends, reclaims or replays settle it
--- again (those change no state). A dependent without counts (stored before them) is left so.
+-- again (those change no state). A workflow whose counts are not current (wf_witness), or a
+-- dependent without counts (stored before them), is left so.
 -- Reads and writes the dependents' counts in one HMGET and one HSET per 1000 (lim_chunked); reads
 -- the failures a dependent ignores only when the failure of name changes.
 local function wf_count(wf, name, old, new)
+  if not wf_counted then return end
+  wf_witness_dead(wf, name, old, new)
   local du = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
   local df = (wf_failed(new) and 1 or 0) - (wf_failed(old) and 1 or 0)
   if du == 0 and df == 0 then return end
@@ -428,7 +481,11 @@ local function wf_set(wf, name, new, now)
     end
     return
   end
-  redis.call('HSET', wf, 'active', active)
+  if wf_counted then
+    redis.call('HSET', wf, 'active', active, 'cw', active)
+  else
+    redis.call('HSET', wf, 'active', active)
+  end
   if active == 0 then
     wf_end(wf, now)
   elseif active == delta then
@@ -481,13 +538,15 @@ local function wf_cancelled_by_id(record)
 end
 -- What node name's dependencies make it: K on a failure it does not ignore, else W until all
 -- ended, else E. From its counts (wf_count): two fields, however many dependencies it has. A node
--- stored without them reads its dependencies' states, one HMGET per 1000 (lim_chunked): n fields
--- on each of its n dependencies' settlements.
+-- stored without them, or whose counts are not current (wf_witness), reads its dependencies'
+-- states, one HMGET per 1000 (lim_chunked): n fields on each of its n dependencies' settlements.
 local function wf_evaluate(wf, name)
-  local c = redis.call('HMGET', wf, 'u:' .. name, 'f:' .. name)
-  if c[1] and c[2] then
-    if tonumber(c[2]) > 0 then return 'K' end
-    return tonumber(c[1]) > 0 and 'W' or 'E'
+  if wf_counted then
+    local c = redis.call('HMGET', wf, 'u:' .. name, 'f:' .. name)
+    if c[1] and c[2] then
+      if tonumber(c[2]) > 0 then return 'K' end
+      return tonumber(c[1]) > 0 and 'W' or 'E'
+    end
   end
   local ignored = {}
   for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'o:' .. name))) do ignored[d] = true end
@@ -562,6 +621,7 @@ local function wf_settled(wf, job, outcome)
   local s = redis.call('HGET', wf, 's:' .. name)
   if s ~= 'E' and not (s == 'D' and outcome == 'S') then return end
   local now = string.format('%d', lim_now())
+  wf_witness(wf)
   wf_set(wf, name, outcome, now)
   wf_release(wf, name, now)
 end

@@ -36,7 +36,8 @@ for i = 3, #ARGV, 10 do
   active = active + 1
   k = k + 3
 end
+-- the counts' witness (wf_witness): what this step left
 redis.call('HSET', KEYS[1], 'retention', ARGV[1], 'createdAt', ARGV[2], 'active', active, 'cancelRequested', '0', 'endedAt', '',
-  'names', cjson.encode(names))
+  'names', cjson.encode(names), 'cw', active, 'cd', '[]')
 flow_count(KEYS[1], 'workflow', 'open', true)
 return 1

@@ -1,0 +1,425 @@
+-- The library of the broker's scripts: LuaSources puts what comes before the first function, and
+-- the functions a script names, before every script when it loads it, so each script is one chunk
+-- of its own (EVALSHA by the chunk's SHA1) that can call any of these it names.
+-- Everything here is local; nothing runs but the definitions. Names in {{...}} are the Java
+-- constants LuaSources substitutes once at load (it refuses a name it does not know).
+
+local DEFAULT_PRIORITY = {{DEFAULT_PRIORITY}}
+local GROUP = '{{GROUP}}'
+-- whether the queue of a settle has any admitted delivery (lim_release_all), read once per call.
+-- Here, before the functions: a script carries only the functions it names (LuaSources), and
+-- everything before the first one.
+local lim_any = nil
+
+-- Priority levels (PriorityScripts). level_stream(stream, priority): the stream of a message of
+-- priority (a field value, or nil) on the queue whose default stream is stream; a level used for
+-- the first time gets its stream and group (from 0, so nothing added before is skipped) and joins
+-- the set of levels.
+local function level_stream(stream, priority)
+  if type(priority) ~= 'string' or not string.match(priority, '^[0-9]$') or priority == tostring(DEFAULT_PRIORITY) then return stream end
+  local key = stream .. ':p' .. priority
+  if redis.call('EXISTS', key) == 0 then
+    redis.pcall('XGROUP', 'CREATE', key, GROUP, '0', 'MKSTREAM')
+    redis.call('SADD', stream .. ':levels', priority)
+  end
+  return key
+end
+
+-- Puts a member of the delayed set (a message as JSON) onto its queue, whose default stream is
+-- stream: onto the stream of its priority level, its fields in the order the broker writes them,
+-- stamped with enqueued_at (epoch ms as text). A member that is not a JSON object goes onto the
+-- default stream as field 'raw', so that it surfaces as a malformed delivery and is dead-lettered,
+-- not lost. edit, when given, changes the decoded message first.
+local function add_member_to_stream(stream, member, enqueued_at, edit)
+  local ok, m = pcall(cjson.decode, member)
+  if not ok or type(m) ~= 'table' then
+    redis.call('XADD', stream, '*', 'raw', member)
+    return
+  end
+  if edit then edit(m) end
+  local args = {level_stream(stream, m['priority']), '*'}
+  if type(m['priority']) == 'string' then args[#args + 1] = 'priority'; args[#args + 1] = m['priority'] end
+  for _, name in ipairs({'id', 'task', 'queue', 'attempt', 'payload', 'payload64', 'headers'}) do
+    local v = m[name]
+    if v ~= nil and v ~= cjson.null then
+      args[#args + 1] = name
+      args[#args + 1] = tostring(v)
+    end
+  end
+  args[#args + 1] = 'enqueuedAt'
+  args[#args + 1] = enqueued_at
+  redis.call('XADD', unpack(args))
+end
+
+-- Job records. apply_job(key, at) applies a job record update serialised by
+-- RedisJobStore.addJobArguments from ARGV[at]: number of field strings, fields..., number of
+-- deletions, names..., expiry ms (0 = keep), event channel, event message ('' = none); it and
+-- skip_job return the index after it.
+local function skip_job(at)
+  local ns = tonumber(ARGV[at])
+  local nd = tonumber(ARGV[at + 1 + ns])
+  return at + 2 + ns + nd + 3
+end
+local function apply_job(key, at)
+  local ns = tonumber(ARGV[at])
+  if ns > 0 then redis.call('HSET', key, unpack(ARGV, at + 1, at + ns)) end
+  local j = at + 1 + ns
+  local nd = tonumber(ARGV[j])
+  if nd > 0 then redis.call('HDEL', key, unpack(ARGV, j + 1, j + nd)) end
+  j = j + 1 + nd
+  local ttl = tonumber(ARGV[j])
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+  if ARGV[j + 2] ~= '' then redis.call('PUBLISH', ARGV[j + 1], ARGV[j + 2]) end
+  return j + 3
+end
+local function is_final(state)
+  return state == 'SUCCEEDED' or state == 'DEAD_LETTERED' or state == 'CANCELLED'
+end
+
+-- Unique keys (FlowScripts): a key is given back only if it still holds the given job id. settle.lua
+-- gives back the keys of its 'U' markers, cancel_job.lua the key a cancelled job's record names in
+-- uniqueKey (a key of the same queue, so of the same slot).
+local function release_unique(key, id)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+local function release_unique_of_job(job)
+  local key = redis.call('HGET', job, 'uniqueKey')
+  if key then release_unique(key, string.sub(job, -36)) end
+end
+
+-- Flow limits, used by admit.lua, settle.lua, reclaim.lua and set_queue_limits.lua. The keys they
+-- touch are named from the stream key's hash tag (same Cluster slot): held (hash: receipt of an
+-- admitted delivery to the concurrency limits it holds slots of), slots:<limit> (sorted set of the
+-- receipts holding a slot), wait:<limit> (sorted set of the delayed-set members waiting for a slot,
+-- higher priority first, then oldest), rate:<limit> (the GCRA state of a rate limit, epoch µs,
+-- expiring when it passes). lim_release frees the slots of a settled delivery and moves, per slot,
+-- the oldest live waiter back onto the stream with the turn header; it does nothing (one EXISTS per
+-- call) on a queue where no delivery holds an admission. lim_release_all does the same for many.
+local function lim_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lim_now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function lim_base(stream)
+  -- the queue's prefix ('...{queue}:') of its default stream or of a priority level's ('...:stream:p7')
+  local e = string.find(stream, '}:[^}]*$')
+  return string.sub(stream, 1, e + 1)
+end
+local function lim_member(stream, id)
+  -- entry ids are unique per stream only: a level stream's carry its level
+  local level = string.match(stream, ':stream:p(%d)$')
+  if level then return id .. '/' .. level end
+  return id
+end
+local function lim_turn(m)
+  local h = {codec = 'json-jdk'}
+  if m['headers'] ~= nil and m['headers'] ~= cjson.null then
+    local ok, hh = pcall(cjson.decode, m['headers'])
+    if ok and type(hh) == 'table' then h = hh end
+  end
+  h['limit.turn'] = tostring(m['attempt'])
+  m['headers'] = cjson.encode(h)
+end
+local function lim_move_now(stream, member, now)
+  if redis.call('ZREM', lim_base(stream) .. 'delayed', member) == 0 then return false end
+  add_member_to_stream(lim_base(stream) .. 'stream', member, string.format('%d', now), lim_turn)
+  return true
+end
+local function lim_promote(stream, lid, now)
+  local wkey = lim_base(stream) .. 'wait:' .. lid
+  for _ = 1, 100 do
+    local w = redis.call('ZPOPMIN', wkey)
+    if #w == 0 then return false end
+    if lim_move_now(stream, w[1], now) then return true end
+  end
+  return false
+end
+-- Calls cmd with the fixed arguments head and then items, at most 1000 items a call (unpack's limit
+-- is well above; a call's reply stays small): fn gets each reply with the index of its first item.
+local function lim_chunked(head, items, fn)
+  for from = 1, #items, 1000 do
+    local args = {unpack(head)}
+    for j = from, math.min(#items, from + 999) do args[#args + 1] = items[j] end
+    local r = redis.call(unpack(args))
+    if fn then fn(r, from) end
+  end
+end
+-- lim_release_all frees the slots of all the settled deliveries ids at once: one HMGET, one HDEL and
+-- one ZREM per limit for the lot (per-entry calls cost most of a settle's Redis time on a queue
+-- with a limit), then, per limit, as many waiters moved back as slots were freed.
+local function lim_release_all(stream, ids)
+  if lim_any == nil then lim_any = redis.call('EXISTS', lim_base(stream) .. 'held') == 1 end
+  if not lim_any or #ids == 0 then return end
+  local held = lim_base(stream) .. 'held'
+  local members = {}
+  local suffix = lim_member(stream, '')
+  for j, id in ipairs(ids) do members[j] = id .. suffix end
+  local gone, freed, order = {}, {}, {}
+  local function free(lid, member)
+    if not freed[lid] then freed[lid] = {}; order[#order + 1] = lid end
+    freed[lid][#freed[lid] + 1] = member
+  end
+  lim_chunked({'HMGET', held}, members, function(r, from)
+    for j = 1, #r do
+      local lids = r[j]
+      if lids then
+        local member = members[from + j - 1]
+        gone[#gone + 1] = member
+        if lids == '' then
+        elseif not string.find(lids, ' ', 1, true) then free(lids, member)
+        else for lid in string.gmatch(lids, '%S+') do free(lid, member) end end
+      end
+    end
+  end)
+  lim_chunked({'HDEL', held}, gone)
+  local now = nil
+  for _, lid in ipairs(order) do
+    lim_chunked({'ZREM', lim_base(stream) .. 'slots:' .. lid}, freed[lid])
+    if redis.call('EXISTS', lim_base(stream) .. 'wait:' .. lid) == 1 then
+      now = now or lim_now()
+      for _ = 1, #freed[lid] do
+        if not lim_promote(stream, lid, now) then break end
+      end
+    end
+  end
+end
+local function lim_release(stream, id)
+  lim_release_all(stream, {id})
+end
+
+-- Batches (RedisBatches). A batch is a hash ('open', 'total', 'ended', 'succeeded', 'dead',
+-- 'cancelled', 'retention', the callbacks 'cb:KIND' as delayed-set members with their stream
+-- 'cbstream:KIND' and, for a tracked one, record 'cbjob:KIND', 'cbtask:KIND', 'cbret:KIND', and the
+-- claims 'fired:KIND') beside a hash of its jobs: id -> outcome letter (P pending, S, D, C) and queue.
+-- Only HGET and HSET read and write them (with PEXPIRE and, in settle, HINCRBY): commands every
+-- documented ACL rule set that runs these scripts grants.
+-- batch_fire enqueues a callback once: setting its claim is the only way in. The pair of a count
+-- keyed by job id and a claim-guarded enqueue of a stored message is what a held job needs too
+-- (enqueued once when the count of its prerequisites completes).
+local function batch_fire(batch, kind, now)
+  local member = redis.call('HGET', batch, 'cb:' .. kind)
+  if not member or redis.call('HGET', batch, 'fired:' .. kind) then return end
+  redis.call('HSET', batch, 'fired:' .. kind, now)
+  add_member_to_stream(redis.call('HGET', batch, 'cbstream:' .. kind), member, now)
+  local job = redis.call('HGET', batch, 'cbjob:' .. kind)
+  if job then
+    redis.call('DEL', job)
+    redis.call('HSET', job, 'state', 'QUEUED', 'task', redis.call('HGET', batch, 'cbtask:' .. kind), 'enqueuedAt', now,
+      'retention', redis.call('HGET', batch, 'cbret:' .. kind))
+  end
+end
+-- Completes a closed batch whose jobs all ended: the completion (and success) callbacks, and expiry.
+-- ended and succeeded are the counts when the caller has them (settle: the replies of its HINCRBYs;
+-- succeeded false when the job just counted did not succeed), nil to read them; now (epoch ms as
+-- text) nil to read the clock only when the batch completes. A settle that does not complete the
+-- batch reads only 'total'.
+local function batch_complete_if_done(batch, jobs, now, ended, succeeded)
+  local total = tonumber(redis.call('HGET', batch, 'total'))
+  ended = ended or tonumber(redis.call('HGET', batch, 'ended'))
+  if ended < total or redis.call('HGET', batch, 'open') ~= '0' then return end
+  now = now or string.format('%d', lim_now())
+  batch_fire(batch, 'COMPLETE', now)
+  if succeeded == nil then succeeded = tonumber(redis.call('HGET', batch, 'succeeded')) end
+  if succeeded == total then batch_fire(batch, 'SUCCESS', now) end
+  if not redis.call('HGET', batch, 'endedAt') then
+    redis.call('HSET', batch, 'endedAt', now)
+    local retention = redis.call('HGET', batch, 'retention')
+    redis.call('PEXPIRE', batch, retention)
+    redis.call('PEXPIRE', jobs, retention)
+  end
+end
+-- Counts the final outcome (S, D or C) of job child of a batch, once per child: a child counted
+-- already, or one the batch does not list (or a batch that expired), changes nothing. The counts
+-- come from the HINCRBYs' replies, and the clock is read only when a callback may fire: on a
+-- child that does not complete its batch this is five commands.
+local function batch_settled(batch, jobs, child, outcome)
+  local v = redis.call('HGET', jobs, child)
+  if not v or string.sub(v, 1, 1) ~= 'P' then return end
+  redis.call('HSET', jobs, child, outcome .. string.sub(v, 2))
+  local ended = redis.call('HINCRBY', batch, 'ended', 1)
+  local succeeded = false
+  if outcome == 'S' then
+    succeeded = redis.call('HINCRBY', batch, 'succeeded', 1)
+  elseif outcome == 'D' then
+    if redis.call('HINCRBY', batch, 'dead', 1) == 1 then batch_fire(batch, 'DEATH', string.format('%d', lim_now())) end
+  else
+    redis.call('HINCRBY', batch, 'cancelled', 1)
+  end
+  batch_complete_if_done(batch, jobs, nil, ended, succeeded)
+end
+
+-- Workflows (RedisWorkflows). A workflow is one hash: 'retention', 'createdAt', 'active' (how many
+-- nodes are held or enqueued), 'cancelRequested', 'endedAt' ('' while active), 'names' (JSON array,
+-- each node after those it depends on), 'job:<id>' -> node name, and per node N: 's:N' its state (W
+-- held, E enqueued, S, D, C, K skipped), 'j:N' job id, 'q:N' queue, 't:N' task, 'st:N' its queue's
+-- default stream, 'rk:N' its record, 'rt:N' the record's retention, 'd:N', 'o:N', 'r:N' (JSON arrays:
+-- its dependencies, those whose failure it ignores, its dependents), 'm:N' its message as a
+-- delayed-set member, 'dy:N' its delay in ms (0 for none) and 'dl:N' its queue's delayed set. Read
+-- and written with HGET, HMGET and HSET (PEXPIRE on an end, PERSIST on a resume, of it and of its
+-- jobs' records, which only a worker's settle or a cancel makes; a skipped or cancelled job's end is
+-- published, as a job cancel publishes it), as the documented worker rule set allows; the producer's
+-- submits (ZADD for a delayed root).
+-- A node leaves W or K for E only in wf_release, inside the step that changed a dependency's
+-- state: so it is enqueued once, whatever the order of its dependencies' settlements.
+local function wf_active(s)
+  return s == 'W' or s == 'E'
+end
+-- The records of the workflow's jobs live as long as its own: kept (PERSIST) while it is active, so
+-- that a dependent reads a result however long the workflow runs, and given at least its retention
+-- (PEXPIRE, the longer of that and their own) when it ends, so that a late replay resumes it.
+-- keep_ms nil persists every record.
+local function wf_keep_records(wf, keep_ms)
+  for _, n in ipairs(cjson.decode(redis.call('HGET', wf, 'names'))) do
+    local record = redis.call('HGET', wf, 'rk:' .. n)
+    if keep_ms then
+      redis.call('PEXPIRE', record, math.max(keep_ms, tonumber(redis.call('HGET', wf, 'rt:' .. n) or '0')))
+    else
+      redis.call('PERSIST', record)
+    end
+  end
+end
+-- Sets node name's state, keeping 'active': the record expires once nothing is held or enqueued,
+-- and is kept again while a resume (a replayed dependency that succeeded) runs; the records of its
+-- jobs with it (wf_keep_records).
+local function wf_set(wf, name, new, now)
+  local old = redis.call('HGET', wf, 's:' .. name)
+  redis.call('HSET', wf, 's:' .. name, new)
+  local delta = (wf_active(new) and 1 or 0) - (wf_active(old) and 1 or 0)
+  local active = tonumber(redis.call('HGET', wf, 'active')) + delta
+  local record = redis.call('HGET', wf, 'rk:' .. name)
+  if delta == 0 then
+    -- one end for another (a replay that succeeded): its record, just given its own retention, kept as the others
+    if not wf_active(new) then
+      if active > 0 then
+        redis.call('PERSIST', record)
+      else
+        local keep = tonumber(redis.call('HGET', wf, 'retention'))
+        redis.call('PEXPIRE', record, math.max(keep, tonumber(redis.call('HGET', wf, 'rt:' .. name) or '0')))
+      end
+    end
+    return
+  end
+  redis.call('HSET', wf, 'active', active)
+  if active == 0 then
+    redis.call('HSET', wf, 'endedAt', now)
+    redis.call('PEXPIRE', wf, redis.call('HGET', wf, 'retention'))
+    wf_keep_records(wf, tonumber(redis.call('HGET', wf, 'retention')))
+  elseif active == delta then
+    redis.call('HSET', wf, 'endedAt', '')
+    redis.call('PERSIST', wf)
+    wf_keep_records(wf, nil)
+  elseif not wf_active(new) then
+    redis.call('PERSIST', record)
+  end
+end
+-- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it.
+local function wf_reset(wf, name, record, state, now)
+  redis.call('DEL', record)
+  redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
+    'retention', redis.call('HGET', wf, 'rt:' .. name))
+end
+-- Puts released node name on its queue or, with a delay ('dy:N' ms; absent in a workflow stored
+-- before delays, so none), into its queue's delayed set ('dl:N'), due that long from now; with
+-- reset, its record starts again as QUEUED or SCHEDULED.
+local function wf_enqueue(wf, name, record, reset, now)
+  local delay = tonumber(redis.call('HGET', wf, 'dy:' .. name) or '0')
+  local member = redis.call('HGET', wf, 'm:' .. name)
+  if delay > 0 then
+    local due = string.format('%d', tonumber(now) + delay)
+    redis.call('ZADD', redis.call('HGET', wf, 'dl:' .. name), due, member)
+    if reset then
+      wf_reset(wf, name, record, 'SCHEDULED', now)
+      redis.call('HSET', record, 'due', due)
+    end
+  else
+    add_member_to_stream(redis.call('HGET', wf, 'st:' .. name), member, now)
+    if reset then wf_reset(wf, name, record, 'QUEUED', now) end
+  end
+end
+-- The record of a node that will not be enqueued ends CANCELLED, unless it ended already, and the
+-- end is published on its queue's job events (<prefix>:{queue}:jobs, beside <prefix>:{queue}:job:<id>)
+-- as start_jobs.lua publishes one, so a JobHandle waiting for its result learns of it.
+local function wf_cancel_record(wf, name, record, now)
+  if is_final(redis.call('HGET', record, 'state')) then return end
+  redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
+  redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
+  redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
+end
+-- What node name's dependencies make it: K on a failure it does not ignore, else W until all
+-- ended, else E. The dependencies' states are read with one HMGET per 1000 (lim_chunked): a join
+-- of many dependencies is evaluated on each of their settlements, where an HGET each made the
+-- evaluations of a join of n cost n * n calls.
+local function wf_evaluate(wf, name)
+  local ignored = {}
+  for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'o:' .. name))) do ignored[d] = true end
+  local deps = cjson.decode(redis.call('HGET', wf, 'd:' .. name))
+  local fields = {}
+  for j, d in ipairs(deps) do fields[j] = 's:' .. d end
+  local ready, failed = true, false
+  lim_chunked({'HMGET', wf}, fields, function(states, from)
+    for j = 1, #states do
+      local s = states[j]
+      if wf_active(s) then
+        ready = false
+      elseif s ~= 'S' and not ignored[deps[from + j - 1]] then
+        failed = true
+      end
+    end
+  end)
+  if failed then return 'K' end
+  return ready and 'E' or 'W'
+end
+-- Evaluates the dependents of node changed, transitively: enqueues those now allowed to run, skips
+-- those a failure stops, holds again a skipped one whose failed dependency was replayed.
+local function wf_release(wf, changed, now)
+  if redis.call('HGET', wf, 'cancelRequested') == '1' then return end
+  local work = cjson.decode(redis.call('HGET', wf, 'r:' .. changed))
+  -- a node waiting in work is not added again: its one evaluation comes after every change made
+  -- before it is taken, and a change after that adds it again (a node that many released nodes
+  -- depend on is evaluated once, not once per node released)
+  local queued = {}
+  for _, name in ipairs(work) do queued[name] = true end
+  local i = 1
+  while i <= #work do
+    local name = work[i]
+    i = i + 1
+    queued[name] = nil
+    local s = redis.call('HGET', wf, 's:' .. name)
+    if s == 'W' or s == 'K' then
+      local next = wf_evaluate(wf, name)
+      if next ~= s then
+        local record = redis.call('HGET', wf, 'rk:' .. name)
+        if next == 'E' then
+          -- a record cancelled by its own job id is left so: the worker acks the job unrun
+          wf_enqueue(wf, name, record, s == 'K' or redis.call('HGET', record, 'state') == 'WAITING', now)
+        elseif next == 'K' then
+          wf_cancel_record(wf, name, record, now)
+        else
+          wf_reset(wf, name, record, 'WAITING', now)
+        end
+        wf_set(wf, name, next, now)
+        for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do
+          if not queued[d] then
+            queued[d] = true
+            work[#work + 1] = d
+          end
+        end
+      end
+    end
+  end
+end
+-- Records the final outcome (S, D or C) of job of a workflow: an enqueued node takes it, a
+-- dead-lettered one a later success (its replay's); anything else (a resend's effect, a job the
+-- workflow does not list, a workflow that expired) changes nothing.
+local function wf_settled(wf, job, outcome)
+  local name = redis.call('HGET', wf, 'job:' .. job)
+  if not name then return end
+  local s = redis.call('HGET', wf, 's:' .. name)
+  if s ~= 'E' and not (s == 'D' and outcome == 'S') then return end
+  local now = string.format('%d', lim_now())
+  wf_set(wf, name, outcome, now)
+  wf_release(wf, name, now)
+end
