@@ -137,7 +137,7 @@ final class Fetcher implements ControlLoop.Round {
             // that read handed entries to this consumer that it never received.
             reclaimer.scheduleRecovery();
         }
-        fetchSucceeded();
+        fetchSucceeded(callStarted);
         deliveries = flow.admit(deliveries, dispatcher::park);
         deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
         // Their leases began with the call: a round held up past half a lease renews them before they run.
@@ -189,9 +189,9 @@ final class Fetcher implements ControlLoop.Round {
         }
     }
 
-    private void fetchSucceeded() {
+    private void fetchSucceeded(long callStarted) {
         lastRoundNanos = System.nanoTime();
-        settler.brokerAnswered();
+        settler.brokerAnswered(callStarted);
         if (failingSinceNanos != 0) {
             LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", context.consumerName(),
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSinceNanos)));

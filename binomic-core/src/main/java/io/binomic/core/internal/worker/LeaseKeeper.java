@@ -185,7 +185,7 @@ final class LeaseKeeper implements ControlLoop.Round {
      * what this one held meanwhile; {@code stopped} of its runs were found taken over and stopped.
      */
     private void renewed(long began, int stopped) {
-        settler.brokerAnswered();
+        settler.brokerAnswered(began);
         renewalFailureLog.reset();
         long gap = System.nanoTime() - renewedSinceNanos;
         if (began - renewedSinceNanos <= 0) {

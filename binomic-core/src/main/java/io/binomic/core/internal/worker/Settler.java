@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -72,7 +73,14 @@ final class Settler {
     private int nextSettled;
     /** Failed tries of the batch at the head of {@link #retrying}. */
     private int headTries;
-    private volatile long lastBrokerAnswerNanos = System.nanoTime();
+    /**
+     * When the latest call that the broker answered began (System.nanoTime). A call's start, not its
+     * answer: a read or a renewal sent just before Redis went down can be answered after the settle
+     * call that the shutdown catches has failed, and that answer says nothing about the broker now.
+     */
+    private final AtomicLong answeredCallBeganNanos = new AtomicLong(System.nanoTime());
+    /** When the settler saw the first failure of the writes failing now (the end of that call), or 0 while they succeed. */
+    private long failureSeenNanos;
     // What the worker's counters and health read; written by the settle loop alone.
     final LongAdder stale = new LongAdder();
     final LongAdder abandoned = new LongAdder();
@@ -117,7 +125,7 @@ final class Settler {
         nextProbeNanos = now + PROBE_EVERY.toNanos();
         try {
             broker.stats(queues.get(Math.floorMod(probeTurn++, queues.size())));
-            brokerAnswered();
+            brokerAnswered(now);
         } catch (RuntimeException e) {
             // that queue is the broken one, or the broker is away: another queue next time
         }
@@ -126,8 +134,10 @@ final class Settler {
     /** Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long). */
     void submit(Settlement settlement) throws InterruptedException { buffer.put(settlement); }
 
-    /** Any other broker call of this worker succeeded: the broker is reachable. */
-    void brokerAnswered() { lastBrokerAnswerNanos = System.nanoTime(); }
+    /** Another broker call of this worker, begun at {@code callBeganNanos} (System.nanoTime), succeeded. */
+    void brokerAnswered(long callBeganNanos) {
+        answeredCallBeganNanos.accumulateAndGet(callBeganNanos, (a, b) -> b - a > 0 ? b : a);
+    }
 
     /**
      * One try at sending the next batch (a failed one first, after a pause that grows with its
@@ -162,16 +172,19 @@ final class Settler {
             lastError = String.valueOf(e.getMessage());
             if (failingSinceNanos == 0) {
                 failingSinceNanos = before;
+                failureSeenNanos = System.nanoTime();
                 LOG.log(Level.WARNING, "worker {0}: could not write {1} outcome(s) ({2}); keeping them and trying again",
                         consumer, batch.size(), e.getMessage());
             }
             // Too few replicas confirmed, or the server's memory is full: not a batch Redis refuses but one it
             // cannot take yet; keep sending it (applied parts are no-ops) until it does, as during an outage,
-            // and never give it up. Answered since these writes began failing (a fetch, a lease renewal, the
-            // fetcher's probe): a refusal, not an outage. A refusal comes back at once, so "during this call"
-            // would never hold.
+            // and never give it up. A call begun after these writes were seen failing was answered (a fetch, a
+            // lease renewal, the fetcher's probe): a refusal, not an outage. A refusal comes back at once, so
+            // "during this call" would never hold. A call begun before does not count: sent just before Redis
+            // went down and answered after the settle call failed, it would make an outage a refusal, and the
+            // outcomes given up would run again when the worker reclaims its own deliveries after the outage.
             boolean notYet = e instanceof NotReplicatedException || e instanceof BrokerOutOfMemoryException;
-            boolean brokerAnswersOthers = lastBrokerAnswerNanos - failingSinceNanos > 0 && !notYet;
+            boolean brokerAnswersOthers = answeredCallBeganNanos.get() - failureSeenNanos > 0 && !notYet;
             if (headTries >= TRIES_BEFORE_SPLIT && brokerAnswersOthers) {
                 headTries = 0;
                 giveUpOrSplit(batch, e);
@@ -215,7 +228,6 @@ final class Settler {
     private void written(List<Settlement> sent, SettleReport report, boolean resend) {
         long now = System.nanoTime();
         lastWrittenNanos = now;
-        lastBrokerAnswerNanos = now;
         if (failingSinceNanos != 0) {
             LOG.log(Level.INFO, "worker {0}: writing outcomes again after {1} ms", consumer,
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(now - failingSinceNanos)));
