@@ -80,8 +80,9 @@ class ReplicaWaitIT {
 
             assertTrue(single.getMessage().contains("enqueue on queue '" + queue + "' at " + primary
                     + " was written to the primary, but only 0 of the 1 replicas required (BrokerConfig option wait.replicas)"
-                    + " confirmed it within 200 ms (wait.timeout): it may or may not survive a failover; submitting it again"
-                    + " may enqueue it twice (with the same message id)"), single.getMessage());
+                    + " confirmed it within 200 ms (wait.timeout): it may or may not survive a failover; a job submitted again"
+                    + " is a second job, with a new message id, unless its task or submit has a unique key (Task.Builder.unique,"
+                    + " SubmitOptions.Builder.unique)"), single.getMessage());
             assertEquals(0, single.confirmed());
             assertEquals(1, single.required());
             assertTrue(bulk.getMessage().contains("enqueueAll (messages 0 to 2 of 2)"), bulk.getMessage());

@@ -5,6 +5,7 @@ import static io.binomic.redis.internal.RedisContext.SUBMIT_AGAIN;
 import static io.binomic.redis.internal.RedisKeys.GROUP;
 
 import io.binomic.api.BrokerConfig;
+import io.binomic.api.BrokerException;
 import io.binomic.api.spi.Message;
 import io.binomic.api.Priority;
 import io.binomic.api.QueueStats;
@@ -46,6 +47,7 @@ import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamAddArgs;
+import org.redisson.client.RedisReconnectedException;
 import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
 
@@ -180,15 +182,17 @@ final class RedisBroker implements Broker {
         }
         if (message.isTracked()) {
             RedisKeys k = redis.keys(message.queue());
-            redis.writeScriptRetryingBrokenConnections("enqueue on queue '" + message.queue() + "'", LuaScripts.ENQUEUE_TRACKED,
-                    RScript.ReturnType.LONG, List.of(k.stream(), k.job(message.id())), enqueueArguments(message));
+            redis.enqueueScriptOnce("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
+                    LuaScripts.ENQUEUE_TRACKED, RScript.ReturnType.LONG, List.of(k.stream(), k.job(message.id())),
+                    enqueueArguments(message));
             return;
         }
         StreamAddArgs<byte[], byte[]> entry = StreamAddArgs.entries(StreamFields.encodeBytes(message));
         String stream = redis.keys(message.queue()).stream();
-        redis.producerWrite("enqueue on queue '" + message.queue() + "'",
+        redis.enqueueOnce("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
                 batch -> batch.<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry),
-                () -> redis.client().<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry));
+                timeout -> redis.client().<byte[], byte[]>getStream(RedisContext.once(stream, ByteArrayCodec.INSTANCE, timeout))
+                        .addAsync(entry));
     }
 
     /**
@@ -197,7 +201,8 @@ final class RedisBroker implements Broker {
      * {@code wait.replicas}, a chunk is one script per queue ({@link LuaScripts#ENQUEUE_ALL}) and its
      * WAIT ({@link RedisContext#writeOptions}): on a Cluster (one queue a call) a redirect moves the
      * whole chunk and its WAIT, never a part; a chunk whose primary was replaced under it is sent
-     * again whole ({@link #resentIfPrimaryReplaced}).
+     * again whole ({@link #resentIfPrimaryReplaced}). Without it, Redisson does not retry a chunk
+     * ({@link RedisContext#enqueueAllOptions}): each message reaches Redis at most once.
      */
     @Override
     public void enqueueAll(List<Message> messages) {
@@ -208,7 +213,7 @@ final class RedisBroker implements Broker {
         }
         // Never skipResult: Redis then sends no reply, so a refused XADD (out of memory, wrong type)
         // would be lost without a word. The replies cost some throughput; a silent loss costs more.
-        BatchOptions options = redis.writeOptions();
+        BatchOptions options = redis.enqueueAllOptions();
         Deque<Chunk> inFlight = new ArrayDeque<>();
         redis.call("enqueueAll", () -> {
             for (int from = 0; from < messages.size(); from += BULK_CHUNK) {
@@ -222,7 +227,7 @@ final class RedisBroker implements Broker {
                 if (redis.replicaWait.on()) {
                     reply = reply.thenApply(r -> redis.confirmed(what, SUBMIT_AGAIN, r));
                 }
-                inFlight.add(new Chunk(what, commands, reply));
+                inFlight.add(new Chunk(what, from, messages.size(), commands, reply));
                 if (inFlight.size() >= BULK_IN_FLIGHT) {
                     resentIfPrimaryReplaced(inFlight.poll());
                 }
@@ -232,8 +237,11 @@ final class RedisBroker implements Broker {
         });
     }
 
-    /** A chunk of {@link #enqueueAll} sent, what its pipeline holds (to send it again) and its reply. */
-    private record Chunk(String what, Consumer<RBatch> commands, CompletableFuture<?> reply) { }
+    /**
+     * A chunk of {@link #enqueueAll} sent, from message {@code from} of {@code total}, what its pipeline
+     * holds (to send it again) and its reply.
+     */
+    private record Chunk(String what, int from, int total, Consumer<RBatch> commands, CompletableFuture<?> reply) { }
 
     /**
      * Waits for the chunk's reply. When it waits for replicas, and its primary was replaced under it
@@ -246,13 +254,30 @@ final class RedisBroker implements Broker {
         try {
             chunk.reply().join();
         } catch (CompletionException e) {
-            if (!redis.replicaWait.on() || !(RedisContext.primaryReplaced(e) || RedisContext.serverUnreachable(e))) {
+            if (!redis.replicaWait.on()) {
+                throw RedisContext.serverUnreachable(e) || RedisContext.causedBy(e, RedisReconnectedException.class)
+                        ? notAllEnqueued(chunk, e) : e;
+            }
+            if (!(RedisContext.primaryReplaced(e) || RedisContext.serverUnreachable(e))) {
                 throw e;
             }
             RedisContext.LOG.log(System.Logger.Level.WARNING, "Redis {0} was not confirmed ({1}); sending it again", chunk.what(),
                     RedissonSetup.rootMessage(e));
             redis.producerPipeline(chunk.what(), chunk.commands());
         }
+    }
+
+    /**
+     * The failure of {@link #enqueueAll} when Redis did not answer {@code chunk}: which messages are
+     * enqueued, which may be, and which are not. Two chunks are in flight, so the one after it may
+     * have been sent too.
+     */
+    private BrokerException notAllEnqueued(Chunk chunk, CompletionException e) {
+        int after = Math.min(chunk.total(), chunk.from() + 2 * BULK_CHUNK);
+        return new BrokerException("Redis at " + redis.setup.target() + " did not answer the " + chunk.what() + " ("
+                + RedissonSetup.rootMessage(e) + "): Redis is stopped, frozen or unreachable. The messages before " + chunk.from()
+                + " are enqueued; those from " + chunk.from() + " to " + after + " may have been, each at most once, and none is"
+                + " sent again, by this call or later; the rest were not enqueued; " + RedisContext.RESUBMIT, e.getCause());
     }
 
     /** Adds the enqueue of {@code messages} to {@code batch}: one {@link LuaScripts#ENQUEUE_ALL} per queue. */
