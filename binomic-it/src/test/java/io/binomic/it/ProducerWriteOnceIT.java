@@ -119,6 +119,7 @@ class ProducerWriteOnceIT {
             List<String> ids = entriesOf(redis, queue);
             assertEquals(ids.size(), ids.stream().distinct().count(), "a message enqueued twice: " + ids + "; " + e.getMessage());
             assertTrue(ids.size() <= 11, ids.toString());
+            assertTrue(e.getMessage().contains("may have been, each at most once"), e.getMessage());
         }
     }
 

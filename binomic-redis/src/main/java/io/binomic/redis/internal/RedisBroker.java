@@ -182,16 +182,16 @@ final class RedisBroker implements Broker {
         }
         if (message.isTracked()) {
             RedisKeys k = redis.keys(message.queue());
-            redis.enqueueScriptOnce("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
+            redis.enqueueOnce.sendScript("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
                     LuaScripts.ENQUEUE_TRACKED, RScript.ReturnType.LONG, List.of(k.stream(), k.job(message.id())),
                     enqueueArguments(message));
             return;
         }
         StreamAddArgs<byte[], byte[]> entry = StreamAddArgs.entries(StreamFields.encodeBytes(message));
         String stream = redis.keys(message.queue()).stream();
-        redis.enqueueOnce("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
+        redis.enqueueOnce.send("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
                 batch -> batch.<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry),
-                timeout -> redis.client().<byte[], byte[]>getStream(RedisContext.once(stream, ByteArrayCodec.INSTANCE, timeout))
+                timeout -> redis.client().<byte[], byte[]>getStream(EnqueueOnce.once(stream, ByteArrayCodec.INSTANCE, timeout))
                         .addAsync(entry));
     }
 
@@ -269,11 +269,11 @@ final class RedisBroker implements Broker {
 
     /**
      * The failure of {@link #enqueueAll} when Redis did not answer {@code chunk}: which messages are
-     * enqueued, which may be, and which are not. Two chunks are in flight, so the one after it may
+     * enqueued, which may be, and which are not. {@value #BULK_IN_FLIGHT} chunks are in flight, so those after it may
      * have been sent too.
      */
     private BrokerException notAllEnqueued(Chunk chunk, CompletionException e) {
-        int after = Math.min(chunk.total(), chunk.from() + 2 * BULK_CHUNK);
+        int after = Math.min(chunk.total(), chunk.from() + BULK_IN_FLIGHT * BULK_CHUNK);
         return new BrokerException("Redis at " + redis.setup.target() + " did not answer the " + chunk.what() + " ("
                 + RedissonSetup.rootMessage(e) + "): Redis is stopped, frozen or unreachable. The messages before " + chunk.from()
                 + " are enqueued; those from " + chunk.from() + " to " + after + " may have been, each at most once, and none is"

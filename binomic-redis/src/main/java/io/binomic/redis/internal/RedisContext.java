@@ -6,7 +6,6 @@ import io.binomic.api.spi.Message;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.PayloadTooLargeException;
 import io.binomic.api.spi.Delivery;
-import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,19 +27,14 @@ import org.redisson.api.BatchResult;
 import org.redisson.api.RBatch;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.options.OptionalOptions;
-import org.redisson.api.options.PlainOptions;
 import org.redisson.api.stream.StreamCreateGroupArgs;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.client.RedisConnectionException;
 import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisReadonlyException;
-import org.redisson.client.RedisReconnectedException;
-import org.redisson.client.RedisResponseTimeoutException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.RedisWaitException;
-import org.redisson.client.codec.Codec;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -65,25 +59,13 @@ final class RedisContext {
     /** What an idempotent producer's write (a unique submit, a schedule) that got no answer may still do. */
     private static final String WRITE_UNCONFIRMED = ". The write may still take effect if Redis resumes (sending it again"
             + " changes nothing more); " + RESUBMIT;
-    /** The pause before sending again an enqueue that never left the client ({@link #notSent}). */
-    private static final Duration RESEND_PAUSE = Duration.ofMillis(200);
-    /**
-     * At most this much of an enqueue's bound is kept from Redisson's timeout of its last try, so that
-     * Redisson's own failure, which tells a command never sent from one sent and unanswered, comes
-     * before the caller's deadline (Redisson's timer ticks every 10-100 ms).
-     */
-    private static final Duration REDISSON_MARGIN = Duration.ofMillis(250);
-    /** The shortest try worth sending. */
-    private static final Duration MIN_TRY = Duration.ofMillis(20);
-    /** How Redisson's message starts when it gave up writing a command into a connection (and took it back). */
-    private static final String NOT_WRITTEN = "Command still hasn't been written";
     /** How Redis' error starts for a blocked command (a WAIT) it ended because the node turned into a replica. */
     private static final String UNBLOCKED = "UNBLOCKED";
     /** The pause before sending again a write whose primary was replaced: about Redisson's topology scan interval. */
     private static final long FAILOVER_PAUSE_MILLIS = 500;
     private static final Duration FAILOVER_PAUSE = Duration.ofMillis(FAILOVER_PAUSE_MILLIS);
     /** How Redisson's message starts when it found no connection to send a command on. */
-    private static final String NO_CONNECTION = "Unable to acquire connection";
+    static final String NO_CONNECTION = "Unable to acquire connection";
 
     static final String SUBMIT_AGAIN = "it may or may not survive a failover; " + RESUBMIT;
     static final String SETTLE_AGAIN = "the worker sends the outcomes again (a settlement already applied is a no-op)";
@@ -97,6 +79,8 @@ final class RedisContext {
     /** Opt-in: replicas that must confirm each enqueue and settlement ({@code WAIT}); off by default. */
     final RedissonSetup.ReplicaWait replicaWait;
     final EvictionPolicyCheck evictionPolicy;
+    /** How an enqueue is sent: at most once a call. */
+    final EnqueueOnce enqueueOnce = new EnqueueOnce(this);
     private volatile RedissonClient client;
     private volatile boolean closed;
 
@@ -172,108 +156,6 @@ final class RedisContext {
     @SuppressWarnings("unchecked")
     <R> R producerWrite(String what, Consumer<RBatch> batched, Supplier<? extends CompletionStage<? extends R>> direct) {
         return replicaWait.on() ? (R) producerPipeline(what, batched).getFirst() : callRetryingBrokenConnections(what, direct);
-    }
-
-    /**
-     * An enqueue (a write that adds a stream entry each time it runs), of {@code messages} (such as
-     * {@code message id <id>}), sent to Redis at most once: Redisson's retries are off for it
-     * ({@link #once}), since they resend a command whose reply is late into the socket of a frozen
-     * server, where every copy runs at the thaw, and go on after the caller was told it failed. It
-     * is sent again here only while no try left the client ({@link #notSent}: Redis refused the
-     * connection, none became ready, the write failed), a pause apart, within
-     * {@link #producerBound()}; each try gets Redisson's timeout for what is left of it, so that its
-     * failure says what became of the try. The failure says whether the messages were enqueued:
-     * not, or maybe once. {@code direct} sends one try given that timeout. With {@code wait.replicas},
-     * {@code batched} in a {@link #producerPipeline}, which sends the pipeline again until a replica
-     * confirms it.
-     */
-    @SuppressWarnings("unchecked")
-    <R> R enqueueOnce(String what, String messages, Consumer<RBatch> batched,
-                      Function<Duration, ? extends CompletionStage<? extends R>> direct) {
-        if (replicaWait.on()) {
-            return (R) producerPipeline(what, batched).getFirst();
-        }
-        evictionPolicy.recheckIfDue(this::client, setup.redisson());
-        Duration bound = producerBound();
-        long deadline = System.nanoTime() + bound.toNanos();
-        long margin = Math.min(REDISSON_MARGIN.toNanos(), bound.toNanos() / 4);
-        String maybe = ". It may have been enqueued once, with " + messages + ", and is not sent again, by this call or later; "
-                + RESUBMIT;
-        while (true) {
-            Duration left = Duration.ofNanos(deadline - System.nanoTime() - margin);
-            try {
-                return within(what, direct.apply(left), deadline, maybe);
-            } catch (BrokerException e) {
-                throw e; // within's: no answer by the deadline
-            } catch (RuntimeException e) {
-                if (!notSent(e)) {
-                    throw serverUnreachable(e) || causedBy(e, RedisReconnectedException.class) ? noAnswer(what, maybe, e)
-                            : failed(what, e);
-                }
-                if (deadline - System.nanoTime() - margin - RESEND_PAUSE.toNanos() < MIN_TRY.toNanos()) {
-                    throw noAnswer(what, ". It was not enqueued (" + messages + "): no try reached Redis (" + unsentReason(e)
-                            + "), and none is sent later", e);
-                }
-                LOG.log(System.Logger.Level.DEBUG, "Redis {0} was not sent ({1}); trying again", what, RedissonSetup.rootMessage(e));
-                pause(what, e, RESEND_PAUSE);
-            }
-        }
-    }
-
-    /**
-     * The options of a try of {@link #enqueueOnce}: object {@code name} read with {@code codec}, no
-     * retries of Redisson's, and Redisson's timeout {@code timeout} (at least 1 ms).
-     */
-    static PlainOptions once(String name, Codec codec, Duration timeout) {
-        return PlainOptions.name(name).codec(codec).retryAttempts(0).timeout(atLeastOneMilli(timeout));
-    }
-
-    /** {@link #once} of a script. */
-    static OptionalOptions onceScript(Duration timeout) {
-        return OptionalOptions.defaults().codec(StringCodec.INSTANCE).retryAttempts(0).timeout(atLeastOneMilli(timeout));
-    }
-
-    private static Duration atLeastOneMilli(Duration d) {
-        return d.toMillis() < 1 ? Duration.ofMillis(1) : d;
-    }
-
-    /** {@link #enqueueOnce} of a script: its reply. */
-    <R> R enqueueScriptOnce(String what, String messages, String script, RScript.ReturnType type, List<Object> keys,
-                            Object... args) {
-        return enqueueOnce(what, messages, batch -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script,
-                type, keys, args), timeout -> client().getScript(onceScript(timeout)).<R>evalAsync(RScript.Mode.READ_WRITE, script,
-                type, keys, args));
-    }
-
-    /** Why a try of an enqueue was not sent ({@link #notSent}), without Redisson's advice to grow the pool. */
-    private static String unsentReason(Throwable e) {
-        String root = RedissonSetup.rootMessage(e);
-        if (root.startsWith(NO_CONNECTION)) {
-            return "no connection to Redis became ready";
-        }
-        return root.startsWith(NOT_WRITTEN) ? "the command could not be written into a connection" : root;
-    }
-
-    /**
-     * True when a command sent with Redisson's retries off ({@link #once}) never reached Redis: no
-     * connection was made or became ready, or Redisson failed to write it, or gave up writing it and
-     * took it back. A reply that did not come in time, or a connection lost or replaced after the
-     * write, leaves the outcome unknown: Redis may have run it.
-     */
-    static boolean notSent(Throwable e) {
-        if (causedBy(e, RedisResponseTimeoutException.class) || causedBy(e, RedisReconnectedException.class)) {
-            return false;
-        }
-        if (causedBy(e, RedisConnectionException.class) || causedBy(e, ConnectException.class)) {
-            return true; // connecting failed, or the write into the connection did (WriteRedisConnectionException)
-        }
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof RedisTimeoutException t) {
-                String message = String.valueOf(t.getMessage());
-                return message.startsWith(NO_CONNECTION) || message.startsWith(NOT_WRITTEN);
-            }
-        }
-        return false;
     }
 
     /**
@@ -418,7 +300,7 @@ final class RedisContext {
      * sent with Redisson's async API ({@code command}), given at most {@link #producerBound()} and
      * tried up to {@value #PRODUCER_TRIES} times within it when the connection fails under it: a try
      * that did land before makes the next one change nothing. An enqueue is not idempotent and goes
-     * through {@link #enqueueOnce}. With {@code wait.replicas}, a pipeline (an enqueue's too) is sent again, whole,
+     * through {@link EnqueueOnce}. With {@code wait.replicas}, a pipeline (an enqueue's too) is sent again, whole,
      * {@value #FAILOVER_PAUSE_MILLIS} ms apart for as long as the bound allows, both when the connection fails and
      * when its primary was replaced under it ({@link #primaryReplaced}).
      */
@@ -474,7 +356,7 @@ final class RedisContext {
         return false;
     }
 
-    private static void pause(String what, RuntimeException failure, Duration pause) {
+    static void pause(String what, RuntimeException failure, Duration pause) {
         try {
             Thread.sleep(pause);
         } catch (InterruptedException e) {
@@ -485,7 +367,7 @@ final class RedisContext {
     }
 
     /** What the caller of {@code what} gets for {@code e}: ours as it is, Redisson's as a {@link #failure}. */
-    private RuntimeException failed(String what, RuntimeException e) {
+    RuntimeException failed(String what, RuntimeException e) {
         if (e instanceof BrokerException || e instanceof IllegalStateException || e instanceof IllegalArgumentException) {
             return e;
         }
@@ -516,9 +398,9 @@ final class RedisContext {
      * and the failure says Redis did not answer, and {@code consequence}. Cancelling stops Redisson's
      * retries of a single command (XADD, ZADD); those of a pipeline or a script (its future is not the
      * command's: Redisson sends scripts by SHA) go on within Redisson's own retry settings, their reply
-     * unread: an enqueue has none ({@link #enqueueOnce}). A command already sent may still take effect.
+     * unread: an enqueue has none ({@link EnqueueOnce}). A command already sent may still take effect.
      */
-    private <R> R within(String what, CompletionStage<? extends R> command, long deadline, String consequence) {
+    <R> R within(String what, CompletionStage<? extends R> command, long deadline, String consequence) {
         CompletableFuture<? extends R> reply = command.toCompletableFuture();
         try {
             return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -540,7 +422,7 @@ final class RedisContext {
      * Redis did not answer {@code what} in time; {@code consequence}, when not empty, says what became
      * of the write (and that the bound is a producer's, {@link #producerBound()}).
      */
-    private BrokerException noAnswer(String what, String consequence, Throwable cause) {
+    BrokerException noAnswer(String what, String consequence, Throwable cause) {
         boolean write = !consequence.isEmpty();
         return new BrokerException("Redis at " + setup.target() + " did not answer the " + what + " within "
                 + (write ? producerBound() : config.commandTimeout()).toMillis() + " ms (BrokerConfig.commandTimeout"

@@ -21,23 +21,23 @@ class EnqueueNotSentTest {
 
     @Test
     void noConnectionOrAFailedWriteIsNotSent() {
-        assertTrue(RedisContext.notSent(new RedisConnectionException("Unable to connect to: redis://127.0.0.1:6390",
+        assertTrue(EnqueueOnce.notSent(new RedisConnectionException("Unable to connect to: redis://127.0.0.1:6390",
                 new ConnectException("Connection refused"))));
-        assertTrue(RedisContext.notSent(new WriteRedisConnectionException("Channel has been closed! Can't write command")));
-        assertTrue(RedisContext.notSent(new RedisTimeoutException("Unable to acquire connection! Increase connection pool size.")));
-        assertTrue(RedisContext.notSent(new RedisTimeoutException("Command still hasn't been written into connection! Check CPU")));
-        assertTrue(RedisContext.notSent(new CompletionException(new RedisConnectionException("Unable to connect to: x"))));
-        assertTrue(RedisContext.notSent(new RedisException("Unexpected exception while processing command",
+        assertTrue(EnqueueOnce.notSent(new WriteRedisConnectionException("Channel has been closed! Can't write command")));
+        assertTrue(EnqueueOnce.notSent(new RedisTimeoutException("Unable to acquire connection! Increase connection pool size.")));
+        assertTrue(EnqueueOnce.notSent(new RedisTimeoutException("Command still hasn't been written into connection! Check CPU")));
+        assertTrue(EnqueueOnce.notSent(new CompletionException(new RedisConnectionException("Unable to connect to: x"))));
+        assertTrue(EnqueueOnce.notSent(new RedisException("Unexpected exception while processing command",
                 new ConnectException("Connection refused"))));
     }
 
     @Test
     void aLateReplyALostConnectionOrAnythingElseMayHaveRun() {
-        assertFalse(RedisContext.notSent(new RedisResponseTimeoutException("Redis server response timeout (600 ms) occurred")));
-        assertFalse(RedisContext.notSent(new RedisReconnectedException("Channel has been reconnected")));
-        assertFalse(RedisContext.notSent(new RedisTimeoutException("Redis server response timeout")));
-        assertFalse(RedisContext.notSent(new RedisException("Unexpected exception while processing command")));
-        assertFalse(RedisContext.notSent(new CompletionException(new RedisResponseTimeoutException("Redis server response"
+        assertFalse(EnqueueOnce.notSent(new RedisResponseTimeoutException("Redis server response timeout (600 ms) occurred")));
+        assertFalse(EnqueueOnce.notSent(new RedisReconnectedException("Channel has been reconnected")));
+        assertFalse(EnqueueOnce.notSent(new RedisTimeoutException("Redis server response timeout")));
+        assertFalse(EnqueueOnce.notSent(new RedisException("Unexpected exception while processing command")));
+        assertFalse(EnqueueOnce.notSent(new CompletionException(new RedisResponseTimeoutException("Redis server response"
                 + " timeout"))));
     }
 }
