@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BatchStatus;
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.JobState;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.core.Binomic;
@@ -27,6 +28,14 @@ class RedisBatchCancelTest {
         BinomicConfig config = BinomicConfig.builder().brokerUrl(RedisServer.shared().url()).schedulePeriodicTasks(false).build();
         try (Binomic binomic = Binomic.builder().config(config)
                 .handle(selfCancelling, s -> {
+                    // Cancelled once its record says RUNNING: the start mark is written after the fetch, and a
+                    // cancel that lands before it ends the job as a queued one, though its handler runs.
+                    UUID id = TaskContext.current().messageId();
+                    long marked = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    while (self.get().job(queue, id).status().state() != JobState.RUNNING
+                            && System.nanoTime() < marked) {
+                        Thread.sleep(10);
+                    }
                     self.get().batch(TaskContext.current().batchId().orElseThrow()).cancel();
                     // the cancel's interrupt comes over pub/sub; the handler then returns: its work is done
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
