@@ -75,7 +75,7 @@ class JobCliOnRedisTest {
         UUID id = UUID.fromString(lines[0]);
         assertEquals("SUCCEEDED \"Hello, Ada!\"", lines[1]);
 
-        CliRun shown = cli("job", "show", "--broker", redis.url(), "--id", id.toString(), "--queue", queue);
+        CliRun shown = cli("job", "show", id.toString(), "--broker", redis.url(), "--queue", queue); // the id as the first word
         assertEquals(0, shown.exit(), shown.toString());
         assertTrue(shown.out().contains("state    SUCCEEDED\n"), shown.out());
         assertTrue(shown.out().contains("task     greet\n"), shown.out());

@@ -9,7 +9,8 @@ import java.util.UUID;
 
 /** {@code binomic batch show} and {@code binomic batch cancel}: a batch by id, from any shell. */
 final class BatchCommand extends Command {
-    static final Option ID = Option.value("id", "UUID", "the batch id (BatchHandle.id(), TaskContext.batchId())");
+    static final Option ID = Option.value("id", "UUID", "the batch id (BatchHandle.id(), TaskContext.batchId())"
+            + "; or give it as the first word: batch show ID");
 
     static final Verb SHOW = new Verb("show", "Show a batch's counts, state and the callbacks enqueued", """
             A batch's status is kept while it runs and for its retention once it completed
@@ -28,6 +29,10 @@ final class BatchCommand extends Command {
         super(cx, "batch " + verb.word(), verb.summary(), List.of(BROKER, ID), verb.notes());
         this.verb = verb;
     }
+
+    /** {@code batch show|cancel ID}: the first word, when it is not an option, is the id. */
+    @Override
+    List<String> takeOperands(List<String> rest) { return firstWordAs("id", rest); }
 
     @Override
     int run(Arguments args) throws UsageException {

@@ -11,6 +11,7 @@ import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
 import java.time.Instant;
 import java.util.LinkedHashSet;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -89,6 +90,16 @@ abstract class Command {
      * options, such as {@code queue pause NAME} into {@code --queue NAME}. None by default.
      */
     List<String> takeOperands(List<String> rest) { return rest; }
+
+    /** {@code rest} with its first word, when it is not an option, given as {@code --option WORD}. */
+    static List<String> firstWordAs(String option, List<String> rest) {
+        if (rest.isEmpty() || rest.getFirst().startsWith("-")) {
+            return rest;
+        }
+        List<String> rewritten = new ArrayList<>(List.of("--" + option, rest.getFirst()));
+        rewritten.addAll(rest.subList(1, rest.size()));
+        return rewritten;
+    }
 
     /** Which queues a command looks at: the ones named with {@code --queues}, else those of the discovered tasks. */
     static List<String> queues(Arguments args, Binomic binomic) throws UsageException {

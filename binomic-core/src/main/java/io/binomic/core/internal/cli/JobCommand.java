@@ -19,7 +19,8 @@ import java.util.UUID;
  * from any shell, and a job by task name with a JSON argument (validated by the worker).
  */
 final class JobCommand extends Command {
-    static final Option ID = Option.value("id", "UUID", "the job id (submit prints it; so do dlq list and the logs)");
+    static final Option ID = Option.value("id", "UUID", "the job id (submit prints it; so do dlq list and the logs)"
+            + "; or give it as the first word: job show ID");
     static final Option QUEUE = Option.value("queue", "NAME",
             "the job's queue. Defaults to the first of the application's queues (tasks on the module path) that has a record of the job");
     static final Option SUBMIT_QUEUE = Option.value("queue", "NAME", "the task's queue (required: the definition is not at hand)");
@@ -61,6 +62,10 @@ final class JobCommand extends Command {
                         ANY_TASK, CREATE), verb.notes());
         this.verb = verb;
     }
+
+    /** {@code job show|cancel ID}: the first word, when it is not an option, is the id. */
+    @Override
+    List<String> takeOperands(List<String> rest) { return verb == SUBMIT ? rest : firstWordAs("id", rest); }
 
     @Override
     int run(Arguments args) throws UsageException {

@@ -1,6 +1,5 @@
 package io.binomic.core.internal.cli;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -35,14 +34,7 @@ final class QueueCommand extends Command {
     List<String> takeOperands(List<String> rest) { return queueAsFirstWord(rest); }
 
     /** {@code queue pause NAME}, {@code queue limit NAME}: the first word, when it is not an option, is the queue. */
-    static List<String> queueAsFirstWord(List<String> rest) {
-        if (rest.isEmpty() || rest.getFirst().startsWith("-")) {
-            return rest;
-        }
-        List<String> rewritten = new ArrayList<>(List.of("--queue", rest.getFirst()));
-        rewritten.addAll(rest.subList(1, rest.size()));
-        return rewritten;
-    }
+    static List<String> queueAsFirstWord(List<String> rest) { return firstWordAs("queue", rest); }
 
     @Override
     int run(Arguments args) throws UsageException {

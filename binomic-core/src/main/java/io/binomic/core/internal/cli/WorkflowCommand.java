@@ -10,7 +10,8 @@ import java.util.UUID;
 
 /** {@code binomic workflow show} and {@code binomic workflow cancel}: a workflow by id, from any shell. */
 final class WorkflowCommand extends Command {
-    static final Option ID = Option.value("id", "UUID", "the workflow id (WorkflowHandle.id(), TaskContext.workflowId())");
+    static final Option ID = Option.value("id", "UUID", "the workflow id (WorkflowHandle.id(), TaskContext.workflowId())"
+            + "; or give it as the first word: workflow show ID");
 
     static final Verb SHOW = new Verb("show", "Show a workflow's state and each job's state and dependencies", """
             A workflow's status is kept while a job of it is held or enqueued and for its retention
@@ -31,6 +32,10 @@ final class WorkflowCommand extends Command {
         super(cx, "workflow " + verb.word(), verb.summary(), List.of(BROKER, ID), verb.notes());
         this.verb = verb;
     }
+
+    /** {@code workflow show|cancel ID}: the first word, when it is not an option, is the id. */
+    @Override
+    List<String> takeOperands(List<String> rest) { return firstWordAs("id", rest); }
 
     @Override
     int run(Arguments args) throws UsageException {

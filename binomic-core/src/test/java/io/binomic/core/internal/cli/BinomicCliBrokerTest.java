@@ -405,7 +405,7 @@ class BinomicCliBrokerTest {
         CliRun cancel = run("batch", "cancel", "--id", id.toString());
         assertEquals(0, cancel.exit(), cancel.err());
         assertTrue(cancel.out().contains("CANCELLED " + id + " (2 job(s) asked to cancel)"), cancel.out());
-        assertTrue(run("batch", "show", "--id", id.toString()).out().contains("(cancel requested)"));
+        assertTrue(run("batch", "show", id.toString()).out().contains("(cancel requested)"), "the id as the first word");
 
         UUID ended;
         BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues("batches")
@@ -428,7 +428,7 @@ class BinomicCliBrokerTest {
         CliRun unknown = run("batch", "show", "--id", UUID.randomUUID().toString());
         assertEquals(1, unknown.exit());
         assertTrue(unknown.err().contains("no batch"), unknown.err());
-        CliRun bad = run("batch", "show", "--id", "nope");
+        CliRun bad = run("batch", "show", "nope");
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a batch id"), bad.err());
     }
@@ -450,7 +450,7 @@ class BinomicCliBrokerTest {
         CliRun cancel = run("workflow", "cancel", "--id", id.toString());
         assertEquals(0, cancel.exit(), cancel.err());
         assertEquals("CANCELLED " + id, cancel.out().strip());
-        CliRun after = run("workflow", "show", "--id", id.toString());
+        CliRun after = run("workflow", "show", id.toString()); // the id as the first word
         assertTrue(after.out().contains("(cancel requested)") && after.out().lines().anyMatch(l -> l.startsWith("store")
                 && l.contains("CANCELLED")), after.out());
 
