@@ -34,8 +34,11 @@ public final class WorkerConfig {
         this.concurrency = Config.requireAtLeast("concurrency", 1, b.concurrency.get());
         this.shutdownGrace = Config.requireNotNegative("shutdownGrace", b.shutdownGrace.get());
         this.leaseTimeout = Config.requirePositive("leaseTimeout", b.leaseTimeout.get());
-        this.pollTimeout = Config.requirePositive("pollTimeout", b.pollTimeout.get());
-        this.reclaimInterval = Config.requirePositive("reclaimInterval", b.reclaimInterval.get());
+        // Left at their defaults, the poll and the reclaim period follow a short lease: a lease of 1 s
+        // is then valid alone, and a dead worker's messages still come back within 1.5 leases.
+        Duration halfLease = leaseTimeout.dividedBy(2);
+        this.pollTimeout = Config.requirePositive("pollTimeout", Once.atMostUnlessGiven(b.pollTimeout, halfLease));
+        this.reclaimInterval = Config.requirePositive("reclaimInterval", Once.atMostUnlessGiven(b.reclaimInterval, halfLease));
         if (pollTimeout.compareTo(leaseTimeout) >= 0) {
             throw new IllegalArgumentException("pollTimeout (" + pollTimeout + ") must be shorter than leaseTimeout (" + leaseTimeout + ")");
         }
@@ -136,10 +139,10 @@ public final class WorkerConfig {
          */
         public Builder leaseTimeout(Duration leaseTimeout) { return Once.set(this, this.leaseTimeout, leaseTimeout); }
 
-        /** Longest block of one fetch; shorter than the lease timeout. Defaults to 1 s. */
+        /** Longest block of one fetch; shorter than the lease timeout. Defaults to 1 s, or half the lease timeout when that is shorter. */
         public Builder pollTimeout(Duration pollTimeout) { return Once.set(this, this.pollTimeout, pollTimeout); }
 
-        /** Period of the search for stranded messages. Defaults to 10 s. */
+        /** Period of the search for stranded messages. Defaults to 10 s, or half the lease timeout when that is shorter. */
         public Builder reclaimInterval(Duration reclaimInterval) { return Once.set(this, this.reclaimInterval, reclaimInterval); }
 
         /** This worker's consumer name in the group. Defaults to host-pid-random. */

@@ -155,8 +155,10 @@ class ConfigBuilderTest {
 
     @Test
     void toBuilderValidatesTheReplacement() {
-        var e = assertThrows(IllegalArgumentException.class, () -> WorkerConfig.defaults().toBuilder().leaseTimeout(Duration.ofMillis(500)).build());
-        assertTrue(e.getMessage().startsWith("pollTimeout (PT1S) must be shorter than leaseTimeout (PT0.5S)"), e.getMessage());
+        var e = assertThrows(IllegalArgumentException.class, () -> WorkerConfig.defaults().toBuilder().pollTimeout(Duration.ofSeconds(40)).build());
+        assertTrue(e.getMessage().startsWith("pollTimeout (PT40S) must be shorter than leaseTimeout (PT30S)"), e.getMessage());
+        // a copied period is a default: it follows a shorter lease instead of making the copy invalid
+        assertEquals(Duration.ofMillis(250), WorkerConfig.defaults().toBuilder().leaseTimeout(Duration.ofMillis(500)).build().pollTimeout());
     }
 
     @Test

@@ -75,12 +75,28 @@ class ConfigValidationTest {
         assertEquals(5, worker.concurrency());
         assertEquals(Duration.ofSeconds(10), worker.shutdownGrace());
         assertEquals(Duration.ofSeconds(30), worker.leaseTimeout());
+        assertEquals(Duration.ofSeconds(1), worker.pollTimeout());
+        assertEquals(Duration.ofSeconds(10), worker.reclaimInterval());
         BrokerConfig broker = BrokerConfig.defaults();
         assertEquals("memory://", broker.url());
         assertEquals("memory", broker.scheme());
         assertEquals("binomic", broker.keyPrefix());
         assertTrue(BinomicConfig.defaults().schedulePeriodicTasks());
         assertEquals("json-jdk", BinomicConfig.defaults().payloadCodec());
+    }
+
+    /** A short lease alone is valid, and a dead worker's messages still come back within 1.5 leases. */
+    @Test
+    void pollAndReclaimPeriodsLeftAtTheirDefaultsFollowAShortLease() {
+        WorkerConfig shortLease = WorkerConfig.builder().leaseTimeout(Duration.ofSeconds(1)).build();
+        assertEquals(Duration.ofMillis(500), shortLease.pollTimeout());
+        assertEquals(Duration.ofMillis(500), shortLease.reclaimInterval());
+        WorkerConfig given = WorkerConfig.builder().leaseTimeout(Duration.ofSeconds(4)).reclaimInterval(Duration.ofSeconds(10)).build();
+        assertEquals(Duration.ofSeconds(10), given.reclaimInterval(), "a period given is kept");
+        assertEquals(Duration.ofSeconds(1), given.pollTimeout());
+        assertThrows(IllegalArgumentException.class,
+                () -> WorkerConfig.builder().leaseTimeout(Duration.ofSeconds(1)).pollTimeout(Duration.ofSeconds(1)).build(),
+                "a poll given as long as the lease is still refused");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.binomic.api.internal;
 
+import java.time.Duration;
 import java.util.function.Function;
 
 /**
@@ -47,6 +48,14 @@ public final class Once<T> {
 
     /** The value given, else the default or the copied value. */
     public T get() { return value; }
+
+    /**
+     * The value a setter gave {@code setting}; else its default (or copied value), but at most
+     * {@code cap}: a default that follows another setting, such as a period under a short lease.
+     */
+    public static Duration atMostUnlessGiven(Once<Duration> setting, Duration cap) {
+        return setting.set || setting.value == null || setting.value.compareTo(cap) <= 0 ? setting.value : cap;
+    }
 
     private String show(T v) { return v == null ? "null" : shown.apply(v); }
 }

@@ -53,7 +53,7 @@ final class MasterCommand extends Command {
                 Option.value("kill-grace", "DURATION", "wait between SIGTERM and SIGKILL of a worker. Defaults to 5s"),
                 Option.value("lease-timeout", "DURATION", "a dead worker's messages come back this long after its last renewal."
                         + " Defaults to 30s"),
-                Option.value("reclaim-interval", "DURATION", "how often workers look for stranded messages. Defaults to 10s"),
+                Option.value("reclaim-interval", "DURATION", "how often workers look for stranded messages. Defaults to 10s, or half the lease when shorter"),
                 Option.value("restart-backoff", "DURATION", "wait before the 2nd restart in a row, doubling after. Defaults to 1s"),
                 Option.value("restart-backoff-max", "DURATION", "longest restart wait. Defaults to 60s"),
                 Option.value("state-dir", "DIR", "segment file and worker logs. Defaults to " + MasterConfig.defaultStateDirectory()),

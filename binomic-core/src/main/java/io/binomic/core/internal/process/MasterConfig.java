@@ -203,7 +203,7 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         /** Task defaults of the workers. Defaults to {@link TaskDefaults#defaults()}. */
         public Builder taskDefaults(TaskDefaults taskDefaults) { return Once.set(this, this.taskDefaults, taskDefaults); }
 
-        /** Longest block of one fetch of a worker; the lease must be longer. Defaults to 1 s (as {@code WorkerConfig}). */
+        /** Longest block of one fetch of a worker; the lease must be longer. Defaults to 1 s, or half the lease timeout when that is shorter (as {@code WorkerConfig}). */
         public Builder pollTimeout(Duration pollTimeout) { return Once.set(this, this.pollTimeout, pollTimeout); }
 
         /** Queues to consume. Defaults to every queue of the tasks the workers discover. */
@@ -239,7 +239,7 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
          */
         public Builder leaseTimeout(Duration leaseTimeout) { return Once.set(this, this.leaseTimeout, leaseTimeout); }
 
-        /** How often the workers look for stranded messages. Defaults to 10 s (as {@code WorkerConfig}). */
+        /** How often the workers look for stranded messages. Defaults to 10 s, or half the lease timeout when that is shorter (as {@code WorkerConfig}). */
         public Builder reclaimInterval(Duration reclaimInterval) { return Once.set(this, this.reclaimInterval, reclaimInterval); }
 
         /**
@@ -284,9 +284,13 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         public MasterConfig build() {
             Duration interval = heartbeatInterval.get();
             Duration timeout = heartbeatTimeout.get() != null ? heartbeatTimeout.get() : interval == null ? null : interval.multipliedBy(3);
+            // As WorkerConfig: left at their defaults, the poll and the reclaim period follow a short lease.
+            Duration halfLease = leaseTimeout.get() == null ? null : leaseTimeout.get().dividedBy(2);
             return new MasterConfig(brokerConfig(), taskDefaults.get(), queues.get(), workers.get(), concurrency.get(), interval,
-                    timeout, startTimeout.get(), shutdownGrace.get(), killGrace.get(), leaseTimeout.get(), pollTimeout.get(),
-                    reclaimInterval.get(), restartBackoffInitial.get(), restartBackoffMax.get(), stateDirectory.get(), jvmOptions.get());
+                    timeout, startTimeout.get(), shutdownGrace.get(), killGrace.get(), leaseTimeout.get(),
+                    halfLease == null ? pollTimeout.get() : Once.atMostUnlessGiven(pollTimeout, halfLease),
+                    halfLease == null ? reclaimInterval.get() : Once.atMostUnlessGiven(reclaimInterval, halfLease),
+                    restartBackoffInitial.get(), restartBackoffMax.get(), stateDirectory.get(), jvmOptions.get());
         }
     }
 }

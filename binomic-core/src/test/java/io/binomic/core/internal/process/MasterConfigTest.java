@@ -44,6 +44,21 @@ class MasterConfigTest {
         assertEquals(Duration.ofMillis(600), valid().heartbeatInterval(Duration.ofMillis(200)).build().heartbeatTimeout());
     }
 
+    /** A short lease alone is valid: the poll and the reclaim period left at their defaults follow it. */
+    @Test
+    void pollAndReclaimPeriodsLeftAtTheirDefaultsFollowAShortLease() {
+        MasterConfig shortLease = valid().leaseTimeout(Duration.ofSeconds(1)).build();
+        assertEquals(Duration.ofMillis(500), shortLease.pollTimeout());
+        assertEquals(Duration.ofMillis(500), shortLease.reclaimInterval());
+        assertEquals(shortLease.pollTimeout(), shortLease.workerConfig().pollTimeout());
+        assertEquals(shortLease.reclaimInterval(), shortLease.workerConfig().reclaimInterval());
+        MasterConfig given = valid().leaseTimeout(Duration.ofSeconds(1)).reclaimInterval(Duration.ofSeconds(20)).build();
+        assertEquals(Duration.ofSeconds(20), given.reclaimInterval(), "a period given is kept");
+        MasterConfig defaults = valid().build();
+        assertEquals(Duration.ofSeconds(1), defaults.pollTimeout());
+        assertEquals(Duration.ofSeconds(10), defaults.reclaimInterval());
+    }
+
     @Test
     void invalidValuesNameTheField() {
         assertMessage("brokerUrl must be a URL such as redis://localhost:6379, was 'null'", MasterConfig.builder());
@@ -54,7 +69,7 @@ class MasterConfigTest {
                 valid().heartbeatTimeout(Duration.ofSeconds(6)));
         assertMessage("killGrace must be positive, was PT-1S", valid().killGrace(Duration.ofSeconds(-1)));
         assertMessage("leaseTimeout must be longer than pollTimeout (PT1S), was PT1S",
-                valid().leaseTimeout(Duration.ofSeconds(1)));
+                valid().pollTimeout(Duration.ofSeconds(1)).leaseTimeout(Duration.ofSeconds(1)));
         assertMessage("shutdownGrace must not be negative, was PT-1S", valid().shutdownGrace(Duration.ofSeconds(-1)));
         assertMessage("restartBackoffMax (PT0.5S) must not be shorter than restartBackoffInitial (PT1S)",
                 valid().restartBackoffMax(Duration.ofMillis(500)));
