@@ -64,6 +64,8 @@ class StartFailureTest {
     @Test
     void aMistypedPropertyFailsTheStart(CapturedOutput output) {
         startFailure("binomic.broker.url=memory://", "binomic.worker.concurency=8");
-        assertThat(report(output)).contains("binomic.worker.concurency");
+        assertThat(report(output)).contains("binomic.worker.concurency (")
+                .contains("is not a Binomic property; did you mean binomic.worker.concurrency?")
+                .contains("Correct binomic.worker.concurency");
     }
 }

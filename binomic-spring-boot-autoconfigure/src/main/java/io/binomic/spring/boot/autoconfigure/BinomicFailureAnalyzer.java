@@ -10,9 +10,13 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.Comparator;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
+import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
+import org.springframework.core.Ordered;
 
 /**
  * Reports a start that Binomic's configuration or broker connection failed ("APPLICATION FAILED TO
@@ -20,9 +24,11 @@ import org.springframework.boot.diagnostics.FailureAnalyzer;
  * the builder fields ({@code BrokerConfig.url}, {@code concurrency}, {@code backoff.jitter}, the
  * {@code BrokerConfig option eviction.allowed}), which a Boot application sets as {@code binomic.*}
  * properties, so those names become the properties, and the action names the property to change.
+ * A {@code binomic.*} property that is none of Binomic's gets the closest one as a "did you mean",
+ * before Spring Boot's own report of unbound properties, which lists the name alone.
  * Registered in {@code META-INF/spring.factories}.
  */
-public class BinomicFailureAnalyzer implements FailureAnalyzer {
+public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
     /** The beans whose creation applies the configuration and connects the broker. */
     private static final Set<String> BEANS = Set.of("binomicConfig", "binomic", "binomicWorkerLifecycle", "binomicTestMode");
     private static final Pattern BUILDER_FIELD = Pattern.compile("\\b(BinomicConfig|BrokerConfig|WorkerConfig|TaskDefaults)\\.(\\w+)");
@@ -35,7 +41,15 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer {
     private static final Map<String, String> PROPERTIES = properties();
 
     @Override
+    public int getOrder() { return Ordered.HIGHEST_PRECEDENCE; }
+
+    @Override
     public FailureAnalysis analyze(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof UnboundConfigurationPropertiesException unbound) {
+                return unknownProperties(unbound);
+            }
+        }
         Optional<Throwable> cause = binomicCause(failure);
         if (cause.isEmpty()) {
             return null;
@@ -52,6 +66,48 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer {
             action = "Correct the binomic.* setting named above (see the properties in spring-boot.md).";
         }
         return new FailureAnalysis(description, action, cause.get());
+    }
+
+    /** Each {@code binomic.*} name that is not a property, with the closest property; null when none is Binomic's. */
+    private static FailureAnalysis unknownProperties(UnboundConfigurationPropertiesException unbound) {
+        StringBuilder description = new StringBuilder();
+        String first = null;
+        for (ConfigurationProperty p : unbound.getUnboundProperties()) {
+            String name = p.getName().toString();
+            if (!name.startsWith("binomic.")) {
+                continue;
+            }
+            first = first == null ? name : first;
+            description.append(description.isEmpty() ? "" : "\n").append(name).append(" (").append(p.getOrigin())
+                    .append(") is not a Binomic property").append(closest(name).map(c -> "; did you mean " + c + "?").orElse(""));
+        }
+        return first == null ? null : new FailureAnalysis(description.toString(),
+                "Correct " + first + " (see the binomic.* properties in spring-boot.md).", unbound);
+    }
+
+    /** The property fewest edits from {@code typed}, when at most a third of its letters differ. */
+    static Optional<String> closest(String typed) {
+        record Scored(String name, int edits) { }
+        return PROPERTIES.values().stream().map(p -> new Scored(p, edits(typed, p)))
+                .filter(s -> s.edits() <= Math.max(1, typed.length() / 3)).min(Comparator.comparingInt(Scored::edits)).map(Scored::name);
+    }
+
+    /** Levenshtein distance. */
+    private static int edits(String a, String b) {
+        int[] row = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            row[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            int diagonal = row[0];
+            row[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int above = row[j];
+                row[j] = Math.min(Math.min(row[j] + 1, row[j - 1] + 1), diagonal + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
+                diagonal = above;
+            }
+        }
+        return row[b.length()];
     }
 
     /** A Binomic exception, or the deepest cause of a failure creating one of Binomic's beans. */
