@@ -20,6 +20,7 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.api.spi.Settlement;
+import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobRecordFormat;
@@ -56,6 +57,7 @@ import java.util.random.RandomGenerator;
  *   <tr><td>unknown task</td><td>dead-letter TASK_NOT_FOUND</td></tr>
  *   <tr><td>stale (if configured)</td><td>not executed; the retry path</td></tr>
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
+ *   <tr><td>tracked job whose start mark the broker did not confirm</td><td>not executed; put back, attempt unchanged</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
  *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
@@ -66,6 +68,8 @@ public final class DeliveryProcessor {
     public static final String RESULT_NOT_ENCODABLE = "io.binomic.ResultNotEncodable";
     /** The error class of an attempt whose processing threw outside the handler (the exception is in the message). */
     public static final String UNEXPECTED_FAILURE = "io.binomic.UnexpectedFailure";
+    /** How long a tracked job whose start mark the broker did not confirm waits before it is fetched again. */
+    static final Duration START_MARK_RETRY_DELAY = Duration.ofMillis(500);
 
     private final Map<String, TaskBinding<?, ?>> handlers;
     private final JobTracking tracking;
@@ -169,9 +173,11 @@ public final class DeliveryProcessor {
                     RunSettlements.stackHead(e));
         }
         Run run = new Run(delivery, message, binding, attempt, maxAttempts, argument);
-        if (message.isTracked() && !startTracked(run)) {
-            LOG.log(Level.INFO, "job {0} of task {1} was cancelled (or has ended) before it ran; not running it", message.id(), task.name());
-            return new Outcome.Settle(new Settlement.Ack(delivery));
+        if (message.isTracked()) {
+            Outcome notRun = startTracked(run);
+            if (notRun != null) {
+                return notRun;
+            }
         }
         return execute(run);
     }
@@ -325,17 +331,32 @@ public final class DeliveryProcessor {
     }
 
     /**
-     * Writes the RUNNING record. A broker that cannot be reached does not stop the run: the job's
-     * outcome is what matters, and it is written with the settlement.
+     * Writes the RUNNING record: null when the job may run, else how its delivery ends unrun. A
+     * tracked handler runs only once its record says RUNNING: a cancel finding any other state ends
+     * the job at once, as one that has not started, and interrupts nobody. So a job whose mark the
+     * broker did not confirm (it may still write it) is put back, attempt unchanged, and fetched
+     * again shortly; its retry's start finds a cancel that came meanwhile.
      */
-    private boolean startTracked(Run run) {
+    private Outcome startTracked(Run run) {
         run.started = clock.instant();
+        boolean mayRun;
         try {
-            return tracking.start(JobRecordFormat.started(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started));
+            mayRun = tracking.start(JobRecordFormat.started(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started));
         } catch (BrokerException e) {
-            LOG.log(Level.WARNING, "could not mark job {0} running ({1}); running it anyway", run.message.id(), e.getMessage());
-            return true;
+            LOG.log(Level.WARNING, "could not mark job {0} running ({1}); putting it back, to run once it is marked", run.message.id(),
+                    e.getMessage());
+            // the attempt this delivery is (one more per reclaim), and the enqueue time a staleAfter check reads
+            Message next = run.message.attempt() == run.attempt ? run.message
+                    : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
+            Instant due = DueTimes.notBefore(run.started.plus(START_MARK_RETRY_DELAY));
+            return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, due));
         }
+        if (!mayRun) {
+            LOG.log(Level.INFO, "job {0} of task {1} was cancelled (or has ended) before it ran; not running it", run.message.id(),
+                    run.message.task());
+            return new Outcome.Settle(new Settlement.Ack(run.delivery));
+        }
+        return null;
     }
 
     private Outcome execute(Run run) {
