@@ -12,12 +12,15 @@ import io.binomic.api.TaskBinding;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.JobUpdate;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -81,6 +84,56 @@ class LeaseRacesTest {
                 .map(e -> e.getString("worker") + " " + e.getString("action")).toList();
         Files.delete(file);
         assertEquals(List.of("slow dropped before running"), lost, "the lost lease is in the flight recording");
+    }
+
+    @Test
+    void aDeliveryHeldUpPastTheLeaseAfterItsRoundWasCheckedIsNotRunWhenAnotherWorkerTookItOver() throws Exception {
+        // The round's own check passes (the read is fresh); then a broker call on the way to the
+        // handlers (here the start mark of the fetch's tracked jobs; in a chaos run a read of the
+        // paused queues) is caught by an outage longer than the lease: the call lands as Redis comes
+        // back, after another worker has reclaimed and run both jobs. Not yet held, they were never renewed.
+        Stall stall = new Stall();
+        SharedBroker stallsItsFirstStartMarks = new SharedBroker(shared) {
+            @Override
+            public Set<UUID> startJobs(List<JobUpdate> starts) {
+                Set<UUID> notStarted = super.startJobs(starts);
+                stall.holdUpFirst(starts.size() > 1); // written, its reply held up
+                return notStarted;
+            }
+
+            @Override
+            public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+                return List.of(); // only the other worker takes them over
+            }
+        };
+        Task<Integer, Void> tracked = Task.builder("tracked", Integer.class).keepStatusFor(Duration.ofMinutes(5)).build();
+        Task<Integer, Void> marker = Task.builder("marker", Integer.class).build();
+        AtomicInteger runs = new AtomicInteger();
+        AtomicInteger markers = new AtomicInteger();
+        List<TaskBinding<?, ?>> bindings = List.of(tracked.handledBy((Integer n) -> {
+            runs.incrementAndGet();
+            return null;
+        }), marker.handledBy((Integer n) -> {
+            markers.incrementAndGet();
+            return null;
+        }));
+        Binomic slow = start(bindings, worker("slow").concurrency(2), stallsItsFirstStartMarks);
+        slow.submit(tracked, 1);
+        slow.submit(tracked, 2); // both in the slow worker's first read
+        Worker slowWorker = slow.startWorker();
+        stall.awaitHeldUp("the slow worker read both jobs and is marking them started");
+
+        Worker otherWorker = start(bindings, worker("other"), new SharedBroker(shared)).startWorker();
+        WorkerTest.await("the other worker reclaimed and ran both", () -> otherWorker.counters().succeeded() == 2);
+        otherWorker.stop(Duration.ofSeconds(5));
+        stall.released.countDown();
+
+        slow.submit(marker, 3); // read by the slow worker's next round, after the held-up one dispatched both
+        WorkerTest.await("the slow worker ran the marker", () -> markers.get() == 1);
+        slowWorker.stop(Duration.ofSeconds(5)); // waits for the runs it dispatched
+        assertEquals(2, runs.get(), "runs of the two jobs: the slow worker ran them too, after the other had taken them over");
+        assertEquals(0, slowWorker.counters().staleSettlements(), "the slow worker settled nothing it had lost");
+        assertEquals(0, shared.stats("default").pending(), shared.stats("default").toString());
     }
 
     @Test

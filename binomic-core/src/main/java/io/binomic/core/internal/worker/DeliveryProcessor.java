@@ -179,6 +179,10 @@ public final class DeliveryProcessor {
                 return notRun;
             }
         }
+        if (!tracking.stillOursToRun(delivery)) {
+            // Last, after every broker call on its way to the handler: one caught by an outage longer than the lease lands late.
+            return new Outcome.LeavePending("taken over by another worker before its handler was called");
+        }
         return execute(run);
     }
 

@@ -60,6 +60,13 @@ final class Dispatcher implements AutoCloseable {
     /** Deliveries waiting on a slot for their reserved start, by key. */
     private final Map<String, Thread> waiting = new ConcurrentHashMap<>();
     /**
+     * For each delivery handed to this dispatcher whose handler has not been called yet, by key: since
+     * when its lease is known to be this worker's ({@link System#nanoTime()}: when the call that took
+     * it, found it pending under this worker or renewed it before it was handed over began). Read once,
+     * as its handler is about to be called ({@link #stillOursToRun}).
+     */
+    private final Map<String, Long> leasedSince = new ConcurrentHashMap<>();
+    /**
      * How late a reserved start may still be taken. A delivery that wakes later than this gives its
      * start back (it is put back, due now, and admitted again): a worker that stalled must not start
      * what it held all at once, on top of the starts other workers take on time.
@@ -102,11 +109,21 @@ final class Dispatcher implements AutoCloseable {
     /** Whether {@code d} waits for a reserved start: it is not running yet, and its job must not say so. */
     boolean hasReservedStart(Delivery d) { return reservedStarts.containsKey(d.key()); }
 
+    /** Deliveries this worker took, and since when their leases are known to be its own ({@link System#nanoTime()}). */
+    record Taken(List<Delivery> deliveries, long leasedSinceNanos) { }
+
     /**
-     * Runs {@code d} on its own virtual thread, with a slot taken by the caller (at its reserved start
-     * if it has one); the slot is released when it ends.
+     * Runs {@code d}, whose lease is known to be this worker's since {@code leasedSinceNanos}, on its
+     * own virtual thread, with a slot taken by the caller (at its reserved start if it has one); the
+     * slot is released when it ends.
      */
-    void dispatch(Delivery d) {
+    void dispatch(Delivery d, long leasedSinceNanos) {
+        leasedSince.put(d.key(), leasedSinceNanos);
+        dispatch(d);
+    }
+
+    /** {@link #dispatch(Delivery, long)} of a delivery handed over before (held, or waiting for its reserved start). */
+    private void dispatch(Delivery d) {
         Long start = reservedStarts.remove(d.key());
         if (start != null) {
             waitThenStart(d, start);
@@ -132,8 +149,10 @@ final class Dispatcher implements AutoCloseable {
                 }
                 if (!context.active().getAsBoolean()) {
                     held.remove(d.key());
+                    leasedSince.remove(d.key());
                     slots.release();
                 } else if (System.nanoTime() - startNanos > LATE_START_NANOS) {
+                    leasedSince.remove(d.key());
                     giveBack(d);
                     slots.release();
                 } else {
@@ -141,6 +160,7 @@ final class Dispatcher implements AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 held.remove(d.key()); // stopping: left pending for reclaim
+                leasedSince.remove(d.key());
                 slots.release();
             } finally {
                 waiting.remove(d.key());
@@ -190,6 +210,7 @@ final class Dispatcher implements AutoCloseable {
                 outcome = null;
             } finally {
                 running.remove(d.key());
+                leasedSince.remove(d.key()); // its processing may have ended before the handler (a dead letter)
                 tracked.forget(d);
                 if (!(outcome instanceof Outcome.Settle)) {
                     held.remove(d.key()); // left pending: stop renewing, so reclaim brings it back
@@ -208,6 +229,7 @@ final class Dispatcher implements AutoCloseable {
     void park(Delivery d) {
         // Its start mark from the fetch must not stand in for the start check of a later delivery of the same job.
         tracked.forget(d);
+        leasedSince.remove(d.key());
         held.put(d.key(), d);
         try {
             settler.submit(FlowGate.park(d));
@@ -218,18 +240,18 @@ final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Runs {@code deliveries} on up to {@code free} slots the caller took; the others, handed out
-     * beyond the free slots, are held (their leases renewed) until a slot frees. Returns how many
+     * Runs the deliveries {@code taken} on up to {@code free} slots the caller took; the others, handed
+     * out beyond the free slots, are held (their leases renewed) until a slot frees. Returns how many
      * slots it used.
      */
-    int dispatchOrHold(List<Delivery> deliveries, int free) {
+    int dispatchOrHold(Taken taken, int free) {
         int used = 0;
-        for (Delivery d : deliveries) {
+        for (Delivery d : taken.deliveries()) {
             if (used < free) {
-                dispatch(d);
+                dispatch(d, taken.leasedSinceNanos());
                 used++;
             } else {
-                hold(d);
+                hold(d, taken.leasedSinceNanos());
             }
         }
         return used;
@@ -243,22 +265,25 @@ final class Dispatcher implements AutoCloseable {
      * in one call, and those the broker says are no longer ours are dropped, left to their new owner.
      * If the renewal fails, all are kept: another worker cannot reclaim through a broker this one
      * cannot reach either, and the lease keeper stops any it finds taken once the broker answers.
+     * Says since when the leases of those returned are known to be ours: the renewal's start, or
+     * {@code leasedSinceNanos} when none landed.
      */
-    List<Delivery> stillOurs(List<Delivery> taken, long leasedSinceNanos) {
+    Taken stillOurs(List<Delivery> taken, long leasedSinceNanos) {
         long age = System.nanoTime() - leasedSinceNanos;
         if (taken.isEmpty() || age <= renewBeforeRunNanos) {
-            return taken;
+            return new Taken(taken, leasedSinceNanos);
         }
+        long renewalBegan = System.nanoTime();
         List<Delivery> lost;
         try {
             lost = context.broker().renewLeasesReportingLost(context.consumerName(), taken);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "worker {0}: could not renew the leases of {1} deliveries taken {2} ms ago ({3}); running them",
                     context.consumerName(), taken.size(), TimeUnit.NANOSECONDS.toMillis(age), e.getMessage());
-            return taken;
+            return new Taken(taken, leasedSinceNanos);
         }
         if (lost.isEmpty()) {
-            return taken;
+            return new Taken(taken, renewalBegan);
         }
         LOG.log(Level.WARNING, "worker {0}: {1} of the {2} deliveries it took {3} ms ago, more than half the lease, were taken over "
                 + "by another worker before they ran; dropping them", context.consumerName(), lost.size(), taken.size(),
@@ -270,7 +295,20 @@ final class Dispatcher implements AutoCloseable {
             tracked.forget(d);
             recordLost(d, "dropped before running");
         }
-        return taken.stream().filter(d -> !lostKeys.contains(d.key())).toList();
+        return new Taken(taken.stream().filter(d -> !lostKeys.contains(d.key())).toList(), renewalBegan);
+    }
+
+    /**
+     * Whether {@code d}, whose handler is about to be called, is still this worker's to run. Its lease
+     * was checked when it was taken ({@link #stillOurs}), but not renewed since unless it was held: a
+     * broker call on its way here (a start mark, a read of the paused queues) caught by an outage
+     * longer than the lease lands as the broker comes back, after another worker may have reclaimed
+     * it. So one whose lease is known to be ours since more than half a lease is renewed first, and
+     * not run when the broker says another worker has it; a younger one makes no call.
+     */
+    boolean stillOursToRun(Delivery d) {
+        Long since = leasedSince.remove(d.key());
+        return since == null || !stillOurs(List.of(d), since).deliveries().isEmpty();
     }
 
     /**
@@ -302,6 +340,7 @@ final class Dispatcher implements AutoCloseable {
                 }
             } else if (overflow.removeIf(o -> o.key().equals(d.key()))) {
                 held.remove(d.key());
+                leasedSince.remove(d.key());
                 tracked.forget(d);
                 recordLost(d, "not started");
                 stopped++;
@@ -329,8 +368,12 @@ final class Dispatcher implements AutoCloseable {
         }
     }
 
-    /** Holds {@code d} (its lease renewed) until a slot frees: the fetcher runs it before it fetches new ones. */
-    void hold(Delivery d) {
+    /**
+     * Holds {@code d}, whose lease is known to be ours since {@code leasedSinceNanos}, until a slot
+     * frees (its lease renewed meanwhile): the fetcher runs it before it fetches new ones.
+     */
+    void hold(Delivery d, long leasedSinceNanos) {
+        leasedSince.put(d.key(), leasedSinceNanos);
         held.put(d.key(), d);
         overflow.addLast(d);
     }
@@ -353,6 +396,7 @@ final class Dispatcher implements AutoCloseable {
     void dropOverflow() {
         overflow.forEach(d -> {
             held.remove(d.key());
+            leasedSince.remove(d.key());
             tracked.forget(d);
         });
         overflow.clear();

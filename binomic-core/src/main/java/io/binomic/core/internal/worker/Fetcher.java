@@ -141,12 +141,12 @@ final class Fetcher implements ControlLoop.Round {
         deliveries = flow.admit(deliveries, dispatcher::park);
         deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
         // Their leases began with the call: a round held up past half a lease renews them before they run.
-        deliveries = dispatcher.stillOurs(deliveries, callStarted);
-        dispatcher.tracked().startInBulk(deliveries, dispatcher::hasReservedStart);
-        int used = dispatcher.dispatchOrHold(deliveries, free);
-        if (deliveries.size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
+        Dispatcher.Taken ours = dispatcher.stillOurs(deliveries, callStarted);
+        dispatcher.tracked().startInBulk(ours.deliveries(), dispatcher::hasReservedStart);
+        int used = dispatcher.dispatchOrHold(ours, free);
+        if (ours.deliveries().size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
             LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
-                    + "wait for a free slot (a broker bug)", context.consumerName(), deliveries.size(),
+                    + "wait for a free slot (a broker bug)", context.consumerName(), ours.deliveries().size(),
                     context.config().concurrency());
         }
         return used;

@@ -6,6 +6,7 @@ import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.Workflows;
 import io.binomic.api.spi.Broker;
+import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.core.internal.Capabilities;
@@ -48,6 +49,15 @@ public interface JobTracking {
      */
     default boolean leaseLost(String key) {
         return false;
+    }
+
+    /**
+     * Asked just before the handler of {@code delivery} is called: false when it is no longer this
+     * worker's to run (held up on its way there past half a lease, and taken over by another worker
+     * meanwhile). True when there is no worker.
+     */
+    default boolean stillOursToRun(Delivery delivery) {
+        return true;
     }
 
     /** The status of batch {@code id}, for a handler's {@code TaskContext.batch()}; empty when the broker keeps no batches. */
@@ -118,6 +128,9 @@ public interface JobTracking {
             public boolean leaseLost(String key) { return hooks.leaseLost(key); }
 
             @Override
+            public boolean stillOursToRun(Delivery delivery) { return hooks.stillOursToRun(delivery); }
+
+            @Override
             public boolean start(JobUpdate started) {
                 Boolean inBatch = hooks.startedWithItsFetch(started.id());
                 if (inBatch != null) {
@@ -154,6 +167,10 @@ public interface JobTracking {
 
         default boolean leaseLost(String key) {
             return false;
+        }
+
+        default boolean stillOursToRun(Delivery delivery) {
+            return true;
         }
     }
 }

@@ -80,19 +80,20 @@ final class Reclaimer {
     }
 
     /**
-     * Runs {@code d} on a free slot, or holds it (its lease renewed) for the fetcher, which runs held
-     * deliveries before it fetches new ones as slots free.
+     * Runs {@code d} (its lease known to be ours since {@code leasedSinceNanos}) on a free slot, or
+     * holds it (its lease renewed) for the fetcher, which runs held deliveries before it fetches new
+     * ones as slots free.
      */
-    private void runOrHold(Delivery d) {
+    private void runOrHold(Delivery d, long leasedSinceNanos) {
         if (!context.active().getAsBoolean()) {
             // Stopping: what a reclaim or a search in flight when the stop came returns is left
             // pending for a live worker, not run past the grace (and cut off) by this one.
             return;
         }
         if (slots.tryAcquire()) {
-            dispatcher.dispatch(d);
+            dispatcher.dispatch(d, leasedSinceNanos);
         } else {
-            dispatcher.hold(d);
+            dispatcher.hold(d, leasedSinceNanos);
         }
     }
 
@@ -118,7 +119,8 @@ final class Reclaimer {
             try {
                 long callStarted = System.nanoTime();
                 List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
-                for (Delivery d : dispatcher.stillOurs(limiter.admit(reclaimed, dispatcher::holdUntil), callStarted)) {
+                Dispatcher.Taken ours = dispatcher.stillOurs(limiter.admit(reclaimed, dispatcher::holdUntil), callStarted);
+                for (Delivery d : ours.deliveries()) {
                     settler.reclaimed(d.key());
                     if (dispatcher.held().computeIfPresent(d.key(), (key, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
@@ -136,7 +138,7 @@ final class Reclaimer {
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
                             consumerName, d.receipt(), queue, d.attempt());
                     context.stats().reclaimed(queue);
-                    runOrHold(d);
+                    runOrHold(d, ours.leasedSinceNanos());
                     taken++;
                 }
             } catch (RuntimeException e) {
@@ -230,6 +232,7 @@ final class Reclaimer {
         boolean lookAgain = false;
         for (String queue : queues) {
             List<Delivery> pending;
+            long searchBegan = System.nanoTime();
             try {
                 pending = context.broker().capability(PendingDeliveries.class)
                         .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of());
@@ -243,7 +246,7 @@ final class Reclaimer {
             // A fetch under way may have been handed entries of this reply that it does not hold yet.
             dispatcher.intake().lock();
             try {
-                recoverLost(queue, pending);
+                recoverLost(queue, pending, searchBegan);
             } finally {
                 dispatcher.intake().unlock();
             }
@@ -253,8 +256,11 @@ final class Reclaimer {
         }
     }
 
-    /** Runs (or holds) the deliveries of {@code pending} this worker does not know: handed out by reads whose reply was lost. */
-    private void recoverLost(String queue, List<Delivery> pending) {
+    /**
+     * Runs (or holds) the deliveries of {@code pending} this worker does not know: handed out by reads
+     * whose reply was lost, found by a search that began at {@code searchBegan}.
+     */
+    private void recoverLost(String queue, List<Delivery> pending, long searchBegan) {
         List<Delivery> lost = new ArrayList<>();
         for (Delivery d : pending) {
             String key = d.key();
@@ -267,7 +273,9 @@ final class Reclaimer {
         }
         // they pass their limits like any fetch: one admitted before its reply was lost keeps its admission
         if (!lost.isEmpty()) {
-            limiter.admit(lost, dispatcher::holdUntil).forEach(this::runOrHold);
+            // Pending under this worker when the search began: held up past half a lease from then on
+            // their way to the handler, each is renewed first, like what a fetch took.
+            limiter.admit(lost, dispatcher::holdUntil).forEach(d -> runOrHold(d, searchBegan));
         }
     }
 }

@@ -35,6 +35,8 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     private final Set<String> leaseLost = ConcurrentHashMap.newKeySet();
     /** Threads running a handler, by delivery key: the only ones a cancel interrupts (not one recording its outcome). */
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
+    /** The dispatcher's check, just before a handler is called, that its delivery is still this worker's. */
+    private volatile Predicate<Delivery> stillOursToRun = d -> true;
 
     /** @param enabled whether any task the worker runs is tracked */
     TrackedJobs(WorkerContext context, boolean enabled) {
@@ -64,6 +66,12 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
 
     @Override
     public boolean leaseLost(String key) { return leaseLost.contains(key); }
+
+    @Override
+    public boolean stillOursToRun(Delivery delivery) { return stillOursToRun.test(delivery); }
+
+    /** Has the handlers' last check before they are called made by {@code check}: the dispatcher, built after these hooks. */
+    void checkBeforeRunWith(Predicate<Delivery> check) { stillOursToRun = check; }
 
     /** Marks the running delivery with this key as taken over by another worker; false if it was already. */
     boolean markLeaseLost(String key) { return leaseLost.add(key); }
