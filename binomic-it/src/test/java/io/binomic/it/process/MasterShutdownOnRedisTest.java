@@ -49,6 +49,12 @@ class MasterShutdownOnRedisTest {
 
                 assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
                 assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+                List<String> lines = read(log).lines().toList();
+                for (int i = 0; i + 1 < lines.size(); i++) {
+                    // java.util.logging's two-line records: the source, then the level and the message
+                    assertFalse(lines.get(i).contains(" org.redisson.") && lines.get(i + 1).startsWith("INFO:"),
+                            "the master prints Redisson's warnings only: " + lines.get(i) + " / " + lines.get(i + 1));
+                }
                 for (long pid : workers) {
                     assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "worker " + pid + " gone");
                 }

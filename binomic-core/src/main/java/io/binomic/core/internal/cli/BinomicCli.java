@@ -36,6 +36,8 @@ import java.util.regex.Pattern;
  * then the command's own options (see {@link Settings}).
  */
 public final class BinomicCli {
+    /** Held so that its level stays set: java.util.logging keeps its loggers only weakly. */
+    private static final Logger REDISSON_LOGGER = Logger.getLogger("org.redisson");
     public static final int EXIT_OK = 0;
     public static final int EXIT_FAILED = 1;
     public static final int EXIT_USAGE = 2;
@@ -88,7 +90,8 @@ public final class BinomicCli {
      * one-shot command (a listing, a submit, a replay) prints only warnings and errors on stderr, since the INFO lines
      * of the client it starts (Binomic's and Redisson's) say nothing its output does not; {@code --verbose} (or
      * {@code -v}) keeps them. The commands that run until stopped, the master and the dashboard, keep logging their
-     * lifecycle at INFO, and a {@code java.util.logging} configuration of the user's own is left alone.
+     * lifecycle at INFO, without Redisson's connection lines; a {@code java.util.logging} configuration of the user's own
+     * is left alone.
      */
     private static void configureLogging(List<String> words) {
         boolean verbose = words.remove("--verbose") | words.remove("-v");
@@ -98,6 +101,8 @@ public final class BinomicCli {
                 || System.getProperty("java.util.logging.config.class") != null;
         if (!verbose && !daemon && !configured) {
             Logger.getLogger("").setLevel(Level.WARNING);
+        } else if (!verbose && !configured) {
+            REDISSON_LOGGER.setLevel(Level.WARNING);
         }
     }
 
