@@ -12,8 +12,12 @@ import io.binomic.api.Task;
 import io.binomic.core.BatchHandle;
 import io.binomic.core.Binomic;
 import io.binomic.core.Workflow;
+import java.lang.reflect.Field;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -22,8 +26,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A batch's or a workflow's submit, and an add to an open batch, reach Redis at most once, and their
@@ -31,7 +37,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * once when Redis resumes, and its failure (if any) says it may have been, with its id, never that
  * it "exists already" (a resend meeting the first send, which would lead the caller to submit a
  * second batch); one that found Redis stopped is not stored when Redis comes back, as its failure
- * says.
+ * says. Where a submit is still sent again whole ({@code wait.replicas}), the resend finds what the
+ * first send created and changes nothing.
  */
 class FlowSubmitOnceIT {
     private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(800);
@@ -162,6 +169,71 @@ class FlowSubmitOnceIT {
                 idIn(e.getMessage(), kind.flow);
             }
         }
+    }
+
+    /**
+     * With {@code wait.replicas} a submit no replica confirmed is sent again whole: the resend finds
+     * the batch or workflow it created, and changes nothing; the same id created at another moment
+     * (another submit) is still refused. The scripts run as the broker sends them, under a key prefix
+     * of this test's own.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"SUBMIT_BATCH", "SUBMIT_BATCH_CLUSTER", "SUBMIT_WORKFLOW"})
+    void aSubmitSentAgainWholeFindsWhatItCreatedAndChangesNothing(String script) throws Exception {
+        RedisServer redis = RedisServer.shared();
+        String prefix = "resent-" + UUID.randomUUID().toString().substring(0, 8);
+        String queue = "q";
+        String id = UUID.randomUUID().toString();
+        String job = UUID.randomUUID().toString();
+        String created = Long.toString(System.currentTimeMillis());
+        String stream = prefix + ":{" + queue + "}:stream";
+        String record = prefix + ":{" + queue + "}:job:" + job;
+        String flows = prefix + ":{" + prefix + ":flows}:";
+        List<String> call = switch (script) {
+            case "SUBMIT_BATCH" -> List.of("4", prefix + ":batch:{" + id + "}", prefix + ":batch:{" + id + "}:jobs", stream, record,
+                    "new", "0", "60000", created, "0", job, queue, "5", "t", "60000", "4", "id", job, "task", "t");
+            case "SUBMIT_BATCH_CLUSTER" -> List.of("4", flows + "batch:" + id, flows + "batch:" + id + ":jobs",
+                    flows + "batch:" + id + ":due", flows + "due", "new", "0", "60000", created, "8", "id", id, "duekey",
+                    flows + "batch:" + id + ":due", "index", flows + "due", "counts", flows + "counts", job, queue, "its delivery");
+            default -> List.of("4", prefix + ":workflow:{" + id + "}", stream, record, prefix + ":{" + queue + "}:delayed", "60000",
+                    created, "a", job, queue, "t", "60000", "[]", "[]", "[]",
+                    "{\"id\":\"" + job + "\",\"task\":\"t\",\"queue\":\"" + queue + "\"}", "0");
+        };
+        String key = call.get(1);
+        String counts = script.equals("SUBMIT_BATCH_CLUSTER") ? flows + "counts" : prefix + ":flows:counts";
+        String open = (script.equals("SUBMIT_WORKFLOW") ? "workflow" : "batch") + ":open";
+        List<String> eval = new ArrayList<>(List.of("EVAL", brokerScript(script)));
+        eval.addAll(call);
+
+        assertEquals(1L, redis.call(eval.toArray(String[]::new)), "the first send");
+        Map<String, String> stored = hash(redis, key);
+        List<?> entries = (List<?>) redis.call("XRANGE", stream, "-", "+");
+        assertEquals(1L, redis.call(eval.toArray(String[]::new)), "the resend: created");
+        assertEquals(stored, hash(redis, key), "the resend changed nothing");
+        assertEquals(entries, redis.call("XRANGE", stream, "-", "+"), "no job enqueued again");
+        assertEquals("1", redis.call("HGET", counts, open), "counted once");
+
+        eval.set(eval.indexOf(created), Long.toString(Long.parseLong(created) + 1));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> redis.call(eval.toArray(String[]::new)));
+        assertTrue(e.getMessage().contains("exists already"), e.getMessage());
+        List<?> keys = (List<?>) redis.call("KEYS", prefix + ":*");
+        redis.call(Stream.concat(Stream.of("DEL"), keys.stream().map(String::valueOf)).toArray(String[]::new));
+    }
+
+    /** A script of the broker's, as it sends it (binomic-it is on the class path: its internals are readable). */
+    private static String brokerScript(String name) throws ReflectiveOperationException {
+        Field field = Class.forName("io.binomic.redis.internal.LuaScripts").getDeclaredField(name);
+        field.setAccessible(true);
+        return (String) field.get(null);
+    }
+
+    private static Map<String, String> hash(RedisServer redis, String key) {
+        List<?> flat = (List<?>) redis.call("HGETALL", key);
+        Map<String, String> fields = new HashMap<>();
+        for (int i = 0; i + 1 < flat.size(); i += 2) {
+            fields.put(String.valueOf(flat.get(i)), String.valueOf(flat.get(i + 1)));
+        }
+        return fields;
     }
 
     private static Binomic client(RedisServer redis) {

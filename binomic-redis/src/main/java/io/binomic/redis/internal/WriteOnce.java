@@ -79,7 +79,7 @@ final class WriteOnce {
      * that its failure says what became of the try. The failure says whether the write took effect:
      * not, or maybe once. {@code direct} sends one try given that timeout. With {@code wait.replicas},
      * {@code batched} in a {@link RedisContext#producerPipeline}, which sends the pipeline again until a
-     * replica confirms it.
+     * replica confirms it (a batch's or a workflow's submit script takes a resend of itself as done).
      */
     @SuppressWarnings("unchecked")
     <R> R send(String what, Effect effect, Consumer<RBatch> batched,
