@@ -93,12 +93,15 @@ final class ClusterBatches {
         return StreamFields.toJson(d);
     }
 
-    /** Runs the cluster submit script ('new' or 'add'), then enqueues the jobs it made due. */
-    long submit(String what, UUID id, List<Message> jobs, List<Object> args) {
+    /**
+     * Runs the cluster submit script ('new' or 'add') once ({@link WriteOnce}, failing with {@code effect}),
+     * then enqueues the jobs it made due.
+     */
+    long submit(String what, WriteOnce.Effect effect, UUID id, List<Message> jobs, List<Object> args) {
         for (Message m : jobs) {
             args.addAll(List.of(m.id().toString(), m.queue(), delivery(m)));
         }
-        Long reply = redis.evalWrite(what, RedisContext.SUBMIT_AGAIN, LuaScripts.SUBMIT_BATCH_CLUSTER, RScript.ReturnType.LONG,
+        Long reply = redis.writeOnce.sendScript(what, effect, LuaScripts.SUBMIT_BATCH_CLUSTER, RScript.ReturnType.LONG,
                 List.of(batchKey(id), jobsKey(id), dueKey(id), indexKey()), args.toArray());
         if (reply != null && reply == 1) {
             deliverDueOrLeave(id, "submit");

@@ -28,6 +28,8 @@ import org.redisson.client.codec.StringCodec;
  * cross slots are idempotent and re-driven ({@link ClusterBatches}).
  */
 final class RedisBatches implements Batches {
+    /** The most job ids an add's failure names. */
+    private static final int IDS_SAID = 10;
     private final RedisContext redis;
     /** The Cluster's bookkeeping, null on a single node. */
     private final ClusterBatches cluster;
@@ -95,16 +97,30 @@ final class RedisBatches implements Batches {
         }
         args.add(Integer.toString(callbackFields.size()));
         args.addAll(callbackFields);
-        run("submit batch " + batch.id(), batch.id(), jobs, args);
+        run("submit batch " + batch.id(), WriteOnce.Effect.create("batch id " + batch.id(), "a batch built and submitted again is a"
+                + " second batch, with a new id, whose jobs run besides this one's; binomic.batch(" + batch.id() + ").status()"
+                + " finds this one if it was created"), batch.id(), jobs, args);
     }
 
     @Override
     public boolean addToBatch(UUID id, List<Message> jobs) {
         List<Object> args = new ArrayList<>(List.of("add", "", "", "", "0"));
-        return run("add " + jobs.size() + " job(s) to batch " + id, id, jobs, args) == 1;
+        return run("add " + jobs.size() + " job(s) to batch " + id, WriteOnce.Effect.add(jobIds(jobs), "a job added again is a"
+                + " second job, with a new id, which runs besides this one; binomic.batch(" + id + ").status().total() counts the"
+                + " jobs added"), id, jobs, args) == 1;
     }
 
-    private long run(String what, UUID id, List<Message> jobs, List<Object> args) {
+    /** The ids of {@code jobs} for a failure: {@value #IDS_SAID} at most. */
+    private static String jobIds(List<Message> jobs) {
+        String ids = String.join(", ", jobs.stream().limit(IDS_SAID).map(m -> m.id().toString()).toList());
+        return (jobs.size() == 1 ? "job id " : "job ids ") + ids + (jobs.size() > IDS_SAID ? ", ... (" + jobs.size() + " in all)" : "");
+    }
+
+    /**
+     * Runs the submit script ('new' or 'add') once ({@link WriteOnce}): sent again, a 'new' would find
+     * the batch it created and fail, and either would run after its caller was told it failed.
+     */
+    private long run(String what, WriteOnce.Effect effect, UUID id, List<Message> jobs, List<Object> args) {
         for (Message m : jobs) {
             if (!id.equals(m.batch()) || !m.isTracked()) {
                 throw new IllegalArgumentException("message " + m.id() + " is not a tracked job of batch " + id);
@@ -112,7 +128,7 @@ final class RedisBatches implements Batches {
             redis.checkSize(m);
         }
         if (cluster != null) {
-            return cluster.submit(what, id, jobs, args);
+            return cluster.submit(what, effect, id, jobs, args);
         }
         List<Object> keys = new ArrayList<>(2 + 2 * jobs.size());
         keys.add(batchKey(prefix(), id));
@@ -126,8 +142,7 @@ final class RedisBatches implements Batches {
                     Integer.toString(fields.size() * 2)));
             RedisContext.addFields(args, fields);
         }
-        Long reply = redis.call(what, () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_BATCH,
-                RScript.ReturnType.LONG, keys, args.toArray()));
+        Long reply = redis.writeOnce.sendScript(what, effect, LuaScripts.SUBMIT_BATCH, RScript.ReturnType.LONG, keys, args.toArray());
         return reply == null ? 0 : reply;
     }
 

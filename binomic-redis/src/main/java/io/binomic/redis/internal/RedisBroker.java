@@ -182,16 +182,16 @@ final class RedisBroker implements Broker {
         }
         if (message.isTracked()) {
             RedisKeys k = redis.keys(message.queue());
-            redis.enqueueOnce.sendScript("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
-                    LuaScripts.ENQUEUE_TRACKED, RScript.ReturnType.LONG, List.of(k.stream(), k.job(message.id())),
-                    enqueueArguments(message));
+            redis.writeOnce.sendScript("enqueue on queue '" + message.queue() + "'",
+                    WriteOnce.Effect.enqueue("message id " + message.id()), LuaScripts.ENQUEUE_TRACKED, RScript.ReturnType.LONG,
+                    List.of(k.stream(), k.job(message.id())), enqueueArguments(message));
             return;
         }
         StreamAddArgs<byte[], byte[]> entry = StreamAddArgs.entries(StreamFields.encodeBytes(message));
         String stream = redis.keys(message.queue()).stream();
-        redis.enqueueOnce.send("enqueue on queue '" + message.queue() + "'", "message id " + message.id(),
+        redis.writeOnce.send("enqueue on queue '" + message.queue() + "'", WriteOnce.Effect.enqueue("message id " + message.id()),
                 batch -> batch.<byte[], byte[]>getStream(stream, ByteArrayCodec.INSTANCE).addAsync(entry),
-                timeout -> redis.client().<byte[], byte[]>getStream(EnqueueOnce.once(stream, ByteArrayCodec.INSTANCE, timeout))
+                timeout -> redis.client().<byte[], byte[]>getStream(WriteOnce.once(stream, ByteArrayCodec.INSTANCE, timeout))
                         .addAsync(entry));
     }
 

@@ -79,8 +79,8 @@ final class RedisContext {
     /** Opt-in: replicas that must confirm each enqueue and settlement ({@code WAIT}); off by default. */
     final RedissonSetup.ReplicaWait replicaWait;
     final EvictionPolicyCheck evictionPolicy;
-    /** How an enqueue is sent: at most once a call. */
-    final EnqueueOnce enqueueOnce = new EnqueueOnce(this);
+    /** How a write that must not run twice (an enqueue, a batch's or a workflow's submit) is sent: at most once a call. */
+    final WriteOnce writeOnce = new WriteOnce(this);
     private volatile RedissonClient client;
     private volatile boolean closed;
 
@@ -299,10 +299,11 @@ final class RedisContext {
      * {@link #call} for a producer's write that is idempotent (a unique submit, a schedule, a pause),
      * sent with Redisson's async API ({@code command}), given at most {@link #producerBound()} and
      * tried up to {@value #PRODUCER_TRIES} times within it when the connection fails under it: a try
-     * that did land before makes the next one change nothing. An enqueue is not idempotent and goes
-     * through {@link EnqueueOnce}. With {@code wait.replicas}, a pipeline (an enqueue's too) is sent again, whole,
-     * {@value #FAILOVER_PAUSE_MILLIS} ms apart for as long as the bound allows, both when the connection fails and
-     * when its primary was replaced under it ({@link #primaryReplaced}).
+     * that did land before makes the next one change nothing. An enqueue, a batch's or a workflow's
+     * submit and an add to a batch are not idempotent and go through {@link WriteOnce}. With
+     * {@code wait.replicas}, a pipeline (theirs too) is sent again, whole, {@value #FAILOVER_PAUSE_MILLIS} ms
+     * apart for as long as the bound allows, both when the connection fails and when its primary was
+     * replaced under it ({@link #primaryReplaced}).
      */
     <R> R callRetryingBrokenConnections(String what, Supplier<? extends CompletionStage<? extends R>> command) {
         evictionPolicy.recheckIfDue(this::client, setup.redisson());
@@ -398,7 +399,7 @@ final class RedisContext {
      * and the failure says Redis did not answer, and {@code consequence}. Cancelling stops Redisson's
      * retries of a single command (XADD, ZADD); those of a pipeline or a script (its future is not the
      * command's: Redisson sends scripts by SHA) go on within Redisson's own retry settings, their reply
-     * unread: an enqueue has none ({@link EnqueueOnce}). A command already sent may still take effect.
+     * unread: a write sent once has none ({@link WriteOnce}). A command already sent may still take effect.
      */
     <R> R within(String what, CompletionStage<? extends R> command, long deadline, String consequence) {
         CompletableFuture<? extends R> reply = command.toCompletableFuture();

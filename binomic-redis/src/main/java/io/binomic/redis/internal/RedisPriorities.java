@@ -170,8 +170,9 @@ final class RedisPriorities {
     /** Enqueues a message of a priority other than the default: one script, one round trip. */
     void enqueue(Message m) {
         RedisKeys k = redis.keys(m.queue());
-        redis.enqueueOnce.sendScript("enqueue on queue '" + m.queue() + "'", "message id " + m.id(), LuaScripts.ENQUEUE_AT_LEVEL,
-                RScript.ReturnType.LONG, enqueueKeys(k, m), RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
+        redis.writeOnce.sendScript("enqueue on queue '" + m.queue() + "'", WriteOnce.Effect.enqueue("message id " + m.id()),
+                LuaScripts.ENQUEUE_AT_LEVEL, RScript.ReturnType.LONG, enqueueKeys(k, m),
+                RedisBroker.enqueueArguments(m, Integer.toString(m.priority())));
         noteLevel(m.queue(), m.priority());
     }
 

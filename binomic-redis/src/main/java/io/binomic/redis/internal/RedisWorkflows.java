@@ -78,8 +78,11 @@ final class RedisWorkflows implements Workflows {
                     json(n.ignoringFailureOf()), json(dependents.get(n.name())), StreamFields.toJson(StreamFields.encode(m)),
                     Long.toString(n.delay().toMillis())));
         }
-        redis.call("submit workflow " + workflow.id(), () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
-                LuaScripts.SUBMIT_WORKFLOW, RScript.ReturnType.LONG, keys, args.toArray()));
+        // Once: sent again, it would find the workflow it created and fail, or run after its caller was told it failed.
+        UUID id = workflow.id();
+        redis.writeOnce.sendScript("submit workflow " + id, WriteOnce.Effect.create("workflow id " + id, "a workflow submitted"
+                + " again is a second workflow, with a new id, whose jobs run besides this one's; binomic.workflow(" + id + ").status()"
+                + " finds this one if it was created"), LuaScripts.SUBMIT_WORKFLOW, RScript.ReturnType.LONG, keys, args.toArray());
     }
 
     @Override

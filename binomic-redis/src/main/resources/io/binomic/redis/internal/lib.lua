@@ -224,6 +224,13 @@ local function flow_count(flow, kind, state, submitted)
   redis.call('HSET', counts, kind .. ':' .. state, tonumber(redis.call('HGET', counts, kind .. ':' .. state) or '0') + 1)
   redis.call('HSET', flow, 'counted', state)
 end
+-- True when the existing batch or workflow 'flow' is the one a submit created at 'created' (ms): the
+-- same submit, sent again whole (with wait.replicas, a write no replica confirmed is resent; once
+-- is the rule otherwise: WriteOnce). A flow's id is minted for one submit, so only its own resend
+-- finds it with its creation time; what it stored stands.
+local function flow_resent(flow, created)
+  return redis.call('HGET', flow, 'createdAt') == created
+end
 -- The state an ended flow is counted in (FlowCounts): a batch whose jobs all succeeded succeeded,
 -- as its status says, even when cancelled; a cancelled workflow is cancelled, as its status says.
 local function flow_end_state(all_succeeded, flow, cancel_wins)

@@ -5,15 +5,18 @@
 -- fields (name, value)..., then per job: id, queue, priority, task, record retention ms, number of
 -- stream field strings, stream fields...
 -- A job the batch lists already is skipped. Returns 1, or 0 when 'add' finds the batch closed or missing;
--- an error when 'new' finds it exists.
+-- an error when 'new' finds it exists, unless it is this very submit's (flow_resent).
 local mode = ARGV[1]
 if mode == 'new' then
-  if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('ERR batch exists already') end
-  redis.call('HSET', KEYS[1], 'open', ARGV[2], 'retention', ARGV[3], 'createdAt', ARGV[4], 'total', 0, 'ended', 0,
-    'succeeded', 0, 'dead', 0, 'cancelled', 0)
-  local n = tonumber(ARGV[5])
-  for j = 6, 5 + n, 2 do redis.call('HSET', KEYS[1], ARGV[j], ARGV[j + 1]) end
-  flow_count(KEYS[1], 'batch', 'open', true)
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    if not flow_resent(KEYS[1], ARGV[4]) then return redis.error_reply('ERR batch exists already') end
+  else
+    redis.call('HSET', KEYS[1], 'open', ARGV[2], 'retention', ARGV[3], 'createdAt', ARGV[4], 'total', 0, 'ended', 0,
+      'succeeded', 0, 'dead', 0, 'cancelled', 0)
+    local n = tonumber(ARGV[5])
+    for j = 6, 5 + n, 2 do redis.call('HSET', KEYS[1], ARGV[j], ARGV[j + 1]) end
+    flow_count(KEYS[1], 'batch', 'open', true)
+  end
 elseif redis.call('HGET', KEYS[1], 'open') ~= '1' then
   return 0
 end

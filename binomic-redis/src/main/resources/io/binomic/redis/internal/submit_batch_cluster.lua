@@ -7,15 +7,18 @@
 -- delivered (batch_undue.lua). KEYS: batch, batch jobs, due hash, due index. ARGV: mode, open ('1' or '0'), retention ms, created ms,
 -- number of batch fields, fields (name, value)..., then per job: id, queue, delivery (JSON).
 -- A job the batch lists already is skipped. Returns 1, or 0 when 'add' finds the batch closed or missing; an
--- error when 'new' finds it exists.
+-- error when 'new' finds it exists, unless it is this very submit's (flow_resent).
 local batch, jobs, due, index = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if ARGV[1] == 'new' then
-  if redis.call('EXISTS', batch) == 1 then return redis.error_reply('ERR batch exists already') end
-  redis.call('HSET', batch, 'open', ARGV[2], 'retention', ARGV[3], 'createdAt', ARGV[4], 'total', 0, 'ended', 0,
-    'succeeded', 0, 'dead', 0, 'cancelled', 0)
-  local n = tonumber(ARGV[5])
-  for j = 6, 5 + n, 2 do redis.call('HSET', batch, ARGV[j], ARGV[j + 1]) end
-  flow_count(batch, 'batch', 'open', true)
+  if redis.call('EXISTS', batch) == 1 then
+    if not flow_resent(batch, ARGV[4]) then return redis.error_reply('ERR batch exists already') end
+  else
+    redis.call('HSET', batch, 'open', ARGV[2], 'retention', ARGV[3], 'createdAt', ARGV[4], 'total', 0, 'ended', 0,
+      'succeeded', 0, 'dead', 0, 'cancelled', 0)
+    local n = tonumber(ARGV[5])
+    for j = 6, 5 + n, 2 do redis.call('HSET', batch, ARGV[j], ARGV[j + 1]) end
+    flow_count(batch, 'batch', 'open', true)
+  end
 elseif redis.call('HGET', batch, 'open') ~= '1' then
   return 0
 end

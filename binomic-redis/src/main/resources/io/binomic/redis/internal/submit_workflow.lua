@@ -5,8 +5,12 @@
 -- ARGV: retention ms, created ms, then per node: name, job id, queue, task, record retention ms,
 -- dependencies (JSON array), those whose failure it ignores (JSON array), dependents (JSON array),
 -- message (a delayed-set member), delay ms (0 for none).
--- Returns 1; an error when the workflow exists already.
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('ERR workflow exists already') end
+-- Returns 1; an error when the workflow exists already, unless it is this very submit's (flow_resent), which
+-- stored it whole.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  if flow_resent(KEYS[1], ARGV[2]) then return 1 end
+  return redis.error_reply('ERR workflow exists already')
+end
 local now = string.format('%d', lim_now())
 local names = {}
 local active = 0

@@ -19,16 +19,41 @@ import org.redisson.client.codec.Codec;
 import org.redisson.client.codec.StringCodec;
 
 /**
- * A producer's enqueue, which adds a stream entry each time it runs (an XADD, the tracked and
- * priority-level enqueue scripts), sent so that it reaches Redis at most once per call, and failing
- * with what became of it: not enqueued, or maybe once. Idempotent writes (a unique submit, a
+ * A producer's write that must not run twice, sent so that it reaches Redis at most once per call,
+ * and failing with what became of it: not done, or maybe once ({@link Effect}). An enqueue adds a
+ * stream entry each time it runs (an XADD, the tracked and priority-level enqueue scripts); a
+ * batch's or a workflow's submit creates it with its jobs (run again, it finds it exists and fails,
+ * although created); an add to an open batch adds its jobs. Idempotent writes (a unique submit, a
  * schedule) go through {@link RedisContext#producerWrite}, which may resend them.
  */
-final class EnqueueOnce {
-    /** The pause before sending again an enqueue that never left the client ({@link #notSent}). */
+final class WriteOnce {
+    /**
+     * What a write does, in the words of its failure: {@code mayHave} when a try may have reached
+     * Redis, {@code hasNot} when none did, each naming what the write makes (its ids), and
+     * {@code again} what calling again does.
+     */
+    record Effect(String mayHave, String hasNot, String again) {
+        /** An enqueue of {@code messages} (such as {@code message id <id>}). */
+        static Effect enqueue(String messages) {
+            return new Effect("It may have been enqueued once, with " + messages, "It was not enqueued (" + messages + ")",
+                    RedisContext.RESUBMIT);
+        }
+
+        /** The submit that creates {@code named} (such as {@code batch id <id>}). */
+        static Effect create(String named, String again) {
+            return new Effect("It may have been created once, with " + named, "It was not created (" + named + ")", again);
+        }
+
+        /** An add of the jobs {@code named} (such as {@code job id <id>}). */
+        static Effect add(String named, String again) {
+            return new Effect("It may have been added once, with " + named, "It was not added (" + named + ")", again);
+        }
+    }
+
+    /** The pause before sending again a write that never left the client ({@link #notSent}). */
     private static final Duration RESEND_PAUSE = Duration.ofMillis(200);
     /**
-     * At most this much of an enqueue's bound is kept from Redisson's timeout of its last try, so that
+     * At most this much of a write's bound is kept from Redisson's timeout of its last try, so that
      * Redisson's own failure, which tells a command never sent from one sent and unanswered, comes
      * before the caller's deadline (Redisson's timer ticks every 10-100 ms).
      */
@@ -40,25 +65,24 @@ final class EnqueueOnce {
 
     private final RedisContext redis;
 
-    EnqueueOnce(RedisContext redis) {
+    WriteOnce(RedisContext redis) {
         this.redis = redis;
     }
 
     /**
-     * An enqueue (a write that adds a stream entry each time it runs), of {@code messages} (such as
-     * {@code message id <id>}), sent to Redis at most once: Redisson's retries are off for it
-     * ({@link #once}), since they resend a command whose reply is late into the socket of a frozen
-     * server, where every copy runs at the thaw, and go on after the caller was told it failed. It
-     * is sent again here only while no try left the client ({@link #notSent}: Redis refused the
-     * connection, none became ready, the write failed), a pause apart, within
-     * {@link RedisContext#producerBound()}; each try gets Redisson's timeout for what is left of it, so that its
-     * failure says what became of the try. The failure says whether the messages were enqueued:
+     * A write that must not run twice, of {@code effect}, sent to Redis at most once: Redisson's
+     * retries are off for it ({@link #once}), since they resend a command whose reply is late into the
+     * socket of a frozen server, where every copy runs at the thaw, and go on after the caller was
+     * told it failed. It is sent again here only while no try left the client ({@link #notSent}:
+     * Redis refused the connection, none became ready, the write failed), a pause apart, within
+     * {@link RedisContext#producerBound()}; each try gets Redisson's timeout for what is left of it, so
+     * that its failure says what became of the try. The failure says whether the write took effect:
      * not, or maybe once. {@code direct} sends one try given that timeout. With {@code wait.replicas},
-     * {@code batched} in a {@link RedisContext#producerPipeline}, which sends the pipeline again until a replica
-     * confirms it.
+     * {@code batched} in a {@link RedisContext#producerPipeline}, which sends the pipeline again until a
+     * replica confirms it (a batch's or a workflow's submit script takes a resend of itself as done).
      */
     @SuppressWarnings("unchecked")
-    <R> R send(String what, String messages, Consumer<RBatch> batched,
+    <R> R send(String what, Effect effect, Consumer<RBatch> batched,
                       Function<Duration, ? extends CompletionStage<? extends R>> direct) {
         if (redis.replicaWait.on()) {
             return (R) redis.producerPipeline(what, batched).getFirst();
@@ -67,8 +91,7 @@ final class EnqueueOnce {
         Duration bound = redis.producerBound();
         long deadline = System.nanoTime() + bound.toNanos();
         long margin = Math.min(REDISSON_MARGIN.toNanos(), bound.toNanos() / 4);
-        String maybe = ". It may have been enqueued once, with " + messages + ", and is not sent again, by this call or later; "
-                + RedisContext.RESUBMIT;
+        String maybe = ". " + effect.mayHave() + ", and is not sent again, by this call or later; " + effect.again();
         while (true) {
             Duration left = Duration.ofNanos(deadline - System.nanoTime() - margin);
             try {
@@ -81,7 +104,7 @@ final class EnqueueOnce {
                             : redis.failed(what, e);
                 }
                 if (deadline - System.nanoTime() - margin - RESEND_PAUSE.toNanos() < MIN_TRY.toNanos()) {
-                    throw redis.noAnswer(what, ". It was not enqueued (" + messages + "): no try reached Redis (" + unsentReason(e)
+                    throw redis.noAnswer(what, ". " + effect.hasNot() + ": no try reached Redis (" + unsentReason(e)
                             + "), and none is sent later", e);
                 }
                 RedisContext.LOG.log(System.Logger.Level.DEBUG, "Redis {0} was not sent ({1}); trying again", what, RedissonSetup.rootMessage(e));
@@ -108,14 +131,14 @@ final class EnqueueOnce {
     }
 
     /** {@link #send} of a script: its reply. */
-    <R> R sendScript(String what, String messages, String script, RScript.ReturnType type, List<Object> keys,
+    <R> R sendScript(String what, Effect effect, String script, RScript.ReturnType type, List<Object> keys,
                             Object... args) {
-        return send(what, messages, batch -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script,
+        return send(what, effect, batch -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, script,
                 type, keys, args), timeout -> redis.client().getScript(onceScript(timeout)).<R>evalAsync(RScript.Mode.READ_WRITE, script,
                 type, keys, args));
     }
 
-    /** Why a try of an enqueue was not sent ({@link #notSent}), without Redisson's advice to grow the pool. */
+    /** Why a try of a write was not sent ({@link #notSent}), without Redisson's advice to grow the pool. */
     private static String unsentReason(Throwable e) {
         String root = RedissonSetup.rootMessage(e);
         if (root.startsWith(RedisContext.NO_CONNECTION)) {
