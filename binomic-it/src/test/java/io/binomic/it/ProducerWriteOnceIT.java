@@ -120,6 +120,8 @@ class ProducerWriteOnceIT {
             assertEquals(ids.size(), ids.stream().distinct().count(), "a message enqueued twice: " + ids + "; " + e.getMessage());
             assertTrue(ids.size() <= 11, ids.toString());
             assertTrue(e.getMessage().contains("may have been, each at most once"), e.getMessage());
+            assertTrue(e.getMessage().contains("within " + COMMAND_TIMEOUT.toMillis() + " ms (BrokerConfig.commandTimeout)")
+                    && !e.getMessage().contains("nettyThreads"), "the bound, not Redisson's advice: " + e.getMessage());
         }
     }
 

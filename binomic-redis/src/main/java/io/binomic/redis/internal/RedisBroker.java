@@ -48,6 +48,7 @@ import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamAddArgs;
 import org.redisson.client.RedisReconnectedException;
+import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.ByteArrayCodec;
 import org.redisson.client.codec.StringCodec;
 
@@ -274,8 +275,12 @@ final class RedisBroker implements Broker {
      */
     private BrokerException notAllEnqueued(Chunk chunk, CompletionException e) {
         int after = Math.min(chunk.total(), chunk.from() + BULK_IN_FLIGHT * BULK_CHUNK);
-        return new BrokerException("Redis at " + redis.setup.target() + " did not answer the " + chunk.what() + " ("
-                + RedissonSetup.rootMessage(e) + "): Redis is stopped, frozen or unreachable. The messages before " + chunk.from()
+        // Redisson's timeout text advises more threads or a longer timeout, which no outage needs: the bound is said instead.
+        String why = RedisContext.causedBy(e, RedisTimeoutException.class)
+                ? "within " + redis.config.commandTimeout().toMillis() + " ms (BrokerConfig.commandTimeout)"
+                : "(" + RedissonSetup.rootMessage(e) + ")";
+        return new BrokerException("Redis at " + redis.setup.target() + " did not answer the " + chunk.what() + " "
+                + why + ": Redis is stopped, frozen or unreachable. The messages before " + chunk.from()
                 + " are enqueued; those from " + chunk.from() + " to " + after + " may have been, each at most once, and none is"
                 + " sent again, by this call or later; the rest were not enqueued; " + RedisContext.RESUBMIT, e.getCause());
     }
