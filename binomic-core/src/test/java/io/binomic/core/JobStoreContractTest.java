@@ -12,6 +12,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
@@ -203,6 +204,28 @@ public abstract class JobStoreContractTest extends BrokerContractFixture {
         String[] first = record.get("a.1").split("\t");
         assertEquals("w1", first[0]);
         assertEquals("1000", first[1]);
+        assertEquals("abandoned", first[3]);
+    }
+
+    /** A job cancelled while its worker ran it, whose worker then died: it ends CANCELLED, the attempt kept as abandoned. */
+    @Test
+    void aCancelledJobWhoseWorkerStoppedKeepsItsAttemptAsAbandoned() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        fetch(1);
+        JobStore store = BrokerCapabilities.jobStore(broker);
+        store.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1", "worker", "w1", "startedAt", "1000"),
+                Duration.ZERO, false)));
+        assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, store.cancelJob(update(m, Map.of(JobRecords.STATE, "CANCELLED"),
+                Duration.ZERO, true)));
+
+        assertEquals(Set.of(m.id()), store.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "2", "worker", "w2"),
+                Duration.ZERO, false))), "a cancelled job does not start again");
+
+        Map<String, String> record = store.readJob(queue, m.id()).orElseThrow().fields();
+        assertEquals("CANCELLED", record.get(JobRecords.STATE));
+        String[] first = String.valueOf(record.get("a.1")).split("\t");
+        assertEquals("w1", first[0], "attempt 1 is in the history: " + record);
         assertEquals("abandoned", first[3]);
     }
 }

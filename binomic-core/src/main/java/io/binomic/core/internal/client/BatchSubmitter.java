@@ -98,7 +98,7 @@ public final class BatchSubmitter {
 
     /**
      * Logs a warning for each queue of {@code jobs} that has no consumer: its jobs wait there, and the
-     * batch stays open, until a worker of that queue starts (a mistyped queue would hold it silently).
+     * batch does not complete, until a worker of that queue starts (a mistyped queue would hold it silently).
      */
     private void warnOfUnreadJobQueues(UUID batch, List<Message> jobs) {
         if (!LOG.isLoggable(Level.WARNING)) {
@@ -109,7 +109,7 @@ public final class BatchSubmitter {
         tasksByQueue.forEach((queue, tasks) -> {
             if (hasNoConsumer(queue)) {
                 LOG.log(Level.WARNING, "batch {0}: its jobs of task(s) {1} go to queue ''{2}'', which no worker reads (it has no"
-                        + " consumer): they wait there, and the batch stays open, until a worker of that queue starts", batch,
+                        + " consumer): they wait there, and the batch does not complete, until a worker of that queue starts", batch,
                         String.join(", ", tasks), queue);
             }
         });

@@ -171,6 +171,9 @@ final class MemoryJobStore implements JobStore {
                     notStarted.add(start.id());
                     continue;
                 }
+                if (rec != null && stateOf(rec) == JobState.RUNNING) {
+                    recordAbandoned(rec, now);
+                }
                 if (rec != null && "1".equals(rec.fields.get(JobRecords.CANCEL_REQUESTED))) {
                     // Cancelled while an earlier attempt ran on a worker that stopped: it ends here, not run again.
                     rec.fields.put(JobRecords.STATE, JobState.CANCELLED.name());
@@ -180,21 +183,21 @@ final class MemoryJobStore implements JobStore {
                     notStarted.add(start.id());
                     continue;
                 }
-                if (rec != null && stateOf(rec) == JobState.RUNNING) {
-                    // The attempt that was running never ended: its worker stopped, and it was reclaimed.
-                    String attempt = rec.fields.get("attempt");
-                    if (attempt != null && !rec.fields.containsKey("a." + attempt)) {
-                        rec.fields.put("a." + attempt, String.join("\t", rec.fields.getOrDefault("worker", ""),
-                                rec.fields.getOrDefault("startedAt", now), now, "abandoned",
-                                "its worker stopped before it ended; the job was reclaimed"));
-                    }
-                }
                 applyJob(start);
             }
             return notStarted;
         });
         deliverJobEvents();
         return result;
+    }
+
+    /** The attempt that was running never ended: its worker stopped, and it was reclaimed. */
+    private static void recordAbandoned(StoredJob rec, String now) {
+        String attempt = rec.fields.get("attempt");
+        if (attempt != null && !rec.fields.containsKey("a." + attempt)) {
+            rec.fields.put("a." + attempt, String.join("\t", rec.fields.getOrDefault("worker", ""),
+                    rec.fields.getOrDefault("startedAt", now), now, "abandoned", "its worker stopped before it ended; the job was reclaimed"));
+        }
     }
 
     @Override

@@ -83,6 +83,23 @@ final class ControlLoop {
         }
     }
 
+    /**
+     * The level of a round's failure: DEBUG when it is the worker stopping (its loops are interrupted,
+     * and a broker call under way fails with the interrupt), else WARNING. A clean stop must not read
+     * like a broker that failed.
+     */
+    static Level failureLevel(Throwable failure) {
+        if (Thread.currentThread().isInterrupted()) {
+            return Level.DEBUG;
+        }
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException) {
+                return Level.DEBUG;
+            }
+        }
+        return Level.WARNING;
+    }
+
     /** Sleeps; false when interrupted (the worker is stopping). */
     static boolean pause(Duration d) {
         try {

@@ -1,7 +1,6 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Scheduler;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -48,7 +47,7 @@ final class DueMover implements ControlLoop.Round {
                 }
             }
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "worker {0}: moving due messages failed: {1}", context.consumerName(), e.getMessage());
+            LOG.log(ControlLoop.failureLevel(e), "worker {0}: moving due messages failed: {1}", context.consumerName(), e.getMessage());
             sleep = BROKER_ERROR_PAUSE;
         }
         Thread.sleep(sleep);

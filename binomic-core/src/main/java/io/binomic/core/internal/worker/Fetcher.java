@@ -208,7 +208,7 @@ final class Fetcher implements ControlLoop.Round {
         }
         String error = RepeatedErrorLog.brief(e);
         if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second
-            LOG.log(Level.WARNING, "worker {0}: fetching failed ({1}); retrying every {2} ms", context.consumerName(), error,
+            LOG.log(ControlLoop.failureLevel(e), "worker {0}: fetching failed ({1}); retrying every {2} ms", context.consumerName(), error,
                     String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
         }
         ControlLoop.pause(BROKER_ERROR_PAUSE);

@@ -104,7 +104,7 @@ public final class FlowLimiter {
                 queueLimitsReadFailed = false;
             } catch (RuntimeException e) {
                 if (!queueLimitsReadFailed) {
-                    LOG.log(Level.WARNING, "worker {0}: reading the limits of its queues failed ({1}); keeping the last ones read",
+                    LOG.log(ControlLoop.failureLevel(e), "worker {0}: reading the limits of its queues failed ({1}); keeping the last ones read",
                             consumer, e.getMessage());
                 }
                 queueLimitsReadFailed = true;
@@ -153,7 +153,7 @@ public final class FlowLimiter {
             decisions = flowLimits.get().admit(consumer, requests, maxHold);
         } catch (RuntimeException e) {
             // Left pending and not held: reclaimed after a lease, and decided on again then.
-            LOG.log(Level.WARNING, "worker {0}: deciding the flow limits of {1} deliveries failed ({2}); they come back after a lease",
+            LOG.log(ControlLoop.failureLevel(e), "worker {0}: deciding the flow limits of {1} deliveries failed ({2}); they come back after a lease",
                     consumer, requests.size(), e.getMessage());
             return out;
         }

@@ -142,7 +142,7 @@ final class Reclaimer {
                     taken++;
                 }
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
+                LOG.log(ControlLoop.failureLevel(e), "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));
             }
         }
@@ -162,7 +162,7 @@ final class Reclaimer {
                 try {
                     cleanup.removeSettled(queue);
                 } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "worker {0}: clearing the settled entries of queue {1} failed: {2}", context.consumerName(),
+                    LOG.log(ControlLoop.failureLevel(e), "worker {0}: clearing the settled entries of queue {1} failed: {2}", context.consumerName(),
                             queue, RepeatedErrorLog.brief(e));
                 }
             }
@@ -186,7 +186,7 @@ final class Reclaimer {
             try {
                 context.broker().removeIdleConsumers(queue, context.consumerName(), config.leaseTimeout().multipliedBy(IDLE_CONSUMER_LEASES));
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: removing idle consumers of queue {1} failed: {2}", context.consumerName(), queue,
+                LOG.log(ControlLoop.failureLevel(e), "worker {0}: removing idle consumers of queue {1} failed: {2}", context.consumerName(), queue,
                         RepeatedErrorLog.brief(e));
             }
         }
