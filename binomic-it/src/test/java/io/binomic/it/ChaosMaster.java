@@ -32,6 +32,8 @@ final class ChaosMaster {
     private final int workers;
     /** The other build's class path, or null for this JVM's. */
     private final String classPath;
+    /** Reads the other build's segment, whose format this build may not read; null for this JVM's build. */
+    private final OtherBuildSlots otherBuildSlots;
     private final BrokerConfig broker;
     private final List<String> problems;
     private volatile Process master;
@@ -50,6 +52,7 @@ final class ChaosMaster {
         this.size = size;
         this.workers = workers;
         this.classPath = classPath;
+        this.otherBuildSlots = classPath == null ? null : new OtherBuildSlots(classPath);
         this.broker = broker;
         this.problems = problems;
     }
@@ -75,11 +78,26 @@ final class ChaosMaster {
 
     /** Its worker JVMs that are running; none while the master is replacing them. */
     List<SlotSnapshot> running() {
-        try (WorkerSlots slots = WorkerSlots.openReadOnly(stateDir.resolve("workers.slots"))) {
-            return slots.snapshot().stream().filter(s -> s.state() == WorkerState.RUNNING && s.pid() != 0
+        try {
+            return segment().slots().stream().filter(s -> s.state() == WorkerState.RUNNING && s.pid() != 0
                     && ProcessHandle.of(s.pid()).map(ProcessHandle::isAlive).orElse(false)).toList();
         } catch (RuntimeException e) {
             return List.of(); // no segment yet: the master is starting
+        }
+    }
+
+    /** A worker segment read at one moment: its master's pid and its slots. */
+    record Segment(long masterPid, List<SlotSnapshot> slots) {
+    }
+
+    /** The master's segment, read by the build that wrote it; a RuntimeException while there is none. */
+    private Segment segment() {
+        Path file = stateDir.resolve("workers.slots");
+        if (otherBuildSlots != null) {
+            return otherBuildSlots.read(file);
+        }
+        try (WorkerSlots slots = WorkerSlots.openReadOnly(file)) {
+            return new Segment(slots.masterPid(), slots.snapshot());
         }
     }
 
@@ -137,8 +155,8 @@ final class ChaosMaster {
 
     /** The segment is the new master's, not the one its predecessor left behind. */
     private boolean ownsSegment() {
-        try (WorkerSlots slots = WorkerSlots.openReadOnly(stateDir.resolve("workers.slots"))) {
-            return slots.masterPid() == master.pid();
+        try {
+            return segment().masterPid() == master.pid();
         } catch (RuntimeException e) {
             return false;
         }
