@@ -35,7 +35,7 @@ public final class WorkerConfig {
         this.shutdownGrace = Config.requireNotNegative("shutdownGrace", b.shutdownGrace.get());
         this.leaseTimeout = Config.requirePositive("leaseTimeout", b.leaseTimeout.get());
         // Left at their defaults, the poll and the reclaim period follow a short lease: a lease of 1 s
-        // is then valid alone, and a dead worker's messages still come back within 1.5 leases.
+        // is then valid alone, and stranded messages are looked for at least twice a lease.
         Duration halfLease = leaseTimeout.dividedBy(2);
         this.pollTimeout = Config.requirePositive("pollTimeout", Once.atMostUnlessGiven(b.pollTimeout, halfLease));
         this.reclaimInterval = Config.requirePositive("reclaimInterval", Once.atMostUnlessGiven(b.reclaimInterval, halfLease));

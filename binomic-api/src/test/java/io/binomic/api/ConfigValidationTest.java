@@ -85,7 +85,7 @@ class ConfigValidationTest {
         assertEquals("json-jdk", BinomicConfig.defaults().payloadCodec());
     }
 
-    /** A short lease alone is valid, and a dead worker's messages still come back within 1.5 leases. */
+    /** A short lease alone is valid, and stranded messages are looked for at least twice a lease. */
     @Test
     void pollAndReclaimPeriodsLeftAtTheirDefaultsFollowAShortLease() {
         WorkerConfig shortLease = WorkerConfig.builder().leaseTimeout(Duration.ofSeconds(1)).build();
