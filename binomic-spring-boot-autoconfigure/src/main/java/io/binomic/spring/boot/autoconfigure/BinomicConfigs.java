@@ -71,9 +71,14 @@ final class BinomicConfigs {
                 .queues(w.getQueues())
                 .concurrency(w.getConcurrency())
                 .shutdownGrace(w.getShutdownGrace())
-                .leaseTimeout(w.getLeaseTimeout())
-                .pollTimeout(w.getPollTimeout())
-                .reclaimInterval(w.getReclaimInterval());
+                .leaseTimeout(w.getLeaseTimeout());
+        // left out, they follow a short lease (WorkerConfig's defaults)
+        if (w.getPollTimeout() != null) {
+            builder.pollTimeout(w.getPollTimeout());
+        }
+        if (w.getReclaimInterval() != null) {
+            builder.reclaimInterval(w.getReclaimInterval());
+        }
         if (w.getConsumerName() != null) {
             builder.consumerName(w.getConsumerName());
         }

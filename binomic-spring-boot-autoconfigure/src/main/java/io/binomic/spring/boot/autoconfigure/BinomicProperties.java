@@ -247,10 +247,10 @@ public class BinomicProperties {
         private Duration shutdownGrace = Duration.ofSeconds(10);
         /** Idle time after which another worker may reclaim a message; running messages are renewed every quarter of it. */
         private Duration leaseTimeout = Duration.ofSeconds(30);
-        /** Longest block of one fetch; shorter than the lease timeout. */
-        private Duration pollTimeout = Duration.ofSeconds(1);
-        /** How often the worker looks for stranded messages. */
-        private Duration reclaimInterval = Duration.ofSeconds(10);
+        /** Longest block of one fetch; shorter than the lease timeout. Defaults to 1s, or half the lease timeout when that is shorter. */
+        private Duration pollTimeout;
+        /** How often the worker looks for stranded messages. Defaults to 10s, or half the lease timeout when that is shorter. */
+        private Duration reclaimInterval;
         /** This worker's consumer name in the group; defaults to host-pid-random. */
         private String consumerName;
 

@@ -65,6 +65,16 @@ class BinomicAutoConfigurationTest {
                 });
     }
 
+    /** A short lease alone is valid: the poll and the reclaim period left out follow it, as in WorkerConfig. */
+    @Test
+    void aShortLeaseAloneIsValid() {
+        runner.withPropertyValues("binomic.worker.lease-timeout=1s").run(context -> {
+            BinomicConfig config = context.getBean(BinomicConfig.class);
+            assertThat(config.worker().pollTimeout()).isEqualTo(java.time.Duration.ofMillis(500));
+            assertThat(config.worker().reclaimInterval()).isEqualTo(java.time.Duration.ofMillis(500));
+        });
+    }
+
     @Test
     void aRedissonFileChoosesTheRedisBrokerWithoutAUrl() {
         BinomicProperties p = new BinomicProperties();
