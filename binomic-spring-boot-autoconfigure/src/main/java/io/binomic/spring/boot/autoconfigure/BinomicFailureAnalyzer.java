@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.Collection;
 import java.util.Comparator;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
@@ -86,10 +87,23 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
     }
 
     /** The property fewest edits from {@code typed}, when at most a third of its letters differ. */
-    static Optional<String> closest(String typed) {
+    static Optional<String> closest(String typed) { return closest(typed, PROPERTIES.values()); }
+
+    /** The candidate fewest edits from {@code typed}, when at most a third of its letters differ. */
+    static Optional<String> closest(String typed, Collection<String> candidates) {
         record Scored(String name, int edits) { }
-        return PROPERTIES.values().stream().map(p -> new Scored(p, edits(typed, p)))
+        return candidates.stream().map(p -> new Scored(p, edits(typed, p)))
                 .filter(s -> s.edits() <= Math.max(1, typed.length() / 3)).min(Comparator.comparingInt(Scored::edits)).map(Scored::name);
+    }
+
+    /**
+     * The environment variable of each property as Spring Boot reads it ({@code BINOMIC_WORKER_CONCURRENCY}
+     * for {@code binomic.worker.concurrency}), and of a map property its prefix ({@code BINOMIC_BROKER_OPTIONS_}).
+     */
+    static Set<String> environmentVariables() {
+        Set<String> out = new java.util.TreeSet<>();
+        PROPERTIES.values().forEach(p -> out.add(p.replace("-", "").replace('.', '_').toUpperCase(Locale.ROOT)));
+        return out;
     }
 
     /** Levenshtein distance. */

@@ -65,6 +65,24 @@ class BinomicAutoConfigurationTest {
                 });
     }
 
+    /** Spring Boot ignores an unknown property set by an environment variable; a BINOMIC_* one close to a property is warned of. */
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void aMistypedEnvironmentVariableIsWarnedOfNamingTheOneMeant(org.springframework.boot.test.system.CapturedOutput output) {
+        var environment = new org.springframework.core.env.StandardEnvironment() {
+            @Override
+            public java.util.Map<String, Object> getSystemEnvironment() {
+                return java.util.Map.of("BINOMIC_WORKER_CONCURENCY", "3", "BINOMIC_WORKER_CONCURRENCY", "4",
+                        "BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS", "4", "BINOMIC_JAVA_OPTS", "-Xmx1g", "PATH", "/bin");
+            }
+        };
+        BinomicAutoConfiguration.warnOfMistypedEnvironmentVariables(environment);
+        assertThat(output.toString()).contains("environment variable BINOMIC_WORKER_CONCURENCY is not a binomic.* property Spring Boot"
+                + " reads, and is ignored; did you mean BINOMIC_WORKER_CONCURRENCY?")
+                .doesNotContain("variable BINOMIC_WORKER_CONCURRENCY ").doesNotContain("BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS is")
+                .doesNotContain("BINOMIC_JAVA_OPTS");
+    }
+
     /** A short lease alone is valid: the poll and the reclaim period left out follow it, as in WorkerConfig. */
     @Test
     void aShortLeaseAloneIsValid() {
