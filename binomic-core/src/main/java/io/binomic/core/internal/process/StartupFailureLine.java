@@ -35,8 +35,8 @@ final class StartupFailureLine {
      * {@code start-up failed} line when there is one, otherwise the JVM's last error line.
      */
     static Optional<String> read(Path log, long offset) {
-        // The master is run from settings, not code: name the keys where the worker's line names the API.
-        return reason(log, offset).map(Settings::inSettingsTerms);
+        // The master is run from settings, not code: name the flag and keys where the worker's line names the API.
+        return reason(log, offset).map(line -> Settings.inSettingsTerms(line.replace("BrokerConfig.url", "--broker or BrokerConfig.url")));
     }
 
     private static Optional<String> reason(Path log, long offset) {

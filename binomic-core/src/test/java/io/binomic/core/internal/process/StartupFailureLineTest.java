@@ -74,7 +74,7 @@ class StartupFailureLineTest {
                 """);
 
         assertEquals(Optional.of("binomic worker 2: start-up failed: io.binomic.api.BrokerException: cannot connect to Redis at h:1:"
-                + " refused; check broker.url (BINOMIC_BROKER_URL)"), StartupFailureLine.read(log, 0));
+                + " refused; check --broker or broker.url (BINOMIC_BROKER_URL)"), StartupFailureLine.read(log, 0));
     }
 
     @Test
