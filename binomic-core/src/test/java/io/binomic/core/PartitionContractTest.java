@@ -192,6 +192,19 @@ public abstract class PartitionContractTest {
     }
 
     @Test
+    void theJobsAddedToABatchSpreadRoundRobinOverThePartitions() {
+        Binomic binomic = started(1);
+        binomic.queues().setPartitions(queue, 3);
+        BatchHandle batch = binomic.batch().keepOpen().submit();
+        Map<String, Integer> counts = new TreeMap<>();
+        for (int i = 0; i < 9; i++) {
+            UUID id = batch.add(work, new Item(i));
+            counts.merge(binomic.job(queue, id).queue(), 1, Integer::sum);
+        }
+        assertEquals(Map.of(queue, 3, queue + "@1", 3, queue + "@2", 3), counts);
+    }
+
+    @Test
     void aWorkerReadsEveryPartitionFairlyAndNeverRunsMoreThanItsConcurrency() {
         Binomic binomic = started(2);
         binomic.queues().setPartitions(queue, 4);

@@ -19,7 +19,8 @@ import java.util.zip.CRC32;
 /**
  * Which physical queue (partition) a message of a logical queue goes to, and which physical
  * queues a worker reads. The partitions of a queue ({@link QueuePartitions}) are read from the
- * broker at most every {@value #REFRESH_MILLIS} ms per queue, never per submit; when the broker
+ * broker at most every {@value #REFRESH_MILLIS} ms per queue (counted from the end of the last read, failed
+ * or not), never per submit; when the broker
  * cannot answer, the last answer stays (an unpartitioned queue before the first). A message
  * without a key goes round robin over partitions {@code 0..count-1}, from a random one in each process (so that
  * short-lived producers, one job each, spread too); one with a key goes to the
@@ -62,18 +63,23 @@ public final class PartitionRouter {
         if (!stale.isEmpty()) {
             try {
                 Map<String, QueuePartitions> read = partitioning.map(p -> p.partitions(stale)).orElse(Map.of());
+                long readNanos = System.nanoTime();
                 for (String q : stale) {
                     QueuePartitions p = read.getOrDefault(q, QueuePartitions.ONE);
-                    Known before = known.put(q, new Known(p, now));
+                    Known before = known.put(q, new Known(p, readNanos));
                     if (before != null && !before.partitions().equals(p)) {
                         LOG.log(Level.INFO, "queue {0}: partitions now {1} (workers read {2})", q, p.count(), p.highest());
                     }
                 }
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "reading the partitions of {0} failed ({1}); keeping the last ones read", stale, e.getMessage());
+                // Stamped when the read ended, not when it began: a read that failed after the broker's
+                // command timeout would otherwise be stale already, and every job of the same submit
+                // (a batch's, a workflow's) would wait that timeout again.
+                long failedNanos = System.nanoTime();
                 for (String q : stale) {
                     Known k = known.get(q);
-                    known.put(q, new Known(k == null ? QueuePartitions.ONE : k.partitions(), now));
+                    known.put(q, new Known(k == null ? QueuePartitions.ONE : k.partitions(), failedNanos));
                 }
             }
         }

@@ -12,6 +12,7 @@ import io.binomic.core.internal.FlowStats;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -20,6 +21,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /**
  * Builds the messages of batches and hands batches to the broker's {@link Batches}: the client's
@@ -55,16 +57,17 @@ public final class BatchSubmitter {
 
     /**
      * The message of one job of batch {@code batch}: tracked for the task's retention, or for
-     * {@code retention} when the task keeps no status.
+     * {@code retention} when the task keeps no status. On its task's queue: {@link #submit} and
+     * {@link #add} route it to its partition.
      */
     public Message job(UUID batch, Task<?, ?> task, Object argument, SubmitOptions options, Duration retention) {
         requireBatchable(task, options, "add");
         UUID id = messages.newId();
         Message m = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
-        return context.partitions().route(m.toBuilder().batch(batch).trackFor(m.trackFor().orElse(retention)).build(), null);
+        return m.toBuilder().batch(batch).trackFor(m.trackFor().orElse(retention)).build();
     }
 
-    /** The message of a callback of batch {@code batch}. */
+    /** The message of a callback of batch {@code batch}, on its task's queue ({@link #submit} routes it). */
     public Message callback(UUID batch, BatchStatus.Callback kind, Task<?, ?> task, Object argument) {
         String method = switch (kind) {
             case SUCCESS -> "onSuccess";
@@ -74,7 +77,7 @@ public final class BatchSubmitter {
         requireBatchable(task, SubmitOptions.NONE, method);
         UUID id = messages.newId();
         Message m = messages.ofArgument(task, argument, SubmitOptions.NONE, messages.traceFor(SubmitOptions.NONE, task, 1, id), id);
-        return context.partitions().route(m.toBuilder().batchCallback(batch).build(), null);
+        return m.toBuilder().batchCallback(batch).build();
     }
 
     private void requireBatchable(Task<?, ?> task, SubmitOptions options, String method) {
@@ -89,7 +92,12 @@ public final class BatchSubmitter {
         }
     }
 
-    public void submit(NewBatch batch, List<Message> jobs) {
+    /** Submits {@code unrouted} (its jobs and callbacks on their tasks' queues), each routed to its partition. */
+    public void submit(NewBatch unrouted, List<Message> unroutedJobs) {
+        Map<BatchStatus.Callback, Message> callbacks = new LinkedHashMap<>();
+        List<Message> jobs = routed(unroutedJobs, unrouted.callbacks().values());
+        unrouted.callbacks().forEach((kind, m) -> callbacks.put(kind, context.partitions().route(m, null)));
+        NewBatch batch = new NewBatch(unrouted.id(), unrouted.open(), unrouted.retention(), callbacks);
         batches().submitBatch(batch, jobs);
         stats.batchSubmitted();
         warnOfUnreadJobQueues(batch.id(), jobs);
@@ -158,8 +166,19 @@ public final class BatchSubmitter {
         return none;
     }
 
-    /** Adds jobs to an open batch; refuses a closed or unknown one. */
-    public void add(UUID batch, List<Message> jobs) {
+    /**
+     * {@code jobs} routed to their partitions, after one read of the partitions of their queues and
+     * {@code alsoRead}'s: a submit waits for at most one read before its write (the partitions' own
+     * refresh period keeps the routing of the rest from reading them again).
+     */
+    private List<Message> routed(List<Message> jobs, Collection<Message> alsoRead) {
+        context.partitions().of(Stream.concat(jobs.stream(), alsoRead.stream()).map(Message::queue).distinct().toList());
+        return jobs.stream().map(m -> context.partitions().route(m, null)).toList();
+    }
+
+    /** Adds jobs (on their tasks' queues, routed here) to an open batch; refuses a closed or unknown one. */
+    public void add(UUID batch, List<Message> unroutedJobs) {
+        List<Message> jobs = routed(unroutedJobs, List.of());
         if (!batches().addToBatch(batch, jobs)) {
             throw new IllegalStateException("batch " + batch + " is closed or unknown: jobs are added only to a batch submitted"
                     + " with keepOpen() and not closed yet");

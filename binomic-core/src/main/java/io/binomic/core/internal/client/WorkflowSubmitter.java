@@ -45,6 +45,9 @@ public final class WorkflowSubmitter {
         Workflows workflows = workflows(); // refuse before encoding anything
         UUID id = messages.newId();
         List<NewWorkflow.Node> nodes = new ArrayList<>(workflow.nodes().size());
+        // The partitions of all its queues in one read, so that the submit waits for at most one
+        // read before its write, however many queues its jobs go to.
+        context.partitions().of(workflow.nodes().stream().map(j -> j.task().queue()).distinct().toList());
         for (Workflow.Node j : workflow.nodes()) {
             UUID jobId = messages.newId();
             Message m;
