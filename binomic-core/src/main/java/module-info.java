@@ -4,7 +4,7 @@
  * {@code io.binomic.core} and, for applications' own unit tests, {@code io.binomic.core.testing};
  * everything else is implementation.
  */
-@SuppressWarnings("module") // the qualified export names io.binomic.jdbc, built after this module
+@SuppressWarnings("module") // the qualified exports name io.binomic.jdbc and the Spring Boot auto-configuration, built after this module
 module io.binomic.core {
     requires transitive io.binomic.api;
     requires jdk.jfr;
@@ -20,8 +20,9 @@ module io.binomic.core {
     exports io.binomic.core.testing;
     // The outbox's command line reads the broker settings (file, BINOMIC_* variables) as the binomic command does.
     exports io.binomic.core.internal.process to io.binomic.jdbc;
-    // ... and refuses unknown options with the binomic command's own parser.
-    exports io.binomic.core.internal.cli to io.binomic.jdbc;
+    // ... and refuses unknown options with the binomic command's own parser; the auto-configuration's "did you mean" for a
+    // mistyped property is the command's own (an automatic module: its name is set in its jar's manifest).
+    exports io.binomic.core.internal.cli to io.binomic.jdbc, io.binomic.spring.boot.autoconfigure;
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;

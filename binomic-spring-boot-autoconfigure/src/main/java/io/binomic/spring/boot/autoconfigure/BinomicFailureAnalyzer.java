@@ -1,6 +1,7 @@
 package io.binomic.spring.boot.autoconfigure;
 
 import io.binomic.api.BrokerException;
+import io.binomic.core.internal.cli.ClosestName;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.LinkedHashMap;
@@ -11,7 +12,6 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.Collection;
-import java.util.Comparator;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
@@ -90,11 +90,7 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
     static Optional<String> closest(String typed) { return closest(typed, PROPERTIES.values()); }
 
     /** The candidate fewest edits from {@code typed}, when at most a third of its letters differ. */
-    static Optional<String> closest(String typed, Collection<String> candidates) {
-        record Scored(String name, int edits) { }
-        return candidates.stream().map(p -> new Scored(p, edits(typed, p)))
-                .filter(s -> s.edits() <= Math.max(1, typed.length() / 3)).min(Comparator.comparingInt(Scored::edits)).map(Scored::name);
-    }
+    static Optional<String> closest(String typed, Collection<String> candidates) { return ClosestName.to(typed, candidates); }
 
     /**
      * The environment variable of each property as Spring Boot reads it ({@code BINOMIC_WORKER_CONCURRENCY}
@@ -104,24 +100,6 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
         Set<String> out = new java.util.TreeSet<>();
         PROPERTIES.values().forEach(p -> out.add(p.replace("-", "").replace('.', '_').toUpperCase(Locale.ROOT)));
         return out;
-    }
-
-    /** Levenshtein distance. */
-    private static int edits(String a, String b) {
-        int[] row = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            row[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            int diagonal = row[0];
-            row[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int above = row[j];
-                row[j] = Math.min(Math.min(row[j] + 1, row[j - 1] + 1), diagonal + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
-                diagonal = above;
-            }
-        }
-        return row[b.length()];
     }
 
     /** A Binomic exception, or the deepest cause of a failure creating one of Binomic's beans. */
