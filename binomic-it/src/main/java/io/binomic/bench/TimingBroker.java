@@ -1,6 +1,5 @@
 package io.binomic.bench;
 
-import io.binomic.api.QueueStats;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Message;
@@ -8,7 +7,6 @@ import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The bench's view into a worker's broker calls ({@link BenchBatchesWorker}): it forwards every call
@@ -17,8 +15,7 @@ import java.util.Optional;
  * callback lag then splits into the last child's outcome waiting for its settle call, that call, the
  * fetch picking the callback up, and the hand-off to its handler.
  */
-final class TimingBroker implements Broker {
-    private final Broker delegate;
+final class TimingBroker extends ForwardingBroker {
     private final String childTask;
     private final String callbackTask;
     volatile long childSettleStart;
@@ -30,7 +27,7 @@ final class TimingBroker implements Broker {
     volatile long callbackFetchEnd;
 
     TimingBroker(Broker delegate, String childTask, String callbackTask) {
-        this.delegate = delegate;
+        super(delegate);
         this.childTask = childTask;
         this.callbackTask = callbackTask;
     }
@@ -79,37 +76,4 @@ final class TimingBroker implements Broker {
     }
 
     private static boolean is(Delivery d, String task) { return d.message().map(Message::task).filter(task::equals).isPresent(); }
-
-    @Override
-    public void start(List<String> queues) { delegate.start(queues); }
-
-    @Override
-    public void enqueue(Message message) { delegate.enqueue(message); }
-
-    @Override
-    public void enqueueAll(List<Message> messages) { delegate.enqueueAll(messages); }
-
-    @Override
-    public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
-        return delegate.renewLeasesReportingLost(consumer, inFlight);
-    }
-
-    @Override
-    public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
-        return delegate.reclaim(queue, consumer, minIdle, max);
-    }
-
-    @Override
-    public QueueStats stats(String queue) { return delegate.stats(queue); }
-
-    @Override
-    public int removeIdleConsumers(String queue, String consumer, Duration idle) {
-        return delegate.removeIdleConsumers(queue, consumer, idle);
-    }
-
-    @Override
-    public <T> Optional<T> capability(Class<T> type) { return delegate.capability(type); }
-
-    @Override
-    public void close() { delegate.close(); }
 }
