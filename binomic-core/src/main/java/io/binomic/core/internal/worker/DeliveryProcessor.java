@@ -36,6 +36,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.random.RandomGenerator;
@@ -57,7 +58,8 @@ import java.util.random.RandomGenerator;
  *   <tr><td>unknown task</td><td>dead-letter TASK_NOT_FOUND</td></tr>
  *   <tr><td>stale (if configured)</td><td>not executed; the retry path</td></tr>
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
- *   <tr><td>tracked job whose start mark the broker did not confirm</td><td>not executed; put back, attempt unchanged</td></tr>
+ *   <tr><td>tracked job whose start mark the broker did not confirm</td><td>not executed; put back, attempt unchanged; after
+ *   {@value #START_MARK_TRIES} such tries in a row here, a failed attempt (the retry path)</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
  *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
@@ -70,6 +72,15 @@ public final class DeliveryProcessor {
     public static final String UNEXPECTED_FAILURE = "io.binomic.UnexpectedFailure";
     /** How long a tracked job whose start mark the broker did not confirm waits before it is fetched again. */
     static final Duration START_MARK_RETRY_DELAY = Duration.ofMillis(500);
+    /**
+     * How many start marks of one job in a row this worker lets fail before it counts them as a failed
+     * attempt. A broker that answers the put-back but refuses the mark every time (a script error, a
+     * permission missing from the worker's ACL user) would otherwise put the job back every
+     * {@link #START_MARK_RETRY_DELAY} for ever; an outage does not get here, as the put-back fails too.
+     */
+    static final int START_MARK_TRIES = 20;
+    /** The error class of an attempt whose start mark failed {@value #START_MARK_TRIES} times in a row. */
+    public static final String START_MARK_FAILED = "io.binomic.StartMarkFailed";
 
     private final Map<String, TaskBinding<?, ?>> handlers;
     private final JobTracking tracking;
@@ -81,6 +92,8 @@ public final class DeliveryProcessor {
     private final RandomGenerator random;
     /** The settlement each end of a run gets. */
     private final RunSettlements settlements;
+    /** Jobs whose start marks failed here, and how many times in a row; empty but in an outage or a broken broker. */
+    private final Map<UUID, Integer> startMarkFailures = new ConcurrentHashMap<>();
     final LongAdder succeeded = new LongAdder();
     final LongAdder failed = new LongAdder();
     final LongAdder retried = new LongAdder();
@@ -347,13 +360,28 @@ public final class DeliveryProcessor {
         try {
             mayRun = tracking.start(JobRecordFormat.started(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started));
         } catch (BrokerException e) {
-            LOG.log(Level.WARNING, "could not mark job {0} running ({1}); putting it back, to run once it is marked", run.message.id(),
-                    e.getMessage());
+            if (startMarkFailures.size() >= 10_000) {
+                startMarkFailures.clear(); // jobs put back in an outage that another worker ran: a count restarts, nothing more
+            }
+            int failures = startMarkFailures.merge(run.message.id(), 1, Integer::sum);
+            if (failures >= START_MARK_TRIES) {
+                startMarkFailures.remove(run.message.id());
+                LOG.log(Level.ERROR, "could not mark job {0} of task {1} running {2} times in a row ({3}); counting it as a failed attempt",
+                        run.message.id(), run.message.task(), failures, e.getMessage());
+                failed.increment();
+                return settlements.failure(run, START_MARK_FAILED, "the broker refused to mark the job running " + failures
+                        + " times in a row; the last time: " + e.getMessage(), "");
+            }
+            LOG.log(failures == 1 ? Level.WARNING : Level.DEBUG, "could not mark job {0} running ({1}); putting it back, to run once it"
+                    + " is marked", run.message.id(), e.getMessage());
             // the attempt this delivery is (one more per reclaim), and the enqueue time a staleAfter check reads
             Message next = run.message.attempt() == run.attempt ? run.message
                     : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
             Instant due = DueTimes.notBefore(run.started.plus(START_MARK_RETRY_DELAY));
             return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, due));
+        }
+        if (!startMarkFailures.isEmpty()) {
+            startMarkFailures.remove(run.message.id());
         }
         if (!mayRun) {
             LOG.log(Level.INFO, "job {0} of task {1} was cancelled (or has ended) before it ran; not running it", run.message.id(),
