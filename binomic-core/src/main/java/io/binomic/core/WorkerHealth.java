@@ -28,7 +28,10 @@ public record WorkerHealth(State state, Duration sinceFetchRound, Duration since
          * (and would lose the outcomes it holds, so their tasks would run again).
          */
         BROKER_UNREACHABLE,
-        /** A control loop stopped or is stuck: the worker will not recover by itself and should be replaced. */
+        /**
+         * A control loop stopped, or completes no round while the broker answers its fetches and writes:
+         * the worker will not recover by itself and should be replaced.
+         */
         STALLED
     }
 

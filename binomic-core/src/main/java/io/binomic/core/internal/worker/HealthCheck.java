@@ -41,25 +41,46 @@ final class HealthCheck {
         Duration sinceFetch = Duration.ofNanos(now - fetcher.lastRoundNanos);
         Duration sinceSettlement = Duration.ofNanos(now - settler.lastWrittenNanos);
         int pending = settler.pending();
-        if (active) {
-            long stuckAfter = config.pollTimeout().plus(config.leaseTimeout()).plus(STALL_LIMIT).toNanos();
-            Optional<String> stalled = loops.stream().map(ControlLoop::stopped).filter(Objects::nonNull).findFirst()
-                    .or(() -> loops.stream().map(loop -> loop.stuck(now, stuckAfter)).filter(Objects::nonNull).findFirst());
-            if (stalled.isPresent()) {
-                return new WorkerHealth(WorkerHealth.State.STALLED, sinceFetch, sinceSettlement, pending, stalled);
-            }
-        }
         long limit = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
-        Optional<String> unreachable = Stream.of(
+        Optional<String> brokerDown = Stream.of(
                 overdue(now, limit, fetcher.callSinceNanos, "a fetch (or reclaim) has not returned", ""),
                 overdue(now, limit, fetcher.reclaimSinceNanos, "a reclaim has not returned", ""),
-                overdue(now, limit, housekeeper.callSinceNanos, "a periodic broker call (paused state, limits, consumers) has not returned", ""),
                 overdue(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned", ""),
                 overdue(now, limit, fetcher.failingSinceNanos, "fetching has failed", ": " + fetcher.lastError),
                 overdue(now, limit, settler.failingSinceNanos, "writing outcomes has failed", ": " + settler.lastError))
                 .flatMap(Optional::stream).findFirst();
-        return new WorkerHealth(unreachable.isPresent() ? WorkerHealth.State.BROKER_UNREACHABLE : WorkerHealth.State.CONSUMING,
-                sinceFetch, sinceSettlement, pending, unreachable);
+        Optional<String> stopped = Optional.empty();
+        Optional<String> stuck = Optional.empty();
+        if (active) {
+            long stuckAfter = config.pollTimeout().plus(config.leaseTimeout()).plus(STALL_LIMIT).toNanos();
+            stopped = loops.stream().map(ControlLoop::stopped).filter(Objects::nonNull).findFirst();
+            stuck = loops.stream().map(loop -> loop.stuck(now, stuckAfter)).filter(Objects::nonNull).findFirst();
+        }
+        Optional<String> periodicCall = overdue(now, limit, housekeeper.callSinceNanos,
+                "a periodic broker call (paused state, limits, consumers) has not returned", "");
+        Verdict verdict = verdict(stopped, stuck, brokerDown, periodicCall);
+        return new WorkerHealth(verdict.state(), sinceFetch, sinceSettlement, pending, verdict.reason());
+    }
+
+    record Verdict(WorkerHealth.State state, Optional<String> reason) { }
+
+    /**
+     * A loop whose thread ended is stalled. One that completes no round is stalled too, unless the
+     * fetches or the writes of outcomes show the broker unreachable: its round then waits on the same
+     * broker (a round of calls, each failing after its timeout, can outlast the stall limit in a long
+     * outage), and the worker recovers when the broker does; replacing it would only lose the outcomes
+     * it holds. While they succeed, a loop that completes no round is stuck whatever it waits on.
+     */
+    static Verdict verdict(Optional<String> stopped, Optional<String> stuck, Optional<String> brokerDown, Optional<String> periodicCall) {
+        if (stopped.isPresent()) {
+            return new Verdict(WorkerHealth.State.STALLED, stopped);
+        }
+        if (stuck.isPresent() && brokerDown.isEmpty()) {
+            return new Verdict(WorkerHealth.State.STALLED, stuck);
+        }
+        Optional<String> unreachable = brokerDown.or(() -> periodicCall);
+        return unreachable.isPresent() ? new Verdict(WorkerHealth.State.BROKER_UNREACHABLE, unreachable)
+                : new Verdict(WorkerHealth.State.CONSUMING, Optional.empty());
     }
 
     /** "{@code what} for N s{@code detail}" when {@code sinceNanos} (0: not under way) is older than {@code limit}. */

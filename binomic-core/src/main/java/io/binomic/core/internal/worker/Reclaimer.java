@@ -38,6 +38,8 @@ final class Reclaimer {
     private static final System.Logger LOG = System.getLogger(Reclaimer.class.getName());
     /** How many lease timeouts a consumer's worker stays silent before its consumer is removed. */
     static final int IDLE_CONSUMER_LEASES = 10;
+    /** A failed call that waited longer than this stops a pass over the queues ({@link #failedSlowly}). */
+    private static final Duration SLOW_FAILURE = Duration.ofSeconds(1);
 
     private final WorkerContext context;
     private final WorkerConfig config;
@@ -116,8 +118,8 @@ final class Reclaimer {
             if (taken == most || !context.active().getAsBoolean()) {
                 break;
             }
+            long callStarted = System.nanoTime();
             try {
-                long callStarted = System.nanoTime();
                 List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
                 Dispatcher.Taken ours = dispatcher.stillOurs(limiter.admit(reclaimed, dispatcher::holdUntil), callStarted);
                 for (Delivery d : ours.deliveries()) {
@@ -144,8 +146,23 @@ final class Reclaimer {
             } catch (RuntimeException e) {
                 LOG.log(ControlLoop.failureLevel(e), "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));
+                if (failedSlowly(callStarted)) {
+                    break;
+                }
             }
         }
+    }
+
+    /**
+     * Whether a call that began at {@code startedNanos} failed after waiting more than {@link #SLOW_FAILURE}:
+     * the broker is most likely away, and a call for each of the other queues would fail too, each
+     * after its own timeout. A pass over many queues then took minutes in a long outage (the
+     * worker's health took its loop for stuck) and logged a line per queue; it stops there, and the
+     * queues left out are served by the next pass. A failure that comes at once (a refused
+     * connection, a permission one queue lacks) costs the others nothing, and they are still called.
+     */
+    private static boolean failedSlowly(long startedNanos) {
+        return System.nanoTime() - startedNanos > SLOW_FAILURE.toNanos();
     }
 
     /**
@@ -159,11 +176,15 @@ final class Reclaimer {
         nextCleanupNanos = System.nanoTime() + config.reclaimInterval().toNanos();
         context.broker().capability(SettledCleanup.class).ifPresent(cleanup -> {
             for (String queue : queues) {
+                long started = System.nanoTime();
                 try {
                     cleanup.removeSettled(queue);
                 } catch (RuntimeException e) {
                     LOG.log(ControlLoop.failureLevel(e), "worker {0}: clearing the settled entries of queue {1} failed: {2}", context.consumerName(),
                             queue, RepeatedErrorLog.brief(e));
+                    if (failedSlowly(started)) {
+                        return;
+                    }
                 }
             }
         });
@@ -183,11 +204,15 @@ final class Reclaimer {
         }
         nextKeepNanos = System.nanoTime() + periodNanos;
         for (String queue : queues) {
+            long started = System.nanoTime();
             try {
                 context.broker().removeIdleConsumers(queue, context.consumerName(), config.leaseTimeout().multipliedBy(IDLE_CONSUMER_LEASES));
             } catch (RuntimeException e) {
                 LOG.log(ControlLoop.failureLevel(e), "worker {0}: removing idle consumers of queue {1} failed: {2}", context.consumerName(), queue,
                         RepeatedErrorLog.brief(e));
+                if (failedSlowly(started)) {
+                    break;
+                }
             }
         }
     }
