@@ -142,8 +142,14 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
                     + "; expected redis://[user:password@]host[:port][/database]", e);
         }
         if (url.getHost() == null) {
+            // java.net.URI leaves the host out as well when the port is not a number: say which it is
+            String authority = url.getRawAuthority() == null ? "" : url.getRawAuthority().substring(url.getRawAuthority().lastIndexOf('@') + 1);
+            int colon = authority.lastIndexOf(':');
+            String port = colon < 0 ? "" : authority.substring(colon + 1);
+            String problem = colon > 0 && !port.isEmpty() && !port.chars().allMatch(Character::isDigit)
+                    ? "has a port that is not a number ('" + port + "')" : "has no host";
             throw new BrokerException("BrokerConfig.url '" + config.redactedUrl()
-                    + "' has no host; expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
+                    + "' " + problem + "; expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
         }
         int port = url.getPort() == -1 ? 6379 : url.getPort();
         String target = url.getHost() + ":" + port;

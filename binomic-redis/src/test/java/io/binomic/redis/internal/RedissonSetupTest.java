@@ -1,6 +1,7 @@
 package io.binomic.redis.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,6 +47,10 @@ class RedissonSetupTest {
         assertTrue(noHost.getMessage().contains("expected redis://[user:password@]host[:port][/database]"), noHost.getMessage());
         BrokerException badDb = assertThrows(BrokerException.class, () -> setup("redis://h:6379/zero"));
         assertTrue(badDb.getMessage().contains("the path of a Redis URL is the database number"), badDb.getMessage());
+        assertTrue(noHost.getMessage().contains("'redis:///0' has no host"), noHost.getMessage());
+        BrokerException badPort = assertThrows(BrokerException.class, () -> setup("redis://user:secret@127.0.0.1:643l"));
+        assertTrue(badPort.getMessage().contains("has a port that is not a number ('643l')"), badPort.getMessage());
+        assertFalse(badPort.getMessage().contains("secret"), badPort.getMessage());
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
+import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -209,6 +210,10 @@ public final class BinomicCli {
             // A setting to change, not a failure to retry: the same exit code as a bad value in a settings file.
             err.println("binomic " + chosen.name + ": " + describe(e, chosen, urlSource(rest)));
             return EXIT_USAGE;
+        } catch (ProviderNotFoundException e) {
+            // A URL whose scheme no broker here serves is a setting to change: one line that names where it came from.
+            err.println("binomic " + chosen.name + ": " + oneLine(e) + "; check " + urlSource(rest));
+            return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.
             err.println("binomic " + chosen.name + ": " + describe(e, chosen, urlSource(rest)));
@@ -241,6 +246,12 @@ public final class BinomicCli {
             i--;
         }
         return file;
+    }
+
+    /** A missing provider's message on one line: what has no provider, and the providers found. */
+    static String oneLine(ProviderNotFoundException e) {
+        String first = e.getMessage().lines().findFirst().orElse("").replace(" Providers found:", "");
+        return first + " (found: " + (e.found().isEmpty() ? "none" : String.join(", ", e.found().stream().map(String::strip).toList())) + ")";
     }
 
     /** The failure's message, in the CLI's terms ({@link #inCliTerms}). */

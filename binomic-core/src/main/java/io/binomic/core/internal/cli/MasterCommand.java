@@ -336,9 +336,7 @@ final class MasterCommand extends Command {
             Providers.selectBroker(config.broker(), Providers.load(
                     BrokerProvider.class, ServiceLoader.load(BrokerProvider.class)));
         } catch (ProviderNotFoundException e) {
-            String first = e.getMessage().lines().findFirst().orElse("").replace(" Providers found:", "");
-            String problem = first + " (found: " + (e.found().isEmpty() ? "none"
-                    : String.join(", ", e.found().stream().map(String::strip).toList())) + ")" + given.originsOf("master");
+            String problem = BinomicCli.oneLine(e) + given.originsOf("master");
             throw args.has(BROKER.name()) ? new UsageException(problem)
                     : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
         }
