@@ -31,6 +31,10 @@ if (st == 'W' or st == 'E') and not op['create'] and (not r[2] or r[3] == '1') t
   redis.call('HSET', record, 'wfv', v)
   return 2
 end
+if op['create'] and not r[2] and st == 'C' then
+  -- cancelled before the submit's delivery wrote the record (that process died between the two): written first
+  reset('WAITING')
+end
 if st == 'E' then
   if redis.call('SET', KEYS[4], '1', 'NX', 'PX', ARGV[3]) then
     if op['due'] then
