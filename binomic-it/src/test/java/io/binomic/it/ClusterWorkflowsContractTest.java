@@ -223,6 +223,33 @@ class ClusterWorkflowsContractTest extends WorkflowsContractTest {
                 UUID.fromString(String.valueOf(cluster.call(flows, "HGET", wfKey, "j:b")))).orElseThrow().get(JobRecords.STATE));
     }
 
+    /**
+     * An effect whose job's record is gone by the time it is delivered (its own retention ran out: a
+     * job cancelled by its id, then its workflow ended) writes no record: a version or an expiry alone
+     * would be a record of nothing, kept for ever.
+     */
+    @Test
+    void anEffectOnARecordThatIsGoneWritesNoRecord() throws Exception {
+        UUID id = UUID.randomUUID();
+        workflows().submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), List.of(node(id, "a", queue))));
+        RedisClusterSet cluster = RedisClusterSet.shared();
+        String wfKey = workflowKey(id);
+        RedisClusterSet.Node flows = cluster.masterOf(wfKey);
+        UUID gone = UUID.randomUUID();
+        String record = "binomic:{" + queue + "}:job:" + gone;
+        String effect = "{\"keep\":\"60000\",\"cr\":\"1\",\"v\":1000,\"j\":\"" + gone + "\",\"q\":\"" + queue
+                + "\",\"t\":\"a\",\"rk\":\"" + record + "\",\"rt\":\"300000\",\"sk\":\"binomic:{" + queue + "}:stream\",\"dl\":\"binomic:{"
+                + queue + "}:delayed\"}";
+        cluster.call(flows, "HSET", wfKey + ":due", "e:a", effect, "n", "1");
+        cluster.call(flows, "ZADD", "binomic:{binomic:flows}:wf-due", "1", id.toString());
+        try (Broker other = createBroker()) {
+            other.start(List.of(queue));
+            other.reclaim(queue, "sweeper", Duration.ofMinutes(5), 10);
+        }
+        assertEquals(0L, cluster.call(flows, "EXISTS", wfKey + ":due"), "delivered");
+        assertEquals(0L, cluster.call(cluster.masterOf(record), "EXISTS", record), "no record written");
+    }
+
     private static String quoted(String s) {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }

@@ -53,6 +53,9 @@ elseif st == 'C' and not is_final(r[2]) then
   redis.call('PEXPIRE', record, op['rt'])
   redis.call('PUBLISH', string.sub(record, 1, #record - 40) .. 'jobs', 'E ' .. string.sub(record, -36))
 end
+-- a record gone by now (its own retention ran out) is not written again: a mark, an expiry or the
+-- version alone would make a record of nothing, kept for ever
+if redis.call('EXISTS', record) == 0 then return 1 end
 if op['cr'] == '1' and not is_final(redis.call('HGET', record, 'state')) then
   redis.call('HSET', record, 'cancelRequested', '1')
 end
