@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * the workflow's, runs each job once after its dependencies, with their results.
  */
 @org.junit.jupiter.api.extension.ExtendWith(NoCrossSlotErrors.class)
-class ClusterBatchesTest {
+class ClusterFlowsEndToEndTest {
 
     /** Three queue names of distinct slots, none the flows' slot. */
     private static List<String> queuesOfThreeSlots() {
