@@ -67,18 +67,12 @@ final class RedisWorkflows implements Workflows {
             }
             dependents.put(n.name(), new ArrayList<>());
         }
-        List<Object> keys = new ArrayList<>(1 + 3 * workflow.nodes().size());
-        keys.add(workflowKey(prefix(), workflow.id()));
         List<Object> head = List.of(Long.toString(workflow.retention().toMillis()), Long.toString(System.currentTimeMillis()));
         List<List<Object>> nodeArgs = new ArrayList<>();
         List<Message> jobs = new ArrayList<>();
         for (NewWorkflow.Node n : workflow.nodes()) {
             Message m = n.job();
             redis.checkSize(m);
-            RedisKeys k = redis.keys(m.queue());
-            keys.add(k.stream());
-            keys.add(k.job(m.id()));
-            keys.add(k.delayed());
             jobs.add(m);
             nodeArgs.add(List.of(n.name(), m.id().toString(), m.queue(), m.task(), m.trackForMillis(), json(n.dependsOn()),
                     json(n.ignoringFailureOf()), json(dependents.get(n.name())), StreamFields.toJson(StreamFields.encode(m)),
@@ -92,6 +86,14 @@ final class RedisWorkflows implements Workflows {
         if (cluster != null) {
             cluster.submit("submit workflow " + id, effect, id, head, nodeArgs, jobs);
             return;
+        }
+        List<Object> keys = new ArrayList<>(1 + 3 * jobs.size());
+        keys.add(workflowKey(prefix(), id));
+        for (Message m : jobs) {
+            RedisKeys k = redis.keys(m.queue());
+            keys.add(k.stream());
+            keys.add(k.job(m.id()));
+            keys.add(k.delayed());
         }
         List<Object> args = new ArrayList<>(head);
         nodeArgs.forEach(args::addAll);

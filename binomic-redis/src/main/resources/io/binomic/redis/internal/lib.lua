@@ -555,7 +555,7 @@ end
 local function wf_enqueue(wf, name, record, now)
   local delay = tonumber(redis.call('HGET', wf, 'dy:' .. name) or '0')
   if wf_remote then
-    return wf_effect(wf, name, {st = 'E', at = now, due = delay > 0 and string.format('%d', tonumber(now) + delay) or nil}, now)
+    return wf_effect(wf, name, {st = 'E', due = delay > 0 and string.format('%d', tonumber(now) + delay) or nil}, now)
   end
   local member = redis.call('HGET', wf, 'm:' .. name)
   if delay > 0 then
@@ -572,7 +572,7 @@ end
 -- end is published on its queue's job events (<prefix>:{queue}:jobs, beside <prefix>:{queue}:job:<id>)
 -- as start_jobs.lua publishes one, so a JobHandle waiting for its result learns of it.
 local function wf_cancel_record(wf, name, record, now)
-  if wf_remote then return wf_effect(wf, name, {st = 'C', at = now}, now) end
+  if wf_remote then return wf_effect(wf, name, {st = 'C'}, now) end
   if is_final(redis.call('HGET', record, 'state')) then return end
   redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
   redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
