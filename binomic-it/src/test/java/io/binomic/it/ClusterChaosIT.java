@@ -25,7 +25,8 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * a master frozen (SIGSTOP) until its replica is promoted and then thawed (it wakes replaced, with
  * commands queued on its sockets, and becomes a replica), a live {@code redis-cli --cluster reshard} of a partition's slot to another master, and every
  * node's client connections killed. Submissions go on during these faults: a submit either was
- * confirmed by a replica, or failed and is sent again.
+ * confirmed by a replica, or failed and is sent again. With {@code -Dchaos.flows=true}, batches and
+ * workflows ({@link ChaosFlows}) run among the jobs, their bookkeeping in the flows slot.
  *
  * <p>Not in the default build: six redis-server processes beside a master, its worker JVMs and the
  * test JVM took 124 s and 186 s for the short size (1,000 jobs over 30 s) on two loaded cores.
@@ -69,6 +70,12 @@ class ClusterChaosIT {
         @Override
         public BrokerConfig broker() {
             return BrokerConfig.builder().url(url).options(Map.of("wait.replicas", "1")).build();
+        }
+
+        @Override
+        public boolean batchesAndWorkflows() {
+            // only when asked (-Dchaos.flows=true): all flows of a Cluster are in one slot, whose master the faults also hit
+            return Boolean.getBoolean("chaos.flows");
         }
 
         @Override

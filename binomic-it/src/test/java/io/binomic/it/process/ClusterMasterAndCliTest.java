@@ -143,17 +143,29 @@ class ClusterMasterAndCliTest {
                 + " redis+cluster://127.0.0.1:" + node.port()), run.err());
     }
 
-    /** A Cluster keeps no workflows: the CLI says so naming the broker by its URL, as a failure (exit 1), not a usage error. */
+    /** A Cluster keeps workflows: the CLI shows one submitted there, with each job, and cancels it. */
     @Test
-    void aWorkflowCommandOnAClusterFailsNamingTheBrokerWithoutTheUsage() {
+    void aWorkflowCommandOnAClusterShowsAndCancelsAWorkflowSubmittedThere() {
         String url = RedisClusterSet.shared().url();
-        for (String verb : List.of("show", "cancel")) {
-            CliRun run = CliRun.of("workflow", verb, "--broker", url, "--id", UUID.randomUUID().toString());
-
-            assertEquals(1, run.exit(), run.toString());
-            assertTrue(run.err().contains("RedisBroker[" + url + "]") && run.err().contains("no Workflows capability"), run.err());
-            assertFalse(run.err().contains("Usage:"), run.err());
+        io.binomic.api.Task<String, Void> work = io.binomic.api.Task.builder("work", String.class).queue("cluster-cli-workflows").build();
+        UUID id;
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(url).schedulePeriodicTasks(false).build();
+        try (Binomic producer = Binomic.builder().config(config).task(work).build().start()) {
+            id = producer.submit(io.binomic.core.Workflow.builder().then("fetch", work, "a").then("store", work, "b").build()).id();
         }
+        CliRun show = CliRun.of("workflow", "show", "--broker", url, "--id", id.toString());
+        assertEquals(0, show.exit(), show.toString());
+        assertTrue(show.out().contains("state      RUNNING") && show.out().lines().anyMatch(l -> l.startsWith("store")
+                && l.contains("WAITING")), show.out());
+        CliRun cancel = CliRun.of("workflow", "cancel", "--broker", url, "--id", id.toString());
+        assertEquals(0, cancel.exit(), cancel.toString());
+        CliRun after = CliRun.of("workflow", "show", "--broker", url, "--id", id.toString());
+        assertTrue(after.out().contains("(cancel requested)") && after.out().lines().anyMatch(l -> l.startsWith("store")
+                && l.contains("CANCELLED")), after.out());
+        CliRun unknown = CliRun.of("workflow", "show", "--broker", url, "--id", UUID.randomUUID().toString());
+        assertEquals(1, unknown.exit(), unknown.toString());
+        assertTrue(unknown.err().contains("no workflow"), unknown.err());
+        assertFalse(unknown.err().contains("Usage:"), unknown.err());
     }
 
     /** One queue name per master: queues of one prefix whose streams hash to slots of different masters. */

@@ -8,9 +8,9 @@ import java.util.List;
  * KEYS and ARGV are. Each one is a single round trip and runs atomically: that is what makes a
  * retry and the ack of the failed delivery one step, and what lets many workers move due messages
  * without moving one twice. Every script touches the keys of one queue only (one hash tag), so it
- * also runs on Redis Cluster; but for the batches of a single node ({@link RedisBatches}) and workflows
- * ({@link RedisWorkflows}), which a Cluster is not offered: a Cluster's batches use scripts of one slot each
- * ({@link ClusterBatches}).
+ * also runs on Redis Cluster; but for the batches and workflows of a single node ({@link RedisBatches},
+ * {@link RedisWorkflows}): a Cluster's use scripts of one slot each ({@link ClusterBatches},
+ * {@link ClusterWorkflows}).
  *
  * <p>A unique key is a string holding the id of the job that holds it, with the claim's time-to-live
  * ({@code SET ... PX}); it is given back only by that job (compare and delete, {@code release_unique}
@@ -63,6 +63,10 @@ final class LuaScripts {
     static final String MARK_CANCEL_REQUESTED = LuaSources.script("mark_cancel_requested.lua");
     static final String SUBMIT_WORKFLOW = LuaSources.script("submit_workflow.lua");
     static final String CANCEL_WORKFLOW = LuaSources.script("cancel_workflow.lua");
+    static final String SUBMIT_WORKFLOW_CLUSTER = LuaSources.script("submit_workflow_cluster.lua");
+    static final String WF_APPLY = LuaSources.script("wf_apply.lua");
+    static final String WF_DELIVER = LuaSources.script("wf_deliver.lua");
+    static final String WF_UNDUE = LuaSources.script("wf_undue.lua");
 
     /**
      * Every script, for loading them again on a server that lost its script cache: Redis does not
@@ -74,5 +78,5 @@ final class LuaScripts {
             CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
             ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, ENQUEUE_ALL, FETCH_LEVELS, LEVELS, GIVE_BACK,
             SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, BATCH_UNDUE, MARK_CANCEL_REQUESTED,
-            SUBMIT_WORKFLOW, CANCEL_WORKFLOW);
+            SUBMIT_WORKFLOW, CANCEL_WORKFLOW, SUBMIT_WORKFLOW_CLUSTER, WF_APPLY, WF_DELIVER, WF_UNDUE);
 }

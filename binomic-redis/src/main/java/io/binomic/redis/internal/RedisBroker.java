@@ -72,6 +72,8 @@ final class RedisBroker implements Broker {
     private final RedisSettle settle;
     /** The bookkeeping of batches on a Cluster; null on a single node. */
     private final ClusterBatches clusterBatches;
+    /** The bookkeeping of workflows on a Cluster; null on a single node. */
+    private final ClusterWorkflows clusterWorkflows;
     /** What {@link #capability} answers, by type: built once, so the answer never changes while the broker is open. */
     private final Map<Class<?>, Object> capabilities;
 
@@ -81,19 +83,18 @@ final class RedisBroker implements Broker {
         this.priorities = new RedisPriorities(redis, fetchFailures, Priority.fairness(config));
         this.fetch = new RedisFetch(redis, priorities, fetchFailures);
         // the scripts of a single node's batches and workflows reach keys of several hash tags; a Cluster's
-        // batches keep to one slot per step (ClusterBatches), and it has no workflows
+        // keep to one slot per step (ClusterBatches, ClusterWorkflows)
         boolean batches = !redis.setup.redisson().isClusterConfig();
         this.clusterBatches = batches ? null : new ClusterBatches(redis);
-        this.settle = new RedisSettle(redis, priorities, batches, clusterBatches);
+        this.clusterWorkflows = batches ? null : new ClusterWorkflows(redis);
+        this.settle = new RedisSettle(redis, priorities, batches, clusterBatches, clusterWorkflows);
         Map<Class<?>, Object> offered = new HashMap<>(Map.of(JobStore.class, new RedisJobStore(redis), DeadLetterStore.class,
                 new RedisDeadLetters(redis), FlowLimits.class, new RedisFlowLimits(redis), UniqueSubmits.class,
                 new RedisUniqueSubmits(redis), Pausing.class, new RedisPausing(redis), Partitioning.class, new RedisPartitioning(redis),
                 Activity.class, new RedisActivity(redis), PendingDeliveries.class, fetch, SettledCleanup.class, settle,
                 BrokerHealthReport.class, redis.evictionPolicy));
         offered.put(Batches.class, new RedisBatches(redis, clusterBatches));
-        if (batches) {
-            offered.put(Workflows.class, new RedisWorkflows(redis));
-        }
+        offered.put(Workflows.class, new RedisWorkflows(redis, clusterWorkflows));
         this.capabilities = Map.copyOf(offered);
     }
 
@@ -392,7 +393,9 @@ final class RedisBroker implements Broker {
     @Override
     public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
         if (clusterBatches != null) {
-            clusterBatches.sweep(queue); // what a worker that died mid-way left of a batch's bookkeeping
+            // what a worker that died mid-way left of a batch's or a workflow's bookkeeping
+            clusterBatches.sweep(queue);
+            clusterWorkflows.sweep(queue);
         }
         return max < 1 ? List.of() : priorities.reclaim(queue, consumer, minIdle, max);
     }

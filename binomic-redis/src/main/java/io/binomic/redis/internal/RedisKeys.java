@@ -72,7 +72,13 @@ record RedisKeys(String prefix, String queue) {
      */
     String batchOutbox() { return base() + "batch-outbox"; }
 
-    /** On a Redis Cluster, the mark that job or callback {@code id} of a batch was enqueued (a string with a TTL); see {@code ClusterBatches}. */
+    /**
+     * On a Redis Cluster, the final outcomes of this queue's jobs of workflows not applied to their
+     * workflow yet (hash: {@code <workflow id> <job id> <outcome>} to outcome letter); see {@code ClusterWorkflows}.
+     */
+    String workflowOutbox() { return base() + "workflow-outbox"; }
+
+    /** On a Redis Cluster, the mark that job or callback {@code id} of a batch or workflow was enqueued (a string with a TTL); see {@code ClusterBatches}. */
     String batchOnce(UUID id) { return base() + "batch-once:" + id; }
 
     /** The prefix of the job record keys ({@link #job}). */

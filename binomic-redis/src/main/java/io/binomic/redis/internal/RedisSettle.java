@@ -42,12 +42,16 @@ final class RedisSettle implements SettledCleanup {
     private final boolean batches;
     /** On a Cluster, the bookkeeping of batches ({@link ClusterBatches}): kept in outboxes, then forwarded; else null. */
     private final ClusterBatches clusterBatches;
+    /** On a Cluster, the bookkeeping of workflows ({@link ClusterWorkflows}), as that of batches; else null. */
+    private final ClusterWorkflows clusterWorkflows;
 
-    RedisSettle(RedisContext redis, RedisPriorities priorities, boolean batches, ClusterBatches clusterBatches) {
+    RedisSettle(RedisContext redis, RedisPriorities priorities, boolean batches, ClusterBatches clusterBatches,
+            ClusterWorkflows clusterWorkflows) {
         this.redis = redis;
         this.priorities = priorities;
         this.batches = batches;
         this.clusterBatches = clusterBatches;
+        this.clusterWorkflows = clusterWorkflows;
     }
 
     /**
@@ -115,19 +119,27 @@ final class RedisSettle implements SettledCleanup {
         return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
     }
 
-    /** The applied settlements of jobs of batches, their outcomes kept in the outboxes, applied to their batches now. */
+    /** The applied settlements of jobs of batches and workflows, their outcomes kept in the outboxes, applied to them now. */
     private void forwardToBatches(List<Settlement> settlements, List<Settlement> reclaimed, List<Settlement> notPending) {
         Set<Settlement> skipped = Collections.newSetFromMap(new IdentityHashMap<>());
         skipped.addAll(reclaimed);
         skipped.addAll(notPending);
-        List<Settlement> applied = new ArrayList<>();
+        List<Settlement> ofBatches = new ArrayList<>();
+        List<Settlement> ofWorkflows = new ArrayList<>();
         for (Settlement s : settlements) {
-            if (!skipped.contains(s) && s.delivery().message().map(m -> m.batch() != null).orElse(false)) {
-                applied.add(s);
+            Message m = skipped.contains(s) ? null : s.delivery().message().orElse(null);
+            if (m != null && m.batch() != null) {
+                ofBatches.add(s);
+            }
+            if (m != null && m.workflow() != null) {
+                ofWorkflows.add(s);
             }
         }
-        if (!applied.isEmpty()) {
-            clusterBatches.forward(applied);
+        if (!ofBatches.isEmpty()) {
+            clusterBatches.forward(ofBatches);
+        }
+        if (!ofWorkflows.isEmpty()) {
+            clusterWorkflows.forward(ofWorkflows);
         }
     }
 
@@ -208,6 +220,8 @@ final class RedisSettle implements SettledCleanup {
             }
             if (m != null && m.workflow() != null && batches) {
                 RedisWorkflows.addSettleArguments(s, m, k.prefix(), keys, args);
+            } else if (m != null && m.workflow() != null && clusterWorkflows != null) {
+                ClusterWorkflows.addSettleArguments(s, m, k, keys, args);
             }
         }
         return args.toArray();

@@ -25,23 +25,27 @@ import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
 /**
- * Workflows on one Redis node: a workflow is one hash under its own hash tag
+ * Workflows. On one Redis node a workflow is one hash under its own hash tag
  * ({@code <prefix>:workflow:{<id>}}, described in {@code lib.lua}), created with its jobs' records
  * and its roots enqueued by {@code submit_workflow.lua}, and changed by the settle script
  * ({@code settle.lua}, {@code wf_settled} in {@code lib.lua}) in the same step as each job's final
- * settlement, which also enqueues the jobs it releases. Those scripts reach keys of several hash
- * tags, so this capability is offered on a single node (or a replicated primary) only, never on a
- * Cluster.
+ * settlement, which also enqueues the jobs it releases: those scripts reach keys of several hash
+ * tags. On a Cluster ({@code cluster} not null) the same hash lives in the flows' slot, and each step
+ * keeps to one slot ({@link ClusterWorkflows}).
  */
 final class RedisWorkflows implements Workflows {
     private static final ObjectMapper JSON = JsonMapper.builder().build();
     private static final TypeReference<List<String>> STRINGS = new TypeReference<>() { };
 
     private final RedisContext redis;
+    private final ClusterWorkflows cluster;
 
-    RedisWorkflows(RedisContext redis) {
+    RedisWorkflows(RedisContext redis, ClusterWorkflows cluster) {
         this.redis = redis;
+        this.cluster = cluster;
     }
+
+    private String keyOf(UUID id) { return cluster == null ? workflowKey(prefix(), id) : cluster.workflowKey(id); }
 
     static String workflowKey(String prefix, UUID id) { return prefix + ":workflow:{" + id + "}"; }
 
@@ -63,32 +67,45 @@ final class RedisWorkflows implements Workflows {
             }
             dependents.put(n.name(), new ArrayList<>());
         }
-        List<Object> keys = new ArrayList<>(1 + 3 * workflow.nodes().size());
-        keys.add(workflowKey(prefix(), workflow.id()));
-        List<Object> args = new ArrayList<>(List.of(Long.toString(workflow.retention().toMillis()),
-                Long.toString(System.currentTimeMillis())));
+        List<Object> head = List.of(Long.toString(workflow.retention().toMillis()), Long.toString(System.currentTimeMillis()));
+        List<List<Object>> nodeArgs = new ArrayList<>();
+        List<Message> jobs = new ArrayList<>();
         for (NewWorkflow.Node n : workflow.nodes()) {
             Message m = n.job();
             redis.checkSize(m);
-            RedisKeys k = redis.keys(m.queue());
-            keys.add(k.stream());
-            keys.add(k.job(m.id()));
-            keys.add(k.delayed());
-            args.addAll(List.of(n.name(), m.id().toString(), m.queue(), m.task(), m.trackForMillis(), json(n.dependsOn()),
+            jobs.add(m);
+            nodeArgs.add(List.of(n.name(), m.id().toString(), m.queue(), m.task(), m.trackForMillis(), json(n.dependsOn()),
                     json(n.ignoringFailureOf()), json(dependents.get(n.name())), StreamFields.toJson(StreamFields.encode(m)),
                     Long.toString(n.delay().toMillis())));
         }
         // Once: sent again, it would find the workflow it created and fail, or run after its caller was told it failed.
         UUID id = workflow.id();
-        redis.writeOnce.sendScript("submit workflow " + id, WriteOnce.Effect.create("workflow id " + id, "a workflow submitted"
-                + " again is a second workflow, with a new id, whose jobs run besides this one's; binomic.workflow(" + id + ").status()"
-                + " finds this one if it was created"), LuaScripts.SUBMIT_WORKFLOW, RScript.ReturnType.LONG, keys, args.toArray());
+        WriteOnce.Effect effect = WriteOnce.Effect.create("workflow id " + id, "a workflow submitted again is a second workflow,"
+                + " with a new id, whose jobs run besides this one's; binomic.workflow(" + id + ").status() finds this one if it was"
+                + " created");
+        if (cluster != null) {
+            cluster.submit("submit workflow " + id, effect, id, head, nodeArgs, jobs);
+            return;
+        }
+        List<Object> keys = new ArrayList<>(1 + 3 * jobs.size());
+        keys.add(workflowKey(prefix(), id));
+        for (Message m : jobs) {
+            RedisKeys k = redis.keys(m.queue());
+            keys.add(k.stream());
+            keys.add(k.job(m.id()));
+            keys.add(k.delayed());
+        }
+        List<Object> args = new ArrayList<>(head);
+        nodeArgs.forEach(args::addAll);
+        redis.writeOnce.sendScript("submit workflow " + id, effect, LuaScripts.SUBMIT_WORKFLOW, RScript.ReturnType.LONG, keys,
+                args.toArray());
     }
 
     @Override
     public Map<UUID, String> cancelWorkflow(UUID id) {
-        List<?> reply = redis.call("cancel workflow " + id, () -> redis.client().getScript(StringCodec.INSTANCE).eval(
-                RScript.Mode.READ_WRITE, LuaScripts.CANCEL_WORKFLOW, RScript.ReturnType.LIST, List.of(workflowKey(prefix(), id))));
+        List<?> reply = cluster != null ? cluster.cancel(id) : redis.call("cancel workflow " + id, () -> redis.client()
+                .getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, LuaScripts.CANCEL_WORKFLOW, RScript.ReturnType.LIST,
+                        List.of(workflowKey(prefix(), id))));
         Map<UUID, String> enqueued = new LinkedHashMap<>();
         if (reply != null) {
             for (int i = 1; i + 1 < reply.size(); i += 2) {
@@ -101,7 +118,7 @@ final class RedisWorkflows implements Workflows {
     @Override
     public Optional<WorkflowStatus> readWorkflow(UUID id) {
         Map<String, String> w = redis.call("read workflow " + id, () -> redis.client()
-                .<String, String>getMap(workflowKey(prefix(), id), StringCodec.INSTANCE).readAllMap());
+                .<String, String>getMap(keyOf(id), StringCodec.INSTANCE).readAllMap());
         if (w == null || w.isEmpty() || !w.containsKey("names")) {
             return Optional.empty();
         }
@@ -115,7 +132,9 @@ final class RedisWorkflows implements Workflows {
     }
 
     @Override
-    public FlowCounts counts() { return RedisBatches.readCounts(redis, "workflow"); }
+    public FlowCounts counts() {
+        return cluster == null ? RedisBatches.readCounts(redis, "workflow") : RedisBatches.readCounts(redis, cluster.countsKey(), "workflow");
+    }
 
     private static NodeState state(String letter) {
         return switch (letter == null ? "" : letter) {

@@ -16,7 +16,12 @@ for _, name in ipairs(cjson.decode(redis.call('HGET', KEYS[1], 'names'))) do
   if s == 'E' then
     out[#out + 1] = redis.call('HGET', KEYS[1], 'j:' .. name)
     out[#out + 1] = redis.call('HGET', KEYS[1], 'q:' .. name)
-    if not is_final(redis.call('HGET', record, 'state')) then redis.call('HSET', record, 'cancelRequested', '1') end
+    if wf_remote then
+      -- on a Cluster the record is in another slot: its delivery marks it unless it ended (wf_deliver.lua)
+      wf_effect(KEYS[1], name, {cr = '1'}, now)
+    elseif not is_final(redis.call('HGET', record, 'state')) then
+      redis.call('HSET', record, 'cancelRequested', '1')
+    end
   elseif s == 'W' or s == 'K' then
     wf_cancel_record(KEYS[1], name, record, now)
     wf_set(KEYS[1], name, 'C', now)

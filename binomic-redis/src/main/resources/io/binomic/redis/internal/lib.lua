@@ -13,6 +13,10 @@ local lim_any = nil
 -- whether the workflow of the step at hand keeps its counts 'u:' and 'f:' and they are current
 -- (wf_witness), so that wf_count moves them and wf_evaluate decides from them.
 local wf_counted = false
+-- on a Redis Cluster, the due hash of the workflow of the step at hand (its 'duekey', read by
+-- wf_witness or set by the cluster submit): what the step does to its jobs' records and queues, in
+-- other slots, is recorded there (wf_effect) for ClusterWorkflows to deliver; false on a single node.
+local wf_remote = false
 
 -- Priority levels (PriorityScripts). level_stream(stream, priority): the stream of a message of
 -- priority (a field value, or nil) on the queue whose default stream is stream; a level used for
@@ -347,8 +351,9 @@ end
 -- them), only the counts are stale. A workflow without 'cw' has no counts, or has them from a build
 -- before the witness: read in full too.
 local function wf_witness(wf)
-  local r = redis.call('HMGET', wf, 'cw', 'active', 'cd')
+  local r = redis.call('HMGET', wf, 'cw', 'active', 'cd', 'duekey')
   wf_counted = false
+  wf_remote = r[4] or false
   if not r[1] then return end
   local current = r[1] == r[2]
   if current and r[3] ~= '[]' then
@@ -432,18 +437,50 @@ local function wf_count(wf, name, old, new)
   end
   if #set > 0 then lim_chunked({'HSET', wf}, set) end
 end
+-- On a Cluster (wf_remote): merges fields into node name's pending effect in the due hash, the state
+-- its record and queue are to reach ('st': W held, E enqueued ('due' when delayed), C cancelled; 'cr'
+-- cancel-requested; 'keep' its expiry, 'P' to persist; 'create' set by the submit, kept until
+-- delivered; and what the delivery needs of the node, 'j', 'q', 't', 'rk', 'rt', 'sk', 'dl', 'm'), stamped with
+-- a version 'v' from the workflow's counter 'dv' so that a delivery never applies an older effect
+-- over a newer one (wf_deliver.lua), and indexes the workflow as due. An entry delivered reads ''
+-- ('n' counts those that do not), as a batch's due hash (batch_undue.lua).
+local function wf_effect(wf, name, fields, now)
+  local old = redis.call('HGET', wf_remote, 'e:' .. name)
+  local op
+  if old and old ~= '' then
+    op = cjson.decode(old)
+  else
+    redis.call('HSET', wf_remote, 'n', tonumber(redis.call('HGET', wf_remote, 'n') or '0') + 1)
+    -- what the delivery needs of the node: its job, queue, task, record and retention, stream, delayed set
+    local r = redis.call('HMGET', wf, 'j:' .. name, 'q:' .. name, 't:' .. name, 'rk:' .. name, 'rt:' .. name, 'st:' .. name,
+      'dl:' .. name)
+    op = {j = r[1], q = r[2], t = r[3], rk = r[4], rt = r[5], sk = r[6], dl = r[7]}
+  end
+  for k, v in pairs(fields) do op[k] = v end
+  if fields['st'] == 'E' then op['m'] = redis.call('HGET', wf, 'm:' .. name) end
+  local v = tonumber(redis.call('HGET', wf, 'dv') or '0') + 1
+  redis.call('HSET', wf, 'dv', v)
+  op['v'] = v
+  redis.call('HSET', wf_remote, 'e:' .. name, cjson.encode(op))
+  redis.call('ZADD', redis.call('HGET', wf, 'index'), 'NX', now or string.format('%d', lim_now()), string.sub(wf, -37, -2))
+end
 -- The records of the workflow's jobs live as long as its own: kept (PERSIST) while it is active, so
 -- that a dependent reads a result however long the workflow runs, and given at least its retention
 -- (PEXPIRE, the longer of that and their own) when it ends, so that a late replay resumes it.
 -- keep_ms nil persists every record.
+local function wf_keep_record(wf, name, record, keep_ms)
+  if keep_ms then keep_ms = math.max(keep_ms, tonumber(redis.call('HGET', wf, 'rt:' .. name) or '0')) end
+  if wf_remote then
+    wf_effect(wf, name, {keep = keep_ms and string.format('%d', keep_ms) or 'P'})
+  elseif keep_ms then
+    redis.call('PEXPIRE', record, keep_ms)
+  else
+    redis.call('PERSIST', record)
+  end
+end
 local function wf_keep_records(wf, keep_ms)
   for _, n in ipairs(cjson.decode(redis.call('HGET', wf, 'names'))) do
-    local record = redis.call('HGET', wf, 'rk:' .. n)
-    if keep_ms then
-      redis.call('PEXPIRE', record, math.max(keep_ms, tonumber(redis.call('HGET', wf, 'rt:' .. n) or '0')))
-    else
-      redis.call('PERSIST', record)
-    end
+    wf_keep_record(wf, n, redis.call('HGET', wf, 'rk:' .. n), keep_ms)
   end
 end
 -- Counts workflow wf (flow_count) as open while active nodes are held or enqueued, else in the state
@@ -481,7 +518,7 @@ local function wf_set(wf, name, new, now)
     -- one end for another (a replay that succeeded): its record, just given its own retention, kept as the others
     if not wf_active(new) then
       if active > 0 then
-        redis.call('PERSIST', record)
+        wf_keep_record(wf, name, record, nil)
       else
         wf_end(wf, now)
       end
@@ -501,12 +538,13 @@ local function wf_set(wf, name, new, now)
     wf_keep_records(wf, nil)
     wf_flow_count(wf, active)
   elseif not wf_active(new) then
-    redis.call('PERSIST', record)
+    wf_keep_record(wf, name, record, nil)
   end
 end
 -- The record of node name starts again as state (QUEUED or WAITING), as a submit writes it, naming
 -- its workflow (the id in the braces of the workflow's key).
 local function wf_reset(wf, name, record, state, now)
+  if wf_remote then return wf_effect(wf, name, {st = 'W'}, now) end
   redis.call('DEL', record)
   redis.call('HSET', record, 'state', state, 'task', redis.call('HGET', wf, 't:' .. name), 'enqueuedAt', now,
     'retention', redis.call('HGET', wf, 'rt:' .. name), 'workflow', string.sub(wf, -37, -2))
@@ -516,6 +554,9 @@ end
 -- record starts again as QUEUED or SCHEDULED.
 local function wf_enqueue(wf, name, record, now)
   local delay = tonumber(redis.call('HGET', wf, 'dy:' .. name) or '0')
+  if wf_remote then
+    return wf_effect(wf, name, {st = 'E', due = delay > 0 and string.format('%d', tonumber(now) + delay) or nil}, now)
+  end
   local member = redis.call('HGET', wf, 'm:' .. name)
   if delay > 0 then
     local due = string.format('%d', tonumber(now) + delay)
@@ -531,6 +572,7 @@ end
 -- end is published on its queue's job events (<prefix>:{queue}:jobs, beside <prefix>:{queue}:job:<id>)
 -- as start_jobs.lua publishes one, so a JobHandle waiting for its result learns of it.
 local function wf_cancel_record(wf, name, record, now)
+  if wf_remote then return wf_effect(wf, name, {st = 'C'}, now) end
   if is_final(redis.call('HGET', record, 'state')) then return end
   redis.call('HSET', record, 'state', 'CANCELLED', 'endedAt', now)
   redis.call('PEXPIRE', record, redis.call('HGET', wf, 'rt:' .. name))
@@ -540,6 +582,8 @@ end
 -- record; a skip does not), or its record is gone: a held job's record is kept while its workflow is
 -- active, unless such a cancel gave it its own retention.
 local function wf_cancelled_by_id(record)
+  -- on a Cluster the record is in another slot: its delivery tells instead (wf_deliver.lua, wf_cancelled_at_delivery)
+  if wf_remote then return false end
   local r = redis.call('HMGET', record, 'state', 'cancelledById')
   return not r[1] or r[2] == '1'
 end
@@ -630,5 +674,19 @@ local function wf_settled(wf, job, outcome)
   local now = string.format('%d', lim_now())
   wf_witness(wf)
   wf_set(wf, name, outcome, now)
+  wf_release(wf, name, now)
+end
+-- On a Cluster: the delivery of held or released node job found its record cancelled by its own id, or
+-- gone (wf_deliver.lua), so it was not enqueued; the node ends cancelled (as wf_release ends it on a
+-- single node) and its dependents are evaluated. Anything but a held or enqueued node (an outcome
+-- applied again) changes nothing.
+local function wf_cancelled_at_delivery(wf, job)
+  local name = redis.call('HGET', wf, 'job:' .. job)
+  if not name then return end
+  local s = redis.call('HGET', wf, 's:' .. name)
+  if s ~= 'W' and s ~= 'E' then return end
+  local now = string.format('%d', lim_now())
+  wf_witness(wf)
+  wf_set(wf, name, 'C', now)
   wf_release(wf, name, now)
 end

@@ -21,7 +21,8 @@
 -- its key in KEYS, job id; a job of a batch's final one by 'B', index of the batch's key in KEYS (its
 -- jobs' key next), job id, outcome (S, D, C: batch_settled in lib.lua); a job of a workflow's by 'W', index of
 -- the workflow's key in KEYS, job id, outcome (wf_settled in lib.lua); on a Cluster, a job of a batch's final
--- one by 'O', index of the queue's batch outbox in KEYS, '<batch id> <job id>', outcome (ClusterBatches). Returns the 1-based positions of the settlements not applied: positive
+-- one by 'O', index of the queue's batch outbox in KEYS, '<batch id> <job id>', outcome (ClusterBatches), and a job
+-- of a workflow's by 'O', index of the queue's workflow outbox, '<workflow id> <job id> <outcome>', outcome (ClusterWorkflows). Returns the 1-based positions of the settlements not applied: positive
 -- when the entry is pending under another consumer, negative when it is not pending at all.
 
 -- Entries per fence listing: one XPENDING call per run, its overhead spread over the run.
@@ -65,8 +66,9 @@ while i <= #ARGV do
     if owned then batch_settled(KEYS[tonumber(ARGV[i + 1])], KEYS[tonumber(ARGV[i + 1]) + 1], ARGV[i + 2], ARGV[i + 3]) end
     i = i + 4
   elseif kind == 'O' then
-    -- a job of a batch on a Cluster (its batch in another slot): its final outcome kept in this queue's
-    -- outbox with the settlement, the first one only; ClusterBatches applies it to the batch, by job id
+    -- a job of a batch or workflow on a Cluster (in another slot): its final outcome kept in this queue's
+    -- outbox with the settlement, the first one only; ClusterBatches applies it to the batch, by job id,
+    -- ClusterWorkflows to the workflow
     -- (HGET and HSET rather than HSETNX: the commands of the documented worker rule set)
     if owned and not redis.call('HGET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2]) then
       redis.call('HSET', KEYS[tonumber(ARGV[i + 1])], ARGV[i + 2], ARGV[i + 3])

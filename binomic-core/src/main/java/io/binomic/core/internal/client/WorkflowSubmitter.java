@@ -120,7 +120,7 @@ public final class WorkflowSubmitter {
     }
 
     private Workflows workflows() {
-        return Capabilities.require(context.broker(), Workflows.class, "workflows are not supported (a Redis Cluster keeps"
-                + " none: a workflow's release spans hash slots); use a memory:// or a single-node (or Sentinel) redis:// broker");
+        return Capabilities.require(context.broker(), Workflows.class, "workflows are not supported; use a memory:// or a Redis"
+                + " broker (redis://, Sentinel or redis+cluster://)");
     }
 }
