@@ -578,9 +578,10 @@ public final class Bench {
     /**
      * What a rate limit of {@code rate}/s set on the queue delivers while it binds: a backlog of
      * {@code rate × (bench.limitSeconds + 4)} no-op messages (default 20 s), drained by {@code workers}
-     * fresh worker JVMs (concurrency {@code bench.drainConcurrency} each) started before the submit.
-     * The client reads the queue's counts every 100 ms; the steady rate is the jobs done from 2 s
-     * after the first one to {@code bench.limitSeconds} later (the backlog lasts beyond), per second,
+     * fresh worker JVMs (concurrency {@code bench.drainConcurrency} each) started before the submit,
+     * the queue paused until the whole backlog is in. The client reads the queue's counts every 100 ms;
+     * the steady rate is the jobs done from 2 s after the first one to {@code bench.limitSeconds} later
+     * (or to the last sample with jobs still queued, as {@code ..._window_s} says), per second,
      * as {@code limit_rate_<rate>_w<workers>_starts_per_s} and its ratio to the limit; a limit the
      * API refuses is recorded as {@code ..._refused}. Per worker JVM over the same window: the fewest
      * and the most starts per second, and the reserved starts given back for a late wake-up.
@@ -623,11 +624,15 @@ public final class Bench {
             }
             List<WorkerProcess> processes = new ArrayList<>();
             try {
+                // paused until the whole backlog is in: a submit slowed by a loaded machine must not eat the backlog
+                // before the window, and each JVM (started one after another) is running when the first job starts
+                client.queues().pause(queue);
                 for (int i = 0; i < workers; i++) {
                     processes.add(WorkerProcess.start(this, queue, "drain", drainConcurrency, count, 0, false, run));
                 }
                 r.put(prefix + "load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
                 client.submitAll(task, Collections.nCopies(count, 0L));
+                client.queues().resume(queue);
                 long first = 0;
                 long from = 0;
                 long doneFrom = 0;
@@ -640,13 +645,14 @@ public final class Bench {
                     QueueStats stats = client.queueStats(queue);
                     long now = System.nanoTime();
                     long done = count - stats.ready() - stats.pending() - stats.delayed();
-                    // with no limit the backlog may run out first: then the window ends at the last sample that still had work queued
-                    boolean ranOut = !limited && stats.ready() + stats.delayed() == 0;
+                    // the backlog may run out first (with no limit, or when the limit delivers more than it): then the window ends at the
+                    // last sample that still had work queued
+                    boolean ranOut = stats.ready() + stats.delayed() == 0;
                     if (first == 0 && done > 0) {
                         first = now;
                     } else if (first != 0 && from == 0 && now - first >= TimeUnit.SECONDS.toNanos(2)) {
                         if (ranOut) {
-                            r.put(prefix + "ran_out", 1.0); // drained faster than it was submitted: far above the limit
+                            r.put(prefix + "ran_out", 1.0); // drained within 2 s: far above the limit
                             return;
                         }
                         from = now;
