@@ -578,61 +578,144 @@ public final class Bench {
     /**
      * What a rate limit of {@code rate}/s set on the queue delivers while it binds: a backlog of
      * {@code rate × (bench.limitSeconds + 4)} no-op messages (default 20 s), drained by {@code workers}
-     * fresh worker JVMs (concurrency {@code bench.drainConcurrency} each) started before the submit.
-     * The client reads the queue's counts every 100 ms; the steady rate is the jobs done from 2 s
-     * after the first one to {@code bench.limitSeconds} later (the backlog lasts beyond), per second,
+     * fresh worker JVMs (concurrency {@code bench.drainConcurrency} each) started before the submit,
+     * the queue paused until the whole backlog is in. The client reads the queue's counts every 100 ms;
+     * the steady rate is the jobs done from 2 s after the first one to {@code bench.limitSeconds} later
+     * (or to the last sample with jobs still queued, as {@code ..._window_s} says), per second,
      * as {@code limit_rate_<rate>_w<workers>_starts_per_s} and its ratio to the limit; a limit the
-     * API refuses is recorded as {@code ..._refused}.
+     * API refuses is recorded as {@code ..._refused}. Per worker JVM over the same window: the fewest
+     * and the most starts per second, and the reserved starts given back for a late wake-up.
+     *
+     * <p>From {@code bench.limitCapacityFrom} (default 5,000/s) on, the same run is repeated with no
+     * limit ({@code ..._unlimited_starts_per_s}: what these JVMs drain on this machine now, its window
+     * ending early if the backlog runs out) and the limited rate's share of it
+     * ({@code ..._limited_to_unlimited}). An unlimited drain itself below the rate says the row
+     * measured the machine, not the limiter.
      */
     private void rateLimit(int run, int rate, int workers, Map<String, Double> r) throws Exception {
+        rateLimit(run, rate, workers, true, r);
+        if (rate >= Integer.getInteger("bench.limitCapacityFrom", 5000)) {
+            rateLimit(run, rate, workers, false, r);
+            String prefix = "limit_rate_" + rate + "_w" + workers + "_";
+            Double limited = r.get(prefix + "starts_per_s");
+            Double unlimited = r.get(prefix + "unlimited_starts_per_s");
+            if (limited != null && unlimited != null) {
+                r.put(prefix + "limited_to_unlimited", limited / unlimited);
+            }
+        }
+    }
+
+    private void rateLimit(int run, int rate, int workers, boolean limited, Map<String, Double> r) throws Exception {
         int seconds = Integer.getInteger("bench.limitSeconds", 20);
-        String prefix = "limit_rate_" + rate + "_w" + workers + "_";
+        String prefix = "limit_rate_" + rate + "_w" + workers + (limited ? "_" : "_unlimited_");
         redis.flushAll();
         String queue = nextQueue();
         Task<Long, Void> task = submitOnly(queue);
         int count = rate * (seconds + 4);
         try (Binomic client = client(task)) {
             try {
-                client.queues().setLimits(queue, io.binomic.api.QueueLimits.builder()
-                        .rateLimit(io.binomic.api.RateLimit.perSecond(rate)).build());
+                if (limited) {
+                    client.queues().setLimits(queue, io.binomic.api.QueueLimits.builder()
+                            .rateLimit(io.binomic.api.RateLimit.perSecond(rate)).build());
+                }
             } catch (IllegalArgumentException e) {
                 r.put(prefix + "refused", 1.0);
                 return;
             }
             List<WorkerProcess> processes = new ArrayList<>();
             try {
+                // paused until the whole backlog is in: a submit slowed by a loaded machine must not eat the backlog
+                // before the window, and each JVM (started one after another) is running when the first job starts
+                client.queues().pause(queue);
                 for (int i = 0; i < workers; i++) {
                     processes.add(WorkerProcess.start(this, queue, "drain", drainConcurrency, count, 0, false, run));
                 }
                 r.put(prefix + "load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
                 client.submitAll(task, Collections.nCopies(count, 0L));
+                client.queues().resume(queue);
                 long first = 0;
                 long from = 0;
                 long doneFrom = 0;
+                long[][] countsFrom = null;
+                long last = 0;
+                long doneLast = 0;
+                long[][] countsLast = null;
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds + 60L);
                 while (System.nanoTime() < deadline) {
                     QueueStats stats = client.queueStats(queue);
                     long now = System.nanoTime();
                     long done = count - stats.ready() - stats.pending() - stats.delayed();
+                    // the backlog may run out first (with no limit, or when the limit delivers more than it): then the window ends at the
+                    // last sample that still had work queued
+                    boolean ranOut = stats.ready() + stats.delayed() == 0;
                     if (first == 0 && done > 0) {
                         first = now;
                     } else if (first != 0 && from == 0 && now - first >= TimeUnit.SECONDS.toNanos(2)) {
+                        if (ranOut) {
+                            r.put(prefix + "ran_out", 1.0); // drained within 2 s: far above the limit
+                            return;
+                        }
                         from = now;
                         doneFrom = done;
-                    } else if (from != 0 && now - from >= TimeUnit.SECONDS.toNanos(seconds)) {
-                        double perSecond = (done - doneFrom) / ((now - from) / 1e9);
+                        countsFrom = counts(processes);
+                    } else if (from != 0 && (ranOut || now - from >= TimeUnit.SECONDS.toNanos(seconds))) {
+                        if (!ranOut || last == 0) {
+                            last = now;
+                            doneLast = done;
+                            countsLast = counts(processes);
+                        }
+                        double window = (last - from) / 1e9;
+                        double perSecond = (doneLast - doneFrom) / window;
                         r.put(prefix + "starts_per_s", perSecond);
                         r.put(prefix + "ratio_to_limit", perSecond / rate);
-                        r.put(prefix + "backlog_left", (double) (count - done));
+                        r.put(prefix + "backlog_left", (double) (count - doneLast));
+                        r.put(prefix + "window_s", window);
+                        perJvm(prefix, countsFrom, countsLast, window, r);
                         return;
+                    }
+                    if (from != 0) {
+                        last = now;
+                        doneLast = done;
+                        countsLast = counts(processes);
                     }
                     Thread.sleep(100);
                 }
-                throw new IllegalStateException("no steady " + seconds + " s under a rate limit of " + rate + "/s on " + queue);
+                throw new IllegalStateException("no steady " + seconds + " s " + (limited ? "under a rate limit of " + rate + "/s" : "of drain")
+                        + " on " + queue);
             } finally {
                 processes.forEach(WorkerProcess::close);
             }
         }
+    }
+
+    /** Each worker JVM's latest {@code counts} line (every 200 ms): jobs it started, reserved starts it gave back. */
+    private static long[][] counts(List<WorkerProcess> processes) {
+        long[][] out = new long[processes.size()][];
+        for (int i = 0; i < out.length; i++) {
+            String line = processes.get(i).latestLine("counts ");
+            String[] parts = line == null ? new String[] {"counts", "0", "0"} : line.split(" ");
+            out[i] = new long[] {Long.parseLong(parts[1]), Long.parseLong(parts[2])};
+        }
+        return out;
+    }
+
+    /**
+     * Per worker JVM over the window: the fewest and the most starts per second, and the reserved
+     * starts given back (woke too late) per second, all JVMs together.
+     */
+    private static void perJvm(String prefix, long[][] from, long[][] to, double window, Map<String, Double> r) {
+        double min = Double.MAX_VALUE;
+        double max = 0;
+        long late = 0;
+        for (int i = 0; i < from.length; i++) {
+            double starts = (to[i][0] - from[i][0]) / window;
+            min = Math.min(min, starts);
+            max = Math.max(max, starts);
+            late += to[i][1] - from[i][1];
+        }
+        r.put(prefix + "jvm_min_starts_per_s", min);
+        r.put(prefix + "jvm_max_starts_per_s", max);
+        r.put(prefix + "late_giveback_per_s", late / window);
     }
 
     /** What unique jobs and pause cost: see {@link BenchFlowControl}. */
@@ -1179,6 +1262,18 @@ public final class Bench {
         long cpuNanos() {
             return process.info().totalCpuDuration().orElseThrow().toNanos();
         }
+
+        /** The latest line written so far that starts with {@code prefix} (every line before it is skipped), or null. */
+        String latestLine(String prefix) {
+            for (String line = lines.poll(); line != null; line = lines.poll()) {
+                if (line.startsWith(prefix)) {
+                    latest.put(prefix, line);
+                }
+            }
+            return latest.get(prefix);
+        }
+
+        private final Map<String, String> latest = new java.util.HashMap<>();
 
         /** The next line starting with {@code prefix} (other lines before it are skipped). */
         String awaitLine(String prefix, int timeoutSeconds) throws InterruptedException {

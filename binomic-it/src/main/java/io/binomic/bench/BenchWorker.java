@@ -132,9 +132,25 @@ public final class BenchWorker {
     /** The argument of the one job whose start a drain reports on its own ({@code marked-start <epoch µs> <starts before it>}). */
     static final long MARKED = Long.MIN_VALUE;
 
+    /**
+     * A drain's handler. It also prints {@code counts <starts> <late give-backs>} every 200 ms: the
+     * jobs this JVM started, and the reserved starts it gave back because it woke too late for them
+     * (the worker's debug line, counted here), so that the bench can say which JVM lost starts.
+     */
     private static TaskHandler<Long, Void> drain() {
         AtomicBoolean first = new AtomicBoolean(true);
         AtomicLong starts = new AtomicLong();
+        AtomicLong late = countLateStarts();
+        Thread.ofPlatform().daemon().name("bench-counts").start(() -> {
+            try {
+                while (true) {
+                    Thread.sleep(200);
+                    System.out.println("counts " + starts.get() + " " + late.get());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         return submitted -> {
             long started = starts.getAndIncrement();
             if (first.get() && first.compareAndSet(true, false)) {
@@ -146,6 +162,34 @@ public final class BenchWorker {
             return null;
         };
     }
+
+    /** Counts the worker's "woke too late for the reserved start" lines (debug, not printed). */
+    private static AtomicLong countLateStarts() {
+        AtomicLong late = new AtomicLong();
+        java.util.logging.Logger dispatcher = java.util.logging.Logger.getLogger("io.binomic.core.internal.worker.Dispatcher");
+        dispatcher.setLevel(java.util.logging.Level.FINE);
+        dispatcher.setUseParentHandlers(false);
+        dispatcher.addHandler(new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getMessage() != null && record.getMessage().contains("woke too late")) {
+                    late.incrementAndGet();
+                } else if (record.getLevel().intValue() > java.util.logging.Level.FINE.intValue()) {
+                    System.err.println(record.getLevel() + " " + record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() { }
+
+            @Override
+            public void close() { }
+        });
+        KEEP.add(dispatcher); // JUL holds loggers weakly: a collected one would lose its level and handler
+        return late;
+    }
+
+    private static final java.util.List<Object> KEEP = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private static TaskHandler<Long, Void> latency(int expected, int warmup) {
         long[] micros = new long[expected];
