@@ -401,7 +401,7 @@ final class RedisBroker implements Broker {
 
     @Override
     public QueueStats stats(String queue) {
-        return stats(queue, (what, script, keys, args) -> redis.eval(what, script, RScript.ReturnType.LIST, keys, args));
+        return stats(queue, priorities.retried());
     }
 
     /**

@@ -66,7 +66,8 @@ final class RedisPriorities {
         List<Object> list(String what, String script, List<Object> keys, Object... args);
     }
 
-    private Reads retried() {
+    /** Reads sent as every call is. */
+    Reads retried() {
         return (what, script, keys, args) -> redis.eval(what, script, RScript.ReturnType.LIST, keys, args);
     }
 
@@ -433,12 +434,10 @@ final class RedisPriorities {
         return all;
     }
 
-    /** {@code base} (the default stream's counts) with the ready and pending entries of every other level added. */
-    QueueStats withLevels(String queue, QueueStats base) {
-        return withLevels(queue, base, retried());
-    }
-
-    /** {@link #withLevels(String, QueueStats)}, read through {@code reads}. */
+    /**
+     * {@code base} (the default stream's counts) with the ready and pending entries of every other
+     * level added, read through {@code reads}.
+     */
     QueueStats withLevels(String queue, QueueStats base, Reads reads) {
         RedisKeys k = redis.keys(queue);
         long ready = base.ready();
