@@ -263,6 +263,18 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
         assertEquals(otherQueue, fromOther.getFirst().queue());
     }
 
+    /** A stats read asked once, within a bound, answers as {@link Broker#stats} does, consumers included. */
+    @Test
+    void statsAskedOnceAnswerAsStats() throws Exception {
+        broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}")));
+        fetch(1);
+        QueueStats once = broker.statsOnce(queue, Duration.ofSeconds(5));
+        assertEquals(broker.stats(queue), once);
+        assertEquals(1, once.ready());
+        assertEquals(1, once.pending());
+        assertTrue(once.consumers() >= 1, "the consumer that fetched: " + once);
+    }
+
     @Test
     void ackedMessagesAreGoneForGood() throws Exception {
         broker.enqueueAll(List.of(message("t", "{}"), message("t", "{}")));

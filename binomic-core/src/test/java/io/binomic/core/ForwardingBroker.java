@@ -104,6 +104,11 @@ public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Acti
     }
 
     @Override
+    public QueueStats statsOnce(String queue, Duration bound) {
+        return delegate.statsOnce(queue, bound);
+    }
+
+    @Override
     public int removeIdleConsumers(String queue, String consumer, Duration idle) {
         return delegate.removeIdleConsumers(queue, consumer, idle);
     }

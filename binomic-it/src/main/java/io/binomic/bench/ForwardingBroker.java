@@ -55,6 +55,9 @@ public class ForwardingBroker implements Broker {
     public QueueStats stats(String queue) { return delegate.stats(queue); }
 
     @Override
+    public QueueStats statsOnce(String queue, Duration bound) { return delegate.statsOnce(queue, bound); }
+
+    @Override
     public int removeIdleConsumers(String queue, String consumer, Duration idle) {
         return delegate.removeIdleConsumers(queue, consumer, idle);
     }

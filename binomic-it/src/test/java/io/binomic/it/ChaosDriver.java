@@ -175,7 +175,7 @@ final class ChaosDriver {
         deleteRecursively(dir);
         ledgerDir = dir.resolve("ledger");
         ChaosLedger ledger = new ChaosLedger(ledgerDir);
-        flows = target.batchesAndWorkflows() ? new ChaosFlows(ledgerDir, size.tasks()) : null;
+        flows = target.batches() ? new ChaosFlows(ledgerDir, size.tasks(), target.workflows()) : null;
         Binomic producer = client(ChaosJobs.definitions(size.tick(), size.delay()));
         Binomic secondScheduler = client(ChaosJobs.definitions(size.tick(), size.delay()));
         Binomic sweeper = null;

@@ -34,7 +34,7 @@ import java.util.function.Function;
  * batch with a job that is dead-lettered and an {@code onDeath} callback; and workflows, diamonds
  * ({@code a -> b, c -> d}) and chains ({@code a -> b -> c}), their nodes on either queue. Their
  * executions go to a {@link ChaosFlowLedger}; {@link ChaosFlowCheck} judges them at the end.
- * Workflows need a single-node Redis (batches run on a Cluster too), so only {@link ChaosIT} runs them.
+ * A target without workflows ({@link ChaosTarget#workflows()}: a Redis Cluster) runs the batches alone.
  */
 final class ChaosFlows {
     static final String FLOW_A = "chaos-flow-a";
@@ -87,11 +87,14 @@ final class ChaosFlows {
     private final List<PlannedWorkflow> plannedWorkflows = new CopyOnWriteArrayList<>();
     private final Set<String> resubmitted = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    /** As many batches and workflows as {@code tasks} plain jobs warrant: in the short run (2,000) 8 and 10, about 300 jobs. */
-    ChaosFlows(Path ledgerDir, int tasks) {
+    /**
+     * As many batches and workflows as {@code tasks} plain jobs warrant: in the short run (2,000) 8
+     * and 10, about 300 jobs; no workflow unless {@code workflows}.
+     */
+    ChaosFlows(Path ledgerDir, int tasks, boolean workflows) {
         this.ledgerDir = ledgerDir;
         this.batches = Math.max(3, tasks / 250);
-        this.workflows = Math.max(3, tasks / 200);
+        this.workflows = workflows ? Math.max(3, tasks / 200) : 0;
     }
 
     /** A thread submitting {@code flows}' batches and workflows (none when it is null); a failure is added to {@code problems}. */

@@ -87,9 +87,14 @@ class ChaosIT {
         }
 
         @Override
-        public boolean batchesAndWorkflows() {
+        public boolean batches() {
             // The long run always; the short one (every build) when asked, with -Dchaos.flows=true.
             return "long".equals(System.getProperty("chaos.size")) || Boolean.getBoolean("chaos.flows");
+        }
+
+        @Override
+        public boolean workflows() {
+            return batches();
         }
 
         @Override

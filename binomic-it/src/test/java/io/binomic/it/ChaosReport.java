@@ -175,7 +175,8 @@ final class ChaosReport {
      * A SIGKILL or SIGSTOP of a JVM that ran the message while that execution was in flight
      * (running, or returned with its ack not yet surely written); else a Redis outage longer than
      * the lease's margin that an execution's outcome could not outlast, or a Cluster failover that
-     * an execution was in flight across. A reshard explains nothing: its keys move whole.
+     * an execution was in flight across, or that handed a message out twice as new
+     * ({@link #handedOutTwiceAsNew}). A reshard explains nothing: its keys move whole.
      *
      * <p>When several faults of one JVM catch an execution, the latest one explains it: a JVM
      * frozen, thawed and then killed 2.7 s later had the executions it ran after the thaw caught
@@ -203,6 +204,28 @@ final class ChaosReport {
                         return f;
                     }
                 }
+            }
+        }
+        return handedOutTwiceAsNew(executions);
+    }
+
+    /**
+     * The failover that explains a message handed out twice as new (two executions at attempt 1:
+     * a reclaim or a retry raises the attempt) whose first execution started during it or up to
+     * {@link #ACK_AFTER_REDIS_FAULT_MILLIS} after it ended. A failover does that later than its end:
+     * a producer's chunk that the old primary had replicated but not confirmed is sent again whole to
+     * the new one once its reply times out (enqueued twice, one message id); and a frozen primary
+     * thawed with a worker's {@code XREADGROUP} queued serves it before the worker's client sees
+     * the new topology, and drops the entries it handed out when it resyncs, unread on the new one.
+     */
+    private Fault handedOutTwiceAsNew(List<Run> executions) {
+        if (executions.stream().filter(r -> r.attempt() == 1).count() < 2) {
+            return null;
+        }
+        long first = executions.stream().mapToLong(Run::start).min().orElseThrow();
+        for (Fault f : faults) {
+            if (f.failover() && first >= f.start() && first <= f.end() + ACK_AFTER_REDIS_FAULT_MILLIS) {
+                return f;
             }
         }
         return null;

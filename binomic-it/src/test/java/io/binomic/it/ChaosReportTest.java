@@ -64,6 +64,32 @@ class ChaosReportTest {
     }
 
     @Test
+    void aMessageHandedOutTwiceAsNewJustAfterAFailover_isLaidAtIt_butNotLaterAndNotAfterAReclaim() {
+        // A master killed (10-12 s): a producer's chunk it had replicated but not confirmed is sent
+        // again whole to the new primary when its reply times out, 5-6 s after the failover ended;
+        // both copies, one message id, run at attempt 1.
+        Fault failover = new Fault("REDIS_FAILOVER", 0, 10_000, 12_000, "master killed, replica promoted");
+        List<Run> runs = new ArrayList<>();
+        for (int n = 0; n < 9; n++) {
+            UUID id = UUID.randomUUID();
+            runs.add(new Run(id, 1, OTHER, 18_100 + n, 18_130 + n, -1, n, -1));
+            runs.add(new Run(id, 1, OTHER, 18_300 + n, 18_330 + n, -1, n, -1));
+        }
+        // The same, long after the failover: nothing explains it.
+        UUID late = UUID.randomUUID();
+        runs.add(new Run(late, 1, OTHER, 40_000, 40_030, -1, 9, -1));
+        runs.add(new Run(late, 1, FROZEN, 40_300, 40_330, -1, 9, -1));
+        // Run again at attempt 2 just after it (a reclaim, not a second copy): nor does the failover.
+        UUID reclaimed = UUID.randomUUID();
+        runs.add(new Run(reclaimed, 1, OTHER, 13_000, 13_030, -1, 10, -1));
+        runs.add(new Run(reclaimed, 2, FROZEN, 13_300, 13_330, -1, 10, -1));
+        ChaosReport report = report(runs, 11, List.of(failover));
+
+        assertEquals(Map.of(failover, 9), report.attributed);
+        assertEquals(2, report.unexplained());
+    }
+
+    @Test
     void aReshardExplainsNoDuplicate_howeverLongItTakes() {
         // Slots move whole (keys, stream, consumer group and its pending entries): a message run
         // twice across a reshard has no explanation, and a 10 s reshard is no outage.

@@ -31,8 +31,13 @@ interface ChaosTarget extends AutoCloseable {
     /** Applies one Redis fault of {@link #redisCycle} and returns it as the report will judge it. */
     Fault apply(String kind, Random random, ChaosDriver.Size size);
 
-    /** Whether the run adds batches and workflows ({@link ChaosFlows}): the broker must offer both. */
-    default boolean batchesAndWorkflows() {
+    /** Whether the run adds batches ({@link ChaosFlows}) among its jobs: the broker must offer them. */
+    default boolean batches() {
+        return false;
+    }
+
+    /** Whether the run adds workflows ({@link ChaosFlows}) too, beside its batches: the broker must offer them. */
+    default boolean workflows() {
         return false;
     }
 

@@ -25,8 +25,13 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * a master frozen (SIGSTOP) until its replica is promoted and then thawed (it wakes replaced, with
  * commands queued on its sockets, and becomes a replica), a live {@code redis-cli --cluster reshard} of a partition's slot to another master, and every
  * node's client connections killed. Submissions go on during these faults: a submit either was
- * confirmed by a replica, or failed and is sent again. With {@code -Dchaos.flows=true}, batches and
- * workflows ({@link ChaosFlows}) run among the jobs, their bookkeeping in the flows slot.
+ * confirmed by a replica, or failed and is sent again.
+ *
+ * <p>Batches run among the jobs ({@link ChaosFlows}), checked as in {@link ChaosIT}: each batch's jobs
+ * are on {@value ChaosJobs#QUEUE_A} and {@value ChaosJobs#QUEUE_B}'s partitions, its callbacks on
+ * {@value ChaosJobs#QUEUE_A}, the batch itself under the broker's flows hash tag, all in different
+ * slots; the failovers strike that tag's master too. {@code -D}{@value #WORKFLOWS_PROPERTY}{@code =true}
+ * adds workflows, whose bookkeeping shares that slot.
  *
  * <p>Not in the default build: six redis-server processes beside a master, its worker JVMs and the
  * test JVM took 124 s and 186 s for the short size (1,000 jobs over 30 s) on two loaded cores.
@@ -37,6 +42,9 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 @EnabledIfSystemProperty(named = "chaos.size", matches = "long|short", disabledReason = "a chaos run: -Pchaos, or -Dchaos.size=short")
 class ClusterChaosIT {
     static final int PARTITIONS = 6;
+    static final String WORKFLOWS_PROPERTY = "chaos.flows";
+    /** A key under the hash tag of every batch's bookkeeping ({@code ClusterBatches}): the broker's default prefix. */
+    private static final String BATCHES_KEY = "binomic:{binomic:flows}:due";
 
     @Test
     void onAClusterLosingAMasterAndReshardingAPartitionNoMessageIsLostAndEveryDuplicateHasItsFault() throws Exception {
@@ -46,6 +54,8 @@ class ClusterChaosIT {
 
     /** The cluster, its faults, and what it says about where the queues are. */
     private static final class Cluster implements ChaosTarget {
+        /** The name {@link #placement()} and the faults give the batches' keys among the queues. */
+        private static final String BATCHES = "batches";
         private final RedisClusterSet cluster;
         private final String url;
         private final long crossSlotBefore;
@@ -73,12 +83,6 @@ class ClusterChaosIT {
         }
 
         @Override
-        public boolean batchesAndWorkflows() {
-            // only when asked (-Dchaos.flows=true): all flows of a Cluster are in one slot, whose master the faults also hit
-            return Boolean.getBoolean("chaos.flows");
-        }
-
-        @Override
         public List<String> redisCycle(ChaosDriver.Size size) {
             return List.of("REDIS_FAILOVER", "REDIS_FREEZE", "REDIS_RESHARD", "CLIENT_KILL");
         }
@@ -89,8 +93,21 @@ class ClusterChaosIT {
         }
 
         @Override
+        public boolean batches() {
+            return true;
+        }
+
+        @Override
+        public boolean workflows() {
+            return Boolean.getBoolean(WORKFLOWS_PROPERTY);
+        }
+
+        @Override
         public void prepare(Binomic producer) {
             producer.queues().setPartitions(ChaosJobs.QUEUE_B, PARTITIONS);
+            if (workflows() && producer.workflowCounts().isEmpty()) {
+                throw new IllegalStateException("-D" + WORKFLOWS_PROPERTY + "=true, but the Cluster's broker offers no workflows");
+            }
             placements.add("at the start: " + placement());
         }
 
@@ -99,7 +116,7 @@ class ClusterChaosIT {
             long t = System.currentTimeMillis();
             String detail = switch (kind) {
                 case "REDIS_FAILOVER" -> {
-                    List<String> queues = physicalQueues();
+                    List<String> queues = failoverTargets();
                     String queue = queues.get(random.nextInt(queues.size()));
                     RedisClusterSet.Node killed = cluster.killMasterOf(stream(queue));
                     long promoted = System.currentTimeMillis();
@@ -109,7 +126,7 @@ class ClusterChaosIT {
                             + (System.currentTimeMillis() - promoted) + " ms more";
                 }
                 case "REDIS_FREEZE" -> {
-                    List<String> queues = physicalQueues();
+                    List<String> queues = failoverTargets();
                     String queue = queues.get(random.nextInt(queues.size()));
                     RedisClusterSet.Node frozen = cluster.freezeMasterOf(stream(queue));
                     yield "SIGSTOP of master " + frozen + " (of " + queue + ") until replica " + cluster.masterOf(stream(queue))
@@ -144,7 +161,9 @@ class ClusterChaosIT {
         public List<String> describe() {
             List<String> lines = new ArrayList<>();
             lines.add("Redis Cluster of 3 masters + 3 replicas, wait.replicas=1; " + ChaosJobs.QUEUE_B + " in " + PARTITIONS
-                    + " partitions, " + ChaosJobs.QUEUE_A + " and " + ChaosJobs.TICK_QUEUE + " not partitioned");
+                    + " partitions, " + ChaosJobs.QUEUE_A + " and " + ChaosJobs.TICK_QUEUE + " not partitioned; batches' bookkeeping"
+                    + " under its own hash tag (" + BATCHES_KEY + "); workflows " + (workflows() ? "on" : "off"));
+            lines.add("slots: " + slots());
             placements.add("at the end: " + placement());
             lines.addAll(placements);
             lines.add("CROSSSLOT errors during the run: " + (cluster.errors("CROSSSLOT") - crossSlotBefore));
@@ -153,17 +172,41 @@ class ClusterChaosIT {
 
         @Override
         public List<String> failures() {
+            List<String> failures = new ArrayList<>();
             long crossSlot = cluster.errors("CROSSSLOT") - crossSlotBefore;
-            return crossSlot == 0 ? List.of() : List.of(crossSlot + " CROSSSLOT error(s) on the cluster");
+            if (crossSlot > 0) {
+                failures.add(crossSlot + " CROSSSLOT error(s) on the cluster");
+            }
+            // A batch whose jobs and callbacks shared the batch's slot would not test what crosses slots.
+            if (slots().values().stream().distinct().count() != slots().size()) {
+                failures.add("the batches' queues and their bookkeeping share hash slots: " + slots());
+            }
+            return failures;
         }
 
-        /** Each physical queue's master, by port. */
+        /** Each physical queue's master, and the batches' master, by port. */
         private String placement() {
             Map<String, Integer> where = new LinkedHashMap<>();
-            for (String q : physicalQueues()) {
+            for (String q : failoverTargets()) {
                 where.put(q, cluster.masterOf(stream(q)).port());
             }
             return where.toString();
+        }
+
+        /** The hash slot of each queue a batch's jobs and callbacks are on, and of the batches' own keys. */
+        private Map<String, Long> slots() {
+            Map<String, Long> slots = new LinkedHashMap<>();
+            slots.put(ChaosJobs.QUEUE_A, cluster.slotOf(stream(ChaosJobs.QUEUE_A)));
+            partitions().forEach(q -> slots.put(q, cluster.slotOf(stream(q))));
+            slots.put(BATCHES, cluster.slotOf(BATCHES_KEY));
+            return slots;
+        }
+
+        /** The physical queues and the batches' keys: a failover or freeze strikes the master of one of them. */
+        private static List<String> failoverTargets() {
+            List<String> all = new ArrayList<>(physicalQueues());
+            all.add(BATCHES);
+            return all;
         }
 
         private static List<String> partitions() {
@@ -176,8 +219,9 @@ class ClusterChaosIT {
             return all;
         }
 
+        /** A key in the slot of {@code queue}, or of the batches' keys for {@link #BATCHES}. */
         private static String stream(String queue) {
-            return "binomic:{" + queue + "}:stream";
+            return queue.equals(BATCHES) ? BATCHES_KEY : "binomic:{" + queue + "}:stream";
         }
 
         @Override

@@ -93,6 +93,17 @@ public interface Broker extends AutoCloseable {
     QueueStats stats(String queue);
 
     /**
+     * {@link #stats}, asked once and given at most {@code bound}: no retry, for a caller whose use of
+     * the answer is advice (a warning after a submit that succeeded) not worth waiting out a broker's
+     * retries for. Fails with a {@link BrokerException} when the broker did not answer within
+     * {@code bound}. By default {@link #stats}: a broker whose stats read is not sent over a network
+     * (in memory) has nothing to retry; one that retries or may block overrides this.
+     */
+    default QueueStats statsOnce(String queue, Duration bound) {
+        return stats(queue);
+    }
+
+    /**
      * Records that {@code consumer}, the caller, is alive on {@code queue}, and removes the
      * consumers of {@code queue} that hold nothing pending and whose worker neither read nor made
      * this call for {@code idle} (a worker that stopped or died); returns how many. The caller is

@@ -404,11 +404,27 @@ final class RedisBroker implements Broker {
 
     @Override
     public QueueStats stats(String queue) {
+        return stats(queue, priorities.retried());
+    }
+
+    /**
+     * Each of the reads {@link #stats} makes (its levels, when not fresh, and each level's counts)
+     * sent once, all within {@code bound} (and the command timeout, if shorter).
+     */
+    @Override
+    public QueueStats statsOnce(String queue, Duration bound) {
+        Duration within = bound.compareTo(redis.config.commandTimeout()) < 0 ? bound : redis.config.commandTimeout();
+        long deadline = System.nanoTime() + within.toNanos();
+        return stats(queue, (what, script, keys, args) -> redis.evalOnce(what, deadline, within, script, RScript.ReturnType.LIST,
+                keys, args));
+    }
+
+    private QueueStats stats(String queue, RedisPriorities.Reads reads) {
         RedisKeys k = redis.keys(queue);
-        List<Object> r = redis.eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
-                List.of(k.stream(), k.delayed(), k.deadLetters()), GROUP);
+        List<Object> r = reads.list("stats of '" + queue + "'", LuaScripts.STATS, List.of(k.stream(), k.delayed(), k.deadLetters()),
+                GROUP);
         return priorities.withLevels(queue, new QueueStats(queue, RedisContext.toLong(r.get(0)), RedisContext.toLong(r.get(1)),
-                RedisContext.toLong(r.get(2)), RedisContext.toLong(r.get(3)), Math.toIntExact(RedisContext.toLong(r.get(4)))));
+                RedisContext.toLong(r.get(2)), RedisContext.toLong(r.get(3)), Math.toIntExact(RedisContext.toLong(r.get(4)))), reads);
     }
 
     @Override

@@ -280,6 +280,29 @@ final class RedisContext {
         return call(what, () -> client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
     }
 
+    /**
+     * {@link #eval} of a read sent once: none of Redisson's retries, and no reply awaited past
+     * {@code deadline} ({@link System#nanoTime()}), which is all of {@code bound} a caller gave
+     * its reads. For a read whose answer is advice, where Redisson's retries would hold the
+     * caller several command timeouts on a frozen Redis.
+     */
+    <R> R evalOnce(String what, long deadline, Duration bound, String script, RScript.ReturnType type, List<Object> keys,
+                   Object... args) {
+        return call(what, () -> {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                throw onceTooLate(what, bound, null);
+            }
+            return awaitReply(what, client().getScript(WriteOnce.onceScript(Duration.ofNanos(left)))
+                    .<R>evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args), deadline, e -> onceTooLate(what, bound, e));
+        });
+    }
+
+    private BrokerException onceTooLate(String what, Duration bound, Throwable cause) {
+        return new BrokerException("Redis at " + setup.target() + " did not answer the " + what + " within " + bound.toMillis()
+                + " ms, asked once: Redis is stopped, frozen, slow or unreachable", cause);
+    }
+
     /** {@link #eval} of a script returning stream entries: strings come back as bytes ({@link #replyText}), integers as numbers. */
     <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
         return call(what, () -> client().getScript(EntryCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
@@ -402,6 +425,12 @@ final class RedisContext {
      * unread: a write sent once has none ({@link WriteOnce}). A command already sent may still take effect.
      */
     <R> R within(String what, CompletionStage<? extends R> command, long deadline, String consequence) {
+        return awaitReply(what, command, deadline, e -> noAnswer(what, consequence, e));
+    }
+
+    /** {@link #within}, failing with {@code late} when there is no reply by {@code deadline}. */
+    private <R> R awaitReply(String what, CompletionStage<? extends R> command, long deadline,
+                             Function<TimeoutException, BrokerException> late) {
         CompletableFuture<? extends R> reply = command.toCompletableFuture();
         try {
             return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -411,7 +440,7 @@ final class RedisContext {
                     e.getCause());
         } catch (TimeoutException e) {
             reply.cancel(true);
-            throw noAnswer(what, consequence, e);
+            throw late.apply(e);
         } catch (InterruptedException e) {
             reply.cancel(true);
             Thread.currentThread().interrupt();

@@ -57,6 +57,20 @@ final class RedisPriorities {
     /** The levels of a queue in use, highest first (the default always among them), and when they were read. */
     private record Levels(int[] descending, long readAtNanos) { }
 
+    /**
+     * How a read of a queue's levels or counts is sent: as every call ({@link RedisContext#eval},
+     * Redisson's retries included), or once within a bound ({@link RedisContext#evalOnce}).
+     */
+    @FunctionalInterface
+    interface Reads {
+        List<Object> list(String what, String script, List<Object> keys, Object... args);
+    }
+
+    /** Reads sent as every call is. */
+    Reads retried() {
+        return (what, script, keys, args) -> redis.eval(what, script, RScript.ReturnType.LIST, keys, args);
+    }
+
     RedisPriorities(RedisContext redis, QueueFetchFailures fetchFailures, int lowerFirstEvery) {
         this.redis = redis;
         this.fetchFailures = fetchFailures;
@@ -117,6 +131,11 @@ final class RedisPriorities {
 
     /** The levels of {@code queue} in use, highest first, read from Redis at most once a second. */
     int[] levels(String queue) {
+        return levels(queue, retried());
+    }
+
+    /** {@link #levels(String)}, read (when not fresh) through {@code reads}. */
+    int[] levels(String queue, Reads reads) {
         Levels known = levels.get(queue);
         long now = System.nanoTime();
         if (known != null && now - known.readAtNanos < LEVELS_FRESH_NANOS) {
@@ -124,7 +143,7 @@ final class RedisPriorities {
         }
         Long probed = levelStreamsProbedAt.get(queue);
         boolean probe = probed == null || now - probed >= LEVEL_STREAMS_PROBE_NANOS;
-        List<Object> members = redis.eval("levels of queue '" + queue + "'", LuaScripts.LEVELS, RScript.ReturnType.LIST,
+        List<Object> members = reads.list("levels of queue '" + queue + "'", LuaScripts.LEVELS,
                 List.of(redis.keys(queue).stream()), probe ? "1" : "0");
         if (probe) {
             levelStreamsProbedAt.put(queue, now);
@@ -415,15 +434,18 @@ final class RedisPriorities {
         return all;
     }
 
-    /** {@code base} (the default stream's counts) with the ready and pending entries of every other level added. */
-    QueueStats withLevels(String queue, QueueStats base) {
+    /**
+     * {@code base} (the default stream's counts) with the ready and pending entries of every other
+     * level added, read through {@code reads}.
+     */
+    QueueStats withLevels(String queue, QueueStats base, Reads reads) {
         RedisKeys k = redis.keys(queue);
         long ready = base.ready();
         long pending = base.pending();
         int consumers = base.consumers();
-        for (int p : levels(queue)) {
+        for (int p : levels(queue, reads)) {
             if (p != Priority.DEFAULT) {
-                List<Object> r = redis.eval("stats of '" + queue + "'", LuaScripts.STATS, RScript.ReturnType.LIST,
+                List<Object> r = reads.list("stats of '" + queue + "'", LuaScripts.STATS,
                         List.of(streamKey(k, p), k.delayed(), k.deadLetters()), RedisKeys.GROUP);
                 ready += RedisContext.toLong(r.get(0));
                 pending += RedisContext.toLong(r.get(1));

@@ -36,6 +36,12 @@ public final class BatchSubmitter {
      * once per submit. A worker that starts (or the last that stops) within it is seen that late.
      */
     static final Duration CONSUMERS_FRESH = Duration.ofSeconds(30);
+    /**
+     * The longest a submit that succeeded waits for the reads of its queues' consumers, all of them,
+     * each sent once ({@code Broker.statsOnce}): only a warning hangs on them, not worth a broker's
+     * retries. A queue whose read finds the bound spent is not read, and not warned of, this time.
+     */
+    static final Duration CONSUMERS_READ_BOUND = Duration.ofSeconds(1);
     private final ClientContext context;
     /** What the last read of each callback queue's consumers said, and when (the client clock's millis). */
     private final Map<String, ConsumersRead> consumersRead = new ConcurrentHashMap<>();
@@ -100,22 +106,23 @@ public final class BatchSubmitter {
         NewBatch batch = new NewBatch(unrouted.id(), unrouted.open(), unrouted.retention(), callbacks);
         batches().submitBatch(batch, jobs);
         stats.batchSubmitted();
-        warnOfUnreadJobQueues(batch.id(), jobs);
-        warnOfUnreadCallbackQueues(batch);
+        long readsDeadline = System.nanoTime() + CONSUMERS_READ_BOUND.toNanos();
+        warnOfUnreadJobQueues(batch.id(), jobs, readsDeadline);
+        warnOfUnreadCallbackQueues(batch, readsDeadline);
     }
 
     /**
      * Logs a warning for each queue of {@code jobs} that has no consumer: its jobs wait there, and the
      * batch does not complete, until a worker of that queue starts (a mistyped queue would hold it silently).
      */
-    private void warnOfUnreadJobQueues(UUID batch, List<Message> jobs) {
+    private void warnOfUnreadJobQueues(UUID batch, List<Message> jobs, long readsDeadline) {
         if (!LOG.isLoggable(Level.WARNING)) {
             return;
         }
         Map<String, Set<String>> tasksByQueue = new LinkedHashMap<>();
         jobs.forEach(m -> tasksByQueue.computeIfAbsent(m.queue(), q -> new LinkedHashSet<>()).add(m.task()));
         tasksByQueue.forEach((queue, tasks) -> {
-            if (hasNoConsumer(queue)) {
+            if (hasNoConsumer(queue, readsDeadline)) {
                 LOG.log(Level.WARNING, "batch {0}: its jobs of task(s) {1} go to queue ''{2}'', which no worker reads (it has no"
                         + " consumer): they wait there, and the batch does not complete, until a worker of that queue starts", batch,
                         String.join(", ", tasks), queue);
@@ -128,9 +135,9 @@ public final class BatchSubmitter {
      * ever did, or those that did are gone), so the callback would wait there. Not refused: the
      * workers of that queue may start later, and then run it.
      */
-    private void warnOfUnreadCallbackQueues(NewBatch batch) {
+    private void warnOfUnreadCallbackQueues(NewBatch batch, long readsDeadline) {
         batch.callbacks().forEach((kind, callback) -> {
-            if (LOG.isLoggable(Level.WARNING) && hasNoConsumer(callback.queue())) {
+            if (LOG.isLoggable(Level.WARNING) && hasNoConsumer(callback.queue(), readsDeadline)) {
                 String method = switch (kind) {
                     case SUCCESS -> "onSuccess";
                     case COMPLETE -> "onComplete";
@@ -145,19 +152,25 @@ public final class BatchSubmitter {
 
     /**
      * Whether no worker reads {@code queue}, as a read within {@link #CONSUMERS_FRESH} said; false
-     * when that cannot be read (a producer whose ACL user may not read a queue's groups, Redis slow):
+     * when that cannot be read in one try by {@code readsDeadline} ({@link System#nanoTime()}, the
+     * end of the submit's {@link #CONSUMERS_READ_BOUND}): a producer whose ACL user may not read a
+     * queue's groups, Redis slow, frozen or away;
      * the batch is submitted, and a warning is not worth failing the submit that succeeded. A failed
      * read is remembered as well, so that such a producer does not pay a failing round trip per submit.
      */
-    private boolean hasNoConsumer(String queue) {
+    private boolean hasNoConsumer(String queue, long readsDeadline) {
         long now = context.clock().millis();
         ConsumersRead last = consumersRead.get(queue);
         if (last != null && now - last.atMillis() >= 0 && now - last.atMillis() < CONSUMERS_FRESH.toMillis()) {
             return last.none();
         }
+        long left = readsDeadline - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
         boolean none;
         try {
-            none = context.broker().stats(queue).consumers() == 0;
+            none = context.broker().statsOnce(queue, Duration.ofNanos(left)).consumers() == 0;
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "could not read the consumers of queue " + queue + " to check a batch's queue", e);
             none = false;
@@ -183,7 +196,7 @@ public final class BatchSubmitter {
             throw new IllegalStateException("batch " + batch + " is closed or unknown: jobs are added only to a batch submitted"
                     + " with keepOpen() and not closed yet");
         }
-        warnOfUnreadJobQueues(batch, jobs);
+        warnOfUnreadJobQueues(batch, jobs, System.nanoTime() + CONSUMERS_READ_BOUND.toNanos());
     }
 
     public boolean close(UUID batch) { return batches().closeBatch(batch); }

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A submit's check that a batch callback's queue has a consumer reads the broker once per queue
  * within {@link BatchSubmitter#CONSUMERS_FRESH}, not once per submit, and still warns of each batch
- * whose jobs or callback no worker would read.
+ * whose jobs or callback no worker would read. Each read is asked once within a bound
+ * ({@code Broker.statsOnce}), never as a plain {@code stats} read with the broker's retries.
  */
 class BatchCallbackQueueCheckTest {
     record Item(String name) { }
@@ -39,17 +40,26 @@ class BatchCallbackQueueCheckTest {
     static final Task<Item, Void> work = Task.builder("work", Item.class).queue("check-jobs").build();
     static final Task<Item, Void> report = Task.builder("report", Item.class).queue("check-reports").build();
 
-    /** A memory broker, with its batches, that counts the stats reads of each queue. */
+    /** A memory broker, with its batches, that counts the stats reads of each queue asked once, and those retried. */
     static final class CountingBroker extends ForwardingBroker {
         final Map<String, AtomicInteger> statsReads = new ConcurrentHashMap<>();
+        final AtomicInteger retriedReads = new AtomicInteger();
+        final List<Duration> bounds = new CopyOnWriteArrayList<>();
 
         CountingBroker() {
             super(new MemoryBrokerProvider().create(BrokerConfig.defaults()));
         }
 
         @Override
-        public QueueStats stats(String queue) {
+        public QueueStats statsOnce(String queue, Duration bound) {
             statsReads.computeIfAbsent(queue, q -> new AtomicInteger()).incrementAndGet();
+            bounds.add(bound);
+            return super.statsOnce(queue, bound);
+        }
+
+        @Override
+        public QueueStats stats(String queue) {
+            retriedReads.incrementAndGet();
             return super.stats(queue);
         }
 
@@ -90,6 +100,8 @@ class BatchCallbackQueueCheckTest {
                 binomic.batch().add(work, new Item("job " + i)).onComplete(report, new Item("done " + i)).submit();
             }
             assertEquals(1, broker.reads(report.queue()), "the callback queue is read once for the three submits");
+            assertEquals(0, broker.retriedReads.get(), "a read for a warning is asked once, not with the broker's retries");
+            assertTrue(broker.bounds.stream().allMatch(b -> b.compareTo(BatchSubmitter.CONSUMERS_READ_BOUND) <= 0), broker.bounds.toString());
             assertEquals(1, broker.reads(work.queue()), "and the jobs' queue");
             assertEquals(6, warnings.size(), "each batch whose jobs and callback no worker reads is warned of");
             assertEquals(3, warnings.stream().filter(w -> w.getMessage().contains("its jobs of task(s) {1} go to queue")
