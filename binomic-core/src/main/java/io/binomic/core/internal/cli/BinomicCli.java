@@ -91,8 +91,8 @@ public final class BinomicCli {
      * one-shot command (a listing, a submit, a replay) prints only warnings and errors on stderr, since the INFO lines
      * of the client it starts (Binomic's and Redisson's) say nothing its output does not; {@code --verbose} (or
      * {@code -v}) keeps them. The commands that run until stopped, the master and the dashboard, keep logging their
-     * lifecycle at INFO, without Redisson's connection lines; a {@code java.util.logging} configuration of the user's own
-     * is left alone.
+     * lifecycle at INFO, without Redisson's connection lines, and with settings named as an operator gives them
+     * ({@link OperatorTermsFormatter}); a {@code java.util.logging} configuration of the user's own is left alone.
      */
     private static void configureLogging(List<String> words) {
         boolean verbose = words.remove("--verbose") | words.remove("-v");
@@ -104,6 +104,9 @@ public final class BinomicCli {
             Logger.getLogger("").setLevel(Level.WARNING);
         } else if (!verbose && !configured) {
             REDISSON_LOGGER.setLevel(Level.WARNING);
+        }
+        if (daemon && !configured) {
+            OperatorTermsFormatter.install(Logger.getLogger(""));
         }
     }
 

@@ -68,8 +68,7 @@ final class DashboardCommand extends Command {
             binomic.close();
             stopped.countDown();
         }, "binomic-dashboard-shutdown"));
-        out.println("dashboard on " + dashboard.uri() + " (metrics at " + dashboard.uri().resolve("metrics") + ")"
-                + (readOnly ? ", read-only" : "") + "; stop with SIGTERM or Ctrl-C");
+        out.println("dashboard on " + DashboardServer.announcement(dashboard.uri(), readOnly) + "; stop with SIGTERM or Ctrl-C");
         out.flush();
         try {
             stopped.await();

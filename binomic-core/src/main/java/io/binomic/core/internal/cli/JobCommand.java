@@ -138,6 +138,15 @@ final class JobCommand extends Command {
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
 
+    /** Whether no worker reads {@code queue}; false when the broker cannot say (a warning is no reason to fail a submit). */
+    private static boolean unread(Binomic binomic, String queue) {
+        try {
+            return binomic.queueStats(queue).consumers() == 0;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     private int submit(Binomic binomic, Arguments args) throws UsageException {
         String task = args.value("task").orElseThrow(() -> new UsageException("--task is required: the task's name"));
         String queue = args.value("queue").orElseThrow(() -> new UsageException(
@@ -170,6 +179,11 @@ final class JobCommand extends Command {
         requireKnownTask(args, binomic, queue, task, false);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
+        // As a batch's submit warns: a job on a queue nobody reads waits silently, a mistyped or new queue looks like a stuck worker.
+        if (unread(binomic, queue)) {
+            err.println("binomic " + name + ": warning: no worker reads queue '" + queue + "' (it has no consumer): the job waits there until a"
+                    + " worker of that queue starts");
+        }
         if (wait.isEmpty()) {
             return BinomicCli.EXIT_OK;
         }
@@ -178,7 +192,8 @@ final class JobCommand extends Command {
             out.println(job.status().state() + (result == null ? "" : " " + result));
             return BinomicCli.EXIT_OK;
         } catch (JobTimeoutException e) {
-            err.println(e.getMessage());
+            err.println(e.getMessage() + (unread(binomic, queue) ? "; queue '" + queue + "' still has no consumer: no worker reads it,"
+                    + " so the job runs only once a worker of that queue starts" : ""));
             return BinomicCli.EXIT_FAILED;
         } catch (BinomicException e) {
             out.println(job.status().state());

@@ -107,7 +107,7 @@ final class MasterCommand extends Command {
                         new MetricsSource.Slots(master.slots(), master::restarts)),
                         new DashboardPages(client, () -> master.slots().snapshot(), master::restarts,
                                 dashboardSettings.readOnly()));
-                out.println("dashboard on " + dashboard.uri() + " (metrics at " + dashboard.uri().resolve("metrics") + ")");
+                out.println("dashboard on " + DashboardServer.announcement(dashboard.uri(), dashboardSettings.readOnly()));
             } else {
                 dashboard = null;
             }

@@ -551,6 +551,16 @@ public final class Settings {
         return m.appendTail(text).toString();
     }
 
+    /**
+     * {@code message} in the terms of an operator who runs a master or a dashboard from a shell: the broker's
+     * URL as the flag or the setting that gives it ("check --broker or broker.url (BINOMIC_BROKER_URL)"),
+     * every other API setting as {@link #inSettingsTerms} names it. What a worker's start-up line and the
+     * daemons' own log lines say.
+     */
+    public static String inOperatorTerms(String message) {
+        return inSettingsTerms(message.replace("BrokerConfig.url", "--broker or BrokerConfig.url"));
+    }
+
     /** The setting of each {@link MasterConfig} field whose name its builder's messages use. */
     private static final Map<String, String> KEY_OF_FIELD = Map.ofEntries(Map.entry("queues", "worker.queues"),
             Map.entry("concurrency", "worker.concurrency"), Map.entry("shutdownGrace", "worker.shutdownGrace"),

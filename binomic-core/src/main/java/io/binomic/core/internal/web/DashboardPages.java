@@ -62,8 +62,9 @@ public final class DashboardPages implements HttpHandler {
     private static final int LETTERS_SHOWN = 50;
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int PAYLOAD_SHOWN = 400;
+    private static final String JOBS = "/jobs";
     private static final String[][] NAV = {
-            {"/", "Overview"}, {"/workers", "Workers"}, {"/jobs", "Jobs"}, {"/dead-letters", "Dead letters"},
+            {"/", "Overview"}, {"/workers", "Workers"}, {JOBS, "Jobs"}, {"/dead-letters", "Dead letters"},
             {"/schedules", "Schedules"}, {"/queues", "Queues"}, {FlowPages.BATCHES, "Batches"}, {FlowPages.WORKFLOWS, "Workflows"}};
 
     private final Binomic binomic;
@@ -99,10 +100,6 @@ public final class DashboardPages implements HttpHandler {
     @Override
     public void handle(HttpExchange exchange) throws IOException {
         String path = exchange.getRequestURI().getPath();
-        if (path.startsWith("/static/")) {
-            serveStatic(exchange, path.substring("/static/".length()));
-            return;
-        }
         if (exchange.getRequestMethod().equals("POST")) {
             post(exchange, path);
             return;
@@ -111,24 +108,39 @@ public final class DashboardPages implements HttpHandler {
             DashboardServer.send(exchange, 405, "text/plain; charset=utf-8", "use GET or POST\n");
             return;
         }
+        if (StaticFiles.claims(path)) {
+            String file = StaticFiles.name(path);
+            if (file == null) {
+                notFound(exchange, path);
+            } else {
+                StaticFiles.send(exchange, file);
+            }
+            return;
+        }
         Map<String, String> query = form(exchange.getRequestURI().getRawQuery());
         if (FlowPages.section(path) != null) {
             flowPage(exchange, path, query);
             return;
         }
-        String title = Arrays.stream(NAV).filter(item -> item[0].equals(path)).map(item -> item[1]).findFirst().orElse(null);
+        // A job's page has an address of its own too, as a batch's and a workflow's have: /jobs/<id>.
+        boolean jobPath = path.startsWith(JOBS + "/") && path.length() > JOBS.length() + 1;
+        String page = jobPath ? JOBS : path;
+        String askedId = jobPath ? path.substring(JOBS.length() + 1) : query.get("id");
+        String title = Arrays.stream(NAV).filter(item -> item[0].equals(page)).map(item -> item[1]).findFirst().orElse(null);
         if (title == null) {
-            DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such page\n");
+            notFound(exchange, path);
             return;
         }
+        // A malformed id is the request's fault, as on the batch and workflow pages: the page says so, with 400.
+        int status = page.equals(JOBS) && askedId != null && !askedId.isBlank() && jobId(askedId) == null ? 400 : 200;
         Html body;
         try {
             body = BrokerDeadline.within(() -> {
                 Html h = new Html();
-                switch (path) {
+                switch (page) {
                     case "/" -> overview(h);
                     case "/workers" -> workers(h);
-                    case "/jobs" -> jobs(h, query.get("id"));
+                    case JOBS -> jobs(h, askedId);
                     case "/dead-letters" -> deadLetters(h);
                     case "/schedules" -> schedules(h);
                     default -> queues(h);
@@ -140,13 +152,32 @@ public final class DashboardPages implements HttpHandler {
             body = new Html().raw("<p class=\"error\" id=\"broker-slow\">").text("The broker did not answer within "
                     + BrokerDeadline.LIMIT.toSeconds() + " s: is it down or unreachable? The workers keep what they run and write"
                     + " it when it is back; this page shows what needs no broker, and tries again on reload.").raw("</p>");
-            switch (path) {
+            switch (page) {
                 case "/" -> localTasks(body);
                 case "/workers" -> localWorkers(body);
                 default -> { }
             }
         }
-        send(exchange, 200, title, path, flashes.remove(query.getOrDefault("done", "")), body);
+        send(exchange, status, title, page, flashes.remove(query.getOrDefault("done", "")), body);
+    }
+
+    /** A page of the dashboard's own look, so that a mistyped address still leads somewhere. */
+    private void notFound(HttpExchange exchange, String path) throws IOException {
+        send(exchange, 404, "Page not found", path, null, new Html().raw("<p class=\"error\" id=\"no-page\">")
+                .text("This dashboard has no page at " + path + ".").raw(" The pages it has are in the bar above; start at the"
+                        + " <a href=\"/\" id=\"home\">overview</a>.</p>"));
+    }
+
+    /** {@code id} as a job id, or null when it is none (blank, or not a UUID). */
+    private static UUID jobId(String id) {
+        if (id == null || id.isBlank()) {
+            return null;
+        }
+        try {
+            return UUID.fromString(id.strip());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     private void flowPage(HttpExchange exchange, String path, Map<String, String> query) throws IOException {
@@ -165,7 +196,8 @@ public final class DashboardPages implements HttpHandler {
     private void send(HttpExchange exchange, int status, String title, String path, String done, Html body) throws IOException {
         Html page = new Html();
         page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Binomic: ").text(title)
-                .raw("</title><link rel=\"stylesheet\" href=\"/static/dashboard.css\"><script src=\"/static/dashboard.js\" defer></script>"
+                .raw("</title><link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\">"
+                        + "<link rel=\"stylesheet\" href=\"/static/dashboard.css\"><script src=\"/static/dashboard.js\" defer></script>"
                         + "</head><body><header><span class=\"brand\">Binomic</span><nav>");
         for (String[] item : NAV) {
             page.raw("<a href=\"").raw(item[0]).raw("\"").raw(item[0].equals(path) ? " class=\"current\"" : "").raw(" id=\"nav-")
@@ -302,11 +334,9 @@ public final class DashboardPages implements HttpHandler {
             h.raw("<p class=\"hint\">Tracked jobs (tasks with <code>keepStatusFor</code>, and jobs submitted by name) keep a status.</p>");
             return;
         }
-        UUID uuid;
-        try {
-            uuid = UUID.fromString(id.strip());
-        } catch (IllegalArgumentException e) {
-            h.raw("<p class=\"error\">").text("'" + id + "' is not a job id (a UUID such as 01890a5d-ac96-774b-bcce-b302099a8057)").raw("</p>");
+        UUID uuid = jobId(id);
+        if (uuid == null) {
+            h.raw("<p class=\"error\" id=\"bad-id\">").text("'" + id + "' is not a job id (a UUID such as 01890a5d-ac96-774b-bcce-b302099a8057)").raw("</p>");
             return;
         }
         JobStatus s;
@@ -318,7 +348,10 @@ public final class DashboardPages implements HttpHandler {
         }
         if (s.state() == JobState.UNKNOWN) {
             // Nothing to show or cancel: a table of blanks and a cancel button would suggest a job.
-            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " on queue " + s.queue()
+            List<String> looked = queues();
+            String where = looked.size() == 1 ? "on queue " + looked.getFirst()
+                    : "on any of the " + looked.size() + " queues looked in (" + String.join(", ", looked) + ")";
+            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " " + where
                     + ": a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention")
                     .raw("</p>");
             return;
@@ -585,16 +618,5 @@ public final class DashboardPages implements HttpHandler {
             m.putIfAbsent(k, v);
         }
         return m;
-    }
-
-    private static void serveStatic(HttpExchange exchange, String name) throws IOException {
-        String type = name.equals("dashboard.css") ? "text/css; charset=utf-8" : name.equals("dashboard.js") ? "text/javascript; charset=utf-8" : null;
-        try (InputStream in = type == null ? null : DashboardPages.class.getResourceAsStream("static/" + name)) {
-            if (in == null) {
-                DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such file\n");
-                return;
-            }
-            DashboardServer.send(exchange, 200, type, new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        }
     }
 }

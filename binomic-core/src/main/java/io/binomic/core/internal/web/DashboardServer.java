@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -96,7 +97,7 @@ public final class DashboardServer implements AutoCloseable {
         }
         server.start();
         DashboardServer started = new DashboardServer(server, executor, settings);
-        LOG.log(System.Logger.Level.INFO, "dashboard on {0}{1}", started.uri(), settings.readOnly() ? " (read-only)" : "");
+        LOG.log(System.Logger.Level.INFO, "dashboard on {0}", announcement(started.uri(), settings.readOnly()));
         return started;
     }
 
@@ -233,11 +234,61 @@ public final class DashboardServer implements AutoCloseable {
     /** The address the server listens on (its actual port when 0 was asked). */
     public InetSocketAddress address() { return server.getAddress(); }
 
-    /** The server's base address, such as {@code http://127.0.0.1:9470/}. */
+    /**
+     * The server's base address, such as {@code http://127.0.0.1:9470/}: the address it was bound
+     * to as given ({@code 0.0.0.0} stays that, where the socket reports {@code ::} on a dual-stack
+     * host), IPv6 in its short form, with the actual port.
+     */
     public URI uri() {
-        InetSocketAddress a = address();
-        String host = a.getAddress().getHostAddress();
-        return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort() + "/");
+        return URI.create("http://" + urlHost(settings.bind()) + ":" + address().getPort() + "/");
+    }
+
+    /**
+     * What a start-up line says of a dashboard at {@code uri}: the address, with "all interfaces"
+     * for a wildcard one (not an address to type, but what it listens on), and where /metrics is.
+     */
+    public static String announcement(URI uri, boolean readOnly) {
+        boolean wildcard = uri.getHost().equals("0.0.0.0") || uri.getHost().equals("[::]");
+        return uri + " (" + (wildcard ? "all interfaces; " : "") + "metrics at " + uri.resolve("metrics") + ")"
+                + (readOnly ? ", read-only" : "");
+    }
+
+    /** {@code address} as a URL's host: IPv6 in brackets and compressed (RFC 5952), such as {@code [::1]}. */
+    static String urlHost(InetAddress address) {
+        String host = address.getHostAddress();
+        if (!(address instanceof Inet6Address)) {
+            return host;
+        }
+        int scope = host.indexOf('%');
+        String[] groups = (scope < 0 ? host : host.substring(0, scope)).split(":");
+        // The longest run of two or more zero groups (the first of equals) becomes "::".
+        int bestStart = -1;
+        int bestLength = 1;
+        for (int i = 0; i < groups.length; ) {
+            int j = i;
+            while (j < groups.length && Integer.parseInt(groups[j], 16) == 0) {
+                j++;
+            }
+            if (j - i > bestLength) {
+                bestStart = i;
+                bestLength = j - i;
+            }
+            i = Math.max(j, i + 1);
+        }
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < groups.length; i++) {
+            if (i == bestStart) {
+                b.append("::");
+                i += bestLength - 1;
+                continue;
+            }
+            if (b.length() > 1 && b.charAt(b.length() - 1) != ':') {
+                b.append(':');
+            }
+            b.append(Integer.toHexString(Integer.parseInt(groups[i], 16)));
+        }
+        // A zone in a URL is percent-encoded ("%25"), as RFC 6874 asks.
+        return b.append(scope < 0 ? "" : "%25" + host.substring(scope + 1)).append(']').toString();
     }
 
     public Settings settings() { return settings; }

@@ -175,6 +175,28 @@ class BinomicCliBrokerTest {
         assertEquals(1, broker.stats("fresh").ready());
     }
 
+    /** Found by an outside tester: a job on a queue no worker reads was submitted with no word of it, as a batch is not. */
+    @Test
+    void aSubmitToAQueueNoWorkerReadsWarnsSoAndWaitingSaysItStillHasNone() {
+        CliRun created = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--create");
+        assertEquals(0, created.exit(), created.toString());
+        assertEquals("binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job waits there until a"
+                + " worker of that queue starts\n", created.err());
+
+        CliRun waited = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--wait", "200ms");
+        assertEquals(1, waited.exit(), waited.toString());
+        String id = waited.out().strip();
+        assertEquals("binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job waits there until a"
+                + " worker of that queue starts\njob " + id + " did not end within PT0.2S; it is QUEUED (it goes on: wait again, or"
+                + " cancel it); queue 'fresh' still has no consumer: no worker reads it, so the job runs only once a worker of that"
+                + " queue starts\n", waited.err());
+
+        broker.reclaim("fresh", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun read = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}");
+        assertEquals(0, read.exit(), read.toString());
+        assertEquals("", read.err(), "a queue a worker reads: no warning");
+    }
+
     /** Found by an outside tester: a mistyped task was paused (or submitted) with exit 0 while the real one ran on. */
     @Test
     void aMistypedTaskIsRefusedForPauseResumeAndSubmitUnlessAnyTaskMeansIt() {
