@@ -63,8 +63,9 @@ final class QueueFetchFailures {
     static String describe(String queue, String error, Duration failingFor) {
         String repair = error.contains("WRONGTYPE") ? " A key of the queue ({" + queue + "}:stream, its :stream:levels set"
                 + " or a :stream:p<N> level stream) holds something else: check it with TYPE, then delete or rename it." : "";
-        return "fetching from queue '" + queue + "' fails (for " + failingFor.toMillis() + " ms): " + error
-                + ". The worker's other queues are read meanwhile; this one is tried again every " + BACKOFF.toMillis() + " ms."
+        String since = failingFor.toMillis() == 0 ? "" : " (for " + failingFor.toMillis() + " ms)";
+        return "fetching from queue '" + queue + "' fails" + since + ": " + error
+                + ". This queue is tried again every " + BACKOFF.toMillis() + " ms, the worker's other queues read meanwhile."
                 + repair + " Entries already read are not lost";
     }
 

@@ -35,6 +35,8 @@ class QueueFetchFailuresTest {
                 + " against a key holding the wrong kind of value", Duration.ofSeconds(5));
 
         assertTrue(refused.contains("Connection refused") && refused.contains("fails (for 5000 ms)"), refused);
+        String first = QueueFetchFailures.describe("cpu", "Connection refused", Duration.ZERO);
+        assertTrue(first.startsWith("fetching from queue 'cpu' fails: Connection refused"), first);
         assertFalse(refused.contains("TYPE") || refused.contains("delete or rename"), refused);
         assertTrue(wrongType.contains("{cpu}:stream") && wrongType.contains("check it with TYPE, then delete or rename it"), wrongType);
     }
