@@ -132,13 +132,13 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             return TopologyUrls.setup(config, replicaWait);
         }
         if (!scheme.equals("redis") && !scheme.equals("rediss")) {
-            throw new BrokerException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
+            throw new IllegalArgumentException("the Redis broker serves redis:// and rediss:// URLs, not '" + config.redactedUrl() + "'");
         }
         URI url;
         try {
             url = new URI(config.url());
         } catch (URISyntaxException e) {
-            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' is not a valid URL: " + e.getReason()
+            throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl() + "' is not a valid URL: " + e.getReason()
                     + "; expected redis://[user:password@]host[:port][/database]", e);
         }
         if (url.getHost() == null) {
@@ -148,7 +148,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             String port = colon < 0 ? "" : authority.substring(colon + 1);
             String problem = colon > 0 && !port.isEmpty() && !port.chars().allMatch(Character::isDigit)
                     ? "has a port that is not a number ('" + port + "')" : "has no host";
-            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl()
+            throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl()
                     + "' " + problem + "; expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
         }
         int port = url.getPort() == -1 ? 6379 : url.getPort();
@@ -272,7 +272,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         try {
             return Integer.parseInt(path.substring(1));
         } catch (NumberFormatException e) {
-            throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' has path '" + path
+            throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl() + "' has path '" + path
                     + "'; the path of a Redis URL is the database number, e.g. redis://host:6379/2", e);
         }
     }

@@ -1,7 +1,6 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.BrokerException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -57,7 +56,7 @@ final class TopologyUrls {
             String h = hostPort.strip();
             int colon = h.lastIndexOf(':');
             if (h.isEmpty() || colon <= 0 || colon == h.length() - 1 || !h.substring(colon + 1).chars().allMatch(Character::isDigit)) {
-                throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "': '" + h
+                throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl() + "': '" + h
                         + "' is not host:port; expected " + form);
             }
             addresses.add((tls ? "rediss://" : "redis://") + h);
@@ -67,7 +66,7 @@ final class TopologyUrls {
         String target;
         if (cluster) {
             if (!path.isEmpty() && !path.equals("/")) {
-                throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "' has path '/" + path
+                throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl() + "' has path '/" + path
                         + "'; a Redis Cluster has only database 0 and no path: expected " + form);
             }
             ClusterServersConfig c = redisson.useClusterServers();
@@ -79,7 +78,7 @@ final class TopologyUrls {
         } else {
             String[] parts = path.split("/");
             if (parts.length < 1 || parts[0].isBlank() || parts.length > 2) {
-                throw new BrokerException("BrokerConfig.url '" + config.redactedUrl()
+                throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl()
                         + "' must name the primary the sentinels monitor (the <name> of 'sentinel monitor <name> ...'); expected "
                         + form + ", e.g. redis+sentinel://10.0.0.11:26379,10.0.0.12:26379/mymaster");
             }
@@ -91,7 +90,7 @@ final class TopologyUrls {
                 try {
                     database = Integer.parseInt(parts[1]);
                 } catch (NumberFormatException e) {
-                    throw new BrokerException("BrokerConfig.url '" + config.redactedUrl() + "': '" + parts[1]
+                    throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl() + "': '" + parts[1]
                             + "' is not a database number; expected " + form, e);
                 }
             }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
-import io.binomic.api.BrokerException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.redisson.config.ClusterServersConfig;
@@ -54,12 +53,12 @@ class TopologyUrlsTest {
 
     @Test
     void badTopologyUrlsAreRefusedWithTheExpectedFormAndNoPassword() {
-        BrokerException noName = assertThrows(BrokerException.class, () -> setup("redis+sentinel://:topsecret@s1:26379"));
+        IllegalArgumentException noName = assertThrows(IllegalArgumentException.class, () -> setup("redis+sentinel://:topsecret@s1:26379"));
         assertTrue(noName.getMessage().contains("must name the primary the sentinels monitor"), noName.getMessage());
         assertFalse(noName.getMessage().contains("topsecret"), noName.getMessage());
-        BrokerException noPort = assertThrows(BrokerException.class, () -> setup("redis+cluster://h1:7000,h2"));
+        IllegalArgumentException noPort = assertThrows(IllegalArgumentException.class, () -> setup("redis+cluster://h1:7000,h2"));
         assertTrue(noPort.getMessage().contains("'h2' is not host:port; expected redis+cluster://"), noPort.getMessage());
-        BrokerException database = assertThrows(BrokerException.class, () -> setup("redis+cluster://h1:7000/2"));
+        IllegalArgumentException database = assertThrows(IllegalArgumentException.class, () -> setup("redis+cluster://h1:7000/2"));
         assertTrue(database.getMessage().contains("a Redis Cluster has only database 0"), database.getMessage());
     }
 

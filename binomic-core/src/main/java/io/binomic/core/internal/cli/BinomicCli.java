@@ -145,9 +145,10 @@ public final class BinomicCli {
         try {
             binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
         } catch (IllegalArgumentException e) {
-            // The broker provider refuses a value of the settings (a mistyped broker option): a setting to fix.
-            throw new RefusedSettingException(e.getMessage().replace("BrokerConfig option ", "broker.option.")
-                    + settings.originsOf("broker.option"), e);
+            // The broker provider refuses a value of the settings (a mistyped broker option, a malformed URL): a setting to fix.
+            String message = String.valueOf(e.getMessage());
+            throw new RefusedSettingException(message.replace("BrokerConfig option ", "broker.option.")
+                    + (message.contains("BrokerConfig option ") ? settings.originsOf("broker.option") : ""), e);
         }
         try {
             return binomic.start();
