@@ -228,4 +228,32 @@ public abstract class JobStoreContractTest extends BrokerContractFixture {
         assertEquals("w1", first[0], "attempt 1 is in the history: " + record);
         assertEquals("abandoned", first[3]);
     }
+
+    /**
+     * A start deletes the fields its update names that the record has (a former attempt's progress and note), and a
+     * field it both sets and deletes, and keeps every other field.
+     */
+    @Test
+    void aStartDeletesTheFieldsItsUpdateNamesAndKeepsTheRest() throws Exception {
+        Message m = trackedMessage("t", 60_000);
+        broker.enqueue(m);
+        fetch(1);
+        JobStore store = BrokerCapabilities.jobStore(broker);
+        assertEquals(Set.of(), store.startJobs(List.of(update(m, Map.of(JobRecords.STATE, "RUNNING", "attempt", "1"), Duration.ZERO, false))));
+        store.updateRunningJob(update(m, Map.of("progress", "50", "note", "half way"), Duration.ZERO, false));
+
+        var second = new JobUpdate(queue, m.id(), Map.of(JobRecords.STATE, "RUNNING", "attempt", "2", "x", "1"),
+                List.of("progress", "due", "note", "x"), Duration.ZERO, false);
+        assertEquals(Set.of(), store.startJobs(List.of(second)));
+
+        Map<String, String> record = store.readJob(queue, m.id()).orElseThrow().fields();
+        assertEquals("RUNNING", record.get(JobRecords.STATE));
+        assertEquals("2", record.get("attempt"));
+        assertEquals("t", record.get(JobRecords.TASK), "kept: " + record);
+        assertEquals("60000", record.get(JobRecords.RETENTION), "kept: " + record);
+        assertFalse(record.containsKey("progress"), "deleted: " + record);
+        assertFalse(record.containsKey("note"), "deleted: " + record);
+        assertFalse(record.containsKey("due"), "never there: " + record);
+        assertFalse(record.containsKey("x"), "set and deleted: " + record);
+    }
 }

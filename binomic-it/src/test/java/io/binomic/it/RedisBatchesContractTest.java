@@ -3,13 +3,16 @@ package io.binomic.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.BatchesContractTest;
+import io.binomic.core.BrokerCapabilities;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,6 +57,29 @@ class RedisBatchesContractTest extends BatchesContractTest {
         assertEquals(Map.of(), callbacksEnqueued(), "no callback before the last child");
         assertTrue(broker.settle("c1", List.of(succeeded(children.getLast()))).allApplied());
         assertEquals(Map.of("on-COMPLETE", 1, "on-SUCCESS", 1), callbacksEnqueued());
+    }
+
+    /**
+     * A new batch's submit lists its children without asking the jobs' hash about each (an HGET per
+     * child), and a child named twice in it is still enqueued and counted once.
+     */
+    @Test
+    void aNewBatchIsListedWithoutAReadPerChildAndAChildNamedTwiceCountsOnce() throws Exception {
+        UUID batch = UUID.randomUUID();
+        List<Message> jobs = new ArrayList<>(jobs(batch, queue, CHILDREN));
+        jobs.add(jobs.getFirst());
+        long hget0 = calls("hget");
+        submit(false, jobs, batch);
+        long reads = calls("hget") - hget0;
+        assertTrue(reads < CHILDREN / 2, "the submit of " + CHILDREN + " children made " + reads + " HGET calls");
+
+        assertEquals(CHILDREN, BrokerCapabilities.of(broker, Batches.class).readBatch(batch).orElseThrow().total());
+        List<Delivery> children = new ArrayList<>();
+        List<Delivery> got;
+        while (!(got = broker.fetch(List.of(queue), "c1", 2 * CHILDREN, Duration.ofMillis(300))).isEmpty()) {
+            children.addAll(got);
+        }
+        assertEquals(CHILDREN, children.size(), "each child enqueued once");
     }
 
     private static Settlement succeeded(Delivery d) {

@@ -7,6 +7,7 @@
 -- A job the batch lists already is skipped. Returns 1, or 0 when 'add' finds the batch closed or missing;
 -- an error when 'new' finds it exists, unless it is this very submit's (flow_resent).
 local mode = ARGV[1]
+local fresh, listed = false, {}
 if mode == 'new' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     if not flow_resent(KEYS[1], ARGV[4]) then return redis.error_reply('ERR batch exists already') end
@@ -16,6 +17,9 @@ if mode == 'new' then
     local n = tonumber(ARGV[5])
     for j = 6, 5 + n, 2 do redis.call('HSET', KEYS[1], ARGV[j], ARGV[j + 1]) end
     flow_count(KEYS[1], 'batch', 'open', true)
+    -- a batch this call creates lists only the jobs this call adds: whether a job is listed already
+    -- is then asked of a table here, not of the jobs' hash with an HGET per job
+    fresh = redis.call('EXISTS', KEYS[2]) == 0
   end
 elseif redis.call('HGET', KEYS[1], 'open') ~= '1' then
   return 0
@@ -30,7 +34,10 @@ while i <= #ARGV do
   local id, queue, priority, task, retention, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5])
   -- A job the batch lists already came with a resend of an add whose reply was lost: enqueuing or
   -- counting it again would leave the batch a job short of its total for ever.
-  if not redis.call('HGET', KEYS[2], id) then
+  local known
+  if fresh then known = listed[id] else known = redis.call('HGET', KEYS[2], id) end
+  if not known then
+    listed[id] = true
     local args = {level_stream(KEYS[k], priority), '*'}
     for j = i + 6, i + 5 + n do args[#args + 1] = ARGV[j] end
     redis.call('XADD', unpack(args))
