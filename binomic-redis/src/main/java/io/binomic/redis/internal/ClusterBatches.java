@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
@@ -43,17 +42,25 @@ final class ClusterBatches {
      * a crash and not swept for a day) would enqueue again.
      */
     static final long ONCE_MILLIS = Duration.ofDays(1).toMillis();
-    /** At most one sweep of a queue's outbox, and of the due index, this often per broker. */
-    private static final long SWEEP_EVERY_NANOS = Duration.ofSeconds(2).toNanos();
-    /** A batch due for less than this is left to the step that made it due, which is still at work. */
-    private static final long DUE_GRACE_MILLIS = Duration.ofSeconds(5).toMillis();
-    private static final int SWEEP_MAX = 100;
 
     private final RedisContext redis;
-    private final Map<String, Long> lastSweep = new ConcurrentHashMap<>();
+    private final ClusterOutbox outbox;
 
     ClusterBatches(RedisContext redis) {
         this.redis = redis;
+        this.outbox = new ClusterOutbox(redis, "batch", "batches", new ClusterOutbox.Flows() {
+            @Override
+            public String outboxOf(String queue) { return redis.keys(queue).batchOutbox(); }
+
+            @Override
+            public String indexKey() { return ClusterBatches.this.indexKey(); }
+
+            @Override
+            public void apply(List<ClusterOutbox.Entry> entries) { ClusterBatches.this.apply(entries); }
+
+            @Override
+            public void deliverDue(UUID id) { ClusterBatches.this.deliverDue(id, true); }
+        });
     }
 
     private String base() {
@@ -201,13 +208,13 @@ final class ClusterBatches {
      * batches). A failure is logged and left to the sweep: the settlement itself is done.
      */
     void forward(List<Settlement> applied) {
-        List<OutboxEntry> entries = new ArrayList<>();
+        List<ClusterOutbox.Entry> entries = new ArrayList<>();
         for (Settlement s : applied) {
             Message m = s.delivery().message().orElse(null);
             String outcome = m == null || m.batch() == null ? null : outcomeLetter(s);
             if (outcome != null) {
                 String queue = RedisPriorities.queueOf(RedisPriorities.streamOf(s.delivery()));
-                entries.add(new OutboxEntry(redis.keys(queue).batchOutbox(), m.batch() + " " + m.id(), outcome));
+                entries.add(new ClusterOutbox.Entry(redis.keys(queue).batchOutbox(), m.batch() + " " + m.id(), outcome));
             }
         }
         try {
@@ -218,75 +225,31 @@ final class ClusterBatches {
         }
     }
 
-    /** An outbox entry: {@code <batch id> <job id>} to its outcome letter, in hash {@code outbox}. */
-    private record OutboxEntry(String outbox, String entry, String outcome) {
-        UUID batch() { return UUID.fromString(entry.substring(0, entry.indexOf(' '))); }
-
-        String job() { return entry.substring(entry.indexOf(' ') + 1); }
-    }
-
     /**
      * Outbox entries applied to their batches (all batches are in one slot: one pipeline), what they made
      * due enqueued, then the entries removed (one pipeline): each step done before the next starts, so
      * an entry is removed only once its count is stored, and its callbacks enqueued.
      */
-    private void apply(List<OutboxEntry> entries) {
+    private void apply(List<ClusterOutbox.Entry> entries) {
         if (entries.isEmpty()) {
             return;
         }
         List<?> replies = redis.pipelineWrite("count " + entries.size() + " job(s) in their batches", "they are counted again, once",
                 batch -> entries.forEach(e -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
-                        LuaScripts.BATCH_APPLY, RScript.ReturnType.LONG, List.of(batchKey(e.batch()), jobsKey(e.batch()),
-                                dueKey(e.batch())), e.job(), e.outcome())));
+                        LuaScripts.BATCH_APPLY, RScript.ReturnType.LONG, List.of(batchKey(e.flow()), jobsKey(e.flow()),
+                                dueKey(e.flow())), e.job(), e.outcome())));
         Set<UUID> due = new LinkedHashSet<>();
         for (int i = 0; i < entries.size(); i++) {
             if (RedisContext.toLong(replies.get(i)) == 1) {
-                due.add(entries.get(i).batch());
+                due.add(entries.get(i).flow());
             }
         }
         due.forEach(this::deliverDue);
-        redis.pipelineWrite("remove " + entries.size() + " applied batch outbox entries", "they are applied again, a no-op",
-                batch -> entries.forEach(e -> batch.<String, String>getMap(e.outbox(), StringCodec.INSTANCE).fastRemoveAsync(e.entry())));
+        outbox.remove(entries);
     }
 
-    /**
-     * Repeats what a worker that died mid-way left undone: the outbox of {@code queue}, and the batches
-     * due for longer than {@link #DUE_GRACE_MILLIS}. At most once per {@link #SWEEP_EVERY_NANOS} per
-     * queue (and for the index) in this broker; a failure is logged, and the next sweep tries again.
-     */
-    void sweep(String queue) {
-        try {
-            if (due(queue)) {
-                String outbox = redis.keys(queue).batchOutbox();
-                Map<String, String> entries = redis.call("read the batch outbox of queue " + queue, () -> redis.client()
-                        .<String, String>getMap(outbox, StringCodec.INSTANCE).readAllMap());
-                List<OutboxEntry> left = new ArrayList<>();
-                entries.forEach((entry, outcome) -> left.add(new OutboxEntry(outbox, entry, outcome)));
-                for (int from = 0; from < left.size(); from += SWEEP_MAX) {
-                    apply(left.subList(from, Math.min(left.size(), from + SWEEP_MAX)));
-                }
-            }
-            if (due("")) {
-                long before = System.currentTimeMillis() - DUE_GRACE_MILLIS;
-                var ids = redis.call("read the due batches", () -> redis.client()
-                        .<String>getScoredSortedSet(indexKey(), StringCodec.INSTANCE).valueRange(0, true, before, true, 0, SWEEP_MAX));
-                ids.forEach(id -> deliverDue(UUID.fromString(id), true));
-            }
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "the sweep of batch bookkeeping on queue ''{0}'' failed ({1}); the next sweep tries again",
-                    queue, e.getMessage());
-        }
-    }
-
-    private boolean due(String what) {
-        long now = System.nanoTime();
-        Long last = lastSweep.get(what);
-        if (last != null && now - last < SWEEP_EVERY_NANOS) {
-            return false;
-        }
-        lastSweep.put(what, now);
-        return true;
-    }
+    /** {@link ClusterOutbox#sweep}: what a worker that died mid-way left of the batches of {@code queue}. */
+    void sweep(String queue) { outbox.sweep(queue); }
 
     /** After a cancel: marks the record of each job not ended cancel-requested, one script per job in its own slot. */
     void markCancelRequested(Map<UUID, String> unfinished) {

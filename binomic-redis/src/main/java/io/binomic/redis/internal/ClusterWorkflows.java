@@ -5,14 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
 
@@ -45,19 +43,27 @@ import org.redisson.client.codec.StringCodec;
 final class ClusterWorkflows {
     private static final System.Logger LOG = System.getLogger(ClusterWorkflows.class.getName());
     private static final ObjectMapper JSON = JsonMapper.builder().build();
-    /** At most one sweep of a queue's outbox, and of the due index, this often per broker. */
-    private static final long SWEEP_EVERY_NANOS = Duration.ofSeconds(2).toNanos();
-    /** A workflow due for less than this is left to the step that made it due, which is still at work. */
-    private static final long DUE_GRACE_MILLIS = Duration.ofSeconds(5).toMillis();
-    private static final int SWEEP_MAX = 100;
     /** Rounds of delivering and applying what deliveries kept (X) in one call: each round ends nodes, so few are needed. */
     private static final int MAX_ROUNDS = 100;
 
     private final RedisContext redis;
-    private final Map<String, Long> lastSweep = new ConcurrentHashMap<>();
+    private final ClusterOutbox outbox;
 
     ClusterWorkflows(RedisContext redis) {
         this.redis = redis;
+        this.outbox = new ClusterOutbox(redis, "workflow", "workflows", new ClusterOutbox.Flows() {
+            @Override
+            public String outboxOf(String queue) { return redis.keys(queue).workflowOutbox(); }
+
+            @Override
+            public String indexKey() { return ClusterWorkflows.this.indexKey(); }
+
+            @Override
+            public void apply(List<ClusterOutbox.Entry> entries) { ClusterWorkflows.this.apply(entries); }
+
+            @Override
+            public void deliverDue(UUID id) { ClusterWorkflows.this.deliverDue(id, true); }
+        });
     }
 
     private String base() {
@@ -155,18 +161,18 @@ final class ClusterWorkflows {
             }
             redis.<Long>evalWrite("take what workflow " + id + " delivered off its due list", "it is taken off again",
                     LuaScripts.WF_UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
-            List<OutboxEntry> cancelledById = new ArrayList<>();
+            List<ClusterOutbox.Entry> cancelledById = new ArrayList<>();
             for (int i = 0; i < effects.size(); i++) {
                 if (RedisContext.toLong(replies.get(i)) == 2) {
                     Effect e = effects.get(i);
-                    cancelledById.add(new OutboxEntry(redis.keys(e.queue()).workflowOutbox(), id + " " + e.job() + " X", "X"));
+                    cancelledById.add(new ClusterOutbox.Entry(redis.keys(e.queue()).workflowOutbox(), id + " " + e.job() + " X", "X"));
                 }
             }
             if (cancelledById.isEmpty()) {
                 return;
             }
             applyOnly(cancelledById);
-            removeEntries(cancelledById);
+            outbox.remove(cancelledById);
             indexed = false;
         }
     }
@@ -207,13 +213,13 @@ final class ClusterWorkflows {
      * workflows). A failure is logged and left to the sweep: the settlement itself is done.
      */
     void forward(List<Settlement> applied) {
-        List<OutboxEntry> entries = new ArrayList<>();
+        List<ClusterOutbox.Entry> entries = new ArrayList<>();
         for (Settlement s : applied) {
             Message m = s.delivery().message().orElse(null);
             String outcome = m == null || m.workflow() == null ? null : ClusterBatches.outcomeLetter(s);
             if (outcome != null) {
                 String queue = RedisPriorities.queueOf(RedisPriorities.streamOf(s.delivery()));
-                entries.add(new OutboxEntry(redis.keys(queue).workflowOutbox(), m.workflow() + " " + m.id() + " " + outcome, outcome));
+                entries.add(new ClusterOutbox.Entry(redis.keys(queue).workflowOutbox(), m.workflow() + " " + m.id() + " " + outcome, outcome));
             }
         }
         try {
@@ -224,85 +230,34 @@ final class ClusterWorkflows {
         }
     }
 
-    /** An outbox entry: {@code <workflow id> <job id> <outcome>} to its outcome letter, in hash {@code outbox}. */
-    private record OutboxEntry(String outbox, String entry, String outcome) {
-        UUID workflow() { return UUID.fromString(entry.substring(0, entry.indexOf(' '))); }
-
-        String job() {
-            int from = entry.indexOf(' ') + 1;
-            return entry.substring(from, entry.indexOf(' ', from));
-        }
-    }
-
     /**
      * Outbox entries applied to their workflows (all in one slot: one pipeline), what they made due
      * delivered, then the entries removed: each step done before the next starts, so an entry is
      * removed only once its effects are delivered.
      */
-    private void apply(List<OutboxEntry> entries) {
+    private void apply(List<ClusterOutbox.Entry> entries) {
         if (entries.isEmpty()) {
             return;
         }
         applyOnly(entries);
-        removeEntries(entries);
+        outbox.remove(entries);
     }
 
     /** The entries applied to their workflows, and what those made due delivered. */
-    private void applyOnly(List<OutboxEntry> entries) {
+    private void applyOnly(List<ClusterOutbox.Entry> entries) {
         List<?> replies = redis.pipelineWrite("apply " + entries.size() + " job outcome(s) to their workflows", "they are applied again,"
                 + " a no-op", batch -> entries.forEach(e -> batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE,
-                LuaScripts.WF_APPLY, RScript.ReturnType.LONG, List.of(workflowKey(e.workflow()), dueKey(e.workflow())), e.job(),
+                LuaScripts.WF_APPLY, RScript.ReturnType.LONG, List.of(workflowKey(e.flow()), dueKey(e.flow())), e.job(),
                 e.outcome())));
         Set<UUID> due = new LinkedHashSet<>();
         for (int i = 0; i < entries.size(); i++) {
             if (RedisContext.toLong(replies.get(i)) == 1) {
-                due.add(entries.get(i).workflow());
+                due.add(entries.get(i).flow());
             }
         }
         due.forEach(id -> deliverDue(id, false));
     }
 
-    private void removeEntries(List<OutboxEntry> entries) {
-        redis.pipelineWrite("remove " + entries.size() + " applied workflow outbox entries", "they are applied again, a no-op",
-                batch -> entries.forEach(e -> batch.<String, String>getMap(e.outbox(), StringCodec.INSTANCE).fastRemoveAsync(e.entry())));
-    }
-
-    /**
-     * Repeats what a worker that died mid-way left undone: the workflow outbox of {@code queue}, and the
-     * workflows due for longer than {@link #DUE_GRACE_MILLIS}. At most once per {@link #SWEEP_EVERY_NANOS}
-     * per queue (and for the index) in this broker; a failure is logged, and the next sweep tries again.
-     */
-    void sweep(String queue) {
-        try {
-            if (due(queue)) {
-                String outbox = redis.keys(queue).workflowOutbox();
-                Map<String, String> entries = redis.call("read the workflow outbox of queue " + queue, () -> redis.client()
-                        .<String, String>getMap(outbox, StringCodec.INSTANCE).readAllMap());
-                List<OutboxEntry> left = new ArrayList<>();
-                entries.forEach((entry, outcome) -> left.add(new OutboxEntry(outbox, entry, outcome)));
-                for (int from = 0; from < left.size(); from += SWEEP_MAX) {
-                    apply(left.subList(from, Math.min(left.size(), from + SWEEP_MAX)));
-                }
-            }
-            if (due("")) {
-                long before = System.currentTimeMillis() - DUE_GRACE_MILLIS;
-                var ids = redis.call("read the due workflows", () -> redis.client()
-                        .<String>getScoredSortedSet(indexKey(), StringCodec.INSTANCE).valueRange(0, true, before, true, 0, SWEEP_MAX));
-                ids.forEach(id -> deliverDue(UUID.fromString(id), true));
-            }
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "the sweep of workflow bookkeeping on queue ''{0}'' failed ({1}); the next sweep tries"
-                    + " again", queue, e.getMessage());
-        }
-    }
-
-    private boolean due(String what) {
-        long now = System.nanoTime();
-        Long last = lastSweep.get(what);
-        if (last != null && now - last < SWEEP_EVERY_NANOS) {
-            return false;
-        }
-        lastSweep.put(what, now);
-        return true;
-    }
+    /** {@link ClusterOutbox#sweep}: what a worker that died mid-way left of the workflows of {@code queue}. */
+    void sweep(String queue) { outbox.sweep(queue); }
 }
