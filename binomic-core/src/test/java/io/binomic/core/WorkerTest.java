@@ -520,6 +520,83 @@ class WorkerTest {
         assertEquals(Map.of("lost", 1), attempts, "it ran once, as the attempt it was handed out as");
     }
 
+    /** A broker whose flow limits are another's: the test broker forwards everything else. */
+    private static class LimitingBroker extends ForwardingBroker implements io.binomic.api.spi.FlowLimits {
+        private final io.binomic.api.spi.FlowLimits limits;
+
+        LimitingBroker(Broker delegate) {
+            super(delegate);
+            this.limits = delegate.capability(io.binomic.api.spi.FlowLimits.class).orElseThrow();
+        }
+
+        @Override
+        public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests) {
+            return limits.admit(consumer, requests);
+        }
+
+        @Override
+        public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests,
+                                                        Duration maxHold) {
+            return limits.admit(consumer, requests, maxHold);
+        }
+
+        @Override
+        public int slotsHeld(String queue, String limitId) { return limits.slotsHeld(queue, limitId); }
+
+        @Override
+        public Map<String, io.binomic.api.QueueLimits> queueLimits(List<String> queues) { return limits.queueLimits(queues); }
+
+        @Override
+        public void setQueueLimits(String queue, io.binomic.api.QueueLimits queueLimits) { limits.setQueueLimits(queue, queueLimits); }
+    }
+
+    @Test
+    void rateLimitedDeliveriesOfALostReadFoundWhileTheSlotIsBusyGiveNoReservedStartBack() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean lostOne = new java.util.concurrent.atomic.AtomicBoolean();
+        AtomicInteger putBack = new AtomicInteger();
+        Broker losing = new LimitingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
+            @Override
+            public List<io.binomic.api.spi.Delivery> fetch(List<String> queues, String consumer, int max, Duration wait)
+                    throws InterruptedException {
+                if (!lostOne.get()) {
+                    // one read hands out ten, pending to this consumer, and its reply never arrives
+                    List<io.binomic.api.spi.Delivery> got = super.fetch(queues, consumer, 10, wait);
+                    if (!got.isEmpty()) {
+                        lostOne.set(true);
+                        throw new io.binomic.api.BrokerException("injected: the reply of a fetch was lost");
+                    }
+                    return got;
+                }
+                return super.fetch(queues, consumer, max, wait);
+            }
+
+            @Override
+            public io.binomic.api.spi.SettleReport settle(String consumer, List<io.binomic.api.spi.Settlement> settlements) {
+                putBack.addAndGet((int) settlements.stream().filter(io.binomic.api.spi.Settlement.RetryLater.class::isInstance).count());
+                return super.settle(consumer, settlements);
+            }
+        };
+        Map<Integer, Integer> runs = new ConcurrentHashMap<>();
+        // 20/s, one start every 50 ms; each run takes longer, so a start reserved for one waiting for the slot passes
+        Task<Integer, Void> limited = Task.builder("limited", Integer.class).rateLimit(io.binomic.api.RateLimit.perSecond(20)).build();
+        TaskBinding<Integer, Void> binding = limited.handledBy((Integer n) -> {
+            Thread.sleep(120);
+            runs.merge(n, 1, Integer::sum);
+            return null;
+        });
+        Binomic binomic = start(List.of(binding), TaskDefaults.defaults(),
+                fastWorker().concurrency(1).leaseTimeout(Duration.ofSeconds(30)).build(), losing);
+        for (int i = 0; i < 10; i++) {
+            binomic.submit(limited, i);
+        }
+        binomic.startWorker();
+
+        await("all ten ran", () -> runs.size() == 10);
+        assertTrue(lostOne.get(), "a fetch reply was lost");
+        assertEquals(0, putBack.get(), "reserved starts given back (a start reserved for a delivery still waiting for the slot)");
+        assertTrue(runs.values().stream().allMatch(c -> c == 1), "each ran once: " + runs);
+    }
+
     @Test
     void aBrokerHandingOutMoreThanAskedNeverMakesTheWorkerRunMoreThanItsConcurrency() throws Exception {
         Broker greedy = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {

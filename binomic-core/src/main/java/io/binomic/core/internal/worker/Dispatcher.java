@@ -7,6 +7,7 @@ import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.Capabilities;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
@@ -18,6 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.UnaryOperator;
 
 /**
  * Runs a worker's deliveries, each on a virtual thread of its own, within its slots: it owns the
@@ -48,6 +50,11 @@ final class Dispatcher implements AutoCloseable {
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     /** Deliveries a broker handed out beyond the free slots: run as slots free, never at once. */
     private final Deque<Delivery> overflow = new ConcurrentLinkedDeque<>();
+    /**
+     * Keys of the held deliveries not yet past their limits: admitted only once a slot is theirs, since a
+     * start reserved for one still waiting for a slot is most often missed and given back.
+     */
+    private final Set<String> unadmitted = ConcurrentHashMap.newKeySet();
     private final List<AutoCloseable> cancelSubscriptions = new CopyOnWriteArrayList<>();
     /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by key. */
     private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
@@ -339,6 +346,7 @@ final class Dispatcher implements AutoCloseable {
                     }
                 }
             } else if (overflow.removeIf(o -> o.key().equals(d.key()))) {
+                unadmitted.remove(d.key());
                 held.remove(d.key());
                 leasedSince.remove(d.key());
                 tracked.forget(d);
@@ -378,13 +386,49 @@ final class Dispatcher implements AutoCloseable {
         overflow.addLast(d);
     }
 
-    /** Runs held deliveries, oldest first, on up to {@code free} slots the caller took; returns how many it used. */
-    int runOverflow(int free) {
+    /**
+     * Holds {@code d} like {@link #hold} before it passed its limits: {@code admit} decides on it once
+     * a slot is free for it ({@link #runOverflow}).
+     */
+    void holdForAdmission(Delivery d, long leasedSinceNanos) {
+        unadmitted.add(d.key());
+        hold(d, leasedSinceNanos);
+    }
+
+    /**
+     * Runs held deliveries, oldest first, on up to {@code free} slots the caller took; those held before
+     * they passed their limits are decided on first, all in one call of {@code admit}, and one that is
+     * not to run now (it waits in the delayed set, or is no longer ours) is let go. Returns how many
+     * slots it used.
+     */
+    int runOverflow(int free, UnaryOperator<List<Delivery>> admit) {
         int started = 0;
+        List<Delivery> toAdmit = new ArrayList<>();
         Delivery d;
-        while (started < free && (d = overflow.pollFirst()) != null) {
-            dispatch(held.getOrDefault(d.key(), d));
+        while (started + toAdmit.size() < free && (d = overflow.pollFirst()) != null) {
+            Delivery now = held.getOrDefault(d.key(), d);
+            if (unadmitted.remove(d.key())) {
+                toAdmit.add(now);
+            } else {
+                dispatch(now);
+                started++;
+            }
+        }
+        if (toAdmit.isEmpty()) {
+            return started;
+        }
+        Set<String> admitted = new HashSet<>();
+        for (Delivery a : admit.apply(toAdmit)) {
+            admitted.add(a.key());
+            dispatch(a);
             started++;
+        }
+        for (Delivery a : toAdmit) {
+            if (!admitted.contains(a.key())) {
+                held.remove(a.key());
+                leasedSince.remove(a.key());
+                tracked.forget(a);
+            }
         }
         return started;
     }
@@ -395,6 +439,7 @@ final class Dispatcher implements AutoCloseable {
      */
     void dropOverflow() {
         overflow.forEach(d -> {
+            unadmitted.remove(d.key());
             held.remove(d.key());
             leasedSince.remove(d.key());
             tracked.forget(d);

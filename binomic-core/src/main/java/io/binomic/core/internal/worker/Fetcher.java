@@ -95,7 +95,7 @@ final class Fetcher implements ControlLoop.Round {
                 Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
                 return true;
             }
-            free -= dispatcher.runOverflow(free);
+            free -= dispatcher.runOverflow(free, held -> limiter.admit(held, dispatcher::holdUntil));
             startReclaimIfDue(free);
             List<String> fetchQueues = flow.fetchable();
             if (free > 0 && fetchQueues.isEmpty()) {

@@ -82,20 +82,30 @@ final class Reclaimer {
     }
 
     /**
-     * Runs {@code d} (its lease known to be ours since {@code leasedSinceNanos}) on a free slot, or
-     * holds it (its lease renewed) for the fetcher, which runs held deliveries before it fetches new
-     * ones as slots free.
+     * Runs {@code taken} (their leases known to be ours since {@code leasedSinceNanos}) on the slots
+     * free now, once past their limits, and holds the rest (their leases renewed) for the fetcher, which
+     * runs held deliveries before it fetches new ones as slots free. Only those with a slot are put
+     * to the limits here: a start reserved for a delivery that waits for a slot passes while it waits
+     * (a search can find a whole fetch of lost reads while every slot is busy), and one taken too late
+     * is given back, its reservation wasted. The held ones are put to them as a slot frees.
      */
-    private void runOrHold(Delivery d, long leasedSinceNanos) {
-        if (!context.active().getAsBoolean()) {
+    private void admitAndRunOrHold(List<Delivery> taken, long leasedSinceNanos) {
+        if (taken.isEmpty() || !context.active().getAsBoolean()) {
             // Stopping: what a reclaim or a search in flight when the stop came returns is left
             // pending for a live worker, not run past the grace (and cut off) by this one.
             return;
         }
-        if (slots.tryAcquire()) {
+        int free = 0;
+        while (free < taken.size() && slots.tryAcquire()) {
+            free++;
+        }
+        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil);
+        for (Delivery d : admitted) {
             dispatcher.dispatch(d, leasedSinceNanos);
-        } else {
-            dispatcher.hold(d, leasedSinceNanos);
+        }
+        slots.release(free - admitted.size());
+        for (Delivery d : taken.subList(free, taken.size())) {
+            dispatcher.holdForAdmission(d, leasedSinceNanos);
         }
     }
 
@@ -121,7 +131,8 @@ final class Reclaimer {
             long callStarted = System.nanoTime();
             try {
                 List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
-                Dispatcher.Taken ours = dispatcher.stillOurs(limiter.admit(reclaimed, dispatcher::holdUntil), callStarted);
+                Dispatcher.Taken ours = dispatcher.stillOurs(reclaimed, callStarted);
+                List<Delivery> toRun = new ArrayList<>();
                 for (Delivery d : ours.deliveries()) {
                     settler.reclaimed(d.key());
                     if (dispatcher.held().computeIfPresent(d.key(), (key, before) -> d) != null) {
@@ -140,9 +151,10 @@ final class Reclaimer {
                     LOG.log(Level.WARNING, "worker {0} reclaimed stranded entry {1} of queue {2} as attempt {3}",
                             consumerName, d.receipt(), queue, d.attempt());
                     context.stats().reclaimed(queue);
-                    runOrHold(d, ours.leasedSinceNanos());
+                    toRun.add(d);
                     taken++;
                 }
+                admitAndRunOrHold(toRun, ours.leasedSinceNanos());
             } catch (RuntimeException e) {
                 LOG.log(ControlLoop.failureLevel(e), "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));
@@ -300,7 +312,7 @@ final class Reclaimer {
         if (!lost.isEmpty()) {
             // Pending under this worker when the search began: held up past half a lease from then on
             // their way to the handler, each is renewed first, like what a fetch took.
-            limiter.admit(lost, dispatcher::holdUntil).forEach(d -> runOrHold(d, searchBegan));
+            admitAndRunOrHold(lost, searchBegan);
         }
     }
 }
