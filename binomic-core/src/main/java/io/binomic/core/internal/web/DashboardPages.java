@@ -5,9 +5,6 @@ import com.sun.net.httpserver.HttpHandler;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
-import io.binomic.api.JobNotFoundException;
-import io.binomic.api.JobState;
-import io.binomic.api.JobStatus;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.TaskMode;
@@ -57,7 +54,7 @@ import java.util.function.Supplier;
  * mode there are no buttons, and a POST is refused.
  */
 public final class DashboardPages implements HttpHandler {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(ZoneOffset.UTC);
+    static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'").withZone(ZoneOffset.UTC);
     private static final DateTimeFormatter ZONED = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss z");
     private static final int LETTERS_SHOWN = 50;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -71,6 +68,8 @@ public final class DashboardPages implements HttpHandler {
     private final Supplier<List<SlotSnapshot>> slots;
     private final IntToLongFunction restarts;
     private final boolean readOnly;
+    /** The job page: a job's status by id, and its cancel. */
+    private final JobPage jobPage;
     /** One per server: a page from another origin cannot read it, so it cannot forge a change. */
     private final String csrf;
     private final FlowPages flows;
@@ -93,6 +92,8 @@ public final class DashboardPages implements HttpHandler {
         this.slots = slots;
         this.restarts = restarts;
         this.readOnly = readOnly;
+        this.jobPage = new JobPage(binomic, this::queues, readOnly ? null
+                : id -> actionForm("/jobs/cancel", Map.of("id", id.toString()), "Cancel job", "job-cancel", "Cancel job " + id + "?"));
         this.csrf = randomHex(24);
         this.flows = new FlowPages(binomic, readOnly, this::actionForm);
     }
@@ -132,7 +133,7 @@ public final class DashboardPages implements HttpHandler {
             return;
         }
         // A malformed id is the request's fault, as on the batch and workflow pages: the page says so, with 400.
-        int status = page.equals(JOBS) && askedId != null && !askedId.isBlank() && jobId(askedId) == null ? 400 : 200;
+        int status = page.equals(JOBS) && askedId != null && !askedId.isBlank() && JobPage.jobId(askedId) == null ? 400 : 200;
         Html body;
         try {
             body = BrokerDeadline.within(() -> {
@@ -140,7 +141,7 @@ public final class DashboardPages implements HttpHandler {
                 switch (page) {
                     case "/" -> overview(h);
                     case "/workers" -> workers(h);
-                    case JOBS -> jobs(h, askedId);
+                    case JOBS -> jobPage.render(h, askedId);
                     case "/dead-letters" -> deadLetters(h);
                     case "/schedules" -> schedules(h);
                     default -> queues(h);
@@ -166,18 +167,6 @@ public final class DashboardPages implements HttpHandler {
         send(exchange, 404, "Page not found", path, null, new Html().raw("<p class=\"error\" id=\"no-page\">")
                 .text("This dashboard has no page at " + path + ".").raw(" The pages it has are in the bar above; start at the"
                         + " <a href=\"/\" id=\"home\">overview</a>.</p>"));
-    }
-
-    /** {@code id} as a job id, or null when it is none (blank, or not a UUID). */
-    private static UUID jobId(String id) {
-        if (id == null || id.isBlank()) {
-            return null;
-        }
-        try {
-            return UUID.fromString(id.strip());
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
     }
 
     private void flowPage(HttpExchange exchange, String path, Map<String, String> query) throws IOException {
@@ -324,71 +313,6 @@ public final class DashboardPages implements HttpHandler {
                         restarts.applyAsLong(s.index()), c.inFlight(), c.succeeded(), c.failed());
             }
             h.raw("</tbody></table></section>");
-        }
-    }
-
-    private void jobs(Html h, String id) {
-        h.raw("<form method=\"get\" action=\"/jobs\" class=\"search\"><label>Job id <input name=\"id\" id=\"job-id\" size=\"40\" value=\"")
-                .text(id == null ? "" : id).raw("\"></label> <button type=\"submit\" id=\"job-search\">Show</button></form>");
-        if (id == null || id.isBlank()) {
-            h.raw("<p class=\"hint\">Tracked jobs (tasks with <code>keepStatusFor</code>, and jobs submitted by name) keep a status.</p>");
-            return;
-        }
-        UUID uuid = jobId(id);
-        if (uuid == null) {
-            h.raw("<p class=\"error\" id=\"bad-id\">").text("'" + id + "' is not a job id (a UUID such as 01890a5d-ac96-774b-bcce-b302099a8057)").raw("</p>");
-            return;
-        }
-        JobStatus s;
-        try {
-            s = binomic.job(uuid).status();
-        } catch (JobNotFoundException | IllegalStateException e) {
-            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + ": " + e.getMessage()).raw("</p>");
-            return;
-        }
-        if (s.state() == JobState.UNKNOWN) {
-            // Nothing to show or cancel: a table of blanks and a cancel button would suggest a job.
-            List<String> looked = queues();
-            String where = looked.size() == 1 ? "on queue " + looked.getFirst()
-                    : "on any of the " + looked.size() + " queues looked in (" + String.join(", ", looked) + ")";
-            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " " + where
-                    + ": a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention")
-                    .raw("</p>");
-            return;
-        }
-        h.raw("<table class=\"fields\" id=\"job\"><tbody>");
-        h.row("id", s.id()).row("queue", s.queue()).row("task", s.task());
-        h.raw("<tr><td>state</td><td id=\"job-state\">").text(s.state()).raw("</td></tr>");
-        // What the job belongs to, on the pages FlowPages serves (a UUID, escaped all the same).
-        s.batchId().ifPresent(batch -> h.raw("<tr><td>batch</td><td id=\"job-batch\"><a href=\"/batches/").text(batch)
-                .raw("\">").text(batch).raw("</a></td></tr>"));
-        s.workflowId().ifPresent(workflow -> h.raw("<tr><td>workflow</td><td id=\"job-workflow\"><a href=\"/workflows/")
-                .text(workflow).raw("\">").text(workflow).raw("</a></td></tr>"));
-        h.row("attempt", s.attempt()).row("due", s.due().map(TIME::format).orElse("")).row("worker", s.worker().orElse(""))
-                .row("started", s.startedAt().map(TIME::format).orElse("")).row("ended", s.endedAt().map(TIME::format).orElse(""))
-                .row("duration", s.duration().map(DashboardPages::millis).orElse(""))
-                .row("progress", s.progress().isPresent() ? s.progress().getAsInt() + "% " + s.progressNote().orElse("") : "")
-                .row("result", s.result().orElse("")).row("error", s.error().orElse(""))
-                .row("dead letter", s.deadLetterReason().map(Object::toString).orElse(""))
-                .row("cancel requested", s.cancelRequested() ? "yes" : "");
-        s.traceContext().ifPresent(trace -> {
-            h.raw("<tr><td>trace id</td><td id=\"job-trace\">").text(trace.traceId()).raw("</td></tr>");
-            h.row("traceparent", trace.traceparent());
-            if (!trace.tracestate().isEmpty()) {
-                h.row("tracestate", trace.tracestate());
-            }
-        });
-        h.raw("</tbody></table>");
-        if (!s.attempts().isEmpty()) {
-            h.raw("<h2>Attempts</h2><table id=\"attempts\">").head("attempt", "worker", "started", "ended", "outcome", "error").raw("<tbody>");
-            for (JobStatus.Attempt a : s.attempts()) {
-                h.row(a.attempt(), a.worker(), a.startedAt() == null ? "" : TIME.format(a.startedAt()),
-                        a.endedAt() == null ? "" : TIME.format(a.endedAt()), a.outcome(), a.error());
-            }
-            h.raw("</tbody></table>");
-        }
-        if (!readOnly && !s.state().isFinal()) {
-            h.raw(actionForm("/jobs/cancel", Map.of("id", s.id().toString()), "Cancel job", "job-cancel", "Cancel job " + s.id() + "?"));
         }
     }
 
@@ -604,7 +528,7 @@ public final class DashboardPages implements HttpHandler {
 
     private List<String> queues() { return CoreAccess.get().queues(binomic); }
 
-    private static String millis(Duration d) { return d.toMillis() + " ms"; }
+    static String millis(Duration d) { return d.toMillis() + " ms"; }
 
     static Map<String, String> form(String raw) {
         Map<String, String> m = new HashMap<>();
