@@ -240,7 +240,7 @@ final class ClusterBatches {
                                 dueKey(e.flow())), e.job(), e.outcome())));
         Set<UUID> due = new LinkedHashSet<>();
         for (int i = 0; i < entries.size(); i++) {
-            if (RedisContext.toLong(replies.get(i)) == 1) {
+            if (ScriptReplies.toLong(replies.get(i)) == 1) {
                 due.add(entries.get(i).flow());
             }
         }

@@ -163,7 +163,7 @@ final class ClusterWorkflows {
                     LuaScripts.WF_UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
             List<ClusterOutbox.Entry> cancelledById = new ArrayList<>();
             for (int i = 0; i < effects.size(); i++) {
-                if (RedisContext.toLong(replies.get(i)) == 2) {
+                if (ScriptReplies.toLong(replies.get(i)) == 2) {
                     Effect e = effects.get(i);
                     cancelledById.add(new ClusterOutbox.Entry(redis.keys(e.queue()).workflowOutbox(), id + " " + e.job() + " X", "X"));
                 }
@@ -251,7 +251,7 @@ final class ClusterWorkflows {
                 e.outcome())));
         Set<UUID> due = new LinkedHashSet<>();
         for (int i = 0; i < entries.size(); i++) {
-            if (RedisContext.toLong(replies.get(i)) == 1) {
+            if (ScriptReplies.toLong(replies.get(i)) == 1) {
                 due.add(entries.get(i).flow());
             }
         }

@@ -140,7 +140,7 @@ final class RedisBatches implements Batches {
             Map<String, String> fields = StreamFields.encode(m);
             args.addAll(List.of(m.id().toString(), m.queue(), Integer.toString(m.priority()), m.task(), m.trackForMillis(),
                     Integer.toString(fields.size() * 2)));
-            RedisContext.addFields(args, fields);
+            ScriptReplies.addFields(args, fields);
         }
         Long reply = redis.writeOnce.sendScript(what, effect, LuaScripts.SUBMIT_BATCH, RScript.ReturnType.LONG, keys, args.toArray());
         return reply == null ? 0 : reply;
@@ -161,7 +161,7 @@ final class RedisBatches implements Batches {
         List<?> flat = close(id, "cancel");
         if (!flat.isEmpty()) {
             for (int i = 1; i + 1 < flat.size(); i += 2) {
-                unfinished.put(UUID.fromString(RedisContext.replyText(flat.get(i))), RedisContext.replyText(flat.get(i + 1)));
+                unfinished.put(UUID.fromString(ScriptReplies.replyText(flat.get(i))), ScriptReplies.replyText(flat.get(i + 1)));
             }
             if (cluster != null) {
                 cluster.markCancelRequested(unfinished);
@@ -176,7 +176,7 @@ final class RedisBatches implements Batches {
         List<?> reply = redis.call(mode + " batch " + id, () -> redis.client().getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_WRITE,
                 LuaScripts.CLOSE_BATCH, RScript.ReturnType.LIST, List.of(batchKeyOf(id), jobsKeyOf(id)), mode, prefix(),
                 cluster == null ? "" : "cluster"));
-        return reply == null || reply.isEmpty() || "none".equals(RedisContext.replyText(reply.getFirst())) ? List.of() : reply;
+        return reply == null || reply.isEmpty() || "none".equals(ScriptReplies.replyText(reply.getFirst())) ? List.of() : reply;
     }
 
     @Override

@@ -301,7 +301,7 @@ final class RedisBroker implements Broker {
                 Map<String, String> fields = StreamFields.encode(m);
                 args.addAll(List.of(Integer.toString(m.priority()), m.task(), Long.toString(System.currentTimeMillis()),
                         m.isTracked() ? m.trackForMillis() : "", Integer.toString(2 * fields.size())));
-                RedisContext.addFields(args, fields);
+                ScriptReplies.addFields(args, fields);
                 if (m.priority() != Priority.DEFAULT) {
                     priorities.noteLevel(queue, m.priority());
                 }
@@ -338,7 +338,7 @@ final class RedisBroker implements Broker {
         args.add(m.task());
         args.add(Long.toString(System.currentTimeMillis()));
         args.add(m.isTracked() ? m.trackForMillis() : "");
-        RedisContext.addFields(args, StreamFields.encode(m));
+        ScriptReplies.addFields(args, StreamFields.encode(m));
         return args.toArray();
     }
 
@@ -423,8 +423,8 @@ final class RedisBroker implements Broker {
         RedisKeys k = redis.keys(queue);
         List<Object> r = reads.list("stats of '" + queue + "'", LuaScripts.STATS, List.of(k.stream(), k.delayed(), k.deadLetters()),
                 GROUP);
-        return priorities.withLevels(queue, new QueueStats(queue, RedisContext.toLong(r.get(0)), RedisContext.toLong(r.get(1)),
-                RedisContext.toLong(r.get(2)), RedisContext.toLong(r.get(3)), Math.toIntExact(RedisContext.toLong(r.get(4)))), reads);
+        return priorities.withLevels(queue, new QueueStats(queue, ScriptReplies.toLong(r.get(0)), ScriptReplies.toLong(r.get(1)),
+                ScriptReplies.toLong(r.get(2)), ScriptReplies.toLong(r.get(3)), Math.toIntExact(ScriptReplies.toLong(r.get(4)))), reads);
     }
 
     @Override

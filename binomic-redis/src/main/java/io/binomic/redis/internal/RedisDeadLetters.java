@@ -31,7 +31,7 @@ final class RedisDeadLetters implements DeadLetterStore {
         if (count < 1) {
             return List.of();
         }
-        StreamRangeArgs range = cursor.map(c -> StreamRangeArgs.startIdExclusive(RedisContext.parseId(c)))
+        StreamRangeArgs range = cursor.map(c -> StreamRangeArgs.startIdExclusive(ScriptReplies.parseId(c)))
                 .orElse(StreamRangeArgs.startId(StreamMessageId.MIN)).endId(StreamMessageId.MAX).count(count);
         List<DeadLetter> letters = new ArrayList<>();
         range("readDeadLetters of '" + queue + "'", queue, range)
@@ -53,7 +53,7 @@ final class RedisDeadLetters implements DeadLetterStore {
 
     /** A dead-letter id as {@code dlq list --details} shows it; anything else is the caller's mistake, said in one line. */
     private static StreamMessageId parseDeadLetterId(String id) {
-        StreamMessageId parsed = id.matches("\\d{1,19}-\\d{1,19}") ? RedisContext.parseIdOrNull(id) : null;
+        StreamMessageId parsed = id.matches("\\d{1,19}-\\d{1,19}") ? ScriptReplies.parseIdOrNull(id) : null;
         if (parsed == null) {
             throw new IllegalArgumentException("'" + id + "' is not a dead-letter id: Redis ids look like 1764500000000-0"
                     + " (see 'binomic dlq list --details')");
@@ -93,7 +93,7 @@ final class RedisDeadLetters implements DeadLetterStore {
 
     @Override
     public int deleteDeadLetters(String queue, List<String> deadLetterIds) {
-        StreamMessageId[] ids = deadLetterIds.stream().map(RedisContext::parseIdOrNull)
+        StreamMessageId[] ids = deadLetterIds.stream().map(ScriptReplies::parseIdOrNull)
                 .filter(Objects::nonNull).toArray(StreamMessageId[]::new);
         if (ids.length == 0) {
             return 0;

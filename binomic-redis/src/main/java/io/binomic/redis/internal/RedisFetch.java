@@ -147,7 +147,7 @@ final class RedisFetch implements PendingDeliveries {
         List<Delivery> deliveries = new ArrayList<>();
         result.forEach((stream, entries) -> {
             String queue = queueByStream.getOrDefault(stream, stream);
-            entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, id.toString(), fields, 1)));
+            entries.forEach((id, fields) -> deliveries.add(ScriptReplies.fetched(queue, id.toString(), fields, 1)));
         });
         return deliveries;
     }

@@ -98,7 +98,7 @@ final class RedisFlowLimits implements FlowLimits {
             List<?> flat = (List<?>) replies.get(reply++);
             for (int i = 0; i < list.size(); i++) {
                 String code = String.valueOf(flat.get(3 * i));
-                long dueMicros = RedisContext.toLong(flat.get(3 * i + 1));
+                long dueMicros = ScriptReplies.toLong(flat.get(3 * i + 1));
                 var decision = switch (code) {
                     case "R" -> Admission.Decision.RUN;
                     case "H" -> Admission.Decision.HOLD;
@@ -112,7 +112,7 @@ final class RedisFlowLimits implements FlowLimits {
                                 // a waiting message is due in whole milliseconds (rounded up), as its job record says
                                 : Optional.of(decision == Admission.Decision.HOLD ? Instant.EPOCH.plus(dueMicros, ChronoUnit.MICROS)
                                         : Instant.ofEpochMilli(Math.floorDiv(dueMicros + 999, 1000))),
-                        Duration.of(RedisContext.toLong(flat.get(3 * i + 2)), ChronoUnit.MICROS)));
+                        Duration.of(ScriptReplies.toLong(flat.get(3 * i + 2)), ChronoUnit.MICROS)));
             }
         }
         return out;

@@ -60,7 +60,7 @@ final class RedisJobStore implements JobStore {
         for (List<JobUpdate> updates : byQueue.values()) {
             if (replies.get(reply++) instanceof List<?> positions) {
                 for (Object position : positions) {
-                    notStarted.add(updates.get(Math.toIntExact(RedisContext.toLong(position)) - 1).id());
+                    notStarted.add(updates.get(Math.toIntExact(ScriptReplies.toLong(position)) - 1).id());
                 }
             }
         }
@@ -114,7 +114,7 @@ final class RedisJobStore implements JobStore {
     /** A job update as the scripts' {@code apply_job} reads it (lib.lua). */
     static void addJobArguments(List<Object> args, JobUpdate update, RedisKeys k) {
         args.add(Integer.toString(update.set().size() * 2));
-        RedisContext.addFields(args, update.set());
+        ScriptReplies.addFields(args, update.set());
         args.add(Integer.toString(update.delete().size()));
         args.addAll(update.delete());
         args.add(Long.toString(update.expireAfter().toMillis()));

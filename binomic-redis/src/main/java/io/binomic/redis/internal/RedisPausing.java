@@ -67,8 +67,8 @@ final class RedisPausing implements Pausing {
             List<Object> r = redis.evalWrite("resume " + queue + (member.isEmpty() ? " (parked)" : " " + member),
                     "the resume is on the primary only; if it fails over first, resume again", LuaScripts.RESUME, RScript.ReturnType.LIST,
                     List.of(k.paused(), k.delayed()), member, parked, Integer.toString(offset), Integer.toString(RESUME_BATCH));
-            long moved = RedisContext.toLong(r.get(0));
-            long scanned = RedisContext.toLong(r.get(1));
+            long moved = ScriptReplies.toLong(r.get(0));
+            long scanned = ScriptReplies.toLong(r.get(1));
             if (scanned < RESUME_BATCH) {
                 return;
             }

@@ -324,16 +324,16 @@ final class RedisPriorities {
         RedisKeys k = redis.keys(queue);
         List<Object> flat = redis.eval("fetch from '" + queue + "'", LuaScripts.FETCH_LEVELS, RScript.ReturnType.LIST,
                 List.of(k.stream()), RedisKeys.GROUP, consumer, Integer.toString(turn));
-        int m = Math.toIntExact(RedisContext.toLong(flat.getFirst()));
+        int m = Math.toIntExact(ScriptReplies.toLong(flat.getFirst()));
         int[] read = new int[m];
         for (int j = 0; j < m; j++) {
-            read[j] = Math.toIntExact(RedisContext.toLong(flat.get(1 + j)));
+            read[j] = Math.toIntExact(ScriptReplies.toLong(flat.get(1 + j)));
         }
         levels.put(queue, new Levels(read, System.nanoTime())); // fresh: read in the same script
-        String problem = RedisContext.replyText(flat.get(1 + m));
+        String problem = ScriptReplies.replyText(flat.get(1 + m));
         List<Delivery> out = new ArrayList<>();
         for (int i = 2 + m; i < flat.size() && out.size() < max; i++) {
-            int level = Math.toIntExact(RedisContext.toLong(flat.get(i)));
+            int level = Math.toIntExact(ScriptReplies.toLong(flat.get(i)));
             String stream = streamKey(k, level);
             Map<String, Map<StreamMessageId, Map<String, Object>>> result;
             try {
@@ -353,7 +353,7 @@ final class RedisPriorities {
             }
             if (result != null) {
                 result.values().forEach(entries -> entries.forEach((id, fields) ->
-                        out.add(RedisContext.fetched(queue, receipt(id.toString(), level), fields, 1))));
+                        out.add(ScriptReplies.fetched(queue, receipt(id.toString(), level), fields, 1))));
             }
         }
         if (problem.isEmpty()) {
@@ -392,7 +392,7 @@ final class RedisPriorities {
         if (result != null) {
             result.forEach((stream, entries) -> {
                 int level = levelByStream.getOrDefault(stream, Priority.DEFAULT);
-                entries.forEach((id, fields) -> deliveries.add(RedisContext.fetched(queue, receipt(id.toString(), level), fields, 1)));
+                entries.forEach((id, fields) -> deliveries.add(ScriptReplies.fetched(queue, receipt(id.toString(), level), fields, 1)));
             });
         }
         return deliveries;
@@ -409,14 +409,14 @@ final class RedisPriorities {
             List<Object> flat = redis.evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
                     List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(wanted),
                     reclaimCursors.getOrDefault(stream, "0-0"));
-            reclaimCursors.put(stream, RedisContext.replyText(flat.getFirst()));
-            return RedisContext.deliveries(queue, flat, 1);
+            reclaimCursors.put(stream, ScriptReplies.replyText(flat.getFirst()));
+            return ScriptReplies.deliveries(queue, flat, 1);
         });
     }
 
     /** {@code PendingDeliveries.pendingOf} over every level of {@code queue} (the default's alone when it has no other). */
     List<Delivery> pendingOf(String queue, String consumer, int max) {
-        return eachLevel(queue, max, (stream, wanted) -> RedisContext.deliveries(queue, redis.evalEntries("pendingOf on queue '"
+        return eachLevel(queue, max, (stream, wanted) -> ScriptReplies.deliveries(queue, redis.evalEntries("pendingOf on queue '"
                 + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST, List.of(stream), RedisKeys.GROUP, consumer,
                 Integer.toString(wanted)), 0));
     }
@@ -447,9 +447,9 @@ final class RedisPriorities {
             if (p != Priority.DEFAULT) {
                 List<Object> r = reads.list("stats of '" + queue + "'", LuaScripts.STATS,
                         List.of(streamKey(k, p), k.delayed(), k.deadLetters()), RedisKeys.GROUP);
-                ready += RedisContext.toLong(r.get(0));
-                pending += RedisContext.toLong(r.get(1));
-                consumers = Math.max(consumers, Math.toIntExact(RedisContext.toLong(r.get(4))));
+                ready += ScriptReplies.toLong(r.get(0));
+                pending += ScriptReplies.toLong(r.get(1));
+                consumers = Math.max(consumers, Math.toIntExact(ScriptReplies.toLong(r.get(4))));
             }
         }
         return new QueueStats(queue, ready, pending, base.delayed(), base.deadLetters(), consumers);
@@ -463,7 +463,7 @@ final class RedisPriorities {
         RedisKeys k = redis.keys(queue);
         long n = 0;
         for (int p : levels(queue)) {
-            n += RedisContext.toLong(redis.eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS,
+            n += ScriptReplies.toLong(redis.eval("removeIdleConsumers of '" + queue + "'", LuaScripts.REMOVE_IDLE_CONSUMERS,
                     RScript.ReturnType.LONG, List.of(streamKey(k, p), k.consumersSeen()), RedisKeys.GROUP,
                     Long.toString(Math.max(1, idle.toMillis())), consumer));
         }
@@ -474,7 +474,7 @@ final class RedisPriorities {
         RedisKeys k = redis.keys(queue);
         long n = 0;
         for (int p : levels(queue)) {
-            n += RedisContext.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
+            n += ScriptReplies.toLong(redis.eval(what + " of '" + queue + "'", script, RScript.ReturnType.LONG,
                     List.of(streamKey(k, p)), args));
         }
         return n;

@@ -116,7 +116,7 @@ final class RedisScheduler implements Scheduler {
         });
         List<Object> r = redis.evalWrite("fireTick of '" + jobName + "'", RedisContext.TICK_AGAIN, LuaScripts.CLAIM_TICK,
                 RScript.ReturnType.LIST, List.of(k.cron(jobName), k.stream()), args.toArray());
-        TickResult.Outcome outcome = switch (Math.toIntExact(RedisContext.toLong(r.get(0)))) {
+        TickResult.Outcome outcome = switch (Math.toIntExact(ScriptReplies.toLong(r.get(0)))) {
             case 0 -> TickResult.Outcome.NOT_DUE;
             case 1 -> TickResult.Outcome.ALREADY_FIRED;
             default -> TickResult.Outcome.FIRED;
@@ -126,7 +126,7 @@ final class RedisScheduler implements Scheduler {
             redis.eval("record of tick job " + message.id(), LuaScripts.REQUEUE_JOB, RScript.ReturnType.LONG,
                     List.of(k.job(message.id())), message.task(), Long.toString(System.currentTimeMillis()), message.trackForMillis());
         }
-        return new TickResult(outcome, Instant.ofEpochMilli(RedisContext.toLong(r.get(1))));
+        return new TickResult(outcome, Instant.ofEpochMilli(ScriptReplies.toLong(r.get(1))));
     }
 
     @Override

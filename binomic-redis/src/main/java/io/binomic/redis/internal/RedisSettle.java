@@ -105,7 +105,7 @@ final class RedisSettle implements SettledCleanup {
         for (Map.Entry<String, List<Settlement>> e : byQueue.entrySet()) {
             if (replies.get(reply++) instanceof List<?> positions) {
                 for (Object position : positions) {
-                    int at = Math.toIntExact(RedisContext.toLong(position));
+                    int at = Math.toIntExact(ScriptReplies.toLong(position));
                     (at > 0 ? reclaimed : notPending).add(e.getValue().get(Math.abs(at) - 1));
                 }
             }
@@ -202,7 +202,7 @@ final class RedisSettle implements SettledCleanup {
                 case Settlement.DeadLetter dead -> {
                     Map<String, String> fields = DeadLetterFields.encode(d, dead.failure());
                     args.addAll(List.of("D", id, Integer.toString(d.deliveryCount()), Integer.toString(fields.size() * 2)));
-                    RedisContext.addFields(args, fields);
+                    ScriptReplies.addFields(args, fields);
                 }
             }
             if (s.job() != null) {

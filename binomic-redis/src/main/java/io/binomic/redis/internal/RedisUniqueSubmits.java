@@ -100,7 +100,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                 Long.toString(System.currentTimeMillis()), m.isTracked() ? m.trackForMillis() : "0",
                 claim.releasedAtEnd() ? "1" : "0"));
         if (dueAt == null) {
-            RedisContext.addFields(args, StreamFields.encode(m));
+            ScriptReplies.addFields(args, StreamFields.encode(m));
         }
         return args.toArray();
     }

@@ -109,7 +109,7 @@ final class RedisWorkflows implements Workflows {
         Map<UUID, String> enqueued = new LinkedHashMap<>();
         if (reply != null) {
             for (int i = 1; i + 1 < reply.size(); i += 2) {
-                enqueued.put(UUID.fromString(RedisContext.replyText(reply.get(i))), RedisContext.replyText(reply.get(i + 1)));
+                enqueued.put(UUID.fromString(ScriptReplies.replyText(reply.get(i))), ScriptReplies.replyText(reply.get(i + 1)));
             }
         }
         return enqueued;
