@@ -150,6 +150,7 @@ final class ClusterBatches {
             if (!field.equals("n") && !json.isEmpty()) {
                 deliveries.add(new DueEntry(field, StreamFields.fromJson(json)));
                 done.add(field);
+                done.add(json);
             }
         });
         if (due.isEmpty() && !indexed) {
@@ -165,7 +166,7 @@ final class ClusterBatches {
                     LuaScripts.BATCH_DELIVER, RScript.ReturnType.LONG, d.keys(), d.args())));
         }
         redis.<Long>evalWrite("take what batch " + id + " enqueued off its due list", "it is taken off again",
-                LuaScripts.BATCH_UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
+                LuaScripts.UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
     }
 
     /** A due entry of a batch's due hash, as {@code batch_deliver.lua} takes it. */

@@ -29,7 +29,7 @@ import org.redisson.client.codec.StringCodec;
  *   <li>An effect is delivered in its queue's slot by {@code wf_deliver.lua}: an enqueue sets a
  *       once-key with it, so enqueueing again does nothing; a record keeps the version it was brought
  *       to, so an older effect delivered late changes nothing. Only then is it taken off the due hash
- *       ({@code wf_undue.lua}, unless a newer effect was merged in meanwhile).
+ *       ({@code undue.lua}, unless a newer effect was merged in meanwhile).
  *   <li>The settle script, in the job's queue slot, keeps the job's final outcome in that queue's
  *       workflow outbox in the same fenced step as the settlement. The settling worker then applies it
  *       to the workflow ({@code wf_apply.lua}: an outcome moves a node once, whatever resends and
@@ -160,7 +160,7 @@ final class ClusterWorkflows {
                         RScript.Mode.READ_WRITE, LuaScripts.WF_DELIVER, RScript.ReturnType.LONG, keys(e), args(id, e)))));
             }
             redis.<Long>evalWrite("take what workflow " + id + " delivered off its due list", "it is taken off again",
-                    LuaScripts.WF_UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
+                    LuaScripts.UNDUE, RScript.ReturnType.LONG, List.of(dueKey(id), indexKey()), done.toArray());
             List<ClusterOutbox.Entry> cancelledById = new ArrayList<>();
             for (int i = 0; i < effects.size(); i++) {
                 if (ScriptReplies.toLong(replies.get(i)) == 2) {

@@ -59,14 +59,13 @@ final class LuaScripts {
     static final String SUBMIT_BATCH_CLUSTER = LuaSources.script("submit_batch_cluster.lua");
     static final String BATCH_APPLY = LuaSources.script("batch_apply.lua");
     static final String BATCH_DELIVER = LuaSources.script("batch_deliver.lua");
-    static final String BATCH_UNDUE = LuaSources.script("batch_undue.lua");
+    static final String UNDUE = LuaSources.script("undue.lua");
     static final String MARK_CANCEL_REQUESTED = LuaSources.script("mark_cancel_requested.lua");
     static final String SUBMIT_WORKFLOW = LuaSources.script("submit_workflow.lua");
     static final String CANCEL_WORKFLOW = LuaSources.script("cancel_workflow.lua");
     static final String SUBMIT_WORKFLOW_CLUSTER = LuaSources.script("submit_workflow_cluster.lua");
     static final String WF_APPLY = LuaSources.script("wf_apply.lua");
     static final String WF_DELIVER = LuaSources.script("wf_deliver.lua");
-    static final String WF_UNDUE = LuaSources.script("wf_undue.lua");
 
     /**
      * Every script, for loading them again on a server that lost its script cache: Redis does not
@@ -77,6 +76,6 @@ final class LuaScripts {
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
             CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
             ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, ENQUEUE_ALL, FETCH_LEVELS, LEVELS, GIVE_BACK,
-            SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, BATCH_UNDUE, MARK_CANCEL_REQUESTED,
-            SUBMIT_WORKFLOW, CANCEL_WORKFLOW, SUBMIT_WORKFLOW_CLUSTER, WF_APPLY, WF_DELIVER, WF_UNDUE);
+            SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, UNDUE, MARK_CANCEL_REQUESTED,
+            SUBMIT_WORKFLOW, CANCEL_WORKFLOW, SUBMIT_WORKFLOW_CLUSTER, WF_APPLY, WF_DELIVER);
 }

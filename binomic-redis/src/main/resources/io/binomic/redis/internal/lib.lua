@@ -443,7 +443,7 @@ end
 -- delivered; and what the delivery needs of the node, 'j', 'q', 't', 'rk', 'rt', 'sk', 'dl', 'm'), stamped with
 -- a version 'v' from the workflow's counter 'dv' so that a delivery never applies an older effect
 -- over a newer one (wf_deliver.lua), and indexes the workflow as due. An entry delivered reads ''
--- ('n' counts those that do not), as a batch's due hash (batch_undue.lua).
+-- ('n' counts those that do not), as a batch's due hash (undue.lua).
 local function wf_effect(wf, name, fields, now)
   local old = redis.call('HGET', wf_remote, 'e:' .. name)
   local op

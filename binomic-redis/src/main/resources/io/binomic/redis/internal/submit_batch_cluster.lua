@@ -4,7 +4,7 @@
 -- ClusterBatches to enqueue each once (batch_deliver.lua). Once this step is done every job will be
 -- enqueued; if it fails none is.
 -- The due hash: 'j:<job id>' or 'cb:KIND' to the delivery (JSON; '' once delivered), 'n' how many are not
--- delivered (batch_undue.lua). KEYS: batch, batch jobs, due hash, due index. ARGV: mode, open ('1' or '0'), retention ms, created ms,
+-- delivered (undue.lua). KEYS: batch, batch jobs, due hash, due index. ARGV: mode, open ('1' or '0'), retention ms, created ms,
 -- number of batch fields, fields (name, value)..., then per job: id, queue, delivery (JSON).
 -- A job the batch lists already is skipped. Returns 1, or 0 when 'add' finds the batch closed or missing; an
 -- error when 'new' finds it exists, unless it is this very submit's (flow_resent).
