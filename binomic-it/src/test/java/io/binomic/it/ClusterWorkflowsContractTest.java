@@ -174,6 +174,37 @@ class ClusterWorkflowsContractTest extends WorkflowsContractTest {
     }
 
     /**
+     * On a Cluster the workflow learns of a job's outcome after its settlement (the outbox): a job whose
+     * own retention is shorter than that gap (here a worker killed between the two, the sweep much later)
+     * keeps its record, with its result, for its dependents, and the sweep still applies the outcome.
+     */
+    @Test
+    void aSettledJobsRecordOutlivesItsOwnRetentionUntilItsWorkflowLearnsTheOutcome() throws Exception {
+        UUID id = UUID.randomUUID();
+        workflows().submitWorkflow(new NewWorkflow(id, Duration.ofMinutes(5), List.of(node(id, "a", queue), node(id, "b", queue, "a"))));
+        Delivery d = broker.fetch(List.of(queue), "w1", 1, Duration.ofMillis(500)).getFirst();
+        Message m = d.message().orElseThrow();
+        Delivery unflowed = Delivery.of(d.queue(), d.receipt(), m.toBuilder().workflow(null).build(), d.deliveryCount());
+        Duration ownRetention = Duration.ofMillis(200);
+        JobUpdate update = new JobUpdate(queue, m.id(), Map.of(JobRecords.STATE, "SUCCEEDED", JobRecords.RESULT, "42"), List.of(),
+                ownRetention, true);
+        assertTrue(broker.settle("w1", List.of(new Settlement.Ack(unflowed, update))).allApplied());
+        String outbox = "binomic:{" + queue + "}:workflow-outbox";
+        RedisClusterSet cluster = RedisClusterSet.shared();
+        cluster.call(cluster.masterOf(outbox), "HSETNX", outbox, id + " " + m.id() + " S", "S");
+        Thread.sleep(ownRetention.multipliedBy(3).toMillis());
+        var store = BrokerCapabilities.jobStore(broker);
+        assertEquals("42", store.readJob(queue, m.id()).map(r -> r.get(JobRecords.RESULT)).orElse(null),
+                "a's record, past its own retention, before its workflow learnt the outcome");
+        try (Broker other = createBroker()) {
+            other.start(List.of(queue));
+            other.reclaim(queue, "sweeper", Duration.ofMinutes(5), 10);
+        }
+        assertEquals(List.of("b"), tasksOn(queue), "b enqueued by the sweep");
+        assertEquals("42", store.readJob(queue, m.id()).map(r -> r.get(JobRecords.RESULT)).orElse(null));
+    }
+
+    /**
      * A job's outcome applied to its workflow again (a second forwarder, a sweep after a crash) moves
      * nothing and enqueues nothing; nor does an effect delivered again, left due by a process killed
      * between its delivery and taking it off.

@@ -61,13 +61,17 @@ end
 -- Job records. apply_job(key, at) applies a job record update serialised by
 -- RedisJobStore.addJobArguments from ARGV[at]: number of field strings, fields..., number of
 -- deletions, names..., expiry ms (0 = keep), event channel, event message ('' = none); it and
--- skip_job return the index after it.
+-- skip_job return the index after it. With workflow_keeps (a settlement's update), the record of a
+-- workflow's job keeps the expiry its workflow gave it (none while the workflow runs, its retention
+-- once it ended): on a Cluster the workflow learns of the outcome only after the settlement, and a
+-- job's own retention shorter than that gap would drop the result its dependents read. (HGET, not
+-- HEXISTS or PTTL: the worker's documented rule set has it.)
 local function skip_job(at)
   local ns = tonumber(ARGV[at])
   local nd = tonumber(ARGV[at + 1 + ns])
   return at + 2 + ns + nd + 3
 end
-local function apply_job(key, at)
+local function apply_job(key, at, workflow_keeps)
   local ns = tonumber(ARGV[at])
   if ns > 0 then redis.call('HSET', key, unpack(ARGV, at + 1, at + ns)) end
   local j = at + 1 + ns
@@ -75,7 +79,9 @@ local function apply_job(key, at)
   if nd > 0 then redis.call('HDEL', key, unpack(ARGV, j + 1, j + nd)) end
   j = j + 1 + nd
   local ttl = tonumber(ARGV[j])
-  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+  if ttl > 0 and not (workflow_keeps and redis.call('HGET', key, 'workflow')) then
+    redis.call('PEXPIRE', key, ttl)
+  end
   if ARGV[j + 2] ~= '' then redis.call('PUBLISH', ARGV[j + 1], ARGV[j + 2]) end
   return j + 3
 end

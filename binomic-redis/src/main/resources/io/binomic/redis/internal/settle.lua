@@ -84,7 +84,7 @@ while i <= #ARGV do
     i = i + 3
   elseif kind == 'J' then
     -- the job record update of the settlement just before: applied only with it
-    if owned then i = apply_job(KEYS[tonumber(ARGV[i + 1])], i + 2) else i = skip_job(i + 2) end
+    if owned then i = apply_job(KEYS[tonumber(ARGV[i + 1])], i + 2, true) else i = skip_job(i + 2) end
   else
   local id, count
   if #kind > 1 then
