@@ -94,6 +94,14 @@ class DashboardFlowsTest {
         BatchHandle running = b.batch().add(slow, new Item("held")).add(slow, new Item("held-2")).submit();
         try (Dashboard dashboard = b.dashboard().port(0).start()) {
             URI base = dashboard.uri();
+            // found by an outside tester: each lookup page named the other's handle
+            for (String section : List.of("batch", "workflow")) {
+                String lookup = get(base.resolve(section.equals("batch") ? "/batches/" : "/workflows/"), null);
+                String handle = section.equals("batch") ? "BatchHandle" : "WorkflowHandle";
+                String other = section.equals("batch") ? "WorkflowHandle" : "BatchHandle";
+                assertTrue(lookup.contains("Give a " + section + " id (" + handle + ".id(), or TaskContext." + section + "Id() in one of its"
+                        + " jobs)") && !lookup.contains(other), lookup);
+            }
             String page = get(base.resolve("/batches/" + finished.id()), null);
             assertTrue(page.startsWith("200 "), page);
             assertTrue(page.contains("<td id=\"batch-state\">FAILED</td>"), page);

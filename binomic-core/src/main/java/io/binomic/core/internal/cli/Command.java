@@ -34,7 +34,8 @@ abstract class Command {
     static final Option QUEUES = Option.value("queues", "A,B",
             "comma-separated queues. Defaults to the queues of the tasks found on the module path");
     static final Option ANY_TASK = Option.flag("any-task",
-            "use a task name no task on the module path has; without it, a name close to a known task's is refused as a typo");
+            "use a task name no task on the module path has; without it, a name close to a known task's is refused as a typo"
+            + " (known: the tasks on this CLI's module path and those paused in the queue)");
     static final Option CREATE = Option.flag("create",
             "use a queue nothing knows yet (no task, job, consumer, pause or limit of it); without it, one is refused as a typo");
 

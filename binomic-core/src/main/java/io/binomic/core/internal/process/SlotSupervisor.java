@@ -258,8 +258,15 @@ final class SlotSupervisor {
             }
             worker.endedAt = now;
             master.emit(new MasterEvent.Hung(slot.index(), pid, silentFor));
-            LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: {2} for {3,number,#} ms; terminating it", slot.index(), pid,
-                    worker.reachedRunning() ? "no heartbeat" : "not running", silentFor.toMillis());
+            if (worker.reachedRunning()) {
+                LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: no heartbeat for {2,number,#} ms; terminating it",
+                        slot.index(), pid, silentFor.toMillis());
+            } else {
+                // on a slow or loaded host a JVM can take longer than the default to start: say which setting waits longer
+                LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: not running for {2,number,#} ms; terminating it (if"
+                        + " workers need longer to start on this host, raise master.startTimeout, --start-timeout, now {3,number,#} ms)",
+                        slot.index(), pid, silentFor.toMillis(), config.startTimeout().toMillis());
+            }
             return Outcome.HUNG;
         }
     }

@@ -79,8 +79,8 @@ final class FlowPages {
             return new Page(501, title, h);
         }
         if (id == null || id.isBlank()) {
-            h.raw("<p class=\"hint\">").text("Give a " + noun + " id (BatchHandle.id(), WorkflowHandle.id(), or TaskContext."
-                    + noun + "Id() in one of its jobs). The broker keeps no list of " + title.toLowerCase(Locale.ROOT) + " to browse; 'binomic " + noun
+            h.raw("<p class=\"hint\">").text("Give a " + noun + " id (" + (batch ? "BatchHandle" : "WorkflowHandle")
+                    + ".id(), or TaskContext." + noun + "Id() in one of its jobs). The broker keeps no list of " + title.toLowerCase(Locale.ROOT) + " to browse; 'binomic " + noun
                     + " show --id' reads the same.").raw("</p>");
             return new Page(200, title, h);
         }

@@ -36,6 +36,10 @@ import org.junit.jupiter.api.Test;
  * what it connects; the broker here ignores that). The same commands against Redis are in binomic-it.
  */
 class BinomicCliBrokerTest {
+    private static final String UNCHECKED_SEND = "binomic job submit: warning: task name 'send' not checked: this CLI has no task on its module path (put the application's"
+                + " task module beside it, in runtime/app/ or on --module-path, to check names); a worker with no handler of that name"
+                + " dead-letters the job as TASK_NOT_FOUND\n";
+
     private static final Instant FAILED_AT = Instant.parse("2026-11-30T01:02:03Z");
 
     private final MemoryBroker broker = new MemoryBroker(BrokerConfig.defaults());
@@ -180,21 +184,38 @@ class BinomicCliBrokerTest {
     void aSubmitToAQueueNoWorkerReadsWarnsSoAndWaitingSaysItStillHasNone() {
         CliRun created = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--create");
         assertEquals(0, created.exit(), created.toString());
-        assertEquals("binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job waits there until a"
-                + " worker of that queue starts\n", created.err());
+        assertEquals(UNCHECKED_SEND + "binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job waits"
+                + " there until a worker of that queue starts\n", created.err());
 
         CliRun waited = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--wait", "200ms");
         assertEquals(1, waited.exit(), waited.toString());
         String id = waited.out().strip();
-        assertEquals("binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job waits there until a"
-                + " worker of that queue starts\njob " + id + " did not end within PT0.2S; it is QUEUED (it goes on: wait again, or"
+        assertEquals(UNCHECKED_SEND + "binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job waits"
+                + " there until a worker of that queue starts\njob " + id + " did not end within PT0.2S; it is QUEUED (it goes on: wait again, or"
                 + " cancel it); queue 'fresh' still has no consumer: no worker reads it, so the job runs only once a worker of that"
                 + " queue starts\n", waited.err());
 
         broker.reclaim("fresh", "worker-1", Duration.ofMinutes(1), 1);
         CliRun read = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}");
         assertEquals(0, read.exit(), read.toString());
-        assertEquals("", read.err(), "a queue a worker reads: no warning");
+        assertEquals(UNCHECKED_SEND, read.err(), "a queue a worker reads: no warning of it");
+    }
+
+    /**
+     * Found by an outside tester: from a CLI without the application's tasks, a mistyped task name was
+     * submitted with no word, and the job went to the dead letters as TASK_NOT_FOUND.
+     */
+    @Test
+    void aSubmitTheCliCannotCheckTheTaskOfSaysSoUnlessAnyTaskMeansIt() {
+        broker.start(List.of("busy"));
+        enqueue("busy", "send", 1);
+        broker.reclaim("busy", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun unchecked = run("job", "submit", "--task", "send", "--queue", "busy", "--json", "{}");
+        assertEquals(0, unchecked.exit(), unchecked.toString());
+        assertEquals(UNCHECKED_SEND, unchecked.err());
+        CliRun meant = run("job", "submit", "--task", "send", "--queue", "busy", "--json", "{}", "--any-task");
+        assertEquals(0, meant.exit(), meant.toString());
+        assertEquals("", meant.err(), "--any-task: the name is meant as typed");
     }
 
     /** Found by an outside tester: a mistyped task was paused (or submitted) with exit 0 while the real one ran on. */
