@@ -44,6 +44,8 @@ class DashboardAddressesTest {
             assertTrue(page.contains("<p class=\"error\" id=\"bad-id\">&#39;nope&#39; is not a job id"), page);
             assertTrue(get(dashboard.uri().resolve("batches?id=nope"), null).startsWith("400 "));
             assertTrue(get(dashboard.uri().resolve("jobs"), null).startsWith("200 "), "no id: the lookup form");
+            String slash = get(dashboard.uri().resolve("jobs/"), null);
+            assertTrue(slash.startsWith("200 ") && slash.contains("id=\"job-search\""), "/jobs/ is the lookup form, as /batches/ is: " + slash);
         }
     }
 
@@ -67,6 +69,9 @@ class DashboardAddressesTest {
         try (Dashboard dashboard = started().dashboard().port(0).start()) {
             UUID unknown = UUID.randomUUID();
             String page = get(dashboard.uri().resolve("jobs?id=" + unknown), null);
+            // found by an outside tester: an unknown batch or workflow id is a 404, an unknown job was a 200
+            assertTrue(page.startsWith("404 "), page);
+            assertTrue(get(dashboard.uri().resolve("jobs/" + unknown), null).startsWith("404 "));
             assertTrue(page.contains("<p class=\"error\" id=\"job-missing\">no status is kept for job " + unknown
                     + " on any of the 2 queues looked in (q-one, q-two): a wrong id"), page);
         }

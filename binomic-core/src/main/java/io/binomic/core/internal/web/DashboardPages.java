@@ -123,8 +123,8 @@ public final class DashboardPages implements HttpHandler {
             flowPage(exchange, path, query);
             return;
         }
-        // A job's page has an address of its own too, as a batch's and a workflow's have: /jobs/<id>.
-        boolean jobPath = path.startsWith(JOBS + "/") && path.length() > JOBS.length() + 1;
+        // A job's page has an address of its own too, as a batch's and a workflow's have: /jobs/<id> (/jobs/ the search form).
+        boolean jobPath = path.startsWith(JOBS + "/");
         String page = jobPath ? JOBS : path;
         String askedId = jobPath ? path.substring(JOBS.length() + 1) : query.get("id");
         String title = Arrays.stream(NAV).filter(item -> item[0].equals(page)).map(item -> item[1]).findFirst().orElse(null);
@@ -135,13 +135,14 @@ public final class DashboardPages implements HttpHandler {
         // A malformed id is the request's fault, as on the batch and workflow pages: the page says so, with 400.
         int status = page.equals(JOBS) && askedId != null && !askedId.isBlank() && JobPage.jobId(askedId) == null ? 400 : 200;
         Html body;
+        boolean[] jobMissing = {false};
         try {
             body = BrokerDeadline.within(() -> {
                 Html h = new Html();
                 switch (page) {
                     case "/" -> overview(h);
                     case "/workers" -> workers(h);
-                    case JOBS -> jobPage.render(h, askedId);
+                    case JOBS -> jobMissing[0] = !jobPage.render(h, askedId);
                     case "/dead-letters" -> deadLetters(h);
                     case "/schedules" -> schedules(h);
                     default -> queues(h);
@@ -159,7 +160,7 @@ public final class DashboardPages implements HttpHandler {
                 default -> { }
             }
         }
-        send(exchange, status, title, page, flashes.remove(query.getOrDefault("done", "")), body);
+        send(exchange, jobMissing[0] ? 404 : status, title, page, flashes.remove(query.getOrDefault("done", "")), body);
     }
 
     /** A page of the dashboard's own look, so that a mistyped address still leads somewhere. */

@@ -35,25 +35,28 @@ final class JobPage {
         }
     }
 
-    /** The job page for {@code id} (the search form alone without one). */
-    void render(Html h, String id) {
+    /**
+     * The job page for {@code id} (the search form alone without one); false when no status is kept
+     * for the job, a 404 as an unknown batch's or workflow's page.
+     */
+    boolean render(Html h, String id) {
         h.raw("<form method=\"get\" action=\"/jobs\" class=\"search\"><label>Job id <input name=\"id\" id=\"job-id\" size=\"40\" value=\"")
                 .text(id == null ? "" : id).raw("\"></label> <button type=\"submit\" id=\"job-search\">Show</button></form>");
         if (id == null || id.isBlank()) {
             h.raw("<p class=\"hint\">Tracked jobs (tasks with <code>keepStatusFor</code>, and jobs submitted by name) keep a status.</p>");
-            return;
+            return true;
         }
         UUID uuid = jobId(id);
         if (uuid == null) {
             h.raw("<p class=\"error\" id=\"bad-id\">").text("'" + id + "' is not a job id (a UUID such as 01890a5d-ac96-774b-bcce-b302099a8057)").raw("</p>");
-            return;
+            return true;
         }
         JobStatus s;
         try {
             s = binomic.job(uuid).status();
         } catch (JobNotFoundException | IllegalStateException e) {
             h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + ": " + e.getMessage()).raw("</p>");
-            return;
+            return false;
         }
         if (s.state() == JobState.UNKNOWN) {
             // Nothing to show or cancel: a table of blanks and a cancel button would suggest a job.
@@ -63,7 +66,7 @@ final class JobPage {
             h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " " + where
                     + ": a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention")
                     .raw("</p>");
-            return;
+            return false;
         }
         h.raw("<table class=\"fields\" id=\"job\"><tbody>");
         h.row("id", s.id()).row("queue", s.queue()).row("task", s.task());
@@ -99,5 +102,6 @@ final class JobPage {
         if (cancelForm != null && !s.state().isFinal()) {
             h.raw(cancelForm.apply(s.id()));
         }
+        return true;
     }
 }
