@@ -140,15 +140,31 @@ abstract class Command {
         if (args.has(CREATE.name())) {
             return;
         }
+        Optional<String> unknown = unknownQueue(binomic, queue);
+        if (unknown.isPresent()) {
+            throw new UsageException(unknown.get() + (unknown.get().endsWith("?") ? " Else add --create for a new queue"
+                    : "; check the name, or add --create for a new queue"));
+        }
+    }
+
+    /**
+     * Warns, on stderr, that a command reads a queue nothing knows: its figures are those of an empty
+     * queue, which a mistyped name ({@code binomic queues --queues rll}) would show as if they were the real one's.
+     */
+    void warnIfUnknown(Binomic binomic, String queue) {
+        unknownQueue(binomic, queue).ifPresent(why -> err.println("binomic " + name + ": warning: " + why
+                + (why.endsWith("?") ? "" : "; check the name") + " (what is shown is an empty queue's)"));
+    }
+
+    /** Why {@code queue} counts as unknown ({@link #requireKnown}), with the closest known name; empty when it is known. */
+    private Optional<String> unknownQueue(Binomic binomic, String queue) {
         Set<String> named = new LinkedHashSet<>(binomic.tasks().queues());
         named.addAll(cx.settings().get().worker().queues());
         if (named.contains(queue) || inBroker(binomic, queue)) {
-            return;
+            return Optional.empty();
         }
-        String hint = ClosestName.hint(queue, named);
-        throw new UsageException("queue '" + queue + "' is not known: no task on the module path or worker.queues setting names it,"
-                + " and the broker holds no job, consumer, dead letter, pause, limit or recent activity of it"
-                + (hint.isEmpty() ? "; check the name, or add --create for a new queue" : hint + " Else add --create for a new queue"));
+        return Optional.of("queue '" + queue + "' is not known: no task on the module path or worker.queues setting names it,"
+                + " and the broker holds no job, consumer, dead letter, pause, limit or recent activity of it" + ClosestName.hint(queue, named));
     }
 
     /**

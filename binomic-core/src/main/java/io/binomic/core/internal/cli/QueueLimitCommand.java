@@ -45,6 +45,8 @@ final class QueueLimitCommand extends Command {
             if (limits.isPresent()) {
                 requireKnown(args, binomic, queue);
                 binomic.queues().setLimits(queue, limits.get());
+            } else {
+                warnIfUnknown(binomic, queue);
             }
             out.println("limits of queue " + queue + ": " + limits.orElseGet(() -> binomic.queues().limits(queue)));
         });

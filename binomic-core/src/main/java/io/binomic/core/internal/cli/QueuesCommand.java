@@ -49,6 +49,9 @@ final class QueuesCommand extends Command {
                     continue;
                 }
                 table.row(queue, s.ready(), s.pending(), s.delayed(), s.deadLetters(), s.consumers(), paused(binomic, queue));
+                if (s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() == 0) {
+                    warnIfUnknown(binomic, queue);
+                }
             }
             if (!failed.isEmpty() && failed.size() == queues.size()) {
                 throw failed.values().iterator().next(); // Redis down, most likely: its own message says so

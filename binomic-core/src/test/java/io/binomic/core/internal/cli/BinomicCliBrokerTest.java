@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
@@ -177,6 +178,24 @@ class BinomicCliBrokerTest {
         CliRun created = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--create");
         assertEquals(0, created.exit(), created.toString());
         assertEquals(1, broker.stats("fresh").ready());
+    }
+
+    /** Found by an outside tester: a mistyped queue read with no word showed an empty queue's zeros as if they were the real one's. */
+    @Test
+    void aReadOfAQueueNothingKnowsWarnsWithTheClosestName() {
+        broker.start(List.of("mail"));
+        enqueue("mail", "send", 1);
+        CliRun typo = run("queues", "--queues", "mail,mial");
+        assertEquals(0, typo.exit(), typo.toString());
+        assertTrue(typo.out().contains("mial"), typo.out());
+        assertTrue(typo.err().startsWith("binomic queues: warning: queue 'mial' is not known: no task on the module path or"
+                + " worker.queues setting names it, and the broker holds no job, consumer, dead letter, pause, limit or recent activity"
+                + " of it"), typo.err());
+        assertFalse(typo.err().contains("'mail' is not known"), "a queue with a job is known: " + typo.err());
+        CliRun limits = run("queue", "limit", "mial");
+        assertEquals(0, limits.exit(), limits.toString());
+        assertTrue(limits.err().startsWith("binomic queue limit: warning: queue 'mial' is not known"), limits.err());
+        assertEquals("", run("queue", "limit", "mail").err(), "a known queue: no warning");
     }
 
     /** Found by an outside tester: a job on a queue no worker reads was submitted with no word of it, as a batch is not. */
