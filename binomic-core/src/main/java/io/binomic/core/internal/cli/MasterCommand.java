@@ -48,7 +48,8 @@ final class MasterCommand extends Command {
                 Option.value("concurrency", "N", "tasks each worker runs at once. Defaults to 5"),
                 Option.value("heartbeat-interval", "DURATION", "worker heartbeat period. Defaults to 5s"),
                 Option.value("heartbeat-timeout", "DURATION", "silence after which a worker is hung. Defaults to 3 x the interval"),
-                Option.value("start-timeout", "DURATION", "time a worker may take to start. Defaults to 60s"),
+                Option.value("start-timeout", "DURATION", "time a worker may take to start; doubled for the next worker of a slot whose"
+                        + " worker did not start in it, up to 10 minutes. Defaults to 60s"),
                 Option.value("shutdown-grace", "DURATION", "time a draining worker gives its running tasks. Defaults to 10s"),
                 Option.value("kill-grace", "DURATION", "wait between SIGTERM and SIGKILL of a worker. Defaults to 5s"),
                 Option.value("lease-timeout", "DURATION", "a dead worker's messages come back this long after its last renewal."

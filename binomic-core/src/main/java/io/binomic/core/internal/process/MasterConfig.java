@@ -221,7 +221,11 @@ public record MasterConfig(BrokerConfig broker, TaskDefaults taskDefaults, List<
         /** Heartbeat age after which a live worker is hung. Defaults to 3 x the heartbeat interval (15 s). */
         public Builder heartbeatTimeout(Duration heartbeatTimeout) { return Once.set(this, this.heartbeatTimeout, heartbeatTimeout); }
 
-        /** Time a new worker may take to report RUNNING (JVM start, broker connection). Defaults to 60 s. */
+        /**
+         * Time a new worker may take to report RUNNING (JVM start, broker connection). Defaults to 60 s.
+         * A worker killed for not starting in time gives the next one of its slot twice as long, up to
+         * 10 minutes (or this, if longer), so that a host too slow for it still gets workers running.
+         */
         public Builder startTimeout(Duration startTimeout) { return Once.set(this, this.startTimeout, startTimeout); }
 
         /** How long a draining worker waits for its running tasks. Defaults to 10 s. */

@@ -35,6 +35,13 @@ final class SlotSupervisor {
      * killed every few seconds is a worker that works: backing it off would leave the slot empty.
      */
     static final Duration SERVED = Duration.ofSeconds(1);
+    /**
+     * The longest a worker of a slot gets to start once earlier ones did not start in time: each one
+     * killed for that doubles the next one's wait, from {@link MasterConfig#startTimeout}, so that a
+     * host too slow or loaded for the configured wait gets its workers running instead of killing every
+     * one just before it would have run.
+     */
+    static final Duration MAX_START_WAIT = Duration.ofMinutes(10);
 
     private final Master master;
     private final MasterConfig config;
@@ -42,6 +49,8 @@ final class SlotSupervisor {
     private final RestartBackoff backoff;
     private final Path logFile;
     private int incarnations;
+    /** How long the next worker of this slot may take to reach RUNNING. */
+    private Duration startWait;
 
     SlotSupervisor(Master master, WorkerSlots.Slot slot) {
         this.master = master;
@@ -49,6 +58,7 @@ final class SlotSupervisor {
         this.slot = slot;
         this.backoff = new RestartBackoff(config.restartBackoffInitial(), config.restartBackoffMax());
         this.logFile = config.logFile(slot.index());
+        this.startWait = config.startTimeout();
     }
 
     /** One worker JVM in this slot. */
@@ -252,7 +262,7 @@ final class SlotSupervisor {
                 }
             } else {
                 silentFor = Duration.ofNanos(now - worker.spawnedAt);
-                if (silentFor.compareTo(config.startTimeout()) <= 0) {
+                if (silentFor.compareTo(startWait) <= 0) {
                     continue;
                 }
             }
@@ -262,10 +272,12 @@ final class SlotSupervisor {
                 LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: no heartbeat for {2,number,#} ms; terminating it",
                         slot.index(), pid, silentFor.toMillis());
             } else {
-                // on a slow or loaded host a JVM can take longer than the default to start: say which setting waits longer
-                LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: not running for {2,number,#} ms; terminating it (if"
-                        + " workers need longer to start on this host, raise master.startTimeout, --start-timeout, now {3,number,#} ms)",
-                        slot.index(), pid, silentFor.toMillis(), config.startTimeout().toMillis());
+                Duration waited = startWait;
+                startWait = startWait.multipliedBy(2).compareTo(MAX_START_WAIT) > 0 ? max(waited, MAX_START_WAIT) : startWait.multipliedBy(2);
+                LOG.log(Level.WARNING, "worker {0} (pid {1,number,#}) is hung: not running for {2,number,#} ms; terminating it; the next"
+                        + " worker of this slot gets {3,number,#} ms to start (on a host this slow, raise master.startTimeout,"
+                        + " --start-timeout, now {4,number,#} ms)", slot.index(), pid, silentFor.toMillis(), startWait.toMillis(),
+                        config.startTimeout().toMillis());
             }
             return Outcome.HUNG;
         }
@@ -331,4 +343,6 @@ final class SlotSupervisor {
             return !process.isAlive();
         }
     }
+
+    private static Duration max(Duration a, Duration b) { return a.compareTo(b) >= 0 ? a : b; }
 }

@@ -151,6 +151,26 @@ class MasterTest {
                 detectedAfter.toMillis(), replaced.detectionToSpawn().toMillis(), replaced.detectionToRunning().toMillis());
     }
 
+    /**
+     * Found by an outside tester: on a host where a worker JVM took longer to start than the start timeout,
+     * the master killed every worker just before it ran, for ever. A start timeout no JVM can meet (100 ms)
+     * now gets each next worker of the slot twice the wait, until one runs.
+     */
+    @Test
+    void workersThatDoNotStartInTimeGetLongerAndLongerUntilOneRuns() {
+        MasterConfig.Builder slow = MasterConfig.builder().brokerUrl("memory://").queues(List.of("q")).workers(1).concurrency(2)
+                .heartbeatInterval(HEARTBEAT).heartbeatTimeout(HEARTBEAT_TIMEOUT).startTimeout(Duration.ofMillis(100))
+                .shutdownGrace(Duration.ofMillis(500)).killGrace(Duration.ofMillis(300)).restartBackoffInitial(Duration.ofMillis(50))
+                .restartBackoffMax(Duration.ofMillis(100)).stateDirectory(dir).jvmOptions(TestJvm.OPTIONS);
+        start(slow);
+        awaitEvent(MasterEvent.Running.class, e -> true);
+        List<Long> waited = all(MasterEvent.Hung.class).stream().map(e -> e.silentFor().toMillis()).toList();
+        assertFalse(waited.isEmpty(), "no JVM reaches RUNNING in 100 ms: " + events);
+        for (int i = 0; i < waited.size(); i++) {
+            assertTrue(waited.get(i) >= 100L << i, "the start wait doubles each time: " + waited);
+        }
+    }
+
     @Test
     void workerThatFailsAtStartUpIsRestartedWithGrowingBackoffNotSpun() throws Exception {
         WorkerSlots.Slot slot = start(config("nosuch://nowhere", 1)).slots().slot(0);
