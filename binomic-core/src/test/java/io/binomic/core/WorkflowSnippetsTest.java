@@ -219,9 +219,11 @@ class WorkflowSnippetsTest {
             WorkflowHandle handle = binomic.submit(workflow);
             WorkflowStatus done = await(binomic, handle.id(), st -> st.state() != WorkflowStatus.State.RUNNING);
             assertEquals(WorkflowStatus.State.SUCCEEDED, done.state());
-            assertTrue(ranAt.get("b") - ranAt.get("a") >= Duration.ofMillis(700).toNanos(),
+            // due times are whole milliseconds: a job due at a millisecond can start up to one before the nanosecond mark
+            long grain = Duration.ofMillis(1).toNanos();
+            assertTrue(ranAt.get("b") - ranAt.get("a") >= Duration.ofMillis(700).toNanos() - grain,
                     "remind ran " + Duration.ofNanos(ranAt.get("b") - ranAt.get("a")) + " after fetch, before its delay");
-            assertTrue(ranAt.get("c") - ranAt.get("b") >= Duration.ofMillis(500).toNanos(),
+            assertTrue(ranAt.get("c") - ranAt.get("b") >= Duration.ofMillis(500).toNanos() - grain,
                     "follow-up ran " + Duration.ofNanos(ranAt.get("c") - ranAt.get("b")) + " after remind, before its delay");
         }
     }
