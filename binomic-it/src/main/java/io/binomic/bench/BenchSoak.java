@@ -38,7 +38,7 @@ import java.util.concurrent.locks.LockSupport;
  * {@code bench.soak.drain} jobs (200,000) enqueued at once, timed from the enqueue to an empty queue,
  * the throughput at which to judge a footprint lever.
  *
- * <p>The workers run with the master's default JVM options ({@link MasterConfig#DEFAULT_WORKER_JVM_OPTIONS})
+ * <p>The workers run with the master's default JVM options ({@link MasterConfig#defaultWorkerJvmOptions})
  * plus {@code bench.soak.jvmOptions} (space-separated, given as the master's {@code --jvm-option}s, so they
  * replace the defaults they decide); with {@code -Dbench.soak.baseline=true}, a second run follows with
  * {@code bench.soak.baselineOptions} ({@code -XX:+UseG1GC -XX:TrimNativeHeapInterval=0}: the JVM's own

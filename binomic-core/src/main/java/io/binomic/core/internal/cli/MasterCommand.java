@@ -59,7 +59,8 @@ final class MasterCommand extends Command {
                 Option.value("restart-backoff-max", "DURATION", "longest restart wait. Defaults to 60s"),
                 Option.value("state-dir", "DIR", "segment file and worker logs. Defaults to " + MasterConfig.defaultStateDirectory()),
                 Option.repeatable("jvm-option", "OPTION", "option for the worker JVMs, e.g. --jvm-option=-Xmx512m; replaces the"
-                        + " default that decides the same (defaults: " + String.join(" ", MasterConfig.DEFAULT_WORKER_JVM_OPTIONS) + ")"),
+                        + " default that decides the same (defaults: " + String.join(" ", MasterConfig.DEFAULT_WORKER_JVM_OPTIONS)
+                        + " and an -Xmx of 96 MiB + 9 KiB per task of --concurrency)"),
                 Option.value("dashboard-port", "PORT", "serve /metrics (all worker JVMs) and the dashboard on this port. Defaults to none"),
                 Option.value("dashboard-address", "ADDRESS", "address the dashboard listens on. Defaults to 127.0.0.1; another"
                         + " needs $BINOMIC_MASTER_DASHBOARD_TOKEN"),

@@ -21,14 +21,16 @@ import java.util.regex.Pattern;
  * the last silently wins):
  * <ul>
  *   <li>an option that chooses a collector ({@code -XX:+UseG1GC}, {@code -XX:+UseZGC}, ...) drops
- *       the default collector and the default heap sizing, which is tuned for that collector;</li>
+ *       the default collector and the default heap sizing (its maximum included), which is tuned for
+ *       that collector;</li>
  *   <li>an option that sizes the initial heap or the young generation ({@code -Xms}, {@code -Xmn},
  *       {@code -XX:InitialHeapSize=}, {@code -XX:MinHeapSize=}, {@code -XX:InitialRAMPercentage=},
  *       {@code -XX:NewSize=}, {@code -XX:MaxNewSize=}, {@code -XX:NewRatio=}) drops the default heap
- *       sizing, whose initial heap and young generation only make sense together;</li>
- *   <li>a maximum heap ({@code -Xmx}, {@code -XX:MaxHeapSize=}) keeps the defaults, which set no
- *       maximum, unless it is less than twice the default initial heap: the fixed young generation
- *       would then leave too little of it to the old one. A maximum given as a share of the memory
+ *       sizing, whose initial heap, young generation and maximum only make sense together;</li>
+ *   <li>a maximum heap ({@code -Xmx}, {@code -XX:MaxHeapSize=}) replaces the default maximum and
+ *       keeps the rest of the default heap sizing, unless it is less than twice the default initial
+ *       heap: the fixed young generation would then leave too little of it to the old one. A maximum
+ *       given as a share of the memory
  *       ({@code -XX:MaxRAM=}, {@code -XX:MaxRAMPercentage=}, {@code -XX:MinRAMPercentage=}) counts as
  *       the maximum the JVM derives from it ({@link #relativeMaximumHeap}): the same rule then holds,
  *       and a derived maximum under 80 MiB is not silently lifted to the default {@code -Xms80m}, as
@@ -44,6 +46,7 @@ final class JvmOptions {
 
     private static final String COLLECTOR = "collector";
     private static final String HEAP_SIZING = "heap sizing";
+    private static final String MAXIMUM = "maximum heap";
     private static final Pattern CHOOSES_COLLECTOR =
             Pattern.compile("-XX:[+-]Use(Serial|Parallel|ParallelOld|G1|Z|Shenandoah|Epsilon|ConcMarkSweep)GC");
     private static final Pattern SIZES_HEAP = Pattern.compile("-Xm[sn].*"
@@ -83,7 +86,12 @@ final class JvmOptions {
         }
         List<String> options = new ArrayList<>();
         for (String option : defaults) {
-            if (decides(option).stream().noneMatch(decided::contains)) {
+            Set<String> decides = decides(option);
+            if (decides.contains(MAXIMUM)) {
+                // The default maximum is sized for the default heap sizing: it goes with it.
+                decides.add(HEAP_SIZING);
+            }
+            if (decides.stream().noneMatch(decided::contains)) {
                 options.add(option);
             }
         }
@@ -150,7 +158,7 @@ final class JvmOptions {
         return both;
     }
 
-    /** What {@code option} decides: the collector, the heap sizing, or the flag it names. */
+    /** What {@code option} decides: the collector, the heap sizing, the maximum heap, or the flag it names. */
     private static Set<String> decides(String option) {
         Set<String> decides = new HashSet<>();
         if (CHOOSES_COLLECTOR.matcher(option).matches()) {
@@ -158,6 +166,10 @@ final class JvmOptions {
         }
         if (SIZES_HEAP.matcher(option).matches()) {
             decides.add(HEAP_SIZING);
+        }
+        if (bytes(MAXIMUM_HEAP.matcher(option)) != Long.MAX_VALUE || MAXIMUM_RAM.matcher(option).matches()
+                || RAM_PERCENTAGE.matcher(option).matches()) {
+            decides.add(MAXIMUM);
         }
         if (option.startsWith("-Xss")) {
             decides.add("ThreadStackSize");

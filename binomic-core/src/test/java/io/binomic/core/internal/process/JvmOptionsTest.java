@@ -34,7 +34,42 @@ class JvmOptionsTest {
     void theDefaultsChooseTheSerialCollectorAndTheHeapSizing() {
         assertEquals(SERIAL_AND_HEAP_SIZING, DEFAULTS.subList(0, 3));
         assertEquals(DEFAULTS, merge());
-        assertEquals(DEFAULTS, MasterConfig.builder().brokerUrl("redis://localhost:6379").build().workerJvmOptions(Map.of()));
+        MasterConfig config = MasterConfig.builder().brokerUrl("redis://localhost:6379").build();
+        assertEquals(List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m", "-Xmx97m", "-XX:TrimNativeHeapInterval=10000"),
+                config.workerJvmOptions(Map.of()));
+        assertEquals(config.defaultWorkerJvmOptions(), config.workerJvmOptions(Map.of()));
+    }
+
+    @Test
+    void theDefaultMaximumHeapIsTheYoungGenerationAndAnOldOneSizedFromTheConcurrency() {
+        assertEquals("-Xmx97m", MasterConfig.defaultMaximumHeap(1));
+        assertEquals("-Xmx97m", MasterConfig.defaultMaximumHeap(50));
+        assertEquals("-Xmx105m", MasterConfig.defaultMaximumHeap(1_000));
+        assertEquals("-Xmx975m", MasterConfig.defaultMaximumHeap(100_000), "100,000 sleeping tasks hold 350-420 MiB");
+        assertEquals(List.of("-XX:+UseSerialGC", "-Xms80m", "-Xmn64m", "-Xmx105m", "-XX:TrimNativeHeapInterval=10000"),
+                master(1_000).workerJvmOptions(Map.of()));
+    }
+
+    @Test
+    void anOperatorsMaximumHeapReplacesTheDefaultMaximumAndKeepsTheRestOfTheHeapSizing() {
+        assertEquals(concat(DEFAULTS, List.of("-Xmx512m")), master(50, "-Xmx512m").workerJvmOptions(Map.of()));
+        assertEquals(concat(DEFAULTS, List.of("-XX:MaxHeapSize=1g")), master(50, "-XX:MaxHeapSize=1g").workerJvmOptions(Map.of()));
+        assertEquals(concat(DEFAULTS, List.of("-XX:MaxRAMPercentage=10")),
+                master(50, "-XX:MaxRAMPercentage=10").workerJvmOptions(Map.of()), "the JVM would take -Xmx over the share");
+        assertEquals(DEFAULTS, master(50).workerJvmOptions(Map.of("JAVA_TOOL_OPTIONS", "-Xmx300m")), "inherited: not repeated");
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xmx128m")), master(50, "-Xmx128m").workerJvmOptions(Map.of()));
+    }
+
+    @Test
+    void aCollectorOrAnInitialHeapOfTheOperatorDropsTheDefaultMaximumWithTheHeapSizing() {
+        assertEquals(concat(others(), List.of("-XX:+UseG1GC")), master(50, "-XX:+UseG1GC").workerJvmOptions(Map.of()));
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xms256m")), master(50, "-Xms256m").workerJvmOptions(Map.of()),
+                "-Xms256m over -Xmx97m: the JVM would refuse to start");
+        assertEquals(concat(withoutHeapSizing(), List.of("-Xmn32m")), master(50, "-Xmn32m").workerJvmOptions(Map.of()));
+    }
+
+    private static MasterConfig master(int concurrency, String... jvmOptions) {
+        return MasterConfig.builder().brokerUrl("redis://localhost:6379").concurrency(concurrency).jvmOptions(List.of(jvmOptions)).build();
     }
 
     @Test
@@ -113,6 +148,6 @@ class JvmOptionsTest {
         assertEquals(List.of("-XX:+UseG1GC", "-Dx=y", "-Xms64m"), JvmOptions.inherited(environment));
         MasterConfig config = MasterConfig.builder().brokerUrl("redis://localhost:6379").jvmOptions(List.of("-Dapp=1")).build();
         assertEquals(concat(others(), List.of("-Dapp=1")), config.workerJvmOptions(environment));
-        assertEquals(concat(DEFAULTS, List.of("-Dapp=1")), config.workerJvmOptions(Map.of("JAVA_TOOL_OPTIONS", "")));
+        assertEquals(concat(config.defaultWorkerJvmOptions(), List.of("-Dapp=1")), config.workerJvmOptions(Map.of("JAVA_TOOL_OPTIONS", "")));
     }
 }

@@ -97,7 +97,7 @@ class MasterTest {
         long pid = awaitEvent(MasterEvent.Running.class, e -> true).pid();
 
         List<String> arguments = List.of(ProcessHandle.of(pid).orElseThrow().info().arguments().orElseThrow());
-        List<String> expected = List.of("--enable-preview", "-XX:+UseSerialGC", "-Xms80m", "-Xmn64m",
+        List<String> expected = List.of("--enable-preview", "-XX:+UseSerialGC", "-Xms80m", "-Xmn64m", "-Xmx97m",
                 "-XX:TrimNativeHeapInterval=10000", "-XX:TieredStopAtLevel=1", "-Xshare:auto");
         assertEquals(expected, arguments.subList(0, expected.size()), "the worker's command line: " + arguments);
     }
