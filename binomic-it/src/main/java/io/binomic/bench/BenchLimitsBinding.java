@@ -49,6 +49,7 @@ final class BenchLimitsBinding {
             for (String workers : System.getProperty("bench.limitKeyWorkers", "1").split(",")) {
                 keyed(keys, Integer.getInteger("bench.limitKeyPermits", 1), Long.getLong("bench.limitKeyPeriodMs", 10_000),
                         Integer.parseInt(workers.strip()), r);
+                print("limit_keyed_", r);
             }
         }
         long holdMillis = Long.getLong("bench.limitHoldMillis", 50);
@@ -58,8 +59,20 @@ final class BenchLimitsBinding {
             }
             for (String workers : System.getProperty("bench.limitHoldWorkers", "1,4").split(",")) {
                 hold(Integer.parseInt(n.strip()), holdMillis, Integer.parseInt(workers.strip()), r);
+                print("limit_hold_" + n.strip() + "_w" + workers.strip() + "_", r);
             }
         }
+    }
+
+    /** Each measurement's figures as soon as it ends: a run that fails later (a worker JVM that cannot start on a loaded machine) keeps them. */
+    private static void print(String prefix, Map<String, Double> r) {
+        StringBuilder line = new StringBuilder("{\"partial\":true");
+        r.forEach((k, v) -> {
+            if (k.startsWith(prefix)) {
+                line.append(",\"").append(k).append("\":").append(String.format(java.util.Locale.ROOT, "%.3f", v));
+            }
+        });
+        System.out.println(line.append('}'));
     }
 
     /**
@@ -69,7 +82,8 @@ final class BenchLimitsBinding {
      * start over {@code bench.limitSeconds} ({@code _starts_per_s}) and over the whole drain less each
      * key's first burst ({@code _drain_starts_per_s}), both against the sum of the limits; the most starts
      * of any key in any window of one period and the keys that had more than permits + burst; the
-     * limits' keys in Redis once drained and after two periods and a second more, and their memory.
+     * limits' keys in Redis midway and once drained, with their memory, and how long after the last start
+     * the last of them expired.
      */
     private void keyed(int keys, int permits, long periodMillis, int workers, Map<String, Double> r) throws Exception {
         String prefix = "limit_keyed_" + keys + "_w" + workers + "_";
@@ -148,10 +162,18 @@ final class BenchLimitsBinding {
         r.put(prefix + "permits_plus_burst", (double) permits + 1);
         r.put(prefix + "keys_over_permits_plus_burst", (double) keysOver);
         rateKeys(queue, prefix + "drained_", r);
-        // a key's hash expires a quarter second after its last start or turn plus two intervals
-        long expiry = last / 1000 + 2 * periodMillis / permits + 250 + 1_000;
-        Thread.sleep(Math.max(0, expiry - BenchWorker.nowMicros() / 1000));
-        r.put(prefix + "rate_keys_after_expiry", (double) redis.scan("binomic:{" + queue + "}:rate:*").size());
+        // a key's hash expires a quarter second after three intervals past its last start (two past the next start it
+        // would allow): poll until none is left, or a period and 5 s beyond that
+        String pattern = "binomic:{" + queue + "}:rate:*";
+        long interval = periodMillis / permits;
+        long deadline = last / 1000 + 4 * interval + 5_000;
+        int left = redis.scan(pattern).size();
+        while (left > 0 && BenchWorker.nowMicros() / 1000 < deadline) {
+            Thread.sleep(250);
+            left = redis.scan(pattern).size();
+        }
+        r.put(prefix + "rate_keys_after_expiry", (double) left);
+        r.put(prefix + "rate_keys_gone_after_last_start_s", left == 0 ? (BenchWorker.nowMicros() - last) / 1e6 : -1.0); // -1: not all gone
     }
 
     /** How many rate-limit keys the queue has, and their memory: the mean of up to 100 of them, times their number. */
@@ -237,6 +259,19 @@ final class BenchLimitsBinding {
                 ended++;
             }
         }
+        // over the whole drain too, and its longest spell without a start: a window can fall on a stall
+        long lastExit = events.getLast()[0];
+        long gap = 0;
+        long previousEnter = first;
+        for (long[] e : events) {
+            if (e[1] > 0) {
+                gap = Math.max(gap, e[0] - previousEnter);
+                previousEnter = e[0];
+            }
+        }
+        r.put(prefix + "drain_tasks_per_s", events.size() / 2.0 / ((lastExit - first) / 1e6));
+        r.put(prefix + "drain_ratio_to_ideal", events.size() / 2.0 / ((lastExit - first) / 1e6) / ideal);
+        r.put(prefix + "longest_without_start_s", gap / 1e6);
         r.put(prefix + "jobs", events.size() / 2.0);
         r.put(prefix + "most_running", (double) most);
         r.put(prefix + "mean_running", (double) sumRunning / (to - from));
@@ -274,7 +309,7 @@ final class BenchLimitsBinding {
                     Long.toString(holdMillis)));
             Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             Worker worker = new Worker(process, out, err);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(600); // a loaded 2-core machine takes minutes
             while (!Files.readString(out).contains("ready")) {
                 if (!process.isAlive() || System.nanoTime() > deadline) {
                     worker.close();
