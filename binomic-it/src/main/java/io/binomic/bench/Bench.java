@@ -528,7 +528,8 @@ public final class Bench {
      * back; records tasks/s, Redis CPU per task and admission scripts per 1000 tasks
      * ({@code -Dbench.limitDrains=false} leaves them out). Then what a rate limit delivers when it
      * binds: {@link #rateLimit} at each rate of {@code bench.limitRates} with each number of worker
-     * JVMs of {@code bench.limitWorkers}.
+     * JVMs of {@code bench.limitWorkers}. Then the per-key rate limits over 10,000 keys and the
+     * concurrency limits that bind: {@link BenchLimitsBinding}.
      */
     private void limits(int run, Map<String, Double> r) throws Exception {
         int n = messages / 4;
@@ -573,6 +574,7 @@ public final class Bench {
                 rateLimit(run, Integer.parseInt(rate.strip()), Integer.parseInt(workers.strip()), r);
             }
         }
+        new BenchLimitsBinding(redis, this::nextQueue).measure(r);
     }
 
     /**

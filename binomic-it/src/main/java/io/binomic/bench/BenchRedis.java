@@ -110,6 +110,16 @@ final class BenchRedis implements AutoCloseable {
         return Long.parseLong(cli("MEMORY", "USAGE", key, "SAMPLES", "0").strip());
     }
 
+    /** The keys matching {@code pattern} ({@code redis-cli --scan}). */
+    List<String> scan(String pattern) {
+        return cli("--scan", "--pattern", pattern).lines().filter(l -> !l.isBlank()).toList();
+    }
+
+    /** {@code MEMORY USAGE key SAMPLES 0}'s reply, empty for a key that does not exist. */
+    String memoryUsageOrEmpty(String key) {
+        return cli("MEMORY", "USAGE", key, "SAMPLES", "0").strip();
+    }
+
     long streamLength(String key) {
         return Long.parseLong(cli("XLEN", key).strip());
     }
