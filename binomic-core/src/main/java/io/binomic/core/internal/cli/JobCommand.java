@@ -177,13 +177,16 @@ final class JobCommand extends Command {
         requireKnown(args, binomic, queue);
         // Not strict: the workers may run tasks this CLI's module path does not have.
         requireKnownTask(args, binomic, queue, task, false);
-        if (binomic.tasks().all().isEmpty() && !args.has(ANY_TASK.name()) && !binomic.queues().pausedTasks(queue).contains(task)) {
+        boolean unchecked = binomic.tasks().all().isEmpty() && !args.has(ANY_TASK.name())
+                && !binomic.queues().pausedTasks(queue).contains(task);
+        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
+        out.println(job.id());
+        // after the submit: a submit that failed says only why
+        if (unchecked) {
             err.println("binomic " + name + ": warning: task name '" + task + "' not checked: this CLI has no task on its module path"
                     + " (put the application's task module beside it, in runtime/app/ or on --module-path, to check names); a worker"
                     + " with no handler of that name dead-letters the job as TASK_NOT_FOUND");
         }
-        JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
-        out.println(job.id());
         // As a batch's submit warns: a job on a queue nobody reads waits silently, a mistyped or new queue looks like a stuck worker.
         if (unread(binomic, queue)) {
             err.println("binomic " + name + ": warning: no worker reads queue '" + queue + "' (it has no consumer): the job waits there until a"
