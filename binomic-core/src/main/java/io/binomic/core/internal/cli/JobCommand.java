@@ -185,7 +185,8 @@ final class JobCommand extends Command {
         if (unchecked) {
             err.println("binomic " + name + ": warning: task name '" + task + "' not checked: this CLI has no task on its module path"
                     + " (put the application's task module beside it, in runtime/app/ or on --module-path, to check names); a worker"
-                    + " with no handler of that name dead-letters the job as TASK_NOT_FOUND");
+                    + " with no handler of that name dead-letters the job as TASK_NOT_FOUND; --any-task means the name as typed, without"
+                    + " this warning");
         }
         // As a batch's submit warns: a job on a queue nobody reads waits silently, a mistyped or new queue looks like a stuck worker.
         if (unread(binomic, queue)) {

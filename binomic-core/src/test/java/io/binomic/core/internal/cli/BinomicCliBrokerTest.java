@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
 class BinomicCliBrokerTest {
     private static final String UNCHECKED_SEND = "binomic job submit: warning: task name 'send' not checked: this CLI has no task on its module path (put the application's"
                 + " task module beside it, in runtime/app/ or on --module-path, to check names); a worker with no handler of that name"
-                + " dead-letters the job as TASK_NOT_FOUND\n";
+                + " dead-letters the job as TASK_NOT_FOUND; --any-task means the name as typed, without this warning\n";
 
     private static final Instant FAILED_AT = Instant.parse("2026-11-30T01:02:03Z");
 
