@@ -532,10 +532,10 @@ public final class DeliveryProcessor {
                 LOG.log(Level.ERROR, "task {0} (message {1}) failed with non-retryable {2}: {3}; dead-lettering",
                         task.name(), message.id(), cause.getClass().getName(), cause.getMessage());
                 return settlements.deadLetter(run, DeadLetterReason.NON_RETRYABLE, cause.getClass().getName(),
-                        failureMessage(cause), RunSettlements.stackHead(cause));
+                        RunSettlements.failureMessage(cause), RunSettlements.stackHead(cause));
             }
             outcome = "failed";
-            return settlements.failure(run, cause.getClass().getName(), failureMessage(cause), RunSettlements.stackHead(cause));
+            return settlements.failure(run, cause.getClass().getName(), RunSettlements.failureMessage(cause), RunSettlements.stackHead(cause));
         } catch (InterruptedException e) {
             outcome = "cancelled";
             if (tracking.leaseLost(delivery.key())) {
@@ -587,19 +587,5 @@ public final class DeliveryProcessor {
                     again);
             return new Outcome.LeavePending("unexpected failure: " + e);
         }
-    }
-
-    /**
-     * What a failed attempt records of its exception. A heap that ran out says how large this JVM's
-     * heap is and how to give it more: the master sizes its workers' heaps, so a handler that held
-     * less on a JVM of its own can run out on a worker, and the bare error names neither.
-     */
-    static String failureMessage(Throwable cause) {
-        String message = String.valueOf(cause.getMessage());
-        if (!(cause instanceof OutOfMemoryError)) {
-            return message;
-        }
-        return message + " (this worker JVM's maximum heap is " + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB: give it more"
-                + " with -Xmx, for the master's workers binomic master --jvm-option=-Xmx512m or master.jvmOptions)";
     }
 }

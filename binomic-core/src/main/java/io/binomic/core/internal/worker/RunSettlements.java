@@ -135,4 +135,18 @@ final class RunSettlements {
         t.printStackTrace(new PrintWriter(out));
         return out.toString().lines().limit(STACK_HEAD_LINES).collect(Collectors.joining("\n"));
     }
+
+    /**
+     * What a failed attempt records of its exception. A heap that ran out says how large this JVM's
+     * heap is and how to give it more: the master sizes its workers' heaps, so a handler that held
+     * less on a JVM of its own can run out on a worker, and the bare error names neither.
+     */
+    static String failureMessage(Throwable cause) {
+        String message = String.valueOf(cause.getMessage());
+        if (!(cause instanceof OutOfMemoryError)) {
+            return message;
+        }
+        return message + " (this worker JVM's maximum heap is " + Runtime.getRuntime().maxMemory() / (1024 * 1024) + " MiB: give it more"
+                + " with -Xmx, for the master's workers binomic master --jvm-option=-Xmx512m or master.jvmOptions)";
+    }
 }
