@@ -209,10 +209,13 @@ class FailoverIT {
             });
             Await.until(Duration.ofSeconds(30), () -> ledger.done().size() >= 300, () -> "warm-up: " + ledger.done().size());
 
-            int beforeKill = next.get();
-            long killedAt = System.nanoTime();
             RedisSentinelSet.Node old = sentinels.primary();
-            sentinels.failover();
+            long killedAt = System.nanoTime();
+            sentinels.kill(old);
+            // Read once the old primary is dead: a submit numbered before then may still have been
+            // acknowledged by it (and lost); one numbered after cannot have been.
+            int beforeKill = next.get();
+            sentinels.awaitPromotionAfter(old);
             long promotedMillis = (System.nanoTime() - killedAt) / 1_000_000;
             int afterFailover = next.get();
             if (rejoin) {

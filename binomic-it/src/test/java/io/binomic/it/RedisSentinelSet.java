@@ -168,6 +168,11 @@ public final class RedisSentinelSet implements AutoCloseable {
     public Node failover() {
         Node old = primary();
         kill(old);
+        return awaitPromotionAfter(old);
+    }
+
+    /** Waits until the sentinels have promoted a replica in place of {@code old} (killed), and returns it. */
+    public Node awaitPromotionAfter(Node old) {
         await(READY, () -> {
             Set<Integer> named = new HashSet<>();
             for (Sentinel s : sentinels) {
