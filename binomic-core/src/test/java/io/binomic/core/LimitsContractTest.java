@@ -21,6 +21,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -111,6 +112,19 @@ public abstract class LimitsContractTest {
     }
 
     @Test
+    void aWaiterALimitsWorthFurtherBackInTheLineFallsBackLater() throws Exception {
+        List<Admission> a = admit("c1", enqueueAndFetch(5, "c1"), TWO_SLOTS);
+
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_SLOT, Decision.WAIT_SLOT, Decision.WAIT_SLOT), decisions(a));
+        Instant head = a.get(2).dueAt().orElseThrow();
+        assertTrue(Duration.between(head, a.get(3).dueAt().orElseThrow()).abs().toMillis() < 1_000,
+                "the first two waiters are served by the same round of releases: " + head + ", " + a.get(3).dueAt());
+        Duration later = Duration.between(head, a.get(4).dueAt().orElseThrow());
+        assertTrue(later.compareTo(Duration.ofSeconds(9)) > 0,
+                "the fifth, two slots further back, falls back a fallback later, not with the head: " + later);
+    }
+
+    @Test
     void settlingAHolderReleasesItsSlotAndGivesTheOldestWaiterItsTurn() throws Exception {
         List<Delivery> ds = enqueueAndFetch(3, "c1");
         admit("c1", ds, TWO_SLOTS);
@@ -127,18 +141,43 @@ public abstract class LimitsContractTest {
     }
 
     @Test
-    void aNewMessageQueuesBehindTheWaitersEvenWhenASlotIsFree() throws Exception {
-        List<Delivery> ds = enqueueAndFetch(3, "c1");
-        admit("c1", ds, FlowLimit.concurrency("t:work", 1));
-        // one runs, two wait; the holder ends, so the oldest waiter gets its turn
-        broker.settle("c1", List.of(new Settlement.Ack(ds.get(0))));
-        Delivery turn = broker.fetch(List.of(queue), "c1", 10, Duration.ofMillis(500)).getFirst();
-        assertEquals(ds.get(1).message().orElseThrow().id(), turn.message().orElseThrow().id(), "oldest waiter first");
+    void aFreeSlotGoesToTheBacklogAheadOfTheWaiterMovedBehindItAndThatWaiterKeepsItsPlace() throws Exception {
+        FlowLimit oneSlot = FlowLimit.concurrency("t:work", 1);
+        List<Delivery> first = enqueueAndFetch(3, "c1");
+        assertEquals(List.of(Decision.RUN, Decision.WAIT_SLOT, Decision.WAIT_SLOT), decisions(admit("c1", first, oneSlot)));
+        broker.enqueue(message(3, Map.of("codec", "json-jdk")));
+        // the holder ends: the oldest waiter is moved back, to the end of the queue, behind the one just enqueued
+        broker.settle("c1", List.of(new Settlement.Ack(first.get(0))));
 
-        List<Delivery> late = enqueueAndFetch(1, "c2");
-        assertEquals(List.of(Decision.WAIT_SLOT), decisions(admit("c2", late, FlowLimit.concurrency("t:work", 1))),
-                "a newcomer does not jump the line");
-        assertEquals(List.of(Decision.RUN), decisions(admit("c1", List.of(turn), FlowLimit.concurrency("t:work", 1))));
+        List<Delivery> backlogHead = fetchSoon("c2", 1);
+        assertEquals(List.of(Decision.RUN), decisions(admit("c2", backlogHead, oneSlot)),
+                "the free slot is taken by the delivery that finds it, not kept idle for the waiter behind it");
+        Delivery turnCame = fetchSoon("c2", 1).getFirst();
+        assertEquals(first.get(1).message().orElseThrow().id(), turnCame.message().orElseThrow().id(), "the oldest waiter came back");
+        assertEquals(List.of(Decision.WAIT_SLOT), decisions(admit("c2", List.of(turnCame), oneSlot)), "the slot is taken");
+
+        broker.settle("c2", List.of(new Settlement.Ack(backlogHead.getFirst())));
+        Delivery next = fetchSoon("c1", 1).getFirst();
+        assertEquals(first.get(1).message().orElseThrow().id(), next.message().orElseThrow().id(),
+                "the waiter that found its slot taken kept its place ahead of the one behind it in the line");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c1", List.of(next), oneSlot)));
+    }
+
+    @Test
+    void aLimitRaisedWhileJobsWaitFillsItsNewSlotsFromTheLineAtOnce() throws Exception {
+        List<Delivery> first = enqueueAndFetch(3, "c1");
+        assertEquals(List.of(Decision.RUN, Decision.WAIT_SLOT, Decision.WAIT_SLOT),
+                decisions(admit("c1", first, FlowLimit.concurrency("t:work", 1))));
+
+        // the task's limit raised in code: the next admission, with room to spare, brings the line back
+        List<Delivery> newcomer = enqueueAndFetch(1, "c2");
+        assertEquals(List.of(Decision.RUN), decisions(admit("c2", newcomer, FlowLimit.concurrency("t:work", 5))));
+        assertEquals(0, broker.stats(queue).delayed(), "both waiters were moved back, not left to their fallback");
+        List<Delivery> back = fetchSoon("c1", 2);
+        assertEquals(Set.of(first.get(1).message().orElseThrow().id(), first.get(2).message().orElseThrow().id()),
+                Set.of(back.get(0).message().orElseThrow().id(), back.get(1).message().orElseThrow().id()));
+        assertEquals(List.of(Decision.RUN, Decision.RUN), decisions(admit("c1", back, FlowLimit.concurrency("t:work", 5))));
+        assertEquals(4, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, "t:work"));
     }
 
     @Test

@@ -28,7 +28,8 @@ public record FlowLimit(String id, Kind kind, int permits, long intervalMicros, 
 
     /**
      * Header of a message moved back to its queue when a concurrency slot it waited for was
-     * released: it may take a free slot ahead of the messages still waiting. Its value is the attempt.
+     * released: if it finds the slot taken again, it waits ahead of the messages that joined the line
+     * after it. Its value is the attempt.
      */
     public static final String TURN_HEADER = "limit.turn";
 

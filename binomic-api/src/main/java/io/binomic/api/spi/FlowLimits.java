@@ -17,9 +17,12 @@ public interface FlowLimits {
      * broker allows (one on Redis), atomically per delivery with its effect. For each, in order: a
      * delivery that is not pending under {@code consumer} is {@code NOT_PENDING}; one that already
      * holds its admission (it was reclaimed after it was admitted: the slot follows the delivery) is
-     * {@code RUN} without counting again; one whose concurrency limit has no free slot (or has
-     * messages waiting for one, unless this message's turn came: {@link FlowLimit#TURN_HEADER}) is
-     * acked and stored in the delayed set to wait for a slot ({@code WAIT_SLOT}); one over a rate
+     * {@code RUN} without counting again; one whose concurrency limit has no free slot is acked and
+     * stored in the delayed set to wait for a slot ({@code WAIT_SLOT}), in a line ordered by priority,
+     * then by arrival, in which one whose turn came ({@link FlowLimit#TURN_HEADER}) but that found the
+     * slot taken goes ahead of those that joined after it. A free slot goes to the delivery that finds
+     * it, whether messages wait for one or not (the one moved back for it may be behind a backlog on
+     * the queue, and the slot must not idle meanwhile); one over a rate
      * limit (unless {@link FlowLimit#RATE_ADMITTED_HEADER} says it was admitted for its attempt) takes
      * the next start the limit allows, and is acked and stored in the delayed set due then
      * ({@code WAIT_RATE}); otherwise it takes a slot of each concurrency limit, counts against each

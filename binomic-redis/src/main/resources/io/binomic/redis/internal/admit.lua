@@ -181,10 +181,12 @@ for _, d in ipairs(ds) do
     own_waiting = own_waiting + 1
   end
 end
--- per concurrency limit: its slots taken (read once, counted here as this call takes more), the
--- slots and holders this call adds (written at the end, one ZADD per limit and one HSET), and
--- whether its line of waiters was seen empty (nothing but this call adds to it meanwhile)
-local taken, adds, add_order, holders, line_empty = {}, {}, {}, {}, {}
+-- per concurrency limit: its slots taken (read once, counted here as this call takes more), and the
+-- slots and holders this call adds (written at the end, one ZADD per limit and one HSET)
+local taken, adds, add_order, holders = {}, {}, {}, {}
+-- per concurrency limit: how many wait in its line (read when a delivery first joins it, counted here as more do),
+-- and its permits, for those this call looked at
+local line_length, seen_permits = {}, {}
 local function slots_taken(lid)
   if taken[lid] == nil then
     taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid)
@@ -209,36 +211,34 @@ for _, d in ipairs(ds) do
   elseif d.fast then
     if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
   elseif not holding[d.member] then
-    local wait_lid, conc = nil, {}
+    -- A free slot goes to the delivery that finds it, even while messages wait in the line: the one
+    -- a release moved back is at the end of the stream, and keeping the slot for it would leave the
+    -- slot idle while the workers read the backlog ahead of it. It finds the slot taken and waits again,
+    -- ahead of the waiters parked after it, so the line still serves by priority, then age.
+    local wait_lid, wait_permits, conc = nil, 0, {}
     for _, l in ipairs(set) do
       if l.kind == 'c' then
-        local lid = l.lid
-        local free = slots_taken(lid) < l.permits
-        if free and not turn and not line_empty[lid] then
-          -- a free slot, but messages waiting for one go first: drop the stale ones (moved back
-          -- meanwhile by their fallback), give the slot to the oldest live one, and queue behind it
-          local wkey = base .. 'wait:' .. lid
-          while true do
-            local head = redis.call('ZRANGE', wkey, 0, 0)
-            if #head == 0 then line_empty[lid] = true break end
-            if redis.call('ZSCORE', KEYS[2], head[1]) then
-              redis.call('ZREM', wkey, head[1])
-              lim_move_now(KEYS[1], head[1], now_ms)
-              free = false
-              break
-            end
-            redis.call('ZREM', wkey, head[1])
-          end
-        end
-        if not free then
-          wait_lid = lid
+        seen_permits[l.lid] = l.permits
+        if slots_taken(l.lid) >= l.permits then
+          wait_lid, wait_permits = l.lid, l.permits
           break
         end
-        conc[#conc + 1] = lid
+        conc[#conc + 1] = l.lid
       end
     end
     if wait_lid then
-      code, due = 'S', now + fallback
+      -- The safety fallback brings a waiter back in case no release does (slots lost with a failed-over
+      -- primary, a limit raised while nothing ran). Each round of releases serves about one limit's
+      -- worth of the line, so a waiter a long way back gets as many fallbacks, up to 360 (an hour): a backlog
+      -- of thousands no longer comes back every 10 s only to wait again, while the head of the line,
+      -- which is what restarts a stuck line, keeps the short one.
+      local ahead = 0
+      if not turn then
+        if line_length[wait_lid] == nil then line_length[wait_lid] = redis.call('ZCARD', base .. 'wait:' .. wait_lid) end
+        ahead = line_length[wait_lid]
+        line_length[wait_lid] = ahead + 1
+      end
+      code, due = 'S', now + fallback * math.min(1 + math.floor(ahead / math.max(1, wait_permits)), 360)
     else
       -- rate limits, GCRA on the admitted starts (strict: at most one start per interval, plus the burst),
       -- and the waiting line. A message that waited its turn starts when a start is allowed; a new one also
@@ -309,10 +309,11 @@ for _, d in ipairs(ds) do
         -- back a little before its turn when the caller holds: it is then held, not late
         redis.call('ZADD', KEYS[2], ms(code == 'W' and math.max(now, due - lead) or due), member)
         if code == 'S' then
-          -- the line for a slot: higher priority first, then oldest first (1e13 ms is over 300 years)
+          -- the line for a slot: higher priority first, then oldest first (1e13 ms is over 300 years); one
+          -- whose turn came but found the slot taken goes ahead of those parked since (1e12 ms earlier)
           local p = tonumber(m['priority'] or '5') or 5
-          redis.call('ZADD', base .. 'wait:' .. wait_lid, string.format('%d', (9 - p) * 10000000000000 + now_ms), member)
-          line_empty[wait_lid] = nil
+          local since = turn and now_ms - 1000000000000 or now_ms
+          redis.call('ZADD', base .. 'wait:' .. wait_lid, string.format('%d', (9 - p) * 10000000000000 + since), member)
         end
         if jk > 0 then
           local state = redis.call('HGET', KEYS[jk], 'state')
@@ -329,6 +330,17 @@ for _, d in ipairs(ds) do
   out[#out + 1] = code
   out[#out + 1] = due == now and now_text or us(due)
   out[#out + 1] = code == 'H' and us(due - now) or '0'
+end
+-- Slots still free after this call while messages wait for one (a limit raised, slots freed by no
+-- release): as many of the line's head go back now, not at their fallback. One already on its way
+-- back finds its slot taken and waits again, at the front.
+for lid, permits in pairs(seen_permits) do
+  local spare = permits - slots_taken(lid)
+  if spare > 0 and redis.call('EXISTS', base .. 'wait:' .. lid) == 1 then
+    for _ = 1, spare do
+      if not lim_promote(KEYS[1], lid, now_ms) then break end
+    end
+  end
 end
 for _, lid in ipairs(add_order) do lim_chunked({'ZADD', base .. 'slots:' .. lid}, adds[lid]) end
 lim_chunked({'HSET', KEYS[3]}, holders)

@@ -19,6 +19,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,8 @@ import java.util.Set;
 final class MemoryFlowLimits implements FlowLimits {
     /** The latest a message waiting for a slot is looked at again if no release moves it first. */
     static final long SLOT_WAIT_FALLBACK_MILLIS = 10_000;
+    /** The most fallbacks a waiter far back in a line waits (an hour): see {@link #slotWaitMillis}. */
+    private static final long MAX_SLOT_WAIT_FALLBACKS = 360;
 
     /**
      * One rate limit, in epoch µs: the GCRA time of the admitted starts (held ones at their reserved
@@ -82,22 +85,36 @@ final class MemoryFlowLimits implements FlowLimits {
         final Map<String, ArrayDeque<Scheduled>> waiting = new HashMap<>();
         /** The priority of each waiter: a line is ordered by priority, then by arrival. */
         final Map<Scheduled, Integer> waiterPriority = new HashMap<>();
+        /** The waiters whose turn came but who found the slot taken: ahead of the others of their priority. */
+        final Set<Scheduled> turnTaken = new HashSet<>();
 
         Scheduled pollWaiter(ArrayDeque<Scheduled> line) {
             Scheduled waiter = line.pollFirst();
             waiterPriority.remove(waiter);
+            turnTaken.remove(waiter);
             return waiter;
         }
 
-        /** Behind the waiters of its priority and higher, ahead of the lower ones. */
-        void addWaiter(ArrayDeque<Scheduled> line, Scheduled waiter, int priority) {
-            ArrayDeque<Scheduled> lower = new ArrayDeque<>();
-            while (!line.isEmpty() && waiterPriority.getOrDefault(line.peekLast(), Priority.DEFAULT) < priority) {
-                lower.addFirst(line.pollLast());
+        /**
+         * Behind the waiters of a higher priority, ahead of the lower ones; within its priority behind
+         * the others, or, when its turn came and it found the slot taken, behind only those of that kind.
+         */
+        void addWaiter(ArrayDeque<Scheduled> line, Scheduled waiter, int priority, boolean turnCame) {
+            ArrayDeque<Scheduled> behind = new ArrayDeque<>();
+            while (!line.isEmpty() && !goesBefore(line.peekLast(), priority, turnCame)) {
+                behind.addFirst(line.pollLast());
             }
             line.addLast(waiter);
-            line.addAll(lower);
+            line.addAll(behind);
             waiterPriority.put(waiter, priority);
+            if (turnCame) {
+                turnTaken.add(waiter);
+            }
+        }
+
+        private boolean goesBefore(Scheduled other, int priority, boolean turnCame) {
+            int p = waiterPriority.getOrDefault(other, Priority.DEFAULT);
+            return p > priority || (p == priority && (!turnCame || turnTaken.contains(other)));
         }
     }
 
@@ -134,6 +151,7 @@ final class MemoryFlowLimits implements FlowLimits {
         return state.locked(() -> {
             long now = micros(state.clock.instant()); // one time for the whole call, as one script on Redis
             List<Admission> decisions = new ArrayList<>(requests.size());
+            Map<String, Map<String, Integer>> seenPermits = new HashMap<>();
             for (var request : requests) {
                 Delivery d = request.delivery();
                 QueueState q = state.queue(d.queue());
@@ -141,7 +159,7 @@ final class MemoryFlowLimits implements FlowLimits {
                     decisions.add(new Admission(d, Admission.Decision.NOT_PENDING, Optional.empty()));
                     continue;
                 }
-                var admission = decide(request, now, holdMicros);
+                var admission = decide(request, now, holdMicros, seenPermits.computeIfAbsent(d.queue(), k -> new HashMap<>()));
                 if (admission.decision() != Admission.Decision.RUN && admission.decision() != Admission.Decision.HOLD) {
                     q.pending.remove(d.receipt()); // acked: it waits in the delayed set
                     Message m = d.message().orElseThrow();
@@ -155,8 +173,25 @@ final class MemoryFlowLimits implements FlowLimits {
                 }
                 decisions.add(admission);
             }
+            // Slots still free after this call while messages wait for one (a limit raised): as many of
+            // the line's head go back now, not at their fallback.
+            seenPermits.forEach((queue, byLimit) -> byLimit.forEach((id, permits) -> {
+                Limits q = limits(queue);
+                moveBack(queue, q, id, permits - q.slots.getOrDefault(id, Set.of()).size());
+            }));
             return decisions;
         });
+    }
+
+    /**
+     * How long a waiter with {@code ahead} others in front of it stays in the delayed set unless a
+     * release moves it back first. The fallback is a safety net for a line no release serves (a limit
+     * raised while nothing ran); each round of releases serves about one limit's worth of the line, so
+     * a waiter further back gets as many fallbacks, and a long backlog does not come back every 10 s
+     * only to wait again, while the head of the line, which restarts a stuck one, keeps the short one.
+     */
+    static long slotWaitMillis(int ahead, int permits) {
+        return SLOT_WAIT_FALLBACK_MILLIS * Math.min(1 + ahead / Math.max(1, permits), MAX_SLOT_WAIT_FALLBACKS);
     }
 
     private static long micros(Instant t) {
@@ -174,9 +209,10 @@ final class MemoryFlowLimits implements FlowLimits {
 
     /**
      * Decides on one delivery pending under its consumer at {@code now} (epoch µs), reserving starts
-     * up to {@code maxHold} µs ahead; one that waits is stored in the delayed set. Called under the lock.
+     * up to {@code maxHold} µs ahead; one that waits is stored in the delayed set. Records the permits of
+     * each concurrency limit it looks at in {@code seenPermits}. Called under the lock.
      */
-    private Admission decide(Admission.Request request, long now, long maxHold) {
+    private Admission decide(Admission.Request request, long now, long maxHold, Map<String, Integer> seenPermits) {
         var d = request.delivery();
         Message m = d.message().orElseThrow();
         Limits q = limits(d.queue());
@@ -191,22 +227,16 @@ final class MemoryFlowLimits implements FlowLimits {
             if (limit.kind() != FlowLimit.Kind.CONCURRENCY) {
                 continue;
             }
-            boolean free = q.slots.getOrDefault(limit.id(), Set.of()).size() < limit.permits();
-            ArrayDeque<Scheduled> line = q.waiting.get(limit.id());
-            if (free && !turn && line != null) {
-                // A free slot, but messages waiting for one go first: drop the stale ones (moved back
-                // meanwhile by their fallback), give the slot to the oldest live one, queue behind it.
-                while (!line.isEmpty()) {
-                    if (moveNow(d.queue(), q.pollWaiter(line))) {
-                        free = false;
-                        break;
-                    }
-                }
-            }
-            if (!free) {
-                long due = millisUp(now) + SLOT_WAIT_FALLBACK_MILLIS;
+            seenPermits.put(limit.id(), limit.permits());
+            // A free slot goes to the delivery that finds it, even while messages wait in the line: the
+            // one a release moved back is at the end of the queue, and keeping the slot for it would leave
+            // the slot idle while the backlog ahead of it is fetched. It finds the slot taken and waits
+            // again, ahead of the waiters parked after it.
+            if (q.slots.getOrDefault(limit.id(), Set.of()).size() >= limit.permits()) {
+                ArrayDeque<Scheduled> line = q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>());
+                long due = millisUp(now) + slotWaitMillis(turn ? 0 : line.size(), limit.permits());
                 Scheduled waiter = state.delay(d.queue(), waiting, due);
-                q.addWaiter(q.waiting.computeIfAbsent(limit.id(), k -> new ArrayDeque<>()), waiter, m.priority());
+                q.addWaiter(line, waiter, m.priority(), turn);
                 return new Admission(d, Admission.Decision.WAIT_SLOT, Optional.of(Instant.ofEpochMilli(due)));
             }
             concurrency.add(limit.id());
@@ -302,15 +332,21 @@ final class MemoryFlowLimits implements FlowLimits {
             if (holders != null && holders.remove(receipt) && holders.isEmpty()) {
                 q.slots.remove(id);
             }
-            ArrayDeque<Scheduled> line = q.waiting.get(id);
-            while (line != null && !line.isEmpty()) {
-                if (moveNow(queue, q.pollWaiter(line))) {
-                    break;
-                }
+            moveBack(queue, q, id, 1);
+        }
+    }
+
+    /** Moves up to {@code count} live waiters of limit {@code id} back to their queue, dropping stale ones. Called under the lock. */
+    private void moveBack(String queue, Limits q, String id, int count) {
+        ArrayDeque<Scheduled> line = q.waiting.get(id);
+        int moved = 0;
+        while (line != null && !line.isEmpty() && moved < count) {
+            if (moveNow(queue, q.pollWaiter(line))) {
+                moved++;
             }
-            if (line != null && line.isEmpty()) {
-                q.waiting.remove(id);
-            }
+        }
+        if (line != null && line.isEmpty()) {
+            q.waiting.remove(id);
         }
     }
 
