@@ -12,14 +12,12 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -363,38 +361,18 @@ final class BenchBatches {
     }
 
     /** The {@link BenchBatchesWorker} JVM, its output read line by line and its commands written to its input. */
-    private static final class Worker implements AutoCloseable {
-        private final Process process;
-        private final Path log;
-        private final BlockingQueue<String> lines;
-
-        private Worker(Process process, Path log) {
-            this.process = process;
-            this.log = log;
-            this.lines = Bench.outputLines(process);
+    private static final class Worker extends BenchProcess {
+        private Worker(List<String> command) throws IOException {
+            super("the batches worker", command, "binomic-bench-batches-");
         }
 
         static Worker start(String url) throws IOException, InterruptedException {
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-preview", "-Xmx1g", "-cp", System.getProperty("java.class.path"), BenchBatchesWorker.class.getName(),
                     url, Integer.toString(CONCURRENCY)));
-            Path log = Files.createTempFile("binomic-bench-batches-", ".log");
-            Worker worker = new Worker(new ProcessBuilder(command).redirectError(log.toFile()).start(), log);
+            Worker worker = new Worker(command);
             worker.awaitLine("ready", 300);
             return worker;
         }
-
-        void send(String line) throws IOException {
-            process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
-            process.getOutputStream().flush();
-        }
-
-        /** The next line starting with {@code prefix} (other lines before it are skipped). */
-        String awaitLine(String prefix, int timeoutSeconds) throws InterruptedException {
-            return Bench.awaitLine("the batches worker", process, lines, log, prefix, timeoutSeconds);
-        }
-
-        @Override
-        public void close() { Bench.stop(process); }
     }
 }
