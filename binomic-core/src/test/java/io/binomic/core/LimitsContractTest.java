@@ -125,6 +125,19 @@ public abstract class LimitsContractTest {
     }
 
     @Test
+    void noWaiterFallsBackLaterThanAMinuteHoweverFarBackInTheLine() throws Exception {
+        // the fallback is what brings back the jobs of a limit a new release of the code no longer declares
+        Instant asked = Instant.now();
+        List<Admission> a = admit("c1", enqueueAndFetch(12, "c1"), FlowLimit.concurrency("t:work", 1));
+
+        assertEquals(11, decisions(a).stream().filter(d -> d == Decision.WAIT_SLOT).count());
+        Instant last = a.get(11).dueAt().orElseThrow();
+        assertTrue(last.isBefore(asked.plusSeconds(62)), "the last of 11 waiters is looked at again within a minute: "
+                + Duration.between(asked, last));
+        assertTrue(last.isAfter(asked.plusSeconds(50)), "and not with the head: " + Duration.between(asked, last));
+    }
+
+    @Test
     void settlingAHolderReleasesItsSlotAndGivesTheOldestWaiterItsTurn() throws Exception {
         List<Delivery> ds = enqueueAndFetch(3, "c1");
         admit("c1", ds, TWO_SLOTS);

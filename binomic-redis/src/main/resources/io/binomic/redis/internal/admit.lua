@@ -228,17 +228,19 @@ for _, d in ipairs(ds) do
     end
     if wait_lid then
       -- The safety fallback brings a waiter back in case no release does (slots lost with a failed-over
-      -- primary, a limit raised while nothing ran). Each round of releases serves about one limit's
-      -- worth of the line, so a waiter a long way back gets as many fallbacks, up to 360 (an hour): a backlog
-      -- of thousands no longer comes back every 10 s only to wait again, while the head of the line,
-      -- which is what restarts a stuck line, keeps the short one.
+      -- primary, a limit raised while nothing ran, a limit removed from the task's code, a worker without
+      -- the limit running the waiter a release moved back). Each round of releases serves about one
+      -- limit's worth of the line, so a waiter further back gets as many fallbacks, up to 6 (a minute):
+      -- a backlog of thousands no longer comes back every 10 s only to wait again, while the head of the
+      -- line, which restarts a stuck one, keeps the short one, and no waiter of a limit that is gone
+      -- waits more than a minute.
       local ahead = 0
       if not turn then
         if line_length[wait_lid] == nil then line_length[wait_lid] = redis.call('ZCARD', base .. 'wait:' .. wait_lid) end
         ahead = line_length[wait_lid]
         line_length[wait_lid] = ahead + 1
       end
-      code, due = 'S', now + fallback * math.min(1 + math.floor(ahead / math.max(1, wait_permits)), 360)
+      code, due = 'S', now + fallback * math.min(1 + math.floor(ahead / math.max(1, wait_permits)), 6)
     else
       -- rate limits, GCRA on the admitted starts (strict: at most one start per interval, plus the burst),
       -- and the waiting line. A message that waited its turn starts when a start is allowed; a new one also

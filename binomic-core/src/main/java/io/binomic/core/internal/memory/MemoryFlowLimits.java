@@ -37,8 +37,8 @@ import java.util.Set;
 final class MemoryFlowLimits implements FlowLimits {
     /** The latest a message waiting for a slot is looked at again if no release moves it first. */
     static final long SLOT_WAIT_FALLBACK_MILLIS = 10_000;
-    /** The most fallbacks a waiter far back in a line waits (an hour): see {@link #slotWaitMillis}. */
-    private static final long MAX_SLOT_WAIT_FALLBACKS = 360;
+    /** The most fallbacks a waiter far back in a line waits (a minute): see {@link #slotWaitMillis}. */
+    private static final long MAX_SLOT_WAIT_FALLBACKS = 6;
 
     /**
      * One rate limit, in epoch µs: the GCRA time of the admitted starts (held ones at their reserved
@@ -186,9 +186,11 @@ final class MemoryFlowLimits implements FlowLimits {
     /**
      * How long a waiter with {@code ahead} others in front of it stays in the delayed set unless a
      * release moves it back first. The fallback is a safety net for a line no release serves (a limit
-     * raised while nothing ran); each round of releases serves about one limit's worth of the line, so
-     * a waiter further back gets as many fallbacks, and a long backlog does not come back every 10 s
-     * only to wait again, while the head of the line, which restarts a stuck one, keeps the short one.
+     * removed from a task's code, a worker without the limit running a waiter a release moved back);
+     * each round of releases serves about one limit's worth of the line, so a waiter further back gets
+     * as many fallbacks, up to a minute: a long backlog does not come back every 10 s only to wait
+     * again, the head of the line, which restarts a stuck one, keeps the short one, and no waiter of a
+     * limit that is gone waits more than a minute.
      */
     static long slotWaitMillis(int ahead, int permits) {
         return SLOT_WAIT_FALLBACK_MILLIS * Math.min(1 + ahead / Math.max(1, permits), MAX_SLOT_WAIT_FALLBACKS);
