@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.BrokerException;
+import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.RepeatedErrorLog;
@@ -13,12 +14,14 @@ import java.util.TreeSet;
 /** {@code binomic queues}: one line per queue with its broker-side counts. */
 final class QueuesCommand extends Command {
     QueuesCommand(Context cx) {
-        super(cx, "queues", "Show each queue: ready, pending, delayed, dead letters and consumers",
+        super(cx, "queues", "Show each queue: ready, pending, delayed, dead letters, consumers, pause and limits",
                 List.of(BROKER, QUEUES), """
                 READY: waiting to be fetched. PENDING: fetched, not yet acknowledged (running, or
-                stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff).
-                DEAD: in the dead-letter queue ('binomic dlq list'). PAUSED: yes for a paused
-                queue ('binomic queue pause'), else the tasks paused one by one, else -.
+                stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff)
+                or for a rate limit or a concurrency slot. DEAD: in the dead-letter queue ('binomic dlq
+                list'). PAUSED: yes for a paused queue ('binomic queue pause'), else the tasks paused one
+                by one, else -. LIMITS: the queue's own rate and concurrency limits ('binomic queue
+                limit'), else - (limits declared by tasks in code are not shown).
                 """);
     }
 
@@ -32,11 +35,17 @@ final class QueuesCommand extends Command {
         return tasks.isEmpty() ? "-" : "task:" + String.join(",", new TreeSet<>(tasks));
     }
 
+    /** The queue's own limits as {@code binomic queue limit} shows them, or "-". */
+    private static String limits(Binomic binomic, String queue) {
+        QueueLimits limits = binomic.queues().limits(queue);
+        return limits.isEmpty() ? "-" : limits.toString();
+    }
+
     @Override
     int run(Arguments args) throws UsageException {
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             List<String> queues = queues(args, binomic);
-            Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED");
+            Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "DEAD", "CONSUMERS", "PAUSED", "LIMITS");
             // One queue whose keys are broken (a key of another type) must not hide the others' figures.
             Map<String, BrokerException> failed = new LinkedHashMap<>();
             for (String queue : queues) {
@@ -45,10 +54,11 @@ final class QueuesCommand extends Command {
                     s = binomic.queueStats(queue);
                 } catch (BrokerException e) {
                     failed.put(queue, e);
-                    table.row(queue, "?", "?", "?", "?", "?", "?");
+                    table.row(queue, "?", "?", "?", "?", "?", "?", "?");
                     continue;
                 }
-                table.row(queue, s.ready(), s.pending(), s.delayed(), s.deadLetters(), s.consumers(), paused(binomic, queue));
+                table.row(queue, s.ready(), s.pending(), s.delayed(), s.deadLetters(), s.consumers(), paused(binomic, queue),
+                        limits(binomic, queue));
                 if (s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() == 0) {
                     warnIfUnknown(binomic, queue);
                 }

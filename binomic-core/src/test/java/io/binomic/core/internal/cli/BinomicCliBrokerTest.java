@@ -100,14 +100,15 @@ class BinomicCliBrokerTest {
         broker.fetch(List.of("emails"), "c1", 2, Duration.ZERO);
         scheduler.schedule(message("reports", "render"), Instant.now().plusSeconds(3600));
         deadLetter("reports", "render", 1, DeadLetterReason.MAX_ATTEMPTS, "java.io.IOException");
+        assertEquals(0, run("queue", "limit", "reports", "--concurrency", "3").exit());
 
         CliRun run = run("queues", "--queues", "emails,reports");
 
         assertEquals(0, run.exit(), run.toString());
         assertEquals("""
-                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED
-                emails       3        2        0     0          1       -
-                reports      0        0        1     1          1       -
+                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
+                emails       3        2        0     0          1       -  -
+                reports      0        0        1     1          1       -  concurrency 3
                 """, run.out());
     }
 
@@ -123,8 +124,8 @@ class BinomicCliBrokerTest {
         deadLetter("clicks@1", "track", 1, DeadLetterReason.MAX_ATTEMPTS, "java.io.IOException");
 
         assertEquals("""
-                QUEUE   READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED
-                clicks      6        0        0     1          1       -
+                QUEUE   READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
+                clicks      6        0        0     1          1       -       -
                 """, run("queues", "--queues", "clicks").out(), "the sums over the partitions");
         String details = run("dlq", "list", "--queues", "clicks", "--details").out();
         String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("clicks@1", java.util.Optional.empty(), 1).getFirst().id() + "@1";
