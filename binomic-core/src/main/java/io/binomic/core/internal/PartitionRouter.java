@@ -54,11 +54,15 @@ public final class PartitionRouter {
     public Map<String, QueuePartitions> of(List<String> queues) {
         long now = System.nanoTime();
         List<String> stale = new ArrayList<>();
+        // What this call answers, kept here rather than looked up again at the end: another thread's
+        // forget() (a pause, a replay) may remove a queue from the map meanwhile.
+        Map<String, QueuePartitions> out = new LinkedHashMap<>();
         for (String q : queues) {
             Known k = known.get(q);
             if (k == null || now - k.readNanos() >= REFRESH_MILLIS * 1_000_000) {
                 stale.add(q);
             }
+            out.put(q, k == null ? QueuePartitions.ONE : k.partitions());
         }
         if (!stale.isEmpty()) {
             try {
@@ -66,6 +70,7 @@ public final class PartitionRouter {
                 long readNanos = System.nanoTime();
                 for (String q : stale) {
                     QueuePartitions p = read.getOrDefault(q, QueuePartitions.ONE);
+                    out.put(q, p);
                     Known before = known.put(q, new Known(p, readNanos));
                     if (before != null && !before.partitions().equals(p)) {
                         LOG.log(Level.INFO, "queue {0}: partitions now {1} (workers read {2})", q, p.count(), p.highest());
@@ -82,10 +87,6 @@ public final class PartitionRouter {
                     known.put(q, new Known(k == null ? QueuePartitions.ONE : k.partitions(), failedNanos));
                 }
             }
-        }
-        Map<String, QueuePartitions> out = new LinkedHashMap<>();
-        for (String q : queues) {
-            out.put(q, known.get(q).partitions());
         }
         return out;
     }
