@@ -18,7 +18,8 @@ public interface FlowLimitReadings {
      * @param slotsHeld slots of a concurrency limit held now, as {@link FlowLimits#slotsHeld} counts
      *     them (deliveries a broker admitted under the queue's own limit without a slot, while it
      *     could not bind, are not counted); 0 for a rate limit
-     * @param waitingForSlot messages waiting in the delayed set for a slot of the limit
+     * @param waitingForSlot messages waiting in the delayed set for a slot of the limit (the length of its
+     *     line: one cancelled while it waits counts until its turn comes)
      * @param waitingForRate starts and turns the rate limit handed out that have not come yet: about as
      *     many jobs wait for their start under it, held by a worker or in the delayed set (starts taken
      *     at once from its burst count for an interval); 0 for a concurrency limit

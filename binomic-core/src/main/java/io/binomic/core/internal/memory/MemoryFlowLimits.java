@@ -367,17 +367,16 @@ final class MemoryFlowLimits implements FlowLimits, FlowLimitReadings {
         return state.locked(() -> {
             long now = micros(state.clock.instant());
             Limits q = limitsByQueue.get(queue);
-            QueueState delayed = state.queue(queue);
             Map<String, Reading> out = new LinkedHashMap<>();
+            if (q == null) {
+                limitIds.forEach(id -> out.put(id, Reading.IDLE));
+                return out;
+            }
             for (String id : limitIds) {
-                if (q == null) {
-                    out.put(id, Reading.IDLE);
-                    continue;
-                }
-                // a waiter whose message left the delayed set (cancelled) is dropped when its turn comes: not counted
-                long waiting = q.waiting.getOrDefault(id, new ArrayDeque<>()).stream().filter(delayed.delayed::containsKey).count();
+                // the line's length, as Redis counts it: a waiter cancelled meanwhile is dropped only when its turn comes
+                ArrayDeque<Scheduled> line = q.waiting.get(id);
                 RateState rate = q.rates.get(id);
-                out.put(id, new Reading(q.slots.getOrDefault(id, Set.of()).size(), waiting,
+                out.put(id, new Reading(q.slots.getOrDefault(id, Set.of()).size(), line == null ? 0 : line.size(),
                         rate == null ? 0 : turnsAhead(rate.tat, rate.nextTurn, rate.interval, now)));
             }
             return out;
