@@ -152,8 +152,9 @@ final class RedisFlowLimits implements FlowLimits, FlowLimitReadings {
     /**
      * Per limit a ZCARD of its slots and of its line and an HMGET of its rate state, all in one
      * pipeline: commands a reader ACL user has, on keys of one hash tag (one Cluster slot). The turns
-     * ahead are counted on this host's clock against Redis' times: a skew of a few milliseconds moves
-     * the count by that many intervals' worth, which is within what the count promises.
+     * ahead are counted on this host's clock against Redis' times: a skew between the two clocks moves
+     * the count by the skew divided by the limit's interval, about nothing for a skew of milliseconds
+     * under a limit of seconds, a few under 1,000/s.
      */
     @Override
     public Map<String, Reading> read(String queue, List<String> limitIds) {
