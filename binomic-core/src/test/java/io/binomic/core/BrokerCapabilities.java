@@ -3,6 +3,7 @@ package io.binomic.core;
 import io.binomic.api.spi.Activity;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.DeadLetterStore;
+import io.binomic.api.spi.FlowLimitReadings;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.PendingDeliveries;
@@ -31,6 +32,10 @@ public final class BrokerCapabilities {
 
     public static FlowLimits flowLimits(Broker broker) {
         return of(broker, FlowLimits.class);
+    }
+
+    public static FlowLimitReadings flowLimitReadings(Broker broker) {
+        return of(broker, FlowLimitReadings.class);
     }
 
     public static UniqueSubmits uniqueSubmits(Broker broker) {

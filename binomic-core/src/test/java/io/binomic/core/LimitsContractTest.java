@@ -10,6 +10,8 @@ import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimitReadings;
+import io.binomic.api.spi.FlowLimitReadings.Reading;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
@@ -109,6 +111,29 @@ public abstract class LimitsContractTest {
         assertEquals(1, broker.stats(queue).delayed(), "the waiting one is in the delayed set");
         assertTrue(a.get(2).dueAt().orElseThrow().isAfter(Instant.now().plusSeconds(5)),
                 "it waits for a release, not for a short poll: " + a.get(2).dueAt());
+    }
+
+    @Test
+    void readingsCountTheSlotsHeldAndTheMessagesWaitingForOne() throws Exception {
+        List<Delivery> ds = enqueueAndFetch(4, "c1");
+        admit("c1", ds, TWO_SLOTS);
+        FlowLimitReadings readings = BrokerCapabilities.flowLimitReadings(broker);
+
+        assertEquals(Map.of("t:work", new Reading(2, 2, 0), "t:other", Reading.IDLE), readings.read(queue, List.of("t:work", "t:other")));
+        assertEquals(Map.of("t:work", Reading.IDLE), readings.read("limits-never-used", List.of("t:work")));
+
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(ds.get(0)))).notApplied().isEmpty());
+        assertEquals(new Reading(1, 1, 0), readings.read(queue, List.of("t:work")).get("t:work"), "the release moved the head of the line back");
+    }
+
+    @Test
+    void readingsCountTheTurnsARateLimitHandedOut() throws Exception {
+        FlowLimit onePerTenSeconds = FlowLimit.rate("t:work", RateLimit.of(1, Duration.ofSeconds(10)));
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_RATE, Decision.WAIT_RATE),
+                decisions(admit("c1", enqueueAndFetch(4, "c1"), onePerTenSeconds)));
+
+        assertEquals(new Reading(0, 0, 2), BrokerCapabilities.flowLimitReadings(broker).read(queue, List.of("t:work")).get("t:work"),
+                "two turns handed out, 10 and 20 s ahead");
     }
 
     @Test

@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
+import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
+import io.binomic.api.RateLimit;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
@@ -84,6 +87,32 @@ class AclReaderTest {
                     HttpResponse.BodyHandlers.ofString()).body();
             assertTrue(metrics.contains("binomic_batches{state=\"open\"}") && metrics.contains("binomic_workflows{state=\"failed\"}"),
                     "the reader reads the broker-wide counts of batches and workflows: " + metrics);
+        }
+    }
+
+    @Test
+    void theReaderSeesAQueuesLimitsAndWhatTheyHoldOnTheQueuesPageAndMetrics() throws Exception {
+        try (Broker admin = Brokers.redis(redis)) {
+            admin.start(List.of(queue));
+            admin.capability(FlowLimits.class).orElseThrow().setQueueLimits(queue, QueueLimits.builder().concurrencyLimit(2)
+                    .rateLimit(RateLimit.perSecond(50)).build());
+        }
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.READER)).schedulePeriodicTasks(false)
+                .worker(io.binomic.api.WorkerConfig.builder().queues(queue).build()).build();
+        try (Binomic reader = Binomic.builder().config(config).prepareQueues(false).build().start();
+             Dashboard dashboard = reader.dashboard().port(0).readOnly(true).start();
+             HttpClient http = HttpClient.newHttpClient()) {
+            String page = http.send(HttpRequest.newBuilder(dashboard.uri().resolve("/queues")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(page.contains("<td class=\"setting\">rate 50 per PT1S (burst 1), concurrency 2</td><td class=\"in-use\">0 of 2</td>"
+                    + "<td class=\"waiting-slot\">0</td><td class=\"waiting-rate\">0</td>"), page);
+            String metrics = http.send(HttpRequest.newBuilder(dashboard.uri().resolve("/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            for (String line : List.of("binomic_queue_limit_concurrency{queue=\"" + queue + "\",limit=\"queue\"} 2",
+                    "binomic_queue_limit_slots_in_use{queue=\"" + queue + "\",limit=\"queue\"} 0",
+                    "binomic_queue_limit_waiting{queue=\"" + queue + "\",limit=\"queue\",waiting=\"rate\"} 0")) {
+                assertTrue(metrics.lines().anyMatch(line::equals), "missing line " + line + " in\n" + metrics);
+            }
         }
     }
 

@@ -10,6 +10,7 @@ import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
 import io.binomic.api.NonRetryableException;
+import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
@@ -220,8 +221,11 @@ class DashboardBrowserIT {
         assertEquals("CANCELLED", browser.findElement(By.id("job-state")).getText());
         assertEquals(JobState.CANCELLED, later.status().state(), "the broker agrees");
 
-        // Queues: pause.
+        // Queues: its limits, and pause.
+        binomic.queues().setLimits(QUEUE, QueueLimits.builder().concurrencyLimit(4).build());
         browser.findElement(By.id("nav-queues")).click();
+        assertEquals("concurrency 4", browser.findElement(By.cssSelector("#limits tr[data-queue='" + QUEUE + "'][data-limit='queue'] td.setting")).getText());
+        assertEquals("0 of 4", browser.findElement(By.cssSelector("#limits tr[data-queue='" + QUEUE + "'][data-limit='queue'] td.in-use")).getText());
         browser.findElement(By.id("pause-" + QUEUE)).click();
         browser.switchTo().alert().accept();
         awaitFlash("paused " + QUEUE);
@@ -231,6 +235,7 @@ class DashboardBrowserIT {
         browser.findElement(By.id("resume-" + QUEUE)).click();
         awaitFlash("resumed " + QUEUE);
         assertFalse(binomic.queues().isPaused(QUEUE));
+        binomic.queues().setLimits(QUEUE, QueueLimits.NONE);
 
         // A traced job that ran: its page shows the trace it was submitted with.
         JobHandle<String> traced = binomic.submit(ship, new Order("traced"), SubmitOptions.builder().traceContext(TRACE).build());

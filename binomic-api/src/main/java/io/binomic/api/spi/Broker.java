@@ -115,7 +115,7 @@ public interface Broker extends AutoCloseable {
 
     /**
      * The capability {@code type} of this broker ({@link JobStore}, {@link DeadLetterStore},
-     * {@link FlowLimits}, {@link UniqueSubmits}, {@link Pausing}, {@link Partitioning},
+     * {@link FlowLimits}, {@link FlowLimitReadings}, {@link UniqueSubmits}, {@link Pausing}, {@link Partitioning},
      * {@link Activity}, {@link PendingDeliveries}, {@link SettledCleanup}, {@link BrokerHealthReport}, {@link Batches}, {@link Workflows}, or a type of the broker's
      * own), or empty when it has none. The answer does not change while the broker is open: the core
      * asks once, and keeps what it got. By default this broker itself, when it implements

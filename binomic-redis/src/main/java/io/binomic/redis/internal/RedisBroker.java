@@ -16,6 +16,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerHealthReport;
 import io.binomic.api.spi.DeadLetterStore;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimitReadings;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Partitioning;
@@ -88,11 +89,13 @@ final class RedisBroker implements Broker {
         this.clusterBatches = batches ? null : new ClusterBatches(redis);
         this.clusterWorkflows = batches ? null : new ClusterWorkflows(redis);
         this.settle = new RedisSettle(redis, priorities, batches, clusterBatches, clusterWorkflows);
+        RedisFlowLimits flowLimits = new RedisFlowLimits(redis);
         Map<Class<?>, Object> offered = new HashMap<>(Map.of(JobStore.class, new RedisJobStore(redis), DeadLetterStore.class,
-                new RedisDeadLetters(redis), FlowLimits.class, new RedisFlowLimits(redis), UniqueSubmits.class,
+                new RedisDeadLetters(redis), FlowLimits.class, flowLimits, UniqueSubmits.class,
                 new RedisUniqueSubmits(redis), Pausing.class, new RedisPausing(redis), Partitioning.class, new RedisPartitioning(redis),
                 Activity.class, new RedisActivity(redis), PendingDeliveries.class, fetch, SettledCleanup.class, settle,
                 BrokerHealthReport.class, redis.evictionPolicy));
+        offered.put(FlowLimitReadings.class, flowLimits);
         offered.put(Batches.class, new RedisBatches(redis, clusterBatches));
         offered.put(Workflows.class, new RedisWorkflows(redis, clusterWorkflows));
         this.capabilities = Map.copyOf(offered);

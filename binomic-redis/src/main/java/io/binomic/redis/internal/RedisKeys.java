@@ -89,4 +89,10 @@ record RedisKeys(String prefix, String queue) {
 
     /** The receipts holding a slot of concurrency limit {@code id} (sorted set, score = when taken). */
     String slots(String id) { return base() + "slots:" + id; }
+
+    /** The messages waiting for a slot of concurrency limit {@code id} (sorted set: priority, then arrival); see admit.lua. */
+    String slotWaiters(String id) { return base() + "wait:" + id; }
+
+    /** The state of rate limit {@code id} (hash: tu, ru, wu, iu, in µs); see admit.lua. */
+    String rate(String id) { return base() + "rate:" + id; }
 }

@@ -9,6 +9,7 @@ import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.DeadLetterStore;
 import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimitReadings;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Partitioning;
@@ -75,7 +76,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
         this.batches = new MemoryBatches(state, jobs);
         this.workflows = new MemoryWorkflows(state, jobs);
         this.capabilities = Map.of(JobStore.class, jobs, DeadLetterStore.class, deadLetters, FlowLimits.class, limits,
-                UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state), Partitioning.class, new MemoryPartitioning(state),
+                FlowLimitReadings.class, limits, UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state), Partitioning.class, new MemoryPartitioning(state),
                 Activity.class, new MemoryActivity(state), Batches.class, batches, Workflows.class, workflows);
     }
 

@@ -6,6 +6,7 @@ import io.binomic.api.QueueLimits;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimitReadings;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobRecords;
 import io.binomic.api.spi.Message;
@@ -20,6 +21,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +36,7 @@ import java.util.Set;
  * waiting for a slot, oldest first. A delivery held back is acked and waits in the delayed set,
  * atomically with the decision.
  */
-final class MemoryFlowLimits implements FlowLimits {
+final class MemoryFlowLimits implements FlowLimits, FlowLimitReadings {
     /** The latest a message waiting for a slot is looked at again if no release moves it first. */
     static final long SLOT_WAIT_FALLBACK_MILLIS = 10_000;
     /** The most fallbacks a waiter far back in a line waits (a minute): see {@link #slotWaitMillis}. */
@@ -358,6 +360,39 @@ final class MemoryFlowLimits implements FlowLimits {
             Limits q = limitsByQueue.get(queue);
             return q == null ? 0 : q.slots.getOrDefault(limitId, Set.of()).size();
         });
+    }
+
+    @Override
+    public Map<String, Reading> read(String queue, List<String> limitIds) {
+        return state.locked(() -> {
+            long now = micros(state.clock.instant());
+            Limits q = limitsByQueue.get(queue);
+            Map<String, Reading> out = new LinkedHashMap<>();
+            if (q == null) {
+                limitIds.forEach(id -> out.put(id, Reading.IDLE));
+                return out;
+            }
+            for (String id : limitIds) {
+                // the line's length, as Redis counts it: a waiter cancelled meanwhile is dropped only when its turn comes
+                ArrayDeque<Scheduled> line = q.waiting.get(id);
+                RateState rate = q.rates.get(id);
+                out.put(id, new Reading(q.slots.getOrDefault(id, Set.of()).size(), line == null ? 0 : line.size(),
+                        rate == null ? 0 : turnsAhead(rate.tat, rate.nextTurn, rate.interval, now)));
+            }
+            return out;
+        });
+    }
+
+    /**
+     * The starts and turns a rate limit handed out after {@code now}: the last is one {@code interval}
+     * before the later of {@code tat} (its GCRA time) and {@code nextTurn}, and they are one interval
+     * apart (all µs). About as many jobs wait for their start under it, held by a worker or in the
+     * delayed set; starts taken at once from its burst count for an interval (as the
+     * Redis broker counts them).
+     */
+    static long turnsAhead(long tat, long nextTurn, long interval, long now) {
+        long last = Math.max(tat, nextTurn) - interval;
+        return interval <= 0 || last <= now ? 0 : Math.ceilDiv(last - now, interval);
     }
 
     @Override

@@ -46,6 +46,9 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     public Optional<FlowCounts> workflowCounts() { return binomic.workflowCounts(); }
 
     @Override
+    public List<LimitReadings.Limit> limits(String queue, QueueStats stats) { return LimitReadings.read(binomic, queue, stats::pending); }
+
+    @Override
     public List<OutboxMonitor> outboxes() { return CoreAccess.get().outboxes(binomic); }
 
     @Override

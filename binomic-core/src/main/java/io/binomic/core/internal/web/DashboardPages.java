@@ -425,6 +425,15 @@ public final class DashboardPages implements HttpHandler {
             h.raw("</td></tr>\n");
         }
         h.raw("</tbody></table>");
+        List<LimitReadings.Limit> limits = new ArrayList<>();
+        for (String q : queues()) {
+            try {
+                limits.addAll(LimitReadings.read(binomic, q, () -> binomic.queueStats(q).pending()));
+            } catch (RuntimeException e) {
+                h.raw("<p class=\"error\">").text("the limits of " + q + " could not be read: " + e.getMessage()).raw("</p>");
+            }
+        }
+        LimitReadings.section(h, limits);
     }
 
     // ---- changes

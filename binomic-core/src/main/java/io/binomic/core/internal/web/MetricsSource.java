@@ -73,6 +73,13 @@ public final class MetricsSource {
          * @throws RuntimeException when the broker did not answer
          */
         default Optional<FlowCounts> workflowCounts() { return Optional.empty(); }
+
+        /**
+         * The flow limits of {@code queue} and what they hold ({@link LimitReadings#read}); none by default.
+         *
+         * @throws RuntimeException when the broker did not answer
+         */
+        default List<LimitReadings.Limit> limits(String queue, QueueStats stats) { return List.of(); }
     }
 
     /** A master's worker slots and how often each was restarted. */
@@ -102,6 +109,7 @@ public final class MetricsSource {
         p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries (or, knowing no queue, a probe) within 3 s.");
         record Depth(String queue, QueueStats stats, boolean paused) { }
         List<Depth> depths = Collections.synchronizedList(new ArrayList<>());
+        List<LimitReadings.Limit> limits = Collections.synchronizedList(new ArrayList<>());
         // the flows' counts are read within the same deadline: one scrape waits at most once for a broker that is down
         AtomicReference<Optional<FlowCounts>> batches = new AtomicReference<>(Optional.empty());
         AtomicReference<Optional<FlowCounts>> workflows = new AtomicReference<>(Optional.empty());
@@ -119,7 +127,13 @@ public final class MetricsSource {
                 }
                 for (String q : queues) {
                     try {
-                        depths.add(new Depth(q, local.queueStats(q), local.isPaused(q)));
+                        QueueStats stats = local.queueStats(q);
+                        depths.add(new Depth(q, stats, local.isPaused(q)));
+                        try {
+                            limits.addAll(local.limits(q, stats));
+                        } catch (RuntimeException e) {
+                            // left out of this scrape; the queue's depth says whether the broker answered
+                        }
                     } catch (RuntimeException e) {
                         all = false;
                     }
@@ -142,6 +156,7 @@ public final class MetricsSource {
             p.sample("binomic_queue_paused", d.paused() ? 1 : 0, "queue", q);
         }
         p.sample("binomic_broker_up", up ? 1 : 0);
+        LimitReadings.metrics(p, List.copyOf(limits));
         flowCounts(p, "binomic_batches", "Batches of the whole broker (every client) by state: open (submitted, not ended), and how many ended"
                 + " succeeded (every job succeeded), cancelled (cancelled as a whole) or failed (some job dead-lettered or cancelled).", batches.get());
         flowCounts(p, "binomic_workflows", "Workflows of the whole broker (every client) by state: open (some job held or enqueued), and how many"
