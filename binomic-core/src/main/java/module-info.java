@@ -4,7 +4,8 @@
  * {@code io.binomic.core} and, for applications' own unit tests, {@code io.binomic.core.testing};
  * everything else is implementation.
  */
-@SuppressWarnings("module") // the qualified exports name io.binomic.jdbc and the Spring Boot auto-configuration, built after this module
+// The qualified exports name io.binomic.jdbc, io.binomic.micrometer and the Spring Boot auto-configuration, built after this module.
+@SuppressWarnings("module")
 module io.binomic.core {
     requires transitive io.binomic.api;
     requires jdk.jfr;
@@ -23,6 +24,8 @@ module io.binomic.core {
     // ... and refuses unknown options with the binomic command's own parser; the auto-configuration's "did you mean" for a
     // mistyped property is the command's own (an automatic module: its name is set in its jar's manifest).
     exports io.binomic.core.internal.cli to io.binomic.jdbc, io.binomic.spring.boot.autoconfigure;
+    // The Micrometer binder reads flow limits as /metrics does, with the same gauges.
+    exports io.binomic.core.internal.web to io.binomic.micrometer;
 
     uses io.binomic.api.spi.BrokerProvider;
     uses io.binomic.api.spi.PayloadCodec;

@@ -52,6 +52,16 @@ import java.util.function.ToLongFunction;
  *     <td>the broker's counts: {@code ready}, {@code pending}, {@code delayed}, {@code dead}</td></tr>
  * <tr><td>{@code binomic.queue.consumers}</td><td>gauge</td><td>queue</td><td>consumers the broker knows</td></tr>
  * <tr><td>{@code binomic.queue.paused}</td><td>gauge</td><td>queue</td><td>1 when paused</td></tr>
+ * <tr><td>{@code binomic.queue.limit.concurrency}, {@code binomic.queue.limit.rate}</td><td>gauge</td><td>queue, limit</td>
+ *     <td>what each flow limit allows: slots of a concurrency limit, starts per second of a rate limit; {@code limit} is
+ *     {@code queue} for the queue's own, {@code task:<name>} for a task's, {@code task:<name>:per-key} for what each key of a
+ *     task has (the tasks this client knows)</td></tr>
+ * <tr><td>{@code binomic.queue.limit.slots.in.use}</td><td>gauge</td><td>queue, limit</td>
+ *     <td>slots of a concurrency limit held now; not for limits per key</td></tr>
+ * <tr><td>{@code binomic.queue.limit.waiting}</td><td>gauge</td><td>queue, limit, waiting</td>
+ *     <td>jobs waiting for a slot ({@code slot}) or for the rate ({@code rate}) of a limit; not for limits per key. The four
+ *     gauges of limits are registered once a scrape found the limit, and read NaN while a scrape does not have it (the
+ *     limit removed, or the broker did not answer)</td></tr>
  * <tr><td>{@code binomic.broker.up}</td><td>gauge</td><td></td><td>1 when the broker answered the queue queries within 3 s</td></tr>
  * <tr><td>{@code binomic.batches}, {@code binomic.workflows}</td><td>gauge</td><td>state</td>
  *     <td>the broker-wide counts ({@link Binomic#batchCounts()}, {@link Binomic#workflowCounts()}): {@code open}, and how many
@@ -97,6 +107,9 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     private volatile boolean batchesOffered;
     private volatile boolean workflowsOffered;
     private final Map<MeterRegistry, Set<String>> flowGaugesBound = new ConcurrentHashMap<>();
+    /** The series of flow limits some reading had: bound to every registry from then on (NaN while a reading lacks them). */
+    private final Set<LimitMeters.Series> limitsOffered = ConcurrentHashMap.newKeySet();
+    private final Map<MeterRegistry, Set<LimitMeters.Series>> limitGaugesBound = new ConcurrentHashMap<>();
     private volatile boolean observing;
     private volatile StatsSnapshot stats;
 
@@ -107,7 +120,7 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
     /** A binder of {@code binomic}'s series; {@link #bindTo} registers them. */
     public BinomicMeterBinder(Binomic binomic) {
         this.binomic = Objects.requireNonNull(binomic, "binomic must not be null");
-        this.depths = new QueueDepths(binomic, this::queues, this::flowsRead);
+        this.depths = new QueueDepths(binomic, this::queues, this::flowsRead, this::limitsRead);
     }
 
     @Override
@@ -120,6 +133,7 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         tasksBound.put(registry, ConcurrentHashMap.newKeySet());
         queuesBound.put(registry, ConcurrentHashMap.newKeySet());
         flowGaugesBound.put(registry, ConcurrentHashMap.newKeySet());
+        limitGaugesBound.put(registry, ConcurrentHashMap.newKeySet());
         callbackMeters.put(registry, new ConcurrentHashMap<>());
         synchronized (this) {
             if (!observing) {
@@ -145,6 +159,7 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         }
         FlowMeters.bindCounters(registry, binomic);
         bindFlowGauges(registry);
+        bindLimitGauges(registry);
     }
 
     /** A reading found what the broker has: the gauges of batches and workflows are bound once it is known it has them. */
@@ -168,6 +183,22 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
         }
         if (workflowsOffered && bound.add("workflows")) {
             FlowMeters.bindGauges(r, "binomic.workflows", depths, QueueDepths.Flows::workflows, FlowMeters.WORKFLOWS_DESCRIPTION);
+        }
+    }
+
+    /** A reading found these series of flow limits: the new ones are bound to every registry. */
+    private void limitsRead(Set<LimitMeters.Series> series) {
+        if (limitsOffered.addAll(series)) {
+            registries.forEach(this::bindLimitGauges);
+        }
+    }
+
+    private void bindLimitGauges(MeterRegistry r) {
+        Set<LimitMeters.Series> bound = limitGaugesBound.get(r);
+        for (LimitMeters.Series s : limitsOffered) {
+            if (bound.add(s)) {
+                LimitMeters.bind(r, depths, s);
+            }
         }
     }
 

@@ -3,10 +3,12 @@ package io.binomic.micrometer;
 import io.binomic.api.QueueStats;
 import io.binomic.api.spi.FlowCounts;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.web.LimitReadings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -17,7 +19,8 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The broker's counts of each queue, and of batches and workflows by state, read once per scrape,
+ * The broker's counts of each queue, its flow limits and what they hold, and the counts of batches
+ * and workflows by state, read once per scrape,
  * not once per gauge: a registry reads the six gauges of a queue one after the other, and each read
  * would otherwise be a broker round trip. The reads run under a deadline shorter than the client's own timeouts and retries, so that
  * while the broker is down a scrape still answers at once, with {@code binomic.broker.up} 0 and
@@ -38,18 +41,23 @@ final class QueueDepths {
      */
     record Flows(Optional<FlowCounts> batches, Optional<FlowCounts> workflows) { }
 
-    private record Reading(long atNanos, boolean up, Map<String, Depth> depths, Flows flows) { }
+    private record Reading(long atNanos, boolean up, Map<String, Depth> depths, Flows flows, Map<LimitMeters.Series, Double> limits) { }
 
     private final Binomic binomic;
     private final Supplier<List<String>> queues;
     private final Consumer<Flows> onFlows;
+    private final Consumer<Set<LimitMeters.Series>> onLimits;
     private volatile Reading last;
 
-    /** {@code onFlows} is told the flow counts of each new reading, so the binder registers their gauges once it knows the broker has them. */
-    QueueDepths(Binomic binomic, Supplier<List<String>> queues, Consumer<Flows> onFlows) {
+    /**
+     * {@code onFlows} is told the flow counts of each new reading, and {@code onLimits} the series of
+     * flow limits it has, so the binder registers their gauges once it knows the broker has them.
+     */
+    QueueDepths(Binomic binomic, Supplier<List<String>> queues, Consumer<Flows> onFlows, Consumer<Set<LimitMeters.Series>> onLimits) {
         this.binomic = binomic;
         this.queues = queues;
         this.onFlows = onFlows;
+        this.onLimits = onLimits;
     }
 
     /** The broker-wide counts of batches and workflows of the last reading. */
@@ -60,6 +68,12 @@ final class QueueDepths {
     /** The counts of {@code queue}, or null when the broker did not answer for it. */
     Depth of(String queue) {
         return current().depths().get(queue);
+    }
+
+    /** The value of {@code series} in the last reading, or NaN when it does not have it. */
+    double limit(LimitMeters.Series series) {
+        Double value = current().limits().get(series);
+        return value == null ? Double.NaN : value;
     }
 
     /** True when the broker answered every queue query of the last reading in time. */
@@ -85,12 +99,14 @@ final class QueueDepths {
         if (fresh) {
             // Outside the lock: the binder may register meters, which takes the registry's own lock.
             onFlows.accept(r.flows());
+            onLimits.accept(r.limits().keySet());
         }
         return r;
     }
 
     private Reading read() {
         Map<String, Depth> depths = new ConcurrentHashMap<>();
+        Map<LimitMeters.Series, Double> limits = new ConcurrentHashMap<>();
         AtomicReference<Flows> flows = new AtomicReference<>(new Flows(null, null));
         CompletableFuture<Boolean> all = new CompletableFuture<>();
         // A platform thread: busy virtual-thread carriers must not delay a scrape.
@@ -98,7 +114,15 @@ final class QueueDepths {
             boolean every = true;
             for (String q : queues.get()) {
                 try {
-                    depths.put(q, new Depth(binomic.queueStats(q), binomic.queues().isPaused(q)));
+                    QueueStats stats = binomic.queueStats(q);
+                    depths.put(q, new Depth(stats, binomic.queues().isPaused(q)));
+                    try {
+                        for (LimitReadings.Sample sample : LimitReadings.samples(LimitReadings.read(binomic, q, stats::pending))) {
+                            limits.put(LimitMeters.Series.of(sample), sample.value());
+                        }
+                    } catch (RuntimeException e) {
+                        // As on /metrics: this queue's limits are unknown (NaN); its depth says whether the broker answered.
+                    }
                 } catch (RuntimeException e) {
                     // Not started, closed or broker down: this queue's depths are unknown, the counters still count.
                     every = false;
@@ -126,6 +150,6 @@ final class QueueDepths {
             up = false;
         }
         // Set at once, after both reads: past the deadline this is still the unknown counts, or both answers.
-        return new Reading(System.nanoTime(), up, Map.copyOf(depths), flows.get());
+        return new Reading(System.nanoTime(), up, Map.copyOf(depths), flows.get(), Map.copyOf(limits));
     }
 }

@@ -1,10 +1,13 @@
 package io.binomic.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.Backoff;
 import io.binomic.api.BinomicConfig;
+import io.binomic.api.QueueLimits;
+import io.binomic.api.RateLimit;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -17,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -234,6 +238,76 @@ class BinomicMeterBinderTest {
             String next = prometheus.scrape();
             assertTrue(next.contains("binomic_batches{state=\"open\"} 1.0") && next.contains("binomic_workflows{state=\"open\"} 0.0"),
                     next);
+        }
+    }
+
+    static final Task<Greeting, Void> HOLD = Task.builder("hold", Greeting.class).queue("limited").concurrencyLimit(1).build();
+
+    private static double gauge(MeterRegistry registry, String name, String... tags) {
+        return registry.get(name).tags(tags).gauge().value();
+    }
+
+    /**
+     * The gauges of flow limits that {@code /metrics} has, registered once a scrape's reading finds
+     * the limits: the queue's own (set after the binding) and a task's, with its slot held by a
+     * running job and a second job waiting for it; a limit removed reads NaN.
+     */
+    @Test
+    void flowLimitsHaveTheGaugesOfTheMetricsPage(@TempDir Path dir) throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        CountDownLatch release = new CountDownLatch(1);
+        try (Binomic binomic = Binomic.builder()
+                .config(BinomicConfig.builder().brokerUrl("memory://")
+                        .worker(WorkerConfig.builder().queues("limited").concurrency(4).pollTimeout(Duration.ofMillis(50))
+                                .shutdownGrace(Duration.ofSeconds(2)).build())
+                        .build())
+                .handle(HOLD, g -> {
+                    release.await();
+                    return null;
+                })
+                .build().start();
+             BinomicMeterBinder binder = new BinomicMeterBinder(binomic)) {
+            binder.bindTo(registry);
+            binder.bindTo(prometheus);
+            assertEquals(1, gauge(registry, "binomic.broker.up"));
+            binomic.queues().setLimits("limited", QueueLimits.builder().concurrencyLimit(5)
+                    .rateLimit(RateLimit.perSecond(50)).build());
+            binomic.startWorker();
+            binomic.submit(HOLD, new Greeting("Ada"));
+            binomic.submit(HOLD, new Greeting("Grace"));
+            await("one job holding the task's slot, the other waiting for it", () -> {
+                Thread.sleep(600); // past the reading's freshness, so the next read is the broker's now
+                return registry.find("binomic.queue.limit.waiting").tags("limit", "task:hold", "waiting", "slot").gauge() != null
+                        && gauge(registry, "binomic.queue.limit.waiting", "queue", "limited", "limit", "task:hold", "waiting", "slot") == 1
+                        && gauge(registry, "binomic.queue.limit.slots.in.use", "queue", "limited", "limit", "task:hold") == 1;
+            });
+            assertEquals(1, gauge(registry, "binomic.queue.limit.concurrency", "queue", "limited", "limit", "task:hold"));
+            assertEquals(5, gauge(registry, "binomic.queue.limit.concurrency", "queue", "limited", "limit", "queue"));
+            assertEquals(50, gauge(registry, "binomic.queue.limit.rate", "queue", "limited", "limit", "queue"));
+            assertTrue(gauge(registry, "binomic.queue.limit.slots.in.use", "queue", "limited", "limit", "queue") >= 1,
+                    "the running job is pending under the queue's own limit");
+            assertTrue(gauge(registry, "binomic.queue.limit.waiting", "queue", "limited", "limit", "queue", "waiting", "rate") >= 0);
+            assertNull(registry.find("binomic.queue.limit.rate").tags("limit", "task:hold").gauge(),
+                    "a limit the task does not have has no gauge");
+
+            String scrape = prometheus.scrape();
+            for (String line : new String[] {
+                    "binomic_queue_limit_concurrency{limit=\"task:hold\",queue=\"limited\"} 1.0",
+                    "binomic_queue_limit_concurrency{limit=\"queue\",queue=\"limited\"} 5.0",
+                    "binomic_queue_limit_rate{limit=\"queue\",queue=\"limited\"} 50.0",
+                    "# HELP binomic_queue_limit_waiting Jobs waiting for a limit"}) {
+                assertTrue(scrape.contains(line), "the scrape has " + line + ":\n" + scrape);
+            }
+            assertPromtoolAccepts(dir, scrape);
+
+            binomic.queues().setLimits("limited", QueueLimits.NONE);
+            await("the queue's own limit gone", () -> {
+                Thread.sleep(600);
+                return Double.isNaN(gauge(registry, "binomic.queue.limit.concurrency", "queue", "limited", "limit", "queue"));
+            });
+            assertEquals(1, gauge(registry, "binomic.queue.limit.concurrency", "queue", "limited", "limit", "task:hold"));
+            release.countDown();
         }
     }
 }

@@ -12,7 +12,9 @@ import io.binomic.api.spi.FlowLimits;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CoreAccess;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -115,32 +117,68 @@ public final class LimitReadings {
         return b.build();
     }
 
+    private static final String WHICH = " Label limit: queue for the queue's own limits (binomic queue limit), task:<name> for a"
+            + " task's, task:<name>:per-key for each key of a task's (the tasks this process knows).";
+
+    /** The gauges of limits, by name, with their help texts: {@code /metrics} writes them, the Micrometer binder binds them. */
+    public static final Map<String, String> GAUGES;
+
+    static {
+        // In the order /metrics declares them.
+        Map<String, String> gauges = new LinkedHashMap<>();
+        gauges.put("binomic_queue_limit_concurrency", "Slots of a concurrency limit: jobs it lets run at once." + WHICH);
+        gauges.put("binomic_queue_limit_rate", "Starts per second a rate limit allows, on average (its burst apart)." + WHICH);
+        gauges.put("binomic_queue_limit_slots_in_use", "Slots of a concurrency limit held now, by running or held jobs."
+                + " Not for limits per key." + WHICH);
+        gauges.put("binomic_queue_limit_waiting", "Jobs waiting for a limit: waiting=slot in the delayed set for a slot"
+                + " of its concurrency limit, waiting=rate for their start under its rate limit, held by a worker or parked (the starts"
+                + " and turns it handed out that have not come; starts taken at once from its burst count for an interval)."
+                + " Not for limits per key." + WHICH);
+        GAUGES = Collections.unmodifiableMap(gauges);
+    }
+
+    /**
+     * One value of a gauge of {@link #GAUGES}.
+     *
+     * @param gauge its name, a key of {@link #GAUGES}
+     * @param waiting the label {@code waiting} ({@code slot} or {@code rate}) of {@code binomic_queue_limit_waiting}, else null
+     */
+    public record Sample(String gauge, String queue, String limit, String waiting, double value) { }
+
+    /**
+     * The values {@code limits} have: what a limit allows always, what it holds only where its state
+     * was read (never for a limit per key, nor when the broker failed the read or cannot tell).
+     */
+    public static List<Sample> samples(List<Limit> limits) {
+        List<Sample> out = new ArrayList<>();
+        for (Limit l : limits) {
+            l.limits().concurrency().ifPresent(c -> out.add(new Sample("binomic_queue_limit_concurrency", l.queue(), l.name(), null, c)));
+            l.ratePerSecond().ifPresent(r -> out.add(new Sample("binomic_queue_limit_rate", l.queue(), l.name(), null, r)));
+            l.state().ifPresent(s -> {
+                if (l.limits().concurrency().isPresent()) {
+                    out.add(new Sample("binomic_queue_limit_slots_in_use", l.queue(), l.name(), null, l.slotsInUse()));
+                    out.add(new Sample("binomic_queue_limit_waiting", l.queue(), l.name(), "slot", s.waitingForSlot()));
+                }
+                if (l.limits().rate().isPresent()) {
+                    out.add(new Sample("binomic_queue_limit_waiting", l.queue(), l.name(), "rate", s.waitingForRate()));
+                }
+            });
+        }
+        return out;
+    }
+
     /** The series of {@code limits}; nothing when no queue has a limit, so a client without limits shows no empty families. */
     static void metrics(PrometheusText p, List<Limit> limits) {
         if (limits.isEmpty()) {
             return;
         }
-        String which = " Label limit: queue for the queue's own limits (binomic queue limit), task:<name> for a task's,"
-                + " task:<name>:per-key for each key of a task's (the tasks this process knows).";
-        p.family("binomic_queue_limit_concurrency", "gauge", "Slots of a concurrency limit: jobs it lets run at once." + which);
-        p.family("binomic_queue_limit_rate", "gauge", "Starts per second a rate limit allows, on average (its burst apart)." + which);
-        p.family("binomic_queue_limit_slots_in_use", "gauge", "Slots of a concurrency limit held now, by running or held jobs."
-                + " Not for limits per key." + which);
-        p.family("binomic_queue_limit_waiting", "gauge", "Jobs waiting for a limit: waiting=slot in the delayed set for a slot"
-                + " of its concurrency limit, waiting=rate for their start under its rate limit, held by a worker or parked (the starts and turns it"
-                + " handed out that have not come; starts taken at once from its burst count for an interval). Not for limits per key." + which);
-        for (Limit l : limits) {
-            l.limits().concurrency().ifPresent(c -> p.sample("binomic_queue_limit_concurrency", c, "queue", l.queue(), "limit", l.name()));
-            l.ratePerSecond().ifPresent(r -> p.sample("binomic_queue_limit_rate", r, "queue", l.queue(), "limit", l.name()));
-            l.state().ifPresent(s -> {
-                if (l.limits().concurrency().isPresent()) {
-                    p.sample("binomic_queue_limit_slots_in_use", l.slotsInUse(), "queue", l.queue(), "limit", l.name());
-                    p.sample("binomic_queue_limit_waiting", s.waitingForSlot(), "queue", l.queue(), "limit", l.name(), "waiting", "slot");
-                }
-                if (l.limits().rate().isPresent()) {
-                    p.sample("binomic_queue_limit_waiting", s.waitingForRate(), "queue", l.queue(), "limit", l.name(), "waiting", "rate");
-                }
-            });
+        GAUGES.forEach((name, help) -> p.family(name, "gauge", help));
+        for (Sample s : samples(limits)) {
+            if (s.waiting() == null) {
+                p.sample(s.gauge(), s.value(), "queue", s.queue(), "limit", s.limit());
+            } else {
+                p.sample(s.gauge(), s.value(), "queue", s.queue(), "limit", s.limit(), "waiting", s.waiting());
+            }
         }
     }
 
