@@ -44,6 +44,7 @@ class UniqueSubmitAllIT {
             long reads = reads(redis);
             List<JobHandle<Void>> handles = producer.submitAll(task, items(0, jobs));
             long readsOfTheCall = reads(redis) - reads - 1; // less the INFO that reads them
+            System.out.println("UNIQUE submitAll of " + jobs + " jobs: " + readsOfTheCall + " reads by Redis");
 
             // a round trip per job would be a read per job; one pipeline is read in buffers of 16 KiB or more
             assertTrue(readsOfTheCall < jobs / 10, readsOfTheCall + " reads by Redis for a submitAll of " + jobs + " unique jobs");
