@@ -139,6 +139,51 @@ public abstract class UniqueJobsContractTest {
     }
 
     @Test
+    void anUntrackedJobHoldsItsKeyWhileItRunsAndGivesItBackWhenItSucceeds() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        Task<Sync, Void> task = Task.builder("sync-untracked", Sync.class).queue(queue).maxAttempts(1)
+                .unique(Uniqueness.whileQueuedOrRunning(Duration.ofMinutes(5)), Sync::account).build();
+        Binomic binomic = started(Binomic.builder().handle(task, s -> {
+            running.countDown();
+            finish.await();
+            return null;
+        }));
+
+        UUID first = binomic.submit(task, new Sync("acme", 1)).id();
+        List<JobHandle<Void>> all = binomic.submitAll(task, List.of(new Sync("acme", 2), new Sync("globex", 1), new Sync("globex", 2)));
+        assertEquals(first, all.get(0).id(), "a queued untracked job holds its key");
+        assertNotEquals(first, all.get(1).id());
+        assertEquals(all.get(1).id(), all.get(2).id(), "a later duplicate in the same submitAll returns the earlier one");
+        assertEquals(2, binomic.queueStats(queue).ready());
+        binomic.startWorker();
+        assertTrue(running.await(20, TimeUnit.SECONDS));
+        assertEquals(first, binomic.submit(task, new Sync("acme", 3)).id(), "a running untracked job still holds its key");
+        finish.countDown();
+        await("the key is given back", () -> !binomic.submit(task, new Sync("acme", 4)).id().equals(first));
+    }
+
+    @Test
+    void aUniqueJobOfAnotherPriorityIsStoredOnceOnItsLevel() throws Exception {
+        Task<Sync, Void> task = Task.builder("sync-urgent", Sync.class).queue(queue).priority(9)
+                .unique(Uniqueness.whileQueued(Duration.ofMinutes(5)), Sync::account).build();
+        Set<Integer> versions = ConcurrentHashMap.newKeySet();
+        Binomic binomic = started(Binomic.builder().handle(task, s -> {
+            versions.add(s.version());
+            return null;
+        }));
+
+        UUID first = binomic.submit(task, new Sync("acme", 1)).id();
+        assertEquals(first, binomic.submit(task, new Sync("acme", 2)).id());
+        assertEquals(first, binomic.submit(task, new Sync("acme", 3), SubmitOptions.builder().priority(1).build()).id(),
+                "the key, not the level, decides");
+        assertEquals(1, binomic.queueStats(queue).ready());
+        binomic.startWorker();
+        await("the job runs", () -> !versions.isEmpty());
+        assertEquals(Set.of(1), versions, "the first submit's job, from its level's stream");
+    }
+
+    @Test
     void theKeyIsGivenBackWhenTheJobIsDeadLettered() throws Exception {
         Task<Sync, String> task = sync().unique(Uniqueness.whileQueuedOrRunning(Duration.ofMinutes(5)), Sync::account).build();
         Binomic binomic = started(Binomic.builder().handle(task, s -> {

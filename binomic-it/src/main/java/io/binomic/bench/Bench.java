@@ -342,6 +342,8 @@ public final class Bench {
                 new Row("submit_unique_new_redis_cpu_us", "7. one submit, unique, new key: Redis CPU, us", "", v -> true, false),
                 new Row("submit_unique_new_commands", "7. one submit, unique, new key: round trips", "", v -> true, false),
                 new Row("submit_unique_duplicate_redis_cpu_us", "7. one submit, unique, duplicate: Redis CPU, us", "", v -> true, false),
+                new Row("submit_unique_to_plain_redis_cpu", "7. one submit, unique / plain, Redis CPU (in turns)", "<= 1.5", v -> v <= 1.5, false),
+                new Row("submit_unique_to_plain_exec", "7. one submit, unique / plain, executing it", "", v -> true, false),
                 new Row("submit_plain_per_s", "7. one at a time, plain, submits/s", "", v -> true, false),
                 new Row("submit_unique_new_per_s", "7. one at a time, unique, submits/s", "", v -> true, false),
                 new Row("submit_all_plain_redis_cpu_us", "7. submitAll, plain: Redis CPU per msg, us", "", v -> true, false),

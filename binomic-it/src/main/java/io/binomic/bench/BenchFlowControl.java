@@ -12,13 +12,15 @@ import java.util.Map;
 
 /**
  * What unique jobs and pause cost on Redis, and that a submit or a worker that uses
- * neither pays nothing for them: one submit at a time, plain and unique (a new key, a duplicate),
- * in bulk, counting Redis' CPU and the commands the client sent (each one round trip here); and
+ * neither pays nothing for them: one submit at a time, plain and unique with a new key (in turns),
+ * a duplicate, in bulk, counting Redis' CPU and the commands the client sent (each one round trip here); and
  * how many reads of the paused state an idle worker makes per second.
  */
 final class BenchFlowControl {
     private static final int SUBMITS = Integer.getInteger("bench.flowSubmits", 20_000);
     private static final int IDLE_SECONDS = 5;
+    /** The turns one submit at a time, plain and unique, takes each. */
+    private static final int TURNS = 10;
 
     private BenchFlowControl() { }
 
@@ -32,16 +34,26 @@ final class BenchFlowControl {
                 client.submit(plain, (long) -i);
                 client.submit(unique, (long) -i);
             }
-            one(redis, r, "submit_plain", () -> {
-                for (int i = 0; i < SUBMITS; i++) {
-                    client.submit(plain, (long) i);
-                }
-            });
-            one(redis, r, "submit_unique_new", () -> {
-                for (int i = 0; i < SUBMITS; i++) {
-                    client.submit(unique, (long) i);
-                }
-            });
+            // Plain and unique in turns of a tenth each: the load of this shared machine moves within
+            // seconds, and a ratio of two phases measured one after the other moved with it.
+            Totals plainTotals = new Totals();
+            Totals uniqueTotals = new Totals();
+            int turn = SUBMITS / TURNS;
+            for (int t = 0; t < TURNS; t++) {
+                int from = t * turn;
+                plainTotals.add(redis, turn, () -> {
+                    for (int i = from; i < from + turn; i++) {
+                        client.submit(plain, (long) i);
+                    }
+                });
+                uniqueTotals.add(redis, turn, () -> {
+                    for (int i = from; i < from + turn; i++) {
+                        client.submit(unique, (long) i);
+                    }
+                });
+            }
+            plainTotals.put(r, "submit_plain");
+            uniqueTotals.put(r, "submit_unique_new");
             one(redis, r, "submit_unique_duplicate", () -> {
                 for (int i = 0; i < SUBMITS; i++) {
                     client.submit(unique, 7L);
@@ -69,23 +81,44 @@ final class BenchFlowControl {
     }
 
     private static void one(BenchRedis redis, Map<String, Double> r, String key, Runnable submits) {
-        long commands0 = redis.totalCommands();
-        Map<String, Long> usec0 = redis.usecByCommand();
-        double cpu0 = redis.cpuSeconds();
-        long start = System.nanoTime();
-        submits.run();
-        long nanos = System.nanoTime() - start;
-        double cpu1 = redis.cpuSeconds();
-        long commands1 = redis.totalCommands();
-        Map<String, Long> usec1 = redis.usecByCommand();
-        // the time Redis spent executing them, without reading requests and writing replies (the same per
-        // round trip for both, and what moves most with the machine's load): the scripts' (their calls
-        // inside), or the plain XADDs'
-        long scripts = usec1.getOrDefault("evalsha", 0L) - usec0.getOrDefault("evalsha", 0L);
-        r.put(key + "_exec_us", (double) (scripts > 0 ? scripts : usec1.getOrDefault("xadd", 0L) - usec0.getOrDefault("xadd", 0L))
-                / SUBMITS);
-        r.put(key + "_per_s", SUBMITS / (nanos / 1e9));
-        r.put(key + "_redis_cpu_us", (cpu1 - cpu0) * 1e6 / SUBMITS);
-        r.put(key + "_commands", (double) (commands1 - commands0 - 2) / SUBMITS); // less the two INFO calls of the measure
+        Totals totals = new Totals();
+        totals.add(redis, SUBMITS, submits);
+        totals.put(r, key);
+    }
+
+    /** What Redis spent on the submits of one or more turns, and the commands the client sent. */
+    private static final class Totals {
+        private long submits;
+        private long commands;
+        private long execUsec;
+        private double cpuSeconds;
+        private long nanos;
+
+        void add(BenchRedis redis, int count, Runnable submits) {
+            long commands0 = redis.totalCommands();
+            Map<String, Long> usec0 = redis.usecByCommand();
+            double cpu0 = redis.cpuSeconds();
+            long start = System.nanoTime();
+            submits.run();
+            nanos += System.nanoTime() - start;
+            double cpu1 = redis.cpuSeconds();
+            long commands1 = redis.totalCommands();
+            Map<String, Long> usec1 = redis.usecByCommand();
+            cpuSeconds += cpu1 - cpu0;
+            commands += commands1 - commands0 - 2; // less the two INFO calls of the measure
+            // the time Redis spent executing them, without reading requests and writing replies (the same per
+            // round trip for both, and what moves most with the machine's load): the scripts' (their calls
+            // inside), or the plain XADDs'
+            long scripts = usec1.getOrDefault("evalsha", 0L) - usec0.getOrDefault("evalsha", 0L);
+            execUsec += scripts > 0 ? scripts : usec1.getOrDefault("xadd", 0L) - usec0.getOrDefault("xadd", 0L);
+            this.submits += count;
+        }
+
+        void put(Map<String, Double> r, String key) {
+            r.put(key + "_exec_us", (double) execUsec / submits);
+            r.put(key + "_per_s", submits / (nanos / 1e9));
+            r.put(key + "_redis_cpu_us", cpuSeconds * 1e6 / submits);
+            r.put(key + "_commands", (double) commands / submits);
+        }
     }
 }

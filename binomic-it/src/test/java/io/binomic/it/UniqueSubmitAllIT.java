@@ -1,6 +1,8 @@
 package io.binomic.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.BrokerConfig;
@@ -16,8 +18,8 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /**
- * A {@code submitAll} of many unique jobs on a real Redis: every reply must come within the
- * command timeout, however many jobs the call holds.
+ * A {@code submitAll} of many unique jobs on a real Redis: one pipeline, not a round trip per job,
+ * and every reply within the command timeout, however many jobs the call holds.
  */
 class UniqueSubmitAllIT {
     record Item(int n) { }
@@ -29,6 +31,36 @@ class UniqueSubmitAllIT {
 
     private static List<Item> items(int from, int count) {
         return IntStream.range(from, from + count).mapToObj(Item::new).toList();
+    }
+
+    @Test
+    void aSubmitAllOfUniqueJobsIsOnePipelineAndADuplicateGetsTheFirstJob() {
+        int jobs = 400;
+        try (RedisServer redis = RedisServer.startNew();
+             Binomic producer = Binomic.builder().config(BinomicConfig.builder().brokerUrl(redis.url()).build()).build().start()) {
+            String queue = "unique-pipelined-" + System.nanoTime();
+            Task<Item, Void> task = task(queue, jobs / 2);
+            producer.submitAll(task(queue + "-warm", jobs), items(0, 2)); // the scripts loaded, the connections open
+            long reads = reads(redis);
+            List<JobHandle<Void>> handles = producer.submitAll(task, items(0, jobs));
+            long readsOfTheCall = reads(redis) - reads - 1; // less the INFO that reads them
+            System.out.println("UNIQUE submitAll of " + jobs + " jobs: " + readsOfTheCall + " reads by Redis");
+
+            // a round trip per job would be a read per job; one pipeline is read in buffers of 16 KiB or more
+            assertTrue(readsOfTheCall < jobs / 10, readsOfTheCall + " reads by Redis for a submitAll of " + jobs + " unique jobs");
+            for (int n = 0; n < jobs / 2; n++) {
+                assertEquals(handles.get(n).id(), handles.get(n + jobs / 2).id(), "item " + (n + jobs / 2) + " is a duplicate of item " + n);
+                assertNotEquals(handles.get(n).id(), handles.get(n + 1).id());
+            }
+            assertEquals(jobs / 2, producer.queueStats(queue).ready());
+        }
+    }
+
+    /** Read events Redis has processed (INFO stats total_reads_processed): one per round trip of a client that waits for each reply. */
+    private static long reads(RedisServer redis) {
+        String stats = String.valueOf(redis.call("INFO", "stats"));
+        return stats.lines().filter(l -> l.startsWith("total_reads_processed:")).findFirst()
+                .map(l -> Long.parseLong(l.substring("total_reads_processed:".length()).strip())).orElseThrow();
     }
 
     @Test

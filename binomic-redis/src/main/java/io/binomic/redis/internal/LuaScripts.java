@@ -44,6 +44,7 @@ final class LuaScripts {
     static final String ADD_ACTIVITY = LuaSources.script("add_activity.lua");
     static final String READ_ACTIVITY = LuaSources.script("read_activity.lua");
     static final String SUBMIT_UNIQUE = LuaSources.script("submit_unique.lua");
+    static final String ENQUEUE_UNIQUE = LuaSources.script("enqueue_unique.lua");
     static final String RELEASE_UNIQUE = LuaSources.script("release_unique.lua");
     static final String SUBMIT_DEBOUNCED = LuaSources.script("submit_debounced.lua");
     static final String RESUME = LuaSources.script("resume.lua");
@@ -74,7 +75,7 @@ final class LuaScripts {
      */
     static final List<String> ALL = List.of(SETTLE, PENDING_OF, TRIM_ACKED, MOVE_DUE, RENEW_LEASES, RECLAIM,
             CLAIM_TICK, REPLAY, STATS, REMOVE_IDLE_CONSUMERS, ENQUEUE_TRACKED, SCHEDULE_TRACKED, START_JOBS, UPDATE_RUNNING_JOB,
-            CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
+            CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, ENQUEUE_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
             ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, ENQUEUE_ALL, FETCH_LEVELS, LEVELS, GIVE_BACK,
             SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, UNDUE, MARK_CANCEL_REQUESTED,
             SUBMIT_WORKFLOW, CANCEL_WORKFLOW, SUBMIT_WORKFLOW_CLUSTER, WF_APPLY, WF_DELIVER);

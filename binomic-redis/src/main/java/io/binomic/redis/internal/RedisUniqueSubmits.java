@@ -52,8 +52,8 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         }
         if (messages.size() == 1) {
             Message m = messages.getFirst();
-            Object id = redis.writeScriptRetryingBrokenConnections(what, LuaScripts.SUBMIT_UNIQUE, RScript.ReturnType.VALUE,
-                    uniqueKeys(m, dueAt, redis.keys(m.queue())), uniqueArguments(m, dueAt));
+            UniqueCall call = UniqueCall.of(m, dueAt, redis.keys(m.queue()));
+            Object id = redis.writeScriptRetryingBrokenConnections(what, call.script(), RScript.ReturnType.VALUE, call.keys(), call.args());
             return Collections.singletonList(holder(id));
         }
         // A pipeline's reply must come within the command timeout: one of 20,000 scripts did not
@@ -67,8 +67,9 @@ final class RedisUniqueSubmits implements UniqueSubmits {
             List<?> replies = redis.producerPipeline(chunkWhat, batch -> {
                 for (Message m : chunk) {
                     RedisKeys k = redis.keys(m.queue());
-                    batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.SUBMIT_UNIQUE,
-                            RScript.ReturnType.VALUE, uniqueKeys(m, dueAt, k), uniqueArguments(m, dueAt));
+                    UniqueCall call = UniqueCall.of(m, dueAt, k);
+                    batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, call.script(),
+                            RScript.ReturnType.VALUE, call.keys(), call.args());
                 }
             });
             replies.forEach(r -> ids.add(holder(r)));
@@ -76,7 +77,7 @@ final class RedisUniqueSubmits implements UniqueSubmits {
         return ids;
     }
 
-    /** A reply of {@link FlowScripts#SUBMIT_UNIQUE}: the holder's id, or nil when the message's own id held its key. */
+    /** A reply of either unique script: the holder's id, or nil when the message's own id held its key. */
     private static UUID holder(Object reply) {
         return reply == null ? null : UUID.fromString(String.valueOf(reply));
     }
@@ -86,23 +87,36 @@ final class RedisUniqueSubmits implements UniqueSubmits {
                 + " has no unique claim (header '" + UniqueClaim.HEADER + "')"));
     }
 
-    /** KEYS of {@link LuaScripts#SUBMIT_UNIQUE}. */
-    private static List<Object> uniqueKeys(Message m, Instant dueAt, RedisKeys k) {
-        return List.of(k.unique(m.task(), claim(m).key()), dueAt == null ? k.stream() : k.delayed(), k.job(m.id()));
-    }
-
-    /** ARGV of {@link LuaScripts#SUBMIT_UNIQUE}. */
-    private static Object[] uniqueArguments(Message m, Instant dueAt) {
-        UniqueClaim claim = claim(m);
-        List<Object> args = new ArrayList<>(List.of(m.id().toString(), Long.toString(Math.max(1, claim.ttl().toMillis())),
-                dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
-                dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
-                Long.toString(System.currentTimeMillis()), m.isTracked() ? m.trackForMillis() : "0",
-                claim.releasedAtEnd() ? "1" : "0"));
-        if (dueAt == null) {
-            ScriptReplies.addFields(args, StreamFields.encode(m));
+    /**
+     * The script that stores {@code m} under its claim, with its KEYS and ARGV: {@link LuaScripts#ENQUEUE_UNIQUE}
+     * for an untracked message enqueued now at the default priority, the common case, which takes
+     * only the key's time-to-live and the stream fields; {@link LuaScripts#SUBMIT_UNIQUE} for the rest
+     * (a due time, a job record, a priority level's stream).
+     */
+    private record UniqueCall(String script, List<Object> keys, Object[] args) {
+        static UniqueCall of(Message m, Instant dueAt, RedisKeys k) {
+            UniqueClaim claim = claim(m);
+            String ttl = Long.toString(Math.max(1, claim.ttl().toMillis()));
+            String unique = k.unique(m.task(), claim.key());
+            Map<String, String> fields = dueAt == null ? StreamFields.encode(m) : null;
+            if (fields != null && !m.isTracked() && !fields.containsKey(StreamFields.PRIORITY)) {
+                // encode puts the id first: the script claims the key for the value of the first field
+                List<Object> args = new ArrayList<>(1 + 2 * fields.size());
+                args.add(ttl);
+                ScriptReplies.addFields(args, fields);
+                return new UniqueCall(LuaScripts.ENQUEUE_UNIQUE, List.of(unique, k.stream()), args.toArray());
+            }
+            List<Object> args = new ArrayList<>(List.of(m.id().toString(), ttl,
+                    dueAt == null ? "E" : "S", dueAt == null ? "0" : Long.toString(dueAt.toEpochMilli()),
+                    dueAt == null ? "" : StreamFields.toJson(StreamFields.encode(m)), m.isTracked() ? "1" : "0", m.task(),
+                    Long.toString(System.currentTimeMillis()), m.isTracked() ? m.trackForMillis() : "0",
+                    claim.releasedAtEnd() ? "1" : "0"));
+            if (fields != null) {
+                ScriptReplies.addFields(args, fields);
+            }
+            return new UniqueCall(LuaScripts.SUBMIT_UNIQUE, List.of(unique, dueAt == null ? k.stream() : k.delayed(), k.job(m.id())),
+                    args.toArray());
         }
-        return args.toArray();
     }
 
     @Override

@@ -1,4 +1,5 @@
--- Stores a unique message unless its key is held, and takes the key, atomically.
+-- Stores a unique message unless its key is held, and takes the key, atomically; enqueue_unique.lua
+-- takes the common case (an untracked message enqueued now at the default priority) with fewer arguments.
 -- KEYS: unique key, stream (enqueue) or delayed set (schedule), job record.
 -- ARGV: job id, ttl ms, 'E' | 'S', due ms, delayed member, tracked '1' | '0', task, enqueuedAt ms,
 -- retention ms, record the key in the job record '1' | '0', stream fields...

@@ -23,7 +23,7 @@ class LuaSourcesTest {
     @Test
     void everyScriptIsTheLibrarysHeadFollowedByWhatItUsesAndItsOwnFile() {
         List<String> scripts = everyScript();
-        assertEquals(43, scripts.size());
+        assertEquals(44, scripts.size());
         assertEquals(scripts.size(), new HashSet<>(scripts).size(), "each handle is a script of its own");
         for (String script : scripts) {
             assertTrue(script.startsWith(LuaSources.libraryHead()), script);
@@ -43,6 +43,7 @@ class LuaSourcesTest {
         assertFalse(LuaScripts.SUBMIT_UNIQUE.contains("local function lim_release_all("), LuaScripts.SUBMIT_UNIQUE);
         assertFalse(LuaScripts.SUBMIT_UNIQUE.contains("local function apply_job("), LuaScripts.SUBMIT_UNIQUE);
         assertTrue(LuaScripts.SUBMIT_UNIQUE.length() < LuaSources.library().length(), "less than the whole library");
+        assertFalse(LuaScripts.ENQUEUE_UNIQUE.contains("local function "), "the common unique enqueue carries no function");
         // settle.lua names lim_release_all, which needs lim_promote, lim_move_now, add_member_to_stream and lim_turn (passed, not called)
         for (String fn : List.of("lim_release_all", "lim_chunked", "lim_promote", "lim_move_now", "add_member_to_stream", "lim_turn",
                 "level_stream", "release_unique", "apply_job", "skip_job")) {
