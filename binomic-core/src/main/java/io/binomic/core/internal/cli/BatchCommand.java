@@ -39,7 +39,7 @@ final class BatchCommand extends Command {
         String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the batch id, such as 0193a3c4-..."));
         UUID id;
         try {
-            id = UUID.fromString(text);
+            id = UUID.fromString(text.strip()); // an id pasted with the spaces around it
         } catch (IllegalArgumentException e) {
             throw new UsageException("--id: '" + text + "' is not a batch id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
         }

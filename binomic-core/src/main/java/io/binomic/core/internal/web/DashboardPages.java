@@ -2,6 +2,7 @@ package io.binomic.core.internal.web;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpHandler;
+import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.DeadLetterGroup;
@@ -41,6 +42,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
@@ -452,8 +454,39 @@ public final class DashboardPages implements HttpHandler {
             DashboardServer.send(exchange, 403, "text/plain; charset=utf-8", "missing or stale CSRF token: reload the page and try again\n");
             return;
         }
+        if (!ACTIONS.contains(path)) {
+            DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such action\n");
+            return;
+        }
+        String[] back = {path.substring(0, path.lastIndexOf('/'))};
+        String done;
+        // A change waits for the broker no longer than a page does: while it is down the operator is
+        // told so at once, and what became of the change, instead of an error after the client's retries.
+        try {
+            done = BrokerDeadline.within(() -> act(path, form, back));
+        } catch (TimeoutException e) {
+            DashboardServer.send(exchange, 503, "text/plain; charset=utf-8", "the broker did not answer within "
+                    + BrokerDeadline.LIMIT.toSeconds() + " s: is it down or unreachable? The change was not confirmed; it may still be"
+                    + " made if the broker answers later: reload the page to see whether it was, and try again if not\n");
+            return;
+        } catch (BrokerException e) {
+            DashboardServer.send(exchange, 503, "text/plain; charset=utf-8", "the broker failed the change: " + e.getMessage()
+                    + "\nReload the page to see what holds now, and try again once the broker answers\n");
+            return;
+        }
+        String flash = randomHex(12);
+        flashes.put(flash, done);
+        exchange.getResponseHeaders().set("Location", back[0] + (back[0].contains("?") ? "&" : "?") + "done=" + flash);
+        exchange.sendResponseHeaders(303, -1);
+    }
+
+    /** The changes a POST can make, by path. */
+    private static final Set<String> ACTIONS = Set.of("/jobs/cancel", "/batches/cancel", "/workflows/cancel",
+            "/dead-letters/replay", "/dead-letters/purge", "/queues/pause", "/queues/resume");
+
+    /** Makes the change {@code path} asks for; returns what to flash, and sets {@code back[0]} to the page to go back to. */
+    private String act(String path, Map<String, String> form, String[] back) {
         String q = form.getOrDefault("queue", "");
-        String back = path.substring(0, path.lastIndexOf('/'));
         String done;
         switch (path) {
             case "/jobs/cancel" -> {
@@ -463,12 +496,12 @@ public final class DashboardPages implements HttpHandler {
                 } catch (IllegalArgumentException e) {
                     throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a job id");
                 }
-                back += "?id=" + id;
+                back[0] += "?id=" + id;
                 done = "job " + id + ": " + binomic.job(id).cancel();
             }
             case "/batches/cancel", "/workflows/cancel" -> {
                 FlowPages.Done cancelled = flows.cancel(path, form);
-                back = cancelled.back();
+                back[0] = cancelled.back();
                 done = cancelled.message();
             }
             case "/dead-letters/replay" -> {
@@ -489,15 +522,9 @@ public final class DashboardPages implements HttpHandler {
                 binomic.queues().resume(requireQueue(q));
                 done = "resumed " + q;
             }
-            default -> {
-                DashboardServer.send(exchange, 404, "text/plain; charset=utf-8", "no such action\n");
-                return;
-            }
+            default -> throw new IllegalStateException("no action " + path + " (ACTIONS names it)");
         }
-        String flash = randomHex(12);
-        flashes.put(flash, done);
-        exchange.getResponseHeaders().set("Location", back + (back.contains("?") ? "&" : "?") + "done=" + flash);
-        exchange.sendResponseHeaders(303, -1);
+        return done;
     }
 
     private static String requireLetter(Map<String, String> form) {

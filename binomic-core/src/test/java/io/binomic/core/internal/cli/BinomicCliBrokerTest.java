@@ -487,6 +487,8 @@ class BinomicCliBrokerTest {
         assertTrue(cancelEnded.out().contains("ENDED " + ended + " SUCCEEDED: nothing to cancel"), cancelEnded.out());
         assertTrue(run("batch", "show", "--id", ended.toString()).out().contains("state      SUCCEEDED\n"),
                 "an ended batch is left as it ended");
+        assertTrue(run("batch", "show", " " + ended + " ").out().contains("state      SUCCEEDED\n"),
+                "an id pasted with spaces around it, as the dashboard takes it");
 
         CliRun unknown = run("batch", "show", "--id", UUID.randomUUID().toString());
         assertEquals(1, unknown.exit());
