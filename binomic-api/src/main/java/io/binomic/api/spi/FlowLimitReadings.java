@@ -27,6 +27,17 @@ public interface FlowLimitReadings {
     record Reading(long slotsHeld, long waitingForSlot, long waitingForRate) {
         /** Nothing held, nothing waiting: a limit the broker keeps no state for. */
         public static final Reading IDLE = new Reading(0, 0, 0);
+
+        /**
+         * {@code waitingForRate} of a rate limit kept as a GCRA time {@code tat} (the start after the
+         * last one it admitted) and {@code nextTurn} (the turn after the last one it handed out), the
+         * starts and turns one {@code interval} apart (all in µs): how many of them are after
+         * {@code now}. Starts taken at once from its burst count for an interval.
+         */
+        public static long turnsAhead(long tat, long nextTurn, long interval, long now) {
+            long last = Math.max(tat, nextTurn) - interval;
+            return interval <= 0 || last <= now ? 0 : Math.ceilDiv(last - now, interval);
+        }
     }
 
     /**

@@ -172,7 +172,7 @@ final class RedisFlowLimits implements FlowLimits, FlowLimitReadings {
         Map<String, Reading> out = new LinkedHashMap<>();
         for (int i = 0; i < limitIds.size(); i++) {
             Map<?, ?> rate = (Map<?, ?>) replies.get(3 * i + 2);
-            long turns = rate.get("iu") == null ? 0 : turnsAhead(micros(rate.get("tu")), micros(rate.get("ru")), micros(rate.get("iu")), now);
+            long turns = rate.get("iu") == null ? 0 : Reading.turnsAhead(micros(rate.get("tu")), micros(rate.get("ru")), micros(rate.get("iu")), now);
             out.put(limitIds.get(i), new Reading(ScriptReplies.toLong(replies.get(3 * i)), ScriptReplies.toLong(replies.get(3 * i + 1)), turns));
         }
         return out;
@@ -181,16 +181,6 @@ final class RedisFlowLimits implements FlowLimits, FlowLimitReadings {
     /** A time or interval of a rate limit's hash, in µs; 0 when absent. */
     private static long micros(Object field) { return field == null ? 0 : ScriptReplies.toLong(field); }
 
-    /**
-     * The starts and turns a rate limit handed out after {@code now}: the last is one {@code interval}
-     * before the later of {@code tat} (its GCRA time) and {@code nextTurn}, and they are one interval
-     * apart (all µs). About as many jobs wait for their start under it, held by a worker or in the
-     * delayed set; starts taken at once from its burst count for an interval.
-     */
-    static long turnsAhead(long tat, long nextTurn, long interval, long now) {
-        long last = Math.max(tat, nextTurn) - interval;
-        return interval <= 0 || last <= now ? 0 : Math.ceilDiv(last - now, interval);
-    }
 
     @Override
     public Map<String, QueueLimits> queueLimits(List<String> queues) {

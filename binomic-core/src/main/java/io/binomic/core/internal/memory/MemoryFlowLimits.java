@@ -377,23 +377,12 @@ final class MemoryFlowLimits implements FlowLimits, FlowLimitReadings {
                 ArrayDeque<Scheduled> line = q.waiting.get(id);
                 RateState rate = q.rates.get(id);
                 out.put(id, new Reading(q.slots.getOrDefault(id, Set.of()).size(), line == null ? 0 : line.size(),
-                        rate == null ? 0 : turnsAhead(rate.tat, rate.nextTurn, rate.interval, now)));
+                        rate == null ? 0 : Reading.turnsAhead(rate.tat, rate.nextTurn, rate.interval, now)));
             }
             return out;
         });
     }
 
-    /**
-     * The starts and turns a rate limit handed out after {@code now}: the last is one {@code interval}
-     * before the later of {@code tat} (its GCRA time) and {@code nextTurn}, and they are one interval
-     * apart (all µs). About as many jobs wait for their start under it, held by a worker or in the
-     * delayed set; starts taken at once from its burst count for an interval (as the
-     * Redis broker counts them).
-     */
-    static long turnsAhead(long tat, long nextTurn, long interval, long now) {
-        long last = Math.max(tat, nextTurn) - interval;
-        return interval <= 0 || last <= now ? 0 : Math.ceilDiv(last - now, interval);
-    }
 
     @Override
     public Map<String, QueueLimits> queueLimits(List<String> names) {
