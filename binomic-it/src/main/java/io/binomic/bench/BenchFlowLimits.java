@@ -58,6 +58,7 @@ final class BenchFlowLimits {
                 Map<String, Long> usec0 = bench.redis.usecByCommand();
                 try (WorkerProcess worker = WorkerProcess.start(bench, queue, "drain", bench.drainConcurrency, n, 0, false, run)) {
                     long firstStart = Long.parseLong(worker.awaitLine("first-start", 60).split(" ")[1]);
+                    long workerCpu0 = worker.cpuNanos();
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
                     for (QueueStats stats = client.queueStats(queue); stats.ready() > 0 || stats.pending() > 0;
                          stats = client.queueStats(queue)) {
@@ -67,6 +68,7 @@ final class BenchFlowLimits {
                         Thread.sleep(20);
                     }
                     r.put(prefix + "tasks_per_s", n / ((BenchWorker.nowMicros() - firstStart) / 1e6));
+                    r.put(prefix + "worker_cpu_us_per_task", (worker.cpuNanos() - workerCpu0) / 1e3 / n);
                 }
                 double cpu2 = bench.redis.cpuSeconds();
                 bench.redis.usecByCommand().forEach((command, usec) -> {
@@ -86,6 +88,7 @@ final class BenchFlowLimits {
             }
         }
         r.put("prio_mixed_to_none_drain", r.get("prio_mixed_tasks_per_s") / r.get("prio_none_tasks_per_s"));
+        r.put("prio_mixed_to_none_worker_cpu", r.get("prio_mixed_worker_cpu_us_per_task") / r.get("prio_none_worker_cpu_us_per_task"));
         r.put("prio_mixed_to_none_drain_redis_cpu", r.get("prio_mixed_drain_redis_cpu_us_per_task") / r.get("prio_none_drain_redis_cpu_us_per_task"));
     }
 

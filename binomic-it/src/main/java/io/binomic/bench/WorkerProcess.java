@@ -49,7 +49,7 @@ final class WorkerProcess extends BenchProcess {
         if (bench.jfr != null) {
             Files.createDirectories(bench.jfr);
             command.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-                    + bench.jfr.resolve("worker-" + mode + (warm ? "-warm-" : "-") + run + ".jfr"));
+                    + bench.jfr.resolve("worker-" + mode + (warm ? "-warm-" : "-") + queue + "-" + run + ".jfr"));
         }
         // e.g. -XX:AOTCacheOutput=FILE to train an AOT cache on a worker, -XX:AOTCache=FILE to use it, to measure what the cache saves at start
         boolean aot = false;
