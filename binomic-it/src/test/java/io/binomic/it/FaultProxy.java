@@ -44,6 +44,9 @@ final class FaultProxy implements AutoCloseable {
     private final Thread closer;
     private volatile boolean closed;
     private volatile long latencyNanos;
+    /** The next request holding these bytes has its reply held for {@link #replyHoldNanos}; null for none. */
+    private final java.util.concurrent.atomic.AtomicReference<byte[]> heldRequest = new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile long replyHoldNanos;
     /** Bytes per second per direction and connection; 0 for no limit. */
     private volatile long bytesPerSecond;
     private volatile boolean stalled;
@@ -84,6 +87,16 @@ final class FaultProxy implements AutoCloseable {
     /** Delay added to every chunk in each direction (a round trip gets twice it); zero for none. */
     void latency(Duration perDirection) {
         latencyNanos = perDirection.toNanos();
+    }
+
+    /**
+     * Holds for {@code hold} the reply to the next request that contains {@code text}: the request
+     * goes through at once, its reply comes late. Other commands, such as the client's pings, and
+     * the requests after it are not held.
+     */
+    void holdReplyToNext(String text, Duration hold) {
+        replyHoldNanos = hold.toNanos();
+        heldRequest.set(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /** At most this many bytes per second per direction on each connection; 0 for no limit. */
@@ -151,6 +164,7 @@ final class FaultProxy implements AutoCloseable {
     /** No fault: no latency, no limit, no stall. */
     void heal() {
         latencyNanos = 0;
+        heldRequest.set(null);
         bytesPerSecond = 0;
         stalled = false;
     }
@@ -224,7 +238,20 @@ final class FaultProxy implements AutoCloseable {
         }
     }
 
-    private record Chunk(byte[] bytes, long readNanos) { }
+    private record Chunk(byte[] bytes, long readNanos, long heldNanos) { }
+
+    private static boolean contains(byte[] buffer, int length, byte[] text) {
+        outer:
+        for (int i = 0; i + text.length <= length; i++) {
+            for (int j = 0; j < text.length; j++) {
+                if (buffer[i + j] != text[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
 
     /** One proxied connection: client to server (requests) and server to client (replies). */
     private final class Link {
@@ -233,6 +260,8 @@ final class FaultProxy implements AutoCloseable {
         private final long resetSeen;
         private volatile boolean done;
         private volatile boolean blackHoled;
+        /** How long the next reply read is held: the request of {@link #holdReplyToNext} came; 0 for not at all. */
+        private volatile long holdNextReplyNanos;
         private final long opened = System.nanoTime();
         /** When the client closed it while the proxy had it open ({@link System#nanoTime()}); 0 if it did not. */
         private volatile long clientClosed;
@@ -264,7 +293,17 @@ final class FaultProxy implements AutoCloseable {
                     if (n < 0) {
                         break;
                     }
-                    queue.put(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime()));
+                    long held = 0;
+                    if (from == client) {
+                        byte[] text = heldRequest.get();
+                        if (text != null && contains(buffer, n, text) && heldRequest.compareAndSet(text, null)) {
+                            holdNextReplyNanos = replyHoldNanos;
+                        }
+                    } else {
+                        held = holdNextReplyNanos;
+                        holdNextReplyNanos = 0;
+                    }
+                    queue.put(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime(), held));
                 }
             } catch (IOException | InterruptedException e) {
                 // closed, reset or stopping
@@ -273,7 +312,7 @@ final class FaultProxy implements AutoCloseable {
                 clientClosed = System.nanoTime();
             }
             // End of stream: let the writer forward what is queued, then end the link.
-            queue.offer(new Chunk(new byte[0], System.nanoTime()));
+            queue.offer(new Chunk(new byte[0], System.nanoTime(), 0));
         }
 
         private void write(BlockingQueue<Chunk> queue, Socket to, boolean replies) {
@@ -306,7 +345,7 @@ final class FaultProxy implements AutoCloseable {
         /** Waits out the added latency, and a stall for as long as it lasts. */
         private void awaitDue(Chunk chunk) throws InterruptedException {
             while (!done) {
-                long wait = chunk.readNanos() + latencyNanos - System.nanoTime();
+                long wait = chunk.readNanos() + latencyNanos + chunk.heldNanos() - System.nanoTime();
                 if (!stalled && !blackHoled && wait <= 0) {
                     return;
                 }

@@ -99,6 +99,45 @@ class ReplicaWaitIT {
     }
 
     /**
+     * A {@code submitAll} chunk whose reply came too late is sent again whole, as no replica
+     * confirmed it in time. It had run; the resend enqueues nothing again, so each message is in the
+     * stream once.
+     */
+    @Test
+    void aChunkThatRanButWhoseReplyCameLateIsSentAgainAndEnqueuedOnce() throws Exception {
+        try (FaultProxy proxy = FaultProxy.to("127.0.0.1", primary.port(), Duration.ofMinutes(2));
+             Broker broker = Brokers.redisProvider().create(BrokerConfig.builder().url("redis://127.0.0.1:" + proxy.port())
+                     .commandTimeout(Duration.ofSeconds(2)).options(WAIT_ONE).build())) {
+            broker.start(List.of(queue));
+            broker.enqueue(message()); // connected, scripts loaded
+            String stream = "binomic:{" + queue + "}:stream";
+            long scriptRunsBefore = scriptRuns();
+
+            // Past the chunk's reply timeout (2 s + 200 ms), so it is sent again, on the same connection, behind the late reply;
+            // within the resend's bound (as long again), and within the timeout of a PING sent behind it, which would
+            // replace the connection.
+            proxy.holdReplyToNext(stream, Duration.ofSeconds(3));
+            broker.enqueueAll(List.of(message(), message(), message()));
+
+            assertEquals(2, scriptRuns() - scriptRunsBefore, "the chunk was sent, and sent again");
+            List<?> entries = (List<?>) set.call(primary, "XRANGE", stream, "-", "+");
+            assertEquals(4, entries.size(), "one entry per message: " + entries);
+        }
+    }
+
+    /** The scripts the primary ran so far. */
+    private long scriptRuns() {
+        long runs = 0;
+        for (String line : String.valueOf(set.call(primary, "INFO", "commandstats")).split("\r?\n")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("^cmdstat_(evalsha|eval):calls=(\\d+),").matcher(line);
+            if (m.find()) {
+                runs += Long.parseLong(m.group(2));
+            }
+        }
+        return runs;
+    }
+
+    /**
      * The settler takes a missing confirmation as a failure to send again, never as one to give up:
      * the batch is resent (its applied settlements are fenced no-ops, not stale) until the replica is
      * back and confirms it; no task runs twice.

@@ -206,7 +206,8 @@ final class RedisBroker implements Broker {
      * {@code wait.replicas}, a chunk is one script per queue ({@link LuaScripts#ENQUEUE_ALL}) and its
      * WAIT ({@link RedisContext#writeOptions}): on a Cluster (one queue a call) a redirect moves the
      * whole chunk and its WAIT, never a part; a chunk whose primary was replaced under it is sent
-     * again whole ({@link #resentIfPrimaryReplaced}). Without it, Redisson does not retry a chunk
+     * again whole ({@link #resentIfPrimaryReplaced}), and the script's marker makes a resend of a chunk that ran
+     * enqueue nothing. Without it, Redisson does not retry a chunk
      * ({@link RedisContext#enqueueAllOptions}): each message reaches Redis at most once.
      */
     @Override
@@ -252,8 +253,8 @@ final class RedisBroker implements Broker {
      * Waits for the chunk's reply. When it waits for replicas, and its primary was replaced under it
      * ({@link RedisContext#primaryReplaced}) or Redis did not answer it, nothing of it is confirmed:
      * it is sent again whole, as a producer's write (Redisson, whose retries are off for it, would
-     * have resent only its failed commands). A message that did land on the primary that survives
-     * is then enqueued twice, with the same message id.
+     * have resent only its failed commands). A chunk that did land on the primary that survives finds
+     * its marker there and enqueues nothing again ({@link LuaScripts#ENQUEUE_ALL}).
      */
     private void resentIfPrimaryReplaced(Chunk chunk) {
         try {
@@ -295,8 +296,9 @@ final class RedisBroker implements Broker {
         messages.forEach(m -> byQueue.computeIfAbsent(m.queue(), q -> new ArrayList<>()).add(m));
         byQueue.forEach((queue, list) -> {
             RedisKeys k = redis.keys(queue);
-            List<Object> keys = new ArrayList<>(List.of(k.stream()));
+            List<Object> keys = new ArrayList<>(List.of(k.stream(), k.enqueued(list.getFirst().id())));
             List<Object> args = new ArrayList<>();
+            args.add(Long.toString(enqueuedMarkerMillis()));
             for (Message m : list) {
                 if (m.isTracked()) {
                     keys.add(k.job(m.id()));
@@ -312,6 +314,15 @@ final class RedisBroker implements Broker {
             batch.getScript(StringCodec.INSTANCE).evalAsync(k.stream(), RScript.Mode.READ_WRITE, LuaScripts.ENQUEUE_ALL,
                     RScript.ReturnType.LONG, keys, args.toArray());
         });
+    }
+
+    /**
+     * How long the marker of an {@link LuaScripts#ENQUEUE_ALL} call lives: past the last resend of the call, which
+     * comes at most one reply timeout ({@link RedisContext#writeOptions}) plus one producer bound after its first
+     * send, with as much again to spare.
+     */
+    private long enqueuedMarkerMillis() {
+        return redis.producerBound().multipliedBy(4).toMillis();
     }
 
     /** Adds the enqueue of {@code m} to {@code batch}: an XADD, or the script of a tracked message or a priority level. */

@@ -81,6 +81,12 @@ record RedisKeys(String prefix, String queue) {
     /** On a Redis Cluster, the mark that job or callback {@code id} of a batch or workflow was enqueued (a string with a TTL); see {@code ClusterBatches}. */
     String batchOnce(UUID id) { return base() + "batch-once:" + id; }
 
+    /**
+     * The mark that an enqueue call waiting for replicas, whose first message is {@code firstMessage}, ran (a string with
+     * a TTL): a resend of the call finds it and enqueues nothing again; see {@code enqueue_all.lua}.
+     */
+    String enqueued(UUID firstMessage) { return base() + "enqueued:" + firstMessage; }
+
     /** The prefix of the job record keys ({@link #job}). */
     String jobPrefix() { return base() + "job:"; }
 
