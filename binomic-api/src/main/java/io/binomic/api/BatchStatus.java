@@ -43,8 +43,14 @@ public record BatchStatus(UUID id, boolean open, boolean cancelRequested, int to
         RUNNING,
         /** Every job succeeded. */
         SUCCEEDED,
-        /** Every job ended, and at least one was dead-lettered or cancelled. */
-        FAILED
+        /** Every job ended, and at least one was dead-lettered or cancelled, without a cancel of the batch. */
+        FAILED,
+        /**
+         * The batch was cancelled, and every job ended, at least one of them not succeeded. A batch
+         * cancelled after (or while) its last jobs all succeeded is {@link #SUCCEEDED}: its
+         * {@code onSuccess} callback ran.
+         */
+        CANCELLED
     }
 
     public BatchStatus {
@@ -65,7 +71,10 @@ public record BatchStatus(UUID id, boolean open, boolean cancelRequested, int to
         if (pending() > 0) {
             return State.RUNNING;
         }
-        return succeeded == total ? State.SUCCEEDED : State.FAILED;
+        if (succeeded == total) {
+            return State.SUCCEEDED;
+        }
+        return cancelRequested ? State.CANCELLED : State.FAILED;
     }
 
     /**

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -62,14 +63,31 @@ public record WorkflowStatus(UUID id, boolean cancelRequested, Instant createdAt
      * @param task its task's name
      * @param state where it stands
      * @param dependsOn the names of the jobs it depends on
+     * @param ignoringFailureOf those of {@code dependsOn} whose failure (dead letter, cancel, skip) it
+     *        ignores: it waits for them to end, whatever the outcome; the failure of any other one
+     *        skips it. Empty by default (any failure skips it); every dependency when it runs anyway
+     *        ({@link #runsAnyway()})
      */
-    public record Node(String name, UUID jobId, String queue, String task, NodeState state, List<String> dependsOn) {
+    public record Node(String name, UUID jobId, String queue, String task, NodeState state, List<String> dependsOn,
+                       Set<String> ignoringFailureOf) {
         public Node {
             Objects.requireNonNull(name, "name");
             Objects.requireNonNull(jobId, "jobId");
             Objects.requireNonNull(state, "state");
             dependsOn = List.copyOf(dependsOn);
+            ignoringFailureOf = Set.copyOf(ignoringFailureOf);
         }
+
+        /** A job that ignores no dependency's failure: the failure of any skips it (the default). */
+        public Node(String name, UUID jobId, String queue, String task, NodeState state, List<String> dependsOn) {
+            this(name, jobId, queue, task, state, dependsOn, Set.of());
+        }
+
+        /**
+         * True when it runs once each of its dependencies ended, whatever the outcome (it ignores the
+         * failure of every one); false for a job without dependencies.
+         */
+        public boolean runsAnyway() { return !dependsOn.isEmpty() && ignoringFailureOf.containsAll(dependsOn); }
     }
 
     public WorkflowStatus {

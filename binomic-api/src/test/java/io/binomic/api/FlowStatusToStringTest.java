@@ -32,7 +32,7 @@ class FlowStatusToStringTest {
         List<UUID> failed = IntStream.rangeClosed(1, 8).mapToObj(FlowStatusToStringTest::job).toList();
         BatchStatus ended = new BatchStatus(ID, false, true, 8, 0, 3, 5, failed,
                 Set.of(BatchStatus.Callback.DEATH, BatchStatus.Callback.COMPLETE), CREATED);
-        assertEquals("BatchStatus[id=" + ID + ", state=FAILED, total=8, succeeded=0, deadLettered=3, cancelled=5, pending=0,"
+        assertEquals("BatchStatus[id=" + ID + ", state=CANCELLED, total=8, succeeded=0, deadLettered=3, cancelled=5, pending=0,"
                 + " cancelRequested=true, fired=[COMPLETE, DEATH], failedJobs=[" + job(1) + ", " + job(2) + ", " + job(3) + ", "
                 + job(4) + ", " + job(5) + ", ... (3 more)], createdAt=2026-12-03T05:00:00Z]", ended.toString());
     }

@@ -1,6 +1,7 @@
 package io.binomic.core;
 
 import io.binomic.api.BatchStatus;
+import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.core.internal.client.BatchSubmitter;
@@ -69,18 +70,17 @@ public final class BatchHandle {
     /**
      * Cancels the batch: it is closed, and each of its jobs that has not ended is cancelled as
      * {@code JobHandle.cancel()} does (a queued one never runs, a running one is interrupted). The
-     * batch then completes, and its {@code onComplete} callback runs, once those jobs ended.
+     * batch then completes, and its {@code onComplete} callback runs, once those jobs ended. A batch
+     * whose jobs all ended (and that is closed) is left as it ended. Like {@link #status()} for an
+     * unknown id, and like {@code WorkflowHandle.cancel()}, it does not throw: it says what it did.
      *
-     * @return how many jobs were asked to cancel
-     * @throws IllegalStateException when there is no such batch
+     * @return what it did, as {@code JobHandle.cancel()} says it: {@code CANCELLED} (it closed the
+     *     batch or stopped queued jobs: nothing more of it will run), {@code CANCEL_REQUESTED} (a job
+     *     of it was running: its worker interrupts it), {@code ALREADY_ENDED} (every job had ended and
+     *     the batch was closed, or it was cancelled already; nothing changed) or {@code NOT_FOUND}
+     *     (never submitted, or its record expired; nothing changed)
      */
-    public int cancel() {
-        int n = batches.cancel(id);
-        if (n < 0) {
-            throw new IllegalStateException("batch " + id + " is unknown (never submitted, or its record expired)");
-        }
-        return n;
-    }
+    public JobHandle.CancelOutcome cancel() { return batches.cancel(id); }
 
     @Override
     public String toString() { return "BatchHandle[" + id + "]"; }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BatchStatus;
+import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
@@ -136,21 +137,26 @@ class BatchSnippetsTest {
                 .build().start()) {
             BatchHandle queued = binomic.batch().add(slow, new Email("1")).add(slow, new Email("2"))
                     .onComplete(report, new Report("queued")).submit();
-            assertEquals(2, queued.cancel());
+            assertEquals(JobHandle.CancelOutcome.CANCELLED, queued.cancel(), "as a workflow's cancel says it");
             binomic.startWorker();
             Seen s = seen.poll(10, TimeUnit.SECONDS);
             assertEquals("queued", s.title());
             assertEquals(2, s.status().cancelled());
+            assertEquals(BatchStatus.State.CANCELLED, queued.status().orElseThrow().state(), "as a cancelled workflow's state");
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, queued.cancel(), "an ended batch: nothing to cancel");
+            assertEquals(JobHandle.CancelOutcome.NOT_FOUND, binomic.batch(UUID.randomUUID()).cancel(),
+                    "an unknown batch: no status, nothing to cancel, and no exception, as for a workflow");
             assertEquals(0, runs.get(), "a cancelled queued job never runs");
 
             BatchHandle started = binomic.batch().add(slow, new Email("3")).add(slow, new Email("4"))
                     .onComplete(report, new Report("running")).submit();
             assertTrue(running.await(10, TimeUnit.SECONDS));
-            assertEquals(2, started.cancel());
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, started.cancel(), "its jobs were running: they are interrupted");
             s = seen.poll(10, TimeUnit.SECONDS);
             assertEquals("running", s.title(), "the running jobs were interrupted, so the batch completed");
             assertEquals(2, s.status().cancelled());
             assertTrue(s.status().cancelRequested());
+            assertEquals(BatchStatus.State.CANCELLED, s.status().state());
         }
     }
 

@@ -78,7 +78,7 @@ class CancelAtHandlerStartTest {
         start(cancelling(job -> binomic.batch(job.batchId().orElseThrow()).cancel()));
         BatchHandle batch = binomic.batch().add(SLOW, new Item("held")).submit();
 
-        WorkerTest.await("the batch ended", () -> batch.status().map(s -> s.state() == BatchStatus.State.SUCCEEDED || s.state() == BatchStatus.State.FAILED).orElse(false));
+        WorkerTest.await("the batch ended", () -> batch.status().map(s -> s.state() == BatchStatus.State.SUCCEEDED || s.state() == BatchStatus.State.CANCELLED).orElse(false));
         BatchStatus status = batch.status().orElseThrow();
         assertEquals(1, status.cancelled(), status.toString());
         assertEquals(0, handlerCalls.get(), "the handler of a job cancelled before it was called must not run");

@@ -30,6 +30,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -205,6 +206,12 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         Graph g = new Graph().node("a").node("b").node("strict", "a", "b")
                 .node("tolerant", List.of("a", "b"), Set.of("a"))
                 .node("anyway", List.of("a", "b"), Set.of("a", "b")).submit();
+        WorkflowStatus before = g.status();
+        assertEquals(Set.of(), before.node("strict").orElseThrow().ignoringFailureOf(), "the status says what each does if one fails");
+        assertEquals(Set.of("a"), before.node("tolerant").orElseThrow().ignoringFailureOf());
+        assertEquals(Set.of("a", "b"), before.node("anyway").orElseThrow().ignoringFailureOf());
+        assertEquals(List.of(false, false, true), Stream.of("strict", "tolerant", "anyway")
+                .map(n -> before.node(n).orElseThrow().runsAnyway()).toList());
         Map<String, Delivery> first = fetchAll("c1");
         broker.settle("c1", List.of(new Settlement.Ack(first.get("a")))); // tracked, acked unrun: cancelled
         assertEquals(NodeState.CANCELLED, g.state("a"));

@@ -67,7 +67,7 @@ class AclProducerTest {
             assertEquals(JobState.CANCELLED, job.status().state());
 
             var batch = producer.batch().add(tracked, "a").add(tracked, "b").submit();
-            assertEquals(2, batch.cancel()); // its queued jobs count as cancelled as a worker fetches them
+            assertEquals(JobHandle.CancelOutcome.CANCELLED, batch.cancel()); // its queued jobs count as cancelled as a worker fetches them
             assertTrue(batch.status().orElseThrow().cancelRequested(), batch.status().toString());
 
             var flow = producer.submit(Workflow.builder().then("x", tracked, "x").then("y", tracked, "y").build());

@@ -355,7 +355,7 @@ class DashboardBrowserIT {
             assertEquals("RUNNING", browser.findElement(By.id("batch-state")).getText());
             browser.findElement(By.id("batch-cancel")).click();
             browser.switchTo().alert().accept();
-            awaitFlash("batch " + open.id() + ": CANCELLED (2 job(s) asked to cancel)");
+            awaitFlash("batch " + open.id() + ": CANCELLED");
             assertTrue(open.status().orElseThrow().cancelRequested(), "the broker has the batch cancelled");
 
             io.binomic.core.WorkflowHandle workflow = flows.submit(io.binomic.core.Workflow.builder()

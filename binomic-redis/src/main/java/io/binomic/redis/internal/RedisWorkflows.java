@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import org.redisson.api.RScript;
 import org.redisson.client.codec.StringCodec;
@@ -125,7 +126,7 @@ final class RedisWorkflows implements Workflows {
         List<WorkflowStatus.Node> nodes = new ArrayList<>();
         for (String name : strings(w.get("names"))) {
             nodes.add(new WorkflowStatus.Node(name, UUID.fromString(w.get("j:" + name)), w.get("q:" + name), w.get("t:" + name),
-                    state(w.get("s:" + name)), strings(w.get("d:" + name))));
+                    state(w.get("s:" + name)), strings(w.get("d:" + name)), Set.copyOf(strings(w.get("o:" + name)))));
         }
         return Optional.of(new WorkflowStatus(id, "1".equals(w.get("cancelRequested")),
                 Instant.ofEpochMilli(Long.parseLong(w.getOrDefault("createdAt", "0"))), nodes));

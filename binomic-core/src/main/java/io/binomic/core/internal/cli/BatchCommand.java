@@ -18,9 +18,11 @@ final class BatchCommand extends Command {
             """);
     static final Verb CANCEL = new Verb("cancel", "Cancel a batch: its queued jobs never run, its running ones are interrupted", """
             The batch is closed and each job that has not ended is cancelled as 'binomic job cancel'
-            does; once they ended the batch completes (its onComplete callback runs, not onSuccess).
-            Prints how many jobs were asked to cancel, or ENDED for a batch whose jobs all ended (left as
-            it is); exit code 1 when the batch is unknown.
+            does; once they ended the batch completes (its onComplete callback runs, not onSuccess
+            unless every job still succeeded). Prints, as 'binomic job cancel' and 'binomic workflow
+            cancel' do, CANCELLED (nothing more of it will run), CANCEL_REQUESTED (a job of it was
+            running: its worker interrupts it), ALREADY_ENDED (every job of it had ended) or
+            NOT_FOUND (both change nothing; exit code 1).
             """);
 
     private final Verb verb;
@@ -45,23 +47,17 @@ final class BatchCommand extends Command {
         }
         try (Binomic binomic = cx.connect(args, List.of())) {
             BatchHandle batch = binomic.batch(id);
+            if (verb == CANCEL) {
+                return FlowCancelReport.print(out, err, "batch", id, batch.cancel());
+            }
             Optional<BatchStatus> status = batch.status();
             if (status.isEmpty()) {
-                err.println("no batch " + id + ": a wrong id, or a batch past its retention");
+                err.println(FlowCancelReport.notFound("batch", id));
                 return BinomicCli.EXIT_FAILED;
-            }
-            if (verb == CANCEL) {
-                BatchStatus before = status.get();
-                if (!before.open() && before.pending() == 0) {
-                    out.println("ENDED " + id + " " + before.state() + ": nothing to cancel");
-                    return BinomicCli.EXIT_OK;
-                }
-                out.println("CANCELLED " + id + " (" + batch.cancel() + " job(s) asked to cancel)");
-                return BinomicCli.EXIT_OK;
             }
             BatchStatus s = status.get();
             out.println("batch      " + id);
-            out.println("state      " + s.state() + (s.cancelRequested() ? " (cancel requested)" : ""));
+            out.println("state      " + s.state() + (s.cancelRequested() && s.state() != BatchStatus.State.CANCELLED ? " (cancel requested)" : ""));
             out.println("created    " + s.createdAt());
             out.println("jobs       " + s.total());
             out.println("pending    " + s.pending());

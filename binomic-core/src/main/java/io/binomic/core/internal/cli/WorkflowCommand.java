@@ -1,9 +1,9 @@
 package io.binomic.core.internal.cli;
 
-import io.binomic.api.JobHandle;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.core.Binomic;
 import io.binomic.core.WorkflowHandle;
+import io.binomic.core.internal.DependencyFailureWords;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -16,8 +16,10 @@ final class WorkflowCommand extends Command {
     static final Verb SHOW = new Verb("show", "Show a workflow's state and each job's state and dependencies", """
             A workflow's status is kept while a job of it is held or enqueued and for its retention
             once none is (one day unless Workflow.Builder.retention says otherwise). One line per
-            job: name, state, queue, job id, the jobs it depends on. Exit code 1 when the workflow is
-            unknown.
+            job: name, state, queue, job id, the jobs it depends on, and what it does if one of them
+            fails (is dead-lettered, cancelled or skipped): skip (the default: it is skipped, and so
+            are the jobs that depend on it), run anyway, or ignore the ones named and skip on the
+            failure of another. Exit code 1 when the workflow is unknown.
             """);
     static final Verb CANCEL = new Verb("cancel", "Cancel a workflow: its held and queued jobs never run, its running ones are interrupted", """
             Each held job is cancelled at once; each enqueued one is cancelled as 'binomic job cancel'
@@ -49,25 +51,22 @@ final class WorkflowCommand extends Command {
         try (Binomic binomic = cx.connect(args, List.of())) {
             WorkflowHandle workflow = binomic.workflow(id);
             if (verb == CANCEL) {
-                JobHandle.CancelOutcome outcome = workflow.cancel();
-                out.println(outcome + " " + id);
-                return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
-                        ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
+                return FlowCancelReport.print(out, err, "workflow", id, workflow.cancel());
             }
             Optional<WorkflowStatus> status = workflow.status();
             if (status.isEmpty()) {
-                err.println("no workflow " + id + ": a wrong id, or a workflow past its retention");
+                err.println(FlowCancelReport.notFound("workflow", id));
                 return BinomicCli.EXIT_FAILED;
             }
             WorkflowStatus s = status.get();
             out.println("workflow   " + id);
-            out.println("state      " + s.state() + (s.cancelRequested() ? " (cancel requested)" : ""));
+            out.println("state      " + s.state() + (s.cancelRequested() && s.state() != WorkflowStatus.State.CANCELLED ? " (cancel requested)" : ""));
             out.println("created    " + s.createdAt());
             out.println("jobs       " + s.nodes().size());
-            Table table = new Table("NAME", "STATE", "QUEUE", "JOB", "DEPENDS ON");
+            Table table = new Table("NAME", "STATE", "QUEUE", "JOB", "DEPENDS ON", "IF ONE FAILS");
             for (WorkflowStatus.Node n : s.nodes()) {
                 table.row(n.name(), n.state().name(), n.queue(), n.jobId().toString(),
-                        n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn()));
+                        n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn()), DependencyFailureWords.of(n));
             }
             table.print(out);
             return BinomicCli.EXIT_OK;

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.BatchStatus;
+import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.spi.Batches;
@@ -205,19 +206,47 @@ public final class BatchSubmitter {
 
     /**
      * Cancels a batch: closed, marked cancelled, and each job that has not ended cancelled as a job
-     * cancel does (a queued one never runs, a running one is interrupted). Returns how many jobs
-     * were asked to cancel; -1 when there is no such batch.
+     * cancel does (a queued one never runs, a running one is interrupted). What it did, as a job
+     * cancel (and a workflow's) says it: NOT_FOUND for no such batch; CANCEL_REQUESTED when a job of
+     * it was running (its worker interrupts it); CANCELLED when it closed or marked the batch or
+     * stopped a queued job; else ALREADY_ENDED (every job had ended and the batch was closed, or it
+     * was cancelled already and each job ended: nothing changed).
      */
-    public int cancel(UUID batch) {
+    public JobHandle.CancelOutcome cancel(UUID batch) {
         Batches b = batches();
-        if (b.readBatch(batch).isEmpty()) {
-            return -1;
+        BatchStatus before = b.readBatch(batch).orElse(null);
+        if (before == null) {
+            return JobHandle.CancelOutcome.NOT_FOUND;
+        }
+        if (!before.open() && before.pending() == 0) {
+            return JobHandle.CancelOutcome.ALREADY_ENDED;
         }
         Map<UUID, String> unfinished = b.cancelBatch(batch);
+        boolean changed = !before.cancelRequested();
+        if (changed && unfinished.isEmpty()) {
+            // Its last job may have ended between the read and the cancel: a batch that ended first is left
+            // as it ended (not marked cancelled), and this cancel changed nothing.
+            Optional<BatchStatus> after = b.readBatch(batch);
+            if (after.isEmpty()) {
+                return JobHandle.CancelOutcome.NOT_FOUND;
+            }
+            changed = after.get().cancelRequested();
+        }
         JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a batch cannot be cancelled");
-        unfinished.forEach((id, queue) -> store.cancelJob(JobRecordFormat.cancelledBeforeStart(queue, id, context.clock().instant())));
-        stats.batchCancelled();
-        return unfinished.size();
+        boolean requested = false;
+        for (Map.Entry<UUID, String> e : unfinished.entrySet()) {
+            switch (store.cancelJob(JobRecordFormat.cancelledBeforeStart(e.getValue(), e.getKey(), context.clock().instant()))) {
+                case CANCEL_REQUESTED -> requested = true;
+                case CANCELLED -> changed = true;
+                case ALREADY_ENDED, NOT_FOUND -> { }
+            }
+        }
+        JobHandle.CancelOutcome outcome = requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
+                : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
+        if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED) {
+            stats.batchCancelled();
+        }
+        return outcome;
     }
 
     private Batches batches() {

@@ -175,7 +175,7 @@ final class MemoryWorkflows implements Workflows {
     public Optional<WorkflowStatus> readWorkflow(UUID id) {
         return state.locked(() -> Optional.ofNullable(live(id)).map(w -> new WorkflowStatus(w.id, w.cancelRequested, w.createdAt,
                 w.nodes.values().stream().map(n -> new WorkflowStatus.Node(n.spec.name(), n.spec.job().id(), n.spec.job().queue(),
-                        n.spec.job().task(), n.state, n.spec.dependsOn())).toList())));
+                        n.spec.job().task(), n.state, n.spec.dependsOn(), n.spec.ignoringFailureOf())).toList())));
     }
 
     @Override

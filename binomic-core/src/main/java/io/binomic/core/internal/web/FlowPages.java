@@ -8,6 +8,7 @@ import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Workflows;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CoreAccess;
+import io.binomic.core.internal.DependencyFailureWords;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.EnumMap;
@@ -163,17 +164,20 @@ final class FlowPages {
         // (the longest chain of dependencies before it), is the graph drawn as a table.
         Map<String, Integer> depth = new HashMap<>();
         h.raw("<h2>Jobs, each after those it depends on</h2><table id=\"workflow-nodes\">")
-                .head("step", "job", "task", "queue", "state", "depends on", "job id").raw("<tbody>");
+                .head("step", "job", "task", "queue", "state", "depends on", "if one fails", "job id").raw("<tbody>");
         for (WorkflowStatus.Node n : s.nodes()) {
             int d = n.dependsOn().stream().mapToInt(dep -> depth.getOrDefault(dep, 0) + 1).max().orElse(0);
             depth.put(n.name(), d);
             h.raw("<tr data-node=\"").text(n.name()).raw("\"><td class=\"step\">").text(d + 1).raw("</td><td class=\"name\">").text(n.name())
                     .raw("</td><td>").text(n.task()).raw("</td><td>").text(n.queue()).raw("</td><td class=\"state")
                     .raw(n.state() == NodeState.DEAD_LETTERED ? " error" : "").raw("\">").text(n.state()).raw("</td><td class=\"depends\">")
-                    .text(n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn())).raw("</td><td><a href=\"/jobs?id=").text(n.jobId())
+                    .text(n.dependsOn().isEmpty() ? "-" : String.join(", ", n.dependsOn())).raw("</td><td class=\"if-fails\">")
+                    .text(DependencyFailureWords.of(n)).raw("</td><td><a href=\"/jobs?id=").text(n.jobId())
                     .raw("\">").text(n.jobId()).raw("</a></td></tr>\n");
         }
-        h.raw("</tbody></table><p class=\"hint\">Step 1 jobs are the roots; a job of step n waits for one of step n-1.</p>");
+        h.raw("</tbody></table><p class=\"hint\">Step 1 jobs are the roots; a job of step n waits for one of step n-1. If one"
+                + " fails: what a job does when a job it depends on is dead-lettered, cancelled or skipped (skip: it is skipped too,"
+                + " the default).</p>");
         if (!readOnly && s.nodes().stream().anyMatch(n -> n.state().isActive())) {
             h.raw(forms.form(WORKFLOWS + "/cancel", Map.of("id", id.toString()), "Cancel workflow", "workflow-cancel",
                     "Cancel workflow " + id + "? Its held and queued jobs never run, its running ones are interrupted."));
@@ -192,21 +196,7 @@ final class FlowPages {
             throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a " + noun + " id");
         }
         String back = (batch ? BATCHES : WORKFLOWS) + "/" + id;
-        if (!batch) {
-            JobHandle.CancelOutcome outcome = binomic.workflow(id).cancel();
-            return new Done(back, "workflow " + id + ": " + outcome);
-        }
-        Optional<BatchStatus> before = binomic.batch(id).status();
-        if (before.isEmpty()) {
-            return new Done(back, "batch " + id + ": NOT_FOUND");
-        }
-        if (!before.get().open() && before.get().pending() == 0) {
-            return new Done(back, "batch " + id + ": ENDED " + before.get().state() + ", nothing to cancel");
-        }
-        try {
-            return new Done(back, "batch " + id + ": CANCELLED (" + binomic.batch(id).cancel() + " job(s) asked to cancel)");
-        } catch (IllegalStateException e) {
-            return new Done(back, "batch " + id + ": NOT_FOUND"); // expired between the read and the cancel
-        }
+        JobHandle.CancelOutcome outcome = batch ? binomic.batch(id).cancel() : binomic.workflow(id).cancel();
+        return new Done(back, noun + " " + id + ": " + outcome);
     }
 }
