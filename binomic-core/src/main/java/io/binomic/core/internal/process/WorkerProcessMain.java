@@ -4,6 +4,8 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerHealth;
+import io.binomic.core.internal.CoreAccess;
+import io.binomic.core.internal.FlowStats;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,6 +38,8 @@ public final class WorkerProcessMain {
     private final long masterPid;
     private final CountDownLatch stopped = new CountDownLatch(1);
     private volatile Worker worker;
+    /** The batch callbacks this process's worker started; set before {@link #worker}, which publishing reads first. */
+    private volatile FlowStats flows;
     private volatile WorkerCommand signalled = WorkerCommand.NONE;
 
     private WorkerProcessMain(WorkerLaunch launch, BinomicConfig config, WorkerSlots slots) {
@@ -135,6 +139,7 @@ public final class WorkerProcessMain {
         Binomic binomic = Binomic.builder().config(config).discoverTasks().build();
         try {
             binomic.start();
+            flows = CoreAccess.get().stats(binomic).flows();
             worker = binomic.startWorker();
             return binomic;
         } catch (RuntimeException e) {
@@ -206,6 +211,7 @@ public final class WorkerProcessMain {
         Worker current = worker;
         if (current != null) {
             slot.counters(current.counters());
+            slot.callbackLag(WorkerSlots.CallbackLag.sumOf(flows.callbackLags()));
             slot.health(healthOf(current));
         }
     }

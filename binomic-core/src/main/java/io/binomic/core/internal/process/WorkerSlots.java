@@ -2,6 +2,8 @@ package io.binomic.core.internal.process;
 
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.WorkerHealth;
+import io.binomic.core.internal.FlowStats;
+import io.binomic.core.internal.StatsRecorder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -22,13 +24,13 @@ import java.util.stream.IntStream;
 
 /**
  * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
- * by the {@code binomic workers} command. It holds a 64-byte header and one 192-byte (three cache
+ * by the {@code binomic workers} command. It holds a 64-byte header and one 320-byte (five cache
  * lines) slot per worker. This class alone knows the layout.
  *
  * <pre>
  * header (64 bytes)                  slot i at 64 + 192 * i (192 bytes)
  *   0 magic "BNMSLOTS"                  0 pid                                   (worker)
- *   8 format version (3)                8 heartbeat, epoch ms; for display      (worker)
+ *   8 format version (4)                8 heartbeat, epoch ms; for display      (worker)
  *  16 slot count                       16 state, int                           (worker; master resets)
  *  24 master pid                       20 command, int                         (master)
  *  32 master start, epoch ms           24 in-flight                            (worker)
@@ -47,6 +49,11 @@ import java.util.stream.IntStream;
  *                                      88 next start, epoch ms, 0 = none       (master)
  *                                      96 problem: 96 bytes of ASCII,
  *                                         NUL-padded; set while not consuming  (worker)
+ *                                     192 batch callbacks started, by lag: 15
+ *                                         cumulative counts, one per bound of
+ *                                         StatsRecorder.BUCKET_SECONDS, then
+ *                                         all (+Inf)                           (worker)
+ *                                     312 their summed lag, ns                 (worker)
  * </pre>
  *
  * <p>Every field is accessed with release stores and acquire loads, so a reader that sees a
@@ -59,16 +66,49 @@ import java.util.stream.IntStream;
  * with its wall clock: a clock step (NTP) then neither makes every worker look hung nor hides a
  * hung one. The epoch milliseconds are only for {@code binomic workers} to show.
  *
- * <p>Slots are three whole cache lines, so the workers' heartbeats never invalidate each other's lines.
+ * <p>Slots are five whole cache lines, so the workers' heartbeats never invalidate each other's lines.
  */
 public final class WorkerSlots implements AutoCloseable {
+    /**
+     * Batch callbacks a worker started, by how long each waited: cumulative counts, one per bound of
+     * {@link StatsRecorder#BUCKET_SECONDS} then every callback (as {@link FlowStats.CallbackLag} has
+     * them), and the summed wait in nanoseconds.
+     */
+    public record CallbackLag(long[] cumulative, long sumNanos) {
+        public CallbackLag {
+            if (cumulative.length != CALLBACK_LAG_COUNTS) {
+                throw new IllegalArgumentException("a callback lag has " + CALLBACK_LAG_COUNTS + " counts, not " + cumulative.length);
+            }
+            cumulative = cumulative.clone();
+        }
+
+        /** The sum of {@code lags} (this process's callback queues and tasks). */
+        public static CallbackLag sumOf(List<FlowStats.CallbackLag> lags) {
+            long[] cumulative = new long[CALLBACK_LAG_COUNTS];
+            long sum = 0;
+            for (FlowStats.CallbackLag lag : lags) {
+                for (int i = 0; i < cumulative.length; i++) {
+                    cumulative[i] += lag.cumulative()[i];
+                }
+                sum += lag.sumNanos();
+            }
+            return new CallbackLag(cumulative, sum);
+        }
+
+        /** Callbacks started. */
+        public long count() { return cumulative[cumulative.length - 1]; }
+
+        @Override
+        public long[] cumulative() { return cumulative.clone(); }
+    }
+
     /** "BNMSLOTS" in ASCII: tells a slots file from any other file. */
     static final long MAGIC = 0x424E_4D53_4C4F_5453L;
-    static final long FORMAT_VERSION = 3;
+    static final long FORMAT_VERSION = 4;
     /** Bytes of the header: one cache line. */
     static final long LINE = 64;
-    /** Bytes of each slot: three cache lines. */
-    static final long SLOT = 192;
+    /** Bytes of each slot: five cache lines. */
+    static final long SLOT = 320;
     /** Longest problem text a slot holds, room for the longest the worker's health check words; longer ones are cut. */
     static final int PROBLEM_BYTES = 96;
 
@@ -95,6 +135,10 @@ public final class WorkerSlots implements AutoCloseable {
     private static final long SLOT_SUPERVISION = 84;
     private static final long SLOT_NEXT_START = 88;
     private static final long SLOT_PROBLEM = 96;
+    private static final long SLOT_CALLBACK_LAG = 192;
+    /** Cumulative counts of batch callbacks started: one per lag bound, then every one. */
+    static final int CALLBACK_LAG_COUNTS = StatsRecorder.BUCKET_SECONDS.length + 1;
+    private static final long SLOT_CALLBACK_LAG_SUM = SLOT_CALLBACK_LAG + Long.BYTES * CALLBACK_LAG_COUNTS;
 
     /** Most slots one master may have; bounds the file a reader maps from a header it does not trust. */
     public static final int MAX_SLOTS = 1024;
@@ -312,6 +356,26 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_RETRIED, counters.retried());
             LONG.setRelease(segment, base + SLOT_DEAD_LETTERED, counters.deadLettered());
             LONG.setRelease(segment, base + SLOT_STALE_SETTLEMENTS, counters.staleSettlements());
+        }
+
+        /**
+         * The batch callbacks the slot's worker started and how long they waited, over every callback
+         * queue and task: the segment has room for a fixed number of fields, not for one histogram per
+         * queue and task.
+         */
+        public CallbackLag callbackLag() {
+            long[] cumulative = new long[CALLBACK_LAG_COUNTS];
+            for (int i = 0; i < cumulative.length; i++) {
+                cumulative[i] = (long) LONG.getAcquire(segment, base + SLOT_CALLBACK_LAG + (long) Long.BYTES * i);
+            }
+            return new CallbackLag(cumulative, (long) LONG.getAcquire(segment, base + SLOT_CALLBACK_LAG_SUM));
+        }
+
+        public void callbackLag(CallbackLag lag) {
+            for (int i = 0; i < CALLBACK_LAG_COUNTS; i++) {
+                LONG.setRelease(segment, base + SLOT_CALLBACK_LAG + (long) Long.BYTES * i, lag.cumulative()[i]);
+            }
+            LONG.setRelease(segment, base + SLOT_CALLBACK_LAG_SUM, lag.sumNanos());
         }
 
         public SlotHealth health() { return code(SLOT_HEALTH, SlotHealth.values(), "worker health"); }

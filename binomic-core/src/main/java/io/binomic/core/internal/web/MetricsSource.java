@@ -27,7 +27,8 @@ import java.util.function.IntToLongFunction;
  * <li>the serving process's own view: per task counters and the duration histogram of the
  *     workers running in this JVM, and each queue's depth as the broker reports it;</li>
  * <li>for a master, one series per worker slot from the shared-memory segment, so Prometheus
- *     adds up the worker JVMs ({@code sum without (slot) (rate(binomic_worker_tasks_total[5m]))}).
+ *     adds up the worker JVMs ({@code sum without (slot) (rate(binomic_worker_tasks_total[5m]))}),
+ *     and the batch callbacks they started, under the worker JVM's names with a {@code slot} label.
  *     A restarted worker starts its counters at zero again, which Prometheus reads as a counter
  *     reset, as it should.</li>
  * </ul>
@@ -242,8 +243,10 @@ public final class MetricsSource {
         p.sample("binomic_workflows_submitted_total", flows.workflowsSubmitted());
         p.family("binomic_workflows_cancelled_total", "counter", "Workflows cancelled through this process (its API, dashboard or CLI) while some job of theirs was held or enqueued.");
         p.sample("binomic_workflows_cancelled_total", flows.workflowsCancelled());
-        p.family("binomic_batch_callbacks_started_total", "counter", "Batch callbacks (onSuccess, onComplete, onDeath) the workers of this process started, first attempts only.");
-        p.family("binomic_batch_callback_lag_seconds", "histogram", "How long a batch callback waited from the step that enqueued it (its batch's last job ending, or its first dead letter) to its first start, by the workers of this process.");
+        p.family("binomic_batch_callbacks_started_total", "counter", "Batch callbacks (onSuccess, onComplete, onDeath) the workers of this process started, first attempts only"
+                + " (on a master: those of each worker JVM, by slot).");
+        p.family("binomic_batch_callback_lag_seconds", "histogram", "How long a batch callback waited from the step that enqueued it (its batch's last job ending, or its first dead letter) to its first start, by the workers of this process"
+                + " (on a master: by those of each worker JVM, by slot).");
         for (FlowStats.CallbackLag lag : flows.callbackLags()) {
             p.sample("binomic_batch_callbacks_started_total", lag.count(), "queue", lag.queue(), "task", lag.task());
         }
@@ -285,6 +288,24 @@ public final class MetricsSource {
             p.sample("binomic_worker_tasks_in_flight", c.inFlight(), "slot", i);
             p.sample("binomic_worker_consuming", slot.health() == SlotHealth.CONSUMING ? 1 : 0, "slot", i);
             p.sample("binomic_worker_restarts_total", s.restarts().applyAsLong(slot.index()), "slot", i);
+        }
+        // Under the names a worker JVM serves them by, so one query reads both; per worker JVM here, summed
+        // over its callback queues and tasks, as the segment holds them.
+        for (SlotSnapshot slot : all) {
+            WorkerSlots.CallbackLag lag = s.slots().slot(slot.index()).callbackLag();
+            p.sample("binomic_batch_callbacks_started_total", lag.count(), "slot", Integer.toString(slot.index()));
+        }
+        for (SlotSnapshot slot : all) {
+            String i = Integer.toString(slot.index());
+            WorkerSlots.CallbackLag lag = s.slots().slot(slot.index()).callbackLag();
+            long[] cumulative = lag.cumulative();
+            for (int b = 0; b < StatsRecorder.BUCKET_SECONDS.length; b++) {
+                p.sample("binomic_batch_callback_lag_seconds_bucket", cumulative[b], "slot", i,
+                        "le", PrometheusText.format(StatsRecorder.BUCKET_SECONDS[b]));
+            }
+            p.sample("binomic_batch_callback_lag_seconds_bucket", lag.count(), "slot", i, "le", "+Inf");
+            p.sample("binomic_batch_callback_lag_seconds_sum", lag.sumNanos() / 1e9, "slot", i);
+            p.sample("binomic_batch_callback_lag_seconds_count", lag.count(), "slot", i);
         }
     }
 }

@@ -6,12 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.WorkerHealth;
+import io.binomic.core.internal.FlowStats;
+import io.binomic.core.internal.StatsRecorder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -62,10 +66,10 @@ class WorkerSlotsTest {
     }
 
     @Test
-    void eachSlotIsThreeCacheLinesAfterTheHeader() throws IOException {
+    void eachSlotIsFiveCacheLinesAfterTheHeader() throws IOException {
         Path file = dir.resolve("w.slots");
         try (WorkerSlots slots = create(file, 5)) {
-            assertEquals(64L + 192L * slots.slotCount(), Files.size(file));
+            assertEquals(64L + 320L * slots.slotCount(), Files.size(file));
         }
     }
 
@@ -81,9 +85,31 @@ class WorkerSlotsTest {
             slot.counters(new WorkerCounters(9, 9, 9, 9, 9, 9));
             slot.health(new WorkerHealth(WorkerHealth.State.STALLED, Duration.ZERO, Duration.ZERO, 0, Optional.of("stuck")));
             slot.supervision(Supervision.RESTART_PENDING, 1234);
+            slot.callbackLag(new WorkerSlots.CallbackLag(LongStream.range(1, 16).toArray(), 77));
             slot.reset();
+            assertEquals(0, slot.callbackLag().count());
+            assertEquals(0, slot.callbackLag().sumNanos());
             assertEquals(new SlotSnapshot(0, 0, 0, 0, WorkerState.EMPTY, WorkerCommand.NONE, new WorkerCounters(0, 0, 0, 0, 0, 0),
                     SlotHealth.UNKNOWN, Optional.empty(), Supervision.WATCHED, 0), slot.snapshot());
+        }
+    }
+
+    @Test
+    void aWorkersCallbackLagsSumOverItsQueuesAndTasksIntoItsSlotForTheMasterToRead() {
+        Path file = dir.resolve("w.slots");
+        try (WorkerSlots master = create(file, 2); WorkerSlots worker = WorkerSlots.open(file)) {
+            FlowStats flows = new FlowStats();
+            flows.callbackStarted("reports", "report", Duration.ofMillis(3));     // under the first bound, 5 ms
+            flows.callbackStarted("reports", "report", Duration.ofMillis(40));    // under 50 ms
+            flows.callbackStarted("audit", "summary", Duration.ofSeconds(400));   // over every bound
+            worker.slot(1).callbackLag(WorkerSlots.CallbackLag.sumOf(flows.callbackLags()));
+
+            WorkerSlots.CallbackLag read = master.slot(1).callbackLag();
+            assertEquals(3, read.count());
+            assertEquals(List.of(1L, 1L, 1L, 2L), LongStream.of(read.cumulative()).limit(4).boxed().toList(), "le 5 ms, 10 ms, 25 ms, 50 ms");
+            assertEquals(2, read.cumulative()[StatsRecorder.BUCKET_SECONDS.length - 1], "le 300 s");
+            assertEquals(Duration.ofMillis(400_043).toNanos(), read.sumNanos());
+            assertEquals(0, master.slot(0).callbackLag().count(), "another slot's are its own");
         }
     }
 

@@ -27,6 +27,10 @@ class SlotMetricsTest {
             worker.slot(0).counters(new WorkerCounters(3, 40, 5, 4, 1, 2));
             worker.slot(0).health(new WorkerHealth(WorkerHealth.State.CONSUMING, Duration.ZERO, Duration.ZERO, 0, java.util.Optional.empty()));
             worker.slot(1).counters(new WorkerCounters(0, 7, 0, 0, 0, 0));
+            io.binomic.core.internal.FlowStats callbacks = new io.binomic.core.internal.FlowStats();
+            callbacks.callbackStarted("reports", "report", Duration.ofMillis(20));
+            callbacks.callbackStarted("audit", "summary", Duration.ofMillis(80));
+            worker.slot(1).callbackLag(WorkerSlots.CallbackLag.sumOf(callbacks.callbackLags()));
             StatsRecorder stats = new StatsRecorder();
             stats.succeeded("mail", "send \"quoted\"\\", 3_000_000);
             MetricsSource.Local local = new MetricsSource.Local() {
@@ -64,6 +68,14 @@ class SlotMetricsTest {
                     "binomic_worker_restarts_total{slot=\"0\"} 2",
                     "binomic_queue_messages{queue=\"mail\",state=\"dead\"} 4",
                     "binomic_queue_paused{queue=\"mail\"} 1",
+                    // the batch callbacks of each worker JVM, under the names a worker JVM serves them by
+                    "binomic_batch_callbacks_started_total{slot=\"0\"} 0",
+                    "binomic_batch_callbacks_started_total{slot=\"1\"} 2",
+                    "binomic_batch_callback_lag_seconds_bucket{slot=\"1\",le=\"0.025\"} 1",
+                    "binomic_batch_callback_lag_seconds_bucket{slot=\"1\",le=\"0.1\"} 2",
+                    "binomic_batch_callback_lag_seconds_bucket{slot=\"1\",le=\"+Inf\"} 2",
+                    "binomic_batch_callback_lag_seconds_sum{slot=\"1\"} 0.1",
+                    "binomic_batch_callback_lag_seconds_count{slot=\"1\"} 2",
                     // a label value is escaped as the format requires
                     "binomic_tasks_total{queue=\"mail\",task=\"send \\\"quoted\\\"\\\\\",outcome=\"succeeded\"} 1",
                     "binomic_task_duration_seconds_bucket{queue=\"mail\",task=\"send \\\"quoted\\\"\\\\\",le=\"0.005\"} 1")) {
