@@ -31,7 +31,10 @@ class MasterShutdownOnRedisTest {
     void sigtermMidRunDrainsWorkersExitsZeroAndLosesNoMessage() throws Exception {
         Fixture fixture = new Fixture();
         try (Binomic client = fixture.client()) {
-            fixture.submit(client, JOBS, 500);
+            // a batch first, alone in the queue, so that its callback runs before the jobs below
+            ProcessJobs.Job[] batch = {new ProcessJobs.Job(JOBS, 0), new ProcessJobs.Job(JOBS + 1, 0), new ProcessJobs.Job(JOBS + 2, 0)};
+            client.batch().add(ProcessJobs.job(fixture.queue), batch[0]).add(ProcessJobs.job(fixture.queue), batch[1])
+                    .onComplete(ProcessJobs.job(fixture.queue), batch[2]).submit();
             List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
                     "--workers", "2", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s",
                     "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
@@ -41,9 +44,11 @@ class MasterShutdownOnRedisTest {
             Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             try {
-                Fixture.await("4 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 4);
+                java.net.URI dashboard = masterDashboardServesTheBatchCallbacksOfItsWorkerJvms(log);
+                fixture.submit(client, JOBS, 500);
+                Fixture.await("4 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 4 + batch.length);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
-                masterDashboardShowsEveryWorkerJvm(log, workers);
+                masterDashboardShowsEveryWorkerJvm(dashboard, workers);
 
                 master.destroy(); // SIGTERM, mid-run: each worker has tasks running
 
@@ -64,25 +69,43 @@ class MasterShutdownOnRedisTest {
                 assertEquals(started, done, "every started job finished within the grace");
                 QueueStats after = client.queueStats(fixture.queue);
                 assertEquals(0, after.pending(), "nothing left unacknowledged: " + after);
-                assertEquals(JOBS - done.size(), after.ready(), "the rest waits in the queue: " + after);
+                assertEquals(JOBS - (done.size() - batch.length), after.ready(), "the rest waits in the queue: " + after);
 
                 // Another worker takes the rest: every message is still there.
                 client.startWorker();
                 Fixture.await("all jobs done", () -> client.queueStats(fixture.queue).toString(),
-                        () -> fixture.ledger.doneJobs().size() == JOBS);
+                        () -> fixture.ledger.doneJobs().size() == JOBS + batch.length);
             } finally {
                 master.destroyForcibly();
             }
         }
     }
 
-    /** The master's /metrics adds up its worker JVMs (promtool accepts it), and its workers page lists them. */
-    private static void masterDashboardShowsEveryWorkerJvm(Path log, List<Long> workers) throws Exception {
+    /**
+     * The batch callback its worker JVMs ran is on the master's /metrics, under the names a worker JVM
+     * serves it by (a worker JVM records it, where the callback starts); returns the dashboard's address.
+     */
+    private static java.net.URI masterDashboardServesTheBatchCallbacksOfItsWorkerJvms(Path log) {
         Fixture.await("the dashboard's address in the log", () -> read(log), () -> read(log).contains("dashboard on http://"));
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("dashboard on (http://\\S+/) ").matcher(read(log));
         assertTrue(m.find(), read(log));
         java.net.URI base = java.net.URI.create(m.group(1));
         assertEquals("127.0.0.1", base.getHost(), "loopback unless told");
+        Fixture.await("the batch's callback counted on the master", () -> get(base.resolve("metrics")), () -> {
+            String metrics = get(base.resolve("metrics"));
+            return sum(metrics, "binomic_batch_callbacks_started_total{slot=") == 1
+                    && sum(metrics, "binomic_batch_callback_lag_seconds_count{slot=") == 1
+                    && metrics.lines().anyMatch(l -> l.startsWith("binomic_batch_callback_lag_seconds_bucket{slot=") && l.contains("le=\"+Inf\"} 1"));
+        });
+        return base;
+    }
+
+    private static long sum(String metrics, String prefix) {
+        return metrics.lines().filter(l -> l.startsWith(prefix)).mapToLong(l -> Long.parseLong(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    /** The master's /metrics adds up its worker JVMs (promtool accepts it), and its workers page lists them. */
+    private static void masterDashboardShowsEveryWorkerJvm(java.net.URI base, List<Long> workers) throws Exception {
         Fixture.await("both worker JVMs counted", () -> get(base.resolve("metrics")), () -> {
             String metrics = get(base.resolve("metrics"));
             return metrics.lines().filter(l -> l.startsWith("binomic_worker_tasks_total{") && l.contains("outcome=\"succeeded\""))
