@@ -368,6 +368,8 @@ class DashboardBrowserIT {
             assertEquals("RUNNING", browser.findElement(By.id("workflow-state")).getText());
             assertEquals("WAITING", browser.findElement(By.cssSelector("#workflow-nodes tr[data-node='then'] td.state")).getText());
             assertEquals("hold", browser.findElement(By.cssSelector("#workflow-nodes tr[data-node='then'] td.depends")).getText());
+            assertEquals("skip", browser.findElement(By.cssSelector("#workflow-nodes tr[data-node='then'] td.if-fails")).getText(),
+                    "what it does if hold fails: the default");
             shot("workflow");
             browser.findElement(By.id("workflow-cancel")).click();
             browser.switchTo().alert().accept();
