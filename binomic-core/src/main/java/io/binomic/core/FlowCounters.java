@@ -8,7 +8,8 @@ import io.binomic.core.internal.FlowStats;
  * by state are {@link Binomic#batchCounts()} and {@link Binomic#workflowCounts()}.
  *
  * @param batchesSubmitted batches submitted
- * @param batchesCancelled batches cancelled (by the API, the dashboard or the CLI) while some job of theirs had not ended
+ * @param batchesCancelled batches cancelled (by the API, the dashboard or the CLI) while open or while some job of theirs had
+ *     not ended ({@code cancel()} returned {@code CANCELLED} or {@code CANCEL_REQUESTED})
  * @param workflowsSubmitted workflows submitted
  * @param workflowsCancelled workflows cancelled while some job of theirs was held or enqueued
  */

@@ -21,8 +21,8 @@ final class BatchCommand extends Command {
             does; once they ended the batch completes (its onComplete callback runs, not onSuccess
             unless every job still succeeded). Prints, as 'binomic job cancel' and 'binomic workflow
             cancel' do, CANCELLED (nothing more of it will run), CANCEL_REQUESTED (a job of it was
-            running: its worker interrupts it), ALREADY_ENDED (every job of it had ended) or
-            NOT_FOUND (both change nothing; exit code 1).
+            running: its worker interrupts it), ALREADY_ENDED (every job of it had ended, or each was
+            cancelled already) or NOT_FOUND (both change nothing; exit code 1).
             """);
 
     private final Verb verb;

@@ -469,6 +469,9 @@ class BinomicCliBrokerTest {
         assertEquals(0, cancel.exit(), cancel.err());
         assertEquals("CANCELLED " + id, cancel.out().strip(), "the words of 'binomic workflow cancel' and 'binomic job cancel'");
         assertTrue(run("batch", "show", id.toString()).out().contains("(cancel requested)"), "the id as the first word");
+        CliRun again = run("batch", "cancel", "--id", id.toString());
+        assertEquals(1, again.exit(), "as 'binomic workflow cancel' of a workflow cancelled already");
+        assertEquals("ALREADY_ENDED " + id, again.out().strip(), "each of its queued jobs was cancelled already");
 
         UUID ended;
         BinomicConfig config = BinomicConfig.builder().worker(WorkerConfig.builder().queues("batches")
