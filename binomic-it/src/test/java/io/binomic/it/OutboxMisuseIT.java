@@ -412,7 +412,8 @@ class OutboxMisuseIT {
 
         Tool unknown = tool(List.of("stats"), null);
         assertEquals(2, unknown.exit(), unknown.toString());
-        assertTrue(unknown.err().startsWith("binomic outbox: unknown command 'stats'"), unknown.toString());
+        assertEquals("binomic outbox: unknown command 'stats'\nRun 'OutboxTool --help' for its options.\n",
+                unknown.err().replace(System.lineSeparator(), "\n"), "the error, then where the help is: " + unknown);
 
         Tool status = tool(List.of("status", "--jdbc", servers.postgres().jdbcUrl(), "--password-env", "OUTBOX_TEST_PASSWORD"), "unused");
         assertEquals(0, status.exit(), status.toString());

@@ -46,6 +46,9 @@ public final class OutboxTool {
             BINOMIC_* environment variables (BINOMIC_BROKER_URL, BINOMIC_BROKER_KEY_PREFIX, ...), else the --config file
             (default $BINOMIC_CONFIG). The key prefix must be the one of the clients that write the rows and of the workers.""";
 
+    /** After a usage error, in place of the usage, which would bury the one line that says what is wrong. */
+    private static final String HELP_HINT = "Run 'OutboxTool --help' for its options.";
+
     private static final List<String> STATUS_OPTIONS = List.of("jdbc", "user", "password-env", "table");
     private static final List<String> RELAY_OPTIONS = List.of("jdbc", "user", "password-env", "table", "broker", "key-prefix",
             "config", "batch", "poll-ms");
@@ -63,7 +66,7 @@ public final class OutboxTool {
             return 0;
         }
         if (args.length == 0 || !List.of("status", "relay").contains(args[0])) {
-            err.println(PREFIX + (args.length == 0 ? "a command is required" : "unknown command '" + args[0] + "'") + "\n" + USAGE);
+            err.println(PREFIX + (args.length == 0 ? "a command is required" : "unknown command '" + args[0] + "'") + "\n" + HELP_HINT);
             return 2;
         }
         ToolOptions options;
@@ -71,11 +74,11 @@ public final class OutboxTool {
             options = ToolOptions.parse(List.of(args).subList(1, args.length), args[0].equals("status") ? STATUS_OPTIONS : RELAY_OPTIONS,
                     args[0].equals("status") ? List.of() : List.of("no-listen"));
         } catch (IllegalArgumentException e) {
-            err.println(PREFIX + args[0] + ": " + e.getMessage() + "\n" + USAGE);
+            err.println(PREFIX + args[0] + ": " + e.getMessage() + "\n" + HELP_HINT);
             return 2;
         }
         if (!options.has("jdbc")) {
-            err.println(PREFIX + "--jdbc URL is required (the application database, e.g. jdbc:postgresql://host/db)\n" + USAGE);
+            err.println(PREFIX + "--jdbc URL is required (the application database, e.g. jdbc:postgresql://host/db)\n" + HELP_HINT);
             return 2;
         }
         String passwordEnv = options.value("password-env").orElse(null);
@@ -104,7 +107,7 @@ public final class OutboxTool {
             broker = brokerSettings(options, System.getenv());
             if (broker == null) {
                 err.println(PREFIX + "relay needs a broker: --broker URL or " + Settings.BROKER_URL_ENV
-                        + " (where the jobs go, e.g. redis://host:6379)\n" + USAGE);
+                        + " (where the jobs go, e.g. redis://host:6379)\n" + HELP_HINT);
                 return 2;
             }
             // A client of the relay's own, connected in its rounds: a broker down at the start delays the jobs, not the relay.
@@ -113,7 +116,7 @@ public final class OutboxTool {
                     .pollInterval(Duration.ofMillis(options.intValue("poll-ms", 1000, 1)))
                     .listen(!options.has("no-listen"));
         } catch (IllegalArgumentException e) {
-            err.println(PREFIX + e.getMessage() + "\n" + USAGE);
+            err.println(PREFIX + e.getMessage() + "\n" + HELP_HINT);
             return 2;
         }
         return relay(builder, broker, jdbc, out, err);

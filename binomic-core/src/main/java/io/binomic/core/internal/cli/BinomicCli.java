@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  *
  * <p>Exit codes scripts can rely on: {@value #EXIT_OK} done, {@value #EXIT_FAILED} the operation
  * failed (broker unreachable, dead letter not found...), {@value #EXIT_USAGE} bad usage (the
- * message and the command's usage are printed) or a setting refused (a settings file's value, or a
+ * message and a line naming the command's {@code --help} are printed) or a setting refused (a settings file's value, or a
  * broker server setting Binomic will not run on, such as a Redis that may evict its keys: the
  * message alone, which names the fix).
  *
@@ -206,8 +206,7 @@ public final class BinomicCli {
         } catch (UsageException e) {
             err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen, urlSource(rest)));
             if (e.showUsage()) {
-                err.println();
-                printUsage(chosen, err);
+                err.println(helpHint("binomic " + chosen.name, "its options"));
             }
             return EXIT_USAGE;
         } catch (UnsafeBrokerSettingException | RefusedSettingException e) {
@@ -308,7 +307,8 @@ public final class BinomicCli {
                 err.println("binomic " + first + ": " + (words.size() > 1 ? "unknown command '" + words.get(1) + "'"
                         + ClosestName.hint(words.get(1), group.stream().map(c -> c.name.substring(first.length() + 1)).toList())
                         : "say which: " + String.join(", ", group.stream().map(c -> c.name.substring(first.length() + 1)).toList())));
-                err.println();
+                err.println(helpHint("binomic " + first, "its commands"));
+                return EXIT_USAGE;
             }
             to.println("Usage: binomic " + first + " <command> [options]");
             to.println();
@@ -317,9 +317,16 @@ public final class BinomicCli {
         }
         err.println("binomic: unknown command '" + first + "'"
                 + ClosestName.hint(first, commands.stream().map(c -> c.name.split(" ")[0]).distinct().toList()));
-        err.println();
-        printOverview(err);
+        err.println(helpHint("binomic", "the commands"));
         return EXIT_USAGE;
+    }
+
+    /**
+     * The line after a usage error's message: where the help is. The whole usage would push the one line
+     * that says what is wrong off the top of a terminal, and into the middle of a script's log.
+     */
+    static String helpHint(String command, String what) {
+        return "Run '" + command + " --help' for " + what + ".";
     }
 
     private void printOverview(PrintStream to) {

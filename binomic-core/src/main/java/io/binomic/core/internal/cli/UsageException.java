@@ -1,7 +1,7 @@
 package io.binomic.core.internal.cli;
 
 /**
- * The command line is wrong: the CLI prints the message and the command's usage, and exits 2. A
+ * The command line is wrong: the CLI prints the message and where the command's help is, and exits 2. A
  * bad value of a setting (a settings file, an environment variable) is {@linkplain #ofSetting one
  * line} without the usage: the command line is not what to fix.
  */
@@ -20,6 +20,6 @@ final class UsageException extends Exception {
     /** A value of a settings file or environment variable the command refuses: printed on one line. */
     static UsageException ofSetting(String message) { return new UsageException(message, false); }
 
-    /** Whether the command's usage follows the message. */
+    /** Whether the line that points at the command's {@code --help} follows the message. */
     boolean showUsage() { return showUsage; }
 }

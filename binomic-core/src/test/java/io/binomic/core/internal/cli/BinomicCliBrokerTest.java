@@ -407,7 +407,8 @@ class BinomicCliBrokerTest {
             assertEquals(2, run.exit(), run.toString());
             assertEquals("", run.out());
             assertTrue(run.err().startsWith("binomic dlq " + verb + ": 'not-an-id' is not a dead-letter id of the memory broker"
-                    + " (digits, as 'dlq list --details' shows them)\n\nUsage: binomic dlq " + verb), run.err());
+                    + " (digits, as 'dlq list --details' shows them)\nRun 'binomic dlq " + verb + " --help' for its options.\n"),
+                    run.err());
         }
         assertEquals(1, broker.stats("emails").deadLetters());
     }
