@@ -152,6 +152,9 @@ class LoneWorkerOutageTest {
         // Five failed tries are when a batch the broker is taken to refuse is given up; the lease lapses meanwhile.
         WorkerTest.await("five settle calls failed and the lease lapsed",
                 () -> failedSettles.get() >= 5 && System.nanoTime() - outageBegan > 3 * LEASE.toNanos());
+        WorkerCounters held = worker.counters();
+        assertEquals(List.of(1L, 1L, 0L), List.of(held.held(), held.heldSucceeded(), held.writtenSucceeded()),
+                "an outcome the broker does not have yet is held, not a written success: " + held);
         down.set(false);
 
         WorkerTest.await("the outcome was written", () -> memory.stats("default").pending() == 0 && worker.counters().inFlight() == 0);
@@ -160,6 +163,7 @@ class LoneWorkerOutageTest {
 
         assertEquals(1, runs.get(), "runs of the job: the lone worker ran again what it had run and kept the outcome of");
         assertEquals(1, worker.counters().succeeded(), worker.counters().toString());
+        assertEquals(List.of(0L, 1L), List.of(worker.counters().held(), worker.counters().writtenSucceeded()), worker.counters().toString());
         assertEquals(0, worker.counters().staleSettlements(), worker.counters().toString());
         QueueStats stats = memory.stats("default");
         assertEquals(0, stats.pending() + stats.ready() + stats.delayed() + stats.deadLetters(), stats.toString());

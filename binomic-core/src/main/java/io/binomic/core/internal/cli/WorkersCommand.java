@@ -22,8 +22,11 @@ final class WorkersCommand extends Command {
                 Reads the master's shared memory segment; needs no broker. HEALTH is the worker's own
                 report (consuming, or NOT CONSUMING with its reason) or what the master does about it
                 (dead, restarting in N s; hung, stopping). A heartbeat older than the master's timeout
-                is marked LATE: the master is about to replace that worker. STALE counts outcomes the
-                broker refused because another worker had reclaimed the message.
+                is marked LATE: the master is about to replace that worker. SUCCEEDED counts the successes
+                written to the broker; HELD, the outcomes of every kind the worker has not written yet (it
+                holds them while the broker is unreachable, and a worker that dies holding them leaves
+                their jobs to run again). STALE counts outcomes the broker refused because another worker
+                had reclaimed the message. A problem longer than a slot holds ends in "...".
                 """);
     }
 
@@ -42,8 +45,8 @@ final class WorkersCommand extends Command {
             out.println("master pid " + slots.masterPid() + (alive ? " running" : " NOT RUNNING (last known state)")
                     + ", started " + slots.masterStartedAt() + ", heartbeat every " + millis(slots.heartbeatInterval())
                     + ", hung after " + millis(slots.heartbeatTimeout()));
-            Table table = new Table("SLOT", "PID", "STATE", "HEALTH", "HEARTBEAT", "IN-FLIGHT", "SUCCEEDED", "FAILED", "RETRIED",
-                    "DEAD", "STALE");
+            Table table = new Table("SLOT", "PID", "STATE", "HEALTH", "HEARTBEAT", "IN-FLIGHT", "SUCCEEDED", "HELD", "FAILED",
+                    "RETRIED", "DEAD", "STALE");
             for (SlotSnapshot slot : slots.snapshot()) {
                 WorkerCounters c = slot.counters();
                 boolean gone = slot.supervision() == Supervision.RESTART_PENDING;
@@ -51,7 +54,7 @@ final class WorkersCommand extends Command {
                 // any more (they come back by reclaim), so they are not shown as if they were.
                 table.row(slot.index(), slot.pid() == 0 ? "-" : Long.toString(slot.pid()), gone ? "DEAD" : slot.state(),
                         health(slot, now, alive), heartbeat(slot, now, slots.heartbeatTimeout()), gone ? "-" : c.inFlight(),
-                        c.succeeded(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
+                        c.writtenSucceeded(), c.held(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
             }
             table.print(out);
             return BinomicCli.EXIT_OK;

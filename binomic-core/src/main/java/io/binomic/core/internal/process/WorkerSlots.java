@@ -24,13 +24,13 @@ import java.util.stream.IntStream;
 
 /**
  * The master's shared memory: a small file mapped by the master, by each of its worker JVMs and
- * by the {@code binomic workers} command. It holds a 64-byte header and one 320-byte (five cache
+ * by the {@code binomic workers} command. It holds a 64-byte header and one 384-byte (six cache
  * lines) slot per worker. This class alone knows the layout.
  *
  * <pre>
- * header (64 bytes)                  slot i at 64 + 192 * i (192 bytes)
+ * header (64 bytes)                  slot i at 64 + 384 * i (384 bytes)
  *   0 magic "BNMSLOTS"                  0 pid                                   (worker)
- *   8 format version (4)                8 heartbeat, epoch ms; for display      (worker)
+ *   8 format version (5)                8 heartbeat, epoch ms; for display      (worker)
  *  16 slot count                       16 state, int                           (worker; master resets)
  *  24 master pid                       20 command, int                         (master)
  *  32 master start, epoch ms           24 in-flight                            (worker)
@@ -47,13 +47,16 @@ import java.util.stream.IntStream;
  *                                         2 hung, being stopped,
  *                                         3 not consuming, being stopped       (master)
  *                                      88 next start, epoch ms, 0 = none       (master)
- *                                      96 problem: 96 bytes of ASCII,
- *                                         NUL-padded; set while not consuming  (worker)
- *                                     192 batch callbacks started, by lag: 15
+ *                                      96 outcomes held, not yet written     (worker)
+ *                                     104 successes among them                (worker)
+ *                                     112 problem: 144 bytes of ASCII,
+ *                                         NUL-padded, "..." at its end when
+ *                                         cut; set while not consuming         (worker)
+ *                                     256 batch callbacks started, by lag: 15
  *                                         cumulative counts, one per bound of
  *                                         StatsRecorder.BUCKET_SECONDS, then
  *                                         all (+Inf)                           (worker)
- *                                     312 their summed lag, ns                 (worker)
+ *                                     376 their summed lag, ns                 (worker)
  * </pre>
  *
  * <p>Every field is accessed with release stores and acquire loads, so a reader that sees a
@@ -66,7 +69,7 @@ import java.util.stream.IntStream;
  * with its wall clock: a clock step (NTP) then neither makes every worker look hung nor hides a
  * hung one. The epoch milliseconds are only for {@code binomic workers} to show.
  *
- * <p>Slots are five whole cache lines, so the workers' heartbeats never invalidate each other's lines.
+ * <p>Slots are six whole cache lines, so the workers' heartbeats never invalidate each other's lines.
  */
 public final class WorkerSlots implements AutoCloseable {
     /**
@@ -104,13 +107,19 @@ public final class WorkerSlots implements AutoCloseable {
 
     /** "BNMSLOTS" in ASCII: tells a slots file from any other file. */
     static final long MAGIC = 0x424E_4D53_4C4F_5453L;
-    static final long FORMAT_VERSION = 4;
+    static final long FORMAT_VERSION = 5;
     /** Bytes of the header: one cache line. */
     static final long LINE = 64;
-    /** Bytes of each slot: five cache lines. */
-    static final long SLOT = 320;
-    /** Longest problem text a slot holds, room for the longest the worker's health check words; longer ones are cut. */
-    static final int PROBLEM_BYTES = 96;
+    /** Bytes of each slot: six cache lines. */
+    static final long SLOT = 384;
+    /**
+     * Longest problem text a slot holds: the health check's own words (up to some 90 characters) and the start of the
+     * broker client's error after them, which names what failed (a connection refused, and to where); longer ones are
+     * cut, and end with {@link #CUT}.
+     */
+    static final int PROBLEM_BYTES = 144;
+    /** The end of a problem text that was cut to fit its slot. */
+    static final String CUT = "...";
 
     private static final long HEADER_MAGIC = 0;
     private static final long HEADER_VERSION = 8;
@@ -134,8 +143,10 @@ public final class WorkerSlots implements AutoCloseable {
     private static final long SLOT_HEALTH = 80;
     private static final long SLOT_SUPERVISION = 84;
     private static final long SLOT_NEXT_START = 88;
-    private static final long SLOT_PROBLEM = 96;
-    private static final long SLOT_CALLBACK_LAG = 192;
+    private static final long SLOT_HELD = 96;
+    private static final long SLOT_HELD_SUCCEEDED = 104;
+    private static final long SLOT_PROBLEM = 112;
+    private static final long SLOT_CALLBACK_LAG = 256;
     /** Cumulative counts of batch callbacks started: one per lag bound, then every one. */
     static final int CALLBACK_LAG_COUNTS = StatsRecorder.BUCKET_SECONDS.length + 1;
     private static final long SLOT_CALLBACK_LAG_SUM = SLOT_CALLBACK_LAG + Long.BYTES * CALLBACK_LAG_COUNTS;
@@ -276,11 +287,12 @@ public final class WorkerSlots implements AutoCloseable {
 
     public List<SlotSnapshot> snapshot() { return IntStream.range(0, slotCount).mapToObj(i -> slot(i).snapshot()).toList(); }
 
-    /** Printable ASCII of {@code text}, other characters as '?', cut to {@link #PROBLEM_BYTES}. */
+    /** Printable ASCII of {@code text}, other characters as '?', cut to {@link #PROBLEM_BYTES} with {@link #CUT} at its end. */
     static byte[] ascii(String text) {
-        byte[] bytes = new byte[Math.min(text.length(), PROBLEM_BYTES)];
+        String fits = text.length() <= PROBLEM_BYTES ? text : text.substring(0, PROBLEM_BYTES - CUT.length()) + CUT;
+        byte[] bytes = new byte[fits.length()];
         for (int i = 0; i < bytes.length; i++) {
-            char c = text.charAt(i);
+            char c = fits.charAt(i);
             bytes[i] = (byte) (c >= 0x20 && c < 0x7F ? c : '?');
         }
         return bytes;
@@ -346,7 +358,9 @@ public final class WorkerSlots implements AutoCloseable {
                     (long) LONG.getAcquire(segment, base + SLOT_FAILED),
                     (long) LONG.getAcquire(segment, base + SLOT_RETRIED),
                     (long) LONG.getAcquire(segment, base + SLOT_DEAD_LETTERED),
-                    (long) LONG.getAcquire(segment, base + SLOT_STALE_SETTLEMENTS));
+                    (long) LONG.getAcquire(segment, base + SLOT_STALE_SETTLEMENTS),
+                    (long) LONG.getAcquire(segment, base + SLOT_HELD),
+                    (long) LONG.getAcquire(segment, base + SLOT_HELD_SUCCEEDED));
         }
 
         public void counters(WorkerCounters counters) {
@@ -356,6 +370,8 @@ public final class WorkerSlots implements AutoCloseable {
             LONG.setRelease(segment, base + SLOT_RETRIED, counters.retried());
             LONG.setRelease(segment, base + SLOT_DEAD_LETTERED, counters.deadLettered());
             LONG.setRelease(segment, base + SLOT_STALE_SETTLEMENTS, counters.staleSettlements());
+            LONG.setRelease(segment, base + SLOT_HELD, counters.held());
+            LONG.setRelease(segment, base + SLOT_HELD_SUCCEEDED, counters.heldSucceeded());
         }
 
         /**
@@ -380,7 +396,7 @@ public final class WorkerSlots implements AutoCloseable {
 
         public SlotHealth health() { return code(SLOT_HEALTH, SlotHealth.values(), "worker health"); }
 
-        /** The problem the worker reported with its health (cut to {@value #PROBLEM_BYTES} ASCII bytes); empty when none. */
+        /** The problem the worker reported with its health (cut to {@value #PROBLEM_BYTES} ASCII bytes, ending "..."); empty when none. */
         public Optional<String> problem() {
             byte[] bytes = new byte[PROBLEM_BYTES];
             for (int i = 0; i < PROBLEM_BYTES; i += Long.BYTES) {

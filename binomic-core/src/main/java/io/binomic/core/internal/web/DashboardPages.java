@@ -295,24 +295,26 @@ public final class DashboardPages implements HttpHandler {
     /** This process's workers and a master's worker JVMs: no broker call, so it shows while the broker is down. */
     private void localWorkers(Html h) {
         h.raw("<section><h2>Workers in this process</h2><table id=\"local-workers\">")
-                .head("consumer", "health", "in flight", "succeeded", "failed", "retried", "dead-lettered", "stale settlements").raw("<tbody>");
+                .head("consumer", "health", "in flight", "succeeded", "held", "failed", "retried", "dead-lettered", "stale settlements")
+                .raw("<tbody>");
         for (Worker w : binomic.workers()) {
             WorkerCounters c = w.counters();
             var health = w.health();
-            h.row(w.consumerName(), health.state() + health.problem().map(p -> ": " + p).orElse(""), c.inFlight(), c.succeeded(),
-                    c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
+            h.row(w.consumerName(), health.state() + health.problem().map(p -> ": " + p).orElse(""), c.inFlight(), c.writtenSucceeded(),
+                    c.held(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
         }
         h.raw("</tbody></table></section>");
         if (slots != null) {
             h.raw("<section><h2>Worker JVMs of this master</h2><table id=\"slots\">")
-                    .head("slot", "pid", "state", "health", "last heartbeat", "supervision", "restarts", "in flight", "succeeded", "failed")
+                    .head("slot", "pid", "state", "health", "last heartbeat", "supervision", "restarts", "in flight", "succeeded", "held",
+                            "failed")
                     .raw("<tbody>");
             Instant now = Instant.now();
             for (SlotSnapshot s : slots.get()) {
                 WorkerCounters c = s.counters();
                 h.row(s.index(), s.pid(), s.state(), s.health() + s.problem().map(p -> ": " + p).orElse(""),
                         s.heartbeatAge(now).map(a -> millis(a) + " ago").orElse("never"), s.supervision(),
-                        restarts.applyAsLong(s.index()), c.inFlight(), c.succeeded(), c.failed());
+                        restarts.applyAsLong(s.index()), c.inFlight(), c.writtenSucceeded(), c.held(), c.failed());
             }
             h.raw("</tbody></table></section>");
         }

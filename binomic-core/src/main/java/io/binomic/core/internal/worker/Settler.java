@@ -58,7 +58,8 @@ final class Settler {
     /** Called once a settlement is written (or given up): the worker stops renewing its lease. */
     private final Consumer<Delivery> done;
     private final Deque<List<Settlement>> retrying = new ConcurrentLinkedDeque<>();
-    private volatile int sending;
+    /** The batch being sent now; empty between sends. */
+    private volatile List<Settlement> sending = List.of();
     /** When the settle call under way began (System.nanoTime), or 0 when none is; read by the worker's health. */
     volatile long sendingSinceNanos;
     private static final int REMEMBERED = 1 << 16;
@@ -158,7 +159,7 @@ final class Settler {
             buffer.drainTo(batch, BATCH - 1);
             headTries = 0;
         }
-        sending = batch.size();
+        sending = batch;
         long before = System.nanoTime();
         sendingSinceNanos = before;
         try {
@@ -190,11 +191,11 @@ final class Settler {
                 giveUpOrSplit(batch, e);
             } else {
                 retrying.addFirst(batch);
-                sending = 0;
+                sending = List.of();
                 pause(headTries);
             }
         } finally {
-            sending = 0;
+            sending = List.of();
             sendingSinceNanos = 0;
         }
         return true;
@@ -320,6 +321,19 @@ final class Settler {
     /** Outcomes not yet written. */
     int pending() {
         int inRetry = retrying.stream().mapToInt(List::size).sum();
-        return buffer.size() + inRetry + sending;
+        return buffer.size() + inRetry + sending.size();
+    }
+
+    /**
+     * The outcomes not yet written, by kind. It walks every one of them, so it is for a heartbeat or a page, not a
+     * hot path; an outcome moving between the buffer, the batch being sent and the retries may be counted twice or
+     * missed by one reading.
+     */
+    HeldOutcomes held() {
+        HeldOutcomes held = new HeldOutcomes();
+        buffer.forEach(held::add);
+        retrying.forEach(batch -> batch.forEach(held::add));
+        sending.forEach(held::add);
+        return held;
     }
 }

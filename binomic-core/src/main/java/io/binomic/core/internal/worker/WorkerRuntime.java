@@ -128,8 +128,10 @@ public final class WorkerRuntime implements Worker {
 
     @Override
     public WorkerCounters counters() {
+        // Held first: a success is counted before its outcome is handed to the settler, so every one held is among those read after.
+        HeldOutcomes held = settler.held();
         return new WorkerCounters(dispatcher.runningCount(), processor.succeeded.sum(), processor.failed.sum(),
-                processor.retried.sum(), processor.deadLettered.sum(), settler.stale.sum());
+                processor.retried.sum(), processor.deadLettered.sum(), settler.stale.sum(), held.total, held.succeeded);
     }
 
     @Override

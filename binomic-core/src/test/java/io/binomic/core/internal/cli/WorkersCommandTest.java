@@ -37,7 +37,7 @@ class WorkersCommandTest {
             WorkerSlots.Slot running = slots.slot(0);
             running.pid(1111);
             running.state(WorkerState.RUNNING);
-            running.counters(new WorkerCounters(2, 40, 3, 2, 1, 7));
+            running.counters(new WorkerCounters(2, 40, 3, 2, 1, 7, 5, 4));
             running.health(CONSUMING);
             running.heartbeat(now - 1_000);
             WorkerSlots.Slot late = slots.slot(1);
@@ -52,12 +52,13 @@ class WorkersCommandTest {
             String[] lines = run.out().split("\n");
             assertEquals("master pid " + us + " running, started 2026-11-30T04:00:00Z, heartbeat every 5000 ms, hung after 15000 ms",
                     lines[0]);
-            assertEquals("SLOT   PID  STATE    HEALTH     HEARTBEAT       IN-FLIGHT  SUCCEEDED  FAILED  RETRIED  DEAD  STALE", lines[1]);
-            assertTrue(lines[2].matches("   0  1111  RUNNING  consuming  \\d\\.\\ds ago     +2         40       3        2     1      7"),
+            assertEquals("SLOT   PID  STATE    HEALTH     HEARTBEAT       IN-FLIGHT  SUCCEEDED  HELD  FAILED  RETRIED  DEAD  STALE", lines[1]);
+            // 40 returned, 4 of them held with one other outcome: the broker has 36 successes.
+            assertTrue(lines[2].matches("   0  1111  RUNNING  consuming  \\d\\.\\ds ago     +2         36     5       3        2     1      7"),
                     lines[2]);
-            assertTrue(lines[3].matches("   1  2222  RUNNING  -          2\\d\\.\\ds ago LATE +0          0       0        0     0      0"),
+            assertTrue(lines[3].matches("   1  2222  RUNNING  -          2\\d\\.\\ds ago LATE +0          0     0       0        0     0      0"),
                     lines[3]);
-            assertEquals("   2     -  EMPTY    -          never                   0          0       0        0     0      0", lines[4]);
+            assertEquals("   2     -  EMPTY    -          never                   0          0     0       0        0     0      0", lines[4]);
         }
     }
 
@@ -94,8 +95,8 @@ class WorkersCommandTest {
 
             assertEquals(0, run.exit(), run.toString());
             String[] lines = run.out().split("\n");
-            assertEquals("SLOT   PID  STATE    HEALTH                             HEARTBEAT       IN-FLIGHT  SUCCEEDED  FAILED  RETRIED"
-                    + "  DEAD  STALE", lines[1]);
+            assertEquals("SLOT   PID  STATE    HEALTH                             HEARTBEAT       IN-FLIGHT  SUCCEEDED  HELD  FAILED"
+                    + "  RETRIED  DEAD  STALE", lines[1]);
             assertTrue(lines[2].matches("   0  1111  DEAD     dead, restarting in 7 s            1\\.\\ds ago     +-        100 .*"),
                     lines[2]);
             assertTrue(lines[3].matches("   1  2222  RUNNING  NOT CONSUMING: fetch loop stalled  1\\.\\ds ago .*"), lines[3]);

@@ -66,10 +66,10 @@ class WorkerSlotsTest {
     }
 
     @Test
-    void eachSlotIsFiveCacheLinesAfterTheHeader() throws IOException {
+    void eachSlotIsSixCacheLinesAfterTheHeader() throws IOException {
         Path file = dir.resolve("w.slots");
         try (WorkerSlots slots = create(file, 5)) {
-            assertEquals(64L + 320L * slots.slotCount(), Files.size(file));
+            assertEquals(64L + 384L * slots.slotCount(), Files.size(file));
         }
     }
 
@@ -82,7 +82,7 @@ class WorkerSlotsTest {
             slot.heartbeat(99);
             slot.state(WorkerState.RUNNING);
             slot.command(WorkerCommand.DRAIN);
-            slot.counters(new WorkerCounters(9, 9, 9, 9, 9, 9));
+            slot.counters(new WorkerCounters(9, 9, 9, 9, 9, 9, 9, 9));
             slot.health(new WorkerHealth(WorkerHealth.State.STALLED, Duration.ZERO, Duration.ZERO, 0, Optional.of("stuck")));
             slot.supervision(Supervision.RESTART_PENDING, 1234);
             slot.callbackLag(new WorkerSlots.CallbackLag(LongStream.range(1, 16).toArray(), 77));
@@ -136,6 +136,29 @@ class WorkerSlotsTest {
             assertEquals(Optional.of(reason), slots.slot(0).problem());
             assertEquals(WorkerSlots.PROBLEM_BYTES, slots.slot(1).problem().orElseThrow().length(), "a longer one is cut");
             assertTrue(slots.slot(1).problem().orElseThrow().startsWith("fetching has failed for 12 s: xxx"));
+            assertTrue(slots.slot(1).problem().orElseThrow().endsWith("x..."), "and says it was cut");
+        }
+    }
+
+    /** 96 bytes cut the broker's address off a refused connection, the part an operator acts on. */
+    @Test
+    void theBrokersErrorAfterTheHealthChecksWordsKeepsWhereItFailed() {
+        try (WorkerSlots slots = create(dir.resolve("w.slots"), 1)) {
+            String reason = "writing outcomes has failed for 37 s: Unable to connect to Redis server:"
+                    + " redis-primary.prod.example.internal/10.120.33.7:6379";
+            slots.slot(0).health(new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, Duration.ZERO, Duration.ZERO, 3, Optional.of(reason)));
+
+            assertEquals(Optional.of(reason), slots.slot(0).problem());
+        }
+    }
+
+    @Test
+    void heldOutcomesGoThroughTheSlot() {
+        try (WorkerSlots slots = create(dir.resolve("w.slots"), 1)) {
+            slots.slot(0).counters(new WorkerCounters(0, 10, 1, 1, 0, 0, 4, 3));
+
+            assertEquals(new WorkerCounters(0, 10, 1, 1, 0, 0, 4, 3), slots.slot(0).counters());
+            assertEquals(7, slots.slot(0).counters().writtenSucceeded());
         }
     }
 

@@ -1,0 +1,27 @@
+package io.binomic.core.internal.worker;
+
+import io.binomic.api.JobState;
+import io.binomic.api.spi.JobRecords;
+import io.binomic.api.spi.Settlement;
+
+/**
+ * A worker's outcomes not yet written to the broker (held while it is unreachable), by what they will count as once
+ * written: a success, a retry, a dead letter; an ack of a cancelled job is none of these.
+ */
+final class HeldOutcomes {
+    long total;
+    long succeeded;
+    long retried;
+    long deadLettered;
+
+    void add(Settlement s) {
+        total++;
+        switch (s) {
+            case Settlement.Ack a when a.job() == null
+                    || JobState.SUCCEEDED.name().equals(a.job().set().get(JobRecords.STATE)) -> succeeded++;
+            case Settlement.Ack _ -> { }
+            case Settlement.RetryLater _ -> retried++;
+            case Settlement.DeadLetter _ -> deadLettered++;
+        }
+    }
+}
