@@ -380,6 +380,30 @@ public abstract class BrokerContractTest extends BrokerContractFixture {
     }
 
     /**
+     * A worker that stops cleanly leaves its queue's consumers, so the queue's views stop counting it; one that
+     * holds a delivery stays with it, since removing it would drop the delivery (XGROUP DELCONSUMER drops the
+     * consumer's pending entries) where reclaim must find it. The queue stays one a worker has read.
+     */
+    @Test
+    void aStoppingConsumerLeavesOnlyWhenItHoldsNothing() throws Exception {
+        broker.enqueue(message("t", "{}"));
+        Delivery held = broker.fetch(List.of(queue), "holder", 1, Duration.ofMillis(100)).getFirst();
+        broker.fetch(List.of(queue), "done", 1, Duration.ofMillis(100));
+        assertEquals(2, broker.stats(queue).consumers());
+
+        assertTrue(broker.removeConsumer(queue, "done"));
+        assertFalse(broker.removeConsumer(queue, "holder"), "it holds a delivery");
+
+        assertEquals(1, broker.stats(queue).consumers());
+        assertEquals(1, broker.stats(queue).pending());
+        assertTrue(broker.hasBeenRead(queue), "the queue a worker read is still known");
+        assertFalse(broker.hasBeenRead(queue + "-unread"));
+        List<Delivery> reclaimed = broker.reclaim(queue, "other", Duration.ZERO, 10);
+        assertEquals(List.of(held.message().orElseThrow().id()), reclaimed.stream().map(d -> d.message().orElseThrow().id()).toList(),
+                "the delivery the holder kept is there to reclaim");
+    }
+
+    /**
      * Found by an outside tester on Redis 7.0: a read blocked on an empty stream does not refresh
      * the consumer's idle time there, so live workers removed each other's consumers.
      */

@@ -114,6 +114,16 @@ public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Acti
     }
 
     @Override
+    public boolean removeConsumer(String queue, String consumer) {
+        return delegate.removeConsumer(queue, consumer);
+    }
+
+    @Override
+    public boolean hasBeenRead(String queue) {
+        return delegate.hasBeenRead(queue);
+    }
+
+    @Override
     public List<Delivery> pendingOf(String queue, String consumer, int max) {
         return delegate.capability(PendingDeliveries.class).orElseThrow().pendingOf(queue, consumer, max);
     }

@@ -98,6 +98,34 @@ class WorkerTest {
         assertEquals(0, stats.ready() + stats.pending() + stats.delayed() + stats.deadLetters());
     }
 
+    /**
+     * A stopped worker was still counted in its queue's CONSUMERS until a live worker's idle cleanup took it. One
+     * that stops cleanly leaves at once; one cut off by its grace keeps its consumer with the delivery it held.
+     */
+    @Test
+    void aStoppedWorkerLeavesItsQueuesConsumersUnlessItHoldsADelivery() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        Task<String, Void> work = Task.builder("work", String.class).build();
+        Binomic binomic = start(List.of(work.handledBy((String s) -> {
+            started.countDown();
+            Thread.sleep(60_000);
+            return null;
+        })), TaskDefaults.defaults(), fastWorker().build());
+        Worker clean = binomic.startWorker();
+        await("the worker reads its queue", () -> binomic.queueStats("default").consumers() == 1);
+        clean.stop(Duration.ofSeconds(2));
+        assertEquals(0, binomic.queueStats("default").consumers(), "a worker that stopped cleanly is no consumer");
+
+        Worker cut = binomic.startWorker();
+        binomic.submit(work, "long");
+        assertTrue(started.await(20, TimeUnit.SECONDS), "the task started");
+        cut.stop(Duration.ofMillis(100));
+
+        QueueStats after = binomic.queueStats("default");
+        assertEquals(1, after.pending(), "the task cut off stays pending for reclaim: " + after);
+        assertEquals(1, after.consumers(), "with the consumer that holds it: " + after);
+    }
+
     @Test
     void failingTaskIsRetriedAfterItsBackoffWithIncreasingAttempts() throws Exception {
         List<Long> attemptTimes = new CopyOnWriteArrayList<>();

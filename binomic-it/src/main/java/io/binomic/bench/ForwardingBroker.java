@@ -63,6 +63,12 @@ public class ForwardingBroker implements Broker {
     }
 
     @Override
+    public boolean removeConsumer(String queue, String consumer) { return delegate.removeConsumer(queue, consumer); }
+
+    @Override
+    public boolean hasBeenRead(String queue) { return delegate.hasBeenRead(queue); }
+
+    @Override
     public <T> Optional<T> capability(Class<T> type) { return delegate.capability(type); }
 
     @Override

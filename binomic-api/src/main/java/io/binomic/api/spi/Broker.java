@@ -114,6 +114,26 @@ public interface Broker extends AutoCloseable {
     int removeIdleConsumers(String queue, String consumer, Duration idle);
 
     /**
+     * Removes {@code consumer}, a worker that stops, from the consumers of {@code queue} when it holds nothing
+     * pending there, so that {@link #stats} counts it no more; returns whether it did. A consumer that holds
+     * deliveries is kept, with them, for reclaim (on Redis, {@code XGROUP DELCONSUMER} would drop its pending
+     * entries); {@link #removeIdleConsumers} takes it once it holds nothing and is idle. What the queue is keeps
+     * (on Redis, its consumer group): {@link #hasBeenRead} stays true. By default nothing is removed.
+     */
+    default boolean removeConsumer(String queue, String consumer) {
+        return false;
+    }
+
+    /**
+     * Whether a worker has read {@code queue} on this broker, now or before, even if nothing of it is left that
+     * {@link #stats} counts (on Redis: its consumer group exists). Asking creates nothing. By default whether
+     * {@link #stats} counts a consumer.
+     */
+    default boolean hasBeenRead(String queue) {
+        return stats(queue).consumers() > 0;
+    }
+
+    /**
      * The capability {@code type} of this broker ({@link JobStore}, {@link DeadLetterStore},
      * {@link FlowLimits}, {@link FlowLimitReadings}, {@link UniqueSubmits}, {@link Pausing}, {@link Partitioning},
      * {@link Activity}, {@link PendingDeliveries}, {@link SettledCleanup}, {@link BrokerHealthReport}, {@link Batches}, {@link Workflows}, or a type of the broker's

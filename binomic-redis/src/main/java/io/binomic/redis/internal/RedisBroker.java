@@ -446,6 +446,19 @@ final class RedisBroker implements Broker {
         return Math.toIntExact(priorities.removeIdleConsumers(queue, consumer, idle));
     }
 
+    @Override
+    public boolean removeConsumer(String queue, String consumer) {
+        boolean removed = priorities.removeConsumer(queue, consumer);
+        fetch.forgetConsumer(queue, consumer);
+        return removed;
+    }
+
+    @Override
+    public boolean hasBeenRead(String queue) {
+        return ScriptReplies.toLong(redis.eval("hasBeenRead of '" + queue + "'", LuaScripts.GROUP_EXISTS, RScript.ReturnType.LONG,
+                List.of(redis.keys(queue).stream()), GROUP)) > 0;
+    }
+
     /** What errors name this broker by: its URL, password redacted. */
     @Override
     public String toString() { return "RedisBroker[" + redis.config.redactedUrl() + "]"; }

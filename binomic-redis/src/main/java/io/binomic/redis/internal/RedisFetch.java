@@ -198,6 +198,11 @@ final class RedisFetch implements PendingDeliveries {
         }
     }
 
+    /** Registers {@code consumer} on {@code queue} again at its next read: it was removed. */
+    void forgetConsumer(String queue, String consumer) {
+        registeredConsumers.remove(queue + " " + consumer);
+    }
+
     /**
      * Redis before 7.2 creates a consumer only when a read returns something; a worker waiting on
      * an empty queue would then be invisible to {@code stats} and to {@code removeIdleConsumers}.

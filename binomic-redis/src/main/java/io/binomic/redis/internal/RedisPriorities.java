@@ -470,6 +470,17 @@ final class RedisPriorities {
         return n;
     }
 
+    /** {@code Broker.removeConsumer} on every level of {@code queue}: true when removed from any. */
+    boolean removeConsumer(String queue, String consumer) {
+        RedisKeys k = redis.keys(queue);
+        boolean removed = false;
+        for (int p : levels(queue)) {
+            removed |= ScriptReplies.toLong(redis.eval("removeConsumer of '" + queue + "'", LuaScripts.REMOVE_CONSUMER,
+                    RScript.ReturnType.LONG, List.of(streamKey(k, p), k.consumersSeen()), RedisKeys.GROUP, consumer)) > 0;
+        }
+        return removed;
+    }
+
     private long eachLevel(String queue, String what, String script, Object... args) {
         RedisKeys k = redis.keys(queue);
         long n = 0;

@@ -157,6 +157,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
                         QueueState q = state.queue(name);
                         if (pass == 0) {
                             q.consumersLastSeenNanos.put(consumer, now);
+                            q.read = true;
                             q.ready.beginFetch();
                         }
                         int limit = pass == 0 ? Math.min(max, out.size() + share) : max;
@@ -260,6 +261,7 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
             QueueState q = state.queue(name);
             long now = System.nanoTime();
             q.consumersLastSeenNanos.put(consumer, now);
+            q.read = true;
             List<Delivery> out = new ArrayList<>();
             for (Pending p : q.pending.values()) {
                 if (out.size() >= max) {
@@ -291,10 +293,30 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
             QueueState q = state.queue(name);
             long now = System.nanoTime();
             q.consumersLastSeenNanos.put(consumer, now);
+            q.read = true;
             int before = q.consumersLastSeenNanos.size();
             q.consumersLastSeenNanos.entrySet().removeIf(e -> now - e.getValue() >= idle.toNanos()
                     && q.pending.values().stream().noneMatch(p -> p.owner.equals(e.getKey())));
             return before - q.consumersLastSeenNanos.size();
+        });
+    }
+
+    @Override
+    public boolean removeConsumer(String name, String consumer) {
+        return state.locked(() -> {
+            QueueState q = state.queues.get(name);
+            if (q == null || q.pending.values().stream().anyMatch(p -> p.owner.equals(consumer))) {
+                return false;
+            }
+            return q.consumersLastSeenNanos.remove(consumer) != null;
+        });
+    }
+
+    @Override
+    public boolean hasBeenRead(String name) {
+        return state.locked(() -> {
+            QueueState q = state.queues.get(name);
+            return q != null && q.read;
         });
     }
 

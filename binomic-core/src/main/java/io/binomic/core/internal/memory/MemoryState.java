@@ -80,6 +80,8 @@ final class MemoryState {
         final TreeMap<Scheduled, Message> delayed = new TreeMap<>();
         final TreeMap<String, DeadLetter> deadLetters = new TreeMap<>();
         final Map<String, Long> consumersLastSeenNanos = new HashMap<>();
+        /** Whether a consumer ever read it: what a Redis consumer group tells, which outlives its consumers. */
+        boolean read;
         final Map<String, TickClaim> lastTick = new HashMap<>();
         final TreeMap<Instant, ActivityBucket> activity = new TreeMap<>();
 

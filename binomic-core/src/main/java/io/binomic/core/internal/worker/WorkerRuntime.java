@@ -40,6 +40,7 @@ public final class WorkerRuntime implements Worker {
     private final WorkerConfig config;
     private final String consumerName;
     private final WorkerQueues queues;
+    private final Broker broker;
     private final DeliveryProcessor processor;
     private final Settler settler;
     private final FlowGate flow;
@@ -63,6 +64,7 @@ public final class WorkerRuntime implements Worker {
         this.config = config;
         this.consumerName = config.consumerName().orElseGet(WorkerRuntime::defaultConsumerName);
         Broker broker = services.broker();
+        this.broker = broker;
         WorkerContext context = new WorkerContext(config, consumerName, broker, services.clock(), services.stats(), () -> active);
         PartitionRouter partitions = services.partitions() != null ? services.partitions() : new PartitionRouter(broker);
         this.queues = new WorkerQueues(partitions, tasks.queues(), consumerName, this::partitionsAdded);
@@ -184,6 +186,7 @@ public final class WorkerRuntime implements Worker {
         leaseLoop.join(Duration.ofSeconds(10));
         moveLoop.join(Duration.ofSeconds(10));
         houseLoop.join(Duration.ofSeconds(10));
+        leaveQueues();
         WorkerCounters c = counters();
         LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s),"
                 + " {6} outcome(s) given up (left to reclaim)", consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(),
@@ -191,7 +194,24 @@ public final class WorkerRuntime implements Worker {
         stopped.countDown();
     }
 
-    private void awaitStopped() {
+    /**
+     * Takes this worker off its queues' consumers, so that a queue's view counts only the workers that read it. The
+     * broker keeps a consumer that still holds deliveries (an outcome not written, a task cut off by the grace):
+     * they stay pending for reclaim. A broker that cannot be reached keeps it too, until a live worker's idle
+     * cleanup removes it.
+     */
+    private void leaveQueues() {
+        for (String queue : queues.all()) {
+            try {
+                broker.removeConsumer(queue, consumerName);
+            } catch (RuntimeException e) {
+                LOG.log(Level.DEBUG, "worker {0}: could not leave queue {1} ({2}); its consumer goes once idle",
+                        consumerName, queue, e.getMessage());
+            }
+        }
+    }
+
+        private void awaitStopped() {
         try {
             stopped.await();
         } catch (InterruptedException e) {

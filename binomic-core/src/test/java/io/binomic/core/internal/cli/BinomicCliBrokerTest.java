@@ -165,6 +165,19 @@ class BinomicCliBrokerTest {
         assertEquals("resumed queue nc-mian\n", run("queue", "resume", "nc-mian").out(), "known once paused");
     }
 
+    /** A worker that stops cleanly leaves no consumer; the queue it read is still no typo. */
+    @Test
+    void aQueueOnlyAStoppedWorkerReadIsKnown() throws Exception {
+        broker.fetch(List.of("left"), "gone", 1, Duration.ofMillis(10));
+        assertTrue(broker.removeConsumer("left", "gone"));
+        assertEquals(new QueueStats("left", 0, 0, 0, 0, 0), broker.stats("left"));
+
+        CliRun pause = run("queue", "pause", "left");
+
+        assertEquals(0, pause.exit(), pause.toString());
+        assertEquals("paused queue left\n", pause.out());
+    }
+
     @Test
     void aSubmitToAQueueNoWorkerHasReadIsRefusedUnlessCreateSaysSo() {
         CliRun refused = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}");
