@@ -11,6 +11,7 @@ import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimit;
+import io.binomic.api.spi.FlowLimitReadings;
 import io.binomic.api.spi.Message;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.web.Promtool;
@@ -77,6 +78,64 @@ class DashboardLimitsTest {
                 .stream().map(Admission::decision).toList();
         assertEquals(List.of(Admission.Decision.RUN, Admission.Decision.WAIT_SLOT, Admission.Decision.RUN, Admission.Decision.WAIT_RATE,
                 Admission.Decision.WAIT_RATE), decisions);
+    }
+
+    /**
+     * A limit's series the broker did not answer for are absent from {@code /metrics}, as a queue's depth is, and
+     * {@code binomic_broker_up} says 0. They were absent with the broker up at 1: an alert or a rate() on them went
+     * quiet without a sign. Whole outage: every series of the broker absent, broker_up 0, what this process counts kept.
+     */
+    @Test
+    void aLimitTheBrokerDoesNotAnswerForIsAbsentAndTheBrokerIsNotUp() throws Exception {
+        boolean[] statesDown = {false};
+        boolean[] allDown = {false};
+        Broker memory = new io.binomic.core.internal.memory.MemoryBrokerProvider().create(io.binomic.api.BrokerConfig.defaults());
+        ForwardingBroker broker = new ForwardingBroker(memory) {
+            @Override
+            public io.binomic.api.QueueStats stats(String queue) {
+                if (allDown[0]) {
+                    throw new IllegalStateException("connection refused");
+                }
+                return super.stats(queue);
+            }
+
+            @Override
+            public <T> java.util.Optional<T> capability(Class<T> type) {
+                if (type == io.binomic.api.spi.FlowLimits.class) {
+                    return memory.capability(type);
+                }
+                if (type != FlowLimitReadings.class) {
+                    return super.capability(type);
+                }
+                FlowLimitReadings real = memory.capability(FlowLimitReadings.class).orElseThrow();
+                FlowLimitReadings readings = (queue, ids) -> {
+                    if (statesDown[0] || allDown[0]) {
+                        throw new IllegalStateException("connection refused");
+                    }
+                    return real.read(queue, ids);
+                };
+                return java.util.Optional.of(type.cast(readings));
+            }
+        };
+        try (Binomic down = Binomic.builder().broker(broker).scheduler(broker.scheduler()).handle(work, j -> null).build().start();
+             Dashboard dashboard = down.dashboard().port(0).start()) {
+            String up = DashboardMetricsTest.get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(up.contains("\nbinomic_broker_up 1\n")
+                    && up.contains("binomic_queue_limit_slots_in_use{queue=\"limited\",limit=\"task:work\"} 0"), up);
+
+            statesDown[0] = true;
+            String noStates = DashboardMetricsTest.get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(noStates.contains("\nbinomic_broker_up 0\n"), "a state not read is a broker not up: " + noStates);
+            assertFalse(noStates.contains("binomic_queue_limit_slots_in_use{"), noStates);
+            assertTrue(noStates.contains("binomic_queue_limit_concurrency{queue=\"limited\",limit=\"task:work\"} 1"),
+                    "what the limit allows was read: " + noStates);
+
+            allDown[0] = true;
+            String outage = DashboardMetricsTest.get(dashboard.uri().resolve("metrics"), null);
+            assertTrue(outage.startsWith("200 ") && outage.contains("\nbinomic_broker_up 0\n"), outage);
+            assertFalse(outage.contains("binomic_queue_limit_") || outage.contains("binomic_queue_messages{"),
+                    "no series of the broker, as for a queue's depth: " + outage);
+        }
     }
 
     @Test

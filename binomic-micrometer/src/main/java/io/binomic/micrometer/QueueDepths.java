@@ -117,11 +117,14 @@ final class QueueDepths {
                     QueueStats stats = binomic.queueStats(q);
                     depths.put(q, new Depth(stats, binomic.queues().isPaused(q)));
                     try {
-                        for (LimitReadings.Sample sample : LimitReadings.samples(LimitReadings.read(binomic, q, stats::pending))) {
+                        List<LimitReadings.Limit> read = LimitReadings.read(binomic, q, stats::pending);
+                        for (LimitReadings.Sample sample : LimitReadings.samples(read)) {
                             limits.put(LimitMeters.Series.of(sample), sample.value());
                         }
+                        every &= LimitReadings.answered(read);
                     } catch (RuntimeException e) {
-                        // As on /metrics: this queue's limits are unknown (NaN); its depth says whether the broker answered.
+                        // As on /metrics: this queue's limits are unknown (NaN), and the broker is not up.
+                        every = false;
                     }
                 } catch (RuntimeException e) {
                     // Not started, closed or broker down: this queue's depths are unknown, the counters still count.

@@ -108,6 +108,11 @@ public final class LimitReadings {
         return out;
     }
 
+    /** Whether the broker answered every read of {@code limits}: a limit whose state it failed to read has an error. */
+    public static boolean answered(List<Limit> limits) {
+        return limits.stream().allMatch(l -> l.error() == null);
+    }
+
     private static QueueLimits limits(Optional<RateLimit> rate, int concurrency) {
         QueueLimits.Builder b = QueueLimits.builder();
         rate.ifPresent(b::rateLimit);

@@ -130,10 +130,14 @@ public final class MetricsSource {
                     try {
                         QueueStats stats = local.queueStats(q);
                         depths.add(new Depth(q, stats, local.isPaused(q)));
+                        // A limit the broker did not read is left out of this scrape, as a depth is, and the broker is not
+                        // up: absent series with broker_up 1 would make an alert on them go quiet without a word.
                         try {
-                            limits.addAll(local.limits(q, stats));
+                            List<LimitReadings.Limit> read = local.limits(q, stats);
+                            limits.addAll(read);
+                            all &= LimitReadings.answered(read);
                         } catch (RuntimeException e) {
-                            // left out of this scrape; the queue's depth says whether the broker answered
+                            all = false;
                         }
                     } catch (RuntimeException e) {
                         all = false;
