@@ -222,6 +222,8 @@ class CliOnRedisTest {
         assertEquals(2, run.exit(), run.toString());
         assertEquals("binomic dlq replay: 'not-an-id' is not a dead-letter id: Redis ids look like 1764500000000-0"
                 + " (see 'binomic dlq list --details')", run.err().lines().findFirst().orElseThrow());
+        assertEquals(List.of("Run 'binomic dlq replay --help' for its options."), run.err().lines().skip(1).toList(),
+                "where the help is, not the usage: " + run.err());
         assertTrue(run.err().lines().noneMatch(l -> l.contains("redis.call") || l.contains("Netty") || l.contains("Buf")), run.err());
         assertEquals(5, cliDeadLetters());
     }
