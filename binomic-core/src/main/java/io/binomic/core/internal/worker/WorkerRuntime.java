@@ -36,6 +36,8 @@ public final class WorkerRuntime implements Worker {
     private static final int SETTLEMENT_BUFFER = 100_000;
     /** How long outcomes still unwritten at stop are tried before they are left to reclaim. */
     private static final Duration FLUSH_AT_STOP = Duration.ofSeconds(10);
+    /** Longest a stop waits for the broker to take this worker off its queues. */
+    private static final Duration LEAVE_WAIT = Duration.ofSeconds(3);
 
     private final WorkerConfig config;
     private final String consumerName;
@@ -197,21 +199,35 @@ public final class WorkerRuntime implements Worker {
     /**
      * Takes this worker off its queues' consumers, so that a queue's view counts only the workers that read it. The
      * broker keeps a consumer that still holds deliveries (an outcome not written, a task cut off by the grace):
-     * they stay pending for reclaim. A broker that cannot be reached keeps it too, until a live worker's idle
-     * cleanup removes it.
+     * they stay pending for reclaim. Skipped while the broker does not answer, and given at most {@link #LEAVE_WAIT}:
+     * a client's retries against a broker that is down would hold the stop for as long (about 15 s on Redis) for
+     * what a live worker's idle cleanup does anyway.
      */
     private void leaveQueues() {
-        for (String queue : queues.all()) {
-            try {
-                broker.removeConsumer(queue, consumerName);
-            } catch (RuntimeException e) {
-                LOG.log(Level.DEBUG, "worker {0}: could not leave queue {1} ({2}); its consumer goes once idle",
-                        consumerName, queue, e.getMessage());
+        if (settler.pending() > 0 || healthCheck.check(false).state() == WorkerHealth.State.BROKER_UNREACHABLE) {
+            return;
+        }
+        Thread leaving = Thread.ofVirtual().name("binomic-leave-" + consumerName).start(() -> {
+            for (String queue : queues.all()) {
+                try {
+                    broker.removeConsumer(queue, consumerName);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.DEBUG, "worker {0}: could not leave queue {1} ({2}); its consumer goes once idle",
+                            consumerName, queue, e.getMessage());
+                }
             }
+        });
+        try {
+            if (!leaving.join(LEAVE_WAIT)) {
+                LOG.log(Level.DEBUG, "worker {0}: leaving its queues takes longer than {1}; their consumers go once idle",
+                        consumerName, LEAVE_WAIT);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
-        private void awaitStopped() {
+    private void awaitStopped() {
         try {
             stopped.await();
         } catch (InterruptedException e) {
