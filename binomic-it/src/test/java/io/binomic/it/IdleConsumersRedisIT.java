@@ -65,4 +65,24 @@ class IdleConsumersRedisIT {
                 + RedisServer.shared().call("XINFO", "CONSUMERS", stream, "binomic"));
         assertEquals(2, least, "the live workers' consumers were never removed");
     }
+
+    /**
+     * A worker that stops cleanly leaves its queue's consumers at once on Redis too, long before the idle cleanup
+     * would; the group stays, so the CLI still knows the queue.
+     */
+    @Test
+    void aWorkerThatStopsCleanlyLeavesItsConsumersAndTheGroupStays() throws Exception {
+        Binomic one = worker();
+        String stream = "binomic:{" + queue + "}:stream";
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (one.queueStats(queue).consumers() < 1 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(1, one.queueStats(queue).consumers(), "the worker registered");
+
+        one.workers().getFirst().stop(Duration.ofSeconds(2));
+
+        assertEquals(0, one.queueStats(queue).consumers(), "" + RedisServer.shared().call("XINFO", "CONSUMERS", stream, "binomic"));
+        assertEquals(1, ((List<?>) RedisServer.shared().call("XINFO", "GROUPS", stream)).size(), "the group stays");
+    }
 }
