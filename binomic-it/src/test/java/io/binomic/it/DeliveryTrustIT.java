@@ -107,9 +107,15 @@ class DeliveryTrustIT {
      */
     @Test
     void outcomesOfTasksFinishedDuringARedisOutageAreWrittenAfterItAndNothingRunsTwice() {
-        int count = 64;
+        // Eight slots of 1 s tasks: eight done before the outage, at most eight more with outcomes held
+        // through it, and at least eight still queued for the fetch that resumes after it.
+        int count = 32;
         Duration lease = Duration.ofSeconds(120);
-        Duration outage = Duration.ofSeconds(45); // past the 30 s after which the old worker gave acks up, with margin
+        // Past the 30 s after which the old worker gave acks up, and past the five failed settle calls
+        // after which a batch is split and given up if the broker answers other calls, as it does again
+        // at the restart: with Redis down each call fails after the client's 20 retries, 125 to 500 ms
+        // apart (RedissonSetup), some 7.5 s, so the fifth fails about 40 s into the outage.
+        Duration outage = Duration.ofSeconds(45);
         try (RedisServer own = RedisServer.startNew()) {
             Task<Job, Void> job = TestApp.job(queue, Duration.ofMillis(100));
             // the ledger stays on the shared server

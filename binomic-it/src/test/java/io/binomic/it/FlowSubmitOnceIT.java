@@ -1,7 +1,9 @@
 package io.binomic.it;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,6 +17,7 @@ import io.binomic.core.Workflow;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,12 +26,13 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -99,76 +103,155 @@ class FlowSubmitOnceIT {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void aSubmitSentToAFrozenRedisIsStoredAtMostOnceAndItsFailureSaysSo(Kind kind) throws Exception {
-        String queue = "frozen-" + kind.name().toLowerCase() + "-" + UUID.randomUUID().toString().substring(0, 8);
-        try (RedisServer redis = RedisServer.startNew(); Binomic client = client(redis)) {
-            Flow flow = Flow.ready(kind, client, queue);
-            Set<String> before = flows(redis, kind);
-            CompletableFuture<Void> submit;
-            redis.freeze();
+    /**
+     * A Redis, a client and a flow of each kind, frozen together, the submits sent at once and given
+     * one settle wait after the thaw: each kind keeps a server of its own, since what a submit
+     * created is told by every batch or workflow in Redis; a kind's failure names it.
+     */
+    @Test
+    void submitsSentToAFrozenRedisAreStoredAtMostOnceAndTheirFailuresSaySo() throws Exception {
+        try (Rigs rigs = Rigs.ready("frozen")) {
+            Map<Kind, CompletableFuture<Void>> submits = new EnumMap<>(Kind.class);
+            rigs.forEach(rig -> rig.redis.freeze());
             try {
-                submit = CompletableFuture.runAsync(flow::submit);
-                // Frozen on: whatever the client resends meanwhile waits in the socket for the thaw.
+                rigs.forEach(rig -> submits.put(rig.flow.kind(), CompletableFuture.runAsync(rig.flow::submit)));
+                // Frozen on: whatever the clients resend meanwhile waits in the socket for the thaw.
                 RedisServer.sleep(4 * COMMAND_TIMEOUT.toMillis());
             } finally {
-                redis.thaw();
+                rigs.forEach(rig -> rig.redis.thaw());
             }
-            Throwable failure = outcome(submit);
+            Map<Kind, Throwable> failures = new EnumMap<>(Kind.class);
+            for (Map.Entry<Kind, CompletableFuture<Void>> submit : submits.entrySet()) {
+                failures.put(submit.getKey(), outcome(submit.getValue()));
+            }
             RedisServer.sleep(SETTLE_MILLIS);
-            Set<String> created = difference(flows(redis, kind), before);
-            List<String> jobs = entriesOf(redis, queue);
-            String said = failure == null ? "the submit returned" : "the submit threw: " + failure;
-            assertEquals(jobs.size(), jobs.stream().distinct().count(), "a job enqueued twice: " + jobs + "; " + said);
-            assertTrue(jobs.size() <= kind.jobs, jobs + "; " + said);
-            if (kind != Kind.ADD_TO_BATCH) {
-                assertTrue(created.size() <= 1, created + "; " + said);
+            assertAll("one freeze, each kind on its own server and client",
+                    rigs.stream().map(rig -> () -> checkFrozen(rig, failures.get(rig.flow.kind()))));
+        }
+    }
+
+    /** One kind's submit sent to its frozen Redis, after the thaw and the settle wait: stored at most once, as its failure says. */
+    private static void checkFrozen(Rig rig, Throwable failure) {
+        Kind kind = rig.flow.kind();
+        Set<String> created = difference(flows(rig.redis, kind), rig.before);
+        List<String> jobs = entriesOf(rig.redis, rig.flow.queue());
+        String said = kind + ": " + (failure == null ? "the submit returned" : "the submit threw: " + failure);
+        System.out.println(kind + " under the freeze: " + jobs.size() + " jobs, created " + created + "; " + said);
+        assertEquals(jobs.size(), jobs.stream().distinct().count(), "a job enqueued twice: " + jobs + "; " + said);
+        assertTrue(jobs.size() <= kind.jobs, jobs + "; " + said);
+        if (kind != Kind.ADD_TO_BATCH) {
+            assertTrue(created.size() <= 1, created + "; " + said);
+        }
+        if (failure == null) {
+            assertEquals(kind.jobs, jobs.size(), said);
+            return;
+        }
+        assertTrue(failure instanceof BrokerException, said);
+        String message = failure.getMessage();
+        assertFalse(message.contains("exists already"), said);
+        if (message.contains("not " + kind.done)) {
+            assertEquals(List.of(), jobs, said);
+            assertEquals(Set.of(), kind == Kind.ADD_TO_BATCH ? Set.of() : created, said);
+            return;
+        }
+        assertTrue(message.contains("may have been " + kind.done + " once"), said);
+        if (kind != Kind.ADD_TO_BATCH) {
+            String id = idIn(message, kind.flow);
+            assertTrue(Set.of(id).containsAll(created), "created " + created + "; " + said);
+            assertEquals(created.isEmpty() ? 0 : kind.jobs, jobs.size(), "all or none: " + jobs + "; " + said);
+        }
+    }
+
+    /**
+     * A Redis, a client and a flow of each kind, stopped together, the submits sent at once so that
+     * each Redis comes back right after its submit threw, and one settle wait for all; a kind's
+     * failure names it.
+     */
+    @Test
+    void submitsThatFoundRedisStoppedAreNotStoredWhenRedisComesBack() throws Exception {
+        try (Rigs rigs = Rigs.ready("down")) {
+            Map<Kind, CompletableFuture<Throwable>> failures = new EnumMap<>(Kind.class);
+            rigs.forEach(rig -> rig.redis.stop());
+            try {
+                rigs.forEach(rig -> failures.put(rig.flow.kind(), failureOf(rig.flow::submit)));
+                CompletableFuture.allOf(failures.values().toArray(CompletableFuture[]::new)).get(2, TimeUnit.MINUTES);
+            } finally {
+                rigs.forEach(rig -> rig.redis.start());
             }
-            if (failure == null) {
-                assertEquals(kind.jobs, jobs.size(), said);
-                return;
+            RedisServer.sleep(SETTLE_MILLIS);
+            assertAll("one stop, each kind on its own server and client", rigs.stream().map(rig -> () -> {
+                Kind kind = rig.flow.kind();
+                BrokerException e = assertInstanceOf(BrokerException.class, failures.get(kind).join(),
+                        kind + ": the submit did not throw a BrokerException");
+                String said = kind + ": the submit threw: " + e;
+                assertEquals(List.of(), entriesOf(rig.redis, rig.flow.queue()), "stored after the submit threw; " + said);
+                assertEquals(Set.of(), difference(flows(rig.redis, kind), rig.before), said);
+                assertTrue(e.getMessage().contains("not " + kind.done), said);
+                if (kind != Kind.ADD_TO_BATCH) {
+                    idIn(e.getMessage(), kind.flow);
+                }
+            }));
+        }
+    }
+
+    /** One kind's Redis of its own, its client, its flow ready to submit, and the flows of its kind in Redis before the submit. */
+    private record Rig(RedisServer redis, Flow flow, Set<String> before) { }
+
+    /** A {@link Rig} per kind, closed together. */
+    private static final class Rigs implements AutoCloseable {
+        private final List<Rig> rigs = new ArrayList<>();
+        private final List<AutoCloseable> open = new ArrayList<>();
+
+        static Rigs ready(String fault) {
+            String run = UUID.randomUUID().toString().substring(0, 8);
+            Rigs rigs = new Rigs();
+            try {
+                for (Kind kind : Kind.values()) {
+                    RedisServer redis = RedisServer.startNew();
+                    rigs.open.add(redis);
+                    Binomic client = client(redis);
+                    rigs.open.add(client);
+                    Flow flow = Flow.ready(kind, client, fault + "-" + kind.name().toLowerCase() + "-" + run);
+                    rigs.rigs.add(new Rig(redis, flow, flows(redis, kind)));
+                }
+                return rigs;
+            } catch (RuntimeException e) {
+                rigs.close();
+                throw e;
             }
-            assertTrue(failure instanceof BrokerException, said);
-            String message = failure.getMessage();
-            assertFalse(message.contains("exists already"), said);
-            if (message.contains("not " + kind.done)) {
-                assertEquals(List.of(), jobs, said);
-                assertEquals(Set.of(), kind == Kind.ADD_TO_BATCH ? Set.of() : created, said);
-                return;
-            }
-            assertTrue(message.contains("may have been " + kind.done + " once"), said);
-            if (kind != Kind.ADD_TO_BATCH) {
-                String id = idIn(message, kind.flow);
-                assertTrue(Set.of(id).containsAll(created), "created " + created + "; " + said);
-                assertEquals(created.isEmpty() ? 0 : kind.jobs, jobs.size(), "all or none: " + jobs + "; " + said);
+        }
+
+        void forEach(Consumer<Rig> action) {
+            rigs.forEach(action);
+        }
+
+        Stream<Rig> stream() {
+            return rigs.stream();
+        }
+
+        @Override
+        public void close() {
+            // clients before their servers
+            for (int i = open.size() - 1; i >= 0; i--) {
+                try {
+                    open.get(i).close();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
             }
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void aSubmitThatFoundRedisStoppedIsNotStoredWhenRedisComesBack(Kind kind) throws Exception {
-        String queue = "down-" + kind.name().toLowerCase() + "-" + UUID.randomUUID().toString().substring(0, 8);
-        try (RedisServer redis = RedisServer.startNew(); Binomic client = client(redis)) {
-            Flow flow = Flow.ready(kind, client, queue);
-            Set<String> before = flows(redis, kind);
-            redis.stop();
-            BrokerException e;
+    /** Runs {@code submit} on a thread of its own: what it threw, or null. */
+    private static CompletableFuture<Throwable> failureOf(Runnable submit) {
+        return CompletableFuture.supplyAsync(() -> {
             try {
-                e = assertThrows(BrokerException.class, flow::submit);
-            } finally {
-                redis.start();
+                submit.run();
+                return null;
+            } catch (RuntimeException e) {
+                return e;
             }
-            RedisServer.sleep(SETTLE_MILLIS);
-            String said = "the submit threw: " + e;
-            assertEquals(List.of(), entriesOf(redis, queue), "stored after the submit threw; " + said);
-            assertEquals(Set.of(), difference(flows(redis, kind), before), said);
-            assertTrue(e.getMessage().contains("not " + kind.done), said);
-            if (kind != Kind.ADD_TO_BATCH) {
-                idIn(e.getMessage(), kind.flow);
-            }
-        }
+        }, Thread::startVirtualThread);
     }
 
     /**

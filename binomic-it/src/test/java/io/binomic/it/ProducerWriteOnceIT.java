@@ -1,7 +1,8 @@
 package io.binomic.it;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BinomicConfig;
@@ -11,13 +12,21 @@ import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.core.Binomic;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
 
 /**
  * A submit that throws has reached Redis at most once, and never after it threw: a submit whose
@@ -48,85 +57,103 @@ class ProducerWriteOnceIT {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void aSubmitThatGotNoReplyFromAFrozenRedisIsInTheStreamOnceAfterTheThaw(Kind kind) throws Exception {
-        String queue = "frozen-" + kind.name().toLowerCase() + "-" + UUID.randomUUID().toString().substring(0, 8);
-        try (RedisServer redis = RedisServer.startNew(); Binomic client = client(redis)) {
-            submitAndCheck(kind, client, queue + "-warm", 1, redis); // connected, scripts loaded, partition count read
+    /**
+     * Every kind of submit, and a {@code submitAll} chunk, under one freeze: each on a client and a
+     * queue of its own, sent at once so that each is frozen on for as long after it threw, and all
+     * given one settle wait after the thaw; a kind's failure names it.
+     */
+    @Test
+    void submitsThatGotNoReplyFromAFrozenRedisAreInTheStreamAtMostOnceAfterTheThaw() throws Exception {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        Map<Kind, String> queues = queues("frozen", run);
+        String bulkQueue = "frozen-all-" + run;
+        Task<String, Void> bulkTask = Task.builder("bulk", String.class).queue(bulkQueue).build();
+        try (RedisServer redis = RedisServer.startNew(); Clients clients = new Clients(redis)) {
+            Map<Kind, Binomic> byKind = clients.warmedPerKind(queues);
+            Binomic bulkClient = clients.open();
+            submitAndCheck(Kind.PLAIN, bulkClient, bulkQueue, 1, redis);
+            Map<Kind, CompletableFuture<Throwable>> failures = new EnumMap<>(Kind.class);
+            CompletableFuture<Throwable> bulkFailure;
             redis.freeze();
-            BrokerException e;
             try {
-                e = assertThrows(BrokerException.class, () -> kind.submit.accept(client, queue));
-                // Frozen on: whatever the client would still resend meanwhile waits in the socket for the thaw.
+                queues.forEach((kind, queue) -> failures.put(kind, failureOf(() -> kind.submit.accept(byKind.get(kind), queue))));
+                bulkFailure = failureOf(() -> bulkClient.submitAll(bulkTask,
+                        IntStream.range(0, 10).mapToObj(i -> marker(bulkQueue) + " #" + i).toList()));
+                awaitAll(Stream.concat(failures.values().stream(), Stream.of(bulkFailure)).toList());
+                // Frozen on: whatever the clients would still resend meanwhile waits in the socket for the thaw.
                 RedisServer.sleep(4 * COMMAND_TIMEOUT.toMillis());
             } finally {
                 redis.thaw();
             }
             RedisServer.sleep(SETTLE_MILLIS);
-            List<String> ids = entriesOf(redis, queue);
-            assertTrue(ids.size() <= 1, kind + ": " + ids.size() + " entries of one submit: " + ids + "; the submit threw: "
-                    + e.getMessage());
-            if (e.getMessage().contains("It was not enqueued")) {
-                assertEquals(List.of(), ids, e.getMessage()); // no connection became ready: nothing was sent
-                return;
-            }
-            assertTrue(e.getMessage().contains("may have been enqueued once, with message id"), e.getMessage());
-            assertTrue(e.getMessage().contains("Task.Builder.unique"), e.getMessage()); // what makes a second submit safe
-            if (ids.size() == 1) {
-                assertEquals(messageId(e), ids.getFirst(), e.getMessage());
-            }
+            assertAll("one freeze, each submit on its own client and queue",
+                    Stream.concat(queues.entrySet().stream().map(q -> (Executable) () -> checkFrozen(q.getKey(), q.getValue(),
+                            failures.get(q.getKey()).join(), redis)), Stream.of(() -> checkFrozenBulk(bulkQueue, bulkFailure.join(), redis))));
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(Kind.class)
-    void aSubmitThatFoundRedisStoppedIsNotEnqueuedWhenRedisComesBack(Kind kind) throws Exception {
-        String queue = "down-" + kind.name().toLowerCase() + "-" + UUID.randomUUID().toString().substring(0, 8);
-        try (RedisServer redis = RedisServer.startNew(); Binomic client = client(redis)) {
-            submitAndCheck(kind, client, queue + "-warm", 1, redis);
-            redis.stop();
-            BrokerException e;
-            try {
-                e = assertThrows(BrokerException.class, () -> kind.submit.accept(client, queue));
-            } finally {
-                redis.start();
-            }
-            RedisServer.sleep(SETTLE_MILLIS);
-            assertEquals(List.of(), entriesOf(redis, queue), kind + ": enqueued after the submit threw: " + e.getMessage());
-            assertTrue(e.getMessage().contains("It was not enqueued"), e.getMessage() + "; caused by " + causes(e));
-            submitAndCheck(kind, client, queue + "-after", 1, redis); // the client works again
+    /** One kind's submit sent to the frozen Redis, after the thaw and the settle wait: in the stream at most once, as its failure says. */
+    private static void checkFrozen(Kind kind, String queue, Throwable failure, RedisServer redis) {
+        BrokerException e = assertInstanceOf(BrokerException.class, failure, kind + ": the submit did not throw a BrokerException");
+        List<String> ids = entriesOf(redis, queue);
+        System.out.println(kind + " under the freeze: " + ids.size() + " entries; threw: " + e.getMessage());
+        assertTrue(ids.size() <= 1, kind + ": " + ids.size() + " entries of one submit: " + ids + "; the submit threw: "
+                + e.getMessage());
+        if (e.getMessage().contains("It was not enqueued")) {
+            assertEquals(List.of(), ids, kind + ": " + e.getMessage()); // no connection became ready: nothing was sent
+            return;
+        }
+        assertTrue(e.getMessage().contains("may have been enqueued once, with message id"), kind + ": " + e.getMessage());
+        assertTrue(e.getMessage().contains("Task.Builder.unique"), kind + ": " + e.getMessage()); // what makes a second submit safe
+        if (ids.size() == 1) {
+            assertEquals(messageId(e), ids.getFirst(), kind + ": " + e.getMessage());
         }
     }
 
     /** A {@code submitAll} chunk (a pipeline of XADDs) whose reply is late is not resent either. */
-    @org.junit.jupiter.api.Test
-    void aSubmitAllThatGotNoReplyFromAFrozenRedisEnqueuesEachMessageAtMostOnce() {
-        String queue = "frozen-all-" + UUID.randomUUID().toString().substring(0, 8);
-        Task<String, Void> task = Task.builder("bulk", String.class).queue(queue).build();
-        try (RedisServer redis = RedisServer.startNew(); Binomic client = client(redis)) {
-            submitAndCheck(Kind.PLAIN, client, queue, 1, redis);
-            redis.freeze();
-            BrokerException e;
+    private static void checkFrozenBulk(String queue, Throwable failure, RedisServer redis) {
+        BrokerException e = assertInstanceOf(BrokerException.class, failure, "submitAll: did not throw a BrokerException");
+        List<String> ids = entriesOf(redis, queue);
+        System.out.println("submitAll under the freeze: " + ids.size() + " entries; threw: " + e.getMessage());
+        assertEquals(ids.size(), ids.stream().distinct().count(), "submitAll: a message enqueued twice: " + ids + "; " + e.getMessage());
+        assertTrue(ids.size() <= 11, "submitAll: " + ids);
+        assertTrue(e.getMessage().contains("may have been, each at most once"), "submitAll: " + e.getMessage());
+        assertTrue(e.getMessage().contains("within " + COMMAND_TIMEOUT.toMillis() + " ms (BrokerConfig.commandTimeout)")
+                && !e.getMessage().contains("nettyThreads"), "submitAll: the bound, not Redisson's advice: " + e.getMessage());
+    }
+
+    /**
+     * Every kind of submit under one stop of Redis, each on a client and a queue of its own, sent at
+     * once so that Redis comes back right after each threw; one settle wait for all; a kind's
+     * failure names it.
+     */
+    @Test
+    void submitsThatFoundRedisStoppedAreNotEnqueuedWhenRedisComesBack() throws Exception {
+        Map<Kind, String> queues = queues("down", UUID.randomUUID().toString().substring(0, 8));
+        try (RedisServer redis = RedisServer.startNew(); Clients clients = new Clients(redis)) {
+            Map<Kind, Binomic> byKind = clients.warmedPerKind(queues);
+            Map<Kind, CompletableFuture<Throwable>> failures = new EnumMap<>(Kind.class);
+            redis.stop();
             try {
-                e = assertThrows(BrokerException.class, () -> client.submitAll(task,
-                        java.util.stream.IntStream.range(0, 10).mapToObj(i -> marker(queue) + " #" + i).toList()));
-                RedisServer.sleep(4 * COMMAND_TIMEOUT.toMillis());
+                queues.forEach((kind, queue) -> failures.put(kind, failureOf(() -> kind.submit.accept(byKind.get(kind), queue))));
+                awaitAll(failures.values());
             } finally {
-                redis.thaw();
+                redis.start();
             }
             RedisServer.sleep(SETTLE_MILLIS);
-            List<String> ids = entriesOf(redis, queue);
-            assertEquals(ids.size(), ids.stream().distinct().count(), "a message enqueued twice: " + ids + "; " + e.getMessage());
-            assertTrue(ids.size() <= 11, ids.toString());
-            assertTrue(e.getMessage().contains("may have been, each at most once"), e.getMessage());
-            assertTrue(e.getMessage().contains("within " + COMMAND_TIMEOUT.toMillis() + " ms (BrokerConfig.commandTimeout)")
-                    && !e.getMessage().contains("nettyThreads"), "the bound, not Redisson's advice: " + e.getMessage());
+            assertAll("one stop, each submit on its own client and queue", queues.entrySet().stream().map(q -> () -> {
+                Kind kind = q.getKey();
+                BrokerException e = assertInstanceOf(BrokerException.class, failures.get(kind).join(),
+                        kind + ": the submit did not throw a BrokerException");
+                assertEquals(List.of(), entriesOf(redis, q.getValue()), kind + ": enqueued after the submit threw: " + e.getMessage());
+                assertTrue(e.getMessage().contains("It was not enqueued"), kind + ": " + e.getMessage() + "; caused by " + causes(e));
+                submitAndCheck(kind, byKind.get(kind), q.getValue() + "-after", 1, redis); // the client works again
+            }));
         }
     }
 
     /** Retries off cost no round trip: a plain submit is still one XADD, and nothing else but the partition count read. */
-    @org.junit.jupiter.api.Test
+    @Test
     void aPlainSubmitIsStillOneCommand() {
         String queue = "commands-" + UUID.randomUUID().toString().substring(0, 8);
         try (RedisServer redis = RedisServer.startNew(); Binomic client = client(redis)) {
@@ -140,6 +167,63 @@ class ProducerWriteOnceIT {
             assertTrue(stats.contains("cmdstat_xadd:calls=200,"), stats);
             assertTrue(!stats.contains("cmdstat_eval"), stats);
         }
+    }
+
+    /** A queue per kind, named after the fault and the kind. */
+    private static Map<Kind, String> queues(String fault, String run) {
+        Map<Kind, String> queues = new EnumMap<>(Kind.class);
+        for (Kind kind : Kind.values()) {
+            queues.put(kind, fault + "-" + kind.name().toLowerCase() + "-" + run);
+        }
+        return queues;
+    }
+
+    /** The clients of one test, closed together: a submit whose reply was lost cannot slow another's. */
+    private static final class Clients implements AutoCloseable {
+        private final RedisServer redis;
+        private final List<Binomic> open = new ArrayList<>();
+
+        Clients(RedisServer redis) {
+            this.redis = redis;
+        }
+
+        Binomic open() {
+            Binomic client = client(redis);
+            open.add(client);
+            return client;
+        }
+
+        /** A client per kind, each connected, its scripts loaded and its partition count read by a submit of its kind. */
+        Map<Kind, Binomic> warmedPerKind(Map<Kind, String> queues) {
+            Map<Kind, Binomic> byKind = new EnumMap<>(Kind.class);
+            queues.forEach((kind, queue) -> {
+                Binomic client = open();
+                submitAndCheck(kind, client, queue + "-warm", 1, redis);
+                byKind.put(kind, client);
+            });
+            return byKind;
+        }
+
+        @Override
+        public void close() {
+            open.forEach(Binomic::close);
+        }
+    }
+
+    /** Runs {@code submit} on a thread of its own: what it threw, or null. */
+    private static CompletableFuture<Throwable> failureOf(Runnable submit) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                submit.run();
+                return null;
+            } catch (RuntimeException e) {
+                return e;
+            }
+        }, Thread::startVirtualThread);
+    }
+
+    private static void awaitAll(Collection<CompletableFuture<Throwable>> submits) throws Exception {
+        CompletableFuture.allOf(submits.toArray(CompletableFuture[]::new)).get(2, TimeUnit.MINUTES);
     }
 
     private static Binomic client(RedisServer redis) {
