@@ -9,9 +9,10 @@ import io.binomic.core.internal.FlowStats;
  *
  * @param batchesSubmitted batches submitted
  * @param batchesCancelled batches cancelled (by the API, the dashboard or the CLI) while open or while some job of theirs had
- *     not ended ({@code cancel()} returned {@code CANCELLED} or {@code CANCEL_REQUESTED})
+ *     not ended ({@code cancel()} returned {@code CANCELLED} or {@code CANCEL_REQUESTED}), each once: a repeat cancel
+ *     returns {@code ALREADY_ENDED}
  * @param workflowsSubmitted workflows submitted
- * @param workflowsCancelled workflows cancelled while some job of theirs was held or enqueued
+ * @param workflowsCancelled workflows cancelled while some job of theirs was held or enqueued, each once
  */
 public record FlowCounters(long batchesSubmitted, long batchesCancelled, long workflowsSubmitted, long workflowsCancelled) {
 

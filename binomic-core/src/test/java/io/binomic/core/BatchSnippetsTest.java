@@ -160,6 +160,38 @@ class BatchSnippetsTest {
         }
     }
 
+    /** A job that ignores its interrupt (CPU-bound code does) changes nothing by a second cancel; the batch counts once. */
+    @Test
+    void aSecondCancelWhileAJobStillRunsChangesNothingAndTheBatchIsCountedCancelledOnce() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Task<Email, Void> stubborn = Task.builder("stubborn", Email.class).queue("stubborn").build();
+        try (Binomic binomic = Binomic.builder()
+                .handle(stubborn, email -> {
+                    running.countDown();
+                    while (!release.await(10, TimeUnit.MILLISECONDS) || Thread.interrupted()) {
+                        Thread.interrupted(); // ignores the interrupt, as a busy loop does
+                    }
+                    return null;
+                })
+                .build().start()) {
+            binomic.startWorker();
+            BatchHandle batch = binomic.batch().add(stubborn, new Email("1")).submit();
+            assertTrue(running.await(10, TimeUnit.SECONDS));
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, batch.cancel());
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, batch.cancel(), "asked already: a repeat changes nothing");
+            assertEquals(1, binomic.flowCounters().batchesCancelled(), "one batch cancelled, however many calls asked");
+            release.countDown();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (batch.status().orElseThrow().pending() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(0, batch.status().orElseThrow().pending(), "its job ended");
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, batch.cancel());
+            assertEquals(1, binomic.flowCounters().batchesCancelled());
+        }
+    }
+
     @Test
     void closeSaysWhetherItClosedTheBatchAndABatchNotKeptOpenWasClosedAtItsSubmit() {
         try (Binomic binomic = Binomic.builder().build().start()) {

@@ -192,6 +192,37 @@ class WorkflowSnippetsTest {
         }
     }
 
+    /** A job that ignores its interrupt (CPU-bound code does) changes nothing by a second cancel; the workflow counts once. */
+    @Test
+    void aSecondCancelWhileAJobStillRunsChangesNothingAndTheWorkflowIsCountedCancelledOnce() throws Exception {
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Task<Image, Void> stubborn = Task.builder("stubborn-resize", Image.class).queue("images").build();
+        try (Binomic binomic = Binomic.builder()
+                .handle(stubborn, image -> {
+                    running.countDown();
+                    while (!release.await(10, TimeUnit.MILLISECONDS) || Thread.interrupted()) {
+                        Thread.interrupted(); // ignores the interrupt, as a busy loop does
+                    }
+                    return null;
+                })
+                .handle(publish, image -> null)
+                .build().start()) {
+            binomic.startWorker();
+            Image image = new Image("x.png");
+            WorkflowHandle handle = binomic.submit(Workflow.builder().then("resize", stubborn, image).then("publish", publish, image)
+                    .build());
+            assertTrue(running.await(10, TimeUnit.SECONDS));
+            assertEquals(JobHandle.CancelOutcome.CANCEL_REQUESTED, handle.cancel());
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, handle.cancel(), "asked already: a repeat changes nothing");
+            assertEquals(1, binomic.flowCounters().workflowsCancelled(), "one workflow cancelled, however many calls asked");
+            release.countDown();
+            await(binomic, handle.id(), st -> st.state() == WorkflowStatus.State.CANCELLED);
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, handle.cancel());
+            assertEquals(1, binomic.flowCounters().workflowsCancelled());
+        }
+    }
+
     @Test
     void aJobWithADelayIsDueThatLongAfterItsDependenciesSucceededAndARootTakesOptions() throws Exception {
         Task<String, Void> fetch = Task.builder("fetch", String.class).queue("steps").build();

@@ -241,9 +241,10 @@ public final class BatchSubmitter {
                 case ALREADY_ENDED, NOT_FOUND -> { }
             }
         }
-        JobHandle.CancelOutcome outcome = requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
+        // A repeat asks a job still running to stop again, but changes nothing: its jobs were asked by the first.
+        JobHandle.CancelOutcome outcome = requested && !before.cancelRequested() ? JobHandle.CancelOutcome.CANCEL_REQUESTED
                 : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
-        if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED) {
+        if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED && !before.cancelRequested()) {
             stats.batchCancelled();
         }
         return outcome;

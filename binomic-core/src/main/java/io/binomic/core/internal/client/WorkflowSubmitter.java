@@ -111,9 +111,10 @@ public final class WorkflowSubmitter {
             // workflow cancelled) before the job's own cancel here: still this cancel's doing.
             changed = w.readWorkflow(workflow).map(WorkflowStatus::cancelRequested).orElse(false);
         }
-        JobHandle.CancelOutcome outcome = requested ? JobHandle.CancelOutcome.CANCEL_REQUESTED
+        // A repeat asks a job still running to stop again, but changes nothing: its jobs were asked by the first.
+        JobHandle.CancelOutcome outcome = requested && !before.cancelRequested() ? JobHandle.CancelOutcome.CANCEL_REQUESTED
                 : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
-        if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED) {
+        if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED && !before.cancelRequested()) {
             stats.workflowCancelled();
         }
         return outcome;
