@@ -165,7 +165,7 @@ abstract class Command {
             return Optional.empty();
         }
         return Optional.of("queue '" + queue + "' is not known: no task on the module path or worker.queues setting names it,"
-                + " and the broker holds no job, consumer, dead letter, pause, limit or recent activity of it" + ClosestName.hint(queue, named));
+                + " and the broker holds no job, consumer group, dead letter, pause, limit or recent activity of it" + ClosestName.hint(queue, named));
     }
 
     /**

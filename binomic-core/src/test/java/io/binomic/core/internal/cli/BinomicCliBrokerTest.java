@@ -151,7 +151,7 @@ class BinomicCliBrokerTest {
             CliRun refused = CliRun.of(env, this::connect, write);
             assertEquals(2, refused.exit(), refused.toString());
             assertTrue(refused.err().startsWith("binomic " + write[0] + " " + write[1] + ": queue 'nc-mian' is not known: no task on"
-                    + " the module path or worker.queues setting names it, and the broker holds no job, consumer, dead letter, pause,"
+                    + " the module path or worker.queues setting names it, and the broker holds no job, consumer group, dead letter, pause,"
                     + " limit or recent activity of it; did you mean 'nc-main'? Else add --create for a new queue\n"), refused.err());
         }
         assertEquals(new QueueStats("nc-mian", 0, 0, 0, 0, 0), broker.stats("nc-mian"), "nothing written");
@@ -203,7 +203,7 @@ class BinomicCliBrokerTest {
         assertEquals(0, typo.exit(), typo.toString());
         assertTrue(typo.out().contains("mial"), typo.out());
         assertTrue(typo.err().startsWith("binomic queues: warning: queue 'mial' is not known: no task on the module path or"
-                + " worker.queues setting names it, and the broker holds no job, consumer, dead letter, pause, limit or recent activity"
+                + " worker.queues setting names it, and the broker holds no job, consumer group, dead letter, pause, limit or recent activity"
                 + " of it"), typo.err());
         assertFalse(typo.err().contains("'mail' is not known"), "a queue with a job is known: " + typo.err());
         CliRun limits = run("queue", "limit", "mial");
