@@ -2,10 +2,11 @@ package io.binomic.it;
 
 import io.binomic.jdbc.OutboxRelay;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** Polls a condition until it holds or the time is up. */
+/** Waits in tests: polls a condition until it holds or the time is up, or runs a call on a thread of its own. */
 final class Await {
     private Await() { }
 
@@ -25,5 +26,17 @@ final class Await {
      */
     static void relayed(OutboxRelay relay, long rows) {
         until(Duration.ofSeconds(30), () -> relay.relayed() >= rows, () -> relay.relayed() + " rows relayed, not " + rows);
+    }
+
+    /** Runs {@code submit} on a thread of its own: what it threw, or null. */
+    static CompletableFuture<Throwable> failureOf(Runnable submit) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                submit.run();
+                return null;
+            } catch (RuntimeException e) {
+                return e;
+            }
+        }, Thread::startVirtualThread);
     }
 }

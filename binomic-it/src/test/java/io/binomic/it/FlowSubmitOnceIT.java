@@ -173,7 +173,7 @@ class FlowSubmitOnceIT {
             Map<Kind, CompletableFuture<Throwable>> failures = new EnumMap<>(Kind.class);
             rigs.forEach(rig -> rig.redis.stop());
             try {
-                rigs.forEach(rig -> failures.put(rig.flow.kind(), failureOf(rig.flow::submit)));
+                rigs.forEach(rig -> failures.put(rig.flow.kind(), Await.failureOf(rig.flow::submit)));
                 CompletableFuture.allOf(failures.values().toArray(CompletableFuture[]::new)).get(2, TimeUnit.MINUTES);
             } finally {
                 rigs.forEach(rig -> rig.redis.start());
@@ -240,18 +240,6 @@ class FlowSubmitOnceIT {
                 }
             }
         }
-    }
-
-    /** Runs {@code submit} on a thread of its own: what it threw, or null. */
-    private static CompletableFuture<Throwable> failureOf(Runnable submit) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                submit.run();
-                return null;
-            } catch (RuntimeException e) {
-                return e;
-            }
-        }, Thread::startVirtualThread);
     }
 
     /**

@@ -76,8 +76,8 @@ class ProducerWriteOnceIT {
             CompletableFuture<Throwable> bulkFailure;
             redis.freeze();
             try {
-                queues.forEach((kind, queue) -> failures.put(kind, failureOf(() -> kind.submit.accept(byKind.get(kind), queue))));
-                bulkFailure = failureOf(() -> bulkClient.submitAll(bulkTask,
+                queues.forEach((kind, queue) -> failures.put(kind, Await.failureOf(() -> kind.submit.accept(byKind.get(kind), queue))));
+                bulkFailure = Await.failureOf(() -> bulkClient.submitAll(bulkTask,
                         IntStream.range(0, 10).mapToObj(i -> marker(bulkQueue) + " #" + i).toList()));
                 awaitAll(Stream.concat(failures.values().stream(), Stream.of(bulkFailure)).toList());
                 // Frozen on: whatever the clients would still resend meanwhile waits in the socket for the thaw.
@@ -135,7 +135,7 @@ class ProducerWriteOnceIT {
             Map<Kind, CompletableFuture<Throwable>> failures = new EnumMap<>(Kind.class);
             redis.stop();
             try {
-                queues.forEach((kind, queue) -> failures.put(kind, failureOf(() -> kind.submit.accept(byKind.get(kind), queue))));
+                queues.forEach((kind, queue) -> failures.put(kind, Await.failureOf(() -> kind.submit.accept(byKind.get(kind), queue))));
                 awaitAll(failures.values());
             } finally {
                 redis.start();
@@ -208,18 +208,6 @@ class ProducerWriteOnceIT {
         public void close() {
             open.forEach(Binomic::close);
         }
-    }
-
-    /** Runs {@code submit} on a thread of its own: what it threw, or null. */
-    private static CompletableFuture<Throwable> failureOf(Runnable submit) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                submit.run();
-                return null;
-            } catch (RuntimeException e) {
-                return e;
-            }
-        }, Thread::startVirtualThread);
     }
 
     private static void awaitAll(Collection<CompletableFuture<Throwable>> submits) throws Exception {

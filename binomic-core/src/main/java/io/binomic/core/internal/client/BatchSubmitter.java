@@ -10,7 +10,6 @@ import io.binomic.api.spi.Message;
 import io.binomic.api.spi.NewBatch;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.FlowStats;
-import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collection;
@@ -233,17 +232,8 @@ public final class BatchSubmitter {
             changed = after.get().cancelRequested();
         }
         JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a batch cannot be cancelled");
-        boolean requested = false;
-        for (Map.Entry<UUID, String> e : unfinished.entrySet()) {
-            switch (store.cancelJob(JobRecordFormat.cancelledBeforeStart(e.getValue(), e.getKey(), context.clock().instant()))) {
-                case CANCEL_REQUESTED -> requested = true;
-                case CANCELLED -> changed = true;
-                case ALREADY_ENDED, NOT_FOUND -> { }
-            }
-        }
-        // A repeat asks a job still running to stop again, but changes nothing: its jobs were asked by the first.
-        JobHandle.CancelOutcome outcome = requested && !before.cancelRequested() ? JobHandle.CancelOutcome.CANCEL_REQUESTED
-                : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
+        JobHandle.CancelOutcome outcome = FlowJobCancels.cancelEach(store, unfinished, context.clock().instant())
+                .outcome(changed, before.cancelRequested());
         if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED && !before.cancelRequested()) {
             stats.batchCancelled();
         }

@@ -10,7 +10,6 @@ import io.binomic.api.spi.Workflows;
 import io.binomic.core.Workflow;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.FlowStats;
-import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -98,22 +97,13 @@ public final class WorkflowSubmitter {
                 .anyMatch(n -> n.state() == WorkflowStatus.NodeState.WAITING || n.state() == WorkflowStatus.NodeState.SKIPPED);
         Map<UUID, String> enqueued = w.cancelWorkflow(workflow);
         JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a workflow cannot be cancelled");
-        boolean requested = false;
-        for (Map.Entry<UUID, String> e : enqueued.entrySet()) {
-            switch (store.cancelJob(JobRecordFormat.cancelledBeforeStart(e.getValue(), e.getKey(), context.clock().instant()))) {
-                case CANCEL_REQUESTED -> requested = true;
-                case CANCELLED -> changed = true;
-                case ALREADY_ENDED, NOT_FOUND -> { }
-            }
-        }
-        if (!requested && !changed && !before.cancelRequested()) {
+        FlowJobCancels jobs = FlowJobCancels.cancelEach(store, enqueued, context.clock().instant());
+        if (!jobs.requested() && !jobs.cancelled() && !changed && !before.cancelRequested()) {
             // A queued job this cancel reached can be ended CANCELLED by a worker (which found the
             // workflow cancelled) before the job's own cancel here: still this cancel's doing.
             changed = w.readWorkflow(workflow).map(WorkflowStatus::cancelRequested).orElse(false);
         }
-        // A repeat asks a job still running to stop again, but changes nothing: its jobs were asked by the first.
-        JobHandle.CancelOutcome outcome = requested && !before.cancelRequested() ? JobHandle.CancelOutcome.CANCEL_REQUESTED
-                : changed ? JobHandle.CancelOutcome.CANCELLED : JobHandle.CancelOutcome.ALREADY_ENDED;
+        JobHandle.CancelOutcome outcome = jobs.outcome(changed, before.cancelRequested());
         if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED && !before.cancelRequested()) {
             stats.workflowCancelled();
         }
