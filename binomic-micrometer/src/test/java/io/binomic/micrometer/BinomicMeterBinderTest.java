@@ -54,6 +54,8 @@ class BinomicMeterBinderTest {
         }
         binomic.submit(BOUNCE, new Greeting("Alan"));
         await("the bounce dead-lettered", () -> count(registry, "binomic.dead.letters", "task", "bounce") == 1);
+        // A run's duration is recorded once its handler's outcome is known, which the counters may show a moment sooner.
+        await("both bounce runs timed", () -> registry.get("binomic.task.duration").tags("task", "bounce").timer().count() == 2);
     }
 
     private static double count(MeterRegistry registry, String name, String... tags) {
