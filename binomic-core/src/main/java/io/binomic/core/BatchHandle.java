@@ -1,5 +1,6 @@
 package io.binomic.core;
 
+import io.binomic.api.BatchNotFoundException;
 import io.binomic.api.BatchStatus;
 import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
@@ -37,11 +38,16 @@ public final class BatchHandle {
      * grows while it runs.
      *
      * @return the new job's id
-     * @throws IllegalStateException when the batch is closed or unknown
+     * @throws IllegalStateException when the batch is closed; nothing was added
+     * @throws BatchNotFoundException when there is no such batch (a wrong id, or one past its
+     *     retention); nothing was added
      */
     public <A> UUID add(Task<A, ?> task, A argument) { return add(task, argument, SubmitOptions.NONE); }
 
-    /** {@link #add(Task, Object)} with options (priority, headers; no delay, uniqueness, debounce or partition key). */
+    /**
+     * {@link #add(Task, Object)} with options (priority, headers; no delay, uniqueness, debounce or
+     * partition key); it throws as that does.
+     */
     public <A> UUID add(Task<A, ?> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
@@ -57,15 +63,11 @@ public final class BatchHandle {
      *
      * @return true when this call closed the batch; false when it was closed already (at its submit,
      *         not being kept open, or by an earlier close or a cancel)
-     * @throws IllegalStateException when there is no such batch
+     * @throws BatchNotFoundException when there is no such batch (a wrong id, or one past its
+     *     retention), unlike {@link #cancel()}, which returns {@code NOT_FOUND}: a close that found
+     *     nothing to close must not read as done
      */
-    public boolean close() {
-        boolean wasOpen = batches.status(id).map(s -> s.state() == BatchStatus.State.OPEN).orElse(false);
-        if (!batches.close(id)) {
-            throw new IllegalStateException("batch " + id + " is unknown (never submitted, or its record expired)");
-        }
-        return wasOpen;
-    }
+    public boolean close() { return batches.close(id); }
 
     /**
      * Cancels the batch: it is closed, and each of its jobs that has not ended is cancelled as

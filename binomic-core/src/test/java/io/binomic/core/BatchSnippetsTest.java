@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BatchNotFoundException;
 import io.binomic.api.BatchStatus;
 import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
@@ -200,8 +201,8 @@ class BatchSnippetsTest {
             BatchHandle open = binomic.batch().keepOpen().add(send, new Email("b")).submit();
             assertTrue(open.close());
             assertFalse(open.close(), "closed already");
-            var unknown = assertThrows(IllegalStateException.class, () -> binomic.batch(UUID.randomUUID()).close());
-            assertTrue(unknown.getMessage().contains("is unknown"), unknown.getMessage());
+            var unknown = assertThrows(BatchNotFoundException.class, () -> binomic.batch(UUID.randomUUID()).close());
+            assertTrue(unknown.getMessage().contains("no batch "), unknown.getMessage());
         }
     }
 

@@ -2,11 +2,16 @@ package io.binomic.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BatchNotFoundException;
 import io.binomic.api.BatchStatus;
 import io.binomic.api.BatchStatus.Callback;
+import io.binomic.api.JobHandle;
+import io.binomic.api.Task;
 import io.binomic.api.spi.Batches;
+import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.JobRecords;
@@ -22,6 +27,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CyclicBarrier;
@@ -224,6 +230,71 @@ public abstract class BatchesContractTest extends BrokerContractFixture {
         assertFalse(batches().addToBatch(id, jobs(id, queue, 1)), "a closed batch takes no job");
         assertEquals(2, status(id).total());
         assertFalse(batches().closeBatch(UUID.randomUUID()), "no such batch");
+    }
+
+    /** A client on the fixture's broker, which the fixture started and closes: every capability the broker's own. */
+    private Binomic client(Task<?, ?> task) {
+        Broker shared = new ForwardingBroker(broker) {
+            @Override
+            public void start(List<String> queues) {
+            }
+
+            @Override
+            public void close() {
+            }
+
+            @Override
+            public <T> Optional<T> capability(Class<T> type) {
+                return delegate.capability(type);
+            }
+        };
+        return Binomic.builder().broker(shared).scheduler(scheduler).task(task).build().start();
+    }
+
+    /**
+     * A batch the broker does not know (a wrong id, or one past its retention) takes no job and no
+     * close, and creates nothing; its handle says so with one exception naming the id, where its
+     * cancel returns NOT_FOUND and its status is empty.
+     */
+    @Test
+    void anUnknownBatchTakesNoJobNorCloseAndItsHandleSaysItIsNotFound() throws Exception {
+        UUID unknown = UUID.randomUUID();
+        Message refused = job(unknown, queue);
+        assertFalse(batches().addToBatch(unknown, List.of(refused)), "no such batch");
+        assertFalse(batches().closeBatch(unknown), "no such batch");
+        assertEquals(Map.of(), batches().cancelBatch(unknown));
+        assertEquals(Optional.empty(), batches().readBatch(unknown), "nothing created for it");
+        assertEquals(Optional.empty(), BrokerCapabilities.jobStore(broker).readJob(queue, refused.id()), "no record of the job");
+
+        Task<String, Void> child = Task.builder("child", String.class).queue(queue).build();
+        try (Binomic binomic = client(child)) {
+            BatchHandle handle = binomic.batch(unknown);
+            BatchNotFoundException add = assertThrows(BatchNotFoundException.class, () -> handle.add(child, "late"));
+            assertEquals(unknown, add.batchId());
+            assertTrue(add.getMessage().contains("no batch " + unknown), add.getMessage());
+            BatchNotFoundException close = assertThrows(BatchNotFoundException.class, handle::close);
+            assertEquals(unknown, close.batchId());
+            assertTrue(close.getMessage().contains("no batch " + unknown), close.getMessage());
+            assertEquals(JobHandle.CancelOutcome.NOT_FOUND, handle.cancel());
+            assertEquals(Optional.empty(), handle.status());
+        }
+        assertEquals(List.of(), fetch(1), "nothing enqueued for it");
+    }
+
+    /** A job added to a batch that is known but closed is refused as closed, not as unknown; nothing is added. */
+    @Test
+    void aJobAddedToAClosedBatchIsRefusedAsClosed() throws Exception {
+        UUID id = UUID.randomUUID();
+        submit(false, jobs(id, queue, 1), id);
+        Task<String, Void> child = Task.builder("child", String.class).queue(queue).build();
+        try (Binomic binomic = client(child)) {
+            BatchHandle handle = binomic.batch(id);
+            IllegalStateException add = assertThrows(IllegalStateException.class, () -> handle.add(child, "late"));
+            assertTrue(add.getMessage().contains("batch " + id + " is closed"), add.getMessage());
+            assertFalse(add.getMessage().contains("unknown"), add.getMessage());
+            assertFalse(handle.close(), "closed at its submit");
+        }
+        assertEquals(1, status(id).total(), "nothing added");
     }
 
     /** A client resends an add whose reply it lost: the jobs it had added are neither enqueued nor counted again. */

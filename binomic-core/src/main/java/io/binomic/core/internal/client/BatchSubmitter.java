@@ -1,5 +1,6 @@
 package io.binomic.core.internal.client;
 
+import io.binomic.api.BatchNotFoundException;
 import io.binomic.api.BatchStatus;
 import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
@@ -189,17 +190,35 @@ public final class BatchSubmitter {
         return jobs.stream().map(m -> context.partitions().route(m, null)).toList();
     }
 
-    /** Adds jobs (on their tasks' queues, routed here) to an open batch; refuses a closed or unknown one. */
+    /**
+     * Adds jobs (on their tasks' queues, routed here) to an open batch; refuses a closed one
+     * ({@link IllegalStateException}) and an unknown one ({@link BatchNotFoundException}). Which of
+     * the two is read after the broker refused: a refusal costs a read, an add does not.
+     */
     public void add(UUID batch, List<Message> unroutedJobs) {
         List<Message> jobs = routed(unroutedJobs, List.of());
         if (!batches().addToBatch(batch, jobs)) {
-            throw new IllegalStateException("batch " + batch + " is closed or unknown: jobs are added only to a batch submitted"
-                    + " with keepOpen() and not closed yet");
+            BatchStatus closed = batches().readBatch(batch).orElseThrow(() -> notFound(batch, "add a job to it"));
+            throw new IllegalStateException("batch " + batch + " is closed (" + closed.state() + "): jobs are added only to a"
+                    + " batch submitted with keepOpen() and not closed yet; add them before its close()");
         }
         warnOfUnreadJobQueues(batch, jobs, System.nanoTime() + CONSUMERS_READ_BOUND.toNanos());
     }
 
-    public boolean close(UUID batch) { return batches().closeBatch(batch); }
+    /** Closes a batch: true when it was open; a {@link BatchNotFoundException} when there is no such batch. */
+    public boolean close(UUID batch) {
+        boolean wasOpen = status(batch).map(s -> s.state() == BatchStatus.State.OPEN).orElse(false);
+        if (!batches().closeBatch(batch)) {
+            throw notFound(batch, "close it");
+        }
+        return wasOpen;
+    }
+
+    private static BatchNotFoundException notFound(UUID batch, String what) {
+        return new BatchNotFoundException(batch, "no batch " + batch + ": a wrong id, or a batch past its retention"
+                + " (BatchBuilder.retention, one day unless set), so nothing can " + what + "; its status() is empty and"
+                + " its cancel() returns NOT_FOUND");
+    }
 
     public Optional<BatchStatus> status(UUID batch) { return batches().readBatch(batch); }
 

@@ -14,14 +14,24 @@ final class HeldOutcomes {
     long retried;
     long deadLettered;
 
-    void add(Settlement s) {
-        total++;
+    /** Counts {@code s} in ({@code sign} 1) or out ({@code sign} -1). */
+    void add(Settlement s, int sign) {
+        total += sign;
         switch (s) {
             case Settlement.Ack a when a.job() == null
-                    || JobState.SUCCEEDED.name().equals(a.job().set().get(JobRecords.STATE)) -> succeeded++;
+                    || JobState.SUCCEEDED.name().equals(a.job().set().get(JobRecords.STATE)) -> succeeded += sign;
             case Settlement.Ack _ -> { }
-            case Settlement.RetryLater _ -> retried++;
-            case Settlement.DeadLetter _ -> deadLettered++;
+            case Settlement.RetryLater _ -> retried += sign;
+            case Settlement.DeadLetter _ -> deadLettered += sign;
         }
+    }
+
+    HeldOutcomes copy() {
+        HeldOutcomes copy = new HeldOutcomes();
+        copy.total = total;
+        copy.succeeded = succeeded;
+        copy.retried = retried;
+        copy.deadLettered = deadLettered;
+        return copy;
     }
 }

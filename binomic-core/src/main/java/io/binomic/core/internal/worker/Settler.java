@@ -91,6 +91,11 @@ final class Settler {
     volatile String lastError = "";
     private long nextProbeNanos;
     private int probeTurn;
+    /**
+     * The outcomes not yet written, by kind: counted in when handed over, out when written or given up,
+     * never as they move between the buffer, the batch being sent and the retries. Guarded by itself.
+     */
+    private final HeldOutcomes held = new HeldOutcomes();
 
     Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
             Consumer<Delivery> done) {
@@ -132,8 +137,25 @@ final class Settler {
         }
     }
 
-    /** Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long). */
-    void submit(Settlement settlement) throws InterruptedException { buffer.put(settlement); }
+    /**
+     * Queues a settlement; blocks while the buffer is full (the broker has been unreachable for long).
+     * Counted held before it is queued: the settle loop may write it before this call returns.
+     */
+    void submit(Settlement settlement) throws InterruptedException {
+        hold(settlement, 1);
+        try {
+            buffer.put(settlement);
+        } catch (InterruptedException e) {
+            hold(settlement, -1);
+            throw e;
+        }
+    }
+
+    private void hold(Settlement s, int sign) {
+        synchronized (held) {
+            held.add(s, sign);
+        }
+    }
 
     /** Another broker call of this worker, begun at {@code callBeganNanos} (System.nanoTime), succeeded. */
     void brokerAnswered(long callBeganNanos) {
@@ -219,6 +241,7 @@ final class Settler {
         LOG.log(Level.ERROR, "worker " + consumer + ": giving up writing the outcome of " + s.delivery().receipt() + " of queue "
                 + s.delivery().queue() + "; it stays pending: once its queue can be written again, reclaim runs it again, or"
                 + " dead-letters it (MAX_ATTEMPTS, io.binomic.LeaseExpired) if that was its last attempt", e);
+        hold(s, -1);
         done.accept(s.delivery());
         if (retrying.isEmpty()) {
             // nothing refused is left: writes are not failing any more, and the worker may take work again
@@ -244,6 +267,7 @@ final class Settler {
         }
         for (Settlement s : sent) {
             remember(s.delivery().key());
+            hold(s, -1);
             done.accept(s.delivery());
         }
     }
@@ -324,16 +348,10 @@ final class Settler {
         return buffer.size() + inRetry + sending.size();
     }
 
-    /**
-     * The outcomes not yet written, by kind. It walks every one of them, so it is for a heartbeat or a page, not a
-     * hot path; an outcome moving between the buffer, the batch being sent and the retries may be counted twice or
-     * missed by one reading.
-     */
+    /** The outcomes not yet written, by kind, each counted once (one waiting for room in a full buffer too). */
     HeldOutcomes held() {
-        HeldOutcomes held = new HeldOutcomes();
-        buffer.forEach(held::add);
-        retrying.forEach(batch -> batch.forEach(held::add));
-        sending.forEach(held::add);
-        return held;
+        synchronized (held) {
+            return held.copy();
+        }
     }
 }
