@@ -9,7 +9,6 @@ import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TraceContextProvider;
-import io.binomic.core.internal.cli.ClosestName;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -64,17 +63,13 @@ public final class Providers {
         return provider;
     }
 
-    /**
-     * Refuses an option the chosen provider does not read: a mistyped {@code eviction.alowed} would
-     * otherwise leave the setting it meant at its default without a word.
-     */
+    /** Refuses an option the chosen provider does not read ({@link UnknownBrokerOptionException}). */
     private static void checkOptions(BrokerConfig config, String id, Set<String> own) {
         Set<String> known = new TreeSet<>(own);
         known.add(Priority.FAIRNESS_OPTION);
         for (String name : config.options().keySet()) {
             if (!known.contains(name)) {
-                throw new IllegalArgumentException("BrokerConfig option " + name + " is not an option of the " + id + " broker"
-                        + ClosestName.hint(name, known) + "; its options are " + String.join(", ", known));
+                throw new UnknownBrokerOptionException(name, id, known);
             }
         }
     }

@@ -6,6 +6,7 @@ import io.binomic.api.ProviderNotFoundException;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.UnknownBrokerOptionException;
 import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -144,11 +145,11 @@ public final class BinomicCli {
         Binomic binomic;
         try {
             binomic = Binomic.builder().config(config).discoverTasks().prepareQueues(false).build();
+        } catch (UnknownBrokerOptionException e) {
+            throw new RefusedSettingException(settings.refusedOption(e), e);
         } catch (IllegalArgumentException e) {
-            // The broker provider refuses a value of the settings (a mistyped broker option, a malformed URL): a setting to fix.
-            String message = String.valueOf(e.getMessage());
-            throw new RefusedSettingException(message.replace("BrokerConfig option ", "broker.option.")
-                    + (message.contains("BrokerConfig option ") ? settings.originsOf("broker.option") : ""), e);
+            // The broker provider refuses a value of the settings (a malformed URL): a setting to fix.
+            throw new RefusedSettingException(String.valueOf(e.getMessage()), e);
         }
         try {
             return binomic.start();

@@ -6,6 +6,7 @@ import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.UnknownBrokerOptionException;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.MasterConfig;
@@ -337,6 +338,9 @@ final class MasterCommand extends Command {
             // workers failing to start, restarted with a growing back-off, the reason in their logs.
             Providers.selectBroker(config.broker(), Providers.load(
                     BrokerProvider.class, ServiceLoader.load(BrokerProvider.class)));
+        } catch (UnknownBrokerOptionException e) {
+            // Every worker would refuse it the same way and be restarted for ever: a setting to fix, exit 2.
+            throw UsageException.ofSetting(given.refusedOption(e));
         } catch (ProviderNotFoundException e) {
             String problem = BinomicCli.oneLine(e) + given.originsOf("master");
             throw args.has(BROKER.name()) ? new UsageException(problem)

@@ -4,6 +4,7 @@ import io.binomic.api.Backoff;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.WorkerConfig;
+import io.binomic.core.internal.UnknownBrokerOptionException;
 import io.binomic.core.internal.cli.ClosestName;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -312,6 +313,15 @@ public final class Settings {
                         + " give a file this user can read, or unset " + yaml);
             }
         }
+    }
+
+    /**
+     * A broker option the broker refused, in these settings' terms: its {@code broker.option.} key, the
+     * closest key it may have meant, and where it came from (a file and line, a variable).
+     */
+    public String refusedOption(UnknownBrokerOptionException e) {
+        String key = OPTION_PREFIX + e.option();
+        return e.describe(OPTION_PREFIX) + origin(key).map(o -> " (" + key + " from " + o + ")").orElse("");
     }
 
     /** Where a value came from, without the line: the file, the variable or the option. */

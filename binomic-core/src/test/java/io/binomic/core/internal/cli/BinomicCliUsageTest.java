@@ -582,6 +582,17 @@ class BinomicCliUsageTest {
                 run.err());
     }
 
+    /** Found by an outside tester: a master refused a mistyped broker option of its settings file with exit 1 and its Java name. */
+    @Test
+    void aMasterRefusesAMistypedBrokerOptionOfItsFileNamingTheKeyAndLine() throws IOException {
+        Path file = configFile("broker.url = memory://\nbroker.option.priority.fairnes = 4\n");
+
+        assertSettingError(run("master", "--queues", "mail", "--config", file.toString()),
+                "binomic master: broker.option.priority.fairnes is not an option of the memory broker; did you mean"
+                        + " 'broker.option.priority.fairness'?; its options are broker.option.priority.fairness"
+                        + " (broker.option.priority.fairnes from " + file + " line 2)");
+    }
+
     /** Found by an outside tester: the CLI's messages named the Java API's fields where a user types keys and flags. */
     @Test
     void libraryHintsNameTheSettingsKeysAndFlagsNotTheApiFields() {
