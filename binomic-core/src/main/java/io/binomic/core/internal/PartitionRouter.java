@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,8 +21,11 @@ import java.util.zip.CRC32;
  * Which physical queue (partition) a message of a logical queue goes to, and which physical
  * queues a worker reads. The partitions of a queue ({@link QueuePartitions}) are read from the
  * broker at most every {@value #REFRESH_MILLIS} ms per queue (counted from the end of the last read, failed
- * or not), never per submit; when the broker
- * cannot answer, the last answer stays (an unpartitioned queue before the first). A message
+ * or not), never per submit. Only the first look at a queue waits for its read; after that the
+ * last answer is used while a fresh one is read in the background, so a submit never waits for a
+ * refresh: against a broker that does not answer it would block for a command timeout before its
+ * own write did the same. When the broker cannot answer, the last answer stays (an unpartitioned
+ * queue before the first). A message
  * without a key goes round robin over partitions {@code 0..count-1}, from a random one in each process (so that
  * short-lived producers, one job each, spread too); one with a key goes to the
  * partition the CRC-32 of the key picks, the same in every process.
@@ -36,6 +40,8 @@ public final class PartitionRouter {
     private final Optional<Partitioning> partitioning;
     private final Map<String, Known> known = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> turns = new ConcurrentHashMap<>();
+    /** The queues whose partitions are being read in the background: one read at a time each. */
+    private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
 
     public PartitionRouter(Broker broker) {
         this.partitioning = broker.capability(Partitioning.class);
@@ -53,42 +59,74 @@ public final class PartitionRouter {
     /** The partitions of each logical queue, in one broker call for those not read within the last second. */
     public Map<String, QueuePartitions> of(List<String> queues) {
         long now = System.nanoTime();
-        List<String> stale = new ArrayList<>();
+        List<String> unread = new ArrayList<>();
+        Map<String, Known> due = new LinkedHashMap<>();
         // What this call answers, kept here rather than looked up again at the end: another thread's
         // forget() (a pause, a replay) may remove a queue from the map meanwhile.
         Map<String, QueuePartitions> out = new LinkedHashMap<>();
         for (String q : queues) {
             Known k = known.get(q);
-            if (k == null || now - k.readNanos() >= REFRESH_MILLIS * 1_000_000) {
-                stale.add(q);
+            if (k == null) {
+                unread.add(q);
+            } else if (now - k.readNanos() >= REFRESH_MILLIS * 1_000_000 && refreshing.add(q)) {
+                due.put(q, k);
             }
             out.put(q, k == null ? QueuePartitions.ONE : k.partitions());
         }
-        if (!stale.isEmpty()) {
-            try {
-                Map<String, QueuePartitions> read = partitioning.map(p -> p.partitions(stale)).orElse(Map.of());
-                long readNanos = System.nanoTime();
-                for (String q : stale) {
-                    QueuePartitions p = read.getOrDefault(q, QueuePartitions.ONE);
-                    out.put(q, p);
-                    Known before = known.put(q, new Known(p, readNanos));
-                    if (before != null && !before.partitions().equals(p)) {
-                        LOG.log(Level.INFO, "queue {0}: partitions now {1} (workers read {2})", q, p.count(), p.highest());
-                    }
+        if (!due.isEmpty()) {
+            Thread.ofVirtual().name("binomic-partitions-refresh").start(() -> {
+                try {
+                    read(due);
+                } finally {
+                    refreshing.removeAll(due.keySet());
                 }
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "reading the partitions of {0} failed ({1}); keeping the last ones read", stale, e.getMessage());
-                // Stamped when the read ended, not when it began: a read that failed after the broker's
-                // command timeout would otherwise be stale already, and every job of the same submit
-                // (a batch's, a workflow's) would wait that timeout again.
-                long failedNanos = System.nanoTime();
-                for (String q : stale) {
-                    Known k = known.get(q);
-                    known.put(q, new Known(k == null ? QueuePartitions.ONE : k.partitions(), failedNanos));
+            });
+        }
+        if (!unread.isEmpty()) {
+            Map<String, Known> none = new LinkedHashMap<>();
+            unread.forEach(q -> none.put(q, null));
+            out.putAll(read(none));
+        }
+        return out;
+    }
+
+    /**
+     * Reads the partitions of the queues of {@code read}, each stored only if what is known of it is
+     * still the value given there (null: nothing), so that a read begun before a {@link #forget}
+     * does not put back what this process has just changed.
+     */
+    private Map<String, QueuePartitions> read(Map<String, Known> read) {
+        List<String> queues = List.copyOf(read.keySet());
+        Map<String, QueuePartitions> out = new LinkedHashMap<>();
+        try {
+            Map<String, QueuePartitions> answer = partitioning.map(p -> p.partitions(queues)).orElse(Map.of());
+            long readNanos = System.nanoTime();
+            for (String q : queues) {
+                QueuePartitions p = answer.getOrDefault(q, QueuePartitions.ONE);
+                out.put(q, p);
+                Known before = read.get(q);
+                if (store(q, before, new Known(p, readNanos)) && before != null && !before.partitions().equals(p)) {
+                    LOG.log(Level.INFO, "queue {0}: partitions now {1} (workers read {2})", q, p.count(), p.highest());
                 }
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "reading the partitions of {0} failed ({1}); keeping the last ones read", queues, e.getMessage());
+            // Stamped when the read ended, not when it began: a read that failed after the broker's
+            // command timeout would otherwise be stale already, and every job of the same submit
+            // (a batch's, a workflow's) would wait that timeout again.
+            long failedNanos = System.nanoTime();
+            for (String q : queues) {
+                Known before = read.get(q);
+                QueuePartitions kept = before == null ? QueuePartitions.ONE : before.partitions();
+                out.put(q, kept);
+                store(q, before, new Known(kept, failedNanos));
             }
         }
         return out;
+    }
+
+    private boolean store(String queue, Known expected, Known value) {
+        return expected == null ? known.putIfAbsent(queue, value) == null : known.replace(queue, expected, value);
     }
 
     /** Forgets what was read of {@code queue}, so the next look reads it again (after this process changed it). */
