@@ -81,6 +81,7 @@ final class RedisFlowLimits implements FlowLimits, FlowLimitReadings {
                             k.queueLimits()));
                     List<Object> args = new ArrayList<>(List.of(GROUP, consumer, Long.toString(SLOT_WAIT_FALLBACK.toMillis()),
                             Long.toString(holdMicros), Long.toString(holdMicros / 2)));
+                    addIdRange(list, args);
                     // the distinct lists of limits, each sent once: a queue's limit is every delivery's
                     Map<List<FlowLimit>, Integer> sets = new LinkedHashMap<>();
                     for (var r : list) {
@@ -97,27 +98,61 @@ final class RedisFlowLimits implements FlowLimits, FlowLimitReadings {
         List<Admission> out = new ArrayList<>(requests.size());
         int reply = 0;
         for (var list : byQueue.values()) {
+            // a letter per delivery, then a due time and a hold per one that does not run now
             List<?> flat = (List<?>) replies.get(reply++);
+            String codes = String.valueOf(flat.get(0));
+            int next = 1;
             for (int i = 0; i < list.size(); i++) {
-                String code = String.valueOf(flat.get(3 * i));
-                long dueMicros = ScriptReplies.toLong(flat.get(3 * i + 1));
-                var decision = switch (code) {
-                    case "R" -> Admission.Decision.RUN;
-                    case "H" -> Admission.Decision.HOLD;
-                    case "W" -> Admission.Decision.WAIT_RATE;
-                    case "S" -> Admission.Decision.WAIT_SLOT;
+                var decision = switch (codes.charAt(i)) {
+                    case 'R' -> Admission.Decision.RUN;
+                    case 'H' -> Admission.Decision.HOLD;
+                    case 'W' -> Admission.Decision.WAIT_RATE;
+                    case 'S' -> Admission.Decision.WAIT_SLOT;
                     default -> Admission.Decision.NOT_PENDING;
                 };
+                if (decision == Admission.Decision.RUN || decision == Admission.Decision.NOT_PENDING) {
+                    out.add(new Admission(list.get(i).delivery(), decision, Optional.empty(), Duration.ZERO));
+                    continue;
+                }
+                long dueMicros = ScriptReplies.toLong(flat.get(next));
+                long heldMicros = ScriptReplies.toLong(flat.get(next + 1));
+                next += 2;
                 out.add(new Admission(list.get(i).delivery(), decision,
-                        decision == Admission.Decision.RUN || decision == Admission.Decision.NOT_PENDING
-                                ? Optional.empty()
-                                // a waiting message is due in whole milliseconds (rounded up), as its job record says
-                                : Optional.of(decision == Admission.Decision.HOLD ? Instant.EPOCH.plus(dueMicros, ChronoUnit.MICROS)
-                                        : Instant.ofEpochMilli(Math.floorDiv(dueMicros + 999, 1000))),
-                        Duration.of(ScriptReplies.toLong(flat.get(3 * i + 2)), ChronoUnit.MICROS)));
+                        // a waiting message is due in whole milliseconds (rounded up), as its job record says
+                        Optional.of(decision == Admission.Decision.HOLD ? Instant.EPOCH.plus(dueMicros, ChronoUnit.MICROS)
+                                : Instant.ofEpochMilli(Math.floorDiv(dueMicros + 999, 1000))),
+                        Duration.of(heldMicros, ChronoUnit.MICROS)));
             }
         }
         return out;
+    }
+
+    /**
+     * The lowest and the highest entry id of {@code list}: the range of the script's one XPENDING for
+     * the fence, worked out here, where comparing ids costs the worker little and Redis nothing.
+     */
+    private static void addIdRange(List<Admission.Request> list, List<Object> args) {
+        String lo = null;
+        String hi = null;
+        for (var r : list) {
+            String id = RedisPriorities.entryId(r.delivery().receipt());
+            if (lo == null || compareIds(id, lo) < 0) {
+                lo = id;
+            }
+            if (hi == null || compareIds(id, hi) > 0) {
+                hi = id;
+            }
+        }
+        args.add(lo);
+        args.add(hi);
+    }
+
+    /** Stream entry ids ("ms-seq") in stream order: milliseconds, then sequence, each a number. */
+    private static int compareIds(String a, String b) {
+        int da = a.indexOf('-');
+        int db = b.indexOf('-');
+        int c = Long.compare(Long.parseLong(a, 0, da, 10), Long.parseLong(b, 0, db, 10));
+        return c != 0 ? c : Long.compare(Long.parseLong(a, da + 1, a.length(), 10), Long.parseLong(b, db + 1, b.length(), 10));
     }
 
     private static void addLimitArguments(List<FlowLimit> limits, List<Object> args) {
@@ -128,18 +163,20 @@ final class RedisFlowLimits implements FlowLimits, FlowLimitReadings {
         }
     }
 
+    /**
+     * A delivery's two arguments: its entry id, and its other fields in one string (admit.lua says
+     * which), as alike from one delivery to the next as they can be, since the script parses each
+     * distinct one once: a tracked job's record is the next of the keys, not a number of its own.
+     */
     private static void addAdmitArguments(Admission.Request r, RedisKeys k, List<Object> keys, List<Object> args, int set) {
         Delivery d = r.delivery();
         Message m = d.message().orElseThrow();
-        args.addAll(List.of(RedisPriorities.entryId(d.receipt()), Integer.toString(d.deliveryCount()), Integer.toString(m.attempt()),
-                m.isRateAdmitted() ? "1" : "0", m.isTurn() ? "1" : "0"));
         if (m.isTracked()) {
             keys.add(k.job(m.id()));
-            args.add(Integer.toString(keys.size()));
-        } else {
-            args.add("0");
         }
-        args.add(Integer.toString(set));
+        args.add(RedisPriorities.entryId(d.receipt()));
+        args.add(d.deliveryCount() + " " + m.attempt() + (m.isRateAdmitted() ? " 1" : " 0") + (m.isTurn() ? " 1" : " 0")
+                + (m.isTracked() ? " 1 " : " 0 ") + set);
     }
 
     @Override

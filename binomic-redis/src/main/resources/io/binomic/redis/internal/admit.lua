@@ -1,17 +1,23 @@
 -- The flow-control decision on deliveries of one queue (FlowLimits.admit), each atomic with
 -- its effect. KEYS: stream, delayed, held, the queue's limits hash, then the records of tracked jobs. ARGV: group,
 -- consumer, slot-wait fallback ms, longest hold µs (0: the caller holds nothing), lead µs (how long
--- before its turn a message waiting for its rate limit comes back), the number of limit sets, per
--- set: its number of limits, then per limit: 'r' or 'c', limit id, permits, interval µs, burst;
--- then per delivery: id, delivery count, stored attempt, rate-admitted (1/0), turn (1/0), index of
--- its job record in KEYS (0: none), its limit set (1-based). Deliveries share sets (a queue's limit
--- is every delivery's), so a limit's arguments come once per call, not once per delivery.
+-- before its turn a message waiting for its rate limit comes back), the lowest and the highest of the
+-- deliveries' ids, the number of limit sets, per set: its number of limits, then per limit: 'r' or
+-- 'c', limit id, permits, interval µs, burst; then per delivery two arguments: its id, and its other
+-- fields in one string, space-separated: delivery count, stored attempt, rate-admitted (1/0), turn (1/0),
+-- tracked (1/0: its job record is the next key of KEYS after the last tracked delivery's), its limit
+-- set (1-based). Deliveries share sets (a queue's limit is every delivery's), so a limit's arguments
+-- come once per call, not once per delivery.
 -- The queue's own limits (id 'q') are the ones stored in its limits hash (set_queue_limits.lua) when
 -- the script runs: they replace whatever 'q' limits a set names, so a change decides on the next
 -- delivery, whatever view of them the calling worker still has.
--- Returns per delivery a code (R run, H run at its reserved start, W waits for its rate limit, S
--- waits for a slot, N not pending under this consumer), the due time (epoch µs, Redis' clock) and,
--- for H, the wait until it (µs).
+-- Each argument costs Redis a Lua string in ARGV (about 0.7k instructions under callgrind) and each
+-- tonumber a strtod, so a delivery's fields come as one string, parsed once per distinct string
+-- (those of a fetch are mostly alike), and a path reads only what it needs.
+-- Returns the deliveries' codes as one string, a letter per delivery (R run, H run at its reserved
+-- start, W waits for its rate limit, S waits for a slot, N not pending under this consumer), then per
+-- H, W or S, in order, its due time (epoch µs, Redis' clock) and, for H, the wait until it (µs; '0'
+-- otherwise).
 local group, consumer, fallback = ARGV[1], ARGV[2], tonumber(ARGV[3]) * 1000
 local max_hold, lead = tonumber(ARGV[4]), tonumber(ARGV[5])
 local base = lim_base(KEYS[1])
@@ -54,8 +60,8 @@ if stored[1] and stored[2] then
 end
 if stored[4] then own[#own + 1] = {kind = 'c', lid = 'q', permits = tonumber(stored[4])} end
 local sets = {}
-local i = 7
-for _ = 1, tonumber(ARGV[6]) do
+local i = 9
+for _ = 1, tonumber(ARGV[8]) do
   local nl = tonumber(ARGV[i])
   local set = {unpack(own)}
   for j = 0, nl - 1 do
@@ -70,40 +76,58 @@ for _ = 1, tonumber(ARGV[6]) do
 end
 -- a level stream's entries are members with its level (lim_member), worked out once here
 local suffix = lim_member(KEYS[1], '')
--- id order: the same length of milliseconds (13 digits until 2286), then the longer the later, then as text
-local function id_less(a, b)
-  if #a == #b and string.byte(a, 14) == 45 and string.byte(b, 14) == 45 then return a < b end
-  local da, db = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
-  if da ~= db then return da < db end
-  if #a ~= #b then return #a < #b end
-  return a < b
+-- a delivery's other fields, parsed once per distinct string
+local parsed = {}
+local function fields(text)
+  local f = parsed[text]
+  if f == nil then
+    local count, attempt, rate_ok, turn, tracked, set = string.match(text, '^(%d+) (%S+) ([01]) ([01]) ([01]) (%d+)$')
+    f = {count = tonumber(count), attempt = attempt, rate_ok = rate_ok == '1', turn = turn == '1', tracked = tracked == '1',
+      set = tonumber(set)}
+    parsed[text] = f
+  end
+  return f
 end
--- the deliveries' ids and the index of each one's arguments (arrays, not a table per delivery: this
--- script's own work per delivery is most of what it costs when nothing binds)
-local ids, ats = {}, {}
-local lo, hi = nil, nil
-local nargs = #ARGV
-while i <= nargs do
-  local id = ARGV[i]
-  ids[#ids + 1] = id
-  ats[#ats + 1] = i
-  if hi == nil then lo, hi = id, id
-  elseif id_less(hi, id) then hi = id
-  elseif id_less(id, lo) then lo = id end
-  i = i + 7
+-- the deliveries' ids, fields and job records (arrays, not a table per delivery: this script's own
+-- work per delivery is most of what it costs when nothing binds)
+local ids, fs, jks = {}, {}, {}
+local n, last_key = 0, 4
+for at = i, #ARGV - 1, 2 do
+  n = n + 1
+  ids[n] = ARGV[at]
+  local text = ARGV[at + 1]
+  local f = parsed[text] or fields(text)
+  fs[n] = f
+  if f.tracked then
+    last_key = last_key + 1
+    jks[n] = last_key
+  else
+    jks[n] = 0
+  end
 end
 -- The fence: this consumer's delivery count of each entry pending under it, listed in one XPENDING
--- over the ids' range (a fetch's entries are consecutive, so the range is dense with them); an id
--- the listing does not show (another consumer's, not pending, or past the listing's cut at twice
--- the deliveries) gets the exact per-entry XPENDING.
-local mine = {}
-if #ids >= 2 then
-  local p = redis.call('XPENDING', KEYS[1], group, lo, hi, 2 * #ids, consumer)
-  for j = 1, #p do mine[p[j][1]] = tonumber(p[j][4]) end
-end
+-- over the ids' range, as the caller names it (a fetch's entries are consecutive, so the range is
+-- dense with them); an id the listing does not show (another consumer's, not pending, outside a
+-- range named wrong, or past the listing's cut at twice the deliveries) gets the exact per-entry
+-- XPENDING.
+-- The listing comes in id order, as a fetch's deliveries mostly do: it is walked beside them, and
+-- read into a table by id only once the two differ.
+local listing, at, mine = {}, 1, nil
+if n >= 2 then listing = redis.call('XPENDING', KEYS[1], group, ARGV[6], ARGV[7], 2 * n, consumer) end
 local pend = {}
 for k, id in ipairs(ids) do
-  local c, count = mine[id], tonumber(ARGV[ats[k] + 1])
+  local count, c = fs[k].count, nil
+  local e = listing[at]
+  if mine == nil and e ~= nil and e[1] == id then
+    c = e[4]
+    at = at + 1
+  else
+    if mine == nil then
+      mine = {}
+      for j = 1, #listing do mine[listing[j][1]] = listing[j][4] end
+    end
+    c = mine[id]
+  end
   if c ~= nil then
     pend[k] = c >= count
   else
@@ -140,30 +164,33 @@ for k, set in ipairs(sets) do
   if not other and (q == nil or queue_pending() <= q.permits) then fast[k] = true end
 end
 local all_fast = true
-for k = 1, #ats do
-  if not fast[tonumber(ARGV[ats[k] + 6])] then all_fast = false break end
+for k = 1, #sets do
+  if not fast[k] then all_fast = false break end
+end
+if not all_fast then
+  all_fast = true
+  for k = 1, n do
+    if not fast[fs[k].set] then all_fast = false break end
+  end
 end
 if all_fast then
   -- nothing can bind: each delivery still pending under this consumer runs now
-  local out, now_text = {}, us(now)
-  for k = 1, #ats do
+  local codes = {}
+  for k = 1, n do
     if pend[k] then
-      local jk = tonumber(ARGV[ats[k] + 5])
+      local jk = jks[k]
       if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
-      out[#out + 1] = 'R'
+      codes[k] = 'R'
     else
-      out[#out + 1] = 'N'
+      codes[k] = 'N'
     end
-    out[#out + 1] = now_text
-    out[#out + 1] = '0'
   end
-  return out
+  return {table.concat(codes)}
 end
 local ds = {}
 for k, id in ipairs(ids) do
-  local at = ats[k]
-  ds[k] = {id = id, at = at, member = suffix == '' and id or id .. suffix, pending = pend[k],
-    fast = fast[tonumber(ARGV[at + 6])] == true}
+  local f = fs[k]
+  ds[k] = {id = id, f = f, jk = jks[k], member = suffix == '' and id or id .. suffix, pending = pend[k], fast = fast[f.set] == true}
 end
 local members = {}
 for _, d in ipairs(ds) do
@@ -198,13 +225,11 @@ local function slots_taken(lid)
 end
 -- read before the loop acks any of this call's entries, which own_waiting counts
 if stored[4] then queue_pending() end
-local out = {}
-local now_text = us(now)
-for _, d in ipairs(ds) do
-  local at0 = d.at
-  local id, count, attempt = ARGV[at0], tonumber(ARGV[at0 + 1]), ARGV[at0 + 2]
-  local rate_ok, turn, jk = ARGV[at0 + 3] == '1', ARGV[at0 + 4] == '1', tonumber(ARGV[at0 + 5])
-  local set = sets[tonumber(ARGV[at0 + 6])]
+local codes, out = {}, {''}
+for k, d in ipairs(ds) do
+  local f = d.f
+  local id, attempt, rate_ok, turn, jk = d.id, f.attempt, f.rate_ok, f.turn, d.jk
+  local set = sets[f.set]
   local code, due = 'R', now
   if not d.pending then
     code = 'N'
@@ -329,10 +354,13 @@ for _, d in ipairs(ds) do
       end
     end
   end
-  out[#out + 1] = code
-  out[#out + 1] = due == now and now_text or us(due)
-  out[#out + 1] = code == 'H' and us(due - now) or '0'
+  codes[k] = code
+  if code ~= 'R' and code ~= 'N' then
+    out[#out + 1] = us(due)
+    out[#out + 1] = code == 'H' and us(due - now) or '0'
+  end
 end
+out[1] = table.concat(codes)
 -- Slots still free after this call while messages wait for one (a limit raised, slots freed by no
 -- release): as many of the line's head go back now, not at their fallback. One already on its way
 -- back finds its slot taken and waits again, at the front.
