@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BinomicConfig;
 import io.binomic.api.QueueStats;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.cli.BinomicCli;
 import io.binomic.core.internal.process.JavaCommand;
 import io.binomic.core.internal.process.WorkerSlots;
+import io.binomic.it.RedisServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -75,6 +77,63 @@ class MasterShutdownOnRedisTest {
                 client.startWorker();
                 Fixture.await("all jobs done", () -> client.queueStats(fixture.queue).toString(),
                         () -> fixture.ledger.doneJobs().size() == JOBS + batch.length);
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * SIGTERM while Redis is down and a worker holds the outcomes of tasks that finished meanwhile: the
+     * worker's stop fits the time its master gives it, so it gives those outcomes up and says how many
+     * (their deliveries run again after reclaim), then exits on its own before the master would kill it.
+     */
+    @Test
+    void sigtermWhileRedisIsDownLetsTheWorkerGiveUpItsHeldOutcomesAndExitBeforeTheKill() throws Exception {
+        Fixture fixture = new Fixture();
+        int jobs = 2;
+        try (RedisServer broker = RedisServer.startNew()) {
+            // submitted before the master starts: the JVMs do not start at once on a small machine
+            try (Binomic client = Binomic.builder().config(BinomicConfig.builder().brokerUrl(broker.url())
+                    .schedulePeriodicTasks(false).build()).build().start()) {
+                client.submitAll(ProcessJobs.job(fixture.queue), List.of(new ProcessJobs.Job(0, 2500), new ProcessJobs.Job(1, 2500)));
+            }
+            List<String> args = new ArrayList<>(List.of("master", "--broker", broker.url(), "--queues", fixture.queue,
+                    "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "30s",
+                    "--shutdown-grace", "2s", "--kill-grace", "2s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
+                    "--state-dir", dir.toString()));
+            // the ledger is on the shared server, which stays up
+            fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
+            Path log = dir.resolve("master.log");
+            Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            try {
+                Fixture.await("both jobs started", () -> "master log: " + read(log), () -> fixture.ledger.executions().size() == jobs);
+                broker.stop();
+                Fixture.await("both jobs done, their outcomes held", () -> "master log: " + read(log),
+                        () -> fixture.ledger.doneJobs().size() == jobs);
+                Fixture.sleep(500); // their outcomes reach the settler, which cannot write them
+
+                long sigterm = System.nanoTime();
+                master.destroy();
+
+                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
+                long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sigterm);
+                String workerLog = read(dir.resolve("logs").resolve("worker-0.log"));
+                assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+                assertTrue(read(log).contains("stopped, exit code 0"), "the worker exited on its own, not killed; master log: "
+                        + read(log) + "\nworker log: " + workerLog);
+                assertTrue(workerLog.contains(": " + jobs + " outcome(s) could not be written before stopping"), workerLog);
+                assertTrue(workerLog.contains(" " + jobs + " outcome(s) not written (given up: their deliveries run again after reclaim)"),
+                        workerLog);
+                // the worker is killed at shutdown grace 2 s + 2 s + the kill grace 2 s; it exits by 4 s, the master after it
+                assertTrue(tookMillis < 6_000, "the master took " + tookMillis + " ms to exit; log: " + read(log));
+
+                broker.start();
+                try (Binomic client = Binomic.builder().config(BinomicConfig.builder().brokerUrl(broker.url())
+                        .schedulePeriodicTasks(false).build()).build().start()) {
+                    assertEquals(jobs, client.queueStats(fixture.queue).pending(), "their deliveries stay pending, for reclaim");
+                }
             } finally {
                 master.destroyForcibly();
             }

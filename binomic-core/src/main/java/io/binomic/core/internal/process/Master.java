@@ -130,8 +130,8 @@ public final class Master implements AutoCloseable {
 
     /**
      * Drains every worker: writes DRAIN into each slot, waits for each worker to exit within
-     * its shutdown grace plus 2 s (its fetch in progress, closing the broker) plus the kill
-     * grace, kills the ones still there, and returns when all
+     * its shutdown grace plus 2 s (what its stop plans beyond the grace, closing the broker) plus
+     * the kill grace ({@link SlotSupervisor#drainTimeout}), kills the ones still there, and returns when all
      * are gone. Safe to call from a shutdown hook and more than once.
      */
     @Override

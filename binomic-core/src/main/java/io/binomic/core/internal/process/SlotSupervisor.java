@@ -23,12 +23,6 @@ final class SlotSupervisor {
     /** While a worker starts, look often: the start-to-RUNNING time is one of the numbers we report. */
     private static final long STARTING_CHECK_MILLIS = 25;
     /**
-     * What a draining worker needs beyond its shutdown grace: the fetch in progress ends first
-     * (it blocks up to the worker's poll timeout, 1 s by default), then the broker closes and
-     * the JVM exits.
-     */
-    static final Duration DRAIN_OVERHEAD = Duration.ofSeconds(2);
-    /**
      * How long a worker must have been RUNNING for its end to count as the end of a worker that
      * served, restarted at once, rather than as a start-up failure that extends the backoff streak
      * (capped by the heartbeat interval, so fast-beating test masters are judged alike). A worker
@@ -332,8 +326,13 @@ final class SlotSupervisor {
         master.emit(new MasterEvent.Drained(slot.index(), worker.process.pid(), exit, killed));
     }
 
-    /** How long the master waits for a draining worker before it kills it. */
-    static Duration drainTimeout(MasterConfig config) { return config.shutdownGrace().plus(DRAIN_OVERHEAD).plus(config.killGrace()); }
+    /**
+     * How long the master waits for a draining worker before it kills it: what the worker plans for its drain
+     * ({@link WorkerProcessMain#drainBudget}: its shutdown grace, then interrupting what still runs, writing or giving
+     * up the outcomes left, closing the broker), then the kill grace. Derived from the worker's plan, so that a worker
+     * against a broker that does not answer has logged what it gave up, and exited, before it could be killed.
+     */
+    static Duration drainTimeout(MasterConfig config) { return WorkerProcessMain.drainBudget(config.shutdownGrace()).plus(config.killGrace()); }
 
     private static boolean awaitExit(Process process, Duration timeout) {
         try {

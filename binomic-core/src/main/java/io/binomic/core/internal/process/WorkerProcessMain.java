@@ -6,6 +6,7 @@ import io.binomic.core.Worker;
 import io.binomic.core.WorkerHealth;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.FlowStats;
+import io.binomic.core.internal.worker.WorkerRuntime;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,6 +32,11 @@ public final class WorkerProcessMain {
     static final int EXIT_FAILED = 1;
     static final int EXIT_USAGE = 2;
     static final int EXIT_STARTUP_FAILED = 3;
+    /**
+     * The longest a drained worker spends closing its Binomic instance (its broker connections) before it exits: on a
+     * live broker that takes a few milliseconds, against one that does not answer it would take the client's retries.
+     */
+    static final Duration CLOSE_WAIT = Duration.ofMillis(500);
 
     private final WorkerLaunch launch;
     private final BinomicConfig config;
@@ -111,7 +117,7 @@ public final class WorkerProcessMain {
             Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : config.worker().shutdownGrace();
             LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
             worker.stop(grace);
-            binomic.close();
+            close(binomic);
             return EXIT_OK;
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "worker " + launch.slot() + " failed", e);
@@ -122,6 +128,26 @@ public final class WorkerProcessMain {
             slot.heartbeat(System.currentTimeMillis());
             heartbeat.interrupt();
             stopped.countDown();
+        }
+    }
+
+    /**
+     * The longest a worker JVM takes from the master's drain to its exit, as the worker plans it: its stop budget
+     * (the grace, then what is left running is interrupted and the outcomes left are written or given up), then
+     * {@link #CLOSE_WAIT}. The master waits this plus its kill grace before it kills the worker.
+     */
+    static Duration drainBudget(Duration grace) { return WorkerRuntime.stopBudget(grace).plus(CLOSE_WAIT); }
+
+    /** Closes {@code binomic} within {@link #CLOSE_WAIT}; what is left of it ends with the JVM, the worker's outcomes being settled. */
+    private void close(Binomic binomic) {
+        Thread closing = Thread.ofPlatform().daemon().name("binomic-close").start(binomic::close);
+        try {
+            if (!closing.join(CLOSE_WAIT)) {
+                LOG.log(Level.WARNING, "worker {0}: closing the broker takes longer than {1,number,#} ms (it does not answer);"
+                        + " exiting without waiting", launch.slot(), CLOSE_WAIT.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -176,11 +202,14 @@ public final class WorkerProcessMain {
 
     private boolean masterAlive() { return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false); }
 
-    /** Shutdown hook: SIGTERM (or System.exit) drains like the master's command would, then lets the JVM go. */
+    /**
+     * Shutdown hook: SIGTERM (or System.exit) drains like the master's command would, then lets the JVM go: after
+     * {@link #drainBudget} at most, and the time to notice the signal.
+     */
     private void stopOnSignal() {
         signalled = WorkerCommand.DRAIN;
         try {
-            stopped.await(config.worker().shutdownGrace().toMillis() + launch.heartbeatInterval().toMillis() + 1000,
+            stopped.await(drainBudget(config.worker().shutdownGrace()).plus(launch.heartbeatInterval()).toMillis(),
                     TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -26,6 +26,14 @@ final class HeldOutcomes {
         }
     }
 
+    /** Counts none. */
+    void clear() {
+        total = 0;
+        succeeded = 0;
+        retried = 0;
+        deadLettered = 0;
+    }
+
     HeldOutcomes copy() {
         HeldOutcomes copy = new HeldOutcomes();
         copy.total = total;

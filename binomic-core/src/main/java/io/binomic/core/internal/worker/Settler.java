@@ -9,7 +9,9 @@ import io.binomic.api.spi.Settlement;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -96,6 +98,8 @@ final class Settler {
      * never as they move between the buffer, the batch being sent and the retries. Guarded by itself.
      */
     private final HeldOutcomes held = new HeldOutcomes();
+    /** Set by {@link #giveUpAtStop}: nothing is held any more, whatever a call that lands later says. Guarded by {@link #held}. */
+    private boolean holdingEnded;
 
     Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
             Consumer<Delivery> done) {
@@ -153,7 +157,9 @@ final class Settler {
 
     private void hold(Settlement s, int sign) {
         synchronized (held) {
-            held.add(s, sign);
+            if (!holdingEnded) {
+                held.add(s, sign);
+            }
         }
     }
 
@@ -192,7 +198,12 @@ final class Settler {
             written(sent, report, resend || System.nanoTime() - before > SLOW_CALL.toNanos());
         } catch (RuntimeException e) {
             headTries++;
-            lastError = String.valueOf(e.getMessage());
+            if (ControlLoop.failureLevel(e) != Level.DEBUG) {
+                lastError = String.valueOf(e.getMessage());
+            } else if (lastError.isEmpty()) {
+                // a call cut off by the stop says nothing of the broker but that it had not answered yet
+                lastError = "the broker did not answer before the stop's end";
+            }
             if (failingSinceNanos == 0) {
                 failingSinceNanos = before;
                 failureSeenNanos = System.nanoTime();
@@ -340,6 +351,31 @@ final class Settler {
     private static void pause(int tries) throws InterruptedException {
         long millis = Math.min(LONGEST_PAUSE.toMillis(), FIRST_PAUSE.toMillis() << Math.min(tries - 1, 10));
         Thread.sleep(millis);
+    }
+
+    /**
+     * A stopping worker's end of writing: every outcome not written yet (queued, retried, or in a call the settle loop
+     * left unanswered) is given up and counted in {@link #abandoned}, and no longer held, so the last counters show
+     * none; returns how many. Their deliveries stay pending, for reclaim to run them again. Called once the settle
+     * loop ended or was left to end: an outcome in a call that lands after this is counted given up, never the reverse.
+     */
+    int giveUpAtStop() {
+        List<Settlement> unwritten = new ArrayList<>(sending);
+        for (List<Settlement> batch; (batch = retrying.pollFirst()) != null; ) {
+            unwritten.addAll(batch);
+        }
+        buffer.drainTo(unwritten);
+        // A failed batch is put back on the retries before it leaves sending: the same outcome may be in both.
+        Set<Settlement> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        List<Settlement> distinct = unwritten.stream().filter(seen::add).toList();
+        abandoned.add(distinct.size());
+        synchronized (held) {
+            holdingEnded = true;
+            held.clear();
+        }
+        distinct.forEach(s -> done.accept(s.delivery()));
+        sending = List.of();
+        return distinct.size();
     }
 
     /** Outcomes not yet written. */

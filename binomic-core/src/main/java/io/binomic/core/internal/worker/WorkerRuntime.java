@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A worker in this JVM: wires its parts and runs their lifecycle (start, stop with a grace, the
@@ -34,8 +35,18 @@ public final class WorkerRuntime implements Worker {
     private static final System.Logger LOG = System.getLogger(WorkerRuntime.class.getName());
     /** Outcomes held while the broker is unreachable before finishing handlers wait. */
     private static final int SETTLEMENT_BUFFER = 100_000;
-    /** How long outcomes still unwritten at stop are tried before they are left to reclaim. */
-    private static final Duration FLUSH_AT_STOP = Duration.ofSeconds(10);
+    /**
+     * What a stop takes beyond its grace, at most: tasks still running are interrupted and waited for
+     * {@link #TASKS_END} at most, the outcomes left are written until {@link #LOOP_END} before its end
+     * (those held through an outage were being written since the stop began), then the loops end.
+     */
+    public static final Duration STOP_BEYOND_GRACE = Duration.ofMillis(1500);
+    /** The longest interrupted tasks are waited for after the grace. */
+    private static final Duration TASKS_END = Duration.ofSeconds(1);
+    /** The least left for writing outcomes once the tasks interrupted after the grace ended. */
+    private static final Duration FLUSH_AFTER_TASKS = Duration.ofMillis(700);
+    /** Kept at the end of a stop for its loops to end and its last lines to be logged. */
+    private static final Duration LOOP_END = Duration.ofMillis(300);
     /** Longest a stop waits for the broker to take this worker off its queues. */
     private static final Duration LEAVE_WAIT = Duration.ofSeconds(3);
 
@@ -143,8 +154,12 @@ public final class WorkerRuntime implements Worker {
 
     /**
      * Stops taking work, lets what runs finish within {@code grace} (then interrupts it), writes
-     * the outcomes left, and stops every loop. The lease loop runs until the last outcome is
-     * written, so no delivery this worker still holds passes to another worker meanwhile.
+     * the outcomes left, and stops every loop, all within {@link #stopBudget}: a master kills its
+     * worker JVM a kill grace after that. Outcomes are written throughout (the settle loop never
+     * pauses for the stop), so those held through an outage are written as soon as the broker is
+     * back; those still unwritten at the end are given up, their deliveries left pending for
+     * reclaim. The lease loop runs until the last outcome is written or given up, so no delivery
+     * this worker still holds passes to another worker meanwhile.
      */
     @Override
     public void stop(Duration grace) {
@@ -158,53 +173,91 @@ public final class WorkerRuntime implements Worker {
             }
             active = false;
         }
-        LOG.log(Level.INFO, "worker {0} stopping: {1} task(s) running, grace {2}", consumerName, dispatcher.runningCount(), grace);
+        long began = System.nanoTime();
+        long graceEnds = began + grace.toNanos();
+        long deadline = graceEnds + STOP_BEYOND_GRACE.toNanos();
+        LOG.log(Level.INFO, "worker {0} stopping: {1} task(s) running, {2} outcome(s) held, grace {3}, ends within {4}",
+                consumerName, dispatcher.runningCount(), settler.pending(), grace, stopBudget(grace));
         moveLoop.interrupt();
         houseLoop.interrupt();
-        dispatcher.close();
-        fetchLoop.join(config.pollTimeout().plusSeconds(5));
+        // Unsubscribing waits on the broker: against one that does not answer it must not hold the stop.
+        Thread unsubscribing = Thread.ofVirtual().name("binomic-unsubscribe-" + consumerName).start(dispatcher::close);
+        // The fetch under way ends within the poll timeout when the broker answers; one caught against a broker that
+        // does not (a read, the probe of stuck outcomes, a reclaim) is cut off at the end of the grace (or of the poll
+        // timeout, with a shorter grace), leaving time for the tasks and outcomes: what it may have read stays pending
+        // for reclaim.
+        long fetchEnds = Math.min(Math.max(graceEnds, began + config.pollTimeout().toNanos() + LOOP_END.toNanos()),
+                deadline - FLUSH_AFTER_TASKS.toNanos());
+        fetchLoop.join(until(fetchEnds));
+        if (fetchLoop.isAlive()) {
+            fetchLoop.interrupt();
+            fetchLoop.join(until(Math.min(deadline, System.nanoTime() + LOOP_END.toNanos())));
+        }
         LocalPauses.remove(flow);
         dispatcher.dropOverflow();
-        dispatcher.awaitIdle(grace);
+        dispatcher.awaitIdle(until(graceEnds));
         if (dispatcher.runningCount() > 0) {
             LOG.log(Level.WARNING, "worker {0}: cancelling {1} task(s) still running after the grace; they stay pending for reclaim",
                     consumerName, dispatcher.runningCount());
             dispatcher.interruptAll();
-            dispatcher.awaitIdle(Duration.ofSeconds(5));
+            dispatcher.awaitIdle(until(Math.min(deadline - FLUSH_AFTER_TASKS.toNanos(), System.nanoTime() + TASKS_END.toNanos())));
         }
-        // Write what is left (the lease loop keeps those deliveries ours meanwhile), then stop.
+        // Write what is left (the lease loop keeps those deliveries ours meanwhile); the loop ends once nothing is.
         settling = false;
-        settleLoop.join(FLUSH_AT_STOP.plus(config.pollTimeout()));
+        long flushEnds = deadline - LOOP_END.toNanos();
+        settleLoop.join(until(flushEnds));
         if (settleLoop.isAlive()) {
             settleLoop.interrupt();
-            settleLoop.join(Duration.ofSeconds(5));
+            settleLoop.join(until(Math.max(flushEnds, System.nanoTime()) + LOOP_END.toNanos() / 2));
         }
-        int unwritten = settler.pending();
+        int unwritten = settler.giveUpAtStop();
         if (unwritten > 0) {
             LOG.log(Level.ERROR, "worker {0}: {1} outcome(s) could not be written before stopping ({2}); their deliveries stay "
                     + "pending and run again after reclaim", consumerName, unwritten, settler.lastError);
         }
         leaseLoop.interrupt();
-        leaseLoop.join(Duration.ofSeconds(10));
-        moveLoop.join(Duration.ofSeconds(10));
-        houseLoop.join(Duration.ofSeconds(10));
-        leaveQueues();
+        // Loops caught in a broker call that ignores the interrupt are daemon threads: left to end with the JVM.
+        for (ControlLoop loop : List.of(leaseLoop, moveLoop, houseLoop)) {
+            loop.join(until(deadline));
+        }
+        try {
+            unsubscribing.join(until(deadline));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (unwritten == 0) {
+            leaveQueues(until(deadline));
+        }
         WorkerCounters c = counters();
-        LOG.log(Level.INFO, "worker {0} stopped: {1} succeeded, {2} failed, {3} retried, {4} dead-lettered, {5} stale outcome(s),"
-                + " {6} outcome(s) given up (left to reclaim)", consumerName, c.succeeded(), c.failed(), c.retried(), c.deadLettered(),
-                c.staleSettlements(), settler.abandoned.sum());
+        LOG.log(Level.INFO, "worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
+                + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries run again after reclaim)",
+                consumerName, String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)), c.succeeded(), c.failed(),
+                c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum());
         stopped.countDown();
+    }
+
+    /**
+     * The longest {@link #stop} takes with {@code grace}: the grace for what runs, then {@link #STOP_BEYOND_GRACE}
+     * to interrupt what still runs, write the last outcomes (given up after that) and end the loops. A master's wait
+     * for a draining worker JVM is derived from it.
+     */
+    public static Duration stopBudget(Duration grace) { return grace.plus(STOP_BEYOND_GRACE); }
+
+    /** From now until {@code nanoTime} ({@link System#nanoTime()}); a millisecond when that is past. */
+    private static Duration until(long nanoTime) {
+        return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), nanoTime - System.nanoTime()));
     }
 
     /**
      * Takes this worker off its queues' consumers, so that a queue's view counts only the workers that read it. The
      * broker keeps a consumer that still holds deliveries (an outcome not written, a task cut off by the grace):
-     * they stay pending for reclaim. Skipped while the broker does not answer, and given at most {@link #LEAVE_WAIT}:
-     * a client's retries against a broker that is down would hold the stop for as long (about 15 s on Redis) for
-     * what a live worker's idle cleanup does anyway.
+     * they stay pending for reclaim. Skipped when outcomes were given up or the broker does not answer, and given at
+     * most {@link #LEAVE_WAIT}, and no more than {@code left} of the stop's budget: a client's retries against a
+     * broker that is down would hold the stop for as long (about 15 s on Redis) for what a live worker's idle
+     * cleanup does anyway.
      */
-    private void leaveQueues() {
-        if (settler.pending() > 0 || healthCheck.check(false).state() == WorkerHealth.State.BROKER_UNREACHABLE) {
+    private void leaveQueues(Duration left) {
+        if (healthCheck.check(false).state() == WorkerHealth.State.BROKER_UNREACHABLE) {
             return;
         }
         Thread leaving = Thread.ofVirtual().name("binomic-leave-" + consumerName).start(() -> {
@@ -218,9 +271,10 @@ public final class WorkerRuntime implements Worker {
             }
         });
         try {
-            if (!leaving.join(LEAVE_WAIT)) {
+            Duration wait = left.compareTo(LEAVE_WAIT) < 0 ? left : LEAVE_WAIT;
+            if (!leaving.join(wait)) {
                 LOG.log(Level.DEBUG, "worker {0}: leaving its queues takes longer than {1}; their consumers go once idle",
-                        consumerName, LEAVE_WAIT);
+                        consumerName, wait);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -25,8 +25,11 @@ public class BinomicWorkerLifecycle implements SmartLifecycle {
     /** Between Spring Boot's web server graceful shutdown and its web server stop: see the class comment. */
     public static final int PHASE = DEFAULT_PHASE - 1536;
     private static final Log LOG = LogFactory.getLog(BinomicWorkerLifecycle.class);
-    /** Kept of the phase timeout for settling and closing after the grace. */
-    private static final Duration MARGIN = Duration.ofSeconds(1);
+    /**
+     * Kept of the phase timeout after the grace: a worker's stop takes up to 1.5 s beyond its grace (interrupting
+     * what still runs, writing the last outcomes or giving them up when the broker does not answer), then returns.
+     */
+    private static final Duration MARGIN = Duration.ofSeconds(2);
 
     private final Binomic binomic;
     private final WorkerConfig config;

@@ -1,0 +1,156 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.Worker;
+import io.binomic.core.internal.worker.WorkerRuntime;
+import java.text.MessageFormat;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A worker stopped while Redis is down and it holds the outcomes of tasks that finished meanwhile.
+ * Its stop writes them from the moment it begins, so a Redis back within the grace gets them all (no
+ * task runs again); a Redis that stays down costs at most the worker's stop budget (the grace plus
+ * {@link WorkerRuntime#STOP_BEYOND_GRACE}, what its master allows before killing it), and the worker
+ * says how many outcomes it could not write, the same number in its error and in its last line.
+ */
+class StopDuringOutageIT {
+    private static final int JOBS = 3;
+    private static final Duration GRACE = Duration.ofSeconds(6);
+    /** Scheduling and logging on a loaded machine; the stop's own plan is the budget. */
+    private static final Duration SLACK = Duration.ofMillis(1500);
+
+    record Job(int n) { }
+
+    /** Held here: java.util.logging keeps its loggers weakly, and the handler must outlive a collection. */
+    private final Logger binomicLog = Logger.getLogger("io.binomic");
+    private final List<String> log = new CopyOnWriteArrayList<>();
+    private final Handler capture = new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+            if (r.getLoggerName() != null && r.getLoggerName().startsWith("io.binomic.core")) {
+                log.add(r.getLevel() + " " + MessageFormat.format(String.valueOf(r.getMessage()),
+                        r.getParameters() == null ? new Object[0] : r.getParameters()));
+            }
+        }
+
+        @Override
+        public void flush() { }
+
+        @Override
+        public void close() { }
+    };
+    private final Map<Integer, AtomicInteger> runs = new ConcurrentHashMap<>();
+    private final CountDownLatch release = new CountDownLatch(1);
+    private RedisServer redis;
+    private Binomic binomic;
+    private String queue;
+
+    @BeforeEach
+    void start() {
+        binomicLog.addHandler(capture);
+        redis = RedisServer.startNew();
+        queue = "stop-outage-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    @AfterEach
+    void close() {
+        binomicLog.removeHandler(capture);
+        if (binomic != null) {
+            binomic.close();
+        }
+        redis.close();
+    }
+
+    /** A worker holding the outcomes of {@code JOBS} tasks that finished after Redis went down. */
+    private Worker workerHoldingOutcomes() throws InterruptedException {
+        Task<Job, Void> task = Task.builder("hold", Job.class).queue(queue).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).concurrency(JOBS).leaseTimeout(Duration.ofSeconds(2))
+                        .pollTimeout(Duration.ofMillis(200)).reclaimInterval(Duration.ofMillis(500)).shutdownGrace(GRACE).build())
+                .build();
+        binomic = Binomic.builder().config(config).handle(task, job -> {
+            runs.computeIfAbsent(job.n(), n -> new AtomicInteger()).incrementAndGet();
+            release.await();
+            return null;
+        }).build().start();
+        binomic.submitAll(task, IntStream.range(0, JOBS).mapToObj(Job::new).toList());
+        Worker worker = binomic.startWorker();
+        Await.until(Duration.ofSeconds(20), () -> worker.counters().inFlight() == JOBS, () -> worker.counters().toString());
+        redis.stop();
+        release.countDown();
+        Await.until(Duration.ofSeconds(20), () -> worker.counters().held() == JOBS, () -> worker.counters().toString());
+        return worker;
+    }
+
+    /** Stops {@code worker} with the grace, on a thread of its own; returns that thread, started at the call. */
+    private static Thread stopping(Worker worker) {
+        return Thread.ofPlatform().name("stopping").start(() -> worker.stop(GRACE));
+    }
+
+    private Duration budget() { return WorkerRuntime.stopBudget(GRACE).plus(SLACK); }
+
+    /** The worker's last line. */
+    private String stoppedLine() {
+        return log.stream().filter(l -> l.contains(" stopped in ")).reduce((a, b) -> b).orElse("(no stopped line)");
+    }
+
+    @Test
+    void outcomesHeldAtStopAreWrittenWhenRedisComesBackWithinTheGrace() throws Exception {
+        Worker worker = workerHoldingOutcomes();
+        long began = System.nanoTime();
+        Thread stop = stopping(worker);
+        Thread.sleep(2500);
+        redis.start();
+        stop.join(budget().plusSeconds(20).toMillis());
+        Duration took = Duration.ofNanos(System.nanoTime() - began);
+
+        assertTrue(took.compareTo(budget()) < 0, "the stop took " + took + ", more than its budget; log:\n" + String.join("\n", log));
+        QueueStats stats = binomic.queueStats(queue);
+        assertEquals(0, stats.pending(), "every outcome written: " + stats + "; log:\n" + String.join("\n", log));
+        assertEquals(0, stats.ready(), stats.toString());
+        runs.forEach((n, count) -> assertEquals(1, count.get(), "job " + n + " ran once"));
+        assertTrue(log.stream().noneMatch(l -> l.contains("could not be written")), String.join("\n", log));
+        assertTrue(stoppedLine().contains(" 0 outcome(s) not written"), "last line: " + stoppedLine());
+    }
+
+    @Test
+    void outcomesHeldAtStopAreGivenUpWithinTheBudgetWhenRedisStaysDown() throws Exception {
+        Worker worker = workerHoldingOutcomes();
+        long began = System.nanoTime();
+        Thread stop = stopping(worker);
+        stop.join(budget().plusSeconds(30).toMillis());
+        Duration took = Duration.ofNanos(System.nanoTime() - began);
+
+        assertTrue(took.compareTo(budget()) < 0, "the stop took " + took + ", more than its budget; log:\n" + String.join("\n", log));
+        List<String> errors = log.stream().filter(l -> l.contains("could not be written")).toList();
+        assertEquals(1, errors.size(), String.join("\n", log));
+        assertTrue(errors.getFirst().contains(": " + JOBS + " outcome(s) could not be written"), errors.getFirst());
+        assertTrue(stoppedLine().contains(" " + JOBS + " outcome(s) not written"), "last line: " + stoppedLine());
+        assertTrue(stoppedLine().contains("run again after reclaim"), "last line: " + stoppedLine());
+        assertEquals(0, worker.counters().held(), "given up, so no longer held: " + worker.counters());
+
+        redis.start();
+        assertEquals(JOBS, binomic.queueStats(queue).pending(), "their deliveries stay pending, for reclaim");
+    }
+}
