@@ -196,7 +196,8 @@ public final class WorkerRuntime implements Worker {
         LocalPauses.remove(flow);
         dispatcher.dropOverflow();
         dispatcher.awaitIdle(until(graceEnds));
-        if (dispatcher.runningCount() > 0) {
+        int cutOff = dispatcher.runningCount();
+        if (cutOff > 0) {
             LOG.log(Level.WARNING, "worker {0}: cancelling {1} task(s) still running after the grace; they stay pending for reclaim",
                     consumerName, dispatcher.runningCount());
             dispatcher.interruptAll();
@@ -230,9 +231,10 @@ public final class WorkerRuntime implements Worker {
         }
         WorkerCounters c = counters();
         LOG.log(Level.INFO, "worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
-                + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries run again after reclaim)",
+                + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries run again after reclaim), "
+                + "{8} task(s) cut off by the grace (interrupted: they run again after reclaim)",
                 consumerName, String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)), c.succeeded(), c.failed(),
-                c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum());
+                c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum(), cutOff);
         stopped.countDown();
     }
 
