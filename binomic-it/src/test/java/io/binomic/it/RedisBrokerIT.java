@@ -181,6 +181,26 @@ class RedisBrokerIT {
         assertEquals(0L, redis.call("XLEN", stream()), "all settled: all trimmed");
     }
 
+    /**
+     * Found by an outside tester: after Redis restarted without its data, a worker's outcomes failed
+     * with NOGROUP until it gave them up, logging an error that reclaim would run them again, while
+     * their entries were gone. The settlement of an entry whose stream lost its group applies to nothing.
+     */
+    @Test
+    void aSettlementOfAnEntryWhoseStreamLostItsDataAppliesToNothing() throws InterruptedException {
+        broker.enqueue(message("gone"));
+        broker.enqueue(message("gone too"));
+        List<Delivery> held = broker.fetch(List.of(queue), "c1", 10, Duration.ofSeconds(1));
+        assertEquals(2, held.size());
+        redis.call("DEL", stream());
+
+        SettleReport lone = broker.settle("c1", List.of(new Settlement.Ack(held.get(0))));
+        SettleReport both = broker.settle("c1", held.stream().<Settlement>map(Settlement.Ack::new).toList());
+
+        assertEquals(1, lone.notPending().size(), "not pending: " + lone);
+        assertEquals(2, both.notPending().size(), "listed together, not pending either: " + both);
+    }
+
     /** A group moved back by hand ({@code XGROUP SETID}, to run entries again): what follows its new last-delivered id is not trimmed. */
     @Test
     void trimmingStopsAtTheLastDeliveredIdEvenWhenAnOlderEntryIsStillPending() throws Exception {

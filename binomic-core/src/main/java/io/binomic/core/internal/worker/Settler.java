@@ -273,7 +273,8 @@ final class Settler {
         if (!refused.isEmpty()) {
             stale.add(refused.size());
             LOG.log(Level.WARNING, "worker {0}: {1} outcome(s) changed nothing: their deliveries had been reclaimed by another "
-                    + "worker after this one stopped renewing the lease, or settled already ({2})", consumer, refused.size(),
+                    + "worker after this one stopped renewing the lease, settled already, or lost with their queue's stream (Redis "
+                    + "restarted without its data) ({2})", consumer, refused.size(),
                     refused.stream().limit(5).map(r -> r.delivery().queue() + "/" + r.delivery().receipt()).toList());
         }
         for (Settlement s : sent) {
