@@ -68,4 +68,13 @@ class StartFailureTest {
                 .contains("is not a Binomic property; did you mean binomic.worker.concurrency?")
                 .contains("Correct binomic.worker.concurency");
     }
+
+    /** A codec no module provides: a missing provider, not an invalid value, and still the property to change. */
+    @Test
+    void anUnknownPayloadCodecFailsTheStartNamingTheProperty(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.payload-codec=protobuf");
+        assertThat(report(output)).contains("no payload codec with id 'protobuf' (binomic.payload-codec)")
+                .contains("Correct binomic.payload-codec (see")
+                .doesNotContain("BinomicConfig.payloadCodec");
+    }
 }

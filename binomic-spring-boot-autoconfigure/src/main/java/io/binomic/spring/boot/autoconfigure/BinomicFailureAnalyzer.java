@@ -1,5 +1,6 @@
 package io.binomic.spring.boot.autoconfigure;
 
+import io.binomic.api.BinomicException;
 import io.binomic.api.BrokerException;
 import io.binomic.core.internal.cli.ClosestName;
 import java.lang.reflect.Field;
@@ -31,7 +32,8 @@ import org.springframework.core.Ordered;
  */
 public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
     /** The beans whose creation applies the configuration and connects the broker. */
-    private static final Set<String> BEANS = Set.of("binomicConfig", "binomic", "binomicWorkerLifecycle", "binomicTestMode");
+    private static final Set<String> BEANS = Set.of("binomicConfig", "binomic", "binomicWorkerLifecycle", "binomicTestMode",
+            "binomicDashboard");
     private static final Pattern BUILDER_FIELD = Pattern.compile("\\b(BinomicConfig|BrokerConfig|WorkerConfig|TaskDefaults)\\.(\\w+)");
     private static final Pattern BROKER_OPTION = Pattern.compile("BrokerConfig option ([\\w.]+)");
     private static final Pattern LEADING_FIELD = Pattern.compile("^(\\w+(?:\\.\\w+)*) (?:must|is|has|and) ");
@@ -102,7 +104,11 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
         return out;
     }
 
-    /** A Binomic exception, or the deepest cause of a failure creating one of Binomic's beans. */
+    /**
+     * A broker failure, or the deepest cause of a failure creating one of Binomic's beans when it is an invalid
+     * value ({@link IllegalArgumentException}) or one of Binomic's own ({@link BinomicException}: a codec or broker
+     * that no module provides is a setting to change too).
+     */
     private static Optional<Throwable> binomicCause(Throwable failure) {
         boolean ours = false;
         Throwable deepest = failure;
@@ -113,7 +119,8 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             ours |= t instanceof BeanCreationException b && BEANS.contains(b.getBeanName());
             deepest = t;
         }
-        return ours && deepest instanceof IllegalArgumentException ? Optional.of(deepest) : Optional.empty();
+        return ours && (deepest instanceof IllegalArgumentException || deepest instanceof BinomicException)
+                ? Optional.of(deepest) : Optional.empty();
     }
 
     /** {@code message} with the builders' field names replaced by the properties that set them. */
