@@ -77,4 +77,15 @@ class StartFailureTest {
                 .contains("Correct binomic.payload-codec (see")
                 .doesNotContain("BinomicConfig.payloadCodec");
     }
+
+    /** A value Spring cannot convert: the property, the value and where it came from, and the format expected. */
+    @Test
+    void aValueThatIsNoDurationFailsTheStartNamingThePropertyAndTheFormat(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.worker.shutdown-grace=abc");
+        String report = report(output);
+        String description = report.substring(report.indexOf("Description:"), report.indexOf("Action:"));
+        assertThat(description).contains("binomic.worker.shutdown-grace").contains("'abc'").contains("is not a valid duration");
+        assertThat(report.substring(report.indexOf("Action:"))).contains("binomic.worker.shutdown-grace")
+                .contains("a duration").contains("10s");
+    }
 }

@@ -5,7 +5,9 @@ import io.binomic.api.BrokerException;
 import io.binomic.core.internal.cli.ClosestName;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -14,6 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.Collection;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -26,6 +29,8 @@ import org.springframework.core.Ordered;
  * the builder fields ({@code BrokerConfig.url}, {@code concurrency}, {@code backoff.jitter}, the
  * {@code BrokerConfig option eviction.allowed}), which a Boot application sets as {@code binomic.*}
  * properties, so those names become the properties, and the action names the property to change.
+ * A {@code binomic.*} value Spring cannot convert is reported with the property, the value, where it
+ * came from and the format expected.
  * A {@code binomic.*} property that is none of Binomic's gets the closest one as a "did you mean",
  * before Spring Boot's own report of unbound properties, which lists the name alone.
  * Registered in {@code META-INF/spring.factories}.
@@ -40,6 +45,14 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
     private static final Pattern PROPERTY = Pattern.compile("binomic\\.[\\w.-]+\\w");
     private static final Map<String, String> SECTIONS = Map.of("BinomicConfig", "", "BrokerConfig", "broker.",
             "WorkerConfig", "worker.", "TaskDefaults", "task-defaults.");
+    /** What a value of each type of the properties looks like. */
+    private static final Map<Class<?>, String> FORMATS = Map.of(
+            Duration.class, "a duration: a number and a unit, such as 10s, 500ms, 1m or 14d (a bare number is milliseconds),"
+                    + " or ISO-8601 such as PT10S",
+            int.class, "a whole number, such as 5", Integer.class, "a whole number, such as 5",
+            long.class, "a whole number, such as 5", double.class, "a number, such as 0.2",
+            boolean.class, "true or false", List.class, "a comma-separated list, such as mail,audit");
+
     /** Each property's field path ({@code worker.pollTimeout}) and its name ({@code binomic.worker.poll-timeout}). */
     private static final Map<String, String> PROPERTIES = properties();
 
@@ -51,6 +64,9 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof UnboundConfigurationPropertiesException unbound) {
                 return unknownProperties(unbound);
+            }
+            if (t instanceof BindException bind && bind.getName().toString().startsWith("binomic.")) {
+                return notConverted(bind);
             }
         }
         Optional<Throwable> cause = binomicCause(failure);
@@ -86,6 +102,27 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
         }
         return first == null ? null : new FailureAnalysis(description.toString(),
                 "Correct " + first + " (see the binomic.* properties in spring-boot.md).", unbound);
+    }
+
+    /**
+     * A value Spring could not turn into the property's type: Spring's reason ({@code 'abc' is not a valid duration})
+     * says neither the property nor what it expects.
+     */
+    private static FailureAnalysis notConverted(BindException bind) {
+        String name = bind.getName().toString();
+        ConfigurationProperty property = bind.getProperty();
+        Throwable root = bind;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        Class<?> type = bind.getTarget().getType().resolve(Object.class);
+        String expected = FORMATS.entrySet().stream().filter(e -> e.getKey().isAssignableFrom(type)).map(Map.Entry::getValue)
+                .findFirst().orElse("a " + type.getSimpleName());
+        String value = property == null ? "" : " = '" + property.getValue() + "'"
+                + (property.getOrigin() == null ? "" : " (" + property.getOrigin() + ")");
+        String reason = root == bind ? bind.getMessage() : root.getMessage() == null ? root.getClass().getName() : root.getMessage();
+        return new FailureAnalysis(name + value + " is not valid: " + reason,
+                "Set " + name + " to " + expected + " (see the binomic.* properties in spring-boot.md).", bind);
     }
 
     /** The property fewest edits from {@code typed}, when at most a third of its letters differ. */
