@@ -88,4 +88,13 @@ class StartFailureTest {
         assertThat(report.substring(report.indexOf("Action:"))).contains("binomic.worker.shutdown-grace")
                 .contains("a duration").contains("10s");
     }
+
+    /** Two settings that do not fit together: both are named as properties, in the description and the action. */
+    @Test
+    void settingsThatDoNotFitTogetherFailTheStartNamingBothProperties(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.worker.lease-timeout=1s", "binomic.worker.poll-timeout=2s");
+        assertThat(report(output)).contains("binomic.worker.poll-timeout (PT2S) must be shorter than binomic.worker.lease-timeout (PT1S)")
+                .contains("Correct binomic.worker.poll-timeout or binomic.worker.lease-timeout")
+                .doesNotContain("pollTimeout").doesNotContain("leaseTimeout");
+    }
 }

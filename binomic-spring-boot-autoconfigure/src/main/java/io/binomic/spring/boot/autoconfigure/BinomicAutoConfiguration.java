@@ -53,11 +53,11 @@ public class BinomicAutoConfiguration {
         if (!(environment instanceof org.springframework.core.env.ConfigurableEnvironment configurable)) {
             return;
         }
-        java.util.Set<String> known = BinomicFailureAnalyzer.environmentVariables();
+        java.util.Set<String> known = PropertyNames.environmentVariables();
         configurable.getSystemEnvironment().keySet().stream().filter(name -> name.startsWith("BINOMIC_")).sorted().forEach(name -> {
             boolean isKnown = known.contains(name) || known.stream().anyMatch(k -> name.startsWith(k + "_"));
             if (!isKnown) {
-                BinomicFailureAnalyzer.closest(name, known).ifPresent(meant -> LOG.warn("environment variable " + name
+                io.binomic.core.internal.cli.ClosestName.to(name, known).ifPresent(meant -> LOG.warn("environment variable " + name
                         + " is not a binomic.* property Spring Boot reads, and is ignored; did you mean " + meant + "?"));
             }
         });

@@ -83,6 +83,34 @@ class BinomicAutoConfigurationTest {
                 .doesNotContain("BINOMIC_JAVA_OPTS");
     }
 
+    /** The builders' messages name fields in several ways; each becomes the property, for every field the properties map. */
+    @Test
+    void theBuildersNamesOfFieldsBecomeTheProperties() {
+        assertThat(PropertyNames.inPropertyNames("pollTimeout (PT2S) must be shorter than leaseTimeout (PT1S)"))
+                .isEqualTo("binomic.worker.poll-timeout (PT2S) must be shorter than binomic.worker.lease-timeout (PT1S)");
+        assertThat(PropertyNames.inPropertyNames("backoff.cap must be >= backoff.base (PT1S), was PT0.5S"))
+                .isEqualTo("binomic.task-defaults.backoff.cap must be >= binomic.task-defaults.backoff.base (PT1S), was PT0.5S");
+        assertThat(PropertyNames.inPropertyNames("concurrency must be >= 1, was 0")).isEqualTo("binomic.worker.concurrency must be >= 1, was 0");
+        assertThat(PropertyNames.inPropertyNames("consumerName 'a b' must be 1-200 of letters"))
+                .isEqualTo("binomic.worker.consumer-name 'a b' must be 1-200 of letters");
+        assertThat(PropertyNames.inPropertyNames("no payload codec with id 'x' (BinomicConfig.payloadCodec): add io.binomic.redis"))
+                .isEqualTo("no payload codec with id 'x' (binomic.payload-codec): add io.binomic.redis");
+        assertThat(PropertyNames.inPropertyNames("several match; choose one with BrokerConfig.brokerId(...)"))
+                .isEqualTo("several match; choose one with binomic.broker.broker-id");
+        assertThat(PropertyNames.inPropertyNames("url must start with a scheme such as redis://host:6379, was 'my.queueName'"))
+                .isEqualTo("binomic.broker.url must start with a scheme such as redis://host:6379, was 'my.queueName'");
+        assertThat(PropertyNames.inPropertyNames("binomic.task-defaults.backoff.jitter must be in [0, 1]"))
+                .isEqualTo("binomic.task-defaults.backoff.jitter must be in [0, 1]");
+        PropertyNames.byField().forEach((field, property) -> {
+            String name = field.substring(field.lastIndexOf('.') + 1);
+            if (!name.equals(name.toLowerCase(java.util.Locale.ROOT))) {
+                assertThat(PropertyNames.inPropertyNames("a (1) must be shorter than " + name + " (2)")).as(field)
+                        .isEqualTo("a (1) must be shorter than " + property + " (2)");
+            }
+            assertThat(PropertyNames.inPropertyNames(field + " must be positive")).as(field).isEqualTo(property + " must be positive");
+        });
+    }
+
     /** A short lease alone is valid: the poll and the reclaim period left out follow it, as in WorkerConfig. */
     @Test
     void aShortLeaseAloneIsValid() {
