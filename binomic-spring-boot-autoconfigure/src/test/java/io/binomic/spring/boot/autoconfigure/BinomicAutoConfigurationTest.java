@@ -183,11 +183,22 @@ class BinomicAutoConfigurationTest {
     }
 
     @Test
-    void withoutHandlersOrQueuesNoWorkerRunsAndHealthIsUnknown() {
+    void withoutHandlersOrQueuesNoWorkerRunsAndHealthSaysWhetherTheBrokerAnswers() {
         runner.run(context -> {
             assertThat(context).hasSingleBean(Binomic.class);
             assertThat(context.getBean(BinomicWorkerLifecycle.class).isRunning()).isFalse();
-            assertThat(context.getBean(BinomicHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UNKNOWN);
+            Health health = context.getBean(BinomicHealthIndicator.class).health(true);
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails()).containsEntry("state", "NOT_RUNNING").containsEntry("broker", "UP");
+        });
+    }
+
+    /** A producer-only application still depends on its broker: its health says whether it can submit. */
+    @Test
+    void aProducerOnlyApplicationHasTheHealthComponent() {
+        runner.withUserConfiguration(Handlers.class).withPropertyValues("binomic.worker.enabled=false").run(context -> {
+            assertThat(context).doesNotHaveBean(BinomicWorkerLifecycle.class);
+            assertThat(context.getBean(BinomicHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
         });
     }
 
