@@ -1,6 +1,7 @@
 package io.binomic.spring.boot.autoconfigure;
 
 import io.binomic.core.internal.cli.ClosestName;
+import io.binomic.core.internal.process.Settings;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.Collections;
@@ -17,7 +18,8 @@ import java.util.regex.Pattern;
 /**
  * The {@code binomic.*} property of each field of {@link BinomicProperties}, read from the class itself so that
  * every property is covered, and the names other parts of Binomic give the same settings: the builders' fields
- * ({@code WorkerConfig.pollTimeout}, {@code pollTimeout}, {@code backoff.jitter}), which their messages name.
+ * ({@code WorkerConfig.pollTimeout}, {@code pollTimeout}, {@code backoff.jitter}), which their messages name, and
+ * the keys of the {@code binomic} command ({@code task.maxAttempts}), which its environment variables spell.
  */
 final class PropertyNames {
     /** Each property's field path ({@code worker.pollTimeout}) and its name ({@code binomic.worker.poll-timeout}). */
@@ -25,6 +27,8 @@ final class PropertyNames {
     /** The path of each builder's fields among the properties' field paths. */
     private static final Map<String, String> SECTIONS = Map.of("BinomicConfig", "", "BrokerConfig", "broker.",
             "WorkerConfig", "worker.", "TaskDefaults", "taskDefaults.");
+    /** The {@code binomic} command's settings sections, as sections of the properties. */
+    private static final Map<String, String> SETTING_SECTIONS = Map.of("broker", "broker", "worker", "worker", "task", "taskDefaults");
     private static final String BOOT_OPTIONS = "binomic.broker.options.";
     private static final Pattern BUILDER_FIELD = Pattern.compile("\\b(BinomicConfig|BrokerConfig|WorkerConfig|TaskDefaults)\\.(\\w+)(?:\\(\\.\\.\\.\\))?");
     private static final Pattern BROKER_OPTION = Pattern.compile("BrokerConfig option ([\\w.]+)");
@@ -79,13 +83,52 @@ final class PropertyNames {
     }
 
     /**
-     * The environment variable of each property as Spring Boot reads it ({@code BINOMIC_WORKER_CONCURRENCY}
-     * for {@code binomic.worker.concurrency}), and of a map property its prefix ({@code BINOMIC_BROKER_OPTIONS_}).
+     * The environment variables of each property as Spring Boot reads them ({@code BINOMIC_WORKER_CONCURRENCY}
+     * for {@code binomic.worker.concurrency}), and of a map property its prefix ({@code BINOMIC_BROKER_OPTIONS}).
+     * Boot reads a dash as nothing or as {@code _}: {@code BINOMIC_WORKER_LEASETIMEOUT} and
+     * {@code BINOMIC_WORKER_LEASE_TIMEOUT} both set {@code binomic.worker.lease-timeout}.
      */
     static Set<String> environmentVariables() {
         Set<String> out = new TreeSet<>();
-        PROPERTIES.values().forEach(p -> out.add(p.replace("-", "").replace('.', '_').toUpperCase(Locale.ROOT)));
+        PROPERTIES.values().forEach(p -> {
+            out.add(environmentVariable(p));
+            out.add(p.replace('-', '_').replace('.', '_').toUpperCase(Locale.ROOT));
+        });
         return out;
+    }
+
+    /** The environment variable Spring Boot reads for {@code property}: {@code binomic.task-defaults.max-attempts} is {@code BINOMIC_TASKDEFAULTS_MAXATTEMPTS}. */
+    static String environmentVariable(String property) {
+        return property.replace("-", "").replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    /**
+     * The property of the {@code binomic} command's setting {@code key} ({@code task.maxAttempts} is
+     * {@code binomic.task-defaults.max-attempts}); none for a setting of the master alone. Where the key's name is
+     * shorter than the field's, the field is the one of its section whose name ends with it: {@code broker.id} is
+     * {@code brokerId}, {@code task.timeout} is {@code taskTimeout}.
+     */
+    static Optional<String> ofSetting(String key) {
+        if (key.startsWith(Settings.OPTION_PREFIX)) {
+            return Optional.of(BOOT_OPTIONS + key.substring(Settings.OPTION_PREFIX.length()));
+        }
+        int dot = key.indexOf('.');
+        String section = dot < 0 ? null : SETTING_SECTIONS.get(key.substring(0, dot));
+        if (section == null) {
+            return Optional.empty();
+        }
+        String path = section + key.substring(dot);
+        if (PROPERTIES.containsKey(path)) {
+            return Optional.of(PROPERTIES.get(path));
+        }
+        int last = path.lastIndexOf('.');
+        String parent = path.substring(0, last + 1);
+        String name = path.substring(last + 1);
+        String suffix = Character.toUpperCase(name.charAt(0)) + name.substring(1);
+        List<String> matching = PROPERTIES.entrySet().stream()
+                .filter(e -> e.getKey().startsWith(parent) && e.getKey().indexOf('.', parent.length()) < 0 && e.getKey().endsWith(suffix))
+                .map(Map.Entry::getValue).toList();
+        return matching.size() == 1 ? Optional.of(matching.getFirst()) : Optional.empty();
     }
 
     private static Map<String, String> collect() {

@@ -76,7 +76,7 @@ class BinomicAutoConfigurationTest {
                         "BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS", "4", "BINOMIC_JAVA_OPTS", "-Xmx1g", "PATH", "/bin");
             }
         };
-        BinomicAutoConfiguration.warnOfMistypedEnvironmentVariables(environment);
+        BinomicAutoConfiguration.warnOfUnboundEnvironmentVariables(environment);
         assertThat(output.toString()).contains("environment variable BINOMIC_WORKER_CONCURENCY is not a binomic.* property Spring Boot"
                 + " reads, and is ignored; did you mean BINOMIC_WORKER_CONCURRENCY?")
                 .doesNotContain("variable BINOMIC_WORKER_CONCURRENCY ").doesNotContain("BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS is")
@@ -109,6 +109,19 @@ class BinomicAutoConfigurationTest {
             }
             assertThat(PropertyNames.inPropertyNames(field + " must be positive")).as(field).isEqualTo(property + " must be positive");
         });
+    }
+
+    /** Each setting of the binomic command that a Boot application has, as its property. */
+    @Test
+    void theCommandsSettingsHaveTheirProperties() {
+        assertThat(PropertyNames.ofSetting("task.maxAttempts")).contains("binomic.task-defaults.max-attempts");
+        assertThat(PropertyNames.ofSetting("task.timeout")).contains("binomic.task-defaults.task-timeout");
+        assertThat(PropertyNames.ofSetting("broker.id")).contains("binomic.broker.broker-id");
+        assertThat(PropertyNames.ofSetting("task.backoff.jitter")).contains("binomic.task-defaults.backoff.jitter");
+        assertThat(PropertyNames.ofSetting("broker.option.wait.replicas")).contains("binomic.broker.options.wait.replicas");
+        assertThat(PropertyNames.ofSetting("master.workers")).isEmpty();
+        io.binomic.core.internal.process.Settings.KEYS.stream().filter(k -> !k.startsWith("master."))
+                .forEach(k -> assertThat(PropertyNames.ofSetting(k)).as(k).isPresent());
     }
 
     /** A short lease alone is valid: the poll and the reclaim period left out follow it, as in WorkerConfig. */
