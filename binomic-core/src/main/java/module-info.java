@@ -19,8 +19,9 @@ module io.binomic.core {
 
     exports io.binomic.core;
     exports io.binomic.core.testing;
-    // The outbox's command line reads the broker settings (file, BINOMIC_* variables) as the binomic command does.
-    exports io.binomic.core.internal.process to io.binomic.jdbc;
+    // The outbox's command line reads the broker settings (file, BINOMIC_* variables) as the binomic command does; the
+    // auto-configuration names the property of each of the command's variables that a Boot application would ignore.
+    exports io.binomic.core.internal.process to io.binomic.jdbc, io.binomic.spring.boot.autoconfigure;
     // ... and refuses unknown options with the binomic command's own parser; the auto-configuration's "did you mean" for a
     // mistyped property is the command's own (an automatic module: its name is set in its jar's manifest).
     exports io.binomic.core.internal.cli to io.binomic.jdbc, io.binomic.spring.boot.autoconfigure;

@@ -68,4 +68,33 @@ class StartFailureTest {
                 .contains("is not a Binomic property; did you mean binomic.worker.concurrency?")
                 .contains("Correct binomic.worker.concurency");
     }
+
+    /** A codec no module provides: a missing provider, not an invalid value, and still the property to change. */
+    @Test
+    void anUnknownPayloadCodecFailsTheStartNamingTheProperty(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.payload-codec=protobuf");
+        assertThat(report(output)).contains("no payload codec with id 'protobuf' (binomic.payload-codec)")
+                .contains("Correct binomic.payload-codec (see")
+                .doesNotContain("BinomicConfig.payloadCodec");
+    }
+
+    /** A value Spring cannot convert: the property, the value and where it came from, and the format expected. */
+    @Test
+    void aValueThatIsNoDurationFailsTheStartNamingThePropertyAndTheFormat(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.worker.shutdown-grace=abc");
+        String report = report(output);
+        String description = report.substring(report.indexOf("Description:"), report.indexOf("Action:"));
+        assertThat(description).contains("binomic.worker.shutdown-grace").contains("'abc'").contains("is not a valid duration");
+        assertThat(report.substring(report.indexOf("Action:"))).contains("binomic.worker.shutdown-grace")
+                .contains("a duration").contains("10s");
+    }
+
+    /** Two settings that do not fit together: both are named as properties, in the description and the action. */
+    @Test
+    void settingsThatDoNotFitTogetherFailTheStartNamingBothProperties(CapturedOutput output) {
+        startFailure("binomic.broker.url=memory://", "binomic.worker.lease-timeout=1s", "binomic.worker.poll-timeout=2s");
+        assertThat(report(output)).contains("binomic.worker.poll-timeout (PT2S) must be shorter than binomic.worker.lease-timeout (PT1S)")
+                .contains("Correct binomic.worker.poll-timeout or binomic.worker.lease-timeout")
+                .doesNotContain("pollTimeout").doesNotContain("leaseTimeout");
+    }
 }

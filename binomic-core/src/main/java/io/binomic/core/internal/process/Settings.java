@@ -76,7 +76,7 @@ public final class Settings {
             "master.dashboardPort", "master.dashboardAddress", "master.dashboardToken", "master.dashboardReadOnly");
     private static final Set<String> KNOWN = Set.copyOf(KEYS);
     /** Variables of the launch scripts and the dashboard, not settings: never warned about. */
-    private static final Set<String> OTHER_VARIABLES = Set.of("BINOMIC_MODULE_PATH", "BINOMIC_JAVA_OPTS", "BINOMIC_TRAIN_AOT",
+    public static final Set<String> OTHER_VARIABLES = Set.of("BINOMIC_MODULE_PATH", "BINOMIC_JAVA_OPTS", "BINOMIC_TRAIN_AOT",
             "BINOMIC_AOT_TRAINING_SECONDS", "BINOMIC_DASHBOARD_TOKEN");
     /** The prefix of the system properties of Binomic's own. */
     private static final String PROPERTY_PREFIX = "binomic.";

@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
 
 /**
@@ -38,29 +39,15 @@ public class BinomicAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public BinomicConfig binomicConfig(BinomicProperties properties, Environment environment) {
-        warnOfMistypedEnvironmentVariables(environment);
+        warnOfUnboundEnvironmentVariables(environment);
         return BinomicConfigs.of(properties);
     }
 
-    /**
-     * Spring Boot leaves an unknown property alone when it comes from an environment variable (it
-     * checks only the other sources), so {@code BINOMIC_WORKER_CONCURENCY} would be ignored without a
-     * word: a {@code BINOMIC_*} variable that is none of the properties' but close to one is warned of.
-     * One far from all is left alone: the {@code binomic} command's own variables ({@code BINOMIC_JAVA_OPTS})
-     * may be set for the same process.
-     */
-    static void warnOfMistypedEnvironmentVariables(Environment environment) {
-        if (!(environment instanceof org.springframework.core.env.ConfigurableEnvironment configurable)) {
-            return;
+    /** Logs a warning for each {@code BINOMIC_*} environment variable no property binds ({@link EnvironmentVariables}). */
+    static void warnOfUnboundEnvironmentVariables(Environment environment) {
+        if (environment instanceof ConfigurableEnvironment configurable) {
+            EnvironmentVariables.warnings(configurable.getSystemEnvironment()).forEach(LOG::warn);
         }
-        java.util.Set<String> known = BinomicFailureAnalyzer.environmentVariables();
-        configurable.getSystemEnvironment().keySet().stream().filter(name -> name.startsWith("BINOMIC_")).sorted().forEach(name -> {
-            boolean isKnown = known.contains(name) || known.stream().anyMatch(k -> name.startsWith(k + "_"));
-            if (!isKnown) {
-                BinomicFailureAnalyzer.closest(name, known).ifPresent(meant -> LOG.warn("environment variable " + name
-                        + " is not a binomic.* property Spring Boot reads, and is ignored; did you mean " + meant + "?"));
-            }
-        });
     }
 
     /**

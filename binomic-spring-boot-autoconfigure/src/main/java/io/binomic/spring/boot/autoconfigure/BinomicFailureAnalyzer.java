@@ -1,18 +1,17 @@
 package io.binomic.spring.boot.autoconfigure;
 
+import io.binomic.api.BinomicException;
 import io.binomic.api.BrokerException;
-import io.binomic.core.internal.cli.ClosestName;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
-import java.util.LinkedHashMap;
-import java.util.Locale;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.Collection;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -24,22 +23,26 @@ import org.springframework.core.Ordered;
  * START") in the terms of the application's settings: the builders' and the broker's messages name
  * the builder fields ({@code BrokerConfig.url}, {@code concurrency}, {@code backoff.jitter}, the
  * {@code BrokerConfig option eviction.allowed}), which a Boot application sets as {@code binomic.*}
- * properties, so those names become the properties, and the action names the property to change.
- * A {@code binomic.*} property that is none of Binomic's gets the closest one as a "did you mean",
- * before Spring Boot's own report of unbound properties, which lists the name alone.
- * Registered in {@code META-INF/spring.factories}.
+ * properties, so those names become the properties ({@link PropertyNames}), and the action names the
+ * properties to change. A {@code binomic.*} value Spring cannot convert is reported with the property,
+ * the value, where it came from and the format expected. A {@code binomic.*} property that is none of
+ * Binomic's gets the closest one as a "did you mean", before Spring Boot's own report of unbound
+ * properties, which lists the name alone. Registered in {@code META-INF/spring.factories}.
  */
 public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
     /** The beans whose creation applies the configuration and connects the broker. */
-    private static final Set<String> BEANS = Set.of("binomicConfig", "binomic", "binomicWorkerLifecycle", "binomicTestMode");
-    private static final Pattern BUILDER_FIELD = Pattern.compile("\\b(BinomicConfig|BrokerConfig|WorkerConfig|TaskDefaults)\\.(\\w+)");
-    private static final Pattern BROKER_OPTION = Pattern.compile("BrokerConfig option ([\\w.]+)");
-    private static final Pattern LEADING_FIELD = Pattern.compile("^(\\w+(?:\\.\\w+)*) (?:must|is|has|and) ");
-    private static final Pattern PROPERTY = Pattern.compile("binomic\\.[\\w.-]+\\w");
-    private static final Map<String, String> SECTIONS = Map.of("BinomicConfig", "", "BrokerConfig", "broker.",
-            "WorkerConfig", "worker.", "TaskDefaults", "task-defaults.");
-    /** Each property's field path ({@code worker.pollTimeout}) and its name ({@code binomic.worker.poll-timeout}). */
-    private static final Map<String, String> PROPERTIES = properties();
+    private static final Set<String> BEANS = Set.of("binomicConfig", "binomic", "binomicWorkerLifecycle", "binomicTestMode",
+            "binomicDashboard");
+    /** A property's name; not one inside a Java name ({@code io.binomic.redis.internal}). */
+    private static final Pattern PROPERTY = Pattern.compile("(?<![\\w.])binomic\\.[\\w.-]+\\w");
+    private static final String SEE = " (see the binomic.* properties in spring-boot.md).";
+    /** What a value of each type of the properties looks like. */
+    private static final Map<Class<?>, String> FORMATS = Map.of(
+            Duration.class, "a duration: a number and a unit, such as 10s, 500ms, 1m or 14d (a bare number is milliseconds),"
+                    + " or ISO-8601 such as PT10S",
+            int.class, "a whole number, such as 5", Integer.class, "a whole number, such as 5",
+            long.class, "a whole number, such as 5", double.class, "a number, such as 0.2",
+            boolean.class, "true or false", List.class, "a comma-separated list, such as mail,audit");
 
     @Override
     public int getOrder() { return Ordered.HIGHEST_PRECEDENCE; }
@@ -50,21 +53,30 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             if (t instanceof UnboundConfigurationPropertiesException unbound) {
                 return unknownProperties(unbound);
             }
+            if (t instanceof BindException bind && bind.getName().toString().startsWith("binomic.")) {
+                return notConverted(bind);
+            }
         }
         Optional<Throwable> cause = binomicCause(failure);
         if (cause.isEmpty()) {
             return null;
         }
-        String description = inPropertyNames(String.valueOf(cause.get().getMessage()));
-        Matcher named = PROPERTY.matcher(description);
+        String description = PropertyNames.inPropertyNames(String.valueOf(cause.get().getMessage()));
+        Set<String> named = new LinkedHashSet<>();
+        Matcher m = PROPERTY.matcher(description);
+        while (m.find()) {
+            if (PropertyNames.isProperty(m.group())) {
+                named.add(m.group());
+            }
+        }
         String action;
         if (cause.get() instanceof BrokerException && description.contains("connect")) {
             action = "Binomic connects to its broker while the application starts: start the broker, or point "
-                    + (named.find() ? named.group() : "binomic.broker.url") + " at one that runs.";
-        } else if (named.find()) {
-            action = "Correct " + named.group() + " (see the binomic.* properties in spring-boot.md).";
+                    + (named.isEmpty() ? "binomic.broker.url" : named.iterator().next()) + " at one that runs.";
+        } else if (!named.isEmpty()) {
+            action = "Correct " + String.join(" or ", named) + SEE;
         } else {
-            action = "Correct the binomic.* setting named above (see the properties in spring-boot.md).";
+            action = "Correct the binomic.* setting named above" + SEE;
         }
         return new FailureAnalysis(description, action, cause.get());
     }
@@ -80,29 +92,37 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             }
             first = first == null ? name : first;
             description.append(description.isEmpty() ? "" : "\n").append(name).append(" (").append(p.getOrigin())
-                    .append(") is not a Binomic property").append(closest(name).map(c -> "; did you mean " + c + "?").orElse(""));
+                    .append(") is not a Binomic property").append(PropertyNames.closest(name).map(c -> "; did you mean " + c + "?").orElse(""));
         }
-        return first == null ? null : new FailureAnalysis(description.toString(),
-                "Correct " + first + " (see the binomic.* properties in spring-boot.md).", unbound);
+        return first == null ? null : new FailureAnalysis(description.toString(), "Correct " + first + SEE, unbound);
     }
-
-    /** The property fewest edits from {@code typed}, when at most a third of its letters differ. */
-    static Optional<String> closest(String typed) { return closest(typed, PROPERTIES.values()); }
-
-    /** The candidate fewest edits from {@code typed}, when at most a third of its letters differ. */
-    static Optional<String> closest(String typed, Collection<String> candidates) { return ClosestName.to(typed, candidates); }
 
     /**
-     * The environment variable of each property as Spring Boot reads it ({@code BINOMIC_WORKER_CONCURRENCY}
-     * for {@code binomic.worker.concurrency}), and of a map property its prefix ({@code BINOMIC_BROKER_OPTIONS_}).
+     * A value Spring could not turn into the property's type: Spring's reason ({@code 'abc' is not a valid duration})
+     * says neither the property nor what it expects.
      */
-    static Set<String> environmentVariables() {
-        Set<String> out = new java.util.TreeSet<>();
-        PROPERTIES.values().forEach(p -> out.add(p.replace("-", "").replace('.', '_').toUpperCase(Locale.ROOT)));
-        return out;
+    private static FailureAnalysis notConverted(BindException bind) {
+        String name = bind.getName().toString();
+        ConfigurationProperty property = bind.getProperty();
+        Throwable root = bind;
+        while (root.getCause() != null) {
+            root = root.getCause();
+        }
+        Class<?> type = bind.getTarget().getType().resolve(Object.class);
+        String expected = FORMATS.entrySet().stream().filter(e -> e.getKey().isAssignableFrom(type)).map(Map.Entry::getValue)
+                .findFirst().orElse("a " + type.getSimpleName());
+        String value = property == null ? "" : " = '" + property.getValue() + "'"
+                + (property.getOrigin() == null ? "" : " (" + property.getOrigin() + ")");
+        String reason = root == bind ? bind.getMessage() : root.getMessage() == null ? root.getClass().getName() : root.getMessage();
+        return new FailureAnalysis(name + value + " is not valid: " + reason,
+                "Set " + name + " to " + expected + SEE, bind);
     }
 
-    /** A Binomic exception, or the deepest cause of a failure creating one of Binomic's beans. */
+    /**
+     * A broker failure, or the deepest cause of a failure creating one of Binomic's beans when it is an invalid
+     * value ({@link IllegalArgumentException}) or one of Binomic's own ({@link BinomicException}: a codec or broker
+     * that no module provides is a setting to change too).
+     */
     private static Optional<Throwable> binomicCause(Throwable failure) {
         boolean ours = false;
         Throwable deepest = failure;
@@ -113,46 +133,8 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             ours |= t instanceof BeanCreationException b && BEANS.contains(b.getBeanName());
             deepest = t;
         }
-        return ours && deepest instanceof IllegalArgumentException ? Optional.of(deepest) : Optional.empty();
+        return ours && (deepest instanceof IllegalArgumentException || deepest instanceof BinomicException)
+                ? Optional.of(deepest) : Optional.empty();
     }
 
-    /** {@code message} with the builders' field names replaced by the properties that set them. */
-    static String inPropertyNames(String message) {
-        String out = BROKER_OPTION.matcher(message).replaceAll(m -> "binomic.broker.options." + m.group(1));
-        out = BUILDER_FIELD.matcher(out).replaceAll(m -> "binomic." + SECTIONS.get(m.group(1)) + kebab(m.group(2)));
-        Matcher leading = LEADING_FIELD.matcher(out);
-        if (leading.find()) {
-            String field = leading.group(1);
-            Optional<String> property = PROPERTIES.entrySet().stream()
-                    .filter(e -> e.getKey().equals(field) || e.getKey().endsWith("." + field)).map(Map.Entry::getValue).findFirst();
-            if (property.isPresent()) {
-                out = property.get() + out.substring(field.length());
-            }
-        }
-        return out;
-    }
-
-    private static Map<String, String> properties() {
-        Map<String, String> out = new LinkedHashMap<>();
-        collect(BinomicProperties.class, "", "binomic.", out);
-        return out;
-    }
-
-    private static void collect(Class<?> type, String path, String prefix, Map<String, String> out) {
-        for (Field f : type.getDeclaredFields()) {
-            if (Modifier.isStatic(f.getModifiers())) {
-                continue;
-            }
-            String property = prefix + kebab(f.getName());
-            if (f.getType().getEnclosingClass() == BinomicProperties.class) {
-                collect(f.getType(), path + f.getName() + ".", property + ".", out);
-            } else {
-                out.put(path + f.getName(), property);
-            }
-        }
-    }
-
-    private static String kebab(String camel) {
-        return camel.replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
-    }
 }

@@ -1,5 +1,8 @@
 package io.binomic.spring.boot.autoconfigure;
 
+import io.binomic.core.Binomic;
+import java.util.Optional;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -10,18 +13,19 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The {@code binomic} health contributor ({@link BinomicHealthIndicator}) when Spring Boot's health
- * support is present; {@code management.health.binomic.enabled=false} turns it off.
+ * support is present, with or without a worker (a producer-only application reports whether its
+ * broker answers); {@code management.health.binomic.enabled=false} turns it off.
  */
 @AutoConfiguration(after = BinomicAutoConfiguration.class)
 @ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
-@ConditionalOnBean(BinomicWorkerLifecycle.class)
+@ConditionalOnBean(Binomic.class)
 @ConditionalOnEnabledHealthIndicator("binomic")
 public class BinomicHealthAutoConfiguration {
 
-    /** Reports the health of the worker the lifecycle runs. */
+    /** Reports the health of the worker the lifecycle runs, or when none runs, of the client's broker. */
     @Bean
     @ConditionalOnMissingBean(name = "binomicHealthIndicator")
-    public BinomicHealthIndicator binomicHealthIndicator(BinomicWorkerLifecycle lifecycle) {
-        return new BinomicHealthIndicator(lifecycle::worker);
+    public BinomicHealthIndicator binomicHealthIndicator(Binomic binomic, ObjectProvider<BinomicWorkerLifecycle> lifecycle) {
+        return new BinomicHealthIndicator(binomic, () -> Optional.ofNullable(lifecycle.getIfAvailable()).flatMap(BinomicWorkerLifecycle::worker));
     }
 }

@@ -105,7 +105,7 @@ public class BinomicProperties {
         /** Time allowed to connect. */
         private Duration connectTimeout = Duration.ofSeconds(5);
         /**
-         * Time allowed for one command. A submit blocks at most twice this in all, retries included: once for the read of the partition counts of its queues (one read for all of a batch's or a workflow's, at most once a second per queue), once for the write (plus the option wait.timeout when wait.replicas is set).
+         * Time allowed for one command. A submit blocks at most twice this in all, retries included: once for the read of the partition counts of its queues, only by a process's first submit to a queue (later reads, at most once a second per queue, are made in the background), once for the write (plus the option wait.timeout when wait.replicas is set).
          */
         private Duration commandTimeout = Duration.ofSeconds(5);
         /** Prefix of every key. */

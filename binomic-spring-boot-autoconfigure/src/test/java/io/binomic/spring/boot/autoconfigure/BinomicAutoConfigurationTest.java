@@ -76,11 +76,52 @@ class BinomicAutoConfigurationTest {
                         "BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS", "4", "BINOMIC_JAVA_OPTS", "-Xmx1g", "PATH", "/bin");
             }
         };
-        BinomicAutoConfiguration.warnOfMistypedEnvironmentVariables(environment);
+        BinomicAutoConfiguration.warnOfUnboundEnvironmentVariables(environment);
         assertThat(output.toString()).contains("environment variable BINOMIC_WORKER_CONCURENCY is not a binomic.* property Spring Boot"
                 + " reads, and is ignored; did you mean BINOMIC_WORKER_CONCURRENCY?")
                 .doesNotContain("variable BINOMIC_WORKER_CONCURRENCY ").doesNotContain("BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS is")
                 .doesNotContain("BINOMIC_JAVA_OPTS");
+    }
+
+    /** The builders' messages name fields in several ways; each becomes the property, for every field the properties map. */
+    @Test
+    void theBuildersNamesOfFieldsBecomeTheProperties() {
+        assertThat(PropertyNames.inPropertyNames("pollTimeout (PT2S) must be shorter than leaseTimeout (PT1S)"))
+                .isEqualTo("binomic.worker.poll-timeout (PT2S) must be shorter than binomic.worker.lease-timeout (PT1S)");
+        assertThat(PropertyNames.inPropertyNames("backoff.cap must be >= backoff.base (PT1S), was PT0.5S"))
+                .isEqualTo("binomic.task-defaults.backoff.cap must be >= binomic.task-defaults.backoff.base (PT1S), was PT0.5S");
+        assertThat(PropertyNames.inPropertyNames("concurrency must be >= 1, was 0")).isEqualTo("binomic.worker.concurrency must be >= 1, was 0");
+        assertThat(PropertyNames.inPropertyNames("consumerName 'a b' must be 1-200 of letters"))
+                .isEqualTo("binomic.worker.consumer-name 'a b' must be 1-200 of letters");
+        assertThat(PropertyNames.inPropertyNames("no payload codec with id 'x' (BinomicConfig.payloadCodec): add io.binomic.redis"))
+                .isEqualTo("no payload codec with id 'x' (binomic.payload-codec): add io.binomic.redis");
+        assertThat(PropertyNames.inPropertyNames("several match; choose one with BrokerConfig.brokerId(...)"))
+                .isEqualTo("several match; choose one with binomic.broker.broker-id");
+        assertThat(PropertyNames.inPropertyNames("url must start with a scheme such as redis://host:6379, was 'my.queueName'"))
+                .isEqualTo("binomic.broker.url must start with a scheme such as redis://host:6379, was 'my.queueName'");
+        assertThat(PropertyNames.inPropertyNames("binomic.task-defaults.backoff.jitter must be in [0, 1]"))
+                .isEqualTo("binomic.task-defaults.backoff.jitter must be in [0, 1]");
+        PropertyNames.byField().forEach((field, property) -> {
+            String name = field.substring(field.lastIndexOf('.') + 1);
+            if (!name.equals(name.toLowerCase(java.util.Locale.ROOT))) {
+                assertThat(PropertyNames.inPropertyNames("a (1) must be shorter than " + name + " (2)")).as(field)
+                        .isEqualTo("a (1) must be shorter than " + property + " (2)");
+            }
+            assertThat(PropertyNames.inPropertyNames(field + " must be positive")).as(field).isEqualTo(property + " must be positive");
+        });
+    }
+
+    /** Each setting of the binomic command that a Boot application has, as its property. */
+    @Test
+    void theCommandsSettingsHaveTheirProperties() {
+        assertThat(PropertyNames.ofSetting("task.maxAttempts")).contains("binomic.task-defaults.max-attempts");
+        assertThat(PropertyNames.ofSetting("task.timeout")).contains("binomic.task-defaults.task-timeout");
+        assertThat(PropertyNames.ofSetting("broker.id")).contains("binomic.broker.broker-id");
+        assertThat(PropertyNames.ofSetting("task.backoff.jitter")).contains("binomic.task-defaults.backoff.jitter");
+        assertThat(PropertyNames.ofSetting("broker.option.wait.replicas")).contains("binomic.broker.options.wait.replicas");
+        assertThat(PropertyNames.ofSetting("master.workers")).isEmpty();
+        io.binomic.core.internal.process.Settings.KEYS.stream().filter(k -> !k.startsWith("master."))
+                .forEach(k -> assertThat(PropertyNames.ofSetting(k)).as(k).isPresent());
     }
 
     /** A short lease alone is valid: the poll and the reclaim period left out follow it, as in WorkerConfig. */
@@ -155,11 +196,22 @@ class BinomicAutoConfigurationTest {
     }
 
     @Test
-    void withoutHandlersOrQueuesNoWorkerRunsAndHealthIsUnknown() {
+    void withoutHandlersOrQueuesNoWorkerRunsAndHealthSaysWhetherTheBrokerAnswers() {
         runner.run(context -> {
             assertThat(context).hasSingleBean(Binomic.class);
             assertThat(context.getBean(BinomicWorkerLifecycle.class).isRunning()).isFalse();
-            assertThat(context.getBean(BinomicHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UNKNOWN);
+            Health health = context.getBean(BinomicHealthIndicator.class).health(true);
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails()).containsEntry("state", "NOT_RUNNING").containsEntry("broker", "UP");
+        });
+    }
+
+    /** A producer-only application still depends on its broker: its health says whether it can submit. */
+    @Test
+    void aProducerOnlyApplicationHasTheHealthComponent() {
+        runner.withUserConfiguration(Handlers.class).withPropertyValues("binomic.worker.enabled=false").run(context -> {
+            assertThat(context).doesNotHaveBean(BinomicWorkerLifecycle.class);
+            assertThat(context.getBean(BinomicHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
         });
     }
 
