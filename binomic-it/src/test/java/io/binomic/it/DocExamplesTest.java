@@ -105,6 +105,20 @@ class DocExamplesTest {
         return pages;
     }
 
+    /** A merge left half-done in a page once (two versions of a table's rows between conflict markers). */
+    @Test
+    void noPageHoldsMergeConflictMarkers() throws IOException {
+        Pattern marker = Pattern.compile("^(<<<<<<< |=======$|>>>>>>> )", Pattern.MULTILINE);
+        List<String> found = new ArrayList<>();
+        for (Page page : pages()) {
+            Matcher m = marker.matcher(Files.readString(page.path()));
+            while (m.find()) {
+                found.add(page.path().getFileName() + ": " + m.group(1).strip());
+            }
+        }
+        assertEquals(List.of(), found, "resolve the merge in these pages");
+    }
+
     @Test
     void everyJavaExampleInTheGuideCompiles() throws IOException {
         List<Page> pages = pages();
