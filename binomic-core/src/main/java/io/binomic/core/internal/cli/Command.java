@@ -208,14 +208,16 @@ abstract class Command {
 
     /**
      * Runs {@code action} on a started Binomic of {@code queues} and returns {@link BinomicCli#EXIT_OK}; a value the
-     * action's calls refuse ({@link IllegalArgumentException}) is bad usage, not a failed operation.
+     * action's calls refuse ({@link IllegalArgumentException}) is bad usage, not a failed operation. Its message names
+     * the problem and the fix, often the queue's state rather than the command line (a limit on a partitioned queue),
+     * so no pointer to the command's help follows it.
      */
     int onBroker(Arguments args, List<String> queues, OnBroker action) throws UsageException {
         try (Binomic binomic = cx.connect(args, queues)) {
             try {
                 action.run(binomic);
             } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
+                throw UsageException.refused(e.getMessage());
             }
         }
         return BinomicCli.EXIT_OK;

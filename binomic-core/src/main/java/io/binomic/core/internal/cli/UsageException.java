@@ -20,6 +20,9 @@ final class UsageException extends Exception {
     /** A value of a settings file or environment variable the command refuses: printed on one line. */
     static UsageException ofSetting(String message) { return new UsageException(message, false); }
 
+    /** A value the library refused, its message naming the problem and the fix (often a queue's state): printed on one line. */
+    static UsageException refused(String message) { return new UsageException(message, false); }
+
     /** Whether the line that points at the command's {@code --help} follows the message. */
     boolean showUsage() { return showUsage; }
 }

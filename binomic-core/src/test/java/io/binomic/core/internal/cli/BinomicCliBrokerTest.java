@@ -140,6 +140,8 @@ class BinomicCliBrokerTest {
         CliRun limit = run("queue", "limit", "clicks", "--concurrency", "2");
         assertEquals(2, limit.exit(), limit.toString());
         assertTrue(limit.err().startsWith("binomic queue limit: queue 'clicks' is partitioned"), limit.err());
+        // Found by an outside tester: the queue's state is what to fix, and the message says how; the command's help would not.
+        assertEquals(1, limit.err().lines().count(), "one line, no pointer to --help: " + limit.err());
     }
 
     @Test
