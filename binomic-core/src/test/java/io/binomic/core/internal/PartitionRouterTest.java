@@ -22,6 +22,16 @@ import org.junit.jupiter.api.Test;
 
 class PartitionRouterTest {
 
+    /** A memory broker whose partitions are read from {@code partitioning}. */
+    private static Broker brokerWith(Partitioning partitioning) {
+        return new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
+            @Override
+            public <T> Optional<T> capability(Class<T> type) {
+                return type == Partitioning.class ? Optional.of(type.cast(partitioning)) : super.capability(type);
+            }
+        };
+    }
+
     /**
      * A producer thread's submit read the partitions of a queue while another thread paused that
      * queue (a pause forgets what was read, to read it again): the submit threw a
@@ -40,12 +50,7 @@ class PartitionRouterTest {
             @Override
             public void setPartitions(String queue, QueuePartitions partitions) { }
         };
-        try (Broker broker = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
-            @Override
-            public <T> Optional<T> capability(Class<T> type) {
-                return type == Partitioning.class ? Optional.of(type.cast(partitioning)) : super.capability(type);
-            }
-        }) {
+        try (Broker broker = brokerWith(partitioning)) {
             router.set(new PartitionRouter(broker));
             router.get().of(List.of("fresh"));
 
@@ -82,12 +87,7 @@ class PartitionRouterTest {
             @Override
             public void setPartitions(String queue, QueuePartitions partitions) { }
         };
-        try (Broker broker = new ForwardingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
-            @Override
-            public <T> Optional<T> capability(Class<T> type) {
-                return type == Partitioning.class ? Optional.of(type.cast(partitioning)) : super.capability(type);
-            }
-        }) {
+        try (Broker broker = brokerWith(partitioning)) {
             PartitionRouter router = new PartitionRouter(broker);
             assertEquals(new QueuePartitions(2, 2), router.of("q"), "the first look waits for its read");
             Thread.sleep(PartitionRouter.REFRESH_MILLIS + 100);
