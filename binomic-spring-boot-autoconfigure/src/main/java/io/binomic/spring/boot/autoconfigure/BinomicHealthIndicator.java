@@ -76,12 +76,12 @@ public class BinomicHealthIndicator extends AbstractHealthIndicator {
 
     /**
      * Why the broker did not answer a query within {@link #PROBE_DEADLINE}; empty when it did. The query runs on a
-     * platform thread of its own, so that a broker that is down, which the client retries for longer, does not hold
-     * the health endpoint: an overrunning query ends, or fails, on that thread.
+     * virtual thread of its own, so that a broker that is down, which the client retries for longer, does not hold
+     * the health endpoint: an overrunning query ends, or fails, on that thread, which costs next to nothing meanwhile.
      */
     private Optional<String> probeBroker() {
         CompletableFuture<Void> answered = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().name("binomic-health-probe").start(() -> {
+        Thread.ofVirtual().name("binomic-health-probe").start(() -> {
             try {
                 binomic.queueStats(PROBE_QUEUE);
                 answered.complete(null);
