@@ -89,21 +89,25 @@ final class RedisUniqueSubmits implements UniqueSubmits {
 
     /**
      * The script that stores {@code m} under its claim, with its KEYS and ARGV: {@link LuaScripts#ENQUEUE_UNIQUE}
-     * for an untracked message enqueued now at the default priority, the common case, which takes
-     * only the key's time-to-live and the stream fields; {@link LuaScripts#SUBMIT_UNIQUE} for the rest
-     * (a due time, a job record, a priority level's stream).
+     * for an untracked message enqueued now whose entry has exactly {@link #ENQUEUE_UNIQUE_FIELDS} (the
+     * common case: default priority, a UTF-8 payload), which takes the key's time-to-live and the
+     * fields' values, their names being the script's own; {@link LuaScripts#SUBMIT_UNIQUE} for the rest
+     * (a due time, a job record, a priority level's stream, a base64 payload).
      */
     private record UniqueCall(String script, List<Object> keys, Object[] args) {
+        /** The fields, in order, whose values alone {@code enqueue_unique.lua} takes; it writes these names. */
+        static final List<String> ENQUEUE_UNIQUE_FIELDS = List.of(StreamFields.ID, StreamFields.TASK, StreamFields.QUEUE,
+                StreamFields.ATTEMPT, StreamFields.ENQUEUED_AT, StreamFields.PAYLOAD, StreamFields.HEADERS);
+
         static UniqueCall of(Message m, Instant dueAt, RedisKeys k) {
             UniqueClaim claim = claim(m);
             String ttl = Long.toString(Math.max(1, claim.ttl().toMillis()));
             String unique = k.unique(m.task(), claim.key());
             Map<String, String> fields = dueAt == null ? StreamFields.encode(m) : null;
-            if (fields != null && !m.isTracked() && !fields.containsKey(StreamFields.PRIORITY)) {
-                // encode puts the id first: the script claims the key for the value of the first field
-                List<Object> args = new ArrayList<>(1 + 2 * fields.size());
+            if (fields != null && !m.isTracked() && List.copyOf(fields.keySet()).equals(ENQUEUE_UNIQUE_FIELDS)) {
+                List<Object> args = new ArrayList<>(1 + fields.size());
                 args.add(ttl);
-                ScriptReplies.addFields(args, fields);
+                args.addAll(fields.values());
                 return new UniqueCall(LuaScripts.ENQUEUE_UNIQUE, List.of(unique, k.stream()), args.toArray());
             }
             List<Object> args = new ArrayList<>(List.of(m.id().toString(), ttl,

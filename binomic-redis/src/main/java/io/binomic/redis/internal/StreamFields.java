@@ -67,7 +67,7 @@ final class StreamFields {
 
     private StreamFields() { }
 
-    /** The entry fields of {@code message}, in a stable order, the id first ({@code enqueue_unique.lua} reads it there). */
+    /** The entry fields of {@code message}, in a stable order ({@code enqueue_unique.lua} writes the common one itself). */
     static Map<String, String> encode(Message message) {
         Map<String, String> fields = new LinkedHashMap<>();
         fields.put(ID, message.id().toString());
