@@ -211,10 +211,11 @@ public final class WorkerRuntime implements Worker {
             settleLoop.interrupt();
             settleLoop.join(until(Math.max(flushEnds, System.nanoTime()) + LOOP_END.toNanos() / 2));
         }
-        int unwritten = settler.giveUpAtStop();
+        Settler.GivenUp givenUp = settler.giveUpAtStop();
+        int unwritten = givenUp.count();
         if (unwritten > 0) {
             LOG.log(Level.ERROR, "worker {0}: {1} outcome(s) could not be written before stopping ({2}); their deliveries stay "
-                    + "pending and run again after reclaim", consumerName, unwritten, settler.lastError);
+                    + "pending and run again after reclaim", consumerName, unwritten, givenUp.byQueue());
         }
         leaseLoop.interrupt();
         // Loops caught in a broker call that ignores the interrupt are daemon threads: left to end with the JVM.
