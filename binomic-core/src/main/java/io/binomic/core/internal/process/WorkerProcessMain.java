@@ -116,8 +116,18 @@ public final class WorkerProcessMain {
             slot.state(WorkerState.DRAINING);
             Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : config.worker().shutdownGrace();
             LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
-            worker.stop(grace);
-            close(binomic);
+            // The worker's last line comes after the close, saying how that went: a warning of a broker that does not
+            // answer while closing would otherwise follow the line that ends the worker's log.
+            String lastLine = worker instanceof WorkerRuntime runtime ? runtime.stopWithoutLastLine(grace) : null;
+            if (lastLine == null) {
+                worker.stop(grace);
+            }
+            String closing = close(binomic);
+            if (lastLine != null) {
+                LOG.log(Level.INFO, lastLine + closing);
+            } else if (!closing.isEmpty()) {
+                LOG.log(Level.WARNING, "worker " + launch.slot() + closing);
+            }
             return EXIT_OK;
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "worker " + launch.slot() + " failed", e);
@@ -138,17 +148,21 @@ public final class WorkerProcessMain {
      */
     static Duration drainBudget(Duration grace) { return WorkerRuntime.stopBudget(grace).plus(CLOSE_WAIT); }
 
-    /** Closes {@code binomic} within {@link #CLOSE_WAIT}; what is left of it ends with the JVM, the worker's outcomes being settled. */
-    private void close(Binomic binomic) {
+    /**
+     * Closes {@code binomic} within {@link #CLOSE_WAIT}; what is left of it ends with the JVM, the worker's outcomes being
+     * settled. Returns what to add to the worker's last line: nothing, or that the close was not waited for.
+     */
+    private String close(Binomic binomic) {
         Thread closing = Thread.ofPlatform().daemon().name("binomic-close").start(binomic::close);
         try {
             if (!closing.join(CLOSE_WAIT)) {
-                LOG.log(Level.WARNING, "worker {0}: closing the broker takes longer than {1,number,#} ms (it does not answer);"
-                        + " exiting without waiting", launch.slot(), CLOSE_WAIT.toMillis());
+                return "; closing the broker took longer than " + CLOSE_WAIT.toMillis() + " ms (it does not answer): exiting without"
+                        + " waiting";
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        return "";
     }
 
     /** The master's resolved settings, read from its file alone: no environment variable re-applied. */

@@ -181,6 +181,18 @@ final class Fetcher implements ControlLoop.Round {
         });
     }
 
+    /**
+     * Cuts off the reclaim under way, if any, as the worker's stop begins: what it would take is left pending for a
+     * live worker anyway ({@link Reclaimer}), and against a broker that does not answer it would outlast the stop
+     * and fail when the client closes.
+     */
+    void interruptReclaim() {
+        Thread last = reclaiming;
+        if (last != null) {
+            last.interrupt();
+        }
+    }
+
     /** Waits for the reclaim under way, if any: a stopping worker starts nothing after its fetcher ended. */
     private void awaitReclaim() throws InterruptedException {
         Thread last = reclaiming;
