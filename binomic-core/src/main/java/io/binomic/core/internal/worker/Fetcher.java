@@ -127,7 +127,7 @@ final class Fetcher implements ControlLoop.Round {
         try {
             deliveries = context.broker().fetch(fetchQueues, context.consumerName(), Math.min(free, FETCH_BATCH), pollTimeout);
         } catch (RuntimeException e) {
-            fetchFailed(e);
+            fetchFailed(e, callStarted);
             return 0;
         } finally {
             callSinceNanos = 0;
@@ -212,11 +212,12 @@ final class Fetcher implements ControlLoop.Round {
         }
     }
 
-    private void fetchFailed(RuntimeException e) {
+    /** A fetch begun at {@code callStarted} failed: the fetches fail since then, the start of the first that failed. */
+    private void fetchFailed(RuntimeException e, long callStarted) {
         lastError = String.valueOf(e.getMessage());
         reclaimer.scheduleRecovery();
         if (failingSinceNanos == 0) {
-            failingSinceNanos = System.nanoTime();
+            failingSinceNanos = callStarted;
         }
         String error = RepeatedErrorLog.brief(e);
         if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second
