@@ -49,14 +49,13 @@ final class EnvironmentVariables {
                     : name.startsWith(SETTING_OPTION) && name.length() > SETTING_OPTION.length()
                     ? PropertyNames.ofSetting(Settings.OPTION_PREFIX + name.substring(SETTING_OPTION.length()).toLowerCase(Locale.ROOT).replace('_', '.'))
                     : Optional.empty();
-            Optional<String> refused = property.filter(p -> p.startsWith(BOOT_OPTIONS))
-                    .flatMap(p -> options.flatMap(o -> o.refusal(p.substring(BOOT_OPTIONS.length())))).map(e -> e.option());
-            if (refused.isPresent()) {
-                String option = refused.get();
-                Providers.KnownOptions known = options.orElseThrow();
-                warnings.add(ignored + " is the binomic command's name of the setting " + Settings.OPTION_PREFIX + option + ", which"
-                        + " Spring Boot does not read, and " + option + " is not an option of the " + known.brokerId() + " broker: this"
-                        + " application ignores it; " + ClosestName.to(option, known.names())
+            Optional<String> option = property.filter(p -> p.startsWith(BOOT_OPTIONS)).map(p -> p.substring(BOOT_OPTIONS.length()));
+            Optional<Providers.KnownOptions> refusing = option.flatMap(o -> options.filter(known -> !known.names().contains(o)));
+            if (refusing.isPresent()) {
+                Providers.KnownOptions known = refusing.get();
+                warnings.add(ignored + " is the binomic command's name of the setting " + Settings.OPTION_PREFIX + option.get() + ", which"
+                        + " Spring Boot does not read, and " + option.get() + " is not an option of the " + known.brokerId() + " broker: this"
+                        + " application ignores it; " + ClosestName.to(option.get(), known.names())
                                 .map(meant -> "did you mean " + meant + "? Set " + PropertyNames.environmentVariable(BOOT_OPTIONS + meant)
                                         + " (the property " + BOOT_OPTIONS + meant + ") for it")
                                 .orElse("its options are " + String.join(", ", known.names())));
