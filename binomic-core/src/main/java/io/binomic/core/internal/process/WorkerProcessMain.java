@@ -128,7 +128,7 @@ public final class WorkerProcessMain {
             if (lastLine != null) {
                 LOG.log(Level.INFO, lastLine + closing);
             } else if (!closing.isEmpty()) {
-                LOG.log(Level.WARNING, "worker " + launch.slot() + closing);
+                LOG.log(Level.WARNING, "worker " + launch.slot() + ": " + closing.substring("; ".length()));
             }
             return EXIT_OK;
         } catch (RuntimeException e) {
