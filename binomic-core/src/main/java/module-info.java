@@ -25,6 +25,9 @@ module io.binomic.core {
     // ... and refuses unknown options with the binomic command's own parser; the auto-configuration's "did you mean" for a
     // mistyped property is the command's own (an automatic module: its name is set in its jar's manifest).
     exports io.binomic.core.internal.cli to io.binomic.jdbc, io.binomic.spring.boot.autoconfigure;
+    // The auto-configuration checks a broker option the binomic command's variable sets, and reports one the broker
+    // refuses, against the broker's own list (Providers, UnknownBrokerOptionException), as the command does.
+    exports io.binomic.core.internal to io.binomic.spring.boot.autoconfigure;
     // The Micrometer binder reads flow limits as /metrics does, with the same gauges.
     exports io.binomic.core.internal.web to io.binomic.micrometer;
 

@@ -23,7 +23,8 @@ public record WorkerHealth(State state, Duration sinceFetchRound, Duration since
         /** Fetching and settling as it should. */
         CONSUMING,
         /**
-         * The broker has been unreachable for longer than a fetch round should take. The worker keeps
+         * The broker is unreachable: a fetch or a write of outcomes failed, or a call took more than the poll timeout
+         * plus a second, and none succeeded since; {@link #problem()} gives the outage's age. The worker keeps
          * its outcomes and resumes by itself when the broker is back: restarting it would not help
          * (and would lose the outcomes it holds, so their tasks would run again).
          */

@@ -5,6 +5,7 @@ import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
+import io.binomic.testsupport.ForwardingBroker;
 import java.time.Duration;
 import java.util.List;
 

@@ -7,7 +7,7 @@ import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
-import io.binomic.bench.ForwardingBroker;
+import io.binomic.testsupport.ForwardingBroker;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

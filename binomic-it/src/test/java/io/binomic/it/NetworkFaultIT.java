@@ -37,8 +37,8 @@ class NetworkFaultIT {
     /** Longer than every fault below by more than one renewal period (a quarter of it). */
     private static final Duration LEASE = Duration.ofSeconds(12);
     private static final Duration POLL = Duration.ofMillis(200);
-    /** What {@code HealthCheck} allows a fetch or a write of outcomes before the broker counts as unreachable. */
-    private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(5);
+    /** What {@code HealthCheck} allows a call past the poll timeout before the broker counts as unreachable. */
+    private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(1);
     private static final int JOBS = 120;
     /** Far more than any fault here needs (the slowest, connections that stall for good, about 2 x the 5 s command timeout). */
     private static final Duration RESUME_WITHIN = Duration.ofSeconds(30);
@@ -105,9 +105,10 @@ class NetworkFaultIT {
             assertEquals(0, o.laterAttempts(), "every job ran as attempt 1: " + o);
         }
         Outcome stall = outcomes.get(3);
-        Duration detectBound = UNREACHABLE_AFTER.plus(POLL).plusSeconds(1);
+        // 1.5 s of slack for a loaded machine.
+        Duration detectBound = UNREACHABLE_AFTER.plus(POLL).plusMillis(1500);
         assertTrue(stall.detected() != null && stall.detected().compareTo(detectBound) <= 0,
-                "a stall shows as BROKER_UNREACHABLE within 5 s + the poll timeout of its first call that does not return: " + stall);
+                "a stall shows as BROKER_UNREACHABLE within 1 s + the poll timeout of its first call that does not return: " + stall);
         assertTrue(proxy.resets() > 0, "the resets hit connections: " + proxy.resets());
     }
 

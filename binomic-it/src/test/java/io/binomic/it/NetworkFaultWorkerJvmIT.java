@@ -44,8 +44,8 @@ class NetworkFaultWorkerJvmIT {
     /** TestApp's worker: 8 slots, poll timeout 200 ms. */
     private static final int CONCURRENCY = 8;
     private static final Duration POLL = Duration.ofMillis(200);
-    /** What the worker allows a fetch or a write of outcomes before it says BROKER_UNREACHABLE. */
-    private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(5);
+    /** What the worker allows a call past the poll timeout before it says BROKER_UNREACHABLE. */
+    private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(1);
     /** BrokerConfig.commandTimeout's default, which is also Redisson's ping interval (RedissonSetup). */
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(5);
     private static final int JOBS = LONG ? 1000 : 120;
@@ -124,8 +124,9 @@ class NetworkFaultWorkerJvmIT {
             assertEquals(0, o.duplicates(), "no fault outlasts the lease minus a renewal period: " + o);
             assertEquals(0, o.laterAttempts(), "every job ran as attempt 1: " + o);
         }
-        assertTrue(stall.detected() != null && stall.detected().compareTo(UNREACHABLE_AFTER.plus(POLL).plusSeconds(1)) <= 0,
-                "a stall shows as BROKER_UNREACHABLE within 5 s + the poll timeout of its first call that does not return: " + stall);
+        // 1.5 s of slack for a loaded machine.
+        assertTrue(stall.detected() != null && stall.detected().compareTo(UNREACHABLE_AFTER.plus(POLL).plusMillis(1500)) <= 0,
+                "a stall shows as BROKER_UNREACHABLE within 1 s + the poll timeout of its first call that does not return: " + stall);
         // 2 s of slack: Redisson's timer runs late on a loaded machine.
         assertTrue(stall.givenUp() != null && stall.givenUp().compareTo(COMMAND_TIMEOUT.multipliedBy(2).plusSeconds(2)) <= 0,
                 "Redisson closes a stalled connection within 2 x the command timeout (its ping interval): " + stall);

@@ -5,20 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.QueueLimits;
-import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
 import io.binomic.api.spi.Admission;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
-import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowLimitReadings;
 import io.binomic.api.spi.FlowLimits;
-import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
-import io.binomic.api.spi.SettleReport;
-import io.binomic.api.spi.Settlement;
 import io.binomic.core.Binomic;
+import io.binomic.testsupport.ForwardingBroker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -88,18 +84,17 @@ class BrokerUpLimitsTest {
      * The memory broker, whose reads of limits fail when told: their state ({@link FlowLimitReadings})
      * or a queue's own setting ({@link FlowLimits#queueLimits}), while a queue's depth is still read.
      */
-    private static final class LimitsDown implements Broker {
-        private final Broker delegate;
+    private static final class LimitsDown extends ForwardingBroker {
         volatile boolean statesDown;
         volatile boolean settingsDown;
 
         LimitsDown(Broker delegate) {
-            this.delegate = delegate;
+            super(delegate);
         }
 
         @Override
         public <T> Optional<T> capability(Class<T> type) {
-            Optional<T> real = delegate.capability(type);
+            Optional<T> real = super.capability(type);
             if (type == FlowLimitReadings.class && real.isPresent()) {
                 FlowLimitReadings readings = (FlowLimitReadings) real.get();
                 FlowLimitReadings failing = (queue, ids) -> {
@@ -116,38 +111,6 @@ class BrokerUpLimitsTest {
             }
             return real;
         }
-
-        @Override public void start(List<String> queues) { delegate.start(queues); }
-
-        @Override public void enqueue(Message message) { delegate.enqueue(message); }
-
-        @Override public void enqueueAll(List<Message> messages) { delegate.enqueueAll(messages); }
-
-        @Override
-        public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
-            return delegate.fetch(queues, consumer, max, wait);
-        }
-
-        @Override public SettleReport settle(String consumer, List<Settlement> settlements) { return delegate.settle(consumer, settlements); }
-
-        @Override
-        public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
-            return delegate.renewLeasesReportingLost(consumer, inFlight);
-        }
-
-        @Override
-        public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
-            return delegate.reclaim(queue, consumer, minIdle, max);
-        }
-
-        @Override public QueueStats stats(String queue) { return delegate.stats(queue); }
-
-        @Override
-        public int removeIdleConsumers(String queue, String consumer, Duration idle) {
-            return delegate.removeIdleConsumers(queue, consumer, idle);
-        }
-
-        @Override public boolean hasBeenRead(String queue) { return delegate.hasBeenRead(queue); }
 
         @Override public void close() { }
     }

@@ -1,5 +1,6 @@
 package io.binomic.core.internal;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Partitioning;
@@ -7,6 +8,7 @@ import io.binomic.api.spi.QueuePartitions;
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,9 +39,16 @@ public final class PartitionRouter {
 
     private record Known(QueuePartitions partitions, long readNanos) { }
 
+    private record FailedRead(long endedNanos, long waitedNanos) { }
+
     private final Optional<Partitioning> partitioning;
     private final Map<String, Known> known = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> turns = new ConcurrentHashMap<>();
+    /**
+     * When the last failed first read of each queue's partitions ended ({@link System#nanoTime()}) and how long it
+     * waited: a submit that made it and whose write then failed too says it waited for both ({@link #withFailedFirstRead(String, long, RuntimeException)}).
+     */
+    private final Map<String, FailedRead> failedFirstReads = new ConcurrentHashMap<>();
     /** The queues whose partitions are being read in the background: one read at a time each. */
     private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
 
@@ -98,6 +107,7 @@ public final class PartitionRouter {
     private Map<String, QueuePartitions> read(Map<String, Known> read) {
         List<String> queues = List.copyOf(read.keySet());
         Map<String, QueuePartitions> out = new LinkedHashMap<>();
+        long startedNanos = System.nanoTime();
         try {
             Map<String, QueuePartitions> answer = partitioning.map(p -> p.partitions(queues)).orElse(Map.of());
             long readNanos = System.nanoTime();
@@ -120,7 +130,38 @@ public final class PartitionRouter {
                 QueuePartitions kept = before == null ? QueuePartitions.ONE : before.partitions();
                 out.put(q, kept);
                 store(q, before, new Known(kept, failedNanos));
+                if (before == null) {
+                    failedFirstReads.put(q, new FailedRead(failedNanos, failedNanos - startedNanos));
+                }
             }
+        }
+        return out;
+    }
+
+    /**
+     * {@code failure} of a submit to {@code queue} begun at {@code beganNanos} ({@link System#nanoTime()}), saying
+     * how long the submit blocked in all when it first waited for a read of the queue's partitions that failed
+     * too: the write's own message names its bound alone (one command timeout), while a process's first submit
+     * to a queue waits for the read before it (up to twice that). Any other failure is returned as it is.
+     */
+    public RuntimeException withFailedFirstRead(String queue, long beganNanos, RuntimeException failure) {
+        return withFailedFirstRead(List.of(queue), beganNanos, failure);
+    }
+
+    /** {@link #withFailedFirstRead(String, long, RuntimeException)} for a submit to {@code queues}, read in one call. */
+    public RuntimeException withFailedFirstRead(Collection<String> queues, long beganNanos, RuntimeException failure) {
+        FailedRead read = queues.stream().map(failedFirstReads::get).filter(r -> r != null && r.endedNanos() - beganNanos >= 0)
+                .findFirst().orElse(null);
+        if (read == null || failure.getClass() != BrokerException.class) {
+            return failure;
+        }
+        long total = (System.nanoTime() - beganNanos) / 1_000_000;
+        BrokerException out = new BrokerException(failure.getMessage() + " (this submit blocked " + total + " ms in all: before"
+                + " the write it waited " + read.waitedNanos() / 1_000_000 + " ms for the queue's partitions, which a process reads"
+                + " at its first submit to a queue, and that read failed too)", failure.getCause());
+        out.setStackTrace(failure.getStackTrace());
+        for (Throwable suppressed : failure.getSuppressed()) {
+            out.addSuppressed(suppressed);
         }
         return out;
     }

@@ -10,10 +10,12 @@ import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TraceContextProvider;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.Set;
@@ -59,18 +61,44 @@ public final class Providers {
     /** Chooses the provider for {@code config} among {@code loaded}. */
     public static BrokerProvider selectBroker(BrokerConfig config, Loaded<BrokerProvider> loaded) {
         BrokerProvider provider = select("broker", config, loaded, BrokerProvider::id, BrokerProvider::schemes);
-        provider.optionNames().ifPresent(own -> checkOptions(config, provider.id(), own));
+        optionsOf(provider).ifPresent(known -> checkOptions(config, known));
         return provider;
     }
 
+    /**
+     * The options of the broker {@code config} selects, its options left unchecked; none when that broker takes any option.
+     *
+     * @throws io.binomic.api.ProviderNotFoundException when no broker, or several, match {@code config}
+     */
+    public static Optional<KnownOptions> brokerOptions(BrokerConfig config) {
+        return optionsOf(select("broker", config, load(BrokerProvider.class, ServiceLoader.load(BrokerProvider.class)),
+                BrokerProvider::id, BrokerProvider::schemes));
+    }
+
+    /** The options a broker reads: its own and the core's ({@link Priority#FAIRNESS_OPTION}), each without a prefix. */
+    public record KnownOptions(String brokerId, Set<String> names) {
+        public KnownOptions {
+            names = Collections.unmodifiableSet(new TreeSet<>(names));
+        }
+
+        /** The refusal of {@code option} when it is not one of these. */
+        public Optional<UnknownBrokerOptionException> refusal(String option) {
+            return names.contains(option) ? Optional.empty() : Optional.of(new UnknownBrokerOptionException(option, brokerId, names));
+        }
+    }
+
+    private static Optional<KnownOptions> optionsOf(BrokerProvider provider) {
+        return provider.optionNames().map(own -> {
+            Set<String> known = new TreeSet<>(own);
+            known.add(Priority.FAIRNESS_OPTION);
+            return new KnownOptions(provider.id(), known);
+        });
+    }
+
     /** Refuses an option the chosen provider does not read ({@link UnknownBrokerOptionException}). */
-    private static void checkOptions(BrokerConfig config, String id, Set<String> own) {
-        Set<String> known = new TreeSet<>(own);
-        known.add(Priority.FAIRNESS_OPTION);
+    private static void checkOptions(BrokerConfig config, KnownOptions known) {
         for (String name : config.options().keySet()) {
-            if (!known.contains(name)) {
-                throw new UnknownBrokerOptionException(name, id, known);
-            }
+            known.refusal(name).ifPresent(e -> { throw e; });
         }
     }
 

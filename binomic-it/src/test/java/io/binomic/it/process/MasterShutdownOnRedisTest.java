@@ -126,6 +126,10 @@ class MasterShutdownOnRedisTest {
                 assertTrue(workerLog.contains(": " + jobs + " outcome(s) could not be written before stopping"), workerLog);
                 assertTrue(workerLog.contains(" " + jobs + " outcome(s) not written (given up: their deliveries run again after reclaim)"),
                         workerLog);
+                // The line that ends the worker's stop ends its log: no warning of a reclaim or of closing the broker after it.
+                List<String> lines = workerLog.strip().lines().toList();
+                assertTrue(lines.getLast().contains(" stopped in ") && lines.getLast().contains(" outcome(s) not written"),
+                        "last line: " + lines.getLast() + "\nworker log: " + workerLog);
                 // the worker is killed at shutdown grace 2 s + 2 s + the kill grace 2 s; it exits by 4 s, the master after it
                 assertTrue(tookMillis < 6_000, "the master took " + tookMillis + " ms to exit; log: " + read(log));
 

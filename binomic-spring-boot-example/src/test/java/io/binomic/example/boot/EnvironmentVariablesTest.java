@@ -3,6 +3,7 @@ package io.binomic.example.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.binomic.api.BinomicConfig;
+import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -21,10 +22,11 @@ class EnvironmentVariablesTest {
 
     @Test
     void theCommandsVariablesAndMistypedOnesAreWarnedOfNamingThePropertyToSet(CapturedOutput output) {
-        Map<String, Object> env = Map.of("BINOMIC_TASK_MAX_ATTEMPTS", "7", "BINOMIC_BROKER_KEY_PREFIX", "shop", "BINOMIC_BROKER_ID", "memory",
+        Map<String, Object> env = new HashMap<>(Map.of("BINOMIC_TASK_MAX_ATTEMPTS", "7", "BINOMIC_BROKER_KEY_PREFIX", "shop", "BINOMIC_BROKER_ID", "memory",
                 "BINOMIC_BROKER_OPTION_PRIORITY_FAIRNESS", "4", "BINOMIC_CONFIG", "/etc/binomic/binomic.conf",
                 "BINOMIC_WORKER_CONCURENCY", "3", "BINOMIC_WORKER_CONCURRENCY", "4", "BINOMIC_MASTER_WORKERS", "2",
-                "BINOMIC_JAVA_OPTS", "-Xmx1g", "BINOMIC_SOMETHING_ELSE", "x");
+                "BINOMIC_JAVA_OPTS", "-Xmx1g", "BINOMIC_SOMETHING_ELSE", "x"));
+        env.put("BINOMIC_BROKER_OPTION_PRIORITY_FAIRNES", "2");
         StandardEnvironment environment = new StandardEnvironment() {
             @Override
             public Map<String, Object> getSystemEnvironment() {
@@ -47,6 +49,11 @@ class EnvironmentVariablesTest {
                 .contains("BINOMIC_BROKER_OPTION_PRIORITY_FAIRNESS is the binomic command's name of the setting"
                         + " broker.option.priority.fairness")
                 .contains("set BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS (the property binomic.broker.options.priority.fairness)")
+                .contains("environment variable BINOMIC_BROKER_OPTION_PRIORITY_FAIRNES is the binomic command's name of the setting"
+                        + " broker.option.priority.fairnes, which Spring Boot does not read, and priority.fairnes is not an option of the"
+                        + " memory broker: this application ignores it; did you mean priority.fairness? Set"
+                        + " BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS (the property binomic.broker.options.priority.fairness) for it")
+                .doesNotContain("BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNES ")
                 .contains("environment variable BINOMIC_CONFIG names the binomic command's settings file, which Spring Boot does not read")
                 .contains("environment variable BINOMIC_WORKER_CONCURENCY is not a binomic.* property Spring Boot reads, and is ignored;"
                         + " did you mean BINOMIC_WORKER_CONCURRENCY?")

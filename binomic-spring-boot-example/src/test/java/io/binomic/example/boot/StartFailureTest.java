@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -12,6 +13,7 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.StandardEnvironment;
 
 /** What a Boot application that cannot start because of Binomic's settings reports: the property to change. */
 @ExtendWith(OutputCaptureExtension.class)
@@ -19,9 +21,15 @@ class StartFailureTest {
 
     /** Starts the example with {@code properties} as command-line arguments, which win over its application.yml. */
     private static RuntimeException startFailure(String... properties) {
+        return startFailure(new StandardEnvironment(), properties);
+    }
+
+    /** {@link #startFailure(String...)} in {@code environment}, for its environment variables. */
+    private static RuntimeException startFailure(StandardEnvironment environment, String... properties) {
         String[] args = Stream.concat(Stream.of("--server.port=0"), Arrays.stream(properties).map(p -> "--" + p))
                 .toArray(String[]::new);
-        try (ConfigurableApplicationContext started = new SpringApplicationBuilder(GreetingApplication.class).run(args)) {
+        try (ConfigurableApplicationContext started = new SpringApplicationBuilder(GreetingApplication.class).environment(environment)
+                .run(args)) {
             return fail("the application started with " + List.of(properties) + ": " + started);
         } catch (RuntimeException e) {
             return e;
@@ -57,8 +65,27 @@ class StartFailureTest {
     void aMistypedBrokerOptionFailsTheStartNamingTheKnownOnes(CapturedOutput output) {
         startFailure("binomic.broker.url=redis://127.0.0.1:1", "binomic.broker.options.eviction.alowed=true");
         assertThat(report(output)).contains("binomic.broker.options.eviction.alowed is not an option of the redis broker; did you mean"
-                        + " 'eviction.allowed'?; its options are eviction.allowed, eviction.recheck, priority.fairness,")
+                        + " 'binomic.broker.options.eviction.allowed'?; its options are binomic.broker.options.eviction.allowed,"
+                        + " binomic.broker.options.eviction.recheck, binomic.broker.options.priority.fairness,")
+                .contains("(binomic.broker.options.eviction.alowed from \"binomic.broker.options.eviction.alowed\" from property source"
+                        + " \"commandLineArgs\")")
                 .contains("Correct binomic.broker.options.eviction.alowed");
+    }
+
+    /** Set by Boot's environment variable: the report names the variable, where the user has to correct it. */
+    @Test
+    void aMistypedBrokerOptionFromAnEnvironmentVariableNamesTheVariable(CapturedOutput output) {
+        StandardEnvironment environment = new StandardEnvironment() {
+            @Override
+            public Map<String, Object> getSystemEnvironment() {
+                return Map.of("BINOMIC_BROKER_OPTIONS_EVICTION_ALOWED", "true");
+            }
+        };
+        startFailure(environment, "binomic.broker.url=redis://127.0.0.1:1");
+        assertThat(report(output)).contains("binomic.broker.options.eviction.alowed is not an option of the redis broker; did you mean"
+                        + " 'binomic.broker.options.eviction.allowed'?")
+                .contains("(binomic.broker.options.eviction.alowed from System Environment Property"
+                        + " \"BINOMIC_BROKER_OPTIONS_EVICTION_ALOWED\")");
     }
 
     @Test

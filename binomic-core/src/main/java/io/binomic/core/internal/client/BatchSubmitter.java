@@ -2,6 +2,7 @@ package io.binomic.core.internal.client;
 
 import io.binomic.api.BatchNotFoundException;
 import io.binomic.api.BatchStatus;
+import io.binomic.api.BrokerException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
@@ -102,10 +103,15 @@ public final class BatchSubmitter {
     /** Submits {@code unrouted} (its jobs and callbacks on their tasks' queues), each routed to its partition. */
     public void submit(NewBatch unrouted, List<Message> unroutedJobs) {
         Map<BatchStatus.Callback, Message> callbacks = new LinkedHashMap<>();
+        long began = System.nanoTime();
         List<Message> jobs = routed(unroutedJobs, unrouted.callbacks().values());
         unrouted.callbacks().forEach((kind, m) -> callbacks.put(kind, context.partitions().route(m, null)));
         NewBatch batch = new NewBatch(unrouted.id(), unrouted.open(), unrouted.retention(), callbacks);
-        batches().submitBatch(batch, jobs);
+        try {
+            batches().submitBatch(batch, jobs);
+        } catch (BrokerException e) {
+            throw context.partitions().withFailedFirstRead(queues(unroutedJobs, unrouted.callbacks().values()), began, e);
+        }
         stats.batchSubmitted();
         long readsDeadline = System.nanoTime() + CONSUMERS_READ_BOUND.toNanos();
         warnOfUnreadJobQueues(batch.id(), jobs, readsDeadline);
@@ -186,8 +192,12 @@ public final class BatchSubmitter {
      * refresh period keeps the routing of the rest from reading them again).
      */
     private List<Message> routed(List<Message> jobs, Collection<Message> alsoRead) {
-        context.partitions().of(Stream.concat(jobs.stream(), alsoRead.stream()).map(Message::queue).distinct().toList());
+        context.partitions().of(queues(jobs, alsoRead));
         return jobs.stream().map(m -> context.partitions().route(m, null)).toList();
+    }
+
+    private static List<String> queues(List<Message> jobs, Collection<Message> alsoRead) {
+        return Stream.concat(jobs.stream(), alsoRead.stream()).map(Message::queue).distinct().toList();
     }
 
     /**
@@ -196,8 +206,15 @@ public final class BatchSubmitter {
      * the two is read after the broker refused: a refusal costs a read, an add does not.
      */
     public void add(UUID batch, List<Message> unroutedJobs) {
+        long began = System.nanoTime();
         List<Message> jobs = routed(unroutedJobs, List.of());
-        if (!batches().addToBatch(batch, jobs)) {
+        boolean added;
+        try {
+            added = batches().addToBatch(batch, jobs);
+        } catch (BrokerException e) {
+            throw context.partitions().withFailedFirstRead(queues(unroutedJobs, List.of()), began, e);
+        }
+        if (!added) {
             BatchStatus closed = batches().readBatch(batch).orElseThrow(() -> notFound(batch, "add a job to it"));
             throw new IllegalStateException("batch " + batch + " is closed (" + closed.state() + "): jobs are added only to a"
                     + " batch submitted with keepOpen() and not closed yet; add them before its close()");

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.client;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
@@ -40,22 +41,32 @@ public final class Submitter {
 
     /** One job of a DIRECT or DELAY task. */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
-        requireSubmittable(task);
-        UUID id = messages.newId();
-        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
-        return handleOf(task, sendOne(task, argument, options, message));
+        long began = System.nanoTime();
+        try {
+            requireSubmittable(task);
+            UUID id = messages.newId();
+            Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
+            return handleOf(task, sendOne(task, argument, options, message));
+        } catch (BrokerException e) {
+            throw context.partitions().withFailedFirstRead(task.queue(), began, e);
+        }
     }
 
     /** One job per argument, sent in one batch; the handles in argument order. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
-        requireSubmittable(task);
-        TraceContext trace = arguments.isEmpty() ? null : messages.traceFor(options, task, arguments.size(), null);
-        List<Message> built = messages.ofArguments(task, arguments, options, trace);
-        List<JobHandle<R>> handles = new ArrayList<>(built.size());
-        for (Submitted submitted : send(task, arguments, options, built)) {
-            handles.add(handleOf(task, submitted));
+        long began = System.nanoTime();
+        try {
+            requireSubmittable(task);
+            TraceContext trace = arguments.isEmpty() ? null : messages.traceFor(options, task, arguments.size(), null);
+            List<Message> built = messages.ofArguments(task, arguments, options, trace);
+            List<JobHandle<R>> handles = new ArrayList<>(built.size());
+            for (Submitted submitted : send(task, arguments, options, built)) {
+                handles.add(handleOf(task, submitted));
+            }
+            return handles;
+        } catch (BrokerException e) {
+            throw context.partitions().withFailedFirstRead(task.queue(), began, e);
         }
-        return handles;
     }
 
     /** One job of a task known by name only, its argument JSON text; tracked, its result read as JSON text. */
@@ -64,7 +75,13 @@ public final class Submitter {
         Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
         UUID id = messages.newId();
         Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
-        Submitted submitted = sendOne(definition, null, options, message);
+        long began = System.nanoTime();
+        Submitted submitted;
+        try {
+            submitted = sendOne(definition, null, options, message);
+        } catch (BrokerException e) {
+            throw context.partitions().withFailedFirstRead(queue, began, e);
+        }
         return new JsonResultHandle(context.jobs().handle(submitted.queue(), submitted.id(), null, Void.class, true));
     }
 

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.client;
 
+import io.binomic.api.BrokerException;
 import io.binomic.api.JobHandle;
 import io.binomic.api.TaskMode;
 import io.binomic.api.WorkflowStatus;
@@ -46,7 +47,9 @@ public final class WorkflowSubmitter {
         List<NewWorkflow.Node> nodes = new ArrayList<>(workflow.nodes().size());
         // The partitions of all its queues in one read, so that the submit waits for at most one
         // read before its write, however many queues its jobs go to.
-        context.partitions().of(workflow.nodes().stream().map(j -> j.task().queue()).distinct().toList());
+        List<String> queues = workflow.nodes().stream().map(j -> j.task().queue()).distinct().toList();
+        long began = System.nanoTime();
+        context.partitions().of(queues);
         for (Workflow.Node j : workflow.nodes()) {
             UUID jobId = messages.newId();
             Message m;
@@ -62,7 +65,11 @@ public final class WorkflowSubmitter {
             Message job = context.partitions().route(m.toBuilder().workflow(id).trackFor(m.trackFor().orElse(retention)).build(), null);
             nodes.add(new NewWorkflow.Node(j.name(), job, j.dependencies().names(), j.dependencies().ignoringFailure(), delayOf(j)));
         }
-        workflows.submitWorkflow(new NewWorkflow(id, retention, nodes));
+        try {
+            workflows.submitWorkflow(new NewWorkflow(id, retention, nodes));
+        } catch (BrokerException e) {
+            throw context.partitions().withFailedFirstRead(queues, began, e);
+        }
         stats.workflowSubmitted();
         return id;
     }

@@ -37,6 +37,8 @@ public final class WorkerProcessMain {
      * live broker that takes a few milliseconds, against one that does not answer it would take the client's retries.
      */
     static final Duration CLOSE_WAIT = Duration.ofMillis(500);
+    /** How often, between heartbeats, the worker's health is read for a change of state to publish at once. */
+    static final long HEALTH_CHECK_MILLIS = 250;
 
     private final WorkerLaunch launch;
     private final BinomicConfig config;
@@ -116,8 +118,18 @@ public final class WorkerProcessMain {
             slot.state(WorkerState.DRAINING);
             Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : config.worker().shutdownGrace();
             LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
-            worker.stop(grace);
-            close(binomic);
+            // The worker's last line comes after the close, saying how that went: a warning of a broker that does not
+            // answer while closing would otherwise follow the line that ends the worker's log.
+            String lastLine = worker instanceof WorkerRuntime runtime ? runtime.stopWithoutLastLine(grace) : null;
+            if (lastLine == null) {
+                worker.stop(grace);
+            }
+            String closing = close(binomic);
+            if (lastLine != null) {
+                LOG.log(Level.INFO, lastLine + closing);
+            } else if (!closing.isEmpty()) {
+                LOG.log(Level.WARNING, "worker " + launch.slot() + ": " + closing.substring("; ".length()));
+            }
             return EXIT_OK;
         } catch (RuntimeException e) {
             LOG.log(Level.ERROR, "worker " + launch.slot() + " failed", e);
@@ -138,17 +150,21 @@ public final class WorkerProcessMain {
      */
     static Duration drainBudget(Duration grace) { return WorkerRuntime.stopBudget(grace).plus(CLOSE_WAIT); }
 
-    /** Closes {@code binomic} within {@link #CLOSE_WAIT}; what is left of it ends with the JVM, the worker's outcomes being settled. */
-    private void close(Binomic binomic) {
+    /**
+     * Closes {@code binomic} within {@link #CLOSE_WAIT}; what is left of it ends with the JVM, the worker's outcomes being
+     * settled. Returns what to add to the worker's last line: nothing, or that the close was not waited for.
+     */
+    private String close(Binomic binomic) {
         Thread closing = Thread.ofPlatform().daemon().name("binomic-close").start(binomic::close);
         try {
             if (!closing.join(CLOSE_WAIT)) {
-                LOG.log(Level.WARNING, "worker {0}: closing the broker takes longer than {1,number,#} ms (it does not answer);"
-                        + " exiting without waiting", launch.slot(), CLOSE_WAIT.toMillis());
+                return "; closing the broker took longer than " + CLOSE_WAIT.toMillis() + " ms (it does not answer): exiting without"
+                        + " waiting";
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        return "";
     }
 
     /** The master's resolved settings, read from its file alone: no environment variable re-applied. */
@@ -219,15 +235,26 @@ public final class WorkerProcessMain {
     /**
      * Heartbeats come from a platform thread on purpose: a virtual thread shares carriers with the
      * tasks, and a worker whose tasks pin every carrier would look hung while it is merely busy.
+     * Between heartbeats it reads the worker's health a few times per interval, and beats at once when
+     * its state changed: a broker gone unreachable shows in {@code binomic workers} within
+     * {@link #HEALTH_CHECK_MILLIS} ms of the worker seeing it, not up to a heartbeat interval later.
      */
     private Thread startHeartbeat() {
         long intervalMillis = launch.heartbeatInterval().toMillis();
+        long checkMillis = Math.min(HEALTH_CHECK_MILLIS, intervalMillis);
         return Thread.ofPlatform().daemon().name("binomic-heartbeat").start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
-                publishCounters();
+                WorkerHealth.State published = publishCounters();
                 slot.heartbeat(System.currentTimeMillis());
                 try {
-                    Thread.sleep(intervalMillis);
+                    long next = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(intervalMillis);
+                    for (long left; (left = next - System.nanoTime()) > 0; ) {
+                        Thread.sleep(Math.min(checkMillis, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+                        Worker current = worker;
+                        if (current != null && published != null && healthOf(current).state() != published) {
+                            break;
+                        }
+                    }
                 } catch (InterruptedException e) {
                     return;
                 }
@@ -235,14 +262,20 @@ public final class WorkerProcessMain {
         });
     }
 
-    /** Counters and health into the slot; the heartbeat written after them makes them visible together. */
-    private void publishCounters() {
+    /**
+     * Counters and health into the slot; the heartbeat written after them makes them visible together. Returns the
+     * state published, null before the worker runs.
+     */
+    private WorkerHealth.State publishCounters() {
         Worker current = worker;
-        if (current != null) {
-            slot.counters(current.counters());
-            slot.callbackLag(WorkerSlots.CallbackLag.sumOf(flows.callbackLags()));
-            slot.health(healthOf(current));
+        if (current == null) {
+            return null;
         }
+        slot.counters(current.counters());
+        slot.callbackLag(WorkerSlots.CallbackLag.sumOf(flows.callbackLags()));
+        WorkerHealth health = healthOf(current);
+        slot.health(health);
+        return health.state();
     }
 
     private static WorkerHealth healthOf(Worker worker) {

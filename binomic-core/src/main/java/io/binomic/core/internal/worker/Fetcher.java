@@ -127,7 +127,7 @@ final class Fetcher implements ControlLoop.Round {
         try {
             deliveries = context.broker().fetch(fetchQueues, context.consumerName(), Math.min(free, FETCH_BATCH), pollTimeout);
         } catch (RuntimeException e) {
-            fetchFailed(e);
+            fetchFailed(e, callStarted);
             return 0;
         } finally {
             callSinceNanos = 0;
@@ -181,6 +181,18 @@ final class Fetcher implements ControlLoop.Round {
         });
     }
 
+    /**
+     * Cuts off the reclaim under way, if any, as the worker's stop begins: what it would take is left pending for a
+     * live worker anyway ({@link Reclaimer}), and against a broker that does not answer it would outlast the stop
+     * and fail when the client closes.
+     */
+    void interruptReclaim() {
+        Thread last = reclaiming;
+        if (last != null) {
+            last.interrupt();
+        }
+    }
+
     /** Waits for the reclaim under way, if any: a stopping worker starts nothing after its fetcher ended. */
     private void awaitReclaim() throws InterruptedException {
         Thread last = reclaiming;
@@ -200,11 +212,12 @@ final class Fetcher implements ControlLoop.Round {
         }
     }
 
-    private void fetchFailed(RuntimeException e) {
+    /** A fetch begun at {@code callStarted} failed: the fetches fail since then, the start of the first that failed. */
+    private void fetchFailed(RuntimeException e, long callStarted) {
         lastError = String.valueOf(e.getMessage());
         reclaimer.scheduleRecovery();
         if (failingSinceNanos == 0) {
-            failingSinceNanos = System.nanoTime();
+            failingSinceNanos = callStarted;
         }
         String error = RepeatedErrorLog.brief(e);
         if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second

@@ -3,6 +3,7 @@ package io.binomic.core.internal.worker;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.WorkerHealth;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -12,14 +13,19 @@ import java.util.stream.Stream;
 /**
  * Tells whether a worker is still consuming, from what its loops and its calls to the broker
  * keep: a loop whose thread ended or that completes no round is stalled; a fetch or a write of
- * outcomes that hangs or keeps failing means the broker is unreachable. It reads and never
+ * outcomes that failed, or a call that overran its time, means the broker is unreachable, from the
+ * start of the first call that failed (or overran) since the last that succeeded. It reads and never
  * changes that state, so asking costs nothing to the work.
  */
 final class HealthCheck {
     /** A loop that completes no round (success or failure) for this long past its own wait is stuck. */
     private static final Duration STALL_LIMIT = Duration.ofSeconds(60);
-    /** Fetch failing for this long (past the poll timeout) makes the broker count as unreachable. */
-    private static final Duration UNREACHABLE_AFTER = Duration.ofSeconds(5);
+    /**
+     * How long a broker call may take past the poll timeout (the longest a fetch waits for messages) before it counts
+     * as overrun: a call that answers is back well within it, one against a broker that does not answer waits its
+     * command timeout (5 s by default) and the client's retries.
+     */
+    static final Duration OVERRUN_AFTER = Duration.ofSeconds(1);
 
     private final WorkerConfig config;
     private final Fetcher fetcher;
@@ -41,14 +47,13 @@ final class HealthCheck {
         Duration sinceFetch = Duration.ofNanos(now - fetcher.lastRoundNanos);
         Duration sinceSettlement = Duration.ofNanos(now - settler.lastWrittenNanos);
         int pending = settler.pending();
-        long limit = UNREACHABLE_AFTER.plus(config.pollTimeout()).toNanos();
-        Optional<String> brokerDown = Stream.of(
-                overdue(now, limit, fetcher.callSinceNanos, "a fetch (or reclaim) has not returned", ""),
-                overdue(now, limit, fetcher.reclaimSinceNanos, "a reclaim has not returned", ""),
-                overdue(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned", ""),
-                overdue(now, limit, fetcher.failingSinceNanos, "fetching has failed", ": " + fetcher.lastError),
-                overdue(now, limit, settler.failingSinceNanos, "writing outcomes has failed", ": " + settler.lastError))
-                .flatMap(Optional::stream).findFirst();
+        long limit = OVERRUN_AFTER.plus(config.pollTimeout()).toNanos();
+        Optional<String> brokerDown = unreachable(now, Stream.of(
+                overrun(now, limit, fetcher.callSinceNanos, "a fetch has not returned"),
+                overrun(now, limit, fetcher.reclaimSinceNanos, "a reclaim has not returned"),
+                overrun(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned"),
+                failing(fetcher.failingSinceNanos, "fetching has failed", fetcher.lastError),
+                failing(settler.failingSinceNanos, "writing outcomes has failed", settler.lastError)));
         Optional<String> stopped = Optional.empty();
         Optional<String> stuck = Optional.empty();
         if (active) {
@@ -56,8 +61,8 @@ final class HealthCheck {
             stopped = loops.stream().map(ControlLoop::stopped).filter(Objects::nonNull).findFirst();
             stuck = loops.stream().map(loop -> loop.stuck(now, stuckAfter)).filter(Objects::nonNull).findFirst();
         }
-        Optional<String> periodicCall = overdue(now, limit, housekeeper.callSinceNanos,
-                "a periodic broker call (paused state, limits, consumers) has not returned", "");
+        Optional<String> periodicCall = unreachable(now, Stream.of(overrun(now, limit, housekeeper.callSinceNanos,
+                "a periodic broker call (paused state, limits, consumers) has not returned")));
         Verdict verdict = verdict(stopped, stuck, brokerDown, periodicCall);
         return new WorkerHealth(verdict.state(), sinceFetch, sinceSettlement, pending, verdict.reason());
     }
@@ -83,9 +88,25 @@ final class HealthCheck {
                 : new Verdict(WorkerHealth.State.CONSUMING, Optional.empty());
     }
 
-    /** "{@code what} for N s{@code detail}" when {@code sinceNanos} (0: not under way) is older than {@code limit}. */
-    private static Optional<String> overdue(long now, long limit, long sinceNanos, String what, String detail) {
-        return sinceNanos != 0 && now - sinceNanos > limit
-                ? Optional.of(what + " for " + TimeUnit.NANOSECONDS.toSeconds(now - sinceNanos) + " s" + detail) : Optional.empty();
+    /** A sign of the broker not answering: since when ({@link System#nanoTime()}), what, and the error if one came. */
+    private record Sign(long sinceNanos, String what, String detail) { }
+
+    /** The call under way since {@code sinceNanos} (0: none), when it has taken longer than {@code limit}. */
+    private static Optional<Sign> overrun(long now, long limit, long sinceNanos, String what) {
+        return sinceNanos != 0 && now - sinceNanos > limit ? Optional.of(new Sign(sinceNanos, what, "")) : Optional.empty();
+    }
+
+    /** The calls failing since {@code sinceNanos} (0: they succeed), with the last error. */
+    private static Optional<Sign> failing(long sinceNanos, String what, String error) {
+        return sinceNanos != 0 ? Optional.of(new Sign(sinceNanos, what, ": " + error)) : Optional.empty();
+    }
+
+    /**
+     * "{@code what} for N s{@code detail}" of the oldest sign: N is the outage's age, from the first call that failed or
+     * overran, and not that of the call under way, which a client's retries restart every command timeout.
+     */
+    private static Optional<String> unreachable(long now, Stream<Optional<Sign>> signs) {
+        return signs.flatMap(Optional::stream).min(Comparator.comparingLong(sign -> sign.sinceNanos() - now))
+                .map(sign -> sign.what() + " for " + TimeUnit.NANOSECONDS.toSeconds(now - sign.sinceNanos()) + " s" + sign.detail());
     }
 }

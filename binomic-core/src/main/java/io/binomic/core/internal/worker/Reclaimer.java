@@ -156,13 +156,21 @@ final class Reclaimer {
                 }
                 admitAndRunOrHold(toRun, ours.leasedSinceNanos());
             } catch (RuntimeException e) {
-                LOG.log(ControlLoop.failureLevel(e), "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
+                LOG.log(failureLevel(e), "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));
                 if (failedSlowly(callStarted)) {
                     break;
                 }
             }
         }
+    }
+
+    /**
+     * The level of a broker call's failure: DEBUG once the worker is stopping, whatever the failure (a call in flight
+     * when the stop began fails when the client closes, after the stop's last line), else {@link ControlLoop#failureLevel}.
+     */
+    private Level failureLevel(RuntimeException e) {
+        return context.active().getAsBoolean() ? ControlLoop.failureLevel(e) : Level.DEBUG;
     }
 
     /**
@@ -192,7 +200,7 @@ final class Reclaimer {
                 try {
                     cleanup.removeSettled(queue);
                 } catch (RuntimeException e) {
-                    LOG.log(ControlLoop.failureLevel(e), "worker {0}: clearing the settled entries of queue {1} failed: {2}", context.consumerName(),
+                    LOG.log(failureLevel(e), "worker {0}: clearing the settled entries of queue {1} failed: {2}", context.consumerName(),
                             queue, RepeatedErrorLog.brief(e));
                     if (failedSlowly(started)) {
                         return;
@@ -220,7 +228,7 @@ final class Reclaimer {
             try {
                 context.broker().removeIdleConsumers(queue, context.consumerName(), config.leaseTimeout().multipliedBy(IDLE_CONSUMER_LEASES));
             } catch (RuntimeException e) {
-                LOG.log(ControlLoop.failureLevel(e), "worker {0}: removing idle consumers of queue {1} failed: {2}", context.consumerName(), queue,
+                LOG.log(failureLevel(e), "worker {0}: removing idle consumers of queue {1} failed: {2}", context.consumerName(), queue,
                         RepeatedErrorLog.brief(e));
                 if (failedSlowly(started)) {
                     break;
@@ -275,7 +283,7 @@ final class Reclaimer {
                         .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of());
             } catch (RuntimeException e) {
                 // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
-                LOG.log(Level.WARNING, "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
+                LOG.log(failureLevel(e), "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
                         context.consumerName(), queue, e.getMessage());
                 lookAgain = true;
                 continue;

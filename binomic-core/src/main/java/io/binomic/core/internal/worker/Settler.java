@@ -12,7 +12,9 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -72,6 +74,7 @@ final class Settler {
      * once, as the same attempt). Removed when reclaim takes them; rare, so bounded crudely.
      */
     private final Set<String> givenUp = ConcurrentHashMap.newKeySet();
+    private static final String NOT_ANSWERED = "the broker did not answer before the stop's end";
     private final AtomicReferenceArray<String> recentlySettled = new AtomicReferenceArray<>(REMEMBERED);
     private int nextSettled;
     /** Failed tries of the batch at the head of {@link #retrying}. */
@@ -91,6 +94,11 @@ final class Settler {
     /** When writes began failing (System.nanoTime), or 0 while they succeed. */
     volatile long failingSinceNanos;
     volatile String lastError = "";
+    /**
+     * The last error of writing each queue's outcomes, kept until one of its writes succeeds: a stop that gives
+     * outcomes of several queues up names each queue's ({@link #giveUpAtStop}), the batches having failed apart.
+     */
+    private final Map<String, String> errorByQueue = new ConcurrentHashMap<>();
     private long nextProbeNanos;
     private int probeTurn;
     /**
@@ -194,15 +202,20 @@ final class Settler {
             List<Settlement> sent = batch.stream().map(this::asHeldNow).toList();
             SettleReport report = broker.settle(consumer, sent);
             headTries = 0;
+            if (!errorByQueue.isEmpty()) {
+                sent.forEach(o -> errorByQueue.remove(o.delivery().queue()));
+            }
             // A slow call was likely retried by the client after its first try landed unanswered.
             written(sent, report, resend || System.nanoTime() - before > SLOW_CALL.toNanos());
         } catch (RuntimeException e) {
             headTries++;
             if (ControlLoop.failureLevel(e) != Level.DEBUG) {
-                lastError = String.valueOf(e.getMessage());
+                String error = String.valueOf(e.getMessage());
+                lastError = error;
+                batch.forEach(o -> errorByQueue.put(o.delivery().queue(), error));
             } else if (lastError.isEmpty()) {
                 // a call cut off by the stop says nothing of the broker but that it had not answered yet
-                lastError = "the broker did not answer before the stop's end";
+                lastError = NOT_ANSWERED;
             }
             if (failingSinceNanos == 0) {
                 failingSinceNanos = before;
@@ -360,7 +373,7 @@ final class Settler {
      * none; returns how many. Their deliveries stay pending, for reclaim to run them again. Called once the settle
      * loop ended or was left to end: an outcome in a call that lands after this is counted given up, never the reverse.
      */
-    int giveUpAtStop() {
+    GivenUp giveUpAtStop() {
         List<Settlement> unwritten = new ArrayList<>(sending);
         for (List<Settlement> batch; (batch = retrying.pollFirst()) != null; ) {
             unwritten.addAll(batch);
@@ -376,8 +389,19 @@ final class Settler {
         }
         distinct.forEach(s -> done.accept(s.delivery()));
         sending = List.of();
-        return distinct.size();
+        Map<String, Integer> byQueue = new LinkedHashMap<>();
+        distinct.forEach(o -> byQueue.merge(o.delivery().queue(), 1, Integer::sum));
+        List<String> each = new ArrayList<>(byQueue.size());
+        String fallback = lastError.isEmpty() ? NOT_ANSWERED : lastError;
+        byQueue.forEach((queue, count) -> each.add(count + " of queue " + queue + ": " + errorByQueue.getOrDefault(queue, fallback)));
+        return new GivenUp(distinct.size(), String.join("; ", each));
     }
+
+    /**
+     * The outcomes a stop gave up: how many, and for each queue how many and its last error
+     * ({@code 2 of queue mail: ...; 1 of queue audit: ...}).
+     */
+    record GivenUp(int count, String byQueue) { }
 
     /** Outcomes not yet written. */
     int pending() {

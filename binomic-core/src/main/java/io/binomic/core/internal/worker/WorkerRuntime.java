@@ -12,6 +12,7 @@ import io.binomic.core.internal.PartitionRouter;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
+import java.text.MessageFormat;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
@@ -59,6 +60,7 @@ public final class WorkerRuntime implements Worker {
     private final FlowGate flow;
     private final Dispatcher dispatcher;
     private final ControlLoop fetchLoop;
+    private final Fetcher fetcher;
     private final ControlLoop settleLoop;
     private final ControlLoop leaseLoop;
     private final ControlLoop moveLoop;
@@ -96,7 +98,7 @@ public final class WorkerRuntime implements Worker {
         this.dispatcher = new Dispatcher(context, processor, settler, flow, held, tracked);
         tracked.checkBeforeRunWith(dispatcher::stillOursToRun);
         Reclaimer reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
-        Fetcher fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter, reclaimer);
+        this.fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter, reclaimer);
         Housekeeper housekeeper = new Housekeeper(context, queues, flow, limiter, reclaimer);
         this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);
         this.houseLoop = new ControlLoop("housekeeping", consumerName, housekeeper);
@@ -163,13 +165,25 @@ public final class WorkerRuntime implements Worker {
      */
     @Override
     public void stop(Duration grace) {
+        String lastLine = stopWithoutLastLine(grace);
+        if (lastLine != null) {
+            LOG.log(Level.INFO, lastLine);
+        }
+    }
+
+    /**
+     * {@link #stop(Duration)}, returning its last line (the counts) instead of logging it, once the worker counts as
+     * stopped: for a caller with more to say at the end, such as a worker JVM closing its broker, whose line would
+     * otherwise come after it. Null when another call stopped the worker (this one waited for it).
+     */
+    public String stopWithoutLastLine(Duration grace) {
         synchronized (this) {
             if (!started) {
                 stopped.countDown();
             }
             if (!active) {
                 awaitStopped();
-                return;
+                return null;
             }
             active = false;
         }
@@ -180,6 +194,7 @@ public final class WorkerRuntime implements Worker {
                 consumerName, dispatcher.runningCount(), settler.pending(), grace, stopBudget(grace));
         moveLoop.interrupt();
         houseLoop.interrupt();
+        fetcher.interruptReclaim();
         // Unsubscribing waits on the broker: against one that does not answer it must not hold the stop.
         Thread unsubscribing = Thread.ofVirtual().name("binomic-unsubscribe-" + consumerName).start(dispatcher::close);
         // The fetch under way ends within the poll timeout when the broker answers; one caught against a broker that
@@ -211,10 +226,11 @@ public final class WorkerRuntime implements Worker {
             settleLoop.interrupt();
             settleLoop.join(until(Math.max(flushEnds, System.nanoTime()) + LOOP_END.toNanos() / 2));
         }
-        int unwritten = settler.giveUpAtStop();
+        Settler.GivenUp givenUp = settler.giveUpAtStop();
+        int unwritten = givenUp.count();
         if (unwritten > 0) {
             LOG.log(Level.ERROR, "worker {0}: {1} outcome(s) could not be written before stopping ({2}); their deliveries stay "
-                    + "pending and run again after reclaim", consumerName, unwritten, settler.lastError);
+                    + "pending and run again after reclaim", consumerName, unwritten, givenUp.byQueue());
         }
         leaseLoop.interrupt();
         // Loops caught in a broker call that ignores the interrupt are daemon threads: left to end with the JVM.
@@ -230,12 +246,13 @@ public final class WorkerRuntime implements Worker {
             leaveQueues(until(deadline));
         }
         WorkerCounters c = counters();
-        LOG.log(Level.INFO, "worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
+        String lastLine = MessageFormat.format("worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
                 + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries run again after reclaim), "
                 + "{8} task(s) cut off by the grace (interrupted: they run again after reclaim)",
                 consumerName, String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)), c.succeeded(), c.failed(),
                 c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum(), cutOff);
         stopped.countDown();
+        return lastLine;
     }
 
     /**

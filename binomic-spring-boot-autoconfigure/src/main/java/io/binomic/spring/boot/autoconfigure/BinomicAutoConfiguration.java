@@ -7,8 +7,10 @@ import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
+import io.binomic.core.internal.Providers;
 import io.binomic.core.testing.TestMode;
 import java.time.Duration;
+import java.util.Optional;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -39,14 +41,26 @@ public class BinomicAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public BinomicConfig binomicConfig(BinomicProperties properties, Environment environment) {
-        warnOfUnboundEnvironmentVariables(environment);
+        warnOfUnboundEnvironmentVariables(environment, properties);
         return BinomicConfigs.of(properties);
     }
 
-    /** Logs a warning for each {@code BINOMIC_*} environment variable no property binds ({@link EnvironmentVariables}). */
-    static void warnOfUnboundEnvironmentVariables(Environment environment) {
+    /**
+     * Logs a warning for each {@code BINOMIC_*} environment variable no property binds ({@link EnvironmentVariables}),
+     * a broker option's checked against the options of the broker {@code properties} select.
+     */
+    static void warnOfUnboundEnvironmentVariables(Environment environment, BinomicProperties properties) {
         if (environment instanceof ConfigurableEnvironment configurable) {
-            EnvironmentVariables.warnings(configurable.getSystemEnvironment()).forEach(LOG::warn);
+            EnvironmentVariables.warnings(configurable.getSystemEnvironment(), brokerOptions(properties)).forEach(LOG::warn);
+        }
+    }
+
+    /** The options of the broker {@code properties} select; none when they select none, which fails the start on its own. */
+    private static Optional<Providers.KnownOptions> brokerOptions(BinomicProperties properties) {
+        try {
+            return Providers.brokerOptions(BinomicConfigs.broker(properties.getBroker()));
+        } catch (RuntimeException e) {
+            return Optional.empty();
         }
     }
 

@@ -2,6 +2,7 @@ package io.binomic.spring.boot.autoconfigure;
 
 import io.binomic.api.BinomicException;
 import io.binomic.api.BrokerException;
+import io.binomic.core.internal.UnknownBrokerOptionException;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -14,9 +15,13 @@ import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.UnboundConfigurationPropertiesException;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.Environment;
 
 /**
  * Reports a start that Binomic's configuration or broker connection failed ("APPLICATION FAILED TO
@@ -44,6 +49,16 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             long.class, "a whole number, such as 5", double.class, "a number, such as 0.2",
             boolean.class, "true or false", List.class, "a comma-separated list, such as mail,audit");
 
+    private static final String BOOT_OPTIONS = "binomic.broker.options.";
+
+    /** Where the properties came from: null when the start failed before the application had an environment. */
+    private final Environment environment;
+
+    /** Spring Boot gives the application's environment ({@code FailureAnalyzers}), for the origin of a property. */
+    public BinomicFailureAnalyzer(Environment environment) {
+        this.environment = environment;
+    }
+
     @Override
     public int getOrder() { return Ordered.HIGHEST_PRECEDENCE; }
 
@@ -60,6 +75,9 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
         Optional<Throwable> cause = binomicCause(failure);
         if (cause.isEmpty()) {
             return null;
+        }
+        if (cause.get() instanceof UnknownBrokerOptionException refused) {
+            return unknownOption(refused);
         }
         String description = PropertyNames.inPropertyNames(String.valueOf(cause.get().getMessage()));
         Set<String> named = new LinkedHashSet<>();
@@ -79,6 +97,31 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             action = "Correct the binomic.* setting named above" + SEE;
         }
         return new FailureAnalysis(description, action, cause.get());
+    }
+
+    /**
+     * An option the broker does not read, with every option named as the full property: the short name
+     * ({@code eviction.allowed}) is no property to set. Its origin tells an environment variable from a file.
+     */
+    private FailureAnalysis unknownOption(UnknownBrokerOptionException refused) {
+        String property = BOOT_OPTIONS + refused.option();
+        String origin = origin(property).map(o -> " (" + property + " from " + o + ")").orElse("");
+        return new FailureAnalysis(refused.describe(BOOT_OPTIONS) + origin, "Correct " + property + SEE, refused);
+    }
+
+    /** Where {@code property}'s value came from ({@code System Environment Property "BINOMIC_..."}), as Spring Boot says it. */
+    private Optional<String> origin(String property) {
+        if (environment == null) {
+            return Optional.empty();
+        }
+        ConfigurationPropertyName name = ConfigurationPropertyName.of(property);
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            ConfigurationProperty found = source.getConfigurationProperty(name);
+            if (found != null) {
+                return Optional.ofNullable(found.getOrigin()).map(Object::toString);
+            }
+        }
+        return Optional.empty();
     }
 
     /** Each {@code binomic.*} name that is not a property, with the closest property; null when none is Binomic's. */

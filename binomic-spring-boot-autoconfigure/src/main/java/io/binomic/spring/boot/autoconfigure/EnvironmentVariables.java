@@ -1,5 +1,6 @@
 package io.binomic.spring.boot.autoconfigure;
 
+import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.cli.ClosestName;
 import io.binomic.core.internal.process.Settings;
 import java.util.ArrayList;
@@ -20,6 +21,7 @@ import java.util.TreeMap;
 final class EnvironmentVariables {
     private static final String PREFIX = "BINOMIC_";
     private static final String SETTING_OPTION = Settings.envName(Settings.OPTION_PREFIX);
+    private static final String BOOT_OPTIONS = "binomic.broker.options.";
 
     private EnvironmentVariables() { }
 
@@ -28,9 +30,11 @@ final class EnvironmentVariables {
      * setting, naming the property and variable to set instead; the command's settings file, which Boot does not
      * read; any other, naming the closest property's variable. The variables of the master alone
      * ({@code BINOMIC_MASTER_WORKERS}) and of the launch scripts ({@code BINOMIC_JAVA_OPTS}) are left alone: an
-     * environment shared with a master has them for the master.
+     * environment shared with a master has them for the master. A broker option ({@code BINOMIC_BROKER_OPTION_*}) is
+     * checked against {@code options}, those of the application's broker: Boot's variable for a mistyped one would
+     * only carry the typo on to a failed start, so the warning names the closest known option's instead.
      */
-    static List<String> warnings(Map<String, ?> env) {
+    static List<String> warnings(Map<String, ?> env, Optional<Providers.KnownOptions> options) {
         Set<String> bound = PropertyNames.environmentVariables();
         Map<String, String> settings = new TreeMap<>();
         Settings.KEYS.forEach(k -> settings.put(Settings.envName(k), k));
@@ -45,8 +49,18 @@ final class EnvironmentVariables {
                     : name.startsWith(SETTING_OPTION) && name.length() > SETTING_OPTION.length()
                     ? PropertyNames.ofSetting(Settings.OPTION_PREFIX + name.substring(SETTING_OPTION.length()).toLowerCase(Locale.ROOT).replace('_', '.'))
                     : Optional.empty();
-            if (property.isPresent()) {
-                String key = settings.getOrDefault(name, property.get().replace("binomic.broker.options.", Settings.OPTION_PREFIX));
+            Optional<String> option = property.filter(p -> p.startsWith(BOOT_OPTIONS)).map(p -> p.substring(BOOT_OPTIONS.length()));
+            Optional<Providers.KnownOptions> refusing = option.flatMap(o -> options.filter(known -> !known.names().contains(o)));
+            if (refusing.isPresent()) {
+                Providers.KnownOptions known = refusing.get();
+                warnings.add(ignored + " is the binomic command's name of the setting " + Settings.OPTION_PREFIX + option.get() + ", which"
+                        + " Spring Boot does not read, and " + option.get() + " is not an option of the " + known.brokerId() + " broker: this"
+                        + " application ignores it; " + ClosestName.to(option.get(), known.names())
+                                .map(meant -> "did you mean " + meant + "? Set " + PropertyNames.environmentVariable(BOOT_OPTIONS + meant)
+                                        + " (the property " + BOOT_OPTIONS + meant + ") for it")
+                                .orElse("its options are " + String.join(", ", known.names())));
+            } else if (property.isPresent()) {
+                String key = settings.getOrDefault(name, property.get().replace(BOOT_OPTIONS, Settings.OPTION_PREFIX));
                 warnings.add(ignored + " is the binomic command's name of the setting " + key + ", which Spring Boot does not read:"
                         + " this application ignores it; set " + PropertyNames.environmentVariable(property.get()) + " (the property " + property.get()
                         + ") for it, beside the command's variable if a master shares this environment");

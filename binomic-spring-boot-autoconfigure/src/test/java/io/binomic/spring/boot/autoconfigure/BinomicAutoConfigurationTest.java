@@ -10,10 +10,13 @@ import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
+import io.binomic.core.internal.Providers;
 import io.binomic.micrometer.BinomicMeterBinder;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -76,11 +79,34 @@ class BinomicAutoConfigurationTest {
                         "BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS", "4", "BINOMIC_JAVA_OPTS", "-Xmx1g", "PATH", "/bin");
             }
         };
-        BinomicAutoConfiguration.warnOfUnboundEnvironmentVariables(environment);
+        BinomicProperties properties = new BinomicProperties();
+        properties.getBroker().setUrl("memory://");
+        BinomicAutoConfiguration.warnOfUnboundEnvironmentVariables(environment, properties);
         assertThat(output.toString()).contains("environment variable BINOMIC_WORKER_CONCURENCY is not a binomic.* property Spring Boot"
                 + " reads, and is ignored; did you mean BINOMIC_WORKER_CONCURRENCY?")
                 .doesNotContain("variable BINOMIC_WORKER_CONCURRENCY ").doesNotContain("BINOMIC_BROKER_OPTIONS_PRIORITY_FAIRNESS is")
                 .doesNotContain("BINOMIC_JAVA_OPTS");
+    }
+
+    /**
+     * The command's variable of a broker option the broker does not read: Boot's variable of the same name would carry
+     * the typo on to a failed start, so the warning names the closest option's variable, or the broker's options.
+     */
+    @Test
+    void theCommandsVariableOfAnUnknownBrokerOptionNamesTheClosestKnownOne() {
+        var redis = Optional.of(new Providers.KnownOptions("redis",
+                Set.of("eviction.allowed", "eviction.recheck", "priority.fairness")));
+        assertThat(EnvironmentVariables.warnings(Map.of("BINOMIC_BROKER_OPTION_EVICTION_ALOWED", "true"), redis)).containsExactly(
+                "environment variable BINOMIC_BROKER_OPTION_EVICTION_ALOWED is the binomic command's name of the setting"
+                        + " broker.option.eviction.alowed, which Spring Boot does not read, and eviction.alowed is not an option of the"
+                        + " redis broker: this application ignores it; did you mean eviction.allowed? Set"
+                        + " BINOMIC_BROKER_OPTIONS_EVICTION_ALLOWED (the property binomic.broker.options.eviction.allowed) for it");
+        assertThat(EnvironmentVariables.warnings(Map.of("BINOMIC_BROKER_OPTION_COLOUR", "red"), redis)).singleElement().asString()
+                .endsWith("colour is not an option of the redis broker: this application ignores it; its options are"
+                        + " eviction.allowed, eviction.recheck, priority.fairness")
+                .doesNotContain("BINOMIC_BROKER_OPTIONS_COLOUR");
+        assertThat(EnvironmentVariables.warnings(Map.of("BINOMIC_BROKER_OPTION_EVICTION_ALLOWED", "true"), redis)).singleElement()
+                .asString().contains("set BINOMIC_BROKER_OPTIONS_EVICTION_ALLOWED (the property binomic.broker.options.eviction.allowed)");
     }
 
     /** The builders' messages name fields in several ways; each becomes the property, for every field the properties map. */
