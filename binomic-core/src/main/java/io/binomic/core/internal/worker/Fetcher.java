@@ -122,6 +122,8 @@ final class Fetcher implements ControlLoop.Round {
     /** Reads up to {@code free} deliveries of {@code fetchQueues} and runs or holds them; returns the slots used. */
     private int fetchAndDispatch(List<String> fetchQueues, int free) throws InterruptedException {
         List<Delivery> deliveries;
+        // the outcomes of the jobs whose slots this round took are handed over by now
+        long outcomesBefore = settler.handedOver();
         long callStarted = System.nanoTime();
         callSinceNanos = callStarted;
         try {
@@ -139,7 +141,8 @@ final class Fetcher implements ControlLoop.Round {
         }
         fetchSucceeded(callStarted);
         deliveries = flow.admit(deliveries, dispatcher::park);
-        deliveries = limiter.admit(deliveries, dispatcher::holdUntil); // the ones over a rate or concurrency limit wait
+        // the ones over a rate or concurrency limit wait
+        deliveries = limiter.admit(deliveries, dispatcher::holdUntil, () -> settler.awaitBeforeAdmission(outcomesBefore));
         // Their leases began with the call: a round held up past half a lease renews them before they run.
         Dispatcher.Taken ours = dispatcher.stillOurs(deliveries, callStarted);
         dispatcher.tracked().startInBulk(ours.deliveries(), dispatcher::hasReservedStart);

@@ -118,6 +118,16 @@ public final class FlowLimiter {
      * ({@link System#nanoTime()}); the others wait (the broker moved them) or are no longer ours.
      */
     public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold) {
+        return admit(deliveries, hold, () -> { });
+    }
+
+    /**
+     * {@link #admit(List, ObjLongConsumer)}, running {@code beforeConcurrency} first when a delivery
+     * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
+     * before its read, whose entries stay pending, and their slots taken, until those are written,
+     * so that the broker does not count them as running.
+     */
+    List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, Runnable beforeConcurrency) {
         if (deliveries.isEmpty()) {
             return deliveries;
         }
@@ -147,6 +157,12 @@ public final class FlowLimiter {
                         "deliveries of tasks with rate or concurrency limits cannot be admitted; they come back after a lease"));
             }
             return out;
+        }
+        for (Admission.Request r : requests) {
+            if (r.limits().stream().anyMatch(l -> l.kind() == FlowLimit.Kind.CONCURRENCY)) {
+                beforeConcurrency.run();
+                break;
+            }
         }
         List<Admission> decisions;
         try {

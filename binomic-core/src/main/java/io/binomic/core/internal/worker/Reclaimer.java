@@ -99,7 +99,9 @@ final class Reclaimer {
         while (free < taken.size() && slots.tryAcquire()) {
             free++;
         }
-        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil);
+        long outcomesBefore = settler.handedOver(); // of the jobs whose slots were just taken
+        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil,
+                () -> settler.awaitBeforeAdmission(outcomesBefore));
         for (Delivery d : admitted) {
             dispatcher.dispatch(d, leasedSinceNanos);
         }

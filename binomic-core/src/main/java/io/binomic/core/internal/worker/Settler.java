@@ -108,6 +108,16 @@ final class Settler {
     private final HeldOutcomes held = new HeldOutcomes();
     /** Set by {@link #giveUpAtStop}: nothing is held any more, whatever a call that lands later says. Guarded by {@link #held}. */
     private boolean holdingEnded;
+    /**
+     * How many outcomes were put in the buffer so far (counted once put, so a put that fails counts
+     * none), how many of them the settle loop took into batches (its own), and how many of the first
+     * ones put are written or given up ({@link #awaitWritten}): the buffer is first in, first out,
+     * and a batch taken is sent, with its retries, before the next one is taken.
+     */
+    private final AtomicLong queued = new AtomicLong();
+    private long taken;
+    private long writtenThrough;
+    private final Object writtenSignal = new Object();
 
     Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
             Consumer<Delivery> done) {
@@ -161,6 +171,58 @@ final class Settler {
             hold(settlement, -1);
             throw e;
         }
+        queued.incrementAndGet();
+    }
+
+    /** A mark for {@link #awaitWritten}: the outcomes handed over so far. */
+    long handedOver() {
+        return queued.get();
+    }
+
+    /**
+     * Waits up to {@code max} until the outcomes handed over before {@code mark} ({@link #handedOver})
+     * are written or given up; false if they are not by then. An outcome handed over while another
+     * call to {@link #submit} was between its put and its count may be waited for, or not: a caller
+     * must only be the faster for the wait, never rely on it.
+     */
+    boolean awaitWritten(long mark, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        synchronized (writtenSignal) {
+            while (writtenThrough < mark) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(writtenSignal, left);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * {@link #awaitWritten} for an admission under a concurrency limit, of deliveries fetched (or
+     * reclaimed) onto the slots of jobs that ended before {@code mark}: until their outcomes are
+     * written, their entries stay pending and their slots taken, so the broker would count those jobs
+     * as running. A queue's limit equal to the worker's concurrency, which cannot bind, then looks as if
+     * it could: the admission records slots, and parks jobs for a slot while the limit has room. The
+     * settle call is mostly under way during the read, so the wait is short; it ends at
+     * {@link #STUCK_AFTER} (writes that slow stop the fetcher anyway), or at an interrupt (a stop),
+     * and then the admission counts them, as it may: the limit holds either way.
+     */
+    void awaitBeforeAdmission(long mark) {
+        try {
+            awaitWritten(mark, STUCK_AFTER);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The settle loop has no batch left unwritten: every outcome it took is written or given up. */
+    private void wroteAllTaken() {
+        synchronized (writtenSignal) {
+            writtenThrough = Math.max(writtenThrough, taken); // past the end once given up at the stop
+            writtenSignal.notifyAll();
+        }
     }
 
     private void hold(Settlement s, int sign) {
@@ -194,6 +256,7 @@ final class Settler {
             batch.add(first);
             buffer.drainTo(batch, BATCH - 1);
             headTries = 0;
+            taken += batch.size();
         }
         sending = batch;
         long before = System.nanoTime();
@@ -207,6 +270,9 @@ final class Settler {
             }
             // A slow call was likely retried by the client after its first try landed unanswered.
             written(sent, report, resend || System.nanoTime() - before > SLOW_CALL.toNanos());
+            if (retrying.isEmpty()) {
+                wroteAllTaken();
+            }
         } catch (RuntimeException e) {
             headTries++;
             if (ControlLoop.failureLevel(e) != Level.DEBUG) {
@@ -270,6 +336,7 @@ final class Settler {
         if (retrying.isEmpty()) {
             // nothing refused is left: writes are not failing any more, and the worker may take work again
             failingSinceNanos = 0;
+            wroteAllTaken();
         }
     }
 
@@ -394,6 +461,10 @@ final class Settler {
         List<String> each = new ArrayList<>(byQueue.size());
         String fallback = lastError.isEmpty() ? NOT_ANSWERED : lastError;
         byQueue.forEach((queue, count) -> each.add(count + " of queue " + queue + ": " + errorByQueue.getOrDefault(queue, fallback)));
+        synchronized (writtenSignal) {
+            writtenThrough = Long.MAX_VALUE; // nothing will be written any more: no one waits for it
+            writtenSignal.notifyAll();
+        }
         return new GivenUp(distinct.size(), String.join("; ", each));
     }
 

@@ -34,7 +34,7 @@ class SettlerHeldCountTest {
     private Settler settler;
 
     private Settler settler(Function<List<Settlement>, SettleReport> settle) {
-        settler = new Settler(new SettleOnly(settle), "c", 8, key -> null, d -> heldAtDone.add(settler.held().total));
+        settler = new Settler(new SettleOnlyBroker(settle), "c", 8, key -> null, d -> heldAtDone.add(settler.held().total));
         return settler;
     }
 
@@ -84,38 +84,5 @@ class SettlerHeldCountTest {
         assertEquals(List.of(1L, 0L), heldAtDone);
         assertEquals(0, s.held().total);
         assertEquals(2, s.abandoned.sum());
-    }
-
-    /** A broker that only settles. */
-    private record SettleOnly(Function<List<Settlement>, SettleReport> settle) implements Broker {
-        @Override public SettleReport settle(String consumer, List<Settlement> settlements) { return settle.apply(settlements); }
-
-        @Override public void start(List<String> queues) { throw new UnsupportedOperationException(); }
-
-        @Override public void enqueue(Message message) { throw new UnsupportedOperationException(); }
-
-        @Override public void enqueueAll(List<Message> messages) { throw new UnsupportedOperationException(); }
-
-        @Override
-        public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override public QueueStats stats(String queue) { throw new UnsupportedOperationException(); }
-
-        @Override
-        public int removeIdleConsumers(String queue, String consumer, Duration idle) { throw new UnsupportedOperationException(); }
-
-        @Override public void close() { }
     }
 }
