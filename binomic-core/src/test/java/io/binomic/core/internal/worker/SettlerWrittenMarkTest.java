@@ -93,7 +93,7 @@ class SettlerWrittenMarkTest {
         settler.submit(ack("1-0"));
         settler.submit(ack("2-0"));
         long mark = settler.handedOver();
-        assertEquals(2, settler.giveUpAtStop());
+        assertEquals(2, settler.giveUpAtStop().count());
         assertTrue(settler.awaitWritten(mark, NO_WAIT));
     }
 }
