@@ -1,16 +1,11 @@
 package io.binomic.core.internal.cli;
 
-import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
-import io.binomic.api.spi.Activity;
-import io.binomic.api.spi.ActivityBucket;
-import io.binomic.api.spi.Broker;
 import io.binomic.core.Binomic;
-import io.binomic.core.Queues;
 import io.binomic.core.internal.CoreAccess;
+import io.binomic.core.internal.QueueTraces;
 import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
-import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.ArrayList;
 import java.util.List;
@@ -193,17 +188,9 @@ abstract class Command {
         }
     }
 
-    /** Whether the broker holds anything of {@code queue}: a worker that stopped cleanly leaves no consumer, but its group. */
+    /** Whether the broker holds anything of {@code queue} ({@link QueueTraces#inBroker}). */
     private static boolean inBroker(Binomic binomic, String queue) {
-        QueueStats s = binomic.queueStats(queue);
-        Queues queues = binomic.queues();
-        Broker broker = CoreAccess.get().broker(binomic);
-        return s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() > 0
-                || broker.hasBeenRead(queue)
-                || queues.isPaused(queue) || !queues.pausedTasks(queue).isEmpty() || !queues.limits(queue).isEmpty()
-                || queues.partitions(queue).partitioned()
-                || broker.capability(Activity.class)
-                        .map(a -> !a.activity(queue, Instant.now().minus(ActivityBucket.KEPT)).isEmpty()).orElse(false);
+        return QueueTraces.inBroker(CoreAccess.get().broker(binomic), binomic.queues(), queue);
     }
 
     /**
