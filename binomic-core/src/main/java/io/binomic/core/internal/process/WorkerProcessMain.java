@@ -56,6 +56,7 @@ public final class WorkerProcessMain {
     }
 
     public static void main(String[] args) {
+        RedisPingLog.quietUnlessConfigured();
         WorkerLaunch launch;
         try {
             launch = WorkerLaunch.parse(Arrays.asList(args));
