@@ -30,6 +30,12 @@ final class Arguments {
     private Arguments(Map<String, List<String>> values) { this.values = values; }
 
     static Arguments parse(List<String> args, List<Option> options) throws UsageException {
+        return parse(args, options, name -> Optional.empty());
+    }
+
+    /** {@link #parse}, an undeclared option that {@code whyNot} has a reason for refused with that reason. */
+    static Arguments parse(List<String> args, List<Option> options, java.util.function.Function<String, Optional<String>> whyNot)
+            throws UsageException {
         Map<String, Option> byName = new LinkedHashMap<>();
         options.forEach(o -> byName.put(o.name(), o));
         Map<String, List<String>> values = new LinkedHashMap<>();
@@ -47,6 +53,10 @@ final class Arguments {
             }
             Option option = byName.get(name);
             if (option == null) {
+                Optional<String> why = whyNot.apply(name);
+                if (why.isPresent()) {
+                    throw new UsageException(why.get());
+                }
                 throw new UsageException("unknown option --" + name
                         + ClosestName.to(name, byName.keySet()).map(closest -> "; did you mean --" + closest + "?").orElse(""));
             }

@@ -208,7 +208,7 @@ public final class BinomicCli {
             settings.value("broker.url").ifPresent(url -> commandEnv.put(Settings.BROKER_URL_ENV, url));
         }
         try {
-            return chosen.run(Arguments.parse(rest, chosen.options));
+            return chosen.run(Arguments.parse(rest, chosen.options, chosen::whyNot));
         } catch (UsageException e) {
             err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen, urlSource(rest)));
             if (e.showUsage()) {

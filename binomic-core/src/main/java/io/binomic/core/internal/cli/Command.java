@@ -88,6 +88,12 @@ abstract class Command {
      */
     List<String> takeOperands(List<String> rest) { return rest; }
 
+    /**
+     * Why the command does not take option {@code name} that other commands take, when a user may well give it
+     * ({@code --broker} to a command that needs no broker): said instead of "unknown option". Empty by default.
+     */
+    Optional<String> whyNot(String name) { return Optional.empty(); }
+
     /** {@code rest} with its first word, when it is not an option, given as {@code --option WORD}. */
     static List<String> firstWordAs(String option, List<String> rest) {
         if (rest.isEmpty() || rest.getFirst().startsWith("-")) {

@@ -107,6 +107,8 @@ class BinomicCliUsageTest {
                 "binomic queue limit: --concurrency is too large: at most 2147483647, was 99999999999",
                 "Run 'binomic queue limit --help' for its options.");
         assertTrue(run("queue", "limit", "mail", "--concurrency", "9x").err().contains("--concurrency must be a whole number, was '9x'"));
+        assertTrue(run("queue", "limit", "mail", "--rate", "50/-1s").err()
+                .startsWith("binomic queue limit: --rate's period must be positive, was '-1s'; give one such as 1s\n"), "a negative duration");
     }
 
     @Test
