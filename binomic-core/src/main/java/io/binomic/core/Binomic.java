@@ -111,7 +111,7 @@ public final class Binomic implements AutoCloseable {
                 Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class)));
         this.partitions = new PartitionRouter(broker);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues(), partitions);
-        this.queues = new Queues(broker, partitions);
+        this.queues = new Queues(broker, partitions, this::allQueues);
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
         TraceContextProvider traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(

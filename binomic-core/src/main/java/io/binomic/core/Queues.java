@@ -10,6 +10,8 @@ import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.PartitionRouter;
+import io.binomic.core.internal.QueueTraces;
+import io.binomic.core.internal.cli.ClosestName;
 import io.binomic.core.internal.worker.LocalPauses;
 import java.time.Duration;
 import java.util.List;
@@ -17,6 +19,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -37,6 +40,7 @@ import java.util.regex.Pattern;
  * }</pre>
  */
 public final class Queues {
+    private static final System.Logger LOG = System.getLogger(Queues.class.getName());
     /** How often a worker reads the paused state, at most. */
     public static final long REFRESH_MILLIS = 500;
     /** How often a worker reads the limits of its queues ({@link #setLimits}), at most. */
@@ -45,10 +49,13 @@ public final class Queues {
 
     private final Broker broker;
     private final PartitionRouter router;
+    /** The queues this instance's tasks and {@code worker.queues} name, as the CLI's check of a queue name counts them. */
+    private final Supplier<List<String>> named;
 
-    Queues(Broker broker, PartitionRouter router) {
+    Queues(Broker broker, PartitionRouter router, Supplier<List<String>> named) {
         this.broker = broker;
         this.router = router;
+        this.named = named;
     }
 
     /**
@@ -133,6 +140,12 @@ public final class Queues {
      * apply them within about a second ({@value #LIMITS_REFRESH_MILLIS} ms); a job also passes its
      * task's own limits. {@link QueueLimits#NONE} removes them. Durable, like a pause.
      *
+     * <p>A queue may be limited before anything runs on it, so a name no task of this instance or
+     * {@code worker.queues} names, and of which the broker holds nothing, is accepted; when such a name
+     * is close to a queue this instance knows ({@code "ccqq"} for {@code "ccq"}), most likely a typo, the
+     * limits are set as given and a warning names the queue meant. Once set, the limits make the queue
+     * known, so a later call on it does not warn again.
+     *
      * @throws UnsupportedOperationException when the broker has no flow control
      */
     public void setLimits(String queue, QueueLimits limits) {
@@ -143,7 +156,23 @@ public final class Queues {
                     + " Redis slot each) and would not hold; set limits on a queue of one partition (binomic queue partitions "
                     + queue + " 1, then again once its other partitions are empty)");
         }
-        Capabilities.require(broker, FlowLimits.class, "queues cannot have rate or concurrency limits").setQueueLimits(queue, limits);
+        FlowLimits flowLimits = Capabilities.require(broker, FlowLimits.class, "queues cannot have rate or concurrency limits");
+        Optional<String> meant = limits.isEmpty() ? Optional.empty() : likelyMeant(queue);
+        flowLimits.setQueueLimits(queue, limits);
+        meant.ifPresent(known -> LOG.log(System.Logger.Level.WARNING, "set limits on queue ''{0}'', which is not known: no task of"
+                + " this instance or worker.queues names it, and the broker held no job, consumer group, dead letter, pause, limit or"
+                + " recent activity of it; did you mean ''{1}''? If ''{0}'' is meant, nothing more is needed (its limits make it"
+                + " known); else remove them with setLimits(\"{0}\", QueueLimits.NONE) and set them on ''{1}''", queue, known));
+    }
+
+    /** The known queue a typed {@code queue} most likely meant, when the name is unknown and close to a known one. */
+    private Optional<String> likelyMeant(String queue) {
+        List<String> known = named.get();
+        if (known.contains(queue)) {
+            return Optional.empty();
+        }
+        Optional<String> closest = ClosestName.to(queue, known);
+        return closest.isPresent() && !QueueTraces.inBroker(broker, this, queue) ? closest : Optional.empty();
     }
 
     /**

@@ -8,6 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -17,12 +19,23 @@ import java.util.regex.Pattern;
  */
 final class Arguments {
     private static final Pattern QUEUE_NAME = Pattern.compile("[A-Za-z0-9_.:-]{1,200}");
+    /** A library message's subject, the words before its first "must", when no clause ends before it. */
+    private static final Pattern SUBJECT = Pattern.compile("^([^,;:]+?) must ");
+    private static final Pattern WORD = Pattern.compile("[A-Za-z]+");
+    private static final Pattern JAVA_DURATION = Pattern.compile("\\bDuration\\.of(Millis|Seconds|Minutes|Hours|Days)\\((\\d+)\\)");
+    private static final Pattern ISO_DURATION = Pattern.compile("\\bP(?:\\d+D)?(?:T[0-9.HMS-]+)?\\b");
 
     private final Map<String, List<String>> values;
 
     private Arguments(Map<String, List<String>> values) { this.values = values; }
 
     static Arguments parse(List<String> args, List<Option> options) throws UsageException {
+        return parse(args, options, name -> Optional.empty());
+    }
+
+    /** {@link #parse}, an undeclared option that {@code whyNot} has a reason for refused with that reason. */
+    static Arguments parse(List<String> args, List<Option> options, java.util.function.Function<String, Optional<String>> whyNot)
+            throws UsageException {
         Map<String, Option> byName = new LinkedHashMap<>();
         options.forEach(o -> byName.put(o.name(), o));
         Map<String, List<String>> values = new LinkedHashMap<>();
@@ -40,6 +53,10 @@ final class Arguments {
             }
             Option option = byName.get(name);
             if (option == null) {
+                Optional<String> why = whyNot.apply(name);
+                if (why.isPresent()) {
+                    throw new UsageException(why.get());
+                }
                 throw new UsageException("unknown option --" + name
                         + ClosestName.to(name, byName.keySet()).map(closest -> "; did you mean --" + closest + "?").orElse(""));
             }
@@ -128,6 +145,9 @@ final class Arguments {
         try {
             n = Integer.parseInt(value.get());
         } catch (NumberFormatException e) {
+            if (value.get().matches("\\+?\\d+")) {
+                throw new UsageException("--" + name + " is too large: at most " + Integer.MAX_VALUE + ", was " + value.get());
+            }
             throw new UsageException("--" + name + " must be a whole number, was '" + value.get() + "'");
         }
         if (n < min) {
@@ -151,5 +171,76 @@ final class Arguments {
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }
+    }
+
+    /**
+     * Gives the value of option {@code name} to the library: a value it refuses is a usage error that names the
+     * option ({@link #inFlagTerms}), since the library's message names its Java API, which a shell user never typed.
+     */
+    static <T> T applied(String name, Supplier<T> apply) throws UsageException {
+        try {
+            return apply.get();
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(inFlagTerms("--" + name, String.valueOf(e.getMessage())));
+        }
+    }
+
+    /**
+     * A library's refusal of {@code flag}'s value, as the command line says it. A message whose subject is the
+     * option's own setting ("rate limit burst must...", "Uniqueness.whileQueued(ttl) must..." for {@code --unique-ttl})
+     * gets the flag as its subject; any other is put after the flag ("--rate: rate limit permits must..."). Java
+     * durations read as the CLI's ({@code Duration.ofHours(1)} and {@code PT1H} as {@code 1h}).
+     */
+    static String inFlagTerms(String flag, String message) {
+        String text = message;
+        Matcher subject = SUBJECT.matcher(text);
+        if (subject.find() && lastWord(subject.group(1)).equalsIgnoreCase(flag.substring(flag.lastIndexOf('-') + 1))) {
+            text = flag + text.substring(subject.end(1));
+        } else {
+            text = flag + ": " + text;
+        }
+        text = JAVA_DURATION.matcher(text).replaceAll(m -> m.group(2) + switch (m.group(1)) {
+            case "Millis" -> "ms";
+            case "Seconds" -> "s";
+            case "Minutes" -> "m";
+            case "Hours" -> "h";
+            default -> "d";
+        });
+        text = ISO_DURATION.matcher(text).replaceAll(m -> Matcher.quoteReplacement(cliDuration(m.group())));
+        return text.replace("leave the setting out", "leave the option out");
+    }
+
+    private static String lastWord(String text) {
+        Matcher m = WORD.matcher(text);
+        String last = "";
+        while (m.find()) {
+            last = m.group();
+        }
+        return last;
+    }
+
+    /** An ISO-8601 duration as the CLI takes one ({@code 0s}, {@code 1h}, {@code -5m}, {@code 1500ms}); unchanged if not one. */
+    static String cliDuration(String iso) {
+        Duration d;
+        try {
+            d = Duration.parse(iso);
+        } catch (java.time.format.DateTimeParseException e) {
+            return iso;
+        }
+        String sign = d.isNegative() ? "-" : "";
+        Duration a = d.abs();
+        if (a.isZero()) {
+            return "0s";
+        }
+        if (a.getNano() % 1_000_000 != 0) {
+            return iso;
+        }
+        long ms = a.toMillis();
+        for (var unit : List.of(Map.entry(86_400_000L, "d"), Map.entry(3_600_000L, "h"), Map.entry(60_000L, "m"), Map.entry(1000L, "s"))) {
+            if (ms % unit.getKey() == 0) {
+                return sign + ms / unit.getKey() + unit.getValue();
+            }
+        }
+        return sign + ms + "ms";
     }
 }

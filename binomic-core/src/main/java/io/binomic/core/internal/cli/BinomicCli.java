@@ -7,6 +7,7 @@ import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.UnknownBrokerOptionException;
+import io.binomic.core.internal.process.RedisPingLog;
 import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -93,7 +94,8 @@ public final class BinomicCli {
      * of the client it starts (Binomic's and Redisson's) say nothing its output does not; {@code --verbose} (or
      * {@code -v}) keeps them. The commands that run until stopped, the master and the dashboard, keep logging their
      * lifecycle at INFO, without Redisson's connection lines, and with settings named as an operator gives them
-     * ({@link OperatorTermsFormatter}); a {@code java.util.logging} configuration of the user's own is left alone.
+     * ({@link OperatorTermsFormatter}); no command prints Redisson's ping failures unless {@code --verbose}
+     * ({@link RedisPingLog}). A {@code java.util.logging} configuration of the user's own is left alone.
      */
     private static void configureLogging(List<String> words) {
         boolean verbose = words.remove("--verbose") | words.remove("-v");
@@ -105,6 +107,9 @@ public final class BinomicCli {
             Logger.getLogger("").setLevel(Level.WARNING);
         } else if (!verbose && !configured) {
             REDISSON_LOGGER.setLevel(Level.WARNING);
+        }
+        if (!verbose) {
+            RedisPingLog.quietUnlessConfigured();
         }
         if (daemon && !configured) {
             OperatorTermsFormatter.install(Logger.getLogger(""));
@@ -203,7 +208,7 @@ public final class BinomicCli {
             settings.value("broker.url").ifPresent(url -> commandEnv.put(Settings.BROKER_URL_ENV, url));
         }
         try {
-            return chosen.run(Arguments.parse(rest, chosen.options));
+            return chosen.run(Arguments.parse(rest, chosen.options, chosen::whyNot));
         } catch (UsageException e) {
             err.println("binomic " + chosen.name + ": " + inCliTerms(e.getMessage(), chosen, urlSource(rest)));
             if (e.showUsage()) {

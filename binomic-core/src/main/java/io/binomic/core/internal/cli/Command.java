@@ -1,16 +1,11 @@
 package io.binomic.core.internal.cli;
 
-import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
-import io.binomic.api.spi.Activity;
-import io.binomic.api.spi.ActivityBucket;
-import io.binomic.api.spi.Broker;
 import io.binomic.core.Binomic;
-import io.binomic.core.Queues;
 import io.binomic.core.internal.CoreAccess;
+import io.binomic.core.internal.QueueTraces;
 import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
-import java.time.Instant;
 import java.util.LinkedHashSet;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,6 +87,12 @@ abstract class Command {
      * options, such as {@code queue pause NAME} into {@code --queue NAME}. None by default.
      */
     List<String> takeOperands(List<String> rest) { return rest; }
+
+    /**
+     * Why the command does not take option {@code name} that other commands take, when a user may well give it
+     * ({@code --broker} to a command that needs no broker): said instead of "unknown option". Empty by default.
+     */
+    Optional<String> whyNot(String name) { return Optional.empty(); }
 
     /** {@code rest} with its first word, when it is not an option, given as {@code --option WORD}. */
     static List<String> firstWordAs(String option, List<String> rest) {
@@ -193,17 +194,9 @@ abstract class Command {
         }
     }
 
-    /** Whether the broker holds anything of {@code queue}: a worker that stopped cleanly leaves no consumer, but its group. */
+    /** Whether the broker holds anything of {@code queue} ({@link QueueTraces#inBroker}). */
     private static boolean inBroker(Binomic binomic, String queue) {
-        QueueStats s = binomic.queueStats(queue);
-        Queues queues = binomic.queues();
-        Broker broker = CoreAccess.get().broker(binomic);
-        return s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() > 0
-                || broker.hasBeenRead(queue)
-                || queues.isPaused(queue) || !queues.pausedTasks(queue).isEmpty() || !queues.limits(queue).isEmpty()
-                || queues.partitions(queue).partitioned()
-                || broker.capability(Activity.class)
-                        .map(a -> !a.activity(queue, Instant.now().minus(ActivityBucket.KEPT)).isEmpty()).orElse(false);
+        return QueueTraces.inBroker(CoreAccess.get().broker(binomic), binomic.queues(), queue);
     }
 
     /**

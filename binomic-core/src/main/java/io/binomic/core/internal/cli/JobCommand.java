@@ -157,7 +157,10 @@ final class JobCommand extends Command {
             throw new UsageException("--priority must be from 0 (lowest) to 9 (highest), was " + priority + "; leave it out for 5");
         }
         SubmitOptions.Builder options = SubmitOptions.builder().priority(priority);
-        args.duration("delay").ifPresent(options::delay);
+        Optional<Duration> delay = args.duration("delay");
+        if (delay.isPresent()) {
+            Arguments.applied("delay", () -> options.delay(delay.get()));
+        }
         Optional<String> unique = args.value("unique");
         if (unique.isEmpty() && (args.has("unique-scope") || args.has("unique-ttl"))) {
             throw new UsageException("--unique-scope and --unique-ttl go with --unique KEY");
@@ -165,12 +168,15 @@ final class JobCommand extends Command {
         if (unique.isPresent()) {
             Duration ttl = args.duration("unique-ttl").orElse(Duration.ofHours(1));
             String scope = args.value("unique-scope").orElse("running");
-            Uniqueness uniqueness = switch (scope) {
+            Uniqueness uniqueness = Arguments.applied("unique-ttl", () -> switch (scope) {
                 case "queued" -> Uniqueness.whileQueued(ttl);
                 case "running" -> Uniqueness.whileQueuedOrRunning(ttl);
                 case "period" -> Uniqueness.forPeriod(ttl);
-                default -> throw new UsageException("--unique-scope must be queued, running or period, was '" + scope + "'");
-            };
+                default -> null;
+            });
+            if (uniqueness == null) {
+                throw new UsageException("--unique-scope must be queued, running or period, was '" + scope + "'");
+            }
             options.unique(uniqueness, unique.get());
         }
         args.value("debounce").ifPresent(options::debounce);

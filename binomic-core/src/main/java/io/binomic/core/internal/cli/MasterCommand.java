@@ -71,7 +71,8 @@ final class MasterCommand extends Command {
                 Settings: --config FILE (or $BINOMIC_CONFIG), then BINOMIC_* environment variables, then
                 these options, each over the one before; the workers get the result, key prefix,
                 Redisson file, task defaults and limits included (module-info-docs/configuration.md).
-                Workers find the application's tasks through TaskProvider services on the module path.
+                Workers find the application's tasks through TaskProvider services on the module path;
+                they never run the application's main(), so what handlers need is set up by the provider.
                 SIGTERM or Ctrl-C drains every worker (running tasks get the shutdown grace; the rest
                 stay pending for another worker to reclaim) and exits 0. Watch it with 'binomic workers'.
                 Durations: 500ms, 5s, 2m, 1h or ISO-8601 (PT5S).

@@ -5,7 +5,8 @@ import java.util.Optional;
 
 /**
  * {@code binomic queue pause NAME [--task T]} and {@code binomic queue resume NAME [--task T]}: stops
- * (or restarts) every worker starting jobs of a queue, or of one task of it, within about a second.
+ * (or restarts) every worker starting jobs of a queue, or of one task of it, within half a second
+ * ({@link io.binomic.core.Queues#REFRESH_MILLIS}).
  * The state is kept in the broker, so it holds across worker and Redis restarts.
  */
 final class QueueCommand extends Command {
@@ -14,7 +15,7 @@ final class QueueCommand extends Command {
     static final Verb PAUSE = new Verb("pause", "Pause a queue, or one task of it: no worker starts its jobs; running ones finish", """
             Example: binomic queue pause mail            (the whole queue)
                      binomic queue pause mail --task send (one task of it)
-            Workers see it within about a second; jobs already running finish. Messages of a
+            Workers on every host see it within 500 ms; jobs already running finish. Messages of a
             paused task that a worker had fetched are parked (no attempt used) until resumed.
             'binomic queues' shows what is paused.
             """);

@@ -58,15 +58,14 @@ final class QueueLimitCommand extends Command {
         if (args.has("burst") && rate.isEmpty()) {
             throw new UsageException("--burst goes with --rate: binomic queue limit NAME --rate 50/s --burst 10");
         }
-        try {
-            if (rate.isPresent()) {
-                RateLimit limit = parseRate(rate.get());
-                int burst = args.intValue("burst", 1, 1);
-                b.rateLimit(burst == 1 ? limit : limit.withBurst(burst));
-            }
-            args.intValue("concurrency", 1).ifPresent(b::concurrencyLimit);
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
+        if (rate.isPresent()) {
+            RateLimit limit = parseRate(rate.get());
+            int burst = args.intValue("burst", 1, 1);
+            b.rateLimit(burst == 1 ? limit : Arguments.applied("burst", () -> limit.withBurst(burst)));
+        }
+        Optional<Integer> concurrency = args.intValue("concurrency", 1);
+        if (concurrency.isPresent()) {
+            Arguments.applied("concurrency", () -> b.concurrencyLimit(concurrency.get()));
         }
         return b.build();
     }
@@ -91,10 +90,6 @@ final class QueueLimitCommand extends Command {
             case "d" -> Duration.ofDays(1);
             default -> Arguments.parseDuration("--rate's period", period);
         };
-        try {
-            return RateLimit.of(permits, duration);
-        } catch (IllegalArgumentException e) {
-            throw new UsageException("--rate: " + e.getMessage());
-        }
+        return Arguments.applied("rate", () -> RateLimit.of(permits, duration));
     }
 }

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 
 /** {@code binomic workers}: the live state of a master's workers, read from its segment file. */
 final class WorkersCommand extends Command {
@@ -28,6 +29,13 @@ final class WorkersCommand extends Command {
                 their jobs to run again). STALE counts outcomes the broker refused because another worker
                 had reclaimed the message. A problem longer than a slot holds ends in "...".
                 """);
+    }
+
+    @Override
+    Optional<String> whyNot(String name) {
+        return name.equals(BROKER.name()) ? Optional.of("--broker is not an option here: this command reads the shared memory of a"
+                + " master on this machine and needs no broker; leave --broker out, and give --state-dir for a master of another"
+                + " state directory") : Optional.empty();
     }
 
     @Override

@@ -498,6 +498,10 @@ public final class Settings {
                 default -> Duration.ofDays(n);
             };
         }
+        if (text.startsWith("-") && DURATION.matcher(text.substring(1).toLowerCase(Locale.ROOT)).matches()) {
+            // A duration, but negative: say that, not that it is not a duration.
+            throw new IllegalArgumentException(what + " must be positive, was '" + text + "'; give one such as " + text.substring(1));
+        }
         try {
             return Duration.parse(text);
         } catch (DateTimeParseException e) {

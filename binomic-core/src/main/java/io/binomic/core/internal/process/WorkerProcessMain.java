@@ -58,6 +58,7 @@ public final class WorkerProcessMain {
     }
 
     public static void main(String[] args) {
+        RedisPingLog.quietUnlessConfigured();
         WorkerLaunch launch;
         try {
             launch = WorkerLaunch.parse(Arrays.asList(args));

@@ -35,7 +35,8 @@ import java.util.function.Consumer;
  */
 final class FlowGate {
     private static final System.Logger LOG = System.getLogger(FlowGate.class.getName());
-    static final long REFRESH_MILLIS = 500;
+    /** The figure {@link io.binomic.core.Queues#REFRESH_MILLIS} promises other processes. */
+    static final long REFRESH_MILLIS = io.binomic.core.Queues.REFRESH_MILLIS;
 
     private final Optional<Pausing> pausing;
     private final Optional<UniqueSubmits> uniqueSubmits;

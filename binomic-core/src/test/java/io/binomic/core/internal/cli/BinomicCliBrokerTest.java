@@ -180,6 +180,20 @@ class BinomicCliBrokerTest {
         assertEquals("paused queue left\n", pause.out());
     }
 
+    /** Found by an outside tester: a refused --unique-ttl or --delay was named by its Java API (Uniqueness.whileQueuedOrRunning). */
+    @Test
+    void aSubmitValueTheLibraryRefusesIsNamedByItsFlag() {
+        CliRun ttl = run("job", "submit", "--task", "send", "--queue", "q", "--json", "{}", "--create", "--unique", "k", "--unique-ttl", "0s");
+        assertEquals(2, ttl.exit(), ttl.toString());
+        assertTrue(ttl.err().startsWith("binomic job submit: --unique-ttl must be at least 1 ms, was 0s: give how long the key may be held"
+                + " at most, such as 1h\n"), ttl.err());
+        CliRun delay = run("job", "submit", "--task", "send", "--queue", "q", "--json", "{}", "--create", "--delay", "0s");
+        assertEquals(2, delay.exit(), delay.toString());
+        assertTrue(delay.err().startsWith("binomic job submit: --delay must be at least 1 ms, was 0s; leave the option out to keep the"
+                + " task's\n"), delay.err());
+        assertEquals(0, broker.stats("q").ready(), "nothing submitted");
+    }
+
     @Test
     void aSubmitToAQueueNoWorkerHasReadIsRefusedUnlessCreateSaysSo() {
         CliRun refused = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}");

@@ -96,6 +96,34 @@ class BinomicCliUsageTest {
                 + " binomic queue limit NAME --rate 50/s --burst 10", "Run 'binomic queue limit --help' for its options.");
     }
 
+    /** Found by an outside tester: the library's refusals of a flag's value named its Java API, not the flag. */
+    @Test
+    void aValueTheLibraryRefusesIsNamedByItsFlag() {
+        assertUsageError(run("queue", "limit", "mail", "--rate", "50/s", "--burst", "100"),
+                "binomic queue limit: --burst must be between 1 and the permits (50), was 100", "Run 'binomic queue limit --help' for its options.");
+        assertTrue(run("queue", "limit", "mail", "--rate", "50/0s").err()
+                .startsWith("binomic queue limit: --rate: rate limit period must be positive, was 0s\n"), "not PT0S");
+        assertUsageError(run("queue", "limit", "mail", "--concurrency", "99999999999"),
+                "binomic queue limit: --concurrency is too large: at most 2147483647, was 99999999999",
+                "Run 'binomic queue limit --help' for its options.");
+        assertTrue(run("queue", "limit", "mail", "--concurrency", "9x").err().contains("--concurrency must be a whole number, was '9x'"));
+        assertTrue(run("queue", "limit", "mail", "--rate", "50/-1s").err()
+                .startsWith("binomic queue limit: --rate's period must be positive, was '-1s'; give one such as 1s\n"), "a negative duration");
+    }
+
+    @Test
+    void aLibraryRefusalInFlagTermsNamesTheFlagAndCliDurations() {
+        assertEquals("--unique-ttl must be at least 1 ms, was 0s: give how long the key may be held at most, such as 1h",
+                Arguments.inFlagTerms("--unique-ttl", "Uniqueness.whileQueuedOrRunning(ttl) must be at least 1 ms, was PT0S: give how"
+                        + " long the key may be held at most, such as Duration.ofHours(1)"));
+        assertEquals("--delay must be at least 1 ms, was -5m; leave the option out to keep the task's",
+                Arguments.inFlagTerms("--delay", "delay must be at least 1 ms, was PT-5M; leave the setting out to keep the task's"));
+        assertEquals("--rate: rate limit permits must be >= 1, was 0",
+                Arguments.inFlagTerms("--rate", "rate limit permits must be >= 1, was 0"), "another setting's subject stays");
+        assertEquals("1500ms 2d 90s P", Arguments.cliDuration("PT1.5S") + " " + Arguments.cliDuration("P2D") + " "
+                + Arguments.cliDuration("PT1M30S") + " " + Arguments.cliDuration("P"));
+    }
+
     @Test
     void aPartitionCountOutOfRangeSaysWhatToType() {
         CliRun zero = run("queue", "partitions", "mail", "0");

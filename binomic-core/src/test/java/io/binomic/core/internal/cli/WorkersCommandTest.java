@@ -28,6 +28,17 @@ class WorkersCommandTest {
         }, args);
     }
 
+    /** Found by an outside tester: a script that adds --broker to every command got "unknown option --broker" here. */
+    @Test
+    void aBrokerIsRefusedSayingWhyTheCommandNeedsNone() {
+        CliRun run = run("workers", "--broker", "redis://localhost:6379");
+        assertEquals(2, run.exit(), run.toString());
+        assertEquals("binomic workers: --broker is not an option here: this command reads the shared memory of a master on this"
+                + " machine and needs no broker; leave --broker out, and give --state-dir for a master of another state directory\n"
+                + "Run 'binomic workers --help' for its options.\n", run.err());
+        assertTrue(run("workers", "--brokr", "x").err().startsWith("binomic workers: unknown option --brokr"), "other options as before");
+    }
+
     @Test
     void showsEachSlotWithStateHeartbeatAgeAndCounters() {
         long us = ProcessHandle.current().pid();

@@ -1,0 +1,74 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.QueueLimits;
+import io.binomic.api.Task;
+import java.text.MessageFormat;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Found by an outside tester: {@code setLimits("ccqq", ...)} took a mistyped queue without a word, where the CLI refuses it. */
+class QueuesSetLimitsTest {
+    record Job(int n) { }
+
+    private final Logger logger = Logger.getLogger(Queues.class.getName());
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
+    private final Handler capture = new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+            if (r.getLevel() == Level.WARNING) {
+                warnings.add(MessageFormat.format(r.getMessage(), r.getParameters()));
+            }
+        }
+
+        @Override public void flush() { }
+
+        @Override public void close() { }
+    };
+    private final Task<Job, Void> work = Task.builder("work", Job.class).queue("ccq").build();
+    private final Binomic binomic = Binomic.builder().handle(work, j -> null).build().start();
+
+    @BeforeEach
+    void capture() { logger.addHandler(capture); }
+
+    @AfterEach
+    void close() {
+        logger.removeHandler(capture);
+        binomic.close();
+    }
+
+    @Test
+    void limitsOnANameCloseToAKnownQueueAreSetWithAWarningNamingIt() {
+        QueueLimits three = QueueLimits.builder().concurrencyLimit(3).build();
+        binomic.queues().setLimits("ccqq", three);
+
+        assertEquals(three, binomic.queues().limits("ccqq"), "set as given: a queue may be limited before anything runs on it");
+        assertEquals(1, warnings.size(), warnings.toString());
+        assertTrue(warnings.getFirst().startsWith("set limits on queue 'ccqq', which is not known:"), warnings.getFirst());
+        assertTrue(warnings.getFirst().contains("did you mean 'ccq'? If 'ccqq' is meant, nothing more is needed"), warnings.getFirst());
+        assertTrue(warnings.getFirst().endsWith("setLimits(\"ccqq\", QueueLimits.NONE) and set them on 'ccq'"), warnings.getFirst());
+
+        binomic.queues().setLimits("ccqq", QueueLimits.builder().concurrencyLimit(4).build());
+        assertEquals(1, warnings.size(), "its limits make it known: " + warnings);
+    }
+
+    @Test
+    void limitsOnAKnownQueueOrANewNameFarFromAnyAreSetWithoutAWord() {
+        QueueLimits three = QueueLimits.builder().concurrencyLimit(3).build();
+        binomic.queues().setLimits("ccq", three);
+        binomic.queues().setLimits("payments", three);
+        binomic.queues().setLimits("ccqq", QueueLimits.NONE);
+
+        assertEquals(List.of(), warnings);
+        assertEquals(three, binomic.queues().limits("payments"));
+    }
+}
