@@ -196,7 +196,27 @@ public final class DeliveryProcessor {
             // Last, after every broker call on its way to the handler: one caught by an outage longer than the lease lands late.
             return new Outcome.LeavePending("taken over by another worker before its handler was called");
         }
+        if (tracking.lateForItsStart(delivery)) {
+            return givenBack(run);
+        }
         return execute(run);
+    }
+
+    /**
+     * The outcome of a delivery that reached its handler too long after the start a rate limit
+     * admitted it for (its start mark held up by an outage, its JVM stalled): put back, due now, its
+     * attempt unchanged, to be admitted again. Run on that old admission, it would start together
+     * with every start held up with it, on top of those the limit admits on time. A tracked job's
+     * record, marked running, says it is scheduled again.
+     */
+    private Outcome givenBack(Run run) {
+        LOG.log(Level.DEBUG, "job {0} of queue {1} reached its handler too late for the start its rate limit admitted; putting it back,"
+                + " to be admitted again", run.message.id(), run.delivery.queue());
+        Instant now = clock.instant();
+        Message next = run.message.attempt() == run.attempt ? run.message
+                : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
+        JobUpdate job = run.tracked() ? JobRecordFormat.givenBack(run.message, run.delivery.queue(), now) : null;
+        return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, now, job));
     }
 
     /**

@@ -18,9 +18,11 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -116,8 +118,10 @@ public final class FlowLimiter {
     /**
      * The deliveries that may run: now, or, for those {@code hold} is told of, at their reserved start
      * ({@link System#nanoTime()}); the others wait (the broker moved them) or are no longer ours.
+     * {@code onTime} is told of each one a rate limit admitted to run now, and when: the start its
+     * lateness is measured from, like a reserved one's.
      */
-    public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold) {
+    public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime) {
         if (deliveries.isEmpty()) {
             return deliveries;
         }
@@ -127,6 +131,7 @@ public final class FlowLimiter {
         }
         List<Delivery> out = new ArrayList<>(deliveries.size());
         List<Admission.Request> requests = new ArrayList<>();
+        Set<String> rated = new HashSet<>(); // keys of those a rate limit decides on
         for (Delivery d : deliveries) {
             QueueLimits queueLimit = ofQueues.getOrDefault(d.queue(), QueueLimits.NONE);
             List<FlowLimit> limits = d.message().map(m -> limitsOf(m, queueLimit)).orElse(List.of());
@@ -134,6 +139,9 @@ public final class FlowLimiter {
                 out.add(d);
             } else {
                 requests.add(new Admission.Request(d, limits));
+                if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.RATE)) {
+                    rated.add(d.key());
+                }
             }
         }
         if (requests.isEmpty()) {
@@ -160,6 +168,9 @@ public final class FlowLimiter {
         long decided = System.nanoTime(); // after the broker's reply: a reserved start is never taken early
         for (Admission a : decisions) {
             if (a.decision() == Admission.Decision.RUN) {
+                if (rated.contains(a.delivery().key())) {
+                    onTime.accept(a.delivery(), decided);
+                }
                 out.add(a.delivery());
             } else if (a.decision() == Admission.Decision.HOLD) {
                 hold.accept(a.delivery(), decided + a.hold().toNanos());

@@ -99,7 +99,7 @@ final class Reclaimer {
         while (free < taken.size() && slots.tryAcquire()) {
             free++;
         }
-        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil);
+        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil, dispatcher::startsAt);
         for (Delivery d : admitted) {
             dispatcher.dispatch(d, leasedSinceNanos);
         }
