@@ -210,8 +210,6 @@ public final class DeliveryProcessor {
      * record, marked running, says it is scheduled again.
      */
     private Outcome givenBack(Run run) {
-        LOG.log(Level.DEBUG, "job {0} of queue {1} reached its handler too late for the start its rate limit admitted; putting it back,"
-                + " to be admitted again", run.message.id(), run.delivery.queue());
         Instant now = clock.instant();
         Message next = run.message.attempt() == run.attempt ? run.message
                 : run.message.withAttempt(run.attempt, run.message.enqueuedAt());

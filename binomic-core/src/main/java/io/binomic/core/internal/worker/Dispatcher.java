@@ -135,7 +135,13 @@ final class Dispatcher implements AutoCloseable {
      */
     boolean lateForItsStart(Delivery d) {
         Long start = rateStarts.remove(d.key());
-        return start != null && System.nanoTime() - start > LATE_START_NANOS;
+        long late = start == null ? 0 : System.nanoTime() - start;
+        if (late <= LATE_START_NANOS) {
+            return false;
+        }
+        LOG.log(Level.DEBUG, "worker {0}: reached the handler of {1} {2} ms after the start its rate limit admitted, too late; putting it"
+                + " back", context.consumerName(), d.receipt(), TimeUnit.NANOSECONDS.toMillis(late));
+        return true;
     }
 
     /** Forgets what was kept of {@code d} for the call of its handler: it is not to be called, or it was. */
