@@ -60,6 +60,8 @@ import java.util.random.RandomGenerator;
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
  *   <tr><td>tracked job whose start mark the broker did not confirm</td><td>not executed; put back, attempt unchanged; after
  *   {@value #START_MARK_TRIES} such tries in a row here, a failed attempt (the retry path)</td></tr>
+ *   <tr><td>start a rate limit admitted, reaching the handler too late (held up past the worker's allowance)</td><td>not executed;
+ *   put back due now, attempt unchanged, to be admitted again</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
  *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
