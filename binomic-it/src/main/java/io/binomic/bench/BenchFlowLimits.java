@@ -308,7 +308,7 @@ final class BenchFlowLimits {
 
     /**
      * Per worker JVM over the window: the fewest and the most starts per second, and the reserved
-     * starts given back (woke too late) per second, all JVMs together.
+     * starts given back (woke, or reached the handler, too late) per second, all JVMs together.
      */
     private static void perJvm(String prefix, long[][] from, long[][] to, double window, Map<String, Double> r) {
         double min = Double.MAX_VALUE;

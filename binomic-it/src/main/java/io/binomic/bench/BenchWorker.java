@@ -134,8 +134,8 @@ public final class BenchWorker {
 
     /**
      * A drain's handler. It also prints {@code counts <starts> <late give-backs>} every 200 ms: the
-     * jobs this JVM started, and the reserved starts it gave back because it woke too late for them
-     * (the worker's debug line, counted here), so that the bench can say which JVM lost starts.
+     * jobs this JVM started, and the starts it gave back because it woke, or reached the handler, too
+     * late for them (the worker's debug lines, counted here), so that the bench can say which JVM lost starts.
      */
     private static TaskHandler<Long, Void> drain() {
         AtomicBoolean first = new AtomicBoolean(true);
@@ -163,7 +163,7 @@ public final class BenchWorker {
         };
     }
 
-    /** Counts the worker's "woke too late for the reserved start" lines (debug, not printed). */
+    /** Counts the worker's "too late" lines, of a late wake or a late hand-off to the handler (debug, not printed). */
     private static AtomicLong countLateStarts() {
         AtomicLong late = new AtomicLong();
         java.util.logging.Logger dispatcher = java.util.logging.Logger.getLogger("io.binomic.core.internal.worker.Dispatcher");
@@ -172,7 +172,7 @@ public final class BenchWorker {
         dispatcher.addHandler(new java.util.logging.Handler() {
             @Override
             public void publish(java.util.logging.LogRecord record) {
-                if (record.getMessage() != null && record.getMessage().contains("woke too late")) {
+                if (record.getMessage() != null && record.getMessage().contains("too late")) {
                     late.incrementAndGet();
                 } else if (record.getLevel().intValue() > java.util.logging.Level.FINE.intValue()) {
                     System.err.println(record.getLevel() + " " + record.getMessage());

@@ -57,6 +57,17 @@ public final class JobRecordFormat {
         return new JobUpdate(queue, message.id(), set, delete, Duration.ZERO, false);
     }
 
+    /**
+     * The update of a job marked started whose handler was not called after all (its start came too
+     * late for its rate limit): due again at {@code due}, as it was before the mark.
+     */
+    public static JobUpdate givenBack(Message message, String queue, Instant due) {
+        Map<String, String> set = new HashMap<>();
+        set.put(JobRecords.STATE, JobState.SCHEDULED.name());
+        set.put(JobRecords.DUE, Long.toString(due.toEpochMilli()));
+        return new JobUpdate(queue, message.id(), set, List.of(JobRecords.STARTED_AT, WORKER, PROGRESS, NOTE), Duration.ZERO, false);
+    }
+
     public static JobUpdate progress(Message message, String queue, int percent, String note) {
         return new JobUpdate(queue, message.id(), Map.of(PROGRESS, Integer.toString(percent), NOTE, clip(note)), List.of(),
                 Duration.ZERO, false);

@@ -60,6 +60,8 @@ import java.util.random.RandomGenerator;
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
  *   <tr><td>tracked job whose start mark the broker did not confirm</td><td>not executed; put back, attempt unchanged; after
  *   {@value #START_MARK_TRIES} such tries in a row here, a failed attempt (the retry path)</td></tr>
+ *   <tr><td>start a rate limit admitted, reaching the handler too late (held up past the worker's allowance)</td><td>not executed;
+ *   put back due now, attempt unchanged, to be admitted again</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
  *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
@@ -196,7 +198,25 @@ public final class DeliveryProcessor {
             // Last, after every broker call on its way to the handler: one caught by an outage longer than the lease lands late.
             return new Outcome.LeavePending("taken over by another worker before its handler was called");
         }
+        if (tracking.lateForItsStart(delivery)) {
+            return givenBack(run);
+        }
         return execute(run);
+    }
+
+    /**
+     * The outcome of a delivery that reached its handler too long after the start a rate limit
+     * admitted it for (its start mark held up by an outage, its JVM stalled): put back, due now, its
+     * attempt unchanged, to be admitted again. Run on that old admission, it would start together
+     * with every start held up with it, on top of those the limit admits on time. A tracked job's
+     * record, marked running, says it is scheduled again.
+     */
+    private Outcome givenBack(Run run) {
+        Instant now = clock.instant();
+        Message next = run.message.attempt() == run.attempt ? run.message
+                : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
+        JobUpdate job = run.tracked() ? JobRecordFormat.givenBack(run.message, run.delivery.queue(), now) : null;
+        return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, now, job));
     }
 
     /**

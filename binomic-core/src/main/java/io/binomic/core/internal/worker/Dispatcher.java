@@ -59,6 +59,12 @@ final class Dispatcher implements AutoCloseable {
     /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by key. */
     private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
     /**
+     * The start a rate limit admitted each delivery for ({@link System#nanoTime()}: its reserved start,
+     * or the admission's answer for one to run at once), by key, until its handler is about to be
+     * called ({@link #lateForItsStart}).
+     */
+    private final Map<String, Long> rateStarts = new ConcurrentHashMap<>();
+    /**
      * Held by the fetcher from a read until the deliveries it handed out are held, and by the search
      * for lost reads while it tells its finds from those: fair, so the search is not kept out by
      * the fetcher's next read.
@@ -74,9 +80,10 @@ final class Dispatcher implements AutoCloseable {
      */
     private final Map<String, Long> leasedSince = new ConcurrentHashMap<>();
     /**
-     * How late a reserved start may still be taken. A delivery that wakes later than this gives its
-     * start back (it is put back, due now, and admitted again): a worker that stalled must not start
-     * what it held all at once, on top of the starts other workers take on time.
+     * How late a start a rate limit admitted may still be taken. A delivery that wakes later than
+     * this, or reaches its handler later than this, gives its start back (it is put back, due now,
+     * and admitted again): a worker that stalled, or waited on a broker that did not answer, must
+     * not start what it held all at once, on top of the starts other workers take on time.
      */
     static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     /**
@@ -111,6 +118,36 @@ final class Dispatcher implements AutoCloseable {
     /** Says that {@code d}, about to be dispatched, may start at {@code startNanos} ({@link System#nanoTime()}) and not before. */
     void holdUntil(Delivery d, long startNanos) {
         reservedStarts.put(d.key(), startNanos);
+        rateStarts.put(d.key(), startNanos);
+    }
+
+    /** Says that a rate limit admitted {@code d}, about to be dispatched, to start at once, as of {@code startNanos} ({@link System#nanoTime()}). */
+    void startsAt(Delivery d, long startNanos) {
+        rateStarts.put(d.key(), startNanos);
+    }
+
+    /**
+     * Whether {@code d}, whose handler is about to be called, is more than {@link #LATE_START_NANOS}
+     * past the start a rate limit admitted it for; false for one no rate limit decided on. Read once,
+     * after every step on its way to the handler (a wait for a slot or the paused state, its start
+     * mark): a start mark held up by an outage, or a JVM that stalled past the check at the end of
+     * its wait, would otherwise start it, and every other one held up with it, at once.
+     */
+    boolean lateForItsStart(Delivery d) {
+        Long start = rateStarts.remove(d.key());
+        long late = start == null ? 0 : System.nanoTime() - start;
+        if (late <= LATE_START_NANOS) {
+            return false;
+        }
+        LOG.log(Level.DEBUG, "worker {0}: reached the handler of {1} {2} ms after the start its rate limit admitted, too late; putting it"
+                + " back", context.consumerName(), d.receipt(), TimeUnit.NANOSECONDS.toMillis(late));
+        return true;
+    }
+
+    /** Forgets what was kept of {@code d} for the call of its handler: it is not to be called, or it was. */
+    private void forgetStart(Delivery d) {
+        leasedSince.remove(d.key());
+        rateStarts.remove(d.key());
     }
 
     /** Whether {@code d} waits for a reserved start: it is not running yet, and its job must not say so. */
@@ -156,10 +193,10 @@ final class Dispatcher implements AutoCloseable {
                 }
                 if (!context.active().getAsBoolean()) {
                     held.remove(d.key());
-                    leasedSince.remove(d.key());
+                    forgetStart(d);
                     slots.release();
                 } else if (System.nanoTime() - startNanos > LATE_START_NANOS) {
-                    leasedSince.remove(d.key());
+                    forgetStart(d);
                     giveBack(d);
                     slots.release();
                 } else {
@@ -167,7 +204,7 @@ final class Dispatcher implements AutoCloseable {
                 }
             } catch (InterruptedException e) {
                 held.remove(d.key()); // stopping: left pending for reclaim
-                leasedSince.remove(d.key());
+                forgetStart(d);
                 slots.release();
             } finally {
                 waiting.remove(d.key());
@@ -217,7 +254,7 @@ final class Dispatcher implements AutoCloseable {
                 outcome = null;
             } finally {
                 running.remove(d.key());
-                leasedSince.remove(d.key()); // its processing may have ended before the handler (a dead letter)
+                forgetStart(d); // its processing may have ended before the handler (a dead letter)
                 tracked.forget(d);
                 if (!(outcome instanceof Outcome.Settle)) {
                     held.remove(d.key()); // left pending: stop renewing, so reclaim brings it back
@@ -236,7 +273,7 @@ final class Dispatcher implements AutoCloseable {
     void park(Delivery d) {
         // Its start mark from the fetch must not stand in for the start check of a later delivery of the same job.
         tracked.forget(d);
-        leasedSince.remove(d.key());
+        forgetStart(d);
         held.put(d.key(), d);
         try {
             settler.submit(FlowGate.park(d));
@@ -299,6 +336,7 @@ final class Dispatcher implements AutoCloseable {
         for (Delivery d : lost) {
             lostKeys.add(d.key());
             reservedStarts.remove(d.key());
+            rateStarts.remove(d.key());
             tracked.forget(d);
             recordLost(d, "dropped before running");
         }
@@ -348,7 +386,7 @@ final class Dispatcher implements AutoCloseable {
             } else if (overflow.removeIf(o -> o.key().equals(d.key()))) {
                 unadmitted.remove(d.key());
                 held.remove(d.key());
-                leasedSince.remove(d.key());
+                forgetStart(d);
                 tracked.forget(d);
                 recordLost(d, "not started");
                 stopped++;
@@ -426,7 +464,7 @@ final class Dispatcher implements AutoCloseable {
         for (Delivery a : toAdmit) {
             if (!admitted.contains(a.key())) {
                 held.remove(a.key());
-                leasedSince.remove(a.key());
+                forgetStart(a);
                 tracked.forget(a);
             }
         }
@@ -441,7 +479,7 @@ final class Dispatcher implements AutoCloseable {
         overflow.forEach(d -> {
             unadmitted.remove(d.key());
             held.remove(d.key());
-            leasedSince.remove(d.key());
+            forgetStart(d);
             tracked.forget(d);
         });
         overflow.clear();

@@ -95,7 +95,7 @@ final class Fetcher implements ControlLoop.Round {
                 Thread.sleep(OUTCOMES_STUCK_PAUSE.toMillis());
                 return true;
             }
-            free -= dispatcher.runOverflow(free, held -> limiter.admit(held, dispatcher::holdUntil));
+            free -= dispatcher.runOverflow(free, held -> limiter.admit(held, dispatcher::holdUntil, dispatcher::startsAt));
             startReclaimIfDue(free);
             List<String> fetchQueues = flow.fetchable();
             if (free > 0 && fetchQueues.isEmpty()) {
@@ -142,7 +142,8 @@ final class Fetcher implements ControlLoop.Round {
         fetchSucceeded(callStarted);
         deliveries = flow.admit(deliveries, dispatcher::park);
         // the ones over a rate or concurrency limit wait
-        deliveries = limiter.admit(deliveries, dispatcher::holdUntil, () -> settler.awaitBeforeAdmission(outcomesBefore));
+        deliveries = limiter.admit(deliveries, dispatcher::holdUntil, dispatcher::startsAt,
+                () -> settler.awaitBeforeAdmission(outcomesBefore));
         // Their leases began with the call: a round held up past half a lease renews them before they run.
         Dispatcher.Taken ours = dispatcher.stillOurs(deliveries, callStarted);
         dispatcher.tracked().startInBulk(ours.deliveries(), dispatcher::hasReservedStart);

@@ -18,9 +18,11 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -116,18 +118,21 @@ public final class FlowLimiter {
     /**
      * The deliveries that may run: now, or, for those {@code hold} is told of, at their reserved start
      * ({@link System#nanoTime()}); the others wait (the broker moved them) or are no longer ours.
+     * {@code onTime} is told of each one a rate limit admitted to run now, and when: the start its
+     * lateness is measured from, like a reserved one's.
      */
-    public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold) {
-        return admit(deliveries, hold, () -> { });
+    public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime) {
+        return admit(deliveries, hold, onTime, () -> { });
     }
 
     /**
-     * {@link #admit(List, ObjLongConsumer)}, running {@code beforeConcurrency} first when a delivery
+     * {@link #admit(List, ObjLongConsumer, ObjLongConsumer)}, running {@code beforeConcurrency} first when a delivery
      * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
      * before its read, whose entries stay pending, and their slots taken, until those are written,
      * so that the broker does not count them as running.
      */
-    List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, Runnable beforeConcurrency) {
+    List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime,
+            Runnable beforeConcurrency) {
         if (deliveries.isEmpty()) {
             return deliveries;
         }
@@ -137,6 +142,7 @@ public final class FlowLimiter {
         }
         List<Delivery> out = new ArrayList<>(deliveries.size());
         List<Admission.Request> requests = new ArrayList<>();
+        Set<String> rated = new HashSet<>(); // keys of those a rate limit decides on
         for (Delivery d : deliveries) {
             QueueLimits queueLimit = ofQueues.getOrDefault(d.queue(), QueueLimits.NONE);
             List<FlowLimit> limits = d.message().map(m -> limitsOf(m, queueLimit)).orElse(List.of());
@@ -144,6 +150,9 @@ public final class FlowLimiter {
                 out.add(d);
             } else {
                 requests.add(new Admission.Request(d, limits));
+                if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.RATE)) {
+                    rated.add(d.key());
+                }
             }
         }
         if (requests.isEmpty()) {
@@ -176,6 +185,9 @@ public final class FlowLimiter {
         long decided = System.nanoTime(); // after the broker's reply: a reserved start is never taken early
         for (Admission a : decisions) {
             if (a.decision() == Admission.Decision.RUN) {
+                if (rated.contains(a.delivery().key())) {
+                    onTime.accept(a.delivery(), decided);
+                }
                 out.add(a.delivery());
             } else if (a.decision() == Admission.Decision.HOLD) {
                 hold.accept(a.delivery(), decided + a.hold().toNanos());

@@ -60,6 +60,15 @@ public interface JobTracking {
         return true;
     }
 
+    /**
+     * Asked just before the handler of {@code delivery} is called, after {@link #stillOursToRun}: true
+     * when a rate limit admitted it for a start now past by more than a worker may start late (it
+     * gives the start back instead). False when there is no worker.
+     */
+    default boolean lateForItsStart(Delivery delivery) {
+        return false;
+    }
+
     /** The status of batch {@code id}, for a handler's {@code TaskContext.batch()}; empty when the broker keeps no batches. */
     default Optional<BatchStatus> batch(UUID id) { return Optional.empty(); }
 
@@ -131,6 +140,9 @@ public interface JobTracking {
             public boolean stillOursToRun(Delivery delivery) { return hooks.stillOursToRun(delivery); }
 
             @Override
+            public boolean lateForItsStart(Delivery delivery) { return hooks.lateForItsStart(delivery); }
+
+            @Override
             public boolean start(JobUpdate started) {
                 Boolean inBatch = hooks.startedWithItsFetch(started.id());
                 if (inBatch != null) {
@@ -171,6 +183,10 @@ public interface JobTracking {
 
         default boolean stillOursToRun(Delivery delivery) {
             return true;
+        }
+
+        default boolean lateForItsStart(Delivery delivery) {
+            return false;
         }
     }
 }

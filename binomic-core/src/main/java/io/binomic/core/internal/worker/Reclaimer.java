@@ -100,7 +100,7 @@ final class Reclaimer {
             free++;
         }
         long outcomesBefore = settler.handedOver(); // of the jobs whose slots were just taken
-        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil,
+        List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil, dispatcher::startsAt,
                 () -> settler.awaitBeforeAdmission(outcomesBefore));
         for (Delivery d : admitted) {
             dispatcher.dispatch(d, leasedSinceNanos);

@@ -37,6 +37,8 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     private final Map<String, Thread> inHandler = new ConcurrentHashMap<>();
     /** The dispatcher's check, just before a handler is called, that its delivery is still this worker's. */
     private volatile Predicate<Delivery> stillOursToRun = d -> true;
+    /** The dispatcher's check, just before a handler is called, that the start a rate limit admitted it for is not long past. */
+    private volatile Predicate<Delivery> lateForItsStart = d -> false;
 
     /** @param enabled whether any task the worker runs is tracked */
     TrackedJobs(WorkerContext context, boolean enabled) {
@@ -70,8 +72,17 @@ final class TrackedJobs implements JobTracking.WorkerHooks {
     @Override
     public boolean stillOursToRun(Delivery delivery) { return stillOursToRun.test(delivery); }
 
-    /** Has the handlers' last check before they are called made by {@code check}: the dispatcher, built after these hooks. */
-    void checkBeforeRunWith(Predicate<Delivery> check) { stillOursToRun = check; }
+    @Override
+    public boolean lateForItsStart(Delivery delivery) { return lateForItsStart.test(delivery); }
+
+    /**
+     * Has the handlers' last checks before they are called made by {@code ours} (still this worker's)
+     * and {@code late} (past its admitted start): the dispatcher's, built after these hooks.
+     */
+    void checkBeforeRunWith(Predicate<Delivery> ours, Predicate<Delivery> late) {
+        stillOursToRun = ours;
+        lateForItsStart = late;
+    }
 
     /** Marks the running delivery with this key as taken over by another worker; false if it was already. */
     boolean markLeaseLost(String key) { return leaseLost.add(key); }

@@ -96,7 +96,7 @@ public final class WorkerRuntime implements Worker {
         FlowLimiter limiter = new FlowLimiter(tasks.handlers(), broker, consumerName, tasks.codec(), queues.logical(),
                 config.leaseTimeout());
         this.dispatcher = new Dispatcher(context, processor, settler, flow, held, tracked);
-        tracked.checkBeforeRunWith(dispatcher::stillOursToRun);
+        tracked.checkBeforeRunWith(dispatcher::stillOursToRun, dispatcher::lateForItsStart);
         Reclaimer reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
         this.fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter, reclaimer);
         Housekeeper housekeeper = new Housekeeper(context, queues, flow, limiter, reclaimer);
