@@ -14,12 +14,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.redisson.api.BatchOptions;
 import org.redisson.api.RBatch;
 import org.redisson.api.RStream;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.api.stream.StreamMultiReadGroupArgs;
+import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -33,6 +35,12 @@ final class RedisFetch implements PendingDeliveries {
     private final QueueFetchFailures fetchFailures;
     /** "queue consumer" pairs registered with XGROUP CREATECONSUMER by this broker. */
     private final Set<String> registeredConsumers = ConcurrentHashMap.newKeySet();
+    /**
+     * Past its block time by this much, a blocking read with no reply is ended by Redisson itself, with an empty result
+     * (3 s in its RedisExecutor, for a connection lost under the command): that is no answer from Redis. A real empty
+     * reply comes back at the block time, a round trip after it.
+     */
+    static final Duration NO_REPLY_FILLED_AFTER = Duration.ofMillis(2900);
     /** Which queue a one-at-a-time fetch starts with, so no queue is always served first. */
     private final AtomicInteger fetchRotation = new AtomicInteger();
 
@@ -126,12 +134,9 @@ final class RedisFetch implements PendingDeliveries {
             queueByStream.put(redis.keys(queue).stream(), queue);
         }
         StreamMultiReadGroupArgs args = readArgs(queueByStream.keySet(), countPerStream);
-        if (wait.toMillis() > 0) {
-            args = args.timeout(wait); // BLOCK 0 would mean forever: never pass a zero wait.
-        }
         Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
-            result = readGroup(redis, queueByStream.keySet(), consumer, args);
+            result = readGroup(redis, queueByStream.keySet(), consumer, args, wait);
         } catch (ExecutionException e) {
             if (groupVanished(e.getCause())) {
                 // The stream or group vanished (Redis restarted without persistence, FLUSHALL, the
@@ -169,22 +174,38 @@ final class RedisFetch implements PendingDeliveries {
     }
 
     /**
-     * The XREADGROUP of {@code args} (over {@code streams}, the first named here), its entries read with
-     * {@link EntryCodec}; an interrupt cancels it.
+     * The XREADGROUP of {@code args} (over {@code streams}, the first named here), blocking up to {@code wait} when that
+     * is not zero, its entries read with {@link EntryCodec}; an interrupt cancels it.
      *
      * @throws ExecutionException what Redis replied instead
+     * @throws BrokerException no reply came: a blocking read that Redisson ended itself, for a connection lost under it
      */
     static Map<String, Map<StreamMessageId, Map<String, Object>>> readGroup(RedisContext redis, Set<String> streams,
-            String consumer, StreamMultiReadGroupArgs args) throws InterruptedException, ExecutionException {
+            String consumer, StreamMultiReadGroupArgs args, Duration wait) throws InterruptedException, ExecutionException {
+        if (wait.toMillis() > 0) {
+            args = args.timeout(wait); // BLOCK 0 would mean forever: never pass a zero wait.
+        }
         RStream<String, Object> first = redis.client().getStream(streams.iterator().next(), EntryCodec.INSTANCE);
+        long started = System.nanoTime();
         CompletableFuture<Map<String, Map<StreamMessageId, Map<String, Object>>>> read =
                 first.readGroupAsync(GROUP, consumer, args).toCompletableFuture();
+        Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
-            return read.get();
+            result = read.get();
         } catch (InterruptedException e) {
             read.cancel(true);
             throw e;
         }
+        long tookNanos = System.nanoTime() - started;
+        if (wait.toMillis() > 0 && (result == null || result.isEmpty()) && tookNanos >= wait.plus(NO_REPLY_FILLED_AFTER).toNanos()) {
+            // Returned empty, it would pass for a fetch that worked while Redis is down, and end the worker's account of
+            // the outage (its health's age); what the lost read handed out, if anything, the recovery of lost reads finds.
+            String message = "Redis at " + redis.setup.target() + " did not answer a read of " + streams + " blocking "
+                    + wait.toMillis() + " ms within " + TimeUnit.NANOSECONDS.toMillis(tookNanos)
+                    + " ms: the connection was lost, Redis is stopped, restarting or unreachable";
+            throw new BrokerException(message, new RedisTimeoutException(message));
+        }
+        return result;
     }
 
     private void recreateGroups(List<String> queues) {

@@ -338,7 +338,7 @@ final class RedisPriorities {
             Map<String, Map<StreamMessageId, Map<String, Object>>> result;
             try {
                 result = RedisFetch.readGroup(redis, java.util.Set.of(stream), consumer, RedisFetch.readArgs(java.util.Set.of(stream),
-                        max - out.size()));
+                        max - out.size()), Duration.ZERO);
             } catch (ExecutionException e) {
                 String message = String.valueOf(e.getCause().getMessage());
                 if (!RedisFetch.groupVanished(e.getCause()) && !message.contains("WRONGTYPE")) {
@@ -380,7 +380,7 @@ final class RedisPriorities {
         Map<String, Map<StreamMessageId, Map<String, Object>>> result;
         try {
             result = RedisFetch.readGroup(redis, levelByStream.keySet(), consumer,
-                    RedisFetch.readArgs(levelByStream.keySet(), count).timeout(wait));
+                    RedisFetch.readArgs(levelByStream.keySet(), count), wait);
         } catch (ExecutionException e) {
             if (RedisFetch.groupVanished(e.getCause())) {
                 return List.of(); // the next fetch's script creates the group again
