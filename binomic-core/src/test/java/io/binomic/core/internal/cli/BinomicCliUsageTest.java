@@ -634,7 +634,7 @@ class BinomicCliUsageTest {
 
         assertSettingError(run("master", "--queues", "mail", "--config", file.toString()),
                 "binomic master: broker.option.priority.fairnes is not an option of the memory broker; did you mean"
-                        + " 'broker.option.priority.fairness'?; its options are broker.option.priority.fairness"
+                        + " 'broker.option.priority.fairness'? Its options are broker.option.priority.fairness"
                         + " (broker.option.priority.fairnes from " + file + " line 2)");
     }
 
