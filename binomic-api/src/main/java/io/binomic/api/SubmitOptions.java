@@ -173,7 +173,7 @@ public final class SubmitOptions {
          */
         public Builder delay(Duration delay) {
             if (delay == null || delay.toMillis() < 1) {
-                throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's");
+                throw new IllegalArgumentException("delay must be at least 1 ms, was " + delay + "; leave the setting out to keep the task's delay (a DIRECT task has none)");
             }
             return Once.set(this, this.delay, delay);
         }

@@ -10,6 +10,7 @@ import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TraceContextProvider;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -83,7 +84,13 @@ public final class Providers {
 
         /** The refusal of {@code option} when it is not one of these. */
         public Optional<UnknownBrokerOptionException> refusal(String option) {
-            return names.contains(option) ? Optional.empty() : Optional.of(new UnknownBrokerOptionException(option, brokerId, names));
+            return refusal(List.of(option));
+        }
+
+        /** The refusal of every one of {@code options} that is not one of these, at once, sorted by name. */
+        public Optional<UnknownBrokerOptionException> refusal(Collection<String> options) {
+            List<String> unknown = options.stream().filter(o -> !names.contains(o)).sorted().toList();
+            return unknown.isEmpty() ? Optional.empty() : Optional.of(new UnknownBrokerOptionException(unknown, brokerId, names));
         }
     }
 
@@ -97,9 +104,7 @@ public final class Providers {
 
     /** Refuses an option the chosen provider does not read ({@link UnknownBrokerOptionException}). */
     private static void checkOptions(BrokerConfig config, KnownOptions known) {
-        for (String name : config.options().keySet()) {
-            known.refusal(name).ifPresent(e -> { throw e; });
-        }
+        known.refusal(config.options().keySet()).ifPresent(e -> { throw e; });
     }
 
     /**

@@ -55,7 +55,12 @@ class ProvidersTest {
         var e = assertThrows(IllegalArgumentException.class,
                 () -> Providers.selectBroker(config, new Providers.Loaded<>(List.of(MEMORY), List.of())));
         assertEquals("BrokerConfig option priority.fairnes is not an option of the memory broker; did you mean"
-                + " 'priority.fairness'?; its options are priority.fairness", e.getMessage());
+                + " 'priority.fairness'? Its options are priority.fairness", e.getMessage());
+        var both = assertThrows(UnknownBrokerOptionException.class, () -> Providers.selectBroker(BrokerConfig.builder().url("memory://")
+                .options(Map.of("priority.fairnes", "3", "colour", "red")).build(), new Providers.Loaded<>(List.of(MEMORY), List.of())));
+        assertEquals("BrokerConfig options colour and priority.fairnes (did you mean 'priority.fairness'?) are not options of the memory"
+                + " broker; its options are priority.fairness", both.getMessage(), "every one at once, not the first alone");
+        assertEquals(List.of("colour", "priority.fairnes"), both.options());
         BrokerConfig unchecked = BrokerConfig.builder().url("redis://localhost").options(Map.of("anything", "1")).build();
         assertSame(REDIS, Providers.selectBroker(unchecked, new Providers.Loaded<>(List.of(REDIS), List.of())),
                 "a provider that does not list its options is given them all");

@@ -45,7 +45,26 @@ final class QueueFetchFailures {
 
     /** Reading {@code queue} failed with {@code e}; the other queues' deliveries are kept. */
     void failed(String queue, RuntimeException e) {
+        if (cutOffByInterrupt(e)) {
+            // The worker's stop interrupts its fetch: that says nothing of the queue, and no retry follows
+            LOG.log(System.Logger.Level.DEBUG, "fetching from queue ''{0}'' was cut off by an interrupt (the worker stopping): {1}",
+                    queue, e.getMessage());
+            return;
+        }
         failed(queue, String.valueOf(e.getMessage()));
+    }
+
+    /** True when {@code e} is the calling thread's interrupt (a stop), not the queue's or the broker's failure. */
+    static boolean cutOffByInterrupt(Throwable e) {
+        if (Thread.currentThread().isInterrupted()) {
+            return true;
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     void failed(String queue, String error) {

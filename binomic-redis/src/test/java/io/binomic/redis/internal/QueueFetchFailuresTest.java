@@ -26,6 +26,27 @@ class QueueFetchFailuresTest {
         assertFalse(QueueFetchFailures.sameError(a, other));
     }
 
+    /**
+     * Found by an outside tester: a worker stopped during an outage logged its own interrupt as an error of each
+     * queue, "tried again every 500 ms", just before it stopped.
+     */
+    @Test
+    void aFetchCutOffByTheStopsInterruptIsNoFailureOfTheQueue() {
+        QueueFetchFailures failures = new QueueFetchFailures();
+        failures.failed("ccq", new io.binomic.api.BrokerException("Redis fetch from 'ccq' failed at 127.0.0.1:6392: InterruptedException",
+                new RuntimeException(new InterruptedException())));
+        assertFalse(failures.failing("ccq"), "by its cause");
+        Thread.currentThread().interrupt();
+        try {
+            failures.failed("ccq", new io.binomic.api.BrokerException("Redis fetch from 'ccq' failed: no answer"));
+        } finally {
+            Thread.interrupted();
+        }
+        assertFalse(failures.failing("ccq"), "by the thread's interrupt");
+        failures.failed("ccq", new io.binomic.api.BrokerException("Redis fetch from 'ccq' failed: WRONGTYPE"));
+        assertTrue(failures.failing("ccq"), "a failure of the queue still counts");
+    }
+
     /** A Redis that is down is not a broken key: its log line gives no key repair; a WRONGTYPE gives it. */
     @Test
     void theKeyRepairIsGivenOnlyForAKeyOfTheWrongType() {

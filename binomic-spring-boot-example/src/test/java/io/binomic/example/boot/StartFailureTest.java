@@ -65,11 +65,36 @@ class StartFailureTest {
     void aMistypedBrokerOptionFailsTheStartNamingTheKnownOnes(CapturedOutput output) {
         startFailure("binomic.broker.url=redis://127.0.0.1:1", "binomic.broker.options.eviction.alowed=true");
         assertThat(report(output)).contains("binomic.broker.options.eviction.alowed is not an option of the redis broker; did you mean"
-                        + " 'binomic.broker.options.eviction.allowed'?; its options are binomic.broker.options.eviction.allowed,"
+                        + " 'binomic.broker.options.eviction.allowed'? Its options are binomic.broker.options.eviction.allowed,"
                         + " binomic.broker.options.eviction.recheck, binomic.broker.options.priority.fairness,")
                 .contains("(binomic.broker.options.eviction.alowed from \"binomic.broker.options.eviction.alowed\" from property source"
                         + " \"commandLineArgs\")")
                 .contains("Correct binomic.broker.options.eviction.alowed");
+    }
+
+    /**
+     * Found by an outside tester: of two mistyped options only the first was reported, and the list offered
+     * binomic.broker.options.redisson.config where spring-boot.md says to set binomic.broker.redisson-config.
+     */
+    @Test
+    void everyMistypedBrokerOptionIsNamedInOneReport(CapturedOutput output) {
+        StandardEnvironment environment = new StandardEnvironment() {
+            @Override
+            public Map<String, Object> getSystemEnvironment() {
+                return Map.of("BINOMIC_BROKER_OPTIONS_WAIT_TIMOUT", "1s");
+            }
+        };
+        startFailure(environment, "binomic.broker.url=redis://127.0.0.1:1", "binomic.broker.options.eviction-allowed=true");
+        assertThat(report(output)).contains("binomic.broker.options.wait.timout (did you mean 'binomic.broker.options.wait.timeout'?)")
+                .contains("binomic.broker.options.eviction-allowed (did you mean 'binomic.broker.options.eviction.allowed'?)")
+                .contains(" are not options of the redis broker; its options are ")
+                .contains("binomic.broker.redisson-config")
+                .doesNotContain("binomic.broker.options.redisson.config")
+                .contains("binomic.broker.options.wait.timout from System Environment Property \"BINOMIC_BROKER_OPTIONS_WAIT_TIMOUT\"")
+                .contains("binomic.broker.options.eviction-allowed from \"binomic.broker.options.eviction-allowed\" from property source"
+                        + " \"commandLineArgs\"")
+                .containsAnyOf("Correct binomic.broker.options.wait.timout and binomic.broker.options.eviction-allowed",
+                        "Correct binomic.broker.options.eviction-allowed and binomic.broker.options.wait.timout");
     }
 
     /** Set by Boot's environment variable: the report names the variable, where the user has to correct it. */

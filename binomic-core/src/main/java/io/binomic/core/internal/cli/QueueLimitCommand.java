@@ -60,6 +60,12 @@ final class QueueLimitCommand extends Command {
         }
         if (rate.isPresent()) {
             RateLimit limit = parseRate(rate.get());
+            Optional<String> burstText = args.value("burst");
+            if (burstText.isPresent() && burstText.get().matches("\\+?\\d+")
+                    && new java.math.BigInteger(burstText.get()).compareTo(java.math.BigInteger.valueOf(Integer.MAX_VALUE)) > 0) {
+                // Beyond an int, but the bound that applies is the permits, not the int's
+                throw new UsageException("--burst must be between 1 and the permits (" + limit.permits() + "), was " + burstText.get());
+            }
             int burst = args.intValue("burst", 1, 1);
             b.rateLimit(burst == 1 ? limit : Arguments.applied("burst", () -> limit.withBurst(burst)));
         }
@@ -76,10 +82,8 @@ final class QueueLimitCommand extends Command {
         if (slash <= 0 || slash == text.length() - 1) {
             throw new UsageException("--rate must be N/PERIOD such as 50/s, 1000/h or 5/500ms, was '" + text + "'");
         }
-        int permits;
-        try {
-            permits = Integer.parseInt(text.substring(0, slash).strip());
-        } catch (NumberFormatException e) {
+        String count = text.substring(0, slash).strip();
+        if (!count.matches("[+-]?\\d+")) {
             throw new UsageException("--rate must start with a whole number of starts (50/s), was '" + text + "'");
         }
         String period = text.substring(slash + 1).strip();
@@ -90,6 +94,30 @@ final class QueueLimitCommand extends Command {
             case "d" -> Duration.ofDays(1);
             default -> Arguments.parseDuration("--rate's period", period);
         };
-        return Arguments.applied("rate", () -> RateLimit.of(permits, duration));
+        if (!duration.isPositive()) {
+            // 0s parses as a duration; said as a negative one is, not in the library's terms
+            throw new UsageException("--rate's period must be positive, was '" + period + "'; give one such as 1s");
+        }
+        // The count's bounds in the CLI's words (the library's name RateLimit.of's int): at least one start, at
+        // most one per microsecond of the period, which also keeps it within an int.
+        long maxPermits = Math.min(Integer.MAX_VALUE, Math.max(1, micros(duration)));
+        java.math.BigInteger permits = new java.math.BigInteger(count);
+        if (permits.signum() <= 0) {
+            throw new UsageException("--rate's count must be at least 1, was " + permits + "; give starts per period such as 50/s");
+        }
+        if (permits.compareTo(java.math.BigInteger.valueOf(maxPermits)) > 0) {
+            throw new UsageException("--rate's count is too large: at most " + maxPermits + " per " + period
+                    + " (one start per microsecond), was " + permits + "; give a longer period for more");
+        }
+        int n = permits.intValueExact();
+        return Arguments.applied("rate", () -> RateLimit.of(n, duration));
+    }
+
+    private static long micros(Duration d) {
+        try {
+            return Math.multiplyExact(d.getSeconds(), 1_000_000L) + d.getNano() / 1000;
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 }

@@ -33,9 +33,14 @@ final class WorkersCommand extends Command {
 
     @Override
     Optional<String> whyNot(String name) {
-        return name.equals(BROKER.name()) ? Optional.of("--broker is not an option here: this command reads the shared memory of a"
-                + " master on this machine and needs no broker; leave --broker out, and give --state-dir for a master of another"
-                + " state directory") : Optional.empty();
+        String noBroker = "this command reads the shared memory of a master on this machine and needs no broker; leave --broker out,"
+                + " and give --state-dir for a master of another state directory";
+        if (name.equals(BROKER.name())) {
+            return Optional.of("--broker is not an option here: " + noBroker);
+        }
+        // A mistyped --broker has no declared option to be close to; say what it most likely meant, as other commands do
+        return ClosestName.to(name, List.of(BROKER.name()))
+                .map(closest -> "unknown option --" + name + "; did you mean --" + closest + "? It is not an option here: " + noBroker);
     }
 
     @Override

@@ -320,8 +320,9 @@ public final class Settings {
      * closest key it may have meant, and where it came from (a file and line, a variable).
      */
     public String refusedOption(UnknownBrokerOptionException e) {
-        String key = OPTION_PREFIX + e.option();
-        return e.describe(OPTION_PREFIX) + origin(key).map(o -> " (" + key + " from " + o + ")").orElse("");
+        List<String> from = e.options().stream().map(option -> OPTION_PREFIX + option)
+                .flatMap(key -> origin(key).map(o -> key + " from " + o).stream()).toList();
+        return e.describe(OPTION_PREFIX) + (from.isEmpty() ? "" : " (" + String.join("; ", from) + ")");
     }
 
     /** Where a value came from, without the line: the file, the variable or the option. */

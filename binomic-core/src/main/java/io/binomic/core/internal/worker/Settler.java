@@ -275,7 +275,8 @@ final class Settler {
             }
         } catch (RuntimeException e) {
             headTries++;
-            if (ControlLoop.failureLevel(e) != Level.DEBUG) {
+            boolean cutOff = ControlLoop.failureLevel(e) == Level.DEBUG;
+            if (!cutOff) {
                 String error = String.valueOf(e.getMessage());
                 lastError = error;
                 batch.forEach(o -> errorByQueue.put(o.delivery().queue(), error));
@@ -286,8 +287,14 @@ final class Settler {
             if (failingSinceNanos == 0) {
                 failingSinceNanos = before;
                 failureSeenNanos = System.nanoTime();
-                LOG.log(Level.WARNING, "worker {0}: could not write {1} outcome(s) ({2}); keeping them and trying again",
-                        consumer, batch.size(), e.getMessage());
+                if (cutOff) {
+                    // The stop's interrupt: no retry follows, and the give-up (if any) is logged by the stop itself
+                    LOG.log(Level.DEBUG, "worker {0}: writing {1} outcome(s) was cut off by the stop ({2})", consumer, batch.size(),
+                            e.getMessage());
+                } else {
+                    LOG.log(Level.WARNING, "worker {0}: could not write {1} outcome(s) ({2}); keeping them and trying again",
+                            consumer, batch.size(), e.getMessage());
+                }
             }
             // Too few replicas confirmed, or the server's memory is full: not a batch Redis refuses but one it
             // cannot take yet; keep sending it (applied parts are no-ops) until it does, as during an outage,

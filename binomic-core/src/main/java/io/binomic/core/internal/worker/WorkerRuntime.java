@@ -230,7 +230,8 @@ public final class WorkerRuntime implements Worker {
         int unwritten = givenUp.count();
         if (unwritten > 0) {
             LOG.log(Level.ERROR, "worker {0}: {1} outcome(s) could not be written before stopping ({2}); their deliveries stay "
-                    + "pending and run again after reclaim", consumerName, unwritten, givenUp.byQueue());
+                    + "pending and may run again after reclaim (a write already sent when the broker stopped answering may still land "
+                    + "once it answers, and that job then does not run again)", consumerName, unwritten, givenUp.byQueue());
         }
         leaseLoop.interrupt();
         // Loops caught in a broker call that ignores the interrupt are daemon threads: left to end with the JVM.
@@ -247,7 +248,7 @@ public final class WorkerRuntime implements Worker {
         }
         WorkerCounters c = counters();
         String lastLine = MessageFormat.format("worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
-                + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries run again after reclaim), "
+                + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries may run again after reclaim), "
                 + "{8} task(s) cut off by the grace (interrupted: they run again after reclaim)",
                 consumerName, String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)), c.succeeded(), c.failed(),
                 c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum(), cutOff);

@@ -190,7 +190,7 @@ class BinomicCliBrokerTest {
         CliRun delay = run("job", "submit", "--task", "send", "--queue", "q", "--json", "{}", "--create", "--delay", "0s");
         assertEquals(2, delay.exit(), delay.toString());
         assertTrue(delay.err().startsWith("binomic job submit: --delay must be at least 1 ms, was 0s; leave the option out to keep the"
-                + " task's\n"), delay.err());
+                + " task's delay (a DIRECT task has none)\n"), delay.err());
         assertEquals(0, broker.stats("q").ready(), "nothing submitted");
     }
 

@@ -91,7 +91,7 @@ class BinomicCliUsageTest {
         assertTrue(run("queue", "limit", "mail", "--none", "--concurrency", "2").err().startsWith("binomic queue limit: --none removes the limits"));
         assertTrue(run("queue", "limit", "mail", "--burst", "5").err().startsWith("binomic queue limit: --burst goes with --rate"));
         assertTrue(run("queue", "limit", "mail", "--concurrency", "0").err().startsWith("binomic queue limit: --concurrency must be at least 1"));
-        assertTrue(run("queue", "limit", "mail", "--rate", "5000000/s").err().contains("finer than one start per microsecond"));
+        assertTrue(run("queue", "limit", "mail", "--rate", "5000000/s").err().contains("--rate's count is too large: at most 1000000 per s"));
         assertUsageError(run("queue", "limit", "mail", "--burst", "5"), "binomic queue limit: --burst goes with --rate:"
                 + " binomic queue limit NAME --rate 50/s --burst 10", "Run 'binomic queue limit --help' for its options.");
     }
@@ -102,7 +102,7 @@ class BinomicCliUsageTest {
         assertUsageError(run("queue", "limit", "mail", "--rate", "50/s", "--burst", "100"),
                 "binomic queue limit: --burst must be between 1 and the permits (50), was 100", "Run 'binomic queue limit --help' for its options.");
         assertTrue(run("queue", "limit", "mail", "--rate", "50/0s").err()
-                .startsWith("binomic queue limit: --rate: rate limit period must be positive, was 0s\n"), "not PT0S");
+                .startsWith("binomic queue limit: --rate's period must be positive, was '0s'; give one such as 1s\n"), "as -1s is");
         assertUsageError(run("queue", "limit", "mail", "--concurrency", "99999999999"),
                 "binomic queue limit: --concurrency is too large: at most 2147483647, was 99999999999",
                 "Run 'binomic queue limit --help' for its options.");
@@ -111,13 +111,30 @@ class BinomicCliUsageTest {
                 .startsWith("binomic queue limit: --rate's period must be positive, was '-1s'; give one such as 1s\n"), "a negative duration");
     }
 
+    /** Found by an outside tester: --rate's count was refused in the library's words, or as not a whole number when too large. */
+    @Test
+    void aRateCountOrBurstOutOfBoundsSaysTheBoundThatApplies() {
+        assertUsageError(run("queue", "limit", "mail", "--rate", "0/s"),
+                "binomic queue limit: --rate's count must be at least 1, was 0; give starts per period such as 50/s",
+                "Run 'binomic queue limit --help' for its options.");
+        assertTrue(run("queue", "limit", "mail", "--rate", "-5/s").err()
+                .startsWith("binomic queue limit: --rate's count must be at least 1, was -5;"), "negative as zero");
+        assertUsageError(run("queue", "limit", "mail", "--rate", "99999999999/s"),
+                "binomic queue limit: --rate's count is too large: at most 1000000 per s (one start per microsecond), was 99999999999;"
+                        + " give a longer period for more", "Run 'binomic queue limit --help' for its options.");
+        assertUsageError(run("queue", "limit", "mail", "--rate", "5/s", "--burst", "99999999999"),
+                "binomic queue limit: --burst must be between 1 and the permits (5), was 99999999999",
+                "Run 'binomic queue limit --help' for its options.");
+    }
+
     @Test
     void aLibraryRefusalInFlagTermsNamesTheFlagAndCliDurations() {
         assertEquals("--unique-ttl must be at least 1 ms, was 0s: give how long the key may be held at most, such as 1h",
                 Arguments.inFlagTerms("--unique-ttl", "Uniqueness.whileQueuedOrRunning(ttl) must be at least 1 ms, was PT0S: give how"
                         + " long the key may be held at most, such as Duration.ofHours(1)"));
-        assertEquals("--delay must be at least 1 ms, was -5m; leave the option out to keep the task's",
-                Arguments.inFlagTerms("--delay", "delay must be at least 1 ms, was PT-5M; leave the setting out to keep the task's"));
+        assertEquals("--delay must be at least 1 ms, was -5m; leave the option out to keep the task's delay (a DIRECT task has none)",
+                Arguments.inFlagTerms("--delay", "delay must be at least 1 ms, was PT-5M; leave the setting out to keep the task's delay"
+                        + " (a DIRECT task has none)"));
         assertEquals("--rate: rate limit permits must be >= 1, was 0",
                 Arguments.inFlagTerms("--rate", "rate limit permits must be >= 1, was 0"), "another setting's subject stays");
         assertEquals("1500ms 2d 90s P", Arguments.cliDuration("PT1.5S") + " " + Arguments.cliDuration("P2D") + " "
@@ -617,7 +634,7 @@ class BinomicCliUsageTest {
 
         assertSettingError(run("master", "--queues", "mail", "--config", file.toString()),
                 "binomic master: broker.option.priority.fairnes is not an option of the memory broker; did you mean"
-                        + " 'broker.option.priority.fairness'?; its options are broker.option.priority.fairness"
+                        + " 'broker.option.priority.fairness'? Its options are broker.option.priority.fairness"
                         + " (broker.option.priority.fairnes from " + file + " line 2)");
     }
 

@@ -36,7 +36,12 @@ class WorkersCommandTest {
         assertEquals("binomic workers: --broker is not an option here: this command reads the shared memory of a master on this"
                 + " machine and needs no broker; leave --broker out, and give --state-dir for a master of another state directory\n"
                 + "Run 'binomic workers --help' for its options.\n", run.err());
-        assertTrue(run("workers", "--brokr", "x").err().startsWith("binomic workers: unknown option --brokr"), "other options as before");
+        assertEquals("binomic workers: unknown option --brokr; did you mean --broker? It is not an option here: this command reads the"
+                + " shared memory of a master on this machine and needs no broker; leave --broker out, and give --state-dir for a master"
+                + " of another state directory\n" + "Run 'binomic workers --help' for its options.\n", run("workers", "--brokr", "x").err(),
+                "a mistyped --broker is named, as in other commands");
+        assertEquals("binomic workers: unknown option --bogus\nRun 'binomic workers --help' for its options.\n",
+                run("workers", "--bogus").err());
     }
 
     @Test

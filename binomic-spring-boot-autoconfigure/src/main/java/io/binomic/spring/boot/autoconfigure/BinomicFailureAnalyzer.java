@@ -104,9 +104,16 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
      * ({@code eviction.allowed}) is no property to set. Its origin tells an environment variable from a file.
      */
     private FailureAnalysis unknownOption(UnknownBrokerOptionException refused) {
-        String property = BOOT_OPTIONS + refused.option();
-        String origin = origin(property).map(o -> " (" + property + " from " + o + ")").orElse("");
-        return new FailureAnalysis(refused.describe(BOOT_OPTIONS) + origin, "Correct " + property + SEE, refused);
+        List<String> properties = refused.options().stream().map(o -> BOOT_OPTIONS + o).toList();
+        List<String> from = properties.stream().flatMap(p -> origin(p).map(o -> p + " from " + o).stream()).toList();
+        String description = refused.describe(BOOT_OPTIONS, BinomicFailureAnalyzer::bootName)
+                + (from.isEmpty() ? "" : " (" + String.join("; ", from) + ")");
+        return new FailureAnalysis(description, "Correct " + String.join(" and ", properties) + SEE, refused);
+    }
+
+    /** A broker option as a Boot user sets it: one with a property of its own by that property, which spring-boot.md tells to use. */
+    static String bootName(String option) {
+        return option.equals(BinomicConfigs.REDISSON_CONFIG) ? "binomic.broker.redisson-config" : BOOT_OPTIONS + option;
     }
 
     /** Where {@code property}'s value came from ({@code System Environment Property "BINOMIC_..."}), as Spring Boot says it. */

@@ -56,8 +56,9 @@ final class EnvironmentVariables {
                 warnings.add(ignored + " is the binomic command's name of the setting " + Settings.OPTION_PREFIX + option.get() + ", which"
                         + " Spring Boot does not read, and " + option.get() + " is not an option of the " + known.brokerId() + " broker: this"
                         + " application ignores it; " + ClosestName.to(option.get(), known.names())
-                                .map(meant -> "did you mean " + meant + "? Set " + PropertyNames.environmentVariable(BOOT_OPTIONS + meant)
-                                        + " (the property " + BOOT_OPTIONS + meant + ") for it")
+                                .map(meant -> "did you mean " + meant + "? Set "
+                                        + PropertyNames.environmentVariable(BinomicFailureAnalyzer.bootName(meant))
+                                        + " (the property " + BinomicFailureAnalyzer.bootName(meant) + ") for it")
                                 .orElse("its options are " + String.join(", ", known.names())));
             } else if (property.isPresent()) {
                 String key = settings.getOrDefault(name, property.get().replace(BOOT_OPTIONS, Settings.OPTION_PREFIX));

@@ -105,6 +105,11 @@ class BinomicAutoConfigurationTest {
                 .endsWith("colour is not an option of the redis broker: this application ignores it; its options are"
                         + " eviction.allowed, eviction.recheck, priority.fairness")
                 .doesNotContain("BINOMIC_BROKER_OPTIONS_COLOUR");
+        var withFile = Optional.of(new Providers.KnownOptions("redis", Set.of("eviction.allowed", "redisson.config")));
+        assertThat(EnvironmentVariables.warnings(Map.of("BINOMIC_BROKER_OPTION_REDISSON_CONFG", "/etc/r.yaml"), withFile)).singleElement()
+                .asString().endsWith("did you mean redisson.config? Set BINOMIC_BROKER_REDISSONCONFIG (the property"
+                        + " binomic.broker.redisson-config) for it")
+                .as("the Redisson file's own property, which spring-boot.md tells to set");
         assertThat(EnvironmentVariables.warnings(Map.of("BINOMIC_BROKER_OPTION_EVICTION_ALLOWED", "true"), redis)).singleElement()
                 .asString().contains("set BINOMIC_BROKER_OPTIONS_EVICTION_ALLOWED (the property binomic.broker.options.eviction.allowed)");
     }
