@@ -115,6 +115,15 @@ public abstract class WorkflowModelProperties {
         assertTrue(cases.get() >= examples() * 9 / 10, "only " + cases.get() + " sequences ran");
     }
 
+    /**
+     * A sequence the property once found: n3 depends on n0 and on n2, ignoring n2's failure; n0 is dead-lettered (n1,
+     * n2 and n3 skipped), replayed and succeeds. The release walks n3 before n2 is held again: n3 must wait for n2.
+     */
+    @Test
+    void aReplayHoldsAgainTheDependencyANodeIgnoresTheFailureOfBeforeTheNodeIsEnqueued() {
+        run(4, 488350, List.of(0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 1));
+    }
+
     private void run(int size, int seed, List<Integer> ops) {
         String queue = "wmodel-" + UUID.randomUUID().toString().substring(0, 8);
         prepare(broker, List.of(queue));

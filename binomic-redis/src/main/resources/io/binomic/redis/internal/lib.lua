@@ -625,9 +625,13 @@ local function wf_evaluate(wf, name)
   return ready and 'E' or 'W'
 end
 -- Evaluates the dependents of node changed, transitively: enqueues those now allowed to run, skips
--- those a failure stops, holds again a skipped one whose failed dependency was replayed.
+-- those a failure stops, holds again a skipped one whose failed dependency was replayed. A node found
+-- ready is enqueued only once the walk has made every change: a dependency whose failure it ignores
+-- may be held again later in the same walk (a replay resumed what skipped it), and a node walked
+-- before it would otherwise run ahead of it. Until then it is held, which counts as enqueued does.
 local function wf_release(wf, changed, now)
   if redis.call('HGET', wf, 'cancelRequested') == '1' then return end
+  local ready = {}
   local work = cjson.decode(redis.call('HGET', wf, 'r:' .. changed))
   -- a node waiting in work is not added again: its one evaluation comes after every change made
   -- before it is taken, and a change after that adds it again (a node that many released nodes
@@ -652,20 +656,30 @@ local function wf_release(wf, changed, now)
               'retention', redis.call('HGET', wf, 'rt:' .. name), 'workflow', string.sub(wf, -37, -2), 'cancelledById', '1')
           end
         elseif next == 'E' then
-          wf_enqueue(wf, name, record, now)
+          ready[#ready + 1] = name
+          next = 'W'
+          if s == 'K' then wf_reset(wf, name, record, 'WAITING', now) end
         elseif next == 'K' then
           wf_cancel_record(wf, name, record, now)
         else
           wf_reset(wf, name, record, 'WAITING', now)
         end
-        wf_set(wf, name, next, now)
-        for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do
-          if not queued[d] then
-            queued[d] = true
-            work[#work + 1] = d
+        if next ~= s then
+          wf_set(wf, name, next, now)
+          for _, d in ipairs(cjson.decode(redis.call('HGET', wf, 'r:' .. name))) do
+            if not queued[d] then
+              queued[d] = true
+              work[#work + 1] = d
+            end
           end
         end
       end
+    end
+  end
+  for _, name in ipairs(ready) do
+    if redis.call('HGET', wf, 's:' .. name) == 'W' and wf_evaluate(wf, name) == 'E' then
+      wf_enqueue(wf, name, redis.call('HGET', wf, 'rk:' .. name), now)
+      wf_set(wf, name, 'E', now)
     end
   end
 end

@@ -207,11 +207,18 @@ final class MemoryWorkflows implements Workflows {
         endIfDone(w);
     }
 
-    /** Evaluates the nodes that depend on {@code changed}, transitively, enqueuing those whose dependencies allow it. */
+    /**
+     * Evaluates the nodes that depend on {@code changed}, transitively, enqueuing those whose dependencies allow it.
+     * A node found ready is enqueued only once the walk has made every change: a dependency whose failure it ignores
+     * may be held again later in the same walk (a replay resumed what skipped it), and a node walked before that
+     * dependency would otherwise run ahead of it. Until then it is held, which moves its dependents' counts as an
+     * enqueued node would.
+     */
     private void release(Stored w, Node changed, List<Message> enqueued) {
         if (w.cancelRequested) {
             return;
         }
+        List<Node> ready = new ArrayList<>();
         Deque<String> work = new ArrayDeque<>(changed.dependents);
         while (!work.isEmpty()) {
             Node n = w.nodes.get(work.poll());
@@ -230,7 +237,12 @@ final class MemoryWorkflows implements Workflows {
                     jobs.createJob(m, JobState.CANCELLED, null); // its retention ran out while it was held
                 }
             } else if (next == NodeState.ENQUEUED) {
-                enqueue(n, m.withAttempt(1, state.clock.instant()), enqueued);
+                ready.add(n);
+                if (n.state == NodeState.WAITING) {
+                    continue;
+                }
+                next = NodeState.WAITING;
+                jobs.createJob(m, JobState.WAITING, null); // a skipped node held again: a replay resumed its dependency
             } else if (next == NodeState.SKIPPED) {
                 jobs.endCancelled(m.queue(), m.id());
             } else {
@@ -238,6 +250,12 @@ final class MemoryWorkflows implements Workflows {
             }
             setState(w, n, next);
             work.addAll(n.dependents);
+        }
+        for (Node n : ready) {
+            if (n.state == NodeState.WAITING && evaluate(n) == NodeState.ENQUEUED) {
+                enqueue(n, n.spec.job().withAttempt(1, state.clock.instant()), enqueued);
+                setState(w, n, NodeState.ENQUEUED);
+            }
         }
     }
 
