@@ -45,7 +45,7 @@ final class Fetcher implements ControlLoop.Round {
     // What the worker's health reads; written by this loop alone.
     /** When a fetch round last completed, or found nothing it should fetch (every slot busy, every queue paused). */
     volatile long lastRoundNanos = System.nanoTime();
-    /** Since when the calls that take work (these fetches, the reclaims) fail: the start of an outage. */
+    /** Since when the calls that take work fail: these fetches, and the reclaims, which mark it from their own thread. */
     final TakeFailures failures;
     /** Since when this loop's fetches fail, for its own log lines; 0 while they work. */
     private long fetchFailingSinceNanos;
