@@ -11,7 +11,6 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.QueueTraces;
-import io.binomic.core.internal.cli.ClosestName;
 import io.binomic.core.internal.worker.LocalPauses;
 import java.time.Duration;
 import java.util.List;
@@ -171,7 +170,7 @@ public final class Queues {
         if (known.contains(queue)) {
             return Optional.empty();
         }
-        Optional<String> closest = ClosestName.to(queue, known);
+        Optional<String> closest = QueueTraces.likelyMeant(broker, queue, known);
         return closest.isPresent() && !QueueTraces.inBroker(broker, this, queue) ? closest : Optional.empty();
     }
 

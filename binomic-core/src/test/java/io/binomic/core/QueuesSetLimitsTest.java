@@ -3,8 +3,12 @@ package io.binomic.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.Task;
+import io.binomic.api.spi.Broker;
+import io.binomic.core.internal.memory.MemoryBrokerProvider;
+import io.binomic.core.internal.memory.MemorySchedulerProvider;
 import java.text.MessageFormat;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -70,5 +74,22 @@ class QueuesSetLimitsTest {
 
         assertEquals(List.of(), warnings);
         assertEquals(three, binomic.queues().limits("payments"));
+    }
+
+    @Test
+    void aProcessWithoutTasksSuggestsAQueueTheBrokerHolds() {
+        Broker shared = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        try (Binomic producer = Binomic.builder().broker(shared).scheduler(new MemorySchedulerProvider().create(shared))
+                .handle(work, j -> null).build().start();
+             Binomic admin = Binomic.builder().broker(shared).scheduler(new MemorySchedulerProvider().create(shared)).build().start()) {
+            producer.submit(work, new Job(1)); // the broker now holds queue ccq
+            QueueLimits three = QueueLimits.builder().concurrencyLimit(3).build();
+
+            admin.queues().setLimits("ccqq", three);
+
+            assertEquals(1, warnings.size(), "an admin process knows no task, but the broker knows ccq: " + warnings);
+            assertTrue(warnings.getFirst().contains("did you mean 'ccq'?"), warnings.getFirst());
+            assertEquals(three, admin.queues().limits("ccqq"), "set as given");
+        }
     }
 }

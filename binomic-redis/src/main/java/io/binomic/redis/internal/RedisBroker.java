@@ -21,6 +21,7 @@ import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.Pausing;
+import io.binomic.api.spi.QueueNames;
 import io.binomic.api.spi.PendingDeliveries;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.SettledCleanup;
@@ -96,6 +97,7 @@ final class RedisBroker implements Broker {
                 Activity.class, new RedisActivity(redis), PendingDeliveries.class, fetch, SettledCleanup.class, settle,
                 BrokerHealthReport.class, redis.evictionPolicy));
         offered.put(FlowLimitReadings.class, flowLimits);
+        offered.put(QueueNames.class, new RedisQueueNames(redis));
         offered.put(Batches.class, new RedisBatches(redis, clusterBatches));
         offered.put(Workflows.class, new RedisWorkflows(redis, clusterWorkflows));
         this.capabilities = Map.copyOf(offered);

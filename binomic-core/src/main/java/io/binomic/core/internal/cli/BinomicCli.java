@@ -8,6 +8,7 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.UnknownBrokerOptionException;
 import io.binomic.core.internal.process.RedisPingLog;
+import io.binomic.core.internal.process.OperatorTerms;
 import io.binomic.core.internal.process.Settings;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -292,7 +293,7 @@ public final class BinomicCli {
             boolean has = command.options.stream().anyMatch(o -> o.name().equals(flag));
             m.appendReplacement(text, Matcher.quoteReplacement(has ? "--" + flag : m.group()));
         }
-        return Settings.inSettingsTerms(m.appendTail(text).toString());
+        return OperatorTerms.inSettingsTerms(m.appendTail(text).toString());
     }
 
     private Optional<Command> find(List<String> words) {

@@ -135,8 +135,9 @@ abstract class Command {
     /**
      * Refuses a change to a queue nothing knows, unless {@code --create} is given: a mistyped name
      * ({@code queue pause nc-mian}) would otherwise create keys of a new queue and report success while
-     * the real one runs on. The broker cannot list its queues, so a queue counts as known when a task on
-     * the module path or the {@code worker.queues} setting names it, or the broker holds anything of it.
+     * the real one runs on. A queue counts as known when a task on the module path or the {@code worker.queues}
+     * setting names it, or the broker holds anything of it; the refusal names the closest of those names, else of
+     * the queues the broker names ({@link QueueTraces#likelyMeant}).
      */
     void requireKnown(Arguments args, Binomic binomic, String queue) throws UsageException {
         if (args.has(CREATE.name())) {
@@ -166,7 +167,8 @@ abstract class Command {
             return Optional.empty();
         }
         return Optional.of("queue '" + queue + "' is not known: no task on the module path or worker.queues setting names it,"
-                + " and the broker holds no job, consumer group, dead letter, pause, limit or recent activity of it" + ClosestName.hint(queue, named));
+                + " and the broker holds no job, consumer group, dead letter, pause, limit or recent activity of it"
+                + QueueTraces.likelyMeant(CoreAccess.get().broker(binomic), queue, named).map(m -> "; did you mean '" + m + "'?").orElse(""));
     }
 
     /**

@@ -11,6 +11,7 @@ import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.MasterConfig;
 import io.binomic.core.internal.process.MasterEvent;
+import io.binomic.core.internal.process.OperatorTerms;
 import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.web.BinomicMetrics;
 import io.binomic.core.internal.web.DashboardPages;
@@ -324,7 +325,7 @@ final class MasterCommand extends Command {
             // came from a file or the environment, the command line alone is not what to fix: no usage.
             List<String> from = new ArrayList<>();
             boolean fromSettings = false;
-            for (String key : Settings.keysNamedIn(e.getMessage())) {
+            for (String key : OperatorTerms.keysNamedIn(e.getMessage())) {
                 Optional<String> flag = SETTING_OF_OPTION.entrySet().stream().filter(o -> o.getValue().equals(key) && args.has(o.getKey()))
                         .map(o -> "--" + o.getKey()).findFirst();
                 Optional<String> origin = flag.isPresent() ? flag : given.origin(key);

@@ -1,6 +1,6 @@
 package io.binomic.core.internal.cli;
 
-import io.binomic.core.internal.process.Settings;
+import io.binomic.core.internal.process.OperatorTerms;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -8,7 +8,7 @@ import java.util.logging.Logger;
 
 /**
  * Formats a daemon's log lines ({@code binomic master}, {@code binomic dashboard}) as its handler
- * did, then names settings as the operator gives them ({@link Settings#inOperatorTerms}): the
+ * did, then names settings as the operator gives them ({@link OperatorTerms#inOperatorTerms}): the
  * library's hints name its Java API ("check BrokerConfig.url"), which a shell user never typed.
  * One formatter for every line, so a new message needs no mapping of its own.
  */
@@ -30,7 +30,7 @@ final class OperatorTermsFormatter extends Formatter {
     }
 
     @Override
-    public String format(LogRecord record) { return Settings.inOperatorTerms(delegate.format(record)); }
+    public String format(LogRecord record) { return OperatorTerms.inOperatorTerms(delegate.format(record)); }
 
     @Override
     public String getHead(Handler handler) { return delegate.getHead(handler); }

@@ -15,6 +15,8 @@ import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.Partitioning;
 import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.PendingDeliveries;
+import io.binomic.api.spi.QueueNames;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.SettleReport;
 import io.binomic.api.spi.Settlement;
 import io.binomic.api.spi.UniqueSubmits;
@@ -26,6 +28,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -75,9 +78,12 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
         jobs.onCancelled(unique::cancelled);
         this.batches = new MemoryBatches(state, jobs);
         this.workflows = new MemoryWorkflows(state, jobs);
-        this.capabilities = Map.of(JobStore.class, jobs, DeadLetterStore.class, deadLetters, FlowLimits.class, limits,
-                FlowLimitReadings.class, limits, UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state), Partitioning.class, new MemoryPartitioning(state),
-                Activity.class, new MemoryActivity(state), Batches.class, batches, Workflows.class, workflows);
+        Map<Class<?>, Object> offered = new HashMap<>(Map.of(JobStore.class, jobs, DeadLetterStore.class, deadLetters, FlowLimits.class,
+                limits, FlowLimitReadings.class, limits, UniqueSubmits.class, unique, Pausing.class, new MemoryPausing(state),
+                Partitioning.class, new MemoryPartitioning(state), Activity.class, new MemoryActivity(state), Batches.class, batches,
+                Workflows.class, workflows));
+        offered.put(QueueNames.class, (QueueNames) this::queueNames);
+        this.capabilities = Map.copyOf(offered);
     }
 
     /** What a submission stored: for the test mode, which records submissions and may run them at once. */
@@ -310,6 +316,17 @@ public final class MemoryBroker implements Broker, PendingDeliveries {
             }
             return q.consumersLastSeenNanos.remove(consumer) != null;
         });
+    }
+
+    /**
+     * The queues that hold a message or a dead letter, or that a consumer read: what a Redis stream would be left of. Not
+     * every queue with a state: asking a queue's figures makes one.
+     */
+    private List<String> queueNames(int max) {
+        return state.locked(() -> state.queues.entrySet().stream().filter(e -> {
+            QueueState q = e.getValue();
+            return q.read || !q.ready.isEmpty() || !q.pending.isEmpty() || !q.delayed.isEmpty() || !q.deadLetters.isEmpty();
+        }).map(e -> QueuePartitions.logical(e.getKey())).distinct().sorted().limit(max).toList());
     }
 
     @Override

@@ -36,7 +36,7 @@ final class StartupFailureLine {
      */
     static Optional<String> read(Path log, long offset) {
         // The master is run from settings, not code: name the flag and keys where the worker's line names the API.
-        return reason(log, offset).map(Settings::inOperatorTerms);
+        return reason(log, offset).map(OperatorTerms::inOperatorTerms);
     }
 
     private static Optional<String> reason(Path log, long offset) {

@@ -1,6 +1,5 @@
 package io.binomic.core.internal.worker;
 
-import io.binomic.api.BrokerException;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
@@ -20,7 +19,6 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.api.spi.RunObserver;
 import io.binomic.api.spi.RunObserver.RunOutcome;
 import io.binomic.api.spi.Settlement;
-import io.binomic.core.internal.DueTimes;
 import io.binomic.core.internal.StatsRecorder;
 import io.binomic.core.internal.codec.WorkerCodec;
 import io.binomic.core.internal.jobs.JobRecordFormat;
@@ -36,7 +34,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.random.RandomGenerator;
@@ -59,7 +56,7 @@ import java.util.random.RandomGenerator;
  *   <tr><td>stale (if configured)</td><td>not executed; the retry path</td></tr>
  *   <tr><td>attempt already past max (stranded, reclaimed)</td><td>dead-letter MAX_ATTEMPTS, not executed</td></tr>
  *   <tr><td>tracked job whose start mark the broker did not confirm</td><td>not executed; put back, attempt unchanged; after
- *   {@value #START_MARK_TRIES} such tries in a row here, a failed attempt (the retry path)</td></tr>
+ *   {@value StartMarks#TRIES} such tries in a row here, a failed attempt (the retry path)</td></tr>
  *   <tr><td>start a rate limit admitted, reaching the handler too late (held up past the worker's allowance)</td><td>not executed;
  *   put back due now, attempt unchanged, to be admitted again</td></tr>
  *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
@@ -72,16 +69,7 @@ public final class DeliveryProcessor {
     public static final String RESULT_NOT_ENCODABLE = "io.binomic.ResultNotEncodable";
     /** The error class of an attempt whose processing threw outside the handler (the exception is in the message). */
     public static final String UNEXPECTED_FAILURE = "io.binomic.UnexpectedFailure";
-    /** How long a tracked job whose start mark the broker did not confirm waits before it is fetched again. */
-    static final Duration START_MARK_RETRY_DELAY = Duration.ofMillis(500);
-    /**
-     * How many start marks of one job in a row this worker lets fail before it counts them as a failed
-     * attempt. A broker that answers the put-back but refuses the mark every time (a script error, a
-     * permission missing from the worker's ACL user) would otherwise put the job back every
-     * {@link #START_MARK_RETRY_DELAY} for ever; an outage does not get here, as the put-back fails too.
-     */
-    static final int START_MARK_TRIES = 20;
-    /** The error class of an attempt whose start mark failed {@value #START_MARK_TRIES} times in a row. */
+    /** The error class of an attempt whose start mark failed {@value StartMarks#TRIES} times in a row. */
     public static final String START_MARK_FAILED = "io.binomic.StartMarkFailed";
 
     private final Map<String, TaskBinding<?, ?>> handlers;
@@ -94,8 +82,8 @@ public final class DeliveryProcessor {
     private final RandomGenerator random;
     /** The settlement each end of a run gets. */
     private final RunSettlements settlements;
-    /** Jobs whose start marks failed here, and how many times in a row; empty but in an outage or a broken broker. */
-    private final Map<UUID, Integer> startMarkFailures = new ConcurrentHashMap<>();
+    /** The RUNNING marks of tracked jobs, and those the broker did not confirm. */
+    private final StartMarks startMarks;
     final LongAdder succeeded = new LongAdder();
     final LongAdder failed = new LongAdder();
     final LongAdder retried = new LongAdder();
@@ -115,6 +103,7 @@ public final class DeliveryProcessor {
         this.stats = stats;
         this.random = random;
         this.settlements = new RunSettlements(tracking, defaults, clock, stats, random, codec.id(), retried, deadLettered);
+        this.startMarks = new StartMarks(tracking, clock, settlements, failed);
     }
 
     /** Tells {@code observers} (null for nobody) of each handler run from now on; called before the worker starts. */
@@ -189,7 +178,7 @@ public final class DeliveryProcessor {
         }
         Run run = new Run(delivery, message, binding, attempt, maxAttempts, argument);
         if (message.isTracked()) {
-            Outcome notRun = startTracked(run);
+            Outcome notRun = startMarks.start(run);
             if (notRun != null) {
                 return notRun;
             }
@@ -365,50 +354,6 @@ public final class DeliveryProcessor {
         public String toString() {
             return "TaskContext[" + message.id() + ", " + message.task() + ", attempt " + attempt + "/" + maxAttempts + "]";
         }
-    }
-
-    /**
-     * Writes the RUNNING record: null when the job may run, else how its delivery ends unrun. A
-     * tracked handler runs only once its record says RUNNING: a cancel finding any other state ends
-     * the job at once, as one that has not started, and interrupts nobody. So a job whose mark the
-     * broker did not confirm (it may still write it) is put back, attempt unchanged, and fetched
-     * again shortly; its retry's start finds a cancel that came meanwhile.
-     */
-    private Outcome startTracked(Run run) {
-        run.started = clock.instant();
-        boolean mayRun;
-        try {
-            mayRun = tracking.start(JobRecordFormat.started(run.message, run.delivery.queue(), run.attempt, tracking.worker(), run.started));
-        } catch (BrokerException e) {
-            if (startMarkFailures.size() >= 10_000) {
-                startMarkFailures.clear(); // jobs put back in an outage that another worker ran: a count restarts, nothing more
-            }
-            int failures = startMarkFailures.merge(run.message.id(), 1, Integer::sum);
-            if (failures >= START_MARK_TRIES) {
-                startMarkFailures.remove(run.message.id());
-                LOG.log(Level.ERROR, "could not mark job {0} of task {1} running {2} times in a row ({3}); counting it as a failed attempt",
-                        run.message.id(), run.message.task(), failures, e.getMessage());
-                failed.increment();
-                return settlements.failure(run, START_MARK_FAILED, "the broker refused to mark the job running " + failures
-                        + " times in a row; the last time: " + e.getMessage(), "");
-            }
-            LOG.log(failures == 1 ? Level.WARNING : Level.DEBUG, "could not mark job {0} running ({1}); putting it back, to run once it"
-                    + " is marked", run.message.id(), e.getMessage());
-            // the attempt this delivery is (one more per reclaim), and the enqueue time a staleAfter check reads
-            Message next = run.message.attempt() == run.attempt ? run.message
-                    : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
-            Instant due = DueTimes.notBefore(run.started.plus(START_MARK_RETRY_DELAY));
-            return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, due));
-        }
-        if (!startMarkFailures.isEmpty()) {
-            startMarkFailures.remove(run.message.id());
-        }
-        if (!mayRun) {
-            LOG.log(Level.INFO, "job {0} of task {1} was cancelled (or has ended) before it ran; not running it", run.message.id(),
-                    run.message.task());
-            return new Outcome.Settle(new Settlement.Ack(run.delivery));
-        }
-        return null;
     }
 
     private Outcome execute(Run run) {

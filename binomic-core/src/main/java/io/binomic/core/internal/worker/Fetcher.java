@@ -45,9 +45,10 @@ final class Fetcher implements ControlLoop.Round {
     // What the worker's health reads; written by this loop alone.
     /** When a fetch round last completed, or found nothing it should fetch (every slot busy, every queue paused). */
     volatile long lastRoundNanos = System.nanoTime();
-    /** Since when fetching fails; 0 while it works. */
-    volatile long failingSinceNanos;
-    volatile String lastError = "";
+    /** Since when the calls that take work fail: these fetches, and the reclaims, which mark it from their own thread. */
+    final TakeFailures failures;
+    /** Since when this loop's fetches fail, for its own log lines; 0 while they work. */
+    private long fetchFailingSinceNanos;
     /** Since when the fetch under way waits; 0 when none is. */
     volatile long callSinceNanos;
     /** Since when the reclaim (or search for lost reads) under way, on its own thread, waits; 0 when none is. */
@@ -56,8 +57,9 @@ final class Fetcher implements ControlLoop.Round {
     private volatile Thread reclaiming;
 
     Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter,
-            Reclaimer reclaimer) {
+            Reclaimer reclaimer, TakeFailures failures) {
         this.context = context;
+        this.failures = failures;
         this.pollTimeout = context.config().pollTimeout();
         this.dispatcher = dispatcher;
         this.slots = dispatcher.slots();
@@ -164,7 +166,7 @@ final class Fetcher implements ControlLoop.Round {
      */
     private void startReclaimIfDue(int free) {
         Thread last = reclaiming;
-        boolean recovering = failingSinceNanos == 0;
+        boolean recovering = !failures.isFailing();
         if ((last != null && last.isAlive()) || !reclaimer.due(recovering)) {
             return;
         }
@@ -208,20 +210,21 @@ final class Fetcher implements ControlLoop.Round {
     private void fetchSucceeded(long callStarted) {
         lastRoundNanos = System.nanoTime();
         settler.brokerAnswered(callStarted);
-        if (failingSinceNanos != 0) {
+        failures.answered(callStarted);
+        if (fetchFailingSinceNanos != 0) {
             LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", context.consumerName(),
-                    String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSinceNanos)));
-            failingSinceNanos = 0;
+                    String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fetchFailingSinceNanos)));
+            fetchFailingSinceNanos = 0;
             fetchFailureLog.reset();
         }
     }
 
     /** A fetch begun at {@code callStarted} failed: the fetches fail since then, the start of the first that failed. */
     private void fetchFailed(RuntimeException e, long callStarted) {
-        lastError = String.valueOf(e.getMessage());
+        failures.failed(callStarted, "fetching has failed", String.valueOf(e.getMessage()));
         reclaimer.scheduleRecovery();
-        if (failingSinceNanos == 0) {
-            failingSinceNanos = callStarted;
+        if (fetchFailingSinceNanos == 0) {
+            fetchFailingSinceNanos = callStarted;
         }
         String error = RepeatedErrorLog.brief(e);
         if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second

@@ -52,7 +52,7 @@ final class HealthCheck {
                 overrun(now, limit, fetcher.callSinceNanos, "a fetch has not returned"),
                 overrun(now, limit, fetcher.reclaimSinceNanos, "a reclaim has not returned"),
                 overrun(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned"),
-                failing(fetcher.failingSinceNanos, "fetching has failed", fetcher.lastError),
+                failing(fetcher.failures.failing()),
                 failing(settler.failingSinceNanos, "writing outcomes has failed", settler.lastError)));
         Optional<String> stopped = Optional.empty();
         Optional<String> stuck = Optional.empty();
@@ -94,6 +94,11 @@ final class HealthCheck {
     /** The call under way since {@code sinceNanos} (0: none), when it has taken longer than {@code limit}. */
     private static Optional<Sign> overrun(long now, long limit, long sinceNanos, String what) {
         return sinceNanos != 0 && now - sinceNanos > limit ? Optional.of(new Sign(sinceNanos, what, "")) : Optional.empty();
+    }
+
+    /** The calls that take work failing now (null: they succeed), with the last error. */
+    private static Optional<Sign> failing(TakeFailures.Failing failing) {
+        return failing == null ? Optional.empty() : failing(failing.sinceNanos(), failing.what(), failing.error());
     }
 
     /** The calls failing since {@code sinceNanos} (0: they succeed), with the last error. */

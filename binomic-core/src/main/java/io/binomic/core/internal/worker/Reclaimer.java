@@ -47,6 +47,8 @@ final class Reclaimer {
     private final Settler settler;
     private final FlowLimiter limiter;
     private final Semaphore slots;
+    /** Where a reclaim or a search that failed marks the outage it met, as a failed fetch does, for the worker's health. */
+    private final TakeFailures failures;
     private final long periodNanos;
     private long nextReclaimNanos = System.nanoTime();
     private int recoverRoundsLeft;
@@ -58,8 +60,9 @@ final class Reclaimer {
     private long nextKeepNanos = System.nanoTime();
     private long nextCleanupNanos = System.nanoTime();
 
-    Reclaimer(WorkerContext context, Dispatcher dispatcher, Settler settler, FlowLimiter limiter) {
+    Reclaimer(WorkerContext context, Dispatcher dispatcher, Settler settler, FlowLimiter limiter, TakeFailures failures) {
         this.context = context;
+        this.failures = failures;
         this.config = context.config();
         this.dispatcher = dispatcher;
         this.settler = settler;
@@ -133,6 +136,7 @@ final class Reclaimer {
             long callStarted = System.nanoTime();
             try {
                 List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
+                failures.answered(callStarted);
                 Dispatcher.Taken ours = dispatcher.stillOurs(reclaimed, callStarted);
                 List<Delivery> toRun = new ArrayList<>();
                 for (Delivery d : ours.deliveries()) {
@@ -160,10 +164,21 @@ final class Reclaimer {
             } catch (RuntimeException e) {
                 LOG.log(failureLevel(e), "worker {0}: reclaim on queue {1} failed: {2}", consumerName, queue,
                         RepeatedErrorLog.brief(e));
+                markFailed(callStarted, "reclaiming has failed", e);
                 if (failedSlowly(callStarted)) {
                     break;
                 }
             }
+        }
+    }
+
+    /**
+     * Marks the outage a call begun at {@code callStarted} met, for the worker's health, unless the worker is
+     * stopping: a call the stop cut off says nothing of the broker.
+     */
+    private void markFailed(long callStarted, String what, RuntimeException e) {
+        if (context.active().getAsBoolean()) {
+            failures.failed(callStarted, what, String.valueOf(e.getMessage()));
         }
     }
 
@@ -287,6 +302,7 @@ final class Reclaimer {
                 // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
                 LOG.log(failureLevel(e), "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
                         context.consumerName(), queue, e.getMessage());
+                markFailed(searchBegan, "looking for lost reads has failed", e);
                 lookAgain = true;
                 continue;
             }

@@ -97,8 +97,9 @@ public final class WorkerRuntime implements Worker {
                 config.leaseTimeout());
         this.dispatcher = new Dispatcher(context, processor, settler, flow, held, tracked);
         tracked.checkBeforeRunWith(dispatcher::stillOursToRun, dispatcher::lateForItsStart);
-        Reclaimer reclaimer = new Reclaimer(context, dispatcher, settler, limiter);
-        this.fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter, reclaimer);
+        TakeFailures takeFailures = new TakeFailures();
+        Reclaimer reclaimer = new Reclaimer(context, dispatcher, settler, limiter, takeFailures);
+        this.fetcher = new Fetcher(context, dispatcher, settler, queues, flow, limiter, reclaimer, takeFailures);
         Housekeeper housekeeper = new Housekeeper(context, queues, flow, limiter, reclaimer);
         this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);
         this.houseLoop = new ControlLoop("housekeeping", consumerName, housekeeper);

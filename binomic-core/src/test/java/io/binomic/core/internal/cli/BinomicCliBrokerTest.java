@@ -167,6 +167,19 @@ class BinomicCliBrokerTest {
         assertEquals("resumed queue nc-mian\n", run("queue", "resume", "nc-mian").out(), "known once paused");
     }
 
+    /** A CLI without the application's modules or worker.queues knows no queue but those the broker holds. */
+    @Test
+    void aWriteToAQueueNothingKnowsNamesTheClosestQueueTheBrokerHolds() {
+        enqueue("nc-main", "send", 1);
+
+        CliRun refused = run("queue", "pause", "nc-mian");
+
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().startsWith("binomic queue pause: queue 'nc-mian' is not known: no task on the module path or"
+                + " worker.queues setting names it, and the broker holds no job, consumer group, dead letter, pause, limit or recent"
+                + " activity of it; did you mean 'nc-main'? Else add --create for a new queue\n"), refused.err());
+    }
+
     /** A worker that stops cleanly leaves no consumer; the queue it read is still no typo. */
     @Test
     void aQueueOnlyAStoppedWorkerReadIsKnown() throws Exception {
