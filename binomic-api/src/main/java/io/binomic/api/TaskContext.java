@@ -35,6 +35,11 @@ public interface TaskContext {
     /** When the message was last enqueued. */
     Instant enqueuedAt();
 
+    /**
+     * The message's headers: the submitter's, and those the library reserves
+     * ({@link io.binomic.api.spi.Message#RESERVED}), such as {@code priority} for a job of a priority
+     * other than the default 5 (a job of the default priority has none).
+     */
     Map<String, String> headers();
 
     /**

@@ -282,7 +282,12 @@ class BatchSnippetsTest {
                     .add(send, new Email("a"), SubmitOptions.builder().delay(Duration.ofSeconds(1)).build()));
             assertTrue(delayed.getMessage().contains("SubmitOptions.delay"), delayed.getMessage());
             var uniq = assertThrows(IllegalArgumentException.class, () -> binomic.batch().add(unique, new Email("a")));
-            assertTrue(uniq.getMessage().contains("unique"), uniq.getMessage());
+            assertTrue(uniq.getMessage().contains("a task that is unique (Task.Builder.unique)")
+                    && !uniq.getMessage().contains("SubmitOptions"), "names the task's setting, not an option it was not given: "
+                    + uniq.getMessage());
+            var keyed = assertThrows(IllegalArgumentException.class, () -> binomic.batch()
+                    .add(send, new Email("a"), SubmitOptions.builder().partitionKey("k").build()));
+            assertTrue(keyed.getMessage().contains("a partition key (SubmitOptions.partitionKey)"), keyed.getMessage());
             var twice = assertThrows(IllegalStateException.class, () -> binomic.batch()
                     .onDeath(report, new Report("x")).onDeath(report, new Report("y")));
             assertTrue(twice.getMessage().contains("at most one callback of each kind"), twice.getMessage());

@@ -482,7 +482,14 @@ class JobHandleTest {
         JobHandle<String> good = binomic.submitJson("payments", "charge", "{\"id\":13}");
         assertTrue(good.await(Duration.ofSeconds(10)).contains("\"order\":13"));
 
-        JobHandle<String> misfit = binomic.submitJson("payments", "charge", "{\"idd\":13}");
+        // A client that knows the task refuses what its worker could not decode ...
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> binomic.submitJson("payments", "charge", "{\"idd\":13}"));
+        assertTrue(refused.getMessage().contains("task 'charge' takes a " + Order.class.getName())
+                && refused.getMessage().contains("DECODE_ERROR"), refused.getMessage());
+        // ... and one that knows only its name leaves that to the worker.
+        Binomic byName = started(builder());
+        JobHandle<String> misfit = byName.submitJson("payments", "charge", "{\"idd\":13}");
         assertThrows(JobFailedException.class, () -> misfit.await(Duration.ofSeconds(10)));
         assertEquals(DeadLetterReason.DECODE_ERROR, misfit.status().deadLetterReason().orElseThrow());
 

@@ -88,6 +88,19 @@ public abstract class UniqueJobsContractTest {
     }
 
     @Test
+    void aJsonSubmitOfATaskTheClientKnowsIsUniqueAsTheTaskSays() {
+        Task<Sync, String> task = sync().unique(Uniqueness.whileQueued(Duration.ofMinutes(5)), Sync::account).build();
+        Binomic binomic = started(Binomic.builder().task(task));
+
+        UUID first = binomic.submit(task, new Sync("acme", 1)).id();
+        assertEquals(first, binomic.submitJson(queue, "sync", "{ \"version\": 2, \"account\": \"acme\" }").id(),
+                "the task's key (the account), as the CLI's job submit of a task on its module path gets it");
+        assertEquals(1, binomic.queueStats(queue).ready(), "one job queued");
+        UUID other = binomic.submitJson(queue, "sync", "{\"account\":\"globex\",\"version\":1}").id();
+        assertNotEquals(first, other, "another key, another job");
+    }
+
+    @Test
     void aDuplicateSubmitReturnsTheExistingJobAndEnqueuesNothing() {
         Task<Sync, String> task = sync().unique(Uniqueness.whileQueued(Duration.ofMinutes(5)), Sync::account).build();
         Binomic binomic = started(Binomic.builder());

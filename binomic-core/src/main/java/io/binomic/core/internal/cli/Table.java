@@ -5,7 +5,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-/** A plain-text table: a header row, columns padded to their widest cell, columns of numbers right-aligned. */
+/**
+ * A plain-text table: a header row, columns padded to their widest cell, columns of numbers
+ * right-aligned. A column with no number in it (only {@code -}, say) is text: a column must not
+ * change its alignment when one row's {@code -} becomes a word.
+ */
 final class Table {
     private final List<String> headers;
     private final List<List<String>> rows = new ArrayList<>();
@@ -51,11 +55,16 @@ final class Table {
         boolean[] numeric = new boolean[columns];
         for (int c = 0; c < columns; c++) {
             width[c] = headers.get(c).length();
-            numeric[c] = true;
+            boolean onlyNumbers = true;
+            boolean aNumber = false;
             for (List<String> row : rows) {
-                width[c] = Math.max(width[c], row.get(c).length());
-                numeric[c] &= row.get(c).matches("-?\\d+|-"); // "-" stands for a missing number
+                String cell = row.get(c);
+                width[c] = Math.max(width[c], cell.length());
+                boolean number = cell.matches("-?\\d+");
+                aNumber |= number;
+                onlyNumbers &= number || cell.equals("-"); // "-" stands for a missing number
             }
+            numeric[c] = onlyNumbers && aNumber;
         }
         print(out, headers, width, numeric);
         rows.forEach(row -> print(out, row, width, numeric));

@@ -90,13 +90,18 @@ public final class BatchSubmitter {
 
     private void requireBatchable(Task<?, ?> task, SubmitOptions options, String method) {
         submitter.requireSubmittable(task);
-        String refused = options.delay().isPresent() ? "delay" : options.uniqueness().isPresent() || task.uniqueness().isPresent()
-                ? "unique" : options.debounceKey().isPresent() || task.isDebounced() ? "debounce"
-                : options.partitionKey().isPresent() ? "partitionKey" : null;
-        if (refused != null) {
-            throw new IllegalArgumentException("batch " + method + "(" + task.name() + ", ...): a batch's jobs and callbacks are"
-                    + " enqueued at once, each exactly once, so they take no " + refused + "; leave SubmitOptions." + refused
-                    + " out (and use a task without uniqueness or debounce), or submit such a job from a job of the batch");
+        String setting = options.delay().isPresent() ? "a delay (SubmitOptions.delay)"
+                : options.uniqueness().isPresent() ? "a unique key (SubmitOptions.unique)"
+                : task.uniqueness().isPresent() ? "a task that is unique (Task.Builder.unique)"
+                : options.debounceKey().isPresent() ? "a debounce key (SubmitOptions.debounce)"
+                : task.isDebounced() ? "a task that is debounced (Task.Builder.debounce)"
+                : options.partitionKey().isPresent() ? "a partition key (SubmitOptions.partitionKey)" : null;
+        if (setting != null) {
+            String fix = setting.contains("Task.Builder") ? "use a task without it for this job"
+                    : "leave it out of this job's options";
+            throw new IllegalArgumentException("batch " + method + "(" + task.name() + ", ...): " + setting + " cannot be part of"
+                    + " a batch: a batch's jobs and callbacks are enqueued at once, each exactly once; " + fix
+                    + ", or submit such a job from a job of the batch");
         }
     }
 

@@ -105,6 +105,39 @@ public final class JobMessages {
         return build(definition, null, payload, options, trace, id);
     }
 
+    /**
+     * The argument of {@code task} that {@code jsonArgument} stands for, decoded by this client's
+     * codec as a worker would decode it; refused naming the task and its argument type when it
+     * does not decode (a worker would dead-letter it).
+     */
+    <A> A argumentOfJson(Task<A, ?> task, String jsonArgument) {
+        if (jsonArgument != null) {
+            JsonText.requireJson(jsonArgument);
+        }
+        if (task.hasNoArgument()) {
+            if (jsonArgument != null && !jsonArgument.isBlank() && !jsonArgument.strip().equals("null")) {
+                throw new IllegalArgumentException("task '" + task.name() + "' takes no argument, got JSON " + brief(jsonArgument)
+                        + "; leave the argument out");
+            }
+            return null;
+        }
+        if (jsonArgument == null) {
+            throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName()
+                    + ", got no JSON argument; give one (--json in the CLI)");
+        }
+        try {
+            return codec.decode(jsonArgument.getBytes(StandardCharsets.UTF_8), task.argumentType());
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName() + ", and JSON "
+                    + brief(jsonArgument) + " does not decode to one (" + e.getMessage() + "); a worker would dead-letter it as"
+                    + " DECODE_ERROR. Give the JSON of a " + task.argumentType().getSimpleName(), e);
+        }
+    }
+
+    private static String brief(String json) {
+        return json.length() <= 80 ? json : json.substring(0, 77) + "...";
+    }
+
     private Message build(Task<?, ?> task, Object argument, byte[] payload, SubmitOptions options, TraceContext trace, UUID id) {
         requireFits(task, payload);
         int priority = ReservedHeaders.priorityOf(task, options); // refuses the header among the caller's

@@ -69,20 +69,44 @@ public final class Submitter {
         }
     }
 
-    /** One job of a task known by name only, its argument JSON text; tracked, its result read as JSON text. */
+    /**
+     * One job of a task named, its argument JSON text; tracked, its result read as JSON text. When
+     * this client knows the task (registered, on that queue, submittable), the JSON is decoded to its
+     * argument type and the job is submitted as a typed submit of that argument would be, so what the
+     * definition declares (uniqueness and its key, a debounce, a delay, a limit key) holds for it too;
+     * otherwise it goes as it is and the worker decodes it.
+     */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         // Validates the names as a definition would, with the same messages; tracked like a task that returns a value.
         Task<Void, String> definition = Task.builder(task, Void.class, String.class).queue(queue).build();
-        UUID id = messages.newId();
-        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
+        Task<?, ?> known = registry.find(task).filter(t -> t.queue().equals(queue) && t.mode() != TaskMode.CRON
+                && t.mode() != TaskMode.INTERVAL).orElse(null);
         long began = System.nanoTime();
         Submitted submitted;
         try {
-            submitted = sendOne(definition, null, options, message);
+            submitted = known != null ? sendJsonOf(known, jsonArgument, options, definition.statusRetention())
+                    : sendJson(definition, jsonArgument, options);
         } catch (BrokerException e) {
             throw context.partitions().withFailedFirstRead(queue, began, e);
         }
         return new JsonResultHandle(context.jobs().handle(submitted.queue(), submitted.id(), null, Void.class, true));
+    }
+
+    private Submitted sendJson(Task<Void, String> definition, String jsonArgument, SubmitOptions options) {
+        UUID id = messages.newId();
+        Message message = messages.ofJson(definition, jsonArgument, options, messages.traceFor(options, definition, 1, id), id);
+        return sendOne(definition, null, options, message);
+    }
+
+    private <A> Submitted sendJsonOf(Task<A, ?> task, String jsonArgument, SubmitOptions options, Duration retention) {
+        requireSubmittable(task);
+        A argument = messages.argumentOfJson(task, jsonArgument);
+        UUID id = messages.newId();
+        Message message = messages.ofArgument(task, argument, options, messages.traceFor(options, task, 1, id), id);
+        if (message.trackFor().isEmpty()) {
+            message = message.toBuilder().trackFor(retention).build(); // a JSON submit's handle reads the result
+        }
+        return sendOne(task, argument, options, message);
     }
 
     /**

@@ -107,9 +107,15 @@ class BinomicCliBrokerTest {
         assertEquals(0, run.exit(), run.toString());
         assertEquals("""
                 QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
-                emails       3        2        0     0          1       -  -
-                reports      0        0        1     1          1       -  concurrency 3
+                emails       3        2        0     0          1  -       -
+                reports      0        0        1     1          1  -       concurrency 3
                 """, run.out());
+        assertEquals(0, run("queue", "pause", "reports").exit());
+        assertEquals("""
+                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
+                emails       3        2        0     0          1  -       -
+                reports      0        0        1     1          1  yes     concurrency 3
+                """, run("queues", "--queues", "emails,reports").out(), "a paused queue moves no column");
     }
 
     @Test
@@ -125,7 +131,7 @@ class BinomicCliBrokerTest {
 
         assertEquals("""
                 QUEUE   READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
-                clicks      6        0        0     1          1       -       -
+                clicks      6        0        0     1          1  -       -
                 """, run("queues", "--queues", "clicks").out(), "the sums over the partitions");
         String details = run("dlq", "list", "--queues", "clicks", "--details").out();
         String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("clicks@1", java.util.Optional.empty(), 1).getFirst().id() + "@1";

@@ -135,7 +135,7 @@ class WorkersCommandTest {
 
             assertEquals(0, run.exit(), run.toString());
             String[] lines = run.out().split("\n");
-            assertTrue(lines[2].matches("   0  1111  STOPPED +-  1\\.\\ds ago .*"), lines[2]);
+            assertTrue(lines[2].matches("   0  1111  STOPPED  - +1\\.\\ds ago .*"), lines[2]);
         }
     }
 
