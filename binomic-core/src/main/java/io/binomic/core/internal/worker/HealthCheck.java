@@ -93,8 +93,12 @@ final class HealthCheck {
 
     /** The call under way since {@code sinceNanos} (0: none), when it has taken longer than {@code limit}. */
     private static Optional<Sign> overrun(long now, long limit, long sinceNanos, String what) {
-        return sinceNanos != 0 && now - sinceNanos > limit ? Optional.of(new Sign(sinceNanos, what, "")) : Optional.empty();
+        // A call can also overrun in a JVM starved of CPU while Redis answers at once: the operator must not be sent
+        // only to Redis.
+        return sinceNanos != 0 && now - sinceNanos > limit ? Optional.of(new Sign(sinceNanos, what, OVERRUN_CAUSES)) : Optional.empty();
     }
+
+    static final String OVERRUN_CAUSES = " (no answer yet: Redis slow or unreachable, or this JVM short of CPU)";
 
     /** The calls that take work failing now (null: they succeed), with the last error. */
     private static Optional<Sign> failing(TakeFailures.Failing failing) {
