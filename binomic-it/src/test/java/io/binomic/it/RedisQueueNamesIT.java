@@ -13,7 +13,10 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** The queues a Redis broker names: those of its own key prefix, each once, whatever its priority levels and partitions. */
+/**
+ * The queues a Redis broker names: those of its own key prefix, each once, whatever its priority levels and partitions,
+ * a queue that holds jobs of a priority level only among them.
+ */
 class RedisQueueNamesIT {
 
     @Test
@@ -26,11 +29,12 @@ class RedisQueueNamesIT {
             broker.enqueue(message("mail", Map.of(Message.PRIORITY, "9")));
             broker.enqueue(message("mail@1", Map.of())); // a partition of mail: its own stream, the same queue
             broker.enqueue(message("billing", Map.of()));
+            broker.enqueue(message("urgent", Map.of(Message.PRIORITY, "9"))); // a queue with a level's stream only
             other.start(List.of("elsewhere"));
             other.enqueue(message("elsewhere", Map.of()));
 
             QueueNames names = broker.capability(QueueNames.class).orElseThrow();
-            assertEquals(List.of("billing", "mail", "reports"), names.queueNames(100));
+            assertEquals(List.of("billing", "mail", "reports", "urgent"), names.queueNames(100));
             assertEquals(2, names.queueNames(2).size(), "at most as many as asked");
         } finally {
             other.close();
