@@ -23,7 +23,8 @@ final class JobCommand extends Command {
             + "; or give it as the first word: job show ID");
     static final Option QUEUE = Option.value("queue", "NAME",
             "the job's queue. Defaults to the first of the application's queues (tasks on the module path) that has a record of the job");
-    static final Option SUBMIT_QUEUE = Option.value("queue", "NAME", "the task's queue (required: the definition is not at hand)");
+    static final Option SUBMIT_QUEUE = Option.value("queue", "NAME",
+            "the task's queue. Defaults to the queue of the task of that name on the module path; required without one");
     static final Option TASK = Option.value("task", "NAME", "the task to run");
     static final Option JSON = Option.value("json", "TEXT", "the argument as JSON, such as '{\"name\":\"Ada\"}'. Defaults to none");
     static final Option PRIORITY = Option.value("priority", "0-9",
@@ -149,8 +150,16 @@ final class JobCommand extends Command {
 
     private int submit(Binomic binomic, Arguments args) throws UsageException {
         String task = args.value("task").orElseThrow(() -> new UsageException("--task is required: the task's name"));
-        String queue = args.value("queue").orElseThrow(() -> new UsageException(
-                "--queue is required: the task's queue (the definition is not needed, so the queue cannot be looked up)"));
+        // A task on the module path gives its queue; another queue would submit past its declaration (uniqueness, ...).
+        Optional<String> declaredQueue = args.has(ANY_TASK.name()) ? Optional.empty()
+                : binomic.tasks().find(task).map(io.binomic.api.Task::queue);
+        String queue = args.value("queue").or(() -> declaredQueue).orElseThrow(() -> new UsageException(
+                "--queue is required: the task's queue (no task of that name is on this CLI's module path to look it up)"));
+        if (declaredQueue.isPresent() && !declaredQueue.get().equals(queue)) {
+            throw new UsageException("task '" + task + "' is declared on queue '" + declaredQueue.get() + "' (a task on this CLI's"
+                    + " module path), not '" + queue + "': leave --queue out to submit it as declared, or add --any-task to send"
+                    + " the name to '" + queue + "' as typed");
+        }
         Optional<Duration> wait = args.duration("wait");
         int priority = args.intValue("priority", Priority.DEFAULT, Priority.MIN);
         if (priority > Priority.MAX) {

@@ -286,6 +286,31 @@ class BinomicCliBrokerTest {
         assertEquals("", meant.err(), "--any-task: the name is meant as typed");
     }
 
+    /** Found by an outside tester: a task on the CLI's module path sent to another queue ran past its declaration. */
+    @Test
+    void aSubmitOfATaskOnTheModulePathTakesItsQueueAndRefusesAnotherUnlessAnyTaskMeansIt() {
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        BinomicCli.Connector withGreet = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).build().start();
+
+        CliRun declared = CliRun.of(Map.of(), withGreet, "job", "submit", "--task", "greet", "--json", "\"x\"");
+        assertEquals(0, declared.exit(), declared.toString());
+        assertEquals(1, broker.stats("mail").ready(), "on the task's own queue");
+
+        CliRun other = CliRun.of(Map.of(), withGreet, "job", "submit", "--task", "greet", "--queue", "post", "--json", "\"x\"",
+                "--create");
+        assertEquals(2, other.exit(), other.toString());
+        assertTrue(other.err().contains("task 'greet' is declared on queue 'mail' (a task on this CLI's module path), not 'post':"
+                + " leave --queue out"), other.err());
+        assertEquals(0, broker.stats("post").ready(), "nothing submitted");
+
+        CliRun meant = CliRun.of(Map.of(), withGreet, "job", "submit", "--task", "greet", "--queue", "post", "--json", "\"x\"",
+                "--create", "--any-task");
+        assertEquals(0, meant.exit(), meant.toString());
+        assertEquals(1, broker.stats("post").ready(), "--any-task: the name sent to that queue as typed");
+    }
+
     /** Found by an outside tester: a mistyped task was paused (or submitted) with exit 0 while the real one ran on. */
     @Test
     void aMistypedTaskIsRefusedForPauseResumeAndSubmitUnlessAnyTaskMeansIt() {
