@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntConsumer;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -122,17 +123,18 @@ public final class FlowLimiter {
      * lateness is measured from, like a reserved one's.
      */
     public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime) {
-        return admit(deliveries, hold, onTime, () -> { });
+        return admit(deliveries, hold, onTime, () -> { }, n -> { });
     }
 
     /**
      * {@link #admit(List, ObjLongConsumer, ObjLongConsumer)}, running {@code beforeConcurrency} first when a delivery
      * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
      * before its read, whose entries stay pending, and their slots taken, until those are written,
-     * so that the broker does not count them as running.
+     * so that the broker does not count them as running. {@code waitedForSlot} is told how many of
+     * them the broker parked for a concurrency slot (0 too).
      */
     List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime,
-            Runnable beforeConcurrency) {
+            Runnable beforeConcurrency, IntConsumer waitedForSlot) {
         if (deliveries.isEmpty()) {
             return deliveries;
         }
@@ -183,7 +185,9 @@ public final class FlowLimiter {
             return out;
         }
         long decided = System.nanoTime(); // after the broker's reply: a reserved start is never taken early
+        int slotWaits = 0;
         for (Admission a : decisions) {
+            slotWaits += a.decision() == Admission.Decision.WAIT_SLOT ? 1 : 0;
             if (a.decision() == Admission.Decision.RUN) {
                 if (rated.contains(a.delivery().key())) {
                     onTime.accept(a.delivery(), decided);
@@ -196,6 +200,7 @@ public final class FlowLimiter {
                 LOG.log(Level.DEBUG, "worker {0}: delivery {1} was no longer its own to run", consumer, a.delivery().receipt());
             }
         }
+        waitedForSlot.accept(slotWaits);
         return out;
     }
 
