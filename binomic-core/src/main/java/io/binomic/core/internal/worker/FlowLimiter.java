@@ -54,6 +54,8 @@ public final class FlowLimiter {
     private volatile Map<String, QueueLimits> queueLimits = Map.of();
     private volatile long queueLimitsReadNanos;
     private volatile boolean queueLimitsReadFailed;
+    /** Whether a read of the queue limits has answered (or failed): until then the empty map held is no answer. */
+    private volatile boolean queueLimitsAnswered;
     private final Duration maxHold;
 
     /** The longest a worker holds a delivery for its reserved start: a second, and never past a quarter of its lease. */
@@ -94,9 +96,11 @@ public final class FlowLimiter {
     }
 
     // Both the fetch thread and the housekeeping one may read at once: each read is whole, and either answer is fresh.
+    // The read is stamped before it is made: a caller that finds the stamp fresh before any read answered reads too,
+    // or the worker's first fetch, beside the housekeeper's first read, would run its jobs under no queue limit.
     private Map<String, QueueLimits> readQueueLimitsOlderThan(long ageNanos) {
         long now = System.nanoTime();
-        if (now - queueLimitsReadNanos >= ageNanos) {
+        if (now - queueLimitsReadNanos >= ageNanos || !queueLimitsAnswered) {
             queueLimitsReadNanos = now;
             try {
                 Map<String, QueueLimits> read = Map.copyOf(flowLimits.map(f -> f.queueLimits(queues)).orElse(Map.of()));
@@ -105,12 +109,14 @@ public final class FlowLimiter {
                 }
                 queueLimits = read;
                 queueLimitsReadFailed = false;
+                queueLimitsAnswered = true;
             } catch (RuntimeException e) {
                 if (!queueLimitsReadFailed) {
                     LOG.log(ControlLoop.failureLevel(e), "worker {0}: reading the limits of its queues failed ({1}); keeping the last ones read",
                             consumer, e.getMessage());
                 }
                 queueLimitsReadFailed = true;
+                queueLimitsAnswered = true;
             }
         }
         return queueLimits;
