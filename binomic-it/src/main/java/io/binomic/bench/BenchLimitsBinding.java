@@ -210,6 +210,7 @@ final class BenchLimitsBinding {
         double ideal = limit * 1000.0 / holdMillis;
         int count = (int) (ideal * (seconds + 4));
         List<Worker> started = new ArrayList<>();
+        long[] calls;
         try (Binomic client = client(task)) {
             client.queues().setLimits(queue, QueueLimits.builder().concurrencyLimit(limit).build());
             client.queues().pause(queue);
@@ -218,22 +219,36 @@ final class BenchLimitsBinding {
             }
             r.put(prefix + "load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
             client.submitAll(task, java.util.Collections.nCopies(count, 0L));
+            calls = commandCalls();
             client.queues().resume(queue);
             awaitDone(client, queue, count, seconds * 4L + 120);
             r.put(prefix + "load1_end", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+            long[] after = commandCalls();
+            for (int c = 0; c < COUNTED.length; c++) {
+                r.put(prefix + COUNTED[c] + "_per_job", (double) (after[c] - calls[c]) / count);
+            }
         } finally {
             started.forEach(Worker::close);
         }
         List<long[]> events = new ArrayList<>(); // {time, +1 enter / -1 exit}
         long first = Long.MAX_VALUE;
+        long allStarted = 0; // when the last JVM to start a job started its first
+        List<long[]> startsByJvm = new ArrayList<>();
         for (Worker w : started) {
-            for (String line : w.lines("h ")) {
-                String[] p = line.split(" ");
+            List<String> lines = w.lines("h ");
+            long[] starts = new long[lines.size()];
+            long own = Long.MAX_VALUE;
+            for (int j = 0; j < starts.length; j++) {
+                String[] p = lines.get(j).split(" ");
                 long enter = Long.parseLong(p[1]);
+                starts[j] = enter;
                 events.add(new long[] {enter, 1});
                 events.add(new long[] {Long.parseLong(p[2]), -1});
-                first = Math.min(first, enter);
+                own = Math.min(own, enter);
             }
+            first = Math.min(first, own);
+            allStarted = Math.max(allStarted, own == Long.MAX_VALUE ? 0 : own);
+            startsByJvm.add(starts);
         }
         // at one instant, exits before enters: a slot released and taken in the same microsecond is not two running
         events.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
@@ -269,6 +284,8 @@ final class BenchLimitsBinding {
                 previousEnter = e[0];
             }
         }
+        steady(prefix, events, allStarted, first, limit, ideal, r);
+        timeline(prefix, startsByJvm, events, first, limit);
         r.put(prefix + "drain_tasks_per_s", events.size() / 2.0 / ((lastExit - first) / 1e6));
         r.put(prefix + "drain_ratio_to_ideal", events.size() / 2.0 / ((lastExit - first) / 1e6) / ideal);
         r.put(prefix + "longest_without_start_s", gap / 1e6);
@@ -277,6 +294,86 @@ final class BenchLimitsBinding {
         r.put(prefix + "mean_running", (double) sumRunning / (to - from));
         r.put(prefix + "tasks_per_s", ended / (double) seconds);
         r.put(prefix + "ratio_to_ideal", ended / (double) seconds / ideal);
+    }
+
+    /** Redis commands counted per job of a binding-limit run: parks ({@code xrange}), moves back ({@code zpopmin}), scripts. */
+    private static final String[] COUNTED = {"xrange", "zpopmin", "zadd", "xreadgroup", "evalsha"};
+
+    private long[] commandCalls() {
+        long[] c = new long[COUNTED.length];
+        for (int j = 0; j < c.length; j++) {
+            c[j] = redis.calls(COUNTED[j]);
+        }
+        return c;
+    }
+
+    /**
+     * The throughput once every worker JVM has started a job (a long-lived worker's, without the start-up of fresh
+     * JVMs), up to the last start (without the drain's tail): starts in that span per second, against the ideal; and
+     * how long the start-up took, from the first start to the last JVM's first.
+     */
+    private static void steady(String prefix, List<long[]> events, long allStarted, long first, int limit, double ideal,
+                               Map<String, Double> r) {
+        long lastStart = 0;
+        long starts = 0;
+        for (long[] e : events) {
+            if (e[1] > 0) {
+                lastStart = Math.max(lastStart, e[0]);
+            }
+        }
+        for (long[] e : events) {
+            if (e[1] > 0 && e[0] >= allStarted && e[0] < lastStart) {
+                starts++;
+            }
+        }
+        r.put(prefix + "all_jvms_started_after_s", (allStarted - first) / 1e6);
+        r.put(prefix + "steady_tasks_per_s", starts / ((lastStart - allStarted) / 1e6));
+        r.put(prefix + "steady_ratio_to_ideal", starts / ((lastStart - allStarted) / 1e6) / ideal);
+    }
+
+    /**
+     * Prints where the slots went idle: starts per JVM in each 100 ms of the first 6 s and then each second, and the
+     * free slot-seconds (limit − running, summed over time) in each second of the drain.
+     */
+    private static void timeline(String prefix, List<long[]> startsByJvm, List<long[]> events, long first, int limit) {
+        long lastExit = events.getLast()[0];
+        int buckets = (int) ((lastExit - first) / 100_000) + 1;
+        StringBuilder out = new StringBuilder("timeline " + prefix + " (starts per 100 ms, then per s, by JVM):");
+        for (int j = 0; j < startsByJvm.size(); j++) {
+            int[] n = new int[buckets];
+            for (long t : startsByJvm.get(j)) {
+                n[(int) ((t - first) / 100_000)]++;
+            }
+            out.append("\n  jvm").append(j).append(" 0-6s:");
+            for (int b = 0; b < Math.min(60, buckets); b++) {
+                out.append(' ').append(n[b]);
+            }
+            out.append(" | per s:");
+            for (int b = 60; b < buckets; b += 10) {
+                int sum = 0;
+                for (int k = b; k < Math.min(buckets, b + 10); k++) {
+                    sum += n[k];
+                }
+                out.append(' ').append(sum);
+            }
+        }
+        double[] idle = new double[buckets / 10 + 1]; // free slot-seconds in each second
+        int running = 0;
+        long previous = first;
+        for (long[] e : events) {
+            for (long t = previous; t < e[0]; ) {
+                long end = Math.min(e[0], first + ((t - first) / SECOND + 1) * SECOND);
+                idle[(int) ((t - first) / SECOND)] += Math.max(0, limit - running) * (end - t) / 1e6;
+                t = end;
+            }
+            previous = e[0];
+            running += (int) e[1];
+        }
+        out.append("\n  free slot-s per s:");
+        for (double v : idle) {
+            out.append(String.format(java.util.Locale.ROOT, " %.1f", v));
+        }
+        System.out.println(out);
     }
 
     private Binomic client(Task<Long, Void> task) {

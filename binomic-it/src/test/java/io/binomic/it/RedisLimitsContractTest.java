@@ -144,6 +144,24 @@ class RedisLimitsContractTest extends LimitsContractTest {
                 "settling one admitted without a record frees room: the oldest waiter moves back at once, not at its fallback");
     }
 
+    @Test
+    void deliveriesOtherWorkersFetchedAndHaveNotHadDecidedDoNotCountAsRunning() throws Exception {
+        FlowLimits limits = broker.capability(FlowLimits.class).orElseThrow();
+        limits.setQueueLimits(queue, QueueLimits.builder().concurrencyLimit(3).build());
+        List<Delivery> first = enqueueAndFetch(4, "c1");
+        assertEquals(List.of(Admission.Decision.RUN, Admission.Decision.RUN, Admission.Decision.RUN, Admission.Decision.WAIT_SLOT),
+                decisions(limits.admit("c1", requests(first))));
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(first.getFirst()))).notApplied().isEmpty());
+
+        List<Delivery> fetchedElsewhere = enqueueAndFetch(5, "c2"); // the waiter moved back among them
+        List<Delivery> mine = enqueueAndFetch(1, "c3");
+        assertEquals(List.of(Admission.Decision.RUN), decisions(limits.admit("c3", requests(mine))),
+                "two of three slots are taken; the five another worker fetched and has not had decided are not running");
+        List<Admission.Decision> theirs = decisions(limits.admit("c2", requests(fetchedElsewhere)));
+        assertEquals(5, theirs.stream().filter(d -> d == Admission.Decision.WAIT_SLOT).count(), "no slot is left: " + theirs);
+        assertEquals(3, limits.slotsHeld(queue, FlowLimit.QUEUE_LIMIT_ID));
+    }
+
     private List<Delivery> enqueueAndFetch(int n, String consumer) throws Exception {
         List<Message> messages = new ArrayList<>();
         for (int i = 0; i < n; i++) {

@@ -51,7 +51,12 @@ end
 -- The checks every delivery needs are made for all of them at once (a call per delivery cost most
 -- of the script's time when no limit binds): the fence and which ones hold an admission already.
 local own = {}
-local stored = redis.call('HMGET', KEYS[4], 'rate.permits', 'rate.periodMillis', 'rate.burst', 'concurrency')
+local stored = redis.call('HMGET', KEYS[4], 'rate.permits', 'rate.periodMillis', 'rate.burst', 'concurrency', 'concurrency.unrecorded')
+-- How many deliveries admitted without a record (see below) may still run: counted up as they are
+-- admitted, and brought down to what the pending entries allow whenever the limit can bind, so it
+-- never counts fewer than run. Absent: unknown (the limit was just set, and jobs may run that no
+-- admission counted), so every pending entry may be one.
+local unrecorded = tonumber(stored[5])
 if stored[1] and stored[2] then
   -- RateLimit.intervalMicros: period / permits, rounded up
   local permits = tonumber(stored[1])
@@ -175,16 +180,18 @@ if not all_fast then
 end
 if all_fast then
   -- nothing can bind: each delivery still pending under this consumer runs now
-  local codes = {}
+  local codes, admitted = {}, 0
   for k = 1, n do
     if pend[k] then
       local jk = jks[k]
       if jk > 0 then redis.call('HDEL', KEYS[jk], 'waiting') end
       codes[k] = 'R'
+      admitted = admitted + 1
     else
       codes[k] = 'N'
     end
   end
+  if stored[4] and unrecorded and admitted > 0 then redis.call('HINCRBY', KEYS[4], 'concurrency.unrecorded', admitted) end
   return {table.concat(codes)}
 end
 local ds = {}
@@ -200,14 +207,19 @@ local holding = {}
 lim_chunked({'HMGET', KEYS[3]}, members, function(r, at)
   for j = 1, #r do if r[j] then holding[members[at + j - 1]] = true end end
 end)
--- this call's own deliveries still to be decided on a recorded slot: pending, but not running
-local own_waiting, counted = 0, {}
+-- this call's own deliveries still to be decided on a recorded slot: pending, but not running; and
+-- those it admits without a record, counted with the others so admitted
+local own_waiting, counted, fast_admitted = 0, {}, 0
 for _, d in ipairs(ds) do
   if not d.fast and d.pending and not holding[d.member] and not counted[d.member] then
     counted[d.member] = true
     own_waiting = own_waiting + 1
+  elseif d.fast and d.pending then
+    fast_admitted = fast_admitted + 1
   end
 end
+if unrecorded then unrecorded = unrecorded + fast_admitted end
+local unrecorded_was = unrecorded
 -- per concurrency limit: its slots taken (read once, counted here as this call takes more), and the
 -- slots and holders this call adds (written at the end, one ZADD per limit and one HSET)
 local taken, adds, add_order, holders = {}, {}, {}, {}
@@ -217,9 +229,16 @@ local line_length, seen_permits = {}, {}
 local function slots_taken(lid)
   if taken[lid] == nil then
     taken[lid] = redis.call('ZCARD', base .. 'slots:' .. lid)
-    -- the queue's limit: deliveries admitted without a record run too, all of them pending; so at
-    -- most every pending entry but this call's own still to be decided is running
-    if lid == 'q' then taken[lid] = math.max(taken[lid], queue_pending() - own_waiting) end
+    -- the queue's limit: deliveries admitted without a record run too, all of them pending but not
+    -- holding a slot, and not this call's own still to be decided; so at most that many of them run.
+    -- The pending entries alone would also count those other workers fetched and have not yet had
+    -- decided, as if running: with several workers fetching a backlog, the limit then looked full
+    -- while its slots were free, and parked the jobs that should have taken them.
+    if lid == 'q' then
+      local bound = math.max(0, queue_pending() - own_waiting - taken[lid])
+      if unrecorded == nil or unrecorded > bound then unrecorded = bound end
+      taken[lid] = taken[lid] + unrecorded
+    end
   end
   return taken[lid]
 end
@@ -372,6 +391,8 @@ for lid, permits in pairs(seen_permits) do
     end
   end
 end
+if unrecorded ~= unrecorded_was then redis.call('HSET', KEYS[4], 'concurrency.unrecorded', unrecorded)
+elseif fast_admitted > 0 and unrecorded then redis.call('HINCRBY', KEYS[4], 'concurrency.unrecorded', fast_admitted) end
 for _, lid in ipairs(add_order) do lim_chunked({'ZADD', base .. 'slots:' .. lid}, adds[lid]) end
 lim_chunked({'HSET', KEYS[3]}, holders)
 for _, s in pairs(rates) do

@@ -31,6 +31,7 @@ final class Fetcher implements ControlLoop.Round {
     /** A broker call this much slower than its own wait was likely retried by the client. */
     private static final Duration SLOW_CALL = Duration.ofSeconds(1);
     private static final Duration OUTCOMES_STUCK_PAUSE = Duration.ofMillis(50);
+    private static final Duration SLOTS_FULL_FOR = Duration.ofSeconds(1);
 
     private final WorkerContext context;
     private final Duration pollTimeout;
@@ -55,6 +56,18 @@ final class Fetcher implements ControlLoop.Round {
     volatile long reclaimSinceNanos;
     /** The thread of the last reclaim started; one runs at a time. */
     private volatile Thread reclaiming;
+    /**
+     * When an admission last parked deliveries for a concurrency slot. For a second after, the worker
+     * fetches about as many as it could start: the jobs that ended since its last fetch (the slots it
+     * freed; the other workers take theirs), waiting for one to end first (at most a poll timeout,
+     * as a read that finds nothing waits). Fetching every free slot's worth instead had each worker
+     * fetch a queue's whole backlog and park it (a script, a move back and a second fetch and
+     * admission per job) while the limit let only a few of them start. A second without a park
+     * (the limit raised or gone, the backlog run out) ends it. Only while it fetches one queue: a
+     * cap on a fetch of several would hold back the queues whose limits do not bind.
+     */
+    private long slotWaitNanos = System.nanoTime() - 2 * SLOTS_FULL_FOR.toNanos();
+    private long endedAtLastFetch;
 
     Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter,
             Reclaimer reclaimer, TakeFailures failures) {
@@ -125,11 +138,22 @@ final class Fetcher implements ControlLoop.Round {
     private int fetchAndDispatch(List<String> fetchQueues, int free) throws InterruptedException {
         List<Delivery> deliveries;
         // the outcomes of the jobs whose slots this round took are handed over by now
-        long outcomesBefore = settler.handedOver();
+        long ended = settler.handedOver();
+        int most = Math.min(free, FETCH_BATCH);
+        int ask = most;
+        if (System.nanoTime() - slotWaitNanos < SLOTS_FULL_FOR.toNanos() && fetchQueues.size() == 1) {
+            if (ended == endedAtLastFetch) {
+                settler.awaitWritten(ended + 1, pollTimeout);
+                ended = settler.handedOver();
+            }
+            ask = (int) Math.min(most, Math.max(1, ended - endedAtLastFetch));
+        }
+        endedAtLastFetch = ended;
+        long outcomesBefore = ended;
         long callStarted = System.nanoTime();
         callSinceNanos = callStarted;
         try {
-            deliveries = context.broker().fetch(fetchQueues, context.consumerName(), Math.min(free, FETCH_BATCH), pollTimeout);
+            deliveries = context.broker().fetch(fetchQueues, context.consumerName(), ask, pollTimeout);
         } catch (RuntimeException e) {
             fetchFailed(e, callStarted);
             return 0;
@@ -144,8 +168,12 @@ final class Fetcher implements ControlLoop.Round {
         fetchSucceeded(callStarted);
         deliveries = flow.admit(deliveries, dispatcher::park);
         // the ones over a rate or concurrency limit wait
+        int[] waitedForSlot = {0};
         deliveries = limiter.admit(deliveries, dispatcher::holdUntil, dispatcher::startsAt,
-                () -> settler.awaitBeforeAdmission(outcomesBefore));
+                () -> settler.awaitBeforeAdmission(outcomesBefore), n -> waitedForSlot[0] = n);
+        if (waitedForSlot[0] > 0) {
+            slotWaitNanos = System.nanoTime();
+        }
         // Their leases began with the call: a round held up past half a lease renews them before they run.
         Dispatcher.Taken ours = dispatcher.stillOurs(deliveries, callStarted);
         dispatcher.tracked().startInBulk(ours.deliveries(), dispatcher::hasReservedStart);

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntConsumer;
 import java.util.function.ObjLongConsumer;
 
 /**
@@ -53,6 +54,8 @@ public final class FlowLimiter {
     private volatile Map<String, QueueLimits> queueLimits = Map.of();
     private volatile long queueLimitsReadNanos;
     private volatile boolean queueLimitsReadFailed;
+    /** Whether a read of the queue limits has answered (or failed): until then the empty map held is no answer. */
+    private volatile boolean queueLimitsAnswered;
     private final Duration maxHold;
 
     /** The longest a worker holds a delivery for its reserved start: a second, and never past a quarter of its lease. */
@@ -93,9 +96,11 @@ public final class FlowLimiter {
     }
 
     // Both the fetch thread and the housekeeping one may read at once: each read is whole, and either answer is fresh.
+    // The read is stamped before it is made: a caller that finds the stamp fresh before any read answered reads too,
+    // or the worker's first fetch, beside the housekeeper's first read, would run its jobs under no queue limit.
     private Map<String, QueueLimits> readQueueLimitsOlderThan(long ageNanos) {
         long now = System.nanoTime();
-        if (now - queueLimitsReadNanos >= ageNanos) {
+        if (now - queueLimitsReadNanos >= ageNanos || !queueLimitsAnswered) {
             queueLimitsReadNanos = now;
             try {
                 Map<String, QueueLimits> read = Map.copyOf(flowLimits.map(f -> f.queueLimits(queues)).orElse(Map.of()));
@@ -104,12 +109,14 @@ public final class FlowLimiter {
                 }
                 queueLimits = read;
                 queueLimitsReadFailed = false;
+                queueLimitsAnswered = true;
             } catch (RuntimeException e) {
                 if (!queueLimitsReadFailed) {
                     LOG.log(ControlLoop.failureLevel(e), "worker {0}: reading the limits of its queues failed ({1}); keeping the last ones read",
                             consumer, e.getMessage());
                 }
                 queueLimitsReadFailed = true;
+                queueLimitsAnswered = true;
             }
         }
         return queueLimits;
@@ -122,17 +129,18 @@ public final class FlowLimiter {
      * lateness is measured from, like a reserved one's.
      */
     public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime) {
-        return admit(deliveries, hold, onTime, () -> { });
+        return admit(deliveries, hold, onTime, () -> { }, n -> { });
     }
 
     /**
      * {@link #admit(List, ObjLongConsumer, ObjLongConsumer)}, running {@code beforeConcurrency} first when a delivery
      * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
      * before its read, whose entries stay pending, and their slots taken, until those are written,
-     * so that the broker does not count them as running.
+     * so that the broker does not count them as running. {@code waitedForSlot} is told how many of
+     * them the broker parked for a concurrency slot (0 too).
      */
     List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime,
-            Runnable beforeConcurrency) {
+            Runnable beforeConcurrency, IntConsumer waitedForSlot) {
         if (deliveries.isEmpty()) {
             return deliveries;
         }
@@ -183,7 +191,9 @@ public final class FlowLimiter {
             return out;
         }
         long decided = System.nanoTime(); // after the broker's reply: a reserved start is never taken early
+        int slotWaits = 0;
         for (Admission a : decisions) {
+            slotWaits += a.decision() == Admission.Decision.WAIT_SLOT ? 1 : 0;
             if (a.decision() == Admission.Decision.RUN) {
                 if (rated.contains(a.delivery().key())) {
                     onTime.accept(a.delivery(), decided);
@@ -196,6 +206,7 @@ public final class FlowLimiter {
                 LOG.log(Level.DEBUG, "worker {0}: delivery {1} was no longer its own to run", consumer, a.delivery().receipt());
             }
         }
+        waitedForSlot.accept(slotWaits);
         return out;
     }
 

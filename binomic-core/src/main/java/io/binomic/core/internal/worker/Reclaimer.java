@@ -104,7 +104,7 @@ final class Reclaimer {
         }
         long outcomesBefore = settler.handedOver(); // of the jobs whose slots were just taken
         List<Delivery> admitted = limiter.admit(taken.subList(0, free), dispatcher::holdUntil, dispatcher::startsAt,
-                () -> settler.awaitBeforeAdmission(outcomesBefore));
+                () -> settler.awaitBeforeAdmission(outcomesBefore), n -> { });
         for (Delivery d : admitted) {
             dispatcher.dispatch(d, leasedSinceNanos);
         }

@@ -1,0 +1,115 @@
+package io.binomic.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.BrokerConfig;
+import io.binomic.api.QueueLimits;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.api.spi.Admission;
+import io.binomic.api.spi.Delivery;
+import io.binomic.api.spi.FlowLimits;
+import io.binomic.core.internal.memory.MemoryBroker;
+import io.binomic.core.internal.memory.MemoryScheduler;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A worker whose queue's concurrency limit binds fetches about as many jobs as it can start, not a
+ * fetch of every free slot each round: the jobs it cannot start are parked for a slot (and moved back
+ * and fetched again later), so fetching the backlog at the worker's pace parked nearly all of it.
+ */
+class BindingLimitFetchTest {
+    private static final int LIMIT = 2;
+
+    /**
+     * The memory broker, counting the deliveries its flow limits park for a slot, and the fetches asking
+     * for more than {@link #LIMIT} once one was parked.
+     */
+    private static final class CountingBroker extends ForwardingBroker implements FlowLimits {
+        private final FlowLimits limits;
+        final AtomicInteger slotWaits = new AtomicInteger();
+        final AtomicInteger largeFetchesAfterAPark = new AtomicInteger();
+
+        @Override
+        public List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
+            if (slotWaits.get() > 0 && max > LIMIT) {
+                largeFetchesAfterAPark.incrementAndGet();
+            }
+            return super.fetch(queues, consumer, max, wait);
+        }
+
+        CountingBroker(MemoryBroker delegate) {
+            super(delegate);
+            this.limits = delegate.capability(FlowLimits.class).orElseThrow();
+        }
+
+        private List<Admission> counted(List<Admission> decisions) {
+            slotWaits.addAndGet((int) decisions.stream().filter(a -> a.decision() == Admission.Decision.WAIT_SLOT).count());
+            return decisions;
+        }
+
+        @Override
+        public List<Admission> admit(String consumer, List<Admission.Request> requests) { return counted(limits.admit(consumer, requests)); }
+
+        @Override
+        public List<Admission> admit(String consumer, List<Admission.Request> requests, Duration maxHold) {
+            return counted(limits.admit(consumer, requests, maxHold));
+        }
+
+        @Override
+        public int slotsHeld(String queue, String limitId) { return limits.slotsHeld(queue, limitId); }
+
+        @Override
+        public Map<String, QueueLimits> queueLimits(List<String> queues) { return limits.queueLimits(queues); }
+
+        @Override
+        public void setQueueLimits(String queue, QueueLimits queueLimits) { limits.setQueueLimits(queue, queueLimits); }
+    }
+
+    @Test
+    void aWorkerWhoseQueueLimitBindsFetchesWhatItsEndedJobsFreedNotEveryFreeSlot() throws Exception {
+        Task<Integer, String> task = Task.builder("held", Integer.class, String.class).queue("held").maxAttempts(1).build();
+        MemoryBroker memory = new MemoryBroker(BrokerConfig.defaults());
+        CountingBroker broker = new CountingBroker(memory);
+        broker.setQueueLimits("held", QueueLimits.builder().concurrencyLimit(LIMIT).build());
+        AtomicInteger running = new AtomicInteger();
+        AtomicInteger most = new AtomicInteger();
+        Map<Integer, AtomicInteger> runs = new ConcurrentHashMap<>();
+        BinomicConfig config = BinomicConfig.builder()
+                .worker(WorkerConfig.builder().queues("held").concurrency(20).pollTimeout(Duration.ofMillis(50))
+                        .shutdownGrace(Duration.ofSeconds(2)).build())
+                .build();
+        int jobs = 200;
+        try (Binomic binomic = Binomic.builder().config(config).broker(broker).scheduler(new MemoryScheduler(memory))
+                .handle(task, n -> {
+                    most.accumulateAndGet(running.incrementAndGet(), Math::max);
+                    Thread.sleep(5);
+                    running.decrementAndGet();
+                    runs.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet();
+                    return "ok";
+                }).build().start()) {
+            binomic.submitAll(task, IntStream.range(0, jobs).boxed().toList());
+            binomic.startWorker();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (runs.size() < jobs && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(jobs, runs.size(), "every job ran");
+        }
+        assertTrue(most.get() <= LIMIT, "never more than the limit at once: " + most.get());
+        // The first fetch takes 20 for 2 slots and parks 18; after it, each fetch asks for the slots its ended jobs freed,
+        // at most the limit's 2 (a fetch of more only after a second without a park). A fetch of every free slot asked
+        // for 18 each round and parked each job at least once (198-201 parks against 72-140).
+        assertTrue(broker.largeFetchesAfterAPark.get() <= 2, "fetches of more than the limit after a park: "
+                + broker.largeFetchesAfterAPark.get() + " (" + broker.slotWaits.get() + " parked for a slot)");
+    }
+}
