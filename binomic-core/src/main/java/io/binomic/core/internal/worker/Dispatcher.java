@@ -85,8 +85,8 @@ final class Dispatcher implements AutoCloseable {
      * handler later, gives its start back (it is put back, due now, and admitted again ahead of the
      * jobs waiting for their turns): a worker that stalled, or waited on a broker that did not answer,
      * must not start what it held all at once, on top of the starts other workers take on time. Half an
-     * interval late moves a start at most half a start into the next window; a fixed 20 ms alone gave
-     * back most starts of a slow limit on a loaded machine, each one a turn no job took.
+     * interval late moves a start at most half a start into the next window; 20 ms alone would give back
+     * most starts of a slow limit on a loaded machine, each one a turn no job takes.
      */
     static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     /**
