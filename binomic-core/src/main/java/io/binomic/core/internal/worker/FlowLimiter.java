@@ -51,6 +51,12 @@ public final class FlowLimiter {
     private volatile Map<String, QueueLimits> queueLimits = Map.of();
     private volatile long queueLimitsReadNanos;
     private volatile boolean queueLimitsReadFailed;
+    /**
+     * Whether a read of the queue limits has succeeded: until then a fetch reads them itself, even while
+     * another read is under way, rather than take the empty map it starts with for "no limits" and run a
+     * whole fetch unlimited.
+     */
+    private volatile boolean queueLimitsKnown;
     private final Duration maxHold;
 
     /** The longest a worker holds a delivery for its reserved start: a second, and never past a quarter of its lease. */
@@ -118,7 +124,7 @@ public final class FlowLimiter {
     // Both the fetch thread and the housekeeping one may read at once: each read is whole, and either answer is fresh.
     private Map<String, QueueLimits> readQueueLimitsOlderThan(long ageNanos) {
         long now = System.nanoTime();
-        if (now - queueLimitsReadNanos >= ageNanos) {
+        if (now - queueLimitsReadNanos >= ageNanos || !queueLimitsKnown) {
             queueLimitsReadNanos = now;
             try {
                 Map<String, QueueLimits> read = Map.copyOf(flowLimits.map(f -> f.queueLimits(queues)).orElse(Map.of()));
@@ -126,6 +132,7 @@ public final class FlowLimiter {
                     LOG.log(Level.INFO, "worker {0}: queue limits now: {1}", consumer, read.isEmpty() ? "none" : read);
                 }
                 queueLimits = read;
+                queueLimitsKnown = true;
                 queueLimitsReadFailed = false;
             } catch (RuntimeException e) {
                 if (!queueLimitsReadFailed) {
