@@ -51,12 +51,8 @@ public final class FlowLimiter {
     private volatile Map<String, QueueLimits> queueLimits = Map.of();
     private volatile long queueLimitsReadNanos;
     private volatile boolean queueLimitsReadFailed;
-    /**
-     * Whether a read of the queue limits has succeeded: until then a fetch reads them itself, even while
-     * another read is under way, rather than take the empty map it starts with for "no limits" and run a
-     * whole fetch unlimited.
-     */
-    private volatile boolean queueLimitsKnown;
+    /** Whether a read of the queue limits has answered (or failed): until then the empty map held is no answer. */
+    private volatile boolean queueLimitsAnswered;
     private final Duration maxHold;
 
     /** The longest a worker holds a delivery for its reserved start: a second, and never past a quarter of its lease. */
@@ -122,9 +118,11 @@ public final class FlowLimiter {
     }
 
     // Both the fetch thread and the housekeeping one may read at once: each read is whole, and either answer is fresh.
+    // The read is stamped before it is made: a caller that finds the stamp fresh before any read answered reads too,
+    // or the worker's first fetch, beside the housekeeper's first read, would run its jobs under no queue limit.
     private Map<String, QueueLimits> readQueueLimitsOlderThan(long ageNanos) {
         long now = System.nanoTime();
-        if (now - queueLimitsReadNanos >= ageNanos || !queueLimitsKnown) {
+        if (now - queueLimitsReadNanos >= ageNanos || !queueLimitsAnswered) {
             queueLimitsReadNanos = now;
             try {
                 Map<String, QueueLimits> read = Map.copyOf(flowLimits.map(f -> f.queueLimits(queues)).orElse(Map.of()));
@@ -132,14 +130,15 @@ public final class FlowLimiter {
                     LOG.log(Level.INFO, "worker {0}: queue limits now: {1}", consumer, read.isEmpty() ? "none" : read);
                 }
                 queueLimits = read;
-                queueLimitsKnown = true;
                 queueLimitsReadFailed = false;
+                queueLimitsAnswered = true;
             } catch (RuntimeException e) {
                 if (!queueLimitsReadFailed) {
                     LOG.log(ControlLoop.failureLevel(e), "worker {0}: reading the limits of its queues failed ({1}); keeping the last ones read",
                             consumer, e.getMessage());
                 }
                 queueLimitsReadFailed = true;
+                queueLimitsAnswered = true;
             }
         }
         return queueLimits;
