@@ -27,7 +27,7 @@ local function us(t) return string.format('%d', t) end
 local function ms(t) return string.format('%d', math.ceil(t / 1000)) end
 -- each rate limit's state, read once and written once per call: 't' the GCRA time of the starts
 -- admitted (held ones at their reserved start), 'r' the next turn to hand out, 'w' when a message that
--- waited its turn was last admitted, 'i' the interval 't' and 'r' were spaced with. When the limit's
+-- waited its turn was last admitted (or, while the first of a line is away, when it comes back), 'i' the interval 't' and 'r' were spaced with. When the limit's
 -- interval is another (a task's limit changed in code), what lies ahead of now is respaced at the new
 -- interval: the starts reserved and the turns handed out count the same, so the next start and the
 -- next turn come at the new rate rather than after the old schedule has run out.
@@ -309,15 +309,23 @@ for k, d in ipairs(ds) do
           code = 'R'
         elseif eligible and conform - now <= max_hold then
           code, due = 'H', conform
+        elseif rate_ok then
+          -- its turn came, but the starts up to it went to others (one given back and admitted again, a
+          -- new one that jumped a stuck line): it waits for the next start, not behind the line it had left
+          code, due = 'W', conform
         else
           code, due = 'W', math.max(conform, line)
         end
         for _, s in ipairs(sts) do
           if code == 'W' then
-            s.r = due + s.interval
+            if not rate_ok then
+              -- the first to wait in an empty line comes back at due - lead: the line is not stuck before
+              if s.r <= now then s.w = math.max(s.w, due - lead) end
+              s.r = due + s.interval
+            end
           else
             s.t = math.max(s.t, due) + s.interval
-            if rate_ok then s.w = now end
+            if rate_ok then s.w = math.max(s.w, now) end
           end
           s.dirty = true
         end

@@ -44,7 +44,8 @@ final class MemoryFlowLimits implements FlowLimits, FlowLimitReadings {
 
     /**
      * One rate limit, in epoch µs: the GCRA time of the admitted starts (held ones at their reserved
-     * start), the next turn to hand out, when a message that waited its turn was last admitted, and
+     * start), the next turn to hand out, when a message that waited its turn was last admitted (or, while
+     * the first of a line is away, when it comes back), and
      * the interval the first two were spaced with.
      */
     private static final class RateState {
@@ -272,16 +273,22 @@ final class MemoryFlowLimits implements FlowLimits, FlowLimitReadings {
             boolean eligible = waited || canJump;
             Admission.Decision decision = eligible && conform <= now ? Admission.Decision.RUN
                     : eligible && conform - now <= maxHold ? Admission.Decision.HOLD : Admission.Decision.WAIT_RATE;
-            long due = decision == Admission.Decision.WAIT_RATE ? Math.max(conform, line) : Math.max(conform, now);
+            // one whose turn came but found the starts up to it taken (by a start given back and admitted
+            // again, by a new one that jumped a stuck line) waits for the next start, not behind the line
+            long due = decision != Admission.Decision.WAIT_RATE ? Math.max(conform, now) : waited ? conform : Math.max(conform, line);
             for (FlowLimit limit : limits) {
                 if (limit.kind() == FlowLimit.Kind.RATE) {
                     RateState st = q.rates.get(limit.id());
                     if (decision != Admission.Decision.WAIT_RATE) {
                         st.tat = Math.max(st.tat, due) + limit.intervalMicros();
                         if (waited) {
-                            st.lastWaitedStart = now;
+                            st.lastWaitedStart = Math.max(st.lastWaitedStart, now);
                         }
-                    } else {
+                    } else if (!waited) {
+                        if (st.nextTurn <= now) {
+                            // the first to wait in an empty line comes back before its turn: the line is not stuck before
+                            st.lastWaitedStart = Math.max(st.lastWaitedStart, due - maxHold / 2);
+                        }
                         st.nextTurn = due + limit.intervalMicros();
                     }
                 }

@@ -202,8 +202,9 @@ public final class DeliveryProcessor {
      */
     private Outcome givenBack(Run run) {
         Instant now = clock.instant();
-        Message next = run.message.attempt() == run.attempt ? run.message
-                : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
+        // marked as admitted by its rate limits: it takes the next start free, not a turn behind the jobs that came after it
+        Message next = (run.message.attempt() == run.attempt ? run.message
+                : run.message.withAttempt(run.attempt, run.message.enqueuedAt())).withRateAdmitted();
         JobUpdate job = run.tracked() ? JobRecordFormat.givenBack(run.message, run.delivery.queue(), now) : null;
         return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, now, job));
     }

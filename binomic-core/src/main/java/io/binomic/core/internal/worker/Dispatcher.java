@@ -59,9 +59,9 @@ final class Dispatcher implements AutoCloseable {
     /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by key. */
     private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
     /**
-     * The start a rate limit admitted each delivery for ({@link System#nanoTime()}: its reserved start,
-     * or the admission's answer for one to run at once), by key, until its handler is about to be
-     * called ({@link #lateForItsStart}).
+     * The latest a start a rate limit admitted each delivery for may still be taken ({@link System#nanoTime()}:
+     * its reserved start, or the admission's answer for one to run at once, plus its allowance), by key,
+     * until its handler is about to be called ({@link #lateForItsStart}).
      */
     private final Map<String, Long> rateStarts = new ConcurrentHashMap<>();
     /**
@@ -80,10 +80,13 @@ final class Dispatcher implements AutoCloseable {
      */
     private final Map<String, Long> leasedSince = new ConcurrentHashMap<>();
     /**
-     * How late a start a rate limit admitted may still be taken. A delivery that wakes later than
-     * this, or reaches its handler later than this, gives its start back (it is put back, due now,
-     * and admitted again): a worker that stalled, or waited on a broker that did not answer, must
-     * not start what it held all at once, on top of the starts other workers take on time.
+     * How late a start a rate limit admitted may still be taken: this, or half the limit's interval when
+     * that is longer ({@link FlowLimiter#lateAllowanceNanos}). A delivery that wakes later, or reaches its
+     * handler later, gives its start back (it is put back, due now, and admitted again ahead of the
+     * jobs waiting for their turns): a worker that stalled, or waited on a broker that did not answer,
+     * must not start what it held all at once, on top of the starts other workers take on time. Half an
+     * interval late moves a start at most half a start into the next window; 20 ms alone would give back
+     * most starts of a slow limit on a loaded machine, each one a turn no job takes.
      */
     static final long LATE_START_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     /**
@@ -115,32 +118,38 @@ final class Dispatcher implements AutoCloseable {
 
     TrackedJobs tracked() { return tracked; }
 
-    /** Says that {@code d}, about to be dispatched, may start at {@code startNanos} ({@link System#nanoTime()}) and not before. */
-    void holdUntil(Delivery d, long startNanos) {
+    /**
+     * Says that {@code d}, about to be dispatched, may start at {@code startNanos} ({@link System#nanoTime()})
+     * and not before, nor more than {@code allowedLateNanos} after.
+     */
+    void holdUntil(Delivery d, long startNanos, long allowedLateNanos) {
         reservedStarts.put(d.key(), startNanos);
-        rateStarts.put(d.key(), startNanos);
-    }
-
-    /** Says that a rate limit admitted {@code d}, about to be dispatched, to start at once, as of {@code startNanos} ({@link System#nanoTime()}). */
-    void startsAt(Delivery d, long startNanos) {
-        rateStarts.put(d.key(), startNanos);
+        rateStarts.put(d.key(), startNanos + allowedLateNanos);
     }
 
     /**
-     * Whether {@code d}, whose handler is about to be called, is more than {@link #LATE_START_NANOS}
-     * past the start a rate limit admitted it for; false for one no rate limit decided on. Read once,
+     * Says that a rate limit admitted {@code d}, about to be dispatched, to start at once, as of {@code startNanos}
+     * ({@link System#nanoTime()}), and not more than {@code allowedLateNanos} after.
+     */
+    void startsAt(Delivery d, long startNanos, long allowedLateNanos) {
+        rateStarts.put(d.key(), startNanos + allowedLateNanos);
+    }
+
+    /**
+     * Whether {@code d}, whose handler is about to be called, is past the latest start a rate limit
+     * admitted it for ({@link #LATE_START_NANOS}); false for one no rate limit decided on. Read once,
      * after every step on its way to the handler (a wait for a slot or the paused state, its start
      * mark): a start mark held up by an outage, or a JVM that stalled past the check at the end of
      * its wait, would otherwise start it, and every other one held up with it, at once.
      */
     boolean lateForItsStart(Delivery d) {
-        Long start = rateStarts.remove(d.key());
-        long late = start == null ? 0 : System.nanoTime() - start;
-        if (late <= LATE_START_NANOS) {
+        Long latest = rateStarts.remove(d.key());
+        long late = latest == null ? 0 : System.nanoTime() - latest;
+        if (late <= 0) {
             return false;
         }
-        LOG.log(Level.DEBUG, "worker {0}: reached the handler of {1} {2} ms after the start its rate limit admitted, too late; putting it"
-                + " back", context.consumerName(), d.receipt(), TimeUnit.NANOSECONDS.toMillis(late));
+        LOG.log(Level.DEBUG, "worker {0}: reached the handler of {1} {2} ms after the latest start its rate limit admitted, too late;"
+                + " putting it back", context.consumerName(), d.receipt(), TimeUnit.NANOSECONDS.toMillis(late));
         return true;
     }
 
@@ -195,7 +204,7 @@ final class Dispatcher implements AutoCloseable {
                     held.remove(d.key());
                     forgetStart(d);
                     slots.release();
-                } else if (System.nanoTime() - startNanos > LATE_START_NANOS) {
+                } else if (System.nanoTime() - rateStarts.getOrDefault(d.key(), startNanos + LATE_START_NANOS) > 0) {
                     forgetStart(d);
                     giveBack(d);
                     slots.release();
@@ -214,10 +223,14 @@ final class Dispatcher implements AutoCloseable {
         thread.start();
     }
 
-    /** Gives back the start reserved for {@code d}: due again now, attempt unchanged; its settlement releases what it holds. */
+    /**
+     * Gives back the start reserved for {@code d}: due again now, attempt unchanged, marked as admitted by
+     * its rate limits so that it takes the next start free rather than queue behind the jobs that came
+     * after it; its settlement releases what it holds.
+     */
     private void giveBack(Delivery d) throws InterruptedException {
         LOG.log(Level.DEBUG, "worker {0}: woke too late for the reserved start of {1}; putting it back", context.consumerName(), d.receipt());
-        settler.submit(new Settlement.RetryLater(d, d.message().orElseThrow(), context.clock().instant()));
+        settler.submit(new Settlement.RetryLater(d, d.message().orElseThrow().withRateAdmitted(), context.clock().instant()));
     }
 
     private void start(Delivery d) {

@@ -18,13 +18,12 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.IntConsumer;
-import java.util.function.ObjLongConsumer;
 
 /**
  * The worker's side of rate and concurrency limits: between a fetch (or a reclaim) and the
@@ -65,6 +64,31 @@ public final class FlowLimiter {
     }
 
     private static final Duration MAX_HOLD = Duration.ofSeconds(1);
+
+    /** Told of a start a rate limit admitted: when ({@link System#nanoTime()}), and how late it may still be taken. */
+    @FunctionalInterface
+    public interface RateStart {
+        void admitted(Delivery d, long startNanos, long allowedLateNanos);
+    }
+
+    /**
+     * How late a start under {@code limits} may still be taken: {@link Dispatcher#LATE_START_NANOS}, or half
+     * the shortest interval of its rate limits when that is longer. Late by that, a start lands at most half
+     * a start into the next window of its limit; given back, it costs the limit a turn no job takes.
+     */
+    static long lateAllowanceNanos(List<FlowLimit> limits) {
+        long allowance = Dispatcher.LATE_START_NANOS;
+        long shortest = Long.MAX_VALUE;
+        for (FlowLimit l : limits) {
+            if (l.kind() == FlowLimit.Kind.RATE) {
+                shortest = Math.min(shortest, l.intervalMicros());
+            }
+        }
+        if (shortest != Long.MAX_VALUE) {
+            allowance = Math.max(allowance, shortest * 1_000 / 2);
+        }
+        return allowance;
+    }
 
     public FlowLimiter(Map<String, TaskBinding<?, ?>> handlers, Broker broker, String consumer, PayloadCodec codec, List<String> queues,
                        Duration leaseTimeout) {
@@ -126,20 +150,20 @@ public final class FlowLimiter {
      * The deliveries that may run: now, or, for those {@code hold} is told of, at their reserved start
      * ({@link System#nanoTime()}); the others wait (the broker moved them) or are no longer ours.
      * {@code onTime} is told of each one a rate limit admitted to run now, and when: the start its
-     * lateness is measured from, like a reserved one's.
+     * lateness is measured from, like a reserved one's. Both are told how late the start may be taken.
      */
-    public List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime) {
+    public List<Delivery> admit(List<Delivery> deliveries, RateStart hold, RateStart onTime) {
         return admit(deliveries, hold, onTime, () -> { }, n -> { });
     }
 
     /**
-     * {@link #admit(List, ObjLongConsumer, ObjLongConsumer)}, running {@code beforeConcurrency} first when a delivery
+     * {@link #admit(List, RateStart, RateStart)}, running {@code beforeConcurrency} first when a delivery
      * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
      * before its read, whose entries stay pending, and their slots taken, until those are written,
      * so that the broker does not count them as running. {@code waitedForSlot} is told how many of
      * them the broker parked for a concurrency slot (0 too).
      */
-    List<Delivery> admit(List<Delivery> deliveries, ObjLongConsumer<Delivery> hold, ObjLongConsumer<Delivery> onTime,
+    List<Delivery> admit(List<Delivery> deliveries, RateStart hold, RateStart onTime,
             Runnable beforeConcurrency, IntConsumer waitedForSlot) {
         if (deliveries.isEmpty()) {
             return deliveries;
@@ -150,7 +174,7 @@ public final class FlowLimiter {
         }
         List<Delivery> out = new ArrayList<>(deliveries.size());
         List<Admission.Request> requests = new ArrayList<>();
-        Set<String> rated = new HashSet<>(); // keys of those a rate limit decides on
+        Map<String, Long> rated = new HashMap<>(); // keys of those a rate limit decides on, with how late their starts may be
         for (Delivery d : deliveries) {
             QueueLimits queueLimit = ofQueues.getOrDefault(d.queue(), QueueLimits.NONE);
             List<FlowLimit> limits = d.message().map(m -> limitsOf(m, queueLimit)).orElse(List.of());
@@ -159,7 +183,7 @@ public final class FlowLimiter {
             } else {
                 requests.add(new Admission.Request(d, limits));
                 if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.RATE)) {
-                    rated.add(d.key());
+                    rated.put(d.key(), lateAllowanceNanos(limits));
                 }
             }
         }
@@ -195,12 +219,14 @@ public final class FlowLimiter {
         for (Admission a : decisions) {
             slotWaits += a.decision() == Admission.Decision.WAIT_SLOT ? 1 : 0;
             if (a.decision() == Admission.Decision.RUN) {
-                if (rated.contains(a.delivery().key())) {
-                    onTime.accept(a.delivery(), decided);
+                Long allowance = rated.get(a.delivery().key());
+                if (allowance != null) {
+                    onTime.admitted(a.delivery(), decided, allowance);
                 }
                 out.add(a.delivery());
             } else if (a.decision() == Admission.Decision.HOLD) {
-                hold.accept(a.delivery(), decided + a.hold().toNanos());
+                hold.admitted(a.delivery(), decided + a.hold().toNanos(),
+                        rated.getOrDefault(a.delivery().key(), Dispatcher.LATE_START_NANOS));
                 out.add(a.delivery());
             } else if (a.decision() == Admission.Decision.NOT_PENDING) {
                 LOG.log(Level.DEBUG, "worker {0}: delivery {1} was no longer its own to run", consumer, a.delivery().receipt());
