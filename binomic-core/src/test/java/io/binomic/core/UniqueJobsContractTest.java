@@ -348,5 +348,12 @@ public abstract class UniqueJobsContractTest {
         var header = assertThrows(IllegalArgumentException.class,
                 () -> binomic.submit(sync().build(), new Sync("a", 1), java.util.Map.of("unique", "x")));
         assertTrue(header.getMessage().startsWith("header 'unique' is reserved"), header.getMessage());
+        // Found by an outside tester: the unique key took the debounce's place, and a later plain submit made a second job.
+        Task<Sync, String> debounced = sync().delay(Duration.ofMinutes(2)).debounce(Sync::account).build();
+        var uniqueOnDebounced = assertThrows(IllegalArgumentException.class, () -> binomic.submit(debounced, new Sync("a", 1),
+                SubmitOptions.builder().unique(Uniqueness.whileQueued(Duration.ofMinutes(1)), "a").build()));
+        assertTrue(uniqueOnDebounced.getMessage().contains("is debounced (Task.Builder.debounce)")
+                && uniqueOnDebounced.getMessage().contains("leave the unique key out"), uniqueOnDebounced.getMessage());
+        assertEquals(0, binomic.queueStats(queue).delayed(), "nothing stored");
     }
 }

@@ -78,6 +78,13 @@ public final class FlowSubmits {
             throw new IllegalArgumentException("task '" + task.name() + "': unique and debounce are both asked for this submit: a"
                     + " duplicate of a unique job is dropped, one of a debounced job replaces it; keep one of them");
         }
+        // A unique key would silently take the place of the task's debounce: the next plain submit, debounced, then finds
+        // no job to replace and the key has two.
+        if (options.uniqueness().isPresent() && task.isDebounced()) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is debounced (Task.Builder.debounce), and this submit asks"
+                    + " for a unique key (SubmitOptions.unique, or the CLI's --unique): a duplicate of a unique job is dropped, one of"
+                    + " a debounced job replaces it; leave the unique key out, or submit to a task that is not debounced");
+        }
         List<Message> marked = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
             A argument = arguments.get(i);
