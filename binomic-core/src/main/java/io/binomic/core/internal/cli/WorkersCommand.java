@@ -94,9 +94,11 @@ final class WorkersCommand extends Command {
     }
 
     private static String heartbeat(SlotSnapshot slot, Instant now, Duration timeout) {
+        // A stopped worker sends no more heartbeats by design: LATE would say the master is about to replace it.
+        boolean expected = slot.state() != WorkerState.STOPPED;
         return slot.heartbeatAge(now)
                 .map(age -> String.format(Locale.ROOT, "%.1fs ago", age.toMillis() / 1000.0)
-                        + (age.compareTo(timeout) > 0 ? " LATE" : ""))
+                        + (expected && age.compareTo(timeout) > 0 ? " LATE" : ""))
                 .orElse("never");
     }
 

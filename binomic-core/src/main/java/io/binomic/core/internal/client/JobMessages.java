@@ -130,7 +130,7 @@ public final class JobMessages {
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("task '" + task.name() + "' takes a " + task.argumentType().getName() + ", and JSON "
                     + brief(jsonArgument) + " does not decode to one (" + e.getMessage() + "); a worker would dead-letter it as"
-                    + " DECODE_ERROR. Give the JSON of a " + task.argumentType().getSimpleName(), e);
+                    + " DECODE_ERROR. Give JSON that decodes to " + task.argumentType().getSimpleName(), e);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.binomic.core.WorkerCounters;
@@ -129,13 +130,14 @@ class WorkersCommandTest {
             stopped.pid(1111);
             stopped.health(CONSUMING);
             stopped.state(WorkerState.STOPPED);
-            stopped.heartbeat(System.currentTimeMillis() - 1_000);
+            stopped.heartbeat(System.currentTimeMillis() - 20_000); // past the 15 s timeout: it stopped, and sends none
 
             CliRun run = run("workers", "--state-dir", dir.toString());
 
             assertEquals(0, run.exit(), run.toString());
             String[] lines = run.out().split("\n");
-            assertTrue(lines[2].matches("   0  1111  STOPPED  - +1\\.\\ds ago .*"), lines[2]);
+            assertTrue(lines[2].matches("   0  1111  STOPPED  - +2\\d\\.\\ds ago .*"), lines[2]);
+            assertFalse(lines[2].contains("LATE"), "a stopped worker is not late, and no master replaces it: " + lines[2]);
         }
     }
 
