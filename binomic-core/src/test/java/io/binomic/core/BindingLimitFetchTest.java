@@ -112,4 +112,56 @@ class BindingLimitFetchTest {
         assertTrue(broker.largeFetchesAfterAPark.get() <= 2, "fetches of more than the limit after a park: "
                 + broker.largeFetchesAfterAPark.get() + " (" + broker.slotWaits.get() + " parked for a slot)");
     }
+    /**
+     * A task's limit binding on a queue its other jobs share leaves the worker fetching for every free slot: a fetch
+     * of only what ended would not refill the slots its parked jobs left, and the jobs that can start would run fewer
+     * and fewer at once.
+     */
+    @Test
+    void aTaskLimitThatBindsLeavesTheOtherJobsOfItsQueueEveryFreeSlot() throws Exception {
+        Task<Integer, String> hot = Task.builder("hot", Integer.class, String.class).queue("mixed").concurrencyLimit(1)
+                .maxAttempts(1).build();
+        Task<Integer, String> other = Task.builder("other", Integer.class, String.class).queue("mixed").maxAttempts(1).build();
+        MemoryBroker memory = new MemoryBroker(BrokerConfig.defaults());
+        AtomicInteger running = new AtomicInteger();
+        List<Integer> atStarts = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        Map<Integer, AtomicInteger> runs = new ConcurrentHashMap<>();
+        BinomicConfig config = BinomicConfig.builder()
+                .worker(WorkerConfig.builder().queues("mixed").concurrency(8).pollTimeout(Duration.ofMillis(50))
+                        .shutdownGrace(Duration.ofSeconds(2)).build())
+                .build();
+        int others = 30;
+        try (Binomic binomic = Binomic.builder().config(config).broker(memory).scheduler(new MemoryScheduler(memory))
+                .handle(hot, n -> {
+                    Thread.sleep(100);
+                    return "hot";
+                })
+                .handle(other, n -> {
+                    atStarts.add(running.incrementAndGet());
+                    Thread.sleep(400);
+                    running.decrementAndGet();
+                    runs.computeIfAbsent(n, k -> new AtomicInteger()).incrementAndGet();
+                    return "other";
+                }).build().start()) {
+            for (int i = 0; i < others * 8; i++) { // one job of another task for seven of the limited one
+                if (i % 8 == 7) {
+                    binomic.submit(other, i);
+                } else {
+                    binomic.submit(hot, i);
+                }
+            }
+            binomic.startWorker();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (runs.size() < others && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(others, runs.size(), "every job of the other task ran");
+        }
+        // 7 slots are free for them beside the one the limit allows. Fetching only what ended, after the first fetch
+        // filled the slots, let the parked jobs' slots go unfilled: most of them started with 1-2 of them running.
+        List<Integer> sorted = atStarts.stream().sorted().toList();
+        int median = sorted.get(sorted.size() / 2);
+        assertTrue(median >= 4, "the other task's jobs started with a median of " + median + " of them running, of 7 free"
+                + " slots: " + atStarts);
+    }
 }

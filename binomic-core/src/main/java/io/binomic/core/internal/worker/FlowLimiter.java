@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -161,7 +162,8 @@ public final class FlowLimiter {
      * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
      * before its read, whose entries stay pending, and their slots taken, until those are written,
      * so that the broker does not count them as running. {@code waitedForSlot} is told how many of
-     * them the broker parked for a concurrency slot (0 too).
+     * them the broker parked for a concurrency slot while under their queue's own concurrency limit
+     * ({@link FlowLimit#QUEUE_LIMIT_ID}, which holds every job of the queue) (0 too).
      */
     List<Delivery> admit(List<Delivery> deliveries, RateStart hold, RateStart onTime,
             Runnable beforeConcurrency, IntConsumer waitedForSlot) {
@@ -174,6 +176,7 @@ public final class FlowLimiter {
         }
         List<Delivery> out = new ArrayList<>(deliveries.size());
         List<Admission.Request> requests = new ArrayList<>();
+        Set<String> underQueueSlots = new HashSet<>(); // keys of those under their queue's own concurrency limit
         Map<String, Long> rated = new HashMap<>(); // keys of those a rate limit decides on, with how late their starts may be
         for (Delivery d : deliveries) {
             QueueLimits queueLimit = ofQueues.getOrDefault(d.queue(), QueueLimits.NONE);
@@ -182,6 +185,9 @@ public final class FlowLimiter {
                 out.add(d);
             } else {
                 requests.add(new Admission.Request(d, limits));
+                if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.CONCURRENCY && l.id().equals(FlowLimit.QUEUE_LIMIT_ID))) {
+                    underQueueSlots.add(d.key());
+                }
                 if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.RATE)) {
                     rated.put(d.key(), lateAllowanceNanos(limits));
                 }
@@ -217,7 +223,7 @@ public final class FlowLimiter {
         long decided = System.nanoTime(); // after the broker's reply: a reserved start is never taken early
         int slotWaits = 0;
         for (Admission a : decisions) {
-            slotWaits += a.decision() == Admission.Decision.WAIT_SLOT ? 1 : 0;
+            slotWaits += a.decision() == Admission.Decision.WAIT_SLOT && underQueueSlots.contains(a.delivery().key()) ? 1 : 0;
             if (a.decision() == Admission.Decision.RUN) {
                 Long allowance = rated.get(a.delivery().key());
                 if (allowance != null) {
