@@ -57,7 +57,7 @@ final class Fetcher implements ControlLoop.Round {
     /** The thread of the last reclaim started; one runs at a time. */
     private volatile Thread reclaiming;
     /**
-     * When an admission last parked every delivery of a fetch for a slot of its queue's own concurrency limit. For a
+     * When an admission last parked a delivery for a slot of its queue's own concurrency limit, its only one. For a
      * second after, the worker fetches about as many as it could start: the jobs that ended since its last fetch (the slots it
      * freed; the other workers take theirs), waiting for one to end first (at most a poll timeout,
      * as a read that finds nothing waits). Fetching every free slot's worth instead had each worker
@@ -169,13 +169,12 @@ final class Fetcher implements ControlLoop.Round {
         deliveries = flow.admit(deliveries, dispatcher::park);
         // the ones over a rate or concurrency limit wait
         int[] waitedForSlot = {0};
-        int decided = deliveries.size();
         deliveries = limiter.admit(deliveries, dispatcher::holdUntil, dispatcher::startsAt,
                 () -> settler.awaitBeforeAdmission(outcomesBefore), n -> waitedForSlot[0] = n);
-        // Only a fetch whose every job waited for its queue's own slots says the queue's backlog waits for them. Where a
-        // task's or a key's limit parks some (beside jobs it does not hold back), fetching only what ended would not
-        // refill the slots the parked jobs left, and the worker would run fewer and fewer of the jobs that could start.
-        if (waitedForSlot[0] > 0 && waitedForSlot[0] == decided) {
+        // Only a job parked for its queue's own slots, its only limit of the kind, says the queue's backlog waits for
+        // them. Where a task's or a key's limit parks some (beside jobs it does not hold back), fetching only what ended
+        // would not refill the slots the parked jobs left, and the worker would run fewer and fewer of those that could start.
+        if (waitedForSlot[0] > 0) {
             slotWaitNanos = System.nanoTime();
         }
         // Their leases began with the call: a round held up past half a lease renews them before they run.

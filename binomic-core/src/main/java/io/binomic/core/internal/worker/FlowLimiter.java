@@ -162,8 +162,9 @@ public final class FlowLimiter {
      * is under a concurrency limit: the fetcher waits there for the outcomes of the jobs that ended
      * before its read, whose entries stay pending, and their slots taken, until those are written,
      * so that the broker does not count them as running. {@code waitedForSlot} is told how many of
-     * them the broker parked for a concurrency slot while under their queue's own concurrency limit
-     * ({@link FlowLimit#QUEUE_LIMIT_ID}, which holds every job of the queue) (0 too).
+     * them the broker parked for a concurrency slot while their queue's own concurrency limit
+     * ({@link FlowLimit#QUEUE_LIMIT_ID}, which holds every job of the queue) was their only one (0 too):
+     * one such park says the queue's limit is full.
      */
     List<Delivery> admit(List<Delivery> deliveries, RateStart hold, RateStart onTime,
             Runnable beforeConcurrency, IntConsumer waitedForSlot) {
@@ -176,7 +177,9 @@ public final class FlowLimiter {
         }
         List<Delivery> out = new ArrayList<>(deliveries.size());
         List<Admission.Request> requests = new ArrayList<>();
-        Set<String> underQueueSlots = new HashSet<>(); // keys of those under their queue's own concurrency limit
+        // Keys of those whose only concurrency limit is their queue's own: when one of them waits for a slot, the queue's
+        // limit is full. A job under a task's or a key's concurrency limit too may wait for that one's slot instead.
+        Set<String> underQueueSlots = new HashSet<>();
         Map<String, Long> rated = new HashMap<>(); // keys of those a rate limit decides on, with how late their starts may be
         for (Delivery d : deliveries) {
             QueueLimits queueLimit = ofQueues.getOrDefault(d.queue(), QueueLimits.NONE);
@@ -185,7 +188,8 @@ public final class FlowLimiter {
                 out.add(d);
             } else {
                 requests.add(new Admission.Request(d, limits));
-                if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.CONCURRENCY && l.id().equals(FlowLimit.QUEUE_LIMIT_ID))) {
+                List<FlowLimit> concurrency = limits.stream().filter(l -> l.kind() == FlowLimit.Kind.CONCURRENCY).toList();
+                if (concurrency.size() == 1 && concurrency.getFirst().id().equals(FlowLimit.QUEUE_LIMIT_ID)) {
                     underQueueSlots.add(d.key());
                 }
                 if (limits.stream().anyMatch(l -> l.kind() == FlowLimit.Kind.RATE)) {
