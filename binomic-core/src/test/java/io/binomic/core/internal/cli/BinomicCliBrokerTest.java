@@ -355,6 +355,26 @@ class BinomicCliBrokerTest {
                 + " it)\n"), waited.err());
     }
 
+    /** A debounced submit that replaced the waiting job says so, naming it; the first, which replaced nothing, does not. */
+    @Test
+    void aDebouncedSubmitThatReplacedTheWaitingJobSaysSo() {
+        broker.start(List.of("search"));
+        broker.reclaim("search", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun first = run("job", "submit", "--task", "reindex", "--queue", "search", "--json", "{}", "--delay", "1h", "--debounce",
+                "ada", "--any-task");
+        assertEquals(0, first.exit(), first.toString());
+        assertEquals("", first.err());
+
+        CliRun again = run("job", "submit", "--task", "reindex", "--queue", "search", "--json", "{\"n\":2}", "--delay", "1h",
+                "--debounce", "ada", "--any-task");
+
+        assertEquals(0, again.exit(), again.toString());
+        assertEquals(first.out(), again.out(), "the same job");
+        assertEquals("binomic job submit: merged into job " + first.out().strip() + ", which was waiting under debounce key 'ada' and"
+                + " now takes this submit's argument and due time: no new job was queued\n", again.err());
+        assertEquals(1, broker.stats("search").delayed());
+    }
+
     /**
      * A merged submit queued nothing, but the job it stands for waits on the queue all the same: a queue no worker
      * reads is warned of as for a fresh submit.
