@@ -54,6 +54,9 @@ final class JobCommand extends Command {
                      binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
             The worker checks the argument against the task's type: one that does not fit goes
             to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
+            A submit merged into an existing job (--unique key held, --debounce replacing the
+            waiting job) prints that job's id and says so on stderr. --wait exits 0 only for a
+            job that succeeded; it prints UNTRACKED and exits 1 for a merged job that keeps no status.
             """);
 
     /** What {@code job submit --wait} prints for a job merged into that keeps no status: the wait's outcome, not a job state. */
