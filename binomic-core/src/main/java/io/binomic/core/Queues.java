@@ -263,6 +263,24 @@ public final class Queues {
         return new QueueStats(queue, ready, pending, delayed, dead, consumers);
     }
 
+    /**
+     * How many jobs of {@code queue} are parked: held back by a pause of the queue or of their task
+     * ({@link #pauseTask}) until it is resumed, and counted among {@link QueueStats#delayed()} meanwhile, although
+     * no due time will bring them back. For a partitioned queue, the sum over its partitions; none on a broker
+     * that cannot pause.
+     */
+    public long parked(String queue) {
+        Optional<Pausing> pausing = broker.capability(Pausing.class);
+        if (pausing.isEmpty()) {
+            return 0;
+        }
+        long parked = 0;
+        for (String partition : router.of(checkQueue(queue)).all(queue)) {
+            parked += pausing.get().parked(partition);
+        }
+        return parked;
+    }
+
     /** The limits of {@code queue}; {@link QueueLimits#NONE} when it has none. */
     public QueueLimits limits(String queue) {
         checkQueue(queue);

@@ -148,8 +148,15 @@ public abstract class PauseContractTest {
         assertEquals("send1", binomic.submit(send, new Item(1)).await(Duration.ofSeconds(20)), "the queue's other task runs");
         Thread.sleep(500);
         assertEquals(JobState.QUEUED, parked.status().state(), "a parked job is still queued, not failed");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (binomic.queues().parked(mail) == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(1, binomic.queues().parked(mail), "counted as parked");
+        assertEquals(1, binomic.queueStats(mail).delayed(), "and, in the broker's own count, among the delayed");
 
         binomic.queues().resumeTask(mail, "bounce");
+        assertEquals(0, binomic.queues().parked(mail), "a resume leaves none parked");
         assertEquals("bounce7", parked.await(Duration.ofSeconds(20)));
         assertEquals(1, attempts.get("bounce7"), "parking used no attempt");
     }

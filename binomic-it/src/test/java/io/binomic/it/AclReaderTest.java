@@ -62,7 +62,7 @@ class AclReaderTest {
         String url = AclRedis.url(redis, AclRedis.READER);
         CliRun queues = CliRun.of("queues", "--broker", url, "--queues", queue);
         assertEquals(0, queues.exit(), queues.err());
-        assertTrue(queues.out().lines().anyMatch(l -> l.matches(queue + "\\s+3\\s+0\\s+0\\s+1\\s+1\\s+-\\s+-\\s*")), queues.out());
+        assertTrue(queues.out().lines().anyMatch(l -> l.matches(queue + "\\s+3\\s+0\\s+0\\s+0\\s+1\\s+1\\s+-\\s+-\\s*")), queues.out());
 
         CliRun dlq = CliRun.of("dlq", "list", "--broker", url, "--queues", queue);
         assertEquals(0, dlq.exit(), dlq.err());

@@ -33,4 +33,14 @@ public interface Pausing {
      * just after the resume.
      */
     void unpark(String queue);
+
+    /**
+     * How many messages of {@code queue} are parked ({@link PauseState#PARKED_UNTIL}): held by a pause of
+     * the queue or of their task, in the delayed set, until resumed. They are among
+     * {@link io.binomic.api.QueueStats#delayed()}, which counts them as waiting for a due time they do not have.
+     * None by default, for a broker that cannot tell.
+     */
+    default long parked(String queue) {
+        return 0;
+    }
 }

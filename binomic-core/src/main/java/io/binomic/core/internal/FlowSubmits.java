@@ -54,12 +54,18 @@ public final class FlowSubmits {
     }
 
     /**
-     * A job stored by {@link #submit}: its id, and the physical queue (partition) it went to.
+     * A job stored by {@link #submit}: its id, the physical queue (partition) it went to, and whether
+     * the submit merged into a job stored before instead of storing its own.
      *
      * @param id the id of the job the submit stands for
      * @param queue the physical queue of the job
+     * @param merged true when {@code id} is an earlier job's: a duplicate of a unique job, or a debounced
+     *        replacement of the job waiting under the key; nothing new was queued
      */
-    public record Submitted(UUID id, String queue) { }
+    public record Submitted(UUID id, String queue, boolean merged) {
+        /** A submit that stored its own message {@code id}. */
+        public Submitted(UUID id, String queue) { this(id, queue, false); }
+    }
 
     /**
      * {@link #submit} for many jobs of one task and options, in order. On a partitioned queue each
@@ -105,12 +111,15 @@ public final class FlowSubmits {
             List<UUID> ids = uniqueSubmits(broker).submitAllUnique(marked, due);
             for (int i = 0; i < ids.size(); i++) {
                 // Null: the message's own id held its key, a store repeated after a broken connection.
-                out.add(new Submitted(ids.get(i) == null ? marked.get(i).id() : ids.get(i), marked.get(i).queue()));
+                UUID own = marked.get(i).id();
+                UUID id = ids.get(i) == null ? own : ids.get(i);
+                out.add(new Submitted(id, marked.get(i).queue(), !id.equals(own)));
             }
             return out;
         }
         for (Message m : marked) {
-            out.add(new Submitted(uniqueSubmits(broker).submitDebounced(m, due), m.queue()));
+            UUID id = uniqueSubmits(broker).submitDebounced(m, due);
+            out.add(new Submitted(id, m.queue(), !id.equals(m.id())));
         }
         return out;
     }

@@ -68,8 +68,8 @@ class CliOnRedisTest {
         assertEquals(0, run.exit(), run.toString());
         String[] lines = run.out().split("\n");
         assertEquals(2, lines.length, run.out());
-        assertTrue(lines[0].matches("QUEUE +READY +PENDING +DELAYED +DEAD +CONSUMERS +PAUSED +LIMITS"), lines[0]);
-        assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+ +- +-"), lines[1]);
+        assertTrue(lines[0].matches("QUEUE +READY +PENDING +DELAYED +PARKED +DEAD +CONSUMERS +PAUSED +LIMITS"), lines[0]);
+        assertTrue(lines[1].matches(queue + " +0 +0 +0 +0 +5 +\\d+ +- +-"), lines[1]);
     }
 
     /** One queue's stream of another type made 'queues' print nothing, for the healthy queues too. */
@@ -82,8 +82,8 @@ class CliOnRedisTest {
             assertEquals(1, run.exit(), run.toString());
             String[] lines = run.out().split("\n");
             assertEquals(3, lines.length, run.out());
-            assertTrue(lines[1].matches(queue + " +0 +0 +0 +5 +\\d+ +- +-"), lines[1]);
-            assertTrue(lines[2].matches(broken + " +\\? +\\? +\\? +\\? +\\? +\\? +\\?"), lines[2]);
+            assertTrue(lines[1].matches(queue + " +0 +0 +0 +0 +5 +\\d+ +- +-"), lines[1]);
+            assertTrue(lines[2].matches(broken + " +\\? +\\? +\\? +\\? +\\? +\\? +\\? +\\?"), lines[2]);
             assertTrue(run.err().startsWith("binomic queues: the figures of 1 queue(s) could not be read (shown as ?): '" + broken
                     + "': "), run.err());
             assertTrue(run.err().contains("WRONGTYPE") && run.err().contains("with TYPE, then delete or rename"), run.err());
@@ -128,7 +128,7 @@ class CliOnRedisTest {
         assertEquals("purged 2 dead letter(s) of queue " + queue + "\n", purge.out());
 
         CliRun queues = cli("queues", "--broker", redis.url(), "--queues", queue);
-        assertTrue(queues.out().split("\n")[1].matches(queue + " +3 +0 +0 +0 +\\d+ +- +-"), queues.out());
+        assertTrue(queues.out().split("\n")[1].matches(queue + " +3 +0 +0 +0 +0 +\\d+ +- +-"), queues.out());
     }
 
     @Test
@@ -156,11 +156,27 @@ class CliOnRedisTest {
         String typo = queue + "-typo";
 
         CliRun queues = cli("queues", "--broker", redis.url(), "--queues", typo);
-        CliRun list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo);
+        CliRun list = cli("dlq", "list", "--broker", redis.url(), "--queues", typo, "--any-queue");
 
         assertEquals(0, queues.exit(), queues.toString());
-        assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0 +- +-"), queues.out());
+        assertTrue(queues.out().split("\n")[1].matches(typo + " +0 +0 +0 +0 +0 +0 +- +-"), queues.out());
         assertEquals(0, list.exit(), list.toString());
+        assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}:*"), "nothing created for " + typo);
+    }
+
+    /** Found by outside testers: a mistyped queue listed no dead letters, and a replay or purge of it reported success. */
+    @Test
+    void dlqCommandsRefuseAMistypedQueueNamingTheOneTheBrokerHolds() {
+        String typo = queue + "x";
+        for (String verb : List.of("list", "replay", "purge")) {
+            CliRun run = verb.equals("list") ? cli("dlq", "list", "--broker", redis.url(), "--queues", typo)
+                    : cli("dlq", verb, "--broker", redis.url(), "--queues", typo, "--all");
+            assertEquals(2, run.exit(), run.toString());
+            assertTrue(run.err().startsWith("binomic dlq " + verb + ": queue '" + typo + "' is not known: no task on the module path or"
+                    + " worker.queues setting names it, and the broker holds no job, consumer group, dead letter, pause, limit or recent"
+                    + " activity of it; did you mean '" + queue + "'? Else add --any-queue to use the name as typed\n"), run.err());
+        }
+        assertEquals(5, cliDeadLetters(), "nothing replayed or purged");
         assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}:*"), "nothing created for " + typo);
     }
 

@@ -115,7 +115,7 @@ class ClusterMasterAndCliTest {
             assertEquals(4, lines.length, listed.out());
             for (String q : queues) {
                 int dead = q.equals(first) ? 1 : 0;
-                assertTrue(listed.out().lines().anyMatch(l -> l.matches(q + " +0 +0 +0 +" + dead + " +\\d+ +- +-")), listed.out());
+                assertTrue(listed.out().lines().anyMatch(l -> l.matches(q + " +0 +0 +0 +0 +" + dead + " +\\d+ +- +-")), listed.out());
             }
             CliRun dlq = CliRun.of("dlq", "list", "--broker", cluster.url(), "--queues", String.join(",", queues));
             assertEquals(0, dlq.exit(), dlq.toString());

@@ -118,7 +118,7 @@ class ConfigurationOnRedisTest {
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         String printed = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, exit, printed + err.toString(StandardCharsets.UTF_8));
-        assertTrue(printed.lines().anyMatch(line -> line.matches(fixture.queue + " +3 +0 +0 +0 +\\d+ +- +-")), printed);
+        assertTrue(printed.lines().anyMatch(line -> line.matches(fixture.queue + " +3 +0 +0 +0 +0 +\\d+ +- +-")), printed);
     }
 
     private static String log(MasterConfig config) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobState;
+import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -172,6 +173,36 @@ class PauseOnRedisTest {
             restarted.queues().resume(mail);
             assertEquals("sent 1", job.await(Duration.ofSeconds(20)));
         }
+    }
+
+    /**
+     * Found by an outside tester: the jobs of a paused task that a worker fetched and parked were counted as DELAYED,
+     * as if a due time would bring them back; they are PARKED, apart from the jobs delayed for a time.
+     */
+    @Test
+    void theJobsAPausedTaskHoldsAreCountedAsParkedNotDelayed() throws Exception {
+        RedisServer redis = RedisServer.shared();
+        Task<Job, String> render = Task.builder("render", Job.class, String.class).queue(reports).build();
+        Binomic worker = instance(redis, Binomic.builder().handle(render, j -> "rendered " + j.n()));
+        worker.queues().pauseTask(reports, "render");
+        worker.startWorker();
+        for (int i = 0; i < 3; i++) {
+            worker.submit(render, new Job(i));
+        }
+        worker.submit(render, new Job(9), SubmitOptions.builder().delay(Duration.ofHours(1)).build());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (worker.queues().parked(reports) < 3 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(3, worker.queues().parked(reports), "the worker parked the paused task's jobs");
+        assertEquals(4, worker.queueStats(reports).delayed(), "the broker's own count has them among the delayed");
+
+        CliRun queues = CliRun.of("queues", "--queues", reports, "--broker", redis.url());
+        assertEquals(0, queues.exit(), queues.toString());
+        assertTrue(queues.out().split("\n")[1].matches(reports + " +0 +0 +1 +3 +0 +\\d+ +task:render +-"), queues.out());
+
+        worker.queues().resumeTask(reports, "render");
+        assertEquals(0, worker.queues().parked(reports), "resumed: none parked");
     }
 
     @Test

@@ -4,7 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.SubmitOptions;
+import io.binomic.api.Task;
+import io.binomic.api.Uniqueness;
+import io.binomic.core.Binomic;
 import io.binomic.it.RedisServer;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -39,6 +45,32 @@ class UniqueCliOnRedisTest {
         assertEquals(2, streamLength(), "two jobs enqueued, not three");
         CliRun shown = CliRun.of("job", "show", "--broker", redis.url(), "--queue", queue, "--id", first.toString());
         assertTrue(shown.out().contains("QUEUED"), shown.toString());
+    }
+
+    record Feed(int feed) { }
+
+    /**
+     * Found by an outside tester: a --wait submit merged into a job the application queued untracked printed the
+     * state UNKNOWN; it now says it merged into that job, which cannot be awaited, and exits 1.
+     */
+    @Test
+    void aWaitedSubmitMergedIntoAnUntrackedJobSaysItCannotBeAwaited() {
+        Task<Feed, Void> refresh = Task.builder("refresh", Feed.class).queue(queue).build();
+        BinomicConfig config = BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false).build();
+        UUID existing;
+        try (Binomic app = Binomic.builder().config(config).build().start()) {
+            existing = app.submit(refresh, new Feed(7), SubmitOptions.builder()
+                    .unique(Uniqueness.whileQueuedOrRunning(Duration.ofHours(1)), "feed-7").build()).id();
+        }
+
+        CliRun run = CliRun.of("job", "submit", "--broker", redis.url(), "--task", "refresh", "--queue", queue, "--json",
+                "{\"feed\":7}", "--unique", "feed-7", "--wait", "5s");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals(existing + "\nUNTRACKED\n", run.out());
+        assertTrue(run.err().contains("binomic job submit: merged into job " + existing + ", which holds unique key 'feed-7'"), run.err());
+        assertTrue(run.err().contains("binomic job submit: cannot wait for job " + existing + ": it keeps no status"), run.err());
+        assertEquals(1, streamLength(), "one job, the application's");
     }
 
     @Test

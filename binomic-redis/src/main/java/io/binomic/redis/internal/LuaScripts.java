@@ -42,6 +42,7 @@ final class LuaScripts {
     static final String REMOVE_IDLE_CONSUMERS = LuaSources.script("remove_idle_consumers.lua");
     static final String REMOVE_CONSUMER = LuaSources.script("remove_consumer.lua");
     static final String GROUP_EXISTS = LuaSources.script("group_exists.lua");
+    static final String COUNT_PARKED = LuaSources.script("count_parked.lua");
     static final String READ_TICK = LuaSources.script("read_tick.lua");
     static final String ADD_ACTIVITY = LuaSources.script("add_activity.lua");
     static final String READ_ACTIVITY = LuaSources.script("read_activity.lua");
@@ -80,5 +81,6 @@ final class LuaScripts {
             CANCEL_JOB, REQUEUE_JOB, SUBMIT_UNIQUE, ENQUEUE_UNIQUE, RELEASE_UNIQUE, SUBMIT_DEBOUNCED, RESUME, SET_QUEUE_LIMITS, RESPACE_RATE_LIMITED, ADMIT,
             ADD_ACTIVITY, READ_ACTIVITY, READ_TICK, ENQUEUE_AT_LEVEL, ENQUEUE_ALL, FETCH_LEVELS, LEVELS, GIVE_BACK,
             SUBMIT_BATCH, CLOSE_BATCH, SUBMIT_BATCH_CLUSTER, BATCH_APPLY, BATCH_DELIVER, UNDUE, MARK_CANCEL_REQUESTED,
-            SUBMIT_WORKFLOW, CANCEL_WORKFLOW, SUBMIT_WORKFLOW_CLUSTER, WF_APPLY, WF_DELIVER, REMOVE_CONSUMER, GROUP_EXISTS);
+            SUBMIT_WORKFLOW, CANCEL_WORKFLOW, SUBMIT_WORKFLOW_CLUSTER, WF_APPLY, WF_DELIVER, REMOVE_CONSUMER, GROUP_EXISTS,
+            COUNT_PARKED);
 }

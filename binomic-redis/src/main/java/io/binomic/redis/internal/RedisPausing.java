@@ -54,6 +54,13 @@ final class RedisPausing implements Pausing {
         resumeMember(queue, "");
     }
 
+    /** One script ({@link LuaScripts#COUNT_PARKED}) of the reader's commands: {@code binomic queues} runs it as the reader. */
+    @Override
+    public long parked(String queue) {
+        return ScriptReplies.toLong(redis.eval("count parked of '" + queue + "'", LuaScripts.COUNT_PARKED, RScript.ReturnType.LONG,
+                List.of(redis.keys(queue).delayed()), Long.toString(PauseState.PARKED_UNTIL.toEpochMilli())));
+    }
+
     @Override
     public void resume(String queue, Optional<String> task) {
         resumeMember(queue, task.orElse("*"));

@@ -23,7 +23,7 @@ class LuaSourcesTest {
     @Test
     void everyScriptIsTheLibrarysHeadFollowedByWhatItUsesAndItsOwnFile() {
         List<String> scripts = everyScript();
-        assertEquals(46, scripts.size());
+        assertEquals(47, scripts.size());
         assertEquals(scripts.size(), new HashSet<>(scripts).size(), "each handle is a script of its own");
         for (String script : scripts) {
             assertTrue(script.startsWith(LuaSources.libraryHead()), script);

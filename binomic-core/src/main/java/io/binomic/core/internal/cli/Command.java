@@ -34,6 +34,9 @@ abstract class Command {
             + " (known: the tasks on this CLI's module path and those paused in the queue)");
     static final Option CREATE = Option.flag("create",
             "use a queue nothing knows yet (no task, job, consumer, pause or limit of it); without it, one is refused as a typo");
+    static final Option ANY_QUEUE = Option.flag("any-queue",
+            "use a queue name nothing knows (no task, job, consumer, dead letter, pause or limit of it) as typed; without it, one is"
+            + " refused as a typo");
 
     /**
      * What every command works with.
@@ -140,13 +143,29 @@ abstract class Command {
      * the queues the broker names ({@link QueueTraces#likelyMeant}).
      */
     void requireKnown(Arguments args, Binomic binomic, String queue) throws UsageException {
-        if (args.has(CREATE.name())) {
+        requireKnown(args, binomic, queue, CREATE, "for a new queue");
+    }
+
+    /**
+     * {@link #requireKnown} for a command that creates nothing ({@code dlq list}, {@code dlq replay}): a mistyped name
+     * would list, replay or purge nothing and report success. {@code force} means the name as typed, what it does
+     * being said by {@code forceMeans} ("to use the name as typed").
+     */
+    void requireKnown(Arguments args, Binomic binomic, String queue, Option force, String forceMeans) throws UsageException {
+        if (args.has(force.name())) {
             return;
         }
         Optional<String> unknown = unknownQueue(binomic, queue);
         if (unknown.isPresent()) {
-            throw new UsageException(unknown.get() + (unknown.get().endsWith("?") ? " Else add --create for a new queue"
-                    : "; check the name, or add --create for a new queue"));
+            throw new UsageException(unknown.get() + (unknown.get().endsWith("?") ? " Else add --" + force.name() + " " + forceMeans
+                    : "; check the name, or add --" + force.name() + " " + forceMeans));
+        }
+    }
+
+    /** {@link #requireKnown(Arguments, Binomic, String, Option, String)} with {@link #ANY_QUEUE} for each queue named with {@code --queues}. */
+    void requireKnownNamedQueues(Arguments args, Binomic binomic) throws UsageException {
+        for (String queue : args.list("queues")) {
+            requireKnown(args, binomic, queue, ANY_QUEUE, "to use the name as typed");
         }
     }
 

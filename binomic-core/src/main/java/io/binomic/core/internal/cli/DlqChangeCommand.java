@@ -38,7 +38,7 @@ final class DlqChangeCommand extends Command {
     private static List<Option> optionList() {
         Stream<Option> own = Stream.of(BROKER, QUEUES, Option.flag("all", "every dead letter of the queues"),
                 Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
-        return Stream.concat(own, DlqListCommand.FILTERS.stream()).toList();
+        return Stream.of(own, DlqListCommand.FILTERS.stream(), Stream.of(ANY_QUEUE)).flatMap(s -> s).toList();
     }
 
     @Override
@@ -58,6 +58,8 @@ final class DlqChangeCommand extends Command {
         }
         DeadLetterFilter filter = DlqListCommand.filter(args);
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
+            // Every name checked before any is changed: a typo in the second must not leave the first half done.
+            requireKnownNamedQueues(args, binomic);
             DeadLetters deadLetters = binomic.deadLetters();
             if (!ids.isEmpty()) {
                 return byId(deadLetters, args.list("queues").getFirst(), ids);

@@ -27,7 +27,7 @@ final class DlqListCommand extends Command {
         List<Option> details = List.of(Option.flag("details", "list the dead letters themselves instead of groups"),
                 Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"),
                 Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
-        return Stream.of(List.of(BROKER, QUEUES), FILTERS, details).flatMap(List::stream).toList();
+        return Stream.of(List.of(BROKER, QUEUES), FILTERS, details, List.of(ANY_QUEUE)).flatMap(List::stream).toList();
     }
 
     @Override
@@ -42,6 +42,7 @@ final class DlqListCommand extends Command {
         }
         boolean wide = args.has("wide");
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
+            requireKnownNamedQueues(args, binomic);
             List<String> queues = queues(args, binomic);
             return details ? printDetails(binomic, queues, filter, limit, wide) : printGroups(binomic, queues, filter);
         }

@@ -9,6 +9,7 @@ import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.client.MergedSubmit;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -53,7 +54,13 @@ final class JobCommand extends Command {
                      binomic job submit --task reindex --queue search --json '{"user":"ada"}' --delay 2s --debounce ada
             The worker checks the argument against the task's type: one that does not fit goes
             to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
+            A submit merged into an existing job (--unique key held, --debounce replacing the
+            waiting job) prints that job's id and says so on stderr. --wait exits 0 only for a
+            job that succeeded; it prints UNTRACKED and exits 1 for a merged job that keeps no status.
             """);
+
+    /** What {@code job submit --wait} prints for a job merged into that keeps no status: the wait's outcome, not a job state. */
+    static final String UNTRACKED = "UNTRACKED";
 
     private final Verb verb;
 
@@ -196,6 +203,7 @@ final class JobCommand extends Command {
                 && !binomic.queues().pausedTasks(queue).contains(task);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
+        boolean merged = MergedSubmit.of(job);
         // after the submit: a submit that failed says only why
         if (unchecked) {
             err.println("binomic " + name + ": warning: task name '" + task + "' not checked: this CLI has no task on its module path"
@@ -203,13 +211,25 @@ final class JobCommand extends Command {
                     + " with no handler of that name dead-letters the job as TASK_NOT_FOUND; --any-task means the name as typed, without"
                     + " this warning");
         }
+        if (merged) {
+            err.println("binomic " + name + ": merged into job " + job.id() + ", " + mergedHow(args) + ": no new job was queued");
+        }
         // As a batch's submit warns: a job on a queue nobody reads waits silently, a mistyped or new queue looks like a stuck worker.
+        // A merged submit queued nothing, but the job it stands for waits on that queue all the same.
         if (unread(binomic, queue)) {
             err.println("binomic " + name + ": warning: no worker reads queue '" + queue + "' (it has no consumer): the job waits there until a"
                     + " worker of that queue starts");
         }
         if (wait.isEmpty()) {
             return BinomicCli.EXIT_OK;
+        }
+        if (merged && job.status().state() == JobState.UNKNOWN) {
+            // The earlier submit chose whether its job keeps a status; without one nothing can tell when it ends.
+            out.println(UNTRACKED);
+            err.println("binomic " + name + ": cannot wait for job " + job.id() + ": it keeps no status (the submit it was"
+                    + " queued by did not track it, or its status is past its retention), so its end and result cannot be read;"
+                    + " it runs as queued. Exit code 1: nothing was waited for");
+            return BinomicCli.EXIT_FAILED;
         }
         try {
             String result = job.await(wait.get());
@@ -224,5 +244,18 @@ final class JobCommand extends Command {
             err.println(e.getMessage());
             return BinomicCli.EXIT_FAILED;
         }
+    }
+
+    /** Which earlier job a merged submit stands for, as the options given say it. */
+    private static String mergedHow(Arguments args) {
+        Optional<String> unique = args.value("unique");
+        if (unique.isPresent()) {
+            return "which holds unique key '" + unique.get() + "' (a duplicate of a unique job is dropped)";
+        }
+        Optional<String> debounce = args.value("debounce");
+        if (debounce.isPresent()) {
+            return "which was waiting under debounce key '" + debounce.get() + "' and now takes this submit's argument and due time";
+        }
+        return "as its task is declared unique or debounced";
     }
 }

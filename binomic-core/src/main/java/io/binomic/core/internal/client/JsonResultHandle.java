@@ -6,8 +6,11 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
-/** A handle whose result is the stored JSON text, for callers that do not know the result type. */
-record JsonResultHandle(JobHandle<Void> inner) implements JobHandle<String> {
+/**
+ * A handle whose result is the stored JSON text, for callers that do not know the result type;
+ * {@code merged} when its submit merged into an earlier job ({@link MergedSubmit}).
+ */
+record JsonResultHandle(JobHandle<Void> inner, boolean merged) implements JobHandle<String>, MergedSubmit {
     @Override
     public UUID id() { return inner.id(); }
 

@@ -50,6 +50,12 @@ final class MemoryPausing implements Pausing {
     public void unpark(String name) { resume(name, Optional.of("")); }
 
     @Override
+    public long parked(String name) {
+        return state.locked(() -> (long) state.queue(name).delayed
+                .tailMap(new Scheduled(PauseState.PARKED_UNTIL.toEpochMilli(), 0), true).size());
+    }
+
+    @Override
     public void resume(String name, Optional<String> task) {
         state.locked(() -> {
             Set<String> p = paused.getOrDefault(name, new HashSet<>());

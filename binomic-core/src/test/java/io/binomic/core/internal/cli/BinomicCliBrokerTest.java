@@ -10,6 +10,7 @@ import io.binomic.api.DeadLetter;
 import io.binomic.api.DeadLetterReason;
 import io.binomic.api.QueueStats;
 import io.binomic.api.Task;
+import io.binomic.api.Uniqueness;
 import io.binomic.api.WorkerConfig;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -17,6 +18,8 @@ import io.binomic.api.spi.Message;
 import io.binomic.api.spi.PauseState;
 import io.binomic.api.spi.Pausing;
 import io.binomic.api.spi.Settlement;
+import io.binomic.api.spi.UniqueClaim;
+import io.binomic.api.spi.UniqueSubmits;
 import io.binomic.core.Binomic;
 import io.binomic.core.BrokerCapabilities;
 import io.binomic.core.internal.memory.MemoryBroker;
@@ -106,16 +109,46 @@ class BinomicCliBrokerTest {
 
         assertEquals(0, run.exit(), run.toString());
         assertEquals("""
-                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
-                emails       3        2        0     0          1  -       -
-                reports      0        0        1     1          1  -       concurrency 3
+                QUEUE    READY  PENDING  DELAYED  PARKED  DEAD  CONSUMERS  PAUSED  LIMITS
+                emails       3        2        0       0     0          1  -       -
+                reports      0        0        1       0     1          1  -       concurrency 3
                 """, run.out());
         assertEquals(0, run("queue", "pause", "reports").exit());
         assertEquals("""
-                QUEUE    READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
-                emails       3        2        0     0          1  -       -
-                reports      0        0        1     1          1  yes     concurrency 3
+                QUEUE    READY  PENDING  DELAYED  PARKED  DEAD  CONSUMERS  PAUSED  LIMITS
+                emails       3        2        0       0     0          1  -       -
+                reports      0        0        1       0     1          1  yes     concurrency 3
                 """, run("queues", "--queues", "emails,reports").out(), "a paused queue moves no column");
+    }
+
+    /**
+     * Found by an outside tester: the jobs of a paused task that a worker had fetched, parked until the resume, were
+     * counted as DELAYED, as if a due time would bring them back.
+     */
+    @Test
+    void queuesShowsTheJobsAPauseHoldsAsParkedNotDelayed() throws Exception {
+        broker.start(List.of("emails"));
+        enqueue("emails", "send", 3);
+        enqueue("emails", "bounce", 1);
+        scheduler.schedule(message("emails", "send"), Instant.now().plusSeconds(3600));
+        assertEquals(0, run("queue", "pause", "emails", "--task", "send", "--any-task").exit());
+        // What a worker does with the messages of a paused task it fetched: parks them, no attempt used.
+        for (Delivery d : broker.fetch(List.of("emails"), "c1", 4, Duration.ZERO)) {
+            if (d.message().orElseThrow().task().equals("send")) {
+                broker.settle("c1", List.of(new Settlement.RetryLater(d, d.message().orElseThrow(), PauseState.PARKED_UNTIL)));
+            }
+        }
+
+        assertEquals("""
+                QUEUE   READY  PENDING  DELAYED  PARKED  DEAD  CONSUMERS  PAUSED     LIMITS
+                emails      0        1        1       3     0          1  task:send  -
+                """, run("queues", "--queues", "emails").out());
+
+        assertEquals(0, run("queue", "resume", "emails", "--task", "send").exit());
+        assertEquals("""
+                QUEUE   READY  PENDING  DELAYED  PARKED  DEAD  CONSUMERS  PAUSED  LIMITS
+                emails      0        1        4       0     0          1  -       -
+                """, run("queues", "--queues", "emails").out(), "the resume made them due now: the next move of due jobs readies them");
     }
 
     @Test
@@ -130,8 +163,8 @@ class BinomicCliBrokerTest {
         deadLetter("clicks@1", "track", 1, DeadLetterReason.MAX_ATTEMPTS, "java.io.IOException");
 
         assertEquals("""
-                QUEUE   READY  PENDING  DELAYED  DEAD  CONSUMERS  PAUSED  LIMITS
-                clicks      6        0        0     1          1  -       -
+                QUEUE   READY  PENDING  DELAYED  PARKED  DEAD  CONSUMERS  PAUSED  LIMITS
+                clicks      6        0        0       0     1          1  -       -
                 """, run("queues", "--queues", "clicks").out(), "the sums over the partitions");
         String details = run("dlq", "list", "--queues", "clicks", "--details").out();
         String id = BrokerCapabilities.deadLetterStore(broker).readDeadLetters("clicks@1", java.util.Optional.empty(), 1).getFirst().id() + "@1";
@@ -267,6 +300,123 @@ class BinomicCliBrokerTest {
         CliRun read = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}");
         assertEquals(0, read.exit(), read.toString());
         assertEquals(UNCHECKED_SEND, read.err(), "a queue a worker reads: no warning of it");
+    }
+
+    /** A unique job an application submitted without tracking it (a task with no result type): it keeps no status. */
+    private UUID submitUntrackedUnique(String queue, String key) {
+        Message m = message(queue, "send").toBuilder().unique(new UniqueClaim(Uniqueness.Scope.WHILE_QUEUED_OR_RUNNING,
+                Duration.ofHours(1), key)).build();
+        return broker.capability(UniqueSubmits.class).orElseThrow().submitUnique(m, null);
+    }
+
+    /**
+     * Found by an outside tester: a --wait submit merged into an untracked job printed the state UNKNOWN and a "no
+     * status is kept" error, without saying the submit had merged into another job, nor that it could not be awaited.
+     */
+    @Test
+    void aWaitedSubmitMergedIntoAnUntrackedJobSaysSoAndExitsOne() {
+        broker.start(List.of("feeds"));
+        UUID existing = submitUntrackedUnique("feeds", "feed-7");
+        broker.reclaim("feeds", "worker-1", Duration.ofMinutes(1), 1);
+
+        CliRun run = run("job", "submit", "--task", "send", "--queue", "feeds", "--json", "{}", "--unique", "feed-7", "--any-task",
+                "--wait", "5s");
+
+        assertEquals(1, run.exit(), run.toString());
+        assertEquals(existing + "\nUNTRACKED\n", run.out());
+        assertEquals("binomic job submit: merged into job " + existing + ", which holds unique key 'feed-7' (a duplicate of a unique"
+                + " job is dropped): no new job was queued\n"
+                + "binomic job submit: cannot wait for job " + existing + ": it keeps no status (the submit it was queued by did not"
+                + " track it, or its status is past its retention), so its end and result cannot be read; it runs as queued. Exit"
+                + " code 1: nothing was waited for\n", run.err());
+        assertEquals(1, broker.stats("feeds").ready() + broker.stats("feeds").pending(), "nothing new queued");
+    }
+
+    /** A merged submit of a tracked job waits for that job, as a fresh one does; it says it merged, with or without --wait. */
+    @Test
+    void aSubmitMergedIntoATrackedJobSaysSoAndWaitsForIt() {
+        broker.start(List.of("feeds"));
+        broker.reclaim("feeds", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun first = run("job", "submit", "--task", "send", "--queue", "feeds", "--json", "{}", "--unique", "feed-7", "--any-task");
+        assertEquals(0, first.exit(), first.toString());
+        assertEquals("", first.err(), "a fresh submit merges into nothing");
+        String id = first.out().strip();
+
+        CliRun again = run("job", "submit", "--task", "send", "--queue", "feeds", "--json", "{}", "--unique", "feed-7", "--any-task");
+        assertEquals(0, again.exit(), again.toString());
+        assertEquals(id + "\n", again.out());
+        assertEquals("binomic job submit: merged into job " + id + ", which holds unique key 'feed-7' (a duplicate of a unique job is"
+                + " dropped): no new job was queued\n", again.err());
+
+        CliRun waited = run("job", "submit", "--task", "send", "--queue", "feeds", "--json", "{}", "--unique", "feed-7", "--any-task",
+                "--wait", "100ms");
+        assertEquals(1, waited.exit(), waited.toString());
+        assertTrue(waited.err().endsWith("job " + id + " did not end within PT0.1S; it is QUEUED (it goes on: wait again, or cancel"
+                + " it)\n"), waited.err());
+    }
+
+    /** A debounced submit that replaced the waiting job says so, naming it; the first, which replaced nothing, does not. */
+    @Test
+    void aDebouncedSubmitThatReplacedTheWaitingJobSaysSo() {
+        broker.start(List.of("search"));
+        broker.reclaim("search", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun first = run("job", "submit", "--task", "reindex", "--queue", "search", "--json", "{}", "--delay", "1h", "--debounce",
+                "ada", "--any-task");
+        assertEquals(0, first.exit(), first.toString());
+        assertEquals("", first.err());
+
+        CliRun again = run("job", "submit", "--task", "reindex", "--queue", "search", "--json", "{\"n\":2}", "--delay", "1h",
+                "--debounce", "ada", "--any-task");
+
+        assertEquals(0, again.exit(), again.toString());
+        assertEquals(first.out(), again.out(), "the same job");
+        assertEquals("binomic job submit: merged into job " + first.out().strip() + ", which was waiting under debounce key 'ada' and"
+                + " now takes this submit's argument and due time: no new job was queued\n", again.err());
+        assertEquals(1, broker.stats("search").delayed());
+    }
+
+    /**
+     * A merged submit queued nothing, but the job it stands for waits on the queue all the same: a queue no worker
+     * reads is warned of as for a fresh submit.
+     */
+    @Test
+    void aSubmitMergedIntoAJobOnAQueueNoWorkerReadsWarnsAsAFreshOneDoes() {
+        UUID existing = submitUntrackedUnique("fresh", "k");
+
+        CliRun merged = run("job", "submit", "--task", "send", "--queue", "fresh", "--json", "{}", "--unique", "k", "--any-task");
+
+        assertEquals(0, merged.exit(), merged.toString());
+        assertEquals(existing + "\n", merged.out());
+        assertTrue(merged.err().endsWith("binomic job submit: warning: no worker reads queue 'fresh' (it has no consumer): the job"
+                + " waits there until a worker of that queue starts\n"), merged.err());
+    }
+
+    /** Found by outside testers: a mistyped queue listed no dead letters, and a replay or purge of it reported success. */
+    @Test
+    void dlqCommandsRefuseAQueueNothingKnowsWithTheClosestNameUnlessAnyQueueMeansIt() throws Exception {
+        deadLetter("emails", "send", 2, DeadLetterReason.MAX_ATTEMPTS, "java.net.ConnectException");
+        for (String[] command : new String[][] {{"dlq", "list", "--queues", "emials"}, {"dlq", "list", "--queues", "emials", "--details"},
+                {"dlq", "replay", "--queues", "emails,emials", "--all"}, {"dlq", "purge", "--queues", "emials", "--task", "send"},
+                {"dlq", "replay", "--queues", "emials", "--id", "1"}, {"dlq", "purge", "--queues", "emials", "--id", "1"}}) {
+            CliRun refused = run(command);
+            assertEquals(2, refused.exit(), refused.toString());
+            assertEquals("", refused.out(), "nothing done, not even for the known queue: " + refused);
+            assertTrue(refused.err().startsWith("binomic " + command[0] + " " + command[1] + ": queue 'emials' is not known: no task on"
+                    + " the module path or worker.queues setting names it, and the broker holds no job, consumer group, dead letter,"
+                    + " pause, limit or recent activity of it; did you mean 'emails'? Else add --any-queue to use the name as typed\n"),
+                    refused.err());
+        }
+        assertEquals(2, broker.stats("emails").deadLetters(), "nothing replayed or purged");
+
+        CliRun listed = run("dlq", "list", "--queues", "emials", "--any-queue");
+        assertEquals(0, listed.exit(), listed.toString());
+        assertTrue(listed.out().endsWith("0 dead letter(s)\n"), listed.out());
+        CliRun far = run("dlq", "purge", "--queues", "zzz", "--all");
+        assertEquals(2, far.exit(), far.toString());
+        assertTrue(far.err().contains("queue 'zzz' is not known") && far.err().contains("; check the name, or add --any-queue to use"
+                + " the name as typed\n"), far.err());
+        CliRun replayed = run("dlq", "replay", "--queues", "emails", "--all");
+        assertEquals("replayed 2 dead letter(s) of queue emails\n", replayed.out(), "a known queue needs no flag");
     }
 
     /**

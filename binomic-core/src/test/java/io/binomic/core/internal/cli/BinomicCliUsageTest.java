@@ -57,7 +57,7 @@ class BinomicCliUsageTest {
 
                 Commands:
                   master             Start a master that runs and supervises worker JVMs, until SIGTERM or Ctrl-C
-                  queues             Show each queue: ready, pending, delayed, dead letters, consumers, pause and limits
+                  queues             Show each queue: ready, pending, delayed, parked, dead letters, consumers, pause and limits
                   dashboard          Serve the dashboard and /metrics of the queues, until SIGTERM or Ctrl-C
                   workers            Show the workers of a master on this machine: pid, state, health, heartbeat age and counters
                   dlq list           Show dead letters grouped by task, reason and failure class (--details: one per line)
@@ -236,7 +236,7 @@ class BinomicCliUsageTest {
     void queuesHelpShowsOptionsWithTheirDefaults() {
         assertEquals("""
                 Usage: binomic queues [options]
-                Show each queue: ready, pending, delayed, dead letters, consumers, pause and limits.
+                Show each queue: ready, pending, delayed, parked, dead letters, consumers, pause and limits.
 
                 Options:
                   --broker URL   broker URL, e.g. redis://user:pass@host:6379/0. Defaults to $BINOMIC_BROKER_URL, else broker.url of the --config file, else redis://localhost:6379
@@ -245,10 +245,12 @@ class BinomicCliUsageTest {
 
                 READY: waiting to be fetched. PENDING: fetched, not yet acknowledged (running, or
                 stranded until reclaim). DELAYED: waiting for their due time (DELAY tasks, retry backoff)
-                or for a rate limit or a concurrency slot. DEAD: in the dead-letter queue ('binomic dlq
-                list'). PAUSED: yes for a paused queue ('binomic queue pause'), else the tasks paused one
-                by one, else -. LIMITS: the queue's own rate and concurrency limits ('binomic queue
-                limit'), else - (limits declared by tasks in code are not shown).
+                or for a rate limit or a concurrency slot. PARKED: held back by a pause of the queue or
+                of their task until it is resumed (no due time brings them back; not in DELAYED). DEAD:
+                in the dead-letter queue ('binomic dlq list'). PAUSED: yes for a paused queue ('binomic
+                queue pause'), else the tasks paused one by one, else -. LIMITS: the queue's own rate
+                and concurrency limits ('binomic queue limit'), else - (limits declared by tasks in code
+                are not shown).
                 """, run("queues", "--help").out());
     }
 
