@@ -10,6 +10,7 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.DeadLetterFilter;
 import io.binomic.api.JobHandle;
 import io.binomic.api.NonRetryableException;
+import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.TaskContext;
 import io.binomic.api.WorkerConfig;
@@ -23,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -111,6 +113,33 @@ class DashboardMetricsTest {
                 assertTrue(text.lines().anyMatch(line::equals), "missing line " + line + " in\n" + text);
             }
             Promtool.assertValid(text);
+        }
+    }
+
+    @Test
+    void jobsAPausedTaskHoldsBackShowAsParkedNotDelayed() throws Exception {
+        Binomic b = started();
+        b.queues().pauseTask("metered", "ok");
+        b.startWorker();
+        b.submit(ok, new Job(1));
+        b.submit(ok, new Job(2));
+        b.submit(ok, new Job(3), SubmitOptions.builder().delay(Duration.ofHours(1)).build());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (b.queues().parked("metered") < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertEquals(2, b.queues().parked("metered"), "the worker parked the paused task's two due jobs");
+        assertEquals(3, b.queueStats("metered").delayed(), "the broker's delayed set holds them beside the delayed one");
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            String text = get(dashboard.uri().resolve("metrics"), null).substring(4);
+            for (String line : List.of(
+                    "binomic_queue_messages{queue=\"metered\",state=\"delayed\"} 1",
+                    "binomic_queue_messages{queue=\"metered\",state=\"parked\"} 2")) {
+                assertTrue(text.lines().anyMatch(line::equals), "missing line " + line + " in\n" + text);
+            }
+            Promtool.assertValid(text);
+            String page = get(dashboard.uri(), null);
+            assertTrue(page.contains("<td class=\"delayed\">1</td><td class=\"parked\">2</td>"), page);
         }
     }
 

@@ -49,7 +49,7 @@ import java.util.function.ToLongFunction;
  * <tr><td>{@code binomic.stale.settlements}</td><td>function counter</td><td></td><td>outcomes refused because the delivery had been reclaimed</td></tr>
  * <tr><td>{@code binomic.tasks.in.flight}</td><td>gauge</td><td></td><td>tasks running now</td></tr>
  * <tr><td>{@code binomic.queue.messages}</td><td>gauge</td><td>queue, state</td>
- *     <td>the broker's counts: {@code ready}, {@code pending}, {@code delayed}, {@code dead}</td></tr>
+ *     <td>the broker's counts: {@code ready}, {@code pending}, {@code delayed}, {@code parked} (held back by a pause), {@code dead}</td></tr>
  * <tr><td>{@code binomic.queue.consumers}</td><td>gauge</td><td>queue</td><td>consumers the broker knows</td></tr>
  * <tr><td>{@code binomic.queue.paused}</td><td>gauge</td><td>queue</td><td>1 when paused</td></tr>
  * <tr><td>{@code binomic.queue.limit.concurrency}, {@code binomic.queue.limit.rate}</td><td>gauge</td><td>queue, limit</td>
@@ -315,11 +315,12 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
             return;
         }
         Tags tags = Tags.of("queue", queue);
-        String messages = "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (scheduled),"
-                + " dead (dead letters).";
+        String messages = "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (due later: a retry,"
+                + " a schedule, a limit's turn), parked (held back by a pause of the queue or of their task until resumed), dead (dead letters).";
         depthGauge(r, "binomic.queue.messages", tags.and("state", "ready"), queue, d -> d.stats().ready(), messages);
         depthGauge(r, "binomic.queue.messages", tags.and("state", "pending"), queue, d -> d.stats().pending(), messages);
-        depthGauge(r, "binomic.queue.messages", tags.and("state", "delayed"), queue, d -> d.stats().delayed(), messages);
+        depthGauge(r, "binomic.queue.messages", tags.and("state", "delayed"), queue, d -> d.counts().delayed(), messages);
+        depthGauge(r, "binomic.queue.messages", tags.and("state", "parked"), queue, d -> d.counts().parked(), messages);
         depthGauge(r, "binomic.queue.messages", tags.and("state", "dead"), queue, d -> d.stats().deadLetters(), messages);
         depthGauge(r, "binomic.queue.consumers", tags, queue, d -> d.stats().consumers(), "Consumers the broker knows for a queue.");
         depthGauge(r, "binomic.queue.paused", tags, queue, d -> d.paused() ? 1 : 0, "1 when the queue is paused.");

@@ -4,6 +4,7 @@ import io.binomic.api.QueueStats;
 import io.binomic.api.spi.FlowCounts;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.web.LimitReadings;
+import io.binomic.core.internal.web.QueueCounts;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +34,9 @@ final class QueueDepths {
     private static final long FRESH_NANOS = Duration.ofMillis(500).toNanos();
 
     /** A queue's counts and whether it is paused. */
-    record Depth(QueueStats stats, boolean paused) { }
+    record Depth(QueueCounts counts, boolean paused) {
+        QueueStats stats() { return counts.stats(); }
+    }
 
     /**
      * The broker-wide counts of batches and of workflows: each null when the broker did not answer,
@@ -115,7 +118,7 @@ final class QueueDepths {
             for (String q : queues.get()) {
                 try {
                     QueueStats stats = binomic.queueStats(q);
-                    depths.put(q, new Depth(stats, binomic.queues().isPaused(q)));
+                    depths.put(q, new Depth(new QueueCounts(stats, binomic.queues().parked(q)), binomic.queues().isPaused(q)));
                     try {
                         List<LimitReadings.Limit> read = LimitReadings.read(binomic, q, stats::pending);
                         for (LimitReadings.Sample sample : LimitReadings.samples(read)) {

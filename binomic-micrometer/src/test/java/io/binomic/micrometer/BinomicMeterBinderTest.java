@@ -8,6 +8,7 @@ import io.binomic.api.Backoff;
 import io.binomic.api.BinomicConfig;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
+import io.binomic.api.SubmitOptions;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
@@ -107,6 +108,24 @@ class BinomicMeterBinderTest {
             assertEquals(1, registry.get("binomic.queue.consumers").tags("queue", "mail").gauge().value());
             assertEquals(1, registry.get("binomic.broker.up").gauge().value());
             assertEquals(0, registry.get("binomic.tasks.in.flight").gauge().value());
+        }
+    }
+
+    @Test
+    void jobsAPausedTaskHoldsBackAreParkedNotDelayed() throws InterruptedException {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (Binomic binomic = binomic(); BinomicMeterBinder binder = new BinomicMeterBinder(binomic)) {
+            binder.bindTo(registry);
+            binomic.queues().pauseTask("mail", "greet");
+            binomic.startWorker();
+            binomic.submit(GREET, new Greeting("Ada"));
+            binomic.submit(GREET, new Greeting("Grace"), SubmitOptions.builder().delay(Duration.ofHours(1)).build());
+            await("the paused task's due job parked", () -> binomic.queues().parked("mail") == 1);
+            // The gauges share a reading for half a second: a fresh one after the park.
+            Thread.sleep(600);
+            assertEquals(1, registry.get("binomic.queue.messages").tags("queue", "mail", "state", "parked").gauge().value());
+            assertEquals(1, registry.get("binomic.queue.messages").tags("queue", "mail", "state", "delayed").gauge().value(),
+                    "only the job due in an hour");
         }
     }
 

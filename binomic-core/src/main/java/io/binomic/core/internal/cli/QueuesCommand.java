@@ -5,6 +5,7 @@ import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.RepeatedErrorLog;
+import io.binomic.core.internal.web.QueueCounts;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,19 +53,16 @@ final class QueuesCommand extends Command {
             Map<String, BrokerException> failed = new LinkedHashMap<>();
             for (String queue : queues) {
                 QueueStats s;
-                long parked;
+                QueueCounts counts;
                 try {
-                    s = binomic.queueStats(queue);
-                    parked = binomic.queues().parked(queue);
+                    counts = QueueCounts.read(binomic, queue);
+                    s = counts.stats();
                 } catch (BrokerException e) {
                     failed.put(queue, e);
                     table.row(queue, "?", "?", "?", "?", "?", "?", "?", "?");
                     continue;
                 }
-                // Parked jobs sit in the delayed set but wait for a resume, not a due time: shown apart. Two reads,
-                // so a job parked or resumed between them could make the difference negative for a moment.
-                long parkedNow = Math.min(parked, s.delayed());
-                table.row(queue, s.ready(), s.pending(), s.delayed() - parkedNow, parkedNow, s.deadLetters(), s.consumers(),
+                table.row(queue, s.ready(), s.pending(), counts.delayed(), counts.parked(), s.deadLetters(), s.consumers(),
                         paused(binomic, queue), limits(binomic, queue));
                 if (s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() == 0) {
                     warnIfUnknown(binomic, queue);

@@ -24,6 +24,9 @@ public record BinomicMetrics(Binomic binomic) implements MetricsSource.Local {
     @Override
     public boolean isPaused(String queue) { return binomic.queues().isPaused(queue); }
 
+    @Override
+    public long parked(String queue) { return binomic.queues().parked(queue); }
+
     /** A queue nothing uses: its stats read three keys that are not there, a round trip that needs a broker answering. */
     private static final String PROBE_QUEUE = "binomic-broker-probe";
 

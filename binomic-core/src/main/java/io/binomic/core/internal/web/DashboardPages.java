@@ -208,17 +208,19 @@ public final class DashboardPages implements HttpHandler {
 
     private void overview(Html h) {
         serverSettings(h);
-        h.raw("<section><h2>Queues</h2><table id=\"queues\" data-live=\"5000\">").head("queue", "ready", "pending", "delayed", "dead", "consumers", "paused").raw("<tbody>");
+        h.raw("<section><h2>Queues</h2><table id=\"queues\" data-live=\"5000\">").head("queue", "ready", "pending", "delayed", "parked", "dead", "consumers", "paused").raw("<tbody>");
         for (String q : queues()) {
             try {
-                QueueStats s = binomic.queueStats(q);
+                QueueCounts counts = QueueCounts.read(binomic, q);
+                QueueStats s = counts.stats();
                 h.raw("<tr data-queue=\"").text(q).raw("\">").raw("<td>").text(q).raw("</td><td class=\"ready\">").text(s.ready())
-                        .raw("</td><td class=\"pending\">").text(s.pending()).raw("</td><td class=\"delayed\">").text(s.delayed())
+                        .raw("</td><td class=\"pending\">").text(s.pending()).raw("</td><td class=\"delayed\">").text(counts.delayed())
+                        .raw("</td><td class=\"parked\">").text(counts.parked())
                         .raw("</td><td class=\"dead").raw(s.deadLetters() > 0 ? " nonzero" : "").raw("\">").text(s.deadLetters())
                         .raw("</td><td>").text(s.consumers())
                         .raw("</td><td class=\"paused\">").text(binomic.queues().isPaused(q) ? "paused" : "").raw("</td></tr>\n");
             } catch (RuntimeException e) {
-                h.row(q, "broker error: " + e.getMessage(), "", "", "", "", "");
+                h.row(q, "broker error: " + e.getMessage(), "", "", "", "", "", "");
             }
         }
         h.raw("</tbody></table></section>");

@@ -41,6 +41,9 @@ public final class MetricsSource {
 
         QueueStats queueStats(String queue);
 
+        /** The jobs of {@code queue} a pause holds back ({@link io.binomic.core.Queues#parked}); none by default. */
+        default long parked(String queue) { return 0; }
+
         boolean isPaused(String queue);
 
         StatsRecorder stats();
@@ -104,11 +107,12 @@ public final class MetricsSource {
     }
 
     private static void queues(PrometheusText p, Local local) {
-        p.family("binomic_queue_messages", "gauge", "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (scheduled), dead (dead letters).");
+        p.family("binomic_queue_messages", "gauge", "Messages of a queue by state: ready (waiting), pending (delivered, not settled), delayed (due later: a retry, a schedule,"
+                + " a limit's turn), parked (held back by a pause of the queue or of their task until resumed), dead (dead letters).");
         p.family("binomic_queue_consumers", "gauge", "Consumers the broker knows for a queue.");
         p.family("binomic_queue_paused", "gauge", "1 when the queue is paused.");
         p.family("binomic_broker_up", "gauge", "1 when the broker answered this scrape's queue queries (or, knowing no queue, a probe) within 3 s.");
-        record Depth(String queue, QueueStats stats, boolean paused) { }
+        record Depth(String queue, QueueCounts counts, boolean paused) { }
         List<Depth> depths = Collections.synchronizedList(new ArrayList<>());
         List<LimitReadings.Limit> limits = Collections.synchronizedList(new ArrayList<>());
         // the flows' counts are read within the same deadline: one scrape waits at most once for a broker that is down
@@ -129,7 +133,7 @@ public final class MetricsSource {
                 for (String q : queues) {
                     try {
                         QueueStats stats = local.queueStats(q);
-                        depths.add(new Depth(q, stats, local.isPaused(q)));
+                        depths.add(new Depth(q, new QueueCounts(stats, local.parked(q)), local.isPaused(q)));
                         // A limit the broker did not read is left out of this scrape, as a depth is, and the broker is not
                         // up: absent series with broker_up 1 would make an alert on them go quiet without a word.
                         try {
@@ -151,11 +155,12 @@ public final class MetricsSource {
             up = false;
         }
         for (Depth d : List.copyOf(depths)) {
-            QueueStats s = d.stats();
+            QueueStats s = d.counts().stats();
             String q = d.queue();
             p.sample("binomic_queue_messages", s.ready(), "queue", q, "state", "ready");
             p.sample("binomic_queue_messages", s.pending(), "queue", q, "state", "pending");
-            p.sample("binomic_queue_messages", s.delayed(), "queue", q, "state", "delayed");
+            p.sample("binomic_queue_messages", d.counts().delayed(), "queue", q, "state", "delayed");
+            p.sample("binomic_queue_messages", d.counts().parked(), "queue", q, "state", "parked");
             p.sample("binomic_queue_messages", s.deadLetters(), "queue", q, "state", "dead");
             p.sample("binomic_queue_consumers", s.consumers(), "queue", q);
             p.sample("binomic_queue_paused", d.paused() ? 1 : 0, "queue", q);
