@@ -160,6 +160,16 @@ final class JobCommand extends Command {
         // A task on the module path gives its queue; another queue would submit past its declaration (uniqueness, ...).
         Optional<String> declaredQueue = args.has(ANY_TASK.name()) ? Optional.empty()
                 : binomic.tasks().find(task).map(io.binomic.api.Task::queue);
+        if (declaredQueue.isEmpty() && args.value("queue").isEmpty() && !args.has(ANY_TASK.name())) {
+            // A typo of a task on the module path: the name meant, not a --queue that would send the typo on.
+            Optional<io.binomic.api.Task<?, ?>> meant = ClosestName.to(task, binomic.tasks().all().stream().map(io.binomic.api.Task::name)
+                    .toList()).flatMap(binomic.tasks()::find);
+            if (meant.isPresent()) {
+                throw new UsageException("task '" + task + "' is not known: no task on the module path has that name; did you mean '"
+                        + meant.get().name() + "' (on queue " + meant.get().queue() + ")? Else give --queue and add --any-task to"
+                        + " use the name as typed");
+            }
+        }
         String queue = args.value("queue").or(() -> declaredQueue).orElseThrow(() -> new UsageException(
                 "--queue is required: the task's queue (no task of that name is on this CLI's module path to look it up)"));
         if (declaredQueue.isPresent() && !declaredQueue.get().equals(queue)) {

@@ -477,6 +477,12 @@ class BinomicCliBrokerTest {
                     + " the name as typed\n"), refused.err());
         }
         assertEquals(0, broker.stats("mail").ready(), "nothing submitted");
+        // Without --queue, the typo was told only that --queue is required, which would send it on to the queue given.
+        CliRun noQueue = CliRun.of(Map.of(), withGreet, "job", "submit", "--task", "gret", "--json", "\"x\"");
+        assertEquals(2, noQueue.exit(), noQueue.toString());
+        assertTrue(noQueue.err().startsWith("binomic job submit: task 'gret' is not known: no task on the module path has that name;"
+                + " did you mean 'greet' (on queue mail)? Else give --queue and add --any-task to use the name as typed\n"), noQueue.err());
+        assertEquals(0, broker.stats("mail").ready(), "nothing submitted");
         CliRun otherName = CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "render");
         assertEquals(2, otherName.exit(), "the CLI knows the application's tasks: " + otherName);
 
