@@ -179,7 +179,7 @@ abstract class Command {
     }
 
     /** Why {@code queue} counts as unknown ({@link #requireKnown}), with the closest known name; empty when it is known. */
-    private Optional<String> unknownQueue(Binomic binomic, String queue) {
+    Optional<String> unknownQueue(Binomic binomic, String queue) {
         Set<String> named = new LinkedHashSet<>(binomic.tasks().queues());
         named.addAll(cx.settings().get().worker().queues());
         if (named.contains(queue) || inBroker(binomic, queue)) {

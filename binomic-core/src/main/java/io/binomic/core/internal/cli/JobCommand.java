@@ -13,7 +13,9 @@ import io.binomic.core.internal.client.MergedSubmit;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * {@code binomic job show}, {@code binomic job cancel} and {@code binomic job submit}: a job by id
@@ -82,7 +84,7 @@ final class JobCommand extends Command {
                 return submit(binomic, args);
             }
             JobHandle<String> job = handle(binomic, args);
-            return verb == SHOW ? show(job) : cancel(job);
+            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -108,13 +110,25 @@ final class JobCommand extends Command {
         }
     }
 
-    private int show(JobHandle<String> job) {
+    /**
+     * Where {@code job show} looked, for a job it did not find: the queue given (with the queue meant when that one is
+     * unknown and close to a known one), or every queue of the tasks on the module path.
+     */
+    private Supplier<String> where(Binomic binomic, Arguments args) {
+        Optional<String> queue = args.value("queue");
+        if (queue.isPresent()) {
+            return () -> "on queue " + queue.get() + unknownQueue(binomic, queue.get()).map(why -> " (" + why + ")").orElse("");
+        }
+        return () -> "on any queue of the tasks on the module path (" + String.join(", ", new TreeSet<>(binomic.tasks().queues())) + ")";
+    }
+
+    private int show(JobHandle<String> job, Supplier<String> where) {
         JobStatus s = job.status();
         out.println("job      " + job.id());
         out.println("queue    " + job.queue());
         out.println("state    " + s.state());
         if (s.state() == JobState.UNKNOWN) {
-            err.println("no status is kept for job " + job.id() + " on queue " + job.queue()
+            err.println("no status is kept for job " + job.id() + " " + where.get()
                     + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
             return BinomicCli.EXIT_FAILED;
         }

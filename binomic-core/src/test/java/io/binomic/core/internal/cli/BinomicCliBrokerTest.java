@@ -219,6 +219,29 @@ class BinomicCliBrokerTest {
                 + " activity of it; did you mean 'nc-main'? Else add --create for a new queue\n"), refused.err());
     }
 
+    /** Found by an outside tester: a job not found on a mistyped queue, or on none given, named a queue it had not looked on alone. */
+    @Test
+    void aJobNotFoundSaysWhereItWasLookedFor() {
+        enqueue("nc-main", "send", 1);
+        String unknown = UUID.randomUUID().toString();
+
+        CliRun typo = run("job", "show", unknown, "--queue", "nc-mian");
+        assertEquals(1, typo.exit(), typo.toString());
+        assertTrue(typo.err().startsWith("no status is kept for job " + unknown + " on queue nc-mian (queue 'nc-mian' is not known:"),
+                typo.err());
+        assertTrue(typo.err().contains("did you mean 'nc-main'?"), typo.err());
+
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        Task<String, Void> post = Task.builder("post", String.class).queue("letters").build();
+        BinomicCli.Connector withTasks = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).handle(post, s -> null).build().start();
+        CliRun anywhere = CliRun.of(Map.of(), withTasks, "job", "show", unknown);
+        assertEquals(1, anywhere.exit(), anywhere.toString());
+        assertTrue(anywhere.err().startsWith("no status is kept for job " + unknown + " on any queue of the tasks on the module path"
+                + " (letters, mail): "), anywhere.err());
+    }
+
     /** A worker that stops cleanly leaves no consumer; the queue it read is still no typo. */
     @Test
     void aQueueOnlyAStoppedWorkerReadIsKnown() throws Exception {
