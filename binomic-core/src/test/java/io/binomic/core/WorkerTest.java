@@ -1,6 +1,7 @@
 package io.binomic.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -570,6 +572,48 @@ class WorkerTest {
         long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - submitted);
         assertTrue(tookMillis < lease.toMillis() / 2, "it waited " + tookMillis + " ms, as for its lease to lapse");
         assertEquals(Map.of("lost", 1), attempts, "it ran once, as the attempt it was handed out as");
+    }
+
+    @Test
+    void aSearchForLostReadsRunsNoEntryThatIsNoLongerPendingUnderTheWorkerOnceItHoldsTheIntake() throws Exception {
+        // The search reads the pending entries before it holds the intake; a fetch under way meanwhile parks some of
+        // them (a limit's wait, a paused task), so that reading names entries no longer pending. Here the first reading
+        // names one pending under another consumer; every later one tells the truth.
+        Broker memory = new MemoryBrokerProvider().create(BrokerConfig.defaults());
+        AtomicInteger readings = new AtomicInteger();
+        java.util.concurrent.atomic.AtomicReference<io.binomic.api.spi.Delivery> stale = new java.util.concurrent.atomic.AtomicReference<>();
+        Broker staleOnce = new ForwardingBroker(memory) {
+            @Override
+            public List<io.binomic.api.spi.Delivery> pendingOf(String queue, String consumer, int max) {
+                List<io.binomic.api.spi.Delivery> pending = super.pendingOf(queue, consumer, max);
+                if (readings.incrementAndGet() == 1 && stale.get() != null) {
+                    List<io.binomic.api.spi.Delivery> withStale = new java.util.ArrayList<>(pending);
+                    withStale.add(stale.get());
+                    return withStale;
+                }
+                return pending;
+            }
+        };
+        Set<String> ran = ConcurrentHashMap.newKeySet();
+        Task<String, Void> named = Task.builder("named", String.class).build();
+        TaskBinding<String, Void> namedBinding = named.handledBy((String s) -> {
+            ran.add(s);
+            return null;
+        });
+        // searches every 100 ms; a lease long enough that no reclaim takes the other consumer's entry in this test
+        Binomic binomic = start(List.of(namedBinding), TaskDefaults.defaults(),
+                fastWorker().leaseTimeout(Duration.ofSeconds(60)).reclaimInterval(Duration.ofMillis(100)).build(), staleOnce);
+        binomic.submit(named, "elsewhere");
+        List<io.binomic.api.spi.Delivery> other = memory.fetch(List.of(named.queue()), "another-worker", 1, Duration.ZERO);
+        assertEquals(1, other.size());
+        stale.set(other.getFirst());
+        binomic.submit(named, "mine");
+        binomic.startWorker();
+
+        await("its own job ran", () -> ran.contains("mine"));
+        await("three searches after the stale one", () -> readings.get() >= 5);
+        Thread.sleep(300); // what a search hands out runs on a thread of its own
+        assertFalse(ran.contains("elsewhere"), "an entry no longer pending under this worker ran as a lost read");
     }
 
     /** A broker whose flow limits are another's: the test broker forwards everything else. */

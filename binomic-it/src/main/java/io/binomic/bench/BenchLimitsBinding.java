@@ -76,21 +76,33 @@ final class BenchLimitsBinding {
     }
 
     /**
-     * {@code keys} tenants, each limited to {@code permits} starts per {@code periodMillis}, each with
-     * enough jobs for {@code bench.limitSeconds} + 4 s at its limit, submitted round-robin (every key in
-     * the backlog) while the queue is paused. Records: the starts per second from 2 s after the first
-     * start over {@code bench.limitSeconds} ({@code _starts_per_s}) and over the whole drain less each
-     * key's first burst ({@code _drain_starts_per_s}), both against the sum of the limits; the most starts
-     * of any key in any window of one period and the keys that had more than permits + burst; the
-     * limits' keys in Redis midway and once drained, with their memory, and how long after the last start
-     * the last of them expired.
+     * {@code keys} tenants, each limited to {@code permits} starts per {@code periodMillis} (burst 1), each with
+     * {@code bench.limitKeyJobs} jobs (0, the default: its burst, then turns for twice
+     * {@code bench.limitSeconds} + 4 s), submitted round-robin (every key in the backlog) while the queue is paused.
+     *
+     * <p>Every key's first start and burst come at once, and a loaded machine spreads those
+     * {@code keys × (1 + burst)} starts over seconds (the spill); each key's later turns keep the phase its first start
+     * got. So the steady state is read only once the spill is over: the window ({@code _steady_}) starts when the
+     * last key had its first start and burst at the handlers and lasts {@code bench.limitSeconds}; every key then
+     * still holds a backlog of its own (counted: {@code _keys_with_backlog_through_window}), and its starts in the
+     * window against the sum of the limits are what the limits deliver. Also: the keys' own rate (each key's starts
+     * after its burst over the time from its burst to its last start, against its limit; median and 5th
+     * percentile), the whole drain less each key's first start and burst, the starts per second of the drain, the
+     * most starts of any key in any window of one period against permits + burst (a start the loaded machine runs
+     * late, by up to the late-start allowance of half an interval, can put one more in a window at the handlers;
+     * more than that would be a breach: {@code _keys_over_permits_plus_burst_plus_one}), and the limits' keys in
+     * Redis midway and once drained, with their memory, and how long after the last start the last of them expired.
      */
     private void keyed(int keys, int permits, long periodMillis, int workers, Map<String, Double> r) throws Exception {
         String prefix = "limit_keyed_" + keys + "_w" + workers + "_";
         redis.flushAll();
         String queue = queues.get();
         Task<Long, Void> task = BenchLimitsWorker.keyedTask(queue, permits, periodMillis);
-        int perKey = (int) (permits * Math.ceil((seconds + 4) * 1000.0 / periodMillis)) + 1;
+        int burst = 1; // RateLimit's default
+        int perKey = Integer.getInteger("bench.limitKeyJobs", 0); // 0: enough for a window after a spill of up to limitSeconds
+        if (perKey <= 0) {
+            perKey = burst + (int) (permits * Math.ceil((2 * seconds + 4) * 1000.0 / periodMillis));
+        }
         List<Long> jobs = new ArrayList<>(keys * perKey);
         for (int j = 0; j < perKey; j++) {
             for (long k = 0; k < keys; k++) {
@@ -99,6 +111,7 @@ final class BenchLimitsBinding {
         }
         double allowed = (double) keys * permits * 1000 / periodMillis;
         r.put(prefix + "allowed_per_s", allowed);
+        r.put(prefix + "jobs_per_key", (double) perKey);
         List<Worker> started = new ArrayList<>();
         try (Binomic client = client(task)) {
             client.queues().pause(queue);
@@ -107,15 +120,28 @@ final class BenchLimitsBinding {
             }
             r.put(prefix + "load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
             client.submitAll(task, jobs);
+            long[] calls = commandCalls();
+            double redisCpu = redis.cpuSeconds();
             client.queues().resume(queue);
             // midway, every key's limit is in use: its state in Redis is what a tenant costs
-            Thread.sleep(seconds * 500L);
+            Thread.sleep(seconds * 1000L);
             rateKeys(queue, prefix + "mid_", r);
+            r.put(prefix + "mid_redis_used_memory_mib", redis.usedMemory() / (double) (1 << 20));
             awaitDone(client, queue, jobs.size(), perKey * periodMillis / 1000 / permits + 120);
             r.put(prefix + "load1_end", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+            long[] after = commandCalls();
+            for (int c = 0; c < COUNTED.length; c++) {
+                r.put(prefix + COUNTED[c] + "_per_job", (double) (after[c] - calls[c]) / jobs.size());
+            }
+            r.put(prefix + "redis_cpu_us_per_job", (redis.cpuSeconds() - redisCpu) * 1e6 / jobs.size());
         } finally {
             started.forEach(Worker::close);
         }
+        long lost = 0; // entries a read handed out whose reply the worker never got (a loaded machine), run only once found
+        for (Worker w : started) {
+            lost += w.errorLines("was handed to it by a read whose reply was lost");
+        }
+        r.put(prefix + "lost_read_entries", (double) lost);
         // tenant -> its start times
         Map<Long, List<Long>> byKey = new HashMap<>();
         long first = Long.MAX_VALUE;
@@ -131,14 +157,28 @@ final class BenchLimitsBinding {
                 all++;
             }
         }
-        long from = first + 2 * SECOND;
+        List<long[]> sorted = new ArrayList<>(byKey.size());
+        long spillEnd = first; // when the last key had its first start and burst
+        for (List<Long> starts : byKey.values()) {
+            long[] t = starts.stream().mapToLong(Long::longValue).sorted().toArray();
+            sorted.add(t);
+            spillEnd = Math.max(spillEnd, t[Math.min(t.length, 1 + burst) - 1]);
+        }
+        long from = spillEnd;
         long to = from + seconds * SECOND;
         long inWindow = 0;
         int mostInPeriod = 0;
         int keysOver = 0;
+        int keysOverByTwo = 0;
+        int withBacklog = 0; // keys that started a job after the window: they had one waiting all through it
         long periodMicros = periodMillis * 1000;
-        for (List<Long> starts : byKey.values()) {
-            long[] t = starts.stream().mapToLong(Long::longValue).sorted().toArray();
+        List<Double> ownRates = new ArrayList<>(); // each key's starts after its burst over its own span, against its limit
+        List<Long> late = new ArrayList<>(); // each turn after the burst: how long after its key's first start + n intervals
+        long intervalMicros = periodMicros / permits;
+        for (long[] t : sorted) {
+            for (int n = 1 + burst; n < t.length; n++) {
+                late.add(t[n] - (t[0] + (n - burst) * intervalMicros));
+            }
             int most = 0;
             for (int i = 0, j = 0; i < t.length; i++) {
                 while (t[i] - t[j] >= periodMicros) {
@@ -147,20 +187,44 @@ final class BenchLimitsBinding {
                 most = Math.max(most, i - j + 1);
             }
             mostInPeriod = Math.max(mostInPeriod, most);
-            keysOver += most > permits + 1 ? 1 : 0; // the default burst is 1
+            keysOver += most > permits + burst ? 1 : 0;
+            keysOverByTwo += most > permits + burst + 1 ? 1 : 0;
             inWindow += Arrays.stream(t).filter(s -> s >= from && s < to).count();
+            withBacklog += t[t.length - 1] >= to ? 1 : 0;
+            if (t.length > 1 + burst) {
+                // from its first start, which its burst shares: the turns after them are due one interval apart from there
+                long span = t[t.length - 1] - t[0];
+                if (span > 0) {
+                    ownRates.add((t.length - 1 - burst) * (double) intervalMicros / span);
+                }
+            }
         }
-        double window = Math.min(seconds, (last - from) / 1e6);
+        double window = Math.max(0, Math.min(seconds, (last - from) / 1e6));
         r.put(prefix + "jobs", (double) all);
-        r.put(prefix + "starts_per_s", inWindow / window);
-        r.put(prefix + "window_s", window);
-        r.put(prefix + "ratio_to_allowed", inWindow / window / allowed);
-        // the first start of each key and its burst come at once; after them each key's starts are spaced by its limit
-        r.put(prefix + "drain_starts_per_s", (all - (double) keys * (1 + 1)) / ((last - first) / 1e6));
+        r.put(prefix + "spill_s", (spillEnd - first) / 1e6);
+        r.put(prefix + "steady_window_s", window);
+        r.put(prefix + "keys_with_backlog_through_window", (double) withBacklog);
+        r.put(prefix + "steady_starts_per_s", window > 0 ? inWindow / window : 0);
+        r.put(prefix + "steady_ratio_to_allowed", window > 0 ? inWindow / window / allowed : 0);
+        java.util.Collections.sort(ownRates);
+        java.util.Collections.sort(late);
+        if (!late.isEmpty()) {
+            r.put(prefix + "turn_late_median_s", late.get(late.size() / 2) / 1e6);
+            r.put(prefix + "turn_late_p90_s", late.get(late.size() * 9 / 10) / 1e6);
+            r.put(prefix + "turn_late_max_s", late.getLast() / 1e6);
+        }
+        if (!ownRates.isEmpty()) {
+            r.put(prefix + "key_own_rate_median", ownRates.get(ownRates.size() / 2));
+            r.put(prefix + "key_own_rate_p5", ownRates.get(ownRates.size() / 20));
+        }
+        // the whole drain, less each key's first start and burst (which come at once): it counts the spill's seconds
+        r.put(prefix + "drain_starts_per_s", (all - (double) keys * (1 + burst)) / ((last - first) / 1e6));
         r.put(prefix + "drain_ratio_to_allowed", r.get(prefix + "drain_starts_per_s") / allowed);
         r.put(prefix + "most_in_one_period", (double) mostInPeriod);
-        r.put(prefix + "permits_plus_burst", (double) permits + 1);
+        r.put(prefix + "permits_plus_burst", (double) permits + burst);
         r.put(prefix + "keys_over_permits_plus_burst", (double) keysOver);
+        r.put(prefix + "keys_over_permits_plus_burst_plus_one", (double) keysOverByTwo);
+        perSecond(prefix, sorted, first, from, to);
         rateKeys(queue, prefix + "drained_", r);
         // a key's hash expires a quarter second after three intervals past its last start (two past the next start it
         // would allow): poll until none is left, or a period and 5 s beyond that
@@ -174,6 +238,22 @@ final class BenchLimitsBinding {
         }
         r.put(prefix + "rate_keys_after_expiry", (double) left);
         r.put(prefix + "rate_keys_gone_after_last_start_s", left == 0 ? (BenchWorker.nowMicros() - last) / 1e6 : -1.0); // -1: not all gone
+    }
+
+    /** Prints the starts in each second of the drain, and where the steady window lies. */
+    private static void perSecond(String prefix, List<long[]> starts, long first, long from, long to) {
+        int[] n = new int[1];
+        for (long[] t : starts) {
+            for (long s : t) {
+                int b = (int) ((s - first) / SECOND);
+                if (b >= n.length) {
+                    n = Arrays.copyOf(n, b + 1);
+                }
+                n[b]++;
+            }
+        }
+        System.out.println(String.format(java.util.Locale.ROOT, "timeline %s starts per s from the first: %s; steady window %.1f-%.1f s",
+                prefix, Arrays.toString(n), (from - first) / 1e6, (to - first) / 1e6));
     }
 
     /** How many rate-limit keys the queue has, and their memory: the mean of up to 100 of them, times their number. */
@@ -415,6 +495,12 @@ final class BenchLimitsBinding {
                 Thread.sleep(50);
             }
             return worker;
+        }
+
+        long errorLines(String containing) throws IOException {
+            try (var lines = Files.lines(err)) {
+                return lines.filter(l -> l.contains(containing)).count();
+            }
         }
 
         List<String> lines(String prefix) throws IOException {

@@ -9,7 +9,9 @@ import io.binomic.core.internal.RepeatedErrorLog;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -309,7 +311,9 @@ final class Reclaimer {
             // A fetch under way may have been handed entries of this reply that it does not hold yet.
             dispatcher.intake().lock();
             try {
-                recoverLost(queue, pending, searchBegan);
+                if (!recoverLost(queue, pending, searchBegan)) {
+                    lookAgain = true;
+                }
             } finally {
                 dispatcher.intake().unlock();
             }
@@ -321,14 +325,35 @@ final class Reclaimer {
 
     /**
      * Runs (or holds) the deliveries of {@code pending} this worker does not know: handed out by reads
-     * whose reply was lost, found by a search that began at {@code searchBegan}.
+     * whose reply was lost, found by a search that began at {@code searchBegan}. Called with the intake
+     * held; false when it could not tell which are still pending (look again).
      */
-    private void recoverLost(String queue, List<Delivery> pending, long searchBegan) {
+    private boolean recoverLost(String queue, List<Delivery> pending, long searchBegan) {
+        List<Delivery> unknown = unknown(pending);
+        if (unknown.isEmpty()) {
+            return true;
+        }
+        // The search read the pending entries before it held the intake: a fetch under way then has since
+        // parked some of them (a rate or concurrency limit's wait, a paused task), acknowledged and no
+        // longer pending, neither held nor settled. Only what is still pending now, with no fetch under
+        // way, was handed out by a lost read. Trusting the first reading would run a parked job while it
+        // waits, and log a whole fetch as lost whenever a search meets a fetch that parks a backlog; the
+        // second reading holds the fetcher up for a round trip, and only when the first found any.
+        Set<String> unknownKeys = new HashSet<>();
+        unknown.forEach(d -> unknownKeys.add(d.key()));
+        List<Delivery> still;
+        try {
+            still = context.broker().capability(PendingDeliveries.class)
+                    .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of());
+        } catch (RuntimeException e) {
+            LOG.log(failureLevel(e), "worker {0}: could not look again for deliveries of queue {1} it never received: {2}",
+                    context.consumerName(), queue, e.getMessage());
+            return false;
+        }
         List<Delivery> lost = new ArrayList<>();
-        for (Delivery d : pending) {
-            String key = d.key();
-            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
-                continue; // running, written, or left on purpose for reclaim (at its next delivery count)
+        for (Delivery d : unknown(still)) {
+            if (!unknownKeys.contains(d.key())) {
+                continue; // handed out since the first reading: a fetch's own, or the next search's
             }
             LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
                     context.consumerName(), d.receipt(), queue);
@@ -340,5 +365,19 @@ final class Reclaimer {
             // their way to the handler, each is renewed first, like what a fetch took.
             admitAndRunOrHold(lost, searchBegan);
         }
+        return true;
+    }
+
+    /** The deliveries of {@code pending} this worker neither runs, nor wrote, nor left on purpose for reclaim. */
+    private List<Delivery> unknown(List<Delivery> pending) {
+        List<Delivery> unknown = new ArrayList<>();
+        for (Delivery d : pending) {
+            String key = d.key();
+            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
+                continue; // running, written, or left on purpose for reclaim (at its next delivery count)
+            }
+            unknown.add(d);
+        }
+        return unknown;
     }
 }
