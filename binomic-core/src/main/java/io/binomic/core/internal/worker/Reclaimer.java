@@ -327,8 +327,8 @@ final class Reclaimer {
         List<Delivery> lost = new ArrayList<>();
         for (Delivery d : pending) {
             String key = d.key();
-            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
-                continue; // running, written, or left on purpose for reclaim (at its next delivery count)
+            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key) || settler.handedNotTaken(key)) {
+                continue; // running, written, left on purpose for reclaim (at its next delivery count), or handed with a settle
             }
             LOG.log(Level.WARNING, "worker {0}: entry {1} of queue {2} was handed to it by a read whose reply was lost; running it now",
                     context.consumerName(), d.receipt(), queue);
