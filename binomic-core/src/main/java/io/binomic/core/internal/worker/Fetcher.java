@@ -160,18 +160,20 @@ final class Fetcher implements ControlLoop.Round {
         int ask = most;
         if (capped) {
             long owed = ended - endedAtLastFetch - handedSinceFetch;
+            // hand-offs past the ended jobs counted here (their outcomes written since) are owed nothing later
+            endedAtLastFetch = ended;
+            handedSinceFetch = Math.max(0, -owed);
             if (owed <= 0 && used > 0 && System.nanoTime() - slotWaitNanos < SLOTS_FULL_FOR.toNanos() / 2) {
-                endedAtLastFetch = ended;
-                handedSinceFetch = 0;
                 return used;
             }
             ask = (int) Math.min(most, Math.max(1, owed));
+        } else {
+            endedAtLastFetch = ended;
+            handedSinceFetch = 0;
         }
         if (ask <= 0) {
             return used;
         }
-        endedAtLastFetch = ended;
-        handedSinceFetch = 0;
         long outcomesBefore = ended;
         long callStarted = System.nanoTime();
         callSinceNanos = callStarted;
