@@ -152,7 +152,9 @@ final class Fetcher implements ControlLoop.Round {
             }
             // the slots of the jobs that ended went to the deliveries handed with their settles: those run first,
             // and the fetch asks only for the ended jobs' slots no hand-off took
-            settler.awaitWritten(ended, pollTimeout);
+            if (settler.handsOff()) {
+                settler.awaitWritten(ended, pollTimeout);
+            }
         }
         used = runHanded(free);
         free -= used;

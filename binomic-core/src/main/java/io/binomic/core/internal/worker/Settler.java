@@ -118,6 +118,8 @@ final class Settler {
     private long taken;
     private long writtenThrough;
     private volatile String handOffQueue;
+    /** Whether the broker has handed out any delivery with a settle: one that never does costs the fetcher no wait for them. */
+    private volatile boolean handsOff;
     private final java.util.concurrent.ConcurrentLinkedQueue<Handed> handedOut = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object writtenSignal = new Object();
 
@@ -188,6 +190,11 @@ final class Settler {
      */
     void handOff(String queue) {
         handOffQueue = queue;
+    }
+
+    /** Whether the broker has handed out deliveries with a settle yet. */
+    boolean handsOff() {
+        return handsOff;
     }
 
     /** The next deliveries handed with a settle, or null. Those of a written outcome are here before it counts as written. */
@@ -310,6 +317,7 @@ final class Settler {
             if (!report.handed().isEmpty()) {
                 // before the outcomes count as written: a fetcher woken by them finds these first
                 handedOut.add(new Handed(report.handed(), before));
+                handsOff = true;
             }
             headTries = 0;
             if (!errorByQueue.isEmpty()) {
