@@ -278,6 +278,44 @@ public abstract class LimitsContractTest {
         assertEquals(Map.of(), BrokerCapabilities.flowLimits(broker).queueLimits(List.of(queue)));
     }
 
+    /** Whether {@link Broker#settle(String, List, Map)} of this broker hands out deliveries onto the slots it frees. */
+    protected boolean handsOffFreedSlots() {
+        return false;
+    }
+
+    @Test
+    void aSettleHandsOutNoMoreThanTheQueueLimitSlotsItFreedAndTheLimitHolds() throws Exception {
+        FlowLimit twoSlots = FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, 2);
+        BrokerCapabilities.flowLimits(broker).setQueueLimits(queue, io.binomic.api.QueueLimits.builder().concurrencyLimit(2).build());
+        List<Delivery> ds = enqueueAndFetch(3, "c1");
+        assertEquals(List.of(Decision.RUN, Decision.RUN, Decision.WAIT_SLOT), decisions(admit("c1", ds, twoSlots)));
+        for (int i = 0; i < 3; i++) {
+            broker.enqueue(message(10 + i, Map.of("codec", "json-jdk")));
+        }
+
+        // a consumer that does not own the delivery settles nothing, and is handed nothing
+        var stale = broker.settle("c2", List.of(new Settlement.Ack(ds.get(0))), Map.of(queue, 5));
+        assertEquals(1, stale.notApplied().size());
+        assertEquals(List.of(), stale.handed());
+
+        var report = broker.settle("c1", List.of(new Settlement.Ack(ds.get(0))), Map.of(queue, 5));
+        assertTrue(report.allApplied());
+        assertTrue(report.handed().size() <= 1, "no more than the one slot it freed: " + report.handed());
+        assertEquals(handsOffFreedSlots() ? 1 : 0, report.handed().size());
+        if (report.handed().isEmpty()) {
+            return;
+        }
+        Delivery handed = report.handed().getFirst();
+        assertEquals(queue, handed.queue());
+        assertEquals(2, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, FlowLimit.QUEUE_LIMIT_ID), "it holds the slot freed");
+        // the limit is full: the next job another consumer fetches waits
+        List<Delivery> next = fetchSoon("c3", 1);
+        assertEquals(List.of(Decision.WAIT_SLOT), decisions(admit("c3", next, twoSlots)));
+        // pending under c1 like a fetched one: its settle applies, and frees its slot
+        assertTrue(broker.settle("c1", List.of(new Settlement.Ack(handed))).allApplied());
+        assertEquals(1, BrokerCapabilities.flowLimits(broker).slotsHeld(queue, FlowLimit.QUEUE_LIMIT_ID));
+    }
+
     @Test
     void changingAQueuesLimitsReleasesWhatTheOldOnesHeldBack() throws Exception {
         FlowLimit oneSlot = FlowLimit.concurrency(FlowLimit.QUEUE_LIMIT_ID, 1);

@@ -16,4 +16,9 @@ class AclWorkerLimitsContractTest extends LimitsContractTest {
     protected Scheduler createScheduler(Broker started) {
         return Brokers.scheduler(started);
     }
+
+    @Override
+    protected boolean handsOffFreedSlots() {
+        return true;
+    }
 }

@@ -22,4 +22,9 @@ class ClusterLimitsContractTest extends LimitsContractTest {
     protected Scheduler createScheduler(Broker started) {
         return Brokers.scheduler(started);
     }
+
+    @Override
+    protected boolean handsOffFreedSlots() {
+        return true;
+    }
 }

@@ -189,4 +189,9 @@ class RedisLimitsContractTest extends LimitsContractTest {
         String json = new String(d.message().orElseThrow().payload(), StandardCharsets.UTF_8);
         return Integer.parseInt(json.replaceAll("\\D", ""));
     }
+
+    @Override
+    protected boolean handsOffFreedSlots() {
+        return true;
+    }
 }

@@ -66,6 +66,11 @@ public class ForwardingBroker implements Broker, DeadLetterStore, JobStore, Acti
     }
 
     @Override
+    public SettleReport settle(String consumer, List<Settlement> settlements, java.util.Map<String, Integer> handOff) {
+        return delegate.settle(consumer, settlements, handOff);
+    }
+
+    @Override
     public List<Delivery> renewLeasesReportingLost(String consumer, List<Delivery> inFlight) {
         return delegate.renewLeasesReportingLost(consumer, inFlight);
     }

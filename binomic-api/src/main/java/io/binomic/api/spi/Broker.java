@@ -4,6 +4,7 @@ import io.binomic.api.BrokerException;
 import io.binomic.api.QueueStats;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -63,6 +64,18 @@ public interface Broker extends AutoCloseable {
      *         reported {@linkplain SettleReport#notPending() not pending}, and changes nothing)
      */
     SettleReport settle(String consumer, List<Settlement> settlements);
+
+    /**
+     * {@link #settle(String, List)}, and, per queue of {@code handOff}, up to that many new deliveries of
+     * the queue handed to {@code consumer} in the same call ({@link SettleReport#handed}): admitted onto
+     * the slots of the queue's own concurrency limit that the applied settlements freed, so a freed slot
+     * is taken again without a fetch and an admission of its own. A consumer asks only for a queue whose
+     * jobs carry no limit but the queue's concurrency limit. A broker may hand out fewer, or none (the
+     * default).
+     */
+    default SettleReport settle(String consumer, List<Settlement> settlements, Map<String, Integer> handOff) {
+        return settle(consumer, settlements);
+    }
 
     /**
      * Resets the idle time of deliveries {@code consumer} still holds (running, or finished but not

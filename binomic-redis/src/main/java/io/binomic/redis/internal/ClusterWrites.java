@@ -37,12 +37,15 @@ final class ClusterWrites {
         settlements.forEach(s -> byQueue.computeIfAbsent(s.delivery().queue(), q -> new ArrayList<>()).add(s));
         List<Settlement> reclaimed = new ArrayList<>();
         List<Settlement> notPending = new ArrayList<>();
+        List<io.binomic.api.spi.Delivery> handed = new ArrayList<>();
         for (List<Settlement> one : byQueue.values()) {
             SettleReport r = settleOneQueue.apply(one);
             reclaimed.addAll(r.reclaimed());
             notPending.addAll(r.notPending());
+            handed.addAll(r.handed());
         }
-        return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
+        return reclaimed.isEmpty() && notPending.isEmpty() && handed.isEmpty() ? SettleReport.ALL_APPLIED
+                : new SettleReport(reclaimed, notPending, handed);
     }
 
     /** {@code enqueueAll} per queue, each queue's messages in their order. */

@@ -367,7 +367,12 @@ final class RedisBroker implements Broker {
 
     @Override
     public SettleReport settle(String consumer, List<Settlement> settlements) {
-        return settle.settle(consumer, settlements);
+        return settle.settle(consumer, settlements, Map.of());
+    }
+
+    @Override
+    public SettleReport settle(String consumer, List<Settlement> settlements, Map<String, Integer> handOff) {
+        return settle.settle(consumer, settlements, handOff);
     }
 
     @Override

@@ -60,12 +60,12 @@ final class RedisSettle implements SettledCleanup {
      * once per {@link #TRIM_EVERY} (200 ms) and queue, the same pipeline also trims acknowledged entries
      * ({@link LuaScripts#TRIM_ACKED}), which replaces an XDEL per ack.
      */
-    SettleReport settle(String consumer, List<Settlement> settlements) {
+    SettleReport settle(String consumer, List<Settlement> settlements, Map<String, Integer> handOff) {
         if (settlements.isEmpty()) {
             return SettleReport.ALL_APPLIED;
         }
         if (ClusterWrites.splitByQueue(redis) && ClusterWrites.severalQueues(settlements, x -> x.delivery().queue())) {
-            return ClusterWrites.settleByQueue(settlements, one -> settle(consumer, one));
+            return ClusterWrites.settleByQueue(settlements, one -> settle(consumer, one, handOff));
         }
         Map<String, List<Settlement>> byQueue = new LinkedHashMap<>();
         for (Settlement s : settlements) {
@@ -91,7 +91,7 @@ final class RedisSettle implements SettledCleanup {
                 byQueue.forEach((queue, list) -> {
                     RedisKeys k = redis.keys(RedisPriorities.queueOf(queue));
                     List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
-                    Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys);
+                    Object[] args = settleArguments(consumer, dlqMaxCount, dlqMinId, list, k, settleKeys, handOff.getOrDefault(queue, 0));
                     batch.getScript(StringCodec.INSTANCE).evalAsync(RScript.Mode.READ_WRITE, LuaScripts.SETTLE,
                             RScript.ReturnType.LIST, settleKeys, args);
                     if (trimmed.contains(queue)) {
@@ -101,10 +101,20 @@ final class RedisSettle implements SettledCleanup {
                 }));
         List<Settlement> reclaimed = new ArrayList<>();
         List<Settlement> notPending = new ArrayList<>();
+        List<Delivery> handed = new ArrayList<>();
         int reply = 0;
         for (Map.Entry<String, List<Settlement>> e : byQueue.entrySet()) {
             if (replies.get(reply++) instanceof List<?> positions) {
                 for (Object position : positions) {
+                    if (position instanceof List<?> entry) {
+                        // a delivery handed out onto a slot this settle freed: id, then fields and values
+                        Map<String, String> fields = new LinkedHashMap<>();
+                        for (int j = 1; j + 1 < entry.size(); j += 2) {
+                            fields.put(String.valueOf(entry.get(j)), String.valueOf(entry.get(j + 1)));
+                        }
+                        handed.add(StreamFields.toDelivery(e.getKey(), String.valueOf(entry.getFirst()), fields, 1));
+                        continue;
+                    }
                     int at = Math.toIntExact(ScriptReplies.toLong(position));
                     (at > 0 ? reclaimed : notPending).add(e.getValue().get(Math.abs(at) - 1));
                 }
@@ -116,7 +126,8 @@ final class RedisSettle implements SettledCleanup {
         if (clusterBatches != null) {
             forwardToBatches(settlements, reclaimed, notPending);
         }
-        return reclaimed.isEmpty() && notPending.isEmpty() ? SettleReport.ALL_APPLIED : new SettleReport(reclaimed, notPending);
+        return reclaimed.isEmpty() && notPending.isEmpty() && handed.isEmpty() ? SettleReport.ALL_APPLIED
+                : new SettleReport(reclaimed, notPending, handed);
     }
 
     /** The applied settlements of jobs of batches and workflows, their outcomes kept in the outboxes, applied to them now. */
@@ -183,12 +194,16 @@ final class RedisSettle implements SettledCleanup {
     }
 
     private Object[] settleArguments(String consumer, String dlqMaxCount, String dlqMinId, List<Settlement> settlements,
-                                            RedisKeys k, List<Object> keys) {
-        List<Object> args = new ArrayList<>(4 + settlements.size() * 3);
+                                            RedisKeys k, List<Object> keys, int handOff) {
+        List<Object> args = new ArrayList<>(6 + settlements.size() * 3);
         args.add(GROUP);
         args.add(consumer);
         args.add(dlqMaxCount);
         args.add(dlqMinId);
+        if (handOff > 0) {
+            args.add("H");
+            args.add(Integer.toString(handOff));
+        }
         for (Settlement s : settlements) {
             Delivery d = s.delivery();
             String id = RedisPriorities.entryId(d.receipt());

@@ -22,8 +22,11 @@
 -- jobs' key next), job id, outcome (S, D, C: batch_settled in lib.lua); a job of a workflow's by 'W', index of
 -- the workflow's key in KEYS, job id, outcome (wf_settled in lib.lua); on a Cluster, a job of a batch's final
 -- one by 'O', index of the queue's batch outbox in KEYS, '<batch id> <job id>', outcome (ClusterBatches), and a job
--- of a workflow's by 'O', index of the queue's workflow outbox, '<workflow id> <job id> <outcome>', outcome (ClusterWorkflows). Returns the 1-based positions of the settlements not applied: positive
--- when the entry is pending under another consumer, negative when it is not pending at all.
+-- of a workflow's by 'O', index of the queue's workflow outbox, '<workflow id> <job id> <outcome>', outcome (ClusterWorkflows); and,
+-- anywhere, 'H', n: hand this consumer up to n new deliveries onto the slots of the queue's own
+-- concurrency limit its applied settlements freed (hand_off below). Returns the 1-based positions of the
+-- settlements not applied: positive when the entry is pending under another consumer, negative when it
+-- is not pending at all; then each delivery handed, as a list: id, then its fields and values.
 
 -- Entries per fence listing: one XPENDING call per run, its overhead spread over the run.
 local FENCE_RUN = 64
@@ -44,11 +47,13 @@ local function xpending(...)
 end
 -- the settlements' ids, in order (markers are one character, an entry id is longer)
 local ids = {}
+local hand = 0
 local i = 5
 while i <= #ARGV do
   local a = ARGV[i]
   if #a > 1 then ids[#ids + 1] = a i = i + 1
   elseif a == 'U' then i = i + 3
+  elseif a == 'H' then hand = tonumber(ARGV[i + 1]) i = i + 2
   elseif a == 'B' or a == 'W' or a == 'O' then i = i + 4
   elseif a == 'J' then i = skip_job(i + 2)
   else
@@ -72,7 +77,9 @@ local n, owned = 0, false
 i = 5
 while i <= #ARGV do
   local kind = ARGV[i]
-  if kind == 'B' then
+  if kind == 'H' then
+    i = i + 2
+  elseif kind == 'B' then
     -- a job of a batch: its final outcome counted in the batch with the settlement just before, only with it
     if owned then batch_settled(KEYS[tonumber(ARGV[i + 1])], KEYS[tonumber(ARGV[i + 1]) + 1], ARGV[i + 2], ARGV[i + 3]) end
     i = i + 4
@@ -149,4 +156,49 @@ lim_release_all(KEYS[1], released) -- frees the concurrency slots of those that 
 for from = 1, #acks, 1000 do
   redis.call('XACK', KEYS[1], group, unpack(acks, from, math.min(#acks, from + 999)))
 end
+-- The hand-off: a slot of the queue's own concurrency limit that these settlements freed goes to the
+-- next entry of the stream, read here for this consumer and admitted onto it (a slot recorded, as
+-- admit.lua records one), so that the slot is taken again within this round trip, not after a fetch and
+-- an admission of their own. The worker asks for it only while the queue's limit binds and its jobs
+-- carry no limit but that one (a task's or a key's limit is decided by admit.lua alone); the queue's
+-- default stream only (priority levels are read in order by the fetch), and no rate limit of the queue.
+-- Counted as admit.lua counts: the recorded slots, and those admitted without a record (at most the
+-- pending entries that hold no slot), so that the limit is never exceeded.
+local function hand_off(stream, n)
+  local base = lim_base(stream)
+  if stream ~= base .. 'stream' or redis.call('EXISTS', base .. 'stream:levels') == 1 then return end
+  local st = redis.call('HMGET', base .. 'limits', 'concurrency', 'rate.permits', 'concurrency.unrecorded')
+  local permits = tonumber(st[1])
+  if permits == nil or st[2] then return end
+  local slots = base .. 'slots:q'
+  local taken = redis.call('ZCARD', slots)
+  local p = redis.pcall('XPENDING', stream, group)
+  local pending = (type(p) == 'table' and p[1]) and tonumber(p[1]) or 0
+  local unrecorded = math.max(0, pending - taken)
+  if st[3] and tonumber(st[3]) < unrecorded then unrecorded = tonumber(st[3]) end
+  local spare = math.min(n, permits - taken - unrecorded)
+  if spare <= 0 then return end
+  local r = redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', spare, 'STREAMS', stream, '>')
+  if not r or not r[1] then return end
+  local now_ms = string.format('%d', lim_now())
+  local adds, holders = {}, {}
+  for _, e in ipairs(r[1][2]) do
+    adds[#adds + 1] = now_ms
+    adds[#adds + 1] = e[1]
+    holders[#holders + 1] = e[1]
+    holders[#holders + 1] = 'q'
+    local entry = {e[1]}
+    for j = 1, #e[2] do
+      entry[#entry + 1] = e[2][j]
+      -- a tracked job that waited in the line runs now: its record no longer says what it waits for
+      if j % 2 == 1 and e[2][j] == 'id' then redis.call('HDEL', base .. 'job:' .. e[2][j + 1], 'waiting') end
+    end
+    skipped[#skipped + 1] = entry
+  end
+  if #adds > 0 then
+    redis.call('ZADD', slots, unpack(adds))
+    redis.call('HSET', base .. 'held', unpack(holders))
+  end
+end
+if hand > 0 and #released > 0 then hand_off(KEYS[1], math.min(hand, #released)) end
 return skipped

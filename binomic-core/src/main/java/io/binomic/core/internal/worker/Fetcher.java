@@ -68,6 +68,8 @@ final class Fetcher implements ControlLoop.Round {
      */
     private long slotWaitNanos = System.nanoTime() - 2 * SLOTS_FULL_FOR.toNanos();
     private long endedAtLastFetch;
+    /** Deliveries handed with settles ({@link Settler#pollHanded}) since the last fetch: slots of ended jobs already taken again. */
+    private long handedSinceFetch;
 
     Fetcher(WorkerContext context, Dispatcher dispatcher, Settler settler, WorkerQueues queues, FlowGate flow, FlowLimiter limiter,
             Reclaimer reclaimer, TakeFailures failures) {
@@ -139,16 +141,41 @@ final class Fetcher implements ControlLoop.Round {
         List<Delivery> deliveries;
         // the outcomes of the jobs whose slots this round took are handed over by now
         long ended = settler.handedOver();
-        int most = Math.min(free, FETCH_BATCH);
-        int ask = most;
-        if (System.nanoTime() - slotWaitNanos < SLOTS_FULL_FOR.toNanos() && fetchQueues.size() == 1) {
+        boolean capped = System.nanoTime() - slotWaitNanos < SLOTS_FULL_FOR.toNanos() && fetchQueues.size() == 1;
+        // While the queue's own limit binds, a settle of its jobs asks the broker to fill the slots it frees at once
+        settler.handOff(capped && limiter.onlyQueueConcurrency(fetchQueues.getFirst()) ? fetchQueues.getFirst() : null);
+        int used = 0;
+        if (capped) {
             if (ended == endedAtLastFetch) {
                 settler.awaitWritten(ended + 1, pollTimeout);
                 ended = settler.handedOver();
             }
-            ask = (int) Math.min(most, Math.max(1, ended - endedAtLastFetch));
+            // the slots of the jobs that ended went to the deliveries handed with their settles: those run first,
+            // and the fetch asks only for the ended jobs' slots no hand-off took
+            if (settler.handsOff()) {
+                settler.awaitWritten(ended, pollTimeout);
+            }
         }
-        endedAtLastFetch = ended;
+        used = runHanded(free);
+        free -= used;
+        int most = Math.min(free, FETCH_BATCH);
+        int ask = most;
+        if (capped) {
+            long owed = ended - endedAtLastFetch - handedSinceFetch;
+            // hand-offs past the ended jobs counted here (their outcomes written since) are owed nothing later
+            endedAtLastFetch = ended;
+            handedSinceFetch = Math.max(0, -owed);
+            if (owed <= 0 && used > 0 && System.nanoTime() - slotWaitNanos < SLOTS_FULL_FOR.toNanos() / 2) {
+                return used;
+            }
+            ask = (int) Math.min(most, Math.max(1, owed));
+        } else {
+            endedAtLastFetch = ended;
+            handedSinceFetch = 0;
+        }
+        if (ask <= 0) {
+            return used;
+        }
         long outcomesBefore = ended;
         long callStarted = System.nanoTime();
         callSinceNanos = callStarted;
@@ -156,7 +183,7 @@ final class Fetcher implements ControlLoop.Round {
             deliveries = context.broker().fetch(fetchQueues, context.consumerName(), ask, pollTimeout);
         } catch (RuntimeException e) {
             fetchFailed(e, callStarted);
-            return 0;
+            return used;
         } finally {
             callSinceNanos = 0;
         }
@@ -180,11 +207,32 @@ final class Fetcher implements ControlLoop.Round {
         // Their leases began with the call: a round held up past half a lease renews them before they run.
         Dispatcher.Taken ours = dispatcher.stillOurs(deliveries, callStarted);
         dispatcher.tracked().startInBulk(ours.deliveries(), dispatcher::hasReservedStart);
-        int used = dispatcher.dispatchOrHold(ours, free);
+        used += dispatcher.dispatchOrHold(ours, free);
         if (ours.deliveries().size() > Math.min(context.config().concurrency(), FETCH_BATCH)) {
             LOG.log(Level.ERROR, "worker {0}: the broker handed out {1} deliveries for a fetch of at most {2}; the extra ones "
                     + "wait for a free slot (a broker bug)", context.consumerName(), ours.deliveries().size(),
                     context.config().concurrency());
+        }
+        return used;
+    }
+
+    /**
+     * Runs the deliveries handed with settles ({@link Settler#pollHanded}) on up to {@code free} slots the caller took, the
+     * others held; returns the slots used. Admitted by the settle already (each holds a slot of its queue's limit), they
+     * pass only the pauses.
+     */
+    private int runHanded(int free) throws InterruptedException {
+        int used = 0;
+        Settler.Handed h;
+        while ((h = settler.pollHanded()) != null) {
+            handedSinceFetch += h.deliveries().size();
+            // one the search for lost reads found first (it runs it) is not run again: both decide under the intake lock
+            List<Delivery> unknown = h.deliveries().stream()
+                    .filter(d -> !dispatcher.held().containsKey(d.key()) && !settler.settledRecently(d.key())).toList();
+            List<Delivery> handed = flow.admit(unknown, dispatcher::park);
+            Dispatcher.Taken ours = dispatcher.stillOurs(handed, h.leasedSinceNanos());
+            dispatcher.tracked().startInBulk(ours.deliveries(), dispatcher::hasReservedStart);
+            used += dispatcher.dispatchOrHold(ours, free - used);
         }
         return used;
     }

@@ -148,6 +148,22 @@ public final class FlowLimiter {
     }
 
     /**
+     * Whether every job of {@code queue} this worker runs passes no limit but the queue's own concurrency limit: no task
+     * of the queue declares one, and the queue has no rate limit. Only then may a settle take new jobs of the queue onto
+     * the slots it frees without their admission ({@link Settler#handOff}): the broker decides the queue's limit there,
+     * and would not know of the others.
+     */
+    boolean onlyQueueConcurrency(String queue) {
+        for (TaskBinding<?, ?> b : handlers.values()) {
+            if (b.task().queue().equals(queue) && !b.task().limits().isEmpty()) {
+                return false;
+            }
+        }
+        QueueLimits own = queueLimits().getOrDefault(queue, QueueLimits.NONE);
+        return own.concurrency().isPresent() && own.rate().isEmpty();
+    }
+
+    /**
      * The deliveries that may run: now, or, for those {@code hold} is told of, at their reserved start
      * ({@link System#nanoTime()}); the others wait (the broker moved them) or are no longer ours.
      * {@code onTime} is told of each one a rate limit admitted to run now, and when: the start its

@@ -373,8 +373,8 @@ final class Reclaimer {
         List<Delivery> unknown = new ArrayList<>();
         for (Delivery d : pending) {
             String key = d.key();
-            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key)) {
-                continue; // running, written, or left on purpose for reclaim (at its next delivery count)
+            if (dispatcher.held().containsKey(key) || settler.settledRecently(key) || settler.gaveUp(key) || settler.handedNotTaken(key)) {
+                continue; // running, written, left on purpose for reclaim (at its next delivery count), or handed with a settle
             }
             unknown.add(d);
         }

@@ -117,6 +117,10 @@ final class Settler {
     private final AtomicLong queued = new AtomicLong();
     private long taken;
     private long writtenThrough;
+    private volatile String handOffQueue;
+    /** Whether the broker has handed out any delivery with a settle: one that never does costs the fetcher no wait for them. */
+    private volatile boolean handsOff;
+    private final java.util.concurrent.ConcurrentLinkedQueue<Handed> handedOut = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final Object writtenSignal = new Object();
 
     Settler(Broker broker, String consumer, int capacity, Function<String, Delivery> current,
@@ -172,6 +176,45 @@ final class Settler {
             throw e;
         }
         queued.incrementAndGet();
+    }
+
+    /**
+     * New deliveries the broker handed this worker with a settle ({@link Broker#settle(String, List, Map)}), already
+     * admitted onto the slots the settle freed, and when the call that took them began (their leases began with it).
+     */
+    record Handed(List<Delivery> deliveries, long leasedSinceNanos) { }
+
+    /**
+     * The queue whose freed concurrency slots the settle asks the broker to fill at once ({@link Fetcher} sets it
+     * while the queue's own limit binds), or null: none.
+     */
+    void handOff(String queue) {
+        handOffQueue = queue;
+    }
+
+    /** Whether the broker has handed out deliveries with a settle yet. */
+    boolean handsOff() {
+        return handsOff;
+    }
+
+    /** The next deliveries handed with a settle, or null. Those of a written outcome are here before it counts as written. */
+    Handed pollHanded() {
+        return handedOut.poll();
+    }
+
+    /**
+     * Whether the delivery of {@code key} was handed with a settle and the fetcher has not taken it yet: pending under
+     * this worker and unknown to its dispatcher, but not a lost read.
+     */
+    boolean handedNotTaken(String key) {
+        for (Handed h : handedOut) {
+            for (Delivery d : h.deliveries()) {
+                if (d.key().equals(key)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** A mark for {@link #awaitWritten}: the outcomes handed over so far. */
@@ -263,7 +306,19 @@ final class Settler {
         sendingSinceNanos = before;
         try {
             List<Settlement> sent = batch.stream().map(this::asHeldNow).toList();
-            SettleReport report = broker.settle(consumer, sent);
+            String handOff = handOffQueue;
+            int ofHandOff = 0;
+            if (handOff != null) {
+                for (Settlement o : sent) {
+                    ofHandOff += o.delivery().queue().equals(handOff) ? 1 : 0;
+                }
+            }
+            SettleReport report = ofHandOff == 0 ? broker.settle(consumer, sent) : broker.settle(consumer, sent, Map.of(handOff, ofHandOff));
+            if (!report.handed().isEmpty()) {
+                // before the outcomes count as written: a fetcher woken by them finds these first
+                handedOut.add(new Handed(report.handed(), before));
+                handsOff = true;
+            }
             headTries = 0;
             if (!errorByQueue.isEmpty()) {
                 sent.forEach(o -> errorByQueue.remove(o.delivery().queue()));
