@@ -5,17 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.binomic.api.QueueLimits;
 import io.binomic.api.RateLimit;
 import io.binomic.api.Task;
-import io.binomic.api.spi.Admission;
-import io.binomic.api.spi.FlowLimits;
 import io.binomic.core.Binomic;
-import io.binomic.testsupport.ForwardingBroker;
+import io.binomic.testsupport.AdmissionCountingBroker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,45 +42,6 @@ class RateLimitTurnOrderTest {
         redis.close();
     }
 
-    /** The Redis broker, counting the starts its rate limits admit (to run now or at a reserved start). */
-    private static final class CountingBroker extends ForwardingBroker implements FlowLimits {
-        private final FlowLimits limits;
-        final AtomicInteger admitted = new AtomicInteger();
-
-        CountingBroker(io.binomic.api.spi.Broker delegate) {
-            super(delegate);
-            this.limits = delegate.capability(FlowLimits.class).orElseThrow();
-        }
-
-        private List<Admission> counted(List<Admission> decisions) {
-            for (Admission a : decisions) {
-                if (a.decision() == Admission.Decision.RUN || a.decision() == Admission.Decision.HOLD) {
-                    admitted.incrementAndGet();
-                }
-            }
-            return decisions;
-        }
-
-        @Override
-        public List<Admission> admit(String consumer, List<Admission.Request> requests) {
-            return counted(limits.admit(consumer, requests));
-        }
-
-        @Override
-        public List<Admission> admit(String consumer, List<Admission.Request> requests, Duration maxHold) {
-            return counted(limits.admit(consumer, requests, maxHold));
-        }
-
-        @Override
-        public int slotsHeld(String queue, String limitId) { return limits.slotsHeld(queue, limitId); }
-
-        @Override
-        public Map<String, QueueLimits> queueLimits(List<String> queues) { return limits.queueLimits(queues); }
-
-        @Override
-        public void setQueueLimits(String queue, QueueLimits queueLimits) { limits.setQueueLimits(queue, queueLimits); }
-    }
-
     @ParameterizedTest(name = "submitted while the worker runs: {0}")
     @ValueSource(booleans = {true, false})
     void jobsStartInSubmissionOrderAndTakeEveryStartTheLimitAdmits(boolean whileRunning) throws Exception {
@@ -99,7 +56,7 @@ class RateLimitTurnOrderTest {
                     producer.submit(task, new LimitedApp.Work(n, 0));
                 }
             }
-            CountingBroker broker = new CountingBroker(Brokers.redis(redis));
+            AdmissionCountingBroker broker = new AdmissionCountingBroker(Brokers.redis(redis));
             try (Binomic worker = Binomic.builder().config(config).broker(broker)
                     .handle(task, work -> {
                         order.add(work.n());
@@ -117,7 +74,7 @@ class RateLimitTurnOrderTest {
                 }
             }
             List<Integer> started = new ArrayList<>(order);
-            System.out.println("RATE-TURNS whileRunning=" + whileRunning + " order=" + started + " admitted=" + broker.admitted.get());
+            System.out.println("RATE-TURNS whileRunning=" + whileRunning + " order=" + started + " admitted=" + broker.admitted());
             assertEquals(JOBS, started.size(), "every job ran once: " + started);
             // the limit's first starts (the burst after a quiet spell, 1 + burst) are admitted at the same instant: in any order
             List<Integer> firstTwo = new ArrayList<>(started.subList(0, 2));
@@ -125,7 +82,7 @@ class RateLimitTurnOrderTest {
             List<Integer> inOrder = new ArrayList<>(firstTwo);
             inOrder.addAll(started.subList(2, JOBS));
             assertEquals(IntStream.range(0, JOBS).boxed().toList(), inOrder, "started in the order submitted");
-            assertEquals(JOBS, broker.admitted.get(), "every start the limit admitted was taken (none given back and admitted again)");
+            assertEquals(JOBS, broker.admitted(), "every start the limit admitted was taken (none given back and admitted again)");
         }
     }
 }

@@ -59,7 +59,7 @@ public final class JobRecordFormat {
 
     /**
      * The update of a job marked started whose handler was not called after all (its start came too
-     * late for its rate limit): due again at {@code due}, as it was before the mark.
+     * late for its rate limit): due again at {@code due}, its due time until the mark.
      */
     public static JobUpdate givenBack(Message message, String queue, Instant due) {
         Map<String, String> set = new HashMap<>();
