@@ -291,11 +291,18 @@ final class BenchLimitsBinding {
         int count = (int) (ideal * (seconds + 4));
         List<Worker> started = new ArrayList<>();
         long[] calls;
+        // bench.limitHoldQueues=3: each worker JVM also reads two queues with no limit and no jobs, as a worker that
+        // serves several queues does; bench.limitHoldConcurrency: each JVM's concurrency (default 2 × the limit)
+        int read = Integer.getInteger("bench.limitHoldQueues", 1);
+        int concurrency = Integer.getInteger("bench.limitHoldConcurrency", 0) > 0 ? Integer.getInteger("bench.limitHoldConcurrency") : 2 * limit;
+        if (read > 1) {
+            prefix = "limit_hold_" + limit + "_w" + workers + "_q" + read + "_";
+        }
         try (Binomic client = client(task)) {
             client.queues().setLimits(queue, QueueLimits.builder().concurrencyLimit(limit).build());
             client.queues().pause(queue);
             for (int i = 0; i < workers; i++) {
-                started.add(Worker.start(redis, queue, "hold", 2 * limit, 1, 1000, holdMillis));
+                started.add(Worker.start(redis, queue, "hold", concurrency, 1, 1000, holdMillis, read - 1));
             }
             r.put(prefix + "load1", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
             client.submitAll(task, java.util.Collections.nCopies(count, 0L));
@@ -478,12 +485,18 @@ final class BenchLimitsBinding {
     private record Worker(Process process, Path out, Path err) implements AutoCloseable {
         static Worker start(BenchRedis redis, String queue, String mode, int concurrency, int permits, long periodMillis,
                             long holdMillis) throws IOException, InterruptedException {
+            return start(redis, queue, mode, concurrency, permits, periodMillis, holdMillis, 0);
+        }
+
+        /** With {@code otherQueues} more queues read beside {@code queue}, empty and unlimited. */
+        static Worker start(BenchRedis redis, String queue, String mode, int concurrency, int permits, long periodMillis,
+                            long holdMillis, int otherQueues) throws IOException, InterruptedException {
             Path out = Files.createTempFile("binomic-bench-limits-" + mode + "-", ".out");
             Path err = Files.createTempFile("binomic-bench-limits-" + mode + "-", ".log");
             List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-preview", "-Xmx1g", "-cp", System.getProperty("java.class.path"), BenchLimitsWorker.class.getName(),
                     redis.url(), queue, mode, Integer.toString(concurrency), Integer.toString(permits), Long.toString(periodMillis),
-                    Long.toString(holdMillis)));
+                    Long.toString(holdMillis), Integer.toString(otherQueues)));
             Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             Worker worker = new Worker(process, out, err);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(600); // a loaded 2-core machine takes minutes

@@ -21,7 +21,8 @@ import java.util.concurrent.CountDownLatch;
  * queue's concurrency limit). Epoch microseconds compare between JVMs on one machine.
  *
  * <p>Arguments: redis URL, queue, mode, concurrency, the per-key permits, the per-key period in
- * milliseconds, and the hold time in milliseconds.
+ * milliseconds, the hold time in milliseconds, and optionally how many other queues the worker reads
+ * beside it ({@code <queue>-other<i>}, no limit, a task each that runs nothing: the bench submits none).
  */
 public final class BenchLimitsWorker {
     private BenchLimitsWorker() { }
@@ -45,6 +46,12 @@ public final class BenchLimitsWorker {
         int permits = Integer.parseInt(args[4]);
         long periodMillis = Long.parseLong(args[5]);
         long holdMillis = Long.parseLong(args[6]);
+        int otherQueues = args.length > 7 ? Integer.parseInt(args[7]) : 0;
+        String[] read = new String[1 + otherQueues];
+        read[0] = queue;
+        for (int i = 1; i <= otherQueues; i++) {
+            read[i] = queue + "-other" + i;
+        }
         // buffered, flushed every 100 ms: a flush per line would cost the handler a write system call per job
         PrintStream out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16), false);
         Thread.ofPlatform().daemon().name("bench-flush").start(() -> {
@@ -58,8 +65,11 @@ public final class BenchLimitsWorker {
             }
         });
         BinomicConfig config = BinomicConfig.builder().brokerUrl(url)
-                .worker(WorkerConfig.builder().queues(queue).concurrency(concurrency).build()).build();
+                .worker(WorkerConfig.builder().queues(read).concurrency(concurrency).build()).build();
         Binomic.Builder builder = Binomic.builder().config(config);
+        for (int i = 1; i <= otherQueues; i++) {
+            builder.handle(Task.builder("bench-other" + i, Long.class).queue(read[i]).build(), (TaskHandler<Long, Void>) n -> null);
+        }
         if (mode.equals("keyed")) {
             TaskHandler<Long, Void> handler = tenant -> {
                 out.println("s " + tenant + " " + BenchWorker.nowMicros());

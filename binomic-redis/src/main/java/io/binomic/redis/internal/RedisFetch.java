@@ -55,8 +55,9 @@ final class RedisFetch implements PendingDeliveries {
      * returns up to n entries <em>per stream</em>, so over k queues one read asks for
      * {@code max / k} per stream. When that is zero (fewer free slots than queues), and on Redis
      * Cluster (streams in different slots), the queues are read one at a time, starting at a
-     * different queue each call, without blocking; only when all are empty does it block, on one
-     * queue for {@code wait / k}, so a message on any queue waits at most that long.
+     * different queue each call, without blocking; only when all are empty does it block: on every
+     * queue at once ({@link #blockOnAll}), or on Redis Cluster on one queue for {@code wait / k}, so a
+     * message on any queue waits at most that long.
      */
     List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
         if (queues.isEmpty() || max < 1) {
@@ -117,6 +118,19 @@ final class RedisFetch implements PendingDeliveries {
             throw QueueFetchFailures.first(failures);
         }
         if (all.isEmpty() && wait.toMillis() >= k) {
+            List<String> answering = new ArrayList<>(k);
+            for (int i = 0; i < k; i++) {
+                String queue = queues.get((first + i) % k);
+                if (!fetchFailures.failing(queue)) {
+                    answering.add(queue);
+                }
+            }
+            if (answering.size() > 1 && !redis.setup.redisson().isClusterConfig()) {
+                List<Delivery> got = blockOnAll(answering, consumer, max, wait);
+                if (got != null) {
+                    return got;
+                }
+            }
             int blockOn = first;
             for (int i = 0; i < k && fetchFailures.failing(queues.get(blockOn)); i++) {
                 blockOn = (blockOn + 1) % k;
@@ -124,6 +138,44 @@ final class RedisFetch implements PendingDeliveries {
             all.addAll(read(List.of(queues.get(blockOn)), consumer, max, wait.dividedBy(k)));
         }
         return all;
+    }
+
+    /**
+     * One blocking read over every queue of {@code queues} (all of them empty a moment ago), so that an entry arriving on
+     * any of them ends the wait: a wait on one queue at a time left a job on another (a waiter that a release of its
+     * queue's concurrency slot moved back to the stream) for the rest of that wait, with the slot free. Its COUNT is per
+     * stream: what it hands out beyond {@code max} (entries that landed on several streams as it began) is given back to
+     * the end of its stream, where it had just arrived. Null when the read fails for one queue (XREADGROUP checks every
+     * stream before it reads any: nothing was handed out), so the caller waits on one queue instead.
+     */
+    private List<Delivery> blockOnAll(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
+        List<Delivery> got;
+        try {
+            got = read(queues, consumer, Math.max(1, max / queues.size()), wait);
+        } catch (BrokerException e) {
+            if (RedisContext.serverUnreachable(e)) {
+                throw e;
+            }
+            return null;
+        }
+        queues.forEach(fetchFailures::answered);
+        if (got.size() <= max) {
+            return got;
+        }
+        Map<String, List<Object>> back = new LinkedHashMap<>();
+        for (Delivery d : got.subList(max, got.size())) {
+            back.computeIfAbsent(d.queue(), q -> new ArrayList<>(List.of(GROUP, consumer))).add(RedisPriorities.entryId(d.receipt()));
+        }
+        back.forEach((queue, args) -> {
+            try {
+                redis.eval("give back to '" + queue + "'", LuaScripts.GIVE_BACK, org.redisson.api.RScript.ReturnType.LONG,
+                        List.of(redis.keys(queue).stream()), args.toArray());
+            } catch (BrokerException e) {
+                RedisContext.LOG.log(System.Logger.Level.WARNING, "giving back {0} entries of ''{1}'' failed ({2}); they are reclaimed"
+                        + " after a lease", args.size() - 2, queue, e.getMessage());
+            }
+        });
+        return List.copyOf(got.subList(0, max));
     }
 
     /** One XREADGROUP over the streams of {@code queues}, up to {@code countPerStream} entries from each. */
