@@ -9,6 +9,7 @@ import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.FlowSubmits.MergedKey;
 import io.binomic.core.internal.client.MergedSubmit;
 import java.time.Duration;
 import java.util.List;
@@ -57,8 +58,9 @@ final class JobCommand extends Command {
             The worker checks the argument against the task's type: one that does not fit goes
             to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
             A submit merged into an existing job (--unique key held, --debounce replacing the
-            waiting job) prints that job's id and says so on stderr. --wait exits 0 only for a
-            job that succeeded; it prints UNTRACKED and exits 1 for a merged job that keeps no status.
+            waiting job, or the key the task declares) prints that job's id and says so on
+            stderr, naming the key. --wait exits 0 only for a job that succeeded; it prints
+            UNTRACKED and exits 1 for a merged job that keeps no status.
             """);
 
     /** What {@code job submit --wait} prints for a job merged into that keeps no status: the wait's outcome, not a job state. */
@@ -227,7 +229,8 @@ final class JobCommand extends Command {
                 && !binomic.queues().pausedTasks(queue).contains(task);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
-        boolean merged = MergedSubmit.of(job);
+        Optional<MergedKey> mergedBy = MergedSubmit.of(job);
+        boolean merged = mergedBy.isPresent();
         // after the submit: a submit that failed says only why
         if (unchecked) {
             err.println("binomic " + name + ": warning: task name '" + task + "' not checked: this CLI has no task on its module path"
@@ -236,7 +239,8 @@ final class JobCommand extends Command {
                     + " this warning");
         }
         if (merged) {
-            err.println("binomic " + name + ": merged into job " + job.id() + ", " + mergedHow(args) + ": no new job was queued");
+            err.println("binomic " + name + ": merged into job " + job.id() + ", " + mergedHow(mergedBy.get(), task, args)
+                    + ": no new job was queued");
         }
         // As a batch's submit warns: a job on a queue nobody reads waits silently, a mistyped or new queue looks like a stuck worker.
         // A merged submit queued nothing, but the job it stands for waits on that queue all the same.
@@ -270,16 +274,16 @@ final class JobCommand extends Command {
         }
     }
 
-    /** Which earlier job a merged submit stands for, as the options given say it. */
-    private static String mergedHow(Arguments args) {
-        Optional<String> unique = args.value("unique");
-        if (unique.isPresent()) {
-            return "which holds unique key '" + unique.get() + "' (a duplicate of a unique job is dropped)";
+    /**
+     * Which earlier job a merged submit stands for: the key it met, and where that key came from when the
+     * submit did not give it (the task's declaration on the module path derives it from the argument).
+     */
+    private static String mergedHow(MergedKey merge, String task, Arguments args) {
+        boolean given = args.has(merge.debounce() ? "debounce" : "unique");
+        String key = "'" + merge.key() + "'" + (given ? "" : ", the key task '" + task + "' declares for this argument");
+        if (merge.debounce()) {
+            return "which was waiting under debounce key " + key + (given ? "" : ",") + " and now takes this submit's argument and due time";
         }
-        Optional<String> debounce = args.value("debounce");
-        if (debounce.isPresent()) {
-            return "which was waiting under debounce key '" + debounce.get() + "' and now takes this submit's argument and due time";
-        }
-        return "as its task is declared unique or debounced";
+        return "which holds unique key " + key + " (a duplicate of a unique job is dropped)";
     }
 }

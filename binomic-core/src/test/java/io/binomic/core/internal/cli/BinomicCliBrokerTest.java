@@ -378,6 +378,39 @@ class BinomicCliBrokerTest {
                 + " it)\n"), waited.err());
     }
 
+    /**
+     * Found by a newcomer: a submit of a task declared unique or debounced (its key derived from the argument) merged "as
+     * its task is declared unique or debounced", without the key that matched, so nothing said why it merged.
+     */
+    @Test
+    void aSubmitMergedByATasksDeclaredKeyNamesTheKey() {
+        Task<String, Void> refresh = Task.builder("refresh", String.class).queue("feeds")
+                .unique(Uniqueness.whileQueuedOrRunning(Duration.ofHours(1)), feed -> "feed-" + feed).build();
+        Task<String, Void> reindex = Task.builder("reindex", String.class).queue("search").delay(Duration.ofHours(1))
+                .debounce(user -> "user-" + user).build();
+        BinomicCli.Connector withRefresh = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(refresh, s -> null).handle(reindex, s -> null).build().start();
+        broker.reclaim("search", "worker-1", Duration.ofMinutes(1), 1);
+        broker.reclaim("feeds", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun first = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "refresh", "--json", "\"7\"");
+        assertEquals(0, first.exit(), first.toString());
+
+        CliRun again = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "refresh", "--json", "\"7\"");
+
+        assertEquals(first.out(), again.out(), "the same job");
+        assertEquals("binomic job submit: merged into job " + first.out().strip() + ", which holds unique key 'feed-7', the key"
+                + " task 'refresh' declares for this argument (a duplicate of a unique job is dropped): no new job was queued\n",
+                again.err());
+
+        CliRun waiting = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "reindex", "--json", "\"ada\"");
+        CliRun replaced = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "reindex", "--json", "\"ada\"");
+        assertEquals(waiting.out(), replaced.out(), "the same job");
+        assertEquals("binomic job submit: merged into job " + waiting.out().strip() + ", which was waiting under debounce key"
+                + " 'user-ada', the key task 'reindex' declares for this argument, and now takes this submit's argument and due"
+                + " time: no new job was queued\n", replaced.err());
+    }
+
     /** A debounced submit that replaced the waiting job says so, naming it; the first, which replaced nothing, does not. */
     @Test
     void aDebouncedSubmitThatReplacedTheWaitingJobSaysSo() {
