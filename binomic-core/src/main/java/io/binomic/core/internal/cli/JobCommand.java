@@ -86,7 +86,7 @@ final class JobCommand extends Command {
                 return submit(binomic, args);
             }
             JobHandle<String> job = handle(binomic, args);
-            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job);
+            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job, binomic);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -119,9 +119,11 @@ final class JobCommand extends Command {
     private Supplier<String> where(Binomic binomic, Arguments args) {
         Optional<String> queue = args.value("queue");
         if (queue.isPresent()) {
-            return () -> "on queue " + queue.get() + unknownQueue(binomic, queue.get()).map(why -> " (" + why + ")").orElse("");
+            return () -> "on queue " + queue.get() + " of " + brokerRead(binomic)
+                    + unknownQueue(binomic, queue.get()).map(why -> " (" + why + ")").orElse("");
         }
-        return () -> "on any queue of the tasks on the module path (" + String.join(", ", new TreeSet<>(binomic.tasks().queues())) + ")";
+        return () -> "on any queue of the tasks on the module path (" + String.join(", ", new TreeSet<>(binomic.tasks().queues())) + ")"
+                + " of " + brokerRead(binomic);
     }
 
     private int show(JobHandle<String> job, Supplier<String> where) {
@@ -155,9 +157,13 @@ final class JobCommand extends Command {
         return BinomicCli.EXIT_OK;
     }
 
-    private int cancel(JobHandle<String> job) {
+    private int cancel(JobHandle<String> job, Binomic binomic) {
         JobHandle.CancelOutcome outcome = job.cancel();
         out.println(outcome + " " + job.id());
+        if (outcome == JobHandle.CancelOutcome.NOT_FOUND) {
+            err.println("binomic " + name + ": no job " + job.id() + " on queue " + job.queue() + " of " + brokerRead(binomic)
+                    + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
+        }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
