@@ -111,7 +111,7 @@ public final class Binomic implements AutoCloseable {
                 Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class)));
         this.partitions = new PartitionRouter(broker);
         this.deadLetters = new DeadLetters(broker, registry, config.worker().queues(), partitions);
-        this.queues = new Queues(broker, partitions, this::allQueues);
+        this.queues = new Queues(broker, partitions, this::allQueues, () -> registry);
         this.prepareQueues = b.prepareQueues;
         this.jobs = new JobHandles(broker, workerCodec, clock);
         TraceContextProvider traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
@@ -144,6 +144,15 @@ public final class Binomic implements AutoCloseable {
 
             @Override
             public List<OutboxMonitor> outboxes(Binomic binomic) { return List.copyOf(binomic.outboxes); }
+
+            @Override
+            public void setTaskPausedAsTyped(Binomic binomic, String queue, String task, boolean paused) {
+                if (paused) {
+                    binomic.queues().pauseTask(queue, task, false);
+                } else {
+                    binomic.queues().resumeTask(queue, task, false);
+                }
+            }
         });
     }
 

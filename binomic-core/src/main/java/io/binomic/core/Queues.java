@@ -2,6 +2,8 @@ package io.binomic.core;
 
 import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
+import io.binomic.api.Task;
+import io.binomic.api.TaskRegistry;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.FlowLimits;
 import io.binomic.api.spi.Partitioning;
@@ -11,15 +13,18 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.QueueTraces;
+import io.binomic.core.internal.cli.ClosestName;
 import io.binomic.core.internal.worker.LocalPauses;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Pause, resume and drain queues, or single tasks of a queue, across every worker and host. The
@@ -50,11 +55,14 @@ public final class Queues {
     private final PartitionRouter router;
     /** The queues this instance's tasks and {@code worker.queues} name, as the CLI's check of a queue name counts them. */
     private final Supplier<List<String>> named;
+    /** This instance's tasks, which {@link #pauseTask} checks a task name against. */
+    private final Supplier<TaskRegistry> tasks;
 
-    Queues(Broker broker, PartitionRouter router, Supplier<List<String>> named) {
+    Queues(Broker broker, PartitionRouter router, Supplier<List<String>> named, Supplier<TaskRegistry> tasks) {
         this.broker = broker;
         this.router = router;
         this.named = named;
+        this.tasks = tasks;
     }
 
     /**
@@ -84,16 +92,65 @@ public final class Queues {
     /**
      * Pauses only {@code task} of {@code queue}: its messages are parked, the queue's other tasks run
      * on. It holds when it returns, as {@link #pause} does. Idempotent.
+     *
+     * <p>A task may be paused before anything runs it (a task of another application), so any name is
+     * paused as given. When the name is not one of this instance's tasks of {@code queue} nor a task paused
+     * there, and it is close to one ({@code "wrok"} for {@code "work"}) or is this instance's task of another
+     * queue, most likely a typo, a warning names the task or queue meant. Once paused, the name is known, so
+     * a later call does not warn again.
      */
-    public void pauseTask(String queue, String task) {
+    public void pauseTask(String queue, String task) { pauseTask(queue, task, true); }
+
+    /** {@link #pauseTask}; without the warning of a likely typo when {@code checked} is false (the CLI's {@code --any-task}). */
+    void pauseTask(String queue, String task, boolean checked) {
         checkTask(task);
+        Set<String> paused = pausedTasks(queue);
+        Optional<MeantTask> meant = !checked || paused.contains(task) ? Optional.empty() : likelyMeantTask(queue, task, paused);
         LocalPauses.written(forEachPartition(queue, p -> pausing().pause(p, Optional.of(task))), Optional.of(task));
+        meant.ifPresent(m -> LOG.log(System.Logger.Level.WARNING, "paused task '" + task + "' of queue '" + queue + "', which is not"
+                + " known there: no task of this instance on that queue has the name and it was not paused there; " + m.question()
+                + " If '" + task + "' is meant, nothing more is needed (its pause makes it known); else resumeTask(\"" + queue + "\", \""
+                + task + "\") and pauseTask(\"" + m.queue() + "\", \"" + m.task() + "\")"));
     }
 
-    /** Resumes {@code task} of {@code queue}; its parked messages run again unless the queue is paused. Idempotent. */
-    public void resumeTask(String queue, String task) {
+    /**
+     * Resumes {@code task} of {@code queue}; its parked messages run again unless the queue is paused. Idempotent. A name
+     * not paused there changes nothing; when it is most likely a typo (as {@link #pauseTask} tells one), a warning says so
+     * and names the task meant.
+     */
+    public void resumeTask(String queue, String task) { resumeTask(queue, task, true); }
+
+    /** {@link #resumeTask}; without the warning of a likely typo when {@code checked} is false (the CLI's {@code --any-task}). */
+    void resumeTask(String queue, String task, boolean checked) {
         checkTask(task);
+        Set<String> paused = pausedTasks(queue);
         forEachPartition(queue, p -> pausing().resume(p, Optional.of(task)));
+        if (checked && !paused.contains(task)) {
+            likelyMeantTask(queue, task, paused).ifPresent(m -> LOG.log(System.Logger.Level.WARNING, "resumed task '" + task
+                    + "' of queue '" + queue + "', which is not paused there: nothing changed (paused: " + new TreeSet<>(paused)
+                    + "); " + m.question()));
+        }
+    }
+
+    /** The task a mistyped task name most likely meant, and its queue. */
+    private record MeantTask(String task, String queue) {
+        String question() { return "did you mean task '" + task + "' of queue '" + queue + "'?"; }
+    }
+
+    /**
+     * The task a name that {@code queue} does not know most likely meant: this instance's task of that name on another
+     * queue, else the closest of the queue's known tasks; empty for a known name or one far from any. Known: this
+     * instance's tasks of the queue and the tasks paused there ({@code paused}), all a process can tell without scanning
+     * the queue's jobs (the workers' activity records count per queue, not per task).
+     */
+    private Optional<MeantTask> likelyMeantTask(String queue, String task, Set<String> paused) {
+        Optional<Task<?, ?>> elsewhere = tasks.get().find(task).filter(t -> !t.queue().equals(queue));
+        if (elsewhere.isPresent()) {
+            return Optional.of(new MeantTask(task, elsewhere.get().queue()));
+        }
+        List<String> known = Stream.concat(tasks.get().all().stream().filter(t -> t.queue().equals(queue)).map(Task::name),
+                paused.stream()).distinct().toList();
+        return ClosestName.to(task, known).map(closest -> new MeantTask(closest, queue));
     }
 
     /** True when {@code task} of {@code queue} is paused one by one. */

@@ -646,10 +646,17 @@ class WorkerTest {
         public void setQueueLimits(String queue, io.binomic.api.QueueLimits queueLimits) { limits.setQueueLimits(queue, queueLimits); }
     }
 
+    /**
+     * A search that finds a whole fetch of rate-limited deliveries while the only slot is busy puts to the limit only as many
+     * as there are free slots; the others are admitted as slots free. Admitted at once, they got reserved starts that passed
+     * while they waited for the slot, and gave them back. The test counts the deliveries of each admission rather than the
+     * starts given back: a start reached later than its allowance (half the rate's interval, 25 ms here) is given back by
+     * design, which a loaded machine's scheduling alone causes now and then.
+     */
     @Test
-    void rateLimitedDeliveriesOfALostReadFoundWhileTheSlotIsBusyGiveNoReservedStartBack() throws Exception {
+    void rateLimitedDeliveriesOfALostReadFoundWhileTheSlotIsBusyArePutToTheLimitOnlyAsTheirSlotFrees() throws Exception {
         java.util.concurrent.atomic.AtomicBoolean lostOne = new java.util.concurrent.atomic.AtomicBoolean();
-        AtomicInteger putBack = new AtomicInteger();
+        AtomicInteger mostAdmittedAtOnce = new AtomicInteger();
         Broker losing = new LimitingBroker(new MemoryBrokerProvider().create(BrokerConfig.defaults())) {
             @Override
             public List<io.binomic.api.spi.Delivery> fetch(List<String> queues, String consumer, int max, Duration wait)
@@ -667,9 +674,16 @@ class WorkerTest {
             }
 
             @Override
-            public io.binomic.api.spi.SettleReport settle(String consumer, List<io.binomic.api.spi.Settlement> settlements) {
-                putBack.addAndGet((int) settlements.stream().filter(io.binomic.api.spi.Settlement.RetryLater.class::isInstance).count());
-                return super.settle(consumer, settlements);
+            public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests,
+                                                            Duration maxHold) {
+                mostAdmittedAtOnce.accumulateAndGet(requests.size(), Math::max);
+                return super.admit(consumer, requests, maxHold);
+            }
+
+            @Override
+            public List<io.binomic.api.spi.Admission> admit(String consumer, List<io.binomic.api.spi.Admission.Request> requests) {
+                mostAdmittedAtOnce.accumulateAndGet(requests.size(), Math::max);
+                return super.admit(consumer, requests);
             }
         };
         Map<Integer, Integer> runs = new ConcurrentHashMap<>();
@@ -689,7 +703,7 @@ class WorkerTest {
 
         await("all ten ran", () -> runs.size() == 10);
         assertTrue(lostOne.get(), "a fetch reply was lost");
-        assertEquals(0, putBack.get(), "reserved starts given back (a start reserved for a delivery still waiting for the slot)");
+        assertEquals(1, mostAdmittedAtOnce.get(), "deliveries put to their limit in one admission by a worker of one slot");
         assertTrue(runs.values().stream().allMatch(c -> c == 1), "each ran once: " + runs);
     }
 

@@ -26,6 +26,12 @@ public final class CoreAccess {
 
         /** The outboxes whose state the client's /metrics and dashboard show. */
         List<OutboxMonitor> outboxes(Binomic binomic);
+
+        /**
+         * Pauses or resumes {@code task} of {@code queue} as {@code Queues.pauseTask} and {@code resumeTask} do, without their
+         * warning of a likely typo: for the CLI's {@code --any-task}, which says the name is meant as typed.
+         */
+        void setTaskPausedAsTyped(Binomic binomic, String queue, String task, boolean paused);
     }
 
     private static volatile Bridge bridge;

@@ -54,18 +54,31 @@ public final class FlowSubmits {
     }
 
     /**
-     * A job stored by {@link #submit}: its id, the physical queue (partition) it went to, and whether
-     * the submit merged into a job stored before instead of storing its own.
+     * A job stored by {@link #submit}: its id, the physical queue (partition) it went to, and, when
+     * the submit merged into a job stored before instead of storing its own, the key it met there.
      *
      * @param id the id of the job the submit stands for
      * @param queue the physical queue of the job
-     * @param merged true when {@code id} is an earlier job's: a duplicate of a unique job, or a debounced
-     *        replacement of the job waiting under the key; nothing new was queued
+     * @param merge null for a job of its own; else the key under which {@code id}, an earlier job's, was
+     *        found: the unique key it holds (the duplicate was dropped) or the debounce key it waited under
+     *        (it took the submit's argument); nothing new was queued
      */
-    public record Submitted(UUID id, String queue, boolean merged) {
+    public record Submitted(UUID id, String queue, MergedKey merge) {
         /** A submit that stored its own message {@code id}. */
-        public Submitted(UUID id, String queue) { this(id, queue, false); }
+        public Submitted(UUID id, String queue) { this(id, queue, null); }
+
+        /** True when {@code id} is an earlier job's. */
+        public boolean merged() { return merge != null; }
     }
+
+    /**
+     * The key a merged submit met, as stored (given with the submit, derived by its task, or its encoded
+     * argument): what the user needs to see why the submit merged, with the id of the job found.
+     *
+     * @param key the unique or debounce key
+     * @param debounce true for a debounce key, false for a unique key
+     */
+    public record MergedKey(String key, boolean debounce) { }
 
     /**
      * {@link #submit} for many jobs of one task and options, in order. On a partitioned queue each
@@ -113,13 +126,14 @@ public final class FlowSubmits {
                 // Null: the message's own id held its key, a store repeated after a broken connection.
                 UUID own = marked.get(i).id();
                 UUID id = ids.get(i) == null ? own : ids.get(i);
-                out.add(new Submitted(id, marked.get(i).queue(), !id.equals(own)));
+                out.add(new Submitted(id, marked.get(i).queue(),
+                        id.equals(own) ? null : new MergedKey(marked.get(i).unique().orElseThrow().key(), false)));
             }
             return out;
         }
         for (Message m : marked) {
             UUID id = uniqueSubmits(broker).submitDebounced(m, due);
-            out.add(new Submitted(id, m.queue(), !id.equals(m.id())));
+            out.add(new Submitted(id, m.queue(), id.equals(m.id()) ? null : new MergedKey(m.debounceKey().orElseThrow(), true)));
         }
         return out;
     }

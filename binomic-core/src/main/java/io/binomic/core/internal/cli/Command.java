@@ -1,5 +1,6 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.api.BrokerConfig;
 import io.binomic.api.Task;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CoreAccess;
@@ -115,10 +116,21 @@ abstract class Command {
         }
         List<String> known = binomic.deadLetters().queues();
         if (known.isEmpty()) {
-            throw new UsageException("no queues to look at: name them with --queues, or put the application's modules"
-                    + " (its TaskProvider) on the module path");
+            throw new UsageException("no queues to look at on " + brokerRead(binomic) + ": name them with --queues, or put the"
+                    + " application's modules (its TaskProvider) on the module path");
         }
         return known;
+    }
+
+    /**
+     * The broker a command read, as its user can check it: the URL with any password masked, as Binomic's start log
+     * prints it, and the database and key prefix when they are not the defaults. A read that finds nothing names it:
+     * a wrong {@code --broker} or {@code broker.url} otherwise looks like an empty broker.
+     */
+    static String brokerRead(Binomic binomic) {
+        BrokerConfig broker = binomic.config().broker();
+        return "broker " + broker.redactedUrl() + (broker.database() == 0 ? "" : " database " + broker.database())
+                + (broker.keyPrefix().equals(BrokerConfig.defaults().keyPrefix()) ? "" : " key prefix '" + broker.keyPrefix() + "'");
     }
 
     /**

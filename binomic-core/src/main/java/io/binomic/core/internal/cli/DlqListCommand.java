@@ -82,6 +82,7 @@ final class DlqListCommand extends Command {
         }
         table.print(out);
         out.println(total + " dead letter(s)");
+        warnIfNone(binomic, queues, total);
         return BinomicCli.EXIT_OK;
     }
 
@@ -104,7 +105,15 @@ final class DlqListCommand extends Command {
         }
         table.print(out);
         out.println(shown + " dead letter(s) shown");
+        warnIfNone(binomic, queues, shown);
         return BinomicCli.EXIT_OK;
+    }
+
+    /** Names the broker read when it held no dead letter of the queues: a wrong broker looks like an empty dead-letter queue. */
+    private void warnIfNone(Binomic binomic, List<String> queues, long found) {
+        if (found == 0) {
+            err.println("binomic " + name + ": no dead letters of queue(s) " + String.join(", ", queues) + " on " + brokerRead(binomic));
+        }
     }
 
     private static String oneLine(String message, boolean wide) {

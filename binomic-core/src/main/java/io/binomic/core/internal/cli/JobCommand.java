@@ -9,6 +9,7 @@ import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.FlowSubmits.MergedKey;
 import io.binomic.core.internal.client.MergedSubmit;
 import java.time.Duration;
 import java.util.List;
@@ -57,8 +58,9 @@ final class JobCommand extends Command {
             The worker checks the argument against the task's type: one that does not fit goes
             to the dead-letter queue as DECODE_ERROR, an unknown task as TASK_NOT_FOUND.
             A submit merged into an existing job (--unique key held, --debounce replacing the
-            waiting job) prints that job's id and says so on stderr. --wait exits 0 only for a
-            job that succeeded; it prints UNTRACKED and exits 1 for a merged job that keeps no status.
+            waiting job, or the key the task declares) prints that job's id and says so on
+            stderr, naming the key. --wait exits 0 only for a job that succeeded; it prints
+            UNTRACKED and exits 1 for a merged job that keeps no status.
             """);
 
     /** What {@code job submit --wait} prints for a job merged into that keeps no status: the wait's outcome, not a job state. */
@@ -84,7 +86,7 @@ final class JobCommand extends Command {
                 return submit(binomic, args);
             }
             JobHandle<String> job = handle(binomic, args);
-            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job);
+            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job, binomic);
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -117,9 +119,11 @@ final class JobCommand extends Command {
     private Supplier<String> where(Binomic binomic, Arguments args) {
         Optional<String> queue = args.value("queue");
         if (queue.isPresent()) {
-            return () -> "on queue " + queue.get() + unknownQueue(binomic, queue.get()).map(why -> " (" + why + ")").orElse("");
+            return () -> "on queue " + queue.get() + " of " + brokerRead(binomic)
+                    + unknownQueue(binomic, queue.get()).map(why -> " (" + why + ")").orElse("");
         }
-        return () -> "on any queue of the tasks on the module path (" + String.join(", ", new TreeSet<>(binomic.tasks().queues())) + ")";
+        return () -> "on any queue of the tasks on the module path (" + String.join(", ", new TreeSet<>(binomic.tasks().queues())) + ")"
+                + " of " + brokerRead(binomic);
     }
 
     private int show(JobHandle<String> job, Supplier<String> where) {
@@ -153,9 +157,13 @@ final class JobCommand extends Command {
         return BinomicCli.EXIT_OK;
     }
 
-    private int cancel(JobHandle<String> job) {
+    private int cancel(JobHandle<String> job, Binomic binomic) {
         JobHandle.CancelOutcome outcome = job.cancel();
         out.println(outcome + " " + job.id());
+        if (outcome == JobHandle.CancelOutcome.NOT_FOUND) {
+            err.println("binomic " + name + ": no job " + job.id() + " on queue " + job.queue() + " of " + brokerRead(binomic)
+                    + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
+        }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
@@ -227,7 +235,8 @@ final class JobCommand extends Command {
                 && !binomic.queues().pausedTasks(queue).contains(task);
         JobHandle<String> job = binomic.submitJson(queue, task, args.value("json").orElse(null), options.build());
         out.println(job.id());
-        boolean merged = MergedSubmit.of(job);
+        Optional<MergedKey> mergedBy = MergedSubmit.of(job);
+        boolean merged = mergedBy.isPresent();
         // after the submit: a submit that failed says only why
         if (unchecked) {
             err.println("binomic " + name + ": warning: task name '" + task + "' not checked: this CLI has no task on its module path"
@@ -236,7 +245,8 @@ final class JobCommand extends Command {
                     + " this warning");
         }
         if (merged) {
-            err.println("binomic " + name + ": merged into job " + job.id() + ", " + mergedHow(args) + ": no new job was queued");
+            err.println("binomic " + name + ": merged into job " + job.id() + ", " + mergedHow(mergedBy.get(), task, args)
+                    + ": no new job was queued");
         }
         // As a batch's submit warns: a job on a queue nobody reads waits silently, a mistyped or new queue looks like a stuck worker.
         // A merged submit queued nothing, but the job it stands for waits on that queue all the same.
@@ -270,16 +280,16 @@ final class JobCommand extends Command {
         }
     }
 
-    /** Which earlier job a merged submit stands for, as the options given say it. */
-    private static String mergedHow(Arguments args) {
-        Optional<String> unique = args.value("unique");
-        if (unique.isPresent()) {
-            return "which holds unique key '" + unique.get() + "' (a duplicate of a unique job is dropped)";
+    /**
+     * Which earlier job a merged submit stands for: the key it met, and where that key came from when the
+     * submit did not give it (the task's declaration on the module path derives it from the argument).
+     */
+    private static String mergedHow(MergedKey merge, String task, Arguments args) {
+        boolean given = args.has(merge.debounce() ? "debounce" : "unique");
+        String key = "'" + merge.key() + "'" + (given ? "" : ", the key task '" + task + "' declares for this argument");
+        if (merge.debounce()) {
+            return "which was waiting under debounce key " + key + (given ? "" : ",") + " and now takes this submit's argument and due time";
         }
-        Optional<String> debounce = args.value("debounce");
-        if (debounce.isPresent()) {
-            return "which was waiting under debounce key '" + debounce.get() + "' and now takes this submit's argument and due time";
-        }
-        return "as its task is declared unique or debounced";
+        return "which holds unique key " + key + " (a duplicate of a unique job is dropped)";
     }
 }

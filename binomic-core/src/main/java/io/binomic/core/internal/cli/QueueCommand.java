@@ -1,5 +1,6 @@
 package io.binomic.core.internal.cli;
 
+import io.binomic.core.internal.CoreAccess;
 import java.util.List;
 import java.util.Optional;
 
@@ -46,7 +47,10 @@ final class QueueCommand extends Command {
             if (task.isPresent()) {
                 requireKnownTask(args, binomic, queue, task.get(), true);
             }
-            if (verb == PAUSE) {
+            if (task.isPresent() && args.has(ANY_TASK.name())) {
+                // the name is meant as typed: the library's warning of a likely typo would say it again
+                CoreAccess.get().setTaskPausedAsTyped(binomic, queue, task.get(), verb == PAUSE);
+            } else if (verb == PAUSE) {
                 task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
             } else {
                 task.ifPresentOrElse(t -> binomic.queues().resumeTask(queue, t), () -> binomic.queues().resume(queue));

@@ -5,6 +5,7 @@ import io.binomic.api.QueueLimits;
 import io.binomic.api.QueueStats;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.RepeatedErrorLog;
+import io.binomic.core.internal.process.Settings;
 import io.binomic.core.internal.web.QueueCounts;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,6 +52,7 @@ final class QueuesCommand extends Command {
             Table table = new Table("QUEUE", "READY", "PENDING", "DELAYED", "PARKED", "DEAD", "CONSUMERS", "PAUSED", "LIMITS");
             // One queue whose keys are broken (a key of another type) must not hide the others' figures.
             Map<String, BrokerException> failed = new LinkedHashMap<>();
+            boolean nothing = true;
             for (String queue : queues) {
                 QueueStats s;
                 QueueCounts counts;
@@ -66,12 +68,18 @@ final class QueuesCommand extends Command {
                         paused(binomic, queue), limits(binomic, queue));
                 if (s.ready() + s.pending() + s.delayed() + s.deadLetters() + s.consumers() == 0) {
                     warnIfUnknown(binomic, queue);
+                } else {
+                    nothing = false;
                 }
             }
             if (!failed.isEmpty() && failed.size() == queues.size()) {
                 throw failed.values().iterator().next(); // Redis down, most likely: its own message says so
             }
             table.print(out);
+            if (nothing && failed.isEmpty()) {
+                err.println("binomic " + name + ": nothing found on " + brokerRead(binomic) + ": no queue shown holds a job, dead letter"
+                        + " or consumer; if some were expected, check the broker (--broker, " + Settings.BROKER_URL_ENV + " or broker.url)");
+            }
             if (!failed.isEmpty()) {
                 StringBuilder why = new StringBuilder("the figures of " + failed.size() + " queue(s) could not be read (shown as ?):");
                 failed.forEach((queue, e) -> why.append(" '").append(queue).append("': ")

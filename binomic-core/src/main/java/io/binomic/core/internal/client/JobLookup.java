@@ -23,7 +23,7 @@ public final class JobLookup {
 
     /** The handle of job {@code id} of {@code queue}, its result read as JSON text. */
     public JobHandle<String> job(String queue, UUID id) {
-        return new JsonResultHandle(context.jobs().handle(partitionOf(queue, id), id, null, Void.class, true), false);
+        return new JsonResultHandle(context.jobs().handle(partitionOf(queue, id), id, null, Void.class, true), null);
     }
 
     /**
@@ -38,7 +38,7 @@ public final class JobLookup {
         }
         for (String queue : context.partitions().physical(queues)) {
             if (context.broker().capability(JobStore.class).flatMap(store -> store.readJob(queue, id)).isPresent()) {
-                return new JsonResultHandle(context.jobs().handle(queue, id, null, Void.class, true), false);
+                return new JsonResultHandle(context.jobs().handle(queue, id, null, Void.class, true), null);
             }
         }
         return job(queues.getFirst(), id);

@@ -2,15 +2,20 @@ package io.binomic.core.internal.client;
 
 import io.binomic.api.JobHandle;
 import io.binomic.api.JobStatus;
+import io.binomic.core.internal.FlowSubmits.MergedKey;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A handle whose result is the stored JSON text, for callers that do not know the result type;
- * {@code merged} when its submit merged into an earlier job ({@link MergedSubmit}).
+ * with the key its submit merged under when it merged into an earlier job ({@link MergedSubmit}), else null.
  */
-record JsonResultHandle(JobHandle<Void> inner, boolean merged) implements JobHandle<String>, MergedSubmit {
+record JsonResultHandle(JobHandle<Void> inner, MergedKey merge) implements JobHandle<String>, MergedSubmit {
+    @Override
+    public Optional<MergedKey> mergedBy() { return Optional.ofNullable(merge); }
+
     @Override
     public UUID id() { return inner.id(); }
 

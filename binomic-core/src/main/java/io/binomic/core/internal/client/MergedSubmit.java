@@ -1,20 +1,22 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.JobHandle;
+import io.binomic.core.internal.FlowSubmits.MergedKey;
+import java.util.Optional;
 
 /**
  * A submit's handle that says whether the submit merged into a job stored before (a duplicate of a
- * unique job, a debounced replacement of the waiting one) instead of queueing a job of its own: the
- * CLI's {@code job submit} says so, since the job it waits on is then the earlier submitter's, tracked
- * or not as that submit chose.
+ * unique job, a debounced replacement of the waiting one) instead of queueing a job of its own, and
+ * under which key: the CLI's {@code job submit} says so, naming the key, since the job it waits on is
+ * then the earlier submitter's, tracked or not as that submit chose.
  */
 public interface MergedSubmit {
 
-    /** True when the handle's job is an earlier submit's; nothing new was queued. */
-    boolean merged();
+    /** The key under which the handle's job, an earlier submit's, was found; empty when the submit queued its own. */
+    Optional<MergedKey> mergedBy();
 
-    /** Whether {@code handle} is of a submit that merged into an earlier job; false for a handle that cannot say. */
-    static boolean of(JobHandle<?> handle) {
-        return handle instanceof MergedSubmit m && m.merged();
+    /** The key {@code handle}'s submit merged under; empty for a fresh submit, or a handle that cannot say. */
+    static Optional<MergedKey> of(JobHandle<?> handle) {
+        return handle instanceof MergedSubmit m ? m.mergedBy() : Optional.empty();
     }
 }

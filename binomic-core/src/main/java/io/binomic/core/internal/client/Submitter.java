@@ -89,7 +89,7 @@ public final class Submitter {
         } catch (BrokerException e) {
             throw context.partitions().withFailedFirstRead(queue, began, e);
         }
-        return new JsonResultHandle(context.jobs().handle(submitted.queue(), submitted.id(), null, Void.class, true), submitted.merged());
+        return new JsonResultHandle(context.jobs().handle(submitted.queue(), submitted.id(), null, Void.class, true), submitted.merge());
     }
 
     private Submitted sendJson(Task<Void, String> definition, String jsonArgument, SubmitOptions options) {

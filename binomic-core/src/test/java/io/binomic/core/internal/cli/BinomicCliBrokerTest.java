@@ -227,7 +227,8 @@ class BinomicCliBrokerTest {
 
         CliRun typo = run("job", "show", unknown, "--queue", "nc-mian");
         assertEquals(1, typo.exit(), typo.toString());
-        assertTrue(typo.err().startsWith("no status is kept for job " + unknown + " on queue nc-mian (queue 'nc-mian' is not known:"),
+        assertTrue(typo.err().startsWith("no status is kept for job " + unknown + " on queue nc-mian of broker memory:// (queue 'nc-mian'"
+                + " is not known:"),
                 typo.err());
         assertTrue(typo.err().contains("did you mean 'nc-main'?"), typo.err());
 
@@ -239,7 +240,7 @@ class BinomicCliBrokerTest {
         CliRun anywhere = CliRun.of(Map.of(), withTasks, "job", "show", unknown);
         assertEquals(1, anywhere.exit(), anywhere.toString());
         assertTrue(anywhere.err().startsWith("no status is kept for job " + unknown + " on any queue of the tasks on the module path"
-                + " (letters, mail): "), anywhere.err());
+                + " (letters, mail) of broker memory://: "), anywhere.err());
     }
 
     /** A worker that stops cleanly leaves no consumer; the queue it read is still no typo. */
@@ -376,6 +377,39 @@ class BinomicCliBrokerTest {
         assertEquals(1, waited.exit(), waited.toString());
         assertTrue(waited.err().endsWith("job " + id + " did not end within PT0.1S; it is QUEUED (it goes on: wait again, or cancel"
                 + " it)\n"), waited.err());
+    }
+
+    /**
+     * Found by a newcomer: a submit of a task declared unique or debounced (its key derived from the argument) merged "as
+     * its task is declared unique or debounced", without the key that matched, so nothing said why it merged.
+     */
+    @Test
+    void aSubmitMergedByATasksDeclaredKeyNamesTheKey() {
+        Task<String, Void> refresh = Task.builder("refresh", String.class).queue("feeds")
+                .unique(Uniqueness.whileQueuedOrRunning(Duration.ofHours(1)), feed -> "feed-" + feed).build();
+        Task<String, Void> reindex = Task.builder("reindex", String.class).queue("search").delay(Duration.ofHours(1))
+                .debounce(user -> "user-" + user).build();
+        BinomicCli.Connector withRefresh = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(refresh, s -> null).handle(reindex, s -> null).build().start();
+        broker.reclaim("search", "worker-1", Duration.ofMinutes(1), 1);
+        broker.reclaim("feeds", "worker-1", Duration.ofMinutes(1), 1);
+        CliRun first = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "refresh", "--json", "\"7\"");
+        assertEquals(0, first.exit(), first.toString());
+
+        CliRun again = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "refresh", "--json", "\"7\"");
+
+        assertEquals(first.out(), again.out(), "the same job");
+        assertEquals("binomic job submit: merged into job " + first.out().strip() + ", which holds unique key 'feed-7', the key"
+                + " task 'refresh' declares for this argument (a duplicate of a unique job is dropped): no new job was queued\n",
+                again.err());
+
+        CliRun waiting = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "reindex", "--json", "\"ada\"");
+        CliRun replaced = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "reindex", "--json", "\"ada\"");
+        assertEquals(waiting.out(), replaced.out(), "the same job");
+        assertEquals("binomic job submit: merged into job " + waiting.out().strip() + ", which was waiting under debounce key"
+                + " 'user-ada', the key task 'reindex' declares for this argument, and now takes this submit's argument and due"
+                + " time: no new job was queued\n", replaced.err());
     }
 
     /** A debounced submit that replaced the waiting job says so, naming it; the first, which replaced nothing, does not. */
@@ -516,11 +550,47 @@ class BinomicCliBrokerTest {
         assertEquals(0, CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "greet").exit(), "a task on the path");
     }
 
+    /**
+     * Found by a newcomer: a CLI pointed at the wrong Redis showed empty tables and "not found" without saying which
+     * broker it had read. Every read that finds nothing now names it, its password masked.
+     */
+    @Test
+    void readsThatFindNothingNameTheBrokerTheyRead() {
+        BinomicCli.Connector atUrl = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().brokerUrl(url).worker(WorkerConfig.builder().queues(queues).build())
+                        .schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).build().start();
+        String read = "broker redis://ada:****@wrong-host:6380";
+        Map<String, String> env = Map.of("BINOMIC_BROKER_URL", "redis://ada:s3cret@wrong-host:6380");
+        String unknown = UUID.randomUUID().toString();
+        List<CliRun> runs = List.of(
+                CliRun.of(env, atUrl, "queues"),
+                CliRun.of(env, atUrl, "queues", "--queues", "emails"),
+                CliRun.of(env, atUrl, "dlq", "list", "--queues", "emails", "--any-queue"),
+                CliRun.of(env, atUrl, "dlq", "list", "--queues", "emails", "--any-queue", "--details"),
+                CliRun.of(env, atUrl, "job", "show", unknown, "--queue", "emails"),
+                CliRun.of(env, atUrl, "job", "cancel", unknown, "--queue", "emails"));
+        for (CliRun run : runs) {
+            assertTrue(run.err().contains(read), run.toString());
+            assertFalse(run.toString().contains("s3cret"), run.toString());
+        }
+        assertTrue(runs.get(1).err().endsWith("binomic queues: nothing found on " + read + ": no queue shown holds a job, dead"
+                + " letter or consumer; if some were expected, check the broker (--broker, BINOMIC_BROKER_URL or broker.url)\n"),
+                runs.get(1).err());
+        assertTrue(runs.get(4).err().startsWith("no status is kept for job " + unknown + " on queue emails of " + read + " (queue"),
+                runs.get(4).err());
+
+        enqueue("emails", "send", 1);
+        CliRun found = CliRun.of(env, atUrl, "queues", "--queues", "emails");
+        assertFalse(found.err().contains(read), "a read that found something: " + found.err());
+    }
+
     @Test
     void queuesWithoutAnyKnownQueueSaysHowToName() {
         CliRun run = run("queues");
         assertEquals(2, run.exit());
-        assertTrue(run.err().startsWith("binomic queues: no queues to look at: name them with --queues"), run.err());
+        assertTrue(run.err().startsWith("binomic queues: no queues to look at on broker memory://: name them with --queues"),
+                run.err());
     }
 
     @Test
