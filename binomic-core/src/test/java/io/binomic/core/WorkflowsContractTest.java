@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.binomic.api.JobHandle;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.api.WorkflowStatus.NodeState;
+import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.FlowCounts;
 import io.binomic.api.spi.JobRecords;
@@ -490,6 +492,59 @@ public abstract class WorkflowsContractTest extends BrokerContractFixture {
         assertEquals(ended, done.status(), "cancelling an ended workflow changes nothing");
         assertEquals(WorkflowStatus.State.SUCCEEDED, ended.state());
         assertEquals(Map.of(), workflows().cancelWorkflow(UUID.randomUUID()));
+    }
+
+    /**
+     * A cancel whose workflow ends between its read of the status and its step on the broker (the last running job settles
+     * then) changed nothing, and says so: the workflow ended as its jobs did, and a replay may still resume it.
+     */
+    @Test
+    void aCancelOfAWorkflowThatEndsJustBeforeItSaysAlreadyEnded() throws Exception {
+        Graph g = new Graph().node("ok").node("bad").node("after", "bad").submit();
+        Map<String, Delivery> first = fetchAll("c1");
+        broker.settle("c1", List.of(dead(first.get("bad"))));
+        assertEquals(NodeState.SKIPPED, g.state("after"));
+        assertEquals(WorkflowStatus.State.RUNNING, g.status().state(), "ok still running");
+        Broker settlesOkFirst = new ForwardingBroker(broker) {
+            @Override
+            public void start(List<String> queues) {
+            }
+
+            @Override
+            public void close() {
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public <T> Optional<T> capability(Class<T> type) {
+                if (type != Workflows.class) {
+                    return broker.capability(type);
+                }
+                Workflows own = workflows();
+                return Optional.of((T) new Workflows() {
+                    @Override
+                    public void submitWorkflow(NewWorkflow workflow) { own.submitWorkflow(workflow); }
+
+                    @Override
+                    public Map<UUID, String> cancelWorkflow(UUID id) {
+                        assertTrue(broker.settle("c1", List.of(succeeded(first.get("ok")))).allApplied());
+                        return own.cancelWorkflow(id);
+                    }
+
+                    @Override
+                    public Optional<WorkflowStatus> readWorkflow(UUID id) { return own.readWorkflow(id); }
+
+                    @Override
+                    public FlowCounts counts() { return own.counts(); }
+                });
+            }
+        };
+        try (Binomic client = Binomic.builder().broker(settlesOkFirst).scheduler(scheduler).build().start()) {
+            assertEquals(JobHandle.CancelOutcome.ALREADY_ENDED, client.workflow(g.id).cancel());
+        }
+        WorkflowStatus after = g.status();
+        assertEquals(WorkflowStatus.State.FAILED, after.state());
+        assertFalse(after.cancelRequested());
     }
 
     @Test

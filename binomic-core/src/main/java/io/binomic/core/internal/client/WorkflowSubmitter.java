@@ -100,16 +100,14 @@ public final class WorkflowSubmitter {
         if (before.state() != WorkflowStatus.State.RUNNING) {
             return JobHandle.CancelOutcome.ALREADY_ENDED;
         }
-        boolean changed = !before.cancelRequested() && before.nodes().stream()
-                .anyMatch(n -> n.state() == WorkflowStatus.NodeState.WAITING || n.state() == WorkflowStatus.NodeState.SKIPPED);
         Map<UUID, String> enqueued = w.cancelWorkflow(workflow);
         JobStore store = Capabilities.require(context.broker(), JobStore.class, "the jobs of a workflow cannot be cancelled");
         FlowJobCancels jobs = FlowJobCancels.cancelEach(store, enqueued, context.clock().instant());
-        if (!jobs.requested() && !jobs.cancelled() && !changed && !before.cancelRequested()) {
-            // A queued job this cancel reached can be ended CANCELLED by a worker (which found the
-            // workflow cancelled) before the job's own cancel here: still this cancel's doing.
-            changed = w.readWorkflow(workflow).map(WorkflowStatus::cancelRequested).orElse(false);
-        }
+        // The broker marks the workflow cancelled only when it found a job of it held or enqueued: one whose last job
+        // settled between the read above and the cancel is left as it ended, and this cancel changed nothing. Marked, it
+        // stopped its held jobs, or its queued ones, even those a worker then ended CANCELLED before their own cancel here.
+        boolean changed = !before.cancelRequested()
+                && w.readWorkflow(workflow).map(WorkflowStatus::cancelRequested).orElse(false);
         JobHandle.CancelOutcome outcome = jobs.outcome(changed, before.cancelRequested());
         if (outcome != JobHandle.CancelOutcome.ALREADY_ENDED && !before.cancelRequested()) {
             stats.workflowCancelled();
