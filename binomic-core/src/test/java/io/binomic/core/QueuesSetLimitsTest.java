@@ -9,13 +9,7 @@ import io.binomic.api.Task;
 import io.binomic.api.spi.Broker;
 import io.binomic.core.internal.memory.MemoryBrokerProvider;
 import io.binomic.core.internal.memory.MemorySchedulerProvider;
-import java.text.MessageFormat;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,29 +18,17 @@ import org.junit.jupiter.api.Test;
 class QueuesSetLimitsTest {
     record Job(int n) { }
 
-    private final Logger logger = Logger.getLogger(Queues.class.getName());
-    private final List<String> warnings = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLevel() == Level.WARNING) {
-                warnings.add(MessageFormat.format(r.getMessage(), r.getParameters()));
-            }
-        }
-
-        @Override public void flush() { }
-
-        @Override public void close() { }
-    };
+    private final CapturedWarnings captured = new CapturedWarnings(Queues.class);
+    private final List<String> warnings = captured.lines();
     private final Task<Job, Void> work = Task.builder("work", Job.class).queue("ccq").build();
     private final Binomic binomic = Binomic.builder().handle(work, j -> null).build().start();
 
     @BeforeEach
-    void capture() { logger.addHandler(capture); }
+    void capture() { captured.attach(); }
 
     @AfterEach
     void close() {
-        logger.removeHandler(capture);
+        captured.detach();
         binomic.close();
     }
 
