@@ -78,7 +78,8 @@ public final class BatchHandle {
      *
      * @return what it did, as {@code JobHandle.cancel()} says it: {@code CANCELLED} (it closed the
      *     batch or stopped queued jobs: nothing more of it will run), {@code CANCEL_REQUESTED} (a job
-     *     of it was running: its worker interrupts it), {@code ALREADY_ENDED} (every job had ended and
+     *     of it was running, or returned while the cancel went on: its worker interrupts it, and it
+     *     counts as cancelled unless its handler returns), {@code ALREADY_ENDED} (every job had ended and
      *     the batch was closed, or it was cancelled already and so was each job not ended; nothing
      *     changed) or {@code NOT_FOUND}
      *     (never submitted, or its record expired; nothing changed)

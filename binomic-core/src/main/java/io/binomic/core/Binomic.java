@@ -121,11 +121,11 @@ public final class Binomic implements AutoCloseable {
                 : Providers.load(RunObserver.class, ServiceLoader.load(RunObserver.class)).providers());
         ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
         this.submitter = new Submitter(context, registry, messages);
-        this.batches = new BatchSubmitter(context, messages, submitter, stats.flows());
+        this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
+        this.batches = new BatchSubmitter(context, messages, submitter, stats.flows(), workers::reads);
         this.workflows = new WorkflowSubmitter(context, messages, submitter, stats.flows());
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);
-        this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
     }
 
     static {

@@ -36,7 +36,9 @@ public final class WorkflowHandle {
      *
      * @return what it did, as {@code JobHandle.cancel()} says it: {@code CANCELLED} (it stopped held
      *     or queued jobs: nothing of it will run), {@code CANCEL_REQUESTED} (one of its jobs was
-     *     running: its worker interrupts it, and it ends cancelled), {@code ALREADY_ENDED} (no job of it
+     *     running, or returned while the cancel went on: its worker interrupts it, and it ends cancelled
+     *     unless its handler returns normally, which ends it succeeded; the workflow ends cancelled
+     *     either way), {@code ALREADY_ENDED} (no job of it
      *     was held or enqueued, or each was cancelled already; nothing changed) or {@code NOT_FOUND}
      *     (never submitted, or its record expired; nothing changed)
      */

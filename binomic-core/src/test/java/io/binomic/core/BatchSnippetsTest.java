@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -86,14 +87,15 @@ class BatchSnippetsTest {
     @Test
     void aJobOfAnOpenBatchAddsJobsAndTheCloseCompletesIt() throws Exception {
         LinkedBlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
-        Binomic[] self = new Binomic[1];
+        CompletableFuture<Binomic> client = new CompletableFuture<>();
         try (Binomic binomic = Binomic.builder()
                 .handle(send, email -> {
                     // @start region="grow"
+                    // client: a CompletableFuture<Binomic> completed with this instance after build(), before startWorker()
                     UUID batchId = TaskContext.current().batchId().orElseThrow();
                     if (email.to().equals("list@example.com")) {
                         for (String member : List.of("a@example.com", "b@example.com")) {
-                            self[0].batch(batchId).add(send, new Email(member)); // @replace regex='self\[0\]' replacement='binomic'
+                            client.join().batch(batchId).add(send, new Email(member));
                         }
                     }
                     // @end
@@ -104,7 +106,7 @@ class BatchSnippetsTest {
                     return null;
                 })
                 .build().start()) {
-            self[0] = binomic;
+            client.complete(binomic);
             BatchHandle batch = binomic.batch().keepOpen().add(send, new Email("list@example.com"))
                     .onSuccess(report, new Report("all sent")).submit();
             binomic.startWorker();
@@ -115,6 +117,40 @@ class BatchSnippetsTest {
             assertEquals("all sent", s.title());
             assertEquals(3, s.status().succeeded());
             assertThrows(IllegalStateException.class, () -> batch.add(send, new Email("late@example.com")));
+        }
+    }
+
+    /** batches.md's fan-out as a newcomer writes it: the handler gets the client through a holder completed before startWorker(). */
+    @Test
+    void aHandlerGivenTheClientBeforeTheWorkerStartsAddsToItsBatchAndClosesIt() throws Exception {
+        LinkedBlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+        CompletableFuture<Binomic> client = new CompletableFuture<>();
+        try (Binomic binomic = Binomic.builder().handle(send, email -> {
+                    if (email.to().equals("members@example.com")) {
+                        BatchHandle mine = client.join().batch(TaskContext.current().batchId().orElseThrow());
+                        for (String member : List.of("ada@example.com", "grace@example.com")) {
+                            mine.add(send, new Email(member));
+                        }
+                        mine.close();
+                    }
+                    return null;
+                })
+                .handle(report, r -> {
+                    seen.add(new Seen(r.title(), TaskContext.current().batch().orElseThrow()));
+                    return null;
+                })
+                .build().start()) {
+            client.complete(binomic);
+            binomic.batch().keepOpen()
+                    .add(send, new Email("members@example.com"))
+                    .onComplete(report, new Report("members done"))
+                    .submit();
+            binomic.startWorker();
+            Seen s = seen.poll(10, TimeUnit.SECONDS);
+            assertEquals("members done", s.title());
+            assertEquals(3, s.status().total(), s.status().toString());
+            assertEquals(3, s.status().succeeded(), s.status().toString());
+            assertFalse(s.status().open(), "the handler closed it");
         }
     }
 

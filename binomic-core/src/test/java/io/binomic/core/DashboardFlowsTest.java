@@ -220,6 +220,13 @@ class DashboardFlowsTest {
             assertTrue(workflow.startsWith("404 ") && workflow.contains("No workflow " + unknown), workflow);
             String bad = get(base.resolve("/workflows/%3Cscript%3E"), null);
             assertTrue(bad.startsWith("400 ") && bad.contains("&#39;&lt;script&gt;&#39; is not a workflow id") && !bad.contains("<script>"), bad);
+            for (String padded : List.of("/batches/1-2-3-4-5", "/batches?id=" + unknown.toString().substring(1),
+                    "/workflows/" + unknown.toString().substring(0, 35), "/jobs?id=1-2-3-4-5")) {
+                String refused = get(base.resolve(padded), null);
+                // The job page answers its search form's errors on the page, as before.
+                assertTrue((padded.startsWith("/jobs") || refused.startsWith("400 ")) && refused.contains("id=\"bad-id\"")
+                        && refused.contains("8-4-4-4-12 hex digits"), "not read as another, zero-padded id: " + padded + " " + refused);
+            }
             String overview = get(base, null);
             assertTrue(overview.contains("<a href=\"/batches\" id=\"nav-batches\">Batches</a>")
                     && overview.contains("<a href=\"/workflows\" id=\"nav-workflows\">Workflows</a>"), overview);

@@ -3,6 +3,7 @@ package io.binomic.core.internal.cli;
 import io.binomic.api.BatchStatus;
 import io.binomic.core.BatchHandle;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.CanonicalIds;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -39,12 +40,7 @@ final class BatchCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the batch id, such as 0193a3c4-..."));
-        UUID id;
-        try {
-            id = UUID.fromString(text.strip()); // an id pasted with the spaces around it
-        } catch (IllegalArgumentException e) {
-            throw new UsageException("--id: '" + text + "' is not a batch id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
-        }
+        UUID id = CanonicalIds.parse(text).orElseThrow(() -> new UsageException("--id: " + CanonicalIds.refusal(text, "batch")));
         try (Binomic binomic = cx.connect(args, List.of())) {
             BatchHandle batch = binomic.batch(id);
             if (verb == CANCEL) {

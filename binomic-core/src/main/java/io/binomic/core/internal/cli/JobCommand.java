@@ -9,6 +9,7 @@ import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Uniqueness;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.FlowSubmits.MergedKey;
 import io.binomic.core.internal.client.MergedSubmit;
 import java.time.Duration;
@@ -94,12 +95,7 @@ final class JobCommand extends Command {
 
     private JobHandle<String> handle(Binomic binomic, Arguments args) throws UsageException {
         String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the job id, such as 0193a3c4-..."));
-        UUID id;
-        try {
-            id = UUID.fromString(text.strip()); // an id pasted with the spaces around it
-        } catch (IllegalArgumentException e) {
-            throw new UsageException("--id: '" + text + "' is not a job id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
-        }
+        UUID id = CanonicalIds.parse(text).orElseThrow(() -> new UsageException("--id: " + CanonicalIds.refusal(text, "job")));
         Optional<String> queue = args.value("queue");
         if (queue.isPresent()) {
             return binomic.job(queue.get(), id);

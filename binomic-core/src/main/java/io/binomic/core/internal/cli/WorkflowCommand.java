@@ -3,6 +3,7 @@ package io.binomic.core.internal.cli;
 import io.binomic.api.WorkflowStatus;
 import io.binomic.core.Binomic;
 import io.binomic.core.WorkflowHandle;
+import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.DependencyFailureWords;
 import java.util.List;
 import java.util.Optional;
@@ -42,12 +43,7 @@ final class WorkflowCommand extends Command {
     @Override
     int run(Arguments args) throws UsageException {
         String text = args.value("id").orElseThrow(() -> new UsageException("--id is required: the workflow id, such as 0193a3c4-..."));
-        UUID id;
-        try {
-            id = UUID.fromString(text.strip()); // an id pasted with the spaces around it
-        } catch (IllegalArgumentException e) {
-            throw new UsageException("--id: '" + text + "' is not a workflow id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)");
-        }
+        UUID id = CanonicalIds.parse(text).orElseThrow(() -> new UsageException("--id: " + CanonicalIds.refusal(text, "workflow")));
         try (Binomic binomic = cx.connect(args, List.of())) {
             WorkflowHandle workflow = binomic.workflow(id);
             if (verb == CANCEL) {

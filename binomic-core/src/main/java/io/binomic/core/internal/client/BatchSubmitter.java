@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 
 /**
@@ -47,14 +48,20 @@ public final class BatchSubmitter {
     private final ClientContext context;
     /** What the last read of each callback queue's consumers said, and when (the client clock's millis). */
     private final Map<String, ConsumersRead> consumersRead = new ConcurrentHashMap<>();
+    private final Predicate<String> readHere;
     private final JobMessages messages;
     private final Submitter submitter;
     private final FlowStats stats;
 
     private record ConsumersRead(boolean none, long atMillis) { }
 
-    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats) {
+    /**
+     * @param readHere whether a worker this instance started reads a queue: a worker becomes a consumer
+     *                 the broker counts only at its first fetch, some time after its start returned
+     */
+    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats, Predicate<String> readHere) {
         this.context = context;
+        this.readHere = readHere;
         this.stats = stats;
         this.messages = messages;
         this.submitter = submitter;
@@ -171,6 +178,9 @@ public final class BatchSubmitter {
      * read is remembered as well, so that such a producer does not pay a failing round trip per submit.
      */
     private boolean hasNoConsumer(String queue, long readsDeadline) {
+        if (readHere.test(queue)) {
+            return false;
+        }
         long now = context.clock().millis();
         ConsumersRead last = consumersRead.get(queue);
         if (last != null && now - last.atMillis() >= 0 && now - last.atMillis() < CONSUMERS_FRESH.toMillis()) {

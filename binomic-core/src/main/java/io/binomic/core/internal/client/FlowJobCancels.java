@@ -1,6 +1,8 @@
 package io.binomic.core.internal.client;
 
 import io.binomic.api.JobHandle;
+import io.binomic.api.JobState;
+import io.binomic.api.spi.JobRecord;
 import io.binomic.api.spi.JobStore;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.time.Instant;
@@ -11,7 +13,8 @@ import java.util.UUID;
  * The cancel of a batch's or a workflow's unfinished jobs, each as a job cancel does it, and the outcome the
  * whole cancel reports, worded as a job cancel's ({@link JobHandle.CancelOutcome}).
  *
- * @param requested a job of it was running: its worker interrupts it
+ * @param requested a job of it was running: its worker interrupts it (or it ended while the cancel went on, by
+ *                  running through)
  * @param cancelled a queued job of it was stopped
  */
 record FlowJobCancels(boolean requested, boolean cancelled) {
@@ -24,10 +27,21 @@ record FlowJobCancels(boolean requested, boolean cancelled) {
             switch (store.cancelJob(JobRecordFormat.cancelledBeforeStart(e.getValue(), e.getKey(), now))) {
                 case CANCEL_REQUESTED -> requested = true;
                 case CANCELLED -> cancelled = true;
-                case ALREADY_ENDED, NOT_FOUND -> { }
+                case ALREADY_ENDED -> requested |= ranThrough(store, e.getValue(), e.getKey());
+                case NOT_FOUND -> { }
             }
         }
         return new FlowJobCancels(requested, cancelled);
+    }
+
+    /**
+     * Whether a job the flow's cancel step listed unfinished, and whose own cancel found it ended, ended
+     * by running: its handler ran at that step and ended between the two, so the cancel stopped nothing of
+     * it, as for a job the cancel found running. One that ended CANCELLED was stopped at its start by the
+     * step's mark.
+     */
+    private static boolean ranThrough(JobStore store, String queue, UUID id) {
+        return store.readJob(queue, id).flatMap(JobRecord::state).filter(state -> state != JobState.CANCELLED).isPresent();
     }
 
     /**

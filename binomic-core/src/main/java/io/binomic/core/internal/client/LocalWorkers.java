@@ -72,6 +72,13 @@ public final class LocalWorkers implements AutoCloseable {
         return worker;
     }
 
+    /**
+     * Whether a worker of this instance that has not stopped reads {@code queue} (a task's queue, or
+     * one of its partitions): known here before the worker's first fetch makes it a consumer the
+     * broker counts.
+     */
+    public boolean reads(String queue) { return workers.stream().anyMatch(w -> !w.isStopped() && w.reads(queue)); }
+
     public List<Worker> running() { return workers.stream().filter(w -> !w.isStopped()).map(w -> (Worker) w).toList(); }
 
     /** Stops every worker, each with its shutdown grace, then the activity counts. */

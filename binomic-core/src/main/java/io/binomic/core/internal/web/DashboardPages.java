@@ -19,6 +19,7 @@ import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
 import io.binomic.core.internal.ActivityFlusher;
+import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.process.SlotSnapshot;
 import io.binomic.core.internal.schedule.Trigger;
@@ -492,12 +493,8 @@ public final class DashboardPages implements HttpHandler {
         String done;
         switch (path) {
             case "/jobs/cancel" -> {
-                UUID id;
-                try {
-                    id = UUID.fromString(form.getOrDefault("id", "").strip());
-                } catch (IllegalArgumentException e) {
-                    throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a job id");
-                }
+                String text = form.getOrDefault("id", "");
+                UUID id = CanonicalIds.parse(text).orElseThrow(() -> new IllegalArgumentException(CanonicalIds.refusal(text, "job")));
                 back[0] += "?id=" + id;
                 done = "job " + id + ": " + binomic.job(id).cancel();
             }

@@ -7,6 +7,7 @@ import io.binomic.api.WorkflowStatus.NodeState;
 import io.binomic.api.spi.Batches;
 import io.binomic.api.spi.Workflows;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.DependencyFailureWords;
 import java.time.ZoneOffset;
@@ -85,14 +86,12 @@ final class FlowPages {
                     + " show --id' reads the same.").raw("</p>");
             return new Page(200, title, h);
         }
-        UUID uuid;
-        try {
-            uuid = UUID.fromString(id.strip());
-        } catch (IllegalArgumentException e) {
-            h.raw("<p class=\"error\" id=\"bad-id\">").text("'" + id + "' is not a " + noun
-                    + " id (a UUID such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)").raw("</p>");
+        Optional<UUID> parsed = CanonicalIds.parse(id);
+        if (parsed.isEmpty()) {
+            h.raw("<p class=\"error\" id=\"bad-id\">").text(CanonicalIds.refusal(id, noun)).raw("</p>");
             return new Page(400, title, h);
         }
+        UUID uuid = parsed.get();
         boolean found = batch ? batch(h, uuid) : workflow(h, uuid);
         if (!found) {
             h.raw("<p class=\"error\" id=\"not-found\">").text("No " + noun + " " + uuid + ": a wrong id, or a " + noun
@@ -189,12 +188,8 @@ final class FlowPages {
     Done cancel(String path, Map<String, String> form) {
         boolean batch = path.startsWith(BATCHES);
         String noun = batch ? "batch" : "workflow";
-        UUID id;
-        try {
-            id = UUID.fromString(form.getOrDefault("id", "").strip());
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("'" + form.getOrDefault("id", "") + "' is not a " + noun + " id");
-        }
+        String text = form.getOrDefault("id", "");
+        UUID id = CanonicalIds.parse(text).orElseThrow(() -> new IllegalArgumentException(CanonicalIds.refusal(text, noun)));
         String back = (batch ? BATCHES : WORKFLOWS) + "/" + id;
         JobHandle.CancelOutcome outcome = batch ? binomic.batch(id).cancel() : binomic.workflow(id).cancel();
         return new Done(back, noun + " " + id + ": " + outcome);

@@ -4,6 +4,7 @@ import io.binomic.api.JobNotFoundException;
 import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.core.Binomic;
+import io.binomic.core.internal.CanonicalIds;
 import java.util.List;
 import java.util.UUID;
 import java.util.function.Function;
@@ -28,11 +29,7 @@ final class JobPage {
         if (id == null || id.isBlank()) {
             return null;
         }
-        try {
-            return UUID.fromString(id.strip());
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
+        return CanonicalIds.parse(id).orElse(null);
     }
 
     /**
@@ -48,7 +45,7 @@ final class JobPage {
         }
         UUID uuid = jobId(id);
         if (uuid == null) {
-            h.raw("<p class=\"error\" id=\"bad-id\">").text("'" + id + "' is not a job id (a UUID such as 01890a5d-ac96-774b-bcce-b302099a8057)").raw("</p>");
+            h.raw("<p class=\"error\" id=\"bad-id\">").text(CanonicalIds.refusal(id, "job")).raw("</p>");
             return true;
         }
         JobStatus s;

@@ -141,6 +141,9 @@ public final class WorkerRuntime implements Worker {
         LOG.log(Level.INFO, "worker {0} started on queues {1} with concurrency {2}", consumerName, queues.all(), config.concurrency());
     }
 
+    /** Whether this worker reads {@code queue}: one of its queues, or a partition of one. */
+    public boolean reads(String queue) { return queues.all().contains(queue) || queues.logical().contains(queue); }
+
     @Override
     public String consumerName() { return consumerName; }
 

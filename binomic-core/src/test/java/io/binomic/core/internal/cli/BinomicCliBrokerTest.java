@@ -219,6 +219,36 @@ class BinomicCliBrokerTest {
                 + " activity of it; did you mean 'nc-main'? Else add --create for a new queue\n"), refused.err());
     }
 
+    /**
+     * Found by an outside tester: the JDK's UUID parser pads short groups with zeros, so a mistyped
+     * or truncated id named another id, and a cancel acted on an id nobody typed.
+     */
+    @Test
+    void aMalformedIdIsRefusedNotReadAsAnotherId() {
+        String dropped = "01a243da-3690-7149-acb9-4be90c2dee9"; // one digit of the last group dropped
+        for (String[] args : List.of(
+                new String[] {"batch", "cancel", "--id", "1-2-3-4-5"},
+                new String[] {"batch", "show", "--id", dropped},
+                new String[] {"batch", "show", "1a243da-3690-7149-acb9-04be90c2dee9"},
+                new String[] {"workflow", "cancel", "--id", "1-2-3-4-5"},
+                new String[] {"workflow", "show", dropped},
+                new String[] {"job", "cancel", "--id", "1-2-3-4-5", "--queue", "nc-main"},
+                new String[] {"job", "show", dropped, "--queue", "nc-main"},
+                new String[] {"batch", "show", "01a243da-3690-7149-acb9-04be90c2dee9a"},
+                new String[] {"batch", "show", "01a243da+3690-7149-acb9-04be90c2dee9"})) {
+            CliRun refused = run(args);
+            String noun = args[0];
+            String id = args[2].equals("--id") ? args[3] : args[2];
+            assertEquals(2, refused.exit(), refused.toString());
+            assertTrue(refused.err().startsWith("binomic " + noun + " " + args[1] + ": --id: '" + id + "' is not a " + noun
+                    + " id (36 characters, 8-4-4-4-12 hex digits, such as 0193a3c4-5e6f-7a8b-9c0d-1e2f3a4b5c6d)\n"), refused.err());
+            assertEquals("", refused.out(), "nothing looked up or cancelled");
+        }
+        CliRun upper = run("batch", "show", "01A243DA-3690-7149-ACB9-04BE90C2DEE9");
+        assertEquals(1, upper.exit(), "upper-case hex is the same id: looked up, not found " + upper);
+        assertTrue(upper.err().contains("no batch 01a243da-3690-7149-acb9-04be90c2dee9"), upper.err());
+    }
+
     /** Found by an outside tester: a job not found on a mistyped queue, or on none given, named a queue it had not looked on alone. */
     @Test
     void aJobNotFoundSaysWhereItWasLookedFor() {

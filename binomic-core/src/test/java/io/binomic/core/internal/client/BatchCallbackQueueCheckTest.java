@@ -41,7 +41,7 @@ class BatchCallbackQueueCheckTest {
     static final Task<Item, Void> report = Task.builder("report", Item.class).queue("check-reports").build();
 
     /** A memory broker, with its batches, that counts the stats reads of each queue asked once, and those retried. */
-    static final class CountingBroker extends ForwardingBroker {
+    static class CountingBroker extends ForwardingBroker {
         final Map<String, AtomicInteger> statsReads = new ConcurrentHashMap<>();
         final AtomicInteger retriedReads = new AtomicInteger();
         final List<Duration> bounds = new CopyOnWriteArrayList<>();
@@ -122,6 +122,68 @@ class BatchCallbackQueueCheckTest {
             assertTrue(warnings.getLast().getMessage().contains("its jobs of task(s) {1} go to queue")
                     && "check-jobz".equals(warnings.getLast().getParameters()[2]), "a job added to an open batch is checked too");
         } finally {
+            logger.removeHandler(capture);
+        }
+    }
+
+    /**
+     * A worker is a consumer of its queues once its first fetch reaches the broker, some time after
+     * startWorker() returned. A batch submitted at once was warned of as going to queues no worker
+     * reads (and the answer was then kept for {@link BatchSubmitter#CONSUMERS_FRESH}), although this
+     * instance's own worker reads them. Here no fetch reaches the broker until the submit is done.
+     */
+    @Test
+    void aBatchOnQueuesThisInstancesStartedWorkerReadsIsNotWarnedOfBeforeItsFirstFetch() throws Exception {
+        java.util.concurrent.CountDownLatch submitted = new java.util.concurrent.CountDownLatch(1);
+        CountingBroker broker = new CountingBroker() {
+            @Override
+            public List<io.binomic.api.spi.Delivery> fetch(List<String> queues, String consumer, int max, Duration wait)
+                    throws InterruptedException {
+                submitted.await();
+                return super.fetch(queues, consumer, max, wait);
+            }
+
+            @Override
+            public List<io.binomic.api.spi.Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
+                awaitSubmitted();
+                return super.reclaim(queue, consumer, minIdle, max);
+            }
+
+            @Override
+            public int removeIdleConsumers(String queue, String consumer, Duration idle) {
+                awaitSubmitted();
+                return super.removeIdleConsumers(queue, consumer, idle);
+            }
+
+            private void awaitSubmitted() {
+                try {
+                    submitted.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+        Handler capture = new Handler() {
+            @Override public void publish(LogRecord r) { if (r.getLevel() == Level.WARNING) { warnings.add(r); } }
+            @Override public void flush() { }
+            @Override public void close() { }
+        };
+        Logger logger = Logger.getLogger(BatchSubmitter.class.getName());
+        logger.addHandler(capture);
+        try (Binomic binomic = Binomic.builder().broker(broker).scheduler(broker.scheduler())
+                .handle(work, item -> null).handle(report, item -> null).build().start()) {
+            binomic.startWorker();
+            BatchHandle batch = binomic.batch().add(work, new Item("job")).onComplete(report, new Item("done")).submit();
+            submitted.countDown();
+            assertEquals(List.of(), warnings.stream().map(LogRecord::getMessage).toList(), "this instance's worker reads both queues");
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (batch.status().orElseThrow().fired().size() < 1 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(1, batch.status().orElseThrow().fired().size(), "its worker ran the job and the callback was enqueued");
+        } finally {
+            submitted.countDown();
             logger.removeHandler(capture);
         }
     }
