@@ -581,6 +581,45 @@ class BinomicCliBrokerTest {
     }
 
     /**
+     * Found by an outside tester: pausing a task of another queue was accepted with exit 0, and the library's warning then
+     * gave a shell user Java calls to undo it. It is refused as a submit of that task to another queue is.
+     */
+    @Test
+    void aTaskOfAnotherQueueIsRefusedForPauseAndResumeUnlessAnyTaskMeansIt() {
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        BinomicCli.Connector withGreet = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).build().start();
+        broker.start(List.of("post"));
+        enqueue("post", "ship", 1);
+        for (String verb : List.of("pause", "resume")) {
+            CliRun refused = CliRun.of(Map.of(), withGreet, "queue", verb, "post", "--task", "greet");
+            assertEquals(2, refused.exit(), refused.toString());
+            assertTrue(refused.err().startsWith("binomic queue " + verb + ": task 'greet' is not a task of queue post: the task of that"
+                    + " name on the module path is declared on queue 'mail', and it is not paused in queue post; did you mean task"
+                    + " 'greet' of queue 'mail'? Else add --any-task to use the name on queue post as typed\n"), refused.err());
+        }
+        assertEquals(PauseState.NONE, broker.capability(Pausing.class).orElseThrow().pauseStates(List.of("post")).get("post"),
+                "nothing paused");
+        CliRun meant = CliRun.of(Map.of(), withGreet, "queue", "pause", "post", "--task", "greet", "--any-task");
+        assertEquals("paused queue post task greet\n", meant.out(), meant.toString());
+        assertEquals(0, CliRun.of(Map.of(), withGreet, "queue", "resume", "post", "--task", "greet").exit(), "known once paused");
+    }
+
+    /** Found by an outside tester: the refusal of a task far from any known name ended "...; Else add --any-task". */
+    @Test
+    void theRefusalOfAnUnknownTaskWithNoCloseNameReadsAsASentence() {
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        BinomicCli.Connector withGreet = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).build().start();
+        CliRun refused = CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "zzzzzz");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().startsWith("binomic queue pause: task 'zzzzzz' is not known: no task on the module path has that name"
+                + " and it is not paused in queue mail; check the name, or add --any-task to use the name as typed\n"), refused.err());
+    }
+
+    /**
      * Found by a newcomer: a CLI pointed at the wrong Redis showed empty tables and "not found" without saying which
      * broker it had read. Every read that finds nothing now names it, its password masked.
      */
