@@ -638,7 +638,11 @@ class BinomicCliBrokerTest {
                 CliRun.of(env, atUrl, "dlq", "list", "--queues", "emails", "--any-queue"),
                 CliRun.of(env, atUrl, "dlq", "list", "--queues", "emails", "--any-queue", "--details"),
                 CliRun.of(env, atUrl, "job", "show", unknown, "--queue", "emails"),
-                CliRun.of(env, atUrl, "job", "cancel", unknown, "--queue", "emails"));
+                CliRun.of(env, atUrl, "job", "cancel", unknown, "--queue", "emails"),
+                CliRun.of(env, atUrl, "workflow", "show", unknown),
+                CliRun.of(env, atUrl, "workflow", "cancel", unknown),
+                CliRun.of(env, atUrl, "batch", "show", unknown),
+                CliRun.of(env, atUrl, "batch", "cancel", unknown));
         for (CliRun run : runs) {
             assertTrue(run.err().contains(read), run.toString());
             assertFalse(run.toString().contains("s3cret"), run.toString());
@@ -648,6 +652,9 @@ class BinomicCliBrokerTest {
                 runs.get(1).err());
         assertTrue(runs.get(4).err().startsWith("no status is kept for job " + unknown + " on queue emails of " + read + " (queue"),
                 runs.get(4).err());
+
+        assertEquals("no workflow " + unknown + " on " + read + ": a wrong id or broker, or a workflow past its retention\n",
+                runs.get(6).err());
 
         enqueue("emails", "send", 1);
         CliRun found = CliRun.of(env, atUrl, "queues", "--queues", "emails");
@@ -892,7 +899,8 @@ class BinomicCliBrokerTest {
         CliRun cancelUnknown = run("batch", "cancel", "--id", nobody.toString());
         assertEquals(1, cancelUnknown.exit());
         assertEquals("NOT_FOUND " + nobody, cancelUnknown.out().strip(), "as 'binomic workflow cancel' says it");
-        assertEquals("no batch " + nobody + ": a wrong id, or a batch past its retention", cancelUnknown.err().strip());
+        assertEquals("no batch " + nobody + " on broker memory://: a wrong id or broker, or a batch past its retention",
+                cancelUnknown.err().strip());
         CliRun bad = run("batch", "show", "nope");
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a batch id"), bad.err());
@@ -930,7 +938,8 @@ class BinomicCliBrokerTest {
         CliRun cancelUnknown = run("workflow", "cancel", "--id", nobody.toString());
         assertEquals(1, cancelUnknown.exit());
         assertEquals("NOT_FOUND " + nobody, cancelUnknown.out().strip());
-        assertEquals("no workflow " + nobody + ": a wrong id, or a workflow past its retention", cancelUnknown.err().strip());
+        assertEquals("no workflow " + nobody + " on broker memory://: a wrong id or broker, or a workflow past its retention",
+                cancelUnknown.err().strip());
         CliRun bad = run("workflow", "cancel", "--id", "nope");
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a workflow id"), bad.err());
