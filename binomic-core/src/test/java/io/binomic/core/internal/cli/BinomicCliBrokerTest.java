@@ -271,6 +271,11 @@ class BinomicCliBrokerTest {
         assertEquals(1, anywhere.exit(), anywhere.toString());
         assertTrue(anywhere.err().startsWith("no status is kept for job " + unknown + " on any queue of the tasks on the module path"
                 + " (letters, mail) of broker memory://: "), anywhere.err());
+        assertEquals("job      " + unknown + "\nstate    UNKNOWN\n", anywhere.out(), "no queue the job is not known to be on");
+        CliRun cancelAnywhere = CliRun.of(Map.of(), withTasks, "job", "cancel", unknown);
+        assertEquals(1, cancelAnywhere.exit(), cancelAnywhere.toString());
+        assertEquals("binomic job cancel: no job " + unknown + " on any queue of the tasks on the module path (letters, mail) of broker"
+                + " memory://: a wrong id or queue, a task that is not tracked, or a status past its retention\n", cancelAnywhere.err());
     }
 
     /** A worker that stops cleanly leaves no consumer; the queue it read is still no typo. */
