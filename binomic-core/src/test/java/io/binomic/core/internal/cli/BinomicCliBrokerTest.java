@@ -414,6 +414,25 @@ class BinomicCliBrokerTest {
                 + " it)\n"), waited.err());
     }
 
+    /** Found by an outside tester: --debounce on a task declared unique was refused as if the user had asked for both. */
+    @Test
+    void aDebounceOnATaskDeclaredUniqueSaysTheTaskDeclaresIt() {
+        Task<String, Void> refresh = Task.builder("refresh", String.class).queue("feeds")
+                .unique(Uniqueness.whileQueuedOrRunning(Duration.ofHours(1)), feed -> "feed-" + feed).build();
+        BinomicCli.Connector withRefresh = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(refresh, s -> null).build().start();
+        CliRun refused = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "refresh", "--json", "\"7\"", "--delay", "1m",
+                "--debounce", "feed-7");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().startsWith("binomic job submit: task 'refresh' is declared unique (Task.Builder.unique), so a debounce"
+                + " key (--debounce) cannot apply to it: a duplicate of a unique job is dropped, one"
+                + " of a debounced job replaces it; leave the debounce key out (the declared unique key then merges duplicates), give"
+                + " the submit its own unique key instead (--unique), or submit to a task that is not"
+                + " unique\n"), refused.err());
+        assertEquals(0, broker.stats("feeds").ready() + broker.stats("feeds").delayed(), "nothing submitted");
+    }
+
     /**
      * Found by a newcomer: a submit of a task declared unique or debounced (its key derived from the argument) merged "as
      * its task is declared unique or debounced", without the key that matched, so nothing said why it merged.
