@@ -93,6 +93,15 @@ public final class FlowSubmits {
         }
         Optional<Uniqueness> uniqueness = options.uniqueness().or(task::uniqueness);
         boolean debounced = options.debounceKey().isPresent() || (uniqueness.isEmpty() && task.isDebounced());
+        // The task's declaration, not this submit, makes it unique: the fix is then on the submit's side only. The CLI
+        // shows the SubmitOptions names as its own options (--debounce, --unique).
+        if (options.uniqueness().isEmpty() && task.uniqueness().isPresent() && options.debounceKey().isPresent()) {
+            throw new IllegalArgumentException("task '" + task.name() + "' is declared unique (Task.Builder.unique), so a debounce key"
+                    + " (SubmitOptions.debounce) cannot apply to it: a duplicate of a unique job is dropped, one"
+                    + " of a debounced job replaces it; leave the debounce key out (the declared unique key then merges duplicates), give"
+                    + " the submit its own unique key instead (SubmitOptions.unique), or submit to a task that is not"
+                    + " unique");
+        }
         if (uniqueness.isPresent() && debounced && options.debounceKey().isPresent()) {
             throw new IllegalArgumentException("task '" + task.name() + "': unique and debounce are both asked for this submit: a"
                     + " duplicate of a unique job is dropped, one of a debounced job replaces it; keep one of them");

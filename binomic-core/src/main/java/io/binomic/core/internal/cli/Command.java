@@ -205,7 +205,8 @@ abstract class Command {
     /**
      * Refuses a task name that is most likely a typo, unless {@code --any-task} is given: {@code queue pause mail
      * --task gret} would pause a task no worker runs and report success while {@code greet} runs on. A task is
-     * known when a task on the module path has the name or it is paused in {@code queue}. An unknown name is
+     * known when a task of {@code queue} on the module path has the name or it is paused in {@code queue}; a task of
+     * another queue is refused, as its submit to this queue is. An unknown name is
      * refused when it is close to a known one, and, if {@code strict}, whenever the module path has tasks at all
      * (the CLI then knows the application's tasks); a CLI without the application's modules cannot tell.
      */
@@ -214,16 +215,24 @@ abstract class Command {
             return;
         }
         List<String> onPath = binomic.tasks().all().stream().map(Task::name).toList();
-        Set<String> known = new LinkedHashSet<>(onPath);
-        known.addAll(binomic.queues().pausedTasks(queue));
-        if (known.contains(task)) {
+        Set<String> paused = binomic.queues().pausedTasks(queue);
+        Optional<String> declaredOn = binomic.tasks().find(task).map(Task::queue);
+        if (paused.contains(task) || declaredOn.filter(queue::equals).isPresent()) {
             return;
         }
+        if (declaredOn.isPresent()) {
+            // A task of another queue, as a submit refuses one: no worker runs it on this queue, so it is most likely a typo.
+            throw new UsageException("task '" + task + "' is not a task of queue " + queue + ": the task of that name on the module path"
+                    + " is declared on queue '" + declaredOn.get() + "', and it is not paused in queue " + queue + "; did you mean task '"
+                    + task + "' of queue '" + declaredOn.get() + "'? Else add --any-task to use the name on queue " + queue + " as typed");
+        }
+        Set<String> known = new LinkedHashSet<>(onPath);
+        known.addAll(paused);
         Optional<String> closest = ClosestName.to(task, known);
         if (closest.isPresent() || strict && !onPath.isEmpty()) {
             throw new UsageException("task '" + task + "' is not known: no task on the module path has that name and it is not"
-                    + " paused in queue " + queue + closest.map(c -> "; did you mean '" + c + "'?").orElse(";")
-                    + " Else add --any-task to use the name as typed");
+                    + " paused in queue " + queue + closest.map(c -> "; did you mean '" + c + "'? Else add --any-task to use the name as typed")
+                            .orElse("; check the name, or add --any-task to use the name as typed"));
         }
     }
 

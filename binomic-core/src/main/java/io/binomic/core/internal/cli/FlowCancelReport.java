@@ -13,20 +13,23 @@ final class FlowCancelReport {
     private FlowCancelReport() { }
 
     /**
-     * Prints {@code OUTCOME id} on {@code out} and, for an unknown id, why on {@code err}; returns
-     * the exit code: 0 when the cancel stopped something, 1 when it changed nothing.
+     * Prints {@code OUTCOME id} on {@code out} and, for an unknown id, why on {@code err}, naming the broker read
+     * ({@link Command#brokerRead}); returns the exit code: 0 when the cancel stopped something, 1 when it changed nothing.
      */
-    static int print(PrintStream out, PrintStream err, String noun, UUID id, JobHandle.CancelOutcome outcome) {
+    static int print(PrintStream out, PrintStream err, String noun, UUID id, String brokerRead, JobHandle.CancelOutcome outcome) {
         out.println(outcome + " " + id);
         if (outcome == JobHandle.CancelOutcome.NOT_FOUND) {
-            err.println(notFound(noun, id));
+            err.println(notFound(noun, id, brokerRead));
         }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
 
-    /** What {@code show} and {@code cancel} say of an id the broker does not know. */
-    static String notFound(String noun, UUID id) {
-        return "no " + noun + " " + id + ": a wrong id, or a " + noun + " past its retention";
+    /**
+     * What {@code show} and {@code cancel} say of an id the broker does not know, with the broker read: a wrong
+     * {@code --broker} or database otherwise reads as a wrong id.
+     */
+    static String notFound(String noun, UUID id, String brokerRead) {
+        return "no " + noun + " " + id + " on " + brokerRead + ": a wrong id or broker, or a " + noun + " past its retention";
     }
 }

@@ -87,7 +87,7 @@ final class JobCommand extends Command {
                 return submit(binomic, args);
             }
             JobHandle<String> job = handle(binomic, args);
-            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job, binomic);
+            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job, where(binomic, args));
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -109,7 +109,7 @@ final class JobCommand extends Command {
     }
 
     /**
-     * Where {@code job show} looked, for a job it did not find: the queue given (with the queue meant when that one is
+     * Where {@code job show} and {@code job cancel} looked, for a job they did not find: the queue given (with the queue meant when that one is
      * unknown and close to a known one), or every queue of the tasks on the module path.
      */
     private Supplier<String> where(Binomic binomic, Arguments args) {
@@ -125,7 +125,10 @@ final class JobCommand extends Command {
     private int show(JobHandle<String> job, Supplier<String> where) {
         JobStatus s = job.status();
         out.println("job      " + job.id());
-        out.println("queue    " + job.queue());
+        // Without a status the job is not known to be on any queue: the handle's queue is only where it looked first.
+        if (s.state() != JobState.UNKNOWN) {
+            out.println("queue    " + job.queue());
+        }
         out.println("state    " + s.state());
         if (s.state() == JobState.UNKNOWN) {
             err.println("no status is kept for job " + job.id() + " " + where.get()
@@ -153,12 +156,11 @@ final class JobCommand extends Command {
         return BinomicCli.EXIT_OK;
     }
 
-    private int cancel(JobHandle<String> job, Binomic binomic) {
+    private int cancel(JobHandle<String> job, Supplier<String> where) {
         JobHandle.CancelOutcome outcome = job.cancel();
         out.println(outcome + " " + job.id());
         if (outcome == JobHandle.CancelOutcome.NOT_FOUND) {
-            err.println("binomic " + name + ": no job " + job.id() + " on queue " + job.queue() + " of " + brokerRead(binomic)
-                    + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
+            err.println("binomic " + name + ": no job " + job.id() + " " + where.get() + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
         }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;

@@ -47,8 +47,9 @@ final class QueueCommand extends Command {
             if (task.isPresent()) {
                 requireKnownTask(args, binomic, queue, task.get(), true);
             }
-            if (task.isPresent() && args.has(ANY_TASK.name())) {
-                // the name is meant as typed: the library's warning of a likely typo would say it again
+            if (task.isPresent()) {
+                // checked above, or meant as typed with --any-task: the library's warning of a likely typo, in Java terms, would
+                // say again what the refusal said, or contradict --any-task
                 CoreAccess.get().setTaskPausedAsTyped(binomic, queue, task.get(), verb == PAUSE);
             } else if (verb == PAUSE) {
                 task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));

@@ -271,6 +271,11 @@ class BinomicCliBrokerTest {
         assertEquals(1, anywhere.exit(), anywhere.toString());
         assertTrue(anywhere.err().startsWith("no status is kept for job " + unknown + " on any queue of the tasks on the module path"
                 + " (letters, mail) of broker memory://: "), anywhere.err());
+        assertEquals("job      " + unknown + "\nstate    UNKNOWN\n", anywhere.out(), "no queue the job is not known to be on");
+        CliRun cancelAnywhere = CliRun.of(Map.of(), withTasks, "job", "cancel", unknown);
+        assertEquals(1, cancelAnywhere.exit(), cancelAnywhere.toString());
+        assertEquals("binomic job cancel: no job " + unknown + " on any queue of the tasks on the module path (letters, mail) of broker"
+                + " memory://: a wrong id or queue, a task that is not tracked, or a status past its retention\n", cancelAnywhere.err());
     }
 
     /** A worker that stops cleanly leaves no consumer; the queue it read is still no typo. */
@@ -407,6 +412,25 @@ class BinomicCliBrokerTest {
         assertEquals(1, waited.exit(), waited.toString());
         assertTrue(waited.err().endsWith("job " + id + " did not end within PT0.1S; it is QUEUED (it goes on: wait again, or cancel"
                 + " it)\n"), waited.err());
+    }
+
+    /** Found by an outside tester: --debounce on a task declared unique was refused as if the user had asked for both. */
+    @Test
+    void aDebounceOnATaskDeclaredUniqueSaysTheTaskDeclaresIt() {
+        Task<String, Void> refresh = Task.builder("refresh", String.class).queue("feeds")
+                .unique(Uniqueness.whileQueuedOrRunning(Duration.ofHours(1)), feed -> "feed-" + feed).build();
+        BinomicCli.Connector withRefresh = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(refresh, s -> null).build().start();
+        CliRun refused = CliRun.of(Map.of(), withRefresh, "job", "submit", "--task", "refresh", "--json", "\"7\"", "--delay", "1m",
+                "--debounce", "feed-7");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().startsWith("binomic job submit: task 'refresh' is declared unique (Task.Builder.unique), so a debounce"
+                + " key (--debounce) cannot apply to it: a duplicate of a unique job is dropped, one"
+                + " of a debounced job replaces it; leave the debounce key out (the declared unique key then merges duplicates), give"
+                + " the submit its own unique key instead (--unique), or submit to a task that is not"
+                + " unique\n"), refused.err());
+        assertEquals(0, broker.stats("feeds").ready() + broker.stats("feeds").delayed(), "nothing submitted");
     }
 
     /**
@@ -581,6 +605,45 @@ class BinomicCliBrokerTest {
     }
 
     /**
+     * Found by an outside tester: pausing a task of another queue was accepted with exit 0, and the library's warning then
+     * gave a shell user Java calls to undo it. It is refused as a submit of that task to another queue is.
+     */
+    @Test
+    void aTaskOfAnotherQueueIsRefusedForPauseAndResumeUnlessAnyTaskMeansIt() {
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        BinomicCli.Connector withGreet = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).build().start();
+        broker.start(List.of("post"));
+        enqueue("post", "ship", 1);
+        for (String verb : List.of("pause", "resume")) {
+            CliRun refused = CliRun.of(Map.of(), withGreet, "queue", verb, "post", "--task", "greet");
+            assertEquals(2, refused.exit(), refused.toString());
+            assertTrue(refused.err().startsWith("binomic queue " + verb + ": task 'greet' is not a task of queue post: the task of that"
+                    + " name on the module path is declared on queue 'mail', and it is not paused in queue post; did you mean task"
+                    + " 'greet' of queue 'mail'? Else add --any-task to use the name on queue post as typed\n"), refused.err());
+        }
+        assertEquals(PauseState.NONE, broker.capability(Pausing.class).orElseThrow().pauseStates(List.of("post")).get("post"),
+                "nothing paused");
+        CliRun meant = CliRun.of(Map.of(), withGreet, "queue", "pause", "post", "--task", "greet", "--any-task");
+        assertEquals("paused queue post task greet\n", meant.out(), meant.toString());
+        assertEquals(0, CliRun.of(Map.of(), withGreet, "queue", "resume", "post", "--task", "greet").exit(), "known once paused");
+    }
+
+    /** Found by an outside tester: the refusal of a task far from any known name ended "...; Else add --any-task". */
+    @Test
+    void theRefusalOfAnUnknownTaskWithNoCloseNameReadsAsASentence() {
+        Task<String, Void> greet = Task.builder("greet", String.class).queue("mail").build();
+        BinomicCli.Connector withGreet = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(greet, s -> null).build().start();
+        CliRun refused = CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "zzzzzz");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().startsWith("binomic queue pause: task 'zzzzzz' is not known: no task on the module path has that name"
+                + " and it is not paused in queue mail; check the name, or add --any-task to use the name as typed\n"), refused.err());
+    }
+
+    /**
      * Found by a newcomer: a CLI pointed at the wrong Redis showed empty tables and "not found" without saying which
      * broker it had read. Every read that finds nothing now names it, its password masked.
      */
@@ -599,7 +662,11 @@ class BinomicCliBrokerTest {
                 CliRun.of(env, atUrl, "dlq", "list", "--queues", "emails", "--any-queue"),
                 CliRun.of(env, atUrl, "dlq", "list", "--queues", "emails", "--any-queue", "--details"),
                 CliRun.of(env, atUrl, "job", "show", unknown, "--queue", "emails"),
-                CliRun.of(env, atUrl, "job", "cancel", unknown, "--queue", "emails"));
+                CliRun.of(env, atUrl, "job", "cancel", unknown, "--queue", "emails"),
+                CliRun.of(env, atUrl, "workflow", "show", unknown),
+                CliRun.of(env, atUrl, "workflow", "cancel", unknown),
+                CliRun.of(env, atUrl, "batch", "show", unknown),
+                CliRun.of(env, atUrl, "batch", "cancel", unknown));
         for (CliRun run : runs) {
             assertTrue(run.err().contains(read), run.toString());
             assertFalse(run.toString().contains("s3cret"), run.toString());
@@ -609,6 +676,9 @@ class BinomicCliBrokerTest {
                 runs.get(1).err());
         assertTrue(runs.get(4).err().startsWith("no status is kept for job " + unknown + " on queue emails of " + read + " (queue"),
                 runs.get(4).err());
+
+        assertEquals("no workflow " + unknown + " on " + read + ": a wrong id or broker, or a workflow past its retention\n",
+                runs.get(6).err());
 
         enqueue("emails", "send", 1);
         CliRun found = CliRun.of(env, atUrl, "queues", "--queues", "emails");
@@ -853,7 +923,8 @@ class BinomicCliBrokerTest {
         CliRun cancelUnknown = run("batch", "cancel", "--id", nobody.toString());
         assertEquals(1, cancelUnknown.exit());
         assertEquals("NOT_FOUND " + nobody, cancelUnknown.out().strip(), "as 'binomic workflow cancel' says it");
-        assertEquals("no batch " + nobody + ": a wrong id, or a batch past its retention", cancelUnknown.err().strip());
+        assertEquals("no batch " + nobody + " on broker memory://: a wrong id or broker, or a batch past its retention",
+                cancelUnknown.err().strip());
         CliRun bad = run("batch", "show", "nope");
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a batch id"), bad.err());
@@ -891,7 +962,8 @@ class BinomicCliBrokerTest {
         CliRun cancelUnknown = run("workflow", "cancel", "--id", nobody.toString());
         assertEquals(1, cancelUnknown.exit());
         assertEquals("NOT_FOUND " + nobody, cancelUnknown.out().strip());
-        assertEquals("no workflow " + nobody + ": a wrong id, or a workflow past its retention", cancelUnknown.err().strip());
+        assertEquals("no workflow " + nobody + " on broker memory://: a wrong id or broker, or a workflow past its retention",
+                cancelUnknown.err().strip());
         CliRun bad = run("workflow", "cancel", "--id", "nope");
         assertEquals(2, bad.exit());
         assertTrue(bad.err().contains("is not a workflow id"), bad.err());
