@@ -22,7 +22,8 @@ final class DrainSignals {
     /**
      * Runs {@code onSignal} on each of {@link #NAMES}, instead of starting the JVM's shutdown. Returns false when the JVM
      * does not let them be handled (started with {@code -Xrs}, or on a platform without them): the JVM's shutdown then
-     * stays what starts the drain.
+     * stays what starts the drain. A signal ignored at launch ({@code nohup}, a shell's background job for SIGINT) stays
+     * ignored, as with the JVM's own handling.
      */
     static boolean install(Runnable onSignal) {
         try {
