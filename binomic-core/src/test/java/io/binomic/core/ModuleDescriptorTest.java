@@ -35,7 +35,8 @@ class ModuleDescriptorTest {
         assertEquals(Set.of("io.binomic.core", "io.binomic.core.testing"), core.exports().stream().filter(e -> !e.isQualified())
                 .map(ModuleDescriptor.Exports::source).collect(Collectors.toSet()));
         Set<String> requires = core.requires().stream().map(ModuleDescriptor.Requires::name).collect(Collectors.toCollection(TreeSet::new));
-        assertEquals(new TreeSet<>(Set.of("java.base", "io.binomic.api", "jdk.jfr", "jdk.httpserver", "java.logging", "java.management", "jdk.management")), requires,
+        assertEquals(new TreeSet<>(Set.of("java.base", "io.binomic.api", "jdk.jfr", "jdk.httpserver", "java.logging", "java.management", "jdk.management",
+                "jdk.unsupported")), requires,
                 "the core must need nothing outside the JDK and the API");
         Set<String> provides = core.provides().stream().map(p -> p.service() + " with " + p.providers())
                 .collect(Collectors.toCollection(TreeSet::new));

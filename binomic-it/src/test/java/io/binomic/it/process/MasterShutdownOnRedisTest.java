@@ -145,6 +145,81 @@ class MasterShutdownOnRedisTest {
     }
 
     /**
+     * SIGTERM to a worker JVM alone (as a terminal's Ctrl-C, {@code timeout} or a service manager's kill of the
+     * control group send it too): the worker drains, its log ends with the lines of its stop, and it exits 0.
+     */
+    @Test
+    void sigtermToTheWorkerAloneDrainsItWithItsStopLinesAndExitZero() throws Exception {
+        Fixture fixture = new Fixture();
+        try (Binomic client = fixture.client()) {
+            List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
+                    "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
+                    "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
+                    "--state-dir", dir.toString()));
+            fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
+            Path log = dir.resolve("master.log");
+            Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            try {
+                fixture.submit(client, 20, 500);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                List<Long> workers = workerPids(dir.resolve("workers.slots"));
+                assertEquals(1, workers.size(), "one worker: " + workers);
+                ProcessHandle worker = ProcessHandle.of(workers.getFirst()).orElseThrow();
+
+                assertTrue(worker.destroy(), "SIGTERM sent"); // mid-run: the worker has tasks running
+
+                worker.onExit().get(30, TimeUnit.SECONDS);
+                String text = read(dir.resolve("logs").resolve("worker-0.log"));
+                assertTrue(text.contains(" stopping: "), "the stop's first line; worker log: " + text);
+                assertTrue(text.contains(" stopped in ") && text.contains(" succeeded"), "the stop's last line; worker log: " + text);
+                Fixture.await("the master says the worker drained on its own", () -> "master log: " + read(log),
+                        () -> read(log).contains("worker 0 (pid " + worker.pid() + ") drained and exited with code 0 on its own"));
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * A terminal's Ctrl-C: SIGINT to the master and its worker at once. The worker drains on its own signal, logs the
+     * lines of its stop and exits 0, which the master reports as it stops.
+     */
+    @Test
+    void ctrlCToTheMasterAndItsWorkerKeepsTheWorkersStopLinesAndExitsZero() throws Exception {
+        Fixture fixture = new Fixture();
+        try (Binomic client = fixture.client()) {
+            List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
+                    "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
+                    "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
+                    "--state-dir", dir.toString()));
+            fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
+            Path log = dir.resolve("master.log");
+            Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            try {
+                fixture.submit(client, 20, 500);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                List<Long> workers = workerPids(dir.resolve("workers.slots"));
+                assertEquals(1, workers.size(), "one worker: " + workers);
+
+                Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(master.pid()), String.valueOf(workers.getFirst()))
+                        .inheritIO().start();
+                assertEquals(0, kill.waitFor(), "kill -INT");
+
+                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
+                String text = read(dir.resolve("logs").resolve("worker-0.log"));
+                assertTrue(text.contains(" stopping: "), "the stop's first line; worker log: " + text);
+                assertTrue(text.contains(" stopped in ") && text.contains(" succeeded"), "the stop's last line; worker log: " + text);
+                assertTrue(read(log).contains("worker 0 (pid " + workers.getFirst() + ") stopped, exit code 0"), "master log: " + read(log));
+                assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    /**
      * The batch callback its worker JVMs ran is on the master's /metrics, under the names a worker JVM
      * serves it by (a worker JVM records it, where the callback starts); returns the dashboard's address.
      */
