@@ -144,6 +144,24 @@ class MasterShutdownOnRedisTest {
         }
     }
 
+    /** A master of one worker at concurrency 2 on the fixture's queue, writing to {@code log}, with short grace and lease. */
+    private Process startMasterOfOneWorker(Fixture fixture, Path log) throws IOException {
+        List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
+                "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
+                "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
+                "--state-dir", dir.toString()));
+        fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
+        return new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /** Worker 0's log holds the first and the last line of its stop. */
+    private void assertWorkerLoggedItsStop() {
+        String text = read(dir.resolve("logs").resolve("worker-0.log"));
+        assertTrue(text.contains(" stopping: "), "the stop's first line; worker log: " + text);
+        assertTrue(text.contains(" stopped in ") && text.contains(" succeeded"), "the stop's last line; worker log: " + text);
+    }
+
     /**
      * SIGTERM to a worker JVM alone (as a terminal's Ctrl-C, {@code timeout} or a service manager's kill of the
      * control group send it too): the worker drains, its log ends with the lines of its stop, and it exits 0.
@@ -152,14 +170,8 @@ class MasterShutdownOnRedisTest {
     void sigtermToTheWorkerAloneDrainsItWithItsStopLinesAndExitZero() throws Exception {
         Fixture fixture = new Fixture();
         try (Binomic client = fixture.client()) {
-            List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
-                    "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
-                    "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
-                    "--state-dir", dir.toString()));
-            fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
             Path log = dir.resolve("master.log");
-            Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process master = startMasterOfOneWorker(fixture, log);
             try {
                 fixture.submit(client, 20, 500);
                 Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
@@ -170,9 +182,7 @@ class MasterShutdownOnRedisTest {
                 assertTrue(worker.destroy(), "SIGTERM sent"); // mid-run: the worker has tasks running
 
                 worker.onExit().get(30, TimeUnit.SECONDS);
-                String text = read(dir.resolve("logs").resolve("worker-0.log"));
-                assertTrue(text.contains(" stopping: "), "the stop's first line; worker log: " + text);
-                assertTrue(text.contains(" stopped in ") && text.contains(" succeeded"), "the stop's last line; worker log: " + text);
+                assertWorkerLoggedItsStop();
                 Fixture.await("the master says the worker drained on its own", () -> "master log: " + read(log),
                         () -> read(log).contains("worker 0 (pid " + worker.pid() + ") drained and exited with code 0 on its own"));
             } finally {
@@ -189,14 +199,8 @@ class MasterShutdownOnRedisTest {
     void ctrlCToTheMasterAndItsWorkerKeepsTheWorkersStopLinesAndExitsZero() throws Exception {
         Fixture fixture = new Fixture();
         try (Binomic client = fixture.client()) {
-            List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
-                    "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
-                    "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
-                    "--state-dir", dir.toString()));
-            fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
             Path log = dir.resolve("master.log");
-            Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
-                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            Process master = startMasterOfOneWorker(fixture, log);
             try {
                 fixture.submit(client, 20, 500);
                 Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
@@ -208,9 +212,7 @@ class MasterShutdownOnRedisTest {
                 assertEquals(0, kill.waitFor(), "kill -INT");
 
                 assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
-                String text = read(dir.resolve("logs").resolve("worker-0.log"));
-                assertTrue(text.contains(" stopping: "), "the stop's first line; worker log: " + text);
-                assertTrue(text.contains(" stopped in ") && text.contains(" succeeded"), "the stop's last line; worker log: " + text);
+                assertWorkerLoggedItsStop();
                 assertTrue(read(log).contains("worker 0 (pid " + workers.getFirst() + ") stopped, exit code 0"), "master log: " + read(log));
                 assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
             } finally {
