@@ -110,7 +110,7 @@ public final class FlowSubmits {
         // no job to replace and the key has two.
         if (options.uniqueness().isPresent() && task.isDebounced()) {
             throw new IllegalArgumentException("task '" + task.name() + "' is debounced (Task.Builder.debounce), and this submit asks"
-                    + " for a unique key (SubmitOptions.unique, or the CLI's --unique): a duplicate of a unique job is dropped, one of"
+                    + " for a unique key (SubmitOptions.unique): a duplicate of a unique job is dropped, one of"
                     + " a debounced job replaces it; leave the unique key out, or submit to a task that is not debounced");
         }
         List<Message> marked = new ArrayList<>(messages.size());

@@ -433,6 +433,22 @@ class BinomicCliBrokerTest {
         assertEquals(0, broker.stats("feeds").ready() + broker.stats("feeds").delayed(), "nothing submitted");
     }
 
+    /** The refusal of a unique key for a debounced task names the CLI's flag once, in the CLI's terms. */
+    @Test
+    void aUniqueKeyOnATaskDeclaredDebouncedNamesTheFlagOnce() {
+        Task<String, Void> reindex = Task.builder("reindex", String.class).queue("search").delay(Duration.ofHours(1))
+                .debounce(user -> "user-" + user).build();
+        BinomicCli.Connector withReindex = (url, queues) -> Binomic.builder()
+                .config(BinomicConfig.builder().worker(WorkerConfig.builder().queues(queues).build()).schedulePeriodicTasks(false).build())
+                .broker(survivesClose).scheduler(scheduler).handle(reindex, s -> null).build().start();
+        CliRun refused = CliRun.of(Map.of(), withReindex, "job", "submit", "--task", "reindex", "--json", "\"7\"", "--unique", "u-7");
+        assertEquals(2, refused.exit(), refused.toString());
+        assertTrue(refused.err().startsWith("binomic job submit: task 'reindex' is debounced (Task.Builder.debounce), and this submit"
+                + " asks for a unique key (--unique): a duplicate of a unique job is dropped, one of a debounced job replaces it;"
+                + " leave the unique key out, or submit to a task that is not debounced\n"), refused.err());
+        assertEquals(0, broker.stats("search").ready() + broker.stats("search").delayed(), "nothing submitted");
+    }
+
     /**
      * Found by a newcomer: a submit of a task declared unique or debounced (its key derived from the argument) merged "as
      * its task is declared unique or debounced", without the key that matched, so nothing said why it merged.
