@@ -227,9 +227,7 @@ class MasterShutdownOnRedisTest {
     /**
      * A service manager's stop of the control group ({@code timeout}, systemd's default): SIGTERM to the master and its
      * worker at once. The worker drains on its own signal, logs the lines of its stop and exits 0, which the master
-     * reports as it stops. A terminal's Ctrl-C (SIGINT) takes the same path; it is not sent here because a process
-     * started in the background by a shell without job control (as a build may be) inherits SIGINT ignored, and then
-     * so do the master and its worker, as the JVM's own handling would.
+     * reports as it stops. A terminal's Ctrl-C (SIGINT) takes the same path: see the next test.
      */
     @Test
     void sigtermToTheMasterAndItsWorkerAtOnceKeepsTheWorkersStopLinesAndExitsZero() throws Exception {
@@ -282,6 +280,39 @@ class MasterShutdownOnRedisTest {
                 assertWorkerLoggedItsStop();
                 assertMasterLoggedItsStop(log, master.pid(), workers);
                 assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * SIGHUP (a closed terminal), which the master leaves to the JVM: its shutdown hook drains the worker, and the master
+     * exits 0, not the signal's 129. Its own lines on stdout are written; its log records of the stop may be lost, as the
+     * JVM's shutdown races java.util.logging's hook (operations.md says so).
+     */
+    @Test
+    void sighupToTheMasterDrainsItsWorkerInTheShutdownHookAndExitsZero() throws Exception {
+        Fixture fixture = new Fixture();
+        try (Binomic client = fixture.client()) {
+            Path log = dir.resolve("master.log");
+            Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=HUP"));
+            try {
+                fixture.submit(client, 20, 500);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                List<Long> workers = workerPids(dir.resolve("workers.slots"));
+                assertEquals(1, workers.size(), "one worker: " + workers);
+
+                Process kill = new ProcessBuilder("kill", "-HUP", String.valueOf(master.pid())).inheritIO().start();
+                assertEquals(0, kill.waitFor(), "kill -HUP");
+
+                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
+                assertWorkerLoggedItsStop();
+                String text = read(log);
+                int drains = assertLogged(text, "master pid " + master.pid() + " draining its workers", 0);
+                int worker = assertLogged(text, "worker 0 (pid " + workers.getFirst() + ") stopped, exit code 0", drains);
+                assertLogged(text, "master pid " + master.pid() + " stopped", worker);
+                assertEquals(0, master.exitValue(), "master exit code; log: " + text);
             } finally {
                 master.destroyForcibly();
             }
