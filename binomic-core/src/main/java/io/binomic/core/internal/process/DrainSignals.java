@@ -15,7 +15,7 @@ import java.util.List;
  */
 public final class DrainSignals {
     /** The signals a terminal's Ctrl-C, {@code kill}, {@code timeout} and service managers send to stop a process. */
-    public static final List<String> NAMES = List.of("TERM", "INT");
+    static final List<String> NAMES = List.of("TERM", "INT");
 
     private DrainSignals() {}
 
