@@ -2,6 +2,7 @@ package io.binomic.api;
 
 import io.binomic.api.spi.QueuePartitions;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
@@ -26,6 +27,19 @@ public interface JobHandle<R> {
 
     /** What became of the job, read from the broker now. */
     JobStatus status();
+
+    /**
+     * The key under which this handle's submit found a job stored before and returned that job's
+     * handle instead of queueing one of its own: the unique key the job holds (the submit, a
+     * duplicate, was dropped), or the debounce key it waited under (it took the submit's argument
+     * and due time). Empty when the submit queued a job of its own, and for a handle that was not
+     * returned by a submit ({@code Binomic.job}, an outbox's relayed handle): it cannot tell.
+     *
+     * <p>The key is as stored: the one given with the submit, the one the task derives from the
+     * argument, or else the encoded argument itself ({@code sha256:} and its SHA-256 in hex when
+     * it is longer than 200 bytes).
+     */
+    default Optional<String> mergedKey() { return Optional.empty(); }
 
     /**
      * Completes with the handler's return value when the job succeeds; exceptionally with a

@@ -26,21 +26,9 @@ import io.binomic.api.spi.TaskProvider;
 import io.binomic.api.spi.TraceContextProvider;
 import io.binomic.api.spi.Workflows;
 import io.binomic.core.internal.CoreAccess;
-import io.binomic.core.internal.PartitionRouter;
 import io.binomic.core.internal.Providers;
 import io.binomic.core.internal.StatsRecorder;
-import io.binomic.core.internal.client.ClientContext;
-import io.binomic.core.internal.client.JobLookup;
-import io.binomic.core.internal.client.JobMessages;
-import io.binomic.core.internal.client.LocalWorkers;
-import io.binomic.core.internal.client.PeriodicFirer;
-import io.binomic.core.internal.client.BatchSubmitter;
 import io.binomic.core.internal.client.WorkflowSubmitter;
-import io.binomic.core.internal.client.Submitter;
-import io.binomic.core.internal.codec.ArgumentTypes;
-import io.binomic.core.internal.codec.WorkerCodec;
-import io.binomic.core.internal.worker.RunObservers;
-import io.binomic.core.internal.jobs.JobHandles;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -54,8 +42,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.ServiceLoader;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.stream.Stream;
 
 /**
  * A Binomic instance: submits tasks, fires periodic ones, runs workers and manages dead letters.
@@ -70,80 +56,33 @@ public final class Binomic implements AutoCloseable {
 
     private final BinomicConfig config;
     private final TaskRegistry registry;
-    private final JobHandles jobs;
-    private final Broker broker;
-    /** The scheduler given to the builder, if any; otherwise the provider that creates one for the started broker. */
-    private final Scheduler givenScheduler;
-    private final SchedulerProvider schedulerProvider;
-    /** The broker's store of deferred work: DELAY submissions, retries, tick claims. Set by {@link #start()}. */
-    private volatile Scheduler scheduler;
-    private final Submitter submitter;
-    private final BatchSubmitter batches;
-    private final WorkflowSubmitter workflows;
-    private final PeriodicFirer periodic;
-    private final JobLookup lookup;
-    private final StatsRecorder stats = new StatsRecorder();
-    private final List<OutboxMonitor> outboxes = new CopyOnWriteArrayList<>();
-    private final LocalWorkers workers;
-    private final RunObservers runObservers;
-    private final DeadLetters deadLetters;
-    private final Queues queues;
-    /** The partitions of partitioned queues: where a submit goes, what a worker reads. */
-    private final PartitionRouter partitions;
+    private final BinomicParts parts;
     private volatile State state = State.NEW;
-    private final boolean prepareQueues;
 
     private enum State { NEW, STARTED, CLOSED }
 
     private Binomic(Builder b) {
-        this.config = b.config;
-        this.registry = TaskRegistry.of(b.tasks);
-        ArgumentTypes.requireDecodable(registry.all(), b.codec != null ? b.codec.id() : config.payloadCodec(),
-                Providers.codecsById().keySet());
-        Map<String, TaskBinding<?, ?>> handlers = Map.copyOf(b.handlers);
-        Clock clock = b.clock;
-        this.broker = b.broker != null ? b.broker : Providers.createBroker(config.broker());
-        PayloadCodec codec = b.codec != null ? b.codec : Providers.selectCodec(config.payloadCodec());
-        WorkerCodec workerCodec = new WorkerCodec(codec, Providers.codecsById());
-        this.givenScheduler = b.scheduler;
-        // Selected now, so a missing provider fails the build as a missing broker provider does.
-        this.schedulerProvider = b.scheduler != null ? null : Providers.selectScheduler(config.broker(),
-                Providers.load(SchedulerProvider.class, ServiceLoader.load(SchedulerProvider.class)));
-        this.partitions = new PartitionRouter(broker);
-        this.deadLetters = new DeadLetters(broker, registry, config.worker().queues(), partitions);
-        this.queues = new Queues(broker, partitions, this::allQueues, () -> registry);
-        this.prepareQueues = b.prepareQueues;
-        this.jobs = new JobHandles(broker, workerCodec, clock);
-        TraceContextProvider traceContexts = b.traceContextsGiven ? b.traceContexts : Providers.selectTraceContextProvider(
-                Providers.load(TraceContextProvider.class, ServiceLoader.load(TraceContextProvider.class)));
-        JobMessages messages = new JobMessages(codec, config.broker().maxPayloadBytes(), clock, traceContexts);
-        this.runObservers = new RunObservers(b.runObserversGiven ? b.runObservers
-                : Providers.load(RunObserver.class, ServiceLoader.load(RunObserver.class)).providers());
-        ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
-        this.submitter = new Submitter(context, registry, messages);
-        this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
-        this.batches = new BatchSubmitter(context, messages, submitter, stats.flows(), workers::reads);
-        this.workflows = new WorkflowSubmitter(context, messages, submitter, stats.flows());
-        this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
-        this.lookup = new JobLookup(context);
+        this.parts = new BinomicParts(b);
+        this.config = parts.config;
+        this.registry = parts.registry;
     }
 
     static {
         CoreAccess.install(new CoreAccess.Bridge() {
             @Override
-            public StatsRecorder stats(Binomic binomic) { return binomic.stats; }
+            public StatsRecorder stats(Binomic binomic) { return binomic.parts.stats; }
 
             @Override
             public List<String> queues(Binomic binomic) { return binomic.allQueues(); }
 
             @Override
-            public Broker broker(Binomic binomic) { return binomic.started(binomic.broker); }
+            public Broker broker(Binomic binomic) { return binomic.started(binomic.parts.broker); }
 
             @Override
-            public Scheduler scheduler(Binomic binomic) { return binomic.started(binomic.scheduler); }
+            public Scheduler scheduler(Binomic binomic) { return binomic.started(binomic.parts.scheduler); }
 
             @Override
-            public List<OutboxMonitor> outboxes(Binomic binomic) { return List.copyOf(binomic.outboxes); }
+            public List<OutboxMonitor> outboxes(Binomic binomic) { return List.copyOf(binomic.parts.outboxes); }
 
             @Override
             public void setTaskPausedAsTyped(Binomic binomic, String queue, String task, boolean paused) {
@@ -176,16 +115,17 @@ public final class Binomic implements AutoCloseable {
             throw new IllegalStateException("Binomic can be started once; it is " + state);
         }
         List<String> queues = allQueues();
-        broker.start(prepareQueues ? queues : List.of());
+        parts.broker.start(parts.prepareQueues ? queues : List.of());
         try {
-            scheduler = givenScheduler != null ? givenScheduler : Providers.createScheduler(schedulerProvider, broker);
+            parts.scheduler = parts.givenScheduler != null ? parts.givenScheduler
+                    : Providers.createScheduler(parts.schedulerProvider, parts.broker);
         } catch (RuntimeException e) {
-            broker.close();
+            parts.broker.close();
             throw e;
         }
         state = State.STARTED;
         if (config.schedulePeriodicTasks()) {
-            periodic.start(registry.all());
+            parts.periodic.start(registry.all());
         }
         LOG.log(Level.INFO, "Binomic started: broker {0}, {1} task(s), queues {2}",
                 config.broker().redactedUrl(), registry.all().size(), queues);
@@ -213,7 +153,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submit(Task, Object)} with options for this one job ({@link SubmitOptions}). */
     public <A, R> JobHandle<R> submit(Task<A, R> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
-        return started(submitter).submit(task, argument, options);
+        return started(parts.submitter).submit(task, argument, options);
     }
 
     /** Submits one job per argument, pipelined: the fast path for producers. Returns the handles in argument order. */
@@ -224,7 +164,7 @@ public final class Binomic implements AutoCloseable {
     /** {@link #submitAll(Task, Collection)} with the same options for every job. */
     public <A, R> List<JobHandle<R>> submitAll(Task<A, R> task, Collection<? extends A> arguments, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
-        return started(submitter).submitAll(task, arguments, options);
+        return started(parts.submitter).submitAll(task, arguments, options);
     }
 
     /**
@@ -263,19 +203,19 @@ public final class Binomic implements AutoCloseable {
      */
     public JobHandle<String> submitJson(String queue, String task, String jsonArgument, SubmitOptions options) {
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
-        return started(submitter).submitJson(queue, task, jsonArgument, options);
+        return started(parts.submitter).submitJson(queue, task, jsonArgument, options);
     }
 
     /**
      * A new batch: jobs submitted atomically, with callbacks enqueued exactly once when every job
      * succeeded, every job ended, or the first was dead-lettered. See {@link BatchBuilder}.
      */
-    public BatchBuilder batch() { return new BatchBuilder(started(batches)); }
+    public BatchBuilder batch() { return new BatchBuilder(started(parts.batches)); }
 
     /** The batch {@code id}, from any process: its status, and while it is open, more jobs and its close. */
     public BatchHandle batch(UUID id) {
         Objects.requireNonNull(id, "id must not be null");
-        return new BatchHandle(started(batches), id);
+        return new BatchHandle(started(parts.batches), id);
     }
 
     /**
@@ -289,14 +229,14 @@ public final class Binomic implements AutoCloseable {
      */
     public WorkflowHandle submit(Workflow workflow) {
         Objects.requireNonNull(workflow, "workflow must not be null");
-        WorkflowSubmitter w = started(workflows);
+        WorkflowSubmitter w = started(parts.workflows);
         return new WorkflowHandle(w, w.submit(workflow));
     }
 
     /** The workflow {@code id}, from any process: its status and its cancel. */
     public WorkflowHandle workflow(UUID id) {
         Objects.requireNonNull(id, "id must not be null");
-        return new WorkflowHandle(started(workflows), id);
+        return new WorkflowHandle(started(parts.workflows), id);
     }
 
     /**
@@ -313,7 +253,7 @@ public final class Binomic implements AutoCloseable {
     public <A, R> Message prepare(Task<A, R> task, A argument, SubmitOptions options) {
         Objects.requireNonNull(task, "task must not be null");
         Objects.requireNonNull(options, "options must not be null (SubmitOptions.NONE for none)");
-        return started(submitter).prepare(task, argument, options);
+        return started(parts.submitter).prepare(task, argument, options);
     }
 
     /**
@@ -329,20 +269,20 @@ public final class Binomic implements AutoCloseable {
     public List<UUID> submitPrepared(List<Message> messages, Instant dueAt, Duration window) {
         Objects.requireNonNull(messages, "messages must not be null");
         Objects.requireNonNull(window, "window must not be null");
-        return started(submitter).submitPrepared(messages, dueAt, window);
+        return started(parts.submitter).submitPrepared(messages, dueAt, window);
     }
 
     /**
      * The handle of job {@code id} of {@code task}, from any process, at any time while its status
      * is kept ({@link Task#statusRetention()}).
      */
-    public <R> JobHandle<R> job(Task<?, R> task, UUID id) { return started(lookup).job(task, id); }
+    public <R> JobHandle<R> job(Task<?, R> task, UUID id) { return started(parts.lookup).job(task, id); }
 
     /**
      * The handle of job {@code id} of {@code queue}, for a process that does not know its task (the
      * CLI, another service): its result reads as JSON text.
      */
-    public JobHandle<String> job(String queue, UUID id) { return started(lookup).job(queue, id); }
+    public JobHandle<String> job(String queue, UUID id) { return started(parts.lookup).job(queue, id); }
 
     /**
      * The handle of job {@code id}, looked up on the queues this instance knows (its tasks' and its
@@ -352,7 +292,7 @@ public final class Binomic implements AutoCloseable {
      *
      * @throws IllegalStateException when this instance knows no queue
      */
-    public JobHandle<String> job(UUID id) { return started(lookup).job(allQueues(), id); }
+    public JobHandle<String> job(UUID id) { return started(parts.lookup).job(allQueues(), id); }
 
     /** Starts a worker in this JVM with the configured {@link WorkerConfig}. */
     public Worker startWorker() { return startWorker(config.worker()); }
@@ -360,65 +300,65 @@ public final class Binomic implements AutoCloseable {
     /** Starts a worker in this JVM with {@code workerConfig}. */
     public Worker startWorker(WorkerConfig workerConfig) {
         requireStarted();
-        if (!prepareQueues) {
+        if (!parts.prepareQueues) {
             throw new IllegalStateException("this instance was built with prepareQueues(false), for inspection only:"
                     + " build the instance that runs workers without it");
         }
-        return workers.start(workerConfig);
+        return parts.workers.start(workerConfig);
     }
 
     /** Pause, resume and drain queues and tasks, across every worker. */
-    public Queues queues() { return started(queues); }
+    public Queues queues() { return started(parts.queues); }
 
     /** Inspect, replay and purge dead letters. */
-    public DeadLetters deadLetters() { return started(deadLetters); }
+    public DeadLetters deadLetters() { return started(parts.deadLetters); }
 
     /**
      * Broker-side counts of {@code queue}: ready, pending, delayed, dead letters, consumers. For a
      * partitioned queue, the sums over its partitions (consumers: the most any partition has, as
      * every worker of the queue reads all of them).
      */
-    public QueueStats queueStats(String queue) { return started(queues).stats(queue); }
+    public QueueStats queueStats(String queue) { return started(parts.queues).stats(queue); }
 
     /** Execution statistics per queue and task, from the workers of this process. */
-    public List<TaskStats> taskStats() { return stats.snapshot(); }
+    public List<TaskStats> taskStats() { return parts.stats.snapshot(); }
 
     /** Stranded deliveries (their worker stopped renewing) that the workers of this process took over, per queue. */
-    public Map<String, Long> reclaims() { return stats.reclaims(); }
+    public Map<String, Long> reclaims() { return parts.stats.reclaims(); }
 
     /** The batches and workflows submitted and cancelled through this process: no broker call. */
-    public FlowCounters flowCounters() { return FlowCounters.of(stats.flows()); }
+    public FlowCounters flowCounters() { return FlowCounters.of(parts.stats.flows()); }
 
     /**
      * The broker-wide counts of batches by state ({@link FlowCounts}): one small broker read.
      * Empty, without a broker call, when the broker has no batches.
      */
-    public Optional<FlowCounts> batchCounts() { return started(broker).capability(Batches.class).map(Batches::counts); }
+    public Optional<FlowCounts> batchCounts() { return started(parts.broker).capability(Batches.class).map(Batches::counts); }
 
     /**
      * The broker-wide counts of workflows by state ({@link FlowCounts}): one small broker read.
      * Empty, without a broker call, when the broker has no workflows.
      */
-    public Optional<FlowCounts> workflowCounts() { return started(broker).capability(Workflows.class).map(Workflows::counts); }
+    public Optional<FlowCounts> workflowCounts() { return started(parts.broker).capability(Workflows.class).map(Workflows::counts); }
 
     /** The workers this instance started in this JVM and that have not stopped. */
-    public List<Worker> workers() { return workers.running(); }
+    public List<Worker> workers() { return parts.workers.running(); }
 
     /**
      * Adds {@code observer} beside those of the builder: it is told of every handler run the
      * workers of this instance start from now on, to its end (for a library bound after the client
      * is built, such as a metrics registry).
      */
-    public void addRunObserver(RunObserver observer) { runObservers.add(Objects.requireNonNull(observer, "observer must not be null")); }
+    public void addRunObserver(RunObserver observer) { parts.runObservers.add(Objects.requireNonNull(observer, "observer must not be null")); }
 
     /** Stops telling {@code observer} of runs that start from now on; no-op when it was not added. */
-    public void removeRunObserver(RunObserver observer) { runObservers.remove(observer); }
+    public void removeRunObserver(RunObserver observer) { parts.runObservers.remove(observer); }
 
     /** Shows {@code monitor}'s outbox on this client's {@code /metrics} and dashboard (binomic-jdbc's relay adds itself). */
-    public void addOutboxMonitor(OutboxMonitor monitor) { outboxes.add(Objects.requireNonNull(monitor, "monitor must not be null")); }
+    public void addOutboxMonitor(OutboxMonitor monitor) { parts.outboxes.add(Objects.requireNonNull(monitor, "monitor must not be null")); }
 
     /** Stops showing {@code monitor}'s outbox; no-op when it was not added. */
-    public void removeOutboxMonitor(OutboxMonitor monitor) { outboxes.remove(monitor); }
+    public void removeOutboxMonitor(OutboxMonitor monitor) { parts.outboxes.remove(monitor); }
 
     /** The registered tasks. */
     public TaskRegistry tasks() { return registry; }
@@ -426,9 +366,7 @@ public final class Binomic implements AutoCloseable {
     /** The configuration. */
     public BinomicConfig config() { return config; }
 
-    private List<String> allQueues() {
-        return Stream.concat(registry.queues().stream(), config.worker().queues().stream()).distinct().toList();
-    }
+    private List<String> allQueues() { return parts.allQueues(); }
 
     /** {@code value}, once this instance is started: what a method that needs the broker returns through. */
     private <T> T started(T value) {
@@ -449,14 +387,14 @@ public final class Binomic implements AutoCloseable {
             return;
         }
         state = State.CLOSED;
-        periodic.close();
-        jobs.close();
-        workers.close();
-        if (scheduler != null) {
-            scheduler.close();
+        parts.periodic.close();
+        parts.jobs.close();
+        parts.workers.close();
+        if (parts.scheduler != null) {
+            parts.scheduler.close();
         }
         try {
-            broker.close();
+            parts.broker.close();
         } catch (BrokerException e) {
             LOG.log(Level.WARNING, "closing the broker failed: {0}", e.getMessage());
         }
@@ -464,18 +402,19 @@ public final class Binomic implements AutoCloseable {
 
     /** Builds a {@link Binomic}. */
     public static final class Builder {
-        private BinomicConfig config = BinomicConfig.defaults();
-        private final List<Task<?, ?>> tasks = new ArrayList<>();
-        private final Map<String, TaskBinding<?, ?>> handlers = new LinkedHashMap<>();
-        private Broker broker;
-        private PayloadCodec codec;
-        private Scheduler scheduler;
-        private Clock clock = Clock.systemUTC();
-        private boolean prepareQueues = true;
-        private TraceContextProvider traceContexts;
-        private boolean traceContextsGiven;
-        private final List<RunObserver> runObservers = new ArrayList<>();
-        private boolean runObserversGiven;
+        // Read by BinomicParts, which wires the instance from them.
+        BinomicConfig config = BinomicConfig.defaults();
+        final List<Task<?, ?>> tasks = new ArrayList<>();
+        final Map<String, TaskBinding<?, ?>> handlers = new LinkedHashMap<>();
+        Broker broker;
+        PayloadCodec codec;
+        Scheduler scheduler;
+        Clock clock = Clock.systemUTC();
+        boolean prepareQueues = true;
+        TraceContextProvider traceContexts;
+        boolean traceContextsGiven;
+        final List<RunObserver> runObservers = new ArrayList<>();
+        boolean runObserversGiven;
 
         private Builder() { }
 

@@ -15,6 +15,7 @@ import io.binomic.api.WorkerConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -115,6 +116,37 @@ public abstract class UniqueJobsContractTest {
         assertEquals(first.id(), all.get(0).id());
         assertEquals(all.get(1).id(), all.get(2).id(), "a later duplicate in the same submitAll returns the earlier one");
         assertEquals(3, binomic.queueStats(queue).ready(), "acme, globex and initech: one job each");
+    }
+
+    @Test
+    void aMergedSubmitsHandleNamesTheKeyItMetAndAFreshOnesNamesNone() {
+        Task<Sync, String> task = sync().unique(Uniqueness.whileQueued(Duration.ofMinutes(5)), Sync::account).build();
+        Binomic binomic = started(Binomic.builder().task(task));
+
+        assertEquals(Optional.empty(), binomic.submit(task, new Sync("acme", 1)).mergedKey(), "a fresh submit");
+        JobHandle<String> again = binomic.submit(task, new Sync("acme", 2));
+        assertEquals(Optional.of("acme"), again.mergedKey(), "a duplicate: the key the task derives from the argument");
+        assertEquals(Optional.empty(), binomic.job(task, again.id()).mergedKey(), "a handle looked up cannot tell");
+        SubmitOptions keyed = SubmitOptions.builder().unique(Uniqueness.whileQueued(Duration.ofMinutes(5)), "tenant-7").build();
+        assertEquals(Optional.empty(), binomic.submit(task, new Sync("x", 1), keyed).mergedKey());
+        assertEquals(Optional.of("tenant-7"), binomic.submit(task, new Sync("y", 1), keyed).mergedKey(), "the submit's own key");
+        List<JobHandle<String>> all = binomic.submitAll(task, List.of(new Sync("acme", 3), new Sync("initech", 1), new Sync("initech", 2)));
+        assertEquals(List.of(Optional.of("acme"), Optional.empty(), Optional.of("initech")), all.stream().map(JobHandle::mergedKey).toList(),
+                "in a submitAll, a duplicate of a job there before and one of an earlier job of the same call");
+        assertEquals(Optional.of("acme"), binomic.submitJson(queue, "sync", "{\"account\":\"acme\",\"version\":4}").mergedKey(),
+                "by name");
+
+        Task<Sync, String> byArgument = Task.builder("sync-all", Sync.class, String.class).queue(queue)
+                .unique(Uniqueness.whileQueued(Duration.ofMinutes(5))).build();
+        binomic.submit(byArgument, new Sync("acme", 1));
+        String key = binomic.submit(byArgument, new Sync("acme", 1)).mergedKey().orElseThrow();
+        assertTrue(key.contains("\"acme\"") && key.contains("1"), "the argument is the key, encoded: " + key);
+
+        Task<Sync, String> later = Task.builder("sync-later", Sync.class, String.class).queue(queue).build();
+        SubmitOptions debounced = SubmitOptions.builder().debounce("globex").delay(Duration.ofMinutes(5)).build();
+        assertEquals(Optional.empty(), binomic.submit(later, new Sync("globex", 1), debounced).mergedKey());
+        assertEquals(Optional.of("globex"), binomic.submit(later, new Sync("globex", 2), debounced).mergedKey(),
+                "a debounced submit that replaced the waiting job: its debounce key");
     }
 
     @Test

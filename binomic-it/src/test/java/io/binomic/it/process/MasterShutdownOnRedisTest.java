@@ -56,6 +56,7 @@ class MasterShutdownOnRedisTest {
 
                 assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
                 assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+                assertMasterLoggedItsStop(log, master.pid(), workers);
                 List<String> lines = read(log).lines().toList();
                 for (int i = 0; i + 1 < lines.size(); i++) {
                     // java.util.logging's two-line records: the source, then the level and the message
@@ -146,13 +147,45 @@ class MasterShutdownOnRedisTest {
 
     /** A master of one worker at concurrency 2 on the fixture's queue, writing to {@code log}, with short grace and lease. */
     private Process startMasterOfOneWorker(Fixture fixture, Path log) throws IOException {
+        return startMasterOfOneWorker(fixture, log, List.of());
+    }
+
+    /** The same, its command run by {@code launcher} (a command that ends by running the rest of its arguments). */
+    private Process startMasterOfOneWorker(Fixture fixture, Path log, List<String> launcher) throws IOException {
         List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
                 "--workers", "1", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
                 "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
                 "--state-dir", dir.toString()));
         fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
-        return new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        List<String> command = new ArrayList<>(launcher);
+        command.addAll(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args));
+        return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    }
+
+    /**
+     * The master's log holds the lines of its stop, in order: the command's line that it drains, the master's own (logged),
+     * each worker's exit, the master's last logged line and the command's last. Records logged while the JVM shuts down
+     * would be lost: the logging system's own shutdown hook removes its handlers.
+     */
+    private static void assertMasterLoggedItsStop(Path log, long masterPid, List<Long> workerPids) {
+        String text = read(log);
+        String master = "master pid " + masterPid;
+        int drains = assertLogged(text, master + " draining its workers", 0);
+        int drainsLogged = assertLogged(text, master + ": draining " + workerPids.size() + " worker(s), grace 3000 ms", drains);
+        int lastWorker = drainsLogged;
+        for (int slot = 0; slot < workerPids.size(); slot++) {
+            lastWorker = Math.max(lastWorker, assertLogged(text, "worker " + slot + " (pid " + workerPids.get(slot) + ") stopped, exit code 0",
+                    drainsLogged));
+        }
+        int allStopped = assertLogged(text, master + ": all workers stopped", lastWorker);
+        assertLogged(text, master + " stopped", allStopped);
+    }
+
+    /** Where {@code line} ends in {@code text}, looked for from {@code from} on. */
+    private static int assertLogged(String text, String line, int from) {
+        int at = text.indexOf(line, from);
+        assertTrue(at >= 0, "'" + line + "' after the first " + from + " characters of the master log:\n" + text);
+        return at + line.length();
     }
 
     /** Worker 0's log holds the first and the last line of its stop. */
@@ -194,9 +227,7 @@ class MasterShutdownOnRedisTest {
     /**
      * A service manager's stop of the control group ({@code timeout}, systemd's default): SIGTERM to the master and its
      * worker at once. The worker drains on its own signal, logs the lines of its stop and exits 0, which the master
-     * reports as it stops. A terminal's Ctrl-C (SIGINT) takes the same path; it is not sent here because a process
-     * started in the background by a shell without job control (as a build may be) inherits SIGINT ignored, and then
-     * so do the master and its worker, as the JVM's own handling would.
+     * reports as it stops. A terminal's Ctrl-C (SIGINT) takes the same path: see the next test.
      */
     @Test
     void sigtermToTheMasterAndItsWorkerAtOnceKeepsTheWorkersStopLinesAndExitsZero() throws Exception {
@@ -216,8 +247,72 @@ class MasterShutdownOnRedisTest {
 
                 assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
                 assertWorkerLoggedItsStop();
-                assertTrue(read(log).contains("worker 0 (pid " + workers.getFirst() + ") stopped, exit code 0"), "master log: " + read(log));
+                assertMasterLoggedItsStop(log, master.pid(), workers);
                 assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * A terminal's Ctrl-C: SIGINT to the master and its worker at once. Both drain as on SIGTERM, keep the lines of their stop
+     * and exit 0. The master is started through {@code env --default-signal=INT} (GNU coreutils 8.31 or later): a build run
+     * in the background by a shell without job control would hand it SIGINT ignored, which a JVM keeps ignoring.
+     */
+    @Test
+    void sigintToTheMasterAndItsWorkerAtOnceKeepsTheirStopLinesAndExitsZero() throws Exception {
+        Fixture fixture = new Fixture();
+        try (Binomic client = fixture.client()) {
+            Path log = dir.resolve("master.log");
+            Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=INT"));
+            try {
+                fixture.submit(client, 20, 500);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                List<Long> workers = workerPids(dir.resolve("workers.slots"));
+                assertEquals(1, workers.size(), "one worker: " + workers);
+
+                Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(master.pid()), String.valueOf(workers.getFirst()))
+                        .inheritIO().start();
+                assertEquals(0, kill.waitFor(), "kill -INT");
+
+                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
+                assertWorkerLoggedItsStop();
+                assertMasterLoggedItsStop(log, master.pid(), workers);
+                assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
+            } finally {
+                master.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * SIGHUP (a closed terminal), which the master leaves to the JVM: its shutdown hook drains the worker, and the master
+     * exits 0, not the signal's 129. Its own lines on stdout are written; its log records of the stop may be lost, as the
+     * JVM's shutdown races java.util.logging's hook (operations.md says so).
+     */
+    @Test
+    void sighupToTheMasterDrainsItsWorkerInTheShutdownHookAndExitsZero() throws Exception {
+        Fixture fixture = new Fixture();
+        try (Binomic client = fixture.client()) {
+            Path log = dir.resolve("master.log");
+            Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=HUP"));
+            try {
+                fixture.submit(client, 20, 500);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                List<Long> workers = workerPids(dir.resolve("workers.slots"));
+                assertEquals(1, workers.size(), "one worker: " + workers);
+
+                Process kill = new ProcessBuilder("kill", "-HUP", String.valueOf(master.pid())).inheritIO().start();
+                assertEquals(0, kill.waitFor(), "kill -HUP");
+
+                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
+                assertWorkerLoggedItsStop();
+                String text = read(log);
+                int drains = assertLogged(text, "master pid " + master.pid() + " draining its workers", 0);
+                int worker = assertLogged(text, "worker 0 (pid " + workers.getFirst() + ") stopped, exit code 0", drains);
+                assertLogged(text, "master pid " + master.pid() + " stopped", worker);
+                assertEquals(0, master.exitValue(), "master exit code; log: " + text);
             } finally {
                 master.destroyForcibly();
             }

@@ -8,6 +8,7 @@ import io.binomic.api.spi.TaskProvider;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.UnknownBrokerOptionException;
 import io.binomic.core.internal.Providers;
+import io.binomic.core.internal.process.DrainSignals;
 import io.binomic.core.internal.process.Master;
 import io.binomic.core.internal.process.MasterConfig;
 import io.binomic.core.internal.process.MasterEvent;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceLoader;
+import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
 
 /** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
@@ -93,8 +95,7 @@ final class MasterCommand extends Command {
         DashboardServer.Settings dashboardSettings = dashboardSettings(args);
         refuseWorkersWithNothingToDo(args, config);
         inspectBroker(config);
-        // The shutdown is reported on stdout, not through System.Logger: java.util.logging resets
-        // its handlers in its own shutdown hook, so log records written while draining may be lost.
+        // The stop is reported on stdout, as the start is: the command's own lines, whatever the logging configuration.
         Master master = new Master(config, event -> {
             if (event instanceof MasterEvent.Drained d) {
                 out.println("worker " + d.slot() + " (pid " + d.pid() + ") "
@@ -123,33 +124,74 @@ final class MasterCommand extends Command {
             }
             throw e;
         }
-        Binomic viewing = viewer;
+        Stop stop = new Stop(master, dashboard, viewer);
+        // SIGTERM and SIGINT stop the master on this thread, before the JVM's shutdown: in a shutdown hook, the stop would
+        // race java.util.logging's own hook, which removes the handlers while the master still logs its workers' drain.
+        CountDownLatch signalled = new CountDownLatch(1);
+        DrainSignals.install(signalled::countDown);
+        // Any other end of the JVM (SIGHUP, a JVM where the signals cannot be handled) stops the master in this hook.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (dashboard != null) {
-                dashboard.close();
-                viewing.close();
+            int status = stop.run();
+            if (!stop.returned) {
+                // A JVM ended by a signal exits 128 + its number (SIGTERM 143). A master that drained its workers
+                // stopped cleanly, and scripts and service managers should see that as 0.
+                Runtime.getRuntime().halt(status);
             }
-            int status = BinomicCli.EXIT_OK;
-            out.println("master pid " + ProcessHandle.current().pid() + " draining its workers");
-            try {
-                master.close();
-                out.println("master pid " + ProcessHandle.current().pid() + " stopped");
-            } catch (RuntimeException e) {
-                out.println("master pid " + ProcessHandle.current().pid() + " failed to stop cleanly: " + e);
-                status = BinomicCli.EXIT_FAILED;
-            }
-            out.flush();
-            // A JVM ended by SIGTERM exits 143. A master that drained its workers stopped cleanly,
-            // and scripts and service managers should see that as 0.
-            Runtime.getRuntime().halt(status);
         }, "binomic-master-shutdown"));
         out.println("master pid " + ProcessHandle.current().pid() + " runs " + config.workers() + " worker(s); state in "
                 + config.stateDirectory() + "; stop with SIGTERM or Ctrl-C");
         out.flush();
-        while (!master.awaitTermination(Duration.ofDays(1))) {
-            // Only the shutdown hook ends a master.
+        while (true) {
+            try {
+                signalled.await();
+                break;
+            } catch (InterruptedException e) {
+                // Only a signal ends a master.
+            }
         }
-        return BinomicCli.EXIT_OK;
+        int status = stop.run();
+        stop.returned = true;
+        return status;
+    }
+
+    /** The master's stop, done once: on SIGTERM or SIGINT by the command's thread, on any other end of the JVM by its hook. */
+    private final class Stop {
+        private final Master master;
+        private final DashboardServer dashboard;
+        private final Binomic viewer;
+        private Integer status;
+        /** Set when the command's thread returns the status, which the JVM's exit then carries. */
+        volatile boolean returned;
+
+        Stop(Master master, DashboardServer dashboard, Binomic viewer) {
+            this.master = master;
+            this.dashboard = dashboard;
+            this.viewer = viewer;
+        }
+
+        /** Stops the dashboard and drains the workers, or waits for the stop under way; returns the exit code. */
+        synchronized int run() {
+            if (status != null) {
+                return status;
+            }
+            if (dashboard != null) {
+                dashboard.close();
+                viewer.close();
+            }
+            long pid = ProcessHandle.current().pid();
+            out.println("master pid " + pid + " draining its workers");
+            out.flush();
+            try {
+                master.close();
+                out.println("master pid " + pid + " stopped");
+                status = BinomicCli.EXIT_OK;
+            } catch (RuntimeException e) {
+                out.println("master pid " + pid + " failed to stop cleanly: " + e);
+                status = BinomicCli.EXIT_FAILED;
+            }
+            out.flush();
+            return status;
+        }
     }
 
     /**

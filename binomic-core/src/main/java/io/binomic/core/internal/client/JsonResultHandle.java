@@ -17,6 +17,9 @@ record JsonResultHandle(JobHandle<Void> inner, MergedKey merge) implements JobHa
     public Optional<MergedKey> mergedBy() { return Optional.ofNullable(merge); }
 
     @Override
+    public Optional<String> mergedKey() { return mergedBy().map(MergedKey::key); }
+
+    @Override
     public UUID id() { return inner.id(); }
 
     @Override

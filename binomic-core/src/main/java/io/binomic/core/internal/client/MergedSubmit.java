@@ -7,8 +7,9 @@ import java.util.Optional;
 /**
  * A submit's handle that says whether the submit merged into a job stored before (a duplicate of a
  * unique job, a debounced replacement of the waiting one) instead of queueing a job of its own, and
- * under which key: the CLI's {@code job submit} says so, naming the key, since the job it waits on is
- * then the earlier submitter's, tracked or not as that submit chose.
+ * under which key and of which kind: {@link JobHandle#mergedKey()} with whether it is a debounce key,
+ * which the CLI's {@code job submit} says, since the options it was given need not name the kind (a
+ * task's declaration on its module path does).
  */
 public interface MergedSubmit {
 

@@ -188,7 +188,8 @@ public final class Submitter {
     }
 
     private <R> JobHandle<R> handleOf(Task<?, R> task, Submitted submitted) {
-        return context.jobs().handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked());
+        return context.jobs().handle(submitted.queue(), submitted.id(), task.name(), task.resultType(), task.isTracked(),
+                submitted.merged() ? submitted.merge().key() : null);
     }
 
     void requireSubmittable(Task<?, ?> task) {

@@ -73,7 +73,17 @@ public final class JobHandles implements AutoCloseable {
      * @param task the task the caller believes the job is of, checked against the record; null when unknown
      */
     public <R> JobHandle<R> handle(String queue, UUID id, String task, Class<R> resultType, boolean tracked) {
-        return new Handle<>(queue, id, task, resultType, tracked);
+        return handle(queue, id, task, resultType, tracked, null);
+    }
+
+    /**
+     * {@link #handle(String, UUID, String, Class, boolean)} for a submit's job.
+     *
+     * @param mergedKey the key under which the submit found job {@code id}, stored before, instead of queueing its own; null
+     *        when it queued its own ({@link JobHandle#mergedKey()})
+     */
+    public <R> JobHandle<R> handle(String queue, UUID id, String task, Class<R> resultType, boolean tracked, String mergedKey) {
+        return new Handle<>(queue, id, task, resultType, tracked, mergedKey);
     }
 
     /** Starts the sweeper when the first result is awaited. */
@@ -236,13 +246,15 @@ public final class JobHandles implements AutoCloseable {
         private final String task;
         private final Class<R> resultType;
         private final boolean tracked;
+        private final String mergedKey;
 
-        Handle(String queue, UUID id, String task, Class<R> resultType, boolean tracked) {
+        Handle(String queue, UUID id, String task, Class<R> resultType, boolean tracked, String mergedKey) {
             this.queue = queue;
             this.id = id;
             this.task = task;
             this.resultType = resultType;
             this.tracked = tracked;
+            this.mergedKey = mergedKey;
         }
 
         WaiterKey key() { return new WaiterKey(id, task, resultType); }
@@ -255,6 +267,9 @@ public final class JobHandles implements AutoCloseable {
 
         @Override
         public JobStatus status() { return JobHandles.this.status(queue, id); }
+
+        @Override
+        public Optional<String> mergedKey() { return Optional.ofNullable(mergedKey); }
 
         @Override
         @SuppressWarnings("unchecked")

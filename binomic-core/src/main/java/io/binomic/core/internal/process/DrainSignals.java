@@ -5,15 +5,15 @@ import java.lang.reflect.Proxy;
 import java.util.List;
 
 /**
- * Takes SIGTERM and SIGINT from the JVM's default handling, which starts the JVM's shutdown, so that a worker can drain
- * while the JVM still runs normally. A drain in a shutdown hook races the other hooks: java.util.logging's (and other
- * logging backends') own hook closes the handlers while the drain is still logging, and the JVM then exits with the
- * signal's code (130, 143) although the worker stopped cleanly.
+ * Takes SIGTERM and SIGINT from the JVM's default handling, which starts the JVM's shutdown, so that a worker JVM or
+ * the master can drain while the JVM still runs normally. A drain in a shutdown hook races the other hooks:
+ * java.util.logging's (and other logging backends') own hook closes the handlers while the drain is still logging, and
+ * the JVM then exits with the signal's code (130, 143) although it stopped cleanly.
  *
  * <p>The JDK's only way to handle a signal is {@code sun.misc.Signal} (module jdk.unsupported). It is called reflectively:
  * javac's warning on that API cannot be suppressed, and the build treats warnings as errors.
  */
-final class DrainSignals {
+public final class DrainSignals {
     /** The signals a terminal's Ctrl-C, {@code kill}, {@code timeout} and service managers send to stop a process. */
     static final List<String> NAMES = List.of("TERM", "INT");
 
@@ -25,7 +25,7 @@ final class DrainSignals {
      * stays what starts the drain. A signal ignored at launch ({@code nohup}, a shell's background job for SIGINT) stays
      * ignored, as with the JVM's own handling.
      */
-    static boolean install(Runnable onSignal) {
+    public static boolean install(Runnable onSignal) {
         try {
             Class<?> signal = Class.forName("sun.misc.Signal");
             Class<?> handler = Class.forName("sun.misc.SignalHandler");
