@@ -2,6 +2,7 @@ package io.binomic.core.internal.cli;
 
 import io.binomic.core.Binomic;
 import io.binomic.core.Dashboard;
+import io.binomic.core.internal.process.DrainSignals;
 import io.binomic.core.internal.web.DashboardServer;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -62,19 +63,47 @@ final class DashboardCommand extends Command {
             binomic.close();
             throw e;
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            dashboard.close();
-            binomic.close();
-            stopped.countDown();
-        }, "binomic-dashboard-shutdown"));
+        Stop stop = new Stop(dashboard, binomic);
+        // SIGTERM and SIGINT stop the dashboard on this thread, before the JVM's shutdown: the command then says it stopped
+        // and exits 0, where a stop in a shutdown hook would race the logging system's own hook and exit 143 or 130.
+        CountDownLatch signalled = new CountDownLatch(1);
+        DrainSignals.install(signalled::countDown);
+        // Any other end of the JVM (SIGHUP, a JVM where the signals cannot be handled) closes it in this hook.
+        Runtime.getRuntime().addShutdownHook(new Thread(stop::run, "binomic-dashboard-shutdown"));
         out.println("dashboard on " + DashboardServer.announcement(dashboard.uri(), readOnly) + "; stop with SIGTERM or Ctrl-C");
         out.flush();
-        try {
-            stopped.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        while (true) {
+            try {
+                signalled.await();
+                break;
+            } catch (InterruptedException e) {
+                // Only a signal ends the dashboard.
+            }
         }
+        stop.run();
         return BinomicCli.EXIT_OK;
+    }
+
+    /** The dashboard's stop, done once: on SIGTERM or SIGINT by the command's thread, on any other end of the JVM by its hook. */
+    private final class Stop {
+        private final Dashboard dashboard;
+        private final Binomic binomic;
+        private boolean done;
+
+        Stop(Dashboard dashboard, Binomic binomic) {
+            this.dashboard = dashboard;
+            this.binomic = binomic;
+        }
+
+        synchronized void run() {
+            if (done) {
+                return;
+            }
+            done = true;
+            dashboard.close();
+            binomic.close();
+            out.println("dashboard pid " + ProcessHandle.current().pid() + " stopped");
+            out.flush();
+        }
     }
 }
