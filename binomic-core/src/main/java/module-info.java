@@ -16,7 +16,7 @@ module io.binomic.core {
     // The master weighs its workers' heap options against the machine's memory (com.sun.management.OperatingSystemMXBean).
     requires java.management;
     requires jdk.management;
-    // A worker JVM and the master drain on SIGTERM and SIGINT before the JVM shuts down (sun.misc.Signal, used reflectively): in a
+    // A worker JVM and the master drain on SIGTERM, SIGINT and SIGHUP before the JVM shuts down (sun.misc.Signal, used reflectively): in a
     // shutdown hook, the logging backend's own hook would close its handlers while the drain still logs.
     requires jdk.unsupported;
 

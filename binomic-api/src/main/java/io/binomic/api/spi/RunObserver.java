@@ -65,7 +65,10 @@ public interface RunObserver {
         DEAD_LETTERED,
         /** Its submitter cancelled the job while it ran. */
         CANCELLED,
-        /** The worker stopped while it ran: the job stays pending and runs again after a reclaim. */
+        /**
+         * The worker's stop cut it off after its grace: the job is put back, due at once with its attempt unchanged (or,
+         * when that cannot be written, stays pending and runs again after a reclaim).
+         */
         LEFT_PENDING
     }
 }

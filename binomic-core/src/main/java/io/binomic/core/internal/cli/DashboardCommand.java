@@ -64,11 +64,11 @@ final class DashboardCommand extends Command {
             throw e;
         }
         Stop stop = new Stop(dashboard, binomic);
-        // SIGTERM and SIGINT stop the dashboard on this thread, before the JVM's shutdown: the command then says it stopped
+        // SIGTERM, SIGINT and SIGHUP stop the dashboard on this thread, before the JVM's shutdown: the command then says it stopped
         // and exits 0, where a stop in a shutdown hook would race the logging system's own hook and exit 143 or 130.
         CountDownLatch signalled = new CountDownLatch(1);
         DrainSignals.install(signalled::countDown);
-        // Any other end of the JVM (SIGHUP, a JVM where the signals cannot be handled) closes it in this hook.
+        // Any other end of the JVM (a JVM where the signals cannot be handled) closes it in this hook.
         Runtime.getRuntime().addShutdownHook(new Thread(stop::run, "binomic-dashboard-shutdown"));
         out.println("dashboard on " + DashboardServer.announcement(dashboard.uri(), readOnly) + "; stop with SIGTERM or Ctrl-C");
         out.flush();
@@ -84,7 +84,7 @@ final class DashboardCommand extends Command {
         return BinomicCli.EXIT_OK;
     }
 
-    /** The dashboard's stop, done once: on SIGTERM or SIGINT by the command's thread, on any other end of the JVM by its hook. */
+    /** The dashboard's stop, done once: on SIGTERM, SIGINT or SIGHUP by the command's thread, on any other end of the JVM by its hook. */
     private final class Stop {
         private final Dashboard dashboard;
         private final Binomic binomic;

@@ -29,7 +29,7 @@ import java.util.ServiceLoader;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
 
-/** {@code binomic master}: runs a master in the foreground until SIGTERM or SIGINT. */
+/** {@code binomic master}: runs a master in the foreground until SIGTERM, SIGINT or SIGHUP. */
 final class MasterCommand extends Command {
     private static final System.Logger LOG = System.getLogger(MasterCommand.class.getName());
     /** The setting each option sets over the file and environment: the options set it on the builder, not the settings. */
@@ -125,11 +125,11 @@ final class MasterCommand extends Command {
             throw e;
         }
         Stop stop = new Stop(master, dashboard, viewer);
-        // SIGTERM and SIGINT stop the master on this thread, before the JVM's shutdown: in a shutdown hook, the stop would
+        // SIGTERM, SIGINT and SIGHUP stop the master on this thread, before the JVM's shutdown: in a shutdown hook, the stop would
         // race java.util.logging's own hook, which removes the handlers while the master still logs its workers' drain.
         CountDownLatch signalled = new CountDownLatch(1);
         DrainSignals.install(signalled::countDown);
-        // Any other end of the JVM (SIGHUP, a JVM where the signals cannot be handled) stops the master in this hook.
+        // Any other end of the JVM (a JVM where the signals cannot be handled) stops the master in this hook.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             int status = stop.run();
             if (!stop.returned) {
@@ -154,7 +154,7 @@ final class MasterCommand extends Command {
         return status;
     }
 
-    /** The master's stop, done once: on SIGTERM or SIGINT by the command's thread, on any other end of the JVM by its hook. */
+    /** The master's stop, done once: on SIGTERM, SIGINT or SIGHUP by the command's thread, on any other end of the JVM by its hook. */
     private final class Stop {
         private final Master master;
         private final DashboardServer dashboard;

@@ -5,7 +5,7 @@ import java.lang.reflect.Proxy;
 import java.util.List;
 
 /**
- * Takes SIGTERM and SIGINT from the JVM's default handling, which starts the JVM's shutdown, so that a worker JVM or
+ * Takes SIGTERM, SIGINT and SIGHUP from the JVM's default handling, which starts the JVM's shutdown, so that a worker JVM or
  * the master can drain while the JVM still runs normally. A drain in a shutdown hook races the other hooks:
  * java.util.logging's (and other logging backends') own hook closes the handlers while the drain is still logging, and
  * the JVM then exits with the signal's code (130, 143) although it stopped cleanly.
@@ -14,8 +14,11 @@ import java.util.List;
  * javac's warning on that API cannot be suppressed, and the build treats warnings as errors.
  */
 public final class DrainSignals {
-    /** The signals a terminal's Ctrl-C, {@code kill}, {@code timeout} and service managers send to stop a process. */
-    static final List<String> NAMES = List.of("TERM", "INT");
+    /**
+     * The signals a terminal's Ctrl-C, {@code kill}, {@code timeout} and service managers send to stop a process, and the
+     * hang-up a closed terminal or a dropped ssh session sends to each process it ran.
+     */
+    static final List<String> NAMES = List.of("TERM", "INT", "HUP");
 
     private DrainSignals() {}
 

@@ -224,7 +224,7 @@ final class SlotSupervisor {
                 worker.startupFailure = worker.reachedRunning() ? "" : StartupFailureLine.read(logFile, worker.logOffset).orElse("");
                 master.emit(new MasterEvent.Exited(slot.index(), pid, exit, !worker.reachedRunning(), logFile, worker.startupFailure));
                 if (exit == 0 && worker.reachedRunning()) {
-                    // Exit 0 is a worker that drained: one that got SIGTERM or SIGINT itself (an operator, a service
+                    // Exit 0 is a worker that drained: one that got SIGTERM, SIGINT or SIGHUP itself (an operator, a service
                     // manager), not a crash; it is replaced all the same, the master keeping its count of workers.
                     LOG.log(Level.INFO, "worker {0} (pid {1,number,#}) drained and exited with code 0 on its own (a signal it got"
                             + " itself); replacing it; see {2}", slot.index(), pid, logFile);

@@ -20,9 +20,9 @@ import java.util.concurrent.TimeUnit;
  * a Binomic instance with the application's tasks (found with {@code TaskProvider} on the module
  * path), runs one worker and reports through its slot: pid, heartbeat, state, counters and health every
  * heartbeat interval. It obeys the master's commands and also stops when the master process is
- * gone (an orphaned worker would otherwise run unsupervised) or when it gets SIGTERM or SIGINT.
+ * gone (an orphaned worker would otherwise run unsupervised) or when it gets SIGTERM, SIGINT or SIGHUP.
  *
- * <p>Exit codes: 0 after a clean stop (a drain after SIGTERM or SIGINT included), 2 for bad arguments, 3 when start-up failed (the reason is
+ * <p>Exit codes: 0 after a clean stop (a drain after SIGTERM, SIGINT or SIGHUP included), 2 for bad arguments, 3 when start-up failed (the reason is
  * on stderr, which the master redirects to the worker's log file), 1 for anything else.
  */
 public final class WorkerProcessMain {
@@ -98,8 +98,8 @@ public final class WorkerProcessMain {
         slot.state(WorkerState.STARTING);
         slot.heartbeat(System.currentTimeMillis());
         Thread heartbeat = startHeartbeat();
-        // SIGTERM and SIGINT drain the worker on its main thread, which then exits 0; the hook stays for the rest (SIGHUP,
-        // System.exit from a task, a JVM where the signals cannot be handled).
+        // SIGTERM, SIGINT and SIGHUP drain the worker on its main thread, which then exits 0; the hook stays for the rest
+        // (System.exit from a task, a JVM where the signals cannot be handled).
         DrainSignals.install(() -> signalled = WorkerCommand.DRAIN);
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopOnSignal, "binomic-worker-sigterm"));
 
@@ -194,7 +194,7 @@ public final class WorkerProcessMain {
         }
     }
 
-    /** Blocks until the master writes a command, the master dies, or SIGTERM or SIGINT arrives. */
+    /** Blocks until the master writes a command, the master dies, or SIGTERM, SIGINT or SIGHUP arrives. */
     private WorkerCommand awaitCommand() {
         // Commands are rare and a drain is not urgent to the millisecond: polling a few times per
         // heartbeat is cheaper and simpler than any notification across processes.
@@ -223,7 +223,7 @@ public final class WorkerProcessMain {
     private boolean masterAlive() { return ProcessHandle.of(masterPid).map(ProcessHandle::isAlive).orElse(false); }
 
     /**
-     * Shutdown hook: a shutdown the worker did not start (SIGHUP, System.exit, SIGTERM where {@link DrainSignals} could
+     * Shutdown hook: a shutdown the worker did not start (System.exit, SIGTERM where {@link DrainSignals} could
      * not take it) drains like the master's command would, then lets the JVM go: after
      * {@link #drainBudget} at most, and the time to notice the signal.
      */

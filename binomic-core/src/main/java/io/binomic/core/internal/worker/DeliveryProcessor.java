@@ -59,7 +59,7 @@ import java.util.random.RandomGenerator;
  *   {@value StartMarks#TRIES} such tries in a row here, a failed attempt (the retry path)</td></tr>
  *   <tr><td>start a rate limit admitted, reaching the handler too late (held up past the worker's allowance)</td><td>not executed;
  *   put back due now, attempt unchanged, to be admitted again</td></tr>
- *   <tr><td>cancelled (worker stopping)</td><td>nothing: stays pending for reclaim</td></tr>
+ *   <tr><td>cancelled (worker stopping, past its grace)</td><td>put back due now, attempt unchanged</td></tr>
  *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
  */
@@ -235,6 +235,8 @@ public final class DeliveryProcessor {
         Throwable timedOut;
         /** Set when its submitter cancelled it while it ran. */
         boolean cancelled;
+        /** Set when the worker's stop cut it off after its grace: put back, attempt unchanged. */
+        boolean cutOffByStop;
 
         Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt, int maxAttempts, Object argument) {
             this.delivery = delivery;
@@ -375,6 +377,7 @@ public final class DeliveryProcessor {
         RunOutcome ended = switch (outcome) {
             case null -> RunOutcome.RETRYING;
             case Outcome.LeavePending _ -> RunOutcome.LEFT_PENDING;
+            case Outcome.Settle(Settlement.RetryLater _) when run.cutOffByStop -> RunOutcome.LEFT_PENDING;
             case Outcome.Settle(Settlement.RetryLater _) -> RunOutcome.RETRYING;
             case Outcome.Settle(Settlement.DeadLetter _) -> RunOutcome.DEAD_LETTERED;
             case Outcome.Settle _ when run.cancelled -> RunOutcome.CANCELLED;
@@ -486,7 +489,7 @@ public final class DeliveryProcessor {
             }
             if ((cause instanceof InterruptedException || cause instanceof CancellationException || flagged) && tracking.workerStopping()) {
                 outcome = "cancelled";
-                return settlements.leftPendingAtShutdown(run);
+                return settlements.givenBackAtShutdown(run);
             }
             // Past here nobody cancelled the run: a CancellationException is the handler's own (a
             // cancelled future it joined), a failure like any other. Left pending, it would be found
@@ -514,7 +517,11 @@ public final class DeliveryProcessor {
                 Thread.interrupted();
                 return settlements.cancelled(run, start);
             }
-            return settlements.leftPendingAtShutdown(run);
+            if (tracking.workerStopping()) {
+                return settlements.givenBackAtShutdown(run);
+            }
+            Thread.currentThread().interrupt();
+            return new Outcome.LeavePending("interrupted");
         } finally {
             event.end();
             if (event.shouldCommit()) {

@@ -233,6 +233,25 @@ final class Dispatcher implements AutoCloseable {
         settler.submit(new Settlement.RetryLater(d, d.message().orElseThrow().withRateAdmitted(), context.clock().instant()));
     }
 
+    /**
+     * Gives back deliveries a stopping worker read but will not start: each due again now, attempt unchanged, for a live
+     * worker to run at once rather than after this one's lease. Held (their leases renewed) until written; one that is
+     * not a message stays pending, for reclaim.
+     */
+    void giveBackUnstarted(List<Delivery> deliveries) throws InterruptedException {
+        for (Delivery d : deliveries) {
+            if (d.message().isEmpty()) {
+                continue;
+            }
+            held.put(d.key(), d);
+            settler.submit(new Settlement.RetryLater(d, d.message().orElseThrow(), context.clock().instant()));
+        }
+        if (!deliveries.isEmpty()) {
+            LOG.log(Level.INFO, "worker {0}: stopping; {1} job(s) its last read returned are given back unstarted",
+                    context.consumerName(), deliveries.size());
+        }
+    }
+
     private void start(Delivery d) {
         held.put(d.key(), d);
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.key()).unstarted(() -> {

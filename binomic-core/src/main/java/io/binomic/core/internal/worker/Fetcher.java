@@ -193,6 +193,12 @@ final class Fetcher implements ControlLoop.Round {
             reclaimer.scheduleRecovery();
         }
         fetchSucceeded(callStarted);
+        if (!context.active().getAsBoolean()) {
+            // The stop began while this read waited (the broker frozen, a worker stopped as it came up): a draining
+            // worker starts nothing new, or the grace's end would cut off what it started and it would run twice.
+            dispatcher.giveBackUnstarted(deliveries);
+            return used;
+        }
         deliveries = flow.admit(deliveries, dispatcher::park);
         // the ones over a rate or concurrency limit wait
         int[] waitedForSlot = {0};

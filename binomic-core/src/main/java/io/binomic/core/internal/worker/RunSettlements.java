@@ -66,12 +66,19 @@ final class RunSettlements {
         return deadLetter(run, DeadLetterReason.NON_RETRYABLE, DeliveryProcessor.RESULT_NOT_ENCODABLE, problem, stackHead(e));
     }
 
-    /** The worker stops: the run ends with nothing recorded, left pending for reclaim, the interrupt kept. */
-    Outcome leftPendingAtShutdown(DeliveryProcessor.Run run) {
-        Thread.currentThread().interrupt();
-        LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; left pending for reclaim", run.message.task(),
-                run.message.id());
-        return new Outcome.LeavePending("worker shutdown");
+    /**
+     * A run the worker's stop cut off after its grace: put back, due now, its attempt unchanged (a deploy is not a failure
+     * of the job), for a live worker to run at once. The stop's last write sends it; when that cannot be written (the
+     * broker down), the delivery stays pending and a reclaim runs it, as its next attempt.
+     */
+    Outcome givenBackAtShutdown(DeliveryProcessor.Run run) {
+        run.cutOffByStop = true;
+        Instant now = clock.instant();
+        Message next = run.message.attempt() == run.attempt ? run.message : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
+        var job = run.tracked() ? JobRecordFormat.givenBack(run.message, run.delivery.queue(), now) : null;
+        LOG.log(Level.INFO, "task {0} (message {1}) cancelled by worker shutdown; put back due now, attempt {2} unchanged",
+                run.message.task(), run.message.id(), run.attempt);
+        return new Outcome.Settle(new Settlement.RetryLater(run.delivery, next, now, job));
     }
 
     /** A run stopped because another worker took its delivery over: left to that worker, which settles it. */

@@ -217,7 +217,8 @@ public final class WorkerRuntime implements Worker {
         dispatcher.awaitIdle(until(graceEnds));
         int cutOff = dispatcher.runningCount();
         if (cutOff > 0) {
-            LOG.log(Level.WARNING, "worker {0}: cancelling {1} task(s) still running after the grace; they stay pending for reclaim",
+            LOG.log(Level.WARNING, "worker {0}: cancelling {1} task(s) still running after the grace; each is put back, due now with "
+                    + "its attempt unchanged, once it ends (one that ignores the interrupt stays pending for reclaim)",
                     consumerName, dispatcher.runningCount());
             dispatcher.interruptAll();
             dispatcher.awaitIdle(until(Math.min(deadline - FLUSH_AFTER_TASKS.toNanos(), System.nanoTime() + TASKS_END.toNanos())));
@@ -253,7 +254,7 @@ public final class WorkerRuntime implements Worker {
         WorkerCounters c = counters();
         String lastLine = MessageFormat.format("worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
                 + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries may run again after reclaim), "
-                + "{8} task(s) cut off by the grace (interrupted: they run again after reclaim)",
+                + "{8} task(s) cut off by the grace (interrupted and put back, attempt unchanged)",
                 consumerName, String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)), c.succeeded(), c.failed(),
                 c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum(), cutOff);
         stopped.countDown();
