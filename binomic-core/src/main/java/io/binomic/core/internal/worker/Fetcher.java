@@ -52,8 +52,6 @@ final class Fetcher implements ControlLoop.Round {
     private long fetchFailingSinceNanos;
     /** Since when the fetch under way waits; 0 when none is. */
     volatile long callSinceNanos;
-    /** Since when the reclaim (or search for lost reads) under way, on its own thread, waits; 0 when none is. */
-    volatile long reclaimSinceNanos;
     /** The thread of the last reclaim started; one runs at a time. */
     private volatile Thread reclaiming;
     /**
@@ -257,8 +255,6 @@ final class Fetcher implements ControlLoop.Round {
         }
         List<String> of = queues.all();
         reclaiming = Thread.ofPlatform().daemon().name("binomic-reclaim-" + context.consumerName()).start(() -> {
-            // A call caught on a stalled or reset connection must show in the health like a fetch that hangs.
-            reclaimSinceNanos = System.nanoTime();
             try {
                 if (recovering) {
                     reclaimer.recoverIfDue(of);
@@ -266,8 +262,6 @@ final class Fetcher implements ControlLoop.Round {
                 reclaimer.reclaimIfDue(free, of);
             } catch (RuntimeException e) {
                 LOG.log(Level.ERROR, "worker " + context.consumerName() + ": unexpected failure reclaiming; tried again when next due", e);
-            } finally {
-                reclaimSinceNanos = 0;
             }
         });
     }
@@ -283,6 +277,9 @@ final class Fetcher implements ControlLoop.Round {
             last.interrupt();
         }
     }
+
+    /** Since when the broker call of the reclaim (or search for lost reads) under way waits; 0 when none is. */
+    long reclaimCallSinceNanos() { return reclaimer.callSinceNanos; }
 
     /** Waits for the reclaim under way, if any: a stopping worker starts nothing after its fetcher ended. */
     private void awaitReclaim() throws InterruptedException {

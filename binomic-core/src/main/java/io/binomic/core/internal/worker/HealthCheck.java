@@ -50,7 +50,7 @@ final class HealthCheck {
         long limit = OVERRUN_AFTER.plus(config.pollTimeout()).toNanos();
         Optional<String> brokerDown = unreachable(now, Stream.of(
                 overrun(now, limit, fetcher.callSinceNanos, "a fetch has not returned"),
-                overrun(now, limit, fetcher.reclaimSinceNanos, "a reclaim has not returned"),
+                overrun(now, limit, fetcher.reclaimCallSinceNanos(), "a reclaim has not returned"),
                 overrun(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned"),
                 failing(fetcher.failures.failing()),
                 failing(settler.failingSinceNanos, "writing outcomes has failed", settler.lastError)));

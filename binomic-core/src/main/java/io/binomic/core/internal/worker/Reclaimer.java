@@ -117,6 +117,23 @@ final class Reclaimer {
     }
 
     /**
+     * When the reclaim's broker call under way began ({@link System#nanoTime()}), 0 between calls: a call caught on a
+     * stalled or reset connection shows in the health like a fetch that hangs. Only the calls: the search for lost reads
+     * also waits its turn behind the fetch under way, a blocking read of up to the poll timeout per queue, which says
+     * nothing of the broker.
+     */
+    volatile long callSinceNanos;
+
+    private <T> T timed(java.util.function.Supplier<T> call) {
+        callSinceNanos = System.nanoTime();
+        try {
+            return call.get();
+        } finally {
+            callSinceNanos = 0;
+        }
+    }
+
+    /**
      * When a reclaim is due, takes over up to {@code free} stranded deliveries of {@code queues} (the
      * slots free when the fetcher found it due) and runs each on a free slot or holds it for the next.
      */
@@ -137,7 +154,8 @@ final class Reclaimer {
             }
             long callStarted = System.nanoTime();
             try {
-                List<Delivery> reclaimed = broker.reclaim(queue, consumerName, config.leaseTimeout(), most - taken);
+                int ask = most - taken;
+                List<Delivery> reclaimed = timed(() -> broker.reclaim(queue, consumerName, config.leaseTimeout(), ask));
                 failures.answered(callStarted);
                 Dispatcher.Taken ours = dispatcher.stillOurs(reclaimed, callStarted);
                 List<Delivery> toRun = new ArrayList<>();
@@ -298,8 +316,8 @@ final class Reclaimer {
             List<Delivery> pending;
             long searchBegan = System.nanoTime();
             try {
-                pending = context.broker().capability(PendingDeliveries.class)
-                        .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of());
+                pending = timed(() -> context.broker().capability(PendingDeliveries.class)
+                        .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of()));
             } catch (RuntimeException e) {
                 // one broken queue must not keep the others' lost deliveries waiting a lease (and an attempt)
                 LOG.log(failureLevel(e), "worker {0}: could not look for deliveries of queue {1} it never received: {2}",
@@ -343,8 +361,8 @@ final class Reclaimer {
         unknown.forEach(d -> unknownKeys.add(d.key()));
         List<Delivery> still;
         try {
-            still = context.broker().capability(PendingDeliveries.class)
-                    .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of());
+            still = timed(() -> context.broker().capability(PendingDeliveries.class)
+                    .map(r -> r.pendingOf(queue, context.consumerName(), Fetcher.FETCH_BATCH)).orElse(List.of()));
         } catch (RuntimeException e) {
             LOG.log(failureLevel(e), "worker {0}: could not look again for deliveries of queue {1} it never received: {2}",
                     context.consumerName(), queue, e.getMessage());
