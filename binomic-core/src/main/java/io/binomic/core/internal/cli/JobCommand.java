@@ -8,6 +8,7 @@ import io.binomic.api.JobTimeoutException;
 import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Uniqueness;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.FlowSubmits.MergedKey;
@@ -136,7 +137,8 @@ final class JobCommand extends Command {
             return BinomicCli.EXIT_FAILED;
         }
         if (!s.state().isFinal() && s.state() != JobState.RUNNING) {
-            heldByPause(binomic, job.queue(), s.task()).ifPresent(why -> out.println("paused   " + why));
+            // the queue as paused: a job of a partitioned queue may name its partition
+            heldByPause(binomic, QueuePartitions.logical(job.queue()), s.task()).ifPresent(why -> out.println("paused   " + why));
         }
         out.println("task     " + Table.printable(s.task()));
         out.println("attempt  " + s.attempt());
