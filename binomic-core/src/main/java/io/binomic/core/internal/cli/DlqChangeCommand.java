@@ -29,8 +29,8 @@ final class DlqChangeCommand extends Command {
 
     DlqChangeCommand(Context cx, Verb verb) {
         super(cx, "dlq " + verb.word(), verb.summary(), optionList(), "Select with --all, with --id, or with at least one filter"
-                + " (--task, --reason, --error-class). Exit code 1 when none was " + (verb == REPLAY ? "replayed" : "purged")
-                + " (nothing matched).\nExample: binomic dlq " + verb.word() + " --queues emails --error-class java.net.ConnectException\n");
+                + " (--task, --reason, --error-class). Exit code 1 when an --id or a filter matched none (with --all, an empty"
+                + " dead-letter queue exits 0).\nExample: binomic dlq " + verb.word() + " --queues emails --error-class java.net.ConnectException\n");
         this.verb = verb;
         this.done = verb == REPLAY ? "replayed" : "purged";
     }
@@ -83,9 +83,12 @@ final class DlqChangeCommand extends Command {
                 }
             }
             String where = (queues.size() == 1 ? "queue " : "queues ") + String.join(", ", queues) + " on " + brokerRead(binomic);
-            if (total == 0) {
-                // Exit 1, as every write that changes nothing: a script must not read "replayed 0" as done.
-                err.println("binomic " + name + ": " + (all ? "no dead letters in " : "nothing matched in ") + where + "; nothing changed");
+            if (total == 0 && all) {
+                // An empty dead-letter queue is what a nightly purge or replay of everything wants: done, not failed.
+                err.println("binomic " + name + ": no dead letters in " + where + "; nothing to do");
+            } else if (total == 0) {
+                // Exit 1, as every write that changes nothing: a script must not read "replayed 0" of a filter as done.
+                err.println("binomic " + name + ": nothing matched in " + where + "; nothing changed");
                 return BinomicCli.EXIT_FAILED;
             }
             return skippedUndecodable ? BinomicCli.EXIT_FAILED : BinomicCli.EXIT_OK;
