@@ -217,7 +217,7 @@ class LimitsIT {
         int exit = io.binomic.core.internal.cli.BinomicCli.run(new String[] {"queue", "limit", queue, "--concurrency", Integer.toString(slots),
                 "--broker", redis.url(), "--create"}, new java.io.PrintStream(out, true), System.err);
         assertEquals(0, exit, out.toString());
-        assertEquals("limits of queue " + queue + ": concurrency 2\n", out.toString());
+        assertEquals("limits of queue " + queue + " on broker " + redis.url() + ": concurrency 2\n", out.toString());
         // workers whose task declares no limit: only the queue's, read from Redis, holds them back
         List<ChildWorker> workers = workers(2, queue, "none", 0, Duration.ofSeconds(5));
         try (Binomic producer = producer(queue)) {

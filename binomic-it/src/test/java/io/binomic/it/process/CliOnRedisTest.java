@@ -164,6 +164,23 @@ class CliOnRedisTest {
         assertEquals(List.of(), redis.call("KEYS", "binomic:{" + typo + "}:*"), "nothing created for " + typo);
     }
 
+    /**
+     * Found by an outside tester: a mistyped --task replayed nothing and exited 0. The task names of the queue's dead letters
+     * are known from Redis, so a CLI without the application's modules names the one meant.
+     */
+    @Test
+    void aMistypedDlqTaskFilterIsRefusedAndAReplayOfNothingExitsOne() {
+        CliRun typo = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--task", "cli-fials");
+        assertEquals(2, typo.exit(), typo.toString());
+        assertTrue(typo.err().startsWith("binomic dlq replay: task 'cli-fials' is not known: no task on the module path has that name"
+                + " and no dead letter of queue " + queue + " is of it; did you mean 'cli-fails'?"), typo.err());
+        CliRun asTyped = cli("dlq", "replay", "--broker", redis.url(), "--queues", queue, "--task", "cli-fials", "--any-task");
+        assertEquals(1, asTyped.exit(), asTyped.toString());
+        assertEquals("binomic dlq replay: nothing matched in queue " + queue + " on broker " + redis.url() + "; nothing changed\n",
+                asTyped.err());
+        assertEquals(5, cliDeadLetters(), "nothing replayed");
+    }
+
     /** Found by outside testers: a mistyped queue listed no dead letters, and a replay or purge of it reported success. */
     @Test
     void dlqCommandsRefuseAMistypedQueueNamingTheOneTheBrokerHolds() {

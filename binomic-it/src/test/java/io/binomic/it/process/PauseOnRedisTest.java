@@ -210,7 +210,10 @@ class PauseOnRedisTest {
         RedisServer redis = RedisServer.shared();
         CliRun pause = CliRun.of("queue", "pause", mail, "--broker", redis.url(), "--create");
         assertEquals(0, pause.exit(), pause.toString());
-        assertEquals("paused queue " + mail + "\n", pause.out());
+        assertEquals("paused queue " + mail + " on broker " + redis.url() + "\n", pause.out());
+        // a queue no worker has read on this Redis (no consumer group): the pause holds back nobody there
+        assertTrue(pause.err().startsWith("binomic queue pause: warning: no worker has read queue '" + mail + "' on broker " + redis.url()
+                + " (it has no consumer group there)"), pause.toString());
         CliRun pauseTask = CliRun.of("queue", "pause", reports, "--task", "render", "--broker", redis.url(), "--create");
         assertEquals(0, pauseTask.exit(), pauseTask.toString());
 
@@ -225,6 +228,10 @@ class PauseOnRedisTest {
         assertEquals(0, resume.exit(), resume.toString());
         CliRun resumeTask = CliRun.of("queue", "resume", "--queue", reports, "--task", "render", "--broker", redis.url());
         assertEquals(0, resumeTask.exit(), resumeTask.toString());
+        // --create: once resumed, nothing of the fresh queue is left in Redis to know it by
+        CliRun again = CliRun.of("queue", "resume", mail, "--broker", redis.url(), "--create");
+        assertEquals(1, again.exit(), "a resume that changed nothing: " + again);
+        assertEquals("binomic queue resume: queue " + mail + " was not paused on broker " + redis.url() + "; nothing changed\n", again.err());
         CliRun after = CliRun.of("queues", "--queues", mail + "," + reports, "--broker", redis.url());
         assertFalse(after.out().contains("yes") || after.out().contains("task:"), after.out());
 

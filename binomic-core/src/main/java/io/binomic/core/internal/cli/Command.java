@@ -236,6 +236,67 @@ abstract class Command {
         }
     }
 
+    /**
+     * Warns, on stderr, that no worker has ever read {@code queue} on this broker (no partition of it has a consumer group):
+     * a write there (a pause, limits) holds back no worker, and one meant for the workers' broker, given a wrong
+     * {@code --broker}, database or key prefix, would otherwise read as done. The queue's name may be known from the module
+     * path all the same, so the name check does not catch it. Nothing is said when the broker cannot tell.
+     */
+    void warnIfNeverRead(Binomic binomic, String queue) {
+        boolean read;
+        try {
+            read = binomic.queues().partitions(queue).all(queue).stream().anyMatch(CoreAccess.get().broker(binomic)::hasBeenRead);
+        } catch (RuntimeException e) {
+            return; // a warning is no reason to fail a write that was done
+        }
+        if (!read) {
+            err.println("binomic " + name + ": warning: no worker has read queue '" + queue + "' on " + brokerRead(binomic)
+                    + " (it has no consumer group there): workers that run it use another broker, database or key prefix, or none"
+                    + " has started yet; check --broker (" + Settings.BROKER_URL_ENV + ", broker.url)");
+        }
+    }
+
+    /**
+     * Refuses the {@code --task} filter of {@code dlq list|replay|purge} when it names no task of {@code queues}, unless
+     * {@code --any-task} is given, as {@link #requireKnownTask} refuses a task to pause: a mistyped filter matches nothing and
+     * a replay or purge would report "0 replayed". Known: the tasks on the module path declared on one of the queues, the
+     * tasks of their dead letters (a job of a task no worker had, dead-lettered as TASK_NOT_FOUND, is one) and the tasks
+     * paused there. An unknown name is refused when it is close to a known one, is a task of another queue on the module
+     * path, or the module path has tasks at all (the CLI then knows the application's tasks).
+     */
+    void requireKnownFilterTask(Arguments args, Binomic binomic, List<String> queues) throws UsageException {
+        Optional<String> typed = args.value("task");
+        if (typed.isEmpty() || args.has(ANY_TASK.name())) {
+            return;
+        }
+        String task = typed.get();
+        Optional<String> declaredOn = binomic.tasks().find(task).map(Task::queue);
+        if (declaredOn.filter(queues::contains).isPresent()) {
+            return;
+        }
+        Set<String> known = new LinkedHashSet<>();
+        for (String queue : queues) {
+            binomic.tasks().all().stream().filter(t -> t.queue().equals(queue)).map(Task::name).forEach(known::add);
+            known.addAll(binomic.queues().pausedTasks(queue));
+            binomic.deadLetters().groups(queue).forEach(g -> known.add(g.task()));
+        }
+        if (known.contains(task)) {
+            return;
+        }
+        String where = (queues.size() == 1 ? "queue " : "queues ") + String.join(", ", queues);
+        if (declaredOn.isPresent()) {
+            throw new UsageException("task '" + task + "' is not a task of " + where + ": the task of that name on the module path is"
+                    + " declared on queue '" + declaredOn.get() + "', and no dead letter of " + where + " is of it; did you mean --queues "
+                    + declaredOn.get() + "? Else add --any-task to use the name as typed");
+        }
+        Optional<String> closest = ClosestName.to(task, known);
+        if (closest.isPresent() || !binomic.tasks().all().isEmpty()) {
+            throw new UsageException("task '" + task + "' is not known: no task on the module path has that name and no dead letter of "
+                    + where + " is of it" + closest.map(c -> "; did you mean '" + c + "'? Else add --any-task to use the name as typed")
+                            .orElse("; check the name, or add --any-task to use the name as typed"));
+        }
+    }
+
     /** Whether the broker holds anything of {@code queue} ({@link QueueTraces#inBroker}). */
     private static boolean inBroker(Binomic binomic, String queue) {
         return QueueTraces.inBroker(CoreAccess.get().broker(binomic), binomic.queues(), queue);

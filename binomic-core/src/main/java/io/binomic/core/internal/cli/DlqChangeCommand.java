@@ -29,8 +29,8 @@ final class DlqChangeCommand extends Command {
 
     DlqChangeCommand(Context cx, Verb verb) {
         super(cx, "dlq " + verb.word(), verb.summary(), optionList(), "Select with --all, with --id, or with at least one filter"
-                + " (--task, --reason, --error-class).\nExample: binomic dlq " + verb.word()
-                + " --queues emails --error-class java.net.ConnectException\n");
+                + " (--task, --reason, --error-class). Exit code 1 when an --id or a filter matched none (with --all, an empty"
+                + " dead-letter queue exits 0).\nExample: binomic dlq " + verb.word() + " --queues emails --error-class java.net.ConnectException\n");
         this.verb = verb;
         this.done = verb == REPLAY ? "replayed" : "purged";
     }
@@ -38,7 +38,7 @@ final class DlqChangeCommand extends Command {
     private static List<Option> optionList() {
         Stream<Option> own = Stream.of(BROKER, QUEUES, Option.flag("all", "every dead letter of the queues"),
                 Option.repeatable("id", "ID", "this dead letter (needs exactly one queue in --queues)"));
-        return Stream.of(own, DlqListCommand.FILTERS.stream(), Stream.of(ANY_QUEUE)).flatMap(s -> s).toList();
+        return Stream.of(own, DlqListCommand.FILTERS.stream(), Stream.of(ANY_QUEUE, DlqListCommand.ANY_FILTER_TASK)).flatMap(s -> s).toList();
     }
 
     @Override
@@ -64,9 +64,11 @@ final class DlqChangeCommand extends Command {
             if (!ids.isEmpty()) {
                 return byId(deadLetters, args.list("queues").getFirst(), ids);
             }
+            List<String> queues = queues(args, binomic);
+            requireKnownFilterTask(args, binomic, queues);
             long total = 0;
             boolean skippedUndecodable = false;
-            for (String queue : queues(args, binomic)) {
+            for (String queue : queues) {
                 if (verb == REPLAY) {
                     DeadLetters.ReplayOutcome outcome = withProgress(deadLetters, queue, filter,
                             progress -> deadLetters.replayMatching(queue, filter, progress));
@@ -80,8 +82,14 @@ final class DlqChangeCommand extends Command {
                     total += n;
                 }
             }
-            if (total == 0) {
-                err.println("binomic " + name + ": nothing matched");
+            String where = (queues.size() == 1 ? "queue " : "queues ") + String.join(", ", queues) + " on " + brokerRead(binomic);
+            if (total == 0 && all) {
+                // An empty dead-letter queue is what a nightly purge or replay of everything wants: done, not failed.
+                err.println("binomic " + name + ": no dead letters in " + where + "; nothing to do");
+            } else if (total == 0) {
+                // Exit 1, as every write that changes nothing: a script must not read "replayed 0" of a filter as done.
+                err.println("binomic " + name + ": nothing matched in " + where + "; nothing changed");
+                return BinomicCli.EXIT_FAILED;
             }
             return skippedUndecodable ? BinomicCli.EXIT_FAILED : BinomicCli.EXIT_OK;
         }

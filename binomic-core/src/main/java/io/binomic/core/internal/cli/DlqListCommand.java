@@ -18,6 +18,9 @@ final class DlqListCommand extends Command {
             Option.value("reason", "REASON", "only this reason: "
                     + String.join(", ", Arrays.stream(DeadLetterReason.values()).map(Enum::name).toList())),
             Option.value("error-class", "CLASS", "only this failure class (exact name)"));
+    /** {@code --any-task} of the dead-letter commands, whose known tasks include those of the queues' dead letters. */
+    static final Option ANY_FILTER_TASK = Option.flag("any-task", "use the --task name as typed; without it, a name that is no task"
+            + " of the queues on this CLI's module path, of none of their dead letters and not paused there is refused as a typo");
 
     DlqListCommand(Context cx) {
         super(cx, "dlq list", "Show dead letters grouped by task, reason and failure class (--details: one per line)", optionList(), "");
@@ -27,7 +30,7 @@ final class DlqListCommand extends Command {
         List<Option> details = List.of(Option.flag("details", "list the dead letters themselves instead of groups"),
                 Option.value("limit", "N", "with --details, at most N per queue. Defaults to 100"),
                 Option.flag("wide", "with --details, whole error messages (on one line each) instead of the first 60 characters"));
-        return Stream.of(List.of(BROKER, QUEUES), FILTERS, details, List.of(ANY_QUEUE)).flatMap(List::stream).toList();
+        return Stream.of(List.of(BROKER, QUEUES), FILTERS, details, List.of(ANY_QUEUE, ANY_FILTER_TASK)).flatMap(List::stream).toList();
     }
 
     @Override
@@ -44,6 +47,7 @@ final class DlqListCommand extends Command {
         try (Binomic binomic = cx.connect(args, args.list("queues"))) {
             requireKnownNamedQueues(args, binomic);
             List<String> queues = queues(args, binomic);
+            requireKnownFilterTask(args, binomic, queues);
             return details ? printDetails(binomic, queues, filter, limit, wide) : printGroups(binomic, queues, filter);
         }
     }

@@ -8,6 +8,7 @@ import io.binomic.api.JobTimeoutException;
 import io.binomic.api.Priority;
 import io.binomic.api.SubmitOptions;
 import io.binomic.api.Uniqueness;
+import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.FlowSubmits.MergedKey;
@@ -87,7 +88,7 @@ final class JobCommand extends Command {
                 return submit(binomic, args);
             }
             JobHandle<String> job = handle(binomic, args);
-            return verb == SHOW ? show(job, where(binomic, args)) : cancel(job, where(binomic, args));
+            return verb == SHOW ? show(binomic, job, where(binomic, args)) : cancel(job, where(binomic, args));
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -122,7 +123,7 @@ final class JobCommand extends Command {
                 + " of " + brokerRead(binomic);
     }
 
-    private int show(JobHandle<String> job, Supplier<String> where) {
+    private int show(Binomic binomic, JobHandle<String> job, Supplier<String> where) {
         JobStatus s = job.status();
         out.println("job      " + job.id());
         // Without a status the job is not known to be on any queue: the handle's queue is only where it looked first.
@@ -134,6 +135,10 @@ final class JobCommand extends Command {
             err.println("no status is kept for job " + job.id() + " " + where.get()
                     + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
             return BinomicCli.EXIT_FAILED;
+        }
+        if (!s.state().isFinal() && s.state() != JobState.RUNNING) {
+            // the queue as paused: a job of a partitioned queue may name its partition
+            heldByPause(binomic, QueuePartitions.logical(job.queue()), s.task()).ifPresent(why -> out.println("paused   " + why));
         }
         out.println("task     " + Table.printable(s.task()));
         out.println("attempt  " + s.attempt());
@@ -164,6 +169,33 @@ final class JobCommand extends Command {
         }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
+    }
+
+    /**
+     * What pause holds back a job of {@code task} on {@code queue}, and the command that lifts it; empty when none does or the
+     * broker cannot say. A paused queue or task is the likeliest reason a job does not start, and its state (QUEUED) does not
+     * tell it.
+     */
+    static Optional<String> heldByPause(Binomic binomic, String queue, String task) {
+        boolean queuePaused;
+        boolean taskPaused;
+        try {
+            queuePaused = binomic.queues().isPaused(queue);
+            taskPaused = binomic.queues().pausedTasks(queue).contains(task);
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+        String resumeQueue = "'binomic queue resume " + queue + "'";
+        String resumeTask = "'binomic queue resume " + queue + " --task " + task + "'";
+        if (queuePaused && taskPaused) {
+            return Optional.of("queue '" + queue + "' and its task '" + task + "' are paused: the job starts once both are resumed ("
+                    + resumeQueue + " and " + resumeTask + ")");
+        }
+        if (queuePaused) {
+            return Optional.of("queue '" + queue + "' is paused: the job starts once it is resumed (" + resumeQueue + ")");
+        }
+        return taskPaused ? Optional.of("task '" + task + "' of queue '" + queue + "' is paused: the job starts once it is resumed ("
+                + resumeTask + ")") : Optional.empty();
     }
 
     /** Whether no worker reads {@code queue}; false when the broker cannot say (a warning is no reason to fail a submit). */
@@ -252,6 +284,7 @@ final class JobCommand extends Command {
             err.println("binomic " + name + ": warning: no worker reads queue '" + queue + "' (it has no consumer): the job waits there until a"
                     + " worker of that queue starts");
         }
+        heldByPause(binomic, queue, task).ifPresent(why -> err.println("binomic " + name + ": warning: " + why));
         if (wait.isEmpty()) {
             return BinomicCli.EXIT_OK;
         }
@@ -269,7 +302,8 @@ final class JobCommand extends Command {
             return BinomicCli.EXIT_OK;
         } catch (JobTimeoutException e) {
             err.println(e.getMessage() + (unread(binomic, queue) ? "; queue '" + queue + "' still has no consumer: no worker reads it,"
-                    + " so the job runs only once a worker of that queue starts" : ""));
+                    + " so the job runs only once a worker of that queue starts" : "")
+                    + heldByPause(binomic, queue, task).map(why -> "; " + why).orElse(""));
             return BinomicCli.EXIT_FAILED;
         } catch (BinomicException e) {
             out.println(job.status().state());

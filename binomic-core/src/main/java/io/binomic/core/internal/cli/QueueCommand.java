@@ -3,6 +3,8 @@ package io.binomic.core.internal.cli;
 import io.binomic.core.internal.CoreAccess;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * {@code binomic queue pause NAME [--task T]} and {@code binomic queue resume NAME [--task T]}: stops
@@ -23,6 +25,8 @@ final class QueueCommand extends Command {
     static final Verb RESUME = new Verb("resume", "Resume a paused queue, or task: its waiting and parked jobs run again", """
             Example: binomic queue resume mail
             Resuming the queue leaves tasks paused one by one paused: resume them with --task.
+            A resume of a queue or task that is not paused changes nothing: it says so, names
+            what is paused instead, and exits 1.
             """);
 
     private final Verb verb;
@@ -42,21 +46,54 @@ final class QueueCommand extends Command {
     int run(Arguments args) throws UsageException {
         String queue = args.queueName().orElseThrow(() -> new UsageException("name the queue: binomic queue " + verb.word() + " NAME"));
         Optional<String> task = args.value("task");
-        return onBroker(args, List.of(queue), binomic -> {
+        int[] exit = {BinomicCli.EXIT_OK};
+        onBroker(args, List.of(queue), binomic -> {
             requireKnown(args, binomic, queue);
             if (task.isPresent()) {
                 requireKnownTask(args, binomic, queue, task.get(), true);
             }
+            // Read before the write: a resume of what is not paused changes nothing, and says so.
+            boolean queuePaused = binomic.queues().isPaused(queue);
+            Set<String> pausedTasks = binomic.queues().pausedTasks(queue);
+            boolean wasPaused = task.map(pausedTasks::contains).orElse(queuePaused);
             if (task.isPresent()) {
                 // checked above, or meant as typed with --any-task: the library's warning of a likely typo, in Java terms, would
                 // say again what the refusal said, or contradict --any-task
                 CoreAccess.get().setTaskPausedAsTyped(binomic, queue, task.get(), verb == PAUSE);
             } else if (verb == PAUSE) {
-                task.ifPresentOrElse(t -> binomic.queues().pauseTask(queue, t), () -> binomic.queues().pause(queue));
+                binomic.queues().pause(queue);
             } else {
-                task.ifPresentOrElse(t -> binomic.queues().resumeTask(queue, t), () -> binomic.queues().resume(queue));
+                // Written even when it reads as not paused: it lifts a pause some partitions of the queue may still hold.
+                binomic.queues().resume(queue);
             }
-            out.println(verb.word() + "d queue " + queue + task.map(t -> " task " + t).orElse(""));
+            if (verb == RESUME && !wasPaused) {
+                err.println("binomic " + name + ": " + task.map(t -> "task " + t + " of queue " + queue).orElse("queue " + queue)
+                        + " was not paused on " + brokerRead(binomic) + "; nothing changed" + stillPaused(queue, task, queuePaused, pausedTasks));
+                exit[0] = BinomicCli.EXIT_FAILED;
+                return;
+            }
+            out.println(verb.word() + "d queue " + queue + task.map(t -> " task " + t).orElse("") + " on " + brokerRead(binomic));
+            warnIfNeverRead(binomic, queue);
         });
+        return exit[0];
+    }
+
+    /**
+     * What holds the jobs back when a resume changed nothing: the whole queue, for a task resumed, or the tasks paused one
+     * by one, for the queue resumed ("Resuming the queue leaves tasks paused one by one paused"); and the command that lifts it.
+     */
+    private static String stillPaused(String queue, Optional<String> task, boolean queuePaused, Set<String> pausedTasks) {
+        if (task.isPresent()) {
+            return queuePaused ? ": the whole queue " + queue + " is paused; resume it with 'binomic queue resume " + queue + "'" : "";
+        }
+        if (pausedTasks.isEmpty()) {
+            return "";
+        }
+        if (pausedTasks.size() == 1) {
+            String only = pausedTasks.iterator().next();
+            return ": its task " + only + " is paused one by one; resume it with 'binomic queue resume " + queue + " --task " + only + "'";
+        }
+        return ": its tasks " + String.join(", ", new TreeSet<>(pausedTasks)) + " are paused one by one; resume each with"
+                + " 'binomic queue resume " + queue + " --task NAME'";
     }
 }

@@ -48,7 +48,10 @@ final class QueueLimitCommand extends Command {
             } else {
                 warnIfUnknown(binomic, queue);
             }
-            out.println("limits of queue " + queue + ": " + limits.orElseGet(() -> binomic.queues().limits(queue)));
+            out.println("limits of queue " + queue + " on " + brokerRead(binomic) + ": " + limits.orElseGet(() -> binomic.queues().limits(queue)));
+            if (limits.isPresent()) {
+                warnIfNeverRead(binomic, queue);
+            }
         });
     }
 

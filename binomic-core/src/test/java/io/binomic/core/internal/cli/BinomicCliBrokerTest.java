@@ -199,11 +199,11 @@ class BinomicCliBrokerTest {
         assertEquals(PauseState.NONE, broker.capability(Pausing.class).orElseThrow().pauseStates(List.of("nc-mian")).getOrDefault("nc-mian",
                 PauseState.NONE));
 
-        assertEquals("paused queue nc-main\n", CliRun.of(env, this::connect, "queue", "pause", "nc-main").out(), "named by worker.queues");
+        assertEquals("paused queue nc-main on broker memory://\n", CliRun.of(env, this::connect, "queue", "pause", "nc-main").out(), "named by worker.queues");
         CliRun created = run("queue", "pause", "nc-mian", "--create");
         assertEquals(0, created.exit(), created.toString());
-        assertEquals("paused queue nc-mian\n", created.out());
-        assertEquals("resumed queue nc-mian\n", run("queue", "resume", "nc-mian").out(), "known once paused");
+        assertEquals("paused queue nc-mian on broker memory://\n", created.out());
+        assertEquals("resumed queue nc-mian on broker memory://\n", run("queue", "resume", "nc-mian").out(), "known once paused");
     }
 
     /** A CLI without the application's modules or worker.queues knows no queue but those the broker holds. */
@@ -288,7 +288,7 @@ class BinomicCliBrokerTest {
         CliRun pause = run("queue", "pause", "left");
 
         assertEquals(0, pause.exit(), pause.toString());
-        assertEquals("paused queue left\n", pause.out());
+        assertEquals("paused queue left on broker memory://\n", pause.out());
     }
 
     /** Found by an outside tester: a refused --unique-ttl or --delay was named by its Java API (Uniqueness.whileQueuedOrRunning). */
@@ -613,9 +613,9 @@ class BinomicCliBrokerTest {
         CliRun otherName = CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "render");
         assertEquals(2, otherName.exit(), "the CLI knows the application's tasks: " + otherName);
 
-        assertEquals("paused queue mail task gret\n", CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "gret",
+        assertEquals("paused queue mail task gret on broker memory://\n", CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "gret",
                 "--any-task").out());
-        assertEquals("resumed queue mail task gret\n", CliRun.of(Map.of(), withGreet, "queue", "resume", "mail", "--task", "gret").out(),
+        assertEquals("resumed queue mail task gret on broker memory://\n", CliRun.of(Map.of(), withGreet, "queue", "resume", "mail", "--task", "gret").out(),
                 "known once paused");
         assertEquals(0, CliRun.of(Map.of(), withGreet, "queue", "pause", "mail", "--task", "greet").exit(), "a task on the path");
     }
@@ -642,7 +642,7 @@ class BinomicCliBrokerTest {
         assertEquals(PauseState.NONE, broker.capability(Pausing.class).orElseThrow().pauseStates(List.of("post")).get("post"),
                 "nothing paused");
         CliRun meant = CliRun.of(Map.of(), withGreet, "queue", "pause", "post", "--task", "greet", "--any-task");
-        assertEquals("paused queue post task greet\n", meant.out(), meant.toString());
+        assertEquals("paused queue post task greet on broker memory://\n", meant.out(), meant.toString());
         assertEquals(0, CliRun.of(Map.of(), withGreet, "queue", "resume", "post", "--task", "greet").exit(), "known once paused");
     }
 
