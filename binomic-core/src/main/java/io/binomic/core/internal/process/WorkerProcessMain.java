@@ -118,10 +118,11 @@ public final class WorkerProcessMain {
         LOG.log(Level.INFO, "worker {0} (pid {1,number,#}) running as consumer {2}", launch.slot(),
                 ProcessHandle.current().pid(), worker.consumerName());
         try {
-            WorkerCommand command = awaitCommand();
+            Command command = awaitCommand();
             slot.state(WorkerState.DRAINING);
-            Duration grace = command == WorkerCommand.STOP ? Duration.ZERO : config.worker().shutdownGrace();
-            LOG.log(Level.INFO, "worker {0}: {1}, grace {2,number,#} ms", launch.slot(), command, grace.toMillis());
+            Duration grace = command.command() == WorkerCommand.STOP ? Duration.ZERO : config.worker().shutdownGrace();
+            LOG.log(Level.INFO, "worker {0}: {1} ({2}), grace {3,number,#} ms", launch.slot(), command.command(), command.from(),
+                    grace.toMillis());
             // The worker's last line comes after the close, saying how that went: a warning of a broker that does not
             // answer while closing would otherwise follow the line that ends the worker's log.
             String lastLine = worker instanceof WorkerRuntime runtime ? runtime.stopWithoutLastLine(grace) : null;
@@ -194,28 +195,31 @@ public final class WorkerProcessMain {
         }
     }
 
+    /** A command and where it came from, for the line that starts the worker's stop. */
+    private record Command(WorkerCommand command, String from) { }
+
     /** Blocks until the master writes a command, the master dies, or SIGTERM, SIGINT or SIGHUP arrives. */
-    private WorkerCommand awaitCommand() {
+    private Command awaitCommand() {
         // Commands are rare and a drain is not urgent to the millisecond: polling a few times per
         // heartbeat is cheaper and simpler than any notification across processes.
         long pollMillis = Math.clamp(launch.heartbeatInterval().toMillis() / 4, 10, 250);
         while (true) {
             WorkerCommand command = slot.command();
             if (command != WorkerCommand.NONE) {
-                return command;
+                return new Command(command, "from the master");
             }
             if (signalled != WorkerCommand.NONE) {
-                return signalled;
+                return new Command(signalled, "on a signal to this worker");
             }
             if (!masterAlive()) {
                 LOG.log(Level.WARNING, "worker {0}: master pid {1,number,#} is gone; draining", launch.slot(), masterPid);
-                return WorkerCommand.DRAIN;
+                return new Command(WorkerCommand.DRAIN, "its master gone");
             }
             try {
                 Thread.sleep(pollMillis);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return WorkerCommand.DRAIN;
+                return new Command(WorkerCommand.DRAIN, "interrupted");
             }
         }
     }
