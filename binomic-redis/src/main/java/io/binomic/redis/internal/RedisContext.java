@@ -236,6 +236,16 @@ final class RedisContext {
     }
 
     /**
+     * {@link #pipelineWrite} of writes that may be applied twice (a worker's settle), sent again as soon as
+     * Redis answers {@code probeKey}'s node after a freeze rather than at the end of Redisson's command
+     * timeout ({@link ResendWhenAnswered}); {@code commands} adds the same commands to each try.
+     */
+    List<?> pipelineWriteResent(String what, String consequence, String probeKey, Consumer<RBatch> commands) {
+        return call(what, () -> confirmed(what, consequence, ResendWhenAnswered.send(this, what, probeKey,
+                () -> batch(writeOptions(), commands).executeAsync().toCompletableFuture())).getResponses());
+    }
+
+    /**
      * The {@code what} of each queue that has it: the hash {@code key} names, one HGETALL per queue,
      * all in one pipeline ({@link #boundedPipeline} when {@code bounded}). A hash that does not decode
      * was edited by hand: it is logged, saying which and {@code setAgain} (the command that sets it

@@ -87,7 +87,10 @@ final class RedisSettle implements SettledCleanup {
                 trimmed.add(queue);
             }
         }
-        List<?> replies = redis.pipelineWrite("settle on queues " + byQueue.keySet(), RedisContext.SETTLE_AGAIN, batch ->
+        // Sent again as soon as Redis answers after a freeze: held outcomes written late let a stop give them up.
+        String firstQueue = byQueue.keySet().iterator().next();
+        String probeKey = RedisPriorities.streamKey(redis.keys(RedisPriorities.queueOf(firstQueue)), firstQueue);
+        List<?> replies = redis.pipelineWriteResent("settle on queues " + byQueue.keySet(), RedisContext.SETTLE_AGAIN, probeKey, batch ->
                 byQueue.forEach((queue, list) -> {
                     RedisKeys k = redis.keys(RedisPriorities.queueOf(queue));
                     List<Object> settleKeys = new ArrayList<>(List.of(RedisPriorities.streamKey(k, queue), k.delayed(), k.deadLetters()));
