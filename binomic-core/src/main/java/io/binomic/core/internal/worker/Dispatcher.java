@@ -3,10 +3,14 @@ package io.binomic.core.internal.worker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.JobEvent;
 import io.binomic.api.spi.JobStore;
+import io.binomic.api.spi.JobUpdate;
+import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
 import io.binomic.core.internal.Capabilities;
+import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
@@ -234,25 +238,58 @@ final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Gives back deliveries a stopping worker read but will not start: each due again now, attempt unchanged, for a live
-     * worker to run at once rather than after this one's lease. Held (their leases renewed) until written; one that is
-     * not a message stays pending, for reclaim.
+     * Gives back deliveries a stopping worker holds but will not start (read, reclaimed or held for a slot when the stop
+     * began), {@code what} saying which in the log: each due again now, its attempt unchanged, for a live worker to run at
+     * once rather than after this one's lease, and as the same attempt (a reclaim would count one). Held (their leases
+     * renewed) until written; one that is not a message, or cannot be queued for writing, stays pending for reclaim.
      */
-    void giveBackUnstarted(List<Delivery> deliveries) throws InterruptedException {
+    void giveBackUnstarted(List<Delivery> deliveries, String what) {
+        int given = 0;
         for (Delivery d : deliveries) {
-            if (d.message().isEmpty()) {
-                continue;
-            }
-            held.put(d.key(), d);
-            settler.submit(new Settlement.RetryLater(d, d.message().orElseThrow(), context.clock().instant()));
+            given += putBackUnstarted(d) ? 1 : 0;
         }
-        if (!deliveries.isEmpty()) {
-            LOG.log(Level.INFO, "worker {0}: stopping; {1} job(s) its last read returned are given back unstarted",
-                    context.consumerName(), deliveries.size());
+        if (given > 0) {
+            LOG.log(Level.INFO, "worker {0}: stopping; {1} job(s) {2} are given back unstarted", context.consumerName(), given, what);
+        }
+    }
+
+    private boolean putBackUnstarted(Delivery d) {
+        if (d.message().isEmpty()) {
+            return false;
+        }
+        Message m = d.message().orElseThrow();
+        Message next = m.attempt() == d.attempt() ? m : m.withAttempt(d.attempt(), m.enqueuedAt());
+        Instant now = context.clock().instant();
+        // a record marked running by the fetch says it is scheduled again
+        JobUpdate job = m.isTracked() ? JobRecordFormat.givenBack(m, d.queue(), now) : null;
+        held.put(d.key(), d);
+        // The stop interrupts a reclaim in flight: what it took still goes back (a put into the outcomes' buffer, which
+        // the stop keeps draining), the interrupt kept for the caller.
+        boolean interrupted = Thread.interrupted();
+        try {
+            settler.submit(new Settlement.RetryLater(d, next, now, job));
+            return true;
+        } catch (InterruptedException e) {
+            held.remove(d.key()); // left pending, for reclaim
+            interrupted = true;
+            return false;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
     private void start(Delivery d) {
+        if (!context.active().getAsBoolean()) {
+            // The one place every start goes through: a stopping worker starts nothing (a read, a reclaim or a slot's
+            // wait that ended after its stop began), or the grace's end would cut it off and it would run twice.
+            forgetStart(d);
+            tracked.forget(d);
+            giveBackUnstarted(List.of(d), "that would have started after the stop began");
+            slots.release();
+            return;
+        }
         held.put(d.key(), d);
         Thread thread = Thread.ofVirtual().name("binomic-run-" + d.key()).unstarted(() -> {
             Outcome outcome = null;
@@ -504,17 +541,19 @@ final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Lets go of the deliveries not started, those waiting for a slot or for their reserved start:
-     * they are left pending for reclaim.
+     * Gives back the deliveries not started, those waiting for a slot or for their admission; those waiting for their
+     * reserved start are left pending for reclaim (their admission stands).
      */
     void dropOverflow() {
+        List<Delivery> notStarted = new ArrayList<>();
         overflow.forEach(d -> {
             unadmitted.remove(d.key());
-            held.remove(d.key());
             forgetStart(d);
             tracked.forget(d);
+            notStarted.add(held.getOrDefault(d.key(), d));
         });
         overflow.clear();
+        giveBackUnstarted(notStarted, "held for a free slot");
         waiting.values().forEach(Thread::interrupt);
     }
 

@@ -194,7 +194,7 @@ final class Fetcher implements ControlLoop.Round {
         if (!context.active().getAsBoolean()) {
             // The stop began while this read waited (the broker frozen, a worker stopped as it came up): a draining
             // worker starts nothing new, or the grace's end would cut off what it started and it would run twice.
-            dispatcher.giveBackUnstarted(deliveries);
+            dispatcher.giveBackUnstarted(deliveries, "its last read returned");
             return used;
         }
         deliveries = flow.admit(deliveries, dispatcher::park);

@@ -95,9 +95,13 @@ final class Reclaimer {
      * is given back, its reservation wasted. The held ones are put to them as a slot frees.
      */
     private void admitAndRunOrHold(List<Delivery> taken, long leasedSinceNanos) {
-        if (taken.isEmpty() || !context.active().getAsBoolean()) {
-            // Stopping: what a reclaim or a search in flight when the stop came returns is left
-            // pending for a live worker, not run past the grace (and cut off) by this one.
+        if (taken.isEmpty()) {
+            return;
+        }
+        if (!context.active().getAsBoolean()) {
+            // Stopping: what a reclaim or a search in flight when the stop came returns goes back for a live worker, as
+            // the attempt it is, not run past the grace (and cut off) by this one.
+            dispatcher.giveBackUnstarted(taken, "a reclaim in flight at the stop took");
             return;
         }
         int free = 0;
