@@ -206,7 +206,9 @@ public final class WorkerProcessMain {
         while (true) {
             WorkerCommand command = slot.command();
             if (command != WorkerCommand.NONE) {
-                return new Command(command, "from the master");
+                // A terminal's Ctrl-C or hang-up reaches the master and its workers at once: either may be seen first.
+                return new Command(command, signalled != WorkerCommand.NONE ? "from the master, and a signal to this worker"
+                        : "from the master");
             }
             if (signalled != WorkerCommand.NONE) {
                 return new Command(signalled, "on a signal to this worker");
