@@ -812,6 +812,17 @@ class RedisBrokerIT {
     }
 
     @Test
+    void startFailsNamingTheDatabaseRedisDoesNotHave() {
+        // Found by an outside tester: /99 on a running Redis read "...channel: [...] promise: ...; is redis-server running?".
+        try (Broker b = Brokers.redisProvider().create(io.binomic.api.BrokerConfig.builder()
+                .url("redis://127.0.0.1:" + redis.port() + "/99").build())) {
+            BrokerException e = assertThrows(BrokerException.class, () -> b.start(List.of(queue)));
+            assertEquals("Redis at 127.0.0.1:" + redis.port() + " refused database 99 (ERR DB index is out of range): it has 16, 0-15;"
+                    + " check the /database of BrokerConfig.url (or BrokerConfig.database)", e.getMessage());
+        }
+    }
+
+    @Test
     void startFailsWithAClearMessageOnMissingOrWrongCredentials() {
         try (RedisServer locked = RedisServer.startNew("--requirepass", "s3cret")) {
             for (var settings : List.<java.util.function.UnaryOperator<io.binomic.api.BrokerConfig.Builder>>of(
@@ -819,9 +830,11 @@ class RedisBrokerIT {
                 Broker b = Brokers.redis(locked, settings);
                 BrokerException e = assertThrows(BrokerException.class, () -> b.start(List.of(queue)));
                 b.close();
-                assertTrue(e.getMessage().startsWith("cannot connect to Redis at 127.0.0.1:" + locked.port() + ": "), e.getMessage());
-                assertTrue(e.getMessage().contains("NOAUTH") || e.getMessage().contains("WRONGPASS"), e.getMessage());
-                assertTrue(e.getMessage().endsWith("check BrokerConfig.username and BrokerConfig.password"
+                // Redis runs and answered: the message says what it refused, not "cannot connect".
+                assertTrue(e.getMessage().startsWith("Redis at 127.0.0.1:" + locked.port() + " needs a password, and none is set"
+                        + " (user default): NOAUTH") || e.getMessage().startsWith("Redis at 127.0.0.1:" + locked.port()
+                        + " refused the password for user default: WRONGPASS"), e.getMessage());
+                assertTrue(e.getMessage().endsWith("check BrokerConfig.password and BrokerConfig.username"
                         + " (or user:password@ in BrokerConfig.url)"), e.getMessage());
             }
             try (Broker ok = Brokers.redisProvider().create(io.binomic.api.BrokerConfig.builder()

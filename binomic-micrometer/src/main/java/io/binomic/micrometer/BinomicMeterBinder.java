@@ -8,6 +8,7 @@ import io.binomic.core.Binomic;
 import io.binomic.core.TaskStats;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.web.FlowCapabilities;
 import io.binomic.api.spi.Message;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -158,6 +159,9 @@ public final class BinomicMeterBinder implements MeterBinder, AutoCloseable {
             bindTask(registry, s.queue(), s.task());
         }
         FlowMeters.bindCounters(registry, binomic);
+        // Known from the broker's capabilities, without a call: the first scrape has these gauges.
+        batchesOffered |= FlowCapabilities.batches(binomic);
+        workflowsOffered |= FlowCapabilities.workflows(binomic);
         bindFlowGauges(registry);
         bindLimitGauges(registry);
     }

@@ -150,7 +150,7 @@ public final class Providers {
             String fix = switch (config.scheme()) {
                 case "redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel" -> "add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath";
                 case "memory" -> "add io.binomic:binomic-core to the module path";
-                default -> "use memory://, redis:// or rediss://, or add the module of a broker serving this scheme";
+                default -> "use memory://, redis:// or rediss:// in BrokerConfig.url, or add the module of a broker serving this scheme";
             };
             throw new ProviderNotFoundException("no " + kind + " provider for " + wanted + ": " + fix + ". Providers found:\n"
                     + listing, lines);

@@ -16,7 +16,7 @@ import javax.net.ssl.SSLSocket;
 
 /**
  * One quick connection before Redisson starts: connect (TLS with hostname verification for
- * {@code rediss://}), AUTH if credentials are given, PING.
+ * {@code rediss://}), AUTH if credentials are given, PING, SELECT of a database other than 0.
  * Redisson retries a refused connection or an auth error for its whole retry budget (which is
  * sized to survive a Redis restart) before it gives up; this check fails at once instead, with
  * the server's own words.
@@ -27,6 +27,8 @@ final class Preflight {
 
     /** The start of the message when the server accepted the connection but did not answer in time. */
     static final String NO_ANSWER = "no answer within ";
+    /** The start of the message when the server has no database of the URL's number. */
+    static final String NO_DATABASE = "Redis refused database ";
     /** The start of the message when the server is no Redis. */
     static final String NOT_REDIS = "the server did not answer as Redis";
 
@@ -38,7 +40,7 @@ final class Preflight {
      * issued for {@code host} (hostname verification, as HTTPS does it) before AUTH sends the
      * password: otherwise anyone who can take the address would receive it.
      */
-    static void check(String host, int port, SSLContext tls, String username, String password, Duration timeout) {
+    static void check(String host, int port, SSLContext tls, String username, String password, int database, Duration timeout) {
         int millis = Math.toIntExact(Math.max(1, timeout.toMillis()));
         try (Socket socket = connect(host, port, tls, millis)) {
             OutputStream out = socket.getOutputStream();
@@ -55,10 +57,35 @@ final class Preflight {
                 throw new IllegalStateException(NODE_OF_A_CLUSTER + ": use redis+cluster://" + host + ":" + port
                         + "[,host:port...] (or a Redisson YAML file with clusterServersConfig)");
             }
+            // Redisson would retry a database the server lacks for its whole budget, then report its channel and promise.
+            if (database != 0) {
+                send(out, "SELECT", Integer.toString(database));
+                String selected = line(in);
+                if (selected.startsWith("-")) {
+                    throw new IllegalStateException(NO_DATABASE + database + " (" + selected.substring(1) + ")" + databases(out, in));
+                }
+            }
         } catch (IOException e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalStateException(e instanceof SocketTimeoutException
                     ? NO_ANSWER + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)" : message, e);
+        }
+    }
+
+    /** How many databases the server has, as ": it has 16, 0-15", or nothing when it does not say (CONFIG refused). */
+    private static String databases(OutputStream out, InputStream in) throws IOException {
+        send(out, "CONFIG", "GET", "databases");
+        String head = line(in);
+        if (!head.equals("*2")) {
+            return "";
+        }
+        reply(in);
+        String count = reply(in);
+        try {
+            int n = Integer.parseInt(count.trim());
+            return n > 0 ? ": it has " + n + ", 0-" + (n - 1) : "";
+        } catch (NumberFormatException e) {
+            return "";
         }
     }
 

@@ -151,11 +151,17 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl()
                     + "' " + problem + "; expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
         }
+        if (url.getPort() > 65535) {
+            // Else the socket's "port out of range" would read as a connection failure, not the URL's mistake.
+            throw new IllegalArgumentException("BrokerConfig.url '" + config.redactedUrl() + "' has port " + url.getPort()
+                    + ", which is not a port (1-65535); expected redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379");
+        }
         int port = url.getPort() == -1 ? 6379 : url.getPort();
         String target = url.getHost() + ":" + port;
 
         Config redisson = newConfig();
-        timeouts(redisson.useSingleServer().setAddress(scheme + "://" + target).setDatabase(database(config, url))
+        int database = database(config, url);
+        timeouts(redisson.useSingleServer().setAddress(scheme + "://" + target).setDatabase(database)
                 .setConnectionMinimumIdleSize(2).setConnectionPoolSize(32), config);
         credentials(config, url.getRawUserInfo(), redisson);
         String username = redisson.getUsername();
@@ -163,7 +169,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         // the preflight checks with the same trust as Redisson
         SSLContext preflightTls = scheme.equals("rediss") ? sslContext(tls(redisson, config)) : null;
         Runnable preflight = () -> Preflight.check(url.getHost(), port, preflightTls, username, password,
-                config.connectTimeout());
+                database, config.connectTimeout());
         return new RedissonSetup(redisson, target, preflight, replicaWait);
     }
 
@@ -312,11 +318,22 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         String hint;
         if (upper.contains("WRONGPASS") || upper.contains("NOAUTH") || upper.contains("NOPERM")
                 || upper.contains("AUTH") && upper.contains("PASSWORD")) {
-            hint = "check BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)";
+            // Redis answered, so it runs: the credentials are what to change.
+            String user = redisson.getUsername() == null ? "default" : redisson.getUsername();
+            String refused = upper.contains("NOAUTH") ? " needs a password, and none is set (user " + user + ")"
+                    : upper.contains("WITHOUT ANY PASSWORD CONFIGURED") ? " has no password, but one is set (user " + user + ")"
+                    : " refused the password for user " + user;
+            return new BrokerException("Redis at " + target + refused + ": " + cause
+                    + "; check BrokerConfig.password and BrokerConfig.username (or user:password@ in BrokerConfig.url)", failure);
         } else if (String.valueOf(failure.getMessage()).startsWith(Preflight.NO_ANSWER)) {
             // Connected, so something listens: a frozen (SIGSTOPped, swapping, overloaded) server, not a stopped one.
             return new BrokerException("Redis at " + target + " accepted the connection but did not answer: " + failure.getMessage()
-                    + "; is it frozen or overloaded? check the server, or raise BrokerConfig.connectTimeout", failure);
+                    + "; is it frozen or overloaded? check BrokerConfig.url, or raise BrokerConfig.connectTimeout", failure);
+        } else if (cause.startsWith(Preflight.NO_DATABASE) || upper.contains("DB INDEX IS OUT OF RANGE")) {
+            // Redis answered, so it runs: the database number (the URL's path) is what to change.
+            return new BrokerException("Redis at " + target + " " + (cause.startsWith(Preflight.NO_DATABASE)
+                    ? cause.substring("Redis ".length()) : "refused the database: " + cause)
+                    + "; check the /database of BrokerConfig.url (or BrokerConfig.database)", failure);
         } else if (cause.startsWith(Preflight.NOT_REDIS)) {
             hint = "another service listens there: check the port in BrokerConfig.url";
         } else if (cause.startsWith(Preflight.NODE_OF_A_CLUSTER)) {
@@ -366,7 +383,13 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             }
             deepest = c;
         }
-        return deepest.getMessage() == null ? deepest.getClass().getSimpleName() : deepest.getMessage();
+        if (deepest.getMessage() == null) {
+            return deepest.getClass().getSimpleName();
+        }
+        // Redisson appends its channel, command and promise to Redis' reply: internals, not the reason.
+        String m = deepest.getMessage();
+        int internals = m.indexOf(". channel: [");
+        return internals > 0 ? m.substring(0, internals) : m;
     }
 
     /** The JDK's HostnameChecker says "No name matching x found" or "No subject alternative names ... found". */

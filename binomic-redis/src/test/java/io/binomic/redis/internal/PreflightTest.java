@@ -39,7 +39,7 @@ class PreflightTest {
     void anHttpServerIsRefusedAtOnceAsNotRedis() throws IOException {
         try (ServerSocket http = answering("HTTP/1.0 400 Bad request syntax ('*1')\r\nServer: SimpleHTTP/0.6\r\n\r\n")) {
             IllegalStateException e = assertThrows(IllegalStateException.class,
-                    () -> Preflight.check("127.0.0.1", http.getLocalPort(), null, null, null, Duration.ofSeconds(5)));
+                    () -> Preflight.check("127.0.0.1", http.getLocalPort(), null, null, null, 0, Duration.ofSeconds(5)));
             assertEquals(Preflight.NOT_REDIS + " (its reply began 'HTTP/1.0 400 Bad request syntax ('*1')')",
                     e.getMessage());
         }
@@ -48,7 +48,20 @@ class PreflightTest {
     @Test
     void aServerThatAnswersAsRedisPasses() throws IOException {
         try (ServerSocket redis = answering("+PONG\r\n$0\r\n\r\n")) {
-            Preflight.check("127.0.0.1", redis.getLocalPort(), null, null, null, Duration.ofSeconds(5));
+            Preflight.check("127.0.0.1", redis.getLocalPort(), null, null, null, 0, Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * Found by an outside tester: a database number the server does not have (redis://host/99) was
+     * reported by Redisson's retry with its channel and promise, and "is redis-server running?".
+     */
+    @Test
+    void aDatabaseTheServerDoesNotHaveIsNamedWithTheNumberItHas() throws IOException {
+        try (ServerSocket redis = answering("+PONG\r\n$0\r\n\r\n-ERR DB index is out of range\r\n*2\r\n$9\r\ndatabases\r\n$2\r\n16\r\n")) {
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> Preflight.check("127.0.0.1", redis.getLocalPort(), null, null, null, 99, Duration.ofSeconds(5)));
+            assertEquals("Redis refused database 99 (ERR DB index is out of range): it has 16, 0-15", e.getMessage());
         }
     }
 }

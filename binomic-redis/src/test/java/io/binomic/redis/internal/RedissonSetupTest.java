@@ -69,8 +69,8 @@ class RedissonSetupTest {
 
         assertEquals("cannot connect to Redis at 127.0.0.1:6390: Connection refused; is redis-server running? check BrokerConfig.url",
                 refused.getMessage());
-        assertEquals("cannot connect to Redis at 127.0.0.1:6390: WRONGPASS invalid username-password pair; check"
-                + " BrokerConfig.username and BrokerConfig.password (or user:password@ in BrokerConfig.url)", auth.getMessage());
+        assertEquals("Redis at 127.0.0.1:6390 refused the password for user default: WRONGPASS invalid username-password pair;"
+                + " check BrokerConfig.password and BrokerConfig.username (or user:password@ in BrokerConfig.url)", auth.getMessage());
     }
 
     /** Found by an outside tester: a frozen Redis was reported as not running. */
@@ -80,8 +80,30 @@ class RedissonSetupTest {
                 "no answer within 1000 ms (BrokerConfig.connectTimeout)", new java.net.SocketTimeoutException("Read timed out")));
 
         assertEquals("Redis at 127.0.0.1:6390 accepted the connection but did not answer: no answer within 1000 ms"
-                + " (BrokerConfig.connectTimeout); is it frozen or overloaded? check the server, or raise BrokerConfig.connectTimeout",
+                + " (BrokerConfig.connectTimeout); is it frozen or overloaded? check BrokerConfig.url, or raise BrokerConfig.connectTimeout",
                 frozen.getMessage());
+    }
+
+    /** Found by an outside tester: port 99999 was reported as a connection failure ("is redis-server running?"). */
+    @Test
+    void aPortOutOfRangeIsAnInvalidUrl() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> setup("redis://127.0.0.1:99999"));
+        assertEquals("BrokerConfig.url 'redis://127.0.0.1:99999' has port 99999, which is not a port (1-65535); expected"
+                + " redis://[user:password@]host[:port][/database], e.g. redis://127.0.0.1:6379", e.getMessage());
+    }
+
+    /** Found by an outside tester: Redisson's reply to SELECT carried its channel and promise, and the running hint. */
+    @Test
+    void aDatabaseRefusedByRedissonIsNamedWithoutItsInternals() {
+        BrokerException e = setup("redis://127.0.0.1:6390/99").startFailure(new IllegalStateException("x", new RuntimeException(
+                "ERR DB index is out of range. channel: [id: 0xbd34bd23, L:/127.0.0.1:54546 - R:127.0.0.1/127.0.0.1:6412] command:"
+                        + " (SELECT), params: [99], promise: java.util.concurrent.CompletableFuture@63310115[Not completed]")));
+        assertEquals("Redis at 127.0.0.1:6390 refused the database: ERR DB index is out of range; check the /database of BrokerConfig.url (or BrokerConfig.database)",
+                e.getMessage());
+        BrokerException preflight = setup("redis://127.0.0.1:6390/99").startFailure(new IllegalStateException(
+                "Redis refused database 99 (ERR DB index is out of range): it has 16, 0-15"));
+        assertEquals("Redis at 127.0.0.1:6390 refused database 99 (ERR DB index is out of range): it has 16, 0-15;"
+                + " check the /database of BrokerConfig.url (or BrokerConfig.database)", preflight.getMessage());
     }
 
     private static RedissonSetup withOptions(java.util.Map<String, String> options) {

@@ -77,7 +77,8 @@ class ExecutableJarIT {
                 assertThat(drainStarts).as("the drain is logged at INFO after the web server stopped taking requests:\n%s", tail(log))
                         .isGreaterThan(httpStops);
                 assertThat(written.substring(drainStarts)).containsPattern("Binomic worker \\S+ draining: 1 task\\(s\\) running")
-                        .containsPattern("Binomic worker \\S+ stopped after \\d+ ms");
+                        .containsPattern("Binomic worker \\S+ stopped in \\d+ ms: \\d+ succeeded, .* 0 outcome\\(s\\) not written .*"
+                                + " 0 task\\(s\\) cut off by the grace");
             } finally {
                 if (app.isAlive()) {
                     app.destroyForcibly();

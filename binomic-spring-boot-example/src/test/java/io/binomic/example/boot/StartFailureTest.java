@@ -54,6 +54,15 @@ class StartFailureTest {
                 .doesNotContain("BrokerConfig.url");
     }
 
+    /** Found by an outside tester: port 99999 was reported as a connection failure, "is redis-server running?". */
+    @Test
+    void aPortThatIsNoPortFailsTheStartAsAnInvalidUrl(CapturedOutput output) {
+        startFailure("binomic.broker.url=redis://127.0.0.1:99999");
+        assertThat(report(output)).contains("binomic.broker.url 'redis://127.0.0.1:99999' has port 99999, which is not a port (1-65535)")
+                .contains("Correct binomic.broker.url")
+                .doesNotContain("is redis-server running").doesNotContain("at one that runs");
+    }
+
     @Test
     void anInvalidValueFailsTheStartNamingTheProperty(CapturedOutput output) {
         startFailure("binomic.broker.url=memory://", "binomic.task-defaults.backoff.jitter=2");

@@ -222,7 +222,7 @@ public final class BinomicCli {
             return EXIT_USAGE;
         } catch (ProviderNotFoundException e) {
             // A URL whose scheme no broker here serves is a setting to change: one line that names where it came from.
-            err.println("binomic " + chosen.name + ": " + oneLine(e) + "; check " + urlSource(rest));
+            err.println("binomic " + chosen.name + ": " + inCliTerms(oneLine(e), chosen, urlSource(rest)) + "; check " + urlSource(rest));
             return EXIT_USAGE;
         } catch (RuntimeException e) {
             // Broker down, bad state directory, provider missing...: the message says what and how to fix it.

@@ -202,7 +202,8 @@ class BinomicCliUsageTest {
 
         assertEquals(2, run.exit(), run.toString());
         assertEquals(1, run.err().lines().count(), run.err());
-        assertTrue(run.err().startsWith("binomic queues: no broker provider for URL scheme 'http'"), run.err());
+        assertTrue(run.err().startsWith("binomic queues: no broker provider for URL scheme 'http': use memory://, redis:// or"
+                + " rediss:// in --broker, or add the module"), run.err());
         assertTrue(run.err().endsWith("; check --broker\n"), run.err());
         assertEquals("", run.out());
     }

@@ -89,6 +89,7 @@ class MasterCommandTest {
         assertTrue(run.err().startsWith("binomic master: no broker provider for URL scheme 'foo': use memory://, redis:// or rediss://"),
                 run.err());
         assertTrue(run.err().contains("(found: memory"), "the providers found are listed: " + run.err());
+        assertTrue(run.err().contains("rediss:// in --broker, or add the module"), "the flag to correct is named: " + run.err());
         assertFalse(Files.exists(dir.resolve("worker.conf")), "no worker was set up");
     }
 }

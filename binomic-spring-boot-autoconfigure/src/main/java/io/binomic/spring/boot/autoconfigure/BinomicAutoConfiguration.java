@@ -103,7 +103,10 @@ public class BinomicAutoConfiguration {
             }
             started = dashboard.start();
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(e.getMessage() + " (properties binomic.dashboard.address, port and token)", e);
+            String message = e.getMessage().replace("needs a token: set one", "needs a token: set binomic.dashboard.token")
+                    .replace("or bind to 127.0.0.1", "or set binomic.dashboard.address to 127.0.0.1");
+            throw new IllegalArgumentException(message.equals(e.getMessage())
+                    ? message + " (properties binomic.dashboard.address, port and token)" : message, e);
         }
         LOG.info("Binomic dashboard at " + started.uri());
         return started;

@@ -50,6 +50,8 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             boolean.class, "true or false", List.class, "a comma-separated list, such as mail,audit");
 
     private static final String BOOT_OPTIONS = "binomic.broker.options.";
+    /** The broker's hint when nothing answered at the address: the only case where starting the broker is the fix. */
+    private static final String NOT_RUNNING = "is redis-server running?";
 
     /** Where the properties came from: null when the start failed before the application had an environment. */
     private final Environment environment;
@@ -88,13 +90,17 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
             }
         }
         String action;
-        if (cause.get() instanceof BrokerException && description.contains("connect")) {
-            action = "Binomic connects to its broker while the application starts: start the broker, or point "
-                    + (named.isEmpty() ? "binomic.broker.url" : named.iterator().next()) + " at one that runs.";
+        String hint = description.substring(description.lastIndexOf("; ") + 2);
+        if (cause.get() instanceof BrokerException && description.contains(NOT_RUNNING)) {
+            action = "Binomic connects to its broker while the application starts: start the broker, or point binomic.broker.url"
+                    + " at one that runs.";
+        } else if (cause.get() instanceof BrokerException && named.stream().anyMatch(hint::contains)) {
+            // The broker answered (or was reached): its own hint says which property to change and how.
+            action = "Binomic connects to its broker while the application starts: " + hint + ".";
         } else if (!named.isEmpty()) {
             action = "Correct " + String.join(" or ", named) + SEE;
         } else {
-            action = "Correct the binomic.* setting named above" + SEE;
+            action = "Do as the description says; the binomic.* properties are listed in spring-boot.md.";
         }
         return new FailureAnalysis(description, action, cause.get());
     }
@@ -175,16 +181,16 @@ public class BinomicFailureAnalyzer implements FailureAnalyzer, Ordered {
      */
     private static Optional<Throwable> binomicCause(Throwable failure) {
         boolean ours = false;
-        Throwable deepest = failure;
+        Throwable outermost = null;
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof BrokerException) {
                 return Optional.of(t);
             }
             ours |= t instanceof BeanCreationException b && BEANS.contains(b.getBeanName());
-            deepest = t;
+            // The outermost of the innermost run of ours: a bean that rethrows a refusal in its properties' names wraps it.
+            outermost = t instanceof IllegalArgumentException || t instanceof BinomicException ? (outermost == null ? t : outermost) : null;
         }
-        return ours && (deepest instanceof IllegalArgumentException || deepest instanceof BinomicException)
-                ? Optional.of(deepest) : Optional.empty();
+        return ours ? Optional.ofNullable(outermost) : Optional.empty();
     }
 
 }

@@ -241,7 +241,7 @@ public class BinomicProperties {
         /** Tasks running at once, each on a virtual thread; also the most messages fetched at once. */
         private int concurrency = 5;
         /**
-         * How long stopping waits for running tasks before interrupting them (they return by reclaim). Capped by
+         * How long stopping waits for running tasks before interrupting them (put back, attempt unchanged). Capped by
          * spring.lifecycle.timeout-per-shutdown-phase, so the context never gives up on the worker first.
          */
         private Duration shutdownGrace = Duration.ofSeconds(10);

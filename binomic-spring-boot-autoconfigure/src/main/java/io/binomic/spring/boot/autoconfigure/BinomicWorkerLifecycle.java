@@ -3,6 +3,8 @@ package io.binomic.spring.boot.autoconfigure;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
+import io.binomic.core.WorkerCounters;
+import io.binomic.core.internal.process.WorkerStop;
 import java.time.Duration;
 import java.util.Optional;
 import org.apache.commons.logging.Log;
@@ -78,15 +80,18 @@ public class BinomicWorkerLifecycle implements SmartLifecycle {
 
     /**
      * Logged here through Spring's logging: Boot removes its java.util.logging bridge when the
-     * context starts closing, which drops the core's own System.Logger lines of the drain.
+     * context starts closing, which drops the core's own System.Logger lines of the drain. So the
+     * last line is the core's, with its counts: the tasks cut off by the grace (put back, attempt
+     * unchanged) and the outcomes given up, which a line of the time taken alone would hide.
      */
     private void drain(Worker w) {
         long start = System.nanoTime();
-        LOG.info("Binomic worker " + w.consumerName() + " draining: " + w.counters().inFlight()
-                + " task(s) running, waiting up to " + grace);
-        w.stop(grace);
-        LOG.info("Binomic worker " + w.consumerName() + " stopped after " + Duration.ofNanos(System.nanoTime() - start).toMillis()
-                + " ms");
+        WorkerCounters before = w.counters();
+        LOG.info("Binomic worker " + w.consumerName() + " draining: " + before.inFlight() + " task(s) running, "
+                + before.held() + " outcome(s) held, waiting up to " + grace);
+        Optional<String> last = WorkerStop.stop(w, grace);
+        long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+        LOG.info(last.map(line -> "Binomic " + line).orElse("Binomic worker " + w.consumerName() + " stopped after " + millis + " ms"));
     }
 
     @Override

@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
@@ -174,6 +175,46 @@ class BinomicAutoConfigurationTest {
         assertThat(broker.options()).containsEntry("redisson.config", "/etc/redisson.yaml");
     }
 
+    /** Found by an outside tester: a URL scheme typo's report said "Correct the binomic.* setting named above", naming none. */
+    @Test
+    void aUrlSchemeNoBrokerServesNamesTheUrlProperty() {
+        runner.withPropertyValues("binomic.broker.url=htp://127.0.0.1:6412").run(context -> {
+            assertThat(context).hasFailed();
+            FailureAnalysis analysis = new BinomicFailureAnalyzer(null).analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription()).startsWith("no broker provider for URL scheme 'htp': use memory://, redis://"
+                    + " or rediss:// in binomic.broker.url, or add the module of a broker serving this scheme");
+            assertThat(analysis.getAction()).startsWith("Correct binomic.broker.url");
+        });
+    }
+
+    /**
+     * Found by an outside tester: every broker failure at start got "start the broker, or point X at one that
+     * runs", X being whatever the description named (binomic.broker.username, binomic.broker.connect-timeout).
+     */
+    @Test
+    void aBrokerThatAnswersGetsTheActionOfItsOwnHintNotStartTheBroker() {
+        assertThat(brokerFailure("Redis at 127.0.0.1:6412 refused the password for user default: WRONGPASS invalid"
+                + " username-password pair; check BrokerConfig.password and BrokerConfig.username (or user:password@ in BrokerConfig.url)"))
+                .isEqualTo("Binomic connects to its broker while the application starts: check binomic.broker.password and"
+                        + " binomic.broker.username (or user:password@ in binomic.broker.url).");
+        assertThat(brokerFailure("Redis at 127.0.0.1:6412 accepted the connection but did not answer: no answer within 5000 ms"
+                + " (BrokerConfig.connectTimeout); is it frozen or overloaded? check BrokerConfig.url, or raise BrokerConfig.connectTimeout"))
+                .isEqualTo("Binomic connects to its broker while the application starts: is it frozen or overloaded? check"
+                        + " binomic.broker.url, or raise binomic.broker.connect-timeout.");
+        assertThat(brokerFailure("Redis at 127.0.0.1:6412 refused database 99 (ERR DB index is out of range): it has 16, 0-15;"
+                + " check the /database of BrokerConfig.url (or BrokerConfig.database)"))
+                .isEqualTo("Binomic connects to its broker while the application starts: check the /database of binomic.broker.url (or binomic.broker.database).");
+        assertThat(brokerFailure("cannot connect to Redis at 127.0.0.1:6499: Connection refused; is redis-server running?"
+                + " check BrokerConfig.url"))
+                .isEqualTo("Binomic connects to its broker while the application starts: start the broker, or point"
+                        + " binomic.broker.url at one that runs.");
+    }
+
+    private static String brokerFailure(String message) {
+        return new BinomicFailureAnalyzer(null).analyze(new org.springframework.beans.factory.BeanCreationException("binomic",
+                "Error creating bean", new io.binomic.api.BrokerException(message))).getAction();
+    }
+
     @Test
     void invalidSettingsFailTheStartNamingTheSetting() {
         runner.withPropertyValues("binomic.worker.concurrency=0").run(context -> {
@@ -216,7 +257,12 @@ class BinomicAutoConfigurationTest {
                 .run(context -> {
                     assertThat(context).hasFailed();
                     assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("needs a token");
-                    assertThat(context.getStartupFailure()).hasStackTraceContaining("binomic.dashboard.address, port and token");
+                    // Found by an outside tester: the report's action said "the setting named above" and named none.
+                    FailureAnalysis analysis = new BinomicFailureAnalyzer(null).analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).isEqualTo("a dashboard bound to 0.0.0.0 is reachable from other hosts and"
+                            + " needs a token: set binomic.dashboard.token (at least 16 random characters), or set"
+                            + " binomic.dashboard.address to 127.0.0.1");
+                    assertThat(analysis.getAction()).startsWith("Correct binomic.dashboard.token or binomic.dashboard.address");
                 });
         runner.withPropertyValues("binomic.dashboard.enabled=true", "binomic.dashboard.address=0.0.0.0", "binomic.dashboard.port=0",
                 "binomic.dashboard.token=0123456789abcdef0123", "binomic.dashboard.read-only=true").run(context -> {
@@ -244,6 +290,38 @@ class BinomicAutoConfigurationTest {
             assertThat(context).doesNotHaveBean(BinomicWorkerLifecycle.class);
             assertThat(context.getBean(BinomicHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
         });
+    }
+
+    static final Task<Greeting, String> SLOW = Task.builder("slow", Greeting.class, String.class).queue("slow").build();
+    static final java.util.concurrent.CountDownLatch SLOW_STARTED = new java.util.concurrent.CountDownLatch(1);
+
+    @Configuration(proxyBeanMethods = false)
+    static class SlowHandler {
+        @Bean
+        TaskBinding<Greeting, String> slow() {
+            return SLOW.handledBy(g -> {
+                SLOW_STARTED.countDown();
+                Thread.sleep(60_000);
+                return "late";
+            });
+        }
+    }
+
+    /**
+     * Found by an outside tester: a drain that cut off its tasks logged only "stopped after N ms", the same as one
+     * where every task finished; the core's stop line, which counts them, is lost with Boot's JUL bridge.
+     */
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void theDrainsLastLineCountsTheTasksCutOffByTheGrace(org.springframework.boot.test.system.CapturedOutput output) {
+        runner.withUserConfiguration(SlowHandler.class).withPropertyValues("binomic.worker.poll-timeout=100ms",
+                "binomic.worker.shutdown-grace=300ms").run(context -> {
+                    context.getBean(Binomic.class).submit(SLOW, new Greeting("Ada"));
+                    assertThat(SLOW_STARTED.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                });
+        assertThat(output.toString()).contains("draining: 1 task(s) running, 0 outcome(s) held, waiting up to PT0.3S")
+                .contains("1 task(s) cut off by the grace (interrupted and put back, attempt unchanged)")
+                .contains("0 outcome(s) not written");
     }
 
     @Test
