@@ -72,14 +72,7 @@ final class DashboardCommand extends Command {
         Runtime.getRuntime().addShutdownHook(new Thread(stop::run, "binomic-dashboard-shutdown"));
         out.println("dashboard on " + DashboardServer.announcement(dashboard.uri(), readOnly) + "; stop with SIGTERM or Ctrl-C");
         out.flush();
-        while (true) {
-            try {
-                signalled.await();
-                break;
-            } catch (InterruptedException e) {
-                // Only a signal ends the dashboard.
-            }
-        }
+        DrainSignals.awaitSignal(signalled); // only a signal ends the dashboard
         stop.run();
         return BinomicCli.EXIT_OK;
     }

@@ -141,14 +141,7 @@ final class MasterCommand extends Command {
         out.println("master pid " + ProcessHandle.current().pid() + " runs " + config.workers() + " worker(s); state in "
                 + config.stateDirectory() + "; stop with SIGTERM or Ctrl-C");
         out.flush();
-        while (true) {
-            try {
-                signalled.await();
-                break;
-            } catch (InterruptedException e) {
-                // Only a signal ends a master.
-            }
-        }
+        DrainSignals.awaitSignal(signalled); // only a signal ends a master
         int status = stop.run();
         stop.returned = true;
         return status;

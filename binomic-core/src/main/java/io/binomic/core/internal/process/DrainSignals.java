@@ -53,4 +53,20 @@ public final class DrainSignals {
             return false;
         }
     }
+
+    /**
+     * Blocks until {@code signalled}, the latch a handler {@linkplain #install installed} counts down, is counted down: an
+     * interrupt does not end the wait, as only a signal ends a foreground command, and the stop that follows must not
+     * meet it.
+     */
+    public static void awaitSignal(java.util.concurrent.CountDownLatch signalled) {
+        while (true) {
+            try {
+                signalled.await();
+                return;
+            } catch (InterruptedException e) {
+                // not a signal: wait on
+            }
+        }
+    }
 }
