@@ -254,7 +254,7 @@ public final class WorkerRuntime implements Worker {
         WorkerCounters c = counters();
         String lastLine = MessageFormat.format("worker {0} stopped in {1} ms: {2} succeeded, {3} failed, {4} retried, {5} dead-lettered, "
                 + "{6} stale outcome(s), {7} outcome(s) not written (given up: their deliveries may run again after reclaim), "
-                + "{8} task(s) cut off by the grace (interrupted and put back, attempt unchanged)",
+                + "{8} task(s) cut off by the grace (interrupted and put back, attempt unchanged, unless counted in the outcomes not written)",
                 consumerName, String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)), c.succeeded(), c.failed(),
                 c.retried(), c.deadLettered(), c.staleSettlements(), settler.abandoned.sum(), cutOff);
         stopped.countDown();
