@@ -1,12 +1,9 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.spi.Delivery;
-import io.binomic.api.spi.JobEvent;
-import io.binomic.api.spi.JobStore;
 import io.binomic.api.spi.JobUpdate;
 import io.binomic.api.spi.Message;
 import io.binomic.api.spi.Settlement;
-import io.binomic.core.internal.Capabilities;
 import io.binomic.core.internal.jobs.JobRecordFormat;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -19,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
@@ -59,7 +55,7 @@ final class Dispatcher implements AutoCloseable {
      * start reserved for one still waiting for a slot is most often missed and given back.
      */
     private final Set<String> unadmitted = ConcurrentHashMap.newKeySet();
-    private final List<AutoCloseable> cancelSubscriptions = new CopyOnWriteArrayList<>();
+    private final CancelListener cancels;
     /** The start a rate limit reserved for a delivery about to be dispatched ({@link System#nanoTime()}), by key. */
     private final Map<String, Long> reservedStarts = new ConcurrentHashMap<>();
     /**
@@ -110,6 +106,7 @@ final class Dispatcher implements AutoCloseable {
         this.flow = flow;
         this.held = held;
         this.tracked = tracked;
+        this.cancels = new CancelListener(context, tracked, this::runningOf);
         this.renewBeforeRunNanos = context.config().leaseTimeout().toNanos() / 2;
     }
 
@@ -558,51 +555,17 @@ final class Dispatcher implements AutoCloseable {
     }
 
     /** Listens for cancels of the jobs of {@code queues}, when the worker runs tracked jobs and the broker keeps records. */
-    void listenForCancels(List<String> queues) {
-        if (!tracked.enabled()) {
-            return;
-        }
-        JobStore store = context.broker().capability(JobStore.class).orElse(null);
-        if (store == null) {
-            LOG.log(Level.DEBUG, "worker {0}: {1}", context.consumerName(),
-                    Capabilities.missing(context.broker(), JobStore.class, "running jobs cannot be cancelled"));
-            return;
-        }
-        for (String queue : queues) {
-            try {
-                cancelSubscriptions.add(store.subscribeJobEvents(queue, this::onJobEvent));
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "worker {0}: cannot listen for job cancels on queue {1}: {2}", context.consumerName(), queue,
-                        e.getMessage());
-            }
-        }
-    }
+    void listenForCancels(List<String> queues) { cancels.listen(queues); }
 
-    /** Asks the running delivery of the job a cancel is for, if any, to stop: its handler is interrupted. */
-    private void onJobEvent(JobEvent event) {
-        if (event.kind() != JobEvent.Kind.CANCEL_REQUESTED) {
-            return;
-        }
-        tracked.requestCancelBeforeRun(event.id()); // before the running ones: see there why
-        for (Running r : running.values()) {
-            if (r.delivery().message().map(m -> m.id().equals(event.id())).orElse(false)) {
-                LOG.log(Level.INFO, "worker {0}: cancelling running job {1} as asked", context.consumerName(), event.id());
-                tracked.requestCancel(r.delivery().key());
-            }
-        }
+    /** The keys of the running deliveries of job {@code id}. */
+    private List<String> runningOf(java.util.UUID id) {
+        return running.values().stream().filter(r -> r.delivery().message().map(m -> m.id().equals(id)).orElse(false))
+                .map(r -> r.delivery().key()).toList();
     }
 
     /** Stops listening for cancels. */
     @Override
-    public void close() {
-        for (AutoCloseable subscription : cancelSubscriptions) {
-            try {
-                subscription.close();
-            } catch (Exception e) {
-                LOG.log(Level.DEBUG, "worker {0}: closing a job event subscription failed: {1}", context.consumerName(), e.getMessage());
-            }
-        }
-    }
+    public void close() { cancels.close(); }
 
     int runningCount() { return running.size(); }
 
