@@ -21,6 +21,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@code binomic master} in its own JVM, SIGTERMed while its workers are busy: nothing is lost. */
 class MasterShutdownOnRedisTest {
@@ -225,87 +227,29 @@ class MasterShutdownOnRedisTest {
     }
 
     /**
-     * A service manager's stop of the control group ({@code timeout}, systemd's default): SIGTERM to the master and its
-     * worker at once. The worker drains on its own signal, logs the lines of its stop and exits 0, which the master
-     * reports as it stops. A terminal's Ctrl-C (SIGINT) takes the same path: see the next test.
+     * One signal to the master and its worker at once, as each stop reaches them: a service manager's stop of the control
+     * group ({@code timeout}, systemd's default) sends SIGTERM, a terminal's Ctrl-C SIGINT, a closed terminal or a dropped
+     * ssh session SIGHUP (found by an outside tester: a hang-up ended workers with 129 and no stop line). Both drain, keep
+     * the lines of their stop and exit 0, the worker on its own signal, which the master reports as it stops. The master is
+     * started through {@code env --default-signal=...} (GNU coreutils 8.31 or later): a build run in the background by a
+     * shell without job control would hand it SIGINT ignored, which a JVM keeps ignoring.
      */
-    @Test
-    void sigtermToTheMasterAndItsWorkerAtOnceKeepsTheWorkersStopLinesAndExitsZero() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    void aSignalToTheMasterAndItsWorkerAtOnceKeepsTheirStopLinesAndExitsZero(String signal) throws Exception {
         Fixture fixture = new Fixture();
         try (Binomic client = fixture.client()) {
             Path log = dir.resolve("master.log");
-            Process master = startMasterOfOneWorker(fixture, log);
+            Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=" + signal));
             try {
                 fixture.submit(client, 20, 500);
                 Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 assertEquals(1, workers.size(), "one worker: " + workers);
 
-                Process kill = new ProcessBuilder("kill", "-TERM", String.valueOf(master.pid()), String.valueOf(workers.getFirst()))
+                Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(master.pid()), String.valueOf(workers.getFirst()))
                         .inheritIO().start();
-                assertEquals(0, kill.waitFor(), "kill -TERM");
-
-                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
-                assertWorkerLoggedItsStop();
-                assertMasterLoggedItsStop(log, master.pid(), workers);
-                assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
-            } finally {
-                master.destroyForcibly();
-            }
-        }
-    }
-
-    /**
-     * A terminal's Ctrl-C: SIGINT to the master and its worker at once. Both drain as on SIGTERM, keep the lines of their stop
-     * and exit 0. The master is started through {@code env --default-signal=INT} (GNU coreutils 8.31 or later): a build run
-     * in the background by a shell without job control would hand it SIGINT ignored, which a JVM keeps ignoring.
-     */
-    @Test
-    void sigintToTheMasterAndItsWorkerAtOnceKeepsTheirStopLinesAndExitsZero() throws Exception {
-        Fixture fixture = new Fixture();
-        try (Binomic client = fixture.client()) {
-            Path log = dir.resolve("master.log");
-            Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=INT"));
-            try {
-                fixture.submit(client, 20, 500);
-                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
-                List<Long> workers = workerPids(dir.resolve("workers.slots"));
-                assertEquals(1, workers.size(), "one worker: " + workers);
-
-                Process kill = new ProcessBuilder("kill", "-INT", String.valueOf(master.pid()), String.valueOf(workers.getFirst()))
-                        .inheritIO().start();
-                assertEquals(0, kill.waitFor(), "kill -INT");
-
-                assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
-                assertWorkerLoggedItsStop();
-                assertMasterLoggedItsStop(log, master.pid(), workers);
-                assertEquals(0, master.exitValue(), "master exit code; log: " + read(log));
-            } finally {
-                master.destroyForcibly();
-            }
-        }
-    }
-
-    /**
-     * SIGHUP (a closed terminal, a dropped ssh session) drains the worker as SIGTERM does, and the master exits 0, not the
-     * signal's 129, with every line of its stop: found by an outside tester, a hang-up ended workers with 129 and no stop line.
-     */
-    @Test
-    void sighupToTheMasterDrainsItsWorkerWithItsStopLinesAndExitsZero() throws Exception {
-        Fixture fixture = new Fixture();
-        try (Binomic client = fixture.client()) {
-            Path log = dir.resolve("master.log");
-            Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=HUP"));
-            try {
-                fixture.submit(client, 20, 500);
-                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
-                List<Long> workers = workerPids(dir.resolve("workers.slots"));
-                assertEquals(1, workers.size(), "one worker: " + workers);
-
-                // a hang-up reaches every process the terminal ran: the master and its worker at once
-                Process kill = new ProcessBuilder("kill", "-HUP", String.valueOf(master.pid()), String.valueOf(workers.getFirst()))
-                        .inheritIO().start();
-                assertEquals(0, kill.waitFor(), "kill -HUP");
+                assertEquals(0, kill.waitFor(), "kill -" + signal);
 
                 assertTrue(master.waitFor(30, TimeUnit.SECONDS), "master exits; log: " + read(log));
                 assertWorkerLoggedItsStop();
@@ -313,8 +257,8 @@ class MasterShutdownOnRedisTest {
                 int drains = assertLogged(text, "master pid " + master.pid() + " draining its workers", 0);
                 int worker = assertLogged(text, "worker 0 (pid " + workers.getFirst() + ") stopped, exit code 0", drains);
                 assertLogged(text, "master pid " + master.pid() + " stopped", worker);
-                assertEquals(0, master.exitValue(), "master exit code; log: " + text);
                 assertMasterLoggedItsStop(log, master.pid(), workers);
+                assertEquals(0, master.exitValue(), "master exit code; log: " + text);
             } finally {
                 master.destroyForcibly();
             }
