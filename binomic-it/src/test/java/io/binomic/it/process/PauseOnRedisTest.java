@@ -186,8 +186,9 @@ class PauseOnRedisTest {
         Binomic worker = instance(redis, Binomic.builder().handle(render, j -> "rendered " + j.n()));
         worker.queues().pauseTask(reports, "render");
         worker.startWorker();
+        List<JobHandle<String>> held = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            worker.submit(render, new Job(i));
+            held.add(worker.submit(render, new Job(i)));
         }
         worker.submit(render, new Job(9), SubmitOptions.builder().delay(Duration.ofHours(1)).build());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -202,7 +203,13 @@ class PauseOnRedisTest {
         assertTrue(queues.out().split("\n")[1].matches(reports + " +0 +0 +1 +3 +0 +\\d+ +task:render +-"), queues.out());
 
         worker.queues().resumeTask(reports, "render");
-        assertEquals(0, worker.queues().parked(reports), "resumed: none parked");
+        // a worker whose view of the pause is up to a refresh old may park a freed job once more; it unparks it at the
+        // refresh that sees the resume, so the promise is that the jobs run, not that none is parked the moment resume returns
+        for (int i = 0; i < 3; i++) {
+            assertEquals("rendered " + i, held.get(i).await(Duration.ofSeconds(20)), "resumed job " + i + " ran");
+        }
+        assertEquals(0, worker.queues().parked(reports), "resumed and run: none parked");
+        assertEquals(1, worker.queueStats(reports).delayed(), "the job delayed for an hour stays delayed");
     }
 
     @Test
