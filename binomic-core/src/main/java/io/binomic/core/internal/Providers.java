@@ -9,6 +9,7 @@ import io.binomic.api.spi.PayloadCodec;
 import io.binomic.api.spi.Scheduler;
 import io.binomic.api.spi.SchedulerProvider;
 import io.binomic.api.spi.TraceContextProvider;
+import io.binomic.core.internal.cli.ClosestName;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
@@ -144,9 +145,14 @@ public final class Providers {
         if (matching.size() == 1) {
             return matching.getFirst();
         }
-        List<String> lines = describe(all, p -> id.apply(p) + " (schemes " + schemes.apply(p) + ")", loaded.broken());
+        List<String> lines = describe(all, p -> id.apply(p) + " (schemes " + new TreeSet<>(schemes.apply(p)) + ")", loaded.broken());
         String listing = lines.isEmpty() ? "  (none)" : String.join("\n", lines);
         if (matching.isEmpty()) {
+            // a typo of a served scheme or id ("redsi") is named, so the fix is not sought in the module path
+            Optional<String> meant = config.brokerId().isPresent()
+                    ? ClosestName.to(config.brokerId().get(), all.stream().map(id).toList())
+                    : ClosestName.to(config.scheme(), all.stream().flatMap(p -> schemes.apply(p).stream()).sorted().toList());
+            wanted += meant.map(m -> " (did you mean '" + m + "'?)").orElse("");
             String fix = switch (config.scheme()) {
                 case "redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel" -> "add io.binomic:binomic-redis (module io.binomic.redis) to the module path or classpath";
                 case "memory" -> "add io.binomic:binomic-core to the module path";

@@ -82,6 +82,17 @@ class ProvidersTest {
     }
 
     @Test
+    void aMistypedSchemeOrIdIsNamedWithTheOneMeant() {
+        var scheme = assertThrows(ProviderNotFoundException.class, () -> select("redsi://localhost:6379", null, MEMORY, REDIS));
+        assertTrue(scheme.getMessage().startsWith("no broker provider for URL scheme 'redsi' (did you mean 'redis'?): use memory://"),
+                scheme.getMessage());
+        var id = assertThrows(ProviderNotFoundException.class, () -> select("redis://localhost:6379", "memroy", MEMORY, REDIS));
+        assertTrue(id.getMessage().startsWith("no broker provider for id 'memroy' (did you mean 'memory'?)"), id.getMessage());
+        var far = assertThrows(ProviderNotFoundException.class, () -> select("http://localhost", null, MEMORY, REDIS));
+        assertTrue(far.getMessage().startsWith("no broker provider for URL scheme 'http': use memory://"), far.getMessage());
+    }
+
+    @Test
     void ambiguousSchemeIsAnErrorListingEveryCandidate() {
         var e = assertThrows(ProviderNotFoundException.class, () -> select("redis://x", null, REDIS, OTHER_REDIS, MEMORY));
         String message = e.getMessage();
