@@ -163,8 +163,8 @@ public final class WorkerProcessMain {
         Thread closing = Thread.ofPlatform().daemon().name("binomic-close").start(binomic::close);
         try {
             if (!closing.join(CLOSE_WAIT)) {
-                return "; closing the broker took longer than " + CLOSE_WAIT.toMillis() + " ms (it does not answer): exiting without"
-                        + " waiting";
+                return "; closing the broker took longer than " + CLOSE_WAIT.toMillis() + " ms (a connection not answering, or still"
+                        + " reconnecting after an outage): exiting without waiting, the outcomes above being written or given up";
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
