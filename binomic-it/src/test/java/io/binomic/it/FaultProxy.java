@@ -47,6 +47,8 @@ final class FaultProxy implements AutoCloseable {
     /** The next request holding these bytes has its reply held for {@link #replyHoldNanos}; null for none. */
     private final java.util.concurrent.atomic.AtomicReference<byte[]> heldRequest = new java.util.concurrent.atomic.AtomicReference<>();
     private volatile long replyHoldNanos;
+    /** Replies read before this ({@link System#nanoTime()}) are held no longer; null while none were released. */
+    private volatile Long heldRepliesReleasedAt;
     /** Bytes per second per direction and connection; 0 for no limit. */
     private volatile long bytesPerSecond;
     private volatile boolean stalled;
@@ -97,6 +99,16 @@ final class FaultProxy implements AutoCloseable {
     void holdReplyToNext(String text, Duration hold) {
         replyHoldNanos = hold.toNanos();
         heldRequest.set(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /** Whether the request {@link #holdReplyToNext} waits for has not come yet. */
+    boolean replyHoldWaiting() {
+        return heldRequest.get() != null;
+    }
+
+    /** Forwards at once the replies {@link #holdReplyToNext} holds now (a client's close would wait for them). */
+    void releaseHeldReplies() {
+        heldRepliesReleasedAt = System.nanoTime();
     }
 
     /** At most this many bytes per second per direction on each connection; 0 for no limit. */
@@ -345,7 +357,9 @@ final class FaultProxy implements AutoCloseable {
         /** Waits out the added latency, and a stall for as long as it lasts. */
         private void awaitDue(Chunk chunk) throws InterruptedException {
             while (!done) {
-                long wait = chunk.readNanos() + latencyNanos + chunk.heldNanos() - System.nanoTime();
+                Long released = heldRepliesReleasedAt;
+                long held = released != null && released - chunk.readNanos() >= 0 ? 0 : chunk.heldNanos();
+                long wait = chunk.readNanos() + latencyNanos + held - System.nanoTime();
                 if (!stalled && !blackHoled && wait <= 0) {
                     return;
                 }

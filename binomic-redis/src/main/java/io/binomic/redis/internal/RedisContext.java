@@ -32,6 +32,7 @@ import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisReadonlyException;
 import org.redisson.client.RedisTimeoutException;
 import org.redisson.client.RedisWaitException;
+import org.redisson.client.codec.Codec;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -313,6 +314,27 @@ final class RedisContext {
     /** {@link #eval} of a script returning stream entries: strings come back as bytes ({@link #replyText}), integers as numbers. */
     <R> R evalEntries(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
         return call(what, () -> client().getScript(EntryCodec.INSTANCE).eval(RScript.Mode.READ_WRITE, script, type, keys, args));
+    }
+
+    /**
+     * {@link #eval} of a script that only reads, or writes nothing more when sent again (the read of a
+     * queue's levels), sent again as soon as Redis answers the node of its first key while this read is
+     * not answered ({@link ResendWhenAnswered}): for the reads of a worker's search for lost reads and of
+     * its reclaim, which one connection that lost its reply would otherwise hold for the command timeout.
+     */
+    <R> R evalResent(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+        return resentRead(what, StringCodec.INSTANCE, script, type, keys, args);
+    }
+
+    /** {@link #evalResent} of a script returning stream entries, decoded as {@link #evalEntries}' are. */
+    <R> R evalEntriesResent(String what, String script, RScript.ReturnType type, List<Object> keys, Object... args) {
+        return resentRead(what, EntryCodec.INSTANCE, script, type, keys, args);
+    }
+
+    private <R> R resentRead(String what, Codec codec, String script, RScript.ReturnType type,
+                             List<Object> keys, Object... args) {
+        return call(what, () -> ResendWhenAnswered.sendRead(this, what, String.valueOf(keys.getFirst()),
+                () -> client().getScript(codec).<R>evalAsync(RScript.Mode.READ_WRITE, script, type, keys, args).toCompletableFuture()));
     }
 
     /** Runs a Redis operation, turning Redisson's exceptions into {@link BrokerException}s that say what failed. */

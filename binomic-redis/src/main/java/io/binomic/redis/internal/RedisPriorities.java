@@ -71,6 +71,11 @@ final class RedisPriorities {
         return (what, script, keys, args) -> redis.eval(what, script, RScript.ReturnType.LIST, keys, args);
     }
 
+    /** Reads sent again when a connection does not answer while Redis does ({@link RedisContext#evalResent}). */
+    private Reads resent() {
+        return (what, script, keys, args) -> redis.evalResent(what, script, RScript.ReturnType.LIST, keys, args);
+    }
+
     RedisPriorities(RedisContext redis, QueueFetchFailures fetchFailures, int lowerFirstEvery) {
         this.redis = redis;
         this.fetchFailures = fetchFailures;
@@ -405,7 +410,9 @@ final class RedisPriorities {
      * other), highest first, up to {@code max} in total.
      */
     List<Delivery> reclaim(String queue, String consumer, Duration minIdle, int max) {
-        return eachLevel(queue, max, (stream, wanted) -> {
+        // The levels' read is sent again when a connection holds it; the XAUTOCLAIM is not: a try that
+        // landed counted a delivery of each entry it claimed.
+        return eachLevel(queue, max, resent(), (stream, wanted) -> {
             List<Object> flat = redis.evalEntries("reclaim on queue '" + queue + "'", LuaScripts.RECLAIM, RScript.ReturnType.LIST,
                     List.of(stream), RedisKeys.GROUP, consumer, Long.toString(minIdle.toMillis()), Integer.toString(wanted),
                     reclaimCursors.getOrDefault(stream, "0-0"));
@@ -414,18 +421,25 @@ final class RedisPriorities {
         });
     }
 
-    /** {@code PendingDeliveries.pendingOf} over every level of {@code queue} (the default's alone when it has no other). */
+    /**
+     * {@code PendingDeliveries.pendingOf} over every level of {@code queue} (the default's alone when it has no other).
+     * Its reads change nothing, so each is sent again when a connection holds it while Redis answers
+     * ({@link RedisContext#evalResent}): the worker's search for lost reads must find what they handed out within its lease.
+     */
     List<Delivery> pendingOf(String queue, String consumer, int max) {
-        return eachLevel(queue, max, (stream, wanted) -> ScriptReplies.deliveries(queue, redis.evalEntries("pendingOf on queue '"
-                + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST, List.of(stream), RedisKeys.GROUP, consumer,
-                Integer.toString(wanted)), 0));
+        return eachLevel(queue, max, resent(), (stream, wanted) -> ScriptReplies.deliveries(queue, redis.evalEntriesResent(
+                "pendingOf on queue '" + queue + "'", LuaScripts.PENDING_OF, RScript.ReturnType.LIST, List.of(stream), RedisKeys.GROUP,
+                consumer, Integer.toString(wanted)), 0));
     }
 
-    /** What {@code read} (of a level's stream key, up to so many) returns of each level of {@code queue}, highest first. */
-    private List<Delivery> eachLevel(String queue, int max, BiFunction<String, Integer, List<Delivery>> read) {
+    /**
+     * What {@code read} (of a level's stream key, up to so many) returns of each level of {@code queue}, highest first;
+     * the levels read (when not fresh) through {@code levelReads}.
+     */
+    private List<Delivery> eachLevel(String queue, int max, Reads levelReads, BiFunction<String, Integer, List<Delivery>> read) {
         RedisKeys k = redis.keys(queue);
         List<Delivery> all = new ArrayList<>();
-        for (int p : levels(queue)) {
+        for (int p : levels(queue, levelReads)) {
             if (all.size() >= max) {
                 break;
             }
