@@ -5,6 +5,8 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.process.MasterConfig;
 import io.binomic.it.RedisServer;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 /** Shared set-up of the process tests: a fresh queue and ledger, settings, a submitting client. */
 final class Fixture {
@@ -71,6 +74,47 @@ final class Fixture {
             }
             sleep(50);
         }
+    }
+
+    /**
+     * The worker logs under {@code stateDir} (the end of each), for a failure message: a worker that never reaches
+     * RUNNING says why only there.
+     */
+    static String workerLogs(Path stateDir) {
+        Path logs = stateDir.resolve("logs");
+        if (!Files.isDirectory(logs)) {
+            return "(no worker logs in " + logs + ")";
+        }
+        StringBuilder out = new StringBuilder();
+        try (Stream<Path> files = Files.list(logs)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().matches("worker-\\d+\\.log")).sorted().toList()) {
+                String text = Files.readString(file);
+                out.append("\n").append(file.getFileName()).append(": ").append(text.substring(Math.max(0, text.length() - 4000)));
+            }
+        } catch (IOException e) {
+            out.append("(worker logs unreadable: ").append(e).append(")");
+        }
+        return out.toString();
+    }
+
+    /** A thread dump of each JVM {@code master} started (its workers), for a failure message: where a stuck start waits. */
+    static String threadDumps(Process master) {
+        Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+        StringBuilder out = new StringBuilder();
+        master.descendants().forEach(worker -> {
+            try {
+                Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(worker.pid()), "Thread.print")
+                        .redirectErrorStream(true).start();
+                String text = new String(dump.getInputStream().readAllBytes());
+                dump.waitFor(20, java.util.concurrent.TimeUnit.SECONDS);
+                out.append("\nthreads of pid ").append(worker.pid()).append(":\n").append(text, 0, Math.min(text.length(), 30_000));
+            } catch (IOException e) {
+                out.append("\n(no thread dump of pid ").append(worker.pid()).append(": ").append(e).append(")");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return out.toString();
     }
 
     static void sleep(long millis) {

@@ -40,7 +40,7 @@ class MasterProcessTest {
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             Path segment = dir.resolve("workers.slots");
-            Fixture.await("two running workers", () -> "master log: " + read(log), () -> Files.exists(segment) && runningWorkers(segment).size() == 2);
+            Fixture.await("two running workers", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> Files.exists(segment) && runningWorkers(segment).size() == 2);
             List<Long> workers = runningWorkers(segment);
 
             master.destroy(); // SIGTERM

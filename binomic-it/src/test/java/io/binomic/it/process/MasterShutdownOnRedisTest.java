@@ -50,7 +50,7 @@ class MasterShutdownOnRedisTest {
             try {
                 java.net.URI dashboard = masterDashboardServesTheBatchCallbacksOfItsWorkerJvms(log);
                 fixture.submit(client, JOBS, 500);
-                Fixture.await("4 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 4 + batch.length);
+                Fixture.await("4 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 4 + batch.length);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 masterDashboardShowsEveryWorkerJvm(dashboard, workers);
 
@@ -111,7 +111,7 @@ class MasterShutdownOnRedisTest {
             Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             try {
-                Fixture.await("both jobs started", () -> "master log: " + read(log), () -> fixture.ledger.executions().size() == jobs);
+                Fixture.await("both jobs started", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.executions().size() == jobs);
                 broker.stop();
                 Fixture.await("both jobs done, their outcomes held", () -> "master log: " + read(log),
                         () -> fixture.ledger.doneJobs().size() == jobs);
@@ -209,7 +209,7 @@ class MasterShutdownOnRedisTest {
             Process master = startMasterOfOneWorker(fixture, log);
             try {
                 fixture.submit(client, 20, 500);
-                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 assertEquals(1, workers.size(), "one worker: " + workers);
                 ProcessHandle worker = ProcessHandle.of(workers.getFirst()).orElseThrow();
@@ -218,7 +218,7 @@ class MasterShutdownOnRedisTest {
 
                 worker.onExit().get(30, TimeUnit.SECONDS);
                 assertWorkerLoggedItsStop();
-                Fixture.await("the master says the worker drained on its own", () -> "master log: " + read(log),
+                Fixture.await("the master says the worker drained on its own", () -> "master log: " + read(log) + Fixture.workerLogs(dir),
                         () -> read(log).contains("worker 0 (pid " + worker.pid() + ") drained and exited with code 0 on its own"));
             } finally {
                 master.destroyForcibly();
@@ -243,7 +243,7 @@ class MasterShutdownOnRedisTest {
             Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=" + signal));
             try {
                 fixture.submit(client, 20, 500);
-                Fixture.await("2 jobs done", () -> "master log: " + read(log), () -> fixture.ledger.doneJobs().size() >= 2);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 assertEquals(1, workers.size(), "one worker: " + workers);
 

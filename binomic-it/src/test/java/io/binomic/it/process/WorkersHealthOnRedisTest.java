@@ -35,13 +35,14 @@ class WorkersHealthOnRedisTest {
             builder.environment().put("BINOMIC_WORKER_POLL_TIMEOUT", "200ms");
             Process master = builder.start();
             try {
-                Fixture.await("the worker consuming", () -> workers() + "\nmaster log: " + read(log),
+                Fixture.await("the worker consuming", () -> workers() + "\nmaster log: " + read(log) + Fixture.workerLogs(dir)
+                        + Fixture.threadDumps(master),
                         () -> workers().contains(" consuming "));
                 // Past a heartbeat, so that the next one is seconds away when Redis goes.
                 Fixture.sleep(1000);
                 long stopped = System.nanoTime();
                 broker.stop();
-                Fixture.await("BROKER UNREACHABLE", () -> workers() + "\nmaster log: " + read(log),
+                Fixture.await("BROKER UNREACHABLE", () -> workers() + "\nmaster log: " + read(log) + Fixture.workerLogs(dir),
                         () -> workers().contains("BROKER UNREACHABLE"));
                 long shownMillis = (System.nanoTime() - stopped) / 1_000_000;
                 // The worker's first fetch fails or overruns within the poll timeout plus 1 s, and a change is published
