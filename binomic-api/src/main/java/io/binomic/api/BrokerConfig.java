@@ -6,17 +6,20 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
  * Where messages live and how to reach them. Built by {@link #builder()}, whose setters say the
  * defaults; immutable, and equal to another broker configuration with the same settings. Its
- * {@link #toString()} shows neither the password nor the one in the URL.
+ * {@link #toString()} shows neither the password, nor the one in the URL, nor an option's value whose
+ * name says it is a secret (a {@code password}, {@code secret} or {@code token} in it).
  */
 public final class BrokerConfig {
 
     private static final Pattern PREFIX = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     private static final Pattern SCHEME = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://.*");
+    private static final Pattern SECRET_OPTION = Pattern.compile("(?i)password|secret|token");
 
     private final String url;
     private final Optional<String> brokerId;
@@ -130,6 +133,13 @@ public final class BrokerConfig {
 
     private static String redact(String url) { return url.replaceAll("//([^/@]*):[^/@]*@", "//$1:****@"); }
 
+    /** The options sorted by name, {@code ****} for the value of one whose name says it is a secret. */
+    private static String redact(Map<String, String> options) {
+        Map<String, String> shown = new TreeMap<>();
+        options.forEach((name, value) -> shown.put(name, SECRET_OPTION.matcher(name).find() ? "****" : value));
+        return shown.toString();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof BrokerConfig other && url.equals(other.url) && brokerId.equals(other.brokerId)
@@ -146,13 +156,13 @@ public final class BrokerConfig {
                 maxPayloadBytes, deadLetterMaxCount, deadLetterMaxAge, options);
     }
 
-    /** The settings, with {@code ****} for the password and the URL's password: safe to log. */
+    /** The settings, with {@code ****} for the password, the URL's password and secret options: safe to log. */
     @Override
     public String toString() {
         return "BrokerConfig[url=" + redactedUrl() + ", brokerId=" + brokerId + ", username=" + username
                 + ", password=" + password.map(p -> "****") + ", database=" + database + ", connectTimeout=" + connectTimeout
                 + ", commandTimeout=" + commandTimeout + ", keyPrefix=" + keyPrefix + ", maxPayloadBytes=" + maxPayloadBytes
-                + ", deadLetterMaxCount=" + deadLetterMaxCount + ", deadLetterMaxAge=" + deadLetterMaxAge + ", options=" + options + "]";
+                + ", deadLetterMaxCount=" + deadLetterMaxCount + ", deadLetterMaxAge=" + deadLetterMaxAge + ", options=" + redact(options) + "]";
     }
 
     /**
@@ -171,7 +181,7 @@ public final class BrokerConfig {
         private final Once<Integer> maxPayloadBytes = new Once<>("maxPayloadBytes", 512 * 1024);
         private final Once<Integer> deadLetterMaxCount = new Once<>("deadLetterMaxCount", 100_000);
         private final Once<Duration> deadLetterMaxAge = new Once<>("deadLetterMaxAge", Duration.ofDays(14));
-        private final Once<Map<String, String>> options = new Once<>("options", Map.of());
+        private final Once<Map<String, String>> options = new Once<>("options", Map.of(), BrokerConfig::redact);
 
         private Builder() { }
 

@@ -193,4 +193,15 @@ class ConfigBuilderTest {
         assertTrue(config.endsWith(", schedulePeriodicTasks=true, payloadCodec=json-jdk]"), config);
         assertFalse(config.contains("s3cret") || config.contains("hunter2"), config);
     }
+
+    @Test
+    void toStringHidesTheValueOfAnOptionNamedAsASecret() {
+        BrokerConfig broker = BrokerConfig.builder().url("rediss://h:6379").options(Map.of("tls.truststore.password", "changeit",
+                "tls.truststore", "/etc/trust.p12", "sentinel.Secret", "x1", "api.token", "t0k", "wait.replicas", "1")).build();
+        assertTrue(broker.toString().endsWith(", options={api.token=****, sentinel.Secret=****, tls.truststore=/etc/trust.p12,"
+                + " tls.truststore.password=****, wait.replicas=1}]"), broker.toString());
+        var twice = assertThrows(IllegalArgumentException.class, () -> BrokerConfig.builder()
+                .options(Map.of("tls.truststore.password", "changeit")).options(Map.of("tls.truststore.password", "other")));
+        assertFalse(twice.getMessage().contains("changeit") || twice.getMessage().contains("other"), twice.getMessage());
+    }
 }
