@@ -32,13 +32,30 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+USAGE="usage: build-runtime.sh [--jars DIR] [output-dir]   (output-dir defaults to ./runtime; see the comment at the top of this script)"
 JARS=""
-if [ "${1:-}" = "--jars" ]; then
-    [ -n "${2:-}" ] && [ -d "$2" ] || { echo "build-runtime: --jars needs a directory of jars" >&2; exit 2; }
-    JARS="$(realpath "$2")"
-    shift 2
+OUT_ARG=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -h|--help) echo "$USAGE"; exit 0 ;;
+        --jars)
+            [ -n "${2:-}" ] && [ -d "$2" ] || { echo "build-runtime: --jars needs a directory of jars" >&2; exit 2; }
+            JARS="$(realpath "$2")"
+            shift 2 ;;
+        -*) echo "build-runtime: unknown option '$1'; $USAGE" >&2; exit 2 ;;
+        *)
+            [ -z "$OUT_ARG" ] || { echo "build-runtime: one output directory only (got '$OUT_ARG' and '$1'); $USAGE" >&2; exit 2; }
+            OUT_ARG="$1"
+            shift ;;
+    esac
+done
+OUT="$(realpath -m -- "${OUT_ARG:-$ROOT/runtime}")"
+# The image replaces the output directory: only an empty one or an image this script made is removed.
+if [ -e "$OUT" ] && [ -n "$(ls -A "$OUT" 2>/dev/null)" ] && ! { [ -f "$OUT/release" ] && [ -f "$OUT/bin/binomic" ]; }; then
+    echo "build-runtime: $OUT exists and is not a runtime this script built (no release and bin/binomic in it): it would be" \
+        "replaced; give a new or empty directory, or remove it yourself" >&2
+    exit 2
 fi
-OUT="$(realpath -m "${1:-$ROOT/runtime}")"
 JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 export JAVA_HOME
 JDK_BIN="$JAVA_HOME/bin"

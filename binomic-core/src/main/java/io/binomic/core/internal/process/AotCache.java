@@ -23,9 +23,10 @@ import java.util.stream.Stream;
  * <p>The JVM accepts a cache only for the module path it was trained with; on any other it prints
  * errors on every start and runs without it. The training script writes that module path next to
  * the cache ({@code binomic-worker.aot.modulepath}), so the master passes the cache only to workers
- * with the same module path and says once, in its own log, how to retrain it for theirs. A cache
- * the JVM rejects for another reason (another JDK, a jar changed since training) costs a warning in
- * the worker's log, never its start: {@code -XX:AOTMode} stays at its default, {@code auto}.
+ * with the same module path, none of whose jars (or directories of jars) changed after the cache
+ * was written, and says once, in its own log, how to retrain it for theirs. A cache the JVM rejects
+ * for another reason (another JDK) costs a warning in the worker's log, never its start:
+ * {@code -XX:AOTMode} stays at its default, {@code auto}.
  */
 final class AotCache {
     private static final System.Logger LOG = System.getLogger(AotCache.class.getName());
@@ -74,8 +75,44 @@ final class AotCache {
                 return Optional.empty();
             }
         }
+        Optional<Path> changed = changedSince(cache, entries(modulePath));
+        if (changed.isPresent()) {
+            LOG.log(Level.INFO, "AOT cache {0} is older than {1} on the workers'' module path (a jar added, removed or replaced"
+                    + " since it was trained): they start without it; retrain it with bin/binomic-train-aot", cache, changed.get());
+            return Optional.empty();
+        }
         LOG.log(Level.DEBUG, "worker JVMs use the AOT cache {0}", cache);
         return Optional.of(cache.toAbsolutePath());
+    }
+
+    /**
+     * An entry of the module path changed after {@code cache} was written: a jar, or a directory of jars (whose own time
+     * moves when a jar is added or removed). The JVM rejects a cache whose jars changed, with errors in every worker log.
+     */
+    static Optional<Path> changedSince(Path cache, List<Path> modulePath) {
+        try {
+            long trained = Files.getLastModifiedTime(cache).toMillis();
+            for (Path entry : modulePath) {
+                if (!Files.exists(entry)) {
+                    continue;
+                }
+                if (Files.getLastModifiedTime(entry).toMillis() > trained) {
+                    return Optional.of(entry);
+                }
+                if (Files.isDirectory(entry)) {
+                    try (Stream<Path> files = Files.list(entry)) {
+                        for (Path file : files.toList()) {
+                            if (Files.getLastModifiedTime(file).toMillis() > trained) {
+                                return Optional.of(file);
+                            }
+                        }
+                    }
+                }
+            }
+            return Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty(); // unknown: the JVM's own check decides, at the cost of a warning in the worker's log
+        }
     }
 
     /** The module path's entries, each as the real path when it exists, so links and {@code ..} do not count as a difference. */

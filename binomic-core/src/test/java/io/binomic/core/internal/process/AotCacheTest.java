@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -43,6 +44,29 @@ class AotCacheTest {
         Files.writeString(home.resolve("lib").resolve(AotCache.FILE_NAME + AotCache.MODULE_PATH_SUFFIX), home.resolve("app") + "\n");
         assertEquals(Optional.empty(), AotCache.usableCache(List.of(), null, home,
                 home.resolve("app") + java.io.File.pathSeparator + home.resolve("tasks.jar")));
+    }
+
+    @Test
+    void aJarAddedOrReplacedAfterTrainingKeepsTheCacheFromTheWorkers() throws Exception {
+        Path cache = cache();
+        Files.writeString(home.resolve("lib").resolve(AotCache.FILE_NAME + AotCache.MODULE_PATH_SUFFIX), home.resolve("app") + "\n");
+        Path app = home.resolve("app");
+        Path jar = Files.write(app.resolve("binomic-core.jar"), new byte[] {1});
+        FileTime trained = FileTime.fromMillis(System.currentTimeMillis());
+        FileTime before = FileTime.fromMillis(trained.toMillis() - 60_000);
+        Files.setLastModifiedTime(jar, before);
+        Files.setLastModifiedTime(app, before);
+        Files.setLastModifiedTime(cache, trained);
+        assertEquals(Optional.of(cache.toAbsolutePath()), AotCache.usableCache(List.of(), null, home, app.toString()), "as trained");
+
+        Path tasks = Files.write(app.resolve("my-tasks.jar"), new byte[] {2}); // README: cp my-tasks.jar runtime/app/
+        Files.setLastModifiedTime(tasks, before);
+        Files.setLastModifiedTime(app, FileTime.fromMillis(trained.toMillis() + 1000));
+        assertEquals(Optional.empty(), AotCache.usableCache(List.of(), null, home, app.toString()), "a jar added");
+
+        Files.setLastModifiedTime(app, before);
+        Files.setLastModifiedTime(jar, FileTime.fromMillis(trained.toMillis() + 1000));
+        assertEquals(Optional.empty(), AotCache.usableCache(List.of(), null, home, app.toString()), "a jar replaced in place");
     }
 
     @Test
