@@ -18,9 +18,14 @@ final class PermissionReplies {
     private static final Pattern COMMAND = Pattern.compile("permissions to run the '([^']+)' command");
     private static final Pattern SCRIPT = Pattern.compile("script: ([0-9a-fA-F]{40})");
     private static final String IN_SCRIPT = "The user executing the script can't";
-    static final String RULE_SETS = "or run it as a user whose rule set has it (a reader's has no command that writes; a worker's"
-            + " has the operator's: pause, limits, dead-letter replay and purge); the rule sets of a worker, a producer and a reader"
-            + " are in module-info-docs/redis.md, section ACL rule sets";
+    /**
+     * Running it as another user comes first: a reader refused an operator's write is meant to be refused, and granting
+     * the command would make it a writer.
+     */
+    static final String RUN_AS = "run it as a user whose rule set has it (a reader's has no command that writes; a worker's"
+            + " has the operator's: pause, limits, dead-letter replay and purge), or, if this user is meant to run it, grant it: ";
+    static final String RULE_SETS = "the rule sets of a worker, a producer and a reader are in module-info-docs/redis.md, section"
+            + " ACL rule sets";
 
     private PermissionReplies() { }
 
@@ -72,9 +77,9 @@ final class PermissionReplies {
             fix = "ACL SETUSER " + user + " ~<keyPrefix>:* &<keyPrefix>:* (BrokerConfig.keyPrefix, default binomic)";
         } else {
             lacks = "a permission";
-            fix = "grant it with ACL SETUSER " + user;
+            fix = "ACL SETUSER " + user + " with what the call needs";
         }
         return new BrokerException("Redis at " + target + " refused " + what + ": ACL user '" + user + "' lacks " + lacks
-                + " (NOPERM); grant it: " + fix + "; " + RULE_SETS, cause);
+                + " (NOPERM): " + RUN_AS + fix + "; " + RULE_SETS, cause);
     }
 }
