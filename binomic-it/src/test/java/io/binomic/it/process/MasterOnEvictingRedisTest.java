@@ -67,6 +67,32 @@ class MasterOnEvictingRedisTest {
         }
     }
 
+    /** Found by an outside tester: a wrong password started the workers, each refused on every restart, for ever. */
+    @Test
+    void aPasswordRedisRefusesIsRefusedAtMasterStartWithExitTwoAndNoWorkerStarts() throws Exception {
+        redis = RedisServer.startNew("--requirepass", "right");
+        Path stdout = dir.resolve("master.out");
+        Path stderr = dir.resolve("master.err");
+        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args(redis.url())))
+                .redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
+        builder.environment().put("BINOMIC_BROKER_PASSWORD", "wrong");
+        Process master = builder.start();
+        try {
+            assertTrue(master.waitFor(60, TimeUnit.SECONDS), "the master exits by itself; stderr: " + read(stderr));
+            assertEquals(2, master.exitValue(), "a settings refusal; stderr: " + read(stderr) + " stdout: " + read(stdout));
+            List<String> lines = read(stderr).lines().filter(l -> l.startsWith("binomic master: ")).toList();
+            assertEquals(1, lines.size(), read(stderr));
+            String line = lines.getFirst();
+            assertTrue(line.startsWith("binomic master: Redis at 127.0.0.1:" + redis.port() + " refused the password for user default"),
+                    line);
+            assertTrue(line.contains("broker.password from environment variable BINOMIC_BROKER_PASSWORD"), "names where it came from: "
+                    + line);
+            assertFalse(Files.exists(dir.resolve("state").resolve("workers.slots")), "no worker segment, so no worker started");
+        } finally {
+            master.destroyForcibly();
+        }
+    }
+
     @Test
     void theOptionThatAcceptsTheRiskStartsTheMasterAndItsWorker() throws Exception {
         redis = RedisServer.startNew("--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru");

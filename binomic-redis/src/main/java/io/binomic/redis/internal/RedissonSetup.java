@@ -1,5 +1,6 @@
 package io.binomic.redis.internal;
 
+import io.binomic.api.BrokerAccessRefusedException;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import java.io.File;
@@ -323,7 +324,7 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             String refused = upper.contains("NOAUTH") ? " needs a password, and none is set (user " + user + ")"
                     : upper.contains("WITHOUT ANY PASSWORD CONFIGURED") ? " has no password, but one is set (user " + user + ")"
                     : " refused the password for user " + user;
-            return new BrokerException("Redis at " + target + refused + ": " + cause
+            return new BrokerAccessRefusedException("Redis at " + target + refused + ": " + cause
                     + "; check BrokerConfig.password and BrokerConfig.username (or user:password@ in BrokerConfig.url)", failure);
         } else if (String.valueOf(failure.getMessage()).startsWith(Preflight.NO_ANSWER)) {
             // Connected, so something listens: a frozen (SIGSTOPped, swapping, overloaded) server, not a stopped one.
@@ -339,9 +340,11 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
         } else if (cause.startsWith(Preflight.NODE_OF_A_CLUSTER)) {
             hint = "see module-info-docs/redis.md, Scaling out";
         } else if (upper.contains("TLS HOSTNAME VERIFICATION FAILED")) {
-            hint = "connect with a name the certificate is issued for (BrokerConfig.url), or give the server a certificate for this name";
+            return new BrokerAccessRefusedException("cannot connect to Redis at " + target + ": " + cause + "; connect with a name the"
+                    + " certificate is issued for (BrokerConfig.url), or give the server a certificate for this name", failure);
         } else if (upper.contains("TLS CERTIFICATE NOT TRUSTED")) {
-            hint = "add the server's CA to the trust store (BrokerConfig option " + TRUSTSTORE_OPTION + ", or the JDK's)";
+            return new BrokerAccessRefusedException("cannot connect to Redis at " + target + ": " + cause + "; add the server's CA to"
+                    + " the trust store (BrokerConfig option " + TRUSTSTORE_OPTION + ", or the JDK's)", failure);
         } else if (RedisContext.causedBy(failure, SSLException.class)) {
             hint = "is the server's TLS port in BrokerConfig.url, and does it speak TLS (rediss://) at all?";
         } else if (RedisContext.causedBy(failure, UnknownHostException.class)) {

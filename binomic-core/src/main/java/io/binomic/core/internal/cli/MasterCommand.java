@@ -1,6 +1,7 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.ProviderNotFoundException;
+import io.binomic.api.BrokerAccessRefusedException;
 import io.binomic.api.UnsafeBrokerSettingException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.BrokerProvider;
@@ -266,6 +267,11 @@ final class MasterCommand extends Command {
             broker.start(List.of());
         } catch (UnsafeBrokerSettingException e) {
             throw e;
+        } catch (BrokerAccessRefusedException e) {
+            // Redis answered and refused the credentials or the TLS: each worker would fail its start on it, restart after
+            // restart, for a setting no retry changes.
+            throw new RefusedSettingException(e.getMessage() + "; the workers are not started, as each would be refused the same"
+                    + " way" + cx.settings().get().originsOf("broker"), e);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "cannot check the settings of the broker at {0} before starting the workers: {1};"
                     + " starting them, they retry until it answers", config.broker().redactedUrl(), e.getMessage());
