@@ -200,7 +200,6 @@ final class MasterCommand extends Command {
                     + " service) and no --queues or worker.queues; put the application's modules on the module path, or name"
                     + " the queues with --queues");
         }
-        warnOfQueuesNoTaskUses(config.queues(), taskQueues());
         String url = config.broker().url();
         if (url.regionMatches(true, 0, "memory:", 0, "memory:".length()) && !args.has(PRIVATE_MEMORY_BROKER)) {
             String problem = "memory:// is a broker inside one JVM: each worker JVM would get its own, which no producer,"
@@ -208,6 +207,9 @@ final class MasterCommand extends Command {
                     + " (or --" + PRIVATE_MEMORY_BROKER + " to mean it)";
             throw args.has(BROKER.name()) ? new UsageException(problem)
                     : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
+        }
+        if (!args.has(PRIVATE_MEMORY_BROKER)) { // no producer reaches a private broker: its workers only have to start
+            warnOfQueuesNoTaskUses(config.queues(), taskQueues());
         }
     }
 
@@ -220,10 +222,17 @@ final class MasterCommand extends Command {
         queuesNoTaskUses(queues, taskQueues).forEach(warning -> err.println("binomic master: warning: " + warning));
     }
 
-    /** A line for each of {@code queues} that none of {@code taskQueues} is, with the closest; none when no task is known. */
+    /**
+     * A line for each of {@code queues} that none of {@code taskQueues} is, with the closest; with no task at all, one line:
+     * the workers, on the master's module path, would dead-letter every job they read.
+     */
     static List<String> queuesNoTaskUses(List<String> queues, List<String> taskQueues) {
         if (taskQueues.isEmpty()) {
-            return List.of();
+            return queues.isEmpty() ? List.of() : List.of("no task on the module path (no TaskProvider service): the workers can run"
+                    + " no job, and dead-letter each one they read from " + String.join(", ", queues) + " as TASK_NOT_FOUND; put the"
+                    + " application's modules on the module path (app/ or BINOMIC_MODULE_PATH), each declaring"
+                    + " 'provides io.binomic.api.spi.TaskProvider with ...' in its module-info (or a META-INF/services file on the"
+                    + " classpath)");
         }
         return queues.stream().filter(queue -> !taskQueues.contains(queue))
                 .map(queue -> "no task on the module path uses queue '" + queue + "'" + ClosestName.hint(queue, taskQueues)

@@ -22,7 +22,12 @@ class MasterCommandTest {
         assertEquals(List.of("no task on the module path uses queue 'cpuu'; did you mean 'cpu'? (the tasks' queues: cpu, io)"),
                 MasterCommand.queuesNoTaskUses(List.of("cpuu", "io"), List.of("cpu", "io")));
         assertEquals(List.of(), MasterCommand.queuesNoTaskUses(List.of("cpu", "io"), List.of("cpu", "io")));
-        assertEquals(List.of(), MasterCommand.queuesNoTaskUses(List.of("anything"), List.of()), "no task known: nothing to compare");
+        // found by an outside tester: a task module without its 'provides' clause, and every job dead-lettered without a word
+        List<String> noTask = MasterCommand.queuesNoTaskUses(List.of("alpha", "beta"), List.of());
+        assertEquals(1, noTask.size(), noTask.toString());
+        assertTrue(noTask.getFirst().startsWith("no task on the module path (no TaskProvider service): the workers can run no job,"
+                + " and dead-letter each one they read from alpha, beta as TASK_NOT_FOUND;"), noTask.getFirst());
+        assertTrue(noTask.getFirst().contains("'provides io.binomic.api.spi.TaskProvider with ...'"), noTask.getFirst());
     }
 
     /** Found by an outside tester: each worker JVM got a private in-memory broker that nothing could reach. */
