@@ -354,6 +354,9 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             return new BrokerException("Redis at " + target + " refused to set up a queue: " + cause
                     + "; a key of the queue (binomic:{queue}:stream or its :stream:levels or :stream:p<N>) holds another type:"
                     + " check it with TYPE, then delete or rename it", failure);
+        } else if (upper.contains("CONNECTION RESET")) {
+            // A TLS port resets a connection that speaks plain Redis to it.
+            hint = "is redis-server running, and is the port a TLS one (then rediss://)? check BrokerConfig.url";
         } else {
             hint = "is redis-server running? check BrokerConfig.url";
         }

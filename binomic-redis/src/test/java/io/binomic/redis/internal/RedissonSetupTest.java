@@ -73,6 +73,15 @@ class RedissonSetupTest {
                 + " check BrokerConfig.password and BrokerConfig.username (or user:password@ in BrokerConfig.url)", auth.getMessage());
     }
 
+    /** Found by an outside tester: redis:// to a TLS port was asked only whether redis-server runs. */
+    @Test
+    void aResetConnectionAsksWhetherThePortSpeaksTls() {
+        BrokerException reset = setup("redis://127.0.0.1:6390").startFailure(new IllegalStateException("x",
+                new java.net.SocketException("Connection reset")));
+        assertEquals("cannot connect to Redis at 127.0.0.1:6390: Connection reset; is redis-server running, and is the port a TLS one"
+                + " (then rediss://)? check BrokerConfig.url", reset.getMessage());
+    }
+
     /** Found by an outside tester: a frozen Redis was reported as not running. */
     @Test
     void aServerThatAcceptsButDoesNotAnswerIsReportedAsNotAnsweringNotAsDown() {
