@@ -12,16 +12,25 @@ import java.util.regex.Pattern;
  */
 public final class OperatorTerms {
     private static final Pattern API_SETTING = Pattern.compile("\\b(BrokerConfig|WorkerConfig)\\.([a-z][A-Za-z]*)\\b");
+    /** A broker option as the Redis broker's messages name it: "BrokerConfig option tls.truststore". */
+    private static final Pattern API_OPTION = Pattern.compile("\\bBrokerConfig option ([a-z][A-Za-z0-9]*(?:\\.[a-z][A-Za-z0-9]*)*)");
 
     private OperatorTerms() {}
 
     /**
      * {@code message} with the Java API's names of settings in the settings' own: "check BrokerConfig.password"
-     * is "check broker.password (BINOMIC_BROKER_PASSWORD)", for an operator who sets keys and variables, not
-     * builders. A name that is no setting stays as it is.
+     * is "check broker.password (BINOMIC_BROKER_PASSWORD)", and "BrokerConfig option tls.truststore" is
+     * "broker.option.tls.truststore (BINOMIC_BROKER_OPTION_TLS_TRUSTSTORE)", for an operator who sets keys and
+     * variables, not builders. A name that is no setting stays as it is.
      */
     public static String inSettingsTerms(String message) {
-        Matcher m = API_SETTING.matcher(message);
+        Matcher option = API_OPTION.matcher(message);
+        StringBuilder options = new StringBuilder();
+        while (option.find()) {
+            String key = Settings.OPTION_PREFIX + option.group(1);
+            option.appendReplacement(options, Matcher.quoteReplacement(key + " (" + Settings.envName(key) + ")"));
+        }
+        Matcher m = API_SETTING.matcher(option.appendTail(options).toString());
         StringBuilder text = new StringBuilder();
         while (m.find()) {
             String key = (m.group(1).equals("BrokerConfig") ? "broker." : "worker.") + m.group(2);
