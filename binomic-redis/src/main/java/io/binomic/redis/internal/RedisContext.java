@@ -559,6 +559,12 @@ final class RedisContext {
                     + " what did reach the new primary (an enqueue twice, with the same message id): "
                     + RedissonSetup.rootMessage(c), c);
         }
+        if (RedissonSetup.rootMessage(c).startsWith("LOADING")) {
+            // Redis answers LOADING before it runs anything: the caller may send it again without doing it twice.
+            return new BrokerException("Redis " + what + " failed at " + setup.target() + ": " + RedissonSetup.rootMessage(c)
+                    + "; Redis refused it before running it, while loading its data after a restart: nothing of it took effect"
+                    + " (not enqueued, not written), and calling again once Redis has loaded does it once", c);
+        }
         if (causedBy(c, RedisTimeoutException.class) && RedissonSetup.rootMessage(c).startsWith(NO_CONNECTION)) {
             // Redisson suggests a bigger pool; while Redis does not answer, no pool size would help.
             return new BrokerException("Redis " + what + " failed at " + setup.target() + ": no connection to Redis became"

@@ -56,6 +56,16 @@ class WriteOnceFailureTest {
         assertFalse(e.getMessage().contains("may have been"), e.getMessage());
     }
 
+    /** Found by an outside tester: a submit refused by a restarting Redis did not say whether it was enqueued. */
+    @Test
+    void aLoadingReplySaysNothingTookEffect() {
+        BrokerException e = send(new RedisException("LOADING Redis is loading the dataset in memory"));
+        assertEquals(1, tries.get());
+        assertTrue(e.getMessage().contains("Redis submit batch " + BATCH + " failed at 127.0.0.1:1: LOADING Redis is loading the dataset"
+                + " in memory; Redis refused it before running it, while loading its data after a restart: nothing of it took effect"),
+                e.getMessage());
+    }
+
     @Test
     void anErrorReplyIsRedisOwnAndNotSentAgain() {
         BrokerException e = send(new RedisException("ERR something refused"));
