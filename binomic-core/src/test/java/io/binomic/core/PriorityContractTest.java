@@ -327,7 +327,7 @@ public abstract class PriorityContractTest {
         broker.enqueue(message("plain", Priority.DEFAULT));
         Instant tick = Instant.now().minusSeconds(1).truncatedTo(ChronoUnit.SECONDS);
 
-        scheduler.fireTick("prio-tick-" + queue, tick, message("tick", 7), Duration.ofMinutes(1));
+        scheduler.fireTick("prio-tick-" + queue, tick, tick.plusSeconds(60), message("tick", 7), Duration.ofMinutes(1));
 
         List<Delivery> got = fetch(2);
         assertEquals(List.of("tick", "plain"), got.stream().map(PriorityContractTest::payload).toList());

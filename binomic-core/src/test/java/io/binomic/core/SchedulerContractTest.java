@@ -206,6 +206,8 @@ public abstract class SchedulerContractTest {
     }
 
     private static final Duration CLAIM_LIFETIME = Duration.ofMinutes(1);
+    /** For the ticks these tests fire late on purpose: no later tick takes their place. */
+    private static final Instant NEVER_SUPERSEDED = Instant.parse("9999-01-01T00:00:00Z");
 
     /** The ticks of the messages on the queue, in order. */
     private List<String> enqueuedTicks() throws InterruptedException {
@@ -228,7 +230,7 @@ public abstract class SchedulerContractTest {
                 int who = i;
                 pool.submit(() -> {
                     go.await();
-                    results.put(who, scheduler.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());
+                    results.put(who, scheduler.fireTick("report", tick, NEVER_SUPERSEDED, tickMessage(tick), CLAIM_LIFETIME).outcome());
                     return null;
                 });
             }
@@ -239,11 +241,11 @@ public abstract class SchedulerContractTest {
         assertEquals(7, results.values().stream().filter(o -> o == TickResult.Outcome.ALREADY_FIRED).count(), results.toString());
         assertEquals(List.of(tick.toString()), enqueuedTicks(), "exactly one message for the tick");
         Instant older = tick.minusSeconds(60);
-        assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", older, tickMessage(older), CLAIM_LIFETIME).outcome(),
+        assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", older, NEVER_SUPERSEDED, tickMessage(older), CLAIM_LIFETIME).outcome(),
                 "an older tick is never fired again");
         Instant next = tick.plusMillis(500);
-        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", next, tickMessage(next), CLAIM_LIFETIME).outcome());
-        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("other-job", tick, tickMessage(tick), CLAIM_LIFETIME).outcome(),
+        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", next, NEVER_SUPERSEDED, tickMessage(next), CLAIM_LIFETIME).outcome());
+        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("other-job", tick, NEVER_SUPERSEDED, tickMessage(tick), CLAIM_LIFETIME).outcome(),
                 "jobs claim their ticks independently");
         assertEquals(List.of(next.toString(), tick.toString()), enqueuedTicks());
     }
@@ -259,7 +261,7 @@ public abstract class SchedulerContractTest {
         Message m = tickMessage(tick);
         Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
 
-        TickResult result = scheduler.fireTick("report", tick, m, CLAIM_LIFETIME);
+        TickResult result = scheduler.fireTick("report", tick, NEVER_SUPERSEDED, m, CLAIM_LIFETIME);
 
         assertEquals(TickResult.Outcome.FIRED, result.outcome());
         List<Delivery> got = fetch(10);
@@ -269,7 +271,7 @@ public abstract class SchedulerContractTest {
         assertEquals(tick.toString(), enqueued.userHeaders().get("tick"));
         assertFalse(enqueued.enqueuedAt().isBefore(before) || enqueued.enqueuedAt().isAfter(Instant.now()),
                 "enqueued at the broker's time: " + enqueued.enqueuedAt());
-        assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME).outcome());
+        assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", tick, NEVER_SUPERSEDED, tickMessage(tick), CLAIM_LIFETIME).outcome());
         assertTrue(fetch(1).isEmpty(), "a refused tick enqueues nothing");
     }
 
@@ -278,9 +280,9 @@ public abstract class SchedulerContractTest {
     void theLastFiredTickIsTheLatestClaimedOfItsJob() {
         Instant tick = Instant.now().minusSeconds(5).truncatedTo(ChronoUnit.MILLIS);
         assertEquals(Optional.empty(), scheduler.lastFiredTick(queue, "report"), "nothing fired yet");
-        scheduler.fireTick("report", tick.minusSeconds(1), tickMessage(tick.minusSeconds(1)), CLAIM_LIFETIME);
-        scheduler.fireTick("report", tick, tickMessage(tick), CLAIM_LIFETIME);
-        scheduler.fireTick("report", tick.minusSeconds(2), tickMessage(tick.minusSeconds(2)), CLAIM_LIFETIME);
+        scheduler.fireTick("report", tick.minusSeconds(1), NEVER_SUPERSEDED, tickMessage(tick.minusSeconds(1)), CLAIM_LIFETIME);
+        scheduler.fireTick("report", tick, NEVER_SUPERSEDED, tickMessage(tick), CLAIM_LIFETIME);
+        scheduler.fireTick("report", tick.minusSeconds(2), NEVER_SUPERSEDED, tickMessage(tick.minusSeconds(2)), CLAIM_LIFETIME);
 
         assertEquals(Optional.of(tick), scheduler.lastFiredTick(queue, "report"), "an older tick refused changes nothing");
         assertEquals(Optional.empty(), scheduler.lastFiredTick(queue, "other-job"));
@@ -290,12 +292,12 @@ public abstract class SchedulerContractTest {
     void aTickClaimIsForgottenAfterItsLifetime() throws Exception {
         Instant tick = Instant.now().minusSeconds(1);
         Duration lifetime = Duration.ofMillis(200);
-        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", tick, tickMessage(tick), lifetime).outcome());
-        assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", tick, tickMessage(tick), lifetime).outcome());
+        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", tick, NEVER_SUPERSEDED, tickMessage(tick), lifetime).outcome());
+        assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("report", tick, NEVER_SUPERSEDED, tickMessage(tick), lifetime).outcome());
 
         Thread.sleep(lifetime.toMillis() + 100);
 
-        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", tick, tickMessage(tick), lifetime).outcome(),
+        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", tick, NEVER_SUPERSEDED, tickMessage(tick), lifetime).outcome(),
                 "the claim expired: nothing of the job is left in the broker");
     }
 
@@ -309,16 +311,37 @@ public abstract class SchedulerContractTest {
         Instant correctTick = Instant.now().truncatedTo(ChronoUnit.MILLIS);
         Instant aheadTick = correctTick.plus(Duration.ofMinutes(10));
 
-        TickResult early = scheduler.fireTick("report", aheadTick, tickMessage(aheadTick), CLAIM_LIFETIME);
+        TickResult early = scheduler.fireTick("report", aheadTick, NEVER_SUPERSEDED, tickMessage(aheadTick), CLAIM_LIFETIME);
 
         assertEquals(TickResult.Outcome.NOT_DUE, early.outcome());
         assertTrue(Duration.between(early.brokerTime(), aheadTick).compareTo(Duration.ofMinutes(9)) > 0,
                 "the broker tells its own time: " + early.brokerTime());
         assertTrue(enqueuedTicks().isEmpty(), "nothing enqueued for a tick in the future");
         sleepPast(correctTick);
-        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", correctTick, tickMessage(correctTick), CLAIM_LIFETIME).outcome(),
+        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", correctTick, NEVER_SUPERSEDED, tickMessage(correctTick), CLAIM_LIFETIME).outcome(),
                 "the correct client's tick is not blocked");
         assertEquals(List.of(correctTick.toString()), enqueuedTicks());
+    }
+
+    /**
+     * A tick that reaches the broker after its next tick is due (it waited through an outage, or its
+     * process was paused) is refused and writes nothing, so that it does not fire beside the next
+     * one; the broker tells its time, for the caller to fire the latest due tick instead.
+     */
+    @Test
+    void aTickThatArrivesAfterTheNextIsDueIsRefusedAsSuperseded() throws Exception {
+        Instant tick = Instant.now().minusSeconds(3).truncatedTo(ChronoUnit.SECONDS);
+        Instant next = tick.plusSeconds(1);
+
+        TickResult late = scheduler.fireTick("report", tick, next, tickMessage(tick), CLAIM_LIFETIME);
+
+        assertEquals(TickResult.Outcome.SUPERSEDED, late.outcome());
+        assertFalse(late.brokerTime().isBefore(next), "the broker tells its own time: " + late.brokerTime());
+        assertEquals(Optional.empty(), scheduler.lastFiredTick(queue, "report"), "a superseded tick claims nothing");
+        Instant latest = tick.plusSeconds(2);
+        assertEquals(TickResult.Outcome.FIRED, scheduler.fireTick("report", latest, latest.plusSeconds(60), tickMessage(latest),
+                CLAIM_LIFETIME).outcome());
+        assertEquals(List.of(latest.toString()), enqueuedTicks(), "only the latest due tick is enqueued");
     }
 
     @Test

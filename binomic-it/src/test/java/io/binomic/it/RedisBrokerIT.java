@@ -383,7 +383,7 @@ class RedisBrokerIT {
                         Instant tick = first.plusSeconds(i);
                         Message m = Message.fromWire(UUID.randomUUID(), "report", queue, 1, Instant.now(),
                                 "null".getBytes(StandardCharsets.UTF_8), Map.of("tick", tick.toString()));
-                        scheduler.fireTick("report", tick, m, Duration.ofMinutes(2));
+                        scheduler.fireTick("report", tick, tick.plusSeconds(60), m, Duration.ofMinutes(2));
                         String claimed = (String) redis.call("GET", claimKey);
                         String onStream = String.valueOf(redis.call("XRANGE", stream(), "-", "+"));
                         if (!onStream.contains(Instant.ofEpochMilli(Long.parseLong(claimed)).toString())) {

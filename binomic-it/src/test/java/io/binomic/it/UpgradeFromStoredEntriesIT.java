@@ -289,7 +289,7 @@ class UpgradeFromStoredEntriesIT {
             assertEquals(Instant.ofEpochMilli(tick), scheduler.lastFiredTick(TICKS, "every2s").orElseThrow(), "the stored tick record");
             Message message = Message.builder().id(UUID.randomUUID()).task("every2s").queue(TICKS).attempt(1).enqueuedAt(Instant.now())
                     .payload("null".getBytes(StandardCharsets.UTF_8)).build();
-            assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("every2s", Instant.ofEpochMilli(tick), message, Duration.ofMinutes(1)).outcome(),
+            assertEquals(TickResult.Outcome.ALREADY_FIRED, scheduler.fireTick("every2s", Instant.ofEpochMilli(tick), Instant.ofEpochMilli(tick).plusSeconds(2), message, Duration.ofMinutes(1)).outcome(),
                     "the stored tick is not fired again");
         }
         assertEquals(1L, redis.call("XLEN", "binomic:{" + TICKS + "}:stream"), "no second message for the stored tick");

@@ -49,10 +49,13 @@ public interface Scheduler extends AutoCloseable {
      * ask; {@link TickResult.Outcome#ALREADY_FIRED} for the others and for ticks not after the last
      * fired one; {@link TickResult.Outcome#NOT_DUE}, writing nothing, for a tick still in the
      * future by the broker's clock, so that a client whose clock runs ahead can neither fire ticks
-     * early nor block the ticks of the others. The claim is forgotten after {@code claimLifetime}
+     * early nor block the ticks of the others; {@link TickResult.Outcome#SUPERSEDED}, writing
+     * nothing, once the broker's clock has reached {@code supersededAt} (callers pass the next
+     * tick, or later): a tick that reaches the broker late, after an outage or a pause, must not
+     * fire beside the tick due by then. The claim is forgotten after {@code claimLifetime}
      * (callers pass several periods), so finished jobs leave nothing behind.
      */
-    TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime);
+    TickResult fireTick(String jobName, Instant tick, Instant supersededAt, Message message, Duration claimLifetime);
 
     /**
      * The last tick of the periodic task {@code jobName} fired on {@code queue} by any process,

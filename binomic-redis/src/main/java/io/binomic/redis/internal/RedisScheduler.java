@@ -101,12 +101,12 @@ final class RedisScheduler implements Scheduler {
         return Optional.ofNullable(score).map(s -> Instant.ofEpochMilli(s.longValue()));
     }
 
-    /** One script: the claim and the XADD of the tick's message, judged by Redis' clock ({@code TIME}). */
+    /** One script: the claim and the XADD of the tick's message, judged by Redis' clock ({@code TIME}), due and superseded alike. */
     @Override
-    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
+    public TickResult fireTick(String jobName, Instant tick, Instant supersededAt, Message message, Duration claimLifetime) {
         redis.checkSize(message);
         RedisKeys k = redis.keys(message.queue());
-        List<Object> args = new ArrayList<>(List.of(Long.toString(tick.toEpochMilli()),
+        List<Object> args = new ArrayList<>(List.of(Long.toString(tick.toEpochMilli()), Long.toString(supersededAt.toEpochMilli()),
                 Long.toString(Math.max(1, claimLifetime.toMillis()))));
         StreamFields.encode(message).forEach((name, value) -> {
             if (!name.equals(StreamFields.ENQUEUED_AT)) { // the script stamps Redis' time
@@ -119,6 +119,7 @@ final class RedisScheduler implements Scheduler {
         TickResult.Outcome outcome = switch (Math.toIntExact(ScriptReplies.toLong(r.get(0)))) {
             case 0 -> TickResult.Outcome.NOT_DUE;
             case 1 -> TickResult.Outcome.ALREADY_FIRED;
+            case 3 -> TickResult.Outcome.SUPERSEDED;
             default -> TickResult.Outcome.FIRED;
         };
         if (outcome == TickResult.Outcome.FIRED && message.isTracked()) {

@@ -28,6 +28,12 @@ public final class PeriodicFirer implements AutoCloseable {
     private static final Duration MIN_CLAIM_LIFETIME = Duration.ofMinutes(1);
     /** A clock this far ahead of the broker's is worth a warning (a few ms are normal between hosts). */
     private static final Duration CLOCK_SKEW_WARNING = Duration.ofSeconds(1);
+    /**
+     * A tick that reaches the broker once the next is due is superseded, but only when at least
+     * this late: under a period shorter than the round trip to the broker, every tick would
+     * otherwise come too late and none would fire.
+     */
+    private static final Duration MIN_SUPERSEDED_LATENESS = Duration.ofSeconds(1);
 
     /** Sleeps until each periodic task's next tick, in this process. */
     private final PeriodicScheduler ticker;
@@ -62,14 +68,18 @@ public final class PeriodicFirer implements AutoCloseable {
      * Fires one tick through the scheduler, which claims it and enqueues its message in one step.
      * The scheduler judges by its broker's clock: when it says the tick is not due yet, this
      * process's clock runs ahead, and the tick is tried again once the broker's clock reaches it (by
-     * then another client may have fired it, which is fine: each tick fires once).
+     * then another client may have fired it, which is fine: each tick fires once). When it says
+     * the tick is superseded, the call reached the broker after the next tick was due (it waited
+     * through an outage, or this process was paused): the latest tick due by the broker's clock is
+     * fired instead, so that a late tick fires once, not once more beside the current one.
      */
-    private void fireTick(Task<?, ?> task, Trigger trigger, Instant tick) throws InterruptedException {
-        SubmitOptions options = SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build();
-        Message message = messages.ofArgument(task, null, options, null, null);
-        Duration claimLifetime = claimLifetime(trigger, tick);
+    private void fireTick(Task<?, ?> task, Trigger trigger, Instant firstTick) throws InterruptedException {
+        Instant tick = firstTick;
         while (true) {
-            TickResult result = scheduler.get().fireTick(task.name(), tick, message, claimLifetime);
+            SubmitOptions options = SubmitOptions.builder().headers(Map.of("tick", tick.toString())).build();
+            Message message = messages.ofArgument(task, null, options, null, null);
+            TickResult result = scheduler.get().fireTick(task.name(), tick, supersededAt(trigger, tick), message,
+                    claimLifetime(trigger, tick));
             switch (result.outcome()) {
                 case FIRED -> {
                     LOG.log(Level.DEBUG, "fired {0} tick {1} as {2}", task.name(), tick, message.id());
@@ -77,6 +87,12 @@ public final class PeriodicFirer implements AutoCloseable {
                 }
                 case ALREADY_FIRED -> {
                     return;
+                }
+                case SUPERSEDED -> {
+                    Instant late = tick;
+                    tick = PeriodicScheduler.latestDueTick(trigger, tick, result.brokerTime());
+                    LOG.log(Level.DEBUG, "{0} tick {1} reached the broker at {2}, after a later tick was due: firing {3} instead",
+                            task.name(), late, result.brokerTime(), tick);
                 }
                 case NOT_DUE -> {
                     Duration early = Duration.between(result.brokerTime(), tick);
@@ -89,6 +105,13 @@ public final class PeriodicFirer implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** When the broker refuses {@code tick} as superseded: at the next tick, and not before it is a second late. */
+    private static Instant supersededAt(Trigger trigger, Instant tick) {
+        Instant next = trigger.nextAfter(tick);
+        Instant minimum = tick.plus(MIN_SUPERSEDED_LATENESS);
+        return next.isBefore(minimum) ? minimum : next;
     }
 
     /**

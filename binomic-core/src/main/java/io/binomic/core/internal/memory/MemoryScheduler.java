@@ -74,7 +74,7 @@ public final class MemoryScheduler implements Scheduler {
 
     /** The broker's clock, for tick claims, is the one it was built with (the system clock by default). */
     @Override
-    public TickResult fireTick(String jobName, Instant tick, Message message, Duration claimLifetime) {
+    public TickResult fireTick(String jobName, Instant tick, Instant supersededAt, Message message, Duration claimLifetime) {
         return state.locked(() -> {
             Instant now = state.clock.instant();
             if (tick.isAfter(now)) {
@@ -84,6 +84,9 @@ public final class MemoryScheduler implements Scheduler {
             TickClaim last = ticks.get(jobName);
             if (last != null && last.expiresAt().isAfter(now) && last.tickMillis() >= tick.toEpochMilli()) {
                 return new TickResult(TickResult.Outcome.ALREADY_FIRED, now);
+            }
+            if (!now.isBefore(supersededAt)) {
+                return new TickResult(TickResult.Outcome.SUPERSEDED, now);
             }
             state.addReady(message.queue(), message.withAttempt(message.attempt(), now));
             jobs.createJob(message, JobState.QUEUED, null);

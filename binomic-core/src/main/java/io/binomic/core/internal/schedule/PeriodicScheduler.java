@@ -96,7 +96,7 @@ public final class PeriodicScheduler implements AutoCloseable {
      * over the instants between them, so that a long pause under a short period costs a few dozen
      * trigger calls instead of one per missed tick.
      */
-    static Instant latestDueTick(Trigger trigger, Instant due, Instant now) {
+    public static Instant latestDueTick(Trigger trigger, Instant due, Instant now) {
         if (trigger.nextAfter(due).isAfter(now)) {
             return due;
         }
