@@ -26,7 +26,9 @@ public record WorkerHealth(State state, Duration sinceFetchRound, Duration since
          * The broker is unreachable: a fetch or a write of outcomes failed, or a call took more than the poll timeout
          * plus a second, and none succeeded since; {@link #problem()} gives the outage's age. The worker keeps
          * its outcomes and resumes by itself when the broker is back: restarting it would not help
-         * (and would lose the outcomes it holds, so their tasks would run again).
+         * (and would lose the outcomes it holds, so their tasks would run again). Outcomes the broker refuses to
+         * the worker's user (Redis: {@code NOPERM}) are held the same way, the problem then naming the refusal and
+         * the grant that ends it ({@code Redis refuses writing outcomes (NOPERM) for 12 s: grant ACL SETUSER ...}).
          */
         BROKER_UNREACHABLE,
         /**

@@ -13,6 +13,7 @@ import java.util.Deque;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -61,6 +62,8 @@ final class LuaSources {
     private static final Map<String, String> FILES_BY_SHA = new ConcurrentHashMap<>();
     /** The text of each script file read so far, for the commands it calls. */
     private static final Map<String, String> TEXTS = new ConcurrentHashMap<>();
+    /** Each script's whole text (head, library functions, own file) by its SHA1, for the line a refused call is on. */
+    private static final Map<String, String> SCRIPTS_BY_SHA = new ConcurrentHashMap<>();
     private static final Pattern CALL = Pattern.compile("redis\\.p?call\\('([A-Za-z]+)'(?:\\s*,\\s*'([A-Z]+)')?");
 
     /** The script of {@code file}, after the head of the library and the library functions it uses. */
@@ -78,8 +81,29 @@ final class LuaSources {
 
     private static String register(String file, String own, String text) {
         TEXTS.put(file, own);
-        FILES_BY_SHA.put(sha1(text), file);
+        String sha = sha1(text);
+        FILES_BY_SHA.put(sha, file);
+        SCRIPTS_BY_SHA.put(sha, text);
         return text;
+    }
+
+    /**
+     * The commands that the script whose SHA1 is {@code sha} calls on its line {@code line} (from 1, as Redis 7.0 names
+     * the line of a refused call: {@code @user_script:<line>}), as an ACL rule names them, in the line's order; empty
+     * when that line names none itself (the script is not one of ours, or passes the command as a variable).
+     */
+    static Set<String> commandsAt(String sha, int line) {
+        String text = SCRIPTS_BY_SHA.get(sha.toLowerCase(Locale.ROOT));
+        List<String> lines = text == null ? List.of() : text.lines().toList();
+        if (line < 1 || line > lines.size()) {
+            return Set.of();
+        }
+        Set<String> commands = new LinkedHashSet<>();
+        Matcher c = CALL.matcher(COMMENT.matcher(lines.get(line - 1)).replaceAll(""));
+        while (c.find()) {
+            commands.add(aclName(c));
+        }
+        return commands;
     }
 
     /** The file of the script whose SHA1 (as {@code EVALSHA} and Redis' errors name it) is {@code sha}, if it is one of ours. */
@@ -100,12 +124,17 @@ final class LuaSources {
         for (String body : bodies) {
             Matcher c = CALL.matcher(body);
             while (c.find()) {
-                String command = c.group(1).toLowerCase(Locale.ROOT);
-                boolean container = command.equals("xgroup") || command.equals("xinfo");
-                commands.add(container && c.group(2) != null ? command + "|" + c.group(2).toLowerCase(Locale.ROOT) : command);
+                commands.add(aclName(c));
             }
         }
         return commands;
+    }
+
+    /** The command of a {@link #CALL} match as an ACL rule names it: {@code xadd}, {@code xgroup|create}. */
+    private static String aclName(Matcher call) {
+        String command = call.group(1).toLowerCase(Locale.ROOT);
+        boolean container = command.equals("xgroup") || command.equals("xinfo");
+        return container && call.group(2) != null ? command + "|" + call.group(2).toLowerCase(Locale.ROOT) : command;
     }
 
     private static final Pattern COMMENT = Pattern.compile("--[^\n]*");

@@ -1,8 +1,9 @@
 package io.binomic.redis.internal;
 
-import io.binomic.api.BrokerException;
+import io.binomic.api.BrokerPermissionException;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -11,12 +12,13 @@ import java.util.regex.Pattern;
  * it lacks and the fix. Outside a script Redis names the command ({@code NOPERM this user has no
  * permissions to run the 'xadd' command}); inside one, Redis 7.0 names only the script's SHA1
  * ({@code ... can't run this command or subcommand script: <sha>, on @user_script:<line>}), so
- * the SHA is mapped back to the script's file ({@link LuaSources#fileOf}) and the commands that
- * script calls are listed: one of them is the missing one.
+ * the SHA is mapped back to the script's file ({@link LuaSources#fileOf}) and the command called on
+ * that line is named, or, when the line names none, the commands that script calls are listed: one
+ * of them is the missing one.
  */
 final class PermissionReplies {
     private static final Pattern COMMAND = Pattern.compile("permissions to run the '([^']+)' command");
-    private static final Pattern SCRIPT = Pattern.compile("script: ([0-9a-fA-F]{40})");
+    private static final Pattern SCRIPT = Pattern.compile("script: ([0-9a-fA-F]{40})(?:, on @user_script:(\\d+))?");
     private static final String IN_SCRIPT = "The user executing the script can't";
     /**
      * Running it as another user comes first: a reader refused an operator's write is meant to be refused, and granting
@@ -47,7 +49,7 @@ final class PermissionReplies {
     }
 
     /** The exception of an {@link #isRefused} failure of {@code what} at {@code target}, run as {@code user}. */
-    static BrokerException failure(String target, String user, String what, Throwable cause) {
+    static BrokerPermissionException failure(String target, String user, String what, Throwable cause) {
         String reply = reply(cause).orElse(String.valueOf(cause.getMessage()));
         boolean key = reply.contains("access one of the") || reply.contains("access at least one of the");
         String lacks;
@@ -62,7 +64,16 @@ final class PermissionReplies {
             String sha = script.group(1);
             String file = LuaSources.fileOf(sha).orElse(null);
             String refused = key ? "a key or channel" : "a command";
-            if (file == null) {
+            Set<String> atLine = key || script.group(2) == null ? Set.of()
+                    : LuaSources.commandsAt(sha, Integer.parseInt(script.group(2)));
+            if (file != null && atLine.size() == 1) {
+                lacks = "command " + atLine.iterator().next() + " (Lua script " + file + " calls it on line " + script.group(2) + ")";
+                fix = "ACL SETUSER " + user + " +" + atLine.iterator().next();
+            } else if (file != null && !atLine.isEmpty()) {
+                lacks = "one of the commands " + String.join(" ", atLine) + " (Lua script " + file + " calls them on line "
+                        + script.group(2) + ")";
+                fix = "ACL SETUSER " + user + " +" + String.join(" +", atLine);
+            } else if (file == null) {
                 lacks = refused + " in Lua script " + sha + " (not one of Binomic's)";
                 fix = "grant what that script calls";
             } else {
@@ -79,7 +90,7 @@ final class PermissionReplies {
             lacks = "a permission";
             fix = "ACL SETUSER " + user + " with what the call needs";
         }
-        return new BrokerException("Redis at " + target + " refused " + what + ": ACL user '" + user + "' lacks " + lacks
-                + " (NOPERM): " + RUN_AS + fix + "; " + RULE_SETS, cause);
+        return new BrokerPermissionException("Redis at " + target + " refused " + what + ": ACL user '" + user + "' lacks " + lacks
+                + " (NOPERM): " + RUN_AS + fix + "; " + RULE_SETS, fix, cause);
     }
 }

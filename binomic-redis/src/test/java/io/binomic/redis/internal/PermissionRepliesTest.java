@@ -8,8 +8,10 @@ import io.binomic.api.BrokerException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** ACL refusals become one line naming the user, what is missing and the fix; a script's SHA1 is mapped to its file. */
@@ -57,6 +59,19 @@ class PermissionRepliesTest {
         // a reader refused is told first to run it as another user: granting it would make the reader a writer
         assertTrue(m.contains("(NOPERM): run it as a user whose rule set has it (a reader's has no command that writes;"), m);
         assertFalse(m.contains("channel:"), m);
+    }
+
+    @Test
+    void aRefusalInsideAScriptNamesTheCommandCalledOnTheLineRedisGives() throws Exception {
+        String sha = sha1(LuaScripts.STATS);
+        List<String> lines = LuaScripts.STATS.lines().toList();
+        int line = 1 + IntStream.range(0, lines.size()).filter(i -> lines.get(i).contains("redis.call('XLEN'")).findFirst()
+                .orElseThrow(() -> new AssertionError("stats.lua calls XLEN"));
+        RuntimeException reply = new RuntimeException("ERR The user executing the script can't run this command or subcommand"
+                + " script: " + sha + ", on @user_script:" + line + ".");
+        String m = PermissionReplies.failure("r:1", "reader", "stats of 'q'", reply).getMessage();
+        assertTrue(m.contains("ACL user 'reader' lacks command xlen (Lua script stats.lua calls it on line " + line + ") (NOPERM);"
+                + " grant it: ACL SETUSER reader +xlen;"), m);
     }
 
     @Test

@@ -87,7 +87,8 @@ final class WorkersCommand extends Command {
             case WATCHED -> slot.state() == WorkerState.STOPPED ? "-" : switch (slot.health()) {
                 case CONSUMING -> "consuming";
                 case NOT_CONSUMING -> "NOT CONSUMING: " + problem;
-                case BROKER_UNREACHABLE -> "BROKER UNREACHABLE: " + problem;
+                // Redis answers but refuses the worker's ACL user a command: an operator's grant fixes it, not a network
+                case BROKER_UNREACHABLE -> (problem.contains("(NOPERM)") ? "BROKER REFUSED: " : "BROKER UNREACHABLE: ") + problem;
                 case UNKNOWN -> "-";
             };
         };

@@ -12,7 +12,8 @@ public enum SlotHealth {
      */
     NOT_CONSUMING,
     /**
-     * The worker cannot reach the broker; the slot's problem says since when. It holds the outcomes
+     * The worker cannot reach the broker, or the broker refuses its writes to the worker's ACL user (the problem
+     * then has {@code (NOPERM)}); the slot's problem says since when. It holds the outcomes
      * it could not write and resumes by itself: the master leaves it alone (a restart would lose
      * those outcomes, and their tasks would run again).
      */

@@ -53,7 +53,7 @@ final class HealthCheck {
                 overrun(now, limit, fetcher.reclaimCallSinceNanos(), "a reclaim has not returned"),
                 overrun(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned"),
                 failing(fetcher.failures.failing()),
-                failing(settler.failingSinceNanos, "writing outcomes has failed", settler.lastError)));
+                writingFails()));
         Optional<String> stopped = Optional.empty();
         Optional<String> stuck = Optional.empty();
         if (active) {
@@ -99,6 +99,18 @@ final class HealthCheck {
     }
 
     static final String OVERRUN_CAUSES = " (no answer yet: Redis slow or unreachable, or this JVM short of CPU)";
+
+    /**
+     * The writes of outcomes failing now, with the last error. One Redis refuses to the worker's ACL user says so, and
+     * the grant first: it is held until an operator grants it, the broker answering all along, and the problem a
+     * slot holds is cut short.
+     */
+    private Optional<Sign> writingFails() {
+        String grant = settler.refusedGrant;
+        String error = settler.lastError;
+        return grant == null ? failing(settler.failingSinceNanos, "writing outcomes has failed", error)
+                : failing(settler.failingSinceNanos, "Redis refuses writing outcomes (NOPERM)", "grant " + grant + "; " + error);
+    }
 
     /** The calls that take work failing now (null: they succeed), with the last error. */
     private static Optional<Sign> failing(TakeFailures.Failing failing) {

@@ -1,6 +1,7 @@
 package io.binomic.core.internal.worker;
 
 import io.binomic.api.BrokerOutOfMemoryException;
+import io.binomic.api.BrokerPermissionException;
 import io.binomic.api.NotReplicatedException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
@@ -39,9 +40,11 @@ import java.util.function.Function;
  * reclaim racing with this worker's own settlement does not run a delivery twice. A batch that keeps failing while the broker answers
  * other calls is split, and a single settlement that still fails is given up with an error: its
  * delivery stays pending and comes back by reclaim (one more run, never a loss). A batch applied
- * but not confirmed by enough replicas ({@link NotReplicatedException}), or refused because the
- * server's memory is full ({@link BrokerOutOfMemoryException}), is never given up: it is sent
- * again, as during an outage, until the replicas confirm it or memory is freed.
+ * but not confirmed by enough replicas ({@link NotReplicatedException}), refused because the
+ * server's memory is full ({@link BrokerOutOfMemoryException}), or refused to the connection's user
+ * ({@link BrokerPermissionException}: an ACL rule lacks a command the settle needs), is never given
+ * up: it is sent again, as during an outage, until the replicas confirm it, memory is freed or the
+ * permission is granted.
  */
 final class Settler {
     private static final System.Logger LOG = System.getLogger(Settler.class.getName());
@@ -94,6 +97,8 @@ final class Settler {
     /** When writes began failing (System.nanoTime), or 0 while they succeed. */
     volatile long failingSinceNanos;
     volatile String lastError = "";
+    /** What grants the permission the last failed write lacked ({@link BrokerPermissionException#grant}), or null: it lacked none. */
+    volatile String refusedGrant;
     /**
      * The last error of writing each queue's outcomes, kept until one of its writes succeeds: a stop that gives
      * outcomes of several queues up names each queue's ({@link #giveUpAtStop}), the batches having failed apart.
@@ -333,6 +338,7 @@ final class Settler {
             boolean cutOff = ControlLoop.failureLevel(e) == Level.DEBUG;
             if (!cutOff) {
                 String error = String.valueOf(e.getMessage());
+                refusedGrant = e instanceof BrokerPermissionException refused ? refused.grant() : null;
                 lastError = error;
                 batch.forEach(o -> errorByQueue.put(o.delivery().queue(), error));
             } else if (lastError.isEmpty()) {
@@ -351,14 +357,17 @@ final class Settler {
                             consumer, batch.size(), e.getMessage());
                 }
             }
-            // Too few replicas confirmed, or the server's memory is full: not a batch Redis refuses but one it
-            // cannot take yet; keep sending it (applied parts are no-ops) until it does, as during an outage,
-            // and never give it up. A call begun after these writes were seen failing was answered (a fetch, a
-            // lease renewal, the fetcher's probe): a refusal, not an outage. A refusal comes back at once, so
+            // Too few replicas confirmed, the server's memory is full, or the ACL user lacks a command or key the
+            // settle needs: not a batch Redis refuses for good but one it cannot take until memory is freed or an
+            // operator grants the permission; keep sending it (applied parts are no-ops) until it does, as during
+            // an outage, and never give it up: given up, its job would run again by reclaim once it is granted. A
+            // call begun after these writes were seen failing was answered (a fetch, a lease renewal, the fetcher's
+            // probe): a refusal, not an outage. A refusal comes back at once, so
             // "during this call" would never hold. A call begun before does not count: sent just before Redis
             // went down and answered after the settle call failed, it would make an outage a refusal, and the
             // outcomes given up would run again when the worker reclaims its own deliveries after the outage.
-            boolean notYet = e instanceof NotReplicatedException || e instanceof BrokerOutOfMemoryException;
+            boolean notYet = e instanceof NotReplicatedException || e instanceof BrokerOutOfMemoryException
+                    || e instanceof BrokerPermissionException;
             boolean brokerAnswersOthers = answeredCallBeganNanos.get() - failureSeenNanos > 0 && !notYet;
             if (headTries >= TRIES_BEFORE_SPLIT && brokerAnswersOthers) {
                 headTries = 0;

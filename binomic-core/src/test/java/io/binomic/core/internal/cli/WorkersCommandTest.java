@@ -80,6 +80,38 @@ class WorkersCommandTest {
     }
 
     /**
+     * Found by an outside tester: a worker whose outcomes Redis refused to its ACL user (NOPERM) showed as BROKER
+     * UNREACHABLE while Redis answered; the refusal is named, and an outage still is an outage.
+     */
+    @Test
+    void outcomesRefusedForAPermissionShowAsBrokerRefused() {
+        long us = ProcessHandle.current().pid();
+        try (WorkerSlots slots = WorkerSlots.create(dir.resolve("workers.slots"), 2, us, Instant.parse("2026-11-30T04:00:00Z"),
+                Duration.ofSeconds(5), Duration.ofSeconds(15))) {
+            long now = System.currentTimeMillis();
+            WorkerSlots.Slot refused = slots.slot(0);
+            refused.pid(1111);
+            refused.state(WorkerState.RUNNING);
+            refused.health(new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, Duration.ZERO, Duration.ZERO, 3,
+                    Optional.of("Redis refuses writing outcomes (NOPERM) for 3 s: grant ACL SETUSER w +xack; Redis at r:1 refused")));
+            refused.heartbeat(now - 1_000);
+            WorkerSlots.Slot down = slots.slot(1);
+            down.pid(2222);
+            down.state(WorkerState.RUNNING);
+            down.health(new WorkerHealth(WorkerHealth.State.BROKER_UNREACHABLE, Duration.ZERO, Duration.ZERO, 3,
+                    Optional.of("fetching has failed for 3 s: Redis does not answer")));
+            down.heartbeat(now - 1_000);
+
+            CliRun run = run("workers", "--state-dir", dir.toString());
+
+            assertEquals(0, run.exit(), run.toString());
+            assertTrue(run.out().contains("BROKER REFUSED: Redis refuses writing outcomes (NOPERM) for 3 s: grant ACL SETUSER w +xack;"),
+                    run.out());
+            assertTrue(run.out().contains("BROKER UNREACHABLE: fetching has failed for 3 s"), run.out());
+        }
+    }
+
+    /**
      * A SIGKILLed worker's slot keeps its last state and counters; before, {@code binomic workers}
      * showed it as {@code RUNNING, IN-FLIGHT 40} while its restart was pending.
      */
