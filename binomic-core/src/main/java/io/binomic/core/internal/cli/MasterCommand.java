@@ -107,6 +107,10 @@ final class MasterCommand extends Command {
         Binomic viewer = null;
         try {
             master.start();
+            // Warned of once the workers start, so that a refusal of the start stays the command's one line.
+            if (!args.has(PRIVATE_MEMORY_BROKER)) { // no producer reaches a private broker: its workers only have to start
+                warnOfQueuesNoTaskUses(config.queues(), taskQueues());
+            }
             if (dashboardSettings != null) {
                 viewer = BinomicCli.connect(cx.settings().get(), config.broker().url(), config.queues());
                 Binomic client = viewer;
@@ -207,9 +211,6 @@ final class MasterCommand extends Command {
                     + " (or --" + PRIVATE_MEMORY_BROKER + " to mean it)";
             throw args.has(BROKER.name()) ? new UsageException(problem)
                     : UsageException.ofSetting(problem + given.origin("broker.url").map(o -> " (broker.url from " + o + ")").orElse(""));
-        }
-        if (!args.has(PRIVATE_MEMORY_BROKER)) { // no producer reaches a private broker: its workers only have to start
-            warnOfQueuesNoTaskUses(config.queues(), taskQueues());
         }
     }
 
