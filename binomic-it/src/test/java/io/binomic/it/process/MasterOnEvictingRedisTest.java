@@ -45,23 +45,30 @@ class MasterOnEvictingRedisTest {
     @Test
     void anEvictingPolicyIsRefusedAtMasterStartWithExitTwoAndNoWorkerStarts() throws Exception {
         redis = RedisServer.startNew("--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru");
+        String line = refusedStart(new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args(redis.url()))));
+        assertTrue(line.startsWith("binomic master: Redis at 127.0.0.1:" + redis.port() + " may evict Binomic's keys: "), line);
+        assertTrue(line.contains("maxmemory-policy allkeys-lru"), "names the policy: " + line);
+        assertTrue(line.contains("queued jobs and their streams"), "names the risk: " + line);
+        assertTrue(line.contains("CONFIG SET maxmemory-policy noeviction"), "names the fix: " + line);
+        assertTrue(line.contains("broker.option.eviction.allowed = true"), "names the option: " + line);
+    }
+
+    /**
+     * Starts the master of {@code builder}, which must refuse to start: exit 2, no worker started, one line of its own on
+     * stderr, which is returned.
+     */
+    private String refusedStart(ProcessBuilder builder) throws Exception {
         Path stdout = dir.resolve("master.out");
         Path stderr = dir.resolve("master.err");
-        Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args(redis.url())))
-                .redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
+        Process master = builder.redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).start();
         try {
             assertTrue(master.waitFor(60, TimeUnit.SECONDS), "the master exits by itself; stderr: " + read(stderr));
             assertEquals(2, master.exitValue(), "a settings refusal; stderr: " + read(stderr) + " stdout: " + read(stdout));
             List<String> lines = read(stderr).lines().filter(l -> l.startsWith("binomic master: ")).toList();
             assertEquals(1, lines.size(), read(stderr));
-            String line = lines.getFirst();
-            assertTrue(line.startsWith("binomic master: Redis at 127.0.0.1:" + redis.port() + " may evict Binomic's keys: "), line);
-            assertTrue(line.contains("maxmemory-policy allkeys-lru"), "names the policy: " + line);
-            assertTrue(line.contains("queued jobs and their streams"), "names the risk: " + line);
-            assertTrue(line.contains("CONFIG SET maxmemory-policy noeviction"), "names the fix: " + line);
-            assertTrue(line.contains("broker.option.eviction.allowed = true"), "names the option: " + line);
             assertFalse(Files.exists(dir.resolve("state").resolve("workers.slots")), "no worker segment, so no worker started");
             assertFalse(read(stdout).contains("runs 1 worker(s)"), read(stdout));
+            return lines.getFirst();
         } finally {
             master.destroyForcibly();
         }
@@ -71,26 +78,13 @@ class MasterOnEvictingRedisTest {
     @Test
     void aPasswordRedisRefusesIsRefusedAtMasterStartWithExitTwoAndNoWorkerStarts() throws Exception {
         redis = RedisServer.startNew("--requirepass", "right");
-        Path stdout = dir.resolve("master.out");
-        Path stderr = dir.resolve("master.err");
-        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args(redis.url())))
-                .redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
+        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args(redis.url())));
         builder.environment().put("BINOMIC_BROKER_PASSWORD", "wrong");
-        Process master = builder.start();
-        try {
-            assertTrue(master.waitFor(60, TimeUnit.SECONDS), "the master exits by itself; stderr: " + read(stderr));
-            assertEquals(2, master.exitValue(), "a settings refusal; stderr: " + read(stderr) + " stdout: " + read(stdout));
-            List<String> lines = read(stderr).lines().filter(l -> l.startsWith("binomic master: ")).toList();
-            assertEquals(1, lines.size(), read(stderr));
-            String line = lines.getFirst();
-            assertTrue(line.startsWith("binomic master: Redis at 127.0.0.1:" + redis.port() + " refused the password for user default"),
-                    line);
-            assertTrue(line.contains("broker.password from environment variable BINOMIC_BROKER_PASSWORD"), "names where it came from: "
-                    + line);
-            assertFalse(Files.exists(dir.resolve("state").resolve("workers.slots")), "no worker segment, so no worker started");
-        } finally {
-            master.destroyForcibly();
-        }
+        String line = refusedStart(builder);
+        assertTrue(line.startsWith("binomic master: Redis at 127.0.0.1:" + redis.port() + " refused the password for user default"),
+                line);
+        assertTrue(line.contains("broker.password from environment variable BINOMIC_BROKER_PASSWORD"), "names where it came from: "
+                + line);
     }
 
     @Test
