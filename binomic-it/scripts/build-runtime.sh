@@ -172,6 +172,12 @@ if [ -n "${BINOMIC_MODULE_PATH:-}" ]; then
     MODULE_PATH="$MODULE_PATH:$BINOMIC_MODULE_PATH"
 fi
 CACHE="$HOME_DIR/lib/binomic-worker.aot"
+# The arguments are checked before the cache is removed: a mistyped call must not leave the workers without one.
+case "${1:-}" in
+    -h|--help) echo "usage: bin/binomic-train-aot [BROKER_URL]   (default memory://binomic-aot-training; retrains $CACHE)"; exit 0 ;;
+    -*) echo "binomic-train-aot: unknown option '$1'; usage: bin/binomic-train-aot [BROKER_URL]" >&2; exit 2 ;;
+esac
+[ $# -le 1 ] || { echo "binomic-train-aot: one broker URL at most; usage: bin/binomic-train-aot [BROKER_URL]" >&2; exit 2; }
 BROKER="${1:-memory://binomic-aot-training}"
 STATE="$(mktemp -d)"
 trap 'rm -rf "$STATE"' EXIT

@@ -251,7 +251,8 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             return factory;
         } catch (IOException | GeneralSecurityException | RuntimeException e) {
             throw new BrokerException("cannot read the TLS trust store '" + path + "' (BrokerConfig option " + TRUSTSTORE_OPTION
-                    + ", a PKCS12 or JKS file; its password in " + TRUSTSTORE_PASSWORD_OPTION + "): " + e.getMessage(), e);
+                    + ", a PKCS12 or JKS file; its password in BrokerConfig option " + TRUSTSTORE_PASSWORD_OPTION + "): "
+                    + e.getMessage(), e);
         }
     }
 
