@@ -7,15 +7,9 @@ import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
-import java.text.MessageFormat;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -39,24 +33,7 @@ class HeldOutcomesAfterFreezeIT {
 
     record Job(int n) { }
 
-    /** Held here: java.util.logging keeps its loggers weakly, and the handler must outlive a collection. */
-    private final Logger binomicLog = Logger.getLogger("io.binomic");
-    private final List<String> log = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLoggerName() != null && r.getLoggerName().startsWith("io.binomic.core")) {
-                log.add(r.getLevel() + " " + MessageFormat.format(String.valueOf(r.getMessage()),
-                        r.getParameters() == null ? new Object[0] : r.getParameters()));
-            }
-        }
-
-        @Override
-        public void flush() { }
-
-        @Override
-        public void close() { }
-    };
+    private final CapturedCoreLog log = new CapturedCoreLog();
 
     private Binomic binomic(RedisServer redis, String queue, Task<Job, Void> task) {
         return Binomic.builder().config(BinomicConfig.builder().brokerUrl(redis.url()).schedulePeriodicTasks(false)
@@ -109,7 +86,7 @@ class HeldOutcomesAfterFreezeIT {
     void outcomesHeldAtAStopAreWrittenAsSoonAsRedisAnswersWithinTheGrace(int offsetMillis) throws Exception {
         String queue = "held-stop-" + UUID.randomUUID().toString().substring(0, 8);
         Task<Job, Void> task = Task.builder("hold", Job.class).queue(queue).build();
-        binomicLog.addHandler(capture);
+        log.attach();
         try (RedisServer redis = RedisServer.startNew(); Binomic binomic = binomic(redis, queue, task)) {
             Worker worker = busyWorker(binomic, task, offsetMillis);
             // as the outside-in run: Redis frozen, the stop 3.5 s later, Redis back 3 s into the 5 s grace
@@ -121,16 +98,16 @@ class HeldOutcomesAfterFreezeIT {
             redis.thaw();
             long took = writtenAfterMillis(worker, System.nanoTime());
             stop.join(TimeUnit.SECONDS.toMillis(20));
-            String stopped = log.stream().filter(l -> l.contains(" stopped in ")).reduce((a, b) -> b).orElse("(no stopped line)");
+            String stopped = log.lines().stream().filter(l -> l.contains(" stopped in ")).reduce((a, b) -> b).orElse("(no stopped line)");
             System.out.println("HELD-THAW stopping, offset " + offsetMillis + " ms: " + held + " held at the thaw, written " + took
                     + " ms after it; " + stopped);
             assertTrue(held > 0, "the freeze caught outcomes: " + worker.counters());
             assertTrue(stopped.contains(" 0 outcome(s) not written"), "a Redis back within the grace gets them all: " + stopped
-                    + "\nlog:\n" + String.join("\n", log));
+                    + "\nlog:\n" + log.toString());
             assertTrue(took < WRITTEN_WITHIN.toMillis(), held + " outcome(s) held through the freeze were written " + took
-                    + " ms after Redis answered again, not at once; log:\n" + String.join("\n", log));
+                    + " ms after Redis answered again, not at once; log:\n" + log.toString());
         } finally {
-            binomicLog.removeHandler(capture);
+            log.detach();
         }
     }
 }

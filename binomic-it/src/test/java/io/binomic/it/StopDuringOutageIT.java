@@ -10,18 +10,13 @@ import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
 import io.binomic.core.Worker;
 import io.binomic.core.internal.worker.WorkerRuntime;
-import java.text.MessageFormat;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,24 +37,7 @@ class StopDuringOutageIT {
 
     record Job(int n) { }
 
-    /** Held here: java.util.logging keeps its loggers weakly, and the handler must outlive a collection. */
-    private final Logger binomicLog = Logger.getLogger("io.binomic");
-    private final List<String> log = new CopyOnWriteArrayList<>();
-    private final Handler capture = new Handler() {
-        @Override
-        public void publish(LogRecord r) {
-            if (r.getLoggerName() != null && r.getLoggerName().startsWith("io.binomic.core")) {
-                log.add(r.getLevel() + " " + MessageFormat.format(String.valueOf(r.getMessage()),
-                        r.getParameters() == null ? new Object[0] : r.getParameters()));
-            }
-        }
-
-        @Override
-        public void flush() { }
-
-        @Override
-        public void close() { }
-    };
+    private final CapturedCoreLog log = new CapturedCoreLog();
     private final Map<Integer, AtomicInteger> runs = new ConcurrentHashMap<>();
     private final CountDownLatch release = new CountDownLatch(1);
     private RedisServer redis;
@@ -68,14 +46,14 @@ class StopDuringOutageIT {
 
     @BeforeEach
     void start() {
-        binomicLog.addHandler(capture);
+        log.attach();
         redis = RedisServer.startNew();
         queue = "stop-outage-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
     @AfterEach
     void close() {
-        binomicLog.removeHandler(capture);
+        log.detach();
         if (binomic != null) {
             binomic.close();
         }
@@ -112,7 +90,7 @@ class StopDuringOutageIT {
 
     /** The worker's last line. */
     private String stoppedLine() {
-        return log.stream().filter(l -> l.contains(" stopped in ")).reduce((a, b) -> b).orElse("(no stopped line)");
+        return log.lines().stream().filter(l -> l.contains(" stopped in ")).reduce((a, b) -> b).orElse("(no stopped line)");
     }
 
     @Test
@@ -125,12 +103,12 @@ class StopDuringOutageIT {
         stop.join(budget().plusSeconds(20).toMillis());
         Duration took = Duration.ofNanos(System.nanoTime() - began);
 
-        assertTrue(took.compareTo(budget()) < 0, "the stop took " + took + ", more than its budget; log:\n" + String.join("\n", log));
+        assertTrue(took.compareTo(budget()) < 0, "the stop took " + took + ", more than its budget; log:\n" + log.toString());
         QueueStats stats = binomic.queueStats(queue);
-        assertEquals(0, stats.pending(), "every outcome written: " + stats + "; log:\n" + String.join("\n", log));
+        assertEquals(0, stats.pending(), "every outcome written: " + stats + "; log:\n" + log.toString());
         assertEquals(0, stats.ready(), stats.toString());
         runs.forEach((n, count) -> assertEquals(1, count.get(), "job " + n + " ran once"));
-        assertTrue(log.stream().noneMatch(l -> l.contains("could not be written")), String.join("\n", log));
+        assertTrue(log.lines().stream().noneMatch(l -> l.contains("could not be written")), log.toString());
         assertTrue(stoppedLine().contains(" 0 outcome(s) not written"), "last line: " + stoppedLine());
     }
 
@@ -142,9 +120,9 @@ class StopDuringOutageIT {
         stop.join(budget().plusSeconds(30).toMillis());
         Duration took = Duration.ofNanos(System.nanoTime() - began);
 
-        assertTrue(took.compareTo(budget()) < 0, "the stop took " + took + ", more than its budget; log:\n" + String.join("\n", log));
-        List<String> errors = log.stream().filter(l -> l.contains("could not be written")).toList();
-        assertEquals(1, errors.size(), String.join("\n", log));
+        assertTrue(took.compareTo(budget()) < 0, "the stop took " + took + ", more than its budget; log:\n" + log.toString());
+        List<String> errors = log.lines().stream().filter(l -> l.contains("could not be written")).toList();
+        assertEquals(1, errors.size(), log.toString());
         assertTrue(errors.getFirst().contains(": " + JOBS + " outcome(s) could not be written"), errors.getFirst());
         assertTrue(stoppedLine().contains(" " + JOBS + " outcome(s) not written"), "last line: " + stoppedLine());
         assertTrue(stoppedLine().contains("run again after reclaim"), "last line: " + stoppedLine());
