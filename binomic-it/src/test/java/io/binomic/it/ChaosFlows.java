@@ -29,7 +29,7 @@ import java.util.function.Function;
 
 /**
  * The batches and workflows of a {@link ChaosDriver} run, beside its plain jobs and under the same
- * faults (issue 26): batches of 20-50 small jobs on the two job queues, some failing once or twice
+ * faults: batches of 20-50 small jobs on the two job queues, some failing once or twice
  * before they succeed, with {@code onSuccess} and {@code onComplete} callbacks, and every third
  * batch with a job that is dead-lettered and an {@code onDeath} callback; and workflows, diamonds
  * ({@code a -> b, c -> d}) and chains ({@code a -> b -> c}), their nodes on either queue. Their

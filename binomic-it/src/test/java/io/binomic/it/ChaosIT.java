@@ -9,7 +9,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The chaos suite (issue 9) on one Redis with an append-only file: besides the worker JVMs and the
+ * The chaos suite on one Redis with an append-only file: besides the worker JVMs and the
  * master that {@link ChaosDriver} kills, freezes and restarts, Redis is restarted (crashed or shut
  * down), unreachable for a while, and its client connections killed. Batches and workflows run
  * among the jobs ({@link ChaosFlows}) in the long run, and in the short one with {@code -Dchaos.flows=true}.

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The defects an outside run found in configurations users hit on day one (issue 8), each on a
+ * Configurations users hit on day one, each on a
  * real Redis: a worker on several queues, CPU-bound handlers next to a second live worker, and
  * tasks finishing while Redis is down. Every execution is counted in a {@link Ledger}.
  */

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9: the primary is killed (SIGKILL, persistence off, as a lost machine) while a producer
+ * The primary is killed (SIGKILL, persistence off, as a lost machine) while a producer
  * submits and two workers drain; the sentinels promote the replica, and the client and the workers,
  * connected through Sentinel with the Redisson YAML file a user would write, carry on without a
  * restart. The ledger lives on a separate Redis, so it survives the failover it measures.

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Faults from issue 3, each ending with a count of every message: none may be lost, and
+ * Faults of workers and Redis, each ending with a count of every message: none may be lost, and
  * duplicates (the price of at-least-once when a worker dies holding work) are counted and bounded.
  * Workers that get killed run in their own JVMs; {@code System.out} gets one summary line per test.
  */

@@ -131,8 +131,8 @@ class RedisBrokerIT {
     }
 
     /**
-     * Acks never XDEL their entries: the stream is trimmed in bulk ({@code XTRIM MINID ~}, issue 14's
-     * ack path). The trim must stop at the oldest entry still pending (a reclaim or a dead letter reads
+     * Acks never XDEL their entries: the stream is trimmed in bulk ({@code XTRIM MINID ~}, the ack
+     * path's). The trim must stop at the oldest entry still pending (a reclaim or a dead letter reads
      * it) and at the last delivered one (what follows was never delivered), whatever the stream's nodes.
      */
     @Test
@@ -632,7 +632,7 @@ class RedisBrokerIT {
     }
 
     /**
-     * The fetch reads entries as bytes (issue 14): a non-ASCII payload comes back byte for byte, a
+     * The fetch reads entries as bytes: a non-ASCII payload comes back byte for byte, a
      * hand-written {@code payload64} and an id or attempt in a form Binomic does not write are read
      * as before, and a broken entry with bytes that are not UTF-8 is a malformed delivery whose raw
      * fields are still readable text, down to its dead letter.

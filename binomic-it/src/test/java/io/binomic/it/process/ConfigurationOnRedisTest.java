@@ -26,10 +26,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 8, defect 6: one configuration file (with environment overrides) reaches the master's
- * worker JVMs and the CLI whole. Before, only the broker URL did: with a key prefix the workers
- * read the wrong keys and ran nothing, and a Redisson file, task defaults, dead-letter retention
- * and the payload limit were silently dropped.
+ * One configuration file (with environment overrides) reaches the master's worker JVMs and the
+ * CLI whole: a key prefix, a Redisson file, task defaults, dead-letter retention and the payload
+ * limit, not only the broker URL (with the prefix lost the workers would read the wrong keys and
+ * run nothing).
  */
 class ConfigurationOnRedisTest {
     private static final int JOBS = 12;

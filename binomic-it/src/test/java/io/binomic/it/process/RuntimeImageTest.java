@@ -18,12 +18,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 8, defect 12: the jlink runtime as users build it with {@code build-runtime.sh}, from the
+ * The jlink runtime as users build it with {@code build-runtime.sh}, from the
  * jars this build just made (target/runtime-jars, copied by the pom before the tests), then used:
  * {@code bin/binomic --help}, and a master from the image whose worker JVM (the image's java, the
  * image's module path plus an application jar) runs tasks against Redis.
  *
- * <p>Issue 14: the build trains the worker's AOT cache ({@code lib/binomic-worker.aot}) for the
+ * <p>The build trains the worker's AOT cache ({@code lib/binomic-worker.aot}) for the
  * image's module path; {@code bin/binomic-train-aot} retrains it for the module path with the
  * application jar (about 5 s, on the memory broker), and the master's worker then opens it (its
  * {@code -Xlog:aot} output, in the worker log, says so; no {@code [error]} line from a rejected cache).

@@ -207,9 +207,9 @@ class MasterTest {
     }
 
     /**
-     * Issue 8, defect 13: a worker that served and was then killed is no start-up failure. Killed
-     * again and again shortly after it came up, it is restarted at once every time; before, each
-     * kill within a heartbeat timeout extended a failure streak until the slot waited 60 s.
+     * A worker that served and was then killed is no start-up failure. Killed again and again
+     * shortly after it came up, it is restarted at once every time, rather than each kill within a
+     * heartbeat timeout extending a failure streak until the slot waits 60 s.
      */
     @Test
     void workerKilledAgainAndAgainAfterServingIsRestartedAtOnceEveryTime() {
@@ -230,7 +230,7 @@ class MasterTest {
     }
 
     /**
-     * Part of issue 8, item 1: a worker that is alive and beating but says it is not consuming is
+     * A worker that is alive and beating but says it is not consuming is
      * replaced like a hung one, and its reason is reported. The test plays the worker's health
      * report (the real worker reports consuming, so the test keeps overwriting it).
      */
@@ -316,9 +316,9 @@ class MasterTest {
     }
 
     /**
-     * Part of issue 8, item 7: the master judges heartbeats on its own monotonic clock. A worker
-     * whose heartbeats carry a wall-clock time an hour behind (what an NTP step does to a reader
-     * that compares wall clocks) stays a live worker; before, the master killed it as hung.
+     * The master judges heartbeats on its own monotonic clock. A worker whose heartbeats carry a
+     * wall-clock time an hour behind (what an NTP step does to a reader that compares wall clocks)
+     * stays a live worker, not one killed as hung.
      */
     @Test
     void heartbeatsWithASteppedWallClockDoNotMakeALiveWorkerLookHung() {
