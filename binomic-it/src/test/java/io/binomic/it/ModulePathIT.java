@@ -61,7 +61,10 @@ class ModulePathIT {
                 .filter(p -> !artifactName(p).endsWith("-tests.jar")).toList();
     }
 
-    /** The CLI as the README runs it from the jars, without {@code --add-modules}: the broker module is found by its service alone. */
+    /**
+     * The CLI as the README runs it from the jars, by the module's name (its main class, not a class of a package it does not
+     * export), without {@code --add-modules}: the broker module is found by its service alone.
+     */
     @Test
     void theCliRunsOnRedisFromTheModulePathWithoutAddModules() throws Exception {
         List<String> prefixes = new ArrayList<>(MODULE_PATH_PREFIXES);
@@ -69,7 +72,7 @@ class ModulePathIT {
         Path log = Files.createTempFile("binomic-modulepath-cli-", ".log");
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--module-path", modulePath(prefixes).stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator)),
-                "-m", "io.binomic.core/io.binomic.core.internal.cli.BinomicCli",
+                "-m", "io.binomic.core",
                 "queues", "--queues", "modulepath-cli", "--broker", RedisServer.shared().url());
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
 

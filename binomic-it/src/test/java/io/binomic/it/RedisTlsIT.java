@@ -1,6 +1,7 @@
 package io.binomic.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,6 +10,7 @@ import io.binomic.api.BrokerException;
 import io.binomic.api.spi.Broker;
 import io.binomic.api.spi.Delivery;
 import io.binomic.api.spi.Message;
+import io.binomic.testsupport.RedisProcess;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -141,6 +143,26 @@ class RedisTlsIT {
                     + " or the JDK's)"), e.getMessage());
         } finally {
             broker.close();
+        }
+    }
+
+    /** Found by a user: rediss:// at a plain port was asked whether Redis is frozen and told to raise connectTimeout. */
+    @Test
+    void aRedissUrlAtAPlainPortSaysTheServerMayNotSpeakTlsThere() {
+        try (RedisProcess plain = RedisProcess.start()) {
+            Broker broker = broker(plain.port(), true);
+            try {
+                BrokerException e = assertThrows(BrokerException.class, () -> broker.start(List.of("tls")));
+
+                assertTrue(e.getMessage().startsWith("Redis at 127.0.0.1:" + plain.port() + " did not answer the TLS handshake within 3000 ms"),
+                        e.getMessage());
+                assertTrue(e.getMessage().contains(", and the port answers plain Redis (no TLS); "), e.getMessage());
+                assertTrue(e.getMessage().endsWith("; the server may not speak TLS on this port: use redis:// or the server's"
+                        + " TLS port in BrokerConfig.url"), e.getMessage());
+                assertFalse(e.getMessage().contains("frozen"), e.getMessage());
+            } finally {
+                broker.close();
+            }
         }
     }
 

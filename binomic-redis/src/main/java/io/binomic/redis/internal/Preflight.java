@@ -27,6 +27,10 @@ final class Preflight {
 
     /** The start of the message when the server accepted the connection but did not answer in time. */
     static final String NO_ANSWER = "no answer within ";
+    /** The start of the message when a rediss:// server accepted the connection but did not answer the TLS handshake. */
+    static final String NO_TLS_ANSWER = "no answer to the TLS handshake within ";
+    /** Ends the {@link #NO_TLS_ANSWER} message when the port answers plain Redis instead. */
+    static final String PLAIN_REDIS = ", and the port answers plain Redis (no TLS)";
     /** The start of the message when the server has no database of the URL's number. */
     static final String NO_DATABASE = "Redis refused database ";
     /** The start of the message when the server is no Redis. */
@@ -65,6 +69,10 @@ final class Preflight {
                     throw new IllegalStateException(NO_DATABASE + database + " (" + selected.substring(1) + ")" + databases(out, in));
                 }
             }
+        } catch (HandshakeTimeout e) {
+            // A plain Redis reads the ClientHello as the start of a command and waits for the rest, silently.
+            throw new IllegalStateException(NO_TLS_ANSWER + timeout.toMillis() + " ms (BrokerConfig.connectTimeout)"
+                    + (answersPlainRedis(host, port, millis) ? PLAIN_REDIS : ""), e.getCause());
         } catch (IOException e) {
             String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             throw new IllegalStateException(e instanceof SocketTimeoutException
@@ -101,11 +109,35 @@ final class Preflight {
             SSLParameters parameters = socket.getSSLParameters();
             parameters.setEndpointIdentificationAlgorithm("HTTPS");
             socket.setSSLParameters(parameters);
-            socket.startHandshake();
+            try {
+                socket.startHandshake();
+            } catch (SocketTimeoutException e) {
+                throw new HandshakeTimeout(e);
+            }
             return socket;
         } catch (IOException | RuntimeException e) {
             plain.close();
             throw e;
+        }
+    }
+
+    /** The TLS handshake got no answer in time: told apart from a timeout of a command, which reads as a frozen server. */
+    private static final class HandshakeTimeout extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        HandshakeTimeout(SocketTimeoutException cause) {
+            super(cause.getMessage(), cause);
+        }
+    }
+
+    /** Whether a plain connection to the port gets a Redis reply to PING (+PONG, or an error such as -NOAUTH). */
+    private static boolean answersPlainRedis(String host, int port, int millis) {
+        try (Socket socket = connect(host, port, null, millis)) {
+            send(socket.getOutputStream(), "PING");
+            String reply = line(socket.getInputStream());
+            return reply.startsWith("+") || reply.startsWith("-");
+        } catch (IOException | RuntimeException e) {
+            return false;
         }
     }
 

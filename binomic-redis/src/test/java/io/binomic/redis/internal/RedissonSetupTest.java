@@ -93,6 +93,23 @@ class RedissonSetupTest {
                 frozen.getMessage());
     }
 
+    /** Found by a user: rediss:// at a plain port was asked whether Redis is frozen, and told to raise connectTimeout. */
+    @Test
+    void aTlsHandshakeWithoutAnswerSaysThePortMayNotSpeakTls() {
+        BrokerException plain = setup("rediss://127.0.0.1:6390").startFailure(new IllegalStateException(
+                "no answer to the TLS handshake within 1000 ms (BrokerConfig.connectTimeout), and the port answers plain Redis (no TLS)",
+                new java.net.SocketTimeoutException("Read timed out")));
+        BrokerException silent = setup("rediss://127.0.0.1:6390").startFailure(new IllegalStateException(
+                "no answer to the TLS handshake within 1000 ms (BrokerConfig.connectTimeout)", new java.net.SocketTimeoutException("Read timed out")));
+
+        assertEquals("Redis at 127.0.0.1:6390 did not answer the TLS handshake within 1000 ms (BrokerConfig.connectTimeout), and the port"
+                + " answers plain Redis (no TLS); the server may not speak TLS on this port: use redis:// or the server's TLS port in"
+                + " BrokerConfig.url", plain.getMessage());
+        assertEquals("Redis at 127.0.0.1:6390 did not answer the TLS handshake within 1000 ms (BrokerConfig.connectTimeout); the server"
+                + " may not speak TLS on this port: use redis:// or the server's TLS port in BrokerConfig.url (if it is a TLS port of a"
+                + " frozen or overloaded server, raise BrokerConfig.connectTimeout)", silent.getMessage());
+    }
+
     /** Found by an outside tester: port 99999 was reported as a connection failure ("is redis-server running?"). */
     @Test
     void aPortOutOfRangeIsAnInvalidUrl() {

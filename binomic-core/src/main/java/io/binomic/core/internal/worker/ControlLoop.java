@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.BrokerPermissionException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -81,6 +82,19 @@ final class ControlLoop {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * The broker's refusal of a call to the worker's user (an ACL rule, {@code NOPERM}) in {@code failure}'s causes, or null.
+     * It lasts until an operator grants what is missing: the worker reports it with the grant, and tries again.
+     */
+    static BrokerPermissionException refusal(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof BrokerPermissionException refused) {
+                return refused;
+            }
+        }
+        return null;
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.BrokerPermissionException;
 import io.binomic.api.spi.Delivery;
 import io.binomic.core.internal.RepeatedErrorLog;
 import java.lang.System.Logger.Level;
@@ -28,6 +29,10 @@ final class Fetcher implements ControlLoop.Round {
      */
     static final int FETCH_BATCH = 1000;
     private static final Duration BROKER_ERROR_PAUSE = Duration.ofMillis(500);
+    /** Pause before fetching again after Redis refused the fetch to the worker's ACL user (NOPERM). */
+    static final Duration REFUSED_PAUSE = Duration.ofSeconds(2);
+    /** What the health says while Redis refuses the fetches to the worker's ACL user. */
+    static final String REFUSED = "Redis refuses fetching (NOPERM)";
     /** A broker call this much slower than its own wait was likely retried by the client. */
     private static final Duration SLOW_CALL = Duration.ofSeconds(1);
     private static final Duration OUTCOMES_STUCK_PAUSE = Duration.ofMillis(50);
@@ -303,16 +308,24 @@ final class Fetcher implements ControlLoop.Round {
 
     /** A fetch begun at {@code callStarted} failed: the fetches fail since then, the start of the first that failed. */
     private void fetchFailed(RuntimeException e, long callStarted) {
-        failures.failed(callStarted, "fetching has failed", String.valueOf(e.getMessage()));
+        BrokerPermissionException refused = ControlLoop.refusal(e);
+        if (refused == null) {
+            failures.failed(callStarted, "fetching has failed", String.valueOf(e.getMessage()));
+        } else {
+            // Redis answers, and refuses until an operator grants the command: say so, and the grant first, as a refused settle does.
+            failures.failed(callStarted, REFUSED, "grant " + refused.grant() + "; " + e.getMessage());
+        }
         reclaimer.scheduleRecovery();
         if (fetchFailingSinceNanos == 0) {
             fetchFailingSinceNanos = callStarted;
         }
         String error = RepeatedErrorLog.brief(e);
         if (fetchFailureLog.shouldLog(error)) { // a worker whose every queue is refused fails twice a second
-            LOG.log(ControlLoop.failureLevel(e), "worker {0}: fetching failed ({1}); retrying every {2} ms", context.consumerName(), error,
-                    String.valueOf(BROKER_ERROR_PAUSE.toMillis()));
+            LOG.log(ControlLoop.failureLevel(e), refused == null ? "worker {0}: fetching failed ({1}); retrying every {2} ms"
+                    : "worker {0}: fetching refused ({1}); retrying every {2} ms until it is granted", context.consumerName(), error,
+                    String.valueOf((refused == null ? BROKER_ERROR_PAUSE : REFUSED_PAUSE).toMillis()));
         }
-        ControlLoop.pause(BROKER_ERROR_PAUSE);
+        // A refusal lasts until an operator acts: retrying it as often as an outage only repeats the same answer.
+        ControlLoop.pause(refused == null ? BROKER_ERROR_PAUSE : REFUSED_PAUSE);
     }
 }

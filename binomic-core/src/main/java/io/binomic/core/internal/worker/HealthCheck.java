@@ -31,13 +31,16 @@ final class HealthCheck {
     private final Fetcher fetcher;
     private final Housekeeper housekeeper;
     private final Settler settler;
+    private final LeaseKeeper leases;
     private final List<ControlLoop> loops;
 
-    HealthCheck(WorkerConfig config, Fetcher fetcher, Housekeeper housekeeper, Settler settler, List<ControlLoop> loops) {
+    HealthCheck(WorkerConfig config, Fetcher fetcher, Housekeeper housekeeper, Settler settler, LeaseKeeper leases,
+            List<ControlLoop> loops) {
         this.config = config;
         this.fetcher = fetcher;
         this.housekeeper = housekeeper;
         this.settler = settler;
+        this.leases = leases;
         this.loops = List.copyOf(loops);
     }
 
@@ -53,7 +56,8 @@ final class HealthCheck {
                 overrun(now, limit, fetcher.reclaimCallSinceNanos(), "a reclaim has not returned"),
                 overrun(now, limit, settler.sendingSinceNanos, "writing outcomes has not returned"),
                 failing(fetcher.failures.failing()),
-                writingFails()));
+                writingFails(),
+                renewalRefused()));
         Optional<String> stopped = Optional.empty();
         Optional<String> stuck = Optional.empty();
         if (active) {
@@ -110,6 +114,15 @@ final class HealthCheck {
         String error = settler.lastError;
         return grant == null ? failing(settler.failingSinceNanos, "writing outcomes has failed", error)
                 : failing(settler.failingSinceNanos, "Redis refuses writing outcomes (NOPERM)", "grant " + grant + "; " + error);
+    }
+
+    /**
+     * The renewals of leases Redis refuses to the worker's ACL user, with the grant first: as with a refused write of
+     * outcomes, Redis answers all along, and other workers may take over what this one runs once its leases lapse.
+     */
+    private Optional<Sign> renewalRefused() {
+        return failing(leases.refusedSinceNanos, "Redis refuses renewing leases (NOPERM)",
+                "grant " + leases.refusedGrant + "; " + leases.refusedError);
     }
 
     /** The calls that take work failing now (null: they succeed), with the last error. */

@@ -1,5 +1,6 @@
 package io.binomic.core.internal.worker;
 
+import io.binomic.api.BrokerPermissionException;
 import io.binomic.api.spi.Delivery;
 import io.binomic.core.internal.RepeatedErrorLog;
 import java.lang.System.Logger.Level;
@@ -60,6 +61,11 @@ final class LeaseKeeper implements ControlLoop.Round {
     private long renewedSinceNanos = System.nanoTime();
     /** Whether the leases held are past their term without a renewal, and that was logged. */
     private boolean overdue;
+    /** Since when Redis refuses the renewals to the worker's ACL user (NOPERM), 0 while it does not; read by the health. */
+    volatile long refusedSinceNanos;
+    /** The grant and the error of that refusal, for the health. */
+    volatile String refusedGrant = "";
+    volatile String refusedError = "";
 
     /** One renewal call: when it was sent ({@link System#nanoTime()}), and its answer, the deliveries reported lost. */
     private record Call(long began, CompletableFuture<List<Delivery>> reply) { }
@@ -81,6 +87,7 @@ final class LeaseKeeper implements ControlLoop.Round {
             handleAnswered();
             renewedSinceNanos = System.nanoTime();
             overdue = false;
+            refusedSinceNanos = 0; // no lease at stake: the next renewal says whether Redis still refuses
             return true;
         }
         if (calls.size() < MAX_CALLS) {
@@ -89,9 +96,11 @@ final class LeaseKeeper implements ControlLoop.Round {
         switch (awaitAnswer()) {
             case LANDED -> pause = period;
             case FAILED -> {
-                // A queue whose key is broken fails every try (four a second) while the others' leases are renewed.
+                // A queue whose key is broken fails every try (four a second) while the others' leases are renewed. A
+                // refusal lasts until an operator grants the command: tried at the renewals' own pace, it is renewed
+                // within a period of the grant.
                 warnIfOverdue();
-                pause = RETRY_PAUSE;
+                pause = refusedSinceNanos != 0 ? period : RETRY_PAUSE;
             }
             case UNANSWERED -> {
                 String error = "no answer within " + period.toMillis() + " ms (leaseTimeout / 4): the call is left to land "
@@ -168,8 +177,20 @@ final class LeaseKeeper implements ControlLoop.Round {
                     throw error;
                 }
                 String error = RepeatedErrorLog.brief(cause);
+                BrokerPermissionException refused = ControlLoop.refusal(cause);
+                if (refused == null) {
+                    refusedSinceNanos = 0;
+                } else {
+                    refusedGrant = refused.grant();
+                    refusedError = String.valueOf(refused.getMessage());
+                    if (refusedSinceNanos == 0) {
+                        refusedSinceNanos = call.began();
+                    }
+                }
                 if (renewalFailureLog.shouldLog(error)) {
-                    LOG.log(Level.WARNING, "worker {0}: lease renewal failed: {1}", context.consumerName(), error);
+                    LOG.log(Level.WARNING, refused == null ? "worker {0}: lease renewal failed: {1}"
+                            : "worker {0}: lease renewal refused, retried every {2} ms until it is granted ({1})",
+                            context.consumerName(), error, String.valueOf(period.toMillis()));
                 }
                 if (result != Answer.LANDED) {
                     result = Answer.FAILED;
@@ -186,6 +207,7 @@ final class LeaseKeeper implements ControlLoop.Round {
      */
     private void renewed(long began, int stopped) {
         settler.brokerAnswered(began);
+        refusedSinceNanos = 0;
         renewalFailureLog.reset();
         long gap = System.nanoTime() - renewedSinceNanos;
         if (began - renewedSinceNanos <= 0) {

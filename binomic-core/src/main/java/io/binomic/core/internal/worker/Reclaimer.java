@@ -51,6 +51,11 @@ final class Reclaimer {
     private final Semaphore slots;
     /** Where a reclaim or a search that failed marks the outage it met, as a failed fetch does, for the worker's health. */
     private final TakeFailures failures;
+    /**
+     * The leases of this worker's own runs it took back: while Redis refuses their renewal (an ACL rule), each reclaim
+     * takes the same ones back, and would say so every reclaim interval.
+     */
+    private final RepeatedErrorLog tookBackLog = new RepeatedErrorLog();
     private final long periodNanos;
     private long nextReclaimNanos = System.nanoTime();
     private int recoverRoundsLeft;
@@ -163,13 +168,13 @@ final class Reclaimer {
                 failures.answered(callStarted);
                 Dispatcher.Taken ours = dispatcher.stillOurs(reclaimed, callStarted);
                 List<Delivery> toRun = new ArrayList<>();
+                List<String> tookBack = new ArrayList<>();
                 for (Delivery d : ours.deliveries()) {
                     settler.reclaimed(d.key());
                     if (dispatcher.held().computeIfPresent(d.key(), (key, before) -> d) != null) {
                         // Still ours in this JVM (running, or its outcome not yet written): our lease
                         // lapsed, so reclaim raised its count. Hold it at the new count; never run it twice.
-                        LOG.log(Level.WARNING, "worker {0}: its lease on entry {1} of queue {2} had lapsed; took it back without running it again",
-                                consumerName, d.receipt(), queue);
+                        tookBack.add(d.receipt());
                         continue;
                     }
                     if (settler.forgetSettled(d.key())) {
@@ -183,6 +188,13 @@ final class Reclaimer {
                     context.stats().reclaimed(queue);
                     toRun.add(d);
                     taken++;
+                }
+                if (!tookBack.isEmpty()) {
+                    String entries = (tookBack.size() == 1 ? "its lease on entry " : "its leases on entries ")
+                            + String.join(", ", tookBack) + " of queue " + queue;
+                    LOG.log(tookBackLog.shouldLog(entries) ? Level.WARNING : Level.DEBUG,
+                            "worker {0}: {1} had lapsed; took {2} back without running {2} again", consumerName, entries,
+                            tookBack.size() == 1 ? "it" : "them");
                 }
                 admitAndRunOrHold(toRun, ours.leasedSinceNanos());
             } catch (RuntimeException e) {

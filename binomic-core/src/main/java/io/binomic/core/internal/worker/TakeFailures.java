@@ -23,9 +23,13 @@ final class TakeFailures {
     synchronized void failed(long callStartedNanos, String what, String error) {
         Failing before = failing;
         long seen = System.nanoTime();
+        // A refusal (NOPERM) and an outage call for different fixes: what is said goes with the last error when either is one.
+        String said = before == null || isRefusal(what) || isRefusal(before.what()) ? what : before.what();
         failing = before == null || callStartedNanos - before.sinceNanos() < 0 ? new Failing(callStartedNanos, what, error, seen)
-                : new Failing(before.sinceNanos(), before.what(), error, seen);
+                : new Failing(before.sinceNanos(), said, error, seen);
     }
+
+    private static boolean isRefusal(String what) { return what.startsWith("Redis refuses"); }
 
     /**
      * The broker answered a call begun at {@code callStartedNanos}: the calls succeed again, unless that call began

@@ -104,9 +104,10 @@ public final class WorkerRuntime implements Worker {
         this.fetchLoop = new ControlLoop("fetch", consumerName, fetcher);
         this.houseLoop = new ControlLoop("housekeeping", consumerName, housekeeper);
         this.settleLoop = new ControlLoop("settle", consumerName, () -> settler.sendOnce(config.pollTimeout()) || settling);
-        this.leaseLoop = new ControlLoop("lease", consumerName, new LeaseKeeper(context, held, settler, dispatcher::leasesLost));
+        LeaseKeeper leases = new LeaseKeeper(context, held, settler, dispatcher::leasesLost);
+        this.leaseLoop = new ControlLoop("lease", consumerName, leases);
         this.moveLoop = new ControlLoop("move", consumerName, new DueMover(context, services.scheduler(), queues));
-        this.healthCheck = new HealthCheck(config, fetcher, housekeeper, settler,
+        this.healthCheck = new HealthCheck(config, fetcher, housekeeper, settler, leases,
                 List.of(fetchLoop, settleLoop, leaseLoop, moveLoop, houseLoop));
         LOG.log(Level.DEBUG, "worker {0} uses the {1} task invoker", consumerName, invoker.name());
     }

@@ -201,6 +201,11 @@ class BinomicAutoConfigurationTest {
                 + " (BrokerConfig.connectTimeout); is it frozen or overloaded? check BrokerConfig.url, or raise BrokerConfig.connectTimeout"))
                 .isEqualTo("Binomic connects to its broker while the application starts: is it frozen or overloaded? check"
                         + " binomic.broker.url, or raise binomic.broker.connect-timeout.");
+        assertThat(brokerFailure("Redis at 127.0.0.1:6412 did not answer the TLS handshake within 5000 ms"
+                + " (BrokerConfig.connectTimeout), and the port answers plain Redis (no TLS); the server may not speak TLS on this port:"
+                + " use redis:// or the server's TLS port in BrokerConfig.url"))
+                .isEqualTo("Binomic connects to its broker while the application starts: the server may not speak TLS on this port:"
+                        + " use redis:// or the server's TLS port in binomic.broker.url.");
         assertThat(brokerFailure("Redis at 127.0.0.1:6412 refused database 99 (ERR DB index is out of range): it has 16, 0-15;"
                 + " check the /database of BrokerConfig.url (or BrokerConfig.database)"))
                 .isEqualTo("Binomic connects to its broker while the application starts: check the /database of binomic.broker.url (or binomic.broker.database).");

@@ -1,0 +1,141 @@
+package io.binomic.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.binomic.api.BinomicConfig;
+import io.binomic.api.Task;
+import io.binomic.api.WorkerConfig;
+import io.binomic.core.Binomic;
+import io.binomic.core.Worker;
+import io.binomic.core.WorkerHealth;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A worker whose ACL user loses a command its fetch or its lease renewal needs (NOPERM), while Redis answers every
+ * other call: as with a refused settle ({@link AclRefusedSettleTest}), its health names what Redis refuses and the
+ * grant, it backs off, and once the command is granted back it goes on, each job run once.
+ */
+class AclRefusedTakeTest {
+    private static final Duration REFUSED_FOR = Duration.ofSeconds(3);
+
+    @Test
+    void aRefusedFetchIsReportedWithItsGrantAndTheWorkerResumesOnceGranted() throws Exception {
+        String queue = "acl-refused-fetch";
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        Task<String, String> task = Task.builder("count-fetched-runs", String.class, String.class).queue(queue)
+                .keepStatusFor(Duration.ZERO).build();
+        List<String> problems = new ArrayList<>();
+        WorkerHealth whileRefused;
+        List<String> fetchFailures;
+        CapturedCoreLog log = new CapturedCoreLog();
+        log.attach();
+        try (RedisServer redis = RedisServer.startNew()) {
+            AclRedis.createUsers(redis, AclRedis.rules());
+            try (Binomic worker = Binomic.builder().config(workerConfig(redis, queue, Duration.ofSeconds(2)))
+                    .handle(task, s -> {
+                        runs.computeIfAbsent(s, k -> new AtomicInteger()).incrementAndGet();
+                        return s;
+                    }).build().start();
+                 Binomic producer = Binomic.builder().config(producerConfig(redis)).build().start()) {
+                Worker running = worker.startWorker();
+                producer.submit(task, "before");
+                await("the first job is written", () -> runs.containsKey("before") && worker.queueStats(queue).pending() == 0);
+
+                redis.call("ACL", "SETUSER", AclRedis.WORKER, "-xreadgroup");
+                await("the worker reports the refusal", () -> !running.health().consuming());
+                for (int i = 0; i < 3; i++) {
+                    producer.submit(task, "job-" + i);
+                }
+                Thread.sleep(REFUSED_FOR.toMillis());
+                whileRefused = running.health();
+                problems.add(whileRefused.problem().orElse("none"));
+                fetchFailures = log.lines().stream().filter(l -> l.contains("fetching failed") || l.contains("fetching refused")).toList();
+
+                redis.call("ACL", "SETUSER", AclRedis.WORKER, "+xreadgroup");
+                await("the jobs ran", () -> runs.size() == 4 && worker.queueStats(queue).pending() == 0
+                        && worker.queueStats(queue).ready() == 0);
+                await("the worker is healthy again", () -> running.health().consuming());
+            }
+        } finally {
+            log.detach();
+        }
+        runs.forEach((job, count) -> assertEquals(1, count.get(), "runs of " + job + ": " + runs));
+        String problem = problems.getFirst();
+        assertTrue(problem.startsWith("Redis refuses fetching (NOPERM) for ")
+                && problem.contains("grant ACL SETUSER " + AclRedis.WORKER + " +xreadgroup;"), problem);
+        assertEquals(1, fetchFailures.size(), "the refusal is logged once, not every retry: " + fetchFailures);
+        assertTrue(fetchFailures.getFirst().startsWith("WARNING worker ") && fetchFailures.getFirst().contains(": fetching refused (")
+                && fetchFailures.getFirst().contains("grant it: ACL SETUSER " + AclRedis.WORKER + " +xreadgroup;")
+                && fetchFailures.getFirst().endsWith("retrying every 2000 ms until it is granted"), fetchFailures.getFirst());
+    }
+
+    @Test
+    void aRefusedLeaseRenewalIsReportedWithItsGrantAndTheJobRunsOnce() throws Exception {
+        String queue = "acl-refused-renewal";
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        Task<String, String> task = Task.builder("count-renewed-runs", String.class, String.class).queue(queue)
+                .keepStatusFor(Duration.ZERO).build();
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        String problem;
+        try (RedisServer redis = RedisServer.startNew()) {
+            AclRedis.createUsers(redis, AclRedis.rules());
+            try (Binomic worker = Binomic.builder().config(workerConfig(redis, queue, Duration.ofSeconds(1)))
+                    .handle(task, s -> {
+                        runs.computeIfAbsent(s, k -> new AtomicInteger()).incrementAndGet();
+                        started.countDown();
+                        release.await();
+                        return s;
+                    }).build().start();
+                 Binomic producer = Binomic.builder().config(producerConfig(redis)).build().start()) {
+                Worker running = worker.startWorker();
+                producer.submit(task, "long");
+                assertTrue(started.await(20, java.util.concurrent.TimeUnit.SECONDS));
+
+                redis.call("ACL", "SETUSER", AclRedis.WORKER, "-xclaim");
+                await("the worker reports the refusal", () -> !running.health().consuming());
+                problem = running.health().problem().orElse("none");
+                Thread.sleep(REFUSED_FOR.toMillis());
+
+                redis.call("ACL", "SETUSER", AclRedis.WORKER, "+xclaim");
+                await("the worker is healthy again", () -> running.health().consuming());
+                release.countDown();
+                await("the job is written", () -> worker.queueStats(queue).pending() == 0 && worker.queueStats(queue).ready() == 0
+                        && running.health().pendingSettlements() == 0);
+                Thread.sleep(1000);
+            }
+        }
+        assertEquals(Map.of("long", 1), Map.copyOf(runs).entrySet().stream()
+                .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())));
+        assertTrue(problem.startsWith("Redis refuses renewing leases (NOPERM) for ")
+                && problem.contains("grant ACL SETUSER " + AclRedis.WORKER + " +xclaim;"), problem);
+    }
+
+    private static BinomicConfig workerConfig(RedisServer redis, String queue, Duration lease) {
+        return BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.WORKER)).schedulePeriodicTasks(false)
+                .worker(WorkerConfig.builder().queues(queue).leaseTimeout(lease).pollTimeout(Duration.ofMillis(200)).build()).build();
+    }
+
+    private static BinomicConfig producerConfig(RedisServer redis) {
+        return BinomicConfig.builder().brokerUrl(AclRedis.url(redis, AclRedis.PRODUCER)).schedulePeriodicTasks(false).build();
+    }
+
+    private static void await(String what, BooleanSupplier done) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+}
