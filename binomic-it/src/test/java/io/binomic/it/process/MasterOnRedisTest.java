@@ -47,27 +47,42 @@ class MasterOnRedisTest {
                 Fixture.await("8 jobs done", () -> "done " + fixture.ledger.doneJobs().size() + ", events " + events,
                         () -> fixture.ledger.doneJobs().size() >= 8);
                 // Signal a worker that holds messages in Redis (pending under its consumer, named
-                // host-pid-random): one still starting, or idle at the end of the queue, proves nothing.
-                // Slot 0's worker is read afresh each time: on a loaded host the master may have replaced it
-                // (a heartbeat missed at start) before it held anything.
+                // host-pid-random): one still starting, or idle at the end of the queue, proves nothing. Either
+                // slot's, read afresh each time: one worker JVM may run the first jobs while the other is still
+                // starting (its pid is 0 until its JVM runs), and the master may have replaced a worker (a
+                // heartbeat missed on a loaded host) before it held anything.
+                int[] holding = {-1};
                 long[] holder = new long[1];
-                Fixture.await("worker 0 holding messages", () -> "slot 0: pid " + holder[0] + ", events " + events, () -> {
-                    holder[0] = master.slots().slot(0).pid();
-                    return pendingOf(fixture, holder[0]) > 0;
+                Fixture.await("a worker holding messages", () -> "pids " + master.slots().slot(0).pid() + " and "
+                        + master.slots().slot(1).pid() + ", " + client.queueStats(fixture.queue) + ", events " + events, () -> {
+                    for (int slot = 0; slot < 2; slot++) {
+                        long pid = master.slots().slot(slot).pid();
+                        if (pid != 0 && pendingOf(fixture, pid) > 0) {
+                            holding[0] = slot;
+                            holder[0] = pid;
+                            return true;
+                        }
+                    }
+                    return false;
                 });
+                int slot = holding[0];
                 long victim = holder[0];
-                long inFlight = master.slots().slot(0).counters().inFlight();
-                long restartsBefore = master.restarts(0);
+                long inFlight = master.slots().slot(slot).counters().inFlight();
+                long restartsBefore = master.restarts(slot);
+                long otherRestartsBefore = master.restarts(1 - slot);
                 Fixture.signal(victim, signal);
 
                 Fixture.await("a replacement worker", events::toString, () -> replacementOf(events, victim) != null);
                 MasterEvent.Replaced replaced = replacementOf(events, victim);
+                assertEquals(slot, replaced.slot());
                 assertEquals(expectedCause, replaced.cause());
                 assertEquals(victim, replaced.oldPid());
                 String metrics = io.binomic.core.internal.web.MetricsSource.render(new io.binomic.core.internal.web.BinomicMetrics(client),
                         new io.binomic.core.internal.web.MetricsSource.Slots(master.slots(), master::restarts));
-                assertTrue(metrics.lines().anyMatch(l -> l.equals("binomic_worker_restarts_total{slot=\"0\"} " + (restartsBefore + 1))), metrics);
-                assertTrue(metrics.lines().anyMatch(l -> l.equals("binomic_worker_restarts_total{slot=\"1\"} " + master.restarts(1))), metrics);
+                assertTrue(metrics.lines().anyMatch(l -> l.equals("binomic_worker_restarts_total{slot=\"" + slot + "\"} " + (restartsBefore + 1))),
+                        "one restart more of slot " + slot + ": " + events + "\n" + metrics);
+                assertTrue(metrics.lines().anyMatch(l -> l.equals("binomic_worker_restarts_total{slot=\"" + (1 - slot) + "\"} " + otherRestartsBefore)),
+                        "none of the other slot: " + events + "\n" + metrics);
                 assertNotEquals(victim, replaced.newPid());
 
                 Fixture.await("every job done", () -> "done " + fixture.ledger.doneJobs().size() + " of " + JOBS

@@ -10,6 +10,7 @@ import io.binomic.core.Binomic;
 import io.binomic.core.internal.cli.BinomicCli;
 import io.binomic.core.internal.process.JavaCommand;
 import io.binomic.core.internal.process.WorkerSlots;
+import io.binomic.core.internal.process.WorkerState;
 import io.binomic.it.RedisServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -51,6 +52,10 @@ class MasterShutdownOnRedisTest {
                 java.net.URI dashboard = masterDashboardServesTheBatchCallbacksOfItsWorkerJvms(log);
                 fixture.submit(client, JOBS, 500);
                 Fixture.await("4 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 4 + batch.length);
+                // One worker JVM can run those jobs while the other is still starting (a loaded machine starts JVMs seconds
+                // apart), and a worker's pid is in its slot only once its JVM runs: the stop below is checked for both.
+                Fixture.await("both workers running", () -> "master log: " + read(log) + Fixture.workerLogs(dir),
+                        () -> workerPids(dir.resolve("workers.slots")).size() == 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 masterDashboardShowsEveryWorkerJvm(dashboard, workers);
 
@@ -317,9 +322,10 @@ class MasterShutdownOnRedisTest {
         }
     }
 
+    /** The pids of the running workers, in slot order; a slot whose worker is not running yet is left out. */
     private static List<Long> workerPids(Path segment) {
         try (WorkerSlots slots = WorkerSlots.openReadOnly(segment)) {
-            return slots.snapshot().stream().map(s -> s.pid()).filter(pid -> pid != 0).toList();
+            return slots.snapshot().stream().filter(s -> s.state() == WorkerState.RUNNING).map(s -> s.pid()).toList();
         }
     }
 
