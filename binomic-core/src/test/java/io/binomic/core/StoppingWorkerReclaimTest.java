@@ -67,7 +67,7 @@ class StoppingWorkerReclaimTest {
 
             Worker running = binomic.startWorker();
             assertTrue(reclaimWaits.await(10, TimeUnit.SECONDS), "the worker's first reclaim began");
-            Thread stopping = Thread.ofPlatform().start(() -> running.stop(Duration.ofSeconds(2)));
+            Thread stopping = StopBegan.stopping(running.consumerName(), () -> running.stop(Duration.ofSeconds(2)));
             Thread.sleep(300); // the stop is under way: the fetcher has ended and waits for the reclaim
             answer.countDown();
             stopping.join(TimeUnit.SECONDS.toMillis(10));

@@ -42,8 +42,8 @@ class StoppingWorkerStartsNothingNewTest {
             WorkerTest.await("the worker reads its queue", () -> binomic.queueStats("default").consumers() == 1);
             Thread.sleep(300); // its fetch waits for a job (poll timeout 3 s)
 
-            Thread stopper = Thread.ofPlatform().start(() -> stopping.stop(Duration.ofSeconds(2)));
-            Thread.sleep(300); // the stop began: the fetch still waits
+            // the job comes once the stop began (before, the worker would rightly run it); the fetch still waits
+            Thread stopper = StopBegan.stopping(stopping.consumerName(), () -> stopping.stop(Duration.ofSeconds(2)));
             binomic.submit(work, "late");
             stopper.join(TimeUnit.SECONDS.toMillis(20));
 
@@ -104,8 +104,7 @@ class StoppingWorkerStartsNothingNewTest {
             Worker stopping = binomic.startWorker();
             assertTrue(reclaimed.await(20, TimeUnit.SECONDS), "the reclaim took it");
 
-            Thread stopper = Thread.ofPlatform().start(() -> stopping.stop(Duration.ofSeconds(2)));
-            Thread.sleep(300);
+            Thread stopper = StopBegan.stopping(stopping.consumerName(), () -> stopping.stop(Duration.ofSeconds(2)));
             stopBegan.countDown();
             stopper.join(TimeUnit.SECONDS.toMillis(20));
             assertEquals(List.of(), attempts, "a stopping worker starts nothing it reclaimed");
