@@ -18,7 +18,11 @@ import java.util.stream.Stream;
 
 /** Shared set-up of the process tests: a fresh queue and ledger, settings, a submitting client. */
 final class Fixture {
-    static final Duration WAIT = Duration.ofSeconds(60);
+    /**
+     * The longest a test waits for what a worker JVM does: longer than the master's start timeout (60 s by default), as a
+     * worker JVM on a loaded machine took up to 39 s to reach RUNNING in CI, and an await often includes that start.
+     */
+    static final Duration WAIT = Duration.ofSeconds(120);
 
     final RedisServer redis = RedisServer.shared();
     final String queue = "proc-" + System.nanoTime();
@@ -38,8 +42,10 @@ final class Fixture {
                 .workers(workers)
                 .concurrency(4)
                 .heartbeatInterval(Duration.ofMillis(200))
-                .heartbeatTimeout(Duration.ofSeconds(1))
-                .startTimeout(Duration.ofSeconds(30))
+                // not 1 s: a worker's heartbeat thread starved for that long on a loaded machine, and the master rightly
+                // replaced a worker the test had not touched
+                .heartbeatTimeout(Duration.ofSeconds(3))
+                .startTimeout(Duration.ofSeconds(60)) // the default: worker JVMs took up to 39 s to start in CI
                 .shutdownGrace(Duration.ofSeconds(3))
                 .killGrace(Duration.ofMillis(300))
                 .leaseTimeout(Duration.ofSeconds(2))

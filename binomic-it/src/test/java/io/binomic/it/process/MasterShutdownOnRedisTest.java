@@ -40,8 +40,9 @@ class MasterShutdownOnRedisTest {
             ProcessJobs.Job[] batch = {new ProcessJobs.Job(JOBS, 0), new ProcessJobs.Job(JOBS + 1, 0), new ProcessJobs.Job(JOBS + 2, 0)};
             client.batch().add(ProcessJobs.job(fixture.queue), batch[0]).add(ProcessJobs.job(fixture.queue), batch[1])
                     .onComplete(ProcessJobs.job(fixture.queue), batch[2]).submit();
+            // a heartbeat timeout a starved worker meets: a worker replaced as hung mid-run would cut its jobs off
             List<String> args = new ArrayList<>(List.of("master", "--broker", fixture.redis.url(), "--queues", fixture.queue,
-                    "--workers", "2", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "1s",
+                    "--workers", "2", "--concurrency", "2", "--heartbeat-interval", "200ms", "--heartbeat-timeout", "5s",
                     "--shutdown-grace", "3s", "--kill-grace", "1s", "--lease-timeout", "2s", "--reclaim-interval", "500ms",
                     "--state-dir", dir.toString(), "--dashboard-port", "0"));
             fixture.workerJvmOptions().forEach(option -> args.add("--jvm-option=" + option));
@@ -51,10 +52,10 @@ class MasterShutdownOnRedisTest {
             try {
                 java.net.URI dashboard = masterDashboardServesTheBatchCallbacksOfItsWorkerJvms(log);
                 fixture.submit(client, JOBS, 500);
-                Fixture.await("4 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 4 + batch.length);
+                Fixture.await("4 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir) + Fixture.threadDumps(master), () -> fixture.ledger.doneJobs().size() >= 4 + batch.length);
                 // One worker JVM can run those jobs while the other is still starting (a loaded machine starts JVMs seconds
                 // apart), and a worker's pid is in its slot only once its JVM runs: the stop below is checked for both.
-                Fixture.await("both workers running", () -> "master log: " + read(log) + Fixture.workerLogs(dir),
+                Fixture.await("both workers running", () -> "master log: " + read(log) + Fixture.workerLogs(dir) + Fixture.threadDumps(master),
                         () -> workerPids(dir.resolve("workers.slots")).size() == 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 masterDashboardShowsEveryWorkerJvm(dashboard, workers);
@@ -122,7 +123,7 @@ class MasterShutdownOnRedisTest {
             Process master = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args))
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             try {
-                Fixture.await("both jobs started", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.executions().size() == jobs);
+                Fixture.await("both jobs started", () -> "master log: " + read(log) + Fixture.workerLogs(dir) + Fixture.threadDumps(master), () -> fixture.ledger.executions().size() == jobs);
                 broker.stop();
                 Fixture.await("both jobs done, their outcomes held", () -> "master log: " + read(log),
                         () -> fixture.ledger.doneJobs().size() == jobs);
@@ -220,7 +221,7 @@ class MasterShutdownOnRedisTest {
             Process master = startMasterOfOneWorker(fixture, log);
             try {
                 fixture.submit(client, 20, 500);
-                Fixture.await("2 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 2);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir) + Fixture.threadDumps(master), () -> fixture.ledger.doneJobs().size() >= 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 assertEquals(1, workers.size(), "one worker: " + workers);
                 ProcessHandle worker = ProcessHandle.of(workers.getFirst()).orElseThrow();
@@ -254,7 +255,7 @@ class MasterShutdownOnRedisTest {
             Process master = startMasterOfOneWorker(fixture, log, List.of("env", "--default-signal=" + signal));
             try {
                 fixture.submit(client, 20, 500);
-                Fixture.await("2 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir), () -> fixture.ledger.doneJobs().size() >= 2);
+                Fixture.await("2 jobs done", () -> "master log: " + read(log) + Fixture.workerLogs(dir) + Fixture.threadDumps(master), () -> fixture.ledger.doneJobs().size() >= 2);
                 List<Long> workers = workerPids(dir.resolve("workers.slots"));
                 assertEquals(1, workers.size(), "one worker: " + workers);
 
