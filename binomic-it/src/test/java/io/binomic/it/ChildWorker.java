@@ -43,7 +43,9 @@ final class ChildWorker implements AutoCloseable {
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.to(log.toFile())).start();
             ChildWorker worker = new ChildWorker(process, log);
-            worker.awaitLog("WORKER READY", Duration.ofSeconds(30));
+            // Worker JVMs beside a full CI run took up to 39 s to start (measured on the master's), and one that fails to
+            // start exits, which ends this wait at once: a long wait costs nothing.
+            worker.awaitLog("WORKER READY", Duration.ofSeconds(120));
             return worker;
         } catch (IOException e) {
             throw new UncheckedIOException(e);

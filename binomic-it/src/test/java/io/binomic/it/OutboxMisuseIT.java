@@ -288,7 +288,7 @@ class OutboxMisuseIT {
             List<String> lines = new CopyOnWriteArrayList<>();
             Process relay = servers.relayTool(servers.redis().url(), Map.of("BINOMIC_BROKER_KEY_PREFIX", "bootoi"), lines);
             try {
-                Await.until(Duration.ofSeconds(60), () -> lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY")), lines::toString);
+                Await.until(Duration.ofSeconds(120), () -> lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY")), lines::toString);
                 assertTrue(lines.stream().anyMatch(l -> l.startsWith("OUTBOX RELAY READY binomic_outbox") && l.endsWith("key-prefix bootoi")),
                         lines.toString());
                 writer.startWorker();
