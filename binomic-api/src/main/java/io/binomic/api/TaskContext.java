@@ -59,6 +59,11 @@ public interface TaskContext {
      * The batch this job belongs to, or whose callback it is, read from the broker now: in a
      * callback, its summary (counts per outcome, the ids of the jobs that failed). Empty for a job
      * of no batch, and once the batch's record has expired.
+     *
+     * @throws BrokerException when the broker did not answer the read (Redis down, a dropped
+     *     connection). Let it escape the handler: an attempt it ends is not counted, the job is put
+     *     back with its attempt unchanged and runs again once the broker answers (a handler that
+     *     catches it and throws another exception has failed its attempt with that one)
      */
     default Optional<BatchStatus> batch() { return Optional.empty(); }
 
@@ -73,6 +78,11 @@ public interface TaskContext {
      * @throws IllegalArgumentException when this job has no dependency named {@code name} (the message
      *     names those it has), or the result does not decode as {@code type}
      * @throws IllegalStateException in a job of no workflow, or once the workflow's record expired
+     * @throws BrokerException when the broker did not answer the read (Redis down, a dropped
+     *     connection). Let it escape the handler: an attempt it ends is not counted, the job is put
+     *     back with its attempt unchanged and runs again once the broker answers, so a job on its
+     *     last attempt is not dead-lettered by an outage (a handler that catches it and throws
+     *     another exception has failed its attempt with that one)
      */
     default <R> Optional<R> dependency(String name, Class<R> type) {
         throw new IllegalStateException("job " + messageId() + " is not a job of a workflow: dependency(\"" + name

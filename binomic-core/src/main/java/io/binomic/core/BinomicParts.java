@@ -92,7 +92,7 @@ final class BinomicParts {
         ClientContext context = new ClientContext(broker, () -> scheduler, partitions, jobs, clock, runObservers);
         this.submitter = new Submitter(context, registry, messages);
         this.workers = new LocalWorkers(context, config, registry, handlers, workerCodec, stats);
-        this.batches = new BatchSubmitter(context, messages, submitter, stats.flows(), workers::reads);
+        this.batches = new BatchSubmitter(context, messages, submitter, stats.flows(), workers::reads, config.broker().url());
         this.workflows = new WorkflowSubmitter(context, messages, submitter, stats.flows());
         this.periodic = new PeriodicFirer(clock, () -> scheduler, messages);
         this.lookup = new JobLookup(context);

@@ -266,8 +266,11 @@ class BatchSnippetsTest {
             BatchHandle batch = binomic.batch().add(send, new Email("b")).onSuccess(unread, new Report("unread")).submit();
             assertEquals(1, warnings.size());
             String line = java.text.MessageFormat.format(warnings.getFirst().getMessage(), warnings.getFirst().getParameters());
+            // Binomic.builder() alone is the embedded broker: a producer that meant a Redis learns it is not on one.
             assertEquals("batch " + batch.id() + ": its onSuccess callback (task report-unread) goes to queue '" + unread.queue()
-                    + "', which no worker reads (it has no consumer): the callback waits there until a worker of that queue starts", line);
+                    + "', which no worker reads (it has no consumer): the callback waits there until a worker of that queue starts;"
+                    + " this client's broker is memory://, embedded in this JVM (Binomic.builder() without a broker URL): no worker of"
+                    + " another process reads it; for a Redis, build the client with BinomicConfig.builder().brokerUrl(...)", line);
         } finally {
             logger.removeHandler(capture);
         }

@@ -236,6 +236,24 @@ class DashboardFlowsTest {
     }
 
     @Test
+    void anIdOfAnotherKindIsNamedAndLinkedToItsPage() throws Exception {
+        Binomic b = started();
+        BatchHandle batch = b.batch().keepOpen().submit();
+        WorkflowHandle flow = b.submit(Workflow.builder().add("first", slow, new Item("first")).build());
+        try (Dashboard dashboard = b.dashboard().port(0).start()) {
+            URI base = dashboard.uri();
+            String asBatch = get(base.resolve("/batches?id=" + flow.id()), null);
+            assertTrue(asBatch.startsWith("404 ") && asBatch.contains("No batch " + flow.id() + ": it is the id of a workflow: "
+                    + "<a id=\"mistaken-id\" href=\"/workflows/" + flow.id() + "\">show that workflow</a>."), asBatch);
+            String asWorkflow = get(base.resolve("/workflows/" + batch.id()), null);
+            assertTrue(asWorkflow.startsWith("404 ") && asWorkflow.contains("it is the id of a batch: <a id=\"mistaken-id\" href=\"/batches/"
+                    + batch.id() + "\">"), asWorkflow);
+            String asJob = get(base.resolve("/jobs?id=" + batch.id()), null);
+            assertTrue(asJob.contains("it is the id of a batch: <a id=\"mistaken-id\" href=\"/batches/" + batch.id() + "\">"), asJob);
+        }
+    }
+
+    @Test
     void aBrokerWithoutBatchesOrWorkflowsGetsAPageThatSaysSo() throws Exception {
         ForwardingBroker broker = new ForwardingBroker(new io.binomic.core.internal.memory.MemoryBrokerProvider()
                 .create(io.binomic.api.BrokerConfig.defaults()));

@@ -67,7 +67,9 @@ public interface RunObserver {
         CANCELLED,
         /**
          * The worker's stop cut it off after its grace: the job is put back, due at once with its attempt unchanged (or,
-         * when that cannot be written, stays pending and runs again after a reclaim).
+         * when that cannot be written, stays pending and runs again after a reclaim). Also a run ended by a broker read
+         * made for its handler ({@code TaskContext.dependency}, {@code TaskContext.batch}) that the broker did not
+         * answer: put back, its attempt unchanged, to run again shortly.
          */
         LEFT_PENDING
     }

@@ -44,11 +44,11 @@ final class BatchCommand extends Command {
         try (Binomic binomic = cx.connect(args, List.of())) {
             BatchHandle batch = binomic.batch(id);
             if (verb == CANCEL) {
-                return FlowCancelReport.print(out, err, "batch", id, brokerRead(binomic), batch.cancel());
+                return FlowCancelReport.print(out, err, binomic, "batch", id, brokerRead(binomic), batch.cancel());
             }
             Optional<BatchStatus> status = batch.status();
             if (status.isEmpty()) {
-                err.println(FlowCancelReport.notFound("batch", id, brokerRead(binomic)));
+                err.println(FlowCancelReport.notFound(binomic, "batch", "show", id, brokerRead(binomic)));
                 return BinomicCli.EXIT_FAILED;
             }
             BatchStatus s = status.get();

@@ -1,6 +1,8 @@
 package io.binomic.core.internal.cli;
 
 import io.binomic.api.JobHandle;
+import io.binomic.core.Binomic;
+import io.binomic.core.internal.MistakenIds;
 import java.io.PrintStream;
 import java.util.UUID;
 
@@ -16,20 +18,24 @@ final class FlowCancelReport {
      * Prints {@code OUTCOME id} on {@code out} and, for an unknown id, why on {@code err}, naming the broker read
      * ({@link Command#brokerRead}); returns the exit code: 0 when the cancel stopped something, 1 when it changed nothing.
      */
-    static int print(PrintStream out, PrintStream err, String noun, UUID id, String brokerRead, JobHandle.CancelOutcome outcome) {
+    static int print(PrintStream out, PrintStream err, Binomic binomic, String noun, UUID id, String brokerRead,
+                     JobHandle.CancelOutcome outcome) {
         out.println(outcome + " " + id);
         if (outcome == JobHandle.CancelOutcome.NOT_FOUND) {
-            err.println(notFound(noun, id, brokerRead));
+            err.println(notFound(binomic, noun, "cancel", id, brokerRead));
         }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;
     }
 
     /**
-     * What {@code show} and {@code cancel} say of an id the broker does not know, with the broker read: a wrong
-     * {@code --broker} or database otherwise reads as a wrong id.
+     * What {@code show} and {@code cancel} ({@code verb}) say of an id the broker does not know, with the broker read: a
+     * wrong {@code --broker} or database otherwise reads as a wrong id. An id of another kind (a workflow's given to
+     * {@code batch show}) is named as such, with the command that reads it.
      */
-    static String notFound(String noun, UUID id, String brokerRead) {
-        return "no " + noun + " " + id + " on " + brokerRead + ": a wrong id or broker, or a " + noun + " past its retention";
+    static String notFound(Binomic binomic, String noun, String verb, UUID id, String brokerRead) {
+        String why = MistakenIds.kindOf(binomic, id, noun).map(kind -> MistakenIds.sentence(kind, id, verb))
+                .orElse("a wrong id or broker, or a " + noun + " past its retention");
+        return "no " + noun + " " + id + " on " + brokerRead + ": " + why;
     }
 }

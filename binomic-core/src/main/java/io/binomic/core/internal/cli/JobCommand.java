@@ -12,6 +12,7 @@ import io.binomic.api.spi.QueuePartitions;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.FlowSubmits.MergedKey;
+import io.binomic.core.internal.MistakenIds;
 import io.binomic.core.internal.client.MergedSubmit;
 import java.time.Duration;
 import java.util.List;
@@ -88,7 +89,7 @@ final class JobCommand extends Command {
                 return submit(binomic, args);
             }
             JobHandle<String> job = handle(binomic, args);
-            return verb == SHOW ? show(binomic, job, where(binomic, args)) : cancel(job, where(binomic, args));
+            return verb == SHOW ? show(binomic, job, where(binomic, args)) : cancel(binomic, job, where(binomic, args));
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw new UsageException(e.getMessage());
         }
@@ -123,7 +124,13 @@ final class JobCommand extends Command {
                 + " of " + brokerRead(binomic);
     }
 
-    private int show(Binomic binomic, JobHandle<String> job, Supplier<String> where) {
+    /** Why job {@code id} was not found: the id of a batch or a workflow, named with its command ({@code verb}), or the usual reasons. */
+    private static String notAJob(Binomic binomic, UUID id, String verb) {
+        return MistakenIds.kindOf(binomic, id, MistakenIds.JOB).map(kind -> MistakenIds.sentence(kind, id, verb))
+                .orElse("a wrong id or queue, a task that is not tracked, or a status past its retention");
+    }
+
+        private int show(Binomic binomic, JobHandle<String> job, Supplier<String> where) {
         JobStatus s = job.status();
         out.println("job      " + job.id());
         // Without a status the job is not known to be on any queue: the handle's queue is only where it looked first.
@@ -132,8 +139,7 @@ final class JobCommand extends Command {
         }
         out.println("state    " + s.state());
         if (s.state() == JobState.UNKNOWN) {
-            err.println("no status is kept for job " + job.id() + " " + where.get()
-                    + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
+            err.println("no status is kept for job " + job.id() + " " + where.get() + ": " + notAJob(binomic, job.id(), "show"));
             return BinomicCli.EXIT_FAILED;
         }
         if (!s.state().isFinal() && s.state() != JobState.RUNNING) {
@@ -161,11 +167,11 @@ final class JobCommand extends Command {
         return BinomicCli.EXIT_OK;
     }
 
-    private int cancel(JobHandle<String> job, Supplier<String> where) {
+    private int cancel(Binomic binomic, JobHandle<String> job, Supplier<String> where) {
         JobHandle.CancelOutcome outcome = job.cancel();
         out.println(outcome + " " + job.id());
         if (outcome == JobHandle.CancelOutcome.NOT_FOUND) {
-            err.println("binomic " + name + ": no job " + job.id() + " " + where.get() + ": a wrong id or queue, a task that is not tracked, or a status past its retention");
+            err.println("binomic " + name + ": no job " + job.id() + " " + where.get() + ": " + notAJob(binomic, job.id(), "cancel"));
         }
         return outcome == JobHandle.CancelOutcome.CANCELLED || outcome == JobHandle.CancelOutcome.CANCEL_REQUESTED
                 ? BinomicCli.EXIT_OK : BinomicCli.EXIT_FAILED;

@@ -47,11 +47,11 @@ final class WorkflowCommand extends Command {
         try (Binomic binomic = cx.connect(args, List.of())) {
             WorkflowHandle workflow = binomic.workflow(id);
             if (verb == CANCEL) {
-                return FlowCancelReport.print(out, err, "workflow", id, brokerRead(binomic), workflow.cancel());
+                return FlowCancelReport.print(out, err, binomic, "workflow", id, brokerRead(binomic), workflow.cancel());
             }
             Optional<WorkflowStatus> status = workflow.status();
             if (status.isEmpty()) {
-                err.println(FlowCancelReport.notFound("workflow", id, brokerRead(binomic)));
+                err.println(FlowCancelReport.notFound(binomic, "workflow", "show", id, brokerRead(binomic)));
                 return BinomicCli.EXIT_FAILED;
             }
             WorkflowStatus s = status.get();

@@ -52,6 +52,12 @@ public final class BatchSubmitter {
     private final JobMessages messages;
     private final Submitter submitter;
     private final FlowStats stats;
+    /**
+     * What the warnings of an unread queue add on the embedded broker, empty on any other: a producer built with
+     * {@code Binomic.builder()} alone is on {@code memory://}, whose queues no worker of another process reads,
+     * while the workers it meant to reach read a Redis.
+     */
+    private final String embeddedNote;
 
     private record ConsumersRead(boolean none, long atMillis) { }
 
@@ -59,8 +65,12 @@ public final class BatchSubmitter {
      * @param readHere whether a worker this instance started reads a queue: a worker becomes a consumer
      *                 the broker counts only at its first fetch, some time after its start returned
      */
-    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats, Predicate<String> readHere) {
+    public BatchSubmitter(ClientContext context, JobMessages messages, Submitter submitter, FlowStats stats, Predicate<String> readHere,
+                          String brokerUrl) {
         this.context = context;
+        this.embeddedNote = brokerUrl.startsWith("memory:") ? "; this client's broker is memory://, embedded in this JVM"
+                + " (Binomic.builder() without a broker URL): no worker of another process reads it; for a Redis, build the"
+                + " client with BinomicConfig.builder().brokerUrl(...)" : "";
         this.readHere = readHere;
         this.stats = stats;
         this.messages = messages;
@@ -143,8 +153,8 @@ public final class BatchSubmitter {
         tasksByQueue.forEach((queue, tasks) -> {
             if (hasNoConsumer(queue, readsDeadline)) {
                 LOG.log(Level.WARNING, "batch {0}: its jobs of task(s) {1} go to queue ''{2}'', which no worker reads (it has no"
-                        + " consumer): they wait there, and the batch does not complete, until a worker of that queue starts", batch,
-                        String.join(", ", tasks), queue);
+                        + " consumer): they wait there, and the batch does not complete, until a worker of that queue starts{3}", batch,
+                        String.join(", ", tasks), queue, embeddedNote);
             }
         });
     }
@@ -163,8 +173,8 @@ public final class BatchSubmitter {
                     case DEATH -> "onDeath";
                 };
                 LOG.log(Level.WARNING, "batch {0}: its {1} callback (task {2}) goes to queue ''{3}'', which no worker reads (it has"
-                        + " no consumer): the callback waits there until a worker of that queue starts", batch.id(),
-                        method, callback.task(), callback.queue());
+                        + " no consumer): the callback waits there until a worker of that queue starts{4}", batch.id(),
+                        method, callback.task(), callback.queue(), embeddedNote);
             }
         });
     }

@@ -10,6 +10,7 @@ import io.binomic.core.Binomic;
 import io.binomic.core.internal.CanonicalIds;
 import io.binomic.core.internal.CoreAccess;
 import io.binomic.core.internal.DependencyFailureWords;
+import io.binomic.core.internal.MistakenIds;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.EnumMap;
@@ -94,11 +95,28 @@ final class FlowPages {
         UUID uuid = parsed.get();
         boolean found = batch ? batch(h, uuid) : workflow(h, uuid);
         if (!found) {
-            h.raw("<p class=\"error\" id=\"not-found\">").text("No " + noun + " " + uuid + ": a wrong id, or a " + noun
-                    + " past its retention (one day unless its builder's retention says otherwise).").raw("</p>");
+            h.raw("<p class=\"error\" id=\"not-found\">").text("No " + noun + " " + uuid + ": ");
+            Optional<String> kind = MistakenIds.kindOf(binomic, uuid, noun);
+            if (kind.isPresent()) {
+                mistakenId(h, kind.get(), uuid);
+            } else {
+                h.text("a wrong id, or a " + noun + " past its retention (one day unless its builder's retention says otherwise).");
+            }
+            h.raw("</p>");
             return new Page(404, title, h);
         }
         return new Page(200, (batch ? "Batch " : "Workflow ") + uuid, h);
+    }
+
+    /** "it is the id of a workflow", linked to that page (the dashboard's own paths; a UUID, escaped all the same). */
+    static void mistakenId(Html h, String kind, UUID id) {
+        String path = switch (kind) {
+            case MistakenIds.BATCH -> BATCHES + "/" + id;
+            case MistakenIds.WORKFLOW -> WORKFLOWS + "/" + id;
+            default -> "/jobs?id=" + id;
+        };
+        h.text("it is the id of a " + kind + ": ").raw("<a id=\"mistaken-id\" href=\"").text(path).raw("\">").text("show that " + kind)
+                .raw("</a>.");
     }
 
     private static void lookup(Html h, String section, String id) {

@@ -5,7 +5,9 @@ import io.binomic.api.JobState;
 import io.binomic.api.JobStatus;
 import io.binomic.core.Binomic;
 import io.binomic.core.internal.CanonicalIds;
+import io.binomic.core.internal.MistakenIds;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -60,9 +62,14 @@ final class JobPage {
             List<String> looked = queues.get();
             String where = looked.size() == 1 ? "on queue " + looked.getFirst()
                     : "on any of the " + looked.size() + " queues looked in (" + String.join(", ", looked) + ")";
-            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " " + where
-                    + ": a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention")
-                    .raw("</p>");
+            h.raw("<p class=\"error\" id=\"job-missing\">").text("no status is kept for job " + uuid + " " + where + ": ");
+            Optional<String> kind = MistakenIds.kindOf(binomic, uuid, MistakenIds.JOB);
+            if (kind.isPresent()) {
+                FlowPages.mistakenId(h, kind.get(), uuid);
+            } else {
+                h.text("a wrong id or queue, a task that is not tracked (its dead letters show the job id), or a status past its retention");
+            }
+            h.raw("</p>");
             return false;
         }
         h.raw("<table class=\"fields\" id=\"job\"><tbody>");

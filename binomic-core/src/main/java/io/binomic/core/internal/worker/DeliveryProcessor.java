@@ -5,6 +5,7 @@ import io.binomic.api.PayloadDecodeException;
 import io.binomic.api.Task;
 import io.binomic.api.TaskBinding;
 import io.binomic.api.BatchStatus;
+import io.binomic.api.BrokerException;
 import io.binomic.api.TaskContext;
 import io.binomic.api.TaskDefaults;
 import io.binomic.api.TaskHandler;
@@ -60,6 +61,9 @@ import java.util.random.RandomGenerator;
  *   <tr><td>start a rate limit admitted, reaching the handler too late (held up past the worker's allowance)</td><td>not executed;
  *   put back due now, attempt unchanged, to be admitted again</td></tr>
  *   <tr><td>cancelled (worker stopping, past its grace)</td><td>put back due now, attempt unchanged</td></tr>
+ *   <tr><td>handler ended by the {@code BrokerException} of a read it made through its context (dependency results, batch
+ *   status)</td><td>put back, attempt unchanged, due shortly (held until the broker answers); after
+ *   {@value StartMarks#TRIES} such runs in a row here, a failed attempt (the retry path)</td></tr>
  *   <tr><td>interrupted because another worker took it over (its lease lapsed)</td><td>nothing: left to that worker</td></tr>
  * </table>
  */
@@ -84,6 +88,8 @@ public final class DeliveryProcessor {
     private final RunSettlements settlements;
     /** The RUNNING marks of tracked jobs, and those the broker did not confirm. */
     private final StartMarks startMarks;
+    /** The runs ended by a broker read made for their handlers, put back uncounted. */
+    private final HandlerReads reads;
     final LongAdder succeeded = new LongAdder();
     final LongAdder failed = new LongAdder();
     final LongAdder retried = new LongAdder();
@@ -104,6 +110,7 @@ public final class DeliveryProcessor {
         this.random = random;
         this.settlements = new RunSettlements(tracking, defaults, clock, stats, random, codec.id(), retried, deadLettered);
         this.startMarks = new StartMarks(tracking, clock, settlements, failed);
+        this.reads = new HandlerReads(clock, settlements, failed);
     }
 
     /** Tells {@code observers} (null for nobody) of each handler run from now on; called before the worker starts. */
@@ -235,8 +242,13 @@ public final class DeliveryProcessor {
         Throwable timedOut;
         /** Set when its submitter cancelled it while it ran. */
         boolean cancelled;
-        /** Set when the worker's stop cut it off after its grace: put back, attempt unchanged. */
-        boolean cutOffByStop;
+        /**
+         * Set when it was put back with its attempt unchanged: the worker's stop cut it off after its grace,
+         * or a broker read made for its handler failed.
+         */
+        boolean attemptNotSpent;
+        /** The last broker read made for the handler through this context that failed; null when none did. */
+        volatile BrokerException readFailed;
 
         Run(Delivery delivery, Message message, TaskBinding<?, ?> binding, int attempt, int maxAttempts, Object argument) {
             this.delivery = delivery;
@@ -309,14 +321,30 @@ public final class DeliveryProcessor {
         public Optional<UUID> batchId() { return Optional.ofNullable(message.batch()).or(message::batchCallback); }
 
         @Override
-        public Optional<BatchStatus> batch() { return batchId().flatMap(tracking::batch); }
+        public Optional<BatchStatus> batch() {
+            Optional<UUID> id = batchId();
+            if (id.isEmpty()) {
+                return Optional.empty();
+            }
+            try {
+                return tracking.batch(id.get());
+            } catch (BrokerException e) {
+                readFailed = e;
+                throw e;
+            }
+        }
 
         @Override
         public Optional<UUID> workflowId() { return Optional.ofNullable(message.workflow()); }
 
         @Override
         public <R> Optional<R> dependency(String name, Class<R> type) {
-            return DependencyResults.read(tracking, codec, message, name, type);
+            try {
+                return DependencyResults.read(tracking, codec, message, name, type);
+            } catch (BrokerException e) {
+                readFailed = e;
+                throw e;
+            }
         }
 
         @Override
@@ -364,6 +392,9 @@ public final class DeliveryProcessor {
         Outcome outcome = null;
         try {
             outcome = executeRun(run);
+            if (!run.attemptNotSpent) {
+                reads.ended(run);
+            }
             return outcome;
         } finally {
             if (run.observed != null) {
@@ -377,7 +408,7 @@ public final class DeliveryProcessor {
         RunOutcome ended = switch (outcome) {
             case null -> RunOutcome.RETRYING;
             case Outcome.LeavePending _ -> RunOutcome.LEFT_PENDING;
-            case Outcome.Settle(Settlement.RetryLater _) when run.cutOffByStop -> RunOutcome.LEFT_PENDING;
+            case Outcome.Settle(Settlement.RetryLater _) when run.attemptNotSpent -> RunOutcome.LEFT_PENDING;
             case Outcome.Settle(Settlement.RetryLater _) -> RunOutcome.RETRYING;
             case Outcome.Settle(Settlement.DeadLetter _) -> RunOutcome.DEAD_LETTERED;
             case Outcome.Settle _ when run.cancelled -> RunOutcome.CANCELLED;
@@ -490,6 +521,11 @@ public final class DeliveryProcessor {
             if ((cause instanceof InterruptedException || cause instanceof CancellationException || flagged) && tracking.workerStopping()) {
                 outcome = "cancelled";
                 return settlements.givenBackAtShutdown(run);
+            }
+            if (HandlerReads.endedByRead(run, cause)) {
+                // The broker failed, not the job: a read made on the handler's behalf is not its attempt to spend.
+                outcome = "put back";
+                return reads.putBack(run);
             }
             // Past here nobody cancelled the run: a CancellationException is the handler's own (a
             // cancelled future it joined), a failure like any other. Left pending, it would be found

@@ -72,7 +72,7 @@ final class RunSettlements {
      * broker down), the delivery stays pending and a reclaim runs it, as its next attempt.
      */
     Outcome givenBackAtShutdown(DeliveryProcessor.Run run) {
-        run.cutOffByStop = true;
+        run.attemptNotSpent = true;
         Instant now = clock.instant();
         Message next = run.message.attempt() == run.attempt ? run.message : run.message.withAttempt(run.attempt, run.message.enqueuedAt());
         var job = run.tracked() ? JobRecordFormat.givenBack(run.message, run.delivery.queue(), now) : null;

@@ -946,6 +946,45 @@ class BinomicCliBrokerTest {
         assertTrue(bad.err().contains("is not a batch id"), bad.err());
     }
 
+    /**
+     * Found by a newcomer: job, batch and workflow ids look alike, and a workflow's id given to {@code batch show} said only
+     * "a wrong id or broker". An id of another kind is now named as such, with the command that reads it.
+     */
+    @Test
+    void anIdOfAnotherKindIsNamedWithTheCommandThatReadsIt() {
+        Task<String, Void> work = Task.builder("work", String.class).queue("mixed").keepStatusFor(java.time.Duration.ofMinutes(5)).build();
+        UUID batch;
+        UUID workflow;
+        UUID job;
+        try (Binomic producer = connect("memory://", List.of("mixed"))) {
+            batch = producer.batch().add(work, "a").submit().id();
+            workflow = producer.submit(io.binomic.core.Workflow.builder().then("fetch", work, "a").build()).id();
+            job = producer.submit(work, "b").id();
+        }
+        CliRun batchShow = run("batch", "show", "--id", workflow.toString());
+        assertEquals(1, batchShow.exit());
+        assertEquals("no batch " + workflow + " on broker memory://: it is the id of a workflow: binomic workflow show --id " + workflow,
+                batchShow.err().strip());
+        CliRun workflowShow = run("workflow", "show", batch.toString());
+        assertEquals(1, workflowShow.exit());
+        assertEquals("no workflow " + batch + " on broker memory://: it is the id of a batch: binomic batch show --id " + batch,
+                workflowShow.err().strip());
+        CliRun workflowCancel = run("workflow", "cancel", "--id", batch.toString());
+        assertEquals("NOT_FOUND " + batch, workflowCancel.out().strip(), "nothing cancelled");
+        assertEquals("no workflow " + batch + " on broker memory://: it is the id of a batch: binomic batch cancel --id " + batch,
+                workflowCancel.err().strip());
+        CliRun jobShow = run("job", "show", workflow.toString(), "--queue", "mixed");
+        assertEquals(1, jobShow.exit());
+        assertTrue(jobShow.err().strip().endsWith(": it is the id of a workflow: binomic workflow show --id " + workflow), jobShow.err());
+        CliRun jobCancel = run("job", "cancel", batch.toString(), "--queue", "mixed");
+        assertTrue(jobCancel.err().strip().endsWith(": it is the id of a batch: binomic batch cancel --id " + batch), jobCancel.err());
+        CliRun batchOfAJob = CliRun.of(Map.of(), (url, queues) -> connect(url, List.of("mixed")), "batch", "show", job.toString());
+        assertEquals("no batch " + job + " on broker memory://: it is the id of a job: binomic job show --id " + job,
+                batchOfAJob.err().strip(), "a job of a queue the CLI knows");
+        UUID nobody = UUID.randomUUID();
+        assertTrue(run("batch", "show", nobody.toString()).err().contains("a wrong id or broker"), "an id of nothing, as before");
+    }
+
     @Test
     void workflowShowPrintsEachJobAndWorkflowCancelStopsIt() {
         Task<String, Void> work = Task.builder("work", String.class).queue("workflows").build();
