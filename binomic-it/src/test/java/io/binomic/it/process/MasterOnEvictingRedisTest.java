@@ -87,6 +87,19 @@ class MasterOnEvictingRedisTest {
                 + line);
     }
 
+    /** Found by an outside tester: a rediss:// URL at a plain Redis port started the workers, each failing its start, for ever. */
+    @Test
+    void aRedissUrlAtAPlainPortIsRefusedAtMasterStartWithExitTwoAndNoWorkerStarts() throws Exception {
+        redis = RedisServer.startNew();
+        String url = redis.url().replaceFirst("^redis://", "rediss://");
+        ProcessBuilder builder = new ProcessBuilder(JavaCommand.of(BinomicCli.class, List.of("-Xmx128m"), args(url)));
+        builder.environment().put("BINOMIC_BROKER_CONNECT_TIMEOUT", "2s");
+        String line = refusedStart(builder);
+        assertTrue(line.startsWith("binomic master: Redis at 127.0.0.1:" + redis.port() + " did not answer the TLS handshake"), line);
+        assertTrue(line.contains("the port answers plain Redis (no TLS)"), line);
+        assertTrue(line.contains("use redis:// or the server's TLS port in --broker"), "names the fix: " + line);
+    }
+
     @Test
     void theOptionThatAcceptsTheRiskStartsTheMasterAndItsWorker() throws Exception {
         redis = RedisServer.startNew("--maxmemory", "20mb", "--maxmemory-policy", "allkeys-lru");

@@ -331,11 +331,12 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             // Not "frozen": the likely cause is a rediss:// URL at a port that speaks no TLS, which a longer timeout would not fix.
             String message = failure.getMessage();
             boolean plain = message.endsWith(Preflight.PLAIN_REDIS);
-            return new BrokerException("Redis at " + target + " did not answer the TLS handshake "
+            String said = "Redis at " + target + " did not answer the TLS handshake "
                     + message.substring(Preflight.NO_TLS_ANSWER.length() - "within ".length())
-                    + "; the server may not speak TLS on this port: use redis:// or the server's TLS port in BrokerConfig.url"
-                    + (plain ? "" : " (if it is a TLS port of a frozen or overloaded server, raise BrokerConfig.connectTimeout)"),
-                    failure);
+                    + "; the server may not speak TLS on this port: use redis:// or the server's TLS port in BrokerConfig.url";
+            // A port that answers plain Redis refuses TLS for good, as an untrusted certificate does; silence may be an outage.
+            return plain ? new BrokerAccessRefusedException(said, failure) : new BrokerException(said
+                    + " (if it is a TLS port of a frozen or overloaded server, raise BrokerConfig.connectTimeout)", failure);
         } else if (String.valueOf(failure.getMessage()).startsWith(Preflight.NO_ANSWER)) {
             // Connected, so something listens: a frozen (SIGSTOPped, swapping, overloaded) server, not a stopped one.
             return new BrokerException("Redis at " + target + " accepted the connection but did not answer: " + failure.getMessage()

@@ -2,9 +2,11 @@ package io.binomic.redis.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.binomic.api.BrokerAccessRefusedException;
 import io.binomic.api.BrokerConfig;
 import io.binomic.api.BrokerException;
 import java.net.ConnectException;
@@ -108,6 +110,9 @@ class RedissonSetupTest {
         assertEquals("Redis at 127.0.0.1:6390 did not answer the TLS handshake within 1000 ms (BrokerConfig.connectTimeout); the server"
                 + " may not speak TLS on this port: use redis:// or the server's TLS port in BrokerConfig.url (if it is a TLS port of a"
                 + " frozen or overloaded server, raise BrokerConfig.connectTimeout)", silent.getMessage());
+        // A plain answer is a setting no retry changes (the master refuses to start on it); silence may be an outage.
+        assertInstanceOf(BrokerAccessRefusedException.class, plain);
+        assertFalse(silent instanceof BrokerAccessRefusedException, silent.getClass().getName());
     }
 
     /** Found by an outside tester: port 99999 was reported as a connection failure ("is redis-server running?"). */
