@@ -9,13 +9,14 @@ import java.util.logging.Logger;
 
 /** The log lines of {@code io.binomic.core} while attached, formatted as "LEVEL message": what a test reads of a worker's own lines. */
 final class CapturedCoreLog {
+    private final String loggers;
     /** Held here: java.util.logging keeps its loggers weakly, and the handler must outlive a collection. */
     private final Logger binomicLog = Logger.getLogger("io.binomic");
     private final List<String> lines = new CopyOnWriteArrayList<>();
     private final Handler capture = new Handler() {
         @Override
         public void publish(LogRecord r) {
-            if (r.getLoggerName() != null && r.getLoggerName().startsWith("io.binomic.core")) {
+            if (r.getLoggerName() != null && r.getLoggerName().startsWith(loggers)) {
                 lines.add(r.getLevel() + " " + MessageFormat.format(String.valueOf(r.getMessage()),
                         r.getParameters() == null ? new Object[0] : r.getParameters()));
             }
@@ -27,6 +28,11 @@ final class CapturedCoreLog {
         @Override
         public void close() { }
     };
+
+    CapturedCoreLog() { this("io.binomic.core"); }
+
+    /** The lines of the loggers whose names start with {@code loggers} ("io.binomic" for the broker's too). */
+    CapturedCoreLog(String loggers) { this.loggers = loggers; }
 
     void attach() { binomicLog.addHandler(capture); }
 

@@ -1,6 +1,7 @@
 package io.binomic.redis.internal;
 
 import io.binomic.api.BrokerException;
+import io.binomic.api.BrokerPermissionException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,14 +14,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * must neither fail it for the healthy ones (their entries, once read, are pending to the consumer:
  * dropped with the exception they would wait a whole lease and come back as a later attempt) nor be
  * retried on every fetch: it sits out {@link #BACKOFF} after each failure, and is logged when it
- * starts failing, when its error changes, and every {@link #LOG_EVERY} while it lasts.
+ * starts failing, when its error changes, and every {@link #LOG_EVERY} while it lasts. An ACL refusal
+ * (NOPERM) is logged here only when the fetch still returns: when it fails the whole fetch, the
+ * worker reports it once itself, with its grant ({@link #logRefusals}).
  */
 final class QueueFetchFailures {
     private static final System.Logger LOG = System.getLogger(RedisBroker.class.getName());
     static final Duration BACKOFF = Duration.ofMillis(500);
     private static final Duration LOG_EVERY = Duration.ofSeconds(30);
 
-    private record Failing(String error, long sinceNanos, long retryAtNanos, long loggedAtNanos) { }
+    /** {@code loggedAtNanos} is {@link #UNLOGGED} for a refusal not logged yet. */
+    private record Failing(String error, long sinceNanos, long retryAtNanos, long loggedAtNanos) {
+        boolean logged() { return loggedAtNanos != UNLOGGED; }
+    }
+
+    private static final long UNLOGGED = Long.MIN_VALUE;
 
     private final Map<String, Failing> failing = new ConcurrentHashMap<>();
 
@@ -51,7 +59,39 @@ final class QueueFetchFailures {
                     queue, e.getMessage());
             return;
         }
+        if (refused(e)) {
+            long now = System.nanoTime();
+            Failing before = failing.get(queue);
+            failing.put(queue, new Failing(String.valueOf(e.getMessage()), before == null ? now : before.sinceNanos,
+                    now + BACKOFF.toNanos(), before == null ? UNLOGGED : before.loggedAtNanos));
+            return;
+        }
         failed(queue, String.valueOf(e.getMessage()));
+    }
+
+    private static boolean refused(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof BrokerPermissionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Logs the refusals not logged yet: called when a fetch returns, so while other queues answer; a
+     * fetch that fails reaches the worker, which logs the refusal itself.
+     */
+    void logRefusals() {
+        if (failing.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        failing.forEach((queue, f) -> {
+            if (!f.logged() && failing.replace(queue, f, new Failing(f.error, f.sinceNanos, f.retryAtNanos, now))) {
+                LOG.log(System.Logger.Level.WARNING, describe(queue, f.error, Duration.ofNanos(now - f.sinceNanos)));
+            }
+        });
     }
 
     /** True when {@code e} is the calling thread's interrupt (a stop), not the queue's or the broker's failure. */
@@ -70,7 +110,8 @@ final class QueueFetchFailures {
     void failed(String queue, String error) {
         long now = System.nanoTime();
         Failing before = failing.get(queue);
-        boolean log = before == null || !sameError(before.error, error) || now - before.loggedAtNanos >= LOG_EVERY.toNanos();
+        boolean log = before == null || !before.logged() || !sameError(before.error, error)
+                || now - before.loggedAtNanos >= LOG_EVERY.toNanos();
         long since = before == null ? now : before.sinceNanos;
         failing.put(queue, new Failing(error, since, now + BACKOFF.toNanos(), log ? now : before.loggedAtNanos));
         if (log) {
@@ -106,7 +147,7 @@ final class QueueFetchFailures {
     void answered(String queue) {
         if (!failing.isEmpty()) {
             Failing f = failing.remove(queue);
-            if (f != null) {
+            if (f != null && f.logged()) {
                 LOG.log(System.Logger.Level.INFO, "fetching from queue ''{0}'' works again after {1} ms", queue,
                         String.valueOf(Duration.ofNanos(System.nanoTime() - f.sinceNanos).toMillis()));
             }

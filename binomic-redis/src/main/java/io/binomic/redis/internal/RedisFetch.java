@@ -60,6 +60,12 @@ final class RedisFetch implements PendingDeliveries {
      * message on any queue waits at most that long.
      */
     List<Delivery> fetch(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
+        List<Delivery> got = fetchFrom(queues, consumer, max, wait);
+        fetchFailures.logRefusals();
+        return got;
+    }
+
+    private List<Delivery> fetchFrom(List<String> queues, String consumer, int max, Duration wait) throws InterruptedException {
         if (queues.isEmpty() || max < 1) {
             return List.of();
         }
