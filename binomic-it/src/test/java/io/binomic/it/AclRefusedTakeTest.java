@@ -7,8 +7,12 @@ import io.binomic.api.BinomicConfig;
 import io.binomic.api.Task;
 import io.binomic.api.WorkerConfig;
 import io.binomic.core.Binomic;
+import io.binomic.core.Dashboard;
 import io.binomic.core.Worker;
 import io.binomic.core.WorkerHealth;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,6 +40,7 @@ class AclRefusedTakeTest {
         List<String> problems = new ArrayList<>();
         WorkerHealth whileRefused;
         List<String> fetchFailures;
+        String workersPage;
         CapturedCoreLog log = new CapturedCoreLog("io.binomic");
         log.attach();
         try (RedisServer redis = RedisServer.startNew()) {
@@ -58,6 +63,10 @@ class AclRefusedTakeTest {
                 Thread.sleep(REFUSED_FOR.toMillis());
                 whileRefused = running.health();
                 problems.add(whileRefused.problem().orElse("none"));
+                try (Dashboard dashboard = worker.dashboard().port(0).start(); HttpClient http = HttpClient.newHttpClient()) {
+                    workersPage = http.send(HttpRequest.newBuilder(dashboard.uri().resolve("/workers")).build(),
+                            HttpResponse.BodyHandlers.ofString()).body();
+                }
                 fetchFailures = log.lines().stream().filter(l -> l.contains("xreadgroup")).toList();
 
                 redis.call("ACL", "SETUSER", AclRedis.WORKER, "+xreadgroup");
@@ -72,6 +81,8 @@ class AclRefusedTakeTest {
         String problem = problems.getFirst();
         assertTrue(problem.startsWith("Redis refuses fetching (NOPERM) for ")
                 && problem.contains("grant ACL SETUSER " + AclRedis.WORKER + " +xreadgroup;"), problem);
+        // Found by an outside tester: the dashboard said BROKER_UNREACHABLE where binomic workers says BROKER REFUSED.
+        assertTrue(workersPage.contains("<td>BROKER REFUSED: Redis refuses fetching (NOPERM) for "), workersPage);
         assertEquals(1, fetchFailures.size(), "the refusal is logged once, not every retry: " + fetchFailures);
         assertTrue(fetchFailures.getFirst().startsWith("WARNING worker ") && fetchFailures.getFirst().contains(": fetching refused (")
                 && fetchFailures.getFirst().contains("grant it: ACL SETUSER " + AclRedis.WORKER + " +xreadgroup;")

@@ -43,6 +43,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
@@ -303,7 +304,7 @@ public final class DashboardPages implements HttpHandler {
         for (Worker w : binomic.workers()) {
             WorkerCounters c = w.counters();
             var health = w.health();
-            h.row(w.consumerName(), health.state() + health.problem().map(p -> ": " + p).orElse(""), c.inFlight(), c.writtenSucceeded(),
+            h.row(w.consumerName(), health(health.state().name(), health.problem()), c.inFlight(), c.writtenSucceeded(),
                     c.held(), c.failed(), c.retried(), c.deadLettered(), c.staleSettlements());
         }
         h.raw("</tbody></table></section>");
@@ -315,7 +316,7 @@ public final class DashboardPages implements HttpHandler {
             Instant now = Instant.now();
             for (SlotSnapshot s : slots.get()) {
                 WorkerCounters c = s.counters();
-                h.row(s.index(), s.pid(), s.state(), s.health() + s.problem().map(p -> ": " + p).orElse(""),
+                h.row(s.index(), s.pid(), s.state(), health(s.health().name(), s.problem()),
                         s.heartbeatAge(now).map(a -> millis(a) + " ago").orElse("never"), s.supervision(),
                         restarts.applyAsLong(s.index()), c.inFlight(), c.writtenSucceeded(), c.held(), c.failed());
             }
@@ -565,6 +566,15 @@ public final class DashboardPages implements HttpHandler {
     private List<String> queues() { return CoreAccess.get().queues(binomic); }
 
     static String millis(Duration d) { return d.toMillis() + " ms"; }
+
+    /**
+     * A worker's health as {@code binomic workers} words a refusal: Redis answers but refuses the worker's ACL user a
+     * command (NOPERM), which an operator's grant fixes, not the network that "unreachable" points at.
+     */
+    static String health(String state, Optional<String> problem) {
+        boolean refused = state.equals("BROKER_UNREACHABLE") && problem.filter(p -> p.contains("(NOPERM)")).isPresent();
+        return (refused ? "BROKER REFUSED" : state) + problem.map(p -> ": " + p).orElse("");
+    }
 
     static Map<String, String> form(String raw) {
         Map<String, String> m = new HashMap<>();
