@@ -41,6 +41,7 @@ class AclRefusedTakeTest {
         WorkerHealth whileRefused;
         List<String> fetchFailures;
         String workersPage;
+        List<Long> ages = new ArrayList<>();
         CapturedCoreLog log = new CapturedCoreLog("io.binomic");
         log.attach();
         try (RedisServer redis = RedisServer.startNew()) {
@@ -60,7 +61,12 @@ class AclRefusedTakeTest {
                 for (int i = 0; i < 3; i++) {
                     producer.submit(task, "job-" + i);
                 }
-                Thread.sleep(REFUSED_FOR.toMillis());
+                // Found by an outside tester: the age went back to 0 s while the refusal went on (a reclaim Redis allowed cleared it).
+                long sampleUntil = System.nanoTime() + REFUSED_FOR.toNanos();
+                while (System.nanoTime() < sampleUntil) {
+                    ages.add(running.health().problem().map(AclRefusedTakeTest::ageSeconds).orElse(-1L));
+                    Thread.sleep(100);
+                }
                 whileRefused = running.health();
                 problems.add(whileRefused.problem().orElse("none"));
                 try (Dashboard dashboard = worker.dashboard().port(0).start(); HttpClient http = HttpClient.newHttpClient()) {
@@ -81,6 +87,10 @@ class AclRefusedTakeTest {
         String problem = problems.getFirst();
         assertTrue(problem.startsWith("Redis refuses fetching (NOPERM) for ")
                 && problem.contains("grant ACL SETUSER " + AclRedis.WORKER + " +xreadgroup;"), problem);
+        for (int i = 1; i < ages.size(); i++) {
+            assertTrue(ages.get(i) >= ages.get(i - 1) && ages.get(i) >= 0, "the refusal's age only grows while it lasts: " + ages);
+        }
+        assertTrue(ages.getLast() >= REFUSED_FOR.toSeconds() - 1, "counted from the first refusal: " + ages);
         // Found by an outside tester: the dashboard said BROKER_UNREACHABLE where binomic workers says BROKER REFUSED.
         assertTrue(workersPage.contains("<td>BROKER REFUSED: Redis refuses fetching (NOPERM) for "), workersPage);
         assertEquals(1, fetchFailures.size(), "the refusal is logged once, not every retry: " + fetchFailures);
@@ -133,6 +143,12 @@ class AclRefusedTakeTest {
                 .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get())));
         assertTrue(problem.startsWith("Redis refuses renewing leases (NOPERM) for ")
                 && problem.contains("grant ACL SETUSER " + AclRedis.WORKER + " +xclaim;"), problem);
+    }
+
+    /** The N of "... for N s: ..." in a worker's health problem; -1 when it gives none. */
+    private static long ageSeconds(String problem) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(" for (\\d+) s").matcher(problem);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 
     private static BinomicConfig workerConfig(RedisServer redis, String queue, Duration lease) {

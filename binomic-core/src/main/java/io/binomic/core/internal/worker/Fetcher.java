@@ -297,7 +297,7 @@ final class Fetcher implements ControlLoop.Round {
     private void fetchSucceeded(long callStarted) {
         lastRoundNanos = System.nanoTime();
         settler.brokerAnswered(callStarted);
-        failures.answered(callStarted);
+        failures.answered(callStarted, true);
         if (fetchFailingSinceNanos != 0) {
             LOG.log(Level.INFO, "worker {0}: fetching again after {1} ms", context.consumerName(),
                     String.valueOf(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fetchFailingSinceNanos)));

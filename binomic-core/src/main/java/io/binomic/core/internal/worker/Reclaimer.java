@@ -165,7 +165,7 @@ final class Reclaimer {
             try {
                 int ask = most - taken;
                 List<Delivery> reclaimed = timed(() -> broker.reclaim(queue, consumerName, config.leaseTimeout(), ask));
-                failures.answered(callStarted);
+                failures.answered(callStarted, false);
                 Dispatcher.Taken ours = dispatcher.stillOurs(reclaimed, callStarted);
                 List<Delivery> toRun = new ArrayList<>();
                 List<String> tookBack = new ArrayList<>();

@@ -34,16 +34,18 @@ final class TakeFailures {
     /**
      * The broker answered a call begun at {@code callStartedNanos}: the calls succeed again, unless that call began
      * before the last failure was seen (a reclaim answered just before the outage, returning after a fetch failed).
+     * A refusal is ended only by the call Redis refused ({@code byFetch} for a fetch): a reclaim Redis allows says
+     * nothing of the fetch it refuses, and ending the refusal there restarted its age at each refused fetch.
      */
-    void answered(long callStartedNanos) {
+    void answered(long callStartedNanos, boolean byFetch) {
         if (failing != null) { // read alone on every fetch round
-            clearIfAfter(callStartedNanos);
+            clearIfAfter(callStartedNanos, byFetch);
         }
     }
 
-    private synchronized void clearIfAfter(long callStartedNanos) {
+    private synchronized void clearIfAfter(long callStartedNanos, boolean byFetch) {
         Failing before = failing;
-        if (before != null && callStartedNanos - before.seenNanos() >= 0) {
+        if (before != null && callStartedNanos - before.seenNanos() >= 0 && (byFetch || !isRefusal(before.what()))) {
             failing = null;
         }
     }
