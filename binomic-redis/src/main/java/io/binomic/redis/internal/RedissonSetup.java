@@ -19,6 +19,7 @@ import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -129,6 +130,9 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
             }
         }
         String scheme = config.scheme();
+        if (scheme.equals("redis") || scheme.equals("redis+cluster") || scheme.equals("redis+sentinel")) {
+            refuseTlsOptionsWithoutTls(config);
+        }
         if (TopologyUrls.SCHEMES.contains(scheme)) {
             return TopologyUrls.setup(config, replicaWait);
         }
@@ -235,6 +239,20 @@ record RedissonSetup(Config redisson, String target, Runnable preflight, Replica
                     + " 500ms, 2s or PT2S, was '" + text + "'; e.g. broker.option." + option + " = " + example);
         }
         return d;
+    }
+
+    /**
+     * A trust store given with a URL that connects without TLS would be ignored, and whoever set it up would believe the
+     * connection encrypted: most likely the URL's scheme lost its {@code s}.
+     */
+    private static void refuseTlsOptionsWithoutTls(BrokerConfig config) {
+        for (String option : List.of(TRUSTSTORE_OPTION, TRUSTSTORE_PASSWORD_OPTION)) {
+            if (config.options().containsKey(option)) {
+                throw new IllegalArgumentException("BrokerConfig option " + option + " is set, but BrokerConfig.url '"
+                        + config.redactedUrl() + "' connects without TLS: use rediss:// (rediss+cluster://, rediss+sentinel://)"
+                        + " for TLS, or remove the option");
+            }
+        }
     }
 
     /** The trust store of the {@value #TRUSTSTORE_OPTION} option, or null for the JDK's default trust. */

@@ -56,6 +56,19 @@ class RedissonSetupTest {
     }
 
     @Test
+    void aTrustStoreWithAUrlWithoutTlsIsRefusedRatherThanIgnored() {
+        for (String url : new String[] {"redis://h:6379", "redis+cluster://h:7000,h:7001", "redis+sentinel://h:26379/mymaster"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> RedissonSetup.of(BrokerConfig.builder().url(url).options(java.util.Map.of("tls.truststore", "/etc/trust.p12")).build()));
+            assertTrue(e.getMessage().contains("BrokerConfig option tls.truststore is set, but BrokerConfig.url '" + url
+                    + "' connects without TLS"), e.getMessage());
+            assertTrue(e.getMessage().contains("use rediss"), e.getMessage());
+        }
+        // with TLS the option is taken (its file is read at connect time)
+        RedissonSetup.of(BrokerConfig.builder().url("rediss+cluster://h:7000").options(java.util.Map.of("tls.truststore.password", "x")).build());
+    }
+
+    @Test
     void passwordsNeverAppearInErrors() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> setup("redis://u:topsecret@h:6379/x"));
         assertTrue(!e.getMessage().contains("topsecret"), e.getMessage());
