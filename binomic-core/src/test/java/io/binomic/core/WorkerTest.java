@@ -37,10 +37,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
-import java.util.logging.SimpleFormatter;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -152,28 +148,15 @@ class WorkerTest {
         Worker held = binomic.startWorker();
         binomic.submit(deaf, "x");
         await("the task runs", () -> spins.get() > 0);
-        List<String> lines = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) { lines.add(new SimpleFormatter().formatMessage(r)); }
-
-            @Override
-            public void flush() { }
-
-            @Override
-            public void close() { }
-        };
-        Logger log = Logger.getLogger("io.binomic.core.internal.worker");
-        log.addHandler(capture);
-        try {
+        List<String> lines;
+        try (CapturedWorkerLines captured = new CapturedWorkerLines()) {
             held.stop(Duration.ofMillis(100));
-        } finally {
-            log.removeHandler(capture);
+            lines = captured.lines();
         }
         QueueStats after = binomic.queueStats("default");
         assertEquals(1, after.pending(), "the task still running stays pending for reclaim: " + after);
         assertEquals(1, after.consumers(), "with the consumer that holds it: " + after);
-        // Found by an outside tester: the last line counted outcomes but not the tasks the grace cut off.
+        // The stop's last line counts the tasks the grace cut off, not only the outcomes.
         assertTrue(lines.stream().anyMatch(l -> l.contains(" stopped in ") && l.contains(", 1 task(s) cut off by the grace")),
                 String.join("\n", lines));
     }
