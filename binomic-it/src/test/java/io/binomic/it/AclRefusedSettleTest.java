@@ -74,13 +74,7 @@ class AclRefusedSettleTest {
                 && problem.contains("grant ACL SETUSER " + AclRedis.WORKER + " +xack;"), problem);
     }
 
-    private static void await(String what, BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting until " + what);
-            }
-            Thread.sleep(50);
-        }
+    private static void await(String what, BooleanSupplier done) {
+        Await.until(Duration.ofSeconds(20), done, () -> what);
     }
 }
